@@ -1,0 +1,27 @@
+"""What generated code calls, and nothing else.
+
+Generated adjoints and tangents reach this package through one reserved name
+(``rt`` unless the user's function already uses it). Everything here is plain
+NumPy, so a generated function needs only NumPy and this package to run.
+
+Modules:
+  broadcast    -- summing a gradient back to the shape of a broadcast input
+  reductions   -- gradients of sum/mean/prod/var/std/max/min along axes
+  linalg       -- gradients of matmul, dot, inner, outer, tensordot, einsum
+  joins        -- splitting the gradient of concatenate/stack among inputs
+  elementwise  -- masks and weights for clip, maximum/minimum, abs
+  reshaping    -- cotangents of subscript reads, transposes, conversions
+  seeding      -- the output gradient: ones by default, or a checked cotangent
+"""
+
+from runtime.broadcast import unbroadcast
+from runtime.reductions import (
+    unreduce, mean_grad, extremum_grad, prod_grad, var_grad, std_grad)
+from runtime.linalg import (
+    matmul_lhs, matmul_rhs, dot_lhs, dot_rhs, inner_lhs, inner_rhs,
+    outer_lhs, outer_rhs, tensordot_lhs, tensordot_rhs, einsum_grads)
+from runtime.joins import (
+    concatenate_grads, stack_grads, hstack_grads, vstack_grads, array_grads)
+from runtime.elementwise import clip_mask, tie_weight
+from runtime.seeding import seed_cotangent, conform_gradient
+from runtime.reshaping import identity, getitem_grad, transpose_grad, asarray_grad

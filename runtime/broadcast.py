@@ -1,0 +1,58 @@
+"""Summing a gradient back to the shape of an input that NumPy broadcast.
+
+When ``z = x + y`` broadcasts ``x`` from shape ``(3,)`` to ``(2, 3)``, each
+element of ``x`` was used twice, so its gradient is the sum of the two
+matching elements of the output gradient. :func:`unbroadcast` does that sum.
+
+It runs after almost every elementwise operation of a backward pass, so the
+common case (nothing was broadcast) costs two attribute reads and a tuple
+comparison.
+"""
+
+import numpy as np
+
+
+def unbroadcast(g, x):
+    """Return ``g`` summed down to the shape of ``x``.
+
+    Args:
+      g: the gradient of an operation's output; its shape is the broadcast of
+        ``x``'s shape with the other operands' shapes.
+      x: the input the gradient is for: an ndarray, a NumPy scalar, or a
+        Python int or float (shape ``()``).
+
+    Returns:
+      ``g`` itself when it already has ``x``'s shape. Otherwise ``g`` summed
+      over its leading axes that ``x`` lacks and over the axes where ``x`` has
+      length 1 (keeping them), so the result has exactly ``x``'s shape; for a
+      scalar ``x`` that is the total sum, a NumPy scalar. A ``g`` with fewer
+      elements than ``x`` along an axis (say a scalar zero) is broadcast up to
+      ``x``'s shape as a read-only view.
+
+    Raises:
+      ValueError: the two shapes are not broadcast-compatible.
+
+    >>> unbroadcast(np.ones((2, 3)), np.zeros((1, 3)))
+    array([[2., 2., 2.]])
+    >>> unbroadcast(np.ones((2, 3)), 5.0)
+    np.float64(6.0)
+    """
+    x_shape = getattr(x, "shape", ())
+    if getattr(g, "shape", ()) == x_shape:
+        return g
+    return _sum_to_shape(g, x_shape)
+
+
+def _sum_to_shape(g, shape):
+    extra = np.ndim(g) - len(shape)
+    if extra > 0:
+        g = np.sum(g, axis=tuple(range(extra)))
+    if extra >= 0:
+        g_shape = np.shape(g)
+        stretched = tuple(axis for axis, length in enumerate(shape)
+                          if length == 1 and g_shape[axis] != 1)
+        if stretched:
+            g = np.sum(g, axis=stretched, keepdims=True)
+    if np.shape(g) != shape:
+        g = np.broadcast_to(g, shape)
+    return g

@@ -1,0 +1,311 @@
+"""Gradients of the products: matmul, dot, inner, outer, tensordot, einsum.
+
+Each ``*_lhs(g, a, b)`` returns the gradient with respect to ``a`` and each
+``*_rhs(g, a, b)`` the gradient with respect to ``b``, given the gradient
+``g`` of the product; the result has the operand's shape. Operands are real.
+
+``dot`` and ``inner`` are tensordots with particular axes, and a product with
+a 0-d operand is elementwise multiplication, so most of this module reduces
+to :func:`tensordot_lhs`/:func:`tensordot_rhs`. The gradient of an einsum
+is another einsum, after the subscripts are made explicit
+(:func:`einsum_grads`).
+"""
+
+import string
+
+import numpy as np
+
+from runtime.broadcast import unbroadcast
+
+
+def matmul_lhs(g, a, b):
+    """Gradient of ``a @ b`` with respect to ``a``, for every ndim case.
+
+    1-D operands are promoted as matmul promotes them (``a`` to a row, ``b``
+    to a column) and the gradient is summed over batch axes that ``a`` was
+    broadcast along.
+
+    >>> matmul_lhs(np.ones((4, 1, 2)), np.zeros((1, 3)), np.ones((4, 3, 2))).shape
+    (1, 3)
+    """
+    a = np.asarray(a)
+    b = np.asarray(b)
+    if a.ndim == 2 and b.ndim == 2:
+        return g @ b.T
+    g, a_matrix, b_matrix = _as_matrices(g, a, b)
+    grad = np.matmul(g, np.swapaxes(b_matrix, -1, -2))
+    if a.ndim == 1:
+        grad = grad[..., 0, :]
+    return unbroadcast(grad, a)
+
+
+def matmul_rhs(g, a, b):
+    """Gradient of ``a @ b`` with respect to ``b``, for every ndim case."""
+    a = np.asarray(a)
+    b = np.asarray(b)
+    if a.ndim == 2 and b.ndim == 2:
+        return a.T @ g
+    g, a_matrix, b_matrix = _as_matrices(g, a, b)
+    grad = np.matmul(np.swapaxes(a_matrix, -1, -2), g)
+    if b.ndim == 1:
+        grad = grad[..., 0]
+    return unbroadcast(grad, b)
+
+
+def dot_lhs(g, a, b):
+    """Gradient of ``np.dot(a, b)`` with respect to ``a``.
+
+    A 0-d operand makes dot a multiplication; otherwise dot contracts the
+    last axis of ``a`` with the second-to-last axis of ``b`` (its only axis
+    when ``b`` is 1-D).
+    """
+    a = np.asarray(a)
+    b = np.asarray(b)
+    if a.ndim == 2 and b.ndim == 2:
+        return g @ b.T
+    if a.ndim == 0 or b.ndim == 0:
+        return unbroadcast(g * b, a)
+    return tensordot_lhs(g, a, b, _dot_axes(a, b))
+
+
+def dot_rhs(g, a, b):
+    """Gradient of ``np.dot(a, b)`` with respect to ``b``."""
+    a = np.asarray(a)
+    b = np.asarray(b)
+    if a.ndim == 2 and b.ndim == 2:
+        return a.T @ g
+    if a.ndim == 0 or b.ndim == 0:
+        return unbroadcast(g * a, b)
+    return tensordot_rhs(g, a, b, _dot_axes(a, b))
+
+
+def inner_lhs(g, a, b):
+    """Gradient of ``np.inner(a, b)`` (last axis with last axis) w.r.t. ``a``."""
+    a = np.asarray(a)
+    b = np.asarray(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return unbroadcast(g * b, a)
+    return tensordot_lhs(g, a, b, ([a.ndim - 1], [b.ndim - 1]))
+
+
+def inner_rhs(g, a, b):
+    """Gradient of ``np.inner(a, b)`` with respect to ``b``."""
+    a = np.asarray(a)
+    b = np.asarray(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return unbroadcast(g * a, b)
+    return tensordot_rhs(g, a, b, ([a.ndim - 1], [b.ndim - 1]))
+
+
+def outer_lhs(g, a, b):
+    """Gradient of ``np.outer(a, b)`` w.r.t. ``a``; outer flattens, so reshape back."""
+    return np.reshape(g @ np.ravel(b), np.shape(a))
+
+
+def outer_rhs(g, a, b):
+    """Gradient of ``np.outer(a, b)`` with respect to ``b``."""
+    return np.reshape(np.ravel(a) @ g, np.shape(b))
+
+
+def tensordot_lhs(g, a, b, axes=2):
+    """Gradient of ``np.tensordot(a, b, axes)`` with respect to ``a``.
+
+    ``axes`` is an int ``n`` (the last ``n`` axes of ``a`` with the first
+    ``n`` of ``b``) or a pair of sequences (or ints) of axes to contract.
+
+    The product's axes are ``a``'s free axes then ``b``'s free axes, so
+    contracting ``g``'s trailing axes with ``b``'s free axes leaves ``a``'s
+    free axes followed by ``b``'s contracted axes, which a transpose puts
+    where ``a`` had them.
+    """
+    a = np.asarray(a)
+    b = np.asarray(b)
+    a_summed, b_summed = _tensordot_axes(axes, a.ndim, b.ndim)
+    a_free = [i for i in range(a.ndim) if i not in a_summed]
+    b_free = [i for i in range(b.ndim) if i not in b_summed]
+    g_b_part = list(range(len(a_free), len(a_free) + len(b_free)))
+    grad = np.tensordot(g, b, (g_b_part, b_free))
+    layout = a_free + [a_summed[b_summed.index(i)] for i in sorted(b_summed)]
+    return np.transpose(grad, np.argsort(layout))
+
+
+def tensordot_rhs(g, a, b, axes=2):
+    """Gradient of ``np.tensordot(a, b, axes)`` with respect to ``b``."""
+    a = np.asarray(a)
+    b = np.asarray(b)
+    a_summed, b_summed = _tensordot_axes(axes, a.ndim, b.ndim)
+    a_free = [i for i in range(a.ndim) if i not in a_summed]
+    b_free = [i for i in range(b.ndim) if i not in b_summed]
+    grad = np.tensordot(a, g, (a_free, list(range(len(a_free)))))
+    layout = [b_summed[a_summed.index(i)] for i in sorted(a_summed)] + b_free
+    return np.transpose(grad, np.argsort(layout))
+
+
+def _as_matrices(g, a, b):
+    """``g``, ``a`` and ``b`` with matmul's 1-D promotion made explicit.
+
+    ``a`` of shape ``(n,)`` becomes ``(1, n)``, ``b`` of shape ``(n,)``
+    becomes ``(n, 1)``, and ``g`` gets back the length-1 axes that matmul
+    removed from the product, so that ``g`` has shape ``(..., k, m)``.
+    """
+    if b.ndim == 1:
+        b = b[:, np.newaxis]
+        g = np.expand_dims(g, -1)
+    if a.ndim == 1:
+        a = a[np.newaxis, :]
+        g = np.expand_dims(g, -2)
+    return g, a, b
+
+
+def _dot_axes(a, b):
+    return [a.ndim - 1], [max(b.ndim - 2, 0)]
+
+
+def _tensordot_axes(axes, a_ndim, b_ndim):
+    """``axes`` as two equal-length lists of non-negative axis numbers."""
+    if isinstance(axes, (int, np.integer)):
+        return list(range(a_ndim - axes, a_ndim)), list(range(axes))
+    a_axes, b_axes = axes
+    a_axes = [a_axes] if isinstance(a_axes, (int, np.integer)) else list(a_axes)
+    b_axes = [b_axes] if isinstance(b_axes, (int, np.integer)) else list(b_axes)
+    if len(a_axes) != len(b_axes):
+        raise ValueError(f"tensordot axes {axes!r} pair {len(a_axes)} axes of a "
+                         f"with {len(b_axes)} axes of b")
+    return [i % a_ndim for i in a_axes], [i % b_ndim for i in b_axes]
+
+
+def einsum_grads(g, subscripts, operands):
+    """Gradients of ``np.einsum(subscripts, *operands)``, one per operand.
+
+    Supports explicit (``'ij,jk->ik'``) and implicit (``'ij,jk'``) output,
+    ``'...'`` with broadcasting of length-1 axes, and labels repeated within
+    one operand (``'ii->i'``, ``'ii'``): the gradient is zero off that
+    diagonal. The gradient of each operand is the einsum of ``g`` with the
+    other operands onto that operand's labels, broadcast along labels that
+    only that operand has (the forward pass summed them away).
+
+    Args:
+      g: the gradient of the einsum's result.
+      subscripts: the subscripts string the forward call used.
+      operands: the forward call's operands, in order.
+
+    Returns:
+      A tuple with one array per operand, each of that operand's shape; some
+      may be read-only broadcast views.
+
+    Raises:
+      NotImplementedError: the subscripts are not a string (the interleaved
+        ``einsum(op, sublist, ...)`` form), or the operands need more labels
+        than there are letters.
+      ValueError: the subscripts do not fit the operands or ``g``.
+
+    >>> einsum_grads(np.array([1., 2.]), "ii->i", [np.zeros((2, 2))])
+    (array([[1., 0.],
+           [0., 2.]]),)
+    """
+    operands = [np.asarray(operand) for operand in operands]
+    terms, output = _explicit_subscripts(subscripts, [op.ndim for op in operands])
+    sizes = _label_sizes(terms, operands)
+    unknown = sorted(set(output) - set(sizes))
+    if unknown:
+        raise ValueError(f"einsum subscripts {subscripts!r}: output labels "
+                         f"{''.join(unknown)!r} are in no operand")
+    expected = tuple(sizes[label] for label in output)
+    if np.shape(g) != expected:
+        raise ValueError(f"einsum gradient has shape {np.shape(g)} but "
+                         f"{subscripts!r} produces shape {expected}")
+    # An operand's length-1 axis broadcast against a longer one is the same
+    # product without that axis; dropping it keeps the gradient einsums plain.
+    terms, squeezed = zip(*(_drop_broadcast_axes(term, operand, sizes)
+                            for term, operand in zip(terms, operands)))
+    grads = []
+    for k, operand in enumerate(operands):
+        other_terms = (output,) + terms[:k] + terms[k + 1:]
+        other_arrays = (g,) + squeezed[:k] + squeezed[k + 1:]
+        grad = _einsum_onto(terms[k], other_terms, other_arrays, sizes)
+        grads.append(np.reshape(grad, operand.shape))
+    return tuple(grads)
+
+
+def _explicit_subscripts(subscripts, ndims):
+    """Input terms and output with '...' spelled out and the output explicit.
+
+    Ellipsis axes get fresh letters, right-aligned across operands as
+    broadcasting aligns them. An implicit output is the ellipsis axes then
+    the labels used exactly once, in ASCII order (as NumPy orders them).
+    """
+    if not isinstance(subscripts, str):
+        raise NotImplementedError(
+            "einsum gradients need the subscripts as a string; the "
+            "interleaved einsum(operand, sublist, ...) form is not supported")
+    text = subscripts.replace(" ", "")
+    inputs, arrow, output = text.partition("->")
+    terms = inputs.split(",")
+    if len(terms) != len(ndims):
+        raise ValueError(f"einsum subscripts {subscripts!r} name {len(terms)} "
+                         f"operands but {len(ndims)} were given")
+    for term in terms + [output]:
+        if any(c not in string.ascii_letters for c in term.replace("...", "", 1)):
+            raise ValueError(f"einsum subscripts {subscripts!r}: {term!r} is not "
+                             f"letters with at most one '...'")
+    ellipsis_ndims = []
+    for term, ndim in zip(terms, ndims):
+        letters = len(term.replace("...", ""))
+        if ("..." in term and letters > ndim) or ("..." not in term and letters != ndim):
+            raise ValueError(f"einsum subscripts {subscripts!r}: {term!r} does "
+                             f"not fit an operand with {ndim} dimensions")
+        ellipsis_ndims.append(ndim - letters)
+    spare = [c for c in string.ascii_letters if c not in text]
+    ellipsis = "".join(spare[:max(ellipsis_ndims)])
+    if len(ellipsis) < max(ellipsis_ndims):
+        raise NotImplementedError(
+            f"einsum subscripts {subscripts!r} need more labels than there are "
+            f"letters once '...' is spelled out")
+    terms = [term.replace("...", ellipsis[len(ellipsis) - n:])
+             for term, n in zip(terms, ellipsis_ndims)]
+    if arrow:
+        return terms, output.replace("...", ellipsis)
+    used = "".join(terms)
+    once = sorted(c for c in set(used) if used.count(c) == 1 and c not in ellipsis)
+    return terms, ellipsis + "".join(once)
+
+
+def _label_sizes(terms, operands):
+    """Each label's length after broadcasting length-1 axes."""
+    sizes = {}
+    for term, operand in zip(terms, operands):
+        for label, length in zip(term, operand.shape):
+            known = sizes.get(label, 1)
+            if label not in sizes or known == 1:
+                sizes[label] = length
+            elif length not in (1, known):
+                raise ValueError(f"einsum label {label!r} has lengths {known} "
+                                 f"and {length}")
+    return sizes
+
+
+def _drop_broadcast_axes(term, operand, sizes):
+    """``term`` and ``operand`` without the length-1 axes that were broadcast."""
+    keep = [i for i, label in enumerate(term)
+            if not (operand.shape[i] == 1 and sizes[label] != 1)]
+    if len(keep) == len(term):
+        return term, operand
+    kept_term = "".join(term[i] for i in keep)
+    return kept_term, np.reshape(operand, [operand.shape[i] for i in keep])
+
+
+def _einsum_onto(labels, other_terms, other_arrays, sizes):
+    """The einsum of the other terms onto ``labels`` (which may repeat)."""
+    unique = "".join(dict.fromkeys(labels))
+    elsewhere = set("".join(other_terms))
+    reachable = "".join(label for label in unique if label in elsewhere)
+    spec = ",".join(other_terms) + "->" + reachable
+    grad = np.einsum(spec, *other_arrays)
+    if reachable != unique:
+        grad = np.reshape(grad, [sizes[c] if c in elsewhere else 1 for c in unique])
+        grad = np.broadcast_to(grad, [sizes[c] for c in unique])
+    if unique != labels:
+        diagonal = np.zeros([sizes[c] for c in labels], dtype=grad.dtype)
+        np.einsum(labels + "->" + unique, diagonal)[...] = grad
+        grad = diagonal
+    return grad

@@ -1,0 +1,161 @@
+"""Gradients of reductions along axes: sum, mean, max/min, prod, var, std.
+
+Every function takes the output gradient ``g``, the input ``x`` and the
+``axis``/``keepdims`` the forward call used, and returns a gradient with
+``x``'s shape. ``axis`` is None (all axes), an int (negative counts from the
+end), or a tuple of ints. ``g`` has the forward result's shape: with
+``keepdims=False`` the reduced axes are gone, so each function first puts
+them back with length 1 and then broadcasts along them.
+
+None of them divides by zero or emits a RuntimeWarning for the inputs the
+forward function accepts without one (zeros in prod, constant slices in std).
+"""
+
+import numpy as np
+
+
+def unreduce(g, x, axis=None, keepdims=False):
+    """VJP of ``np.sum(x, axis, keepdims=keepdims)``: ``g`` spread over ``x``.
+
+    Returns an array of ``x``'s shape, possibly a read-only broadcast view.
+
+    >>> unreduce(np.array([1., 2.]), np.zeros((2, 3)), axis=1)
+    array([[1., 1., 1.],
+           [2., 2., 2.]])
+    """
+    shape = np.shape(x)
+    return np.broadcast_to(_keep_reduced_axes(g, shape, axis, keepdims), shape)
+
+
+def mean_grad(g, x, axis=None, keepdims=False):
+    """VJP of ``np.mean(x, axis, keepdims=keepdims)``: ``g / n`` spread over ``x``.
+
+    ``n`` is the number of elements averaged in each slice. Returns a new
+    array of ``x``'s shape.
+    """
+    shape = np.shape(x)
+    return unreduce(g, x, axis, keepdims) / _count(shape, axis)
+
+
+def extremum_grad(g, ans, x, axis=None, keepdims=False):
+    """VJP of ``np.max``/``np.min``/``np.amax``/``np.amin`` along ``axis``.
+
+    Args:
+      ans: the forward result (same shape as ``g``).
+
+    Returns:
+      An array of ``x``'s shape that is zero except where ``x`` equals the
+      extremum of its slice; ties share their slice's gradient equally. A
+      slice whose extremum is NaN gets zero gradient.
+    """
+    shape = np.shape(x)
+    g = _keep_reduced_axes(g, shape, axis, keepdims)
+    ans = _keep_reduced_axes(ans, shape, axis, keepdims)
+    dtype = _float_dtype(g, x)
+    hits = np.asarray(np.equal(x, ans), dtype=dtype)
+    ties = np.sum(hits, axis=_axes(len(shape), axis), keepdims=True)
+    return g * hits / np.maximum(ties, 1)
+
+
+def prod_grad(g, ans, x, axis=None, keepdims=False):
+    """VJP of ``np.prod(x, axis, keepdims=keepdims)``; exact when ``x`` has zeros.
+
+    The derivative of a slice's product with respect to one element is the
+    product of the other elements: ``ans / x`` when the slice has no zero; at
+    the only zero of a slice, the product of the nonzero elements; zero
+    everywhere else (a slice with two or more zeros has zero gradient).
+
+    Args:
+      ans: the forward result (same shape as ``g``).
+    """
+    shape = np.shape(x)
+    axes = _axes(len(shape), axis)
+    g = _keep_reduced_axes(g, shape, axis, keepdims)
+    is_zero = np.equal(x, 0)
+    if not np.any(is_zero):
+        return g * _keep_reduced_axes(ans, shape, axis, keepdims) / x
+    zeros_in_slice = np.sum(is_zero, axis=axes, keepdims=True)
+    nonzero_x = np.where(is_zero, 1, x)
+    nonzero_product = np.prod(nonzero_x, axis=axes, keepdims=True)
+    at_zero = np.where(zeros_in_slice == 1, nonzero_product, 0)
+    elsewhere = np.where(zeros_in_slice == 0, nonzero_product / nonzero_x, 0)
+    return g * np.where(is_zero, at_zero, elsewhere)
+
+
+def var_grad(g, x, axis=None, ddof=0, keepdims=False):
+    """VJP of ``np.var(x, axis, ddof=ddof, keepdims=keepdims)``.
+
+    The gradient is ``2 (x - mean) / (n - ddof)`` times ``g``. When
+    ``n - ddof <= 0`` the variance is undefined and the gradient is NaN.
+    """
+    shape = np.shape(x)
+    g = _keep_reduced_axes(g, shape, axis, keepdims)
+    dof = _count(shape, axis) - ddof
+    if dof <= 0:
+        return np.full(shape, np.nan, dtype=_float_dtype(g, x))
+    return g * _deviation(x, axis) * (2.0 / dof)
+
+
+def std_grad(g, ans, x, axis=None, ddof=0, keepdims=False):
+    """VJP of ``np.std(x, axis, ddof=ddof, keepdims=keepdims)``.
+
+    The gradient is ``(x - mean) / ((n - ddof) * std)`` times ``g``, and zero
+    in slices whose standard deviation ``ans`` is zero (the one-sided limit).
+    When ``n - ddof <= 0`` the gradient is NaN.
+
+    Args:
+      ans: the forward result (same shape as ``g``).
+    """
+    shape = np.shape(x)
+    g = _keep_reduced_axes(g, shape, axis, keepdims)
+    ans = _keep_reduced_axes(ans, shape, axis, keepdims)
+    dof = _count(shape, axis) - ddof
+    if dof <= 0:
+        return np.full(shape, np.nan, dtype=_float_dtype(g, x))
+    constant = np.equal(ans, 0)
+    scale = g / (dof * np.where(constant, 1, ans))
+    return np.where(constant, 0, scale * _deviation(x, axis))
+
+
+def _axes(ndim, axis):
+    """The reduced axes as a tuple of non-negative ints."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        return tuple(_nonnegative(a, ndim) for a in axis)
+    return (_nonnegative(axis, ndim),)
+
+
+def _nonnegative(axis, ndim):
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of bounds for an array of "
+                         f"dimension {ndim}")
+    return axis % ndim
+
+
+def _keep_reduced_axes(g, shape, axis, keepdims):
+    """``g`` reshaped so the reduced axes are back, with length 1."""
+    if keepdims:
+        return g
+    reduced = _axes(len(shape), axis)
+    kept_shape = tuple(1 if i in reduced else n for i, n in enumerate(shape))
+    return np.reshape(g, kept_shape)
+
+
+def _count(shape, axis):
+    """How many elements of ``x`` went into each result element."""
+    count = 1
+    for a in _axes(len(shape), axis):
+        count *= shape[a]
+    return count
+
+
+def _deviation(x, axis):
+    x = np.asarray(x)
+    return x - np.mean(x, axis=_axes(x.ndim, axis), keepdims=True)
+
+
+def _float_dtype(*values):
+    """The dtype arithmetic on ``values`` produces, float64 if not floating."""
+    dtype = np.result_type(*values)
+    return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)

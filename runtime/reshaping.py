@@ -1,0 +1,44 @@
+"""Cotangents of views: subscript reads, transposes, conversions to arrays."""
+
+import numpy as np
+
+from runtime.joins import array_grads
+
+
+def identity(x):
+    """Returns ``x``; its derivative is the identity (used for ``copy``, ``astype``)."""
+    return x
+
+
+def getitem_grad(g, x, index):
+    """The cotangent of ``x`` for ``ans = x[index]``: zeros with ``g`` placed at ``index``.
+
+    Integer-array indices may repeat a position; their cotangents add up.
+    """
+    out = np.zeros(np.shape(x), dtype=np.result_type(x, g))
+    if _is_basic(index):
+        out[index] = g
+    else:
+        np.add.at(out, index, g)
+    return out
+
+
+def _is_basic(index):
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(part is None or part is Ellipsis or isinstance(part, (int, slice, np.integer))
+               for part in parts)
+
+
+def transpose_grad(g, axes=None):
+    """The cotangent of ``x`` for ``ans = np.transpose(x, axes)``."""
+    if axes is None:
+        return np.transpose(g)
+    return np.transpose(g, np.argsort(axes))
+
+
+def asarray_grad(g, obj):
+    """The cotangent of ``np.array(obj)``: split along axis 0 when ``obj`` is a
+    list or tuple (one cotangent per element), else ``g`` itself."""
+    if isinstance(obj, (list, tuple)):
+        return array_grads(g, obj)
+    return g

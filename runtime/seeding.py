@@ -1,0 +1,126 @@
+"""The cotangent that starts a backward pass, and the shape of what it returns.
+
+:func:`seed_cotangent` turns the user's ``output_gradients`` (or None, for
+"gradient of the output itself") into the array the adjoint starts from,
+checking its shape. :func:`conform_gradient` makes each finished gradient
+look like the input it belongs to: same shape, same floating dtype, a Python
+scalar input gets a NumPy float64, and never a read-only view.
+"""
+
+import numpy as np
+
+from runtime.broadcast import unbroadcast
+
+
+def seed_cotangent(out, output_gradients):
+    """The cotangent of the function's output ``out`` that starts the backward pass.
+
+    Args:
+      out: the forward result: an array, a NumPy or Python scalar, or a tuple
+        of those when the function returns several outputs.
+      output_gradients: None for ones, or an array-like of ``out``'s shape
+        (for a tuple ``out``, a tuple or list of such, or of None, one per
+        output).
+
+    Returns:
+      Ones of ``out``'s shape and floating dtype when ``output_gradients`` is
+      None: ``1.0`` for a Python scalar, that type's one for a NumPy floating
+      scalar, and float64 ones for integer outputs. Otherwise
+      ``np.asarray(output_gradients)``, cast to ``out``'s dtype when that is
+      floating. A tuple ``out`` gives a tuple.
+
+    Raises:
+      ShapeError: a cotangent's shape differs from its output's, or the
+        number of cotangents differs from the number of outputs.
+
+    >>> seed_cotangent(np.zeros(2, np.float32), None)
+    array([1., 1.], dtype=float32)
+    """
+    if isinstance(out, tuple):
+        return _seed_each(out, output_gradients)
+    return _seed_one(out, output_gradients, "output_gradients")
+
+
+def conform_gradient(g, x):
+    """The finished gradient ``g`` made to look like the input ``x``.
+
+    Args:
+      g: the accumulated gradient of ``x``, or None (no gradient).
+      x: the input: an array, a NumPy scalar, or a Python int or float.
+
+    Returns:
+      None for None. For a Python int or float ``x``, an ``np.float64``; for
+      a NumPy scalar ``x``, a scalar of its type when floating (else an
+      ``np.float64``). Otherwise a writable array of ``x``'s shape and, when
+      ``x`` is floating, its dtype. A ``g`` that was broadcast is summed back
+      to ``x``'s shape first.
+
+    Raises:
+      ShapeError: ``g`` cannot be summed or broadcast to ``x``'s shape.
+    """
+    if g is None:
+        return None
+    g = _to_shape(g, x)
+    dtype = _floating_dtype_of(x)
+    if isinstance(x, (int, float, np.generic)):
+        return (dtype or np.dtype(np.float64)).type(g)
+    g = np.asarray(g, dtype=dtype)
+    if not g.flags.writeable:
+        g = g.copy()
+    return g
+
+
+def _seed_each(outs, output_gradients):
+    from srctrans.errors import ShapeError
+    if output_gradients is None:
+        output_gradients = (None,) * len(outs)
+    elif not isinstance(output_gradients, (tuple, list)):
+        raise ShapeError(f"the function returns {len(outs)} outputs, so "
+                         f"output_gradients must be a tuple or list of "
+                         f"{len(outs)} cotangents, not "
+                         f"{type(output_gradients).__name__}")
+    if len(output_gradients) != len(outs):
+        raise ShapeError(f"output_gradients has {len(output_gradients)} entries "
+                         f"but the function returns {len(outs)} outputs")
+    return tuple(_seed_one(out, cotangent, f"output_gradients[{i}]")
+                 for i, (out, cotangent) in enumerate(zip(outs, output_gradients)))
+
+
+def _seed_one(out, cotangent, name):
+    if cotangent is None:
+        return _ones_like(out)
+    cotangent = np.asarray(cotangent, dtype=_floating_dtype_of(out))
+    if cotangent.shape != np.shape(out):
+        from srctrans.errors import ShapeError
+        raise ShapeError(f"{name} has shape {cotangent.shape} but the output "
+                         f"has shape {np.shape(out)}")
+    return cotangent
+
+
+def _ones_like(out):
+    dtype = _floating_dtype_of(out) or np.dtype(np.float64)
+    if isinstance(out, np.generic):  # before float: np.float64 is a float
+        return dtype.type(1)
+    if isinstance(out, (int, float)):
+        return 1.0
+    return np.ones(np.shape(out), dtype=dtype)
+
+
+def _floating_dtype_of(value):
+    """``value``'s dtype if it is floating or complex, else None."""
+    dtype = getattr(value, "dtype", None)
+    if dtype is None:
+        dtype = np.asarray(value).dtype
+    return dtype if np.issubdtype(dtype, np.inexact) else None
+
+
+def _to_shape(g, x):
+    shape = np.shape(x)
+    if np.shape(g) == shape:
+        return g
+    try:
+        return unbroadcast(g, x if hasattr(x, "shape") else np.asarray(x))
+    except ValueError:
+        from srctrans.errors import ShapeError
+        raise ShapeError(f"the gradient has shape {np.shape(g)} but the input "
+                         f"has shape {shape}") from None

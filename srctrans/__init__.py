@@ -1,0 +1,22 @@
+"""srctrans: automatic differentiation of Python/NumPy functions by source transformation.
+
+The public API:
+  grad, value_and_grad, vjp  -- reverse mode (vector-Jacobian products)
+  source                     -- the generated derivative's source text
+  check_grads                -- compare derivatives with finite differences
+  SrcTransError and its subclasses -- every error srctrans raises on purpose
+"""
+
+from srctrans.api import grad, value_and_grad, vjp, source
+from srctrans.cache import clear as clear_cache
+from srctrans.checks import check_grads
+from srctrans.errors import (
+    SrcTransError, UnsupportedSyntaxError, NoSourceError, MissingRuleError,
+    NonDifferentiableError, ShapeError, UsageError)
+
+__all__ = [
+    "grad", "value_and_grad", "vjp", "source", "check_grads", "clear_cache",
+    "SrcTransError", "UnsupportedSyntaxError", "NoSourceError", "MissingRuleError",
+    "NonDifferentiableError", "ShapeError", "UsageError",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""Stage 3: analyses over the normal form (activity)."""

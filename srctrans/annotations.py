@@ -1,0 +1,49 @@
+"""Keys of the annotations passes attach to AST nodes.
+
+An annotation lives in the node attribute ``__srctrans__`` (a dict); the keys
+are members of :class:`Anno`, whose values say what they hold.
+"""
+
+import enum
+
+_ATTRIBUTE = "__srctrans__"
+
+
+class Anno(enum.Enum):
+    ORIGIN = "the user's statement this node came from: an Origin (line and text)"
+    ACTIVE = "on a statement: True when its target carries a derivative"
+    CALLEE = "on a Call: the resolved live object being called"
+    METHOD = "on a Call of an array method: (rule function, receiver node)"
+
+
+def get(node, key, default=None):
+    return getattr(node, _ATTRIBUTE, {}).get(key, default)
+
+
+def set_(node, key, value):
+    store = getattr(node, _ATTRIBUTE, None)
+    if store is None:
+        store = {}
+        setattr(node, _ATTRIBUTE, store)
+    store[key] = value
+
+
+def copy(source, target):
+    """Give ``target`` all of ``source``'s annotations (shallow)."""
+    store = getattr(source, _ATTRIBUTE, None)
+    if store:
+        setattr(target, _ATTRIBUTE, dict(store))
+    return target
+
+
+class Origin:
+    """Where a generated statement came from: the user's line number and text."""
+
+    __slots__ = ("lineno", "text")
+
+    def __init__(self, lineno, text):
+        self.lineno = lineno
+        self.text = text
+
+    def comment(self):
+        return f"# line {self.lineno}: {self.text}"

@@ -1,0 +1,257 @@
+"""The public API: grad, value_and_grad, vjp, source.
+
+Every function here is lazy: it builds the derivative the first time it is
+called (so functions it calls may be defined after the decorator runs) and
+then reuses the cached build.
+"""
+
+import functools
+import inspect
+import numbers
+import types
+
+import numpy as np
+
+import runtime
+from srctrans import cache
+from srctrans.errors import NonDifferentiableError, UsageError
+
+_UNCONNECTED = ("none", "zero")
+
+
+class _Selection:
+    """Which parameters of a function are differentiated, and how to find their values.
+
+    Attributes:
+      names: the selected parameter names, in the order gradients are returned.
+      single: True when ``wrt`` was one index or name (one gradient, not a tuple).
+    """
+
+    def __init__(self, fn, wrt):
+        parameters = list(inspect.signature(fn).parameters.values())
+        positional = [p for p in parameters
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        by_name = {p.name: p for p in parameters
+                   if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+        self.single = not isinstance(wrt, (tuple, list))
+        items = [wrt] if self.single else list(wrt)
+        if not items:
+            raise UsageError("wrt selects no argument", hint="pass an index, a name, or a tuple of them")
+        names = []
+        for item in items:
+            if isinstance(item, bool) or not isinstance(item, (numbers.Integral, str)):
+                raise UsageError(f"wrt entries must be argument indices or names, not {item!r}")
+            if isinstance(item, str):
+                if item not in by_name:
+                    raise UsageError(f"{fn.__qualname__} has no parameter named {item!r}",
+                                     hint=f"choose one of {', '.join(by_name)}")
+                names.append(item)
+            else:
+                if not -len(positional) <= item < len(positional):
+                    raise UsageError(f"wrt={item} but {fn.__qualname__} has {len(positional)} "
+                                     "positional parameters")
+                names.append(positional[item].name)
+        if len(set(names)) != len(names):
+            raise UsageError(f"wrt selects the same argument twice: {wrt!r}")
+        self.names = tuple(names)
+        position = {p.name: i for i, p in enumerate(positional)}
+        self._places = [(position.get(n), n, by_name[n].default) for n in names]
+
+    def values(self, args, kwargs):
+        """The values of the selected arguments in one call."""
+        values = []
+        for index, name, default in self._places:
+            if index is not None and index < len(args):
+                values.append(args[index])
+            elif name in kwargs:
+                values.append(kwargs[name])
+            else:
+                values.append(default)
+        return values
+
+
+def _check_differentiable(value, name):
+    if isinstance(value, (bool, numbers.Integral, np.bool_)) or (
+            isinstance(value, np.ndarray) and value.dtype.kind in "biu"):
+        kind = type(value).__name__ if not isinstance(value, np.ndarray) else f"{value.dtype} array"
+        raise NonDifferentiableError(
+            f"argument {name!r} is selected for differentiation but is an {kind}",
+            hint="pass a float (e.g. 2.0 or x.astype(float)), or leave it out of wrt: "
+                 "unselected arguments are constants")
+
+
+def _finish(gradients, values, names, unconnected):
+    """Shape and type the raw gradients like their inputs."""
+    finished = []
+    for g, value, name in zip(gradients, values, names):
+        if g is None:
+            if unconnected == "zero":
+                g = np.zeros_like(value, dtype=np.result_type(value, np.float64)
+                                  if not isinstance(value, np.ndarray) else value.dtype)
+            finished.append(runtime.conform_gradient(g, value) if g is not None else None)
+        else:
+            finished.append(runtime.conform_gradient(g, value))
+    return finished
+
+
+def _unwrap(f):
+    """(function, bound self or None) for a function or bound method."""
+    if isinstance(f, types.MethodType):
+        return f.__func__, f.__self__
+    return f, None
+
+
+class _Differentiated:
+    """The callable returned by :func:`grad` and :func:`value_and_grad`."""
+
+    def __init__(self, f, wrt, unconnected_gradients, optimize, with_value):
+        if unconnected_gradients not in _UNCONNECTED:
+            raise UsageError(f"unconnected_gradients must be 'none' or 'zero', not {unconnected_gradients!r}")
+        self._fn, self._self = _unwrap(f)
+        if not callable(f):
+            raise UsageError(f"cannot differentiate {f!r}: it is not callable")
+        self._wrt = wrt
+        self._selection = None
+        self._pair = None
+        self._unconnected = unconnected_gradients
+        self._optimize = optimize
+        self._with_value = with_value
+        functools.update_wrapper(self, f)
+
+    def _load(self):
+        fn = self._fn
+        if self._self is not None:
+            self._selection = _Selection(functools.partial(fn, self._self), self._wrt)
+        else:
+            self._selection = _Selection(fn, self._wrt)
+        fwd, bwd, _ = cache.reverse_pair(fn, self._selection.names, self._optimize)
+        self._pair = (fwd, bwd)
+        return self._pair
+
+    def __call__(self, *args, output_gradients=None, **kwargs):
+        fwd, bwd = self._pair or self._load()
+        selection = self._selection
+        values = selection.values(args, kwargs)
+        for value, name in zip(values, selection.names):
+            _check_differentiable(value, name)
+        if self._self is not None:
+            args = (self._self,) + args
+        out, residuals = fwd(*args, **kwargs)
+        raw = bwd(residuals, runtime.seed_cotangent(out, output_gradients))
+        gradients = _finish(raw, values, selection.names, self._unconnected)
+        result = gradients[0] if selection.single else tuple(gradients)
+        return (out, result) if self._with_value else result
+
+
+def _decorator_or_call(f, make):
+    if f is None:
+        return make
+    return make(f)
+
+
+def grad(f=None, wrt=0, *, unconnected_gradients="none", optimize=True):
+    """The gradient (vector-Jacobian product) of ``f``, as a new function.
+
+    Args:
+      f: a Python function over NumPy arrays and floats, defined with ``def``.
+        Omit it to use ``grad`` as a decorator with options (``@grad(wrt=1)``).
+      wrt: which arguments to differentiate with respect to: an index, a
+        parameter name, or a tuple of them. Default 0 (the first argument).
+      unconnected_gradients: what a selected argument the output does not
+        depend on receives: ``"none"`` (default, as TensorFlow) gives None,
+        ``"zero"`` gives zeros of its shape and dtype.
+      optimize: run the optimisation passes (default True).
+
+    Returns:
+      A function taking ``f``'s arguments plus the keyword
+      ``output_gradients``: the vector ``v`` of ``J^T v``, with the output's
+      shape (a tuple of them for a function returning a tuple). When omitted,
+      ``v`` is ones of the output's shape, so a vector output gives the
+      gradient of its sum. It returns one gradient for one selected argument,
+      or a tuple in the order of ``wrt``; each has its argument's shape and
+      dtype (a Python float argument gets a ``numpy.float64`` gradient).
+
+    >>> import numpy as np
+    >>> def f(x):
+    ...     return x * x
+    >>> grad(f)(np.array([1.0, 2.0]))                       # doctest: +SKIP
+    array([2., 4.])
+    """
+    return _decorator_or_call(f, lambda fn: _Differentiated(
+        fn, wrt, unconnected_gradients, optimize, with_value=False))
+
+
+def value_and_grad(f=None, wrt=0, *, unconnected_gradients="none", optimize=True):
+    """Like :func:`grad`, but the new function returns ``(value, gradients)``
+    where ``value`` is ``f``'s output, computed once."""
+    return _decorator_or_call(f, lambda fn: _Differentiated(
+        fn, wrt, unconnected_gradients, optimize, with_value=True))
+
+
+def vjp(f, *args, wrt=None, unconnected_gradients="none", optimize=True, **kwargs):
+    """Run ``f(*args, **kwargs)`` and return ``(out, pullback)``.
+
+    Args:
+      f: the function.
+      *args, **kwargs: its arguments.
+      wrt: the selected arguments (index, name or tuple); None selects every
+        positional argument, and those that are ints or bools get None.
+      unconnected_gradients: ``"none"`` or ``"zero"``, as in :func:`grad`.
+
+    Returns:
+      ``out``, and ``pullback(v)``, which returns a tuple with one gradient per
+      selected argument for the cotangent ``v`` (shaped like ``out``). The
+      pullback reuses the forward pass and can be called many times.
+    """
+    fn, bound_self = _unwrap(f)
+    call_args = args if bound_self is None else (bound_self,) + args
+    signature_fn = fn if bound_self is None else functools.partial(fn, bound_self)
+    if wrt is None:
+        float_like = tuple(i for i, a in enumerate(args) if not _is_integer_like(a))
+        selection = _Selection(signature_fn, float_like) if float_like else None
+        every = list(range(len(args)))
+    else:
+        selection = _Selection(signature_fn, wrt if isinstance(wrt, (tuple, list)) else (wrt,))
+        every = None
+    if selection is None:
+        out = fn(*call_args, **kwargs)
+        return out, lambda v: tuple(None for _ in args)
+    values = selection.values(args, kwargs)
+    for value, name in zip(values, selection.names):
+        _check_differentiable(value, name)
+    fwd, bwd, _ = cache.reverse_pair(fn, selection.names, optimize)
+    out, residuals = fwd(*call_args, **kwargs)
+
+    def pullback(v):
+        raw = bwd(residuals, runtime.seed_cotangent(out, v))
+        gradients = _finish(raw, values, selection.names, unconnected_gradients)
+        if every is None:
+            return tuple(gradients)
+        by_position = dict(zip(float_like, gradients))
+        return tuple(by_position.get(i) for i in every)
+
+    return out, pullback
+
+
+def _is_integer_like(value):
+    return isinstance(value, (bool, numbers.Integral, np.bool_)) or (
+        isinstance(value, np.ndarray) and value.dtype.kind in "biu")
+
+
+def source(f, mode="reverse", wrt=0, optimize=True):
+    """The generated source of ``f``'s derivative, as text.
+
+    Args:
+      f: the function.
+      mode: ``"reverse"`` (the forward and backward passes of the adjoint).
+      wrt: the selected arguments, as in :func:`grad`.
+      optimize: show the optimised code (default) or the raw output of the
+        differentiation pass.
+    """
+    if mode != "reverse":
+        raise UsageError(f"mode must be 'reverse', not {mode!r}")
+    fn, bound_self = _unwrap(f)
+    signature_fn = fn if bound_self is None else functools.partial(fn, bound_self)
+    selection = _Selection(signature_fn, wrt)
+    _, _, build = cache.reverse_pair(fn, selection.names, optimize)
+    return build.source

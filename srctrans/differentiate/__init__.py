@@ -1,0 +1,1 @@
+"""Stage 4: generate derivative code (reverse mode: adjoints) from the normal form."""

@@ -1,0 +1,311 @@
+"""Reverse mode: split a normalised function into a forward and a backward pass.
+
+Requires: a function in A-normal form with SSA names, and its active names
+(``analyse.activity``).
+Guarantees: :func:`reverse` returns two gast FunctionDefs,
+
+  ``NAME_fwd(*params)`` -> ``(output, residuals)``
+  ``NAME_bwd(residuals, d<output>)`` -> one cotangent per selected parameter
+
+and the objects the generated code reads through closure names (the runtime,
+NumPy, the forward and backward passes of called user functions). The
+backward pass walks the statements in reverse; each active statement
+contributes to the adjoints of its active operands through the rule registry.
+The first contribution to an adjoint assigns it, later ones add to it. The
+residuals are filled in by :func:`srctrans.optimise.residuals.split` after
+optimisation, once it is known which forward values the backward pass reads.
+"""
+
+import inspect
+import types
+
+import gast
+
+from srctrans import annotations as anno
+from srctrans.annotations import Anno
+from srctrans.differentiate.templates import bind, cotangents
+from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
+from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
+from srctrans.parse.resolve import MISSING
+from srctrans.rules import ATTRIBUTES, METHODS, REGISTRY, operator_primal
+
+
+class ReverseResult:
+    """What :func:`reverse` produces.
+
+    Attributes:
+      forward: list of forward-pass statements (the user's, with calls to user
+        functions replaced by calls to their forward passes).
+      backward: list of backward-pass statements.
+      output: the Name (or Constant) the function returns.
+      seed: the name of the output's adjoint (the backward pass's parameter).
+      gradients: one expression per selected parameter (a Name, or None).
+      closure: dict of closure name -> live object the generated code reads.
+    """
+
+    def __init__(self):
+        self.forward = []
+        self.backward = []
+        self.output = None
+        self.seed = None
+        self.gradients = []
+        self.closure = {}
+
+
+def reverse(unit):
+    """Generate the forward and backward statements of ``unit`` (a :class:`~srctrans.pipeline.Unit`)."""
+    return _Reverser(unit).run()
+
+
+class _Reverser:
+    def __init__(self, unit):
+        self.unit = unit
+        self.namer = unit.namer
+        self.active = unit.active
+        self.result = ReverseResult()
+        self.initialised = set()
+        self.aliases = {RUNTIME_ALIAS: unit.aliases[RUNTIME_ALIAS],
+                        NUMPY_ALIAS: unit.aliases[NUMPY_ALIAS]}
+        self._origin = None
+
+    # -- driver --------------------------------------------------------------
+    def run(self):
+        body = self.unit.function.body
+        result = self.result
+        returned = body[-1]
+        result.output = returned.value
+        if isinstance(returned.value, gast.Name):
+            result.seed = self.namer.adjoint(returned.value.id)
+            if returned.value.id in self.active:
+                self.initialised.add(result.seed)
+        result.forward = list(body[:-1])
+        for index in range(len(body) - 2, -1, -1):
+            stmt = body[index]
+            self._origin = anno.get(stmt, Anno.ORIGIN)
+            replacement = self._statement(stmt)
+            if replacement is not None:
+                result.forward[index] = replacement
+        for name in self.unit.wrt:
+            adjoint = self.namer.adjoint(name)
+            result.gradients.append(adjoint if adjoint in self.initialised else None)
+        return result
+
+    # -- emission helpers ----------------------------------------------------
+    def _emit(self, stmt):
+        """Queue ``stmt`` in the adjoint block of the statement being differentiated."""
+        anno.set_(stmt, Anno.ORIGIN, self._origin)
+        self._pending.append(stmt)
+
+    def _contribute(self, atom, expression):
+        """Add ``expression`` to the adjoint of ``atom`` when ``atom`` is active."""
+        if not (isinstance(atom, gast.Name) and atom.id in self.active):
+            return
+        adjoint = self.namer.adjoint(atom.id)
+        if adjoint in self.initialised:
+            expression = gast.BinOp(_load(adjoint), gast.Add(), expression)
+        self.initialised.add(adjoint)
+        self._emit(_assign(adjoint, expression))
+
+    def _contribute_all(self, pairs, expression, what):
+        """Give ``atom`` the ``index``-th entry of the sequence ``expression`` for each pair."""
+        pairs = [(a, i) for a, i in pairs if isinstance(a, gast.Name) and a.id in self.active]
+        if not pairs:
+            return
+        if not isinstance(expression, gast.Name):
+            name = self.namer.temporary(what)
+            self._emit(_assign(name, expression))
+            expression = _load(name)
+        for atom, index in pairs:
+            self._contribute(atom, gast.Subscript(_load(expression.id), gast.Constant(index, None),
+                                                  gast.Load()))
+
+    # -- statements ----------------------------------------------------------
+    def _statement(self, stmt):
+        """Emit the adjoint of one forward statement; return a replacement or None."""
+        self._pending = []
+        replacement = None
+        if isinstance(stmt, gast.Assign):
+            target = stmt.targets[0]
+            if isinstance(target, gast.Name):
+                if target.id in self.active:
+                    replacement = self._assignment(target.id, stmt.value, stmt)
+            else:
+                self._unpacking(target, stmt.value)
+        self.result.backward.extend(self._pending)
+        return replacement
+
+    def _assignment(self, target, value, stmt):
+        adjoint = self.namer.adjoint(target)
+        if adjoint not in self.initialised:
+            return None                                   # nothing flows back from here
+        g = _load(adjoint)
+        ans = _load(target)
+        if isinstance(value, gast.Name):
+            self._contribute(value, g)
+        elif isinstance(value, gast.BinOp):
+            self._rule(operator_primal(value.op), [value.left, value.right], {}, g, ans, value)
+        elif isinstance(value, gast.UnaryOp):
+            self._rule(operator_primal(value.op), [value.operand], {}, g, ans, value)
+        elif isinstance(value, gast.Call):
+            return self._call(target, value, g, ans, stmt)
+        elif isinstance(value, gast.Attribute):
+            primal = ATTRIBUTES.get(value.attr, MISSING)
+            if primal is MISSING:
+                self._fail(value, MissingRuleError, f"no derivative rule for the attribute `.{value.attr}`",
+                           "use a NumPy function that has a rule (see docs/rules.md)")
+            self._rule(primal, [value.value], {}, g, ans, value)
+        elif isinstance(value, gast.Subscript):
+            self._contribute(value.value, _call_runtime(self.aliases, "getitem_grad",
+                                                        [g, value.value, self._index(value.slice)]))
+        elif isinstance(value, (gast.Tuple, gast.List)):
+            for index, element in enumerate(value.elts):
+                self._contribute(element, gast.Subscript(g, gast.Constant(index, None), gast.Load()))
+        return None
+
+    def _unpacking(self, target, source):
+        names = [element.id for element in target.elts]
+        if not any(self.namer.adjoint(n) in self.initialised for n in names):
+            return
+        parts = [_load(self.namer.adjoint(n)) if self.namer.adjoint(n) in self.initialised
+                 else _call_numpy(self.aliases, "zeros_like", [_load(n)]) for n in names]
+        self._contribute(source, gast.Tuple(parts, gast.Load()))
+
+    # -- calls ---------------------------------------------------------------
+    def _call(self, target, call, g, ans, stmt):
+        callee = anno.get(call, Anno.CALLEE)
+        args = list(call.args)
+        keywords = {k.arg: k.value for k in call.keywords}
+        if callee is None:                                 # a method of a local value
+            method = METHODS.get(call.func.attr)
+            if method is None:
+                self._fail(call, MissingRuleError, f"no derivative rule for the method `.{call.func.attr}()`",
+                           "call the NumPy function instead (see docs/rules.md for the supported list)")
+            if method.pack and len(args) > 1:
+                args = [gast.Tuple(args, gast.Load())]
+            args = [call.func.value] + args
+            callee = method.primal
+        if callee is MISSING:
+            self._fail(call, MissingRuleError, f"cannot resolve `{_unparse(call.func)}`",
+                       "make sure the name is defined before the gradient is first called")
+        if REGISTRY.lookup(callee) is not None:
+            self._rule(callee, args, keywords, g, ans, call)
+            return None
+        if isinstance(callee, (types.FunctionType, types.MethodType)):
+            return self._user_call(target, callee, call, args, keywords, g, stmt)
+        self._fail(call, MissingRuleError,
+                   f"`{_unparse(call.func)}` ({_describe(callee)}) has no derivative rule and no Python source",
+                   "register one with st.register_vjp, or use a NumPy function that has a rule "
+                   "(see docs/rules.md)")
+
+    def _rule(self, primal, args, keywords, g, ans, node):
+        rule = REGISTRY.lookup(primal)
+        if rule is None:
+            self._fail(node, MissingRuleError, f"no derivative rule for {_describe(primal)}",
+                       "use a function that has a rule (see docs/rules.md) or register one")
+        try:
+            pairs = bind(rule.template, args, keywords)
+        except TypeError as error:
+            self._fail(node, UnsupportedSyntaxError,
+                       f"the call of {_describe(primal)} does not match its rule's signature ({error})",
+                       "pass the arguments as NumPy documents them")
+        for name, argument in pairs:
+            if name == "out" and not (isinstance(argument, gast.Constant) and argument.value is None):
+                self._fail(node, UnsupportedSyntaxError, "`out=` arguments (writing into an existing array)",
+                           "assign the result to a new name instead")
+        bindings, whole = cotangents(rule.template, pairs, g, ans, self.aliases)
+        if whole is not None:
+            self._contribute_all([(argument, i) for i, (_, argument) in enumerate(pairs)], whole, "grads")
+            return
+        constants = [isinstance(b.argument, gast.Constant) for b in bindings]
+        for position, binding in enumerate(bindings):
+            if binding.cotangent is None:
+                continue
+            if binding.sequence:
+                pairs_ = [(element, i) for i, element in enumerate(binding.argument.elts)]
+                self._contribute_all(pairs_, binding.cotangent, "grads")
+                continue
+            cotangent = binding.cotangent
+            others_constant = all(c for i, c in enumerate(constants) if i != position)
+            if rule.elementwise and not others_constant:
+                cotangent = _call_runtime(self.aliases, "unbroadcast", [cotangent, binding.argument])
+            self._contribute(binding.argument, cotangent)
+
+    def _user_call(self, target, callee, call, args, keywords, g, stmt):
+        """Differentiate through a call of a user function with source."""
+        signature = inspect.signature(callee)
+        try:
+            bound = signature.bind(*args, **keywords)
+        except TypeError as error:
+            self._fail(call, UnsupportedSyntaxError, f"the call of {callee.__qualname__} does not match "
+                       f"its signature ({error})", "fix the call's arguments")
+        active = [(name, node) for name, node in bound.arguments.items()
+                  if isinstance(node, gast.Name) and node.id in self.active]
+        if not active:
+            return None
+        location = self.unit.parsed.location(call)
+        fwd, bwd = self.unit.build_callee(callee, tuple(name for name, _ in active), location)
+        base = callee.__name__
+        fwd_name = self._closure(base + "_fwd", fwd)
+        bwd_name = self._closure(base + "_bwd", bwd)
+        residuals = self.namer.fresh(base + "_residuals")
+        forward_call = gast.Call(_load(fwd_name), call.args, call.keywords)
+        replacement = gast.Assign([gast.Tuple([_store(target), _store(residuals)], gast.Store())],
+                                  forward_call, None)
+        anno.copy(stmt, replacement)
+        backward_call = gast.Call(_load(bwd_name), [_load(residuals), g], [])
+        self._contribute_all([(node, i) for i, (_, node) in enumerate(active)], backward_call,
+                             base + "_grads")
+        return replacement
+
+    def _closure(self, base, value):
+        for name, existing in self.result.closure.items():
+            if existing is value:
+                return name
+        name = self.namer.fresh(base)
+        self.result.closure[name] = value
+        return name
+
+    def _index(self, index):
+        """A Load expression equal to the subscript ``index`` (slices via ``np.s_``)."""
+        if any(isinstance(n, gast.Slice) for n in gast.walk(index)):
+            return gast.Subscript(gast.Attribute(_load(self.aliases[NUMPY_ALIAS]), "s_", gast.Load()),
+                                  index, gast.Load())
+        return index
+
+    def _fail(self, node, error, message, hint):
+        """Raise ``error`` at the user's line of the statement being differentiated."""
+        lineno = getattr(node, "lineno", None) or (self._origin.lineno if self._origin else None)
+        raise error(message, self.unit.parsed.location_of_line(lineno), hint)
+
+
+def _describe(obj):
+    module = getattr(obj, "__module__", None) or ""
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
+    if module == "numpy" or module.startswith("numpy."):
+        module = "np"
+    return f"{module}.{name}" if module and module != "builtins" else name
+
+
+def _unparse(node):
+    import ast
+    return ast.unparse(gast.gast_to_ast(node))
+
+
+def _load(name):
+    return gast.Name(name, gast.Load(), None, None)
+
+
+def _store(name):
+    return gast.Name(name, gast.Store(), None, None)
+
+
+def _assign(name, value):
+    return gast.Assign([_store(name)], value, None)
+
+
+def _call_runtime(aliases, function, args):
+    return gast.Call(gast.Attribute(_load(aliases[RUNTIME_ALIAS]), function, gast.Load()), args, [])
+
+
+def _call_numpy(aliases, function, args):
+    return gast.Call(gast.Attribute(_load(aliases[NUMPY_ALIAS]), function, gast.Load()), args, [])

@@ -1,0 +1,113 @@
+"""Instantiate a rule template at one call site.
+
+Requires: a :class:`~srctrans.rules.registry.Template` and the call's argument
+nodes (atoms, or list literals of atoms).
+Guarantees: :func:`cotangents` returns, for every argument that has a
+derivative, the expression of its cotangent with ``g``, ``ans`` and the rule's
+parameters replaced by the call site's nodes.
+"""
+
+import copy
+
+import gast
+
+from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
+
+
+class Binding:
+    """One primal parameter's argument and the expression of its cotangent.
+
+    ``argument`` is the node passed at the call site; ``cotangent`` is None
+    when the rule gives the parameter no derivative. ``sequence`` is true when
+    the argument is a list literal and the cotangent a sequence (one per element).
+    """
+
+    __slots__ = ("name", "argument", "cotangent")
+
+    def __init__(self, name, argument, cotangent):
+        self.name = name
+        self.argument = argument
+        self.cotangent = cotangent
+
+    @property
+    def sequence(self):
+        return isinstance(self.argument, (gast.List, gast.Tuple))
+
+
+def bind(template, args, keywords):
+    """Bind call-site nodes to the template's primal parameters.
+
+    Returns an ordered list of (parameter name, node) with defaults filled in as
+    constants, and a ``*args`` parameter expanded into one entry per argument.
+    Raises TypeError when the call does not fit the signature.
+    """
+    bound = template.signature.bind(*args, **keywords)
+    bound.apply_defaults()
+    pairs = []
+    for name, param in template.signature.parameters.items():
+        value = bound.arguments.get(name)
+        if param.kind is param.VAR_POSITIONAL:
+            pairs.extend((name, node) for node in value)
+        elif param.kind is param.VAR_KEYWORD:
+            pairs.extend(value.items())
+        elif isinstance(value, gast.AST):
+            pairs.append((name, value))
+        else:
+            pairs.append((name, gast.Constant(value, None)))
+    return pairs
+
+
+def cotangents(template, pairs, g, ans, aliases):
+    """The :class:`Binding` of each bound parameter, in signature order.
+
+    ``aliases`` maps the template's module names (``np``, ``rt``) to the names
+    the generated module uses. When the returned tuple contains a starred
+    entry, the result is (None, expression): the caller stores the whole tuple
+    and indexes it.
+    """
+    substitutions = {"g": g, "ans": ans}
+    for name, param in template.signature.parameters.items():
+        if param.kind is param.VAR_POSITIONAL:
+            nodes = [node for n, node in pairs if n == name]
+            substitutions[name] = gast.Tuple(nodes, gast.Load())
+        elif param.kind is not param.VAR_KEYWORD:
+            substitutions[name] = dict(pairs)[name]
+    returned = _substitute(template.returned, substitutions, aliases)
+    if not template.is_tuple:
+        expressions = [returned] + [None] * (len(pairs) - 1)
+    elif any(isinstance(e, gast.Starred) for e in returned.elts):
+        return None, returned
+    else:
+        expressions = list(returned.elts)
+    if len(expressions) < len(pairs):
+        expressions += [None] * (len(pairs) - len(expressions))
+    return [Binding(name, node, _none_to_absent(expr))
+            for (name, node), expr in zip(pairs, expressions)], None
+
+
+def _none_to_absent(expr):
+    if expr is None or isinstance(expr, gast.Constant) and expr.value is None:
+        return None
+    return expr
+
+
+def _substitute(expression, substitutions, aliases):
+    expression = copy.deepcopy(expression)
+    rename = {"np": aliases.get(NUMPY_ALIAS, NUMPY_ALIAS), "rt": aliases.get(RUNTIME_ALIAS, RUNTIME_ALIAS)}
+
+    class Substitute(gast.NodeTransformer):
+        def visit_Name(self, node):
+            if node.id in substitutions:
+                return _as_load(copy.deepcopy(substitutions[node.id]))
+            if node.id in rename:
+                node.id = rename[node.id]
+            return node
+
+    return Substitute().visit(expression)
+
+
+def _as_load(node):
+    for sub in gast.walk(node):
+        if hasattr(sub, "ctx"):
+            sub.ctx = gast.Load()
+    return node

@@ -1,0 +1,1 @@
+"""Stage 6: print generated functions as readable source and compile them."""

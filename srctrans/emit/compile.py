@@ -1,0 +1,69 @@
+"""Compile printed functions into live ones.
+
+Requires: gast FunctionDefs whose free names are either the user's globals,
+the user function's closure variables, or names supplied in ``closure``.
+Guarantees: :func:`compile_functions` returns a :class:`Compiled` whose
+``instantiate`` gives live functions that read the user's globals live, read
+the user's closure variables from the given function object, and read
+srctrans's own names (the runtime, NumPy, called derivative passes) through a
+factory's closure, never through the user's namespace. The text is registered
+with :mod:`linecache`, so tracebacks and ``inspect.getsource`` show it.
+"""
+
+import itertools
+import linecache
+
+from srctrans.emit.printer import function_lines
+
+FACTORY = "__srctrans_factory__"
+_counter = itertools.count(1)
+
+
+class Compiled:
+    """A compiled generated module, ready to be bound to a user function.
+
+    Attributes:
+      source: the readable text of the generated functions (what st.source shows).
+      filename: the pseudo-file name registered with linecache.
+    """
+
+    def __init__(self, factory, closure, source, filename):
+        self._factory = factory
+        self._closure = closure
+        self.source = source
+        self.filename = filename
+
+    def instantiate(self, fn):
+        """The generated functions bound to the user function ``fn``'s closure."""
+        cells = fn.__closure__ or ()
+        user_values = []
+        for cell in cells:
+            try:
+                user_values.append(cell.cell_contents)
+            except ValueError:
+                user_values.append(None)
+        return self._factory(*self._closure.values(), *user_values)
+
+
+def compile_functions(functions, closure, user_fn, label):
+    """Compile ``functions`` (gast FunctionDefs) for the user function ``user_fn``.
+
+    ``closure`` maps srctrans's own free names to their values. The factory
+    returns the functions in the order given.
+    """
+    freevars = list(user_fn.__code__.co_freevars)
+    params = ", ".join(list(closure) + freevars)
+    names = ", ".join(f.name for f in functions)
+    lines = [f"def {FACTORY}({params}):"]
+    for function in functions:
+        lines.extend(function_lines(function, depth=1))
+        lines.append("")
+    lines.append(f"    return ({names},)")
+    text = "\n".join(lines) + "\n"
+    filename = f"<srctrans {label} #{next(_counter)}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    code = compile(text, filename, "exec")
+    namespace = {}
+    exec(code, user_fn.__globals__, namespace)
+    source = "\n\n".join("\n".join(function_lines(f)) for f in functions) + "\n"
+    return Compiled(namespace[FACTORY], closure, source, filename)

@@ -1,0 +1,50 @@
+"""Print gast functions as Python source, with a comment naming the user's line
+above each group of statements that came from it.
+
+Requires: statements annotated with ``Anno.ORIGIN`` (others print uncommented).
+Guarantees: the printed text parses back to the same functions; comments are
+the only addition.
+"""
+
+import ast
+
+import gast
+
+from srctrans import annotations as anno
+from srctrans.annotations import Anno
+
+INDENT = "    "
+
+
+def unparse(node):
+    """Python source of one gast node."""
+    return ast.unparse(ast.fix_missing_locations(gast.gast_to_ast(node)))
+
+
+def function_lines(function, depth=0):
+    """The lines of ``function`` (a gast FunctionDef), indented ``depth`` levels."""
+    pad = INDENT * depth
+    header = f"{pad}def {function.name}({unparse(function.args)}):"
+    lines = [header]
+    if isinstance(function.body[0], gast.Expr) and isinstance(function.body[0].value, gast.Constant):
+        lines.append(f'{pad}{INDENT}"""{function.body[0].value.value}"""')
+        body = function.body[1:]
+    else:
+        body = function.body
+    lines.extend(block_lines(body, depth + 1))
+    return lines
+
+
+def block_lines(statements, depth):
+    """The lines of a statement list, with an origin comment at each change of origin."""
+    pad = INDENT * depth
+    lines = []
+    previous = None
+    for stmt in statements:
+        origin = anno.get(stmt, Anno.ORIGIN)
+        if origin is not None and origin is not previous:
+            lines.append(pad + origin.comment())
+        previous = origin
+        for line in unparse(stmt).splitlines():
+            lines.append(pad + line)
+    return lines

@@ -1,0 +1,77 @@
+"""Naming conventions of generated code, in one place.
+
+Generated names are derived from the user's names so a reader can follow the
+adjoint: the adjoint of ``h`` is ``dh``, the adjoint of the temporary
+``_matmul`` is ``d_matmul``, and a temporary is named after the operation that
+produced it. A :class:`Namer` knows every identifier of the user's function and
+never hands out a name that is already taken.
+"""
+
+import gast
+
+RUNTIME_ALIAS = "rt"       # how generated code refers to the runtime package
+NUMPY_ALIAS = "np"         # how rule templates refer to numpy
+RESIDUALS = "residuals"    # the forward pass's saved values, passed to the backward pass
+OUTPUT_ADJOINT = "dout"    # the cotangent that seeds the backward pass
+
+_OPERATOR_NAMES = {
+    gast.Add: "add", gast.Sub: "sub", gast.Mult: "mul", gast.Div: "div",
+    gast.FloorDiv: "floordiv", gast.Mod: "mod", gast.Pow: "pow",
+    gast.MatMult: "matmul", gast.USub: "neg", gast.UAdd: "pos", gast.Not: "not",
+}
+
+
+def operator_name(op):
+    """A short lowercase name for a gast operator node (``gast.Add()`` -> ``'add'``)."""
+    return _OPERATOR_NAMES.get(type(op), type(op).__name__.lower())
+
+
+def identifiers(tree):
+    """Every identifier that appears in ``tree``: names, parameters, attributes."""
+    found = set()
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Name):
+            found.add(node.id)
+        elif isinstance(node, (gast.FunctionDef, gast.Lambda)) and hasattr(node, "name"):
+            found.add(node.name)
+        elif isinstance(node, gast.alias):
+            found.add(node.asname or node.name.split(".")[0])
+    return found
+
+
+class Namer:
+    """Hands out fresh names that clash with nothing in the user's function.
+
+    ``taken`` is the set of identifiers already in use. Every name returned by
+    :meth:`fresh`, :meth:`temporary` or :meth:`adjoint` is added to it.
+    """
+
+    def __init__(self, taken):
+        self.taken = set(taken)
+        self._adjoints = {}
+
+    def fresh(self, base):
+        """``base`` itself if free, else ``base_2``, ``base_3``, ..."""
+        name, n = base, 1
+        while name in self.taken:
+            n += 1
+            name = f"{base}_{n}"
+        self.taken.add(name)
+        return name
+
+    def temporary(self, operation):
+        """A name for a temporary holding the result of ``operation`` (``'_tanh'``)."""
+        return self.fresh("_" + operation)
+
+    def adjoint(self, name):
+        """The adjoint of ``name``: ``h`` -> ``dh``, ``_t`` -> ``d_t``; stable per name."""
+        if name not in self._adjoints:
+            self._adjoints[name] = self.fresh("d" + name)
+        return self._adjoints[name]
+
+    def tangent(self, name):
+        """The tangent of ``name`` in forward mode: ``h`` -> ``h_dot``; stable per name."""
+        key = ("tangent", name)
+        if key not in self._adjoints:
+            self._adjoints[key] = self.fresh(name + "_dot")
+        return self._adjoints[key]

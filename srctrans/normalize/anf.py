@@ -1,0 +1,206 @@
+"""A-normal form: every operation on local values gets its own statement.
+
+Requires: a fenced function (only supported syntax).
+Guarantees: the body is a list of statements of these shapes, each annotated
+with the :class:`Origin` of the user statement it came from:
+
+  name = atom | op(atom, ...) | call(atom, ..., key=atom) | atom.attr | atom[index]
+         | (atom, ...) | [atom, ...]
+  name, name, ... = atom                      (tuple unpacking)
+  return atom
+  call(atom, ...)                             (an expression statement)
+  assert ...                                  (kept as written)
+
+An *atom* is a Name, a Constant, or a static expression: one that reads no
+local variable and calls nothing (``np.pi``, ``-1``, ``(0, 1)``), which can
+carry no derivative and so stays inline where the user wrote it. A list or
+tuple literal of atoms may appear as a call argument (``np.stack([a, b])``).
+Every Call node carries ``Anno.CALLEE`` (the resolved live object, or MISSING)
+unless it calls a method of a local value.
+"""
+
+import gast
+
+from srctrans import annotations as anno
+from srctrans.annotations import Anno, Origin
+from srctrans.naming import operator_name
+
+
+def normalize(parsed, resolver, namer):
+    """Rewrite ``parsed.node``'s body into A-normal form, in place."""
+    _Normalizer(parsed, resolver, namer).run()
+
+
+class _Normalizer:
+    def __init__(self, parsed, resolver, namer):
+        self.parsed = parsed
+        self.resolver = resolver
+        self.namer = namer
+
+    def run(self):
+        function = self.parsed.node
+        out = []
+        for stmt in function.body:
+            origin = Origin(stmt.lineno, self._statement_text(stmt))
+            produced = []
+            self._statement(stmt, produced)
+            for new in produced:
+                anno.set_(new, Anno.ORIGIN, origin)
+                new.lineno = stmt.lineno
+            out.extend(produced)
+        function.body = out
+
+    def _statement_text(self, stmt):
+        text = self.parsed.line_text(stmt.lineno)
+        if getattr(stmt, "end_lineno", stmt.lineno) != stmt.lineno:
+            text += " ..."
+        return text
+
+    # -- statements ----------------------------------------------------------
+    def _statement(self, stmt, out):
+        if isinstance(stmt, gast.Assign):
+            self._assign(stmt.targets, stmt.value, out)
+        elif isinstance(stmt, gast.AnnAssign):
+            if stmt.value is not None:
+                self._assign([stmt.target], stmt.value, out)
+        elif isinstance(stmt, gast.AugAssign):
+            target = gast.Name(stmt.target.id, gast.Load(), None, None)
+            value = gast.BinOp(target, stmt.op, stmt.value)
+            self._assign([stmt.target], value, out)
+        elif isinstance(stmt, gast.Return):
+            value = stmt.value if stmt.value is not None else gast.Constant(None, None)
+            out.append(gast.Return(self._atom(value, out, prefer="out")))
+        elif isinstance(stmt, gast.Expr):
+            if isinstance(stmt.value, gast.Constant):
+                return                                  # a docstring or a bare constant
+            out.append(gast.Expr(self._flat(stmt.value, out)))
+        elif isinstance(stmt, gast.Pass):
+            return
+        else:                                           # assert: kept as written
+            out.append(stmt)
+
+    def _assign(self, targets, value, out):
+        if len(targets) == 1 and isinstance(targets[0], gast.Name):
+            out.append(_assign_name(targets[0].id, self._flat(value, out)))
+            return
+        source = self._atom(value, out)
+        for target in targets:
+            if isinstance(target, gast.Name):
+                out.append(_assign_name(target.id, source))
+            else:
+                self._unpack(target, source, out)
+
+    def _unpack(self, target, source, out):
+        """``a, (b, c) = source`` becomes flat unpackings of names."""
+        names, nested = [], []
+        for element in target.elts:
+            if isinstance(element, gast.Name):
+                names.append(element.id)
+            else:
+                temporary = self.namer.temporary("unpacked")
+                names.append(temporary)
+                nested.append((element, temporary))
+        stores = [gast.Name(n, gast.Store(), None, None) for n in names]
+        out.append(gast.Assign([gast.Tuple(stores, gast.Store())], _load(source), None))
+        for element, temporary in nested:
+            self._unpack(element, gast.Name(temporary, gast.Load(), None, None), out)
+
+    # -- expressions ---------------------------------------------------------
+    def _atom(self, expr, out, prefer=None):
+        """An atom equal to ``expr``, lifting the computation into ``out``."""
+        if self._is_atom(expr):
+            return expr
+        flat = self._flat(expr, out)
+        name = self.namer.temporary(prefer or _describe(flat))
+        out.append(_assign_name(name, flat))
+        return gast.Name(name, gast.Load(), None, None)
+
+    def _is_atom(self, expr):
+        return isinstance(expr, (gast.Name, gast.Constant)) or self.resolver.is_static(expr)
+
+    def _flat(self, expr, out):
+        """``expr`` with every operand an atom (the right-hand side of one statement)."""
+        if self._is_atom(expr):
+            return expr
+        if isinstance(expr, gast.BinOp):
+            return gast.BinOp(self._atom(expr.left, out), expr.op, self._atom(expr.right, out))
+        if isinstance(expr, gast.UnaryOp):
+            return gast.UnaryOp(expr.op, self._atom(expr.operand, out))
+        if isinstance(expr, gast.Compare):
+            return gast.Compare(self._atom(expr.left, out), expr.ops,
+                                [self._atom(c, out) for c in expr.comparators])
+        if isinstance(expr, gast.Call):
+            return self._call(expr, out)
+        if isinstance(expr, gast.Attribute):
+            return gast.Attribute(self._atom(expr.value, out), expr.attr, gast.Load())
+        if isinstance(expr, gast.Subscript):
+            return gast.Subscript(self._atom(expr.value, out), self._index(expr.slice, out),
+                                  gast.Load())
+        if isinstance(expr, (gast.Tuple, gast.List)):
+            return type(expr)([self._atom(e, out) for e in expr.elts], gast.Load())
+        if isinstance(expr, gast.JoinedStr):
+            return expr
+        raise AssertionError(f"the fence let through {type(expr).__name__}")
+
+    def _call(self, call, out):
+        func = call.func
+        is_method = (isinstance(func, gast.Attribute) and not self._is_atom(func.value)
+                     or isinstance(func, gast.Attribute) and self._reads_local(func.value))
+        if is_method:
+            func = gast.Attribute(self._atom(func.value, out), func.attr, gast.Load())
+        args = [self._argument(a, out) for a in call.args]
+        keywords = [gast.keyword(k.arg, self._argument(k.value, out)) for k in call.keywords]
+        new = gast.Call(func, args, keywords)
+        if not is_method:
+            anno.set_(new, Anno.CALLEE, self.resolver.resolve(func))
+        return new
+
+    def _reads_local(self, expr):
+        return any(isinstance(n, gast.Name) and n.id in self.resolver.local_names
+                   for n in gast.walk(expr))
+
+    def _argument(self, expr, out):
+        """Call arguments may be list or tuple literals of atoms (``np.stack([a, b])``)."""
+        if isinstance(expr, (gast.List, gast.Tuple)) and not self._is_atom(expr):
+            return type(expr)([self._atom(e, out) for e in expr.elts], gast.Load())
+        return self._atom(expr, out)
+
+    def _index(self, index, out):
+        if isinstance(index, gast.Slice):
+            return gast.Slice(*(None if part is None else self._atom(part, out)
+                                for part in (index.lower, index.upper, index.step)))
+        if isinstance(index, gast.Tuple):
+            return gast.Tuple([self._index(e, out) for e in index.elts], gast.Load())
+        return self._atom(index, out)
+
+
+def _describe(flat):
+    """A word for what a flat expression computes, used to name its temporary."""
+    if isinstance(flat, (gast.BinOp, gast.UnaryOp)):
+        return operator_name(flat.op)
+    if isinstance(flat, gast.Call):
+        func = flat.func
+        if isinstance(func, gast.Attribute):
+            return func.attr
+        if isinstance(func, gast.Name):
+            return func.id
+        return "call"
+    if isinstance(flat, gast.Attribute):
+        return flat.attr
+    if isinstance(flat, gast.Subscript):
+        return "item"
+    if isinstance(flat, gast.Compare):
+        return "cmp"
+    if isinstance(flat, (gast.Tuple, gast.List)):
+        return "tuple"
+    return "t"
+
+
+def _assign_name(name, value):
+    return gast.Assign([gast.Name(name, gast.Store(), None, None)], value, None)
+
+
+def _load(node):
+    if isinstance(node, gast.Name):
+        return gast.Name(node.id, gast.Load(), None, None)
+    return node

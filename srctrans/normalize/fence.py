@@ -1,0 +1,109 @@
+"""The fence: one table of the syntax srctrans supports, enforced first.
+
+Requires: a parsed user function.
+Guarantees: every node of the function is of a supported kind, or an
+:class:`UnsupportedSyntaxError` names the file, line and construct and says
+what to do instead. Later passes may assume only supported syntax remains.
+"""
+
+import gast
+
+from srctrans.errors import UnsupportedSyntaxError
+
+RESERVED_PARAMETERS = ("output_gradients",)
+
+# Supported node kinds. Statements and expressions not listed are rejected
+# with the message of UNSUPPORTED, or a generic one.
+SUPPORTED = frozenset({
+    # statements
+    gast.FunctionDef, gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Return,
+    gast.Expr, gast.Pass, gast.Assert,
+    # expressions
+    gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute,
+    gast.Subscript, gast.Slice, gast.Name, gast.Constant, gast.Tuple, gast.List,
+    gast.keyword, gast.JoinedStr, gast.FormattedValue,
+    # contexts, operators and other leaves
+    gast.Load, gast.Store, gast.arguments, gast.Add, gast.Sub, gast.Mult,
+    gast.Div, gast.FloorDiv, gast.Mod, gast.Pow, gast.MatMult, gast.USub,
+    gast.UAdd, gast.Not, gast.Eq, gast.NotEq, gast.Lt, gast.LtE, gast.Gt,
+    gast.GtE, gast.Is, gast.IsNot, gast.In, gast.NotIn,
+})
+
+# construct -> (what it is called, what to do instead)
+UNSUPPORTED = {
+    gast.Try: ("`try` statement", "move error handling outside the differentiated function"),
+    gast.With: ("`with` statement", "move the `with` block outside the differentiated function"),
+    gast.Yield: ("`yield` (a generator)", "return a value instead of yielding; collect results in a list"),
+    gast.YieldFrom: ("`yield from` (a generator)", "return a value instead of yielding"),
+    gast.Await: ("`await`", "differentiate a plain (non-async) function"),
+    gast.AsyncFunctionDef: ("`async def`", "differentiate a plain (non-async) function"),
+    gast.Global: ("`global` statement", "pass the value as an argument and return the new value"),
+    gast.Nonlocal: ("`nonlocal` statement", "pass the value as an argument and return the new value"),
+    gast.Delete: ("`del` statement", "drop the `del`; leaving the name bound is harmless"),
+    gast.Import: ("`import` inside the function", "import at module level"),
+    gast.ImportFrom: ("`import` inside the function", "import at module level"),
+    gast.ClassDef: ("class definition inside the function", "define the class at module level"),
+    gast.Raise: ("`raise` statement", "validate the inputs before calling the differentiated function"),
+    gast.If: ("`if` statement", "control flow is not supported yet; use np.where for data-dependent choices"),
+    gast.For: ("`for` loop", "control flow is not supported yet; write the computation with array operations"),
+    gast.While: ("`while` loop", "control flow is not supported yet; write the computation with array operations"),
+    gast.IfExp: ("conditional expression", "control flow is not supported yet; use np.where"),
+    gast.BoolOp: ("`and`/`or`", "use np.logical_and / np.logical_or on arrays"),
+    gast.Lambda: ("lambda", "define a module-level function with `def`"),
+    gast.ListComp: ("list comprehension", "use array operations"),
+    gast.SetComp: ("set comprehension", "use array operations"),
+    gast.DictComp: ("dict comprehension", "use array operations"),
+    gast.GeneratorExp: ("generator expression", "use array operations"),
+    gast.Dict: ("dict display", "containers are not supported yet; pass arrays"),
+    gast.Set: ("set display", "containers are not supported yet; pass arrays"),
+    gast.Starred: ("starred expression (`*args`)", "pass the arguments one by one"),
+    gast.NamedExpr: ("assignment expression (`:=`)", "assign with a separate `=` statement"),
+}
+
+
+def check(parsed):
+    """Raise :class:`UnsupportedSyntaxError` at the first unsupported construct of ``parsed``."""
+    function = parsed.node
+    _check_signature(parsed)
+    for node in gast.walk(function):
+        kind = type(node)
+        if node is not function and kind is gast.FunctionDef:
+            _reject(parsed, node, "nested function definition",
+                    "define the helper at module level and call it")
+        if kind in SUPPORTED:
+            _check_targets(parsed, node)
+            continue
+        if kind in UNSUPPORTED:
+            construct, hint = UNSUPPORTED[kind]
+            _reject(parsed, node, construct, hint)
+        if isinstance(node, (gast.expr, gast.stmt)):
+            _reject(parsed, node, f"`{kind.__name__}`", "rewrite it with supported syntax (see docs/syntax.md)")
+
+
+def _check_signature(parsed):
+    args = parsed.node.args
+    for param in args.posonlyargs + args.args + args.kwonlyargs:
+        if param.id in RESERVED_PARAMETERS:
+            _reject(parsed, param, f"parameter named `{param.id}`",
+                    f"rename it: srctrans reserves the keyword `{param.id}` for the cotangent")
+    if args.vararg is not None or args.kwarg is not None:
+        _reject(parsed, parsed.node, "`*args` or `**kwargs` parameter",
+                "list the parameters explicitly")
+
+
+def _check_targets(parsed, node):
+    if isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
+        targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+        for target in targets:
+            for sub in gast.walk(target):
+                if isinstance(sub, gast.Subscript) and isinstance(sub.ctx, gast.Store):
+                    _reject(parsed, sub, "assignment to a subscript (`x[i] = ...`)",
+                            "subscript writes are not supported yet; build the array with "
+                            "np.concatenate, np.stack or np.where")
+                if isinstance(sub, gast.Attribute) and isinstance(sub.ctx, gast.Store):
+                    _reject(parsed, sub, "assignment to an attribute (`obj.a = ...`)",
+                            "keep the value in a local variable")
+
+
+def _reject(parsed, node, construct, hint):
+    raise UnsupportedSyntaxError(f"{construct} is not supported", parsed.location(node), hint)

@@ -1,0 +1,1 @@
+"""Stage 5: make generated code lean: fold constants, propagate copies, drop dead code."""

@@ -1,0 +1,71 @@
+"""Dead-code elimination and copy propagation over straight-line statements.
+
+Requires: a flat list of gast statements.
+Guarantees: :func:`eliminate_dead_code` keeps exactly the statements that have
+an effect or whose targets are read later (or are in ``live_out``);
+:func:`propagate_copies` removes ``a = b`` copies whose names are never
+reassigned and renames the later reads of ``a`` to ``b``.
+"""
+
+import gast
+
+
+def targets_of(stmt):
+    """The names a statement assigns."""
+    if isinstance(stmt, gast.Assign):
+        return [n.id for t in stmt.targets for n in gast.walk(t)
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)]
+    return []
+
+
+def reads_of(node):
+    """The names an expression or statement reads."""
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+
+
+def eliminate_dead_code(statements, live_out, is_pure):
+    """The statements of ``statements`` that matter for ``live_out`` or have effects.
+
+    ``is_pure(stmt)`` tells whether a statement can be dropped when its targets
+    are dead.
+    """
+    live = set(live_out)
+    kept = []
+    for stmt in reversed(statements):
+        targets = targets_of(stmt)
+        if targets and is_pure(stmt) and not live.intersection(targets):
+            continue
+        live.difference_update(targets)
+        live |= reads_of(stmt)
+        kept.append(stmt)
+    kept.reverse()
+    return kept
+
+
+def propagate_copies(statements):
+    """Remove single-assignment copies ``a = b``; return (statements, renaming)."""
+    count, last = {}, {}
+    for index, stmt in enumerate(statements):
+        for name in targets_of(stmt):
+            count[name] = count.get(name, 0) + 1
+            last[name] = index
+    renaming = {}
+    kept = []
+    for index, stmt in enumerate(statements):
+        _rename_reads(stmt, renaming)
+        if (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
+                and isinstance(stmt.value, gast.Name)):
+            target, source = stmt.targets[0].id, stmt.value.id
+            if count[target] == 1 and last.get(source, -1) < index:
+                renaming[target] = source
+                continue
+        kept.append(stmt)
+    return kept, renaming
+
+
+def _rename_reads(stmt, renaming):
+    if not renaming:
+        return
+    for node in gast.walk(stmt):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id in renaming:
+            node.id = renaming[node.id]

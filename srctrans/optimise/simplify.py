@@ -1,0 +1,65 @@
+"""Algebraic simplification of generated expressions.
+
+Requires: flat lists of gast statements (a backward pass).
+Guarantees: the values computed are unchanged; products with 1, sums with 0,
+powers of 1 and arithmetic on two numeric constants are folded, so that a
+rule such as ``g * y * x ** (y - 1)`` instantiated at ``y = 2`` reads
+``g * 2 * x``.
+
+>>> import gast, ast
+>>> e = gast.parse("g * 2 * x ** (2 - 1)").body[0].value
+>>> ast.unparse(gast.gast_to_ast(simplify_expression(e)))
+'g * 2 * x'
+"""
+
+import operator
+
+import gast
+
+_FOLD = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
+         gast.Pow: operator.pow}
+
+
+def simplify(statements):
+    """Simplify every expression of ``statements`` in place."""
+    for stmt in statements:
+        if isinstance(stmt, (gast.Assign, gast.Return, gast.Expr)) and stmt.value is not None:
+            stmt.value = simplify_expression(stmt.value)
+
+
+def simplify_expression(expression):
+    """``expression`` with its constant sub-expressions folded (bottom-up)."""
+    return _Simplifier().visit(expression)
+
+
+def _number(node):
+    return (isinstance(node, gast.Constant) and type(node.value) in (int, float)
+            and not isinstance(node.value, bool))
+
+
+def _is(node, value):
+    return _number(node) and node.value == value
+
+
+class _Simplifier(gast.NodeTransformer):
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        left, op, right = node.left, type(node.op), node.right
+        if _number(left) and _number(right) and op in _FOLD:
+            if not (op is gast.Pow and (abs(right.value) > 64 or left.value == 0)):
+                return gast.Constant(_FOLD[op](left.value, right.value), None)
+        if op is gast.Mult and _is(right, 1) or op is gast.Pow and _is(right, 1):
+            return left
+        if op is gast.Mult and _is(left, 1):
+            return right
+        if op is gast.Div and _is(right, 1):
+            return left
+        if op in (gast.Add, gast.Sub) and _is(right, 0):
+            return left
+        return node
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, gast.USub) and _number(node.operand):
+            return gast.Constant(-node.operand.value, None)
+        return node

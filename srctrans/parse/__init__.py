@@ -1,0 +1,1 @@
+"""Stage 1: from a live function to its gast tree, and from names to live objects."""

@@ -1,0 +1,98 @@
+"""Resolve names in the user's function to the live objects they denote.
+
+Requires: the live function (for its globals, closure cells and builtins) and
+the set of the function's local names.
+Guarantees: :meth:`Resolver.resolve` returns the object a Name or an attribute
+chain (``np.linalg.norm``) denotes when it is read from globals, closure or
+builtins, and records each root name it read so a cached build can later check
+that those names still denote the same objects.
+"""
+
+import builtins
+
+import gast
+
+_MISSING = object()
+
+
+class Resolver:
+    """Looks up non-local names of one function.
+
+    Attributes:
+      assumptions: dict root name -> object, every global/closure/builtin name
+        the build depends on.
+    """
+
+    def __init__(self, fn, local_names):
+        self.fn = fn
+        self.local_names = frozenset(local_names)
+        self.assumptions = {}
+        code = fn.__code__
+        cells = fn.__closure__ or ()
+        self._closure = dict(zip(code.co_freevars, cells))
+
+    def lookup_root(self, name):
+        """The object bound to the non-local ``name``, or ``_MISSING``."""
+        if name in self.local_names:
+            return _MISSING
+        if name in self._closure:
+            try:
+                value = self._closure[name].cell_contents
+            except ValueError:       # an empty cell: defined later in the enclosing scope
+                return _MISSING
+        elif name in self.fn.__globals__:
+            value = self.fn.__globals__[name]
+        else:
+            value = getattr(builtins, name, _MISSING)
+        if value is not _MISSING:
+            self.assumptions[name] = value
+        return value
+
+    def resolve(self, node):
+        """The live object ``node`` denotes, or ``None``-like ``_MISSING``.
+
+        Only Name and attribute chains rooted at a non-local name resolve.
+        """
+        path = []
+        while isinstance(node, gast.Attribute):
+            path.append(node.attr)
+            node = node.value
+        if not isinstance(node, gast.Name):
+            return _MISSING
+        value = self.lookup_root(node.id)
+        for attr in reversed(path):
+            if value is _MISSING:
+                return _MISSING
+            value = getattr(value, attr, _MISSING)
+        return value
+
+    def is_static(self, node):
+        """True when ``node`` reads no local variable (so it can carry no derivative)."""
+        for sub in gast.walk(node):
+            if isinstance(sub, gast.Name) and sub.id in self.local_names:
+                return False
+            if isinstance(sub, (gast.Call, gast.Lambda, gast.NamedExpr)):
+                return False
+        return True
+
+
+def still_valid(fn, assumptions):
+    """True when every root name in ``assumptions`` still denotes the same object."""
+    code = fn.__code__
+    closure = dict(zip(code.co_freevars, fn.__closure__ or ()))
+    for name, value in assumptions.items():
+        if name in closure:
+            try:
+                current = closure[name].cell_contents
+            except ValueError:
+                return False
+        else:
+            current = fn.__globals__.get(name, _MISSING)
+            if current is _MISSING:
+                current = getattr(builtins, name, _MISSING)
+        if current is not value:
+            return False
+    return True
+
+
+MISSING = _MISSING

@@ -1,0 +1,243 @@
+"""The whole compiler in one place: the passes, in order, and why in that order.
+
+    parse      read the source, parse it with gast        (parse.source)
+    fence      reject unsupported syntax before anything   (normalize.fence)
+               else, so later passes never see it
+    anf        one operation per statement, so every       (normalize.anf)
+               rule sees atoms and every value has a name
+    ssa        rename reassignments, so the forward pass   (normalize.ssa)
+               keeps every value the backward pass reads
+    activity   which names carry derivatives: only they    (analyse.activity)
+               get adjoints
+    reverse    forward and backward statements             (differentiate.reverse)
+    optimise   fold constants, propagate copies, drop      (optimise.*)
+               dead code; then decide the residuals, so
+               only values the backward pass still reads
+               are kept alive
+    emit       print, compile, register with linecache     (emit.*)
+
+Set the environment variable ``SRCTRANS_TRACE=1`` to print the function after
+each stage.
+"""
+
+import copy
+import os
+import sys
+
+import gast
+import numpy
+
+import runtime
+from srctrans import annotations as anno
+from srctrans.analyse.activity import active_names
+from srctrans.annotations import Anno
+from srctrans.differentiate.reverse import reverse
+from srctrans.emit.compile import compile_functions
+from srctrans.emit.printer import function_lines
+from srctrans.naming import NUMPY_ALIAS, RESIDUALS, RUNTIME_ALIAS, Namer, identifiers
+from srctrans.normalize import fence
+from srctrans.normalize.anf import normalize
+from srctrans.normalize.ssa import rename_reassignments
+from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, reads_of, targets_of
+from srctrans.optimise.simplify import simplify
+from srctrans.parse.resolve import MISSING, Resolver
+from srctrans.parse.source import parse_function
+from srctrans.rules import METHODS, REGISTRY
+
+_TRACE = os.environ.get("SRCTRANS_TRACE") == "1"
+
+
+class Unit:
+    """One function being compiled, with everything the passes share.
+
+    Attributes:
+      parsed: the :class:`~srctrans.parse.source.ParsedFunction`.
+      function: its gast FunctionDef (rewritten in place by the passes).
+      wrt: the names of the selected parameters.
+      namer, resolver: naming and name resolution for this function.
+      aliases: the names generated code uses for the runtime and NumPy.
+      active: the active names (after activity analysis).
+      build_callee: ``(fn, wrt, location) -> (fwd, bwd)`` for called user functions.
+    """
+
+    def __init__(self, parsed, wrt, build_callee):
+        self.parsed = parsed
+        self.function = parsed.node
+        self.wrt = tuple(wrt)
+        self.build_callee = build_callee
+        self.namer = Namer(identifiers(parsed.node))
+        self.resolver = Resolver(parsed.fn, _local_names(parsed.node))
+        self.aliases = {RUNTIME_ALIAS: self._alias(RUNTIME_ALIAS, runtime),
+                        NUMPY_ALIAS: self._alias(NUMPY_ALIAS, numpy)}
+        self.active = set()
+
+    def _alias(self, name, module):
+        """``name`` unless the user's function uses it for something other than ``module``."""
+        if name not in self.namer.taken:
+            self.namer.taken.add(name)
+            return name
+        if name not in self.resolver.local_names and self.resolver.lookup_root(name) is module:
+            return name
+        return self.namer.fresh(name)
+
+
+class Build:
+    """A compiled reverse-mode derivative of one function for one selection.
+
+    Attributes:
+      compiled: the :class:`~srctrans.emit.compile.Compiled` module.
+      wrt: the selected parameter names.
+      assumptions: the non-local names the build resolved, and their objects.
+    """
+
+    def __init__(self, compiled, wrt, assumptions):
+        self.compiled = compiled
+        self.wrt = wrt
+        self.assumptions = assumptions
+
+    @property
+    def source(self):
+        return self.compiled.source
+
+
+def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False):
+    """Compile the forward and backward passes of ``fn`` with respect to ``wrt``."""
+    parsed = parse_function(fn)
+    fence.check(parsed)
+    unit = Unit(parsed, wrt, build_callee)
+    normalize(parsed, unit.resolver, unit.namer)
+    _trace("anf", unit.function)
+    rename_reassignments(unit.function, unit.namer)
+    _trace("ssa", unit.function)
+    unit.active = active_names(unit.function, unit.wrt)
+    result = reverse(unit)
+    gradients = [_gradient_expression(unit, name, adjoint, unconnected_zero)
+                 for name, adjoint in zip(unit.wrt, result.gradients)]
+    backward = result.backward
+    if optimize:
+        simplify(backward)
+        backward, renaming = propagate_copies(backward)
+        gradients = [_rename(g, renaming) for g in gradients]
+        backward = eliminate_dead_code(backward, _reads_all(gradients), lambda s: True)
+    residuals = _residuals(unit, result.forward, backward, gradients)
+    forward = result.forward
+    if optimize:
+        live = set(residuals) | _reads_all([result.output])
+        forward = eliminate_dead_code(forward, live, _is_pure)
+    seed = result.seed or unit.namer.fresh("dout")
+    functions = [_forward_function(unit, forward, result.output, residuals),
+                 _backward_function(unit, backward, seed, residuals, gradients)]
+    closure = {unit.aliases[NUMPY_ALIAS]: numpy, unit.aliases[RUNTIME_ALIAS]: runtime}
+    closure.update(result.closure)
+    compiled = compile_functions(functions, closure, fn, f"{fn.__qualname__} reverse")
+    _trace("generated", None, compiled.source)
+    return Build(compiled, unit.wrt, dict(unit.resolver.assumptions))
+
+
+def _local_names(function):
+    args = function.args
+    names = {p.id for p in args.posonlyargs + args.args + args.kwonlyargs}
+    for node in gast.walk(function):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            names.add(node.id)
+    return names
+
+
+def _gradient_expression(unit, name, adjoint, unconnected_zero):
+    if adjoint is not None:
+        return gast.Name(adjoint, gast.Load(), None, None)
+    if unconnected_zero:
+        zeros = gast.Attribute(gast.Name(unit.aliases[NUMPY_ALIAS], gast.Load(), None, None),
+                               "zeros_like", gast.Load())
+        return gast.Call(zeros, [gast.Name(name, gast.Load(), None, None)], [])
+    return gast.Constant(None, None)
+
+
+def _rename(expression, renaming):
+    if isinstance(expression, gast.Name) and expression.id in renaming:
+        return gast.Name(renaming[expression.id], gast.Load(), None, None)
+    return expression
+
+
+def _reads_all(expressions):
+    names = set()
+    for expression in expressions:
+        if expression is not None:
+            names |= reads_of(expression)
+    return names
+
+
+def _residuals(unit, forward, backward, gradients):
+    """The forward values the backward pass reads, in order of first use."""
+    args = unit.function.args
+    forward_names = {p.id for p in args.posonlyargs + args.args + args.kwonlyargs}
+    for stmt in forward:
+        forward_names.update(targets_of(stmt))
+    residuals = []
+    assigned = set()
+    for node in backward + gradients:
+        for name in _ordered_reads(node):
+            if name in forward_names and name not in assigned and name not in residuals:
+                residuals.append(name)
+        assigned.update(targets_of(node))
+    return residuals
+
+
+def _ordered_reads(node):
+    return [n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]
+
+
+def _is_pure(stmt):
+    """A forward statement that may be dropped when its result is unused."""
+    calls = [n for n in gast.walk(stmt) if isinstance(n, gast.Call)]
+    for call in calls:
+        callee = anno.get(call, Anno.CALLEE)
+        if callee is None and isinstance(call.func, gast.Attribute) and call.func.attr in METHODS:
+            continue
+        if callee is MISSING or callee is None:
+            return False
+        if REGISTRY.lookup(callee) is None and not REGISTRY.is_nondifferentiable(callee):
+            return False
+    return True
+
+
+def _names(names, ctx):
+    return [gast.Name(n, ctx(), None, None) for n in names]
+
+
+def _forward_function(unit, forward, output, residuals):
+    saved = gast.Tuple(_names(residuals, gast.Load), gast.Load())
+    returned = gast.Return(gast.Tuple([copy.deepcopy(output), saved], gast.Load()))
+    anno.set_(returned, Anno.ORIGIN, None)
+    name = unit.namer.fresh(unit.function.name + "_fwd")
+    doc = gast.Expr(gast.Constant("Forward pass: returns (output, residuals for the backward pass).", None))
+    return _function(name, copy.deepcopy(unit.function.args), [doc] + forward + [returned])
+
+
+def _backward_function(unit, backward, seed, residuals, gradients):
+    name = unit.namer.fresh(unit.function.name + "_bwd")
+    residuals_name = unit.namer.fresh(RESIDUALS)
+    args = gast.arguments(_names([residuals_name, seed], gast.Param), [], None, [], [], None, [])
+    body = [gast.Expr(gast.Constant(
+        f"Backward pass: the cotangents of {', '.join(unit.wrt)} given the output's cotangent {seed}.",
+        None))]
+    if residuals:
+        unpack = gast.Assign([gast.Tuple(_names(residuals, gast.Store), gast.Store())],
+                             gast.Name(residuals_name, gast.Load(), None, None), None)
+        body.append(unpack)
+    body.extend(backward)
+    body.append(gast.Return(gast.Tuple(list(gradients), gast.Load())))
+    return _function(name, args, body)
+
+
+def _function(name, args, body):
+    return gast.FunctionDef(name=name, args=args, body=body, decorator_list=[], returns=None,
+                            type_comment=None, type_params=[])
+
+
+def _trace(stage, function, text=None):
+    if not _TRACE:
+        return
+    if text is None:
+        text = "\n".join(function_lines(function))
+    print(f"--- srctrans: after {stage} ---\n{text}", file=sys.stderr)

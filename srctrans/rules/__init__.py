@@ -1,0 +1,14 @@
+"""The derivative rules: one registry, filled by the rule modules listed here.
+
+``REGISTRY`` is the only registry; this module is the only place that loads
+rule files, so every rule srctrans knows is reachable from this list.
+"""
+
+from srctrans.rules.registry import RuleRegistry
+
+REGISTRY = RuleRegistry()
+
+# Each module registers its rules into REGISTRY when imported.
+from srctrans.rules import elementwise, reductions, linalg, shapes, constants  # noqa: E402,F401
+from srctrans.rules.operators import operator_primal  # noqa: E402,F401
+from srctrans.rules.methods import METHODS, ATTRIBUTES  # noqa: E402,F401

@@ -1,0 +1,244 @@
+"""Tests for runtime.linalg: every product's gradients against finite differences."""
+
+import doctest
+
+import numpy as np
+import pytest
+
+import runtime.linalg
+from runtime.linalg import (
+    dot_lhs, dot_rhs, einsum_grads, inner_lhs, inner_rhs, matmul_lhs,
+    matmul_rhs, outer_lhs, outer_rhs, tensordot_lhs, tensordot_rhs)
+
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
+
+
+def _check_both_operands(forward, lhs, rhs, a_shape, b_shape, check_vjp, seed):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(a_shape)
+    b = rng.standard_normal(b_shape)
+    check_vjp(forward, lhs, [a, b], 0, rng)
+    check_vjp(forward, rhs, [a, b], 1, rng)
+
+
+MATMUL_SHAPES = [
+    ((3, 4), (4, 5)),
+    ((4,), (4,)),
+    ((4,), (4, 5)),
+    ((3, 4), (4,)),
+    ((2, 3, 4), (4, 5)),
+    ((3, 4), (2, 4, 5)),
+    ((2, 3, 4), (2, 4, 5)),
+    ((1, 3, 4), (5, 4, 2)),
+    ((5, 3, 4), (1, 4, 2)),
+    ((2, 1, 3, 4), (5, 4, 2)),
+    ((4,), (2, 4, 5)),
+    ((2, 3, 4), (4,)),
+    ((2, 1, 3, 4), (1, 6, 4, 2)),
+]
+
+
+@pytest.mark.parametrize("a_shape, b_shape", MATMUL_SHAPES)
+def test_matmul(a_shape, b_shape, check_vjp):
+    _check_both_operands(np.matmul, matmul_lhs, matmul_rhs,
+                         a_shape, b_shape, check_vjp, seed=10)
+
+
+DOT_SHAPES = [
+    ((), ()),
+    ((), (3,)),
+    ((3, 4), ()),
+    ((4,), (4,)),
+    ((3, 4), (4,)),
+    ((4,), (4, 5)),
+    ((3, 4), (4, 5)),
+    ((2, 3, 4), (4,)),
+    ((2, 3, 4), (4, 5)),
+    ((4,), (2, 4, 5)),
+    ((2, 3, 4), (5, 4, 6)),
+]
+
+
+@pytest.mark.parametrize("a_shape, b_shape", DOT_SHAPES)
+def test_dot(a_shape, b_shape, check_vjp):
+    _check_both_operands(np.dot, dot_lhs, dot_rhs,
+                         a_shape, b_shape, check_vjp, seed=11)
+
+
+def test_dot_with_python_scalar():
+    a = np.arange(3.0)
+    np.testing.assert_allclose(dot_lhs(np.ones(3), a, 2.0), [2.0, 2.0, 2.0])
+    assert dot_rhs(np.ones(3), a, 2.0) == 3.0
+
+
+INNER_SHAPES = [
+    ((), (3,)),
+    ((2, 3), ()),
+    ((4,), (4,)),
+    ((3, 4), (4,)),
+    ((4,), (3, 4)),
+    ((3, 4), (5, 4)),
+    ((2, 3, 4), (5, 4)),
+    ((2, 3, 4), (5, 6, 4)),
+]
+
+
+@pytest.mark.parametrize("a_shape, b_shape", INNER_SHAPES)
+def test_inner(a_shape, b_shape, check_vjp):
+    _check_both_operands(np.inner, inner_lhs, inner_rhs,
+                         a_shape, b_shape, check_vjp, seed=12)
+
+
+OUTER_SHAPES = [
+    ((3,), (4,)),
+    ((2, 3), (4,)),
+    ((), (3,)),
+    ((2, 2), (3, 1)),
+]
+
+
+@pytest.mark.parametrize("a_shape, b_shape", OUTER_SHAPES)
+def test_outer(a_shape, b_shape, check_vjp):
+    _check_both_operands(np.outer, outer_lhs, outer_rhs,
+                         a_shape, b_shape, check_vjp, seed=13)
+
+
+TENSORDOT_CASES = [
+    ((3, 4, 5), (4, 5, 6), 2),
+    ((3, 4), (4, 5), 1),
+    ((3, 4), (5, 6), 0),
+    ((3, 4, 5), (3, 4, 5), 3),
+    ((3, 4, 5), (5, 3, 6), ([0, 2], [1, 0])),
+    ((3, 4, 5), (6, 5), ([2], [1])),
+    ((3, 4, 5), (4, 3), ([1, 0], [0, 1])),
+    ((2, 3), (3, 2), (-1, 0)),
+    ((3, 4, 5), (5, 4, 3), ([-1, 1, 0], [0, 1, 2])),
+    ((2, 3, 4), (4, 2, 5), ((0, -1), (1, 0))),
+]
+
+
+@pytest.mark.parametrize("a_shape, b_shape, axes", TENSORDOT_CASES)
+def test_tensordot(a_shape, b_shape, axes, check_vjp):
+    _check_both_operands(
+        lambda a, b: np.tensordot(a, b, axes),
+        lambda g, a, b: tensordot_lhs(g, a, b, axes),
+        lambda g, a, b: tensordot_rhs(g, a, b, axes),
+        a_shape, b_shape, check_vjp, seed=14)
+
+
+def test_tensordot_default_axes(check_vjp):
+    _check_both_operands(np.tensordot, tensordot_lhs, tensordot_rhs,
+                         (2, 3, 4), (3, 4, 5), check_vjp, seed=15)
+
+
+EINSUM_CASES = [
+    ("ij,jk->ik", [(3, 4), (4, 5)]),
+    ("ij,jk", [(3, 4), (4, 5)]),
+    ("ij, jk -> ik", [(3, 4), (4, 5)]),
+    ("i,i", [(4,), (4,)]),
+    ("i,i->", [(4,), (4,)]),
+    ("i,j->ij", [(3,), (4,)]),
+    ("i,j", [(3,), (4,)]),
+    ("ij->ji", [(3, 4)]),
+    ("ji", [(3, 4)]),
+    ("ij->", [(3, 4)]),
+    ("ij->j", [(3, 4)]),
+    ("ii->i", [(3, 3)]),
+    ("ii", [(3, 3)]),
+    ("iji->j", [(3, 2, 3)]),
+    ("iij->ji", [(3, 3, 2)]),
+    ("ii,i->i", [(3, 3), (3,)]),
+    ("ab,cd->", [(2, 3), (4, 5)]),
+    ("ab,cd->ad", [(2, 3), (4, 5)]),
+    ("ijk,j->ik", [(2, 3, 4), (3,)]),
+    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
+    ("Ba,Ac", [(2, 3), (4, 5)]),
+    (",i->i", [(), (3,)]),
+    ("...ij,...jk->...ik", [(2, 3, 4), (2, 4, 5)]),
+    ("...ij,...jk", [(2, 3, 4), (2, 4, 5)]),
+    ("...ij,...jk->...ik", [(1, 3, 4), (5, 4, 2)]),
+    ("...ij,...jk->...ik", [(3, 4), (2, 6, 4, 5)]),
+    ("i...,i...->...", [(2, 3), (2, 1)]),
+    ("...i,...i->...", [(2, 1, 4), (3, 4)]),
+    ("...,...->...", [(), (3,)]),
+    ("i...->...", [(2, 3, 4)]),
+    ("...ii->...i", [(2, 3, 3)]),
+    ("i,i->i", [(1,), (3,)]),
+    ("ij,ij->i", [(3, 1), (3, 4)]),
+]
+
+
+@pytest.mark.parametrize("subscripts, shapes", EINSUM_CASES)
+def test_einsum(subscripts, shapes, check_vjp):
+    rng = np.random.default_rng(16)
+    operands = [rng.standard_normal(shape) for shape in shapes]
+    forward = lambda *ops: np.einsum(subscripts, *ops)  # noqa: E731
+    for k in range(len(operands)):
+        check_vjp(forward,
+                  lambda g, *ops: einsum_grads(g, subscripts, ops)[k],
+                  operands, k, rng)
+
+
+def test_einsum_diagonal_gradient_is_zero_off_the_diagonal():
+    (grad,) = einsum_grads(np.array([1.0, 2.0, 3.0]), "ii->i", [np.ones((3, 3))])
+    np.testing.assert_array_equal(grad, np.diag([1.0, 2.0, 3.0]))
+
+
+def test_einsum_interleaved_form_is_not_supported():
+    with pytest.raises(NotImplementedError, match="interleaved"):
+        einsum_grads(np.ones(3), [0], [np.ones(3)])
+
+
+@pytest.mark.parametrize("subscripts, shapes, g_shape", [
+    ("ij,jk->ik", [(3, 4)], (3,)),
+    ("ij->i", [(3, 4, 5)], (3,)),
+    ("i->i", [(3,)], (4,)),
+    ("i$->i", [(3, 2)], (3,)),
+    ("i->ij", [(3,)], (3, 2)),
+    ("i,i", [(3,)], ()),
+])
+def test_einsum_mismatch_raises_value_error(subscripts, shapes, g_shape):
+    with pytest.raises(ValueError):
+        einsum_grads(np.ones(g_shape), subscripts, [np.ones(s) for s in shapes])
+
+
+# name -> (forward, lhs, rhs, a shape, b shape), for the float32 dtype test
+FLOAT32_CASES = {
+    "matmul-2d": (np.matmul, matmul_lhs, matmul_rhs, (3, 4), (4, 5)),
+    "matmul-batched": (np.matmul, matmul_lhs, matmul_rhs, (2, 3, 4), (4,)),
+    "dot": (np.dot, dot_lhs, dot_rhs, (2, 3, 4), (4, 5)),
+    "dot-scalar": (np.dot, dot_lhs, dot_rhs, (), (3,)),
+    "inner": (np.inner, inner_lhs, inner_rhs, (3, 4), (5, 4)),
+    "outer": (np.outer, outer_lhs, outer_rhs, (3,), (2, 2)),
+    "tensordot": (np.tensordot, tensordot_lhs, tensordot_rhs, (2, 3, 4), (3, 4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FLOAT32_CASES))
+def test_float32_stays_float32(name):
+    forward, lhs, rhs, a_shape, b_shape = FLOAT32_CASES[name]
+    a = np.ones(a_shape, dtype=np.float32)
+    b = np.ones(b_shape, dtype=np.float32)
+    g = np.ones(np.shape(forward(a, b)), dtype=np.float32)
+    assert lhs(g, a, b).dtype == np.float32
+    assert rhs(g, a, b).dtype == np.float32
+
+
+def test_einsum_float32_stays_float32():
+    a = np.ones((2, 3), dtype=np.float32)
+    b = np.ones((3, 3), dtype=np.float32)
+    grads = einsum_grads(np.ones(2, dtype=np.float32), "ij,jj->i", [a, b])
+    assert [grad.dtype for grad in grads] == [np.float32, np.float32]
+
+
+def test_matmul_2d_fast_path_values():
+    a = np.arange(6.0).reshape(2, 3)
+    b = np.arange(12.0).reshape(3, 4)
+    g = np.ones((2, 4))
+    np.testing.assert_array_equal(matmul_lhs(g, a, b), g @ b.T)
+    np.testing.assert_array_equal(matmul_rhs(g, a, b), a.T @ g)
+
+
+def test_docstring_examples():
+    assert doctest.testmod(runtime.linalg).failed == 0
