@@ -68,7 +68,8 @@ def prod_grad(g, ans, x, axis=None, keepdims=False):
     Args:
       ans: the forward result (same shape as ``g``).
     """
-    shape = np.shape(x)
+    x = np.asarray(x)
+    shape = x.shape
     axes = _axes(len(shape), axis)
     g = _keep_reduced_axes(g, shape, axis, keepdims)
     is_zero = np.equal(x, 0)
