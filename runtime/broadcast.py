@@ -44,6 +44,11 @@ def unbroadcast(g, x):
 
 
 def _sum_to_shape(g, shape):
+    g_shape = getattr(g, "shape", None)
+    if g_shape is not None and g_shape[len(g_shape) - len(shape):] == shape and len(g_shape) > len(shape):
+        # the common case, a bias: only leading axes were added
+        lead = len(g_shape) - len(shape)
+        return g.sum(axis=0) if lead == 1 else g.sum(axis=tuple(range(lead)))
     extra = np.ndim(g) - len(shape)
     if extra > 0:
         g = np.sum(g, axis=tuple(range(extra)))

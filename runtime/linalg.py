@@ -28,10 +28,10 @@ def matmul_lhs(g, a, b):
     >>> matmul_lhs(np.ones((4, 1, 2)), np.zeros((1, 3)), np.ones((4, 3, 2))).shape
     (1, 3)
     """
+    if getattr(a, "ndim", 0) == 2 and getattr(b, "ndim", 0) == 2:
+        return g @ b.T                                  # the common case, first
     a = np.asarray(a)
     b = np.asarray(b)
-    if a.ndim == 2 and b.ndim == 2:
-        return g @ b.T
     g, a_matrix, b_matrix = _as_matrices(g, a, b)
     grad = np.matmul(g, np.swapaxes(b_matrix, -1, -2))
     if a.ndim == 1:
@@ -41,10 +41,10 @@ def matmul_lhs(g, a, b):
 
 def matmul_rhs(g, a, b):
     """Gradient of ``a @ b`` with respect to ``b``, for every ndim case."""
+    if getattr(a, "ndim", 0) == 2 and getattr(b, "ndim", 0) == 2:
+        return a.T @ g                                  # the common case, first
     a = np.asarray(a)
     b = np.asarray(b)
-    if a.ndim == 2 and b.ndim == 2:
-        return a.T @ g
     g, a_matrix, b_matrix = _as_matrices(g, a, b)
     grad = np.matmul(np.swapaxes(a_matrix, -1, -2), g)
     if b.ndim == 1:
@@ -59,10 +59,10 @@ def dot_lhs(g, a, b):
     last axis of ``a`` with the second-to-last axis of ``b`` (its only axis
     when ``b`` is 1-D).
     """
+    if getattr(a, "ndim", 0) == 2 and getattr(b, "ndim", 0) == 2:
+        return g @ b.T                                  # the common case, first
     a = np.asarray(a)
     b = np.asarray(b)
-    if a.ndim == 2 and b.ndim == 2:
-        return g @ b.T
     if a.ndim == 0 or b.ndim == 0:
         return unbroadcast(g * b, a)
     return tensordot_lhs(g, a, b, _dot_axes(a, b))
@@ -70,10 +70,10 @@ def dot_lhs(g, a, b):
 
 def dot_rhs(g, a, b):
     """Gradient of ``np.dot(a, b)`` with respect to ``b``."""
+    if getattr(a, "ndim", 0) == 2 and getattr(b, "ndim", 0) == 2:
+        return a.T @ g                                  # the common case, first
     a = np.asarray(a)
     b = np.asarray(b)
-    if a.ndim == 2 and b.ndim == 2:
-        return a.T @ g
     if a.ndim == 0 or b.ndim == 0:
         return unbroadcast(g * a, b)
     return tensordot_rhs(g, a, b, _dot_axes(a, b))

@@ -24,6 +24,9 @@ def unreduce(g, x, axis=None, keepdims=False):
            [2., 2., 2.]])
     """
     shape = np.shape(x)
+    if axis is None and not keepdims and np.ndim(g) == 0:
+        # the usual seed of a scalar loss: a filled array beats a broadcast view downstream
+        return np.full(shape, g, dtype=_float_dtype(g, x))
     return np.broadcast_to(_keep_reduced_axes(g, shape, axis, keepdims), shape)
 
 

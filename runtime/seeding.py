@@ -60,6 +60,9 @@ def conform_gradient(g, x):
     """
     if g is None:
         return None
+    if type(g) is np.ndarray and type(x) is np.ndarray and g.shape == x.shape \
+            and g.dtype == x.dtype and g.flags.writeable:
+        return g                                   # the common case, already conforming
     g = _to_shape(g, x)
     dtype = _floating_dtype_of(x)
     if isinstance(x, (int, float, np.generic)):
@@ -98,6 +101,8 @@ def _seed_one(out, cotangent, name):
 
 
 def _ones_like(out):
+    if type(out) is np.float64:
+        return np.float64(1.0)                     # the common case: a float64 scalar loss
     dtype = _floating_dtype_of(out) or np.dtype(np.float64)
     if isinstance(out, np.generic):  # before float: np.float64 is a float
         return dtype.type(1)

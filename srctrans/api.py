@@ -74,8 +74,9 @@ def _check_differentiable(value, name):
     if isinstance(value, (bool, numbers.Integral, np.bool_)) or (
             isinstance(value, np.ndarray) and value.dtype.kind in "biu"):
         kind = type(value).__name__ if not isinstance(value, np.ndarray) else f"{value.dtype} array"
+        article = "an" if kind[0] in "aeiou" else "a"
         raise NonDifferentiableError(
-            f"argument {name!r} is selected for differentiation but is an {kind}",
+            f"argument {name!r} is selected for differentiation but is {article} {kind}",
             hint="pass a float (e.g. 2.0 or x.astype(float)), or leave it out of wrt: "
                  "unselected arguments are constants")
 

@@ -190,12 +190,13 @@ class _Reverser:
         if REGISTRY.lookup(callee) is not None:
             self._rule(callee, args, keywords, g, ans, call)
             return None
-        if isinstance(callee, (types.FunctionType, types.MethodType)):
+        if isinstance(callee, (types.FunctionType, types.MethodType)) and not _is_library(callee):
             return self._user_call(target, callee, call, args, keywords, g, stmt)
-        self._fail(call, MissingRuleError,
-                   f"`{_unparse(call.func)}` ({_describe(callee)}) has no derivative rule and no Python source",
-                   "register one with st.register_vjp, or use a NumPy function that has a rule "
-                   "(see docs/rules.md)")
+        what = "has no derivative rule" if _is_library(callee) else \
+            "has no derivative rule and no Python source"
+        self._fail(call, MissingRuleError, f"`{_unparse(call.func)}` ({_describe(callee)}) {what}",
+                   "use a NumPy function that has a rule (docs/rules.md lists them), or write the "
+                   "computation as a Python function srctrans can read")
 
     def _rule(self, primal, args, keywords, g, ans, node):
         rule = REGISTRY.lookup(primal)
@@ -276,6 +277,12 @@ class _Reverser:
         """Raise ``error`` at the user's line of the statement being differentiated."""
         lineno = getattr(node, "lineno", None) or (self._origin.lineno if self._origin else None)
         raise error(message, self.unit.parsed.location_of_line(lineno), hint)
+
+
+def _is_library(callee):
+    """NumPy's own Python functions are primitives: differentiated by rule, never by source."""
+    module = getattr(callee, "__module__", None) or ""
+    return module == "numpy" or module.startswith("numpy.")
 
 
 def _describe(obj):

@@ -6,13 +6,14 @@ Guarantees: a :class:`ParsedFunction` whose tree's line numbers are the user's
 file line numbers, and a way to name a place in that file for error messages.
 """
 
+import ast
 import inspect
 import textwrap
 import types
 
 import gast
 
-from srctrans.errors import Location, NoSourceError
+from srctrans.errors import Location, NoSourceError, UnsupportedSyntaxError
 
 
 class ParsedFunction:
@@ -82,6 +83,10 @@ def parse_function(fn):
     source = textwrap.dedent("".join(lines))
     module = gast.parse(source)
     node = module.body[0]
+    if isinstance(node, gast.AsyncFunctionDef):
+        raise UnsupportedSyntaxError(
+            "`async def` is not supported", Location(filename, first, fn.__name__),
+            "differentiate a plain (non-async) function")
     if not isinstance(node, gast.FunctionDef):
         raise NoSourceError(f"the source of {_describe(fn)} is not a `def`",
                             hint="define the function with `def`")
@@ -100,3 +105,24 @@ def _shift_lines(tree, offset):
             node.lineno += offset
             if getattr(node, "end_lineno", None) is not None:
                 node.end_lineno += offset
+
+
+def nesting_depth(fn):
+    """How deeply the syntax tree of ``fn``'s source nests (0 when it has no source).
+
+    The passes walk trees recursively, so a long expression such as
+    ``x + x + ... + x`` needs a few Python frames per level; the cache uses
+    this to give a build enough recursion headroom. The walk is iterative.
+    """
+    try:
+        source = textwrap.dedent(inspect.getsource(fn))
+        tree = ast.parse(source)
+    except (OSError, TypeError, SyntaxError, RecursionError, MemoryError):
+        return 0
+    deepest = 0
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest

@@ -1,0 +1,7 @@
+"""``python -m srctrans FILE.py:FUNCTION ...``: the command line (see :mod:`srctrans.cli`)."""
+
+import sys
+
+from srctrans.cli import main
+
+sys.exit(main())

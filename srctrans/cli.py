@@ -1,0 +1,157 @@
+"""Print the derivative srctrans generates for a function in a Python file.
+
+Usage::
+
+    srctrans FILE.py:FUNCTION [--wrt NAMES_OR_INDICES] [--mode reverse] [--no-optimize]
+    python -m srctrans FILE.py:FUNCTION ...
+
+``FUNCTION`` may be dotted to reach a method (``model.py:Model.loss``); for a
+method defined with ``def`` in a class, indices count the parameters after
+``self``, as for a bound method. ``--wrt`` takes comma-separated parameter
+names or indices (``--wrt 0,w``): one entry selects one argument, several a
+tuple; the default is the first argument. The source goes to stdout. The file
+is imported under a private module name (so its ``if __name__ ==
+"__main__":`` block does not run), with its directory on ``sys.path`` so it
+can import its siblings.
+
+Any error -- a missing file, a file that fails to import, an unknown
+function, code srctrans cannot differentiate -- is one line on stderr,
+``srctrans: error: ...``, and exit status 2.
+
+>>> main(["samples/mlp.py:loss", "--wrt", "w1,b1"])      # doctest: +SKIP
+def loss_fwd(w1, b1, w2, b2, x, y):
+...
+"""
+
+import argparse
+import importlib.util
+import inspect
+import itertools
+import os
+import re
+import sys
+import types
+
+import srctrans
+from srctrans.errors import SrcTransError
+
+MODES = ("reverse",)          # --mode choices; the first is the default
+
+_module_numbers = itertools.count()
+
+
+class CliError(Exception):
+    """A user error the command line reports in one line."""
+
+
+def main(argv=None):
+    """Run the command line on ``argv`` (default ``sys.argv[1:]``); return the exit status."""
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:          # usage errors (2), --help and --version (0)
+        return exit_.code
+    try:
+        fn, is_method = _load_function(args.target)
+        wrt = _parse_wrt(args.wrt, shift=1 if is_method else 0)
+        text = srctrans.source(fn, mode=args.mode, wrt=wrt, optimize=args.optimize)
+    except SrcTransError as error:
+        return _fail("; ".join(line.strip() for line in str(error).splitlines()))
+    except CliError as error:
+        return _fail(str(error))
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
+def _parser():
+    parser = argparse.ArgumentParser(
+        prog="srctrans", description="Print the generated derivative of a Python function.")
+    parser.add_argument("target", metavar="FILE.py:FUNCTION",
+                        help="the file and the function (dotted for a method: Model.loss)")
+    parser.add_argument("--wrt", metavar="ARGS",
+                        help="comma-separated parameter names or indices (default: the first)")
+    parser.add_argument("--mode", choices=MODES, default=MODES[0],
+                        help=f"which derivative to print (default: {MODES[0]})")
+    parser.add_argument("--no-optimize", dest="optimize", action="store_false",
+                        help="print the code before the optimisation passes")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {srctrans.__version__}")
+    return parser
+
+
+def _fail(message):
+    print(f"srctrans: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _parse_wrt(text, shift):
+    """The ``wrt`` argument of :func:`srctrans.source` for ``--wrt text``.
+
+    ``shift`` is added to indices from the front: 1 for a method, whose
+    ``self`` is not counted.
+    """
+    if text is None:
+        return shift
+    entries = [entry.strip() for entry in text.split(",")]
+    if not all(entries):
+        raise CliError(f"--wrt {text!r} has an empty entry; give names or indices separated by commas")
+    selected = tuple(_index(e, shift) if re.fullmatch(r"-?\d+", e) else e for e in entries)
+    return selected[0] if len(selected) == 1 else selected
+
+
+def _index(entry, shift):
+    index = int(entry)
+    return index + shift if index >= 0 else index
+
+
+def _load_function(target):
+    """``(function, is_method)`` for ``FILE.py:NAME[.NAME...]``."""
+    path, colon, qualname = target.rpartition(":")
+    if not colon or not path or not qualname:
+        raise CliError(f"{target!r} names no function; write FILE.py:FUNCTION")
+    module = _import_file(path)
+    owner, found, reached = None, module, []
+    for part in qualname.split("."):
+        if not hasattr(found, part):
+            where = f"{path}:{'.'.join(reached)}" if reached else path
+            raise CliError(f"{where} has no attribute {part!r}")
+        owner, found = found, getattr(found, part)
+        reached.append(part)
+    where = f"{path}:{qualname}"
+    if not inspect.isfunction(found) and not inspect.ismethod(found):
+        unwrapped = inspect.unwrap(found) if callable(found) else found
+        if not inspect.isfunction(unwrapped):      # st.grad(f) and the like stand for f
+            raise CliError(f"{where} is a {type(found).__name__}, not a function defined with def")
+        found = unwrapped
+    is_method = (inspect.isclass(owner) and
+                 isinstance(inspect.getattr_static(owner, reached[-1]), types.FunctionType))
+    return found, is_method
+
+
+def _import_file(path):
+    """Import the file at ``path`` as a fresh module, with its directory on sys.path."""
+    if not os.path.isfile(path):
+        raise CliError(f"no such file: {path}")
+    stem = re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0])
+    name = f"_srctrans_cli_{next(_module_numbers)}_{stem}"
+    spec = importlib.util.spec_from_file_location(name, os.path.abspath(path))
+    if spec is None:
+        raise CliError(f"cannot import {path}: not a Python source file")
+    module = importlib.util.module_from_spec(spec)
+    directory = os.path.dirname(os.path.abspath(path))
+    sys.path.insert(0, directory)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except (Exception, SystemExit) as error:
+        del sys.modules[name]
+        raise CliError(f"cannot import {path}: {_describe(error)}") from None
+    finally:
+        sys.path.remove(directory)
+    return module
+
+
+def _describe(error):
+    if isinstance(error, SyntaxError):
+        return f"{error.__class__.__name__} at line {error.lineno}: {error.msg}"
+    detail = " ".join(str(error).split())
+    return f"{type(error).__name__}: {detail}" if detail else type(error).__name__

@@ -1,0 +1,118 @@
+"""One function per rejected construct (test_errors.py).
+
+The line each error must point at carries ``# marker: NAME``.
+"""
+
+import math
+
+import numpy as np
+
+
+def uses_try(x):
+    try:  # marker: try
+        y = x * 2.0
+    except ValueError:
+        y = x
+    return y
+
+
+def uses_with(x, ctx):
+    with ctx:  # marker: with
+        y = x * 2.0
+    return y
+
+
+def uses_yield(x):
+    yield x * 2.0  # marker: yield
+
+
+async def uses_await(x):  # marker: async
+    y = await x
+    return y
+
+
+COUNTER = 0
+
+
+def uses_global(x):
+    global COUNTER  # marker: global
+    return x * 2.0
+
+
+def make_nonlocal():
+    total = 0.0
+
+    def uses_nonlocal(x):
+        nonlocal total  # marker: nonlocal
+        return x * total
+    return uses_nonlocal
+
+
+def uses_del(x):
+    y = x * 2.0
+    del y  # marker: del
+    return x
+
+
+def uses_import(x):
+    import math as m  # marker: import
+    return x * m.pi
+
+
+def uses_from_import(x):
+    from math import pi  # marker: from-import
+    return x * pi
+
+
+def calls_gamma(x):
+    return x * math.gamma(x)  # marker: gamma
+
+
+vectorized_square = np.vectorize(lambda v: v * v)
+
+
+def calls_vectorize(x):
+    return vectorized_square(x) + x  # marker: vectorize
+
+
+def calls_lambda_helper(x):
+    return lambda_helper(x)  # marker: lambda-call
+
+
+lambda_helper = lambda v: v * v  # noqa: E731
+
+
+def recursive(x, n):
+    return recursive(x * 2.0, n) + x  # marker: recursion
+
+
+def mutual_a(x):
+    return mutual_b(x) * 2.0  # marker: mutual-a
+
+
+def mutual_b(x):
+    return mutual_a(x) + 1.0  # marker: mutual-b
+
+
+def uses_if(x):
+    if x > 0:  # marker: if
+        return x
+    return -x
+
+
+def uses_for(x):
+    y = x
+    for _ in range(3):  # marker: for
+        y = y * x
+    return y
+
+
+def uses_while(x):
+    y = x
+    while y < 10.0:  # marker: while
+        y = y * 2.0
+    return y
+
+
+def calls_if_helper(x):
+    return uses_if(x) * 2.0  # marker: if-helper
