@@ -22,6 +22,7 @@ from runtime.linalg import (
     outer_lhs, outer_rhs, tensordot_lhs, tensordot_rhs, einsum_grads)
 from runtime.joins import (
     concatenate_grads, stack_grads, hstack_grads, vstack_grads, array_grads)
-from runtime.elementwise import clip_mask, tie_weight
+from runtime.elementwise import (
+    clip_mask, tie_weight, power_base_factor, power_exponent_factor, LN2, LN10)
 from runtime.seeding import seed_cotangent, conform_gradient
 from runtime.reshaping import identity, getitem_grad, transpose_grad, asarray_grad

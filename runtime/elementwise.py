@@ -1,21 +1,32 @@
-"""Masks and weights for the gradients of clip, maximum and minimum.
+"""Masks, weights and factors for the gradients of clip, maximum, minimum and power.
 
 At the points where these functions are not differentiable the conventions
 are: ``np.clip`` passes the gradient at the bounds (``x == lo`` counts as
 inside), and ``np.maximum``/``np.minimum`` split it equally between tied
-arguments.
+arguments. ``x ** y`` has derivative 0 in ``x`` where ``y == 0`` and 0 in
+``y`` where ``x == 0`` (the limits), rather than NaN.
+
+The constants are Python floats so that multiplying a float32 gradient by
+them keeps it float32 (a NumPy float64 scalar would promote it).
 """
+
+import math
 
 import numpy as np
 
+LN2 = math.log(2.0)
+LN10 = math.log(10.0)
 
-def clip_mask(x, lo, hi):
+
+def clip_mask(x, lo, hi, min=None, max=None):
     """Boolean mask of where ``np.clip(x, lo, hi)`` passes ``x`` through.
 
     Args:
       x: the clipped array.
       lo, hi: the bounds, arrays or scalars broadcastable with ``x``; either
         may be None (no bound on that side).
+      min, max: NumPy 2.1's keyword spellings of ``lo`` and ``hi``
+        (``np.clip(x, min=0)``); used when ``lo`` or ``hi`` is None.
 
     Returns:
       A boolean array of the broadcast shape of ``x``, ``lo`` and ``hi``:
@@ -24,6 +35,8 @@ def clip_mask(x, lo, hi):
     >>> clip_mask(np.array([-2., 0., 1., 3.]), 0., 1.)
     array([False,  True,  True, False])
     """
+    lo = min if lo is None else lo
+    hi = max if hi is None else hi
     inside = np.ones(np.shape(x), dtype=bool)
     if lo is not None:
         inside = inside & np.greater_equal(x, lo)
@@ -53,3 +66,36 @@ def _float_dtype(*values):
     """The dtype arithmetic on ``values`` produces, float64 if not floating."""
     dtype = np.result_type(*values)
     return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)
+
+
+def power_base_factor(x, y):
+    """``d(x ** y) / dx = y * x ** (y - 1)``, and 0 where ``y == 0``.
+
+    ``x ** 0`` is constant, so its derivative is 0 even at ``x == 0``, where
+    ``x ** -1`` would divide by zero.
+
+    >>> power_base_factor(np.array([0., 2.]), 0)
+    array([0., 0.])
+    >>> power_base_factor(np.array([0., 2.]), np.array([0., 3.]))
+    array([ 0., 12.])
+    """
+    if not isinstance(y, np.ndarray):          # a Python or NumPy scalar exponent
+        if y == 0:
+            return np.zeros(np.broadcast_shapes(np.shape(x), np.shape(y)), dtype=_float_dtype(x, y))
+        return y * np.power(x, y - 1)
+    return y * np.power(x, np.where(np.equal(y, 0), 1, y - 1))
+
+
+def power_exponent_factor(ans, x):
+    """``d(x ** y) / dy = x ** y * log(x)`` given ``ans = x ** y``, and 0 where ``x == 0``.
+
+    At ``x == 0`` the limit of ``x ** y * log(x)`` is 0 for ``y > 0``; the
+    logarithm alone would be ``-inf`` and the product NaN. The result has the
+    dtype of ``ans`` even when ``x`` is a Python float.
+
+    >>> power_exponent_factor(np.array([0., 4.]), np.array([0., 2.]))
+    array([0.        , 2.77258872])
+    """
+    if not isinstance(x, np.ndarray):          # a Python or NumPy scalar base
+        return ans * (float(np.log(x)) if x != 0 else 0.0)
+    return ans * np.log(np.where(np.equal(x, 0), 1, x))

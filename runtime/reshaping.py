@@ -30,10 +30,11 @@ def _is_basic(index):
 
 
 def transpose_grad(g, axes=None):
-    """The cotangent of ``x`` for ``ans = np.transpose(x, axes)``."""
+    """The cotangent of ``x`` for ``ans = np.transpose(x, axes)``; ``axes`` may be negative."""
     if axes is None:
         return np.transpose(g)
-    return np.transpose(g, np.argsort(axes))
+    ndim = np.ndim(g)
+    return np.transpose(g, np.argsort([axis % ndim for axis in axes]))
 
 
 def asarray_grad(g, obj):

@@ -15,6 +15,7 @@ import numpy as np
 import runtime
 from srctrans import cache
 from srctrans.errors import NonDifferentiableError, UsageError
+from srctrans.parse.source import parse_function
 
 _UNCONNECTED = ("none", "zero")
 
@@ -28,6 +29,7 @@ class _Selection:
     """
 
     def __init__(self, fn, wrt):
+        name = getattr(fn, "__qualname__", None) or getattr(getattr(fn, "func", None), "__qualname__", repr(fn))
         parameters = list(inspect.signature(fn).parameters.values())
         positional = [p for p in parameters
                       if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -43,12 +45,12 @@ class _Selection:
                 raise UsageError(f"wrt entries must be argument indices or names, not {item!r}")
             if isinstance(item, str):
                 if item not in by_name:
-                    raise UsageError(f"{fn.__qualname__} has no parameter named {item!r}",
+                    raise UsageError(f"{name} has no parameter named {item!r}",
                                      hint=f"choose one of {', '.join(by_name)}")
                 names.append(item)
             else:
                 if not -len(positional) <= item < len(positional):
-                    raise UsageError(f"wrt={item} but {fn.__qualname__} has {len(positional)} "
+                    raise UsageError(f"wrt={item} but {name} has {len(positional)} "
                                      "positional parameters")
                 names.append(positional[item].name)
         if len(set(names)) != len(names):
@@ -96,10 +98,18 @@ def _finish(gradients, values, names, unconnected):
 
 
 def _unwrap(f):
-    """(function, bound self or None) for a function or bound method."""
+    """(function, bound self or None) for a function or bound method.
+
+    Raises NoSourceError for any other callable (a builtin, a C function, a
+    callable object): srctrans differentiates functions defined with ``def``.
+    """
     if isinstance(f, types.MethodType):
-        return f.__func__, f.__self__
-    return f, None
+        f, bound_self = f.__func__, f.__self__
+    else:
+        bound_self = None
+    if not isinstance(f, types.FunctionType):
+        parse_function(f)               # raises NoSourceError naming what f is
+    return f, bound_self
 
 
 class _Differentiated:
@@ -108,30 +118,31 @@ class _Differentiated:
     def __init__(self, f, wrt, unconnected_gradients, optimize, with_value):
         if unconnected_gradients not in _UNCONNECTED:
             raise UsageError(f"unconnected_gradients must be 'none' or 'zero', not {unconnected_gradients!r}")
-        self._fn, self._self = _unwrap(f)
         if not callable(f):
             raise UsageError(f"cannot differentiate {f!r}: it is not callable")
+        self._f = f
+        self._fn = self._self = None
         self._wrt = wrt
         self._selection = None
-        self._pair = None
         self._unconnected = unconnected_gradients
         self._optimize = optimize
         self._with_value = with_value
         functools.update_wrapper(self, f)
 
-    def _load(self):
-        fn = self._fn
-        if self._self is not None:
-            self._selection = _Selection(functools.partial(fn, self._self), self._wrt)
-        else:
-            self._selection = _Selection(fn, self._wrt)
-        fwd, bwd, _ = cache.reverse_pair(fn, self._selection.names, self._optimize)
-        self._pair = (fwd, bwd)
-        return self._pair
+    def _select(self):
+        # lazily, so the function and its callees may be defined after grad() runs
+        fn, bound_self = _unwrap(self._f)
+        signature_fn = fn if bound_self is None else functools.partial(fn, bound_self)
+        selection = _Selection(signature_fn, self._wrt)
+        self._fn, self._self = fn, bound_self
+        self._selection = selection      # last: another thread may see it set
+        return selection
 
     def __call__(self, *args, output_gradients=None, **kwargs):
-        fwd, bwd = self._pair or self._load()
-        selection = self._selection
+        selection = self._selection or self._select()
+        # a dictionary hit after the first call; asking each time notices a
+        # closure variable or global the derivative depends on being rebound
+        fwd, bwd, _ = cache.reverse_pair(self._fn, selection.names, self._optimize)
         values = selection.values(args, kwargs)
         for value, name in zip(values, selection.names):
             _check_differentiable(value, name)

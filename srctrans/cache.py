@@ -9,14 +9,21 @@ Two levels, guarded by one re-entrant lock (builds of callers build callees):
     closure), keyed weakly on the function object and the options.
 A call that re-enters the build of a function already being built is a
 recursive call and is rejected with the caller's location.
+
+Builds run with enough recursion headroom for the function's deepest
+expression (the passes recurse over syntax trees).
 """
 
+import contextlib
+import sys
 import threading
+import types
 import weakref
 
-from srctrans.errors import UnsupportedSyntaxError
+from srctrans import pipeline
+from srctrans.errors import NoSourceError, UnsupportedSyntaxError
 from srctrans.parse.resolve import still_valid
-from srctrans.pipeline import build_reverse
+from srctrans.parse.source import nesting_depth, parse_function
 
 _lock = threading.RLock()
 _builds = {}                                 # (code, options) -> [Build]
@@ -25,13 +32,19 @@ _in_progress = set()
 
 
 def reverse_pair(fn, wrt, optimize=True, unconnected_zero=False, location=None):
-    """``(fwd, bwd, build)`` of ``fn`` with respect to the parameter names ``wrt``."""
+    """``(fwd, bwd, build)`` of ``fn`` with respect to the parameter names ``wrt``.
+
+    ``location`` is where ``fn`` is called from when it is a callee of
+    another function being built; errors about ``fn`` itself then name it.
+    """
+    if not isinstance(fn, types.FunctionType):
+        _with_location(parse_function, fn, location)     # raises NoSourceError
     options = ("reverse", tuple(wrt), bool(optimize), bool(unconnected_zero))
     per_function = _instances.get(fn)
     if per_function is not None:
         hit = per_function.get(options)
-        if hit is not None:
-            return hit
+        if hit is not None and _still_current(fn, hit):
+            return hit.entry
     with _lock:
         build = _find_build(fn, options)
         if build is None:
@@ -40,8 +53,47 @@ def reverse_pair(fn, wrt, optimize=True, unconnected_zero=False, location=None):
         fwd.__defaults__ = fn.__defaults__
         fwd.__kwdefaults__ = fn.__kwdefaults__
         entry = (fwd, bwd, build)
-        _instances.setdefault(fn, {})[options] = entry
+        _instances.setdefault(fn, {})[options] = _Instance(fn, entry)
         return entry
+
+
+class _Instance:
+    """Generated functions bound to one function object, and what they captured.
+
+    The generated functions copy the user's closure values and defaults when
+    they are instantiated, so an instance is current only while the function
+    still has those same values (a closure variable the enclosing scope
+    rebinds, or new ``__defaults__``, needs a fresh instance).
+    """
+
+    __slots__ = ("entry", "cells", "defaults", "kwdefaults")
+
+    def __init__(self, fn, entry):
+        self.entry = entry
+        self.cells = _cell_values(fn)
+        self.defaults = fn.__defaults__
+        self.kwdefaults = fn.__kwdefaults__
+
+
+_EMPTY_CELL = object()
+
+
+def _cell_values(fn):
+    values = []
+    for cell in fn.__closure__ or ():
+        try:
+            values.append(cell.cell_contents)
+        except ValueError:
+            values.append(_EMPTY_CELL)
+    return values
+
+
+def _still_current(fn, instance):
+    if fn.__defaults__ is not instance.defaults or fn.__kwdefaults__ is not instance.kwdefaults:
+        return False
+    if any(now is not then for now, then in zip(_cell_values(fn), instance.cells)):
+        return False
+    return still_valid(fn, instance.entry[2].assumptions)
 
 
 def _find_build(fn, options):
@@ -65,11 +117,43 @@ def _new_build(fn, options, location):
 
     _in_progress.add(code)
     try:
-        build = build_reverse(fn, wrt, build_callee, optimize, unconnected_zero)
+        with _recursion_headroom(nesting_depth(fn)):
+            build = _with_location(pipeline.build_reverse, fn, location, wrt, build_callee,
+                                   optimize, unconnected_zero)
     finally:
         _in_progress.discard(code)
     _builds.setdefault((code, options), []).append(build)
     return build
+
+
+# Python frames the passes use per level of syntax-tree nesting, with a margin.
+_FRAMES_PER_LEVEL = 10
+
+
+@contextlib.contextmanager
+def _recursion_headroom(depth):
+    """Raise the recursion limit for a build whose trees nest ``depth`` deep."""
+    old = sys.getrecursionlimit()
+    needed = old + _FRAMES_PER_LEVEL * depth if depth * _FRAMES_PER_LEVEL > old // 2 else old
+    if needed > old:
+        sys.setrecursionlimit(needed)
+    try:
+        yield
+    finally:
+        if needed > old and sys.getrecursionlimit() == needed:
+            sys.setrecursionlimit(old)
+
+
+def _with_location(step, fn, location, *args):
+    """``step(fn, *args)``; a callee without source is reported at its call site."""
+    try:
+        return step(fn, *args)
+    except NoSourceError as error:
+        if location is None:
+            raise
+        where = f" (defined at {error.location})" if error.location is not None else ""
+        raise NoSourceError(f"cannot differentiate this call: {error.message}{where}",
+                            location, error.hint) from None
 
 
 def clear():

@@ -49,13 +49,15 @@ class Namer:
     def __init__(self, taken):
         self.taken = set(taken)
         self._adjoints = {}
+        self._next_suffix = {}
 
     def fresh(self, base):
         """``base`` itself if free, else ``base_2``, ``base_3``, ..."""
-        name, n = base, 1
+        name, n = base, self._next_suffix.get(base, 1)
         while name in self.taken:
             n += 1
             name = f"{base}_{n}"
+        self._next_suffix[base] = n
         self.taken.add(name)
         return name
 

@@ -173,14 +173,14 @@ def _residuals(unit, forward, backward, gradients):
     forward_names = {p.id for p in args.posonlyargs + args.args + args.kwonlyargs}
     for stmt in forward:
         forward_names.update(targets_of(stmt))
-    residuals = []
+    residuals = {}                              # an ordered set
     assigned = set()
     for node in backward + gradients:
         for name in _ordered_reads(node):
-            if name in forward_names and name not in assigned and name not in residuals:
-                residuals.append(name)
+            if name in forward_names and name not in assigned:
+                residuals.setdefault(name)
         assigned.update(targets_of(node))
-    return residuals
+    return list(residuals)
 
 
 def _ordered_reads(node):

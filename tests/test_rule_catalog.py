@@ -11,17 +11,23 @@ every entry:
     with unit cotangents, against central differences column by column, and
     each gradient's shape and dtype;
   * ``test_float32``: ``st.grad`` on float32 inputs returns float32 gradients
-    of the inputs' shapes, equal to the float64 gradients to ~1e-4.
+    of the inputs' shapes, equal to the float64 gradients to ~1e-4;
+  * ``test_float32_backward_pass_stays_float32``: the generated backward pass
+    itself does not detour through float64 when the output is float32.
 
 Points where the derivative is a convention (ties of max/min/maximum/minimum,
 ``abs`` at 0, ``sign``, zeros of ``prod``) are checked against exact values in
 ``EXACT``. Randomness comes from seeded ``np.random.default_rng`` only.
 """
 
+import inspect
+
 import numpy as np
 import pytest
 
 import srctrans as st
+from srctrans import cache
+import runtime
 
 
 # -- argument builders ---------------------------------------------------------
@@ -210,6 +216,9 @@ def f_abs(x):
 def f_absolute(x):
     return np.absolute(x)
 
+def f_builtin_abs(x):
+    return abs(x)
+
 def f_sign_times(x):
     return np.sign(x) * x
 
@@ -227,6 +236,12 @@ def f_clip_bounds(x, lo, hi):
 
 def f_clip_upper(x):
     return np.clip(x, None, 0.3)
+
+def f_clip_keywords(x, lo, hi):
+    return np.clip(x, min=lo, max=hi)
+
+def f_clip_method_max(x):
+    return x.clip(max=0.3)
 
 def f_where(x, y):
     return np.where(x > 0, x, y)
@@ -287,6 +302,7 @@ ELEMENTWISE = [
     Entry("arctanh", f_arctanh, [uniform(-0.9, 0.9, 2, 3)]),
     Entry("abs", f_abs, [nonzero(2, 3)]),
     Entry("absolute", f_absolute, [nonzero(2, 3)]),
+    Entry("builtin-abs", f_builtin_abs, [nonzero(2, 3)]),
     Entry("sign-zero-derivative", f_sign_times, [nonzero(2, 3)]),
     Entry("maximum", f_maximum, [normal(3, 4), normal(3, 4)]),
     Entry("maximum-broadcast", f_maximum, [normal(3, 1), normal(4)]),
@@ -297,6 +313,8 @@ ELEMENTWISE = [
     Entry("clip-array-bounds", f_clip_bounds, [normal(3, 4), uniform(-1.5, -0.1, 4), uniform(0.1, 1.5, 3, 1)]),
     Entry("clip-pyfloat-bounds", f_clip_bounds, [normal(3, 4), pyfloat(-0.6, -0.4), pyfloat(0.4, 0.6)]),
     Entry("clip-upper-only", f_clip_upper, [normal(3, 4)]),
+    Entry("clip-min-max-keywords", f_clip_keywords, [normal(3, 4), uniform(-1.5, -0.1, 4), pyfloat(0.4, 0.6)]),
+    Entry("clip-method-max-keyword", f_clip_method_max, [normal(3, 4)]),
     Entry("where", f_where, [nonzero(3, 4), normal(3, 4)]),
     Entry("where-broadcast", f_where, [nonzero(3, 4), normal(4)]),
     Entry("where-scalar-branch", f_where_scalar, [nonzero(3, 4)]),
@@ -563,6 +581,9 @@ def s_transpose(x):
 def s_transpose_axes(x):
     return np.transpose(x, (1, 2, 0))
 
+def s_transpose_negative(x):
+    return np.transpose(x, (-1, 0, 1))
+
 def s_swapaxes(x):
     return np.swapaxes(x, 0, -1)
 
@@ -650,6 +671,7 @@ SHAPES = [
     Entry("reshape-minus-one", s_reshape_minus_one, [normal(2, 3, 2)]),
     Entry("transpose", s_transpose, [normal(2, 3, 4)]),
     Entry("transpose-axes", s_transpose_axes, [normal(2, 3, 4)]),
+    Entry("transpose-negative-axes", s_transpose_negative, [normal(2, 3, 4)]),
     Entry("swapaxes", s_swapaxes, [normal(2, 3, 4)]),
     Entry("moveaxis", s_moveaxis, [normal(2, 3, 4)]),
     Entry("moveaxis-tuple", s_moveaxis_tuple, [normal(2, 3, 4)]),
@@ -715,6 +737,9 @@ def m_dot(x, y):
 def m_transpose(x):
     return x.transpose(1, 0)
 
+def m_transpose_negative(x):
+    return x.transpose(-1, 0)
+
 def m_transpose_none(x):
     return x.transpose()
 
@@ -757,6 +782,7 @@ METHODS = [
     Entry("attribute-T", m_T, [normal(2, 3)]),
     Entry("method-dot", m_dot, [normal(2, 3), normal(3, 4)]),
     Entry("method-transpose", m_transpose, [normal(2, 3)]),
+    Entry("method-transpose-negative", m_transpose_negative, [normal(2, 3)]),
     Entry("method-transpose-none", m_transpose_none, [normal(2, 3, 4)]),
     Entry("method-max-keepdims", m_max_keepdims, [normal(3, 4)]),
     Entry("method-min", m_min, [normal(3, 4)]),
@@ -869,6 +895,27 @@ def test_float32(entry):
                                    err_msg=f"float32 gradient of argument {i}")
 
 
+@pytest.mark.parametrize("entry", FLOAT32, ids=[e.id for e in FLOAT32])
+def test_float32_backward_pass_stays_float32(entry):
+    """The generated backward pass itself computes in float32 when the output is float32.
+
+    ``st.grad`` casts every gradient to its input's dtype, which would hide a
+    detour through float64 (a NumPy float64 scalar constant in a rule, say),
+    so this calls the compiled pair directly.
+    """
+    args, wrt = entry.build(_seed(entry))
+    args32 = tuple(_to_float32(a) for a in args)
+    names = tuple(list(inspect.signature(entry.fn).parameters)[i] for i in wrt)
+    fwd, bwd, _ = cache.reverse_pair(entry.fn, names)
+    out, residuals = fwd(*args32)
+    if np.result_type(out) != np.float32:
+        pytest.skip("the function's output is not float32")
+    raw = bwd(residuals, runtime.seed_cotangent(out, None))
+    for i, g in zip(wrt, raw):
+        if isinstance(args32[i], np.ndarray):
+            assert np.result_type(g) == np.float32, f"argument {i}: {np.result_type(g)}"
+
+
 # -- exact values at conventional points -------------------------------------------
 
 def x_max_all(x):
@@ -895,6 +942,12 @@ def x_minimum(x, y):
 def x_maximum_scalar(x):
     return np.maximum(x, 0.0)
 
+def x_power_zero_exponent(x):
+    return x ** 0.0 + x
+
+def x_std_rows(x):
+    return np.std(x, axis=1)
+
 
 EXACT = [
     # (id, fn, args, wrt, expected gradients of sum(fn(*args)))
@@ -920,12 +973,21 @@ EXACT = [
     ("prod-two-zeros", r_prod, ([2.0, 0.0, 0.0],), (0,), ([0.0, 0.0, 0.0],)),
     ("prod-axis-zeros", r_prod_axis, ([[2.0, 0.0, 3.0], [0.0, 0.0, 5.0], [1.0, -2.0, 4.0]],), (0,),
      ([[0.0, 6.0, 0.0], [0.0, 0.0, 0.0], [-8.0, 4.0, -2.0]],)),
+    ("power-base-zero", f_power, ([0.0, 1.0, 2.0], [2.0, 1.5, 0.5]), (0, 1),
+     ([0.0, 1.5, 0.5 * 2.0 ** -0.5], [0.0, 0.0, 2.0 ** 0.5 * np.log(2.0)])),
+    ("power-zero-exponent", x_power_zero_exponent, ([0.0, 3.0],), (0,), ([1.0, 1.0],)),
+    ("power-int-exponent-at-zero", f_power_const, ([0.0, -1.0],), (0,), ([0.0, 3.0],)),
+    ("std-constant-row", x_std_rows, ([[1.0, 1.0, 1.0], [1.0, 2.0, 3.0]],), (0,),
+     ([[0.0, 0.0, 0.0], [-1 / (3 * (2 / 3) ** 0.5), 0.0, 1 / (3 * (2 / 3) ** 0.5)]],)),
 ]
 
 
 @pytest.mark.parametrize("id, fn, args, wrt, expected", EXACT, ids=[e[0] for e in EXACT])
 def test_exact_gradient(id, fn, args, wrt, expected):
     args = tuple(np.array(a, dtype=np.float64) for a in args)
-    got = st.grad(fn, wrt=wrt)(*args)
+    got = st.grad(fn, wrt=wrt)(*args)          # wrt is a tuple, so got is one too
+    assert len(got) == len(wrt)
     for i, g, e in zip(wrt, got, expected):
-        np.testing.assert_array_equal(g, np.array(e, dtype=np.float64), err_msg=f"argument {i}")
+        # atol=0: every expected zero must be exactly zero
+        np.testing.assert_allclose(g, np.array(e, dtype=np.float64), rtol=1e-14, atol=0,
+                                   err_msg=f"argument {i}")

@@ -4,7 +4,8 @@ Requires: flat lists of gast statements (a backward pass).
 Guarantees: the values computed are unchanged; products with 1, sums with 0,
 powers of 1 and arithmetic on two numeric constants are folded, so that a
 rule such as ``g * y * x ** (y - 1)`` instantiated at ``y = 2`` reads
-``g * 2 * x``.
+``g * 2 * x``. Negation moves outside ``rt.unbroadcast`` (summing is linear),
+so it runs on the reduced array.
 
 >>> import gast, ast
 >>> e = gast.parse("g * 2 * x ** (2 - 1)").body[0].value
@@ -56,6 +57,16 @@ class _Simplifier(gast.NodeTransformer):
             return left
         if op in (gast.Add, gast.Sub) and _is(right, 0):
             return left
+        return node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        # rt.unbroadcast(-e, x) -> -rt.unbroadcast(e, x): negate after summing, on fewer elements
+        if (isinstance(node.func, gast.Attribute) and node.func.attr == "unbroadcast"
+                and node.args and isinstance(node.args[0], gast.UnaryOp)
+                and isinstance(node.args[0].op, gast.USub)):
+            node.args[0] = node.args[0].operand
+            return gast.UnaryOp(gast.USub(), node)
         return node
 
     def visit_UnaryOp(self, node):

@@ -69,8 +69,8 @@ def parse_function(fn):
                  "callable a derivative rule with st.register_vjp")
     if fn.__name__ == "<lambda>":
         raise NoSourceError(
-            f"cannot read the source of a lambda ({fn.__code__.co_filename}:"
-            f"{fn.__code__.co_firstlineno})",
+            "a lambda cannot be differentiated: srctrans reads a function's `def` source",
+            Location(fn.__code__.co_filename, fn.__code__.co_firstlineno, "<lambda>"),
             hint="define the function with `def` instead of `lambda`")
     filename = fn.__code__.co_filename
     try:

@@ -4,6 +4,8 @@ Each rule states the pointwise derivative; ``elementwise=True`` tells the
 generator to sum cotangents back over broadcast axes.
 """
 
+import builtins
+
 import numpy as np
 
 import runtime as rt
@@ -30,7 +32,7 @@ def divide(g, ans, x, y):
 
 @vjp(np.power, elementwise=True)
 def power(g, ans, x, y):
-    return g * y * x ** (y - 1), g * ans * np.log(x)
+    return g * rt.power_base_factor(x, y), g * rt.power_exponent_factor(ans, x)
 
 @vjp(np.negative, elementwise=True)
 def negative(g, ans, x):
@@ -52,7 +54,7 @@ def sqrt(g, ans, x):
 def reciprocal(g, ans, x):
     return -g * ans * ans
 
-@vjp(np.absolute, elementwise=True)
+@vjp(np.absolute, builtins.abs, elementwise=True)
 def absolute(g, ans, x):
     return g * np.sign(x)
 
@@ -67,7 +69,7 @@ def expm1(g, ans, x):
 
 @vjp(np.exp2, elementwise=True)
 def exp2(g, ans, x):
-    return g * ans * np.log(2)
+    return g * ans * rt.LN2
 
 @vjp(np.log, elementwise=True)
 def log(g, ans, x):
@@ -79,11 +81,11 @@ def log1p(g, ans, x):
 
 @vjp(np.log2, elementwise=True)
 def log2(g, ans, x):
-    return g / (x * np.log(2))
+    return g / (x * rt.LN2)
 
 @vjp(np.log10, elementwise=True)
 def log10(g, ans, x):
-    return g / (x * np.log(10))
+    return g / (x * rt.LN10)
 
 @vjp(np.logaddexp, elementwise=True)
 def logaddexp(g, ans, x, y):
@@ -152,8 +154,10 @@ def minimum(g, ans, x, y):
     return g * rt.tie_weight(y, x), g * rt.tie_weight(x, y)
 
 @vjp(np.clip, elementwise=True)
-def clip(g, ans, a, a_min=None, a_max=None):
-    return g * rt.clip_mask(a, a_min, a_max), g * (a < a_min), g * (a > a_max)
+def clip(g, ans, a, a_min=None, a_max=None, out=None, *, min=None, max=None):
+    """NumPy 2.1 also spells the bounds ``min=`` and ``max=``."""
+    return (g * rt.clip_mask(a, a_min, a_max, min, max), g * (a < a_min), g * (a > a_max), None,
+            g * (a < min), g * (a > max))
 
 @vjp(np.where, elementwise=True)
 def where(g, ans, condition, x, y):

@@ -53,7 +53,7 @@ def sin_sum(x):
     return np.sum(np.sin(x))
 
 
-def has_reserved(x, output_gradients):
+def has_reserved(x, output_gradients):  # marker: reserved
     return x * output_gradients
 
 

@@ -94,8 +94,13 @@ def calls_helper_of_helper(x, y):
 
 def calls_helper_tuple(x, y):
     s, d = sum_diff(x, y)
-    p = sum_diff(s, d)
-    return p[0] * p[1] + s
+    p, q = sum_diff(s, d)
+    return p * q + s
+
+
+def indexes_helper_tuple(x, y):
+    p = sum_diff(x, y)
+    return p[0] * p[1]
 
 
 def reads_globals(x):
@@ -151,3 +156,18 @@ def helper_inner(x):
 
 def helper_outer(x, y):
     return helper_inner(x * y) + helper_inner(y)
+
+
+def make_rebindable(w):
+    """A function reading the closure variable ``w``, and a setter that rebinds it."""
+    def weighted(x):
+        return w * x * x
+
+    def set_w(value):
+        nonlocal w
+        w = value
+    return weighted, set_w
+
+
+def helper_cube(x, y):
+    return x * x * x * y

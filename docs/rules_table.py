@@ -1,0 +1,126 @@
+"""Print the rule tables of docs/rules.md from the live registry.
+
+Run from the repository root after adding or changing a rule, and paste the
+output over the tables between the ``<!-- rules:begin -->`` and
+``<!-- rules:end -->`` markers of docs/rules.md:
+
+    python docs/rules_table.py
+
+Every table is read from srctrans itself (``REGISTRY``, ``METHODS``,
+``ATTRIBUTES`` and the operator map), so the page cannot list a rule that does
+not exist. The rule column is the rule's ``return`` expression, unparsed.
+"""
+
+import ast
+import builtins
+
+import gast
+import numpy as np
+
+import runtime
+from srctrans.rules import ATTRIBUTES, METHODS, REGISTRY, operators
+from srctrans.rules.registry import Template
+
+# The rule files, in the order of srctrans/rules/__init__.py, with a heading each.
+GROUPS = [
+    ("srctrans.rules.elementwise", "Elementwise (ufuncs and friends; broadcasting)"),
+    ("srctrans.rules.reductions", "Reductions"),
+    ("srctrans.rules.linalg", "Products"),
+    ("srctrans.rules.shapes", "Shapes, joins and conversions"),
+]
+
+
+def spelled(primal):
+    """How a user writes ``primal``: ``np.abs`` / ``np.absolute``, ``abs``, ``x.copy()``."""
+    if primal is runtime.identity:
+        names = sorted(f"`x.{name}()`" for name, m in METHODS.items() if m.primal is primal)
+        return ", ".join(names)
+    if getattr(builtins, getattr(primal, "__name__", ""), None) is primal:
+        return f"`{primal.__name__}`"
+    names = sorted({name for name in dir(np) if not name.startswith("_")
+                    and getattr(np, name) is primal}, key=lambda n: (n != primal.__name__, n))
+    return ", ".join(f"`np.{name}`" for name in names) or f"`{primal!r}`"
+
+
+def rule_text(rule):
+    template = Template(rule.vjp)
+    params = ", ".join(str(p) for p in template.signature.parameters.values())
+    returned = ast.unparse(gast.gast_to_ast(template.returned))
+    return f"`({params})` | `{returned}`"
+
+
+def cell(text):
+    return text.replace("|", "\\|")
+
+
+def rule_tables():
+    rules = list(REGISTRY._rules.values())        # no public iterator yet
+    lines = []
+    for module, heading in GROUPS:
+        group = [r for r in rules if r.vjp.__module__ == module]
+        if not group:
+            continue
+        lines += [f"### {heading}", "", "| function | arguments | cotangents returned |",
+                  "|---|---|---|"]
+        by_rule = {}                               # one row per rule function
+        for rule in group:
+            by_rule.setdefault(rule.vjp, []).append(rule)
+        for sharing in by_rule.values():
+            names = ", ".join(dict.fromkeys(spelled(r.primal) for r in sharing))
+            params, returned = rule_text(sharing[0]).split(" | ")
+            lines.append(f"| {names} | {params} | {cell(returned)} |")
+        lines.append("")
+    unknown = [r for r in rules if r.vjp.__module__ not in dict(GROUPS)]
+    if unknown:
+        lines += ["### Other", ""] + [f"- {spelled(r.primal)}" for r in unknown] + [""]
+    return lines
+
+
+def operator_table():
+    lines = ["### Operators", "", "| operator | differentiated as |", "|---|---|"]
+    symbols = {gast.Add: "a + b", gast.Sub: "a - b", gast.Mult: "a * b", gast.Div: "a / b",
+               gast.Pow: "a ** b", gast.MatMult: "a @ b", gast.FloorDiv: "a // b",
+               gast.Mod: "a % b", gast.USub: "-a", gast.UAdd: "+a"}
+    for op, primal in operators._PRIMALS.items():
+        if REGISTRY.lookup(primal) is not None:
+            status = spelled(primal)
+        elif REGISTRY.is_nondifferentiable(primal):
+            status = f"{spelled(primal)} (constant: no derivative)"
+        else:
+            status = f"{spelled(primal)} (no rule yet)"
+        lines.append(f"| `{cell(symbols[op])}` | {status} |")
+    return lines + [""]
+
+
+def method_tables():
+    lines = ["### Array methods", "", "| method | differentiated as |", "|---|---|"]
+    for name, method in METHODS.items():
+        if method.primal is runtime.identity:
+            target = "the identity (the cotangent passes through)"
+        elif REGISTRY.is_nondifferentiable(method.primal):
+            target = f"{spelled(method.primal)} (constant: no derivative)"
+        else:
+            target = spelled(method.primal)
+        packed = " (shape or axes as one tuple or as several integers)" if method.pack else ""
+        lines.append(f"| `x.{name}()` | {target}{packed} |")
+    lines += ["", "### Array attributes", "", "| attribute | differentiated as |", "|---|---|"]
+    for name, primal in ATTRIBUTES.items():
+        target = "constant" if primal is None else spelled(primal)
+        lines.append(f"| `x.{name}` | {target} |")
+    return lines + [""]
+
+
+def constant_list():
+    names = dict.fromkeys(spelled(p) for p in REGISTRY._nondifferentiable.values())
+    return ["### Constant (non-differentiable) functions", "",
+            ", ".join(names), ""]
+
+
+def main():
+    print(f"<!-- generated by docs/rules_table.py with NumPy {np.__version__} -->")
+    print()
+    print("\n".join(rule_tables() + operator_table() + method_tables() + constant_list()).rstrip())
+
+
+if __name__ == "__main__":
+    main()
