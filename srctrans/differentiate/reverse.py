@@ -26,6 +26,7 @@ from srctrans.annotations import Anno
 from srctrans.differentiate.templates import bind, cotangents
 from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
+from srctrans.nodes import assign as _assign, load as _load, store as _store
 from srctrans.parse.resolve import MISSING
 from srctrans.rules import ATTRIBUTES, METHODS, REGISTRY, operator_primal
 
@@ -296,18 +297,6 @@ def _describe(obj):
 def _unparse(node):
     import ast
     return ast.unparse(gast.gast_to_ast(node))
-
-
-def _load(name):
-    return gast.Name(name, gast.Load(), None, None)
-
-
-def _store(name):
-    return gast.Name(name, gast.Store(), None, None)
-
-
-def _assign(name, value):
-    return gast.Assign([_store(name)], value, None)
 
 
 def _call_runtime(aliases, function, args):

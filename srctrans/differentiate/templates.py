@@ -7,11 +7,10 @@ derivative, the expression of its cotangent with ``g``, ``ans`` and the rule's
 parameters replaced by the call site's nodes.
 """
 
-import copy
-
 import gast
 
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
+from srctrans.nodes import clone
 
 
 class Binding:
@@ -92,13 +91,13 @@ def _none_to_absent(expr):
 
 
 def _substitute(expression, substitutions, aliases):
-    expression = copy.deepcopy(expression)
+    expression = clone(expression)
     rename = {"np": aliases.get(NUMPY_ALIAS, NUMPY_ALIAS), "rt": aliases.get(RUNTIME_ALIAS, RUNTIME_ALIAS)}
 
     class Substitute(gast.NodeTransformer):
         def visit_Name(self, node):
             if node.id in substitutions:
-                return _as_load(copy.deepcopy(substitutions[node.id]))
+                return _as_load(clone(substitutions[node.id]))
             if node.id in rename:
                 node.id = rename[node.id]
             return node

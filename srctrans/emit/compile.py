@@ -13,7 +13,7 @@ with :mod:`linecache`, so tracebacks and ``inspect.getsource`` show it.
 import itertools
 import linecache
 
-from srctrans.emit.printer import function_lines
+from srctrans.emit.printer import INDENT, function_lines
 
 FACTORY = "__srctrans_factory__"
 _counter = itertools.count(1)
@@ -54,16 +54,17 @@ def compile_functions(functions, closure, user_fn, label):
     freevars = list(user_fn.__code__.co_freevars)
     params = ", ".join(list(closure) + freevars)
     names = ", ".join(f.name for f in functions)
+    printed = [function_lines(f) for f in functions]
+    source = "\n\n".join("\n".join(lines) for lines in printed) + "\n"
     lines = [f"def {FACTORY}({params}):"]
-    for function in functions:
-        lines.extend(function_lines(function, depth=1))
+    for function_text in printed:
+        lines.extend(INDENT + line if line else line for line in function_text)
         lines.append("")
-    lines.append(f"    return ({names},)")
+    lines.append(f"{INDENT}return ({names},)")
     text = "\n".join(lines) + "\n"
     filename = f"<srctrans {label} #{next(_counter)}>"
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     code = compile(text, filename, "exec")
     namespace = {}
     exec(code, user_fn.__globals__, namespace)
-    source = "\n\n".join("\n".join(function_lines(f)) for f in functions) + "\n"
     return Compiled(namespace[FACTORY], closure, source, filename)

@@ -1,0 +1,53 @@
+"""Small constructors and utilities for gast nodes, shared by the passes."""
+
+import gast
+
+
+def load(name):
+    """``name`` read."""
+    return gast.Name(name, gast.Load(), None, None)
+
+
+def store(name):
+    """``name`` assigned."""
+    return gast.Name(name, gast.Store(), None, None)
+
+
+def assign(name, value):
+    """``name = value``."""
+    return gast.Assign([store(name)], value, None)
+
+
+def clone(node):
+    """A deep copy of a gast tree without annotations (faster than copy.deepcopy).
+
+    Iterative, so a deep expression cannot exhaust the recursion limit.
+    """
+    if not isinstance(node, gast.AST):
+        return node
+    root = type(node)()
+    stack = [(node, root)]
+    while stack:
+        source, target = stack.pop()
+        for field in source._fields:
+            value = getattr(source, field, None)
+            if isinstance(value, gast.AST):
+                copy = type(value)()
+                stack.append((value, copy))
+                setattr(target, field, copy)
+            elif isinstance(value, list):
+                items = []
+                for item in value:
+                    if isinstance(item, gast.AST):
+                        copy = type(item)()
+                        stack.append((item, copy))
+                        items.append(copy)
+                    else:
+                        items.append(item)
+                setattr(target, field, items)
+            else:
+                setattr(target, field, value)
+        for attribute in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
+            if hasattr(source, attribute):
+                setattr(target, attribute, getattr(source, attribute))
+    return root
