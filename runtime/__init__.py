@@ -11,6 +11,7 @@ Modules:
   joins        -- splitting the gradient of concatenate/stack among inputs
   elementwise  -- masks and weights for clip, maximum/minimum, abs
   reshaping    -- cotangents of subscript reads, transposes, conversions
+  accumulate   -- adding cotangents of unknown type (tuples and lists entry by entry)
   seeding      -- the output gradient: ones by default, or a checked cotangent
 """
 
@@ -25,4 +26,5 @@ from runtime.joins import (
 from runtime.elementwise import (
     clip_mask, tie_weight, power_base_factor, power_exponent_factor, LN2, LN10)
 from runtime.seeding import seed_cotangent, conform_gradient
+from runtime.accumulate import add, zeros_like
 from runtime.reshaping import identity, getitem_grad, transpose_grad, asarray_grad

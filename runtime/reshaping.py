@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from runtime.accumulate import zeros_like
 from runtime.joins import array_grads
 
 
@@ -14,7 +15,13 @@ def getitem_grad(g, x, index):
     """The cotangent of ``x`` for ``ans = x[index]``: zeros with ``g`` placed at ``index``.
 
     Integer-array indices may repeat a position; their cotangents add up.
+    For a tuple or list ``x`` the cotangent is a tuple or list with ``g`` at
+    ``index`` and zeros elsewhere.
     """
+    if isinstance(x, (tuple, list)):
+        entries = [zeros_like(v) for v in x]
+        entries[index] = g
+        return type(x)(entries)
     out = np.zeros(np.shape(x), dtype=np.result_type(x, g))
     if _is_basic(index):
         out[index] = g

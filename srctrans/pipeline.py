@@ -9,6 +9,8 @@
                keeps every value the backward pass reads
     activity   which names carry derivatives: only they    (analyse.activity)
                get adjoints
+    values     which names certainly hold arrays, so     (analyse.values)
+               their cotangents add with a plain `+`
     reverse    forward and backward statements             (differentiate.reverse)
     optimise   fold constants, propagate copies, drop      (optimise.*)
                dead code; then decide the residuals, so
@@ -30,6 +32,7 @@ import numpy
 import runtime
 from srctrans import annotations as anno
 from srctrans.analyse.activity import active_names
+from srctrans.analyse.values import array_valued
 from srctrans.annotations import Anno
 from srctrans.differentiate.reverse import reverse
 from srctrans.emit.compile import compile_functions
@@ -57,6 +60,7 @@ class Unit:
       namer, resolver: naming and name resolution for this function.
       aliases: the names generated code uses for the runtime and NumPy.
       active: the active names (after activity analysis).
+      array_valued: names that certainly hold arrays or numbers (analyse.values).
       build_callee: ``(fn, wrt, location) -> (fwd, bwd)`` for called user functions.
     """
 
@@ -70,6 +74,7 @@ class Unit:
         self.aliases = {RUNTIME_ALIAS: self._alias(RUNTIME_ALIAS, runtime),
                         NUMPY_ALIAS: self._alias(NUMPY_ALIAS, numpy)}
         self.active = set()
+        self.array_valued = set()
 
     def _alias(self, name, module):
         """``name`` unless the user's function uses it for something other than ``module``."""
@@ -110,6 +115,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False):
     rename_reassignments(unit.function, unit.namer)
     _trace("ssa", unit.function)
     unit.active = active_names(unit.function, unit.wrt)
+    unit.array_valued = array_valued(unit.function)
     result = reverse(unit)
     gradients = [_gradient_expression(unit, name, adjoint, unconnected_zero)
                  for name, adjoint in zip(unit.wrt, result.gradients)]

@@ -81,11 +81,12 @@ def test_construct_matches_finite_differences(name, specs):
 
 # -- constructs with closed forms ---------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="known bug: the cotangent of p[i] for a tuple p (a helper's result) "
-                          "goes through runtime.getitem_grad, which only handles arrays")
 def test_indexing_a_tuple_returned_by_a_helper():
-    x, y = np.array([1.0, 2.0]), np.array([3.0, 5.0])
+    """p = (x + y, x - y); out = p[0] p[1] = x^2 - y^2."""
+    x, y, v = np.array([1.0, 2.0]), np.array([3.0, 5.0]), np.array([2.0, -1.0])
+    dx, dy = st.grad(language.indexes_helper_tuple, wrt=(0, 1))(x, y, output_gradients=v)
+    np.testing.assert_allclose(dx, 2 * x * v)
+    np.testing.assert_allclose(dy, -2 * y * v)
     st.check_grads(language.indexes_helper_tuple, (x, y))
 
 

@@ -103,7 +103,10 @@ class _Reverser:
             return
         adjoint = self.namer.adjoint(atom.id)
         if adjoint in self.initialised:
-            expression = gast.BinOp(_load(adjoint), gast.Add(), expression)
+            if atom.id in self.unit.array_valued:
+                expression = gast.BinOp(_load(adjoint), gast.Add(), expression)
+            else:                                  # may be a tuple: add entry by entry
+                expression = _call_runtime(self.aliases, "add", [_load(adjoint), expression])
         self.initialised.add(adjoint)
         self._emit(_assign(adjoint, expression))
 
@@ -168,7 +171,7 @@ class _Reverser:
         if not any(self.namer.adjoint(n) in self.initialised for n in names):
             return
         parts = [_load(self.namer.adjoint(n)) if self.namer.adjoint(n) in self.initialised
-                 else _call_numpy(self.aliases, "zeros_like", [_load(n)]) for n in names]
+                 else _call_runtime(self.aliases, "zeros_like", [_load(n)]) for n in names]
         self._contribute(source, gast.Tuple(parts, gast.Load()))
 
     # -- calls ---------------------------------------------------------------
@@ -301,7 +304,3 @@ def _unparse(node):
 
 def _call_runtime(aliases, function, args):
     return gast.Call(gast.Attribute(_load(aliases[RUNTIME_ALIAS]), function, gast.Load()), args, [])
-
-
-def _call_numpy(aliases, function, args):
-    return gast.Call(gast.Attribute(_load(aliases[NUMPY_ALIAS]), function, gast.Load()), args, [])

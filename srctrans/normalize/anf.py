@@ -46,7 +46,9 @@ class _Normalizer:
             self._statement(stmt, produced)
             for new in produced:
                 anno.set_(new, Anno.ORIGIN, origin)
-                new.lineno = stmt.lineno
+                for node in gast.walk(new):        # errors about any part name the user's line
+                    if getattr(node, "lineno", None) is None and "lineno" in node._attributes:
+                        node.lineno = stmt.lineno
             out.extend(produced)
         function.body = out
 

@@ -1,0 +1,45 @@
+"""Which names certainly hold arrays or numbers (never tuples or lists).
+
+Requires: a body in A-normal form with SSA names.
+Guarantees: :func:`array_valued` returns names defined by arithmetic on an
+array or number, by a NumPy function with a derivative rule, or by an array
+method or ``.T``. Their cotangents add with ``+``; other cotangents (of
+parameters, subscripts, unpacked values, results of user functions) may be
+tuples and add through ``rt.add``.
+"""
+
+import gast
+
+from srctrans import annotations as anno
+from srctrans.annotations import Anno
+from srctrans.rules import METHODS, REGISTRY
+
+
+def array_valued(function):
+    """The set of names of ``function`` that certainly hold arrays or numbers."""
+    known = set()
+    for stmt in function.body:
+        if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
+            continue
+        if _is_array(stmt.value, known):
+            known.add(stmt.targets[0].id)
+    return known
+
+
+def _is_array(value, known):
+    if isinstance(value, gast.Constant):
+        return isinstance(value.value, (int, float, complex))
+    if isinstance(value, gast.Name):
+        return value.id in known
+    if isinstance(value, gast.BinOp):
+        return _is_array(value.left, known) or _is_array(value.right, known)
+    if isinstance(value, gast.UnaryOp):
+        return True
+    if isinstance(value, gast.Attribute):
+        return value.attr == "T"
+    if isinstance(value, gast.Call):
+        callee = anno.get(value, Anno.CALLEE)
+        if callee is None:
+            return isinstance(value.func, gast.Attribute) and value.func.attr in METHODS
+        return REGISTRY.lookup(callee) is not None
+    return False
