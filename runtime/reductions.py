@@ -54,10 +54,11 @@ def extremum_grad(g, ans, x, axis=None, keepdims=False):
     shape = np.shape(x)
     g = _keep_reduced_axes(g, shape, axis, keepdims)
     ans = _keep_reduced_axes(ans, shape, axis, keepdims)
-    dtype = _float_dtype(g, x)
-    hits = np.asarray(np.equal(x, ans), dtype=dtype)
-    ties = np.sum(hits, axis=_axes(len(shape), axis), keepdims=True)
-    return g * hits / np.maximum(ties, 1)
+    hits = np.equal(x, ans)
+    ties = np.count_nonzero(hits, axis=_axes(len(shape), axis), keepdims=True)
+    # three passes over x: compare, count, select; the share is computed per slice
+    share = np.divide(g, np.maximum(ties, 1), dtype=_float_dtype(g, x))
+    return np.where(hits, share, 0)
 
 
 def prod_grad(g, ans, x, axis=None, keepdims=False):
