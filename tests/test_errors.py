@@ -51,20 +51,8 @@ ERRORS = [
 ]
 
 
-# Errors raised about a call of a user function name the caller's `def` line
-# instead of the call's line: normalize/anf.py rebuilds Call nodes without
-# their location, and differentiate/reverse.py asks for the location of that
-# node. Remove the marker when the call's line is reported.
-CALL_LINE_BUG = pytest.mark.xfail(
-    strict=True, raises=AssertionError,
-    reason="known bug: the call location of a callee error is the caller's def line")
-AT_CALLS = {"lambda-call", "recursion", "mutual-b"}
-
-
 @pytest.mark.parametrize("fn, args, error, marker, words", [
-    pytest.param(*row, id=f"{row[3]}-{row[0].__name__}",
-                 marks=[CALL_LINE_BUG] if row[3] in AT_CALLS else [])
-    for row in ERRORS])
+    pytest.param(*row, id=f"{row[3]}-{row[0].__name__}") for row in ERRORS])
 def test_rejected_construct(fn, args, error, marker, words):
     with pytest.raises(error) as info:
         st.grad(fn)(*args)
@@ -86,21 +74,6 @@ def test_every_entry_point_rejects_the_same_way(entry):
             st.value_and_grad(unsupported.uses_try)(X)
         else:
             st.source(unsupported.uses_try)
-
-
-@pytest.mark.parametrize("fn, args, def_marker, words", [
-    (unsupported.calls_lambda_helper, (X,), "lambda-call", "lambda"),
-    (unsupported.recursive, (X, 3), "recursion", "recursive call of recursive"),
-    (unsupported.mutual_a, (X,), "mutual-b", "recursive call of mutual_a"),
-])
-def test_errors_at_calls_name_the_calling_function(fn, args, def_marker, words):
-    """What works despite CALL_LINE_BUG: the file, the calling function, the construct."""
-    with pytest.raises(st.SrcTransError) as info:
-        st.grad(fn)(*args)
-    message = str(info.value)
-    caller_def = line_of(unsupported, def_marker) - 1
-    assert f"{FILE}:{caller_def}" in message or f"{FILE}:{caller_def + 1}" in message
-    assert words in message and "hint:" in message
 
 
 def test_lambda_names_its_file_and_line():
