@@ -5,8 +5,11 @@ finite-difference check (st.check_grads); inputs come from seeded generators.
 """
 
 import inspect
+import subprocess
+import sys
 import threading
 import traceback
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -284,12 +287,24 @@ def test_errors_inside_generated_code_show_the_generated_line(rng):
     with pytest.raises(ValueError) as info:
         st.grad(basic.matmul_error)(a, b)
     text = "".join(traceback.format_exception(info.value))
-    assert "<srctrans matmul_error" in text
+    assert "srctrans-generated" in text and "matmul_error" in text   # the generated file
     assert "in matmul_error_fwd" in text
     assert "d = c @ b" in text                # the generated line's text is shown
     code = info.traceback[-1].frame.raw.f_code      # the innermost frame is generated code
     assert code.co_name == "matmul_error_fwd"
     assert "d = c @ b" in inspect.getsource(code)
+
+
+def test_uncaught_errors_in_generated_code_show_the_generated_line(tmp_path):
+    script = tmp_path / "uncaught.py"
+    script.write_text(
+        "import sys, numpy as np, srctrans as st\n"
+        f"sys.path.insert(0, {str(Path(basic.__file__).parent.parent)!r})\n"
+        "from programs import basic\n"
+        "st.grad(basic.matmul_error)(np.ones((2, 3)), np.ones((4, 2)))\n")
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert run.returncode == 1
+    assert "in matmul_error_fwd" in run.stderr and "d = c @ b" in run.stderr, run.stderr
 
 
 # -- check_grads ----------------------------------------------------------------------------------

@@ -12,11 +12,15 @@ with :mod:`linecache`, so tracebacks and ``inspect.getsource`` show it.
 
 import itertools
 import linecache
+import os
+import re
+import tempfile
 
 from srctrans.emit.printer import INDENT, function_lines
 
 FACTORY = "__srctrans_factory__"
 _counter = itertools.count(1)
+_DIRECTORY = os.path.join(tempfile.gettempdir(), "srctrans-generated")
 
 
 class Compiled:
@@ -45,6 +49,24 @@ class Compiled:
         return self._factory(*self._closure.values(), *user_values)
 
 
+def _write(text, label):
+    """Save ``text`` to a real file, so every traceback printer can show its lines.
+
+    Falls back to a pseudo-file name (still registered with linecache) when the
+    temporary directory is not writable.
+    """
+    stem = re.sub(r"[^A-Za-z0-9_]+", "_", label).strip("_")
+    name = f"{stem}_{os.getpid()}_{next(_counter)}.py"
+    try:
+        os.makedirs(_DIRECTORY, exist_ok=True)
+        path = os.path.join(_DIRECTORY, name)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        return path
+    except OSError:
+        return f"<srctrans {label} #{name}>"
+
+
 def compile_functions(functions, closure, user_fn, label):
     """Compile ``functions`` (gast FunctionDefs) for the user function ``user_fn``.
 
@@ -62,7 +84,7 @@ def compile_functions(functions, closure, user_fn, label):
         lines.append("")
     lines.append(f"{INDENT}return ({names},)")
     text = "\n".join(lines) + "\n"
-    filename = f"<srctrans {label} #{next(_counter)}>"
+    filename = _write(text, label)
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     code = compile(text, filename, "exec")
     namespace = {}
