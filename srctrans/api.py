@@ -58,9 +58,15 @@ class _Selection:
         self.names = tuple(names)
         position = {p.name: i for i, p in enumerate(positional)}
         self._places = [(position.get(n), n, by_name[n].default) for n in names]
+        self._indices = [position.get(n) for n in names]
+        # how many positional arguments a call needs for every selected one to be positional
+        self._all_positional = (max(self._indices) + 1 if None not in self._indices
+                                else float("inf"))
 
     def values(self, args, kwargs):
         """The values of the selected arguments in one call."""
+        if not kwargs and self._all_positional <= len(args):
+            return [args[index] for index in self._indices]      # the common case
         values = []
         for index, name, default in self._places:
             if index is not None and index < len(args):
@@ -87,7 +93,10 @@ def _finish(gradients, values, names, unconnected):
     """Shape and type the raw gradients like their inputs."""
     finished = []
     for g, value, name in zip(gradients, values, names):
-        if g is None:
+        if (type(g) is np.ndarray and type(value) is np.ndarray and g.shape == value.shape
+                and g.dtype == value.dtype and g.flags.writeable):
+            finished.append(g)                    # the common case: nothing to conform
+        elif g is None:
             if unconnected == "zero":
                 g = np.zeros_like(value, dtype=np.result_type(value, np.float64)
                                   if not isinstance(value, np.ndarray) else value.dtype)
@@ -124,6 +133,7 @@ class _Differentiated:
         self._fn = self._self = None
         self._wrt = wrt
         self._selection = None
+        self._instance = None
         self._unconnected = unconnected_gradients
         self._optimize = optimize
         self._with_value = with_value
@@ -140,12 +150,15 @@ class _Differentiated:
 
     def __call__(self, *args, output_gradients=None, **kwargs):
         selection = self._selection or self._select()
-        # a dictionary hit after the first call; asking each time notices a
-        # closure variable or global the derivative depends on being rebound
-        fwd, bwd, _ = cache.reverse_pair(self._fn, selection.names, self._optimize)
+        found = self._instance
+        if found is None or not found.current(self._fn):
+            # a rebound helper or new defaults need another instance (usually a cache hit)
+            found = self._instance = cache.instance(self._fn, selection.names, self._optimize)
+        fwd, bwd = found.fwd, found.bwd
         values = selection.values(args, kwargs)
         for value, name in zip(values, selection.names):
-            _check_differentiable(value, name)
+            if type(value) is not np.ndarray or value.dtype.kind != "f":
+                _check_differentiable(value, name)
         if self._self is not None:
             args = (self._self,) + args
         out, residuals = fwd(*args, **kwargs)

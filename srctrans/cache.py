@@ -14,6 +14,7 @@ Builds run with enough recursion headroom for the function's deepest
 expression (the passes recurse over syntax trees).
 """
 
+import builtins
 import contextlib
 import sys
 import threading
@@ -37,63 +38,73 @@ def reverse_pair(fn, wrt, optimize=True, unconnected_zero=False, location=None):
     ``location`` is where ``fn`` is called from when it is a callee of
     another function being built; errors about ``fn`` itself then name it.
     """
+    found = instance(fn, wrt, optimize, unconnected_zero, location)
+    return found.fwd, found.bwd, found.build
+
+
+def instance(fn, wrt, optimize=True, unconnected_zero=False, location=None):
+    """The :class:`Instance` of ``fn``'s derivative for these options, built if needed."""
     if not isinstance(fn, types.FunctionType):
         _with_location(parse_function, fn, location)     # raises NoSourceError
     options = ("reverse", tuple(wrt), bool(optimize), bool(unconnected_zero))
     per_function = _instances.get(fn)
     if per_function is not None:
         hit = per_function.get(options)
-        if hit is not None and _still_current(fn, hit):
-            return hit.entry
+        if hit is not None and hit.current(fn):
+            return hit
     with _lock:
         build = _find_build(fn, options)
         if build is None:
             build = _new_build(fn, options, location)
         fwd, bwd = build.compiled.instantiate(fn)
-        fwd.__defaults__ = fn.__defaults__
-        fwd.__kwdefaults__ = fn.__kwdefaults__
-        entry = (fwd, bwd, build)
-        _instances.setdefault(fn, {})[options] = _Instance(fn, entry)
-        return entry
+        found = Instance(fn, fwd, bwd, build)
+        _instances.setdefault(fn, {})[options] = found
+        return found
 
 
-class _Instance:
-    """Generated functions bound to one function object, and what they captured.
+class Instance:
+    """The generated functions bound to one function object, and what they assume.
 
-    The generated functions copy the user's closure values and defaults when
-    they are instantiated, so an instance is current only while the function
-    still has those same values (a closure variable the enclosing scope
-    rebinds, or new ``__defaults__``, needs a fresh instance).
+    The generated functions read the user's globals and closure cells live.
+    What the build fixed is which objects the called names denote (a called
+    helper, the ``np`` module) and the defaults it copied; :meth:`current`
+    checks those in a few dictionary look-ups, so a rebound helper or new
+    ``__defaults__`` get a fresh instance.
     """
 
-    __slots__ = ("entry", "cells", "defaults", "kwdefaults")
+    __slots__ = ("fwd", "bwd", "build", "_defaults", "_kwdefaults", "_globals", "_cells")
 
-    def __init__(self, fn, entry):
-        self.entry = entry
-        self.cells = _cell_values(fn)
-        self.defaults = fn.__defaults__
-        self.kwdefaults = fn.__kwdefaults__
+    def __init__(self, fn, fwd, bwd, build):
+        fwd.__defaults__ = fn.__defaults__
+        fwd.__kwdefaults__ = fn.__kwdefaults__
+        self.fwd, self.bwd, self.build = fwd, bwd, build
+        self._defaults, self._kwdefaults = fn.__defaults__, fn.__kwdefaults__
+        closure = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+        assumed = build.assumptions.items()
+        self._cells = [(closure[name], value) for name, value in assumed if name in closure]
+        self._globals = [(name, value) for name, value in assumed if name not in closure]
+
+    def current(self, fn):
+        """True while ``fn``'s defaults and the objects its called names denote are unchanged."""
+        if fn.__defaults__ is not self._defaults or fn.__kwdefaults__ is not self._kwdefaults:
+            return False
+        namespace = fn.__globals__
+        for name, value in self._globals:
+            now = namespace.get(name, _MISSING)
+            if now is _MISSING:
+                now = getattr(builtins, name, _MISSING)
+            if now is not value:
+                return False
+        for cell, value in self._cells:
+            try:
+                if cell.cell_contents is not value:
+                    return False
+            except ValueError:                   # the enclosing scope deleted it
+                return False
+        return True
 
 
-_EMPTY_CELL = object()
-
-
-def _cell_values(fn):
-    values = []
-    for cell in fn.__closure__ or ():
-        try:
-            values.append(cell.cell_contents)
-        except ValueError:
-            values.append(_EMPTY_CELL)
-    return values
-
-
-def _still_current(fn, instance):
-    if fn.__defaults__ is not instance.defaults or fn.__kwdefaults__ is not instance.kwdefaults:
-        return False
-    if any(now is not then for now, then in zip(_cell_values(fn), instance.cells)):
-        return False
-    return still_valid(fn, instance.entry[2].assumptions)
+_MISSING = object()
 
 
 def _find_build(fn, options):

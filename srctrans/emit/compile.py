@@ -3,8 +3,8 @@
 Requires: gast FunctionDefs whose free names are either the user's globals,
 the user function's closure variables, or names supplied in ``closure``.
 Guarantees: :func:`compile_functions` returns a :class:`Compiled` whose
-``instantiate`` gives live functions that read the user's globals live, read
-the user's closure variables from the given function object, and read
+``instantiate`` gives live functions that read the user's globals and the
+user function's closure cells live (as the user's function does), and read
 srctrans's own names (the runtime, NumPy, called derivative passes) through a
 factory's closure, never through the user's namespace. The text is registered
 with :mod:`linecache`, so tracebacks and ``inspect.getsource`` show it.
@@ -15,6 +15,7 @@ import linecache
 import os
 import re
 import tempfile
+import types
 
 from srctrans.emit.printer import INDENT, function_lines
 
@@ -28,7 +29,7 @@ class Compiled:
 
     Attributes:
       source: the readable text of the generated functions (what st.source shows).
-      filename: the pseudo-file name registered with linecache.
+      filename: the file name the code was compiled with (registered with linecache).
     """
 
     def __init__(self, factory, closure, source, filename):
@@ -38,15 +39,26 @@ class Compiled:
         self.filename = filename
 
     def instantiate(self, fn):
-        """The generated functions bound to the user function ``fn``'s closure."""
-        cells = fn.__closure__ or ()
-        user_values = []
-        for cell in cells:
-            try:
-                user_values.append(cell.cell_contents)
-            except ValueError:
-                user_values.append(None)
-        return self._factory(*self._closure.values(), *user_values)
+        """The generated functions, reading ``fn``'s own closure cells.
+
+        The user's closure variables are shared, not copied: the generated
+        code sees the enclosing scope rebind them, as ``fn`` itself does.
+        """
+        made = self._factory(*self._closure.values(), *(None for _ in fn.__code__.co_freevars))
+        user_cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+        return tuple(_share_cells(generated, user_cells) for generated in made)
+
+
+def _share_cells(generated, user_cells):
+    """``generated`` rebuilt so that its free variables named like the user's use the user's cells."""
+    names = generated.__code__.co_freevars
+    if not any(name in user_cells for name in names):
+        return generated
+    cells = tuple(user_cells.get(name, cell) for name, cell in zip(names, generated.__closure__))
+    shared = types.FunctionType(generated.__code__, generated.__globals__, generated.__name__,
+                                generated.__defaults__, cells)
+    shared.__kwdefaults__ = generated.__kwdefaults__
+    return shared
 
 
 def _write(text, label):
