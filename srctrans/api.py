@@ -112,6 +112,11 @@ def _unwrap(f):
     Raises NoSourceError for any other callable (a builtin, a C function, a
     callable object): srctrans differentiates functions defined with ``def``.
     """
+    if isinstance(f, _Differentiated):
+        raise UsageError(
+            f"{f.__qualname__} is already a derivative made by srctrans; derivatives of "
+            "derivatives are not supported yet",
+            hint="pass the original function (its __wrapped__ attribute) instead")
     if isinstance(f, types.MethodType):
         f, bound_self = f.__func__, f.__self__
     else:

@@ -119,7 +119,7 @@ def _new_build(fn, options, location):
     if code in _in_progress:
         raise UnsupportedSyntaxError(
             f"recursive call of {fn.__qualname__} cannot be differentiated", location,
-            "rewrite the recursion as a loop, or give the function a rule with st.register_vjp")
+            "srctrans cannot differentiate recursion; compute the result without the function calling itself")
     _, wrt, optimize, unconnected_zero = options
 
     def build_callee(callee, callee_wrt, call_location):

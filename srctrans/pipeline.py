@@ -18,8 +18,9 @@
                are kept alive
     emit       print, compile, register with linecache     (emit.*)
 
-Set the environment variable ``SRCTRANS_TRACE=1`` to print the function after
-each stage.
+Set the environment variable ``SRCTRANS_TRACE=1`` to print, on stderr, the
+function after ANF and SSA, the active names, the backward pass before and
+after optimisation, and the generated source.
 """
 
 import copy
@@ -36,7 +37,7 @@ from srctrans.analyse.values import array_valued
 from srctrans.annotations import Anno
 from srctrans.differentiate.reverse import reverse
 from srctrans.emit.compile import compile_functions
-from srctrans.emit.printer import function_lines
+from srctrans.emit.printer import block_lines, function_lines
 from srctrans.naming import NUMPY_ALIAS, RESIDUALS, RUNTIME_ALIAS, Namer, identifiers
 from srctrans.normalize import fence
 from srctrans.normalize.anf import normalize
@@ -47,7 +48,6 @@ from srctrans.parse.resolve import MISSING, Resolver
 from srctrans.parse.source import parse_function
 from srctrans.rules import METHODS, REGISTRY
 
-_TRACE = os.environ.get("SRCTRANS_TRACE") == "1"
 
 
 class Unit:
@@ -115,16 +115,19 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False):
     rename_reassignments(unit.function, unit.namer)
     _trace("ssa", unit.function)
     unit.active = active_names(unit.function, unit.wrt)
+    _trace("activity", None, "active: " + ", ".join(sorted(unit.active)))
     unit.array_valued = array_valued(unit.function)
     result = reverse(unit)
     gradients = [_gradient_expression(unit, name, adjoint, unconnected_zero)
                  for name, adjoint in zip(unit.wrt, result.gradients)]
     backward = result.backward
+    _trace("reverse", None, _block_text(backward))
     if optimize:
         simplify(backward)
         backward, renaming = propagate_copies(backward)
         gradients = [_rename(g, renaming) for g in gradients]
         backward = eliminate_dead_code(backward, _reads_all(gradients), lambda s: True)
+        _trace("optimise", None, _block_text(backward))
     residuals = _residuals(unit, result.forward, backward, gradients)
     forward = result.forward
     if optimize:
@@ -241,8 +244,12 @@ def _function(name, args, body):
                             type_comment=None, type_params=[])
 
 
+def _block_text(statements):
+    return "\n".join(block_lines(statements, 0))
+
+
 def _trace(stage, function, text=None):
-    if not _TRACE:
+    if os.environ.get("SRCTRANS_TRACE") != "1":
         return
     if text is None:
         text = "\n".join(function_lines(function))

@@ -12,8 +12,8 @@ NumPy, the forward and backward passes of called user functions). The
 backward pass walks the statements in reverse; each active statement
 contributes to the adjoints of its active operands through the rule registry.
 The first contribution to an adjoint assigns it, later ones add to it. The
-residuals are filled in by :func:`srctrans.optimise.residuals.split` after
-optimisation, once it is known which forward values the backward pass reads.
+residuals are decided by the pipeline after optimisation, once it is known
+which forward values the backward pass reads.
 """
 
 import inspect
@@ -198,7 +198,9 @@ class _Reverser:
             return self._user_call(target, callee, call, args, keywords, g, stmt)
         what = "has no derivative rule" if _is_library(callee) else \
             "has no derivative rule and no Python source"
-        self._fail(call, MissingRuleError, f"`{_unparse(call.func)}` ({_describe(callee)}) {what}",
+        written, described = _unparse(call.func), _describe(callee)
+        name = f"`{written}`" if written == described else f"`{written}` ({described})"
+        self._fail(call, MissingRuleError, f"{name} {what}",
                    "use a NumPy function that has a rule (docs/rules.md lists them), or write the "
                    "computation as a Python function srctrans can read")
 
@@ -207,12 +209,17 @@ class _Reverser:
         if rule is None:
             self._fail(node, MissingRuleError, f"no derivative rule for {_describe(primal)}",
                        "use a function that has a rule (see docs/rules.md) or register one")
+        for keyword in ("out", "where"):
+            if keyword in keywords:
+                self._fail(node, UnsupportedSyntaxError,
+                           f"the `{keyword}=` argument of {_describe(primal)}",
+                           "compute the full result into a new name; use np.where for selections")
         try:
             pairs = bind(rule.template, args, keywords)
         except TypeError as error:
             self._fail(node, UnsupportedSyntaxError,
                        f"the call of {_describe(primal)} does not match its rule's signature ({error})",
-                       "pass the arguments as NumPy documents them")
+                       "srctrans's rule supports the arguments listed in docs/rules.md")
         for name, argument in pairs:
             if name == "out" and not (isinstance(argument, gast.Constant) and argument.value is None):
                 self._fail(node, UnsupportedSyntaxError, "`out=` arguments (writing into an existing array)",
@@ -293,7 +300,8 @@ def _describe(obj):
     module = getattr(obj, "__module__", None) or ""
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
     if module == "numpy" or module.startswith("numpy."):
-        module = "np"
+        module = "np" + module[len("numpy"):]
+        module = {"np._core.fromnumeric": "np", "np.core.fromnumeric": "np"}.get(module, module)
     return f"{module}.{name}" if module and module != "builtins" else name
 
 

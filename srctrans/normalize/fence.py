@@ -27,6 +27,7 @@ SUPPORTED = frozenset({
     gast.Div, gast.FloorDiv, gast.Mod, gast.Pow, gast.MatMult, gast.USub,
     gast.UAdd, gast.Not, gast.Eq, gast.NotEq, gast.Lt, gast.LtE, gast.Gt,
     gast.GtE, gast.Is, gast.IsNot, gast.In, gast.NotIn,
+    gast.BitAnd, gast.BitOr, gast.BitXor, gast.Invert, gast.LShift, gast.RShift,
 })
 
 # construct -> (what it is called, what to do instead)

@@ -4,7 +4,7 @@ Requires: flat lists of gast statements (a backward pass).
 Guarantees: the values computed are unchanged; products with 1, sums with 0,
 powers of 1 and arithmetic on two numeric constants are folded, so that a
 rule such as ``g * y * x ** (y - 1)`` instantiated at ``y = 2`` reads
-``g * 2 * x``. Negation moves outside ``rt.unbroadcast`` (summing is linear),
+``g * 2 * x``; the same holds for ``rt.power_base_factor(x, 2)``. Negation moves outside ``rt.unbroadcast`` (summing is linear),
 so it runs on the reduced array.
 
 >>> import gast, ast
@@ -61,6 +61,12 @@ class _Simplifier(gast.NodeTransformer):
 
     def visit_Call(self, node):
         self.generic_visit(node)
+        # rt.power_base_factor(x, c) with a nonzero constant c is c * x ** (c - 1), folded
+        if (isinstance(node.func, gast.Attribute) and node.func.attr == "power_base_factor"
+                and len(node.args) == 2 and _number(node.args[1]) and node.args[1].value != 0):
+            x, c = node.args
+            power = self.visit(gast.BinOp(x, gast.Pow(), gast.BinOp(c, gast.Sub(), gast.Constant(1, None))))
+            return self.visit(gast.BinOp(gast.Constant(c.value, None), gast.Mult(), power))
         # rt.unbroadcast(-e, x) -> -rt.unbroadcast(e, x): negate after summing, on fewer elements
         if (isinstance(node.func, gast.Attribute) and node.func.attr == "unbroadcast"
                 and node.args and isinstance(node.args[0], gast.UnaryOp)

@@ -66,7 +66,7 @@ def parse_function(fn):
             f"{_describe(fn)} is not a Python function with source "
             f"(it is a {type(fn).__name__})",
             hint="differentiate a function defined with `def`, or give this "
-                 "callable a derivative rule with st.register_vjp")
+                 "call it from a NumPy function that has a derivative rule")
     if fn.__name__ == "<lambda>":
         raise NoSourceError(
             "a lambda cannot be differentiated: srctrans reads a function's `def` source",
@@ -79,7 +79,7 @@ def parse_function(fn):
         raise NoSourceError(
             f"cannot read the source of {_describe(fn)} ({filename}): {error}",
             hint="define the function in a file (not in an interactive "
-                 "session or with exec), or register a rule with st.register_vjp")
+                 "session or with exec)") from None
     source = textwrap.dedent("".join(lines))
     module = gast.parse(source)
     node = module.body[0]

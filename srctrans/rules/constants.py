@@ -16,6 +16,7 @@ REGISTRY.nondifferentiable(
     # comparisons and predicates
     np.greater, np.greater_equal, np.less, np.less_equal, np.equal, np.not_equal,
     np.logical_and, np.logical_or, np.logical_not, np.logical_xor,
+    np.invert, np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.left_shift, np.right_shift,
     np.isnan, np.isfinite, np.isinf, np.allclose, np.isclose, np.array_equal,
     np.any, np.all,
     # fresh arrays

@@ -34,6 +34,10 @@ def divide(g, ans, x, y):
 def power(g, ans, x, y):
     return g * rt.power_base_factor(x, y), g * rt.power_exponent_factor(ans, x)
 
+@vjp(np.remainder, elementwise=True)
+def remainder(g, ans, x, y):
+    return g, -g * np.floor_divide(x, y)
+
 @vjp(np.negative, elementwise=True)
 def negative(g, ans, x):
     return -g
