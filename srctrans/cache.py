@@ -68,8 +68,9 @@ class Instance:
     The generated functions read the user's globals and closure cells live.
     What the build fixed is which objects the called names denote (a called
     helper, the ``np`` module) and the defaults it copied; :meth:`current`
-    checks those in a few dictionary look-ups, so a rebound helper or new
-    ``__defaults__`` get a fresh instance.
+    checks those in a few dictionary look-ups, here and in every called user
+    function, so a rebound helper (at any depth) or new ``__defaults__`` get a
+    fresh instance.
     """
 
     __slots__ = ("fwd", "bwd", "build", "_defaults", "_kwdefaults", "_globals", "_cells")
@@ -101,7 +102,12 @@ class Instance:
                     return False
             except ValueError:                   # the enclosing scope deleted it
                 return False
-        return True
+        return _callees_current(self.build)
+
+
+def _callees_current(build):
+    """True while every user function the build differentiates through is unchanged too."""
+    return all(found.current(callee) for callee, found in build.callees)
 
 
 _MISSING = object()
@@ -109,7 +115,7 @@ _MISSING = object()
 
 def _find_build(fn, options):
     for build in _builds.get((fn.__code__, options), ()):
-        if still_valid(fn, build.assumptions):
+        if still_valid(fn, build.assumptions) and _callees_current(build):
             return build
     return None
 
@@ -122,9 +128,12 @@ def _new_build(fn, options, location):
             "srctrans cannot differentiate recursion; compute the result without the function calling itself")
     _, wrt, optimize, unconnected_zero = options
 
+    callees = []
+
     def build_callee(callee, callee_wrt, call_location):
-        fwd, bwd, _ = reverse_pair(callee, callee_wrt, optimize, True, call_location)
-        return fwd, bwd
+        found = instance(callee, callee_wrt, optimize, True, call_location)
+        callees.append((callee, found))
+        return found.fwd, found.bwd
 
     _in_progress.add(code)
     try:
@@ -133,6 +142,7 @@ def _new_build(fn, options, location):
                                    optimize, unconnected_zero)
     finally:
         _in_progress.discard(code)
+    build.callees = tuple(callees)
     _builds.setdefault((code, options), []).append(build)
     return build
 

@@ -99,6 +99,7 @@ class Build:
         self.compiled = compiled
         self.wrt = wrt
         self.assumptions = assumptions
+        self.callees = ()          # (function, Instance) of called user functions; set by the cache
 
     @property
     def source(self):

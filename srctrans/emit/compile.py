@@ -10,7 +10,7 @@ factory's closure, never through the user's namespace. The text is registered
 with :mod:`linecache`, so tracebacks and ``inspect.getsource`` show it.
 """
 
-import itertools
+import hashlib
 import linecache
 import os
 import re
@@ -20,7 +20,6 @@ import types
 from srctrans.emit.printer import INDENT, function_lines
 
 FACTORY = "__srctrans_factory__"
-_counter = itertools.count(1)
 _DIRECTORY = os.path.join(tempfile.gettempdir(), "srctrans-generated")
 
 
@@ -68,7 +67,8 @@ def _write(text, label):
     temporary directory is not writable.
     """
     stem = re.sub(r"[^A-Za-z0-9_]+", "_", label).strip("_")
-    name = f"{stem}_{os.getpid()}_{next(_counter)}.py"
+    # named by content: building the same code again reuses one file instead of adding one
+    name = f"{stem}_{hashlib.sha1(text.encode()).hexdigest()[:12]}.py"
     try:
         os.makedirs(_DIRECTORY, exist_ok=True)
         path = os.path.join(_DIRECTORY, name)
