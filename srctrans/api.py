@@ -129,7 +129,7 @@ def _unwrap(f):
 class _Differentiated:
     """The callable returned by :func:`grad` and :func:`value_and_grad`."""
 
-    def __init__(self, f, wrt, unconnected_gradients, optimize, with_value):
+    def __init__(self, f, wrt, unconnected_gradients, optimize, with_value, specialize=True):
         if unconnected_gradients not in _UNCONNECTED:
             raise UsageError(f"unconnected_gradients must be 'none' or 'zero', not {unconnected_gradients!r}")
         if not callable(f):
@@ -141,6 +141,7 @@ class _Differentiated:
         self._instance = None
         self._unconnected = unconnected_gradients
         self._optimize = optimize
+        self._specialize = specialize and optimize
         self._with_value = with_value
         functools.update_wrapper(self, f)
 
@@ -159,15 +160,16 @@ class _Differentiated:
         if found is None or not found.current(self._fn):
             # a rebound helper or new defaults need another instance (usually a cache hit)
             found = self._instance = cache.instance(self._fn, selection.names, self._optimize)
-        fwd, bwd = found.fwd, found.bwd
         values = selection.values(args, kwargs)
         for value, name in zip(values, selection.names):
             if type(value) is not np.ndarray or value.dtype.kind != "f":
                 _check_differentiable(value, name)
         if self._self is not None:
             args = (self._self,) + args
-        out, residuals = fwd(*args, **kwargs)
-        raw = bwd(residuals, runtime.seed_cotangent(out, output_gradients))
+        if self._specialize:
+            found = found.for_call(self._fn, args, kwargs)
+        out, residuals = found.fwd(*args, **kwargs)
+        raw = found.bwd(residuals, runtime.seed_cotangent(out, output_gradients))
         gradients = _finish(raw, values, selection.names, self._unconnected)
         result = gradients[0] if selection.single else tuple(gradients)
         return (out, result) if self._with_value else result
@@ -179,7 +181,7 @@ def _decorator_or_call(f, make):
     return make(f)
 
 
-def grad(f=None, wrt=0, *, unconnected_gradients="none", optimize=True):
+def grad(f=None, wrt=0, *, unconnected_gradients="none", optimize=True, specialize=True):
     """The gradient (vector-Jacobian product) of ``f``, as a new function.
 
     Args:
@@ -191,6 +193,10 @@ def grad(f=None, wrt=0, *, unconnected_gradients="none", optimize=True):
         depend on receives: ``"none"`` (default, as TensorFlow) gives None,
         ``"zero"`` gives zeros of its shape and dtype.
       optimize: run the optimisation passes (default True).
+      specialize: let srctrans specialise the backward pass on the shapes of
+        each call's arguments (default True): the first call with new shapes
+        builds code without the generic broadcasting helpers; later calls with
+        those shapes reuse it. ``False`` keeps one generic version.
 
     Returns:
       A function taking ``f``'s arguments plus the keyword
@@ -208,17 +214,19 @@ def grad(f=None, wrt=0, *, unconnected_gradients="none", optimize=True):
     array([2., 4.])
     """
     return _decorator_or_call(f, lambda fn: _Differentiated(
-        fn, wrt, unconnected_gradients, optimize, with_value=False))
+        fn, wrt, unconnected_gradients, optimize, with_value=False, specialize=specialize))
 
 
-def value_and_grad(f=None, wrt=0, *, unconnected_gradients="none", optimize=True):
+def value_and_grad(f=None, wrt=0, *, unconnected_gradients="none", optimize=True,
+                   specialize=True):
     """Like :func:`grad`, but the new function returns ``(value, gradients)``
     where ``value`` is ``f``'s output, computed once."""
     return _decorator_or_call(f, lambda fn: _Differentiated(
-        fn, wrt, unconnected_gradients, optimize, with_value=True))
+        fn, wrt, unconnected_gradients, optimize, with_value=True, specialize=specialize))
 
 
-def vjp(f, *args, wrt=None, unconnected_gradients="none", optimize=True, **kwargs):
+def vjp(f, *args, wrt=None, unconnected_gradients="none", optimize=True, specialize=True,
+        **kwargs):
     """Run ``f(*args, **kwargs)`` and return ``(out, pullback)``.
 
     Args:
@@ -227,6 +235,7 @@ def vjp(f, *args, wrt=None, unconnected_gradients="none", optimize=True, **kwarg
       wrt: the selected arguments (index, name or tuple); None selects every
         positional argument, and those that are ints or bools get None.
       unconnected_gradients: ``"none"`` or ``"zero"``, as in :func:`grad`.
+      optimize, specialize: as in :func:`grad`.
 
     Returns:
       ``out``, and ``pullback(v)``, which returns a tuple with one gradient per
@@ -249,8 +258,11 @@ def vjp(f, *args, wrt=None, unconnected_gradients="none", optimize=True, **kwarg
     values = selection.values(args, kwargs)
     for value, name in zip(values, selection.names):
         _check_differentiable(value, name)
-    fwd, bwd, _ = cache.reverse_pair(fn, selection.names, optimize)
-    out, residuals = fwd(*call_args, **kwargs)
+    found = cache.instance(fn, selection.names, optimize)
+    if specialize and optimize:
+        found = found.for_call(fn, call_args, kwargs)
+    out, residuals = found.fwd(*call_args, **kwargs)
+    bwd = found.bwd
 
     def pullback(v):
         raw = bwd(residuals, runtime.seed_cotangent(out, v))
@@ -268,7 +280,7 @@ def _is_integer_like(value):
         isinstance(value, np.ndarray) and value.dtype.kind in "biu")
 
 
-def source(f, mode="reverse", wrt=0, optimize=True):
+def source(f, mode="reverse", wrt=0, optimize=True, args=None):
     """The generated source of ``f``'s derivative, as text.
 
     Args:
@@ -277,11 +289,27 @@ def source(f, mode="reverse", wrt=0, optimize=True):
       wrt: the selected arguments, as in :func:`grad`.
       optimize: show the optimised code (default) or the raw output of the
         differentiation pass.
+      args: example arguments (a tuple); when given, show the code specialised
+        on their shapes, as :func:`grad` runs it for such arguments (the
+        function is run once to measure them).
+
+    Returns the forward and backward passes of ``f``, followed by those of
+    every user function they differentiate through.
     """
     if mode != "reverse":
         raise UsageError(f"mode must be 'reverse', not {mode!r}")
     fn, bound_self = _unwrap(f)
     signature_fn = fn if bound_self is None else functools.partial(fn, bound_self)
     selection = _Selection(signature_fn, wrt)
-    _, _, build = cache.reverse_pair(fn, selection.names, optimize)
-    return build.source
+    found = cache.instance(fn, selection.names, optimize)
+    if args is not None and optimize:
+        call_args = tuple(args) if bound_self is None else (bound_self,) + tuple(args)
+        found = found.for_call(fn, call_args, {})
+    texts, pending, seen = [], [found.build], set()
+    while pending:                               # callees after callers, each once
+        build = pending.pop(0)
+        if id(build) not in seen:
+            seen.add(id(build))
+            texts.append(build.source)
+            pending.extend(callee.build for _, callee in build.callees)
+    return "\n".join(texts)

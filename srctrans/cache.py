@@ -21,6 +21,8 @@ import threading
 import types
 import weakref
 
+import numpy as np
+
 from srctrans import pipeline
 from srctrans.errors import NoSourceError, UnsupportedSyntaxError
 from srctrans.parse.resolve import still_valid
@@ -42,11 +44,15 @@ def reverse_pair(fn, wrt, optimize=True, unconnected_zero=False, location=None):
     return found.fwd, found.bwd, found.build
 
 
-def instance(fn, wrt, optimize=True, unconnected_zero=False, location=None):
-    """The :class:`Instance` of ``fn``'s derivative for these options, built if needed."""
+def instance(fn, wrt, optimize=True, unconnected_zero=False, location=None, shapes=None):
+    """The :class:`Instance` of ``fn``'s derivative for these options, built if needed.
+
+    ``shapes`` (a tuple of (name, shape) pairs) asks for the backward pass
+    specialised on those shapes of the forward values (see :meth:`Instance.for_call`).
+    """
     if not isinstance(fn, types.FunctionType):
         _with_location(parse_function, fn, location)     # raises NoSourceError
-    options = ("reverse", tuple(wrt), bool(optimize), bool(unconnected_zero))
+    options = ("reverse", tuple(wrt), bool(optimize), bool(unconnected_zero), shapes)
     per_function = _instances.get(fn)
     if per_function is not None:
         hit = per_function.get(options)
@@ -73,12 +79,14 @@ class Instance:
     fresh instance.
     """
 
-    __slots__ = ("fwd", "bwd", "build", "_defaults", "_kwdefaults", "_globals", "_cells")
+    __slots__ = ("fwd", "bwd", "build", "variants", "_defaults", "_kwdefaults", "_globals",
+                 "_cells")
 
     def __init__(self, fn, fwd, bwd, build):
         fwd.__defaults__ = fn.__defaults__
         fwd.__kwdefaults__ = fn.__kwdefaults__
         self.fwd, self.bwd, self.build = fwd, bwd, build
+        self.variants = {}                   # shape key -> specialised Instance
         self._defaults, self._kwdefaults = fn.__defaults__, fn.__kwdefaults__
         closure = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
         assumed = build.assumptions.items()
@@ -105,6 +113,100 @@ class Instance:
         return _callees_current(self.build)
 
 
+    def for_call(self, fn, args, kwargs):
+        """The instance to run for this call: specialised on its shapes when possible.
+
+        The first call with new input shapes runs this instance's forward pass
+        once more to measure the shapes of the values the backward pass reads,
+        then builds (or finds) the backward pass specialised on them. At most
+        ``MAX_SPECIALISATIONS`` shape keys get their own code per instance.
+        """
+        if not self.build.specialisable:
+            return self
+        key = _shape_key(fn, args, kwargs, self.build.data_names)
+        if key is None:
+            return self
+        variant = self.variants.get(key)
+        if variant is None:
+            if len(self.variants) >= MAX_SPECIALISATIONS:
+                return self
+            variant = self.variants[key] = self._specialised(fn, args, kwargs)
+        return variant
+
+    def _specialised(self, fn, args, kwargs):
+        out, residuals = self.fwd(*args, **kwargs)
+        _, wrt, optimize, unconnected_zero, _ = self.build.options
+        return instance(fn, wrt, optimize, unconnected_zero,
+                        shapes=_measure(self.build, out, residuals))
+
+
+MAX_SPECIALISATIONS = 8
+
+
+def _measure(build, out, residuals):
+    """The shapes a specialised build of ``build`` needs, from one run's values.
+
+    Returns ``(own, callees)``: (name, shape) pairs of the residuals and the
+    output's cotangent, and (residual name, shapes) pairs for each called user
+    function, measured on the residuals it saved.
+    """
+    own, callees = {}, {}
+    for name, value in zip(build.residuals, residuals):
+        if name in build.callee_residuals:
+            callee = build.callee_residuals[name].build
+            callees[name] = _measure(callee, None, value)
+        elif _has_shape(value):
+            own[name] = np.shape(value)
+    if _has_shape(out):
+        own[build.seed] = np.shape(out)
+    return tuple(sorted(own.items())), tuple(sorted(callees.items()))
+
+
+def _has_shape(value):
+    return isinstance(value, (np.ndarray, np.generic, float, int)) and not isinstance(value, bool)
+
+
+def _shape_key(fn, args, kwargs, data_names):
+    """What the shapes inside ``fn`` can depend on in this call, or None if not simple.
+
+    Array arguments contribute their shapes; ints, bools, strings and None
+    their values (a shape may be computed from them); floats their type. The
+    non-local values the function reads count as arguments.
+    """
+    key = []
+    for value in args:
+        part = _key_part(value)
+        if part is None:
+            return None
+        key.append(part)
+    for name in sorted(kwargs) if kwargs else ():
+        part = _key_part(kwargs[name])
+        if part is None:
+            return None
+        key.append((name, part))
+    if data_names:
+        closure = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+        for name in data_names:
+            value = closure[name].cell_contents if name in closure else fn.__globals__.get(name)
+            if not isinstance(value, (types.ModuleType, types.FunctionType, type)):
+                part = _key_part(value)
+                if part is None:
+                    return None
+                key.append((name, part))
+    return tuple(key)
+
+
+def _key_part(value):
+    kind = type(value)
+    if kind is np.ndarray:
+        return value.shape
+    if kind in (float, np.float64, np.float32, np.float16, complex):
+        return kind
+    if kind in (int, bool, str, type(None)) or isinstance(value, (np.integer, np.bool_)):
+        return (kind, value)
+    return None
+
+
 def _callees_current(build):
     """True while every user function the build differentiates through is unchanged too."""
     return all(found.current(callee) for callee, found in build.callees)
@@ -126,23 +228,32 @@ def _new_build(fn, options, location):
         raise UnsupportedSyntaxError(
             f"recursive call of {fn.__qualname__} cannot be differentiated", location,
             "srctrans cannot differentiate recursion; compute the result without the function calling itself")
-    _, wrt, optimize, unconnected_zero = options
-
+    _, wrt, optimize, unconnected_zero, shapes = options
+    own_shapes, callee_shapes = shapes if shapes else ((), ())
+    callee_shapes = dict(callee_shapes)
     callees = []
 
-    def build_callee(callee, callee_wrt, call_location):
-        found = instance(callee, callee_wrt, optimize, True, call_location)
+    def build_callee(callee, callee_wrt, call_location, residuals):
+        found = instance(callee, callee_wrt, optimize, True, call_location,
+                         shapes=callee_shapes.get(residuals))
         callees.append((callee, found))
+        build_callee.residuals[residuals] = found
         return found.fwd, found.bwd
+
+    build_callee.residuals = {}
 
     _in_progress.add(code)
     try:
         with _recursion_headroom(nesting_depth(fn)):
             build = _with_location(pipeline.build_reverse, fn, location, wrt, build_callee,
-                                   optimize, unconnected_zero)
+                                   optimize, unconnected_zero, dict(own_shapes) or None)
     finally:
         _in_progress.discard(code)
     build.callees = tuple(callees)
+    build.callee_residuals = build_callee.residuals
+    build.options = options
+    build.specialisable = build.follows_inputs and all(
+        found.build.specialisable for _, found in callees)
     _builds.setdefault((code, options), []).append(build)
     return build
 

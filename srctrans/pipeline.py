@@ -12,7 +12,8 @@
     values     which names certainly hold arrays, so     (analyse.values)
                their cotangents add with a plain `+`
     reverse    forward and backward statements             (differentiate.reverse)
-    optimise   fold constants, propagate copies, drop      (optimise.*)
+    optimise   fold constants, specialise on shapes when   (optimise.*)
+               they are known, propagate copies, drop
                dead code; then decide the residuals, so
                only values the backward pass still reads
                are kept alive
@@ -44,6 +45,7 @@ from srctrans.normalize.anf import normalize
 from srctrans.normalize.ssa import rename_reassignments
 from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, reads_of, targets_of
 from srctrans.optimise.simplify import simplify
+from srctrans.optimise.specialise import shapes_follow_inputs, specialise
 from srctrans.parse.resolve import MISSING, Resolver
 from srctrans.parse.source import parse_function
 from srctrans.rules import METHODS, REGISTRY
@@ -61,7 +63,8 @@ class Unit:
       aliases: the names generated code uses for the runtime and NumPy.
       active: the active names (after activity analysis).
       array_valued: names that certainly hold arrays or numbers (analyse.values).
-      build_callee: ``(fn, wrt, location) -> (fwd, bwd)`` for called user functions.
+      build_callee: ``(fn, wrt, location, residuals) -> (fwd, bwd)`` for a called
+        user function whose saved values the caller keeps in the name ``residuals``.
     """
 
     def __init__(self, parsed, wrt, build_callee):
@@ -100,17 +103,30 @@ class Build:
         self.wrt = wrt
         self.assumptions = assumptions
         self.callees = ()          # (function, Instance) of called user functions; set by the cache
+        self.callee_residuals = {}   # residual name -> Instance of the callee that saved it
+        self.residuals = ()        # names of the values the forward pass saves, in order
+        self.seed = None           # name of the output's cotangent in the backward pass
+        self.follows_inputs = False   # shapes fixed by input shapes: may be specialised
+        self.specialisable = False    # follows_inputs, and so do all callees; set by the cache
+        self.options = None        # the cache options it was built for; set by the cache
+        self.data_names = ()       # non-local names read as values (their shapes matter)
 
     @property
     def source(self):
         return self.compiled.source
 
 
-def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False):
-    """Compile the forward and backward passes of ``fn`` with respect to ``wrt``."""
+def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, shapes=None):
+    """Compile the forward and backward passes of ``fn`` with respect to ``wrt``.
+
+    ``shapes`` (name -> shape of the forward values the backward pass reads,
+    measured on a call of this same build without ``shapes``) specialises the
+    backward pass on them.
+    """
     parsed = parse_function(fn)
     fence.check(parsed)
     unit = Unit(parsed, wrt, build_callee)
+    data_names = _nonlocal_data(parsed.node, unit.resolver)
     normalize(parsed, unit.resolver, unit.namer)
     _trace("anf", unit.function)
     rename_reassignments(unit.function, unit.namer)
@@ -118,6 +134,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False):
     unit.active = active_names(unit.function, unit.wrt)
     _trace("activity", None, "active: " + ", ".join(sorted(unit.active)))
     unit.array_valued = array_valued(unit.function)
+    follows_inputs = shapes_follow_inputs(unit.function)
     result = reverse(unit)
     gradients = [_gradient_expression(unit, name, adjoint, unconnected_zero)
                  for name, adjoint in zip(unit.wrt, result.gradients)]
@@ -125,6 +142,10 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False):
     _trace("reverse", None, _block_text(backward))
     if optimize:
         simplify(backward)
+        if shapes:
+            if isinstance(result.output, gast.Name) and result.output.id in shapes:
+                shapes = {result.seed: shapes[result.output.id], **shapes}   # dy is shaped like y
+            backward = specialise(backward, shapes)
         backward, renaming = propagate_copies(backward)
         gradients = [_rename(g, renaming) for g in gradients]
         backward = eliminate_dead_code(backward, _reads_all(gradients), lambda s: True)
@@ -141,7 +162,26 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False):
     closure.update(result.closure)
     compiled = compile_functions(functions, closure, fn, f"{fn.__qualname__} reverse")
     _trace("generated", None, compiled.source)
-    return Build(compiled, unit.wrt, dict(unit.resolver.assumptions))
+    build = Build(compiled, unit.wrt, dict(unit.resolver.assumptions))
+    build.residuals, build.seed = tuple(residuals), seed
+    build.follows_inputs = follows_inputs and optimize and shapes is None
+    build.data_names = data_names
+    return build
+
+
+def _nonlocal_data(function, resolver):
+    """Non-local names the function reads as values (not as the functions it calls)."""
+    names = {n.id for n in gast.walk(function) if isinstance(n, gast.Name)
+             and isinstance(n.ctx, gast.Load) and n.id not in resolver.local_names}
+    called = set()
+    for node in gast.walk(function):
+        if isinstance(node, gast.Call):
+            root = node.func
+            while isinstance(root, gast.Attribute):
+                root = root.value
+            if isinstance(root, gast.Name):
+                called.add(root.id)
+    return tuple(sorted(names - called))
 
 
 def _local_names(function):

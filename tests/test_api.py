@@ -219,32 +219,36 @@ def test_vjp_selection_and_integer_arguments(rng):
 
 
 def test_vjp_pullback_reuses_the_forward_pass(rng, monkeypatch, fresh_cache):
-    """The pullback runs only the backward pass: the generated forward runs once."""
+    """The pullback runs only the backward pass: no generated forward runs after vjp returns."""
     calls = {"fwd": 0, "bwd": 0}
-    real = srctrans.cache.reverse_pair
+    real = srctrans.cache.instance
 
-    def counting(*args, **kwargs):
-        fwd, bwd, build = real(*args, **kwargs)
+    class Counted:
+        def __init__(self, found):
+            self._found = found._found if isinstance(found, Counted) else found
 
-        def counted_fwd(*a, **k):
+        def fwd(self, *a, **k):
             calls["fwd"] += 1
-            return fwd(*a, **k)
+            return self._found.fwd(*a, **k)
 
-        def counted_bwd(*a, **k):
+        def bwd(self, *a, **k):
             calls["bwd"] += 1
-            return bwd(*a, **k)
-        return counted_fwd, counted_bwd, build
+            return self._found.bwd(*a, **k)
 
-    monkeypatch.setattr(srctrans.cache, "reverse_pair", counting)
+        def for_call(self, fn, args, kwargs):
+            return Counted(self._found.for_call(fn, args, kwargs))
+
+    monkeypatch.setattr(srctrans.cache, "instance", lambda *a, **k: Counted(real(*a, **k)))
     x, y = rng.standard_normal(3), rng.standard_normal(3)
     out, pullback = st.vjp(basic.cubic, x, y)
-    assert calls == {"fwd": 1, "bwd": 0}
+    forward_runs = calls["fwd"]
+    assert forward_runs >= 1 and calls["bwd"] == 0
     vs = [rng.standard_normal(3) for _ in range(4)]
     for v in vs:
         dx, dy = pullback(v)
         np.testing.assert_allclose(dx, 2 * x * y * v)
         np.testing.assert_allclose(dy, x * x * v)
-    assert calls == {"fwd": 1, "bwd": len(vs)}
+    assert calls == {"fwd": forward_runs, "bwd": len(vs)}
     # linear in v, and the same v gives the same answer again
     a, b = pullback(vs[0] + 2.0 * vs[1]), pullback(vs[0])
     np.testing.assert_allclose(a[0], b[0] + 2.0 * pullback(vs[1])[0])
@@ -416,14 +420,23 @@ def test_unconnected_gradients(rng):
 
 # -- the cache ----------------------------------------------------------------------------------------
 
+class Builds(list):
+    """Generic builds (function names) in the list; shape-specialised ones in ``specialised``."""
+
+    def __init__(self):
+        super().__init__()
+        self.specialised = []
+
+
 @pytest.fixture
 def count_builds(monkeypatch, fresh_cache):
-    """The number of times the compiler ran (srctrans.pipeline.build_reverse calls)."""
-    calls = []
+    """The times the compiler ran (srctrans.pipeline.build_reverse calls)."""
+    calls = Builds()
     real = srctrans.pipeline.build_reverse
 
     def counting(fn, *args, **kwargs):
-        calls.append(fn.__qualname__)
+        shapes = args[4] if len(args) > 4 else kwargs.get("shapes")
+        (calls.specialised if shapes else calls).append(fn.__qualname__)
         return real(fn, *args, **kwargs)
 
     monkeypatch.setattr(srctrans.pipeline, "build_reverse", counting)
@@ -433,13 +446,31 @@ def count_builds(monkeypatch, fresh_cache):
 def test_grad_again_is_a_cache_hit(rng, count_builds):
     x = rng.standard_normal(3)
     first = st.grad(basic.cubic)(x, x)
-    assert count_builds == ["cubic"]
+    assert count_builds == ["cubic"] and count_builds.specialised == ["cubic"]
     for _ in range(3):
         np.testing.assert_array_equal(st.grad(basic.cubic)(x, x), first)
     st.vjp(basic.cubic, x, x, wrt=0)
-    assert count_builds == ["cubic"]
+    assert count_builds == ["cubic"] and count_builds.specialised == ["cubic"]
     st.grad(basic.cubic, wrt=1)(x, x)                         # another selection: one build
     assert count_builds == ["cubic", "cubic"]
+
+
+def test_new_shapes_get_one_specialised_build_each(rng, count_builds):
+    for n in (3, 4, 3, 4, 5):
+        x = rng.standard_normal(n)
+        np.testing.assert_allclose(st.grad(basic.cubic)(x, x), 2 * x * x)   # d(x x y)/dx at y = x
+    assert count_builds == ["cubic"] and count_builds.specialised == ["cubic"] * 3
+
+
+def test_specialised_and_generic_code_agree(rng):
+    x, W, b, t = (rng.standard_normal((5, 3)), rng.standard_normal((3, 2)),
+                  rng.standard_normal(2), rng.standard_normal((5, 2)))
+    generic = st.grad(basic.full_loss, wrt=(1, 2), specialize=False)(x, W, b, t)
+    specialised = st.grad(basic.full_loss, wrt=(1, 2))(x, W, b, t)
+    for a, b_ in zip(generic, specialised):
+        np.testing.assert_allclose(a, b_, rtol=1e-12)
+    assert "rt.unbroadcast" in st.source(basic.full_loss, wrt=(1, 2))
+    assert "rt.unbroadcast" not in st.source(basic.full_loss, wrt=(1, 2), args=(x, W, b, t))
 
 
 def test_callees_are_built_once(rng, count_builds):

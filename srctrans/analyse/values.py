@@ -32,6 +32,8 @@ def _is_array(value, known):
     if isinstance(value, gast.Name):
         return value.id in known
     if isinstance(value, gast.BinOp):
+        if not isinstance(value.op, (gast.Add, gast.Mult)):
+            return True                 # only + and * also mean something for tuples and lists
         return _is_array(value.left, known) or _is_array(value.right, known)
     if isinstance(value, gast.UnaryOp):
         return True

@@ -110,10 +110,22 @@ class _Reverser:
         self.initialised.add(adjoint)
         self._emit(_assign(adjoint, expression))
 
-    def _contribute_all(self, pairs, expression, what):
-        """Give ``atom`` the ``index``-th entry of the sequence ``expression`` for each pair."""
+    def _contribute_all(self, pairs, expression, what, length=None):
+        """Give ``atom`` the ``index``-th entry of the sequence ``expression`` for each pair.
+
+        When ``expression`` has ``length`` entries, one per pair, and every
+        adjoint is fresh, it is unpacked straight into them (``dx, dW = ...``).
+        """
+        everything = len(pairs) == length
         pairs = [(a, i) for a, i in pairs if isinstance(a, gast.Name) and a.id in self.active]
         if not pairs:
+            return
+        adjoints = [self.namer.adjoint(a.id) for a, _ in pairs]
+        if (everything and len(pairs) == length and len(set(adjoints)) == len(adjoints)
+                and not self.initialised.intersection(adjoints)):
+            targets = gast.Tuple([_store(name) for name in adjoints], gast.Store())
+            self._emit(gast.Assign([targets], expression, None))
+            self.initialised.update(adjoints)
             return
         if not isinstance(expression, gast.Name):
             name = self.namer.temporary(what)
@@ -255,18 +267,19 @@ class _Reverser:
         if not active:
             return None
         location = self.unit.parsed.location(call)
-        fwd, bwd = self.unit.build_callee(callee, tuple(name for name, _ in active), location)
         base = callee.__name__
+        residuals = self.namer.fresh(base + "_residuals")
+        fwd, bwd = self.unit.build_callee(callee, tuple(name for name, _ in active), location,
+                                          residuals)
         fwd_name = self._closure(base + "_fwd", fwd)
         bwd_name = self._closure(base + "_bwd", bwd)
-        residuals = self.namer.fresh(base + "_residuals")
         forward_call = gast.Call(_load(fwd_name), call.args, call.keywords)
         replacement = gast.Assign([gast.Tuple([_store(target), _store(residuals)], gast.Store())],
                                   forward_call, None)
         anno.copy(stmt, replacement)
         backward_call = gast.Call(_load(bwd_name), [_load(residuals), g], [])
         self._contribute_all([(node, i) for i, (_, node) in enumerate(active)], backward_call,
-                             base + "_grads")
+                             base + "_grads", length=len(active))
         return replacement
 
     def _closure(self, base, value):

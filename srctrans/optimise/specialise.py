@@ -1,0 +1,257 @@
+"""Specialise a backward pass on the shapes of the values it reads.
+
+Requires: backward statements (after simplification) and the shapes of the
+forward values they read (the residuals and the output), measured on one call.
+Guarantees: the statements compute the same values for every call whose
+forward values have those shapes. Runtime helpers that exist only to handle
+every shape become the plain NumPy expression for the shapes at hand:
+
+  >>> import ast, gast
+  >>> body = gast.parse("dy = rt.unbroadcast(d_add, b)\\ndW = rt.matmul_rhs(dy, x, W)").body
+  >>> shapes = {"d_add": (32, 4), "b": (4,), "x": (32, 16), "W": (16, 4)}
+  >>> print("\\n".join(ast.unparse(gast.gast_to_ast(s)) for s in specialise(body, shapes)))
+  dy = d_add.sum(axis=0)
+  dW = x.T @ dy
+
+``rt.unbroadcast`` disappears when nothing was broadcast and becomes a sum
+over leading axes when only leading axes were added; 2-D ``rt.matmul_*``
+become products with a transpose; the spread of a scalar cotangent over an
+array (``rt.unreduce``) is dropped when its only use multiplies it by an
+array of that shape (``rt.mean_grad`` likewise, divided by the count). Whether a function's shapes are fixed by its inputs'
+shapes is decided by :func:`shapes_follow_inputs`.
+"""
+
+import gast
+import numpy as np
+
+from srctrans import annotations as anno
+from srctrans.annotations import Anno
+from srctrans.optimise.dce import reads_of
+
+# Which argument of a runtime helper its result has the shape of.
+RESULT_SHAPE_OF_ARGUMENT = {
+    "unbroadcast": 1, "unreduce": 1, "mean_grad": 1, "var_grad": 1, "extremum_grad": 2,
+    "prod_grad": 2, "std_grad": 2, "matmul_lhs": 1, "matmul_rhs": 2, "dot_lhs": 1,
+    "dot_rhs": 2, "inner_lhs": 1, "inner_rhs": 2, "outer_lhs": 1, "outer_rhs": 2,
+    "tensordot_lhs": 1, "tensordot_rhs": 2, "getitem_grad": 1, "tie_weight": None,
+}
+
+# Functions whose result's shape depends on the values of their arguments.
+VALUE_DEPENDENT_SHAPES = frozenset({
+    np.nonzero, np.unique, np.argwhere, np.flatnonzero, np.compress, np.extract,
+})
+
+
+def shapes_follow_inputs(function):
+    """True when every shape in ``function`` (ANF) is fixed by the shapes of its inputs.
+
+    Subscripts with computed indices (boolean masks) and functions such as
+    ``np.nonzero`` make shapes depend on values; such functions are not
+    specialised.
+    """
+    for node in gast.walk(function):
+        if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load):
+            if any(isinstance(n, gast.Name) for n in gast.walk(node.slice)):
+                return False
+        if isinstance(node, gast.Call):
+            callee = anno.get(node, Anno.CALLEE)
+            try:
+                if callee in VALUE_DEPENDENT_SHAPES:
+                    return False
+            except TypeError:
+                continue
+            if callee is np.where and len(node.args) == 1:
+                return False
+    return True
+
+
+def specialise(statements, shapes):
+    """``statements`` rewritten for values of the given ``shapes`` (name -> tuple)."""
+    known = dict(shapes)
+    rewriter = _Rewriter(known)
+    for stmt in statements:
+        if isinstance(stmt, gast.Assign):
+            stmt.value = rewriter.visit(stmt.value)
+            target = stmt.targets[0]
+            if isinstance(target, gast.Name):
+                shape = shape_of(stmt.value, known)
+                if shape is not None:
+                    known[target.id] = shape
+                else:
+                    known.pop(target.id, None)
+    return _drop_scalar_spreads(statements, known)
+
+
+def shape_of(expression, known):
+    """The shape of ``expression`` given the shapes of names, or None if unknown."""
+    if isinstance(expression, gast.Name):
+        return known.get(expression.id)
+    if isinstance(expression, gast.Constant):
+        return () if isinstance(expression.value, (int, float)) else None
+    if isinstance(expression, gast.UnaryOp):
+        return shape_of(expression.operand, known)
+    if isinstance(expression, gast.BinOp):
+        left, right = shape_of(expression.left, known), shape_of(expression.right, known)
+        if left is None or right is None:
+            return None
+        if isinstance(expression.op, gast.MatMult):
+            return (left[0], right[1]) if len(left) == 2 and len(right) == 2 else None
+        try:
+            return tuple(np.broadcast_shapes(left, right))
+        except ValueError:
+            return None
+    if isinstance(expression, gast.Attribute) and expression.attr == "T":
+        inner = shape_of(expression.value, known)
+        return None if inner is None else tuple(reversed(inner))
+    if isinstance(expression, gast.Call) and isinstance(expression.func, gast.Attribute):
+        index = RESULT_SHAPE_OF_ARGUMENT.get(expression.func.attr)
+        if index is not None and len(expression.args) > index:
+            return shape_of(expression.args[index], known)
+        if expression.func.attr == "sum":
+            return _summed_shape(expression, known)
+    return None
+
+
+def _summed_shape(call, known):
+    inner = shape_of(call.func.value, known)
+    if inner is None or call.args:
+        return None
+    keywords = {k.arg: k.value for k in call.keywords}
+    axis = keywords.get("axis")
+    keepdims = isinstance(keywords.get("keepdims"), gast.Constant) and keywords["keepdims"].value
+    if axis is None:
+        return tuple(1 for _ in inner) if keepdims else ()
+    axes = [axis] if isinstance(axis, gast.Constant) else getattr(axis, "elts", None)
+    if not axes or not all(isinstance(a, gast.Constant) and isinstance(a.value, int) for a in axes):
+        return None
+    reduced = {a.value % len(inner) for a in axes}
+    if keepdims:
+        return tuple(1 if i in reduced else n for i, n in enumerate(inner))
+    return tuple(n for i, n in enumerate(inner) if i not in reduced)
+
+
+def _runtime_call(node, name):
+    return (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+            and node.func.attr == name and isinstance(node.func.value, gast.Name))
+
+
+def _sum(expression, axes, keepdims=False):
+    axis = gast.Constant(axes[0], None) if len(axes) == 1 else \
+        gast.Tuple([gast.Constant(a, None) for a in axes], gast.Load())
+    keywords = [gast.keyword("axis", axis)] if axes else []
+    if keepdims:
+        keywords.append(gast.keyword("keepdims", gast.Constant(True, None)))
+    return gast.Call(gast.Attribute(expression, "sum", gast.Load()), [], keywords)
+
+
+class _Rewriter(gast.NodeTransformer):
+    def __init__(self, known):
+        self.known = known
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        known = self.known
+        if _runtime_call(node, "unbroadcast") and len(node.args) == 2:
+            g, x = node.args
+            g_shape, x_shape = shape_of(g, known), shape_of(x, known)
+            if g_shape is None or x_shape is None:
+                return node
+            if g_shape == x_shape:
+                return g
+            lead = len(g_shape) - len(x_shape)
+            if lead > 0 and g_shape[lead:] == x_shape:
+                return _sum(g, tuple(range(lead)) if x_shape else ())
+            if lead == 0 and all(a == b or a == 1 for a, b in zip(x_shape, g_shape)):
+                kept = tuple(i for i, (a, b) in enumerate(zip(x_shape, g_shape)) if a != b)
+                return _sum(g, kept, keepdims=True)
+            return node
+        for name, transposed in (("matmul_lhs", 2), ("matmul_rhs", 1)):
+            if _runtime_call(node, name) and len(node.args) == 3:
+                g, a, b = node.args
+                a_shape, b_shape = shape_of(a, known), shape_of(b, known)
+                if a_shape is not None and b_shape is not None and len(a_shape) == len(b_shape) == 2:
+                    if name == "matmul_lhs":        # g @ b.T
+                        return gast.BinOp(g, gast.MatMult(), gast.Attribute(b, "T", gast.Load()))
+                    return gast.BinOp(gast.Attribute(a, "T", gast.Load()), gast.MatMult(), g)
+        return node
+
+
+def _drop_scalar_spreads(statements, known):
+    """``d = rt.unreduce(s, A, ...); e = d * E`` -> ``e = s * E``.
+
+    Valid when ``s`` broadcasts against ``A`` (a scalar, or reduced with
+    ``keepdims=True``), ``E`` has ``A``'s shape and ``d`` is read nowhere
+    else: broadcasting does the spreading.
+    """
+    uses = {}
+    for stmt in statements:
+        for name in reads_of(stmt):
+            uses[name] = uses.get(name, 0) + 1
+    kept = []
+    replace = {}
+    for stmt in statements:
+        if replace:
+            _substitute(stmt, replace)
+        spread = _scalar_spread(stmt, known)
+        if spread is not None and uses.get(spread[0]) == 1:
+            name, scalar, shape = spread
+            if _only_use_is_product(statements, name, shape, known):
+                replace[name] = scalar
+                continue
+        kept.append(stmt)
+    return kept
+
+
+def _scalar_spread(stmt, known):
+    if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
+        return None
+    value = stmt.value
+    if not ((_runtime_call(value, "unreduce") or _runtime_call(value, "mean_grad"))
+            and len(value.args) == 4):
+        return None
+    g, x, axis, keepdims = value.args
+    if not isinstance(g, gast.Name) or shape_of(g, known) is None:
+        return None
+    if value.func.attr == "mean_grad":
+        count = _count(shape_of(x, known), axis)
+        if count is None:
+            return None
+        g = gast.BinOp(g, gast.Div(), gast.Constant(count, None))
+    scalar = shape_of(g, known) == ()
+    kept = isinstance(keepdims, gast.Constant) and keepdims.value is True
+    if not (scalar or kept):
+        return None
+    return stmt.targets[0].id, g, shape_of(x, known)
+
+
+def _count(shape, axis):
+    """How many elements a mean over ``axis`` (a Constant node) averages, or None."""
+    if shape is None or not isinstance(axis, gast.Constant):
+        return None
+    if axis.value is None:
+        return int(np.prod(shape, dtype=np.int64))
+    if isinstance(axis.value, int) and shape:
+        return shape[axis.value % len(shape)]
+    return None
+
+
+def _only_use_is_product(statements, name, shape, known):
+    for stmt in statements:
+        for node in gast.walk(stmt):
+            if isinstance(node, gast.BinOp) and isinstance(node.op, (gast.Mult, gast.Div)):
+                sides = [(node.left, node.right)]
+                if isinstance(node.op, gast.Mult):
+                    sides.append((node.right, node.left))
+                for this, other in sides:
+                    if isinstance(this, gast.Name) and this.id == name:
+                        return shape is not None and shape_of(other, known) == shape
+    return False
+
+
+def _substitute(stmt, replace):
+    class Substitute(gast.NodeTransformer):
+        def visit_Name(self, node):
+            if isinstance(node.ctx, gast.Load) and node.id in replace:
+                return replace[node.id]
+            return node
+    Substitute().visit(stmt)
