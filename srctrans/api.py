@@ -168,6 +168,10 @@ class _Differentiated:
             args = (self._self,) + args
         if self._specialize:
             found = found.for_call(self._fn, args, kwargs)
+            if found.grad is not None and output_gradients is None and not self._with_value:
+                raw = found.grad(*args, **kwargs)          # the fused gradient of a scalar output
+                gradients = _finish(raw, values, selection.names, self._unconnected)
+                return gradients[0] if selection.single else tuple(gradients)
         out, residuals = found.fwd(*args, **kwargs)
         raw = found.bwd(residuals, runtime.seed_cotangent(out, output_gradients))
         gradients = _finish(raw, values, selection.names, self._unconnected)

@@ -62,8 +62,7 @@ def instance(fn, wrt, optimize=True, unconnected_zero=False, location=None, shap
         build = _find_build(fn, options)
         if build is None:
             build = _new_build(fn, options, location)
-        fwd, bwd = build.compiled.instantiate(fn)
-        found = Instance(fn, fwd, bwd, build)
+        found = Instance(fn, *build.compiled.instantiate(fn), build)
         _instances.setdefault(fn, {})[options] = found
         return found
 
@@ -79,12 +78,16 @@ class Instance:
     fresh instance.
     """
 
-    __slots__ = ("fwd", "bwd", "build", "variants", "_defaults", "_kwdefaults", "_globals",
-                 "_cells")
+    __slots__ = ("fwd", "bwd", "grad", "build", "variants", "_defaults", "_kwdefaults",
+                 "_globals", "_cells")
 
-    def __init__(self, fn, fwd, bwd, build):
-        fwd.__defaults__ = fn.__defaults__
-        fwd.__kwdefaults__ = fn.__kwdefaults__
+    def __init__(self, fn, fwd, bwd, *rest):
+        *fused, build = rest
+        self.grad = fused[0] if fused else None   # NAME_grad, for a scalar output
+        for generated in (fwd, self.grad):
+            if generated is not None:
+                generated.__defaults__ = fn.__defaults__
+                generated.__kwdefaults__ = fn.__kwdefaults__
         self.fwd, self.bwd, self.build = fwd, bwd, build
         self.variants = {}                   # shape key -> specialised Instance
         self._defaults, self._kwdefaults = fn.__defaults__, fn.__kwdefaults__

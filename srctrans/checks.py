@@ -2,7 +2,9 @@
 
 One inner product per check: for a random input direction ``u`` and a random
 output cotangent ``v``, reverse mode must satisfy
-``<v, (f(x + eps u) - f(x - eps u)) / (2 eps)> ~= <vjp(v), u>``.
+``<v, (f(x + eps u) - f(x - eps u)) / (2 eps)> ~= <vjp(v), u>``. The check
+runs every backward pass srctrans may use for ``f``: the generic one, the one
+specialised on the arguments' shapes, and the fused gradient of a scalar output.
 Randomness is seeded, so a failing check fails the same way every time.
 """
 
@@ -31,7 +33,7 @@ def check_grads(f, args, modes=("reverse",), order=1, *, wrt=None, eps=1e-6,
 
     Returns None when every check passes.
     """
-    from srctrans.api import vjp
+    from srctrans.api import grad, vjp
 
     for mode in modes:
         if mode not in _MODES:
@@ -55,14 +57,24 @@ def check_grads(f, args, modes=("reverse",), order=1, *, wrt=None, eps=1e-6,
         return f(*moved)
 
     numeric = _inner(cotangent, _map2(shifted(eps), shifted(-eps), lambda a, b: (a - b) / (2 * eps)))
-    _, pullback = vjp(f, *wide, wrt=indices)
-    gradients = pullback(cotangent)
-    analytic = sum(_inner(g, u) for g, u in zip(gradients, directions) if g is not None)
-    if not abs(analytic - numeric) <= atol + rtol * max(abs(analytic), abs(numeric)):
-        raise AssertionError(
-            f"reverse-mode derivative of {getattr(f, '__qualname__', f)} disagrees with finite "
-            f"differences: <vjp(v), u> = {analytic!r} but <v, J u> ~= {numeric!r} "
-            f"(difference {abs(analytic - numeric):.3g}, arguments {indices})")
+    # every way srctrans may run the backward pass: generic, shape-specialised,
+    # and, for a scalar output, the fused gradient (which takes the cotangent 1)
+    for path in ("generic", "specialised", "fused"):
+        if path == "fused":
+            if isinstance(out, tuple) or np.ndim(out) != 0:
+                continue
+            gradients = grad(f, wrt=indices)(*wide)
+            scale = float(cotangent)
+        else:
+            _, pullback = vjp(f, *wide, wrt=indices, specialize=path == "specialised")
+            gradients, scale = pullback(cotangent), 1.0
+        analytic = scale * sum(_inner(g, u) for g, u in zip(gradients, directions) if g is not None)
+        if not abs(analytic - numeric) <= atol + rtol * max(abs(analytic), abs(numeric)):
+            raise AssertionError(
+                f"reverse-mode derivative of {getattr(f, '__qualname__', f)} ({path} code) "
+                f"disagrees with finite differences: <vjp(v), u> = {analytic!r} but "
+                f"<v, J u> ~= {numeric!r} (difference {abs(analytic - numeric):.3g}, "
+                f"arguments {indices})")
 
 
 def _is_float(value):

@@ -46,6 +46,7 @@ from srctrans.normalize.ssa import rename_reassignments
 from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, reads_of, targets_of
 from srctrans.optimise.simplify import simplify
 from srctrans.optimise.specialise import shapes_follow_inputs, specialise
+from srctrans.nodes import clone
 from srctrans.parse.resolve import MISSING, Resolver
 from srctrans.parse.source import parse_function
 from srctrans.rules import METHODS, REGISTRY
@@ -106,6 +107,7 @@ class Build:
         self.callee_residuals = {}   # residual name -> Instance of the callee that saved it
         self.residuals = ()        # names of the values the forward pass saves, in order
         self.seed = None           # name of the output's cotangent in the backward pass
+        self.has_gradient_function = False   # a fused NAME_grad for a scalar output exists
         self.follows_inputs = False   # shapes fixed by input shapes: may be specialised
         self.specialisable = False    # follows_inputs, and so do all callees; set by the cache
         self.options = None        # the cache options it was built for; set by the cache
@@ -158,12 +160,16 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     seed = result.seed or unit.namer.fresh("dout")
     functions = [_forward_function(unit, forward, result.output, residuals),
                  _backward_function(unit, backward, seed, residuals, gradients)]
+    scalar_output = bool(shapes) and result.seed is not None and shapes.get(result.seed) == ()
+    if scalar_output:
+        functions.append(_gradient_function(unit, result.forward, backward, seed, gradients))
     closure = {unit.aliases[NUMPY_ALIAS]: numpy, unit.aliases[RUNTIME_ALIAS]: runtime}
     closure.update(result.closure)
     compiled = compile_functions(functions, closure, fn, f"{fn.__qualname__} reverse")
     _trace("generated", None, compiled.source)
     build = Build(compiled, unit.wrt, dict(unit.resolver.assumptions))
     build.residuals, build.seed = tuple(residuals), seed
+    build.has_gradient_function = scalar_output
     build.follows_inputs = follows_inputs and optimize and shapes is None
     build.data_names = data_names
     return build
@@ -287,6 +293,38 @@ def _function(name, args, body):
 
 def _block_text(statements):
     return "\n".join(block_lines(statements, 0))
+
+
+def _gradient_function(unit, forward, backward, seed, gradients):
+    """``NAME_grad(*params)``: the gradient of a scalar output, forward and backward in one.
+
+    The output's cotangent is the constant 1.0 (a Python float, so it keeps
+    float32 results float32), folded away where it multiplies; the forward statements
+    that only computed the output's value are dropped.
+    """
+    one = {seed: gast.Constant(1.0, None)}
+    backward = [anno.copy(stmt, _substitute_names(clone(stmt), one)) for stmt in backward]
+    gradients = [_substitute_names(clone(g), one) for g in gradients]
+    simplify(backward)
+    backward, renaming = propagate_copies(backward)
+    gradients = [_rename(g, renaming) for g in gradients]
+    backward = eliminate_dead_code(backward, _reads_all(gradients), lambda s: True)
+    needed = _reads_all(backward + gradients)
+    forward = eliminate_dead_code([anno.copy(s, clone(s)) for s in forward], needed, _is_pure)
+    name = unit.namer.fresh(unit.function.name + "_grad")
+    doc = gast.Expr(gast.Constant(
+        f"The gradient with respect to {', '.join(unit.wrt)} (of a scalar output; no value).", None))
+    returned = gast.Return(gast.Tuple(list(gradients), gast.Load()))
+    return _function(name, clone(unit.function.args), [doc] + forward + backward + [returned])
+
+
+def _substitute_names(node, replacements):
+    class Substitute(gast.NodeTransformer):
+        def visit_Name(self, name):
+            if isinstance(name.ctx, gast.Load) and name.id in replacements:
+                return clone(replacements[name.id])
+            return name
+    return Substitute().visit(node)
 
 
 def _trace(stage, function, text=None):
