@@ -2,6 +2,8 @@
 
 import gast
 
+from srctrans import annotations
+
 
 def load(name):
     """``name`` read."""
@@ -19,7 +21,7 @@ def assign(name, value):
 
 
 def clone(node):
-    """A deep copy of a gast tree without annotations (faster than copy.deepcopy).
+    """A deep copy of a gast tree, sharing annotation values (faster than copy.deepcopy).
 
     Iterative, so a deep expression cannot exhaust the recursion limit.
     """
@@ -50,4 +52,5 @@ def clone(node):
         for attribute in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
             if hasattr(source, attribute):
                 setattr(target, attribute, getattr(source, attribute))
+        annotations.copy(source, target)
     return root

@@ -303,14 +303,14 @@ def _gradient_function(unit, forward, backward, seed, gradients):
     that only computed the output's value are dropped.
     """
     one = {seed: gast.Constant(1.0, None)}
-    backward = [anno.copy(stmt, _substitute_names(clone(stmt), one)) for stmt in backward]
+    backward = [_substitute_names(clone(stmt), one) for stmt in backward]
     gradients = [_substitute_names(clone(g), one) for g in gradients]
     simplify(backward)
     backward, renaming = propagate_copies(backward)
     gradients = [_rename(g, renaming) for g in gradients]
     backward = eliminate_dead_code(backward, _reads_all(gradients), lambda s: True)
     needed = _reads_all(backward + gradients)
-    forward = eliminate_dead_code([anno.copy(s, clone(s)) for s in forward], needed, _is_pure)
+    forward = eliminate_dead_code([clone(s) for s in forward], needed, _is_pure)
     name = unit.namer.fresh(unit.function.name + "_grad")
     doc = gast.Expr(gast.Constant(
         f"The gradient with respect to {', '.join(unit.wrt)} (of a scalar output; no value).", None))
