@@ -93,9 +93,9 @@ def _finish(gradients, values, names, unconnected):
     """Shape and type the raw gradients like their inputs."""
     finished = []
     for g, value, name in zip(gradients, values, names):
-        if (type(g) is np.ndarray and type(value) is np.ndarray and g.shape == value.shape
-                and g.dtype == value.dtype and g.flags.writeable):
-            finished.append(g)                    # the common case: nothing to conform
+        if (type(g) is np.ndarray and type(value) is np.ndarray and g.dtype is value.dtype
+                and g.shape == value.shape and g.base is None):
+            finished.append(g)        # the common case: a fresh array of the right kind
         elif g is None:
             if unconnected == "zero":
                 g = np.zeros_like(value, dtype=np.result_type(value, np.float64)

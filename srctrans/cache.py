@@ -113,7 +113,7 @@ class Instance:
                     return False
             except ValueError:                   # the enclosing scope deleted it
                 return False
-        return _callees_current(self.build)
+        return not self.build.callees or _callees_current(self.build)
 
 
     def for_call(self, fn, args, kwargs):
@@ -176,12 +176,9 @@ def _shape_key(fn, args, kwargs, data_names):
     their values (a shape may be computed from them); floats their type. The
     non-local values the function reads count as arguments.
     """
-    key = []
-    for value in args:
-        part = _key_part(value)
-        if part is None:
-            return None
-        key.append(part)
+    key = [value.shape if type(value) is np.ndarray else _key_part(value) for value in args]
+    if None in key:
+        return None
     for name in sorted(kwargs) if kwargs else ():
         part = _key_part(kwargs[name])
         if part is None:
