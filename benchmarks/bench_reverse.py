@@ -11,7 +11,8 @@ For each case in ``models.CASES`` the script first checks that the gradient from
 ``st.grad(f, wrt=...)`` matches the hand-written one (``np.allclose``), then times, per
 call: the forward pass alone, the hand-written gradient, the generated gradient, and
 autograd, JAX (plain and jitted) and PyTorch when they are installed. A timing is the
-best of several repeats, each long enough to be measured (see ``per_call``). The first
+best of several repeats, each long enough to be measured, the columns taking turns
+(see ``per_call``). The first
 call of srctrans (build and run) is timed on a fresh copy of the function, loaded anew
 from its source so that no cache can hold it; its median over the repeats is reported.
 
@@ -66,18 +67,32 @@ def srctrans_grad(case, fn=None):
 
 # --- measuring -----------------------------------------------------------------------
 
-def per_call(fn, repeats, min_time):
-    """Seconds per call of ``fn()``: best and median of ``repeats`` timed loops.
+def per_call(columns, repeats, min_time, notes):
+    """Seconds per call of each ``fn()`` in ``columns``: best and median of ``repeats`` loops.
 
     Each loop runs ``fn`` enough times to last at least ``min_time`` seconds, like
-    ``timeit.Timer.autorange`` but with an adjustable floor.
+    ``timeit.Timer.autorange`` but with an adjustable floor. The columns take
+    turns within each repeat, so a slow spell of the machine (other load, the
+    CPU's clock) falls on all of them alike instead of on whichever ran then.
+    A column that raises is left out, with its error in ``notes``.
     """
-    timer = timeit.Timer(fn)
-    number = 1
-    while (elapsed := timer.timeit(number)) < min_time:
-        number = max(2 * number, int(number * 1.2 * min_time / max(elapsed, 1e-9)))
-    loops = [t / number for t in timer.repeat(repeat=repeats, number=number)]
-    return {"best": min(loops), "median": statistics.median(loops)}
+    timers = {}
+    for column, fn in columns.items():
+        timer = timeit.Timer(fn)
+        try:
+            number = 1
+            while (elapsed := timer.timeit(number)) < min_time:
+                number = max(2 * number, int(number * 1.2 * min_time / max(elapsed, 1e-9)))
+        except Exception as error:
+            notes[column] = describe(error)
+            continue
+        timers[column] = (timer, number)
+    loops = {column: [] for column in timers}
+    for _ in range(repeats):
+        for column, (timer, number) in timers.items():
+            loops[column].append(timer.timeit(number) / number)
+    return {column: {"best": 1e6 * min(times), "median": 1e6 * statistics.median(times)}
+            for column, times in loops.items()}
 
 
 _fresh_names = (f"_bench_fresh_{n}" for n in itertools.count())
@@ -189,12 +204,7 @@ def run_case(case, runners, notes, settings, directory):
     columns = {"forward": lambda: case.fn(*case.args),
                "hand": lambda: case.hand_grad(*case.args),
                **runners}
-    us = {}
-    for column, fn in columns.items():
-        try:
-            us[column] = {k: 1e6 * v for k, v in per_call(fn, **timing).items()}
-        except Exception as error:
-            notes[column] = describe(error)
+    us = per_call(columns, notes=notes, **timing)
 
     first = None
     if "srctrans" in runners:

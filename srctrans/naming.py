@@ -50,6 +50,7 @@ class Namer:
         self.taken = set(taken)
         self._adjoints = {}
         self._next_suffix = {}
+        self.temporaries = set()
 
     def fresh(self, base):
         """``base`` itself if free, else ``base_2``, ``base_3``, ..."""
@@ -63,7 +64,9 @@ class Namer:
 
     def temporary(self, operation):
         """A name for a temporary holding the result of ``operation`` (``'_tanh'``)."""
-        return self.fresh("_" + operation)
+        name = self.fresh("_" + operation)
+        self.temporaries.add(name)
+        return name
 
     def adjoint(self, name):
         """The adjoint of ``name``: ``h`` -> ``dh``, ``_t`` -> ``d_t``; stable per name."""

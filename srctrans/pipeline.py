@@ -16,7 +16,8 @@
                they are known, propagate copies, drop
                dead code; then decide the residuals, so
                only values the backward pass still reads
-               are kept alive
+               are kept alive; fold single-use temporaries
+               back into expressions
     emit       print, compile, register with linecache     (emit.*)
 
 Set the environment variable ``SRCTRANS_TRACE=1`` to print, on stderr, the
@@ -44,6 +45,7 @@ from srctrans.normalize import fence
 from srctrans.normalize.anf import normalize
 from srctrans.normalize.ssa import rename_reassignments
 from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, reads_of, targets_of
+from srctrans.optimise.inline import inline_temporaries
 from srctrans.optimise.simplify import simplify
 from srctrans.optimise.specialise import shapes_follow_inputs, specialise
 from srctrans.nodes import clone
@@ -157,6 +159,9 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     if optimize:
         live = set(residuals) | _reads_all([result.output])
         forward = eliminate_dead_code(forward, live, _is_pure)
+        forward = inline_temporaries(forward, unit.namer.temporaries, live, _is_pure)
+        backward = inline_temporaries(backward, unit.namer.temporaries, _reads_all(gradients),
+                                      lambda s: True)
     seed = result.seed or unit.namer.fresh("dout")
     functions = [_forward_function(unit, forward, result.output, residuals),
                  _backward_function(unit, backward, seed, residuals, gradients)]
@@ -311,11 +316,13 @@ def _gradient_function(unit, forward, backward, seed, gradients):
     backward = eliminate_dead_code(backward, _reads_all(gradients), lambda s: True)
     needed = _reads_all(backward + gradients)
     forward = eliminate_dead_code([clone(s) for s in forward], needed, _is_pure)
+    body = inline_temporaries(forward + backward, unit.namer.temporaries, _reads_all(gradients),
+                              _is_pure)
     name = unit.namer.fresh(unit.function.name + "_grad")
     doc = gast.Expr(gast.Constant(
         f"The gradient with respect to {', '.join(unit.wrt)} (of a scalar output; no value).", None))
     returned = gast.Return(gast.Tuple(list(gradients), gast.Load()))
-    return _function(name, clone(unit.function.args), [doc] + forward + backward + [returned])
+    return _function(name, clone(unit.function.args), [doc] + body + [returned])
 
 
 def _substitute_names(node, replacements):

@@ -1,0 +1,70 @@
+"""Fold single-use temporaries back into the expression that uses them.
+
+Requires: straight-line statements and the set of temporaries (names the
+normal form introduced, never the user's own names).
+Guarantees: a temporary read exactly once, by a later statement, with only
+side-effect-free statements between, is replaced by its expression; the
+values computed are the same. The generated code then reads like the user's
+(``h = np.tanh(x @ W1 + b1)`` rather than three statements), and NumPy can
+reuse the memory of an unnamed intermediate array instead of allocating anew.
+
+>>> import ast, gast
+>>> body = gast.parse("_m = x @ W\\n_a = _m + b\\nh = np.tanh(_a)").body
+>>> [ast.unparse(gast.gast_to_ast(s)) for s in inline_temporaries(body, {"_m", "_a"}, set(), lambda s: True)]
+['h = np.tanh(x @ W + b)']
+"""
+
+import gast
+
+from srctrans.optimise.dce import reads_of
+
+
+def inline_temporaries(statements, temporaries, keep, is_pure):
+    """``statements`` with single-use temporaries folded into their use.
+
+    ``keep`` holds names that must stay (returned, saved for another pass);
+    ``is_pure(stmt)`` tells whether a statement may be moved past.
+    """
+    uses = {}
+    for stmt in statements:
+        for node in gast.walk(stmt):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+                uses[node.id] = uses.get(node.id, 0) + 1
+    pending = {}                  # temporary -> its statement, waiting for its one use
+    result = []
+    for stmt in statements:
+        if pending:
+            stmt = _substitute(stmt, pending)
+        name = _single_target(stmt)
+        if (name in temporaries and name not in keep and uses.get(name) == 1
+                and is_pure(stmt)):
+            pending[name] = stmt
+            continue
+        if pending and not is_pure(stmt):
+            # an effect: what is pending must not move past it
+            result.extend(pending.values())
+            pending.clear()
+        result.append(stmt)
+    result.extend(pending.values())
+    return result
+
+
+def _single_target(stmt):
+    if (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name)):
+        return stmt.targets[0].id
+    return None
+
+
+def _substitute(stmt, pending):
+    """Replace reads of pending temporaries in ``stmt`` by their expressions (each used once)."""
+    if not pending.keys() & reads_of(stmt):
+        return stmt
+
+    class Substitute(gast.NodeTransformer):
+        def visit_Name(self, node):
+            if isinstance(node.ctx, gast.Load) and node.id in pending:
+                return pending.pop(node.id).value
+            return node
+
+    return Substitute().visit(stmt)
