@@ -7,8 +7,9 @@
                rule sees atoms and every value has a name
     ssa        rename reassignments, so the forward pass   (normalize.ssa)
                keeps every value the backward pass reads
-    activity   which names carry derivatives: only they    (analyse.activity)
-               get adjoints
+    activity   which names carry derivatives: only they    (analyse.activity,
+               get adjoints; the max subtracted before a    analyse.invariance)
+               softmax carries none
     values     which names certainly hold arrays, so     (analyse.values)
                their cotangents add with a plain `+`
     reverse    forward and backward statements             (differentiate.reverse)
@@ -35,6 +36,7 @@ import numpy
 import runtime
 from srctrans import annotations as anno
 from srctrans.analyse.activity import active_names
+from srctrans.analyse.invariance import softmax_offsets
 from srctrans.analyse.values import array_valued
 from srctrans.annotations import Anno
 from srctrans.differentiate.reverse import reverse
@@ -135,7 +137,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     _trace("anf", unit.function)
     rename_reassignments(unit.function, unit.namer)
     _trace("ssa", unit.function)
-    unit.active = active_names(unit.function, unit.wrt)
+    unit.active = active_names(unit.function, unit.wrt, softmax_offsets(unit.function))
     _trace("activity", None, "active: " + ", ".join(sorted(unit.active)))
     unit.array_valued = array_valued(unit.function)
     follows_inputs = shapes_follow_inputs(unit.function)

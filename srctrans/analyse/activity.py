@@ -14,13 +14,17 @@ from srctrans.annotations import Anno
 from srctrans.rules import ATTRIBUTES, METHODS, REGISTRY, operator_primal
 
 
-def active_names(function, wrt):
-    """The set of active names of ``function`` for the selected parameters ``wrt``."""
+def active_names(function, wrt, constants=()):
+    """The set of active names of ``function`` for the selected parameters ``wrt``.
+
+    ``constants`` are names known to carry no derivative although they are
+    computed from varied values (``analyse.invariance``).
+    """
     varied = set(wrt)
     for stmt in function.body:
         targets, value = _definition(stmt)
         if targets and _propagates(value) and _reads(value) & varied:
-            varied.update(targets)
+            varied.update(t for t in targets if t not in constants)
     useful = set()
     for stmt in reversed(function.body):
         if isinstance(stmt, gast.Return):
