@@ -134,18 +134,18 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     unit = Unit(parsed, wrt, build_callee)
     data_names = _nonlocal_data(parsed.node, unit.resolver)
     normalize(parsed, unit.resolver, unit.namer)
-    _trace("anf", unit.function)
+    _trace("anf", lambda: _function_text(unit.function))
     rename_reassignments(unit.function, unit.namer)
-    _trace("ssa", unit.function)
+    _trace("ssa", lambda: _function_text(unit.function))
     unit.active = active_names(unit.function, unit.wrt, softmax_offsets(unit.function))
-    _trace("activity", None, "active: " + ", ".join(sorted(unit.active)))
+    _trace("activity", lambda: "active: " + ", ".join(sorted(unit.active)))
     unit.array_valued = array_valued(unit.function)
     follows_inputs = shapes_follow_inputs(unit.function)
     result = reverse(unit)
     gradients = [_gradient_expression(unit, name, adjoint, unconnected_zero)
                  for name, adjoint in zip(unit.wrt, result.gradients)]
     backward = result.backward
-    _trace("reverse", None, _block_text(backward))
+    _trace("reverse", lambda: _block_text(backward))
     if optimize:
         simplify(backward)
         if shapes:
@@ -155,7 +155,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
         backward, renaming = propagate_copies(backward)
         gradients = [_rename(g, renaming) for g in gradients]
         backward = eliminate_dead_code(backward, _reads_all(gradients), lambda s: True)
-        _trace("optimise", None, _block_text(backward))
+        _trace("optimise", lambda: _block_text(backward))
     residuals = _residuals(unit, result.forward, backward, gradients)
     forward = result.forward
     if optimize:
@@ -173,7 +173,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     closure = {unit.aliases[NUMPY_ALIAS]: numpy, unit.aliases[RUNTIME_ALIAS]: runtime}
     closure.update(result.closure)
     compiled = compile_functions(functions, closure, fn, f"{fn.__qualname__} reverse")
-    _trace("generated", None, compiled.source)
+    _trace("generated", lambda: compiled.source)
     build = Build(compiled, unit.wrt, dict(unit.resolver.assumptions))
     build.residuals, build.seed = tuple(residuals), seed
     build.has_gradient_function = scalar_output
@@ -336,9 +336,11 @@ def _substitute_names(node, replacements):
     return Substitute().visit(node)
 
 
-def _trace(stage, function, text=None):
-    if os.environ.get("SRCTRANS_TRACE") != "1":
-        return
-    if text is None:
-        text = "\n".join(function_lines(function))
-    print(f"--- srctrans: after {stage} ---\n{text}", file=sys.stderr)
+def _function_text(function):
+    return "\n".join(function_lines(function))
+
+
+def _trace(stage, text):
+    """Print ``text()`` after ``stage`` when SRCTRANS_TRACE=1 (text is computed only then)."""
+    if os.environ.get("SRCTRANS_TRACE") == "1":
+        print(f"--- srctrans: after {stage} ---\n{text()}", file=sys.stderr)
