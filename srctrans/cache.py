@@ -137,23 +137,45 @@ class Instance:
         return variant
 
     def _specialised(self, fn, args, kwargs):
-        out, residuals = self.fwd(*args, **kwargs)
+        (out, residuals), values = _run_keeping_locals(self.fwd, args, kwargs)
         _, wrt, optimize, unconnected_zero, _ = self.build.options
         return instance(fn, wrt, optimize, unconnected_zero,
-                        shapes=_measure(self.build, out, residuals))
+                        shapes=_measure(self.build, out, residuals, values))
 
 
 MAX_SPECIALISATIONS = 8
 
 
-def _measure(build, out, residuals):
+def _run_keeping_locals(generated, args, kwargs):
+    """``generated(*args, **kwargs)`` and the values of its local names when it returned."""
+    values = {}
+    code = generated.__code__
+    previous = sys.getprofile()
+
+    def keep(frame, event, arg):
+        if event == "return" and frame.f_code is code:
+            values.update(frame.f_locals)
+
+    sys.setprofile(keep)                 # this thread only, for this one call
+    try:
+        result = generated(*args, **kwargs)
+    finally:
+        sys.setprofile(previous)
+    return result, values
+
+
+def _measure(build, out, residuals, values=None):
     """The shapes a specialised build of ``build`` needs, from one run's values.
 
-    Returns ``(own, callees)``: (name, shape) pairs of the residuals and the
-    output's cotangent, and (residual name, shapes) pairs for each called user
+    Returns ``(own, callees)``: (name, shape) pairs of the forward pass's
+    local values (``values``, else just the residuals) and of the output's
+    cotangent, and (residual name, shapes) pairs for each called user
     function, measured on the residuals it saved.
     """
     own, callees = {}, {}
+    for name, value in (values or {}).items():
+        if name not in build.callee_residuals and _has_shape(value):
+            own[name] = np.shape(value)
     for name, value in zip(build.residuals, residuals):
         if name in build.callee_residuals:
             callee = build.callee_residuals[name].build
@@ -194,6 +216,11 @@ def _shape_key(fn, args, kwargs, data_names):
                     return None
                 key.append((name, part))
     return tuple(key)
+
+
+def key_part(value):
+    """One argument's part of a shape key (see :func:`_shape_key`), or None if not simple."""
+    return _key_part(value)
 
 
 def _key_part(value):

@@ -49,7 +49,7 @@ from srctrans.normalize.ssa import rename_reassignments
 from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, reads_of, targets_of
 from srctrans.optimise.inline import inline_temporaries
 from srctrans.optimise.simplify import simplify
-from srctrans.optimise.specialise import shapes_follow_inputs, specialise
+from srctrans.optimise.specialise import shapes_follow_inputs, specialise, use_array_methods
 from srctrans.nodes import clone
 from srctrans.parse.resolve import MISSING, Resolver
 from srctrans.parse.source import parse_function
@@ -142,6 +142,8 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     unit.array_valued = array_valued(unit.function)
     follows_inputs = shapes_follow_inputs(unit.function)
     result = reverse(unit)
+    if optimize and shapes:
+        use_array_methods(result.forward, shapes)
     gradients = [_gradient_expression(unit, name, adjoint, unconnected_zero)
                  for name, adjoint in zip(unit.wrt, result.gradients)]
     backward = result.backward

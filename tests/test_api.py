@@ -520,3 +520,20 @@ def test_concurrent_first_calls_build_once(rng, monkeypatch, count_builds):
     for x, (dx, dy) in zip(inputs, results):
         np.testing.assert_allclose(dx, 2.0 * x)
         np.testing.assert_allclose(dy, x)
+
+
+def test_one_gradient_function_called_with_changing_arguments(rng):
+    """Repeated calls take a shortcut; every change of dtype, shape or kind still counts."""
+    g = st.grad(basic.cubic, wrt=(0, 1))
+    x, y = rng.standard_normal(3), rng.standard_normal(3)
+    for _ in range(3):                                             # same shapes: the shortcut
+        dx, dy = g(x, y)
+        np.testing.assert_allclose(dx, 2 * x * y)
+        np.testing.assert_allclose(dy, x * x)
+    dx32, _ = g(x.astype(np.float32), y.astype(np.float32))         # same shapes, float32
+    assert dx32.dtype == np.float32
+    with pytest.raises(st.NonDifferentiableError):                  # same shapes, ints
+        g(np.arange(3), y)
+    x4, y4 = rng.standard_normal(4), rng.standard_normal(4)         # new shapes
+    np.testing.assert_allclose(g(x4, y4)[0], 2 * x4 * y4)
+    np.testing.assert_allclose(g(x, y)[1], x * x)                   # and back

@@ -42,6 +42,36 @@ VALUE_DEPENDENT_SHAPES = frozenset({
 })
 
 
+# NumPy reductions and the array methods that do the same with less dispatch.
+REDUCTION_METHODS = {
+    np.sum: "sum", np.mean: "mean", np.prod: "prod", np.max: "max", np.amax: "max",
+    np.min: "min", np.amin: "min", np.var: "var", np.std: "std",
+}
+
+
+def use_array_methods(statements, shapes):
+    """Call reductions of known arrays as methods: ``np.sum(a, axis=1)`` -> ``a.sum(axis=1)``.
+
+    Only where ``a`` is known to be an array of at least one dimension; the
+    method gives the same result and skips NumPy's function-level dispatch.
+    """
+    for stmt in statements:
+        for node in gast.walk(stmt):
+            if not isinstance(node, gast.Call) or not node.args:
+                continue
+            callee = anno.get(node, Anno.CALLEE)
+            try:
+                method = REDUCTION_METHODS.get(callee)
+            except TypeError:
+                continue
+            receiver = node.args[0]
+            if method and isinstance(receiver, gast.Name) and len(shapes.get(receiver.id, ())) >= 1:
+                node.func = gast.Attribute(receiver, method, gast.Load())
+                node.args = node.args[1:]
+                anno.set_(node, Anno.CALLEE, None)
+    return statements
+
+
 def shapes_follow_inputs(function):
     """True when every shape in ``function`` (ANF) is fixed by the shapes of its inputs.
 
