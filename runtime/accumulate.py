@@ -24,4 +24,7 @@ def zeros_like(value):
     """A zero cotangent for ``value``: zeros of its shape, entry by entry for tuples and lists."""
     if isinstance(value, (tuple, list)):
         return type(value)(zeros_like(v) for v in value)
-    return np.zeros_like(value, dtype=np.result_type(value, np.float16))
+    if value is None:                     # a name a loop had not assigned yet
+        return 0.0
+    # the dtype of the value itself (a Python float is float64, not a weak scalar)
+    return np.zeros_like(value, dtype=np.result_type(np.asarray(value).dtype, np.float16))

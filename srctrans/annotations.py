@@ -14,6 +14,7 @@ class Anno(enum.Enum):
     ACTIVE = "on a statement: True when its target carries a derivative"
     CALLEE = "on a Call: the resolved live object being called"
     METHOD = "on a Call of an array method: (rule function, receiver node)"
+    SAVES = "on a tape push, pop or placeholder: the name whose overwritten value it saves"
 
 
 def get(node, key, default=None):

@@ -311,10 +311,13 @@ def vjp(f, *args, wrt=None, unconnected_gradients="none", optimize=True, special
     if specialize and optimize:
         found = found.for_call(fn, call_args, kwargs)
     out, residuals = found.fwd(*call_args, **kwargs)
-    bwd = found.bwd
+    bwd, tape_index = found.bwd, found.build.tape_index
 
     def pullback(v):
-        raw = bwd(residuals, runtime.seed_cotangent(out, v))
+        saved = residuals
+        if tape_index is not None:       # each backward pass empties its own copy of the tape
+            saved = saved[:tape_index] + (list(saved[tape_index]),) + saved[tape_index + 1:]
+        raw = bwd(saved, runtime.seed_cotangent(out, v))
         gradients = _finish(raw, values, selection.names, unconnected_gradients)
         if every is None:
             return tuple(gradients)

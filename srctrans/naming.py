@@ -74,6 +74,13 @@ class Namer:
             self._adjoints[name] = self.fresh("d" + name)
         return self._adjoints[name]
 
+    def primal_of(self, adjoint):
+        """The name whose adjoint is ``adjoint`` (inverse of :meth:`adjoint`)."""
+        for name, known in self._adjoints.items():
+            if known == adjoint and isinstance(name, str):
+                return name
+        raise KeyError(adjoint)
+
     def tangent(self, name):
         """The tangent of ``name`` in forward mode: ``h`` -> ``h_dot``; stable per name."""
         key = ("tangent", name)

@@ -39,6 +39,7 @@ from srctrans.analyse.activity import active_names
 from srctrans.analyse.invariance import softmax_offsets
 from srctrans.analyse.values import array_valued
 from srctrans.annotations import Anno
+from srctrans.differentiate.control import backward_reads, drop_unneeded_saves
 from srctrans.differentiate.reverse import reverse
 from srctrans.emit.compile import compile_functions
 from srctrans.emit.printer import block_lines, function_lines
@@ -111,6 +112,7 @@ class Build:
         self.callee_residuals = {}   # residual name -> Instance of the callee that saved it
         self.residuals = ()        # names of the values the forward pass saves, in order
         self.seed = None           # name of the output's cotangent in the backward pass
+        self.tape_index = None     # where the tape is among the residuals (the backward pass empties it)
         self.has_gradient_function = False   # a fused NAME_grad for a scalar output exists
         self.follows_inputs = False   # shapes fixed by input shapes: may be specialised
         self.specialisable = False    # follows_inputs, and so do all callees; set by the cache
@@ -156,10 +158,13 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
             backward = specialise(backward, shapes)
         backward, renaming = propagate_copies(backward)
         gradients = [_rename(g, renaming) for g in gradients]
-        backward = eliminate_dead_code(backward, _reads_all(gradients), lambda s: True)
+        backward = eliminate_dead_code(backward, _reads_all(gradients), _is_not_saving)
         _trace("optimise", lambda: _block_text(backward))
-    residuals = _residuals(unit, result.forward, backward, gradients)
-    forward = result.forward
+    forward, backward = drop_unneeded_saves(result.prologue + result.forward, backward,
+                                            backward_reads(backward) | _reads_all(gradients))
+    if result.tape is not None and result.tape not in backward_reads(backward):
+        forward = [s for s in forward if targets_of(s) != [result.tape]]   # nothing was saved
+    residuals = _residuals(unit, forward, backward, gradients)
     if optimize:
         live = set(residuals) | _reads_all([result.output])
         forward = eliminate_dead_code(forward, live, _is_pure)
@@ -178,6 +183,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     _trace("generated", lambda: compiled.source)
     build = Build(compiled, unit.wrt, dict(unit.resolver.assumptions))
     build.residuals, build.seed = tuple(residuals), seed
+    build.tape_index = residuals.index(result.tape) if result.tape in residuals else None
     build.has_gradient_function = scalar_output
     build.follows_inputs = follows_inputs and optimize and shapes is None
     build.data_names = data_names
@@ -252,8 +258,15 @@ def _ordered_reads(node):
     return [n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]
 
 
+def _is_not_saving(stmt):
+    """A backward statement that may be dropped when its result is unused (not a tape pop)."""
+    return anno.get(stmt, Anno.SAVES) is None
+
+
 def _is_pure(stmt):
     """A forward statement that may be dropped when its result is unused."""
+    if anno.get(stmt, Anno.SAVES) is not None:
+        return False
     calls = [n for n in gast.walk(stmt) if isinstance(n, gast.Call)]
     for call in calls:
         callee = anno.get(call, Anno.CALLEE)

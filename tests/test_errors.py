@@ -42,12 +42,15 @@ ERRORS = [
      ["recursive call of recursive", "hint:"]),
     (unsupported.mutual_a, (X,), st.SrcTransError, "mutual-b",
      ["recursive call of mutual_a", "hint:"]),
-    (unsupported.uses_if, (X,), st.UnsupportedSyntaxError, "if", ["`if`", "not supported yet"]),
-    (unsupported.uses_for, (X,), st.UnsupportedSyntaxError, "for", ["`for`", "not supported yet"]),
-    (unsupported.uses_while, (X,), st.UnsupportedSyntaxError, "while",
-     ["`while`", "not supported yet"]),
+    (unsupported.uses_if, (X,), st.UnsupportedSyntaxError, "if",
+     ["`return` before the end", "not supported yet"]),
+    (unsupported.uses_break, (X,), st.UnsupportedSyntaxError, "break", ["`break`", "not supported yet"]),
+    (unsupported.uses_continue, (X,), st.UnsupportedSyntaxError, "continue",
+     ["`continue`", "not supported yet"]),
+    (unsupported.loops_over_array, (np.ones(3),), st.UnsupportedSyntaxError, "for-array",
+     ["`for` loop over something other than range", "range(len(x))"]),
     (unsupported.calls_if_helper, (X,), st.UnsupportedSyntaxError, "if",
-     ["`if`", "not supported yet"]),
+     ["`return` before the end", "not supported yet"]),
 ]
 
 
@@ -104,11 +107,11 @@ def test_reserved_parameter_names_file_and_line():
 
 
 def test_error_names_the_function():
-    with pytest.raises(st.UnsupportedSyntaxError, match=r"\(in uses_while\)"):
-        st.grad(unsupported.uses_while)(X)
+    with pytest.raises(st.UnsupportedSyntaxError, match=r"\(in uses_continue\)"):
+        st.grad(unsupported.uses_continue)(X)
 
 
 def test_errors_are_not_cached_as_successes():
     for _ in range(2):
         with pytest.raises(st.UnsupportedSyntaxError):
-            st.grad(unsupported.uses_for)(X)
+            st.grad(unsupported.uses_break)(X)

@@ -21,19 +21,54 @@ def active_names(function, wrt, constants=()):
     computed from varied values (``analyse.invariance``).
     """
     varied = set(wrt)
-    for stmt in function.body:
-        targets, value = _definition(stmt)
-        if targets and _propagates(value) and _reads(value) & varied:
-            varied.update(t for t in targets if t not in constants)
+    _forward(function.body, varied, frozenset(constants))
     useful = set()
-    for stmt in reversed(function.body):
-        if isinstance(stmt, gast.Return):
-            useful |= _reads(stmt.value)
-            continue
-        targets, value = _definition(stmt)
-        if set(targets) & useful and _propagates(value):
-            useful |= _reads(value)
+    _backward(function.body, useful)
     return varied & useful
+
+
+def _forward(statements, varied, constants):
+    """Grow ``varied`` through ``statements``; returns True when it grew."""
+    grew = False
+    for stmt in statements:
+        if isinstance(stmt, gast.If):
+            grew |= _forward(stmt.body, varied, constants)
+            grew |= _forward(stmt.orelse, varied, constants)
+        elif isinstance(stmt, (gast.For, gast.While)):
+            while _forward(stmt.body, varied, constants):     # until a pass adds nothing
+                grew = True
+        else:
+            targets, value = _definition(stmt)
+            new = [t for t in targets if t not in varied and t not in constants]
+            if new and _propagates(value) and _reads(value) & varied:
+                varied.update(new)
+                grew = True
+    return grew
+
+
+def _backward(statements, useful):
+    """Grow ``useful`` through ``statements`` read backwards; returns True when it grew."""
+    grew = False
+    for stmt in reversed(statements):
+        if isinstance(stmt, gast.Return):
+            grew |= _add(useful, _reads(stmt.value))
+        elif isinstance(stmt, gast.If):
+            grew |= _backward(stmt.body, useful)
+            grew |= _backward(stmt.orelse, useful)
+        elif isinstance(stmt, (gast.For, gast.While)):
+            while _backward(stmt.body, useful):
+                grew = True
+        else:
+            targets, value = _definition(stmt)
+            if set(targets) & useful and _propagates(value):
+                grew |= _add(useful, _reads(value))
+    return grew
+
+
+def _add(names, more):
+    before = len(names)
+    names |= more
+    return len(names) != before
 
 
 def _definition(stmt):

@@ -17,13 +17,15 @@ from srctrans.rules import METHODS, REGISTRY
 
 def array_valued(function):
     """The set of names of ``function`` that certainly hold arrays or numbers."""
-    known = set()
-    for stmt in function.body:
-        if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
-            continue
-        if _is_array(stmt.value, known):
-            known.add(stmt.targets[0].id)
-    return known
+    known, doubtful = set(), set()
+    for stmt in gast.walk(function):            # every assignment, nested ones too
+        if isinstance(stmt, gast.Assign):
+            target = stmt.targets[0]
+            if isinstance(target, gast.Name) and _is_array(stmt.value, known):
+                known.add(target.id)
+            else:
+                doubtful.update(n.id for n in gast.walk(target) if isinstance(n, gast.Name))
+    return known - doubtful
 
 
 def _is_array(value, known):

@@ -23,6 +23,7 @@ import gast
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
+from srctrans.differentiate.control import ControlFlow
 from srctrans.differentiate.templates import bind, cotangents
 from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
@@ -42,9 +43,13 @@ class ReverseResult:
       seed: the name of the output's adjoint (the backward pass's parameter).
       gradients: one expression per selected parameter (a Name, or None).
       closure: dict of closure name -> live object the generated code reads.
+      prologue: forward statements to run first (the tape and placeholders).
+      tape: the name of the tape, or None when nothing is saved.
     """
 
     def __init__(self):
+        self.prologue = []
+        self.tape = None
         self.forward = []
         self.backward = []
         self.output = None
@@ -58,7 +63,7 @@ def reverse(unit):
     return _Reverser(unit).run()
 
 
-class _Reverser:
+class _Reverser(ControlFlow):
     def __init__(self, unit):
         self.unit = unit
         self.namer = unit.namer
@@ -68,6 +73,8 @@ class _Reverser:
         self.aliases = {RUNTIME_ALIAS: unit.aliases[RUNTIME_ALIAS],
                         NUMPY_ALIAS: unit.aliases[NUMPY_ALIAS]}
         self._origin = None
+        self._tape = None
+        self.saved = set()          # names whose overwritten values the tape saves
 
     # -- driver --------------------------------------------------------------
     def run(self):
@@ -79,13 +86,9 @@ class _Reverser:
             result.seed = self.namer.adjoint(returned.value.id)
             if returned.value.id in self.active:
                 self.initialised.add(result.seed)
-        result.forward = list(body[:-1])
-        for index in range(len(body) - 2, -1, -1):
-            stmt = body[index]
-            self._origin = anno.get(stmt, Anno.ORIGIN)
-            replacement = self._statement(stmt)
-            if replacement is not None:
-                result.forward[index] = replacement
+        result.forward, result.backward = self._block(body[:-1], depth=0)
+        result.prologue = self._prologue()
+        result.tape = self._tape
         for name in self.unit.wrt:
             adjoint = self.namer.adjoint(name)
             result.gradients.append(adjoint if adjoint in self.initialised else None)
@@ -135,9 +138,24 @@ class _Reverser:
             self._contribute(atom, gast.Subscript(_load(expression.id), gast.Constant(index, None),
                                                   gast.Load()))
 
+    def _prologue(self):
+        """Forward statements before everything: the tape, and placeholders for saved names.
+
+        A name first assigned inside a loop has no old value to save on the
+        first iteration; ``None`` stands in for it.
+        """
+        if self._tape is None:
+            return []
+        start = _assign(self._tape, gast.List([], gast.Load()))
+        args = self.unit.function.args
+        params = {p.id for p in args.posonlyargs + args.args + args.kwonlyargs}
+        placeholders = [self._saves(_assign(n, gast.Constant(None, None)), n)
+                        for n in sorted(self.saved - params)]
+        return [start] + placeholders
+
     # -- statements ----------------------------------------------------------
-    def _statement(self, stmt):
-        """Emit the adjoint of one forward statement; return a replacement or None."""
+    def _simple(self, stmt, depth):
+        """(forward statements, backward statements) of one simple statement."""
         self._pending = []
         replacement = None
         if isinstance(stmt, gast.Assign):
@@ -147,8 +165,12 @@ class _Reverser:
                     replacement = self._assignment(target.id, stmt.value, stmt)
             else:
                 self._unpacking(target, stmt.value)
-        self.result.backward.extend(self._pending)
-        return replacement
+        forward_stmt = replacement or stmt
+        assigned = [n.id for t in getattr(forward_stmt, "targets", ()) for n in gast.walk(t)
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)]
+        for name in assigned:                # an assignment ends the life of what it overwrote
+            self.initialised.discard(self.namer.adjoint(name))
+        return self._saving(forward_stmt, self._pending, assigned, depth)
 
     def _assignment(self, target, value, stmt):
         adjoint = self.namer.adjoint(target)

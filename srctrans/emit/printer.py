@@ -42,9 +42,27 @@ def block_lines(statements, depth):
     previous = None
     for stmt in statements:
         origin = anno.get(stmt, Anno.ORIGIN)
-        if origin is not None and origin is not previous:
+        if origin is not None and (previous is None or origin.lineno != previous.lineno):
             lines.append(pad + origin.comment())
         previous = origin
+        if isinstance(stmt, (gast.If, gast.For, gast.While)):
+            lines.extend(_compound_lines(stmt, depth))
+            continue
         for line in unparse(stmt).splitlines():
             lines.append(pad + line)
     return lines
+
+
+def _compound_lines(stmt, depth):
+    """A block statement, with its nested statements commented like the others."""
+    pad = INDENT * depth
+    if isinstance(stmt, gast.If):
+        lines = [f"{pad}if {unparse(stmt.test)}:"] + block_lines(stmt.body, depth + 1)
+        if stmt.orelse:
+            lines += [f"{pad}else:"] + block_lines(stmt.orelse, depth + 1)
+        return lines
+    if isinstance(stmt, gast.For):
+        header = f"{pad}for {unparse(stmt.target)} in {unparse(stmt.iter)}:"
+    else:
+        header = f"{pad}while {unparse(stmt.test)}:"
+    return [header] + block_lines(stmt.body, depth + 1)

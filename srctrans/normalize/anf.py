@@ -7,9 +7,12 @@ with the :class:`Origin` of the user statement it came from:
   name = atom | op(atom, ...) | call(atom, ..., key=atom) | atom.attr | atom[index]
          | (atom, ...) | [atom, ...]
   name, name, ... = atom                      (tuple unpacking)
-  return atom
+  return atom                                 (the last statement only)
   call(atom, ...)                             (an expression statement)
   assert ...                                  (kept as written)
+  if atom: block else: block
+  for name in range(atom, ...): block
+  while name: block                           (the block ends by recomputing name)
 
 An *atom* is a Name, a Constant, or a static expression: one that reads no
 local variable and calls nothing (``np.pi``, ``-1``, ``(0, 1)``), which can
@@ -24,6 +27,7 @@ import gast
 from srctrans import annotations as anno
 from srctrans.annotations import Anno, Origin
 from srctrans.naming import operator_name
+from srctrans.nodes import clone
 
 
 def normalize(parsed, resolver, namer):
@@ -39,21 +43,31 @@ class _Normalizer:
 
     def run(self):
         function = self.parsed.node
+        self._depth = -1
+        function.body = self._block(function.body)
+
+    def _block(self, statements):
+        """The normal form of a list of statements (nested blocks included)."""
+        self._depth += 1
         out = []
-        for stmt in function.body:
+        for stmt in statements:
             origin = Origin(stmt.lineno, self._statement_text(stmt))
             produced = []
             self._statement(stmt, produced)
             for new in produced:
-                anno.set_(new, Anno.ORIGIN, origin)
+                if anno.get(new, Anno.ORIGIN) is None:
+                    anno.set_(new, Anno.ORIGIN, origin)
                 for node in gast.walk(new):        # errors about any part name the user's line
                     if getattr(node, "lineno", None) is None and "lineno" in node._attributes:
                         node.lineno = stmt.lineno
             out.extend(produced)
-        function.body = out
+        self._depth -= 1
+        return out
 
     def _statement_text(self, stmt):
         text = self.parsed.line_text(stmt.lineno)
+        if isinstance(stmt, (gast.If, gast.For, gast.While)):
+            return text                                 # the header line says what it is
         if getattr(stmt, "end_lineno", stmt.lineno) != stmt.lineno:
             text += " ..."
         return text
@@ -78,12 +92,43 @@ class _Normalizer:
             out.append(gast.Expr(self._flat(stmt.value, out)))
         elif isinstance(stmt, gast.Pass):
             return
+        elif isinstance(stmt, gast.If):
+            test = self._atom(stmt.test, out, prefer="cond")
+            new = gast.If(test, self._block(stmt.body), self._block(stmt.orelse))
+            out.append(self._with_origin(new, stmt))
+        elif isinstance(stmt, gast.For):
+            iterator = gast.Call(stmt.iter.func, [self._atom(a, out) for a in stmt.iter.args], [])
+            anno.set_(iterator, Anno.CALLEE, self.resolver.resolve(stmt.iter.func))
+            new = gast.For(gast.Name(stmt.target.id, gast.Store(), None, None), iterator,
+                           self._block(stmt.body), [], None)
+            out.append(self._with_origin(new, stmt))
+        elif isinstance(stmt, gast.While):
+            # while c: body  ->  _cond = c; while _cond: body; _cond = c
+            condition = self.namer.temporary("cond")
+            out.append(self._with_origin(_assign_name(condition, self._flat(stmt.test, out)), stmt))
+            again = []
+            again.append(_assign_name(condition, self._flat(clone(stmt.test), again)))
+            for new in again:
+                self._with_origin(new, stmt)
+            body = self._block(stmt.body) + again
+            new = gast.While(gast.Name(condition, gast.Load(), None, None), body, [])
+            out.append(self._with_origin(new, stmt))
         else:                                           # assert: kept as written
             out.append(stmt)
 
     def _assign(self, targets, value, out):
         if len(targets) == 1 and isinstance(targets[0], gast.Name):
-            out.append(_assign_name(targets[0].id, self._flat(value, out)))
+            name = targets[0].id
+            flat = self._flat(value, out)
+            if self._depth > 0 and not isinstance(flat, gast.Name) and any(
+                    isinstance(n, gast.Name) and n.id == name for n in gast.walk(flat)):
+                # x = f(x) inside a block (SSA renames it outside): compute into a
+                # temporary first, so that the new x and the old x have different
+                # names for the reverse pass (y = y * x in a loop)
+                temporary = self.namer.temporary(_describe(flat))
+                out.append(_assign_name(temporary, flat))
+                flat = gast.Name(temporary, gast.Load(), None, None)
+            out.append(_assign_name(name, flat))
             return
         source = self._atom(value, out)
         for target in targets:
@@ -174,6 +219,12 @@ class _Normalizer:
         if isinstance(index, gast.Tuple):
             return gast.Tuple([self._index(e, out) for e in index.elts], gast.Load())
         return self._atom(index, out)
+
+
+    def _with_origin(self, node, stmt):
+        anno.set_(node, Anno.ORIGIN, Origin(stmt.lineno, self._statement_text(stmt)))
+        node.lineno = stmt.lineno
+        return node
 
 
 def _describe(flat):

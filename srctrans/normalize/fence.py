@@ -17,7 +17,7 @@ RESERVED_PARAMETERS = ("output_gradients",)
 SUPPORTED = frozenset({
     # statements
     gast.FunctionDef, gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Return,
-    gast.Expr, gast.Pass, gast.Assert,
+    gast.Expr, gast.Pass, gast.Assert, gast.If, gast.For, gast.While,
     # expressions
     gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute,
     gast.Subscript, gast.Slice, gast.Name, gast.Constant, gast.Tuple, gast.List,
@@ -45,10 +45,9 @@ UNSUPPORTED = {
     gast.ImportFrom: ("`import` inside the function", "import at module level"),
     gast.ClassDef: ("class definition inside the function", "define the class at module level"),
     gast.Raise: ("`raise` statement", "validate the inputs before calling the differentiated function"),
-    gast.If: ("`if` statement", "control flow is not supported yet; use np.where for data-dependent choices"),
-    gast.For: ("`for` loop", "control flow is not supported yet; write the computation with array operations"),
-    gast.While: ("`while` loop", "control flow is not supported yet; write the computation with array operations"),
-    gast.IfExp: ("conditional expression", "control flow is not supported yet; use np.where"),
+    gast.Break: ("`break`", "not supported yet; use a `while` loop whose condition becomes false"),
+    gast.Continue: ("`continue`", "not supported yet; put the rest of the loop body under an `if`"),
+    gast.IfExp: ("conditional expression", "not supported yet; use an `if` statement or np.where"),
     gast.BoolOp: ("`and`/`or`", "use np.logical_and / np.logical_or on arrays"),
     gast.Lambda: ("lambda", "define a module-level function with `def`"),
     gast.ListComp: ("list comprehension", "use array operations"),
@@ -79,6 +78,33 @@ def check(parsed):
             _reject(parsed, node, construct, hint)
         if isinstance(node, (gast.expr, gast.stmt)):
             _reject(parsed, node, f"`{kind.__name__}`", "rewrite it with supported syntax (see docs/syntax.md)")
+    _check_control_flow(parsed)
+
+
+def _check_control_flow(parsed):
+    """``return`` only as the last statement; ``for`` only over ``range``, with a plain name."""
+    body = parsed.node.body
+    for node in gast.walk(parsed.node):
+        if isinstance(node, gast.Return) and not (body and node is body[-1]):
+            _reject(parsed, node, "`return` before the end of the function",
+                    "not supported yet; assign the result to a name and return it at the end")
+        if isinstance(node, gast.For):
+            iterator = node.iter
+            if not (isinstance(iterator, gast.Call) and isinstance(iterator.func, gast.Name)
+                    and iterator.func.id == "range" and not iterator.keywords):
+                _reject(parsed, node, "`for` loop over something other than range(...)",
+                        "not supported yet; loop over indices: for i in range(len(x)): ...")
+            if not isinstance(node.target, gast.Name):
+                _reject(parsed, node, "`for` loop with a tuple target",
+                        "loop over range(...) with one name")
+            for inner in node.body:
+                for sub in gast.walk(inner):
+                    if (isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Store)
+                            and sub.id == node.target.id):
+                        _reject(parsed, sub, f"assignment to the loop variable `{sub.id}` inside its loop",
+                                "use another name for the new value")
+        if (isinstance(node, (gast.For, gast.While)) and node.orelse):
+            _reject(parsed, node, "`else` clause of a loop", "move that code after the loop")
 
 
 def _check_signature(parsed):

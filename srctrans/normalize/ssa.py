@@ -1,20 +1,27 @@
-"""Give every reassignment of a name a new name (static single assignment).
+"""Give every reassignment of a name in straight-line code a new name.
 
 Requires: a body in A-normal form.
-Guarantees: within straight-line code each name is assigned at most once, and
-parameters are never reassigned, so the forward pass keeps every value the
-backward pass needs without saving anything on a tape. ``h = np.tanh(h)``
-becomes ``h_2 = np.tanh(h)`` and later reads of ``h`` read ``h_2``.
+Guarantees: among the function's top-level statements each name is assigned
+at most once and parameters are never reassigned, so the forward pass keeps
+every value the backward pass needs without saving anything:
+``h = np.tanh(h)`` becomes ``h_2 = np.tanh(h)`` and later reads of ``h`` read
+``h_2``. Inside ``if``/``for``/``while`` blocks names keep their current
+version and may be reassigned; the reverse pass saves what they overwrite.
 """
 
 import gast
 
+_COMPOUND = (gast.If, gast.For, gast.While)
+
 
 def rename_reassignments(function, namer):
-    """Rename, in place, every assignment to an already-bound name in ``function``."""
+    """Rename, in place, every top-level assignment to an already-bound name in ``function``."""
     args = function.args
     current = {p.id: p.id for p in args.posonlyargs + args.args + args.kwonlyargs}
     for stmt in function.body:
+        if isinstance(stmt, _COMPOUND):
+            _rename_nested(stmt, current)
+            continue
         for node in gast.walk(stmt):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
                 node.id = current.get(node.id, node.id)
@@ -26,3 +33,13 @@ def rename_reassignments(function, namer):
                     node.id = new
                 else:
                     current[node.id] = node.id
+
+
+def _rename_nested(stmt, current):
+    """Inside a block, reads and writes use each name's current version."""
+    for node in gast.walk(stmt):
+        if isinstance(node, gast.Name):
+            if node.id in current:
+                node.id = current[node.id]
+            elif isinstance(node.ctx, gast.Store):
+                current[node.id] = node.id

@@ -46,9 +46,10 @@ def propagate_copies(statements):
     """Remove single-assignment copies ``a = b``; return (statements, renaming)."""
     count, last = {}, {}
     for index, stmt in enumerate(statements):
-        for name in targets_of(stmt):
-            count[name] = count.get(name, 0) + 1
-            last[name] = index
+        for node in gast.walk(stmt):                # assignments inside blocks count too
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                count[node.id] = count.get(node.id, 0) + 1
+                last[node.id] = index
     renaming = {}
     kept = []
     for index, stmt in enumerate(statements):

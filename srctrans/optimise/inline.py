@@ -33,6 +33,12 @@ def inline_temporaries(statements, temporaries, keep, is_pure):
     pending = {}                  # temporary -> its statement, waiting for its one use
     result = []
     for stmt in statements:
+        if isinstance(stmt, (gast.If, gast.For, gast.While)):
+            # never move a computation into a block: it could run again, or not at all
+            result.extend(pending.values())
+            pending.clear()
+            result.append(stmt)
+            continue
         if pending:
             stmt = _substitute(stmt, pending)
         name = _single_target(stmt)

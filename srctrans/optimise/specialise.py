@@ -76,10 +76,12 @@ def shapes_follow_inputs(function):
     """True when every shape in ``function`` (ANF) is fixed by the shapes of its inputs.
 
     Subscripts with computed indices (boolean masks) and functions such as
-    ``np.nonzero`` make shapes depend on values; such functions are not
-    specialised.
+    ``np.nonzero`` make shapes depend on values, and so may branches and
+    loops; such functions are not specialised.
     """
     for node in gast.walk(function):
+        if isinstance(node, (gast.If, gast.For, gast.While)):
+            return False
         if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load):
             if any(isinstance(n, gast.Name) for n in gast.walk(node.slice)):
                 return False

@@ -95,23 +95,32 @@ def mutual_b(x):
 
 
 def uses_if(x):
-    if x > 0:  # marker: if
-        return x
+    if x > 0:
+        return x  # marker: if
     return -x
 
 
-def uses_for(x):
+def uses_break(x):
     y = x
-    for _ in range(3):  # marker: for
+    for _ in range(3):
         y = y * x
+        break  # marker: break
     return y
 
 
-def uses_while(x):
+def uses_continue(x):
     y = x
-    while y < 10.0:  # marker: while
+    while y < 10.0:
         y = y * 2.0
+        continue  # marker: continue
     return y
+
+
+def loops_over_array(x):
+    total = 0.0
+    for row in x:  # marker: for-array
+        total = total + row
+    return total
 
 
 def calls_if_helper(x):

@@ -1,0 +1,188 @@
+"""Reverse mode through blocks: ``if``, ``for ... in range(...)`` and ``while``.
+
+Requires: the statement-level reverse pass (:mod:`srctrans.differentiate.reverse`)
+to provide ``_simple(stmt)``, which differentiates one simple statement.
+Guarantees: :meth:`ControlFlow._block` returns the forward statements and
+the backward statements of a list of statements, such that
+
+* a value overwritten inside a block is pushed on the tape before it is
+  overwritten and popped back after its adjoint is computed (``push``/``pop``
+  statements are annotated with ``Anno.SAVES``; :func:`drop_unneeded_saves`
+  removes the pairs of names the backward pass never reads, so the tape holds
+  only what is needed, loop counters and values the rules read);
+* a branch is reversed by reading its condition, which the tape has restored
+  to the value it had in that iteration;
+* a loop counts its iterations and is reversed by a ``for`` over that count;
+* every adjoint that flows around a loop, or out of only one branch, starts
+  at zero, so the first contribution to an adjoint assigns it and later ones
+  add to it, whichever way control went.
+"""
+
+import gast
+
+from srctrans import annotations as anno
+from srctrans.annotations import Anno
+from srctrans.naming import RUNTIME_ALIAS
+from srctrans.nodes import assign, clone, load, store
+from srctrans.optimise.dce import reads_of
+
+COMPOUND = (gast.If, gast.For, gast.While)
+
+
+class ControlFlow:
+    """Mixin of the reverse pass: blocks, branches, loops and the tape."""
+
+    def _block(self, statements, depth):
+        """(forward statements, backward statements) of ``statements`` at nesting ``depth``."""
+        forward, backward = [], []
+        for stmt in reversed(statements):
+            self._origin = anno.get(stmt, Anno.ORIGIN)
+            if isinstance(stmt, gast.If):
+                f, b = self._if(stmt, depth)
+            elif isinstance(stmt, gast.For):
+                f, b = self._loop(stmt, depth, stmt.target.id)
+            elif isinstance(stmt, gast.While):
+                f, b = self._loop(stmt, depth, None)
+            else:
+                f, b = self._simple(stmt, depth)
+            forward[:0] = f
+            backward.extend(b)
+        return forward, backward
+
+    # -- saving overwritten values ---------------------------------------------
+    @property
+    def tape(self):
+        if self._tape is None:
+            self._tape = self.namer.fresh("tape")
+        return self._tape
+
+    def _push(self, name):
+        stmt = gast.Expr(gast.Call(gast.Attribute(load(self.tape), "append", gast.Load()),
+                                   [load(name)], []))
+        return self._saves(stmt, name)
+
+    def _pop(self, name):
+        value = gast.Call(gast.Attribute(load(self.tape), "pop", gast.Load()), [], [])
+        return self._saves(assign(name, value), name)
+
+    def _saves(self, stmt, name):
+        anno.set_(stmt, Anno.SAVES, name)
+        anno.set_(stmt, Anno.ORIGIN, self._origin)
+        self.saved.add(name)
+        return stmt
+
+    def _saving(self, forward_stmt, backward, names, depth):
+        """Wrap one statement that assigns ``names``: save and restore them inside blocks."""
+        if depth == 0 or not names:
+            return [forward_stmt], backward
+        return ([self._push(n) for n in names] + [forward_stmt],
+                backward + [self._pop(n) for n in reversed(names)])
+
+    # -- adjoints that must start at zero --------------------------------------
+    def _zeros(self, adjoints):
+        """``d = rt.zeros_like(x)`` for each adjoint ``d`` (in a stable order)."""
+        out = []
+        for adjoint in sorted(adjoints):
+            primal = self.namer.primal_of(adjoint)
+            zero = gast.Call(gast.Attribute(load(self.aliases[RUNTIME_ALIAS]), "zeros_like",
+                                            gast.Load()), [load(primal)], [])
+            stmt = assign(adjoint, zero)
+            anno.set_(stmt, Anno.ORIGIN, self._origin)
+            out.append(stmt)
+        return out
+
+    # -- branches ---------------------------------------------------------------
+    def _if(self, stmt, depth):
+        origin = self._origin
+        before = set(self.initialised)
+        then_forward, then_backward = self._block(stmt.body, depth + 1)
+        after_then = self.initialised
+        self.initialised = set(before)
+        else_forward, else_backward = self._block(stmt.orelse, depth + 1)
+        after_else = self.initialised
+        self._origin = origin
+        union = after_then | after_else
+        then_backward += self._zeros(union - after_then)
+        else_backward += self._zeros(union - after_else)
+        self.initialised = union
+        forward = anno.copy(stmt, gast.If(stmt.test, then_forward or [gast.Pass()], else_forward))
+        backward = anno.copy(stmt, gast.If(clone(stmt.test), then_backward or [gast.Pass()],
+                                           else_backward))
+        return [forward], [backward]
+
+    # -- loops ------------------------------------------------------------------
+    def _loop(self, stmt, depth, target):
+        """A ``for`` (``target`` is its variable) or a ``while`` (``target`` None)."""
+        origin = self._origin
+        trips = self.namer.fresh("trips")
+        carried = {self.namer.adjoint(n) for n in exposed_reads(stmt.body) if n in self.active}
+        before_loop = self._zeros(carried - self.initialised)
+        self.initialised |= carried
+        body_forward, body_backward = self._block(stmt.body, depth + 1)
+        self._origin = origin
+        back_edge = self._zeros(carried - self.initialised)
+        self.initialised |= carried
+        count = assign(trips, gast.BinOp(load(trips), gast.Add(), gast.Constant(1, None)))
+        anno.set_(count, Anno.ORIGIN, origin)
+        if target is None:
+            loop = gast.While(stmt.test, [count] + body_forward, [])
+            restore_target = []
+        else:
+            loop = gast.For(stmt.target, stmt.iter, [count] + body_forward + [self._push(target)],
+                            [], None)
+            restore_target = [self._pop(target)]
+        anno.copy(stmt, loop)
+        iteration = self.namer.fresh("_iteration")
+        counted = gast.Call(gast.Name("range", gast.Load(), None, None), [load(trips)], [])
+        reverse_loop = anno.copy(stmt, gast.For(store(iteration), counted,
+                                                restore_target + body_backward + back_edge, [], None))
+        reset = assign(trips, gast.Constant(0, None))
+        anno.set_(reset, Anno.ORIGIN, origin)
+        forward, after = self._saving(reset, [], [trips], depth)
+        return forward + [loop], before_loop + [reverse_loop] + after
+
+
+def exposed_reads(statements):
+    """Names a block reads before it assigns them (values flowing into the block)."""
+    exposed, assigned = set(), set()
+    for stmt in statements:
+        if isinstance(stmt, COMPOUND):
+            header = stmt.test if not isinstance(stmt, gast.For) else stmt.iter
+            exposed |= reads_of(header) - assigned
+            for block in (stmt.body, getattr(stmt, "orelse", [])):
+                exposed |= exposed_reads(block) - assigned
+        else:
+            exposed |= reads_of(stmt) - assigned
+            assigned |= {n.id for n in gast.walk(stmt)
+                         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    return exposed
+
+
+def drop_unneeded_saves(forward, backward, needed):
+    """Remove the push/pop pairs (and placeholders) of names not in ``needed``."""
+    def keep(stmt):
+        return anno.get(stmt, Anno.SAVES) in needed or anno.get(stmt, Anno.SAVES) is None
+
+    def prune(statements):
+        kept = []
+        for stmt in statements:
+            if not keep(stmt):
+                continue
+            if isinstance(stmt, COMPOUND):
+                stmt.body = prune(stmt.body) or [gast.Pass()]
+                if isinstance(stmt, gast.If):
+                    stmt.orelse = prune(stmt.orelse)
+            kept.append(stmt)
+        return kept
+
+    return prune(forward), prune(backward)
+
+
+def backward_reads(statements):
+    """Names the backward statements read, except the tape reads of pops."""
+    names = set()
+    for stmt in statements:
+        for node in gast.walk(stmt):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+                names.add(node.id)
+    return names

@@ -1,0 +1,133 @@
+"""Programs with branches and loops (test_control_flow.py). One function per construct."""
+
+import numpy as np
+
+
+def branch_on_data(x, W):
+    h = x @ W
+    if np.sum(h) > 0:
+        y = np.tanh(h)
+    else:
+        y = h * 2.0
+    return np.sum(y * y)
+
+
+def elif_chain(x):
+    s = np.sum(x)
+    if s > 1.0:
+        y = x * x
+    elif s > -1.0:
+        y = np.sin(x)
+    else:
+        y = -x
+    return np.sum(y)
+
+
+def branch_assigns_only_one_side(x, y):
+    z = x * y
+    if np.max(x) > 0.5:
+        z = z + np.exp(x)
+    return np.sum(z)
+
+
+def rnn(xs, W, U, h0):
+    h = h0
+    for t in range(xs.shape[0]):
+        h = np.tanh(xs[t] @ W + h @ U)
+    return np.sum(h * h)
+
+
+def scalar_recurrence(a, x):
+    for i in range(100):
+        x = a * x * (1.0 - x)
+    return x
+
+
+def grows_until_large(x):
+    n = 0.0
+    while np.sum(x * x) < 100.0:
+        x = x * 1.5
+        n = n + 1.0
+    return np.sum(x) + n
+
+
+def nested_loops(x, W):
+    acc = x * 0.0
+    for i in range(3):
+        for j in range(2):
+            acc = acc + np.sin(x * (i + 1) + j) @ W
+    return np.sum(acc * acc)
+
+
+def branch_inside_loop(x):
+    y = x
+    for i in range(4):
+        if np.sum(y) > 2.0:
+            y = y * 0.5
+        else:
+            y = y * y + 1.0
+    return np.sum(y)
+
+
+def loop_inside_branch(x, flag):
+    y = x
+    if flag:
+        for i in range(3):
+            y = np.tanh(y) + x
+    else:
+        y = y * 3.0
+    return np.sum(y)
+
+
+def zero_trip_loop(x, n):
+    y = x * 2.0
+    for i in range(n):
+        y = y * x
+    return np.sum(y)
+
+
+def self_reference(x):
+    for i in range(3):
+        x = x * x + x
+    return np.sum(x)
+
+
+def two_carried_values(x, y):
+    a = x
+    b = y
+    for i in range(5):
+        a, b = b, a * b + 0.1
+    return np.sum(a) + np.sum(b * b)
+
+
+def loop_index_in_arithmetic(x):
+    total = x * 0.0
+    for i in range(1, 6):
+        total = total + x ** i / i
+    return np.sum(total)
+
+
+def temporary_inside_loop(x, W):
+    out = 0.0
+    for i in range(3):
+        z = x @ W
+        out = out + np.sum(np.tanh(z) * (i + 1))
+        x = np.tanh(z) @ W.T
+    return out
+
+
+def helper_step(h, W):
+    return np.tanh(h @ W)
+
+
+def helper_in_loop(h, W):
+    for i in range(3):
+        h = helper_step(h, W)
+    return np.sum(h)
+
+
+def augmented_in_loop(x):
+    s = 0.0
+    for i in range(4):
+        s += np.sum(np.cos(x * i))
+    return s

@@ -1,0 +1,102 @@
+"""Reverse mode through if/elif/else, for over range(...), and while loops."""
+
+import numpy as np
+import pytest
+
+import srctrans as st
+import srctrans.cache
+from programs import control
+
+
+def _rng(seed):
+    return np.random.default_rng(seed)
+
+
+# program, argument builder (seeded), indices of the arguments to check
+CASES = [
+    (control.branch_on_data, lambda r: (r.standard_normal((4, 3)), r.standard_normal((3, 5))), (0, 1)),
+    (control.branch_on_data, lambda r: (r.standard_normal((4, 3)), -np.abs(r.standard_normal((3, 5)))
+                                        * np.sign(r.standard_normal((4, 3)).sum())), (0, 1)),
+    (control.elif_chain, lambda r: (r.standard_normal(3) + 2.0,), (0,)),
+    (control.elif_chain, lambda r: (0.1 * r.standard_normal(3),), (0,)),
+    (control.elif_chain, lambda r: (r.standard_normal(3) - 3.0,), (0,)),
+    (control.branch_assigns_only_one_side, lambda r: (r.uniform(0.6, 1.0, 3), r.standard_normal(3)), (0, 1)),
+    (control.branch_assigns_only_one_side, lambda r: (r.uniform(-1.0, 0.4, 3), r.standard_normal(3)), (0, 1)),
+    (control.rnn, lambda r: (r.standard_normal((6, 2, 3)), 0.5 * r.standard_normal((3, 4)),
+                             0.5 * r.standard_normal((4, 4)), r.standard_normal((2, 4))), (0, 1, 2, 3)),
+    (control.scalar_recurrence, lambda r: (2.5, 0.3), (0, 1)),
+    (control.grows_until_large, lambda r: (np.array([0.5, 1.0]),), (0,)),
+    (control.nested_loops, lambda r: (r.standard_normal((2, 3)), r.standard_normal((3, 3))), (0, 1)),
+    (control.branch_inside_loop, lambda r: (r.uniform(0.1, 1.0, 3),), (0,)),
+    (control.loop_inside_branch, lambda r: (r.standard_normal(3), True), (0,)),
+    (control.loop_inside_branch, lambda r: (r.standard_normal(3), False), (0,)),
+    (control.zero_trip_loop, lambda r: (r.standard_normal(3), 0), (0,)),
+    (control.zero_trip_loop, lambda r: (r.standard_normal(3), 3), (0,)),
+    (control.self_reference, lambda r: (r.uniform(0.1, 0.5, 3),), (0,)),
+    (control.two_carried_values, lambda r: (r.uniform(0.2, 0.9, 3), r.uniform(0.2, 0.9, 3)), (0, 1)),
+    (control.loop_index_in_arithmetic, lambda r: (r.uniform(0.1, 0.9, 4),), (0,)),
+    (control.temporary_inside_loop, lambda r: (r.standard_normal((2, 3)), 0.5 * r.standard_normal((3, 3))), (0, 1)),
+    (control.helper_in_loop, lambda r: (r.standard_normal((2, 3)), 0.5 * r.standard_normal((3, 3))), (0, 1)),
+    (control.augmented_in_loop, lambda r: (r.standard_normal(3),), (0,)),
+]
+
+
+@pytest.mark.parametrize("index", range(len(CASES)), ids=[f"{c[0].__name__}-{i}" for i, c in enumerate(CASES)])
+def test_matches_finite_differences(index):
+    fn, build, wrt = CASES[index]
+    args = build(_rng(index))
+    st.check_grads(fn, args, wrt=wrt, seed=index)
+
+
+def test_scalar_recurrence_closed_form():
+    # x_{n+1} = a x_n: the gradient of a**100 * x with respect to x is a**100
+    def dx(a):
+        return st.grad(control.scalar_recurrence, wrt=1)(a, 0.0)
+    assert dx(0.5) == pytest.approx(0.5 ** 100)
+
+
+def test_branch_taken_decides_the_gradient():
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(st.grad(control.elif_chain)(x), 2 * x)            # sum > 1
+    np.testing.assert_allclose(st.grad(control.elif_chain)(x * 0.1), np.cos(x * 0.1))
+    np.testing.assert_allclose(st.grad(control.elif_chain)(-x), -np.ones(3))
+
+
+def test_the_tape_is_empty_after_the_backward_pass():
+    rng = _rng(1)
+    args = (rng.standard_normal((6, 2, 3)), 0.5 * rng.standard_normal((3, 4)),
+            0.5 * rng.standard_normal((4, 4)), rng.standard_normal((2, 4)))
+    found = srctrans.cache.instance(control.rnn, ("W", "U"))
+    index = found.build.tape_index
+    assert index is not None
+    out, residuals = found.fwd(*args)
+    assert len(residuals[index]) > 0                 # the forward pass saved values
+    found.bwd(residuals, 1.0)
+    assert residuals[index] == []                    # and the backward pass used every one
+
+
+def test_the_tape_saves_only_what_the_backward_pass_reads():
+    source = srctrans.cache.instance(control.augmented_in_loop, ("x",)).build.source
+    assert "tape.append(i)" in source                # the rule of x * i reads i
+    source = srctrans.cache.instance(control.rnn, ("W",)).build.source
+    assert "tape.append(h)" in source                # tanh's rule reads its result
+    assert "_add = " in source and "tape.append(_add)" not in source   # no rule reads the sum
+
+
+def test_a_pullback_with_a_tape_can_be_called_again():
+    rng = _rng(2)
+    args = (rng.standard_normal((5, 2, 3)), 0.5 * rng.standard_normal((3, 4)),
+            0.5 * rng.standard_normal((4, 4)), rng.standard_normal((2, 4)))
+    out, pullback = st.vjp(control.rnn, *args, wrt=(1, 2))
+    first = pullback(1.0)
+    second = pullback(2.0)
+    for a, b in zip(first, second):
+        np.testing.assert_allclose(2.0 * a, b)
+
+
+def test_the_reversed_loop_reads_like_the_loop():
+    source = st.source(control.rnn, wrt=(1, 2))
+    backward = source.split("def rnn_bwd")[1]
+    assert "for _iteration in range(trips):" in backward
+    assert "# line" in backward and "h = np.tanh(xs[t] @ W + h @ U)" in backward
+    assert "h = tape.pop()" in backward
