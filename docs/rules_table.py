@@ -84,7 +84,9 @@ def operator_table():
     lines = ["### Operators", "", "| operator | differentiated as |", "|---|---|"]
     symbols = {gast.Add: "a + b", gast.Sub: "a - b", gast.Mult: "a * b", gast.Div: "a / b",
                gast.Pow: "a ** b", gast.MatMult: "a @ b", gast.FloorDiv: "a // b",
-               gast.Mod: "a % b", gast.USub: "-a", gast.UAdd: "+a"}
+               gast.Mod: "a % b", gast.USub: "-a", gast.UAdd: "+a", gast.Not: "not a",
+               gast.Invert: "~a", gast.BitAnd: "a & b", gast.BitOr: "a | b",
+               gast.BitXor: "a ^ b", gast.LShift: "a << b", gast.RShift: "a >> b"}
     for op, primal in operators._PRIMALS.items():
         if REGISTRY.lookup(primal) is not None:
             status = spelled(primal)
@@ -92,7 +94,8 @@ def operator_table():
             status = f"{spelled(primal)} (constant: no derivative)"
         else:
             status = f"{spelled(primal)} (no rule yet)"
-        lines.append(f"| `{cell(symbols[op])}` | {status} |")
+        written = symbols.get(op, op.__name__)        # a new operator still gets a row
+        lines.append(f"| `{cell(written)}` | {status} |")
     return lines + [""]
 
 
