@@ -177,8 +177,10 @@ class _Differentiated:
             if found.grad is not None and output_gradients is None and not self._with_value:
                 raw = found.grad(*args, **kwargs)          # the fused gradient of a scalar output
                 gradients = _finish(raw, values, selection.names, self._unconnected)
-                if (not kwargs and self._self is None and self._instance.build.data_names == ()
-                and None not in [index for index, _, _ in selection.places]):
+                build = self._instance.build
+                if (not kwargs and self._self is None and build.data_names == ()
+                        and not build.float_values_matter
+                        and None not in [index for index, _, _ in selection.places]):
                     self._repeat = _Repeat(self._instance, found, args, selection, self._unconnected)
                 return gradients[0] if selection.single else tuple(gradients)
         out, residuals = found.fwd(*args, **kwargs)

@@ -126,7 +126,7 @@ class Instance:
         """
         if not self.build.specialisable:
             return self
-        key = _shape_key(fn, args, kwargs, self.build.data_names)
+        key = _shape_key(fn, args, kwargs, self.build.data_names, self.build.float_values_matter)
         if key is None:
             return self
         variant = self.variants.get(key)
@@ -191,14 +191,21 @@ def _has_shape(value):
     return isinstance(value, (np.ndarray, np.generic, float, int)) and not isinstance(value, bool)
 
 
-def _shape_key(fn, args, kwargs, data_names):
+def _shape_key(fn, args, kwargs, data_names, float_values=False):
     """What the shapes inside ``fn`` can depend on in this call, or None if not simple.
 
     Array arguments contribute their shapes; ints, bools, strings and None
-    their values (a shape may be computed from them); floats their type. The
-    non-local values the function reads count as arguments.
+    their values (a shape may be computed from them); floats their type, or
+    their value when ``float_values`` (the function turns numbers into ints,
+    so a float may decide a shape). The non-local values the function reads
+    count as arguments.
     """
-    key = [value.shape if type(value) is np.ndarray else _key_part(value) for value in args]
+    if float_values:
+        key = [value.shape if type(value) is np.ndarray else
+               (type(value), value) if isinstance(value, float) else _key_part(value)
+               for value in args]
+    else:
+        key = [value.shape if type(value) is np.ndarray else _key_part(value) for value in args]
     if None in key:
         return None
     for name in sorted(kwargs) if kwargs else ():
@@ -308,11 +315,13 @@ def _with_location(step, fn, location, *args):
     try:
         return step(fn, *args)
     except NoSourceError as error:
-        if location is None:
-            raise
+        if location is None or getattr(error, "at_call", False):
+            raise                                   # already reported at the innermost call
         where = f" (defined at {error.location})" if error.location is not None else ""
-        raise NoSourceError(f"cannot differentiate this call: {error.message}{where}",
-                            location, error.hint) from None
+        located = NoSourceError(f"cannot differentiate this call: {error.message}{where}",
+                                location, error.hint)
+        located.at_call = True
+        raise located from None
 
 
 def clear():

@@ -118,6 +118,7 @@ class Build:
         self.specialisable = False    # follows_inputs, and so do all callees; set by the cache
         self.options = None        # the cache options it was built for; set by the cache
         self.data_names = ()       # non-local names read as values (their shapes matter)
+        self.float_values_matter = False   # a float's value may decide a shape (int(s))
 
     @property
     def source(self):
@@ -187,7 +188,24 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     build.has_gradient_function = scalar_output
     build.follows_inputs = follows_inputs and optimize and shapes is None
     build.data_names = data_names
+    build.float_values_matter = _rounds_numbers(unit.function)
     return build
+
+
+# Calls that turn numbers into integers: after them a float's value may decide a shape.
+_ROUNDING = (int, round, numpy.floor, numpy.ceil, numpy.round, numpy.rint, numpy.trunc, numpy.fix)
+
+
+def _rounds_numbers(function):
+    """True when ``function`` turns numbers into integers (``int(s)``, ``np.floor``, ``.astype``)."""
+    for node in gast.walk(function):
+        if isinstance(node, gast.Call):
+            callee = anno.get(node, Anno.CALLEE)
+            if any(callee is rounding for rounding in _ROUNDING):
+                return True
+            if callee is None and isinstance(node.func, gast.Attribute) and node.func.attr == "astype":
+                return True
+    return False
 
 
 def _nonlocal_data(function, resolver):

@@ -541,3 +541,11 @@ def test_one_gradient_function_called_with_changing_arguments(rng):
     x4, y4 = rng.standard_normal(4), rng.standard_normal(4)         # new shapes
     np.testing.assert_allclose(g(x4, y4)[0], 2 * x4 * y4)
     np.testing.assert_allclose(g(x, y)[1], x * x)                   # and back
+
+
+def test_a_float_that_decides_a_shape_gets_its_own_specialisation():
+    g = st.grad(basic.rows_from_float)
+    x = np.arange(4.0)
+    np.testing.assert_allclose(g(x, 2.0), [1.0, 1.0, 5.0, 5.0])
+    np.testing.assert_allclose(g(x, 4.0), [0.0, 0.5, 1.0, 1.5])          # rows of one element
+    np.testing.assert_allclose(g(x, 2.0), [1.0, 1.0, 5.0, 5.0])

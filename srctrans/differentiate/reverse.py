@@ -246,7 +246,7 @@ class _Reverser(ControlFlow):
         for keyword in ("out", "where"):
             if keyword in keywords:
                 self._fail(node, UnsupportedSyntaxError,
-                           f"the `{keyword}=` argument of {_describe(primal)}",
+                           f"the `{keyword}=` argument of {_describe(primal)} is not supported",
                            "compute the full result into a new name; use np.where for selections")
         try:
             pairs = bind(rule.template, args, keywords)

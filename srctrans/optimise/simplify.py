@@ -49,6 +49,9 @@ class _Simplifier(gast.NodeTransformer):
         if _number(left) and _number(right) and op in _FOLD:
             if not (op is gast.Pow and (abs(right.value) > 64 or left.value == 0)):
                 return gast.Constant(_FOLD[op](left.value, right.value), None)
+        if op is gast.Div and _number(left) and _number(right) and right.value != 0 \
+                and isinstance(left.value, float):
+            return gast.Constant(left.value / right.value, None)      # 1.0 / 8 -> 0.125
         if op is gast.Mult and _is(right, 1) or op is gast.Pow and _is(right, 1):
             return left
         if op is gast.Mult and _is(left, 1):
