@@ -39,8 +39,8 @@ def main(steps=200, learning_rate=0.2, hidden_units=16):
             params = [p - learning_rate * g for p, g in zip(params, gradients)]
     print(f"final loss {value:.5f}")
 
-    print("\nThe backward pass srctrans generated (first lines):")
-    text = st.source(loss, wrt=(0, 1, 2, 3))
+    print("\nThe backward pass srctrans generated for these shapes (first lines):")
+    text = st.source(loss, wrt=(0, 1, 2, 3), args=(*params, x, y))
     backward = text[text.index("def loss_bwd"):].splitlines()
     print("\n".join(backward[:12]))
 
