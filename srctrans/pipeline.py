@@ -3,6 +3,8 @@
     parse      read the source, parse it with gast        (parse.source)
     fence      reject unsupported syntax before anything   (normalize.fence)
                else, so later passes never see it
+    desugar    loops over sequences become index loops,    (normalize.desugar)
+               jumps become flags and guarded blocks
     anf        one operation per statement, so every       (normalize.anf)
                rule sees atoms and every value has a name
     ssa        rename reassignments, so the forward pass   (normalize.ssa)
@@ -39,13 +41,14 @@ from srctrans.analyse.activity import active_names
 from srctrans.analyse.invariance import softmax_offsets
 from srctrans.analyse.values import array_valued
 from srctrans.annotations import Anno
-from srctrans.differentiate.control import backward_reads, drop_unneeded_saves
+from srctrans.differentiate.control import backward_reads, drop_empty_blocks, drop_unneeded_saves
 from srctrans.differentiate.reverse import reverse
 from srctrans.emit.compile import compile_functions
 from srctrans.emit.printer import block_lines, function_lines
 from srctrans.naming import NUMPY_ALIAS, RESIDUALS, RUNTIME_ALIAS, Namer, identifiers
 from srctrans.normalize import fence
 from srctrans.normalize.anf import normalize
+from srctrans.normalize.desugar import desugar
 from srctrans.normalize.ssa import rename_reassignments
 from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, reads_of, targets_of
 from srctrans.optimise.inline import inline_temporaries
@@ -136,6 +139,8 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     fence.check(parsed)
     unit = Unit(parsed, wrt, build_callee)
     data_names = _nonlocal_data(parsed.node, unit.resolver)
+    desugar(unit.function, unit.namer)
+    unit.resolver.local_names = frozenset(_local_names(unit.function))
     normalize(parsed, unit.resolver, unit.namer)
     _trace("anf", lambda: _function_text(unit.function))
     rename_reassignments(unit.function, unit.namer)
@@ -161,6 +166,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
         gradients = [_rename(g, renaming) for g in gradients]
         backward = eliminate_dead_code(backward, _reads_all(gradients), _is_not_saving)
         _trace("optimise", lambda: _block_text(backward))
+    backward = drop_empty_blocks(backward)
     forward, backward = drop_unneeded_saves(result.prologue + result.forward, backward,
                                             backward_reads(backward) | _reads_all(gradients))
     if result.tape is not None and result.tape not in backward_reads(backward):

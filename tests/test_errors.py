@@ -42,15 +42,14 @@ ERRORS = [
      ["recursive call of recursive", "hint:"]),
     (unsupported.mutual_a, (X,), st.SrcTransError, "mutual-b",
      ["recursive call of mutual_a", "hint:"]),
-    (unsupported.uses_if, (X,), st.UnsupportedSyntaxError, "if",
-     ["`return` before the end", "not supported yet"]),
-    (unsupported.uses_break, (X,), st.UnsupportedSyntaxError, "break", ["`break`", "not supported yet"]),
-    (unsupported.uses_continue, (X,), st.UnsupportedSyntaxError, "continue",
-     ["`continue`", "not supported yet"]),
-    (unsupported.loops_over_array, (np.ones(3),), st.UnsupportedSyntaxError, "for-array",
-     ["`for` loop over something other than range", "range(len(x))"]),
-    (unsupported.calls_if_helper, (X,), st.UnsupportedSyntaxError, "if",
-     ["`return` before the end", "not supported yet"]),
+    (unsupported.loop_with_else, (X,), st.UnsupportedSyntaxError, "loop-else",
+     ["`else` clause of a loop", "after the loop"]),
+    (unsupported.loops_over_items, (X,), st.UnsupportedSyntaxError, "for-items",
+     ["`for` loop over this kind of iterable", "not supported yet"]),
+    (unsupported.writes_subscript, (X,), st.UnsupportedSyntaxError, "subscript-write",
+     ["assignment to a subscript", "not supported yet"]),
+    (unsupported.calls_writing_helper, (X,), st.UnsupportedSyntaxError, "subscript-write",
+     ["assignment to a subscript", "not supported yet"]),
 ]
 
 
@@ -107,11 +106,11 @@ def test_reserved_parameter_names_file_and_line():
 
 
 def test_error_names_the_function():
-    with pytest.raises(st.UnsupportedSyntaxError, match=r"\(in uses_continue\)"):
-        st.grad(unsupported.uses_continue)(X)
+    with pytest.raises(st.UnsupportedSyntaxError, match=r"\(in loop_with_else\)"):
+        st.grad(unsupported.loop_with_else)(X)
 
 
 def test_errors_are_not_cached_as_successes():
     for _ in range(2):
         with pytest.raises(st.UnsupportedSyntaxError):
-            st.grad(unsupported.uses_break)(X)
+            st.grad(unsupported.loop_with_else)(X)

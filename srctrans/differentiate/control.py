@@ -158,6 +158,25 @@ def exposed_reads(statements):
     return exposed
 
 
+def drop_empty_blocks(statements):
+    """``statements`` without branches that do nothing (a backward pass's ``if c: pass``)."""
+    kept = []
+    for stmt in statements:
+        if isinstance(stmt, COMPOUND):
+            stmt.body = drop_empty_blocks(stmt.body)
+            if isinstance(stmt, gast.If):
+                stmt.orelse = drop_empty_blocks(stmt.orelse)
+                if not stmt.body and not stmt.orelse:
+                    continue
+                if not stmt.body:                   # if c: pass else: B  ->  if not c: B
+                    stmt.test = gast.UnaryOp(gast.Not(), stmt.test)
+                    stmt.body, stmt.orelse = stmt.orelse, []
+            stmt.body = stmt.body or [gast.Pass()]
+        if not isinstance(stmt, gast.Pass):
+            kept.append(stmt)
+    return kept
+
+
 def drop_unneeded_saves(forward, backward, needed):
     """Remove the push/pop pairs (and placeholders) of names not in ``needed``."""
     def keep(stmt):

@@ -55,11 +55,11 @@ class _Normalizer:
             produced = []
             self._statement(stmt, produced)
             for new in produced:
-                if anno.get(new, Anno.ORIGIN) is None:
-                    anno.set_(new, Anno.ORIGIN, origin)
                 for node in gast.walk(new):        # errors about any part name the user's line
                     if getattr(node, "lineno", None) is None and "lineno" in node._attributes:
                         node.lineno = stmt.lineno
+                    if isinstance(node, gast.stmt) and anno.get(node, Anno.ORIGIN) is None:
+                        anno.set_(node, Anno.ORIGIN, origin)
             out.extend(produced)
         self._depth -= 1
         return out
@@ -187,7 +187,30 @@ class _Normalizer:
             return type(expr)([self._atom(e, out) for e in expr.elts], gast.Load())
         if isinstance(expr, gast.JoinedStr):
             return expr
+        if isinstance(expr, gast.IfExp):
+            return self._choice(expr.test, expr.body, expr.orelse, out)
+        if isinstance(expr, gast.BoolOp):
+            # a and b -> b if a else a;  a or b -> a if a else b  (b evaluated only when needed)
+            value = self._atom(expr.values[0], out)
+            for operand in expr.values[1:]:
+                if isinstance(expr.op, gast.And):
+                    value = self._atom(gast.IfExp(value, operand, value), out, prefer="and")
+                else:
+                    value = self._atom(gast.IfExp(value, value, operand), out, prefer="or")
+            return value
         raise AssertionError(f"the fence let through {type(expr).__name__}")
+
+    def _choice(self, test, body, orelse, out):
+        """``body if test else orelse`` as an ``if`` statement assigning one temporary."""
+        condition = self._atom(test, out, prefer="cond")
+        name = self.namer.temporary("choice")
+        branches = []
+        for expression in (body, orelse):
+            block = []
+            block.append(_assign_name(name, self._flat(expression, block)))
+            branches.append(block)
+        out.append(gast.If(condition, branches[0], branches[1]))
+        return gast.Name(name, gast.Load(), None, None)
 
     def _call(self, call, out):
         func = call.func

@@ -17,7 +17,7 @@ RESERVED_PARAMETERS = ("output_gradients",)
 SUPPORTED = frozenset({
     # statements
     gast.FunctionDef, gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Return,
-    gast.Expr, gast.Pass, gast.Assert, gast.If, gast.For, gast.While,
+    gast.Expr, gast.Pass, gast.Assert, gast.If, gast.For, gast.While, gast.Break, gast.Continue,
     # expressions
     gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute,
     gast.Subscript, gast.Slice, gast.Name, gast.Constant, gast.Tuple, gast.List,
@@ -28,6 +28,7 @@ SUPPORTED = frozenset({
     gast.UAdd, gast.Not, gast.Eq, gast.NotEq, gast.Lt, gast.LtE, gast.Gt,
     gast.GtE, gast.Is, gast.IsNot, gast.In, gast.NotIn,
     gast.BitAnd, gast.BitOr, gast.BitXor, gast.Invert, gast.LShift, gast.RShift,
+    gast.IfExp, gast.BoolOp, gast.And, gast.Or,
 })
 
 # construct -> (what it is called, what to do instead)
@@ -45,10 +46,6 @@ UNSUPPORTED = {
     gast.ImportFrom: ("`import` inside the function", "import at module level"),
     gast.ClassDef: ("class definition inside the function", "define the class at module level"),
     gast.Raise: ("`raise` statement", "validate the inputs before calling the differentiated function"),
-    gast.Break: ("`break`", "not supported yet; use a `while` loop whose condition becomes false"),
-    gast.Continue: ("`continue`", "not supported yet; put the rest of the loop body under an `if`"),
-    gast.IfExp: ("conditional expression", "not supported yet; use an `if` statement or np.where"),
-    gast.BoolOp: ("`and`/`or`", "use np.logical_and / np.logical_or on arrays"),
     gast.Lambda: ("lambda", "define a module-level function with `def`"),
     gast.ListComp: ("list comprehension", "use array operations"),
     gast.SetComp: ("set comprehension", "use array operations"),
@@ -82,21 +79,27 @@ def check(parsed):
 
 
 def _check_control_flow(parsed):
-    """``return`` only as the last statement; ``for`` only over ``range``, with a plain name."""
-    body = parsed.node.body
+    """``for`` over range(...), a sequence, or zip/enumerate of sequences."""
     for node in gast.walk(parsed.node):
-        if isinstance(node, gast.Return) and not (body and node is body[-1]):
-            _reject(parsed, node, "`return` before the end of the function",
-                    "not supported yet; assign the result to a name and return it at the end")
         if isinstance(node, gast.For):
-            iterator = node.iter
-            if not (isinstance(iterator, gast.Call) and isinstance(iterator.func, gast.Name)
-                    and iterator.func.id == "range" and not iterator.keywords):
-                _reject(parsed, node, "`for` loop over something other than range(...)",
-                        "not supported yet; loop over indices: for i in range(len(x)): ...")
-            if not isinstance(node.target, gast.Name):
-                _reject(parsed, node, "`for` loop with a tuple target",
-                        "loop over range(...) with one name")
+            iterator, target = node.iter, node.target
+            call = iterator.func.id if (isinstance(iterator, gast.Call)
+                                        and isinstance(iterator.func, gast.Name)) else None
+            if call in ("zip", "enumerate"):
+                if not (isinstance(target, gast.Tuple) and all(isinstance(t, gast.Name) for t in target.elts)):
+                    _reject(parsed, node, f"`for` over {call}(...) without a tuple of names",
+                            f"write for a, b in {call}(...)")
+            elif call == "range" or isinstance(iterator, (gast.Name, gast.Attribute, gast.Subscript,
+                                                          gast.List, gast.Tuple)):
+                if not isinstance(target, gast.Name):
+                    _reject(parsed, node, "`for` loop unpacking each item",
+                            "loop with one name and unpack inside the loop")
+            else:
+                _reject(parsed, node, "`for` loop over this kind of iterable",
+                        "not supported yet; loop over range(...), an array, a list, zip(...) or "
+                        "enumerate(...)")
+            if call != "range" or not isinstance(target, gast.Name):
+                continue
             for inner in node.body:
                 for sub in gast.walk(inner):
                     if (isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Store)

@@ -131,3 +131,96 @@ def augmented_in_loop(x):
     for i in range(4):
         s += np.sum(np.cos(x * i))
     return s
+
+
+def loop_over_rows(X, w):
+    total = 0.0
+    for row in X:
+        total = total + np.sum(np.tanh(row * w))
+    return total
+
+
+def loop_over_zip(X, Y):
+    total = 0.0
+    for x, y in zip(X, Y):
+        total = total + np.sum(x * y * y)
+    return total
+
+
+def loop_over_enumerate(X):
+    total = 0.0
+    for i, row in enumerate(X):
+        total = total + (i + 1.0) * np.sum(row ** 2)
+    return total
+
+
+def loop_over_list_of_arrays(x, W1, W2):
+    h = x
+    for W in [W1, W2]:
+        h = np.tanh(h @ W)
+    return np.sum(h)
+
+
+def continue_skips(x):
+    total = 0.0
+    for i in range(6):
+        if i % 2 == 0:
+            continue
+        total = total + np.sum(x ** i)
+    return total
+
+
+def break_stops(x):
+    y = x
+    for i in range(20):
+        y = y * 1.3
+        if np.sum(y) > 10.0:
+            break
+        y = y + 0.1
+    return np.sum(y * y)
+
+
+def while_with_break(x):
+    y = x
+    while True:
+        y = np.sin(y) + y
+        if np.max(y) > 3.0:
+            break
+    return np.sum(y)
+
+
+def early_return(x):
+    if np.sum(x) > 0.0:
+        return np.sum(x * x)
+    y = np.exp(x)
+    return np.sum(y)
+
+
+def return_from_loop(x):
+    y = x
+    for i in range(10):
+        y = y * 2.0
+        if np.sum(y) > 5.0:
+            return np.sum(np.sin(y))
+    return np.sum(y)
+
+
+def conditional_expression(x, y):
+    z = x * y if np.sum(x) > 0 else x - y
+    return np.sum(z * z)
+
+
+def and_or_conditions(x):
+    s = np.sum(x)
+    if s > 0.0 and np.max(x) < 2.0 or s < -5.0:
+        y = np.sin(x)
+    else:
+        y = x * 3.0
+    return np.sum(y)
+
+
+def not_condition(x):
+    y = x
+    if not np.sum(x) > 1.0:
+        y = y * y
+    return np.sum(y)

@@ -94,34 +94,27 @@ def mutual_b(x):
     return mutual_a(x) + 1.0  # marker: mutual-b
 
 
-def uses_if(x):
-    if x > 0:
-        return x  # marker: if
-    return -x
-
-
-def uses_break(x):
+def loop_with_else(x):
     y = x
-    for _ in range(3):
+    for _ in range(3):  # marker: loop-else
         y = y * x
-        break  # marker: break
+    else:
+        y = y + 1.0
     return y
 
 
-def uses_continue(x):
-    y = x
-    while y < 10.0:
-        y = y * 2.0
-        continue  # marker: continue
-    return y
-
-
-def loops_over_array(x):
+def loops_over_items(x):
     total = 0.0
-    for row in x:  # marker: for-array
-        total = total + row
+    for key, value in x.items():  # marker: for-items
+        total = total + value
     return total
 
 
-def calls_if_helper(x):
-    return uses_if(x) * 2.0  # marker: if-helper
+def writes_subscript(x):
+    y = x * 1.0
+    y[0] = 2.0  # marker: subscript-write
+    return y
+
+
+def calls_writing_helper(x):
+    return writes_subscript(x) * 2.0  # marker: writing-helper

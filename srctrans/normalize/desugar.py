@@ -1,0 +1,208 @@
+"""Rewrite loops over sequences and jumps into the forms the reverse pass knows.
+
+Requires: a fenced function.
+Guarantees: afterwards
+
+* every ``for`` loops over ``range(...)``: ``for x in xs`` becomes
+  ``for _index in range(len(xs)): x = xs[_index]``, and ``zip``/``enumerate``
+  of sequences become index loops the same way;
+* there is no ``continue`` and no ``return`` but the last statement, and a
+  ``break`` only as ``if stop: break`` at the end of a loop body: a jump sets
+  flags, the statements it would skip run under ``if not flag:``, and an
+  early ``return`` stores its value and stops every enclosing loop.
+
+The behaviour of the function is unchanged; the reverse pass then sees only
+straight-line code, branches and counted loops.
+"""
+
+import gast
+
+from srctrans.nodes import assign, load, store
+
+_LOOPS = (gast.For, gast.While)
+
+
+def desugar(function, namer):
+    """Apply both rewrites to ``function`` (a gast FunctionDef), in place."""
+    _index_loops(function, namer)
+    _Jumps(namer).run(function)
+
+
+# -- loops over sequences ---------------------------------------------------------
+
+def _index_loops(function, namer):
+    for node in list(gast.walk(function)):
+        if isinstance(node, gast.For) and not _is_range(node.iter):
+            _to_index_loop(node, namer)
+
+
+def _is_range(iterator):
+    return (isinstance(iterator, gast.Call) and isinstance(iterator.func, gast.Name)
+            and iterator.func.id == "range")
+
+
+def _to_index_loop(loop, namer):
+    """``for t in seq`` -> ``for i in range(len(seq)): t = seq[i]`` (zip, enumerate alike)."""
+    index = namer.fresh("_index")
+    iterator, target = loop.iter, loop.target
+    reads = []                                    # (target, value expression for this index)
+    if _is_call_of(iterator, "enumerate") and isinstance(target, gast.Tuple) and len(target.elts) == 2:
+        sequences = [iterator.args[0]]
+        reads = [(target.elts[0], load(index)), (target.elts[1], _item(iterator.args[0], index))]
+    elif _is_call_of(iterator, "zip") and isinstance(target, gast.Tuple) \
+            and len(target.elts) == len(iterator.args):
+        sequences = list(iterator.args)
+        reads = [(t, _item(s, index)) for t, s in zip(target.elts, iterator.args)]
+    else:
+        sequences = [iterator]
+        reads = [(target, _item(iterator, index))]
+    lengths = [_call("len", [s]) for s in sequences]
+    count = lengths[0] if len(lengths) == 1 else _call("min", lengths)
+    loop.iter = _call("range", [count])
+    loop.target = store(index)
+    loop.body = [gast.Assign([t], value, None) for t, value in reads] + loop.body
+    for stmt in loop.body[:len(reads)]:
+        gast.copy_location(stmt, loop)
+
+
+def _is_call_of(node, name):
+    return (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
+            and node.func.id == name and not node.keywords)
+
+
+def _item(sequence, index):
+    return gast.Subscript(_copy_load(sequence), load(index), gast.Load())
+
+
+def _copy_load(node):
+    import copy
+    node = copy.deepcopy(node)
+    for sub in gast.walk(node):
+        if hasattr(sub, "ctx"):
+            sub.ctx = gast.Load()
+    return node
+
+
+def _call(name, args):
+    return gast.Call(gast.Name(name, gast.Load(), None, None), args, [])
+
+
+# -- jumps -------------------------------------------------------------------------
+
+class _Loop:
+    """The flags of one loop: ``stop`` (a break happened) and ``skip`` (end this iteration)."""
+
+    def __init__(self, namer, jumps_out):
+        self.stop = namer.fresh("_stop")
+        self.skip = namer.fresh("_skip")
+        self.jumps_out = jumps_out
+
+
+class _Jumps:
+    def __init__(self, namer):
+        self.namer = namer
+        self.returned = self.value = None
+
+    def run(self, function):
+        body = function.body
+        early = [n for stmt in body[:-1] for n in gast.walk(stmt) if isinstance(n, gast.Return)]
+        early += [n for stmt in body[-1:] if not isinstance(stmt, gast.Return)
+                  for n in gast.walk(stmt) if isinstance(n, gast.Return)]
+        jumps = any(isinstance(n, (gast.Break, gast.Continue)) for n in gast.walk(function))
+        if not early and not jumps:
+            return
+        if early:
+            self.returned = self.namer.fresh("_returned")
+            self.value = self.namer.fresh("_result")
+            last = body[-1]
+            if isinstance(last, gast.Return):
+                body = body[:-1] + [_located(gast.If(
+                    gast.UnaryOp(gast.Not(), load(self.returned)),
+                    [assign(self.value, last.value or gast.Constant(None, None))], []), last)]
+            start = [assign(self.returned, gast.Constant(False, None)),
+                     assign(self.value, gast.Constant(None, None))]
+            for stmt in start:
+                gast.copy_location(stmt, function.body[0])
+            body = start + self._block(body, [], self.returned)
+            final = gast.Return(load(self.value))
+            function.body = body + [gast.copy_location(final, function.body[-1])]
+        else:
+            function.body = self._block(body, [], None)
+
+    def _block(self, statements, loops, guard):
+        """``statements`` with jumps replaced; what follows a possible jump runs under ``guard``."""
+        out = []
+        for position, stmt in enumerate(statements):
+            replaced = self._statement(stmt, loops)
+            out.extend(replaced)
+            rest = statements[position + 1:]
+            if rest and guard is not None and _sets(replaced, guard):
+                condition = gast.UnaryOp(gast.Not(), load(guard))
+                out.append(_located(gast.If(condition, self._block(rest, loops, guard), []), rest[0]))
+                return out
+        return out
+
+    def _statement(self, stmt, loops):
+        if isinstance(stmt, gast.Return) and self.returned is None:
+            return [stmt]                            # the function's one, final return
+        if isinstance(stmt, gast.Return):
+            flags = [(self.returned, True)] + [(f, True) for loop in loops for f in (loop.stop, loop.skip)]
+            value = [assign(self.value, stmt.value or gast.Constant(None, None))]
+            return [_located(s, stmt) for s in value + [assign(f, gast.Constant(v, None)) for f, v in flags]]
+        if isinstance(stmt, gast.Break):
+            loop = loops[-1]
+            return [_located(assign(f, gast.Constant(True, None)), stmt) for f in (loop.stop, loop.skip)]
+        if isinstance(stmt, gast.Continue):
+            return [_located(assign(loops[-1].skip, gast.Constant(True, None)), stmt)]
+        if isinstance(stmt, gast.If):
+            guard = loops[-1].skip if loops else self.returned
+            stmt.body = self._block(stmt.body, loops, guard) or [gast.Pass()]
+            stmt.orelse = self._block(stmt.orelse, loops, guard)
+            return [stmt]
+        if isinstance(stmt, _LOOPS):
+            return self._loop(stmt, loops)
+        return [stmt]
+
+    def _loop(self, loop, loops):
+        jumps = any(isinstance(n, (gast.Break, gast.Return)) for n in _own_nodes(loop))
+        continues = any(isinstance(n, gast.Continue) for n in _own_nodes(loop))
+        if not (jumps or continues):
+            loop.body = self._block(loop.body, loops, loops[-1].skip if loops else self.returned)
+            return [loop]
+        this = _Loop(self.namer, jumps)
+        body = self._block(loop.body, loops + [this], this.skip)
+        start = _located(assign(this.skip, gast.Constant(False, None)), loop)
+        ending = []
+        if jumps:
+            ending = [_located(gast.If(load(this.stop), [gast.Break()], []), loop)]
+        loop.body = [start] + body + ending
+        before = [_located(assign(this.stop, gast.Constant(False, None)), loop)] if jumps else []
+        return before + [loop]
+
+
+
+def _sets(statements, flag):
+    """Whether ``statements`` may set ``flag`` (then what follows them must be guarded)."""
+    return any(isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) and node.id == flag
+               for stmt in statements for node in gast.walk(stmt))
+
+
+def _own_nodes(loop):
+    """The nodes of a loop's body that are not inside a nested loop (jumps belong to it)."""
+    stack = list(loop.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, _LOOPS):
+            stack.extend(gast.iter_child_nodes(node))
+        else:
+            for sub in gast.walk(node):         # a return in a nested loop exits this one too
+                if isinstance(sub, gast.Return):
+                    yield sub
+
+
+def _located(stmt, origin):
+    for node in gast.walk(stmt):
+        if "lineno" in node._attributes and getattr(node, "lineno", None) is None:
+            gast.copy_location(node, origin)
+    return stmt
