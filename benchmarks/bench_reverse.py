@@ -16,7 +16,8 @@ best of several repeats, each long enough to be measured, the columns taking tur
 call of srctrans (build and run) is timed on a fresh copy of the function, loaded anew
 from its source so that no cache can hold it; its median over the repeats is reported.
 
-Targets: generated/hand <= 1.25 on small cases, <= 1.10 on large ones; first call
+Targets: generated/hand at most the case's ``ratio_target`` (1.25 on the small
+MLP and softmax cases, 1.10 on the large ones, 1.30 on the loops); first call
 under 50 ms. A target reads PASS or MISS; ERR when srctrans failed, and WRONG when
 its gradient did not match. If srctrans cannot be imported or fails on a case, the
 error is printed and the run goes on. The checkout this script lives in is benchmarked,
@@ -53,7 +54,6 @@ except Exception as error:  # the compiler is under construction: report, do not
     st = None
     SRCTRANS_IMPORT_ERROR = f"import srctrans: {type(error).__name__}: {error}"
 
-RATIO_TARGET = {"small": 1.25, "large": 1.10}
 FIRST_CALL_TARGET_MS = 50.0
 
 FULL = {"repeats": 7, "min_time": 0.2, "first_calls": 7}
@@ -150,6 +150,7 @@ def as_tuple(gradients):
 def compare(got, expected):
     """None if ``got`` matches ``expected`` gradient for gradient, else what differs."""
     got = [np.asarray(g) for g in as_tuple(got)]
+    expected = [np.asarray(e) for e in expected]  # a hand gradient may return floats
     if len(got) != len(expected):
         return f"returned {len(got)} gradients, expected {len(expected)}"
     for k, (g, e) in enumerate(zip(got, expected)):
@@ -214,7 +215,6 @@ def run_case(case, runners, notes, settings, directory):
             notes["srctrans first call"] = describe(error)
 
     ratio = us["srctrans"]["best"] / us["hand"]["best"] if "srctrans" in us else None
-    ratio_target = RATIO_TARGET[case.size]
     wrong = notes.get("srctrans", "").startswith("WRONG")
     return {
         "case": case.name,
@@ -223,8 +223,8 @@ def run_case(case, runners, notes, settings, directory):
         "srctrans_over_hand": ratio,
         "srctrans_first_call_ms": first,
         "targets": {
-            "ratio": {"limit": ratio_target,
-                      "verdict": verdict(ratio, ratio_target, wrong)},
+            "ratio": {"limit": case.ratio_target,
+                      "verdict": verdict(ratio, case.ratio_target, wrong)},
             "first_call_ms": {"limit": FIRST_CALL_TARGET_MS,
                               "verdict": verdict(first and first["median"],
                                                  FIRST_CALL_TARGET_MS, wrong)},

@@ -6,8 +6,8 @@ as their only global, because the benchmark recompiles them from source (to time
 fresh ``st.grad``) and rebinds ``np`` (to run them under autograd, JAX or PyTorch).
 
 To add a case, write the model and its hand gradient, a builder that returns a
-``Case``, and one line in ``CASES``. Every input is drawn from
-``np.random.default_rng(0)`` so that runs are comparable.
+``Case``, and one line in ``CASES``, which also sets the case's speed target. Every
+input is drawn from ``np.random.default_rng(0)`` so that runs are comparable.
 """
 
 from dataclasses import dataclass
@@ -22,16 +22,19 @@ class Case:
 
     Attributes:
         name: key in ``CASES``.
-        size: ``"small"`` or ``"large"``; selects the speed target.
+        size: ``"small"`` or ``"large"``, as reported.
+        ratio_target: the generated gradient should take at most this many times
+            as long as the hand-written one.
         fn: the user's function, returning a scalar loss.
         hand_grad: ``hand_grad(*args)`` returns the tuple of gradients of ``fn``
             with respect to ``args[i]`` for each ``i`` in ``wrt``, in that order.
-        args: the inputs, all float64 arrays.
+        args: the inputs, float64 arrays or Python floats.
         wrt: positions of the arguments to differentiate with respect to.
     """
 
     name: str
     size: str
+    ratio_target: float
     fn: Callable
     hand_grad: Callable
     args: tuple
@@ -54,7 +57,7 @@ def mlp_loss_hand_grad(W1, b1, W2, b2, x, t):
     return x.T @ da, da.sum(axis=0), h.T @ dy, dy.sum(axis=0)
 
 
-def _mlp_case(name, size, batch, n_in, n_hidden, n_out):
+def _mlp_case(name, size, ratio_target, batch, n_in, n_hidden, n_out):
     rng = np.random.default_rng(0)
     # Scaled so that tanh is not saturated: the backward pass then does real work.
     W1 = rng.standard_normal((n_in, n_hidden)) / np.sqrt(n_in)
@@ -63,7 +66,7 @@ def _mlp_case(name, size, batch, n_in, n_hidden, n_out):
     b2 = 0.1 * rng.standard_normal(n_out)
     x = rng.standard_normal((batch, n_in))
     t = rng.standard_normal((batch, n_out))
-    return Case(name, size, mlp_loss, mlp_loss_hand_grad,
+    return Case(name, size, ratio_target, mlp_loss, mlp_loss_hand_grad,
                 (W1, b1, W2, b2, x, t), wrt=(0, 1, 2, 3))
 
 
@@ -87,20 +90,93 @@ def xent_hand_grad(W, b, x, labels_onehot):
     return x.T @ dz, dz.sum(axis=0)
 
 
-def _xent_case(name, size, batch, n_in, n_classes):
+def _xent_case(name, size, ratio_target, batch, n_in, n_classes):
     rng = np.random.default_rng(0)
     W = rng.standard_normal((n_in, n_classes)) / np.sqrt(n_in)
     b = 0.1 * rng.standard_normal(n_classes)
     x = rng.standard_normal((batch, n_in))
     labels_onehot = np.eye(n_classes)[rng.integers(0, n_classes, size=batch)]
-    return Case(name, size, xent, xent_hand_grad, (W, b, x, labels_onehot), wrt=(0, 1))
+    return Case(name, size, ratio_target, xent, xent_hand_grad, (W, b, x, labels_onehot),
+                wrt=(0, 1))
+
+
+# --- tanh RNN unrolled by a Python loop, squared loss on the last state ---------------
+
+def rnn_loss(Wx, Wh, b, xs, h0, target):
+    h = h0
+    for t in range(xs.shape[0]):
+        h = np.tanh(xs[t] @ Wx + h @ Wh + b)
+    return np.sum((h - target) ** 2)
+
+
+def rnn_loss_hand_grad(Wx, Wh, b, xs, h0, target):
+    # Backpropagation through time: keep every state, then walk the steps backwards.
+    steps = xs.shape[0]
+    hs = np.empty((steps + 1, *h0.shape))  # hs[t] is the state entering step t
+    hs[0] = h0
+    for t in range(steps):
+        hs[t + 1] = np.tanh(xs[t] @ Wx + hs[t] @ Wh + b)
+    dWx, dWh, db = np.zeros_like(Wx), np.zeros_like(Wh), np.zeros_like(b)
+    dh = 2.0 * (hs[steps] - target)
+    for t in reversed(range(steps)):
+        da = dh * (1.0 - hs[t + 1] * hs[t + 1])
+        dWx += xs[t].T @ da
+        dWh += hs[t].T @ da
+        db += da.sum(axis=0)
+        dh = da @ Wh.T
+    return dWx, dWh, db
+
+
+def _rnn_case(name, size, ratio_target, steps, batch, n_in, n_hidden):
+    rng = np.random.default_rng(0)
+    # Scaled so that the state neither saturates tanh nor dies out over the steps.
+    Wx = rng.standard_normal((n_in, n_hidden)) / np.sqrt(n_in)
+    Wh = rng.standard_normal((n_hidden, n_hidden)) / np.sqrt(n_hidden)
+    b = 0.1 * rng.standard_normal(n_hidden)
+    xs = rng.standard_normal((steps, batch, n_in))
+    h0 = np.zeros((batch, n_hidden))
+    target = rng.uniform(-1.0, 1.0, (batch, n_hidden))
+    return Case(name, size, ratio_target, rnn_loss, rnn_loss_hand_grad,
+                (Wx, Wh, b, xs, h0, target), wrt=(0, 1, 2))
+
+
+# --- scalar recurrence: 100 steps of the logistic map on Python floats ----------------
+
+def recurrence(a, x):
+    for i in range(100):
+        x = a * x * (1.0 - x)
+    return x
+
+
+def recurrence_hand_grad(a, x):
+    xs = [0.0] * 100  # the value entering each step
+    for i in range(100):
+        xs[i] = x
+        x = a * x * (1.0 - x)
+    da, dx = 0.0, 1.0
+    for x in reversed(xs):
+        da += dx * x * (1.0 - x)
+        dx *= a * (1.0 - 2.0 * x)
+    return da, dx
+
+
+def _recurrence_case(name, size, ratio_target):
+    # At a = 2.5 the map contracts towards 1 - 1/a, so both gradients stay finite:
+    # d/da tends to 1/a**2 and d/dx to (2 - a)**100.
+    return Case(name, size, ratio_target, recurrence, recurrence_hand_grad,
+                (2.5, 0.3), wrt=(0, 1))
 
 
 # --- the table -----------------------------------------------------------------------
 
+# name: builder(name, size, ratio target, dimensions...)
 CASES = {
-    "mlp_small": lambda: _mlp_case("mlp_small", "small", 32, 16, 32, 4),
-    "mlp_large": lambda: _mlp_case("mlp_large", "large", 256, 512, 512, 64),
-    "softmax_xent_small": lambda: _xent_case("softmax_xent_small", "small", 64, 32, 10),
-    "softmax_xent_large": lambda: _xent_case("softmax_xent_large", "large", 1024, 512, 100),
+    "mlp_small": lambda: _mlp_case("mlp_small", "small", 1.25, 32, 16, 32, 4),
+    "mlp_large": lambda: _mlp_case("mlp_large", "large", 1.10, 256, 512, 512, 64),
+    "softmax_xent_small": lambda: _xent_case("softmax_xent_small", "small", 1.25, 64, 32, 10),
+    "softmax_xent_large": lambda: _xent_case("softmax_xent_large", "large", 1.10, 1024, 512, 100),
+    # steps, batch, inputs, hidden units
+    "rnn_small": lambda: _rnn_case("rnn_small", "small", 1.30, 20, 8, 16, 32),
+    "rnn_large": lambda: _rnn_case("rnn_large", "large", 1.30, 50, 64, 256, 256),
+    "scalar_recurrence": lambda: _recurrence_case("scalar_recurrence", "small", 1.30),
 }

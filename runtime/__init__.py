@@ -10,7 +10,7 @@ Modules:
   linalg       -- gradients of matmul, dot, inner, outer, tensordot, einsum
   joins        -- splitting the gradient of concatenate/stack among inputs
   elementwise  -- masks and weights for clip, maximum/minimum, abs
-  reshaping    -- cotangents of subscript reads, transposes, conversions
+  reshaping    -- cotangents of subscript reads and writes, transposes, conversions
   accumulate   -- adding cotangents of unknown type (tuples and lists entry by entry)
   seeding      -- the output gradient: ones by default, or a checked cotangent
 """
@@ -27,4 +27,5 @@ from runtime.elementwise import (
     clip_mask, tie_weight, power_base_factor, power_exponent_factor, LN2, LN10)
 from runtime.seeding import seed_cotangent, conform_gradient
 from runtime.accumulate import add, zeros_like
-from runtime.reshaping import identity, getitem_grad, transpose_grad, asarray_grad
+from runtime.reshaping import (
+    identity, getitem_grad, transpose_grad, asarray_grad, zero_at, saved_at, restored_at)

@@ -50,3 +50,22 @@ def asarray_grad(g, obj):
     if isinstance(obj, (list, tuple)):
         return array_grads(g, obj)
     return g
+
+
+def zero_at(g, index):
+    """A copy of the cotangent ``g`` with zeros at ``index`` (what an overwrite does to it)."""
+    g = np.array(g, copy=True)
+    g[index] = 0
+    return g
+
+
+def saved_at(x, index):
+    """A copy of ``x[index]``: the values a subscript write is about to overwrite."""
+    return np.array(x[index], copy=True)
+
+
+def restored_at(x, index, old):
+    """A copy of ``x`` with ``old`` put back at ``index`` (the value before a write)."""
+    x = np.array(x, copy=True)
+    x[index] = old
+    return x

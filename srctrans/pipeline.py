@@ -39,7 +39,7 @@ import runtime
 from srctrans import annotations as anno
 from srctrans.analyse.activity import active_names
 from srctrans.analyse.invariance import softmax_offsets
-from srctrans.analyse.values import array_valued
+from srctrans.analyse.values import array_valued, fresh_arrays, written_arrays
 from srctrans.annotations import Anno
 from srctrans.differentiate.control import backward_reads, drop_empty_blocks, drop_unneeded_saves
 from srctrans.differentiate.reverse import reverse
@@ -87,6 +87,8 @@ class Unit:
                         NUMPY_ALIAS: self._alias(NUMPY_ALIAS, numpy)}
         self.active = set()
         self.array_valued = set()
+        self.fresh_arrays = set()
+        self.written_arrays = set()
 
     def _alias(self, name, module):
         """``name`` unless the user's function uses it for something other than ``module``."""
@@ -148,6 +150,8 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     unit.active = active_names(unit.function, unit.wrt, softmax_offsets(unit.function))
     _trace("activity", lambda: "active: " + ", ".join(sorted(unit.active)))
     unit.array_valued = array_valued(unit.function)
+    unit.fresh_arrays = fresh_arrays(unit.function)
+    unit.written_arrays = written_arrays(unit.function)
     follows_inputs = shapes_follow_inputs(unit.function)
     result = reverse(unit)
     if optimize and shapes:
@@ -172,6 +176,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     if result.tape is not None and result.tape not in backward_reads(backward):
         forward = [s for s in forward if targets_of(s) != [result.tape]]   # nothing was saved
     residuals = _residuals(unit, forward, backward, gradients)
+    untouched_forward = [clone(s) for s in forward]     # the fused gradient starts from these
     if optimize:
         live = set(residuals) | _reads_all([result.output])
         forward = eliminate_dead_code(forward, live, _is_pure)
@@ -183,7 +188,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
                  _backward_function(unit, backward, seed, residuals, gradients)]
     scalar_output = bool(shapes) and result.seed is not None and shapes.get(result.seed) == ()
     if scalar_output:
-        functions.append(_gradient_function(unit, result.forward, backward, seed, gradients))
+        functions.append(_gradient_function(unit, untouched_forward, backward, seed, gradients))
     closure = {unit.aliases[NUMPY_ALIAS]: numpy, unit.aliases[RUNTIME_ALIAS]: runtime}
     closure.update(result.closure)
     compiled = compile_functions(functions, closure, fn, f"{fn.__qualname__} reverse")

@@ -47,9 +47,9 @@ ERRORS = [
     (unsupported.loops_over_items, (X,), st.UnsupportedSyntaxError, "for-items",
      ["`for` loop over this kind of iterable", "not supported yet"]),
     (unsupported.writes_subscript, (X,), st.UnsupportedSyntaxError, "subscript-write",
-     ["assignment to a subscript", "not supported yet"]),
+     ["writing into `x`", "(a view of) an argument", "x.copy()"]),
     (unsupported.calls_writing_helper, (X,), st.UnsupportedSyntaxError, "subscript-write",
-     ["assignment to a subscript", "not supported yet"]),
+     ["writing into `x`", "(a view of) an argument", "x.copy()"]),
 ]
 
 

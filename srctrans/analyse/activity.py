@@ -77,6 +77,9 @@ def _definition(stmt):
         target = stmt.targets[0]
         if isinstance(target, gast.Name):
             return (target.id,), stmt.value
+        if isinstance(target, gast.Subscript):        # y[i] = v: the new y is made of the old y and v
+            array = gast.Name(target.value.id, gast.Load(), None, None)
+            return (target.value.id,), gast.Tuple([stmt.value, array], gast.Load())
         return tuple(e.id for e in target.elts), stmt.value
     return (), None
 

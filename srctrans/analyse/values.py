@@ -9,10 +9,61 @@ tuples and add through ``rt.add``.
 """
 
 import gast
+import numpy as np
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.rules import METHODS, REGISTRY
+
+
+# Functions and methods whose result is a new array, never a view of an argument.
+_FRESH_FUNCTIONS = frozenset({
+    np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
+    np.full_like, np.array, np.copy, np.stack, np.concatenate, np.hstack, np.vstack,
+    np.arange, np.linspace, np.eye, np.identity,
+})
+_FRESH_METHODS = frozenset({"copy", "astype"})
+
+
+def fresh_arrays(function):
+    """Names that only ever hold arrays the function made itself (safe to write into).
+
+    A parameter, or anything that may be a view of one (``x.T``, ``x[1:]``,
+    ``np.asarray(x)``, ``y = x``), is not fresh: writing into it would change
+    the caller's array.
+    """
+    fresh, doubtful = set(), set()
+    for stmt in gast.walk(function):
+        if not isinstance(stmt, gast.Assign):
+            continue
+        target = stmt.targets[0]
+        if isinstance(target, gast.Name):
+            (fresh if _is_fresh(stmt.value) else doubtful).add(target.id)
+        elif isinstance(target, gast.Tuple):
+            doubtful.update(n.id for n in gast.walk(target) if isinstance(n, gast.Name))
+    return fresh - doubtful
+
+
+def written_arrays(function):
+    """Names written into by a subscript assignment (``y[i] = v``) anywhere in the function."""
+    return {stmt.targets[0].value.id for stmt in gast.walk(function)
+            if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Subscript)
+            and isinstance(stmt.targets[0].value, gast.Name)}
+
+
+def _is_fresh(value):
+    if isinstance(value, (gast.BinOp, gast.UnaryOp)):
+        return True
+    if isinstance(value, gast.Call):
+        callee = anno.get(value, Anno.CALLEE)
+        if callee is None:
+            return isinstance(value.func, gast.Attribute) and value.func.attr in _FRESH_METHODS
+        rule = REGISTRY.lookup(callee)
+        try:
+            return callee in _FRESH_FUNCTIONS or (rule is not None and rule.elementwise)
+        except TypeError:
+            return False
+    return False
 
 
 def array_valued(function):

@@ -27,7 +27,7 @@ from srctrans.differentiate.control import ControlFlow
 from srctrans.differentiate.templates import bind, cotangents
 from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
-from srctrans.nodes import assign as _assign, load as _load, store as _store
+from srctrans.nodes import assign as _assign, clone, load as _load, store as _store
 from srctrans.parse.resolve import MISSING
 from srctrans.rules import ATTRIBUTES, METHODS, REGISTRY, operator_primal
 
@@ -158,6 +158,8 @@ class _Reverser(ControlFlow):
         """(forward statements, backward statements) of one simple statement."""
         self._pending = []
         replacement = None
+        if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Subscript):
+            return self._subscript_write(stmt)
         if isinstance(stmt, gast.Assign):
             target = stmt.targets[0]
             if isinstance(target, gast.Name):
@@ -171,6 +173,33 @@ class _Reverser(ControlFlow):
         for name in assigned:                # an assignment ends the life of what it overwrote
             self.initialised.discard(self.namer.adjoint(name))
         return self._saving(forward_stmt, self._pending, assigned, depth)
+
+    def _subscript_write(self, stmt):
+        """``y[index] = v``: ``v`` gets ``dy[index]``, and the overwritten part of ``y`` none.
+
+        The values overwritten are saved before the write and put back (in a
+        copy) after its adjoint, wherever the write is: the backward pass may
+        read ``y`` as it was before.
+        """
+        target, value = stmt.targets[0], stmt.value
+        array = target.value.id
+        if array not in self.unit.fresh_arrays:
+            self._fail(stmt, UnsupportedSyntaxError,
+                       f"writing into `{array}`, which may be (a view of) an argument",
+                       f"write into a copy: {array} = {array}.copy() (or np.zeros_like(...)) first")
+        index = self._index(target.slice)
+        adjoint = self.namer.adjoint(array)
+        if adjoint in self.initialised:
+            written = gast.Subscript(_load(adjoint), clone(target.slice), gast.Load())
+            self._contribute(value, _call_runtime(self.aliases, "unbroadcast", [written, value]))
+            self._emit(_assign(adjoint, _call_runtime(self.aliases, "zero_at",
+                                                      [_load(adjoint), clone(index)])))
+        save = gast.Expr(gast.Call(gast.Attribute(_load(self.tape), "append", gast.Load()),
+                                   [_call_runtime(self.aliases, "saved_at", [_load(array), index])], []))
+        old = gast.Call(gast.Attribute(_load(self.tape), "pop", gast.Load()), [], [])
+        restore = _assign(array, _call_runtime(self.aliases, "restored_at",
+                                               [_load(array), clone(index), old]))
+        return [self._saves(save, array), stmt], self._pending + [self._saves(restore, array)]
 
     def _assignment(self, target, value, stmt):
         adjoint = self.namer.adjoint(target)
@@ -195,6 +224,12 @@ class _Reverser(ControlFlow):
         elif isinstance(value, gast.Subscript):
             self._contribute(value.value, _call_runtime(self.aliases, "getitem_grad",
                                                         [g, value.value, self._index(value.slice)]))
+            if (target in self.namer.temporaries and isinstance(value.value, gast.Name)
+                    and value.value.id in self.unit.written_arrays):
+                # a view of an array that is written later would change under the
+                # backward pass: keep a copy of what was read
+                copied = gast.Call(gast.Attribute(clone(value), "copy", gast.Load()), [], [])
+                return anno.copy(stmt, _assign(target, copied))
         elif isinstance(value, (gast.Tuple, gast.List)):
             for index, element in enumerate(value.elts):
                 self._contribute(element, gast.Subscript(g, gast.Constant(index, None), gast.Load()))
@@ -228,6 +263,8 @@ class _Reverser(ControlFlow):
         if REGISTRY.lookup(callee) is not None:
             self._rule(callee, args, keywords, g, ans, call)
             return None
+        if REGISTRY.is_nondifferentiable(callee):
+            return None            # a fresh buffer (np.zeros) that later writes make active
         if isinstance(callee, (types.FunctionType, types.MethodType)) and not _is_library(callee):
             return self._user_call(target, callee, call, args, keywords, g, stmt)
         what = "has no derivative rule" if _is_library(callee) else \

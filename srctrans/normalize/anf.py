@@ -7,6 +7,7 @@ with the :class:`Origin` of the user statement it came from:
   name = atom | op(atom, ...) | call(atom, ..., key=atom) | atom.attr | atom[index]
          | (atom, ...) | [atom, ...]
   name, name, ... = atom                      (tuple unpacking)
+  name[index] = atom                          (a subscript write)
   return atom                                 (the last statement only)
   call(atom, ...)                             (an expression statement)
   assert ...                                  (kept as written)
@@ -79,6 +80,13 @@ class _Normalizer:
         elif isinstance(stmt, gast.AnnAssign):
             if stmt.value is not None:
                 self._assign([stmt.target], stmt.value, out)
+        elif isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Subscript):
+            # y[i] += v  ->  y[i] = y[i] + v, with the index computed once
+            index = self._index(stmt.target.slice, out)
+            array = gast.Name(stmt.target.value.id, gast.Load(), None, None)
+            old = self._atom(gast.Subscript(array, index, gast.Load()), out)
+            value = self._atom(gast.BinOp(old, stmt.op, stmt.value), out)
+            out.append(self._write(stmt.target.value.id, clone(index), value))
         elif isinstance(stmt, gast.AugAssign):
             target = gast.Name(stmt.target.id, gast.Load(), None, None)
             value = gast.BinOp(target, stmt.op, stmt.value)
@@ -116,7 +124,17 @@ class _Normalizer:
         else:                                           # assert: kept as written
             out.append(stmt)
 
+    def _write(self, array, index, value):
+        """``array[index] = value``."""
+        target = gast.Subscript(gast.Name(array, gast.Load(), None, None), index, gast.Store())
+        return gast.Assign([target], value, None)
+
     def _assign(self, targets, value, out):
+        if len(targets) == 1 and isinstance(targets[0], gast.Subscript):
+            value = self._atom(value, out)
+            index = self._index(targets[0].slice, out)
+            out.append(self._write(targets[0].value.id, index, value))
+            return
         if len(targets) == 1 and isinstance(targets[0], gast.Name):
             name = targets[0].id
             flat = self._flat(value, out)

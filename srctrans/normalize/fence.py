@@ -126,10 +126,12 @@ def _check_targets(parsed, node):
         targets = node.targets if isinstance(node, gast.Assign) else [node.target]
         for target in targets:
             for sub in gast.walk(target):
-                if isinstance(sub, gast.Subscript) and isinstance(sub.ctx, gast.Store):
-                    _reject(parsed, sub, "assignment to a subscript (`x[i] = ...`)",
-                            "subscript writes are not supported yet; build the array with "
-                            "np.concatenate, np.stack or np.where")
+                if isinstance(sub, gast.Subscript) and isinstance(sub.ctx, gast.Store) and not (
+                        target is sub and isinstance(sub.value, gast.Name)
+                        and not isinstance(node, gast.AnnAssign)
+                        and (isinstance(node, gast.AugAssign) or len(node.targets) == 1)):
+                    _reject(parsed, sub, "this assignment to a subscript",
+                            "write into one named array at a time: y[i] = value")
                 if isinstance(sub, gast.Attribute) and isinstance(sub.ctx, gast.Store):
                     _reject(parsed, sub, "assignment to an attribute (`obj.a = ...`)",
                             "keep the value in a local variable")

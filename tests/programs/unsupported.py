@@ -111,9 +111,8 @@ def loops_over_items(x):
 
 
 def writes_subscript(x):
-    y = x * 1.0
-    y[0] = 2.0  # marker: subscript-write
-    return y
+    x[0] = 2.0  # marker: subscript-write
+    return x * 1.0
 
 
 def calls_writing_helper(x):

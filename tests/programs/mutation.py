@@ -1,0 +1,55 @@
+"""Programs that write into arrays (test_mutation.py)."""
+
+import numpy as np
+
+
+def fill_rows(x, W):
+    out = np.zeros((x.shape[0], W.shape[1]))
+    for i in range(x.shape[0]):
+        out[i] = np.tanh(x[i] @ W)
+    return np.sum(out * out)
+
+
+def overwrite_slice(x):
+    y = x.copy()
+    y[1:3] = y[1:3] * 2.0
+    y[0] = np.sin(y[0])
+    return np.sum(y * y)
+
+
+def augmented_subscript(x, v):
+    y = np.zeros_like(x)
+    y[0] += v
+    y[1:] += x[1:] * v
+    y[::2] *= x[::2]
+    return np.sum(y ** 2)
+
+
+def masked_write(x):
+    y = x * 1.0
+    y[x > 0] = np.exp(y[x > 0])
+    return np.sum(y)
+
+
+def read_before_write(x):
+    y = x.copy()
+    z = y * y                  # reads y before the write below
+    y[0] = 3.0
+    return np.sum(z) + np.sum(y * x)
+
+
+def write_scalar_broadcast(x, s):
+    y = x * 1.0
+    y[:, 0] = s
+    return np.sum(y * y)
+
+
+def writes_argument(x):
+    x[0] = 1.0
+    return np.sum(x)
+
+
+def writes_view_of_argument(x):
+    y = x.T
+    y[0] = 1.0
+    return np.sum(y)
