@@ -11,7 +11,8 @@ Modules:
   joins        -- splitting the gradient of concatenate/stack among inputs
   elementwise  -- masks and weights for clip, maximum/minimum, abs
   reshaping    -- cotangents of subscript reads and writes, transposes, conversions
-  accumulate   -- adding cotangents of unknown type (tuples and lists entry by entry)
+  accumulate   -- adding cotangents of unknown type (containers entry by entry)
+  containers   -- taking containers (tuple, list, dict, named tuple, dataclass) apart and back
   seeding      -- the output gradient: ones by default, or a checked cotangent
 """
 
@@ -28,4 +29,5 @@ from runtime.elementwise import (
 from runtime.seeding import seed_cotangent, conform_gradient
 from runtime.accumulate import add, zeros_like
 from runtime.reshaping import (
-    identity, getitem_grad, transpose_grad, asarray_grad, zero_at, saved_at, restored_at)
+    identity, getitem_grad, getattr_grad, last_and_rest, transpose_grad, asarray_grad, zero_at,
+    saved_at, restored_at)

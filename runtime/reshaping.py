@@ -3,6 +3,7 @@
 import numpy as np
 
 from runtime.accumulate import zeros_like
+from runtime.containers import is_container, replace_entry
 from runtime.joins import array_grads
 
 
@@ -15,13 +16,13 @@ def getitem_grad(g, x, index):
     """The cotangent of ``x`` for ``ans = x[index]``: zeros with ``g`` placed at ``index``.
 
     Integer-array indices may repeat a position; their cotangents add up.
-    For a tuple or list ``x`` the cotangent is a tuple or list with ``g`` at
-    ``index`` and zeros elsewhere.
+    For a container ``x`` (tuple, list, dict) the cotangent is a container of
+    the same kind with ``g`` at ``index`` and zeros elsewhere.
     """
-    if isinstance(x, (tuple, list)):
-        entries = [zeros_like(v) for v in x]
-        entries[index] = g
-        return type(x)(entries)
+    if is_container(x):
+        if isinstance(x, (tuple, list)) and index < 0:
+            index += len(x)
+        return replace_entry(x, index, g, zeros_like)
     out = np.zeros(np.shape(x), dtype=np.result_type(x, g))
     if _is_basic(index):
         out[index] = g
@@ -69,3 +70,13 @@ def restored_at(x, index, old):
     x = np.array(x, copy=True)
     x[index] = old
     return x
+
+
+def getattr_grad(g, obj, name):
+    """The cotangent of a named tuple or dataclass ``obj`` for ``ans = obj.name``."""
+    return replace_entry(obj, name, g, zeros_like)
+
+
+def last_and_rest(g):
+    """``(g[-1], g[:-1])`` of a list's cotangent: what an ``append`` added, and the rest."""
+    return g[-1], g[:-1]

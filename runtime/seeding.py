@@ -9,7 +9,9 @@ scalar input gets a NumPy float64, and never a read-only view.
 
 import numpy as np
 
+from runtime.accumulate import zeros_like
 from runtime.broadcast import unbroadcast
+from runtime.containers import is_container, map_leaves
 
 
 def seed_cotangent(out, output_gradients):
@@ -36,8 +38,12 @@ def seed_cotangent(out, output_gradients):
     >>> seed_cotangent(np.zeros(2, np.float32), None)
     array([1., 1.], dtype=float32)
     """
-    if isinstance(out, tuple):
+    if isinstance(out, tuple) and not hasattr(out, "_fields"):
         return _seed_each(out, output_gradients)
+    if is_container(out):
+        if output_gradients is None:
+            return map_leaves(lambda o: _seed_one(o, None, "output_gradients"), out)
+        return map_leaves(lambda o, v: _seed_one(o, v, "output_gradients"), out, output_gradients)
     return _seed_one(out, output_gradients, "output_gradients")
 
 
@@ -60,6 +66,10 @@ def conform_gradient(g, x):
     """
     if g is None:
         return None
+    if is_container(x):
+        # a container's gradient: the same kind, every float entry conformed, absent ones zero
+        return map_leaves(lambda xv, gv: None if _is_integer(xv) else
+                          conform_gradient(zeros_like(xv) if gv is None else gv, xv), x, g)
     if type(g) is np.ndarray and type(x) is np.ndarray and g.shape == x.shape \
             and g.dtype == x.dtype and g.flags.writeable:
         return g                                   # the common case, already conforming
@@ -129,3 +139,8 @@ def _to_shape(g, x):
         from srctrans.errors import ShapeError
         raise ShapeError(f"the gradient has shape {np.shape(g)} but the input "
                          f"has shape {shape}") from None
+
+
+def _is_integer(value):
+    return isinstance(value, (bool, int, np.integer, np.bool_)) or (
+        isinstance(value, np.ndarray) and value.dtype.kind in "biu")

@@ -98,8 +98,7 @@ def _finish(gradients, values, names, unconnected):
             finished.append(g)        # the common case: a fresh array of the right kind
         elif g is None:
             if unconnected == "zero":
-                g = np.zeros_like(value, dtype=np.result_type(value, np.float64)
-                                  if not isinstance(value, np.ndarray) else value.dtype)
+                g = runtime.zeros_like(value)
             finished.append(runtime.conform_gradient(g, value) if g is not None else None)
         else:
             finished.append(runtime.conform_gradient(g, value))

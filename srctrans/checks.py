@@ -12,6 +12,8 @@ import numbers
 
 import numpy as np
 
+from runtime.containers import is_container, leaves, map_leaves
+
 from srctrans.errors import UsageError
 
 _MODES = ("reverse",)
@@ -53,7 +55,7 @@ def check_grads(f, args, modes=("reverse",), order=1, *, wrt=None, eps=1e-6,
     def shifted(step):
         moved = list(wide)
         for i, u in zip(indices, directions):
-            moved[i] = wide[i] + step * u
+            moved[i] = _step(wide[i], u, step)
         return f(*moved)
 
     numeric = _inner(cotangent, _map2(shifted(eps), shifted(-eps), lambda a, b: (a - b) / (2 * eps)))
@@ -61,7 +63,7 @@ def check_grads(f, args, modes=("reverse",), order=1, *, wrt=None, eps=1e-6,
     # and, for a scalar output, the fused gradient (which takes the cotangent 1)
     for path in ("generic", "specialised", "fused"):
         if path == "fused":
-            if isinstance(out, tuple) or np.ndim(out) != 0:
+            if is_container(out) or np.ndim(out) != 0:
                 continue
             gradients = grad(f, wrt=indices)(*wide)
             scale = float(cotangent)
@@ -78,6 +80,8 @@ def check_grads(f, args, modes=("reverse",), order=1, *, wrt=None, eps=1e-6,
 
 
 def _is_float(value):
+    if is_container(value):
+        return any(_is_float(leaf) for leaf in leaves(value))
     if isinstance(value, (bool, np.bool_)):
         return False
     if isinstance(value, np.ndarray):
@@ -86,30 +90,38 @@ def _is_float(value):
 
 
 def _widen(value):
-    if isinstance(value, np.ndarray):
-        return value.astype(np.float64)
-    return float(value)
+    def widen(leaf):
+        if isinstance(leaf, np.ndarray) and leaf.dtype.kind in "fc":
+            return leaf.astype(np.float64)
+        return float(leaf) if _is_float(leaf) else leaf
+    return map_leaves(widen, value)
 
 
 def _random_like(rng, value):
-    if isinstance(value, np.ndarray) or np.ndim(value):
-        return rng.standard_normal(np.shape(value))
-    return float(rng.standard_normal())
+    def draw(leaf):
+        if not _is_float(leaf):
+            return 0.0                       # ints and bools are not perturbed
+        if isinstance(leaf, np.ndarray) or np.ndim(leaf):
+            return rng.standard_normal(np.shape(leaf))
+        return float(rng.standard_normal())
+    return map_leaves(draw, value)
+
+
+def _step(value, direction, step):
+    return map_leaves(lambda v, d: v + step * d if _is_float(v) else v, value, direction)
 
 
 def _map(value, fn):
-    if isinstance(value, tuple):
-        return tuple(_map(v, fn) for v in value)
-    return fn(value)
+    return map_leaves(fn, value)
 
 
 def _map2(a, b, fn):
-    if isinstance(a, tuple):
-        return tuple(_map2(x, y, fn) for x, y in zip(a, b))
-    return fn(a, b)
+    return map_leaves(fn, a, b)
 
 
 def _inner(a, b):
-    if isinstance(a, tuple):
-        return sum(_inner(x, y) for x, y in zip(a, b))
+    if a is None or b is None:
+        return 0.0
+    if is_container(a):
+        return sum(_inner(x, y) for x, y in zip(leaves(a), leaves(b)))
     return float(np.sum(np.asarray(a, dtype=np.float64) * np.asarray(b, dtype=np.float64)))

@@ -54,3 +54,12 @@ def clone(node):
                 setattr(target, attribute, getattr(source, attribute))
         annotations.copy(source, target)
     return root
+
+
+def appended_to(stmt):
+    """``(list name, value node)`` when ``stmt`` is ``name.append(value)``, else None."""
+    if (isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call)
+            and isinstance(stmt.value.func, gast.Attribute) and stmt.value.func.attr == "append"
+            and isinstance(stmt.value.func.value, gast.Name) and len(stmt.value.args) == 1):
+        return stmt.value.func.value.id, stmt.value.args[0]
+    return None

@@ -11,6 +11,7 @@ import gast
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
+from srctrans.nodes import appended_to
 from srctrans.rules import ATTRIBUTES, METHODS, REGISTRY, operator_primal
 
 
@@ -81,6 +82,10 @@ def _definition(stmt):
             array = gast.Name(target.value.id, gast.Load(), None, None)
             return (target.value.id,), gast.Tuple([stmt.value, array], gast.Load())
         return tuple(e.id for e in target.elts), stmt.value
+    appended = appended_to(stmt)
+    if appended is not None:                          # xs.append(v): the list now holds v
+        xs, value = appended
+        return (xs,), gast.Tuple([value, gast.Name(xs, gast.Load(), None, None)], gast.Load())
     return (), None
 
 

@@ -27,7 +27,7 @@ from srctrans.differentiate.control import ControlFlow
 from srctrans.differentiate.templates import bind, cotangents
 from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
-from srctrans.nodes import assign as _assign, clone, load as _load, store as _store
+from srctrans.nodes import appended_to, assign as _assign, clone, load as _load, store as _store
 from srctrans.parse.resolve import MISSING
 from srctrans.rules import ATTRIBUTES, METHODS, REGISTRY, operator_primal
 
@@ -160,6 +160,9 @@ class _Reverser(ControlFlow):
         replacement = None
         if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Subscript):
             return self._subscript_write(stmt)
+        appended = appended_to(stmt)
+        if appended is not None:
+            return self._append(stmt, *appended)
         if isinstance(stmt, gast.Assign):
             target = stmt.targets[0]
             if isinstance(target, gast.Name):
@@ -173,6 +176,17 @@ class _Reverser(ControlFlow):
         for name in assigned:                # an assignment ends the life of what it overwrote
             self.initialised.discard(self.namer.adjoint(name))
         return self._saving(forward_stmt, self._pending, assigned, depth)
+
+    def _append(self, stmt, xs, value):
+        """``xs.append(v)``: ``v`` gets the last entry of the list's cotangent, which loses it."""
+        adjoint = self.namer.adjoint(xs)
+        if adjoint in self.initialised and isinstance(value, gast.Name) and value.id in self.active:
+            last = self.namer.temporary("d" + xs + "_last")
+            split = _call_runtime(self.aliases, "last_and_rest", [_load(adjoint)])
+            self._emit(gast.Assign([gast.Tuple([_store(last), _store(adjoint)], gast.Store())],
+                                   split, None))
+            self._contribute(value, _load(last))
+        return [stmt], self._pending
 
     def _subscript_write(self, stmt):
         """``y[index] = v``: ``v`` gets ``dy[index]``, and the overwritten part of ``y`` none.
@@ -217,10 +231,11 @@ class _Reverser(ControlFlow):
             return self._call(target, value, g, ans, stmt)
         elif isinstance(value, gast.Attribute):
             primal = ATTRIBUTES.get(value.attr, MISSING)
-            if primal is MISSING:
-                self._fail(value, MissingRuleError, f"no derivative rule for the attribute `.{value.attr}`",
-                           "use a NumPy function that has a rule (see docs/rules.md)")
-            self._rule(primal, [value.value], {}, g, ans, value)
+            if primal is MISSING:                         # a field of a named tuple or dataclass
+                self._contribute(value.value, _call_runtime(
+                    self.aliases, "getattr_grad", [g, value.value, gast.Constant(value.attr, None)]))
+            else:
+                self._rule(primal, [value.value], {}, g, ans, value)
         elif isinstance(value, gast.Subscript):
             self._contribute(value.value, _call_runtime(self.aliases, "getitem_grad",
                                                         [g, value.value, self._index(value.slice)]))
@@ -233,6 +248,9 @@ class _Reverser(ControlFlow):
         elif isinstance(value, (gast.Tuple, gast.List)):
             for index, element in enumerate(value.elts):
                 self._contribute(element, gast.Subscript(g, gast.Constant(index, None), gast.Load()))
+        elif isinstance(value, gast.Dict):
+            for key, element in zip(value.keys, value.values):
+                self._contribute(element, gast.Subscript(g, clone(key), gast.Load()))
         return None
 
     def _unpacking(self, target, source):

@@ -203,6 +203,9 @@ class _Normalizer:
                                   gast.Load())
         if isinstance(expr, (gast.Tuple, gast.List)):
             return type(expr)([self._atom(e, out) for e in expr.elts], gast.Load())
+        if isinstance(expr, gast.Dict) and None not in expr.keys:
+            return gast.Dict([self._atom(k, out) for k in expr.keys],
+                             [self._atom(v, out) for v in expr.values])
         if isinstance(expr, gast.JoinedStr):
             return expr
         if isinstance(expr, gast.IfExp):
@@ -287,6 +290,8 @@ def _describe(flat):
         return "cmp"
     if isinstance(flat, (gast.Tuple, gast.List)):
         return "tuple"
+    if isinstance(flat, gast.Dict):
+        return "dict"
     return "t"
 
 

@@ -28,7 +28,7 @@ SUPPORTED = frozenset({
     gast.UAdd, gast.Not, gast.Eq, gast.NotEq, gast.Lt, gast.LtE, gast.Gt,
     gast.GtE, gast.Is, gast.IsNot, gast.In, gast.NotIn,
     gast.BitAnd, gast.BitOr, gast.BitXor, gast.Invert, gast.LShift, gast.RShift,
-    gast.IfExp, gast.BoolOp, gast.And, gast.Or,
+    gast.IfExp, gast.BoolOp, gast.And, gast.Or, gast.Dict,
 })
 
 # construct -> (what it is called, what to do instead)
@@ -51,7 +51,6 @@ UNSUPPORTED = {
     gast.SetComp: ("set comprehension", "use array operations"),
     gast.DictComp: ("dict comprehension", "use array operations"),
     gast.GeneratorExp: ("generator expression", "use array operations"),
-    gast.Dict: ("dict display", "containers are not supported yet; pass arrays"),
     gast.Set: ("set display", "containers are not supported yet; pass arrays"),
     gast.Starred: ("starred expression (`*args`)", "pass the arguments one by one"),
     gast.NamedExpr: ("assignment expression (`:=`)", "assign with a separate `=` statement"),

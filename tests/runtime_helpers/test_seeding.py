@@ -148,9 +148,11 @@ def test_conform_zero_d_array_input_gets_a_zero_d_array():
     assert isinstance(result, np.ndarray) and result.shape == ()
 
 
-def test_conform_list_input_gets_an_array():
-    result = conform_gradient(np.ones((2, 2)), [1.0, 2.0])
-    np.testing.assert_array_equal(result, [2.0, 2.0])
+def test_conform_list_input_gets_a_list():
+    # a list is a container: its gradient is a list with one gradient per entry
+    result = conform_gradient([np.float64(2.0), 3], [1.0, 2.0])
+    assert isinstance(result, list) and result == [2.0, 3.0]
+    assert all(type(g) is np.float64 for g in result)
 
 
 def test_conform_incompatible_shape_raises():

@@ -1,0 +1,64 @@
+"""Cotangents of containers: tuples, lists, dicts, named tuples and dataclasses.
+
+The cotangent of a container is a container of the same kind with a
+cotangent in each entry (``{"W": dW, "b": db}`` for ``{"W": W, "b": b}``).
+:func:`entries` and :func:`rebuild` take a container apart and put one of
+the same kind back together, so every other function here is written once
+for all kinds.
+"""
+
+import dataclasses
+
+
+def is_container(value):
+    return isinstance(value, (tuple, list, dict)) or (
+        dataclasses.is_dataclass(value) and not isinstance(value, type))
+
+
+def entries(value):
+    """The (key, entry) pairs of a container, in its own order."""
+    if isinstance(value, dict):
+        return list(value.items())
+    if isinstance(value, tuple) and hasattr(value, "_fields"):      # a named tuple: by field
+        return list(zip(value._fields, value))
+    if isinstance(value, (tuple, list)):
+        return list(enumerate(value))
+    return [(f.name, getattr(value, f.name)) for f in dataclasses.fields(value)]
+
+
+def rebuild(like, pairs):
+    """A container of the same kind as ``like`` holding ``pairs`` (key, entry)."""
+    if isinstance(like, dict):
+        return type(like)(pairs)
+    if isinstance(like, tuple) and hasattr(like, "_fields"):      # a named tuple
+        return type(like)(**dict(pairs))
+    values = [v for _, v in pairs]
+    if isinstance(like, (tuple, list)):
+        return type(like)(values)
+    return dataclasses.replace(like, **dict(pairs))
+
+
+def replace_entry(value, key, new, fill):
+    """``value``'s kind with ``new`` at ``key`` and ``fill(entry)`` everywhere else.
+
+    A named tuple's entries may be named by position too.
+    """
+    if isinstance(value, tuple) and hasattr(value, "_fields") and isinstance(key, int):
+        key = value._fields[key]
+    return rebuild(value, [(k, new if k == key else fill(v)) for k, v in entries(value)])
+
+
+def map_leaves(fn, value, *others):
+    """``fn`` applied to every non-container entry (and the matching entries of ``others``)."""
+    if is_container(value):
+        theirs = [dict(entries(o)) if o is not None else {} for o in others]
+        return rebuild(value, [(k, map_leaves(fn, v, *(t.get(k) for t in theirs)))
+                               for k, v in entries(value)])
+    return fn(value, *others)
+
+
+def leaves(value):
+    """The non-container entries of ``value``, depth first."""
+    if is_container(value):
+        return [leaf for _, v in entries(value) for leaf in leaves(v)]
+    return [value]

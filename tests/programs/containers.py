@@ -1,0 +1,84 @@
+"""Programs over tuples, lists, dicts, named tuples and dataclasses (test_containers.py)."""
+
+import collections
+import dataclasses
+
+import numpy as np
+
+Layer = collections.namedtuple("Layer", ["W", "b"])
+
+
+@dataclasses.dataclass
+class Params:
+    W: np.ndarray
+    b: np.ndarray
+    steps: int = 2
+
+
+def dict_params(params, x):
+    h = np.tanh(x @ params["W1"] + params["b1"])
+    return np.sum((h @ params["W2"]) ** 2)
+
+
+def list_of_layers(layers, x):
+    h = x
+    for W in layers:
+        h = np.tanh(h @ W)
+    return np.sum(h)
+
+
+def tuple_argument(pair, x):
+    a, b = pair
+    return np.sum(a * x + b)
+
+
+def nested_containers(params, x):
+    first = params["layers"][0]
+    second = params["layers"][1]
+    return np.sum(np.tanh(x @ first) @ second) + params["scale"] * np.sum(x)
+
+
+def collect_and_stack(x, W):
+    states = []
+    h = x
+    for i in range(4):
+        h = np.tanh(h @ W)
+        states.append(h)
+    return np.sum(np.stack(states) ** 2)
+
+
+def collect_and_concatenate(x):
+    parts = []
+    for i in range(3):
+        parts.append(x * (i + 1.0))
+    return np.sum(np.concatenate(parts) ** 2)
+
+
+def returns_dict(x, y):
+    return {"sum": np.sum(x * y), "diff": x - y}
+
+
+def returns_list(x):
+    return [np.sin(x), np.cos(x) * 2.0]
+
+
+def namedtuple_argument(layer, x):
+    return np.sum(np.tanh(x @ layer.W + layer.b))
+
+
+def dataclass_argument(p, x):
+    h = x
+    for i in range(p.steps):
+        h = np.tanh(h @ p.W + p.b)
+    return np.sum(h)
+
+
+def builds_a_tuple(x):
+    pair = (x * 2.0, np.sin(x))
+    first, second = pair
+    return np.sum(first * second)
+
+
+def indexes_a_list(x, y):
+    items = [x, y, x * y]
+    return np.sum(items[0] * items[-1]) + np.sum(items[1])

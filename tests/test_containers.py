@@ -1,0 +1,73 @@
+"""Containers as arguments, locals and results: gradients come back in the same structure."""
+
+import numpy as np
+import pytest
+
+import srctrans as st
+from programs import containers as c
+
+
+def _rng(seed):
+    return np.random.default_rng(seed)
+
+
+CASES = [
+    (c.dict_params, lambda r: ({"W1": r.standard_normal((3, 4)), "b1": r.standard_normal(4),
+                                "W2": r.standard_normal((4, 2))}, r.standard_normal((5, 3))), (0, 1)),
+    (c.list_of_layers, lambda r: ([r.standard_normal((3, 3)), r.standard_normal((3, 2))],
+                                  r.standard_normal((2, 3))), (0, 1)),
+    (c.tuple_argument, lambda r: ((r.standard_normal(3), r.standard_normal(3)), r.standard_normal(3)), (0, 1)),
+    (c.nested_containers, lambda r: ({"layers": [r.standard_normal((3, 4)), r.standard_normal((4, 2))],
+                                      "scale": 0.5}, r.standard_normal((2, 3))), (0, 1)),
+    (c.collect_and_stack, lambda r: (r.standard_normal((2, 3)), 0.5 * r.standard_normal((3, 3))), (0, 1)),
+    (c.collect_and_concatenate, lambda r: (r.standard_normal(3),), (0,)),
+    (c.returns_dict, lambda r: (r.standard_normal(3), r.standard_normal(3)), (0, 1)),
+    (c.returns_list, lambda r: (r.standard_normal(3),), (0,)),
+    (c.namedtuple_argument, lambda r: (c.Layer(r.standard_normal((3, 2)), r.standard_normal(2)),
+                                       r.standard_normal((4, 3))), (0, 1)),
+    (c.dataclass_argument, lambda r: (c.Params(0.5 * r.standard_normal((3, 3)), r.standard_normal(3)),
+                                      r.standard_normal((2, 3))), (0, 1)),
+    (c.builds_a_tuple, lambda r: (r.standard_normal(3),), (0,)),
+    (c.indexes_a_list, lambda r: (r.standard_normal(3), r.standard_normal(3)), (0, 1)),
+]
+
+
+@pytest.mark.parametrize("index", range(len(CASES)), ids=[case[0].__name__ for case in CASES])
+def test_matches_finite_differences(index):
+    fn, build, wrt = CASES[index]
+    st.check_grads(fn, build(_rng(index)), wrt=wrt, seed=index)
+
+
+def test_dict_of_parameters_in_dict_of_gradients_out():
+    rng = _rng(1)
+    params = {"W1": rng.standard_normal((3, 4)), "b1": rng.standard_normal(4),
+              "W2": rng.standard_normal((4, 2))}
+    grads = st.grad(c.dict_params)(params, rng.standard_normal((5, 3)))
+    assert isinstance(grads, dict) and set(grads) == set(params)
+    for key in params:
+        assert grads[key].shape == params[key].shape
+
+
+def test_list_in_list_out_and_named_tuple_in_named_tuple_out():
+    rng = _rng(2)
+    layers = [rng.standard_normal((3, 3)), rng.standard_normal((3, 2))]
+    grads = st.grad(c.list_of_layers)(layers, rng.standard_normal((2, 3)))
+    assert isinstance(grads, list) and [g.shape for g in grads] == [(3, 3), (3, 2)]
+    layer = c.Layer(rng.standard_normal((3, 2)), rng.standard_normal(2))
+    grad = st.grad(c.namedtuple_argument)(layer, rng.standard_normal((4, 3)))
+    assert isinstance(grad, c.Layer) and grad.W.shape == (3, 2) and grad.b.shape == (2,)
+
+
+def test_dataclass_gradient_is_the_same_class_and_int_fields_get_none():
+    rng = _rng(3)
+    p = c.Params(0.5 * rng.standard_normal((3, 3)), rng.standard_normal(3), steps=3)
+    grad = st.grad(c.dataclass_argument)(p, rng.standard_normal((2, 3)))
+    assert isinstance(grad, c.Params) and grad.W.shape == (3, 3) and grad.steps is None
+
+
+def test_output_gradients_for_a_dict_output():
+    x, y = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    v = {"sum": 2.0, "diff": np.array([1.0, -1.0])}
+    dx, dy = st.grad(c.returns_dict, wrt=(0, 1))(x, y, output_gradients=v)
+    np.testing.assert_allclose(dx, 2.0 * y + np.array([1.0, -1.0]))
+    np.testing.assert_allclose(dy, 2.0 * x - np.array([1.0, -1.0]))
