@@ -7,6 +7,7 @@ sides are arrays). Cotangents of containers are containers of the same kind
 
 import numpy as np
 
+from runtime.broadcast import unbroadcast
 from runtime.containers import entries, is_container, rebuild
 
 
@@ -30,3 +31,21 @@ def zeros_like(value):
         return 0.0
     # the dtype of the value itself (a Python float is float64, not a weak scalar)
     return np.zeros_like(value, dtype=np.result_type(np.asarray(value).dtype, np.float16))
+
+
+def spread_grads(g, items):
+    """The cotangents of the items of ``sum(items)``: ``g`` for each, summed to its shape."""
+    return type(items)(unbroadcast(g, item) for item in items) if isinstance(items, list) \
+        else tuple(unbroadcast(g, item) for item in items)
+
+
+def choice_grads(g, ans, args):
+    """The cotangents of the arguments of ``max(*args)``/``min(*args)`` (or of one sequence).
+
+    The chosen argument gets ``g``; ties share it equally.
+    """
+    if len(args) == 1 and isinstance(args[0], (list, tuple)):
+        return (type(args[0])(choice_grads(g, ans, tuple(args[0]))),)
+    hits = [np.equal(a, ans) for a in args]
+    count = np.maximum(np.sum(hits, axis=0), 1)
+    return tuple(unbroadcast(g * h / count, a) for h, a in zip(hits, args))

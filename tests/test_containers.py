@@ -29,6 +29,11 @@ CASES = [
                                       r.standard_normal((2, 3))), (0, 1)),
     (c.builds_a_tuple, lambda r: (r.standard_normal(3),), (0,)),
     (c.indexes_a_list, lambda r: (r.standard_normal(3), r.standard_normal(3)), (0, 1)),
+    (c.list_comprehension, lambda r: (r.standard_normal((3, 2)), r.standard_normal((2, 2))), (0, 1)),
+    (c.comprehension_over_rows, lambda r: (r.standard_normal((4, 3)), r.standard_normal(3)), (0, 1)),
+    (c.generator_in_builtin_sum, lambda r: ([r.standard_normal(2), r.standard_normal(3)],), (0,)),
+    (c.builtin_min_max_abs_float, lambda r: (0.3, 0.8), (0, 1)),
+    (c.builtin_min_max_abs_float, lambda r: (1.5, -0.4), (0, 1)),
 ]
 
 

@@ -29,6 +29,7 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno, Origin
 from srctrans.naming import operator_name
 from srctrans.nodes import clone
+from srctrans.normalize.desugar import is_range as _is_range, to_index_loop
 
 
 def normalize(parsed, resolver, namer):
@@ -210,6 +211,8 @@ class _Normalizer:
             return expr
         if isinstance(expr, gast.IfExp):
             return self._choice(expr.test, expr.body, expr.orelse, out)
+        if isinstance(expr, (gast.ListComp, gast.GeneratorExp)):
+            return self._comprehension(expr, out)
         if isinstance(expr, gast.BoolOp):
             # a and b -> b if a else a;  a or b -> a if a else b  (b evaluated only when needed)
             value = self._atom(expr.values[0], out)
@@ -220,6 +223,26 @@ class _Normalizer:
                     value = self._atom(gast.IfExp(value, value, operand), out, prefer="or")
             return value
         raise AssertionError(f"the fence let through {type(expr).__name__}")
+
+    def _comprehension(self, expr, out):
+        """``[elt for t in xs if c]`` -> a list built by ``append`` in a loop (nested ``for``s too)."""
+        name = self.namer.temporary("list")
+        out.append(_assign_name(name, gast.List([], gast.Load())))
+        append = gast.Attribute(gast.Name(name, gast.Load(), None, None), "append", gast.Load())
+        body = [gast.Expr(gast.Call(append, [expr.elt], []))]
+        for generator in reversed(expr.generators):
+            for condition in reversed(generator.ifs):
+                body = [gast.If(condition, body, [])]
+            loop = gast.For(generator.target, generator.iter, body, [], None)
+            if not _is_range(generator.iter):
+                to_index_loop(loop, self.namer)
+            body = [loop]
+        for stmt in body:
+            for node in gast.walk(stmt):
+                if "lineno" in node._attributes and getattr(node, "lineno", None) is None:
+                    node.lineno = getattr(expr, "lineno", None)
+            self._statement(stmt, out)
+        return gast.Name(name, gast.Load(), None, None)
 
     def _choice(self, test, body, orelse, out):
         """``body if test else orelse`` as an ``if`` statement assigning one temporary."""

@@ -32,16 +32,17 @@ def desugar(function, namer):
 
 def _index_loops(function, namer):
     for node in list(gast.walk(function)):
-        if isinstance(node, gast.For) and not _is_range(node.iter):
-            _to_index_loop(node, namer)
+        if isinstance(node, gast.For) and not is_range(node.iter):
+            to_index_loop(node, namer)
 
 
-def _is_range(iterator):
+def is_range(iterator):
+    """Whether ``iterator`` is a call of ``range``."""
     return (isinstance(iterator, gast.Call) and isinstance(iterator.func, gast.Name)
             and iterator.func.id == "range")
 
 
-def _to_index_loop(loop, namer):
+def to_index_loop(loop, namer):
     """``for t in seq`` -> ``for i in range(len(seq)): t = seq[i]`` (zip, enumerate alike)."""
     index = namer.fresh("_index")
     iterator, target = loop.iter, loop.target

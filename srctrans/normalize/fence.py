@@ -28,7 +28,8 @@ SUPPORTED = frozenset({
     gast.UAdd, gast.Not, gast.Eq, gast.NotEq, gast.Lt, gast.LtE, gast.Gt,
     gast.GtE, gast.Is, gast.IsNot, gast.In, gast.NotIn,
     gast.BitAnd, gast.BitOr, gast.BitXor, gast.Invert, gast.LShift, gast.RShift,
-    gast.IfExp, gast.BoolOp, gast.And, gast.Or, gast.Dict,
+    gast.IfExp, gast.BoolOp, gast.And, gast.Or, gast.Dict, gast.ListComp, gast.GeneratorExp,
+    gast.comprehension,
 })
 
 # construct -> (what it is called, what to do instead)
@@ -47,10 +48,8 @@ UNSUPPORTED = {
     gast.ClassDef: ("class definition inside the function", "define the class at module level"),
     gast.Raise: ("`raise` statement", "validate the inputs before calling the differentiated function"),
     gast.Lambda: ("lambda", "define a module-level function with `def`"),
-    gast.ListComp: ("list comprehension", "use array operations"),
-    gast.SetComp: ("set comprehension", "use array operations"),
-    gast.DictComp: ("dict comprehension", "use array operations"),
-    gast.GeneratorExp: ("generator expression", "use array operations"),
+    gast.SetComp: ("set comprehension", "not supported yet; build a list instead"),
+    gast.DictComp: ("dict comprehension", "not supported yet; build a list, or a dict display"),
     gast.Set: ("set display", "containers are not supported yet; pass arrays"),
     gast.Starred: ("starred expression (`*args`)", "pass the arguments one by one"),
     gast.NamedExpr: ("assignment expression (`:=`)", "assign with a separate `=` statement"),
@@ -80,7 +79,7 @@ def check(parsed):
 def _check_control_flow(parsed):
     """``for`` over range(...), a sequence, or zip/enumerate of sequences."""
     for node in gast.walk(parsed.node):
-        if isinstance(node, gast.For):
+        if isinstance(node, (gast.For, gast.comprehension)):
             iterator, target = node.iter, node.target
             call = iterator.func.id if (isinstance(iterator, gast.Call)
                                         and isinstance(iterator.func, gast.Name)) else None
@@ -97,7 +96,7 @@ def _check_control_flow(parsed):
                 _reject(parsed, node, "`for` loop over this kind of iterable",
                         "not supported yet; loop over range(...), an array, a list, zip(...) or "
                         "enumerate(...)")
-            if call != "range" or not isinstance(target, gast.Name):
+            if call != "range" or not isinstance(target, gast.Name) or not isinstance(node, gast.For):
                 continue
             for inner in node.body:
                 for sub in gast.walk(inner):

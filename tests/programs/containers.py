@@ -82,3 +82,20 @@ def builds_a_tuple(x):
 def indexes_a_list(x, y):
     items = [x, y, x * y]
     return np.sum(items[0] * items[-1]) + np.sum(items[1])
+
+
+def list_comprehension(x, W):
+    rows = [np.tanh(x[i] @ W) for i in range(x.shape[0])]
+    return np.sum(np.stack(rows) ** 2)
+
+
+def comprehension_over_rows(X, w):
+    return sum([np.sum(row * w) ** 2 for row in X if np.sum(row) > -10.0])
+
+
+def generator_in_builtin_sum(xs):
+    return sum(np.sum(x ** 2) for x in xs)
+
+
+def builtin_min_max_abs_float(a, b):
+    return max(a, b) * 2.0 + min(a * a, b) + abs(a - b) + float(a) * b
