@@ -17,6 +17,8 @@ def add(a, b):
         return b
     if b is None:
         return a
+    if isinstance(a, dict) and isinstance(b, dict):
+        return {k: add(a.get(k), b.get(k)) for k in {**a, **b}}
     if is_container(a) and is_container(b):
         theirs = dict(entries(b))
         return rebuild(a, [(k, add(v, theirs.get(k))) for k, v in entries(a)])

@@ -73,8 +73,14 @@ def restored_at(x, index, old):
 
 
 def getattr_grad(g, obj, name):
-    """The cotangent of a named tuple or dataclass ``obj`` for ``ans = obj.name``."""
-    return replace_entry(obj, name, g, zeros_like)
+    """The cotangent of ``obj`` for ``ans = obj.name``.
+
+    A named tuple or dataclass gets one of its own kind (zeros in the other
+    fields); any other object a dict of the attributes read (``{"W": dW}``).
+    """
+    if is_container(obj):
+        return replace_entry(obj, name, g, zeros_like)
+    return {name: g}
 
 
 def last_and_rest(g):

@@ -66,6 +66,9 @@ def conform_gradient(g, x):
     """
     if g is None:
         return None
+    if isinstance(g, dict) and not is_container(x):
+        # an object's gradient: its attributes' gradients by name
+        return {name: conform_gradient(value, getattr(x, name)) for name, value in g.items()}
     if is_container(x):
         # a container's gradient: the same kind, every float entry conformed, absent ones zero
         return map_leaves(lambda xv, gv: None if _is_integer(xv) else

@@ -105,6 +105,14 @@ def _finish(gradients, values, names, unconnected):
     return finished
 
 
+def _selects_self(fn, wrt):
+    """Whether ``wrt`` names a method's own object (its first parameter, usually ``self``)."""
+    parameters = list(inspect.signature(fn).parameters)
+    first = parameters[0] if parameters else None
+    items = wrt if isinstance(wrt, (tuple, list)) else (wrt,)
+    return first is not None and first in items
+
+
 def _unwrap(f):
     """(function, bound self or None) for a function or bound method.
 
@@ -139,6 +147,7 @@ class _Differentiated:
         self._selection = None
         self._instance = None
         self._repeat = None
+        self._self_selected = False
         self._unconnected = unconnected_gradients
         self._optimize = optimize
         self._specialize = specialize and optimize
@@ -148,7 +157,11 @@ class _Differentiated:
     def _select(self):
         # lazily, so the function and its callees may be defined after grad() runs
         fn, bound_self = _unwrap(self._f)
-        signature_fn = fn if bound_self is None else functools.partial(fn, bound_self)
+        self._self_selected = bound_self is not None and _selects_self(fn, self._wrt)
+        if bound_self is None or self._self_selected:
+            signature_fn = fn            # wrt="self": the object is the first argument
+        else:
+            signature_fn = functools.partial(fn, bound_self)
         selection = _Selection(signature_fn, self._wrt)
         self._fn, self._self = fn, bound_self
         self._selection = selection      # last: another thread may see it set
@@ -165,11 +178,13 @@ class _Differentiated:
         if found is None or not found.current(self._fn):
             # a rebound helper or new defaults need another instance (usually a cache hit)
             found = self._instance = cache.instance(self._fn, selection.names, self._optimize)
+        if self._self_selected:
+            args = (self._self,) + args
         values = selection.values(args, kwargs)
         for value, name in zip(values, selection.names):
             if type(value) is not np.ndarray or value.dtype.kind != "f":
                 _check_differentiable(value, name)
-        if self._self is not None:
+        if self._self is not None and not self._self_selected:
             args = (self._self,) + args
         if self._specialize:
             found = found.for_call(self._fn, args, kwargs)

@@ -63,3 +63,11 @@ def appended_to(stmt):
             and isinstance(stmt.value.func.value, gast.Name) and len(stmt.value.args) == 1):
         return stmt.value.func.value.id, stmt.value.args[0]
     return None
+
+
+def parameter_names(function):
+    """The names of a FunctionDef's parameters, ``*args`` and ``**kwargs`` included."""
+    args = function.args
+    names = [p.id for p in args.posonlyargs + args.args + args.kwonlyargs]
+    names += [p.id for p in (args.vararg, args.kwarg) if p is not None]
+    return names

@@ -54,7 +54,7 @@ from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, reads_o
 from srctrans.optimise.inline import inline_temporaries
 from srctrans.optimise.simplify import simplify
 from srctrans.optimise.specialise import shapes_follow_inputs, specialise, use_array_methods
-from srctrans.nodes import clone
+from srctrans.nodes import clone, parameter_names
 from srctrans.parse.resolve import MISSING, Resolver
 from srctrans.parse.source import parse_function
 from srctrans.rules import METHODS, REGISTRY
@@ -235,8 +235,7 @@ def _nonlocal_data(function, resolver):
 
 
 def _local_names(function):
-    args = function.args
-    names = {p.id for p in args.posonlyargs + args.args + args.kwonlyargs}
+    names = set(parameter_names(function))
     for node in gast.walk(function):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
             names.add(node.id)
@@ -247,7 +246,7 @@ def _gradient_expression(unit, name, adjoint, unconnected_zero):
     if adjoint is not None:
         return gast.Name(adjoint, gast.Load(), None, None)
     if unconnected_zero:
-        zeros = gast.Attribute(gast.Name(unit.aliases[NUMPY_ALIAS], gast.Load(), None, None),
+        zeros = gast.Attribute(gast.Name(unit.aliases[RUNTIME_ALIAS], gast.Load(), None, None),
                                "zeros_like", gast.Load())
         return gast.Call(zeros, [gast.Name(name, gast.Load(), None, None)], [])
     return gast.Constant(None, None)
@@ -269,8 +268,7 @@ def _reads_all(expressions):
 
 def _residuals(unit, forward, backward, gradients):
     """The forward values the backward pass reads, in order of first use."""
-    args = unit.function.args
-    forward_names = {p.id for p in args.posonlyargs + args.args + args.kwonlyargs}
+    forward_names = set(parameter_names(unit.function))
     for stmt in forward:
         forward_names.update(targets_of(stmt))
     residuals = {}                              # an ordered set

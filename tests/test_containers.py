@@ -34,6 +34,7 @@ CASES = [
     (c.generator_in_builtin_sum, lambda r: ([r.standard_normal(2), r.standard_normal(3)],), (0,)),
     (c.builtin_min_max_abs_float, lambda r: (0.3, 0.8), (0, 1)),
     (c.builtin_min_max_abs_float, lambda r: (1.5, -0.4), (0, 1)),
+    (c.calls_varargs, lambda r: (r.standard_normal(3), r.standard_normal(3)), (0, 1)),
 ]
 
 
@@ -76,3 +77,31 @@ def test_output_gradients_for_a_dict_output():
     dx, dy = st.grad(c.returns_dict, wrt=(0, 1))(x, y, output_gradients=v)
     np.testing.assert_allclose(dx, 2.0 * y + np.array([1.0, -1.0]))
     np.testing.assert_allclose(dy, 2.0 * x - np.array([1.0, -1.0]))
+
+
+def test_bound_method_reads_attributes_as_constants():
+    rng = _rng(4)
+    model = c.Model(rng.standard_normal((3, 2)), rng.standard_normal(2))
+    x = rng.standard_normal((4, 3))
+    st.check_grads(model.loss, (x,))
+    assert st.grad(model.loss)(x).shape == x.shape
+
+
+def test_gradient_with_respect_to_self_is_a_dict_of_attribute_gradients():
+    rng = _rng(5)
+    model = c.Model(rng.standard_normal((3, 2)), rng.standard_normal(2))
+    x = rng.standard_normal((4, 3))
+    grads = st.grad(model.loss, wrt="self")(x)
+    assert isinstance(grads, dict) and set(grads) == {"W", "b"}
+    # compare with the same function written over explicit arguments
+    def explicit(W, b):
+        return np.sum(np.tanh(x @ W + b) ** 2)
+    eps = 1e-6
+    for name in ("W", "b"):
+        value = getattr(model, name)
+        direction = rng.standard_normal(value.shape)
+        args = {"W": model.W, "b": model.b}
+        plus = dict(args, **{name: value + eps * direction})
+        minus = dict(args, **{name: value - eps * direction})
+        numeric = (explicit(**plus) - explicit(**minus)) / (2 * eps)
+        assert np.sum(grads[name] * direction) == pytest.approx(numeric, rel=1e-6)

@@ -27,7 +27,8 @@ from srctrans.differentiate.control import ControlFlow
 from srctrans.differentiate.templates import bind, cotangents
 from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
-from srctrans.nodes import appended_to, assign as _assign, clone, load as _load, store as _store
+from srctrans.nodes import (
+    appended_to, assign as _assign, clone, load as _load, parameter_names, store as _store)
 from srctrans.parse.resolve import MISSING
 from srctrans.rules import ATTRIBUTES, METHODS, REGISTRY, operator_primal
 
@@ -147,8 +148,7 @@ class _Reverser(ControlFlow):
         if self._tape is None:
             return []
         start = _assign(self._tape, gast.List([], gast.Load()))
-        args = self.unit.function.args
-        params = {p.id for p in args.posonlyargs + args.args + args.kwonlyargs}
+        params = set(parameter_names(self.unit.function))
         placeholders = [self._saves(_assign(n, gast.Constant(None, None)), n)
                         for n in sorted(self.saved - params)]
         return [start] + placeholders
@@ -339,8 +339,21 @@ class _Reverser(ControlFlow):
         except TypeError as error:
             self._fail(call, UnsupportedSyntaxError, f"the call of {callee.__qualname__} does not match "
                        f"its signature ({error})", "fix the call's arguments")
-        active = [(name, node) for name, node in bound.arguments.items()
-                  if isinstance(node, gast.Name) and node.id in self.active]
+        def is_active(node):
+            return isinstance(node, gast.Name) and node.id in self.active
+
+        # (parameter, [(argument node, key within the parameter's cotangent or None)])
+        active = []
+        for name, bound_value in bound.arguments.items():
+            kind = signature.parameters[name].kind
+            if kind is inspect.Parameter.VAR_POSITIONAL:
+                parts = [(node, k) for k, node in enumerate(bound_value) if is_active(node)]
+            elif kind is inspect.Parameter.VAR_KEYWORD:
+                parts = [(node, k) for k, node in bound_value.items() if is_active(node)]
+            else:
+                parts = [(bound_value, None)] if is_active(bound_value) else []
+            if parts:
+                active.append((name, parts))
         if not active:
             return None
         location = self.unit.parsed.location(call)
@@ -355,8 +368,18 @@ class _Reverser(ControlFlow):
                                   forward_call, None)
         anno.copy(stmt, replacement)
         backward_call = gast.Call(_load(bwd_name), [_load(residuals), g], [])
-        self._contribute_all([(node, i) for i, (_, node) in enumerate(active)], backward_call,
-                             base + "_grads", length=len(active))
+        if all(key is None for _, parts in active for _, key in parts):
+            self._contribute_all([(parts[0][0], i) for i, (_, parts) in enumerate(active)],
+                                 backward_call, base + "_grads", length=len(active))
+            return replacement
+        grads = self.namer.temporary(base + "_grads")                 # *args / **kwargs
+        self._emit(_assign(grads, backward_call))
+        for position, (_, parts) in enumerate(active):
+            entry = gast.Subscript(_load(grads), gast.Constant(position, None), gast.Load())
+            for node, key in parts:
+                part = entry if key is None else gast.Subscript(clone(entry), gast.Constant(key, None),
+                                                                gast.Load())
+                self._contribute(node, part)
         return replacement
 
     def _closure(self, base, value):

@@ -114,9 +114,6 @@ def _check_signature(parsed):
         if param.id in RESERVED_PARAMETERS:
             _reject(parsed, param, f"parameter named `{param.id}`",
                     f"rename it: srctrans reserves the keyword `{param.id}` for the cotangent")
-    if args.vararg is not None or args.kwarg is not None:
-        _reject(parsed, parsed.node, "`*args` or `**kwargs` parameter",
-                "list the parameters explicitly")
 
 
 def _check_targets(parsed, node):

@@ -11,13 +11,14 @@ version and may be reassigned; the reverse pass saves what they overwrite.
 
 import gast
 
+from srctrans.nodes import parameter_names
+
 _COMPOUND = (gast.If, gast.For, gast.While)
 
 
 def rename_reassignments(function, namer):
     """Rename, in place, every top-level assignment to an already-bound name in ``function``."""
-    args = function.args
-    current = {p.id: p.id for p in args.posonlyargs + args.args + args.kwonlyargs}
+    current = {name: name for name in parameter_names(function)}
     for stmt in function.body:
         if isinstance(stmt, _COMPOUND):
             _rename_nested(stmt, current)

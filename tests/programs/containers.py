@@ -99,3 +99,24 @@ def generator_in_builtin_sum(xs):
 
 def builtin_min_max_abs_float(a, b):
     return max(a, b) * 2.0 + min(a * a, b) + abs(a - b) + float(a) * b
+
+
+def weighted(*terms, scale=1.0, **named):
+    total = 0.0
+    for term in terms:
+        total = total + np.sum(term * term)
+    return scale * total + np.sum(named["extra"] ** 3)
+
+
+def calls_varargs(x, y):
+    return weighted(x, y * 2.0, scale=0.5, extra=x * y)
+
+
+class Model:
+    def __init__(self, W, b):
+        self.W = W
+        self.b = b
+        self.name = "model"
+
+    def loss(self, x):
+        return np.sum(np.tanh(x @ self.W + self.b) ** 2)
