@@ -35,6 +35,9 @@ CASES = [
     (c.builtin_min_max_abs_float, lambda r: (0.3, 0.8), (0, 1)),
     (c.builtin_min_max_abs_float, lambda r: (1.5, -0.4), (0, 1)),
     (c.calls_varargs, lambda r: (r.standard_normal(3), r.standard_normal(3)), (0, 1)),
+    (c.local_def_and_closure, lambda r: (r.standard_normal((2, 3)), 0.5 * r.standard_normal((3, 3))), (0, 1)),
+    (c.local_lambda, lambda r: (r.standard_normal(3), r.standard_normal(3)), (0, 1)),
+    (c.local_function_in_loop, lambda r: (r.standard_normal(3),), (0,)),
 ]
 
 

@@ -27,6 +27,7 @@ import gast
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno, Origin
+from srctrans.errors import UnsupportedSyntaxError
 from srctrans.naming import operator_name
 from srctrans.nodes import clone
 from srctrans.normalize.desugar import is_range as _is_range, to_index_loop
@@ -46,6 +47,8 @@ class _Normalizer:
     def run(self):
         function = self.parsed.node
         self._depth = -1
+        self._local_functions = {}                 # name -> FunctionDef or Lambda, inlined at calls
+        self._inlining = []
         function.body = self._block(function.body)
 
     def _block(self, statements):
@@ -76,6 +79,13 @@ class _Normalizer:
 
     # -- statements ----------------------------------------------------------
     def _statement(self, stmt, out):
+        if isinstance(stmt, gast.FunctionDef):
+            self._local_functions[stmt.name] = stmt
+            return
+        if (isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Lambda)
+                and isinstance(stmt.targets[0], gast.Name)):
+            self._local_functions[stmt.targets[0].id] = stmt.value
+            return
         if isinstance(stmt, gast.Assign):
             self._assign(stmt.targets, stmt.value, out)
         elif isinstance(stmt, gast.AnnAssign):
@@ -258,6 +268,8 @@ class _Normalizer:
 
     def _call(self, call, out):
         func = call.func
+        if isinstance(func, gast.Name) and func.id in self._local_functions:
+            return self._inline(func.id, call, out)
         is_method = (isinstance(func, gast.Attribute) and not self._is_atom(func.value)
                      or isinstance(func, gast.Attribute) and self._reads_local(func.value))
         if is_method:
@@ -268,6 +280,50 @@ class _Normalizer:
         if not is_method:
             anno.set_(new, Anno.CALLEE, self.resolver.resolve(func))
         return new
+
+    def _inline(self, name, call, out):
+        """The body of the local function ``name``, with its arguments bound, in ``out``.
+
+        Its parameters and locals get fresh names; the names it reads from the
+        enclosing function are read where it is called, as Python would.
+        """
+        function = self._local_functions[name]
+        if name in self._inlining:
+            raise UnsupportedSyntaxError(
+                f"recursive call of the local function `{name}`",
+                self.parsed.location(call), "compute the result without the function calling itself")
+        arguments = function.args
+        positional = [p.id for p in arguments.posonlyargs + arguments.args]
+        keyword_only = [p.id for p in arguments.kwonlyargs]
+        values = dict(zip(positional, call.args))
+        values.update({k.arg: k.value for k in call.keywords})
+        defaults = dict(zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults))
+        defaults.update({p: d for p, d in zip(keyword_only, arguments.kw_defaults) if d is not None})
+        locals_ = set(positional + keyword_only)
+        body = function.body if isinstance(function, gast.FunctionDef) else [gast.Return(function.body)]
+        for stmt in body:
+            locals_ |= {n.id for n in gast.walk(stmt)
+                        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        renamed = {local: self.namer.fresh(local) for local in sorted(locals_)}
+        for parameter in positional + keyword_only:
+            if parameter not in values and parameter not in defaults:
+                raise UnsupportedSyntaxError(f"the call of `{name}` gives no value for `{parameter}`",
+                                             self.parsed.location(call), "pass every argument")
+            value = values.get(parameter, defaults.get(parameter))
+            out.append(_assign_name(renamed[parameter], self._flat(clone(value), out)))
+        result = self.namer.temporary(name)
+        self._inlining.append(name)
+        try:
+            for stmt in body:
+                stmt = _rename(clone(stmt), renamed)
+                if isinstance(stmt, gast.Return):
+                    value = stmt.value if stmt.value is not None else gast.Constant(None, None)
+                    self._assign([gast.Name(result, gast.Store(), None, None)], value, out)
+                else:
+                    self._statement(stmt, out)
+        finally:
+            self._inlining.pop()
+        return gast.Name(result, gast.Load(), None, None)
 
     def _reads_local(self, expr):
         return any(isinstance(n, gast.Name) and n.id in self.resolver.local_names
@@ -292,6 +348,13 @@ class _Normalizer:
         anno.set_(node, Anno.ORIGIN, Origin(stmt.lineno, self._statement_text(stmt)))
         node.lineno = stmt.lineno
         return node
+
+
+def _rename(tree, renamed):
+    for node in gast.walk(tree):
+        if isinstance(node, gast.Name) and node.id in renamed:
+            node.id = renamed[node.id]
+    return tree
 
 
 def _describe(flat):

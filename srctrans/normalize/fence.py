@@ -47,7 +47,6 @@ UNSUPPORTED = {
     gast.ImportFrom: ("`import` inside the function", "import at module level"),
     gast.ClassDef: ("class definition inside the function", "define the class at module level"),
     gast.Raise: ("`raise` statement", "validate the inputs before calling the differentiated function"),
-    gast.Lambda: ("lambda", "define a module-level function with `def`"),
     gast.SetComp: ("set comprehension", "not supported yet; build a list instead"),
     gast.DictComp: ("dict comprehension", "not supported yet; build a list, or a dict display"),
     gast.Set: ("set display", "containers are not supported yet; pass arrays"),
@@ -60,12 +59,16 @@ def check(parsed):
     """Raise :class:`UnsupportedSyntaxError` at the first unsupported construct of ``parsed``."""
     function = parsed.node
     _check_signature(parsed)
+    local_functions = _check_local_functions(parsed)
     for node in gast.walk(function):
         kind = type(node)
-        if node is not function and kind is gast.FunctionDef:
-            _reject(parsed, node, "nested function definition",
-                    "define the helper at module level and call it")
-        if kind in SUPPORTED:
+        if node is not function and kind is gast.FunctionDef and node not in local_functions:
+            _reject(parsed, node, "function definition inside a block or another local function",
+                    "define it at the top of the function, or at module level")
+        if kind is gast.Lambda and node not in local_functions:
+            _reject(parsed, node, "lambda used other than as `name = lambda ...`",
+                    "assign the lambda to a name at the top of the function, or use `def`")
+        if kind in SUPPORTED or kind in (gast.FunctionDef, gast.Lambda):
             _check_targets(parsed, node)
             continue
         if kind in UNSUPPORTED:
@@ -74,6 +77,36 @@ def check(parsed):
         if isinstance(node, (gast.expr, gast.stmt)):
             _reject(parsed, node, f"`{kind.__name__}`", "rewrite it with supported syntax (see docs/syntax.md)")
     _check_control_flow(parsed)
+
+
+def _check_local_functions(parsed):
+    """The local functions srctrans inlines: top-level ``def``s and ``name = lambda ...``.
+
+    Each must end with its only ``return`` (a lambda does), use no ``break``
+    or ``continue`` and no ``*args``/``**kwargs``.
+    """
+    found = set()
+    for stmt in parsed.node.body:
+        if isinstance(stmt, gast.FunctionDef):
+            node = stmt
+            returns = [n for n in gast.walk(stmt) if isinstance(n, gast.Return)]
+            if returns and returns != [stmt.body[-1]]:
+                _reject(parsed, returns[0], "`return` before the end of a local function",
+                        "not supported yet; assign the result to a name and return it at the end")
+            for sub in gast.walk(stmt):
+                if isinstance(sub, (gast.Break, gast.Continue)):
+                    _reject(parsed, sub, f"`{type(sub).__name__.lower()}` in a local function",
+                            "not supported yet; define the function at module level")
+        elif (isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Lambda)
+              and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)):
+            node = stmt.value
+        else:
+            continue
+        if node.args.vararg is not None or node.args.kwarg is not None:
+            _reject(parsed, node, "`*args` or `**kwargs` in a local function",
+                    "define the function at module level")
+        found.add(node)
+    return found
 
 
 def _check_control_flow(parsed):

@@ -120,3 +120,28 @@ class Model:
 
     def loss(self, x):
         return np.sum(np.tanh(x @ self.W + self.b) ** 2)
+
+
+def local_def_and_closure(x, W):
+    scale = 2.0
+
+    def layer(h, bias=0.5):
+        z = h @ W + bias
+        return np.tanh(z) * scale
+
+    h = layer(x)
+    h = layer(h @ W.T, bias=-0.5)
+    return np.sum(h ** 2)
+
+
+def local_lambda(x, y):
+    square = lambda v: v * v
+    mix = lambda a, b=1.0: a * y + b
+    return np.sum(square(x) + mix(x, b=2.0) + mix(square(y)))
+
+
+def local_function_in_loop(x):
+    step = lambda h: np.sin(h) + h
+    for i in range(3):
+        x = step(x)
+    return np.sum(x)
