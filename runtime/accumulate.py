@@ -13,6 +13,9 @@ from runtime.containers import entries, is_container, rebuild
 
 def add(a, b):
     """``a + b`` for cotangents: containers add entry by entry; None is zero."""
+    if type(a) is np.ndarray or type(a) is float:      # the common case first
+        if b is not None and not is_container(b):
+            return a + b
     if a is None:
         return b
     if b is None:

@@ -2,9 +2,10 @@
 
 Requires: straight-line statements and the set of temporaries (names the
 normal form introduced, never the user's own names).
-Guarantees: a temporary read exactly once, by a later statement, with only
-side-effect-free statements between, is replaced by its expression; the
-values computed are the same. The generated code then reads like the user's
+Guarantees: a temporary read exactly once, by a later statement of the same
+block, with only side-effect-free statements between that assign none of the
+names it reads, is replaced by its expression; tape pushes and pops never
+move; the values computed are the same. The generated code then reads like the user's
 (``h = np.tanh(x @ W1 + b1)`` rather than three statements), and NumPy can
 reuse the memory of an unnamed intermediate array instead of allocating anew.
 
@@ -16,6 +17,8 @@ reuse the memory of an unnamed intermediate array instead of allocating anew.
 
 import gast
 
+from srctrans import annotations as anno
+from srctrans.annotations import Anno
 from srctrans.optimise.dce import reads_of
 
 
@@ -30,6 +33,11 @@ def inline_temporaries(statements, temporaries, keep, is_pure):
         for node in gast.walk(stmt):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
                 uses[node.id] = uses.get(node.id, 0) + 1
+    return _inline_block(statements, temporaries, keep, is_pure, uses)
+
+
+def _inline_block(statements, temporaries, keep, is_pure, uses):
+    """One block; blocks inside it are done on their own (a use must be in the same block)."""
     pending = {}                  # temporary -> its statement, waiting for its one use
     result = []
     for stmt in statements:
@@ -37,17 +45,26 @@ def inline_temporaries(statements, temporaries, keep, is_pure):
             # never move a computation into a block: it could run again, or not at all
             result.extend(pending.values())
             pending.clear()
+            stmt.body = _inline_block(stmt.body, temporaries, keep, is_pure, uses)
+            if isinstance(stmt, gast.If):
+                stmt.orelse = _inline_block(stmt.orelse, temporaries, keep, is_pure, uses)
             result.append(stmt)
             continue
         if pending:
             stmt = _substitute(stmt, pending)
+        saving = anno.get(stmt, Anno.SAVES) is not None
         name = _single_target(stmt)
         if (name in temporaries and name not in keep and uses.get(name) == 1
-                and is_pure(stmt)):
+                and is_pure(stmt) and not saving):
             pending[name] = stmt
             continue
-        if pending and not is_pure(stmt):
-            # an effect: what is pending must not move past it
+        # what is pending must not move past an effect, a tape pop, or a new value of
+        # one of the names it reads (inside loops names are assigned again)
+        assigned = {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
+                    and isinstance(n.ctx, gast.Store)}
+        pushes = saving and isinstance(stmt, gast.Expr)
+        if pending and ((not is_pure(stmt) and not pushes) or (saving and not pushes) or any(
+                assigned & reads_of(waiting.value) for waiting in pending.values())):
             result.extend(pending.values())
             pending.clear()
         result.append(stmt)
