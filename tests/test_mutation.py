@@ -13,6 +13,7 @@ CASES = [
     (mutation.masked_write, lambda r: (r.standard_normal(6),), (0,)),
     (mutation.read_before_write, lambda r: (r.standard_normal(4),), (0,)),
     (mutation.write_scalar_broadcast, lambda r: (r.standard_normal((3, 2)), 0.5), (0, 1)),
+    (mutation.reads_with_every_index_kind, lambda r: (r.standard_normal((4, 3)), np.array([0, 2, 0])), (0,)),
 ]
 
 

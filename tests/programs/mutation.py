@@ -53,3 +53,15 @@ def writes_view_of_argument(x):
     y = x.T
     y[0] = 1.0
     return np.sum(y)
+
+
+def reads_with_every_index_kind(x, idx):
+    a = x[-1]
+    b = x[::-2]
+    c = x[..., 0]
+    d = x[None, :, 1]
+    e = x[idx]                       # integer array with a repeat
+    f = x[x > 0.0]
+    g = x[1:, np.newaxis, :2]
+    return (np.sum(a * a) + np.sum(b ** 3) + np.sum(np.sin(c)) + np.sum(d * 2.0)
+            + np.sum(e ** 2) + np.sum(f) + np.sum(g * g))
