@@ -31,6 +31,7 @@ GROUPS = [
     ("srctrans.rules.reductions", "Reductions"),
     ("srctrans.rules.linalg", "Products"),
     ("srctrans.rules.shapes", "Shapes, joins and conversions"),
+    ("srctrans.rules.builtins", "Python builtins"),
 ]
 
 

@@ -5,6 +5,8 @@ sides are arrays). Cotangents of containers are containers of the same kind
 (see :mod:`runtime.containers`).
 """
 
+import numbers
+
 import numpy as np
 
 from runtime.broadcast import unbroadcast
@@ -34,6 +36,8 @@ def zeros_like(value):
         return rebuild(value, [(k, zeros_like(v)) for k, v in entries(value)])
     if value is None:                     # a name a loop had not assigned yet
         return 0.0
+    if not isinstance(value, (numbers.Number, np.ndarray, np.generic)):
+        return {}                         # an object: no attribute has a gradient yet
     # the dtype of the value itself (a Python float is float64, not a weak scalar)
     return np.zeros_like(value, dtype=np.result_type(np.asarray(value).dtype, np.float16))
 

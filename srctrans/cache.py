@@ -147,20 +147,36 @@ MAX_SPECIALISATIONS = 8
 
 
 def _run_keeping_locals(generated, args, kwargs):
-    """``generated(*args, **kwargs)`` and the values of its local names when it returned."""
-    values = {}
+    """``generated(*args, **kwargs)``, and its local values when it returned.
+
+    Every line of the run is watched (this thread only, this one call): a
+    name whose shape changes during the run (in a loop) is left out, so code
+    specialised on the returned values holds for every iteration.
+    """
+    values, shapes, varying = {}, {}, set()
     code = generated.__code__
-    previous = sys.getprofile()
+    previous = sys.gettrace()
 
-    def keep(frame, event, arg):
-        if event == "return" and frame.f_code is code:
-            values.update(frame.f_locals)
+    def watch(frame, event, arg):
+        if frame.f_code is not code:
+            return None
+        if event in ("line", "return"):
+            for name, value in frame.f_locals.items():
+                if _has_shape(value):
+                    shape = np.shape(value)
+                    if shapes.setdefault(name, shape) != shape:
+                        varying.add(name)
+            if event == "return":
+                values.update(frame.f_locals)
+        return watch
 
-    sys.setprofile(keep)                 # this thread only, for this one call
+    sys.settrace(watch)
     try:
         result = generated(*args, **kwargs)
     finally:
-        sys.setprofile(previous)
+        sys.settrace(previous)
+    for name in varying:
+        values.pop(name, None)
     return result, values
 
 

@@ -54,6 +54,7 @@ from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, reads_o
 from srctrans.optimise.inline import inline_temporaries
 from srctrans.optimise.simplify import simplify
 from srctrans.optimise.specialise import shapes_follow_inputs, specialise, use_array_methods
+from srctrans import nodes
 from srctrans.nodes import clone, parameter_names
 from srctrans.parse.resolve import MISSING, Resolver
 from srctrans.parse.source import parse_function
@@ -170,9 +171,11 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
         gradients = [_rename(g, renaming) for g in gradients]
         backward = eliminate_dead_code(backward, _reads_all(gradients), _is_not_saving)
         _trace("optimise", lambda: _block_text(backward))
-    backward = drop_empty_blocks(backward)
-    forward, backward = drop_unneeded_saves(result.prologue + result.forward, backward,
-                                            backward_reads(backward) | _reads_all(gradients))
+    forward = result.prologue + result.forward
+    for _ in range(2):        # dropping saves can empty a branch, whose test then needs no save
+        backward = drop_empty_blocks(backward)
+        forward, backward = drop_unneeded_saves(forward, backward,
+                                                backward_reads(backward) | _reads_all(gradients))
     if result.tape is not None and result.tape not in backward_reads(backward):
         forward = [s for s in forward if targets_of(s) != [result.tape]]   # nothing was saved
     residuals = _residuals(unit, forward, backward, gradients)
@@ -352,8 +355,15 @@ def _gradient_function(unit, forward, backward, seed, gradients):
     that only computed the output's value are dropped.
     """
     one = {seed: gast.Constant(1.0, None)}
-    backward = [_substitute_names(clone(stmt), one) for stmt in backward]
-    gradients = [_substitute_names(clone(g), one) for g in gradients]
+    reassigned = any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == seed
+                     for stmt in backward for n in gast.walk(stmt))
+    if reassigned:            # the seed is also a loop's adjoint: start it at 1.0 instead
+        start = nodes.assign(seed, gast.Constant(1.0, None))
+        backward = [start] + [clone(stmt) for stmt in backward]
+        gradients = [clone(g) for g in gradients]
+    else:
+        backward = [_substitute_names(clone(stmt), one) for stmt in backward]
+        gradients = [_substitute_names(clone(g), one) for g in gradients]
     simplify(backward)
     backward, renaming = propagate_copies(backward)
     gradients = [_rename(g, renaming) for g in gradients]

@@ -108,3 +108,25 @@ def test_gradient_with_respect_to_self_is_a_dict_of_attribute_gradients():
         minus = dict(args, **{name: value - eps * direction})
         numeric = (explicit(**plus) - explicit(**minus)) / (2 * eps)
         assert np.sum(grads[name] * direction) == pytest.approx(numeric, rel=1e-6)
+
+
+def test_gradient_with_respect_to_self_through_a_loop():
+    rng = _rng(6)
+    model = c.Recurrent(0.5 * rng.standard_normal((3, 3)))
+    xs = rng.standard_normal((4, 2, 3))
+    grads = st.grad(model.loss, wrt="self")(xs)
+    direction = rng.standard_normal((3, 3))
+    eps = 1e-6
+    plus, minus = c.Recurrent(model.W + eps * direction), c.Recurrent(model.W - eps * direction)
+    numeric = (plus.loss(xs) - minus.loss(xs)) / (2 * eps)
+    assert np.sum(grads["W"] * direction) == pytest.approx(numeric, rel=1e-6)
+
+
+def test_appending_to_a_list_the_caller_passed_is_an_error():
+    with pytest.raises(st.UnsupportedSyntaxError, match="may be a list the caller passed"):
+        st.grad(c.appends_to_argument, wrt=1)([np.ones(2)], np.ones(2))
+
+
+def test_dict_unpacking_in_a_display_is_a_clear_error():
+    with pytest.raises(st.UnsupportedSyntaxError, match=r"`\*\*` inside a dict display"):
+        st.grad(c.unpacks_into_dict, wrt=1)({"a": 1.0}, 2.0)

@@ -56,7 +56,17 @@ CASES = [
     (control.and_or_conditions, lambda r: (r.uniform(2.5, 3.0, 3),), (0,)),
     (control.and_or_conditions, lambda r: (-r.uniform(2.5, 3.0, 3),), (0,)),
     (control.not_condition, lambda r: (r.uniform(0.1, 0.2, 3),), (0,)),
+    (control.break_reads_loop_variable, lambda r: (np.array([0.3, 0.4]),), (0,)),
+    (control.break_in_loop_over_rows, lambda r: (r.uniform(0.3, 0.6, (5, 2)),), (0,)),
+    (control.enumerate_with_start, lambda r: (r.standard_normal((3, 2)),), (0,)),
 ]
+
+
+def test_enumerate_start_counts_from_it():
+    X = np.ones((3, 2))
+    value, grad = st.value_and_grad(control.enumerate_with_start)(X)
+    assert value == 12.0                             # 1 * 2 + 2 * 2 + 3 * 2
+    np.testing.assert_allclose(grad, [[1, 1], [2, 2], [3, 3]])
 
 
 @pytest.mark.parametrize("index", range(len(CASES)), ids=[f"{c[0].__name__}-{i}" for i, c in enumerate(CASES)])
@@ -95,7 +105,8 @@ def test_the_tape_is_empty_after_the_backward_pass():
 
 def test_the_tape_saves_only_what_the_backward_pass_reads():
     source = srctrans.cache.instance(control.augmented_in_loop, ("x",)).build.source
-    assert "tape.append(i)" in source                # the rule of x * i reads i
+    assert "i = _range[_iteration]" in source        # the rule of x * i reads i: from the range
+    assert "tape.append(i)" not in source
     source = srctrans.cache.instance(control.rnn, ("W",)).build.source
     assert "tape.append(h)" in source                # tanh's rule reads its result
     assert "_add = " in source and "tape.append(_add)" not in source   # no rule reads the sum
@@ -115,6 +126,7 @@ def test_a_pullback_with_a_tape_can_be_called_again():
 def test_the_reversed_loop_reads_like_the_loop():
     source = st.source(control.rnn, wrt=(1, 2))
     backward = source.split("def rnn_bwd")[1]
-    assert "for _iteration in range(trips):" in backward
+    assert "for _iteration in range(trips - 1, -1, -1):" in backward
+    assert "t = _range[_iteration]" in backward          # the loop variable, read back
     assert "# line" in backward and "h = np.tanh(xs[t] @ W + h @ U)" in backward
     assert "h = tape.pop()" in backward

@@ -20,7 +20,7 @@ from srctrans.rules import METHODS, REGISTRY
 _FRESH_FUNCTIONS = frozenset({
     np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
     np.full_like, np.array, np.copy, np.stack, np.concatenate, np.hstack, np.vstack,
-    np.arange, np.linspace, np.eye, np.identity,
+    np.arange, np.linspace, np.eye, np.identity, list,
 })
 _FRESH_METHODS = frozenset({"copy", "astype"})
 
@@ -52,7 +52,7 @@ def written_arrays(function):
 
 
 def _is_fresh(value):
-    if isinstance(value, (gast.BinOp, gast.UnaryOp)):
+    if isinstance(value, (gast.BinOp, gast.UnaryOp, gast.List, gast.Dict)):
         return True
     if isinstance(value, gast.Call):
         callee = anno.get(value, Anno.CALLEE)

@@ -13,6 +13,7 @@ the backward statements of a list of statements, such that
 * a branch is reversed by reading its condition, which the tape has restored
   to the value it had in that iteration;
 * a loop counts its iterations and is reversed by a ``for`` over that count;
+  a ``for`` loop's variable is read back from its ``range`` object;
 * every adjoint that flows around a loop, or out of only one branch, starts
   at zero, so the first contribution to an adjoint assigns it and later ones
   add to it, whichever way control went.
@@ -24,7 +25,7 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.naming import RUNTIME_ALIAS
 from srctrans.nodes import assign, clone, load, store
-from srctrans.optimise.dce import reads_of
+from srctrans.optimise.dce import reads_of, targets_of
 
 COMPOUND = (gast.If, gast.For, gast.While)
 
@@ -124,21 +125,32 @@ class ControlFlow:
         self.initialised |= carried
         count = assign(trips, gast.BinOp(load(trips), gast.Add(), gast.Constant(1, None)))
         anno.set_(count, Anno.ORIGIN, origin)
+        iteration = self.namer.fresh("_iteration")
+        backwards = gast.Call(gast.Name("range", gast.Load(), None, None),
+                              [gast.BinOp(load(trips), gast.Sub(), gast.Constant(1, None)),
+                               gast.Constant(-1, None), gast.Constant(-1, None)], [])
+        setup = []
         if target is None:
             loop = gast.While(stmt.test, [count] + body_forward, [])
             restore_target = []
         else:
-            loop = gast.For(stmt.target, stmt.iter, [count] + body_forward + [self._push(target)],
-                            [], None)
-            restore_target = [self._pop(target)]
+            # the k-th value of the loop variable is read back from the range itself,
+            # which also holds when the loop was left early
+            indices = self.namer.fresh("_range")
+            setup = [anno.copy(stmt, assign(indices, stmt.iter))]
+            loop = gast.For(stmt.target, load(indices), [count] + body_forward, [], None)
+            restore_target = [anno.copy(stmt, assign(target, gast.Subscript(
+                load(indices), load(iteration), gast.Load())))]
         anno.copy(stmt, loop)
-        iteration = self.namer.fresh("_iteration")
-        counted = gast.Call(gast.Name("range", gast.Load(), None, None), [load(trips)], [])
-        reverse_loop = anno.copy(stmt, gast.For(store(iteration), counted,
+        reverse_loop = anno.copy(stmt, gast.For(store(iteration), backwards,
                                                 restore_target + body_backward + back_edge, [], None))
         reset = assign(trips, gast.Constant(0, None))
         anno.set_(reset, Anno.ORIGIN, origin)
-        forward, after = self._saving(reset, [], [trips], depth)
+        forward, after = [], []
+        for start in setup + [reset]:
+            saved_forward, saved_backward = self._saving(start, [], targets_of(start), depth)
+            forward += saved_forward
+            after = saved_backward + after
         return forward + [loop], before_loop + [reverse_loop] + after
 
 

@@ -179,6 +179,10 @@ class _Reverser(ControlFlow):
 
     def _append(self, stmt, xs, value):
         """``xs.append(v)``: ``v`` gets the last entry of the list's cotangent, which loses it."""
+        if xs not in self.unit.fresh_arrays:
+            self._fail(stmt, UnsupportedSyntaxError,
+                       f"appending to `{xs}`, which may be a list the caller passed",
+                       f"append to a list the function makes: {xs} = list({xs}) first")
         adjoint = self.namer.adjoint(xs)
         if adjoint in self.initialised and isinstance(value, gast.Name) and value.id in self.active:
             last = self.namer.temporary("d" + xs + "_last")

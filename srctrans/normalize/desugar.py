@@ -49,7 +49,10 @@ def to_index_loop(loop, namer):
     reads = []                                    # (target, value expression for this index)
     if _is_call_of(iterator, "enumerate") and isinstance(target, gast.Tuple) and len(target.elts) == 2:
         sequences = [iterator.args[0]]
-        reads = [(target.elts[0], load(index)), (target.elts[1], _item(iterator.args[0], index))]
+        count = load(index)
+        if len(iterator.args) > 1:                 # enumerate(xs, start)
+            count = gast.BinOp(count, gast.Add(), _copy_load(iterator.args[1]))
+        reads = [(target.elts[0], count), (target.elts[1], _item(iterator.args[0], index))]
     elif _is_call_of(iterator, "zip") and isinstance(target, gast.Tuple) \
             and len(target.elts) == len(iterator.args):
         sequences = list(iterator.args)

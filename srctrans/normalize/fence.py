@@ -49,7 +49,7 @@ UNSUPPORTED = {
     gast.Raise: ("`raise` statement", "validate the inputs before calling the differentiated function"),
     gast.SetComp: ("set comprehension", "not supported yet; build a list instead"),
     gast.DictComp: ("dict comprehension", "not supported yet; build a list, or a dict display"),
-    gast.Set: ("set display", "containers are not supported yet; pass arrays"),
+    gast.Set: ("set display", "sets have no order to differentiate along; use a list or a tuple"),
     gast.Starred: ("starred expression (`*args`)", "pass the arguments one by one"),
     gast.NamedExpr: ("assignment expression (`:=`)", "assign with a separate `=` statement"),
 }
@@ -70,6 +70,7 @@ def check(parsed):
                     "assign the lambda to a name at the top of the function, or use `def`")
         if kind in SUPPORTED or kind in (gast.FunctionDef, gast.Lambda):
             _check_targets(parsed, node)
+            _check_dict_display(parsed, node)
             continue
         if kind in UNSUPPORTED:
             construct, hint = UNSUPPORTED[kind]
@@ -138,7 +139,8 @@ def _check_control_flow(parsed):
                         _reject(parsed, sub, f"assignment to the loop variable `{sub.id}` inside its loop",
                                 "use another name for the new value")
         if (isinstance(node, (gast.For, gast.While)) and node.orelse):
-            _reject(parsed, node, "`else` clause of a loop", "move that code after the loop")
+            _reject(parsed, node, "`else` clause of a loop",
+                    "not supported yet; set a flag before `break` and test it after the loop")
 
 
 def _check_signature(parsed):
@@ -147,6 +149,12 @@ def _check_signature(parsed):
         if param.id in RESERVED_PARAMETERS:
             _reject(parsed, param, f"parameter named `{param.id}`",
                     f"rename it: srctrans reserves the keyword `{param.id}` for the cotangent")
+
+
+def _check_dict_display(parsed, node):
+    if isinstance(node, gast.Dict) and None in node.keys:
+        _reject(parsed, node, "`**` inside a dict display",
+                "not supported yet; build the dict with explicit keys")
 
 
 def _check_targets(parsed, node):

@@ -77,10 +77,18 @@ def shapes_follow_inputs(function):
 
     Subscripts with computed indices (boolean masks) and functions such as
     ``np.nonzero`` make shapes depend on values, and so may branches and
-    loops; such functions are not specialised.
+    ``while`` loops; such functions are not specialised. A ``for`` loop over
+    ``range(...)`` repeats the same statements a number of times fixed by its
+    bounds, which come from shapes and int arguments (both in the shape key);
+    a name whose shape changes from one iteration to the next is left out of
+    the measured shapes (see ``cache._run_keeping_locals``).
     """
     for node in gast.walk(function):
-        if isinstance(node, (gast.If, gast.For, gast.While)):
+        if isinstance(node, (gast.If, gast.While)):
+            return False
+        if isinstance(node, gast.For) and not (
+                isinstance(node.iter, gast.Call) and isinstance(node.iter.func, gast.Name)
+                and node.iter.func.id == "range"):
             return False
         if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load):
             if any(isinstance(n, gast.Name) for n in gast.walk(node.slice)):

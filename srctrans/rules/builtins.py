@@ -1,4 +1,4 @@
-"""VJP rules of Python's builtins that compute with numbers: sum, min, max, float.
+"""VJP rules of Python's builtins that compute with numbers: sum, min, max, float, list, tuple.
 
 (``abs`` shares the rule of ``np.absolute``, in rules/elementwise.py.)
 """
@@ -21,4 +21,8 @@ def extremum(g, ans, *args):
 
 @vjp(builtins.float)
 def to_float(g, ans, x):
+    return g
+
+@vjp(builtins.list, builtins.tuple)
+def to_sequence(g, ans, iterable):
     return g

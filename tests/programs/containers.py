@@ -145,3 +145,23 @@ def local_function_in_loop(x):
     for i in range(3):
         x = step(x)
     return np.sum(x)
+
+
+class Recurrent:
+    def __init__(self, W):
+        self.W = W
+
+    def loss(self, xs):
+        h = xs[0]
+        for t in range(1, xs.shape[0]):
+            h = np.tanh(h @ self.W + xs[t])
+        return np.sum(h)
+
+
+def appends_to_argument(xs, x):
+    xs.append(x * 2.0)
+    return np.sum(np.stack(xs))
+
+
+def unpacks_into_dict(d, x):
+    return np.sum({**d, "x": x}["x"])

@@ -224,3 +224,28 @@ def not_condition(x):
     if not np.sum(x) > 1.0:
         y = y * y
     return np.sum(y)
+
+
+def break_reads_loop_variable(x):
+    y = x
+    for i in range(1, 6):
+        y = y * i
+        if np.sum(y) > 3.0:
+            break
+    return np.sum(y)
+
+
+def break_in_loop_over_rows(X):
+    t = 0.0
+    for row in X:
+        t = t + np.sum(row * row)
+        if t > 1.0:
+            break
+    return t
+
+
+def enumerate_with_start(X):
+    total = 0.0
+    for i, row in enumerate(X, 1):
+        total = total + i * np.sum(row)
+    return total
