@@ -34,6 +34,7 @@ RESULT_SHAPE_OF_ARGUMENT = {
     "prod_grad": 2, "std_grad": 2, "matmul_lhs": 1, "matmul_rhs": 2, "dot_lhs": 1,
     "dot_rhs": 2, "inner_lhs": 1, "inner_rhs": 2, "outer_lhs": 1, "outer_rhs": 2,
     "tensordot_lhs": 1, "tensordot_rhs": 2, "getitem_grad": 1, "tie_weight": None,
+    "zeros_like": 0, "zero_at": 0, "restored_at": 0,
 }
 
 # Functions whose result's shape depends on the values of their arguments.
@@ -83,15 +84,18 @@ def shapes_follow_inputs(function):
     a name whose shape changes from one iteration to the next is left out of
     the measured shapes (see ``cache._run_keeping_locals``).
     """
+    counters = set()                       # variables of loops over range(...): ints
     for node in gast.walk(function):
         if isinstance(node, (gast.If, gast.While)):
             return False
-        if isinstance(node, gast.For) and not (
-                isinstance(node.iter, gast.Call) and isinstance(node.iter.func, gast.Name)
-                and node.iter.func.id == "range"):
-            return False
+        if isinstance(node, gast.For):
+            if not (isinstance(node.iter, gast.Call) and isinstance(node.iter.func, gast.Name)
+                    and node.iter.func.id == "range"):
+                return False
+            counters.add(node.target.id)
+    for node in gast.walk(function):
         if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load):
-            if any(isinstance(n, gast.Name) for n in gast.walk(node.slice)):
+            if any(isinstance(n, gast.Name) and n.id not in counters for n in gast.walk(node.slice)):
                 return False
         if isinstance(node, gast.Call):
             callee = anno.get(node, Anno.CALLEE)
@@ -108,18 +112,26 @@ def shapes_follow_inputs(function):
 def specialise(statements, shapes):
     """``statements`` rewritten for values of the given ``shapes`` (name -> tuple)."""
     known = dict(shapes)
-    rewriter = _Rewriter(known)
+    _specialise_block(statements, known, _Rewriter(known), shapes)
+    return _drop_scalar_spreads(statements, known)
+
+
+def _specialise_block(statements, known, rewriter, measured):
     for stmt in statements:
-        if isinstance(stmt, gast.Assign):
+        if isinstance(stmt, (gast.If, gast.For, gast.While)):
+            _specialise_block(stmt.body, known, rewriter, measured)
+            _specialise_block(getattr(stmt, "orelse", []), known, rewriter, measured)
+        elif isinstance(stmt, gast.Assign):
             stmt.value = rewriter.visit(stmt.value)
             target = stmt.targets[0]
             if isinstance(target, gast.Name):
+                if target.id in measured:
+                    continue              # measured: one shape all along (a pop restores it)
                 shape = shape_of(stmt.value, known)
                 if shape is not None:
                     known[target.id] = shape
                 else:
                     known.pop(target.id, None)
-    return _drop_scalar_spreads(statements, known)
 
 
 def shape_of(expression, known):
@@ -191,6 +203,10 @@ class _Rewriter(gast.NodeTransformer):
     def visit_Call(self, node):
         self.generic_visit(node)
         known = self.known
+        if _runtime_call(node, "add") and len(node.args) == 2:
+            left, right = (shape_of(a, known) for a in node.args)
+            if left is not None and right is not None:     # arrays or numbers, not containers
+                return gast.BinOp(node.args[0], gast.Add(), node.args[1])
         if _runtime_call(node, "unbroadcast") and len(node.args) == 2:
             g, x = node.args
             g_shape, x_shape = shape_of(g, known), shape_of(x, known)
