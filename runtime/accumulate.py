@@ -34,7 +34,7 @@ def zeros_like(value):
     """A zero cotangent for ``value``: zeros of its shape, entry by entry for containers."""
     if is_container(value):
         return rebuild(value, [(k, zeros_like(v)) for k, v in entries(value)])
-    if value is None:                     # a name a loop had not assigned yet
+    if value is None or type(value) in (float, int):   # unassigned yet, or a Python number
         return 0.0
     if not isinstance(value, (numbers.Number, np.ndarray, np.generic)):
         return {}                         # an object: no attribute has a gradient yet

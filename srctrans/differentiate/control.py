@@ -139,8 +139,8 @@ class ControlFlow:
             indices = self.namer.fresh("_range")
             setup = [anno.copy(stmt, assign(indices, stmt.iter))]
             loop = gast.For(stmt.target, load(indices), [count] + body_forward, [], None)
-            restore_target = [anno.copy(stmt, assign(target, gast.Subscript(
-                load(indices), load(iteration), gast.Load())))]
+            restore_target = [self._saves(assign(target, gast.Subscript(
+                load(indices), load(iteration), gast.Load())), target)]    # dropped if unread
         anno.copy(stmt, loop)
         reverse_loop = anno.copy(stmt, gast.For(store(iteration), backwards,
                                                 restore_target + body_backward + back_edge, [], None))
