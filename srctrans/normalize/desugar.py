@@ -5,7 +5,8 @@ Guarantees: afterwards
 
 * every ``for`` loops over ``range(...)``: ``for x in xs`` becomes
   ``for _index in range(len(xs)): x = xs[_index]``, and ``zip``/``enumerate``
-  of sequences become index loops the same way;
+  of sequences and ``d.items()``/``.values()``/``.keys()`` (over ``list(d)``)
+  become index loops the same way;
 * there is no ``continue`` and no ``return`` but the last statement, and a
   ``break`` only as ``if stop: break`` at the end of a loop body: a jump sets
   flags, the statements it would skip run under ``if not flag:``, and an
@@ -47,7 +48,18 @@ def to_index_loop(loop, namer):
     index = namer.fresh("_index")
     iterator, target = loop.iter, loop.target
     reads = []                                    # (target, value expression for this index)
-    if _is_call_of(iterator, "enumerate") and isinstance(target, gast.Tuple) and len(target.elts) == 2:
+    view = _dict_view(iterator)
+    if view is not None:                          # for k, v in d.items(): over list(d), the keys
+        mapping, kind = view
+        keys = _call("list", [_copy_load(mapping)])
+        key = gast.Subscript(keys, load(index), gast.Load())
+        value = gast.Subscript(_copy_load(mapping), _copy_load(key), gast.Load())
+        if kind == "items" and isinstance(target, gast.Tuple) and len(target.elts) == 2:
+            reads = [(target.elts[0], _copy_load(key)), (target.elts[1], value)]
+        else:
+            reads = [(target, _copy_load(key) if kind == "keys" else value)]
+        sequences = [_copy_load(mapping)]
+    elif _is_call_of(iterator, "enumerate") and isinstance(target, gast.Tuple) and len(target.elts) == 2:
         sequences = [iterator.args[0]]
         count = load(index)
         if len(iterator.args) > 1:                 # enumerate(xs, start)
@@ -67,6 +79,14 @@ def to_index_loop(loop, namer):
     loop.body = [gast.Assign([t], value, None) for t, value in reads] + loop.body
     for stmt in loop.body[:len(reads)]:
         gast.copy_location(stmt, loop)
+
+
+def _dict_view(node):
+    """``(mapping, "items"|"values"|"keys")`` for ``d.items()`` and the like, else None."""
+    if (isinstance(node, gast.Call) and not node.args and not node.keywords
+            and isinstance(node.func, gast.Attribute) and node.func.attr in ("items", "values", "keys")):
+        return node.func.value, node.func.attr
+    return None
 
 
 def _is_call_of(node, name):

@@ -117,7 +117,12 @@ def _check_control_flow(parsed):
             iterator, target = node.iter, node.target
             call = iterator.func.id if (isinstance(iterator, gast.Call)
                                         and isinstance(iterator.func, gast.Name)) else None
-            if call in ("zip", "enumerate"):
+            if (isinstance(iterator, gast.Call) and isinstance(iterator.func, gast.Attribute)
+                    and iterator.func.attr in ("items", "values", "keys") and not iterator.args):
+                call = "items"
+            if call == "items":
+                pass                                  # d.items(), d.values(), d.keys()
+            elif call in ("zip", "enumerate"):
                 if not (isinstance(target, gast.Tuple) and all(isinstance(t, gast.Name) for t in target.elts)):
                     _reject(parsed, node, f"`for` over {call}(...) without a tuple of names",
                             f"write for a, b in {call}(...)")

@@ -105,7 +105,7 @@ def loop_with_else(x):
 
 def loops_over_items(x):
     total = 0.0
-    for key, value in x.items():  # marker: for-items
+    for value in reversed(x):  # marker: for-items
         total = total + value
     return total
 
