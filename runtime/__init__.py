@@ -28,6 +28,7 @@ from runtime.elementwise import (
     clip_mask, tie_weight, power_base_factor, power_exponent_factor, LN2, LN10)
 from runtime.seeding import seed_cotangent, conform_gradient
 from runtime.accumulate import add, zeros_like, spread_grads, choice_grads
+from runtime.containers import saved_entry, restored_entry, entry_cotangent, without_entry
 from runtime.reshaping import (
     identity, getitem_grad, getattr_grad, last_and_rest, transpose_grad, asarray_grad, zero_at,
     saved_at, restored_at)

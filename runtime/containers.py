@@ -62,3 +62,35 @@ def leaves(value):
     if is_container(value):
         return [leaf for _, v in entries(value) for leaf in leaves(v)]
     return [value]
+
+
+_ABSENT = object()
+
+
+def saved_entry(mapping, key):
+    """What ``mapping[key] = ...`` is about to overwrite (a marker if the key is new)."""
+    return mapping.get(key, _ABSENT)
+
+
+def restored_entry(mapping, key, old):
+    """A copy of ``mapping`` as it was before ``mapping[key]`` was written."""
+    mapping = dict(mapping)
+    if old is _ABSENT:
+        mapping.pop(key, None)
+    else:
+        mapping[key] = old
+    return mapping
+
+
+def entry_cotangent(cotangent, key, like):
+    """``cotangent[key]``, or zeros shaped like ``like`` when no gradient reached that key."""
+    from runtime.accumulate import zeros_like
+    value = cotangent.get(key) if isinstance(cotangent, dict) else None
+    return zeros_like(like) if value is None else value
+
+
+def without_entry(cotangent, key):
+    """A copy of a dict's cotangent without ``key`` (overwritten entries get no gradient)."""
+    cotangent = dict(cotangent) if isinstance(cotangent, dict) else {}
+    cotangent.pop(key, None)
+    return cotangent

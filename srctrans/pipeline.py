@@ -39,7 +39,7 @@ import runtime
 from srctrans import annotations as anno
 from srctrans.analyse.activity import active_names
 from srctrans.analyse.invariance import softmax_offsets
-from srctrans.analyse.values import array_valued, fresh_arrays, written_arrays
+from srctrans.analyse.values import array_valued, dict_valued, fresh_arrays, written_arrays
 from srctrans.annotations import Anno
 from srctrans.differentiate.control import backward_reads, drop_empty_blocks, drop_unneeded_saves
 from srctrans.differentiate.reverse import reverse
@@ -90,6 +90,7 @@ class Unit:
         self.array_valued = set()
         self.fresh_arrays = set()
         self.written_arrays = set()
+        self.dict_valued = set()
 
     def _alias(self, name, module):
         """``name`` unless the user's function uses it for something other than ``module``."""
@@ -153,6 +154,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     unit.array_valued = array_valued(unit.function)
     unit.fresh_arrays = fresh_arrays(unit.function)
     unit.written_arrays = written_arrays(unit.function)
+    unit.dict_valued = dict_valued(unit.function)
     follows_inputs = shapes_follow_inputs(unit.function)
     result = reverse(unit)
     if optimize and shapes:

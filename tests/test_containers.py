@@ -38,6 +38,8 @@ CASES = [
     (c.local_def_and_closure, lambda r: (r.standard_normal((2, 3)), 0.5 * r.standard_normal((3, 3))), (0, 1)),
     (c.local_lambda, lambda r: (r.standard_normal(3), r.standard_normal(3)), (0, 1)),
     (c.local_function_in_loop, lambda r: (r.standard_normal(3),), (0,)),
+    (c.dict_comprehension, lambda r: ({"a": r.standard_normal(3), "b": r.standard_normal((3, 2)),
+                                        "skip": r.standard_normal(2)}, r.standard_normal((4, 3))), (0, 1)),
     (c.loops_over_dict_items, lambda r: ({"a": r.standard_normal((3, 2)), "b": r.standard_normal((3, 2))},
                                          r.standard_normal((4, 3))), (0, 1)),
 ]

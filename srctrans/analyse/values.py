@@ -44,6 +44,15 @@ def fresh_arrays(function):
     return fresh - doubtful
 
 
+def dict_valued(function):
+    """Names every assignment of which is a dict display (``d = {}``): item writes are dict writes."""
+    dicts, others = set(), set()
+    for stmt in gast.walk(function):
+        if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
+            (dicts if isinstance(stmt.value, gast.Dict) else others).add(stmt.targets[0].id)
+    return dicts - others
+
+
 def written_arrays(function):
     """Names written into by a subscript assignment (``y[i] = v``) anywhere in the function."""
     return {stmt.targets[0].value.id for stmt in gast.walk(function)

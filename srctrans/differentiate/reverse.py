@@ -207,15 +207,23 @@ class _Reverser(ControlFlow):
                        f"write into a copy: {array} = {array}.copy() (or np.zeros_like(...)) first")
         index = self._index(target.slice)
         adjoint = self.namer.adjoint(array)
+        is_dict = array in self.unit.dict_valued
         if adjoint in self.initialised:
-            written = gast.Subscript(_load(adjoint), clone(target.slice), gast.Load())
-            self._contribute(value, _call_runtime(self.aliases, "unbroadcast", [written, value]))
-            self._emit(_assign(adjoint, _call_runtime(self.aliases, "zero_at",
-                                                      [_load(adjoint), clone(index)])))
+            if is_dict:
+                written = _call_runtime(self.aliases, "entry_cotangent",
+                                        [_load(adjoint), clone(index), value])
+                rest = _call_runtime(self.aliases, "without_entry", [_load(adjoint), clone(index)])
+                self._contribute(value, written)
+            else:
+                written = gast.Subscript(_load(adjoint), clone(target.slice), gast.Load())
+                rest = _call_runtime(self.aliases, "zero_at", [_load(adjoint), clone(index)])
+                self._contribute(value, _call_runtime(self.aliases, "unbroadcast", [written, value]))
+            self._emit(_assign(adjoint, rest))
+        saving, restoring = ("saved_entry", "restored_entry") if is_dict else ("saved_at", "restored_at")
         save = gast.Expr(gast.Call(gast.Attribute(_load(self.tape), "append", gast.Load()),
-                                   [_call_runtime(self.aliases, "saved_at", [_load(array), index])], []))
+                                   [_call_runtime(self.aliases, saving, [_load(array), index])], []))
         old = gast.Call(gast.Attribute(_load(self.tape), "pop", gast.Load()), [], [])
-        restore = _assign(array, _call_runtime(self.aliases, "restored_at",
+        restore = _assign(array, _call_runtime(self.aliases, restoring,
                                                [_load(array), clone(index), old]))
         return [self._saves(save, array), stmt], self._pending + [self._saves(restore, array)]
 

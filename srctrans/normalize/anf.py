@@ -221,7 +221,7 @@ class _Normalizer:
             return expr
         if isinstance(expr, gast.IfExp):
             return self._choice(expr.test, expr.body, expr.orelse, out)
-        if isinstance(expr, (gast.ListComp, gast.GeneratorExp)):
+        if isinstance(expr, (gast.ListComp, gast.GeneratorExp, gast.DictComp)):
             return self._comprehension(expr, out)
         if isinstance(expr, gast.BoolOp):
             # a and b -> b if a else a;  a or b -> a if a else b  (b evaluated only when needed)
@@ -235,11 +235,18 @@ class _Normalizer:
         raise AssertionError(f"the fence let through {type(expr).__name__}")
 
     def _comprehension(self, expr, out):
-        """``[elt for t in xs if c]`` -> a list built by ``append`` in a loop (nested ``for``s too)."""
-        name = self.namer.temporary("list")
-        out.append(_assign_name(name, gast.List([], gast.Load())))
-        append = gast.Attribute(gast.Name(name, gast.Load(), None, None), "append", gast.Load())
-        body = [gast.Expr(gast.Call(append, [expr.elt], []))]
+        """``[elt for t in xs if c]`` -> a list built by ``append`` in a loop (nested ``for``s too);
+        ``{k: v for ...}`` -> a dict built by item writes."""
+        if isinstance(expr, gast.DictComp):
+            name = self.namer.temporary("dict")
+            out.append(_assign_name(name, gast.Dict([], [])))
+            item = gast.Subscript(gast.Name(name, gast.Load(), None, None), expr.key, gast.Store())
+            body = [gast.Assign([item], expr.value, None)]
+        else:
+            name = self.namer.temporary("list")
+            out.append(_assign_name(name, gast.List([], gast.Load())))
+            append = gast.Attribute(gast.Name(name, gast.Load(), None, None), "append", gast.Load())
+            body = [gast.Expr(gast.Call(append, [expr.elt], []))]
         for generator in reversed(expr.generators):
             for condition in reversed(generator.ifs):
                 body = [gast.If(condition, body, [])]

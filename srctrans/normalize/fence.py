@@ -29,6 +29,7 @@ SUPPORTED = frozenset({
     gast.GtE, gast.Is, gast.IsNot, gast.In, gast.NotIn,
     gast.BitAnd, gast.BitOr, gast.BitXor, gast.Invert, gast.LShift, gast.RShift,
     gast.IfExp, gast.BoolOp, gast.And, gast.Or, gast.Dict, gast.ListComp, gast.GeneratorExp,
+    gast.DictComp,
     gast.comprehension,
 })
 
@@ -47,8 +48,7 @@ UNSUPPORTED = {
     gast.ImportFrom: ("`import` inside the function", "import at module level"),
     gast.ClassDef: ("class definition inside the function", "define the class at module level"),
     gast.Raise: ("`raise` statement", "validate the inputs before calling the differentiated function"),
-    gast.SetComp: ("set comprehension", "not supported yet; build a list instead"),
-    gast.DictComp: ("dict comprehension", "not supported yet; build a list, or a dict display"),
+    gast.SetComp: ("set comprehension", "sets have no order to differentiate along; use a list or a tuple"),
     gast.Set: ("set display", "sets have no order to differentiate along; use a list or a tuple"),
     gast.Starred: ("starred expression (`*args`)", "pass the arguments one by one"),
     gast.NamedExpr: ("assignment expression (`:=`)", "assign with a separate `=` statement"),

@@ -174,3 +174,9 @@ def loops_over_dict_items(params, x):
     for W in params.values():
         total = total + np.sum(W * W)
     return total
+
+
+def dict_comprehension(params, x):
+    scaled = {name: W * 2.0 for name, W in params.items()}
+    squares = {k: np.sum(v ** 2) for k, v in scaled.items() if k != "skip"}
+    return squares["a"] + np.sum(x @ scaled["b"])
