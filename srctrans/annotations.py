@@ -11,9 +11,7 @@ _ATTRIBUTE = "__srctrans__"
 
 class Anno(enum.Enum):
     ORIGIN = "the user's statement this node came from: an Origin (line and text)"
-    ACTIVE = "on a statement: True when its target carries a derivative"
     CALLEE = "on a Call: the resolved live object being called"
-    METHOD = "on a Call of an array method: (rule function, receiver node)"
     SAVES = "on a tape push, pop or placeholder: the name whose overwritten value it saves"
 
 

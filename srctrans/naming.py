@@ -12,7 +12,6 @@ import gast
 RUNTIME_ALIAS = "rt"       # how generated code refers to the runtime package
 NUMPY_ALIAS = "np"         # how rule templates refer to numpy
 RESIDUALS = "residuals"    # the forward pass's saved values, passed to the backward pass
-OUTPUT_ADJOINT = "dout"    # the cotangent that seeds the backward pass
 
 _OPERATOR_NAMES = {
     gast.Add: "add", gast.Sub: "sub", gast.Mult: "mul", gast.Div: "div",
@@ -80,10 +79,3 @@ class Namer:
             if known == adjoint and isinstance(name, str):
                 return name
         raise KeyError(adjoint)
-
-    def tangent(self, name):
-        """The tangent of ``name`` in forward mode: ``h`` -> ``h_dot``; stable per name."""
-        key = ("tangent", name)
-        if key not in self._adjoints:
-            self._adjoints[key] = self.fresh(name + "_dot")
-        return self._adjoints[key]
