@@ -130,6 +130,7 @@ class ControlFlow:
                               [gast.BinOp(load(trips), gast.Sub(), gast.Constant(1, None)),
                                gast.Constant(-1, None), gast.Constant(-1, None)], [])
         setup = []
+        reset = assign(trips, gast.Constant(0, None))
         if target is None:
             loop = gast.While(stmt.test, [count] + body_forward, [])
             restore_target = []
@@ -138,13 +139,17 @@ class ControlFlow:
             # which also holds when the loop was left early
             indices = self.namer.fresh("_range")
             setup = [anno.copy(stmt, assign(indices, stmt.iter))]
-            loop = gast.For(stmt.target, load(indices), [count] + body_forward, [], None)
+            leaves_early = any(isinstance(n, gast.Break) for n in gast.walk(stmt))
+            if not leaves_early:          # it runs len(range) times: no counting needed
+                reset = assign(trips, gast.Call(gast.Name("len", gast.Load(), None, None),
+                                                [load(indices)], []))
+            loop = gast.For(stmt.target, load(indices),
+                            ([count] if leaves_early else []) + body_forward, [], None)
             restore_target = [self._saves(assign(target, gast.Subscript(
                 load(indices), load(iteration), gast.Load())), target)]    # dropped if unread
         anno.copy(stmt, loop)
         reverse_loop = anno.copy(stmt, gast.For(store(iteration), backwards,
                                                 restore_target + body_backward + back_edge, [], None))
-        reset = assign(trips, gast.Constant(0, None))
         anno.set_(reset, Anno.ORIGIN, origin)
         forward, after = [], []
         for start in setup + [reset]:
