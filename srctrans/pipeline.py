@@ -120,7 +120,6 @@ class Build:
         self.residuals = ()        # names of the values the forward pass saves, in order
         self.seed = None           # name of the output's cotangent in the backward pass
         self.tape_index = None     # where the tape is among the residuals (the backward pass empties it)
-        self.has_gradient_function = False   # a fused NAME_grad for a scalar output exists
         self.follows_inputs = False   # shapes fixed by input shapes: may be specialised
         self.specialisable = False    # follows_inputs, and so do all callees; set by the cache
         self.options = None        # the cache options it was built for; set by the cache
@@ -201,7 +200,6 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     build = Build(compiled, unit.wrt, dict(unit.resolver.assumptions))
     build.residuals, build.seed = tuple(residuals), seed
     build.tape_index = residuals.index(result.tape) if result.tape in residuals else None
-    build.has_gradient_function = scalar_output
     build.follows_inputs = follows_inputs and optimize and shapes is None
     build.data_names = data_names
     build.float_values_matter = _rounds_numbers(unit.function)

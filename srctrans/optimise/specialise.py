@@ -221,7 +221,7 @@ class _Rewriter(gast.NodeTransformer):
                 kept = tuple(i for i, (a, b) in enumerate(zip(x_shape, g_shape)) if a != b)
                 return _sum(g, kept, keepdims=True)
             return node
-        for name, transposed in (("matmul_lhs", 2), ("matmul_rhs", 1)):
+        for name in ("matmul_lhs", "matmul_rhs"):
             if _runtime_call(node, name) and len(node.args) == 3:
                 g, a, b = node.args
                 a_shape, b_shape = shape_of(a, known), shape_of(b, known)
