@@ -71,7 +71,7 @@ def conform_gradient(g, x):
         return {name: conform_gradient(value, getattr(x, name)) for name, value in g.items()}
     if is_container(x):
         # a container's gradient: the same kind, every float entry conformed, absent ones zero
-        return map_leaves(lambda xv, gv: None if _is_integer(xv) else
+        return map_leaves(lambda xv, gv: None if is_integer(xv) else
                           conform_gradient(zeros_like(xv) if gv is None else gv, xv), x, g)
     if type(g) is np.ndarray and type(x) is np.ndarray and g.shape == x.shape \
             and g.dtype == x.dtype and g.flags.writeable:
@@ -144,6 +144,7 @@ def _to_shape(g, x):
                          f"has shape {shape}") from None
 
 
-def _is_integer(value):
+def is_integer(value):
+    """True for ints, bools and integer or bool arrays: values that carry no gradient."""
     return isinstance(value, (bool, int, np.integer, np.bool_)) or (
         isinstance(value, np.ndarray) and value.dtype.kind in "biu")

@@ -13,6 +13,7 @@ import types
 import numpy as np
 
 import runtime
+from runtime.seeding import is_integer
 from srctrans import cache
 from srctrans.errors import NonDifferentiableError, UsageError
 from srctrans.parse.source import parse_function
@@ -79,8 +80,7 @@ class _Selection:
 
 
 def _check_differentiable(value, name):
-    if isinstance(value, (bool, numbers.Integral, np.bool_)) or (
-            isinstance(value, np.ndarray) and value.dtype.kind in "biu"):
+    if is_integer(value):
         kind = type(value).__name__ if not isinstance(value, np.ndarray) else f"{value.dtype} array"
         article = "an" if kind[0] in "aeiou" else "a"
         raise NonDifferentiableError(
@@ -217,7 +217,7 @@ class _Repeat:
 
     def __init__(self, instance, specialised, args, selection, unconnected):
         self.instance, self.fused = instance, specialised.grad
-        self.key = [a.shape if type(a) is np.ndarray else cache.key_part(a) for a in args]
+        self.key = cache.args_key(args)
         self.indices = [i for i, _, _ in selection.places]
         self.single, self.names, self.unconnected = selection.single, selection.names, unconnected
 
@@ -228,8 +228,7 @@ class _Repeat:
         for value in values:
             if type(value) is not np.ndarray or value.dtype.kind != "f":
                 return None
-        key = [a.shape if type(a) is np.ndarray else cache.key_part(a) for a in args]
-        if key != self.key or not self.instance.current(fn):
+        if cache.args_key(args) != self.key or not self.instance.current(fn):
             return None
         raw = self.fused(*args)
         for g, value in zip(raw, values):
@@ -311,7 +310,7 @@ def vjp(f, *args, wrt=None, unconnected_gradients="none", optimize=True, special
     call_args = args if bound_self is None else (bound_self,) + args
     signature_fn = fn if bound_self is None else functools.partial(fn, bound_self)
     if wrt is None:
-        float_like = tuple(i for i, a in enumerate(args) if not _is_integer_like(a))
+        float_like = tuple(i for i, a in enumerate(args) if not is_integer(a))
         selection = _Selection(signature_fn, float_like) if float_like else None
         every = list(range(len(args)))
     else:
@@ -341,11 +340,6 @@ def vjp(f, *args, wrt=None, unconnected_gradients="none", optimize=True, special
         return tuple(by_position.get(i) for i in every)
 
     return out, pullback
-
-
-def _is_integer_like(value):
-    return isinstance(value, (bool, numbers.Integral, np.bool_)) or (
-        isinstance(value, np.ndarray) and value.dtype.kind in "biu")
 
 
 def source(f, mode="reverse", wrt=0, optimize=True, args=None):

@@ -216,13 +216,8 @@ def _shape_key(fn, args, kwargs, data_names, float_values=False):
     so a float may decide a shape). The non-local values the function reads
     count as arguments.
     """
-    if float_values:
-        key = [value.shape if type(value) is np.ndarray else
-               (type(value), value) if isinstance(value, float) else _key_part(value)
-               for value in args]
-    else:
-        key = [value.shape if type(value) is np.ndarray else _key_part(value) for value in args]
-    if None in key:
+    key = args_key(args, float_values)
+    if key is None:
         return None
     for name in sorted(kwargs) if kwargs else ():
         part = _key_part(kwargs[name])
@@ -241,9 +236,15 @@ def _shape_key(fn, args, kwargs, data_names, float_values=False):
     return tuple(key)
 
 
-def key_part(value):
-    """One argument's part of a shape key (see :func:`_shape_key`), or None if not simple."""
-    return _key_part(value)
+def args_key(args, float_values=False):
+    """The positional arguments' part of a shape key (a list), or None if one is not simple."""
+    if float_values:
+        key = [value.shape if type(value) is np.ndarray else
+               (type(value), value) if isinstance(value, float) else _key_part(value)
+               for value in args]
+    else:
+        key = [value.shape if type(value) is np.ndarray else _key_part(value) for value in args]
+    return None if None in key else key
 
 
 def _key_part(value):

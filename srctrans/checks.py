@@ -50,7 +50,7 @@ def check_grads(f, args, modes=("reverse",), order=1, *, wrt=None, eps=1e-6,
     wide = tuple(_widen(a) if i in indices else a for i, a in enumerate(args))
     out = f(*wide)
     directions = [_random_like(rng, wide[i]) for i in indices]
-    cotangent = _map(out, lambda o: _random_like(rng, o))
+    cotangent = map_leaves(lambda o: _random_like(rng, o), out)
 
     def shifted(step):
         moved = list(wide)
@@ -58,7 +58,7 @@ def check_grads(f, args, modes=("reverse",), order=1, *, wrt=None, eps=1e-6,
             moved[i] = _step(wide[i], u, step)
         return f(*moved)
 
-    numeric = _inner(cotangent, _map2(shifted(eps), shifted(-eps), lambda a, b: (a - b) / (2 * eps)))
+    numeric = _inner(cotangent, map_leaves(lambda a, b: (a - b) / (2 * eps), shifted(eps), shifted(-eps)))
     # every way srctrans may run the backward pass: generic, shape-specialised,
     # and, for a scalar output, the fused gradient (which takes the cotangent 1)
     for path in ("generic", "specialised", "fused"):
@@ -109,14 +109,6 @@ def _random_like(rng, value):
 
 def _step(value, direction, step):
     return map_leaves(lambda v, d: v + step * d if _is_float(v) else v, value, direction)
-
-
-def _map(value, fn):
-    return map_leaves(fn, value)
-
-
-def _map2(a, b, fn):
-    return map_leaves(fn, a, b)
 
 
 def _inner(a, b):

@@ -71,3 +71,13 @@ def parameter_names(function):
     names = [p.id for p in args.posonlyargs + args.args + args.kwonlyargs]
     names += [p.id for p in (args.vararg, args.kwarg) if p is not None]
     return names
+
+
+def substitute_names(tree, replacements):
+    """``tree`` with each read of a name in ``replacements`` replaced by a copy of its node."""
+    class Substitute(gast.NodeTransformer):
+        def visit_Name(self, node):
+            if isinstance(node.ctx, gast.Load) and node.id in replacements:
+                return clone(replacements[node.id])
+            return node
+    return Substitute().visit(tree)

@@ -41,7 +41,7 @@ from srctrans.analyse.activity import active_names
 from srctrans.analyse.invariance import softmax_offsets
 from srctrans.analyse.values import array_valued, dict_valued, fresh_arrays, written_arrays
 from srctrans.annotations import Anno
-from srctrans.differentiate.control import backward_reads, drop_empty_blocks, drop_unneeded_saves
+from srctrans.differentiate.control import drop_empty_blocks, drop_unneeded_saves
 from srctrans.differentiate.reverse import reverse
 from srctrans.emit.compile import compile_functions
 from srctrans.emit.printer import block_lines, function_lines
@@ -55,7 +55,7 @@ from srctrans.optimise.inline import inline_temporaries
 from srctrans.optimise.simplify import simplify
 from srctrans.optimise.specialise import shapes_follow_inputs, specialise, use_array_methods
 from srctrans import nodes
-from srctrans.nodes import clone, parameter_names
+from srctrans.nodes import clone, parameter_names, substitute_names
 from srctrans.parse.resolve import MISSING, Resolver
 from srctrans.parse.source import parse_function
 from srctrans.rules import METHODS, REGISTRY
@@ -176,8 +176,8 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     for _ in range(2):        # dropping saves can empty a branch, whose test then needs no save
         backward = drop_empty_blocks(backward)
         forward, backward = drop_unneeded_saves(forward, backward,
-                                                backward_reads(backward) | _reads_all(gradients))
-    if result.tape is not None and result.tape not in backward_reads(backward):
+                                                _reads_all(backward + gradients))
+    if result.tape is not None and result.tape not in _reads_all(backward):
         forward = [s for s in forward if targets_of(s) != [result.tape]]   # nothing was saved
     residuals = _residuals(unit, forward, backward, gradients)
     untouched_forward = [clone(s) for s in forward]     # the fused gradient starts from these
@@ -362,12 +362,12 @@ def _gradient_function(unit, forward, backward, seed, gradients):
         backward = [start] + [clone(stmt) for stmt in backward]
         gradients = [clone(g) for g in gradients]
     else:
-        backward = [_substitute_names(clone(stmt), one) for stmt in backward]
-        gradients = [_substitute_names(clone(g), one) for g in gradients]
+        backward = [substitute_names(clone(stmt), one) for stmt in backward]
+        gradients = [substitute_names(clone(g), one) for g in gradients]
     simplify(backward)
     backward, renaming = propagate_copies(backward)
     gradients = [_rename(g, renaming) for g in gradients]
-    backward = eliminate_dead_code(backward, _reads_all(gradients), lambda s: True)
+    backward = eliminate_dead_code(backward, _reads_all(gradients), _is_not_saving)
     needed = _reads_all(backward + gradients)
     forward = eliminate_dead_code([clone(s) for s in forward], needed, _is_pure)
     body = inline_temporaries(forward + backward, unit.namer.temporaries, _reads_all(gradients),
@@ -377,15 +377,6 @@ def _gradient_function(unit, forward, backward, seed, gradients):
         f"The gradient with respect to {', '.join(unit.wrt)} (of a scalar output; no value).", None))
     returned = gast.Return(gast.Tuple(list(gradients), gast.Load()))
     return _function(name, clone(unit.function.args), [doc] + body + [returned])
-
-
-def _substitute_names(node, replacements):
-    class Substitute(gast.NodeTransformer):
-        def visit_Name(self, name):
-            if isinstance(name.ctx, gast.Load) and name.id in replacements:
-                return clone(replacements[name.id])
-            return name
-    return Substitute().visit(node)
 
 
 def _function_text(function):

@@ -212,13 +212,3 @@ def drop_unneeded_saves(forward, backward, needed):
         return kept
 
     return prune(forward), prune(backward)
-
-
-def backward_reads(statements):
-    """Names the backward statements read, except the tape reads of pops."""
-    names = set()
-    for stmt in statements:
-        for node in gast.walk(stmt):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
-                names.add(node.id)
-    return names

@@ -26,6 +26,7 @@ import numpy as np
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
+from srctrans.nodes import substitute_names
 from srctrans.optimise.dce import reads_of
 
 # Which argument of a runtime helper its result has the shape of.
@@ -247,7 +248,7 @@ def _drop_scalar_spreads(statements, known):
     replace = {}
     for stmt in statements:
         if replace:
-            _substitute(stmt, replace)
+            substitute_names(stmt, replace)
         spread = _scalar_spread(stmt, known)
         if spread is not None and uses.get(spread[0]) == 1:
             name, scalar, shape = spread
@@ -302,12 +303,3 @@ def _only_use_is_product(statements, name, shape, known):
                     if isinstance(this, gast.Name) and this.id == name:
                         return shape is not None and shape_of(other, known) == shape
     return False
-
-
-def _substitute(stmt, replace):
-    class Substitute(gast.NodeTransformer):
-        def visit_Name(self, node):
-            if isinstance(node.ctx, gast.Load) and node.id in replace:
-                return replace[node.id]
-            return node
-    Substitute().visit(stmt)
