@@ -18,6 +18,30 @@ sequence of cotangents, one per element.
 cotangent back to its argument's shape (``rt.unbroadcast``) unless the other
 arguments are scalar constants, so rules state only the pointwise derivative.
 
+A JVP rule is a plain Python function ``rule(dx, dy, ans, x, y)``, also a
+single ``return`` used as a template by the forward-mode generator. The
+parameters before ``ans`` are tangents: ``d`` + the name of each primal
+parameter that has a derivative. What it returns:
+  * with one tangent parameter: one expression, the output's tangent;
+  * a tuple with one entry per tangent parameter: the contribution of each
+    argument (each linear in its own tangent); the generator adds up the
+    contributions of the active arguments and skips the others;
+  * one expression with several tangent parameters: the whole tangent; the
+    tangents of inactive arguments are replaced by zeros shaped like them.
+A ``*args`` primal parameter ``*xs`` has the tangent parameter ``dxs``: the
+tuple of the arguments' tangents. A list literal argument's tangent is the
+list of its elements' tangents.
+
+``REGISTRY.linear(f, ...)`` declares functions linear in their first argument
+(``np.sum``, ``np.reshape``): their JVP is the same call with the first
+argument replaced by its tangent, so they need no template.
+
+Rules registered by users through the public API (``st.register_vjp``,
+``st.register_jvp``) are not templates but callables run by the generated
+code: ``custom_vjp(g, ans, *args, **kwargs)`` returns one cotangent per
+positional argument; ``custom_jvp(tangents, ans, *args, **kwargs)`` returns
+the output's tangent.
+
 Templates may use the names ``np`` (numpy) and ``rt`` (the runtime package);
 the generator maps them to the aliases of the generated module.
 """
@@ -37,7 +61,11 @@ class Rule:
         self.vjp = vjp
         self.jvp = jvp
         self.elementwise = elementwise
+        self.linear = False          # JVP: the same call on the first argument's tangent
+        self.custom_vjp = None       # user-registered callables (see the module docstring)
+        self.custom_jvp = None
         self._template = None
+        self._jvp_template = None
 
     @property
     def template(self):
@@ -45,6 +73,21 @@ class Rule:
         if self._template is None:
             self._template = Template(self.vjp)
         return self._template
+
+    @property
+    def jvp_template(self):
+        """The parsed JVP template (parsed once, on first use), or None."""
+        if self._jvp_template is None and self.jvp is not None:
+            self._jvp_template = JvpTemplate(self.jvp)
+        return self._jvp_template
+
+    @property
+    def has_jvp(self):
+        return self.jvp is not None or self.linear or self.custom_jvp is not None
+
+    @property
+    def has_vjp(self):
+        return self.vjp is not None or self.custom_vjp is not None
 
 
 class Template:
@@ -70,6 +113,44 @@ class Template:
         self.signature = full.replace(parameters=params[2:])
         self.returned = body[0].value
         self.is_tuple = isinstance(self.returned, gast.Tuple)
+
+
+class JvpTemplate:
+    """A JVP rule function parsed for inlining.
+
+    Attributes:
+      signature: the primal part of the rule's signature (after ``ans``).
+      tangents: primal parameter name -> the rule's tangent parameter name.
+      returned: the gast expression of its single ``return``.
+      per_argument: whether it returns one contribution per tangent parameter.
+    """
+
+    def __init__(self, rule_fn):
+        source = inspect.getsource(rule_fn)
+        node = gast.parse(textwrap.dedent(source)).body[0]
+        body = [s for s in node.body if not _is_docstring(s)]
+        if len(body) != 1 or not isinstance(body[0], gast.Return):
+            raise TypeError(f"rule {rule_fn.__qualname__} must be a single `return`")
+        full = inspect.signature(rule_fn)
+        params = list(full.parameters.values())
+        names = [p.name for p in params]
+        if "ans" not in names:
+            raise TypeError(f"JVP rule {rule_fn.__qualname__} must have an `ans` parameter")
+        split = names.index("ans")
+        primal_params = params[split + 1:]
+        primal_names = {p.name for p in primal_params}
+        self.tangents = {}
+        for tangent in names[:split]:
+            if not (tangent.startswith("d") and tangent[1:] in primal_names):
+                raise TypeError(f"JVP rule {rule_fn.__qualname__}: tangent parameter `{tangent}` "
+                                f"must be `d` + the name of a primal parameter")
+            self.tangents[tangent[1:]] = tangent
+        self.name = rule_fn.__qualname__
+        self.signature = full.replace(parameters=primal_params)
+        self.returned = body[0].value
+        self.per_argument = isinstance(self.returned, gast.Tuple) and len(self.tangents) > 1
+        if self.per_argument and len(self.returned.elts) != len(self.tangents):
+            raise TypeError(f"JVP rule {rule_fn.__qualname__} must return one entry per tangent")
 
 
 def _is_docstring(stmt):
@@ -113,6 +194,32 @@ class RuleRegistry:
             self._rules[key] = Rule(primal, rule_fn, elementwise)
         else:
             existing.vjp, existing.elementwise, existing._template = rule_fn, elementwise, None
+
+    def jvp(self, *primals):
+        """Decorator: register the decorated function as the JVP rule of ``primals``."""
+        def register(rule_fn):
+            for primal in primals:
+                self.register_jvp(primal, rule_fn)
+            return rule_fn
+        return register
+
+    def register_jvp(self, primal, rule_fn, replace=False):
+        """Register ``rule_fn`` as the JVP template of ``primal`` (see the module docstring)."""
+        rule = self._rule_for(primal)
+        if rule.jvp is not None and not replace:
+            raise ValueError(f"a JVP rule for {primal!r} is already registered")
+        rule.jvp, rule._jvp_template = rule_fn, None
+
+    def linear(self, *primals):
+        """Declare ``primals`` linear in their first argument (their JVP needs no template)."""
+        for primal in primals:
+            self._rule_for(primal).linear = True
+
+    def _rule_for(self, primal):
+        key = _key(primal)
+        if key not in self._rules:
+            self._rules[key] = Rule(primal)
+        return self._rules[key]
 
     def nondifferentiable(self, *primals):
         """Declare that the results of ``primals`` carry no derivative."""
