@@ -2,12 +2,14 @@
 
 The public API:
   grad, value_and_grad, vjp  -- reverse mode (vector-Jacobian products)
+  jvp                        -- forward mode (Jacobian-vector products)
   source                     -- the generated derivative's source text
   check_grads                -- compare derivatives with finite differences
   SrcTransError and its subclasses -- every error srctrans raises on purpose
 """
 
 from srctrans.api import grad, value_and_grad, vjp, source
+from srctrans.forward_api import jvp
 from srctrans.cache import clear as clear_cache
 from srctrans.checks import check_grads
 from srctrans.errors import (
@@ -15,7 +17,7 @@ from srctrans.errors import (
     NonDifferentiableError, ShapeError, UsageError)
 
 __all__ = [
-    "grad", "value_and_grad", "vjp", "source", "check_grads", "clear_cache",
+    "grad", "value_and_grad", "vjp", "jvp", "source", "check_grads", "clear_cache",
     "SrcTransError", "UnsupportedSyntaxError", "NoSourceError", "MissingRuleError",
     "NonDifferentiableError", "ShapeError", "UsageError",
 ]

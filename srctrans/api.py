@@ -347,7 +347,8 @@ def source(f, mode="reverse", wrt=0, optimize=True, args=None):
 
     Args:
       f: the function.
-      mode: ``"reverse"`` (the forward and backward passes of the adjoint).
+      mode: ``"reverse"`` (the forward and backward passes of the adjoint) or
+        ``"forward"`` (the JVP: the function computing the output and its tangent).
       wrt: the selected arguments, as in :func:`grad`.
       optimize: show the optimised code (default) or the raw output of the
         differentiation pass.
@@ -355,16 +356,19 @@ def source(f, mode="reverse", wrt=0, optimize=True, args=None):
         on their shapes, as :func:`grad` runs it for such arguments (the
         function is run once to measure them).
 
-    Returns the forward and backward passes of ``f``, followed by those of
-    every user function they differentiate through.
+    Returns the generated functions of ``f``, followed by those of every user
+    function they differentiate through.
     """
-    if mode != "reverse":
-        raise UsageError(f"mode must be 'reverse', not {mode!r}")
+    if mode not in ("reverse", "forward"):
+        raise UsageError(f"mode must be 'reverse' or 'forward', not {mode!r}")
     fn, bound_self = _unwrap(f)
     signature_fn = fn if bound_self is None else functools.partial(fn, bound_self)
     selection = _Selection(signature_fn, wrt)
-    found = cache.instance(fn, selection.names, optimize)
-    if args is not None and optimize:
+    if mode == "forward":
+        found = cache.forward_instance(fn, selection.names, optimize)
+    else:
+        found = cache.instance(fn, selection.names, optimize)
+    if args is not None and optimize and mode == "reverse":
         call_args = tuple(args) if bound_self is None else (bound_self,) + tuple(args)
         found = found.for_call(fn, call_args, {})
     texts, pending, seen = [], [found.build], set()

@@ -346,3 +346,63 @@ def clear():
     with _lock:
         _builds.clear()
         _instances.clear()
+
+
+# -- forward mode ----------------------------------------------------------------
+
+class ForwardInstance(Instance):
+    """The generated JVP bound to one function object (``jvp``), and what it assumes."""
+
+    __slots__ = ()
+
+    def __init__(self, fn, jvp, build):
+        super().__init__(fn, jvp, None, build)
+
+    @property
+    def jvp(self):
+        return self.fwd
+
+
+def forward_instance(fn, wrt, optimize=True, location=None):
+    """The :class:`ForwardInstance` of ``fn``'s JVP with respect to ``wrt``, built if needed."""
+    if not isinstance(fn, types.FunctionType):
+        _with_location(parse_function, fn, location)     # raises NoSourceError
+    options = ("forward", tuple(wrt), bool(optimize))
+    per_function = _instances.get(fn)
+    if per_function is not None:
+        hit = per_function.get(options)
+        if hit is not None and hit.current(fn):
+            return hit
+    with _lock:
+        build = _find_build(fn, options)
+        if build is None:
+            build = _new_forward_build(fn, options, location)
+        found = ForwardInstance(fn, *build.compiled.instantiate(fn), build)
+        _instances.setdefault(fn, {})[options] = found
+        return found
+
+
+def _new_forward_build(fn, options, location):
+    code = fn.__code__
+    if code in _in_progress:
+        raise UnsupportedSyntaxError(
+            f"recursive call of {fn.__qualname__} cannot be differentiated", location,
+            "srctrans cannot differentiate recursion; compute the result without the function calling itself")
+    _, wrt, optimize = options
+    callees = []
+
+    def build_callee(callee, callee_wrt, call_location):
+        found = forward_instance(callee, callee_wrt, optimize, call_location)
+        callees.append((callee, found))
+        return found.jvp, found.build.tangents
+
+    _in_progress.add(code)
+    try:
+        with _recursion_headroom(nesting_depth(fn)):
+            build = _with_location(pipeline.build_forward, fn, location, wrt, build_callee, optimize)
+    finally:
+        _in_progress.discard(code)
+    build.callees = tuple(callees)
+    build.options = options
+    _builds.setdefault((code, options), []).append(build)
+    return build

@@ -2,7 +2,7 @@
 
 Usage::
 
-    srctrans FILE.py:FUNCTION [--wrt NAMES_OR_INDICES] [--mode reverse] [--no-optimize]
+    srctrans FILE.py:FUNCTION [--wrt NAMES_OR_INDICES] [--mode reverse|forward] [--no-optimize]
     python -m srctrans FILE.py:FUNCTION ...
 
 ``FUNCTION`` may be dotted to reach a method (``model.py:Model.loss``); for a
@@ -35,7 +35,7 @@ import types
 import srctrans
 from srctrans.errors import SrcTransError
 
-MODES = ("reverse",)          # --mode choices; the first is the default
+MODES = ("reverse", "forward")          # --mode choices; the first is the default
 
 _module_numbers = itertools.count()
 

@@ -42,6 +42,7 @@ from srctrans.analyse.invariance import softmax_offsets
 from srctrans.analyse.values import array_valued, dict_valued, fresh_arrays, written_arrays
 from srctrans.annotations import Anno
 from srctrans.differentiate.control import drop_empty_blocks, drop_unneeded_saves
+from srctrans.differentiate.forward import forward
 from srctrans.differentiate.reverse import reverse
 from srctrans.emit.compile import compile_functions
 from srctrans.emit.printer import block_lines, function_lines
@@ -204,6 +205,78 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     build.data_names = data_names
     build.float_values_matter = _rounds_numbers(unit.function)
     return build
+
+
+class ForwardBuild:
+    """A compiled forward-mode derivative (JVP) of one function for one selection.
+
+    Attributes:
+      compiled: the :class:`~srctrans.emit.compile.Compiled` module (one function,
+        ``NAME_jvp(*params, *, d<p>...)`` -> ``(output, d<output>)``).
+      wrt: the selected parameter names.
+      tangents: selected parameter name -> the keyword naming its tangent.
+      assumptions: the non-local names the build resolved, and their objects.
+    """
+
+    def __init__(self, compiled, wrt, tangents, assumptions):
+        self.compiled = compiled
+        self.wrt = wrt
+        self.tangents = tangents
+        self.assumptions = assumptions
+        self.callees = ()          # (function, instance) of called user functions; set by the cache
+        self.options = None
+
+    @property
+    def source(self):
+        return self.compiled.source
+
+
+def build_forward(fn, wrt, build_callee, optimize=True):
+    """Compile the JVP of ``fn`` with respect to ``wrt`` (forward mode).
+
+    The passes up to activity are those of :func:`build_reverse`; then every
+    active statement gets its tangent statement, and the result is optimised
+    like a backward pass (constants folded, copies propagated, dead code
+    dropped, single-use temporaries folded back).
+    """
+    parsed = parse_function(fn)
+    fence.check(parsed)
+    unit = Unit(parsed, wrt, build_callee)
+    desugar(unit.function, unit.namer)
+    unit.resolver.local_names = frozenset(_local_names(unit.function))
+    normalize(parsed, unit.resolver, unit.namer)
+    rename_reassignments(unit.function, unit.namer)
+    _trace("ssa", lambda: _function_text(unit.function))
+    unit.active = active_names(unit.function, unit.wrt, softmax_offsets(unit.function))
+    _trace("activity", lambda: "active: " + ", ".join(sorted(unit.active)))
+    unit.written_arrays = written_arrays(unit.function)
+    result = forward(unit)
+    body = result.body
+    returned = [result.output, result.tangent]
+    if optimize:
+        simplify(body)
+        body, renaming = propagate_copies(body)
+        returned = [_rename(r, renaming) for r in returned]
+        body = eliminate_dead_code(body, _reads_all(returned), _is_pure)
+        temporaries = unit.namer.temporaries | {unit.namer.adjoint(t) for t in unit.namer.temporaries
+                                                if t in unit.active}
+        body = inline_temporaries(body, temporaries, _reads_all(returned), _is_pure)
+    name = unit.namer.fresh(unit.function.name + "_jvp")
+    args = clone(unit.function.args)
+    args.kwonlyargs = list(args.kwonlyargs) + _names([result.tangents[n] for n in unit.wrt],
+                                                     gast.Param)
+    args.kw_defaults = list(args.kw_defaults) + [None] * len(unit.wrt)
+    doc = gast.Expr(gast.Constant(
+        f"Forward mode: the output and its tangent, given the tangents "
+        f"{', '.join(result.tangents[n] for n in unit.wrt)} of {', '.join(unit.wrt)}.", None))
+    ret = gast.Return(gast.Tuple(returned, gast.Load()))
+    anno.set_(ret, Anno.ORIGIN, None)
+    function = _function(name, args, [doc] + body + [ret])
+    closure = {unit.aliases[NUMPY_ALIAS]: numpy, unit.aliases[RUNTIME_ALIAS]: runtime}
+    closure.update(result.closure)
+    compiled = compile_functions([function], closure, fn, f"{fn.__qualname__} forward")
+    _trace("generated", lambda: compiled.source)
+    return ForwardBuild(compiled, unit.wrt, dict(result.tangents), dict(unit.resolver.assumptions))
 
 
 # Calls that turn numbers into integers: after them a float's value may decide a shape.

@@ -202,7 +202,7 @@ def test_errors_in_subprocess(tmp_path, model, name):
     assert_one_line_error(result.returncode, result.stderr, *fragments)
 
 
-@pytest.mark.parametrize("args", [[], ["--mode", "forward", "f.py:f"], ["f.py:f", "--bogus"]])
+@pytest.mark.parametrize("args", [[], ["--mode", "sideways", "f.py:f"], ["f.py:f", "--bogus"]])
 def test_usage_errors_exit_2(capsys, args):
     status, _, err = run(args, capsys)
     assert status == 2

@@ -7,6 +7,8 @@ derivative, the expression of its cotangent with ``g``, ``ans`` and the rule's
 parameters replaced by the call site's nodes.
 """
 
+import inspect
+
 import gast
 
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
@@ -110,3 +112,45 @@ def _as_load(node):
         if hasattr(sub, "ctx"):
             sub.ctx = gast.Load()
     return node
+
+
+def tangent_of_call(template, pairs, tangent_of, ans, aliases, zeros_like):
+    """The expression of the output tangent of one call, or None when no argument is active.
+
+    ``template`` is a :class:`~srctrans.rules.registry.JvpTemplate`, ``pairs``
+    the call's bound arguments (:func:`bind`); ``tangent_of(node)`` gives an
+    argument's tangent expression or None for a constant, and
+    ``zeros_like(node)`` a zero tangent for it.
+    """
+    substitutions = {"ans": ans}
+    arguments = {}
+    for name, param in template.signature.parameters.items():
+        if param.kind is param.VAR_POSITIONAL:
+            arguments[name] = gast.Tuple([node for n, node in pairs if n == name], gast.Load())
+        elif param.kind is not param.VAR_KEYWORD:
+            arguments[name] = dict(pairs)[name]
+    substitutions.update(arguments)
+    tangents = {}                     # tangent parameter -> expression, or None when inactive
+    for primal, tangent in template.tangents.items():
+        argument = arguments[primal]
+        if template.signature.parameters[primal].kind is inspect.Parameter.VAR_POSITIONAL:
+            parts = [tangent_of(node) for node in argument.elts]
+            tangents[tangent] = None if all(p is None for p in parts) else gast.Tuple(
+                [p if p is not None else zeros_like(node) for p, node in zip(parts, argument.elts)],
+                gast.Load())
+        else:
+            tangents[tangent] = tangent_of(argument)
+    if all(t is None for t in tangents.values()):
+        return None
+    if template.per_argument:
+        terms = [_substitute(entry, {**substitutions, tangent: tangents[tangent]}, aliases)
+                 for entry, tangent in zip(template.returned.elts, template.tangents.values())
+                 if tangents[tangent] is not None]
+        total = terms[0]
+        for term in terms[1:]:
+            total = gast.BinOp(total, gast.Add(), term)
+        return total
+    for primal, tangent in template.tangents.items():
+        if tangents[tangent] is None:
+            tangents[tangent] = zeros_like(arguments[primal])
+    return _substitute(template.returned, {**substitutions, **tangents}, aliases)

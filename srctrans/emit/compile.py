@@ -43,7 +43,8 @@ class Compiled:
         The user's closure variables are shared, not copied: the generated
         code sees the enclosing scope rebind them, as ``fn`` itself does.
         """
-        made = self._factory(*self._closure.values(), *(None for _ in fn.__code__.co_freevars))
+        made = self._factory(*self._closure.values(),
+                             *(None for name in fn.__code__.co_freevars if name not in self._closure))
         user_cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
         return tuple(_share_cells(generated, user_cells) for generated in made)
 
@@ -85,7 +86,8 @@ def compile_functions(functions, closure, user_fn, label):
     ``closure`` maps srctrans's own free names to their values. The factory
     returns the functions in the order given.
     """
-    freevars = list(user_fn.__code__.co_freevars)
+    # a user closure variable srctrans also supplies (``np`` in generated code) is the same object
+    freevars = [name for name in user_fn.__code__.co_freevars if name not in closure]
     params = ", ".join(list(closure) + freevars)
     names = ", ".join(f.name for f in functions)
     printed = [function_lines(f) for f in functions]

@@ -1,0 +1,380 @@
+"""Forward mode: a function that computes its output and the output's tangent.
+
+Requires: a function in A-normal form with SSA names, and its active names
+(``analyse.activity``).
+Guarantees: :func:`forward` returns the statements of
+
+  ``NAME_jvp(*params, *, d<p>...)`` -> ``(output, d<output>)``
+
+where each ``d<p>`` is the tangent of a selected parameter ``p``. Control
+flow keeps its shape: every active statement is followed by the statement
+computing its tangent from the tangents of its operands (the rule registry's
+JVP templates), so loops and branches need no tape. Every definition of an
+active name defines its tangent, with zeros when its value does not depend on
+the selected inputs (``acc = 0.0`` before a loop that adds to it), so a tangent
+is defined wherever its primal is.
+"""
+
+import inspect
+import types
+
+import gast
+
+from srctrans import annotations as anno
+from srctrans.annotations import Anno
+from srctrans.differentiate.templates import bind, tangent_of_call
+from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
+from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
+from srctrans.nodes import appended_to, assign, clone, load, parameter_names, store
+from srctrans.parse.resolve import MISSING
+from srctrans.rules import ATTRIBUTES, METHODS, REGISTRY, operator_primal
+
+
+class ForwardResult:
+    """What :func:`forward` produces.
+
+    Attributes:
+      body: the statements of the JVP function, up to (not including) its return.
+      output: the node the function returns.
+      tangent: the expression of the output's tangent.
+      tangents: selected parameter name -> its tangent parameter name.
+      closure: closure name -> live object the generated code reads (JVPs of callees).
+    """
+
+    def __init__(self):
+        self.body = []
+        self.output = None
+        self.tangent = None
+        self.tangents = {}
+        self.closure = {}
+
+
+def forward(unit):
+    """Generate the JVP statements of ``unit`` (a :class:`~srctrans.pipeline.Unit`)."""
+    return _Tangents(unit).run()
+
+
+class _Tangents:
+    def __init__(self, unit):
+        self.unit = unit
+        self.namer = unit.namer
+        self.active = unit.active
+        self.aliases = {RUNTIME_ALIAS: unit.aliases[RUNTIME_ALIAS],
+                        NUMPY_ALIAS: unit.aliases[NUMPY_ALIAS]}
+        self.result = ForwardResult()
+        self._origin = None
+
+    def run(self):
+        body = self.unit.function.body
+        result = self.result
+        for name in self.unit.wrt:
+            result.tangents[name] = self.tangent_name(name)
+        prologue = []
+        for name in parameter_names(self.unit.function):   # reassigned later, read first
+            if name in self.active and name not in self.unit.wrt:
+                prologue.append(self._zero(name))
+        result.body = prologue + self._block(body[:-1])
+        result.output = body[-1].value
+        result.tangent = self.tangent(result.output)
+        if result.tangent is None:              # the output does not depend on the inputs
+            result.tangent = self._zeros_like(result.output)
+        return result
+
+    def tangent_name(self, name):
+        return self.namer.adjoint(name)
+
+    def tangent(self, atom):
+        """The tangent of an atom (a Name read), or None when it is a constant."""
+        if isinstance(atom, gast.Name) and atom.id in self.active:
+            return load(self.tangent_name(atom.id))
+        if isinstance(atom, (gast.List, gast.Tuple)):
+            parts = [self.tangent(e) for e in atom.elts]
+            if all(p is None for p in parts):
+                return None
+            elements = [p if p is not None else self._zeros_like(e) for p, e in zip(parts, atom.elts)]
+            return type(atom)(elements, gast.Load())
+        return None
+
+    # -- blocks -----------------------------------------------------------------
+    def _block(self, statements):
+        out = []
+        for stmt in statements:
+            self._origin = anno.get(stmt, Anno.ORIGIN)
+            if isinstance(stmt, gast.If):
+                out.append(anno.copy(stmt, gast.If(stmt.test, self._block(stmt.body) or [gast.Pass()],
+                                                   self._block(stmt.orelse))))
+            elif isinstance(stmt, gast.For):
+                out.append(anno.copy(stmt, gast.For(stmt.target, stmt.iter, self._block(stmt.body),
+                                                    [], None)))
+            elif isinstance(stmt, gast.While):
+                out.append(anno.copy(stmt, gast.While(stmt.test, self._block(stmt.body), [])))
+            else:
+                out.extend(self._simple(stmt))
+        return out
+
+    def _emit(self, stmt):
+        anno.set_(stmt, Anno.ORIGIN, self._origin)
+        return stmt
+
+    def _define(self, name, expression, value=None):
+        """``d<name> = expression``; zeros when the expression is None (like ``value`` if given)."""
+        if expression is None:
+            return self._zero(name, value)
+        return self._emit(assign(self.tangent_name(name), expression))
+
+    def _zero(self, name, value=None):
+        """``d<name> = zeros``: ``0.0`` for a number literal, ``[]`` for an empty list."""
+        if isinstance(value, gast.List) and not value.elts:
+            zero = gast.List([], gast.Load())
+        elif isinstance(value, gast.Constant) and type(value.value) in (int, float):
+            zero = gast.Constant(0.0, None)
+        else:
+            zero = self._zeros_like(load(name))
+        return self._emit(assign(self.tangent_name(name), zero))
+
+    def _zeros_like(self, node):
+        if isinstance(node, gast.Constant) and type(node.value) in (int, float):
+            return gast.Constant(0.0, None)
+        return self._runtime("zeros_like", [clone(node)])
+
+    def _runtime(self, function, args):
+        return gast.Call(gast.Attribute(load(self.aliases[RUNTIME_ALIAS]), function, gast.Load()),
+                         args, [])
+
+    # -- statements -------------------------------------------------------------
+    def _simple(self, stmt):
+        if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Subscript):
+            return self._subscript_write(stmt)
+        appended = appended_to(stmt)
+        if appended is not None:
+            xs, value = appended
+            if xs not in self.active:
+                return [stmt]
+            tangent = self.tangent(value) or self._zeros_like(value)
+            extend = gast.Call(gast.Attribute(load(self.tangent_name(xs)), "append", gast.Load()),
+                               [tangent], [])
+            return [stmt, self._emit(gast.Expr(extend))]
+        if not isinstance(stmt, gast.Assign):
+            return [stmt]
+        target = stmt.targets[0]
+        if isinstance(target, gast.Name):
+            if target.id not in self.active:
+                return [stmt]
+            return self._assignment(target.id, stmt.value, stmt)
+        names = [e.id for e in target.elts]                     # a, b = value
+        if not any(n in self.active for n in names):
+            return [stmt]
+        source = self.tangent(stmt.value)
+        if source is None:
+            return [stmt] + [self._zero(n) for n in names if n in self.active]
+        whole = self.namer.temporary("d" + "_".join(names))
+        out = [stmt, self._emit(assign(whole, source))]
+        for position, name in enumerate(names):
+            if name in self.active:
+                part = gast.Subscript(load(whole), gast.Constant(position, None), gast.Load())
+                out.append(self._define(name, part))
+        return out
+
+    def _subscript_write(self, stmt):
+        """``y[index] = v``: ``dy[index] = dv`` (zeros when ``v`` is a constant)."""
+        target = stmt.targets[0]
+        array = target.value.id
+        if array not in self.active:
+            return [stmt]
+        value = self.tangent(stmt.value)
+        if value is None:
+            value = self._zeros_like(stmt.value)
+        write = gast.Assign([gast.Subscript(load(self.tangent_name(array)), clone(target.slice),
+                                            gast.Store())], value, None)
+        return [stmt, self._emit(write)]
+
+    def _assignment(self, target, value, stmt):
+        tangent = None
+        if isinstance(value, gast.Name):
+            tangent = self.tangent(value)
+        elif isinstance(value, gast.BinOp):
+            tangent = self._rule(operator_primal(value.op), [value.left, value.right], {},
+                                 load(target), value)
+        elif isinstance(value, gast.UnaryOp):
+            tangent = self._rule(operator_primal(value.op), [value.operand], {}, load(target), value)
+        elif isinstance(value, gast.Call):
+            return self._call(target, value, stmt)
+        elif isinstance(value, gast.Attribute):
+            source = self.tangent(value.value)
+            if source is not None and ATTRIBUTES.get(value.attr, MISSING) is not None:
+                tangent = gast.Attribute(source, value.attr, gast.Load())   # x.T, a field
+        elif isinstance(value, gast.Subscript):
+            source = self.tangent(value.value)
+            if source is not None:
+                tangent = gast.Subscript(source, clone(value.slice), gast.Load())
+        elif isinstance(value, (gast.Tuple, gast.List)):
+            tangent = self.tangent(value)
+        elif isinstance(value, gast.Dict):
+            tangents = [self.tangent(v) for v in value.values]
+            if any(t is not None for t in tangents):
+                tangent = gast.Dict([clone(k) for k in value.keys],
+                                    [t if t is not None else self._zeros_like(v)
+                                     for t, v in zip(tangents, value.values)])
+        if tangent is not None and target in self.unit.written_arrays:
+            tangent = gast.Call(gast.Attribute(load(self.aliases[NUMPY_ALIAS]), "array", gast.Load()),
+                                [tangent], [])          # written later: its tangent is a copy too
+        return [stmt, self._define(target, tangent, value)]
+
+    # -- calls ------------------------------------------------------------------
+    def _call(self, target, call, stmt):
+        callee = anno.get(call, Anno.CALLEE)
+        args = list(call.args)
+        keywords = {k.arg: k.value for k in call.keywords}
+        if callee is None:                                  # a method of a local value
+            method = METHODS.get(call.func.attr)
+            if method is None:
+                self._fail(call, MissingRuleError,
+                           f"no derivative rule for the method `.{call.func.attr}()`",
+                           "call the NumPy function instead (see docs/rules.md for the supported list)")
+            if method.pack and len(args) > 1:
+                args = [gast.Tuple(args, gast.Load())]
+            args = [call.func.value] + args
+            callee = method.primal
+        if callee is MISSING:
+            self._fail(call, MissingRuleError, f"cannot resolve `{_unparse(call.func)}`",
+                       "make sure the name is defined before the derivative is first called")
+        rule = REGISTRY.lookup(callee)
+        if rule is not None and (rule.has_jvp or rule.has_vjp):
+            if not rule.has_jvp:
+                self._fail(call, MissingRuleError,
+                           f"{_describe(callee)} has a VJP rule but no JVP rule, so forward mode "
+                           f"cannot go through it",
+                           f"register one with st.register_jvp({_describe(callee)}, rule)")
+            return [stmt, self._define(target, self._rule(callee, args, keywords, load(target), call))]
+        if REGISTRY.is_nondifferentiable(callee):
+            return [stmt, self._zero(target)]
+        if isinstance(callee, (types.FunctionType, types.MethodType)) and not _is_library(callee):
+            return self._user_call(target, callee, call, stmt)
+        self._fail(call, MissingRuleError, f"`{_unparse(call.func)}` has no derivative rule",
+                   "use a NumPy function that has a rule (docs/rules.md lists them), or register "
+                   "one with st.register_jvp")
+
+    def _rule(self, primal, args, keywords, ans, node):
+        """The tangent of ``primal(*args, **keywords)`` whose value is ``ans``."""
+        rule = REGISTRY.lookup(primal)
+        if rule is None or not rule.has_jvp:
+            self._fail(node, MissingRuleError, f"no forward-mode rule for {_describe(primal)}",
+                       "use a function that has a rule (see docs/rules.md) or register one "
+                       "with st.register_jvp")
+        for keyword in ("out", "where"):
+            if keyword in keywords:
+                self._fail(node, UnsupportedSyntaxError,
+                           f"the `{keyword}=` argument of {_describe(primal)} is not supported",
+                           "compute the full result into a new name; use np.where for selections")
+        if rule.custom_jvp is not None:
+            rule_name = self._closure(_plain_name(primal) + "_jvp_rule", rule.custom_jvp)
+            tangents = gast.Tuple([self.tangent(a) or gast.Constant(None, None) for a in args],
+                                  gast.Load())
+            return gast.Call(load(rule_name), [tangents, ans] + [clone(a) for a in args],
+                             [gast.keyword(k, clone(v)) for k, v in keywords.items()])
+        if rule.linear:
+            first = self.tangent(args[0])
+            if first is None:
+                return None
+            if isinstance(node, gast.Call):
+                call = clone(node)
+                if anno.get(node, Anno.CALLEE) is None:         # a method: call it on the tangent
+                    call.func.value = first
+                else:
+                    call.args[0] = first
+                return call
+            return gast.UnaryOp(clone(node.op), first) if isinstance(node, gast.UnaryOp) else first
+        try:
+            pairs = bind(rule.jvp_template, args, keywords)
+        except TypeError as error:
+            self._fail(node, UnsupportedSyntaxError,
+                       f"the call of {_describe(primal)} does not match its rule's signature ({error})",
+                       "srctrans's rule supports the arguments listed in docs/rules.md")
+        tangent = tangent_of_call(rule.jvp_template, pairs, self.tangent, ans, self.aliases,
+                                  self._zeros_like)
+        if tangent is not None and rule.elementwise and _is_bare(tangent) and \
+                sum(not isinstance(a, gast.Constant) for _, a in pairs) > 1:
+            tangent = self._runtime("broadcast_like", [tangent, ans])   # dx + 0 may be smaller than x + y
+        return tangent
+
+    def _user_call(self, target, callee, call, stmt):
+        """``y = g(a, b)`` with active arguments: ``y, dy = g_jvp(a, b, da=..., db=...)``."""
+        signature = inspect.signature(callee)
+        try:
+            bound = signature.bind(*call.args, **{k.arg: k.value for k in call.keywords})
+        except TypeError as error:
+            self._fail(call, UnsupportedSyntaxError, f"the call of {callee.__qualname__} does not "
+                       f"match its signature ({error})", "fix the call's arguments")
+        selected, tangents = [], []
+        for name, value in bound.arguments.items():
+            kind = signature.parameters[name].kind
+            if kind is inspect.Parameter.VAR_POSITIONAL:
+                parts = [self.tangent(v) for v in value]
+                if any(p is not None for p in parts):
+                    tangent = gast.Tuple([p if p is not None else self._zeros_like(v)
+                                          for p, v in zip(parts, value)], gast.Load())
+                else:
+                    tangent = None
+            elif kind is inspect.Parameter.VAR_KEYWORD:
+                parts = {k: self.tangent(v) for k, v in value.items()}
+                if any(p is not None for p in parts.values()):
+                    tangent = gast.Dict([gast.Constant(k, None) for k in parts],
+                                        [p if p is not None else self._zeros_like(value[k])
+                                         for k, p in parts.items()])
+                else:
+                    tangent = None
+            else:
+                tangent = self.tangent(value)
+            if tangent is not None:
+                selected.append(name)
+                tangents.append(tangent)
+        if not selected:
+            return [stmt, self._zero(target)]
+        location = self.unit.parsed.location(call)
+        jvp_fn, tangent_names = self.unit.build_callee(callee, tuple(selected), location)
+        name = self._closure(callee.__name__ + "_jvp", jvp_fn)
+        keywords = list(call.keywords) + [gast.keyword(tangent_names[p], t)
+                                          for p, t in zip(selected, tangents)]
+        replacement = gast.Assign(
+            [gast.Tuple([store(target), store(self.tangent_name(target))], gast.Store())],
+            gast.Call(load(name), list(call.args), keywords), None)
+        return [anno.copy(stmt, replacement)]
+
+    def _closure(self, base, value):
+        for name, existing in self.result.closure.items():
+            if existing is value:
+                return name
+        name = self.namer.fresh(base)
+        self.result.closure[name] = value
+        return name
+
+    def _fail(self, node, error, message, hint):
+        lineno = getattr(node, "lineno", None) or (self._origin.lineno if self._origin else None)
+        raise error(message, self.unit.parsed.location_of_line(lineno), hint)
+
+
+def _is_bare(tangent):
+    """A tangent that is only some argument's tangent (possibly negated): it may be smaller
+    than the broadcast result."""
+    if isinstance(tangent, gast.UnaryOp):
+        tangent = tangent.operand
+    return isinstance(tangent, gast.Name)
+
+
+def _is_library(callee):
+    module = getattr(callee, "__module__", None) or ""
+    return module == "numpy" or module.startswith("numpy.")
+
+
+def _plain_name(obj):
+    return getattr(obj, "__name__", None) or type(obj).__name__
+
+
+def _describe(obj):
+    from srctrans.differentiate.reverse import _describe as describe
+    return describe(obj)
+
+
+def _unparse(node):
+    import ast
+    return ast.unparse(gast.gast_to_ast(node))

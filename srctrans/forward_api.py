@@ -1,0 +1,100 @@
+"""Forward mode in the public API: :func:`jvp` (TensorFlow's ``ForwardAccumulator``).
+
+The JVP of a function is built from its source once per selection of
+arguments (those given a tangent) and cached like every other derivative.
+"""
+
+import functools
+import inspect
+
+import numpy as np
+
+import runtime
+from runtime.containers import map_leaves
+from runtime.seeding import is_integer
+from srctrans import cache
+from srctrans.errors import NonDifferentiableError, ShapeError, UsageError
+
+
+def jvp(f, primals, tangents, *, optimize=True):
+    """The output of ``f`` at ``primals`` and its directional derivative along ``tangents``.
+
+    Args:
+      f: a Python function over NumPy arrays and floats (or a bound method).
+      primals: a tuple of ``f``'s positional arguments.
+      tangents: a tuple of the same length and structure: one tangent per
+        argument, shaped like it (a container argument takes a container of
+        tangents). ``None`` marks an argument held constant; int and bool
+        arguments must take ``None``.
+      optimize: run the optimisation passes (default True).
+
+    Returns:
+      ``(out, out_tangent)``: ``f(*primals)`` and ``J v``, the Jacobian of
+      ``f`` at ``primals`` applied to ``tangents``, shaped like ``out``. A
+      function whose output does not depend on any argument with a tangent
+      gets a zero tangent.
+
+    >>> import numpy as np
+    >>> def f(x, y):
+    ...     return x * np.sin(y)
+    >>> jvp(f, (2.0, 0.0), (1.0, 1.0))                      # doctest: +SKIP
+    (0.0, 2.0)
+    """
+    if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
+        raise UsageError("jvp takes primals and tangents as tuples",
+                         hint="write jvp(f, (x,), (v,)) for a function of one argument")
+    if len(primals) != len(tangents):
+        raise UsageError(f"jvp got {len(primals)} primals but {len(tangents)} tangents",
+                         hint="give one tangent per argument, None for a constant one")
+    from srctrans.api import _unwrap
+    fn, bound_self = _unwrap(f)
+    call_args = primals if bound_self is None else (bound_self,) + primals
+    signature_fn = fn if bound_self is None else functools.partial(fn, bound_self)
+    names = _positional_names(signature_fn, len(primals), fn)
+    selected, given = [], {}
+    for name, primal, tangent in zip(names, primals, tangents):
+        if tangent is None:
+            continue
+        if is_integer(primal):
+            raise NonDifferentiableError(
+                f"argument {name!r} is an integer but was given a tangent",
+                hint="pass None as the tangent of an int or bool argument, or pass a float")
+        selected.append(name)
+        given[name] = _conformed_tangent(tangent, primal, name)
+    if not selected:
+        out = fn(*call_args)
+        return out, runtime.zeros_like(out)
+    found = cache.forward_instance(fn, tuple(selected), optimize)
+    keywords = {found.build.tangents[name]: given[name] for name in selected}
+    return found.jvp(*call_args, **keywords)
+
+
+def _positional_names(signature_fn, count, fn):
+    parameters = [p for p in inspect.signature(signature_fn).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if count > len(parameters):
+        raise UsageError(f"jvp got {count} primals but {fn.__qualname__} has "
+                         f"{len(parameters)} positional parameters",
+                         hint="forward mode through *args is not supported; give the function "
+                              "named parameters")
+    return [p.name for p in parameters[:count]]
+
+
+def _conformed_tangent(tangent, primal, name):
+    """``tangent`` checked against ``primal``'s structure and shape (arrays of its dtype kind)."""
+    def conform(t, p):
+        if t is None:
+            return runtime.zeros_like(p)
+        if np.shape(t) != np.shape(p):
+            raise ShapeError(f"the tangent of {name!r} has shape {np.shape(t)} but the argument "
+                             f"has shape {np.shape(p)}", hint="give each tangent its argument's shape")
+        if isinstance(p, np.ndarray) and not isinstance(t, np.ndarray):
+            return np.asarray(t, dtype=p.dtype if p.dtype.kind == "f" else float)
+        return t
+    try:
+        return map_leaves(lambda p, t: conform(t, p), primal, tangent)
+    except (TypeError, KeyError, ValueError) as error:
+        if isinstance(error, ShapeError):
+            raise
+        raise ShapeError(f"the tangent of {name!r} does not have the structure of the argument "
+                         f"({error})", hint="give a container of tangents shaped like the argument")
