@@ -3,6 +3,7 @@
 The public API:
   grad, value_and_grad, vjp  -- reverse mode (vector-Jacobian products)
   jvp                        -- forward mode (Jacobian-vector products)
+  jacobian, batch_jacobian, hessian, hvp -- composed from the two modes
   source                     -- the generated derivative's source text
   check_grads                -- compare derivatives with finite differences
   SrcTransError and its subclasses -- every error srctrans raises on purpose
@@ -10,6 +11,7 @@ The public API:
 
 from srctrans.api import grad, value_and_grad, vjp, source
 from srctrans.forward_api import jvp
+from srctrans.composed import jacobian, batch_jacobian, hessian, hvp
 from srctrans.cache import clear as clear_cache
 from srctrans.checks import check_grads
 from srctrans.errors import (
@@ -17,7 +19,8 @@ from srctrans.errors import (
     NonDifferentiableError, ShapeError, UsageError)
 
 __all__ = [
-    "grad", "value_and_grad", "vjp", "jvp", "source", "check_grads", "clear_cache",
+    "grad", "value_and_grad", "vjp", "jvp", "jacobian", "batch_jacobian", "hessian", "hvp",
+    "source", "check_grads", "clear_cache",
     "SrcTransError", "UnsupportedSyntaxError", "NoSourceError", "MissingRuleError",
     "NonDifferentiableError", "ShapeError", "UsageError",
 ]

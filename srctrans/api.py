@@ -120,10 +120,7 @@ def _unwrap(f):
     callable object): srctrans differentiates functions defined with ``def``.
     """
     if isinstance(f, _Differentiated):
-        raise UsageError(
-            f"{f.__qualname__} is already a derivative made by srctrans; derivatives of "
-            "derivatives are not supported yet",
-            hint="pass the original function (its __wrapped__ attribute) instead")
+        return f.plain_function(), None       # derivatives of derivatives: its generated code
     if isinstance(f, types.MethodType):
         f, bound_self = f.__func__, f.__self__
     else:
@@ -152,7 +149,23 @@ class _Differentiated:
         self._optimize = optimize
         self._specialize = specialize and optimize
         self._with_value = with_value
-        functools.update_wrapper(self, f)
+        functools.update_wrapper(self, f, updated=())    # not f.__dict__: f may be a derivative too
+
+    def plain_function(self):
+        """The generated function computing this gradient, for any argument shapes.
+
+        It returns what calling ``self`` returns without ``output_gradients``
+        (zeros for unconnected arguments), and is plain source, so srctrans
+        can differentiate it again: ``grad(grad(f))``, ``jvp`` of a gradient.
+        """
+        if self._with_value:
+            raise UsageError("derivatives of value_and_grad are not supported",
+                             hint="differentiate grad(f) instead")
+        selection = self._selection or self._select()
+        if self._self is not None:
+            raise UsageError("derivatives of the gradient of a bound method are not supported",
+                             hint="differentiate the gradient of a plain function")
+        return cache.gradient_instance(self._fn, selection.names, selection.single).grad
 
     def _select(self):
         # lazily, so the function and its callees may be defined after grad() runs

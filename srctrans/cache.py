@@ -67,6 +67,31 @@ def instance(fn, wrt, optimize=True, unconnected_zero=False, location=None, shap
         return found
 
 
+def gradient_instance(fn, wrt, single=False, location=None):
+    """The :class:`Instance` of ``fn`` whose ``grad`` is the plain gradient function.
+
+    ``grad(*args)`` returns the gradient of the output's sum with respect to
+    ``wrt`` (the only one when ``single``, else a tuple; zeros where the output
+    does not depend on a parameter), for arguments of any shape. It is
+    generated source like every derivative, so it can be differentiated again.
+    """
+    if not isinstance(fn, types.FunctionType):
+        _with_location(parse_function, fn, location)
+    options = ("gradient", tuple(wrt), True, True, "single" if single else "tuple")
+    per_function = _instances.get(fn)
+    if per_function is not None:
+        hit = per_function.get(options)
+        if hit is not None and hit.current(fn):
+            return hit
+    with _lock:
+        build = _find_build(fn, options)
+        if build is None:
+            build = _new_build(fn, options, location)
+        found = Instance(fn, *build.compiled.instantiate(fn), build)
+        _instances.setdefault(fn, {})[options] = found
+        return found
+
+
 class Instance:
     """The generated functions bound to one function object, and what they assume.
 
@@ -279,7 +304,10 @@ def _new_build(fn, options, location):
         raise UnsupportedSyntaxError(
             f"recursive call of {fn.__qualname__} cannot be differentiated", location,
             "srctrans cannot differentiate recursion; compute the result without the function calling itself")
-    _, wrt, optimize, unconnected_zero, shapes = options
+    mode, wrt, optimize, unconnected_zero, shapes = options
+    gradient = None
+    if mode == "gradient":        # the plain gradient function; the last option says its form
+        gradient, shapes = shapes, None
     own_shapes, callee_shapes = shapes if shapes else ((), ())
     callee_shapes = dict(callee_shapes)
     callees = []
@@ -297,7 +325,7 @@ def _new_build(fn, options, location):
     try:
         with _recursion_headroom(nesting_depth(fn)):
             build = _with_location(pipeline.build_reverse, fn, location, wrt, build_callee,
-                                   optimize, unconnected_zero, dict(own_shapes) or None)
+                                   optimize, unconnected_zero, dict(own_shapes) or None, gradient)
     finally:
         _in_progress.discard(code)
     build.callees = tuple(callees)

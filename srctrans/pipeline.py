@@ -132,12 +132,18 @@ class Build:
         return self.compiled.source
 
 
-def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, shapes=None):
+def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, shapes=None,
+                  gradient=None):
     """Compile the forward and backward passes of ``fn`` with respect to ``wrt``.
 
     ``shapes`` (name -> shape of the forward values the backward pass reads,
     measured on a call of this same build without ``shapes``) specialises the
     backward pass on them.
+
+    ``gradient`` ``"tuple"`` or ``"single"`` also emits ``NAME_grad``, the
+    gradient of the output's sum as one plain function (a tuple of gradients,
+    or the only one), for any output shape: srctrans differentiates it again
+    for derivatives of derivatives.
     """
     parsed = parse_function(fn)
     fence.check(parsed)
@@ -194,6 +200,10 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     scalar_output = bool(shapes) and result.seed is not None and shapes.get(result.seed) == ()
     if scalar_output:
         functions.append(_gradient_function(unit, untouched_forward, backward, seed, gradients))
+    elif gradient is not None:
+        seeding = _call_runtime(unit, "seed_cotangent", [clone(result.output), gast.Constant(None, None)])
+        functions.append(_gradient_function(unit, untouched_forward, backward, seed, gradients,
+                                            seeding, single=gradient == "single"))
     closure = {unit.aliases[NUMPY_ALIAS]: numpy, unit.aliases[RUNTIME_ALIAS]: runtime}
     closure.update(result.closure)
     compiled = compile_functions(functions, closure, fn, f"{fn.__qualname__} reverse")
@@ -420,18 +430,20 @@ def _block_text(statements):
     return "\n".join(block_lines(statements, 0))
 
 
-def _gradient_function(unit, forward, backward, seed, gradients):
+def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, single=False):
     """``NAME_grad(*params)``: the gradient of a scalar output, forward and backward in one.
 
     The output's cotangent is the constant 1.0 (a Python float, so it keeps
     float32 results float32), folded away where it multiplies; the forward statements
-    that only computed the output's value are dropped.
+    that only computed the output's value are dropped. A ``seeding`` expression
+    (ones shaped like an output of unknown shape) replaces the constant; ``single``
+    returns the one gradient rather than a tuple.
     """
     one = {seed: gast.Constant(1.0, None)}
     reassigned = any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == seed
                      for stmt in backward for n in gast.walk(stmt))
-    if reassigned:            # the seed is also a loop's adjoint: start it at 1.0 instead
-        start = nodes.assign(seed, gast.Constant(1.0, None))
+    if reassigned or seeding is not None:    # the seed is also a loop's adjoint, or not a constant
+        start = nodes.assign(seed, seeding or gast.Constant(1.0, None))
         backward = [start] + [clone(stmt) for stmt in backward]
         gradients = [clone(g) for g in gradients]
     else:
@@ -446,10 +458,16 @@ def _gradient_function(unit, forward, backward, seed, gradients):
     body = inline_temporaries(forward + backward, unit.namer.temporaries, _reads_all(gradients),
                               _is_pure)
     name = unit.namer.fresh(unit.function.name + "_grad")
+    of = "of a scalar output" if seeding is None else "of the sum of the output"
     doc = gast.Expr(gast.Constant(
-        f"The gradient with respect to {', '.join(unit.wrt)} (of a scalar output; no value).", None))
-    returned = gast.Return(gast.Tuple(list(gradients), gast.Load()))
+        f"The gradient with respect to {', '.join(unit.wrt)} ({of}; no value).", None))
+    returned = gast.Return(gradients[0] if single else gast.Tuple(list(gradients), gast.Load()))
     return _function(name, clone(unit.function.args), [doc] + body + [returned])
+
+
+def _call_runtime(unit, function, args):
+    runtime_name = gast.Name(unit.aliases[RUNTIME_ALIAS], gast.Load(), None, None)
+    return gast.Call(gast.Attribute(runtime_name, function, gast.Load()), args, [])
 
 
 def _function_text(function):

@@ -22,6 +22,7 @@ import gast
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
+from srctrans.differentiate.nested import derivative_call
 from srctrans.differentiate.templates import bind, tangent_of_call
 from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
@@ -238,6 +239,10 @@ class _Tangents:
         if callee is MISSING:
             self._fail(call, MissingRuleError, f"cannot resolve `{_unparse(call.func)}`",
                        "make sure the name is defined before the derivative is first called")
+        nested = derivative_call(callee, call, self.unit.resolver, self.unit.parsed.location(call))
+        if nested is not None:               # st.grad(g)(x), st.jvp(g, ...): their generated code
+            callee, call = nested
+            args, keywords = list(call.args), {k.arg: k.value for k in call.keywords}
         rule = REGISTRY.lookup(callee)
         if rule is not None and (rule.has_jvp or rule.has_vjp):
             if not rule.has_jvp:

@@ -24,6 +24,7 @@ import gast
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.differentiate.control import ControlFlow
+from srctrans.differentiate.nested import derivative_call
 from srctrans.differentiate.templates import bind, cotangents
 from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
@@ -290,6 +291,10 @@ class _Reverser(ControlFlow):
         if callee is MISSING:
             self._fail(call, MissingRuleError, f"cannot resolve `{_unparse(call.func)}`",
                        "make sure the name is defined before the gradient is first called")
+        nested = derivative_call(callee, call, self.unit.resolver, self.unit.parsed.location(call))
+        if nested is not None:               # st.grad(g)(x), st.jvp(g, ...): their generated code
+            callee, call = nested
+            args, keywords = list(call.args), {k.arg: k.value for k in call.keywords}
         if REGISTRY.lookup(callee) is not None:
             self._rule(callee, args, keywords, g, ans, call)
             return None

@@ -29,6 +29,7 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno, Origin
 from srctrans.errors import UnsupportedSyntaxError
 from srctrans.naming import operator_name
+from srctrans.parse.resolve import MISSING
 from srctrans.nodes import clone
 from srctrans.normalize.desugar import is_range as _is_range, to_index_loop
 
@@ -284,9 +285,35 @@ class _Normalizer:
         args = [self._argument(a, out) for a in call.args]
         keywords = [gast.keyword(k.arg, self._argument(k.value, out)) for k in call.keywords]
         new = gast.Call(func, args, keywords)
-        if not is_method:
+        if isinstance(func, gast.Call):                  # st.grad(g)(x)
+            anno.set_(new, Anno.CALLEE, self._made_derivative(func))
+        elif not is_method:
             anno.set_(new, Anno.CALLEE, self.resolver.resolve(func))
         return new
+
+    def _made_derivative(self, call):
+        """The object ``st.grad(g, ...)`` makes when every argument is static, else MISSING.
+
+        It is made once, here: the derivative pass calls its generated code instead.
+        """
+        from srctrans.api import grad
+        if self.resolver.resolve(call.func) is not grad:
+            return MISSING
+        values = [self._static_value(a) for a in call.args]
+        keywords = {k.arg: self._static_value(k.value) for k in call.keywords}
+        if MISSING in values or MISSING in keywords.values() or None in keywords:
+            return MISSING
+        return grad(*values, **keywords)
+
+    def _static_value(self, node):
+        if isinstance(node, gast.Constant):
+            return node.value
+        if isinstance(node, gast.Tuple):
+            values = tuple(self._static_value(e) for e in node.elts)
+            return MISSING if MISSING in values else values
+        if self._is_atom(node):
+            return self.resolver.resolve(node)
+        return MISSING
 
     def _inline(self, name, call, out):
         """The body of the local function ``name``, with its arguments bound, in ``out``.

@@ -1,0 +1,267 @@
+"""Derivatives composed from the two modes: Jacobians, batch Jacobians, Hessians, HVPs.
+
+Each is built from the generated functions of :mod:`srctrans.api` and
+:mod:`srctrans.forward_api`: a reverse Jacobian runs the forward pass once
+and the pullback once per output element; a forward Jacobian runs one JVP
+per input element; a Hessian and a Hessian-vector product run forward mode
+over the generated gradient function (forward over reverse), so the Hessian
+itself is never needed for an HVP.
+"""
+
+import functools
+import inspect
+
+import numpy as np
+
+from srctrans import cache
+from srctrans.errors import ShapeError, UsageError
+
+_MODES = ("auto", "reverse", "forward")
+
+
+def jacobian(f, wrt=0, *, mode="auto", optimize=True):
+    """The Jacobian of ``f`` as a new function.
+
+    Args:
+      f: a function of arrays returning one array or number (not a container).
+      wrt: an argument index or name, or a tuple of them.
+      mode: ``"reverse"`` runs the forward pass once and the pullback once
+        per output element; ``"forward"`` runs one JVP per input element;
+        ``"auto"`` (default) picks the mode with fewer passes, reverse on a tie.
+      optimize: run the optimisation passes (default True).
+
+    Returns:
+      A function taking ``f``'s arguments and returning the Jacobian with
+      shape ``out.shape + x.shape`` (TensorFlow's and JAX's layout) for the
+      selected argument ``x``, or a tuple of them, one per entry of ``wrt``.
+      Where the output does not depend on an argument the Jacobian is zero.
+
+    >>> def f(x):
+    ...     return x * x
+    >>> jacobian(f)(np.array([1.0, 2.0]))                 # doctest: +SKIP
+    array([[2., 0.],
+           [0., 4.]])
+    """
+    _check_mode(mode)
+
+    @functools.wraps(f, updated=())
+    def jacobian_of_f(*args):
+        fn, call_args, names, indices, single = _selected(f, args, wrt)
+        inputs = [np.asarray(call_args[i]) for i in indices]
+        out, pullback = _pullback(fn, call_args, names, optimize)
+        out_shape = _array_shape(out, "jacobian")
+        rows = int(np.prod(out_shape))
+        columns = sum(x.size for x in inputs)
+        if mode == "forward" or mode == "auto" and columns < rows:
+            blocks = _forward_columns(fn, call_args, indices, inputs, out_shape, optimize,
+                                      lambda x, k: _unit(x.shape, k))
+        else:
+            blocks = [np.empty(out_shape + x.shape, dtype=_float_dtype(out, x)) for x in inputs]
+            for row in range(rows):
+                gradients = pullback(_unit(out_shape, row, _float_dtype(out)))
+                for block, g in zip(blocks, gradients):
+                    block.reshape((rows,) + block.shape[len(out_shape):])[row] = g
+        return blocks[0] if single else tuple(blocks)
+
+    return jacobian_of_f
+
+
+def batch_jacobian(f, wrt=0, *, mode="auto", optimize=True):
+    """The Jacobian of each batch row of ``f``'s output with respect to the same row of its input.
+
+    Assumes what batched models guarantee: row ``b`` of the output depends
+    only on row ``b`` of the input (no batch normalisation, no mixing across
+    rows). Under that assumption the per-row Jacobians are found without the
+    full Jacobian: one pullback per element of an output row (or, in forward
+    mode, one JVP per element of an input row), each covering every row at once.
+    With mixing across rows the result is wrong, not an error.
+
+    Args:
+      f: a function whose selected argument and output both have the batch
+        axis first.
+      wrt: one argument index or name.
+      mode: ``"reverse"``, ``"forward"`` or ``"auto"``, as in :func:`jacobian`.
+
+    Returns:
+      A function returning an array of shape
+      ``(batch,) + out.shape[1:] + x.shape[1:]``.
+    """
+    _check_mode(mode)
+    if isinstance(wrt, (tuple, list)):
+        raise UsageError("batch_jacobian takes one argument in wrt", hint="call it once per argument")
+
+    @functools.wraps(f, updated=())
+    def batch_jacobian_of_f(*args):
+        fn, call_args, names, indices, _ = _selected(f, args, wrt)
+        x = np.asarray(call_args[indices[0]])
+        out, pullback = _pullback(fn, call_args, names, optimize)
+        out_shape = _array_shape(out, "batch_jacobian")
+        if not out_shape or not x.shape or out_shape[0] != x.shape[0]:
+            raise ShapeError(f"batch_jacobian needs the output and the argument to share the batch "
+                             f"axis, but they have shapes {out_shape} and {x.shape}")
+        batch, out_row, in_row = x.shape[0], out_shape[1:], x.shape[1:]
+        result = np.empty((batch,) + out_row + in_row, dtype=_float_dtype(out, x))
+        flat = result.reshape((batch, int(np.prod(out_row)), int(np.prod(in_row))))
+        if mode == "forward" or mode == "auto" and int(np.prod(in_row)) < int(np.prod(out_row)):
+            for k in range(flat.shape[2]):
+                tangent = _row_unit(x.shape, k, x.dtype)
+                _, column = _jvp(fn, call_args, indices, [tangent], optimize)
+                flat[:, :, k] = np.reshape(column, (batch, -1))
+        else:
+            for o in range(flat.shape[1]):
+                (g,) = pullback(_row_unit(out_shape, o, _float_dtype(out)))
+                flat[:, o, :] = np.reshape(g, (batch, -1))
+        return result
+
+    return batch_jacobian_of_f
+
+
+def hessian(f, wrt=0, *, optimize=True):
+    """The Hessian of a scalar function, forward over reverse, as a new function.
+
+    Args:
+      f: a function returning a scalar.
+      wrt: an argument index or name, or a tuple of them.
+
+    Returns:
+      A function returning the Hessian with shape ``x.shape + x.shape`` for
+      one selected argument, or for several a tuple of rows of blocks, block
+      ``[i][j]`` with shape ``x_i.shape + x_j.shape``. Each column is one
+      JVP of the generated gradient function.
+    """
+    @functools.wraps(f, updated=())
+    def hessian_of_f(*args):
+        fn, call_args, names, indices, single = _selected(f, args, wrt)
+        gradient = _gradient_function(fn, names, call_args)
+        inputs = [np.asarray(call_args[i]) for i in indices]
+        blocks = [[np.empty(x.shape + y.shape, dtype=_float_dtype(x, y)) for y in inputs]
+                  for x in inputs]
+        for j, y in enumerate(inputs):
+            for k in range(y.size):
+                tangents = [None] * len(inputs)
+                tangents[j] = _unit(y.shape, k, y.dtype)
+                _, columns = _jvp(gradient, call_args, indices, tangents, optimize)
+                for i, column in enumerate(columns):
+                    blocks[i][j].reshape(inputs[i].shape + (y.size,))[..., k] = column
+        return blocks[0][0] if single else tuple(tuple(row) for row in blocks)
+
+    return hessian_of_f
+
+
+def hvp(f, primals, tangents, *, optimize=True):
+    """The Hessian of the scalar ``f`` at ``primals`` applied to ``tangents``, forward over reverse.
+
+    Args:
+      f: a function returning a scalar.
+      primals: a tuple of ``f``'s positional arguments.
+      tangents: a tuple of the same length: the vector ``v`` (one array per
+        argument, shaped like it), ``None`` for arguments held constant.
+
+    Returns:
+      A tuple with one entry per argument: ``H v`` restricted to that
+      argument (shaped like it), None where the tangent is None. The Hessian
+      is not formed: this is one JVP of the generated gradient function.
+    """
+    if not isinstance(primals, tuple) or not isinstance(tangents, tuple) or \
+            len(primals) != len(tangents):
+        raise UsageError("hvp takes primals and tangents as tuples of the same length")
+    indices = tuple(i for i, t in enumerate(tangents) if t is not None)
+    if not indices:
+        return tuple(None for _ in primals)
+    fn, call_args, names, _, _ = _selected(f, primals, indices)
+    gradient = _gradient_function(fn, names, call_args)
+    _, products = _jvp(gradient, call_args, indices, [tangents[i] for i in indices], optimize)
+    by_index = dict(zip(indices, products))
+    return tuple(by_index.get(i) for i in range(len(primals)))
+
+
+# -- helpers ---------------------------------------------------------------------
+
+def _check_mode(mode):
+    if mode not in _MODES:
+        raise UsageError(f"mode must be one of {', '.join(map(repr, _MODES))}, not {mode!r}")
+
+
+def _selected(f, args, wrt):
+    """(function, call arguments, selected names, their indices in the call arguments, single)."""
+    from srctrans.api import _Selection, _check_differentiable, _unwrap
+    fn, bound_self = _unwrap(f)
+    signature_fn = fn if bound_self is None else functools.partial(fn, bound_self)
+    selection = _Selection(signature_fn, wrt)
+    positional = [p.name for p in inspect.signature(signature_fn).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    indices = []
+    for name in selection.names:
+        index = positional.index(name) if name in positional else None
+        if index is None or index >= len(args):
+            raise UsageError(f"the selected argument {name!r} must be passed positionally")
+        _check_differentiable(args[index], name)
+        indices.append(index)
+    call_args = tuple(args) if bound_self is None else (bound_self,) + tuple(args)
+    shift = len(call_args) - len(args)           # indices count from the bound object, if any
+    return fn, call_args, selection.names, tuple(i + shift for i in indices), selection.single
+
+
+def _pullback(fn, call_args, names, optimize):
+    from srctrans.api import vjp
+    return vjp(fn, *call_args, wrt=names, unconnected_gradients="zero", optimize=optimize)
+
+
+def _jvp(fn, call_args, indices, tangents, optimize):
+    """``(out, out_tangent)`` of ``fn`` along ``tangents`` of the arguments at ``indices``."""
+    from srctrans.forward_api import jvp
+    full = [None] * len(call_args)
+    for index, tangent in zip(indices, tangents):
+        full[index] = tangent
+    return jvp(fn, tuple(call_args), tuple(full), optimize=optimize)
+
+
+def _gradient_function(fn, names, call_args):
+    """The generated gradient of ``fn`` (a tuple per selected name) for these arguments.
+
+    The gradient specialised on the arguments' shapes when srctrans can make
+    one (no generic helpers, so its JVP is plain NumPy), else the generic one.
+    """
+    found = cache.instance(fn, names, True, True).for_call(fn, call_args, {})
+    if found.grad is not None:
+        return found.grad
+    return cache.gradient_instance(fn, names).grad
+
+
+def _forward_columns(fn, call_args, indices, inputs, out_shape, optimize, unit):
+    blocks = []
+    for position, x in enumerate(inputs):
+        block = np.empty(out_shape + x.shape, dtype=_float_dtype(x))
+        columns = block.reshape(out_shape + (x.size,))
+        for k in range(x.size):
+            tangents = [None] * len(inputs)
+            tangents[position] = unit(x, k).astype(x.dtype if x.dtype.kind == "f" else float)
+            _, column = _jvp(fn, call_args, indices, tangents, optimize)
+            columns[..., k] = column
+        blocks.append(block)
+    return blocks
+
+
+def _array_shape(out, what):
+    if isinstance(out, (tuple, list, dict)):
+        raise UsageError(f"{what} needs a function returning one array or number, not a "
+                         f"{type(out).__name__}", hint="differentiate each output separately")
+    return np.shape(out)
+
+
+def _unit(shape, k, dtype=np.float64):
+    e = np.zeros(shape, dtype=dtype)
+    e.reshape(-1)[k] = 1
+    return e
+
+
+def _row_unit(shape, k, dtype):
+    """Ones at element ``k`` of every batch row."""
+    e = np.zeros(shape, dtype=dtype)
+    e.reshape(shape[0], -1)[:, k] = 1
+    return e
+
+
+def _float_dtype(*values):
+    kinds = [np.asarray(v).dtype for v in values]
+    return np.result_type(*[k if k.kind in "fc" else np.float64 for k in kinds])
