@@ -1,10 +1,11 @@
 """Check derivatives against central finite differences along random directions.
 
 One inner product per check: for a random input direction ``u`` and a random
-output cotangent ``v``, reverse mode must satisfy
-``<v, (f(x + eps u) - f(x - eps u)) / (2 eps)> ~= <vjp(v), u>``. The check
-runs every backward pass srctrans may use for ``f``: the generic one, the one
-specialised on the arguments' shapes, and the fused gradient of a scalar output.
+output cotangent ``v``, both modes must satisfy
+``<v, (f(x + eps u) - f(x - eps u)) / (2 eps)> ~= <v, jvp(u)> ~= <vjp(v), u>``.
+The reverse check runs every backward pass srctrans may use for ``f``: the
+generic one, the one specialised on the arguments' shapes, and the fused
+gradient of a scalar output. Order 2 checks the generated derivatives the same way.
 Randomness is seeded, so a failing check fails the same way every time.
 """
 
@@ -16,18 +17,24 @@ from runtime.containers import is_container, leaves, map_leaves
 
 from srctrans.errors import UsageError
 
-_MODES = ("reverse",)
+_MODES = ("forward", "reverse")
 
 
-def check_grads(f, args, modes=("reverse",), order=1, *, wrt=None, eps=1e-6,
+def check_grads(f, args, modes=("forward", "reverse"), order=1, *, wrt=None, eps=1e-6,
                 rtol=1e-5, atol=1e-6, seed=0):
     """Raise ``AssertionError`` when ``f``'s derivatives disagree with finite differences.
 
     Args:
-      f: the function to check.
+      f: the function to check (a plain function defined with ``def``).
       args: a tuple of its positional arguments (ints and bools are constants).
-      modes: which modes to check; ``("reverse",)`` for now.
-      order: 1 (derivatives of ``f``).
+      modes: which modes to check: ``"forward"`` (``<v, jvp(u)>``) and
+        ``"reverse"`` (``<vjp(v), u>``, through every backward pass srctrans
+        may run); default both.
+      order: 1 checks the derivatives of ``f``; 2 also checks, in every mode,
+        the derivatives of its generated derivatives: the gradient function
+        (reverse over reverse, forward over reverse) and, when ``"forward"``
+        is among the modes, the JVP function (forward over forward, reverse
+        over forward).
       wrt: the argument indices to check; default every float argument.
       eps: the finite-difference step (inputs are promoted to float64).
       rtol, atol: tolerances on the two inner products.
@@ -35,20 +42,51 @@ def check_grads(f, args, modes=("reverse",), order=1, *, wrt=None, eps=1e-6,
 
     Returns None when every check passes.
     """
-    from srctrans.api import grad, vjp
+    from srctrans import cache
+    from srctrans.api import _Differentiated, _unwrap
 
+    modes = tuple(modes)
     for mode in modes:
         if mode not in _MODES:
             raise UsageError(f"check_grads mode {mode!r} is not available; use one of {_MODES}")
-    if order != 1:
-        raise UsageError(f"check_grads order={order} is not available; use order=1")
+    if order not in (1, 2):
+        raise UsageError(f"check_grads order={order} is not available; use 1 or 2")
     args = tuple(args)
     indices = tuple(i for i, a in enumerate(args) if _is_float(a)) if wrt is None else tuple(wrt)
     if not indices:
         raise UsageError("check_grads found no float argument to check")
     rng = np.random.default_rng(seed)
     wide = tuple(_widen(a) if i in indices else a for i, a in enumerate(args))
-    out = f(*wide)
+    tolerances = dict(eps=eps, rtol=rtol, atol=atol)
+    _check_first_order(f, wide, {}, modes, indices, rng, "", **tolerances)
+    if order == 2:
+        gradient = _Differentiated(f, indices, "zero", True, False).plain_function()
+        _check_first_order(gradient, wide, {}, modes, indices, rng, "the gradient of ",
+                           **tolerances)
+        if "forward" in modes:
+            fn, _ = _unwrap(f)
+            names = _parameter_names(fn, indices)
+            found = cache.forward_instance(fn, names)
+            directions = {found.build.tangents[n]: _random_like(rng, wide[i])
+                          for n, i in zip(names, indices)}
+            _check_first_order(found.jvp, wide, directions, modes, indices, rng, "the JVP of ",
+                               **tolerances)
+
+
+def _parameter_names(fn, indices):
+    import inspect
+    positional = [p.name for p in inspect.signature(fn).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return tuple(positional[i] for i in indices)
+
+
+def _check_first_order(f, wide, kwargs, modes, indices, rng, what, eps, rtol, atol):
+    """Check ``f(*wide, **kwargs)``'s first derivatives in ``modes`` along one random direction."""
+    from srctrans.api import _unwrap, grad, vjp
+    from srctrans.forward_api import run_jvp
+
+    name = what + str(getattr(f, "__qualname__", f))
+    out = f(*wide, **kwargs)
     directions = [_random_like(rng, wide[i]) for i in indices]
     cotangent = map_leaves(lambda o: _random_like(rng, o), out)
 
@@ -56,27 +94,39 @@ def check_grads(f, args, modes=("reverse",), order=1, *, wrt=None, eps=1e-6,
         moved = list(wide)
         for i, u in zip(indices, directions):
             moved[i] = _step(wide[i], u, step)
-        return f(*moved)
+        return f(*moved, **kwargs)
 
     numeric = _inner(cotangent, map_leaves(lambda a, b: (a - b) / (2 * eps), shifted(eps), shifted(-eps)))
+
+    def compare(analytic, path, formula):
+        if not abs(analytic - numeric) <= atol + rtol * max(abs(analytic), abs(numeric)):
+            raise AssertionError(
+                f"{path} derivative of {name} disagrees with finite differences: "
+                f"{formula} = {analytic!r} but <v, J u> ~= {numeric!r} "
+                f"(difference {abs(analytic - numeric):.3g}, arguments {indices})")
+
+    if "forward" in modes:
+        fn, bound_self = _unwrap(f)
+        tangents = [None] * len(wide)
+        for i, u in zip(indices, directions):
+            tangents[i] = u
+        _, out_tangent = run_jvp(fn, bound_self, tuple(wide), tuple(tangents), kwargs)
+        compare(_inner(cotangent, out_tangent), "forward-mode", "<v, jvp(u)>")
+    if "reverse" not in modes:
+        return
     # every way srctrans may run the backward pass: generic, shape-specialised,
     # and, for a scalar output, the fused gradient (which takes the cotangent 1)
     for path in ("generic", "specialised", "fused"):
         if path == "fused":
             if is_container(out) or np.ndim(out) != 0:
                 continue
-            gradients = grad(f, wrt=indices)(*wide)
+            gradients = grad(f, wrt=indices)(*wide, **kwargs)
             scale = float(cotangent)
         else:
-            _, pullback = vjp(f, *wide, wrt=indices, specialize=path == "specialised")
+            _, pullback = vjp(f, *wide, wrt=indices, specialize=path == "specialised", **kwargs)
             gradients, scale = pullback(cotangent), 1.0
         analytic = scale * sum(_inner(g, u) for g, u in zip(gradients, directions) if g is not None)
-        if not abs(analytic - numeric) <= atol + rtol * max(abs(analytic), abs(numeric)):
-            raise AssertionError(
-                f"reverse-mode derivative of {getattr(f, '__qualname__', f)} ({path} code) "
-                f"disagrees with finite differences: <vjp(v), u> = {analytic!r} but "
-                f"<v, J u> ~= {numeric!r} (difference {abs(analytic - numeric):.3g}, "
-                f"arguments {indices})")
+        compare(analytic, f"reverse-mode ({path} code)", "<vjp(v), u>")
 
 
 def _is_float(value):

@@ -48,6 +48,12 @@ def jvp(f, primals, tangents, *, optimize=True):
                          hint="give one tangent per argument, None for a constant one")
     from srctrans.api import _unwrap
     fn, bound_self = _unwrap(f)
+    return run_jvp(fn, bound_self, primals, tangents, {}, optimize)
+
+
+def run_jvp(fn, bound_self, primals, tangents, kwargs, optimize=True):
+    """:func:`jvp` of the plain function ``fn`` (bound to ``bound_self`` unless None);
+    ``kwargs`` are passed to ``fn`` as constants."""
     call_args = primals if bound_self is None else (bound_self,) + primals
     signature_fn = fn if bound_self is None else functools.partial(fn, bound_self)
     names = _positional_names(signature_fn, len(primals), fn)
@@ -62,11 +68,11 @@ def jvp(f, primals, tangents, *, optimize=True):
         selected.append(name)
         given[name] = _conformed_tangent(tangent, primal, name)
     if not selected:
-        out = fn(*call_args)
+        out = fn(*call_args, **kwargs)
         return out, runtime.zeros_like(out)
     found = cache.forward_instance(fn, tuple(selected), optimize)
     keywords = {found.build.tangents[name]: given[name] for name in selected}
-    return found.jvp(*call_args, **keywords)
+    return found.jvp(*call_args, **kwargs, **keywords)
 
 
 def _positional_names(signature_fn, count, fn):

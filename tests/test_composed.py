@@ -1,0 +1,183 @@
+"""Jacobians, batch Jacobians, Hessians, HVPs and nested derivatives (numbers from the seeds)."""
+
+import numpy as np
+import pytest
+
+import srctrans as st
+from programs import composed as programs
+
+
+def _rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+# -- Jacobians -------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", ["reverse", "forward", "auto"])
+def test_jacobian_of_a_dense_relu_layer_wrt_its_kernel(mode):
+    rng = _rng(0)
+    x, kernel, bias = rng.standard_normal((7, 5)), rng.standard_normal((5, 10)), rng.standard_normal(10)
+    j = st.jacobian(programs.dense_relu, wrt=1, mode=mode)(x, kernel, bias)
+    assert j.shape == (7, 10, 5, 10)
+    gradient = st.grad(programs.dense_relu, wrt=1)(x, kernel, bias)
+    np.testing.assert_allclose(j.sum(axis=(0, 1)), gradient, rtol=1e-12, atol=1e-12)
+
+
+def test_jacobian_against_finite_differences_in_both_modes():
+    rng = _rng(1)
+    x, y = rng.standard_normal(3), rng.uniform(0.5, 1.5, 3)
+    reverse = st.jacobian(programs.smooth, wrt=(0, 1), mode="reverse")(x, y)
+    forward = st.jacobian(programs.smooth, wrt=(0, 1), mode="forward")(x, y)
+    eps = 1e-6
+    for k, (r, f) in enumerate(zip(reverse, forward)):
+        np.testing.assert_allclose(r, f, rtol=1e-12, atol=1e-12)
+        for column in range(3):
+            step = np.zeros(3)
+            step[column] = eps
+            args_plus = [x, y]
+            args_minus = [x, y]
+            args_plus[k] = args_plus[k] + step
+            args_minus[k] = args_minus[k] - step
+            numeric = (programs.smooth(*args_plus) - programs.smooth(*args_minus)) / (2 * eps)
+            np.testing.assert_allclose(r[:, column], numeric, rtol=1e-6, atol=1e-8)
+
+
+def test_jacobian_of_a_100_to_100_function():
+    x = _rng(2).standard_normal(100)
+    for mode in ("reverse", "forward"):
+        j = st.jacobian(programs.cube, mode=mode)(x)
+        np.testing.assert_allclose(j, np.diag(3 * x ** 2))
+
+
+def test_batch_jacobian_of_two_elu_layers_is_the_diagonal_of_the_full_one():
+    rng = _rng(3)
+    x = rng.standard_normal((7, 5))
+    W1, b1 = rng.standard_normal((5, 8)), rng.standard_normal(8)
+    W2, b2 = rng.standard_normal((8, 6)), rng.standard_normal(6)
+    full = st.jacobian(programs.two_elu_layers)(x, W1, b1, W2, b2)
+    assert full.shape == (7, 6, 7, 5)
+    for mode in ("reverse", "forward", "auto"):
+        batch = st.batch_jacobian(programs.two_elu_layers, mode=mode)(x, W1, b1, W2, b2)
+        assert batch.shape == (7, 6, 5)
+        np.testing.assert_allclose(batch, np.einsum("bxby->bxy", full), rtol=1e-12, atol=1e-12)
+
+
+def test_batch_jacobian_needs_a_shared_batch_axis():
+    with pytest.raises(st.ShapeError, match="batch"):
+        st.batch_jacobian(programs.dense_relu, wrt=1)(np.ones((7, 5)), np.ones((5, 10)), np.ones(10))
+
+
+def test_jacobian_rejects_container_outputs():
+    with pytest.raises(st.UsageError, match="one array"):
+        st.jacobian(programs.returns_tuple)(np.ones(2), np.ones(2))
+
+
+# -- Hessians and HVPs ----------------------------------------------------------------
+def test_hessian_of_a_two_layer_loss_wrt_a_5_by_8_kernel_is_symmetric_and_gives_a_newton_step():
+    rng = _rng(4)
+    W1, b1 = rng.standard_normal((5, 8)), rng.standard_normal(8)
+    W2, b2 = rng.standard_normal((8, 6)), rng.standard_normal(6)
+    x = rng.standard_normal((7, 5))
+    h = st.hessian(programs.two_relu_layers_loss)(W1, b1, W2, b2, x)
+    assert h.shape == (5, 8, 5, 8)
+    h_mat = h.reshape(40, 40)
+    np.testing.assert_allclose(h_mat, h_mat.T, rtol=1e-10, atol=1e-12)
+    # the Hessian against finite differences of the gradient, column by column
+    gradient = st.grad(programs.two_relu_layers_loss)
+    eps = 1e-6
+    for column in (0, 13, 39):
+        step = np.zeros(40)
+        step[column] = eps
+        step = step.reshape(5, 8)
+        numeric = (gradient(W1 + step, b1, W2, b2, x) - gradient(W1 - step, b1, W2, b2, x)) / (2 * eps)
+        np.testing.assert_allclose(h_mat[:, column], numeric.ravel(), rtol=1e-5, atol=1e-7)
+    # a Newton step on the loss as a function of W1 (regularised, as in the seed)
+    g_vec = gradient(W1, b1, W2, b2, x).reshape(40, 1)
+    update = np.linalg.solve(h_mat + 1e-3 * np.eye(40), g_vec)
+    assert update.shape == (40, 1) and np.all(np.isfinite(update))
+
+
+def test_hvp_of_sum_of_cubes():
+    (hv,) = st.hvp(programs.sum_of_cubes, (np.array([1.0, 2.0]),), (np.array([1.0, 0.0]),))
+    np.testing.assert_allclose(hv, [6.0, 0.0])
+
+
+def test_hvp_equals_hessian_times_vector():
+    rng = _rng(5)
+    args = (rng.standard_normal((4, 3)), rng.standard_normal((3, 5)), rng.standard_normal(5),
+            rng.standard_normal((5, 2)), rng.standard_normal((4, 2)))
+    v = rng.standard_normal((3, 5))
+    h = st.hessian(programs.mlp_loss, wrt=1)(*args)
+    hv = st.hvp(programs.mlp_loss, args, (None, v, None, None, None))
+    assert hv[0] is None and hv[2] is None
+    np.testing.assert_allclose(hv[1], np.einsum("ijkl,kl->ij", h, v), rtol=1e-10, atol=1e-12)
+
+
+def test_hessian_of_several_arguments_is_blocks():
+    blocks = st.hessian(programs.smooth, wrt=(0, 1))(np.array([0.3, 0.4]), np.array([1.2, 0.8]))
+    assert [[b.shape for b in row] for row in blocks] == [[(2, 2)] * 2] * 2
+    np.testing.assert_allclose(blocks[0][1], blocks[1][0].T, rtol=1e-12)
+
+
+# -- nesting ------------------------------------------------------------------------------
+def test_second_derivative_of_cube_at_1_is_6():
+    assert st.grad(st.grad(programs.cube))(1.0) == pytest.approx(6.0)
+
+
+def test_nested_jvps_of_p_to_the_3_5():
+    first, second = st.jvp(programs.first_derivative_of_power, (1.1,), (1.0,))
+    assert first == pytest.approx(4.4417, abs=1e-4)
+    assert second == pytest.approx(10.0948, abs=1e-4)
+
+
+@pytest.mark.parametrize("name", ["grad_of_smooth_wrt_x", "jvp_of_smooth_along_x", "via_global_gradient"])
+def test_derivatives_of_functions_that_call_srctrans(name):
+    st.check_grads(getattr(programs, name), (0.3, 1.4), modes=("forward", "reverse"))
+
+
+@pytest.mark.parametrize("outer", ["grad", "jvp"])
+@pytest.mark.parametrize("inner", ["grad", "jvp"])
+def test_nesting_in_any_order(outer, inner):
+    x, y = 0.3, 1.4
+    eps = 1e-6
+    first = programs.grad_of_smooth_wrt_x if inner == "grad" else programs.jvp_of_smooth_along_x
+    numeric = (first(x + eps, y) - first(x - eps, y)) / (2 * eps)
+    if outer == "grad":
+        value = st.grad(first)(x, y)
+    else:
+        _, value = st.jvp(first, (x, y), (1.0, None))
+    assert value == pytest.approx(numeric, rel=1e-6)
+
+
+def test_input_gradient_regularisation_matches_finite_differences():
+    rng = _rng(6)
+    x, kernel, bias = rng.standard_normal((7, 5)), rng.standard_normal((5, 10)), rng.standard_normal(10)
+    st.check_grads(programs.input_gradient_norm, (kernel, bias, x), modes=("reverse",), wrt=(0, 1))
+    d_kernel, d_bias = st.grad(programs.input_gradient_norm, wrt=(0, 1))(kernel, bias, x)
+    assert d_kernel.shape == (5, 10) and d_bias.shape == (10,)
+
+
+def test_check_grads_order_2():
+    st.check_grads(programs.smooth, (np.array([0.3, 0.5]), np.array([1.1, 0.7])), order=2)
+    st.check_grads(programs.mlp_loss, (_rng(7).standard_normal((4, 3)), _rng(8).standard_normal((3, 5)),
+                                       _rng(9).standard_normal(5), _rng(10).standard_normal((5, 2)),
+                                       _rng(11).standard_normal((4, 2))), order=2, wrt=(1, 3))
+
+
+def test_check_grads_order_2_catches_a_wrong_second_derivative():
+    from srctrans.rules import REGISTRY
+    rule = REGISTRY.lookup(np.sin)
+    original = rule.jvp
+    # a JVP whose own derivative is wrong although its value at first order is right
+    try:
+        REGISTRY.register_jvp(np.sin, _wrong_sin_jvp, replace=True)
+        st.clear_cache()
+        with pytest.raises(AssertionError, match="forward"):
+            st.check_grads(programs.smooth, (np.array([0.3]), np.array([1.1])), order=2,
+                           modes=("forward",))
+    finally:
+        REGISTRY.register_jvp(np.sin, original, replace=True)
+        st.clear_cache()
+
+
+def _wrong_sin_jvp(dx, ans, x):
+    return dx * np.cos(np.round(x, 2))
