@@ -6,6 +6,7 @@ arguments (those given a tangent) and cached like every other derivative.
 
 import functools
 import inspect
+import weakref
 
 import numpy as np
 
@@ -55,24 +56,60 @@ def run_jvp(fn, bound_self, primals, tangents, kwargs, optimize=True):
     """:func:`jvp` of the plain function ``fn`` (bound to ``bound_self`` unless None);
     ``kwargs`` are passed to ``fn`` as constants."""
     call_args = primals if bound_self is None else (bound_self,) + primals
-    signature_fn = fn if bound_self is None else functools.partial(fn, bound_self)
-    names = _positional_names(signature_fn, len(primals), fn)
-    selected, given = [], {}
-    for name, primal, tangent in zip(names, primals, tangents):
-        if tangent is None:
-            continue
-        if is_integer(primal):
-            raise NonDifferentiableError(
-                f"argument {name!r} is an integer but was given a tangent",
-                hint="pass None as the tangent of an int or bool argument, or pass a float")
-        selected.append(name)
-        given[name] = _conformed_tangent(tangent, primal, name)
-    if not selected:
+    pattern = tuple(t is not None for t in tangents)
+    key = (len(primals), pattern, bool(optimize), bound_self is not None)
+    plans = _plans.get(fn)
+    plan = plans.get(key) if plans is not None else None
+    if plan is None or not plan.instance.current(fn):
+        plan = _plan(fn, bound_self, primals, pattern, optimize)
+        _plans.setdefault(fn, {})[key] = plan
+    keywords = {}
+    for index, keyword in plan.tangents:
+        primal, tangent = primals[index], tangents[index]
+        if not (type(tangent) is np.ndarray and type(primal) is np.ndarray
+                and tangent.shape == primal.shape and primal.dtype.kind == "f"):
+            if is_integer(primal):
+                raise NonDifferentiableError(
+                    f"argument {plan.names[index]!r} is an integer but was given a tangent",
+                    hint="pass None as the tangent of an int or bool argument, or pass a float")
+            tangent = _conformed_tangent(tangent, primal, plan.names[index])
+        keywords[keyword] = tangent
+    if plan.instance.jvp is None:
         out = fn(*call_args, **kwargs)
         return out, runtime.zeros_like(out)
-    found = cache.forward_instance(fn, tuple(selected), optimize)
-    keywords = {found.build.tangents[name]: given[name] for name in selected}
-    return found.jvp(*call_args, **kwargs, **keywords)
+    return plan.instance.jvp(*call_args, **kwargs, **keywords)
+
+
+class _Plan:
+    """How to run the JVP of one function for one pattern of given tangents."""
+
+    __slots__ = ("instance", "names", "tangents")
+
+    def __init__(self, instance, names, tangents):
+        self.instance = instance     # a ForwardInstance (its jvp None when no tangent is given)
+        self.names = names           # the positional parameter names of the primals
+        self.tangents = tangents     # (primal index, tangent keyword) per given tangent
+
+
+_plans = weakref.WeakKeyDictionary()      # function -> {call pattern: _Plan}
+
+
+def _plan(fn, bound_self, primals, pattern, optimize):
+    signature_fn = fn if bound_self is None else functools.partial(fn, bound_self)
+    names = _positional_names(signature_fn, len(primals), fn)
+    selected = tuple(name for name, given in zip(names, pattern) if given)
+    if not selected:
+        return _Plan(_NoTangents(), names, ())
+    found = cache.forward_instance(fn, selected, optimize)
+    return _Plan(found, names, tuple((i, found.build.tangents[names[i]])
+                                     for i, given in enumerate(pattern) if given))
+
+
+class _NoTangents:
+    jvp = None
+
+    def current(self, fn):
+        return True
 
 
 def _positional_names(signature_fn, count, fn):

@@ -1,0 +1,124 @@
+"""Benchmark forward mode and composed derivatives against the forward pass.
+
+    python benchmarks/bench_composed.py [--quick]
+
+For the two-layer tanh MLP of ``models.py`` (small and large), times in one
+interleaved run: the function itself, its JVP (``st.jvp``, along all
+weights and along the input), its HVP (``st.hvp``, forward over reverse,
+along all weights) and its gradient (``st.grad``), and reports each as a
+multiple of the function's time next to the targets of the issue (JVP <=
+1.5x, HVP <= 4x, gradient <= 3x). Then, for a 100 -> 100 function, counts the
+passes a reverse Jacobian runs (one forward pass, one pullback per output)
+and times it against 100 separate vjp calls (a forward pass each).
+"""
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import srctrans as st                                   # noqa: E402
+from bench_reverse import per_call                     # noqa: E402
+from models import CASES                               # noqa: E402
+
+TARGETS = {"jvp (weights)": 1.5, "jvp (input)": 1.5, "hvp (weights)": 4.0, "grad": 3.0}
+
+
+def mlp_rows(case, settings):
+    fn, args = case.fn, case.args
+    wrt = case.wrt
+    rng = np.random.default_rng(1)
+    weights = tuple(rng.standard_normal(np.shape(a)) if i in wrt else None
+                    for i, a in enumerate(args))
+    x_index = 4                                           # mlp_loss(W1, b1, W2, b2, x, t)
+    along_input = tuple(rng.standard_normal(np.shape(a)) if i == x_index else None
+                        for i, a in enumerate(args))
+    gradient = st.grad(fn, wrt=wrt)
+    columns = {
+        "function": lambda: fn(*args),
+        "jvp (weights)": lambda: st.jvp(fn, args, weights),
+        "jvp (input)": lambda: st.jvp(fn, args, along_input),
+        "hvp (weights)": lambda: st.hvp(fn, args, weights),
+        "grad": lambda: gradient(*args),
+    }
+    for run in columns.values():                          # build and specialise first
+        run()
+    notes = {}
+    times = per_call(columns, settings["repeats"], settings["min_time"], notes)
+    base = times["function"]["best"]
+    rows = []
+    for column, result in times.items():
+        ratio = result["best"] / base
+        target = TARGETS.get(column)
+        verdict = "" if target is None else ("PASS" if ratio <= target else "MISS")
+        rows.append((case.name, column, f"{result['best']:.1f}", f"{ratio:.2f}x",
+                     f"<= {target}x" if target else "", verdict))
+    return rows, notes
+
+
+def map_100(x, W):
+    return np.tanh(x @ W) * x
+
+
+def jacobian_rows(settings):
+    rng = np.random.default_rng(2)
+    x, W = rng.standard_normal(100), rng.standard_normal((100, 100)) / 10
+    counts = {"forward": 0, "backward": 0}
+    from srctrans import cache
+    found = cache.instance(map_100, ("x",))
+    fwd, bwd = found.fwd, found.bwd
+
+    def counting_fwd(*a):
+        counts["forward"] += 1
+        return fwd(*a)
+
+    def counting_bwd(*a):
+        counts["backward"] += 1
+        return bwd(*a)
+
+    found.fwd, found.bwd = counting_fwd, counting_bwd
+    try:
+        st.jacobian(map_100, mode="reverse")(x, W)
+    finally:
+        found.fwd, found.bwd = fwd, bwd
+    jacobian = st.jacobian(map_100, mode="reverse")
+
+    def separate_vjps():
+        rows = []
+        for k in range(100):
+            v = np.zeros(100)
+            v[k] = 1.0
+            rows.append(st.vjp(map_100, x, W, wrt=0)[1](v)[0])
+        return np.stack(rows)
+
+    times = per_call({"reverse jacobian": lambda: jacobian(x, W), "100 vjp calls": separate_vjps},
+                     settings["repeats"], settings["min_time"], {})
+    return counts, times
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer, shorter timing loops")
+    options = parser.parse_args(argv)
+    settings = {"repeats": 3, "min_time": 0.02} if options.quick else {"repeats": 7, "min_time": 0.2}
+    print(f"numpy {np.__version__}, python {sys.version.split()[0]}")
+    print(f"{'case':<12} {'what':<15} {'best us':>10} {'ratio':>8} {'target':>9}  verdict")
+    for name in ("mlp_small", "mlp_large"):
+        case = CASES[name]()
+        rows, notes = mlp_rows(case, settings)
+        for row in rows:
+            print(f"{row[0]:<12} {row[1]:<15} {row[2]:>10} {row[3]:>8} {row[4]:>9}  {row[5]}")
+        for column, note in notes.items():
+            print(f"  {column}: {note}")
+    counts, times = jacobian_rows(settings)
+    print(f"reverse jacobian of a 100 -> 100 function: {counts['forward']} forward pass(es), "
+          f"{counts['backward']} backward passes")
+    for column, result in times.items():
+        print(f"  {column:<18} {result['best']:.0f} us")
+
+
+if __name__ == "__main__":
+    main()
