@@ -14,6 +14,7 @@ Modules:
   accumulate   -- adding cotangents of unknown type (containers entry by entry)
   containers   -- taking containers (tuple, list, dict, named tuple, dataclass) apart and back
   seeding      -- the output gradient: ones by default, or a checked cotangent
+  higher       -- derivatives of these helpers, for derivatives of derivatives
 """
 
 from runtime.broadcast import unbroadcast
@@ -32,3 +33,9 @@ from runtime.containers import saved_entry, restored_entry, entry_cotangent, wit
 from runtime.reshaping import (
     identity, getitem_grad, getattr_grad, last_and_rest, transpose_grad, asarray_grad, zero_at,
     saved_at, restored_at)
+from runtime.higher import (
+    unbroadcast_transpose, unbroadcast_tree, ratio_or_zero, spread_grads_transpose,
+    choice_grads_transpose, getattr_grad_transpose, last_and_rest_transpose,
+    entry_cotangent_transpose, without_entry_transpose, restored_entry_tangent,
+    prod_grad_dprod, prod_grad_dprod_transpose, prod_grad_dx, power_base_second_factor,
+    einsum_grads_transpose, einsum_grads_doperands, einsum_grads_doperands_transpose)
