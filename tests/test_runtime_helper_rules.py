@@ -558,6 +558,16 @@ def test_check_grads_through_srctrans_power():
     st.check_grads(backward_of_power, [rng.uniform(0.5, 2.0, (2, 3)), rng.uniform(-1.0, 3.0, (3,))])
 
 
+def reads_a_list_twice(a, b):
+    y = list((a, b))
+    return y[0] * y[1] + y[0]
+
+
+def test_cotangents_of_list_results_add_entry_by_entry():
+    """``list(...)`` has a rule but returns a list: its cotangents must not be concatenated."""
+    assert st.grad(reads_a_list_twice, wrt=(0, 1))(2.0, 3.0) == (4.0, 2.0)
+
+
 def uses_helper_without_rule(x):
     return np.sum(rt.power_base_second_factor(x, 3.0))
 
