@@ -10,7 +10,9 @@ which arguments are perturbed):
   * ``test_jvp``: the JVP (the template's contributions summed, or for a
     ``linear`` rule the helper called on the tangent) equals the central
     difference ``J t`` entry by entry;
-  * ``test_vjp_jvp_transposed``: ``<u, JVP(t)> == <VJP(u), t>`` to rounding.
+  * ``test_vjp_jvp_transposed``: ``<u, JVP(t)> == <VJP(u), t>`` to rounding;
+  * ``test_float32_stays_float32``: float32 inputs give float32 derivatives
+    wherever the helper itself computes in float32.
 
 Arguments that only supply a shape are perturbed too, so the differences also
 check that they have no derivative. Values may be containers (tuples, lists,
@@ -408,6 +410,32 @@ def test_vjp_jvp_transposed(case):
     backward = sum(_inner(d, c) for c, d in zip(cotangents, directions) if d is not None)
     assert np.isclose(forward, backward, rtol=1e-10, atol=1e-10), \
         f"{case.id}: <u, JVP(t)> = {forward} but <VJP(u), t> = {backward}"
+
+
+def _as_float32(value):
+    return map_leaves(lambda v: np.float32(v) if isinstance(v, float) else
+                      v.astype(np.float32) if isinstance(v, np.ndarray) and v.dtype == np.float64 else v,
+                      value)
+
+
+def _has_float64(value):
+    return any(isinstance(v, (np.ndarray, np.generic)) and v.dtype == np.float64
+               for v in (leaves(value) if value is not None else []))
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_float32_stays_float32(case):
+    """With float32 inputs the derivatives are float32 wherever the helper's own result is."""
+    rng, args, perturbed = case.arguments()
+    args = [_as_float32(a) for a in args]
+    ans = case.helper(*args)
+    if _has_float64(ans):
+        pytest.skip("the helper itself computes in float64 here")
+    rule = _rule(case)
+    u = _as_float32(_random_like(rng, ans))
+    directions = [_as_float32(_random_like(rng, a)) if i in perturbed else None for i, a in enumerate(args)]
+    assert not _has_float64(_vjp(case, rule, u, ans, args)), f"{case.id}: VJP detours through float64"
+    assert not _has_float64(_jvp(case, rule, directions, ans, args)), f"{case.id}: JVP detours through float64"
 
 
 # -- prod_grad where x has zeros ---------------------------------------------------
