@@ -32,6 +32,7 @@ GROUPS = [
     ("srctrans.rules.linalg", "Products"),
     ("srctrans.rules.shapes", "Shapes, joins and conversions"),
     ("srctrans.rules.builtins", "Python builtins"),
+    ("srctrans.rules.runtime_helpers", "Runtime helpers (what derivatives of derivatives differentiate)"),
 ]
 
 
@@ -40,6 +41,8 @@ def spelled(primal):
     if primal is runtime.identity:
         names = sorted(f"`x.{name}()`" for name, m in METHODS.items() if m.primal is primal)
         return ", ".join(names)
+    if getattr(runtime, getattr(primal, "__name__", ""), None) is primal:
+        return f"`rt.{primal.__name__}`"
     if getattr(builtins, getattr(primal, "__name__", ""), None) is primal:
         return f"`{primal.__name__}`"
     names = sorted({name for name in dir(np) if not name.startswith("_")

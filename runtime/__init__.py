@@ -15,6 +15,7 @@ Modules:
   containers   -- taking containers (tuple, list, dict, named tuple, dataclass) apart and back
   seeding      -- the output gradient: ones by default, or a checked cotangent
   tangents     -- helpers of forward-mode code
+  higher       -- derivatives of these helpers, for derivatives of derivatives
 """
 
 from runtime.broadcast import unbroadcast
@@ -34,3 +35,9 @@ from runtime.reshaping import (
     identity, getitem_grad, getattr_grad, last_and_rest, transpose_grad, asarray_grad, zero_at,
     saved_at, restored_at)
 from runtime.tangents import broadcast_like
+from runtime.higher import (
+    unbroadcast_transpose, unbroadcast_tree, ratio_or_zero, spread_grads_transpose,
+    choice_grads_transpose, getattr_grad_transpose, last_and_rest_transpose,
+    entry_cotangent_transpose, without_entry_transpose, restored_entry_tangent,
+    prod_grad_dprod, prod_grad_dprod_transpose, prod_grad_dx, power_base_second_factor,
+    einsum_grads_transpose, einsum_grads_doperands, einsum_grads_doperands_transpose)

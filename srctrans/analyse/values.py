@@ -4,8 +4,9 @@ Requires: a body in A-normal form with SSA names.
 Guarantees: :func:`array_valued` returns names defined by arithmetic on an
 array or number, by a NumPy function with a derivative rule, or by an array
 method or ``.T``. Their cotangents add with ``+``; other cotangents (of
-parameters, subscripts, unpacked values, results of user functions) may be
-tuples and add through ``rt.add``.
+parameters, subscripts, unpacked values, results of user functions, of
+``list``/``tuple`` and of runtime helpers) may be tuples and add through
+``rt.add``.
 """
 
 import gast
@@ -105,5 +106,12 @@ def _is_array(value, known):
         callee = anno.get(value, Anno.CALLEE)
         if callee is None:
             return isinstance(value.func, gast.Attribute) and value.func.attr in METHODS
-        return REGISTRY.lookup(callee) is not None
+        return REGISTRY.lookup(callee) is not None and not _may_return_container(callee)
     return False
+
+
+def _may_return_container(callee):
+    """``list(...)``, ``tuple(...)``, and the runtime helpers (some return tuples or dicts)."""
+    if callee is list or callee is tuple:
+        return True
+    return (getattr(callee, "__module__", None) or "").split(".")[0] == "runtime"

@@ -421,9 +421,11 @@ class _Reverser(ControlFlow):
 
 
 def _is_library(callee):
-    """NumPy's own Python functions are primitives: differentiated by rule, never by source."""
+    """NumPy's and the runtime's Python functions are primitives: differentiated by rule,
+    never by source (a runtime helper without a rule is a MissingRuleError, not a trip
+    through its implementation)."""
     module = getattr(callee, "__module__", None) or ""
-    return module == "numpy" or module.startswith("numpy.")
+    return module.split(".")[0] in ("numpy", "runtime")
 
 
 def _describe(obj):

@@ -9,6 +9,6 @@ from srctrans.rules.registry import RuleRegistry
 REGISTRY = RuleRegistry()
 
 # Each module registers its rules into REGISTRY when imported.
-from srctrans.rules import elementwise, reductions, linalg, shapes, constants, builtins  # noqa: E402,F401
+from srctrans.rules import elementwise, reductions, linalg, shapes, constants, builtins, runtime_helpers  # noqa: E402,F401
 from srctrans.rules.operators import operator_primal  # noqa: E402,F401
 from srctrans.rules.methods import METHODS, ATTRIBUTES  # noqa: E402,F401

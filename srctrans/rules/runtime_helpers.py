@@ -1,0 +1,410 @@
+"""Derivative rules of the runtime helpers that generated code calls.
+
+srctrans reaches higher derivatives (Hessians, grad of grad, jvp of grad,
+grad of jvp) by differentiating the code it generated, and that code calls
+the runtime: ``rt.unbroadcast``, ``rt.matmul_lhs``, ``rt.prod_grad``... So
+each helper needs rules like any NumPy function: a VJP and a JVP template,
+``linear`` when its JVP is the same call on its first argument's tangent, or
+``nondifferentiable`` for masks and weights, which are piecewise constant.
+
+Most helpers are linear in the cotangent they take first. Their VJP in it is
+the transpose of that linear map, often the primal operation itself: the
+transpose of ``v -> matmul_lhs(v, a, b)`` is ``c -> c @ b``. The products'
+helpers are bilinear: ``matmul_lhs(v, a, b)`` is linear in ``v`` and in
+``b``, and ``a`` only supplies a shape; in general, for a product ``P``,
+``<c, lhs(v, a, b)> = <v, P(c, b)>``, which gives both derivatives.
+
+The templates call the helpers' first parameter ``v`` (or ``c``), because
+``g`` and ``ans`` are the template's own cotangent and output, and name a
+helper's ``ans`` after what it is (``prod``, ``std``, ``power``). A helper
+that takes the forward result of the function it differentiates is
+differentiated in that result too, as an independent input. Derivatives that
+need more than a line call ``runtime/higher.py``.
+
+Every runtime export is accounted for in tests/test_runtime_helper_rules.py,
+which lists the helpers left without rules and why.
+"""
+
+import numpy as np
+
+import runtime as rt
+from srctrans.rules import REGISTRY
+
+vjp = REGISTRY.vjp
+jvp = REGISTRY.jvp
+linear = REGISTRY.linear
+
+
+# -- broadcasting --------------------------------------------------------------
+
+@vjp(rt.unbroadcast)
+def unbroadcast(g, ans, v, x):
+    return rt.unbroadcast_transpose(g, v)
+
+@vjp(rt.unbroadcast_transpose)
+def unbroadcast_transpose(g, ans, c, v):
+    return rt.unbroadcast(g, c)
+
+linear(rt.unbroadcast, rt.unbroadcast_transpose)
+
+
+@vjp(rt.ratio_or_zero, elementwise=True)
+def ratio_or_zero(g, ans, a, b):
+    return rt.ratio_or_zero(g, b), -rt.ratio_or_zero(g * ans, b)
+
+@jvp(rt.ratio_or_zero)
+def ratio_or_zero_jvp(da, db, ans, a, b):
+    return rt.ratio_or_zero(da, b), -rt.ratio_or_zero(ans * db, b)
+
+
+# -- reductions ----------------------------------------------------------------
+# Each helper spreads ``v`` (shaped like the reduction's result) over ``x``,
+# times a factor; its transpose in ``v`` sums the cotangent times that factor
+# back over the reduced axes.
+
+@vjp(rt.unreduce)
+def unreduce(g, ans, v, x, axis=None, keepdims=False):
+    return np.sum(g, axis=axis, keepdims=keepdims)
+
+@vjp(rt.mean_grad)
+def mean_grad(g, ans, v, x, axis=None, keepdims=False):
+    return np.mean(g, axis=axis, keepdims=keepdims)
+
+@vjp(rt.extremum_grad)
+def extremum_grad(g, ans, v, extremum, x, axis=None, keepdims=False):
+    """Which elements tie for the extremum is piecewise constant in ``extremum`` and ``x``."""
+    return np.sum(g * rt.extremum_grad(np.ones_like(v), extremum, x, axis, keepdims),
+                  axis=axis, keepdims=keepdims)
+
+linear(rt.unreduce, rt.mean_grad, rt.extremum_grad)
+
+
+@vjp(rt.prod_grad)
+def prod_grad(g, ans, v, prod, x, axis=None, keepdims=False):
+    return (np.sum(g * rt.prod_grad(np.ones_like(v), prod, x, axis, keepdims), axis=axis, keepdims=keepdims),
+            rt.prod_grad_dprod_transpose(g, v, x, axis, keepdims),
+            rt.prod_grad_dx(g, v, prod, x, axis, keepdims))
+
+@jvp(rt.prod_grad)
+def prod_grad_jvp(dv, dprod, dx, ans, v, prod, x, axis=None, keepdims=False):
+    return (rt.prod_grad(dv, prod, x, axis, keepdims),
+            rt.prod_grad_dprod(dprod, v, x, axis, keepdims),
+            rt.prod_grad_dx(dx, v, prod, x, axis, keepdims))
+
+
+# var_grad is v * (x - mean(x)) * 2 / dof: linear in v and in x. As a map of
+# x it is symmetric (the factor is constant along the reduced axes, and
+# centering is a symmetric projection), so it is its own transpose.
+@vjp(rt.var_grad)
+def var_grad(g, ans, v, x, axis=None, ddof=0, keepdims=False):
+    return (np.sum(g * rt.var_grad(np.ones_like(v), x, axis, ddof, keepdims), axis=axis, keepdims=keepdims),
+            rt.var_grad(v, g, axis, ddof, keepdims))
+
+@jvp(rt.var_grad)
+def var_grad_jvp(dv, dx, ans, v, x, axis=None, ddof=0, keepdims=False):
+    return rt.var_grad(dv, x, axis, ddof, keepdims), rt.var_grad(v, dx, axis, ddof, keepdims)
+
+
+# std_grad is v * (x - mean(x)) / (dof * std), zero where std == 0: linear in
+# v, symmetric-linear in x like var_grad, and ``-ans / std`` in std.
+@vjp(rt.std_grad)
+def std_grad(g, ans, v, std, x, axis=None, ddof=0, keepdims=False):
+    return (np.sum(g * rt.std_grad(np.ones_like(v), std, x, axis, ddof, keepdims), axis=axis, keepdims=keepdims),
+            -rt.ratio_or_zero(np.sum(g * ans, axis=axis, keepdims=keepdims), std),
+            rt.std_grad(v, std, g, axis, ddof, keepdims))
+
+@jvp(rt.std_grad)
+def std_grad_jvp(dv, dstd, dx, ans, v, std, x, axis=None, ddof=0, keepdims=False):
+    return (rt.std_grad(dv, std, x, axis, ddof, keepdims),
+            -rt.std_grad(v * rt.ratio_or_zero(dstd, std), std, x, axis, ddof, keepdims),
+            rt.std_grad(v, std, dx, axis, ddof, keepdims))
+
+
+# -- products ------------------------------------------------------------------
+# lhs(v, a, b) is the gradient of <v, P(a, b)> in a, so <c, lhs(v, a, b)> =
+# <v, P(c, b)>: its transpose in v is P(c, b) and its gradient in b is
+# rhs(v, c, b). Likewise <c, rhs(v, a, b)> = <v, P(a, c)>.
+
+@vjp(rt.matmul_lhs)
+def matmul_lhs(g, ans, v, a, b):
+    return np.matmul(g, b), None, rt.matmul_rhs(v, g, b)
+
+@jvp(rt.matmul_lhs)
+def matmul_lhs_jvp(dv, db, ans, v, a, b):
+    return rt.matmul_lhs(dv, a, b), rt.matmul_lhs(v, a, db)
+
+@vjp(rt.matmul_rhs)
+def matmul_rhs(g, ans, v, a, b):
+    return np.matmul(a, g), rt.matmul_lhs(v, a, g)
+
+@jvp(rt.matmul_rhs)
+def matmul_rhs_jvp(dv, da, ans, v, a, b):
+    return rt.matmul_rhs(dv, a, b), rt.matmul_rhs(v, da, b)
+
+@vjp(rt.dot_lhs)
+def dot_lhs(g, ans, v, a, b):
+    return np.dot(g, b), None, rt.dot_rhs(v, g, b)
+
+@jvp(rt.dot_lhs)
+def dot_lhs_jvp(dv, db, ans, v, a, b):
+    return rt.dot_lhs(dv, a, b), rt.dot_lhs(v, a, db)
+
+@vjp(rt.dot_rhs)
+def dot_rhs(g, ans, v, a, b):
+    return np.dot(a, g), rt.dot_lhs(v, a, g)
+
+@jvp(rt.dot_rhs)
+def dot_rhs_jvp(dv, da, ans, v, a, b):
+    return rt.dot_rhs(dv, a, b), rt.dot_rhs(v, da, b)
+
+@vjp(rt.inner_lhs)
+def inner_lhs(g, ans, v, a, b):
+    return np.inner(g, b), None, rt.inner_rhs(v, g, b)
+
+@jvp(rt.inner_lhs)
+def inner_lhs_jvp(dv, db, ans, v, a, b):
+    return rt.inner_lhs(dv, a, b), rt.inner_lhs(v, a, db)
+
+@vjp(rt.inner_rhs)
+def inner_rhs(g, ans, v, a, b):
+    return np.inner(a, g), rt.inner_lhs(v, a, g)
+
+@jvp(rt.inner_rhs)
+def inner_rhs_jvp(dv, da, ans, v, a, b):
+    return rt.inner_rhs(dv, a, b), rt.inner_rhs(v, da, b)
+
+@vjp(rt.outer_lhs)
+def outer_lhs(g, ans, v, a, b):
+    return np.outer(g, b), None, rt.outer_rhs(v, g, b)
+
+@jvp(rt.outer_lhs)
+def outer_lhs_jvp(dv, db, ans, v, a, b):
+    return rt.outer_lhs(dv, a, b), rt.outer_lhs(v, a, db)
+
+@vjp(rt.outer_rhs)
+def outer_rhs(g, ans, v, a, b):
+    return np.outer(a, g), rt.outer_lhs(v, a, g)
+
+@jvp(rt.outer_rhs)
+def outer_rhs_jvp(dv, da, ans, v, a, b):
+    return rt.outer_rhs(dv, a, b), rt.outer_rhs(v, da, b)
+
+@vjp(rt.tensordot_lhs)
+def tensordot_lhs(g, ans, v, a, b, axes=2):
+    return np.tensordot(g, b, axes), None, rt.tensordot_rhs(v, g, b, axes)
+
+@jvp(rt.tensordot_lhs)
+def tensordot_lhs_jvp(dv, db, ans, v, a, b, axes=2):
+    return rt.tensordot_lhs(dv, a, b, axes), rt.tensordot_lhs(v, a, db, axes)
+
+@vjp(rt.tensordot_rhs)
+def tensordot_rhs(g, ans, v, a, b, axes=2):
+    return np.tensordot(a, g, axes), rt.tensordot_lhs(v, a, g, axes)
+
+@jvp(rt.tensordot_rhs)
+def tensordot_rhs_jvp(dv, da, ans, v, a, b, axes=2):
+    return rt.tensordot_rhs(dv, a, b, axes), rt.tensordot_rhs(v, da, b, axes)
+
+
+# einsum_grads returns one gradient per operand (a tuple), so its cotangent
+# is a tuple and its tangent too: the JVP adds the two parts entry by entry.
+@vjp(rt.einsum_grads)
+def einsum_grads(g, ans, v, subscripts, operands):
+    return (rt.einsum_grads_transpose(g, subscripts, operands), None,
+            rt.einsum_grads_doperands_transpose(g, v, subscripts, operands))
+
+@jvp(rt.einsum_grads)
+def einsum_grads_jvp(dv, doperands, ans, v, subscripts, operands):
+    return rt.add(rt.einsum_grads(dv, subscripts, operands),
+                  rt.einsum_grads_doperands(doperands, v, subscripts, operands))
+
+
+# -- joins: split v into pieces; the transpose joins the pieces' cotangents ------
+
+@vjp(rt.concatenate_grads)
+def concatenate_grads(g, ans, v, arrays, axis=0):
+    return np.concatenate(g, axis)
+
+@vjp(rt.stack_grads)
+def stack_grads(g, ans, v, arrays, axis=0):
+    return np.stack(g, axis)
+
+@vjp(rt.hstack_grads)
+def hstack_grads(g, ans, v, arrays):
+    return np.hstack(g)
+
+@vjp(rt.vstack_grads)
+def vstack_grads(g, ans, v, arrays):
+    return np.vstack(g)
+
+@vjp(rt.array_grads)
+def array_grads(g, ans, v, arrays):
+    return np.stack(g)
+
+linear(rt.concatenate_grads, rt.stack_grads, rt.hstack_grads, rt.vstack_grads, rt.array_grads)
+
+
+# -- elementwise factors -------------------------------------------------------
+
+REGISTRY.nondifferentiable(rt.clip_mask, rt.tie_weight)
+
+# power_base_factor(x, y) = y * x ** (y - 1): its derivative in y is
+# x ** (y - 1) + y * x ** (y - 1) * log(x), and the second term is
+# power_exponent_factor of the factor itself (``ans``).
+@vjp(rt.power_base_factor, elementwise=True)
+def power_base_factor(g, ans, x, y):
+    return (g * rt.power_base_second_factor(x, y),
+            g * (np.power(x, y - 1) + rt.power_exponent_factor(ans, x)))
+
+@jvp(rt.power_base_factor)
+def power_base_factor_jvp(dx, dy, ans, x, y):
+    return (dx * rt.power_base_second_factor(x, y),
+            dy * (np.power(x, y - 1) + rt.power_exponent_factor(ans, x)))
+
+# power_exponent_factor(power, x) = power * log(x), and 0 where x == 0.
+@vjp(rt.power_exponent_factor, elementwise=True)
+def power_exponent_factor(g, ans, power, x):
+    return rt.power_exponent_factor(g, x), rt.ratio_or_zero(g * power, x)
+
+@jvp(rt.power_exponent_factor)
+def power_exponent_factor_jvp(dpower, dx, ans, power, x):
+    return rt.power_exponent_factor(dpower, x), rt.ratio_or_zero(power * dx, x)
+
+
+# -- accumulation and seeding ----------------------------------------------------
+
+REGISTRY.nondifferentiable(rt.zeros_like)
+
+# add broadcasts like ``+``, so each side's cotangent is summed to its shape.
+@vjp(rt.add)
+def add(g, ans, a, b):
+    return rt.unbroadcast_tree(g, a), rt.unbroadcast_tree(g, b)
+
+@jvp(rt.add)
+def add_jvp(da, db, ans, a, b):
+    return rt.add(da, db)
+
+@vjp(rt.spread_grads)
+def spread_grads(g, ans, v, items):
+    return rt.spread_grads_transpose(g, v)
+
+@vjp(rt.spread_grads_transpose)
+def spread_grads_transpose(g, ans, c, v):
+    return rt.spread_grads(g, c)
+
+@vjp(rt.choice_grads)
+def choice_grads(g, ans, v, choice, args):
+    """Which arguments tie for the choice is piecewise constant in ``choice`` and ``args``."""
+    return rt.choice_grads_transpose(g, v, choice, args)
+
+@vjp(rt.choice_grads_transpose)
+def choice_grads_transpose(g, ans, c, v, choice, args):
+    return rt.choice_grads(g, choice, args)
+
+linear(rt.spread_grads, rt.spread_grads_transpose, rt.choice_grads, rt.choice_grads_transpose)
+
+
+# The seed is ones (a constant) without output gradients, and those gradients,
+# cast, when given: linear in them.
+@vjp(rt.seed_cotangent)
+def seed_cotangent(g, ans, out, output_gradients):
+    return None, g
+
+@jvp(rt.seed_cotangent)
+def seed_cotangent_jvp(doutput_gradients, ans, out, output_gradients):
+    return rt.seed_cotangent(out, doutput_gradients)
+
+
+# -- subscripts, attributes and containers -----------------------------------------
+# Each reads or writes part of its first argument, so its transpose writes or
+# reads the same part: getitem_grad puts v at index, its transpose reads c[index].
+
+@vjp(rt.getitem_grad)
+def getitem_grad(g, ans, v, x, index):
+    return rt.unbroadcast(g[index], v)
+
+@vjp(rt.getattr_grad)
+def getattr_grad(g, ans, v, obj, name):
+    return rt.getattr_grad_transpose(g, obj, name)
+
+@vjp(rt.getattr_grad_transpose)
+def getattr_grad_transpose(g, ans, c, obj, name):
+    return rt.getattr_grad(g, obj, name)
+
+@vjp(rt.zero_at)
+def zero_at(g, ans, v, index):
+    return rt.zero_at(g, index)
+
+@vjp(rt.transpose_grad)
+def transpose_grad(g, ans, v, axes=None):
+    return np.transpose(g, axes)
+
+@vjp(rt.asarray_grad)
+def asarray_grad(g, ans, v, obj):
+    """A list ``obj``'s cotangents (one per element) are stacked back; an array's is ``g``."""
+    return np.asarray(g)
+
+@vjp(rt.last_and_rest)
+def last_and_rest(g, ans, v):
+    return rt.last_and_rest_transpose(g)
+
+@vjp(rt.last_and_rest_transpose)
+def last_and_rest_transpose(g, ans, c):
+    return rt.last_and_rest(g)
+
+linear(rt.getitem_grad, rt.getattr_grad, rt.getattr_grad_transpose, rt.zero_at,
+       rt.transpose_grad, rt.asarray_grad, rt.last_and_rest, rt.last_and_rest_transpose)
+
+
+# The tape of a subscript write: saved_at copies what the write overwrites,
+# restored_at writes it back (a later write to the same position wins, so
+# repeated integer-array indices are not differentiated correctly, as in the
+# reverse pass's own subscript writes).
+@vjp(rt.saved_at)
+def saved_at(g, ans, x, index):
+    return rt.getitem_grad(g, x, index)
+
+@vjp(rt.restored_at)
+def restored_at(g, ans, x, index, old):
+    return rt.zero_at(g, index), None, rt.unbroadcast(g[index], old)
+
+@jvp(rt.restored_at)
+def restored_at_jvp(dx, dold, ans, x, index, old):
+    return rt.restored_at(dx, index, dold)
+
+linear(rt.saved_at)
+
+
+# Dict entries: a read of mapping.get(key) and its transpose, a write of an
+# entry; without_entry drops an entry and its transpose puts a zero back.
+@vjp(rt.entry_cotangent)
+def entry_cotangent(g, ans, cotangent, key, like):
+    return rt.entry_cotangent_transpose(g, cotangent, key)
+
+@vjp(rt.entry_cotangent_transpose)
+def entry_cotangent_transpose(g, ans, c, mapping, key):
+    return rt.entry_cotangent(g, key, c)
+
+@vjp(rt.without_entry)
+def without_entry(g, ans, cotangent, key):
+    return rt.without_entry_transpose(g, cotangent, key)
+
+@vjp(rt.without_entry_transpose)
+def without_entry_transpose(g, ans, c, mapping, key):
+    return rt.without_entry(g, key)
+
+@vjp(rt.saved_entry)
+def saved_entry(g, ans, mapping, key):
+    return rt.entry_cotangent_transpose(g, mapping, key)
+
+@vjp(rt.restored_entry)
+def restored_entry(g, ans, mapping, key, old):
+    return (rt.without_entry_transpose(rt.without_entry(g, key), mapping, key), None,
+            rt.entry_cotangent(g, key, old))
+
+@jvp(rt.restored_entry)
+def restored_entry_jvp(dmapping, dold, ans, mapping, key, old):
+    return rt.restored_entry_tangent(dmapping, dold, key, old)
+
+linear(rt.entry_cotangent, rt.entry_cotangent_transpose, rt.without_entry,
+       rt.without_entry_transpose, rt.saved_entry)

@@ -1,0 +1,675 @@
+"""The derivative rules of the runtime helpers (srctrans/rules/runtime_helpers.py).
+
+Generated code calls the runtime, so derivatives of derivatives differentiate
+those calls. Each rule is checked here by calling its templates directly as
+Python functions, for every row of ``CASES`` (a helper, its arguments, and
+which arguments are perturbed):
+
+  * ``test_vjp``: ``<u, J t>`` by central differences along a random
+    direction ``t`` of the perturbed arguments equals ``<VJP(u), t>``;
+  * ``test_jvp``: the JVP (the template's contributions summed, or for a
+    ``linear`` rule the helper called on the tangent) equals the central
+    difference ``J t`` entry by entry;
+  * ``test_vjp_jvp_transposed``: ``<u, JVP(t)> == <VJP(u), t>`` to rounding;
+  * ``test_float32_stays_float32``: float32 inputs give float32 derivatives
+    wherever the helper itself computes in float32.
+
+Arguments that only supply a shape are perturbed too, so the differences also
+check that they have no derivative. Values may be containers (tuples, lists,
+dicts, named tuples); inner products run over their entries. A few rules are
+also run through srctrans itself (``st.check_grads`` of functions that call
+helpers the way generated code does). ``test_every_export_is_accounted_for``
+lists the runtime's exports that have no rules, each with its reason.
+Randomness comes from seeded ``np.random.default_rng`` only.
+"""
+
+import collections
+import inspect
+import types
+
+import numpy as np
+import pytest
+
+import runtime
+import runtime as rt
+import srctrans as st
+from runtime.containers import is_container, leaves, map_leaves
+from srctrans.rules import REGISTRY
+from srctrans.rules import runtime_helpers
+from srctrans.rules.registry import JvpTemplate, Template
+
+STEP = 1e-6
+
+Pair = collections.namedtuple("Pair", ["W", "b"])
+
+
+# -- values that may be containers ----------------------------------------------
+
+def _random_like(rng, value):
+    def draw(leaf):
+        if isinstance(leaf, float):
+            return float(rng.standard_normal())
+        return rng.standard_normal(np.shape(leaf))
+    return map_leaves(draw, value)
+
+
+def _axpy(scale, direction, value):
+    """``value + scale * direction``, entry by entry."""
+    return map_leaves(lambda v, d: v + scale * d, value, direction)
+
+
+def _inner(a, b):
+    """``<a, b>`` over the entries of ``a``; a missing or None entry of ``b`` is zero."""
+    products = map_leaves(lambda x, y: 0.0 if x is None or y is None
+                          else float(np.sum(np.asarray(x, float) * np.asarray(y, float))), a, b)
+    return sum(leaves(products))
+
+
+def _difference(plus, minus):
+    return map_leaves(lambda p, m: (np.asarray(p, float) - np.asarray(m, float)) / (2 * STEP),
+                      plus, minus)
+
+
+def _assert_entries_close(actual, expected, what):
+    def check(e, a):
+        a = np.zeros_like(np.asarray(e, float)) if a is None else a
+        assert np.shape(a) == np.shape(e), f"{what}: shape {np.shape(a)}, expected {np.shape(e)}"
+        np.testing.assert_allclose(np.asarray(a, float), e, rtol=1e-5, atol=1e-6, err_msg=what)
+    map_leaves(check, expected, actual)
+
+
+# -- the case table ---------------------------------------------------------------
+
+class Case:
+    """``helper(*args)`` with the arguments at ``perturbed`` differentiated.
+
+    ``build(rng)`` returns the arguments; ``perturbed`` defaults to every
+    argument that holds floats (arrays, Python floats, containers of them).
+    """
+
+    def __init__(self, id, helper, build, perturbed=None):
+        self.id = id
+        self.helper = helper
+        self.build = build
+        self.perturbed = perturbed
+
+    def arguments(self, seed=0):
+        rng = np.random.default_rng(seed)
+        args = list(self.build(rng))
+        perturbed = self.perturbed
+        if perturbed is None:
+            perturbed = [i for i, a in enumerate(args) if _holds_floats(a)]
+        return rng, args, perturbed
+
+
+def _holds_floats(value):
+    if value is None or isinstance(value, (str, slice, bool, int)):
+        return False
+    found = leaves(value) if is_container(value) else [value]
+    return bool(found) and all(isinstance(v, float) or (isinstance(v, np.ndarray) and v.dtype.kind == "f")
+                               for v in found)
+
+
+def normal(rng, *shape):
+    return rng.standard_normal(shape)
+
+
+def positive(rng, *shape):
+    return rng.uniform(0.5, 2.0, shape)
+
+
+def nonzero(rng, *shape):
+    return rng.uniform(0.5, 2.0, shape) * rng.choice([-1.0, 1.0], shape)
+
+
+def _product_shape(forward, *shapes):
+    return np.shape(forward(*(np.zeros(s) for s in shapes)))
+
+
+def _bilinear_cases(name, lhs, rhs, forward, shape_pairs, *extra):
+    """Cases of ``lhs(v, a, b, *extra)`` and ``rhs(...)`` for each pair of operand shapes."""
+    cases = []
+    for a_shape, b_shape in shape_pairs:
+        out_shape = np.shape(forward(np.zeros(a_shape), np.zeros(b_shape), *extra))
+        def build(rng, a_shape=a_shape, b_shape=b_shape, out_shape=out_shape):
+            return (normal(rng, *out_shape), normal(rng, *a_shape), normal(rng, *b_shape), *extra)
+        label = f"{a_shape}x{b_shape}"
+        cases.append(Case(f"{name}_lhs-{label}", lhs, build))
+        cases.append(Case(f"{name}_rhs-{label}", rhs, build))
+    return cases
+
+
+MATMUL_SHAPES = [((3, 4), (4, 5)), ((4,), (4,)), ((4,), (4, 5)), ((3, 4), (4,)),
+                 ((2, 3, 4), (4, 5)), ((3, 4), (2, 4, 5)), ((1, 3, 4), (5, 4, 2)),
+                 ((4,), (2, 4, 5)), ((2, 3, 4), (4,)), ((2, 1, 3, 4), (1, 6, 4, 2))]
+DOT_SHAPES = [((), ()), ((), (3,)), ((3, 4), ()), ((4,), (4,)), ((3, 4), (4,)),
+              ((4,), (4, 5)), ((3, 4), (4, 5)), ((2, 3, 4), (5, 4, 6))]
+INNER_SHAPES = [((3,), (3,)), ((2, 3), (4, 3)), ((), (3,)), ((2, 3), (3,))]
+OUTER_SHAPES = [((3,), (4,)), ((2, 2), (3,)), ((), (2,))]
+
+
+def _reduction_cases(name, helper, x_maker, variants, needs_result=None, extra=(), perturbed=None):
+    """Cases of ``helper(v, [result,] x, axis, [*extra,] keepdims)`` for (x shape, axis, keepdims)."""
+    cases = []
+    for x_shape, axis, keepdims in variants:
+        out_shape = np.shape(np.sum(np.zeros(x_shape), axis=axis, keepdims=keepdims))
+        def build(rng, x_shape=x_shape, axis=axis, keepdims=keepdims, out_shape=out_shape):
+            x = x_maker(rng, *x_shape)
+            v = normal(rng, *out_shape) if out_shape else float(rng.standard_normal())
+            head = (v,) if needs_result is None else (v, needs_result(rng, x, axis, keepdims))
+            return (*head, x, axis, *extra, keepdims)
+        cases.append(Case(f"{name}-{x_shape}-axis{axis}-keep{keepdims}", helper, build, perturbed))
+    return cases
+
+
+REDUCTIONS = [((2, 3), 1, False), ((2, 3), None, False), ((2, 3), 0, True),
+              ((2, 3, 4), (0, 2), False), ((2, 3, 4), -1, True)]
+
+
+def _random_result(rng, x, axis, keepdims):
+    """An independent positive value shaped like the reduction's result."""
+    return rng.uniform(0.5, 2.0, np.shape(np.sum(x, axis=axis, keepdims=keepdims)))
+
+
+def _max_of(rng, x, axis, keepdims):
+    return np.max(x, axis=axis, keepdims=keepdims)
+
+
+CASES = [
+    # broadcasting
+    Case("unbroadcast-sum-leading", rt.unbroadcast, lambda r: (normal(r, 2, 3), normal(r, 3))),
+    Case("unbroadcast-sum-kept", rt.unbroadcast, lambda r: (normal(r, 2, 3), normal(r, 1, 3))),
+    Case("unbroadcast-to-float", rt.unbroadcast, lambda r: (normal(r, 2, 3), 0.5)),
+    Case("unbroadcast-broadcast-up", rt.unbroadcast, lambda r: (normal(r, 1), normal(r, 2, 3))),
+    Case("unbroadcast-mixed", rt.unbroadcast, lambda r: (normal(r, 4, 1, 3), normal(r, 2, 3))),
+    Case("unbroadcast-same", rt.unbroadcast, lambda r: (normal(r, 2, 3), normal(r, 2, 3))),
+    Case("unbroadcast_transpose-sum", rt.unbroadcast_transpose, lambda r: (normal(r, 3), normal(r, 2, 3))),
+    Case("unbroadcast_transpose-mixed", rt.unbroadcast_transpose,
+         lambda r: (normal(r, 2, 3), normal(r, 4, 1, 3))),
+    Case("unbroadcast_transpose-float", rt.unbroadcast_transpose, lambda r: (normal(r, 2, 3), 0.5)),
+    Case("ratio_or_zero-broadcast", rt.ratio_or_zero, lambda r: (normal(r, 2, 3), nonzero(r, 3))),
+    Case("ratio_or_zero-float", rt.ratio_or_zero, lambda r: (normal(r, 3), -1.5)),
+    # reductions
+    *_reduction_cases("unreduce", rt.unreduce, normal, REDUCTIONS),
+    *_reduction_cases("mean_grad", rt.mean_grad, normal, REDUCTIONS),
+    # moving x alone would break its ties with the extremum (see test_extremum_grad_moving_x)
+    *_reduction_cases("extremum_grad", rt.extremum_grad, normal, REDUCTIONS, _max_of, perturbed=[0]),
+    Case("extremum_grad-ties", rt.extremum_grad,
+         lambda r: (normal(r, 2), np.array([3.0, 2.0]), np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]]), 1, False),
+         perturbed=[0]),
+    *_reduction_cases("prod_grad", rt.prod_grad, nonzero, REDUCTIONS, _random_result),
+    *_reduction_cases("var_grad", rt.var_grad, normal, REDUCTIONS, extra=(0,)),
+    *_reduction_cases("var_grad-ddof", rt.var_grad, normal, REDUCTIONS[:2], extra=(1,)),
+    *_reduction_cases("std_grad", rt.std_grad, normal, REDUCTIONS, _random_result, extra=(0,)),
+    *_reduction_cases("std_grad-ddof", rt.std_grad, normal, REDUCTIONS[:2], _random_result, extra=(1,)),
+    Case("std_grad-constant-slice", rt.std_grad,
+         lambda r: (normal(r, 2), np.array([0.0, 1.3]), normal(r, 2, 3), 1, 0, False), perturbed=[0, 2]),
+    # products
+    *_bilinear_cases("matmul", rt.matmul_lhs, rt.matmul_rhs, np.matmul, MATMUL_SHAPES),
+    *_bilinear_cases("dot", rt.dot_lhs, rt.dot_rhs, np.dot, DOT_SHAPES),
+    *_bilinear_cases("inner", rt.inner_lhs, rt.inner_rhs, np.inner, INNER_SHAPES),
+    *_bilinear_cases("outer", rt.outer_lhs, rt.outer_rhs, np.outer, OUTER_SHAPES),
+    *_bilinear_cases("tensordot2", rt.tensordot_lhs, rt.tensordot_rhs, np.tensordot,
+                     [((2, 3, 4), (3, 4, 5))], 2),
+    *_bilinear_cases("tensordot1", rt.tensordot_lhs, rt.tensordot_rhs, np.tensordot,
+                     [((3, 4), (4, 5))], 1),
+    *_bilinear_cases("tensordot-pairs", rt.tensordot_lhs, rt.tensordot_rhs, np.tensordot,
+                     [((2, 3), (3, 2))], ([0, 1], [1, 0])),
+    Case("einsum_grads-matmul", rt.einsum_grads,
+         lambda r: (normal(r, 2, 4), "ij,jk->ik", (normal(r, 2, 3), normal(r, 3, 4)))),
+    Case("einsum_grads-three", rt.einsum_grads,
+         lambda r: (normal(r, 2), "ij,jk,k->i", (normal(r, 2, 3), normal(r, 3, 4), normal(r, 4)))),
+    Case("einsum_grads-implicit", rt.einsum_grads, lambda r: (float(r.standard_normal()), "i,i",
+                                                               (normal(r, 3), normal(r, 3)))),
+    Case("einsum_grads-diagonal", rt.einsum_grads, lambda r: (normal(r, 3), "ii->i", (normal(r, 3, 3),))),
+    Case("einsum_grads-ellipsis", rt.einsum_grads,
+         lambda r: (normal(r, 2, 5), "...i,i->...", (normal(r, 2, 5, 3), normal(r, 3)))),
+    Case("einsum_grads-broadcast", rt.einsum_grads,
+         lambda r: (normal(r, 4, 2), "bi,bj->ij", (normal(r, 1, 4), normal(r, 3, 2)))),
+    # joins
+    Case("concatenate_grads", rt.concatenate_grads,
+         lambda r: (normal(r, 5, 2), [normal(r, 2, 2), normal(r, 3, 2)], 0)),
+    Case("concatenate_grads-axis1", rt.concatenate_grads,
+         lambda r: (normal(r, 2, 5), [normal(r, 2, 1), normal(r, 2, 4)], 1)),
+    Case("concatenate_grads-flat", rt.concatenate_grads,
+         lambda r: (normal(r, 5), [normal(r, 2), normal(r, 1, 3)], None)),
+    Case("stack_grads", rt.stack_grads, lambda r: (normal(r, 2, 3), [normal(r, 3), normal(r, 3)], 0)),
+    Case("stack_grads-axis1", rt.stack_grads,
+         lambda r: (normal(r, 3, 2), (normal(r, 3), normal(r, 3)), 1)),
+    Case("hstack_grads-1d", rt.hstack_grads, lambda r: (normal(r, 5), [normal(r, 2), normal(r, 3)])),
+    Case("hstack_grads-2d", rt.hstack_grads, lambda r: (normal(r, 2, 4), [normal(r, 2, 1), normal(r, 2, 3)])),
+    Case("hstack_grads-0d", rt.hstack_grads, lambda r: (normal(r, 2), [0.5, 1.5])),
+    Case("vstack_grads-1d", rt.vstack_grads, lambda r: (normal(r, 2, 3), [normal(r, 3), normal(r, 3)])),
+    Case("vstack_grads-2d", rt.vstack_grads, lambda r: (normal(r, 3, 3), [normal(r, 1, 3), normal(r, 2, 3)])),
+    Case("array_grads", rt.array_grads, lambda r: (normal(r, 2, 3), [normal(r, 3), normal(r, 3)])),
+    Case("array_grads-floats", rt.array_grads, lambda r: (normal(r, 3), [0.5, 1.0, 2.0])),
+    # elementwise factors (power at y == 0 and y == 1, where the conventions apply)
+    Case("power_base_factor", rt.power_base_factor, lambda r: (positive(r, 2, 3), r.uniform(-1, 3, 3))),
+    Case("power_base_factor-integers", rt.power_base_factor,
+         lambda r: (positive(r, 2, 4), np.array([0.0, 1.0, 2.0, 3.0]))),
+    Case("power_base_factor-float", rt.power_base_factor, lambda r: (positive(r, 3), 2.5)),
+    Case("power_base_factor-float-base", rt.power_base_factor, lambda r: (1.5, r.uniform(-1, 3, 3))),
+    Case("power_exponent_factor", rt.power_exponent_factor, lambda r: (normal(r, 2, 3), positive(r, 3))),
+    Case("power_exponent_factor-float", rt.power_exponent_factor, lambda r: (normal(r, 3), 1.7)),
+    # accumulation and seeding
+    Case("add-arrays", rt.add, lambda r: (normal(r, 2, 3), normal(r, 3))),
+    Case("add-floats", rt.add, lambda r: (0.5, normal(r, 2))),
+    Case("add-tuples", rt.add, lambda r: ((normal(r, 2), normal(r, 3)), (normal(r, 2), normal(r, 3)))),
+    Case("add-dicts", rt.add, lambda r: ({"W": normal(r, 2), "b": normal(r, 3)},
+                                         {"W": normal(r, 2), "c": normal(r, 1)})),
+    Case("add-none", rt.add, lambda r: (None, normal(r, 3))),
+    Case("spread_grads", rt.spread_grads, lambda r: (normal(r, 2, 3), [normal(r, 3), normal(r, 2, 3), 0.5])),
+    Case("spread_grads-tuple", rt.spread_grads, lambda r: (normal(r, 3), (normal(r, 3), normal(r, 1)))),
+    Case("spread_grads_transpose", rt.spread_grads_transpose,
+         lambda r: ([normal(r, 3), normal(r, 2, 3), 0.5], normal(r, 2, 3))),
+    # moving the choice or the arguments alone would break which ones equal it
+    Case("choice_grads-floats", rt.choice_grads, lambda r: (0.7, 3.0, (1.0, 3.0, 2.0)), perturbed=[0]),
+    Case("choice_grads-ties", rt.choice_grads, lambda r: (0.7, 3.0, (3.0, 3.0, 2.0)), perturbed=[0]),
+    Case("choice_grads-sequence", rt.choice_grads, lambda r: (0.7, 3.0, ([1.0, 3.0, 2.0],)),
+         perturbed=[0]),
+    Case("choice_grads-arrays", rt.choice_grads,
+         lambda r: (normal(r, 3), np.array([2.0, 1.0, 4.0]),
+                    (np.array([2.0, 0.0, 4.0]), np.array([1.0, 1.0, 4.0]))), perturbed=[0]),
+    Case("choice_grads_transpose", rt.choice_grads_transpose,
+         lambda r: ((normal(r, 3), normal(r, 3)), normal(r, 3), np.array([2.0, 1.0, 4.0]),
+                    (np.array([2.0, 0.0, 4.0]), np.array([1.0, 1.0, 4.0]))), perturbed=[0, 1]),
+    Case("choice_grads_transpose-sequence", rt.choice_grads_transpose,
+         lambda r: (([0.3, -1.0, 2.0],), 0.7, 3.0, ([1.0, 3.0, 2.0],)), perturbed=[0, 1]),
+    Case("seed_cotangent", rt.seed_cotangent, lambda r: (normal(r, 2, 3), normal(r, 2, 3))),
+    Case("seed_cotangent-tuple", rt.seed_cotangent,
+         lambda r: ((normal(r, 2), normal(r, 3)), (normal(r, 2), normal(r, 3)))),
+    # subscripts, attributes, containers
+    Case("getitem_grad-basic", rt.getitem_grad, lambda r: (normal(r, 2), normal(r, 4, 3), (1, slice(0, 2)))),
+    Case("getitem_grad-repeated", rt.getitem_grad,
+         lambda r: (normal(r, 3, 3), normal(r, 4, 3), np.array([0, 2, 0]))),
+    Case("getitem_grad-tuple", rt.getitem_grad, lambda r: (normal(r, 3), (normal(r, 2), normal(r, 3)), -1)),
+    Case("getitem_grad-dict", rt.getitem_grad,
+         lambda r: (normal(r, 2), {"W": normal(r, 2), "b": normal(r, 3)}, "W")),
+    Case("getattr_grad-named-tuple", rt.getattr_grad,
+         lambda r: (normal(r, 3), Pair(normal(r, 2, 3), normal(r, 3)), "b")),
+    Case("getattr_grad-object", rt.getattr_grad,
+         lambda r: (normal(r, 2), types.SimpleNamespace(W=normal(r, 2)), "W"), perturbed=[0]),
+    Case("getattr_grad_transpose", rt.getattr_grad_transpose,
+         lambda r: (Pair(normal(r, 2, 3), normal(r, 3)), Pair(normal(r, 2, 3), normal(r, 3)), "W")),
+    Case("zero_at", rt.zero_at, lambda r: (normal(r, 4, 3), (slice(1, 3),))),
+    Case("zero_at-int", rt.zero_at, lambda r: (normal(r, 4, 3), 2)),
+    Case("transpose_grad", rt.transpose_grad, lambda r: (normal(r, 2, 3, 4), (2, 0, 1))),
+    Case("transpose_grad-negative", rt.transpose_grad, lambda r: (normal(r, 2, 3, 4), (-1, 0, 1))),
+    Case("transpose_grad-none", rt.transpose_grad, lambda r: (normal(r, 2, 3), None)),
+    Case("asarray_grad-list", rt.asarray_grad, lambda r: (normal(r, 2, 3), [normal(r, 3), normal(r, 3)])),
+    Case("asarray_grad-array", rt.asarray_grad, lambda r: (normal(r, 2, 3), normal(r, 2, 3))),
+    Case("last_and_rest-list", rt.last_and_rest, lambda r: ([normal(r, 2), normal(r, 2), normal(r, 2)],)),
+    Case("last_and_rest-array", rt.last_and_rest, lambda r: (normal(r, 4, 2),)),
+    Case("last_and_rest_transpose", rt.last_and_rest_transpose,
+         lambda r: ((normal(r, 2), [normal(r, 2), normal(r, 2)]),)),
+    Case("saved_at", rt.saved_at, lambda r: (normal(r, 4, 3), (slice(1, 3),))),
+    Case("restored_at", rt.restored_at, lambda r: (normal(r, 4, 3), (slice(1, 3),), normal(r, 2, 3))),
+    Case("restored_at-broadcast", rt.restored_at, lambda r: (normal(r, 4, 3), (slice(1, 3),), normal(r, 3))),
+    Case("entry_cotangent", rt.entry_cotangent,
+         lambda r: ({"W": normal(r, 2), "b": normal(r, 3)}, "W", normal(r, 2))),
+    Case("entry_cotangent-missing", rt.entry_cotangent, lambda r: ({"b": normal(r, 3)}, "W", normal(r, 2))),
+    Case("entry_cotangent_transpose", rt.entry_cotangent_transpose,
+         lambda r: (normal(r, 2), {"W": normal(r, 2), "b": normal(r, 3)}, "W")),
+    Case("without_entry", rt.without_entry, lambda r: ({"W": normal(r, 2), "b": normal(r, 3)}, "W")),
+    Case("without_entry_transpose", rt.without_entry_transpose,
+         lambda r: ({"b": normal(r, 3)}, {"W": normal(r, 2), "b": normal(r, 3)}, "W")),
+    Case("saved_entry", rt.saved_entry, lambda r: ({"W": normal(r, 2), "b": normal(r, 3)}, "W")),
+    Case("restored_entry", rt.restored_entry,
+         lambda r: ({"W": normal(r, 2), "b": normal(r, 3)}, "W", normal(r, 2))),
+    Case("restored_entry-new-key", rt.restored_entry,
+         lambda r: ({"W": normal(r, 2), "b": normal(r, 3)}, "c", normal(r, 4))),
+]
+
+
+# -- calling the templates ------------------------------------------------------------
+
+def _rule(case):
+    rule = REGISTRY.lookup(case.helper)
+    assert rule is not None and rule.vjp is not None, f"{case.id}: no VJP rule"
+    return rule
+
+
+def _vjp(case, rule, u, ans, args):
+    """One cotangent per argument (None for none), as the generator would use them."""
+    result = rule.vjp(u, ans, *args)
+    if not Template(rule.vjp).is_tuple:
+        result = (result,)
+    result = list(result) + [None] * (len(args) - len(result))
+    if rule.elementwise:                                   # the generator sums these back
+        result = [None if c is None else rt.unbroadcast(c, a) for c, a in zip(result, args)]
+    return result
+
+
+def _jvp(case, rule, tangents, ans, args):
+    """The output's tangent for the tangents of the perturbed arguments (None elsewhere)."""
+    if rule.jvp is None:
+        assert rule.linear, f"{case.id}: neither a JVP template nor linear"
+        return case.helper(tangents[0], *args[1:]) if tangents[0] is not None else None
+    template = JvpTemplate(rule.jvp)
+    names = list(template.signature.parameters)
+    given = [tangents[names.index(primal)] for primal in template.tangents]
+    if template.per_argument:
+        # one contribution per active argument; the generator does not compute
+        # the others, so what they get here is only a placeholder
+        placeholders = [rt.zeros_like(args[names.index(primal)]) if t is None else t
+                        for primal, t in zip(template.tangents, given)]
+        parts = rule.jvp(*placeholders, ans, *args)
+        total = None
+        for part, tangent in zip(parts, given):
+            if tangent is not None:
+                total = rt.add(total, part)
+        return total
+    # one expression for the whole tangent: inactive arguments get zero tangents
+    given = [rt.zeros_like(args[names.index(primal)]) if t is None else t
+             for primal, t in zip(template.tangents, given)]
+    return rule.jvp(*given, ans, *args)
+
+
+def _setup(case):
+    rng, args, perturbed = case.arguments()
+    ans = case.helper(*args)
+    u = _random_like(rng, ans)
+    directions = [_random_like(rng, a) if i in perturbed else None for i, a in enumerate(args)]
+
+    def moved(scale):
+        return case.helper(*(a if d is None else _axpy(scale, d, a) for a, d in zip(args, directions)))
+
+    numeric = _difference(moved(STEP), moved(-STEP))
+    return args, ans, u, directions, numeric
+
+
+# -- the checks --------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_vjp(case):
+    args, ans, u, directions, numeric = _setup(case)
+    cotangents = _vjp(case, _rule(case), u, ans, args)
+    for c, a, d in zip(cotangents, args, directions):
+        if c is not None and d is not None and not is_container(a):
+            assert np.shape(c) == np.shape(a), f"{case.id}: cotangent shape {np.shape(c)} != {np.shape(a)}"
+    expected = _inner(u, numeric)
+    actual = sum(_inner(d, c) for c, d in zip(cotangents, directions) if d is not None)
+    assert np.isclose(actual, expected, rtol=1e-6, atol=1e-7), \
+        f"{case.id}: <VJP(u), t> = {actual} but <u, J t> = {expected}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_jvp(case):
+    args, ans, u, directions, numeric = _setup(case)
+    tangent = _jvp(case, _rule(case), directions, ans, args)
+    _assert_entries_close(tangent, numeric, f"{case.id}: JVP against central differences")
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_vjp_jvp_transposed(case):
+    args, ans, u, directions, _ = _setup(case)
+    rule = _rule(case)
+    tangent = _jvp(case, rule, directions, ans, args)
+    cotangents = _vjp(case, rule, u, ans, args)
+    forward = _inner(u, tangent)
+    backward = sum(_inner(d, c) for c, d in zip(cotangents, directions) if d is not None)
+    assert np.isclose(forward, backward, rtol=1e-10, atol=1e-10), \
+        f"{case.id}: <u, JVP(t)> = {forward} but <VJP(u), t> = {backward}"
+
+
+def _as_float32(value):
+    return map_leaves(lambda v: np.float32(v) if isinstance(v, float) else
+                      v.astype(np.float32) if isinstance(v, np.ndarray) and v.dtype == np.float64 else v,
+                      value)
+
+
+def _has_float64(value):
+    return any(isinstance(v, (np.ndarray, np.generic)) and v.dtype == np.float64
+               for v in (leaves(value) if value is not None else []))
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_float32_stays_float32(case):
+    """With float32 inputs the derivatives are float32 wherever the helper's own result is."""
+    rng, args, perturbed = case.arguments()
+    args = [_as_float32(a) for a in args]
+    ans = case.helper(*args)
+    if _has_float64(ans):
+        pytest.skip("the helper itself computes in float64 here")
+    rule = _rule(case)
+    u = _as_float32(_random_like(rng, ans))
+    directions = [_as_float32(_random_like(rng, a)) if i in perturbed else None for i, a in enumerate(args)]
+    assert not _has_float64(_vjp(case, rule, u, ans, args)), f"{case.id}: VJP detours through float64"
+    assert not _has_float64(_jvp(case, rule, directions, ans, args)), f"{case.id}: JVP detours through float64"
+
+
+# -- prod_grad where x has zeros ---------------------------------------------------
+# prod_grad switches formulas when x has a zero, so moving x off a zero jumps
+# between them unless ``prod`` moves with it. On prod = np.prod(x) both
+# formulas agree and the result is a polynomial in x: its derivative is the
+# rule's x part plus its prod part carried through prod's own VJP.
+
+def _prod_on_manifold(v, x, axis, keepdims):
+    return rt.prod_grad(v, np.prod(x, axis=axis, keepdims=keepdims), x, axis, keepdims)
+
+
+@pytest.mark.parametrize("x", [
+    [[1.5, 0.0, -2.0, 0.5], [0.7, 1.2, -0.4, 2.0]],            # one zero in one slice
+    [[0.0, 1.5, 0.0, 3.0], [0.5, 0.0, 0.0, 2.0]],              # two zeros in each slice
+    [[0.0, 0.0, 0.0, 3.0], [0.5, 1.1, 0.0, 2.0]],              # three zeros, and one
+    [[0.0, 1.5, 0.5, 3.0], [1.5, 0.8, -1.2, 2.0]],             # a zero, and none
+], ids=["one", "two", "three", "mixed"])
+@pytest.mark.parametrize("axis, keepdims", [(1, False), (None, False), (1, True)])
+def test_prod_grad_with_zeros(x, axis, keepdims):
+    rng = np.random.default_rng(7)
+    x = np.array(x)
+    prod = np.prod(x, axis=axis, keepdims=keepdims)
+    v = rng.standard_normal(np.shape(prod))
+    dv, dx = rng.standard_normal(np.shape(v)), rng.standard_normal(x.shape)
+    u = rng.standard_normal(x.shape)
+    numeric = (_prod_on_manifold(v + STEP * dv, x + STEP * dx, axis, keepdims)
+               - _prod_on_manifold(v - STEP * dv, x - STEP * dx, axis, keepdims)) / (2 * STEP)
+    rule = REGISTRY.lookup(rt.prod_grad)
+    ans = rt.prod_grad(v, prod, x, axis, keepdims)
+    dprod = np.sum(rt.prod_grad(np.ones_like(prod), prod, x, axis, keepdims) * dx,
+                   axis=axis, keepdims=keepdims)
+    tangent = sum(rule.jvp(dv, dprod, dx, ans, v, prod, x, axis, keepdims))
+    np.testing.assert_allclose(tangent, numeric, rtol=1e-6, atol=1e-8)
+    v_bar, prod_bar, x_bar = rule.vjp(u, ans, v, prod, x, axis, keepdims)
+    x_bar = x_bar + rt.prod_grad(prod_bar, prod, x, axis, keepdims)   # through prod = np.prod(x)
+    assert np.isclose(np.sum(v_bar * dv) + np.sum(x_bar * dx), np.sum(u * numeric), rtol=1e-6)
+
+
+def test_extremum_grad_moving_x():
+    """With the extremum moving along with x, extremum_grad depends on x not at all."""
+    rng = np.random.default_rng(8)
+    x, dx = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
+    v = rng.standard_normal(2)
+
+    def moved(step):
+        y = x + step * dx
+        return rt.extremum_grad(v, np.max(y, axis=1), y, 1)
+
+    np.testing.assert_array_equal(moved(STEP), moved(-STEP))
+    rule = REGISTRY.lookup(rt.extremum_grad)
+    assert rule.linear and Template(rule.vjp).is_tuple is False
+
+
+# -- exact values at the conventions' points ----------------------------------------
+
+def test_ratio_or_zero_is_zero_where_the_denominator_is():
+    rule = REGISTRY.lookup(rt.ratio_or_zero)
+    a, b = np.array([1.0, 2.0]), np.array([2.0, 0.0])
+    ans = rt.ratio_or_zero(a, b)
+    da, db = rule.vjp(np.ones(2), ans, a, b)
+    np.testing.assert_array_equal(da, [0.5, 0.0])
+    np.testing.assert_array_equal(db, [-0.25, 0.0])
+    assert rt.ratio_or_zero(np.ones(2), 0.0).tolist() == [0.0, 0.0]
+
+
+def test_power_factors_at_zero_have_finite_derivatives():
+    x, y = np.array([0.0, 0.0, 2.0]), np.array([0.0, 1.0, 0.0])
+    np.testing.assert_array_equal(rt.power_base_second_factor(x, y), [0.0, 0.0, 0.0])
+    assert rt.power_base_second_factor(np.array([0.0, 2.0]), 1).tolist() == [0.0, 0.0]
+    rule = REGISTRY.lookup(rt.power_exponent_factor)
+    power = np.array([0.0, 1.0])
+    d_power, d_x = rule.vjp(np.ones(2), rt.power_exponent_factor(power, np.array([0.0, 1.0])),
+                            power, np.array([0.0, 1.0]))
+    assert np.all(np.isfinite(d_power)) and np.all(np.isfinite(d_x))
+
+
+def test_saved_entry_of_a_new_key_has_no_cotangent():
+    mapping = {"W": np.ones(2)}
+    old = rt.saved_entry(mapping, "c")
+    rule = REGISTRY.lookup(rt.saved_entry)
+    cotangent = rule.vjp({}, old, mapping, "c")
+    np.testing.assert_array_equal(cotangent["W"], np.zeros(2))
+    restored = REGISTRY.lookup(rt.restored_entry)
+    new = {"W": np.ones(2), "c": np.ones(3)}
+    assert rt.restored_entry(new, "c", old) == {"W": new["W"]}
+    tangent = restored.jvp({"W": np.ones(2), "c": np.ones(3)}, rt.zeros_like(old), None, new, "c", old)
+    assert list(tangent) == ["W"]
+
+
+# -- through srctrans: calls as generated code makes them ---------------------------
+
+def backward_of_dense(x, W, b):
+    dy = np.tanh(x @ W + b)
+    dW = rt.matmul_rhs(dy, x, W)
+    db = rt.unbroadcast(dy, b)
+    return np.sum(dW * dW) + np.sum(db * rt.unbroadcast(dy * dy, b))
+
+
+def backward_of_reductions(x, v):
+    p = np.prod(x, axis=1)
+    s = np.std(x, axis=0)
+    return (np.sum(rt.prod_grad(v, p, x, 1, False) ** 2)
+            + np.sum(rt.std_grad(np.sin(x[0]), s, x, 0, 0, False) * x)
+            + np.sum(rt.extremum_grad(v, np.max(x, axis=1), x, 1, False) * x))
+
+
+def backward_of_power(x, y):
+    ans = x ** y
+    return np.sum(rt.power_base_factor(x, y) * rt.power_exponent_factor(ans, x))
+
+
+def backward_of_joins(a, b):
+    grads = rt.concatenate_grads(np.sin(np.concatenate([a, b])), [a, b], 0)
+    first = grads[0]
+    second = grads[1]
+    return np.sum(first * a) + np.sum(second * second)
+
+
+def backward_of_subscripts(x):
+    d = rt.getitem_grad(np.cos(x[1:3]), x, np.s_[1:3])
+    z = rt.zero_at(d * x, 0)
+    return np.sum(z * z)
+
+
+def backward_of_einsum(a, b):
+    grads = rt.einsum_grads(np.sin(np.einsum("ij,jk->ik", a, b)), "ij,jk->ik", (a, b))
+    da = grads[0]
+    db = grads[1]
+    return np.sum(da * da) + np.sum(db * b)
+
+
+@pytest.mark.parametrize("fn, shapes", [
+    (backward_of_dense, [(4, 3), (3, 2), (2,)]),
+    (backward_of_reductions, [(3, 4), (3,)]),
+    (backward_of_joins, [(2,), (3,)]),
+    (backward_of_subscripts, [(4,)]),
+    (backward_of_einsum, [(2, 3), (3, 2)]),
+], ids=lambda p: getattr(p, "__name__", ""))
+def test_check_grads_through_srctrans(fn, shapes):
+    rng = np.random.default_rng(3)
+    args = [rng.uniform(0.5, 1.5, s) * rng.choice([-1.0, 1.0], s) for s in shapes]
+    st.check_grads(fn, args)
+
+
+def test_check_grads_through_srctrans_power():
+    rng = np.random.default_rng(4)
+    st.check_grads(backward_of_power, [rng.uniform(0.5, 2.0, (2, 3)), rng.uniform(-1.0, 3.0, (3,))])
+
+
+def reads_a_list_twice(a, b):
+    y = list((a, b))
+    return y[0] * y[1] + y[0]
+
+
+def test_cotangents_of_list_results_add_entry_by_entry():
+    """``list(...)`` has a rule but returns a list: its cotangents must not be concatenated."""
+    assert st.grad(reads_a_list_twice, wrt=(0, 1))(2.0, 3.0) == (4.0, 2.0)
+
+
+def uses_helper_without_rule(x):
+    return np.sum(rt.power_base_second_factor(x, 3.0))
+
+
+def test_a_helper_without_rule_is_a_missing_rule_error():
+    with pytest.raises(st.MissingRuleError, match="power_base_second_factor"):
+        st.grad(uses_helper_without_rule)(np.ones(3))
+
+
+# -- coverage ---------------------------------------------------------------------
+
+# Runtime exports deliberately left without rules. Each is called only by the
+# API, or only by the derivatives of other helpers (third derivatives would
+# need them), or by no generated code at all.
+WITHOUT_RULES = {
+    # the API conforms finished gradients to their inputs; generated code never calls it
+    "conform_gradient": "called by srctrans.api only",
+    # what the rules below call: derivatives of order three would need their rules
+    "unbroadcast_tree": "in the VJP of rt.add",
+    "restored_entry_tangent": "in the JVP of rt.restored_entry",
+    "prod_grad_dprod": "in the JVP of rt.prod_grad",
+    "prod_grad_dprod_transpose": "in the VJP of rt.prod_grad",
+    "prod_grad_dx": "in the VJP and JVP of rt.prod_grad",
+    "power_base_second_factor": "in the VJP and JVP of rt.power_base_factor",
+    "einsum_grads_transpose": "in the VJP of rt.einsum_grads",
+    "einsum_grads_doperands": "in the JVP of rt.einsum_grads",
+    "einsum_grads_doperands_transpose": "in the VJP of rt.einsum_grads",
+}
+
+# Helpers whose rules live with the NumPy rules: rt.identity (x.copy(),
+# x.astype()) has its VJP in srctrans/rules/shapes.py, and its JVP belongs
+# with the JVPs of those rules.
+RULES_ELSEWHERE = {"identity"}
+
+
+def _exports():
+    """The runtime's public callables (LN2 and LN10 are constants, not functions)."""
+    return {name: value for name, value in vars(runtime).items()
+            if not name.startswith("_") and callable(value) and not inspect.ismodule(value)}
+
+
+def test_every_export_is_accounted_for():
+    unaccounted = []
+    for name, helper in sorted(_exports().items()):
+        rule = REGISTRY.lookup(helper)
+        if name in RULES_ELSEWHERE:
+            assert rule is not None and rule.has_vjp, name
+        elif name in WITHOUT_RULES:
+            assert rule is None and not REGISTRY.is_nondifferentiable(helper), \
+                f"rt.{name} has rules now: take it off WITHOUT_RULES"
+        elif REGISTRY.is_nondifferentiable(helper):
+            assert rule is None, f"rt.{name} is both non-differentiable and has rules"
+        elif rule is None or not rule.has_vjp or not rule.has_jvp:
+            unaccounted.append(name)
+    assert not unaccounted, f"runtime helpers without a VJP and a JVP: {unaccounted}"
+    assert set(WITHOUT_RULES) | RULES_ELSEWHERE <= set(_exports())
+
+
+def test_every_rule_is_checked_against_finite_differences():
+    tested = {case.helper for case in CASES}
+    for name, helper in _exports().items():
+        rule = REGISTRY.lookup(helper)
+        if rule is not None and rule.vjp is not None and rule.vjp.__module__ == runtime_helpers.__name__:
+            assert helper in tested, f"rt.{name} has rules but no row in CASES"
+
+
+def test_templates_parse():
+    for helper in _exports().values():
+        rule = REGISTRY.lookup(helper)
+        if rule is not None and rule.vjp is not None and rule.vjp.__module__ == runtime_helpers.__name__:
+            assert rule.template is not None
+            assert rule.jvp is None or rule.jvp_template is not None
+
+
+def test_masks_are_nondifferentiable():
+    for helper in (rt.clip_mask, rt.tie_weight, rt.zeros_like):
+        assert REGISTRY.is_nondifferentiable(helper)
