@@ -187,6 +187,8 @@ CASES = [
     Case("unbroadcast_transpose-mixed", rt.unbroadcast_transpose,
          lambda r: (normal(r, 2, 3), normal(r, 4, 1, 3))),
     Case("unbroadcast_transpose-float", rt.unbroadcast_transpose, lambda r: (normal(r, 2, 3), 0.5)),
+    Case("broadcast_like-up", rt.broadcast_like, lambda r: (normal(r, 3), normal(r, 2, 3))),
+    Case("broadcast_like-same", rt.broadcast_like, lambda r: (normal(r, 2, 3), normal(r, 2, 3))),
     Case("ratio_or_zero-broadcast", rt.ratio_or_zero, lambda r: (normal(r, 2, 3), nonzero(r, 3))),
     Case("ratio_or_zero-float", rt.ratio_or_zero, lambda r: (normal(r, 3), -1.5)),
     # reductions

@@ -23,6 +23,7 @@ import gast
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.differentiate.nested import derivative_call
+from srctrans.differentiate.reverse import _describe, _is_library, _unparse
 from srctrans.differentiate.templates import bind, tangent_of_call
 from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
@@ -366,20 +367,5 @@ def _is_bare(tangent):
     return isinstance(tangent, gast.Name)
 
 
-def _is_library(callee):
-    module = getattr(callee, "__module__", None) or ""
-    return module == "numpy" or module.startswith("numpy.")
-
-
 def _plain_name(obj):
     return getattr(obj, "__name__", None) or type(obj).__name__
-
-
-def _describe(obj):
-    from srctrans.differentiate.reverse import _describe as describe
-    return describe(obj)
-
-
-def _unparse(node):
-    import ast
-    return ast.unparse(gast.gast_to_ast(node))

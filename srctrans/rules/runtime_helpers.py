@@ -47,6 +47,12 @@ def unbroadcast_transpose(g, ans, c, v):
 
 linear(rt.unbroadcast, rt.unbroadcast_transpose)
 
+@vjp(rt.broadcast_like)
+def broadcast_like(g, ans, tangent, like):
+    return rt.unbroadcast(g, tangent)
+
+linear(rt.broadcast_like)
+
 
 @vjp(rt.ratio_or_zero, elementwise=True)
 def ratio_or_zero(g, ans, a, b):
