@@ -14,6 +14,8 @@ Modules:
   accumulate   -- adding cotangents of unknown type (containers entry by entry)
   containers   -- taking containers (tuple, list, dict, named tuple, dataclass) apart and back
   seeding      -- the output gradient: ones by default, or a checked cotangent
+  custom       -- gradient control: stop_gradient, stop_recording, grad_of,
+                  custom_gradient functions, and checking user-written cotangents
 """
 
 from runtime.broadcast import unbroadcast
@@ -32,3 +34,5 @@ from runtime.containers import saved_entry, restored_entry, entry_cotangent, wit
 from runtime.reshaping import (
     identity, getitem_grad, getattr_grad, last_and_rest, transpose_grad, asarray_grad, zero_at,
     saved_at, restored_at)
+from runtime.custom import (
+    stop_gradient, stop_recording, grad_of, CustomGradient, custom_cotangents)

@@ -168,6 +168,8 @@ class RuleRegistry:
     def __init__(self):
         self._rules = {}
         self._nondifferentiable = {}
+        self._constant_owners = ()      # types whose bound methods give constants
+        self.version = 0                # changes whenever a user registers or declares something
 
     # -- registration ------------------------------------------------------
     def vjp(self, *primals, elementwise=False):
@@ -222,9 +224,49 @@ class RuleRegistry:
         return self._rules[key]
 
     def nondifferentiable(self, *primals):
-        """Declare that the results of ``primals`` carry no derivative."""
+        """Declare that the results of ``primals`` carry no derivative.
+
+        A user-registered rule of one of them is dropped: the latest
+        declaration wins. Returns the primals that had one.
+        """
+        dropped = []
         for primal in primals:
             self._nondifferentiable[_key(primal)] = primal
+            rule = self._rules.get(_key(primal))
+            if rule is not None and (rule.custom_vjp or rule.custom_jvp) is not None:
+                rule.custom_vjp = rule.custom_jvp = None
+                dropped.append(primal)
+        self.version += 1
+        return dropped
+
+    def constant_methods_of(self, *types):
+        """Declare that the methods of instances of ``types`` give constants (random generators).
+
+        Bound methods are new objects at every attribute access, so they are
+        recognised by the type of their ``__self__``.
+        """
+        self._constant_owners += types
+
+    # -- rules users register (callables, not templates) ------------------------
+    def set_custom_vjp(self, primal, rule_fn):
+        """Make ``rule_fn`` the user's VJP of ``primal``; it overrides templates and source.
+
+        A declaration that ``primal`` is non-differentiable is dropped.
+        Returns True when it replaced an earlier user VJP.
+        """
+        return self._set_custom(primal, "custom_vjp", rule_fn)
+
+    def set_custom_jvp(self, primal, rule_fn):
+        """Make ``rule_fn`` the user's JVP of ``primal`` (see :meth:`set_custom_vjp`)."""
+        return self._set_custom(primal, "custom_jvp", rule_fn)
+
+    def _set_custom(self, primal, slot, rule_fn):
+        rule = self._rule_for(primal)
+        replaced = getattr(rule, slot) is not None
+        setattr(rule, slot, rule_fn)
+        self._nondifferentiable.pop(_key(primal), None)
+        self.version += 1
+        return replaced
 
     # -- lookup --------------------------------------------------------------
     def lookup(self, primal):
@@ -236,9 +278,15 @@ class RuleRegistry:
 
     def is_nondifferentiable(self, primal):
         try:
-            return _key(primal) in self._nondifferentiable
+            if _key(primal) in self._nondifferentiable:
+                return True
         except TypeError:
             return False
+        owner = getattr(primal, "__self__", None)
+        if owner is None or not isinstance(owner, self._constant_owners):
+            return False
+        rule = self._rules.get(_key(primal))
+        return rule is None or rule.custom_vjp is None
 
     def __contains__(self, primal):
         return self.lookup(primal) is not None
