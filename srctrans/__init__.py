@@ -4,18 +4,26 @@ The public API:
   grad, value_and_grad, vjp  -- reverse mode (vector-Jacobian products)
   source                     -- the generated derivative's source text
   check_grads                -- compare derivatives with finite differences
+  stop_gradient, stop_recording, grad_of, custom_gradient,
+  register_vjp, register_jvp, nondifferentiable
+                             -- controlling gradients (srctrans.gradient_control)
   SrcTransError and its subclasses -- every error srctrans raises on purpose
 """
 
 from srctrans.api import grad, value_and_grad, vjp, source
 from srctrans.cache import clear as clear_cache
 from srctrans.checks import check_grads
+from srctrans.gradient_control import (
+    stop_gradient, stop_recording, grad_of, custom_gradient, register_vjp, register_jvp,
+    nondifferentiable)
 from srctrans.errors import (
     SrcTransError, UnsupportedSyntaxError, NoSourceError, MissingRuleError,
     NonDifferentiableError, ShapeError, UsageError)
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "source", "check_grads", "clear_cache",
+    "stop_gradient", "stop_recording", "grad_of", "custom_gradient", "register_vjp",
+    "register_jvp", "nondifferentiable",
     "SrcTransError", "UnsupportedSyntaxError", "NoSourceError", "MissingRuleError",
     "NonDifferentiableError", "ShapeError", "UsageError",
 ]

@@ -42,6 +42,7 @@ from srctrans.analyse.invariance import softmax_offsets
 from srctrans.analyse.values import array_valued, dict_valued, fresh_arrays, written_arrays
 from srctrans.annotations import Anno
 from srctrans.differentiate.control import drop_empty_blocks, drop_unneeded_saves
+from srctrans.differentiate.custom import differentiate_as_call
 from srctrans.differentiate.reverse import reverse
 from srctrans.emit.compile import compile_functions
 from srctrans.emit.printer import block_lines, function_lines
@@ -139,6 +140,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     backward pass on them.
     """
     parsed = parse_function(fn)
+    itself = differentiate_as_call(parsed)     # a function with a user rule: one call of itself
     fence.check(parsed)
     unit = Unit(parsed, wrt, build_callee)
     data_names = _nonlocal_data(parsed.node, unit.resolver)
@@ -195,6 +197,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
         functions.append(_gradient_function(unit, untouched_forward, backward, seed, gradients))
     closure = {unit.aliases[NUMPY_ALIAS]: numpy, unit.aliases[RUNTIME_ALIAS]: runtime}
     closure.update(result.closure)
+    closure.update(itself)
     compiled = compile_functions(functions, closure, fn, f"{fn.__qualname__} reverse")
     _trace("generated", lambda: compiled.source)
     build = Build(compiled, unit.wrt, dict(unit.resolver.assumptions))
@@ -304,7 +307,8 @@ def _is_pure(stmt):
             continue
         if callee is MISSING or callee is None:
             return False
-        if REGISTRY.lookup(callee) is None and not REGISTRY.is_nondifferentiable(callee):
+        rule = REGISTRY.lookup(callee)              # user rules may belong to impure functions
+        if (rule is None or rule.vjp is None) and not REGISTRY.is_nondifferentiable(callee):
             return False
     return True
 

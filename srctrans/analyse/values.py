@@ -105,5 +105,6 @@ def _is_array(value, known):
         callee = anno.get(value, Anno.CALLEE)
         if callee is None:
             return isinstance(value.func, gast.Attribute) and value.func.attr in METHODS
-        return REGISTRY.lookup(callee) is not None
+        rule = REGISTRY.lookup(callee)
+        return rule is not None and rule.vjp is not None      # srctrans's own NumPy rules
     return False
