@@ -14,6 +14,8 @@ returns. :func:`custom_cotangents` checks what a user-written
 backward function or VJP rule returned, in the generated backward pass.
 """
 
+import weakref
+
 import numpy as np
 
 from runtime.accumulate import zeros_like
@@ -79,6 +81,7 @@ class CustomGradient:
         for attribute in ("__module__", "__name__", "__qualname__", "__doc__"):
             if hasattr(function, attribute):
                 setattr(self, attribute, getattr(function, attribute))
+        _WRAPPERS[function] = self
 
     def __call__(self, *args, **kwargs):
         return self.forward(*args, **kwargs)[0]
@@ -89,6 +92,18 @@ class CustomGradient:
 
     def __repr__(self):
         return f"<custom_gradient {getattr(self, '__qualname__', self.function)!r}>"
+
+
+# function -> the CustomGradient wrapping it, while that object lives
+_WRAPPERS = weakref.WeakValueDictionary()
+
+
+def custom_gradient_of(function):
+    """The :class:`CustomGradient` made of ``function``, or None."""
+    try:
+        return _WRAPPERS.get(function)
+    except TypeError:                 # unhashable
+        return None
 
 
 def _checked_pair(custom, result):

@@ -42,7 +42,7 @@ from srctrans.analyse.invariance import softmax_offsets
 from srctrans.analyse.values import array_valued, dict_valued, fresh_arrays, written_arrays
 from srctrans.annotations import Anno
 from srctrans.differentiate.control import drop_empty_blocks, drop_unneeded_saves
-from srctrans.differentiate.custom import differentiate_as_call
+from srctrans.differentiate.custom import differentiate_as_call, hooked_shapes
 from srctrans.differentiate.reverse import reverse
 from srctrans.emit.compile import compile_functions
 from srctrans.emit.printer import block_lines, function_lines
@@ -169,6 +169,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
         if shapes:
             if isinstance(result.output, gast.Name) and result.output.id in shapes:
                 shapes = {result.seed: shapes[result.output.id], **shapes}   # dy is shaped like y
+            shapes = {**hooked_shapes(unit, shapes), **shapes}
             backward = specialise(backward, shapes)
         backward, renaming = propagate_copies(backward)
         gradients = [_rename(g, renaming) for g in gradients]

@@ -31,8 +31,10 @@ import re
 
 import gast
 
+from runtime.custom import custom_gradient_of
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
+from srctrans.emit.printer import unparse
 from srctrans.errors import UnsupportedSyntaxError
 from srctrans.naming import RUNTIME_ALIAS
 from srctrans.nodes import assign, clone, load, parameter_names, store
@@ -45,10 +47,11 @@ class CustomGradients:
     def _custom_rule(self, primal, rule_fn, args, keywords, g, ans, node):
         """The backward statements of a call of ``primal``, whose VJP the user registered."""
         self._positional_only(primal, keywords, node, "registered VJP")
-        rule_name = self._closure(_identifier(primal) + "_vjp", rule_fn)
+        written = node.func if isinstance(node, gast.Call) else None
+        rule_name = self._closure(_identifier(primal, written) + "_vjp", rule_fn)
         call = gast.Call(load(rule_name), [clone(g), clone(ans)] + [clone(a) for a in args],
                          [gast.keyword(key, clone(value)) for key, value in keywords.items()])
-        self._hand_out(primal, call, args, single=False)
+        self._hand_out(primal, call, args, single=False, written=written)
 
     def _custom_gradient_call(self, target, callee, call, args, keywords, g, stmt):
         """``y, f_backward = f.forward(...)``; the backward pass calls ``f_backward(dy)``.
@@ -75,26 +78,29 @@ class CustomGradients:
             elif name in bound.arguments:
                 others[name] = bound.arguments[name]
         self._positional_only(callee, others, call, "custom gradient")
-        backward = self.namer.fresh(_identifier(callee) + "_backward")
+        backward = self.namer.fresh(_identifier(callee, call.func) + "_backward")
         forward_call = gast.Call(gast.Attribute(clone(call.func), "forward", gast.Load()),
                                  call.args, call.keywords)
         replacement = gast.Assign([gast.Tuple([store(target), store(backward)], gast.Store())],
                                   forward_call, None)
         anno.copy(stmt, replacement)
         self._hand_out(callee, gast.Call(load(backward), [clone(g)], []), inputs,
-                       single=len(inputs) == 1)
+                       single=len(inputs) == 1, written=call.func)
         return replacement
 
-    def _hand_out(self, primal, cotangents, args, single):
-        """Give each active positional argument its entry of the user's ``cotangents``."""
+    def _hand_out(self, primal, cotangents, args, single, written=None):
+        """Give each active positional argument its entry of the user's ``cotangents``.
+
+        ``written`` is the expression the call names the function by (for messages)."""
         active = [self._carries_gradient(a) for a in args]
         passed = gast.Tuple([clone(a) if on else gast.Constant(None, None)
                              for a, on in zip(args, active)], gast.Load())
-        checking = [cotangents, passed, gast.Constant(_describe(primal), None)]
+        described = _describe(primal) if written is None else unparse(written)
+        checking = [cotangents, passed, gast.Constant(described, None)]
         flag = [gast.keyword("single", gast.Constant(True, None))] if single else []
         checked = gast.Call(gast.Attribute(load(self.aliases[RUNTIME_ALIAS]), "custom_cotangents",
                                            gast.Load()), checking, flag)
-        what = _identifier(primal) + "_grads"
+        what = _identifier(primal, written) + "_grads"
         if not any(isinstance(a, (gast.List, gast.Tuple)) for a in args):
             self._contribute_all([(a, i) for i, a in enumerate(args)], checked, what,
                                  length=len(args))
@@ -147,18 +153,34 @@ def gradient_hooks(function):
     return [node for node in gast.walk(function) if isinstance(node, gast.With)]
 
 
+def hooked_shapes(unit, shapes):
+    """``{dh: shape of h}`` for each ``with st.grad_of(h) as dh:`` block whose ``h`` has a
+    measured shape: a block keeps a gradient shaped like its value, so code after it
+    may be specialised on that shape too."""
+    found = {}
+    for hook in gradient_hooks(unit.function):
+        name = hook.items[0].context_expr.args[0].id
+        if name in unit.active and name in shapes:
+            found[unit.namer.adjoint(name)] = shapes[name]
+    return found
+
+
 def differentiate_as_call(parsed):
     """Replace the body of a function with a user rule by a call of the function itself.
 
-    When ``parsed.fn`` has a VJP from ``st.register_vjp``, or is declared
-    non-differentiable, its source is not differentiated: the body becomes
-    ``return fn(params...)``, a call the reverse pass differentiates by the
-    rule. Returns ``{name: fn}``, the name the call uses (for the generated
-    code's closure), or ``{}`` for any other function.
+    When ``parsed.fn`` has a VJP from ``st.register_vjp``, is declared
+    non-differentiable, or is the function of a ``st.custom_gradient`` object,
+    its source is not differentiated: the body becomes ``return fn(params...)``
+    (a call of the custom-gradient object for the last), a call the reverse
+    pass differentiates by the rule. Returns ``{name: callee}``, the name the
+    call uses (for the generated code's closure), or ``{}`` for any other
+    function.
     """
     fn = parsed.fn
     rule = REGISTRY.lookup(fn)
-    if not (rule is not None and rule.custom_vjp is not None or REGISTRY.is_nondifferentiable(fn)):
+    callee = custom_gradient_of(fn) or fn          # st.grad of a custom_gradient function
+    if not (callee is not fn or rule is not None and rule.custom_vjp is not None
+            or REGISTRY.is_nondifferentiable(fn)):
         return {}
     function = parsed.node
     arguments = function.args
@@ -173,13 +195,13 @@ def differentiate_as_call(parsed):
         name += "_itself"
     call = gast.Call(load(name), [load(p.id) for p in arguments.posonlyargs + arguments.args],
                      [gast.keyword(p.id, load(p.id)) for p in arguments.kwonlyargs])
-    anno.set_(call, Anno.CALLEE, fn)
+    anno.set_(call, Anno.CALLEE, callee)
     returned = gast.Return(call)
     for node in gast.walk(returned):
         if "lineno" in node._attributes:
             node.lineno = function.lineno
     function.body = [returned]
-    return {name: fn}
+    return {name: callee}
 
 
 def _rename(tree, renamed):
@@ -189,9 +211,15 @@ def _rename(tree, renamed):
     return tree
 
 
-def _identifier(primal):
-    """A word for ``primal`` to name generated variables after (``erf`` -> ``erf_vjp``)."""
-    name = getattr(primal, "__name__", None) or type(primal).__name__
+def _identifier(primal, written=None):
+    """A word for ``primal`` to name generated variables after (``erf`` -> ``erf_vjp``):
+    the last name of the expression that calls it, else its own name."""
+    if isinstance(written, gast.Attribute):
+        name = written.attr
+    elif isinstance(written, gast.Name):
+        name = written.id
+    else:
+        name = getattr(primal, "__name__", None) or type(primal).__name__
     name = re.sub(r"\W+", "_", str(name)).strip("_")
     return name if name.isidentifier() else "custom"
 

@@ -297,7 +297,10 @@ class _Reverser(ControlFlow, CustomGradients):
             method = METHODS.get(call.func.attr)
             if method is None:
                 self._fail(call, MissingRuleError, f"no derivative rule for the method `.{call.func.attr}()`",
-                           "call the NumPy function instead (see docs/rules.md for the supported list)")
+                           "call the NumPy function instead (see docs/rules.md for the supported "
+                           "list); for a random generator passed in, whose draws are constants, "
+                           "draw from constant arguments (x + rng.normal(size=...)) or wrap the "
+                           "arguments in st.stop_gradient(...)")
             if method.pack and len(args) > 1:
                 args = [gast.Tuple(args, gast.Load())]
             args = [call.func.value] + args

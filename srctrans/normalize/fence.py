@@ -279,6 +279,10 @@ def _check_gradient_hooks(parsed, hooks):
             outside.add(node.id)
     for hook in hooks:
         target = hook.items[0].optional_vars.id
+        if target in outside:
+            _error(parsed, hook, f"the gradient's name `{target}` is also used outside its "
+                   f"`with st.grad_of(...)` block",
+                   "give the gradient a name used only inside the block")
         for node in gast.walk(hook):
             if node is not hook and isinstance(node, gast.With):
                 _reject(parsed, node, "`with` inside a `with st.grad_of(...)` block",
@@ -290,10 +294,6 @@ def _check_gradient_hooks(parsed, hooks):
                 _error(parsed, node, f"`{node.id}` is assigned inside `with st.grad_of(...)`, "
                        f"which runs in the backward pass, and used outside it",
                        "give the values the block computes names of their own")
-        if target in outside:
-            _error(parsed, hook, f"the gradient's name `{target}` is also used outside its "
-                   f"`with st.grad_of(...)` block",
-                   "give the gradient a name used only inside the block")
     for statements, top in _statement_lists(function.body, True):
         for position, stmt in enumerate(statements):
             if isinstance(stmt, gast.With) and stmt in hooks:

@@ -268,6 +268,23 @@ class RuleRegistry:
         self.version += 1
         return replaced
 
+    def user_rules(self):
+        """A snapshot of what users registered and declared, for :meth:`restore_user_rules`."""
+        custom = {key: (rule.custom_vjp, rule.custom_jvp) for key, rule in self._rules.items()
+                  if (rule.custom_vjp or rule.custom_jvp) is not None}
+        return custom, dict(self._nondifferentiable)
+
+    def restore_user_rules(self, snapshot):
+        """Undo every registration and declaration made since ``snapshot`` was taken (tests)."""
+        custom, nondifferentiable = snapshot
+        for key in list(self._rules):
+            rule = self._rules[key]
+            rule.custom_vjp, rule.custom_jvp = custom.get(key, (None, None))
+            if not rule.has_vjp and not rule.has_jvp:       # made only for a user's rule
+                del self._rules[key]
+        self._nondifferentiable = dict(nondifferentiable)
+        self.version += 1
+
     # -- lookup --------------------------------------------------------------
     def lookup(self, primal):
         """The :class:`Rule` of ``primal``, or None."""
