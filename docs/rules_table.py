@@ -15,6 +15,7 @@ not exist. The rule column is the rule's ``return`` expression, unparsed.
 
 import ast
 import builtins
+import math
 import sys
 from pathlib import Path
 
@@ -22,6 +23,7 @@ import gast
 import numpy as np
 
 import runtime
+import srctrans
 from srctrans.rules import ATTRIBUTES, METHODS, REGISTRY, operators
 from srctrans.rules.registry import Template
 
@@ -41,10 +43,14 @@ def spelled(primal):
     if primal is runtime.identity:
         names = sorted(f"`x.{name}()`" for name, m in METHODS.items() if m.primal is primal)
         return ", ".join(names)
-    if getattr(runtime, getattr(primal, "__name__", ""), None) is primal:
-        return f"`rt.{primal.__name__}`"
-    if getattr(builtins, getattr(primal, "__name__", ""), None) is primal:
+    name = getattr(primal, "__name__", "")
+    if getattr(runtime, name, None) is primal:
+        return f"`rt.{name}`"
+    if getattr(builtins, name, None) is primal:
         return f"`{primal.__name__}`"
+    for module, prefix in ((math, "math"), (np.random, "np.random"), (srctrans, "st")):
+        if getattr(module, name, None) is primal:
+            return f"`{prefix}.{name}`"
     names = sorted({name for name in dir(np) if not name.startswith("_")
                     and getattr(np, name) is primal}, key=lambda n: (n != primal.__name__, n))
     return ", ".join(f"`np.{name}`" for name in names) or f"`{primal!r}`"
@@ -123,8 +129,14 @@ def method_tables():
 
 def constant_list():
     names = dict.fromkeys(spelled(p) for p in REGISTRY._nondifferentiable.values())
+    owners = ", ".join(f"`np.random.{t.__name__}`" for t in REGISTRY._constant_owners)
     return ["### Constant (non-differentiable) functions", "",
-            ", ".join(names), ""]
+            ", ".join(names), "",
+            f"and every method of an instance of {owners} (so `np.random.normal(...)` and "
+            f"`rng.normal(...)` of a generator `rng` read from the module's globals), and "
+            f"`x.astype(dtype)` to an integer or boolean dtype written in the call. "
+            f"`st.nondifferentiable(fn)` adds to the list; see "
+            f"[controlling.md](controlling.md).", ""]
 
 
 BEGIN, END = "<!-- rules:begin -->", "<!-- rules:end -->"

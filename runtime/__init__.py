@@ -16,6 +16,8 @@ Modules:
   seeding      -- the output gradient: ones by default, or a checked cotangent
   tangents     -- helpers of forward-mode code
   higher       -- derivatives of these helpers, for derivatives of derivatives
+  custom       -- gradient control: stop_gradient, stop_recording, grad_of,
+                  custom_gradient functions, and checking user-written cotangents
 """
 
 from runtime.broadcast import unbroadcast
@@ -41,3 +43,5 @@ from runtime.higher import (
     entry_cotangent_transpose, without_entry_transpose, restored_entry_tangent,
     prod_grad_dprod, prod_grad_dprod_transpose, prod_grad_dx, power_base_second_factor,
     einsum_grads_transpose, einsum_grads_doperands, einsum_grads_doperands_transpose)
+from runtime.custom import (
+    stop_gradient, stop_recording, grad_of, CustomGradient, custom_cotangents)

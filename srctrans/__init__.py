@@ -6,6 +6,9 @@ The public API:
   jacobian, batch_jacobian, hessian, hvp -- composed from the two modes
   source                     -- the generated derivative's source text
   check_grads                -- compare derivatives with finite differences
+  stop_gradient, stop_recording, grad_of, custom_gradient,
+  register_vjp, register_jvp, nondifferentiable
+                             -- controlling gradients (srctrans.gradient_control)
   SrcTransError and its subclasses -- every error srctrans raises on purpose
 """
 
@@ -14,6 +17,9 @@ from srctrans.forward_api import jvp
 from srctrans.composed import jacobian, batch_jacobian, hessian, hvp
 from srctrans.cache import clear as clear_cache
 from srctrans.checks import check_grads
+from srctrans.gradient_control import (
+    stop_gradient, stop_recording, grad_of, custom_gradient, register_vjp, register_jvp,
+    nondifferentiable)
 from srctrans.errors import (
     SrcTransError, UnsupportedSyntaxError, NoSourceError, MissingRuleError,
     NonDifferentiableError, ShapeError, UsageError)
@@ -21,6 +27,8 @@ from srctrans.errors import (
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "jacobian", "batch_jacobian", "hessian", "hvp",
     "source", "check_grads", "clear_cache",
+    "stop_gradient", "stop_recording", "grad_of", "custom_gradient", "register_vjp",
+    "register_jvp", "nondifferentiable",
     "SrcTransError", "UnsupportedSyntaxError", "NoSourceError", "MissingRuleError",
     "NonDifferentiableError", "ShapeError", "UsageError",
 ]

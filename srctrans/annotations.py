@@ -13,6 +13,10 @@ class Anno(enum.Enum):
     ORIGIN = "the user's statement this node came from: an Origin (line and text)"
     CALLEE = "on a Call: the resolved live object being called"
     SAVES = "on a tape push, pop or placeholder: the name whose overwritten value it saves"
+    NO_GRADIENT = ("on a statement: it came from a `with st.stop_recording():` block, so it "
+                   "contributes no gradient and what it assigns is a constant")
+    CONSTANT = ("on a Call: its result is a constant whatever its arguments (an integer cast "
+                "such as `x.astype(int)`)")
 
 
 def get(node, key, default=None):

@@ -125,6 +125,8 @@ def _unwrap(f):
         f, bound_self = f.__func__, f.__self__
     else:
         bound_self = None
+    if isinstance(f, runtime.CustomGradient):
+        f = f.function                  # built as a call of the custom-gradient object
     if not isinstance(f, types.FunctionType):
         parse_function(f)               # raises NoSourceError naming what f is
     return f, bound_self

@@ -27,6 +27,7 @@ from srctrans import pipeline
 from srctrans.errors import NoSourceError, UnsupportedSyntaxError
 from srctrans.parse.resolve import still_valid
 from srctrans.parse.source import nesting_depth, parse_function
+from srctrans.rules import REGISTRY
 
 _lock = threading.RLock()
 _builds = {}                                 # (code, options) -> [Build]
@@ -99,12 +100,12 @@ class Instance:
     What the build fixed is which objects the called names denote (a called
     helper, the ``np`` module) and the defaults it copied; :meth:`current`
     checks those in a few dictionary look-ups, here and in every called user
-    function, so a rebound helper (at any depth) or new ``__defaults__`` get a
-    fresh instance.
+    function, so a rebound helper (at any depth), new ``__defaults__`` or a
+    rule registered since (``st.register_vjp``) get a fresh instance.
     """
 
     __slots__ = ("fwd", "bwd", "grad", "build", "variants", "_defaults", "_kwdefaults",
-                 "_globals", "_cells")
+                 "_globals", "_cells", "_rules")
 
     def __init__(self, fn, fwd, bwd, *rest):
         *fused, build = rest
@@ -116,6 +117,7 @@ class Instance:
         self.fwd, self.bwd, self.build = fwd, bwd, build
         self.variants = {}                   # shape key -> specialised Instance
         self._defaults, self._kwdefaults = fn.__defaults__, fn.__kwdefaults__
+        self._rules = REGISTRY.version          # a rule registered later needs a new build
         closure = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
         assumed = build.assumptions.items()
         self._cells = [(closure[name], value) for name, value in assumed if name in closure]
@@ -124,6 +126,8 @@ class Instance:
     def current(self, fn):
         """True while ``fn``'s defaults and the objects its called names denote are unchanged."""
         if fn.__defaults__ is not self._defaults or fn.__kwdefaults__ is not self._kwdefaults:
+            return False
+        if self._rules != REGISTRY.version:
             return False
         namespace = fn.__globals__
         for name, value in self._globals:

@@ -73,6 +73,13 @@ class Namer:
             self._adjoints[name] = self.fresh("d" + name)
         return self._adjoints[name]
 
+    def prefer_adjoint(self, name, adjoint):
+        """Name the adjoint of ``name`` ``adjoint`` (the user's name for it, from
+        ``with st.grad_of(h) as dh``) unless either already has another use."""
+        if name not in self._adjoints and adjoint not in self._adjoints.values():
+            self._adjoints[name] = adjoint
+            self.taken.add(adjoint)
+
     def primal_of(self, adjoint):
         """The name whose adjoint is ``adjoint`` (inverse of :meth:`adjoint`)."""
         for name, known in self._adjoints.items():

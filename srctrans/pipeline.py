@@ -43,6 +43,7 @@ from srctrans.analyse.values import array_valued, dict_valued, fresh_arrays, wri
 from srctrans.annotations import Anno
 from srctrans.differentiate.control import drop_empty_blocks, drop_unneeded_saves
 from srctrans.differentiate.forward import forward
+from srctrans.differentiate.custom import differentiate_as_call, hooked_shapes
 from srctrans.differentiate.reverse import reverse
 from srctrans.emit.compile import compile_functions
 from srctrans.emit.printer import block_lines, function_lines
@@ -146,6 +147,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     for derivatives of derivatives.
     """
     parsed = parse_function(fn)
+    itself = differentiate_as_call(parsed)     # a function with a user rule: one call of itself
     fence.check(parsed)
     unit = Unit(parsed, wrt, build_callee)
     data_names = _nonlocal_data(parsed.node, unit.resolver)
@@ -174,6 +176,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
         if shapes:
             if isinstance(result.output, gast.Name) and result.output.id in shapes:
                 shapes = {result.seed: shapes[result.output.id], **shapes}   # dy is shaped like y
+            shapes = {**hooked_shapes(unit, shapes), **shapes}
             backward = specialise(backward, shapes)
         backward, renaming = propagate_copies(backward)
         gradients = [_rename(g, renaming) for g in gradients]
@@ -206,6 +209,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
                                             seeding, single=gradient == "single"))
     closure = {unit.aliases[NUMPY_ALIAS]: numpy, unit.aliases[RUNTIME_ALIAS]: runtime}
     closure.update(result.closure)
+    closure.update(itself)
     compiled = compile_functions(functions, closure, fn, f"{fn.__qualname__} reverse")
     _trace("generated", lambda: compiled.source)
     build = Build(compiled, unit.wrt, dict(unit.resolver.assumptions))
@@ -387,7 +391,8 @@ def _is_pure(stmt):
             continue
         if callee is MISSING or callee is None:
             return False
-        if REGISTRY.lookup(callee) is None and not REGISTRY.is_nondifferentiable(callee):
+        rule = REGISTRY.lookup(callee)              # user rules may belong to impure functions
+        if (rule is None or rule.vjp is None) and not REGISTRY.is_nondifferentiable(callee):
             return False
     return True
 

@@ -4,7 +4,10 @@ Requires: a body in A-normal form with SSA names (``normalize.ssa``).
 Guarantees: :func:`active_names` returns the names that both depend on a
 selected input (*varied*) and reach the returned value (*useful*); only they
 get adjoints. Values computed through functions without a derivative
-(comparisons, ``np.argmax``, ``x.shape``) are constants.
+(comparisons, ``np.argmax``, ``x.shape``, ``st.stop_gradient``, integer
+casts) and statements of ``with st.stop_recording():`` blocks are constants.
+A ``with st.grad_of(h)`` block counts as a use of ``h``: it may give ``h`` a
+gradient of its own (a synthetic gradient) even where nothing else does.
 """
 
 import gast
@@ -38,7 +41,7 @@ def _forward(statements, varied, constants):
         elif isinstance(stmt, (gast.For, gast.While)):
             while _forward(stmt.body, varied, constants):     # until a pass adds nothing
                 grew = True
-        else:
+        elif not anno.get(stmt, Anno.NO_GRADIENT):
             targets, value = _definition(stmt)
             new = [t for t in targets if t not in varied and t not in constants]
             if new and _propagates(value) and _reads(value) & varied:
@@ -59,7 +62,9 @@ def _backward(statements, useful):
         elif isinstance(stmt, (gast.For, gast.While)):
             while _backward(stmt.body, useful):
                 grew = True
-        else:
+        elif isinstance(stmt, gast.With):               # with st.grad_of(h): may give h a gradient
+            grew |= _add(useful, _reads(stmt.items[0].context_expr.args[0]))
+        elif not anno.get(stmt, Anno.NO_GRADIENT):
             targets, value = _definition(stmt)
             if set(targets) & useful and _propagates(value):
                 grew |= _add(useful, _reads(value))
@@ -104,6 +109,8 @@ def _propagates(value):
     if isinstance(value, gast.Attribute):
         return ATTRIBUTES.get(value.attr, True) is not None
     if isinstance(value, gast.Call):
+        if anno.get(value, Anno.CONSTANT):
+            return False
         callee = anno.get(value, Anno.CALLEE)
         if callee is None and isinstance(value.func, gast.Attribute):
             method = METHODS.get(value.func.attr)

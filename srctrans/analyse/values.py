@@ -106,7 +106,8 @@ def _is_array(value, known):
         callee = anno.get(value, Anno.CALLEE)
         if callee is None:
             return isinstance(value.func, gast.Attribute) and value.func.attr in METHODS
-        return REGISTRY.lookup(callee) is not None and not _may_return_container(callee)
+        rule = REGISTRY.lookup(callee)     # srctrans's own NumPy rules (not tuple-valued helpers)
+        return rule is not None and rule.vjp is not None and not _may_return_container(callee)
     return False
 
 

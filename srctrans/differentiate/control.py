@@ -44,6 +44,8 @@ class ControlFlow:
                 f, b = self._loop(stmt, depth, stmt.target.id)
             elif isinstance(stmt, gast.While):
                 f, b = self._loop(stmt, depth, None)
+            elif isinstance(stmt, gast.With):             # with st.grad_of(h) as dh:
+                f, b = self._gradient_hook(stmt)
             else:
                 f, b = self._simple(stmt, depth)
             forward[:0] = f

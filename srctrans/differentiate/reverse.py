@@ -10,8 +10,10 @@ Guarantees: :func:`reverse` returns two gast FunctionDefs,
 and the objects the generated code reads through closure names (the runtime,
 NumPy, the forward and backward passes of called user functions). The
 backward pass walks the statements in reverse; each active statement
-contributes to the adjoints of its active operands through the rule registry.
-The first contribution to an adjoint assigns it, later ones add to it. The
+contributes to the adjoints of its active operands through the rule registry
+(rules users registered, custom-gradient functions and ``with st.grad_of``
+blocks: :mod:`srctrans.differentiate.custom`). The first contribution to an
+adjoint assigns it, later ones add to it. The
 residuals are decided by the pipeline after optimisation, once it is known
 which forward values the backward pass reads.
 """
@@ -23,8 +25,10 @@ import gast
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
+from runtime.custom import CustomGradient
 from srctrans.differentiate.control import ControlFlow
 from srctrans.differentiate.nested import derivative_call
+from srctrans.differentiate.custom import CustomGradients, gradient_hooks
 from srctrans.differentiate.templates import bind, cotangents
 from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
@@ -65,7 +69,7 @@ def reverse(unit):
     return _Reverser(unit).run()
 
 
-class _Reverser(ControlFlow):
+class _Reverser(ControlFlow, CustomGradients):
     def __init__(self, unit):
         self.unit = unit
         self.namer = unit.namer
@@ -82,6 +86,9 @@ class _Reverser(ControlFlow):
     def run(self):
         body = self.unit.function.body
         result = self.result
+        for hook in gradient_hooks(self.unit.function):   # the user named these adjoints
+            item = hook.items[0]
+            self.namer.prefer_adjoint(item.context_expr.args[0].id, item.optional_vars.id)
         returned = body[-1]
         result.output = returned.value
         if isinstance(returned.value, gast.Name):
@@ -159,12 +166,13 @@ class _Reverser(ControlFlow):
         """(forward statements, backward statements) of one simple statement."""
         self._pending = []
         replacement = None
+        quiet = anno.get(stmt, Anno.NO_GRADIENT)        # from a stop_recording block
         if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Subscript):
-            return self._subscript_write(stmt)
+            return self._subscript_write(stmt, quiet)
         appended = appended_to(stmt)
         if appended is not None:
-            return self._append(stmt, *appended)
-        if isinstance(stmt, gast.Assign):
+            return self._append(stmt, *appended, quiet)
+        if isinstance(stmt, gast.Assign) and not quiet:   # a quiet one assigns a constant
             target = stmt.targets[0]
             if isinstance(target, gast.Name):
                 if target.id in self.active:
@@ -178,14 +186,17 @@ class _Reverser(ControlFlow):
             self.initialised.discard(self.namer.adjoint(name))
         return self._saving(forward_stmt, self._pending, assigned, depth)
 
-    def _append(self, stmt, xs, value):
+    def _append(self, stmt, xs, value, quiet=False):
         """``xs.append(v)``: ``v`` gets the last entry of the list's cotangent, which loses it."""
         if xs not in self.unit.fresh_arrays:
             self._fail(stmt, UnsupportedSyntaxError,
                        f"appending to `{xs}`, which may be a list the caller passed",
                        f"append to a list the function makes: {xs} = list({xs}) first")
         adjoint = self.namer.adjoint(xs)
-        if adjoint in self.initialised and isinstance(value, gast.Name) and value.id in self.active:
+        if quiet and adjoint in self.initialised:          # v is a constant: drop its entry
+            split = _call_runtime(self.aliases, "last_and_rest", [_load(adjoint)])
+            self._emit(_assign(adjoint, gast.Subscript(split, gast.Constant(1, None), gast.Load())))
+        elif adjoint in self.initialised and isinstance(value, gast.Name) and value.id in self.active:
             last = self.namer.temporary("d" + xs + "_last")
             split = _call_runtime(self.aliases, "last_and_rest", [_load(adjoint)])
             self._emit(gast.Assign([gast.Tuple([_store(last), _store(adjoint)], gast.Store())],
@@ -193,12 +204,13 @@ class _Reverser(ControlFlow):
             self._contribute(value, _load(last))
         return [stmt], self._pending
 
-    def _subscript_write(self, stmt):
+    def _subscript_write(self, stmt, quiet=False):
         """``y[index] = v``: ``v`` gets ``dy[index]``, and the overwritten part of ``y`` none.
 
         The values overwritten are saved before the write and put back (in a
         copy) after its adjoint, wherever the write is: the backward pass may
-        read ``y`` as it was before.
+        read ``y`` as it was before. A ``quiet`` write (in a stop_recording
+        block) gives ``v`` nothing.
         """
         target, value = stmt.targets[0], stmt.value
         array = target.value.id
@@ -214,11 +226,14 @@ class _Reverser(ControlFlow):
                 written = _call_runtime(self.aliases, "entry_cotangent",
                                         [_load(adjoint), clone(index), value])
                 rest = _call_runtime(self.aliases, "without_entry", [_load(adjoint), clone(index)])
-                self._contribute(value, written)
+                if not quiet:
+                    self._contribute(value, written)
             else:
                 written = gast.Subscript(_load(adjoint), clone(target.slice), gast.Load())
                 rest = _call_runtime(self.aliases, "zero_at", [_load(adjoint), clone(index)])
-                self._contribute(value, _call_runtime(self.aliases, "unbroadcast", [written, value]))
+                if not quiet:
+                    self._contribute(value, _call_runtime(self.aliases, "unbroadcast",
+                                                          [written, value]))
             self._emit(_assign(adjoint, rest))
         saving, restoring = ("saved_entry", "restored_entry") if is_dict else ("saved_at", "restored_at")
         save = gast.Expr(gast.Call(gast.Attribute(_load(self.tape), "append", gast.Load()),
@@ -283,7 +298,10 @@ class _Reverser(ControlFlow):
             method = METHODS.get(call.func.attr)
             if method is None:
                 self._fail(call, MissingRuleError, f"no derivative rule for the method `.{call.func.attr}()`",
-                           "call the NumPy function instead (see docs/rules.md for the supported list)")
+                           "call the NumPy function instead (see docs/rules.md for the supported "
+                           "list); for a random generator passed in, whose draws are constants, "
+                           "draw from constant arguments (x + rng.normal(size=...)) or wrap the "
+                           "arguments in st.stop_gradient(...)")
             if method.pack and len(args) > 1:
                 args = [gast.Tuple(args, gast.Load())]
             args = [call.func.value] + args
@@ -295,24 +313,33 @@ class _Reverser(ControlFlow):
         if nested is not None:               # st.grad(g)(x), st.jvp(g, ...): their generated code
             callee, call = nested
             args, keywords = list(call.args), {k.arg: k.value for k in call.keywords}
-        if REGISTRY.lookup(callee) is not None:
+        rule = REGISTRY.lookup(callee)
+        if rule is not None and rule.has_vjp:               # the user's rule first, in _rule
             self._rule(callee, args, keywords, g, ans, call)
             return None
         if REGISTRY.is_nondifferentiable(callee):
             return None            # a fresh buffer (np.zeros) that later writes make active
+        if isinstance(callee, CustomGradient):
+            return self._custom_gradient_call(target, callee, call, args, keywords, g, stmt)
         if isinstance(callee, (types.FunctionType, types.MethodType)) and not _is_library(callee):
             return self._user_call(target, callee, call, args, keywords, g, stmt)
-        what = "has no derivative rule" if _is_library(callee) else \
-            "has no derivative rule and no Python source"
         written, described = _unparse(call.func), _describe(callee)
         name = f"`{written}`" if written == described else f"`{written}` ({described})"
+        if rule is not None and rule.has_jvp:
+            self._fail(call, MissingRuleError, f"{name} has a JVP rule but no VJP rule",
+                       f"register one for reverse mode: st.register_vjp({written}, rule)")
+        what = "has no derivative rule" if _is_library(callee) else \
+            "has no derivative rule and no Python source"
         self._fail(call, MissingRuleError, f"{name} {what}",
-                   "use a NumPy function that has a rule (docs/rules.md lists them), or write the "
-                   "computation as a Python function srctrans can read")
+                   "use a NumPy function that has a rule (docs/rules.md lists them), write the "
+                   "computation as a Python function srctrans can read, or register a rule: "
+                   f"st.register_vjp({written}, rule)")
 
     def _rule(self, primal, args, keywords, g, ans, node):
         rule = REGISTRY.lookup(primal)
-        if rule is None:
+        if rule is not None and rule.custom_vjp is not None:   # the user's, over srctrans's own
+            return self._custom_rule(primal, rule.custom_vjp, args, keywords, g, ans, node)
+        if rule is None or rule.vjp is None:
             self._fail(node, MissingRuleError, f"no derivative rule for {_describe(primal)}",
                        "use a function that has a rule (see docs/rules.md) or register one")
         for keyword in ("out", "where"):

@@ -14,6 +14,10 @@ with the :class:`Origin` of the user statement it came from:
   if atom: block else: block
   for name in range(atom, ...): block
   while name: block                           (the block ends by recomputing name)
+  with grad_of(name) as name: block           (run by the backward pass only)
+
+The statements of a ``with st.stop_recording():`` block take its place,
+annotated ``Anno.NO_GRADIENT``.
 
 An *atom* is a Name, a Constant, or a static expression: one that reads no
 local variable and calls nothing (``np.pi``, ``-1``, ``(0, 1)``), which can
@@ -32,6 +36,8 @@ from srctrans.naming import operator_name
 from srctrans.parse.resolve import MISSING
 from srctrans.nodes import clone
 from srctrans.normalize.desugar import is_range as _is_range, to_index_loop
+from srctrans.normalize.fence import with_block_kind
+from srctrans.rules.constants import casts_to_integers
 
 
 def normalize(parsed, resolver, namer):
@@ -56,6 +62,12 @@ class _Normalizer:
         """The normal form of a list of statements (nested blocks included)."""
         self._depth += 1
         out = []
+        self._statements(statements, out)
+        self._depth -= 1
+        return out
+
+    def _statements(self, statements, out):
+        """The normal forms of ``statements``, each annotated with its origin, into ``out``."""
         for stmt in statements:
             origin = Origin(stmt.lineno, self._statement_text(stmt))
             produced = []
@@ -67,8 +79,6 @@ class _Normalizer:
                     if isinstance(node, gast.stmt) and anno.get(node, Anno.ORIGIN) is None:
                         anno.set_(node, Anno.ORIGIN, origin)
             out.extend(produced)
-        self._depth -= 1
-        return out
 
     def _statement_text(self, stmt):
         text = self.parsed.line_text(stmt.lineno)
@@ -133,8 +143,30 @@ class _Normalizer:
             body = self._block(stmt.body) + again
             new = gast.While(gast.Name(condition, gast.Load(), None, None), body, [])
             out.append(self._with_origin(new, stmt))
+        elif isinstance(stmt, gast.With):
+            self._with(stmt, out)
         else:                                           # assert: kept as written
             out.append(stmt)
+
+    def _with(self, stmt, out):
+        """``with st.stop_recording():`` -> its statements, in place, marked ``Anno.NO_GRADIENT``;
+        ``with st.grad_of(h) as dh:`` -> kept, with its block in normal form (the fence
+        accepts no other ``with``)."""
+        call = stmt.items[0].context_expr
+        if with_block_kind(stmt, self.resolver) == "stop_recording":
+            inner = []
+            self._statements(stmt.body, inner)
+            for new in inner:
+                for node in gast.walk(new):
+                    if isinstance(node, gast.stmt):
+                        anno.set_(node, Anno.NO_GRADIENT, True)
+            out.extend(inner)
+            return
+        opened = gast.Call(call.func, [gast.Name(call.args[0].id, gast.Load(), None, None)], [])
+        anno.set_(opened, Anno.CALLEE, self.resolver.resolve(call.func))
+        target = gast.Name(stmt.items[0].optional_vars.id, gast.Store(), None, None)
+        new = gast.With([gast.withitem(opened, target)], self._block(stmt.body), None)
+        out.append(self._with_origin(new, stmt))
 
     def _write(self, array, index, value):
         """``array[index] = value``."""
@@ -288,9 +320,21 @@ class _Normalizer:
         if isinstance(func, gast.Call):                  # st.grad(g)(x)
             anno.set_(new, Anno.CALLEE, self._made_derivative(func))
         elif not is_method:
-            anno.set_(new, Anno.CALLEE, self.resolver.resolve(func))
+            callee = anno.get(call, Anno.CALLEE)          # set already on a call srctrans wrote
+            anno.set_(new, Anno.CALLEE, self.resolver.resolve(func) if callee is None else callee)
+        elif func.attr == "astype" and self._casts_to_integers(call):
+            anno.set_(new, Anno.CONSTANT, True)
         return new
 
+    def _casts_to_integers(self, call):
+        """Whether ``x.astype(dtype)`` casts to an integer or boolean dtype written statically."""
+        dtype = call.args[0] if call.args else next(
+            (k.value for k in call.keywords if k.arg == "dtype"), None)
+        if dtype is None or not self._is_atom(dtype) or isinstance(dtype, gast.Name) \
+                and dtype.id in self.resolver.local_names:
+            return False
+        value = dtype.value if isinstance(dtype, gast.Constant) else self.resolver.resolve(dtype)
+        return casts_to_integers(value)
     def _made_derivative(self, call):
         """The object ``st.grad(g, ...)`` makes when every argument is static, else MISSING.
 

@@ -185,6 +185,8 @@ class _Jumps:
             return [stmt]
         if isinstance(stmt, _LOOPS):
             return self._loop(stmt, loops)
+        if isinstance(stmt, gast.With):              # the fence lets no jump out of it
+            stmt.body = self._block(stmt.body, loops, None) or [gast.Pass()]
         return [stmt]
 
     def _loop(self, loop, loops):

@@ -8,7 +8,10 @@ what to do instead. Later passes may assume only supported syntax remains.
 
 import gast
 
+from runtime.custom import grad_of, stop_recording
 from srctrans.errors import UnsupportedSyntaxError
+from srctrans.nodes import parameter_names
+from srctrans.parse.resolve import Resolver
 
 RESERVED_PARAMETERS = ("output_gradients",)
 
@@ -33,10 +36,17 @@ SUPPORTED = frozenset({
     gast.comprehension,
 })
 
+# The only `with` statements srctrans accepts (checked by _check_with_blocks):
+#   with st.stop_recording():      the block's statements contribute no gradient
+#   with st.grad_of(h) as dh:      a block the backward pass runs once dh is complete
+WITH_BLOCKS = {stop_recording: "stop_recording", grad_of: "grad_of"}
+
 # construct -> (what it is called, what to do instead)
 UNSUPPORTED = {
     gast.Try: ("`try` statement", "move error handling outside the differentiated function"),
-    gast.With: ("`with` statement", "move the `with` block outside the differentiated function"),
+    gast.With: ("`with` statement", "srctrans accepts only `with st.stop_recording():` and "
+                "`with st.grad_of(name) as dname:`; move other `with` blocks outside the "
+                "differentiated function"),
     gast.Yield: ("`yield` (a generator)", "return a value instead of yielding; collect results in a list"),
     gast.YieldFrom: ("`yield from` (a generator)", "return a value instead of yielding"),
     gast.Await: ("`await`", "differentiate a plain (non-async) function"),
@@ -55,13 +65,22 @@ UNSUPPORTED = {
 }
 
 
-def check(parsed):
-    """Raise :class:`UnsupportedSyntaxError` at the first unsupported construct of ``parsed``."""
+def check(parsed, resolver=None):
+    """Raise :class:`UnsupportedSyntaxError` at the first unsupported construct of ``parsed``.
+
+    ``resolver`` (a :class:`Resolver` of the function) finds what a ``with``
+    statement calls; one is made when it is not given.
+    """
     function = parsed.node
     _check_signature(parsed)
     local_functions = _check_local_functions(parsed)
+    if resolver is None:
+        resolver = Resolver(parsed.fn, _local_names(function))
+    accepted = _check_with_blocks(parsed, resolver)
     for node in gast.walk(function):
         kind = type(node)
+        if node in accepted:
+            continue
         if node is not function and kind is gast.FunctionDef and node not in local_functions:
             _reject(parsed, node, "function definition inside a block or another local function",
                     "define it at the top of the function, or at module level")
@@ -178,5 +197,151 @@ def _check_targets(parsed, node):
                             "keep the value in a local variable")
 
 
+def with_block_kind(node, resolver):
+    """``"stop_recording"``, ``"grad_of"`` or None: which srctrans block a ``with`` statement opens."""
+    if len(node.items) != 1 or not isinstance(node.items[0].context_expr, gast.Call):
+        return None
+    opened = resolver.resolve(node.items[0].context_expr.func)
+    try:
+        return WITH_BLOCKS.get(opened)
+    except TypeError:                               # an unhashable object
+        return None
+
+
+def _check_with_blocks(parsed, resolver):
+    """The ``with`` statements and items srctrans accepts; any other ``with`` is rejected.
+
+    ``with st.stop_recording():`` takes no arguments and no ``as``.
+    ``with st.grad_of(h) as dh:`` takes one name; its block runs in the
+    backward pass, so it may assign ``dh`` and names of its own (used nowhere
+    else), writes into no array and holds no other ``with``. Neither block may
+    ``return``, nor ``break`` or ``continue`` a loop around it.
+    """
+    function = parsed.node
+    accepted = set()
+    hooks = []
+    for node in gast.walk(function):
+        if not isinstance(node, gast.With):
+            continue
+        kind = with_block_kind(node, resolver)
+        if kind is None:
+            construct, hint = UNSUPPORTED[gast.With]
+            _reject(parsed, node, construct, hint)
+        item = node.items[0]
+        call = item.context_expr
+        if kind == "stop_recording":
+            if call.args or call.keywords or item.optional_vars is not None:
+                _reject(parsed, node, "`with st.stop_recording(...) as ...`",
+                        "write `with st.stop_recording():` (no arguments, no `as`)")
+        else:
+            if (len(call.args) != 1 or call.keywords or not isinstance(call.args[0], gast.Name)
+                    or not isinstance(item.optional_vars, gast.Name)
+                    or item.optional_vars.id == call.args[0].id):
+                _reject(parsed, node, "this form of `with st.grad_of(...)`",
+                        "write `with st.grad_of(h) as dh:` with the name of one variable `h` "
+                        "and a new name `dh` for its gradient")
+            hooks.append(node)
+        _check_jumps_out(parsed, node)
+        accepted.update((node, item))
+    for stmt in function.body:
+        if isinstance(stmt, gast.FunctionDef):
+            for sub in gast.walk(stmt):
+                if isinstance(sub, gast.With):
+                    _reject(parsed, sub, "`with` inside a local function",
+                            "put the block in the differentiated function's own body")
+    if hooks:
+        _check_gradient_hooks(parsed, hooks)
+    return accepted
+
+
+def _check_jumps_out(parsed, block):
+    """No ``return`` in a ``with`` block, and no ``break``/``continue`` of a loop around it."""
+    def visit(statements, in_loop):
+        for stmt in statements:
+            if isinstance(stmt, gast.Return) or (
+                    isinstance(stmt, (gast.Break, gast.Continue)) and not in_loop):
+                _reject(parsed, stmt, f"`{type(stmt).__name__.lower()}` inside a `with` block",
+                        "end the block normally; move the jump after it")
+            for field in ("body", "orelse"):
+                inner = getattr(stmt, field, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
+                    visit(inner, in_loop or isinstance(stmt, (gast.For, gast.While)))
+    visit(block.body, False)
+
+
+def _check_gradient_hooks(parsed, hooks):
+    """Each ``with st.grad_of(h) as dh:`` block keeps to its own names and sees ``dh`` complete."""
+    function = parsed.node
+    hook_nodes = {id(n) for hook in hooks for n in gast.walk(hook)}
+    outside = set(parameter_names(function))
+    for node in gast.walk(function):
+        if isinstance(node, gast.Name) and id(node) not in hook_nodes:
+            outside.add(node.id)
+    for hook in hooks:
+        target = hook.items[0].optional_vars.id
+        if target in outside:
+            _error(parsed, hook, f"the gradient's name `{target}` is also used outside its "
+                   f"`with st.grad_of(...)` block",
+                   "give the gradient a name used only inside the block")
+        for node in gast.walk(hook):
+            if node is not hook and isinstance(node, gast.With):
+                _reject(parsed, node, "`with` inside a `with st.grad_of(...)` block",
+                        "use one block per gradient, one after the other")
+            if isinstance(node, (gast.Subscript, gast.Attribute)) and isinstance(node.ctx, gast.Store):
+                _reject(parsed, node, "writing into an array or attribute inside `with st.grad_of(...)`",
+                        f"assign a new value instead, e.g. {target} = np.where(mask, 0.0, {target})")
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) and node.id in outside:
+                _error(parsed, node, f"`{node.id}` is assigned inside `with st.grad_of(...)`, "
+                       f"which runs in the backward pass, and used outside it",
+                       "give the values the block computes names of their own")
+    for statements, top in _statement_lists(function.body, True):
+        for position, stmt in enumerate(statements):
+            if isinstance(stmt, gast.With) and stmt in hooks:
+                _check_hook_position(parsed, stmt, statements[:position], top, hooks)
+
+
+def _check_hook_position(parsed, hook, before, top, hooks):
+    """``with st.grad_of(h)`` follows the assignment of ``h`` in its block, and no read of ``h``
+    comes in between: a read there would add to ``dh`` after the block ran."""
+    name = hook.items[0].context_expr.args[0].id
+    for stmt in reversed(before):
+        if stmt in hooks:
+            continue                                  # several blocks on one value are fine
+        names = [n for n in gast.walk(stmt) if isinstance(n, gast.Name) and n.id == name]
+        if any(isinstance(n.ctx, gast.Store) for n in names):
+            return
+        if names:
+            _error(parsed, names[0], f"`{name}` is used between its assignment and "
+                   f"`with st.grad_of({name})`, so its gradient would not be complete when "
+                   f"the block runs", f"move the block up, right after the assignment of `{name}`")
+    if not (top and name in parameter_names(parsed.node)):
+        _error(parsed, hook, f"`with st.grad_of({name})` must follow an assignment of `{name}` "
+               f"in the same block", f"put the block right after the statement that assigns "
+               f"`{name}` (or, for a parameter, at the start of the function)")
+
+
+def _statement_lists(statements, top):
+    """Every list of statements in ``statements`` and its nested blocks, with whether it is the
+    function's own body."""
+    yield statements, top
+    for stmt in statements:
+        for field in ("body", "orelse"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt) \
+                    and not isinstance(stmt, gast.FunctionDef):
+                yield from _statement_lists(inner, False)
+
+
+def _local_names(function):
+    names = set(parameter_names(function))
+    names.update(n.id for n in gast.walk(function)
+                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
+    return names
+
+
 def _reject(parsed, node, construct, hint):
-    raise UnsupportedSyntaxError(f"{construct} is not supported", parsed.location(node), hint)
+    _error(parsed, node, f"{construct} is not supported", hint)
+
+
+def _error(parsed, node, message, hint):
+    raise UnsupportedSyntaxError(message, parsed.location(node), hint)

@@ -7,6 +7,8 @@ every value the backward pass needs without saving anything:
 ``h = np.tanh(h)`` becomes ``h_2 = np.tanh(h)`` and later reads of ``h`` read
 ``h_2``. Inside ``if``/``for``/``while`` blocks names keep their current
 version and may be reassigned; the reverse pass saves what they overwrite.
+A ``with st.grad_of(...)`` block reads the current versions and assigns only
+names of its own, which keep theirs.
 """
 
 import gast
@@ -23,6 +25,9 @@ def rename_reassignments(function, namer):
         if isinstance(stmt, _COMPOUND):
             _rename_nested(stmt, current)
             continue
+        if isinstance(stmt, gast.With):
+            _rename_reads(stmt, current)
+            continue
         for node in gast.walk(stmt):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
                 node.id = current.get(node.id, node.id)
@@ -34,6 +39,14 @@ def rename_reassignments(function, namer):
                     node.id = new
                 else:
                     current[node.id] = node.id
+
+
+def _rename_reads(hook, current):
+    """A ``with st.grad_of(h) as dh:`` block reads the current versions of the function's
+    names; the names it assigns are its own (the fence checked) and keep theirs."""
+    for node in gast.walk(hook):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+            node.id = current.get(node.id, node.id)
 
 
 def _rename_nested(stmt, current):

@@ -168,6 +168,8 @@ class RuleRegistry:
     def __init__(self):
         self._rules = {}
         self._nondifferentiable = {}
+        self._constant_owners = ()      # types whose bound methods give constants
+        self.version = 0                # changes whenever a user registers or declares something
 
     # -- registration ------------------------------------------------------
     def vjp(self, *primals, elementwise=False):
@@ -222,9 +224,66 @@ class RuleRegistry:
         return self._rules[key]
 
     def nondifferentiable(self, *primals):
-        """Declare that the results of ``primals`` carry no derivative."""
+        """Declare that the results of ``primals`` carry no derivative.
+
+        A user-registered rule of one of them is dropped: the latest
+        declaration wins. Returns the primals that had one.
+        """
+        dropped = []
         for primal in primals:
             self._nondifferentiable[_key(primal)] = primal
+            rule = self._rules.get(_key(primal))
+            if rule is not None and (rule.custom_vjp or rule.custom_jvp) is not None:
+                rule.custom_vjp = rule.custom_jvp = None
+                dropped.append(primal)
+        self.version += 1
+        return dropped
+
+    def constant_methods_of(self, *types):
+        """Declare that the methods of instances of ``types`` give constants (random generators).
+
+        Bound methods are new objects at every attribute access, so they are
+        recognised by the type of their ``__self__``.
+        """
+        self._constant_owners += types
+
+    # -- rules users register (callables, not templates) ------------------------
+    def set_custom_vjp(self, primal, rule_fn):
+        """Make ``rule_fn`` the user's VJP of ``primal``; it overrides templates and source.
+
+        A declaration that ``primal`` is non-differentiable is dropped.
+        Returns True when it replaced an earlier user VJP.
+        """
+        return self._set_custom(primal, "custom_vjp", rule_fn)
+
+    def set_custom_jvp(self, primal, rule_fn):
+        """Make ``rule_fn`` the user's JVP of ``primal`` (see :meth:`set_custom_vjp`)."""
+        return self._set_custom(primal, "custom_jvp", rule_fn)
+
+    def _set_custom(self, primal, slot, rule_fn):
+        rule = self._rule_for(primal)
+        replaced = getattr(rule, slot) is not None
+        setattr(rule, slot, rule_fn)
+        self._nondifferentiable.pop(_key(primal), None)
+        self.version += 1
+        return replaced
+
+    def user_rules(self):
+        """A snapshot of what users registered and declared, for :meth:`restore_user_rules`."""
+        custom = {key: (rule.custom_vjp, rule.custom_jvp) for key, rule in self._rules.items()
+                  if (rule.custom_vjp or rule.custom_jvp) is not None}
+        return custom, dict(self._nondifferentiable)
+
+    def restore_user_rules(self, snapshot):
+        """Undo every registration and declaration made since ``snapshot`` was taken (tests)."""
+        custom, nondifferentiable = snapshot
+        for key in list(self._rules):
+            rule = self._rules[key]
+            rule.custom_vjp, rule.custom_jvp = custom.get(key, (None, None))
+            if not rule.has_vjp and not rule.has_jvp:       # made only for a user's rule
+                del self._rules[key]
+        self._nondifferentiable = dict(nondifferentiable)
+        self.version += 1
 
     # -- lookup --------------------------------------------------------------
     def lookup(self, primal):
@@ -236,9 +295,15 @@ class RuleRegistry:
 
     def is_nondifferentiable(self, primal):
         try:
-            return _key(primal) in self._nondifferentiable
+            if _key(primal) in self._nondifferentiable:
+                return True
         except TypeError:
             return False
+        owner = getattr(primal, "__self__", None)
+        if owner is None or not isinstance(owner, self._constant_owners):
+            return False
+        rule = self._rules.get(_key(primal))
+        return rule is None or rule.custom_vjp is None
 
     def __contains__(self, primal):
         return self.lookup(primal) is not None

@@ -1,0 +1,153 @@
+"""Controlling gradients: where they stop, what they are, and code that runs on them.
+
+  stop_gradient(x)             the identity; its result carries no gradient
+  with stop_recording(): ...   the statements of the block contribute no gradient
+  with grad_of(h) as dh: ...   code the backward pass runs once ``dh`` is complete
+  custom_gradient(f)           ``f`` returns ``(y, backward)``; ``backward(dy)``
+                               gives the input gradients
+  register_vjp(fn, rule)       the user's vector-Jacobian product of any callable
+  register_jvp(fn, rule)       the user's Jacobian-vector product (forward mode)
+  nondifferentiable(fn)        ``fn``'s results are constants
+
+``stop_gradient``, ``stop_recording`` and ``grad_of`` are recognised in the
+source of a differentiated function, whatever name srctrans was imported
+under; the ``with`` forms are the only ``with`` statements srctrans accepts.
+Rules registered here are kept in the one rule registry
+(:mod:`srctrans.rules`), and every derivative built before a registration
+is rebuilt on its next call. docs/controlling.md shows each of them with the
+code srctrans generates.
+"""
+
+import warnings
+
+from runtime.custom import CustomGradient, grad_of, stop_gradient, stop_recording
+from srctrans import cache
+from srctrans.errors import UsageError
+from srctrans.rules import REGISTRY
+
+__all__ = ["stop_gradient", "stop_recording", "grad_of", "custom_gradient", "register_vjp",
+           "register_jvp", "nondifferentiable"]
+
+
+def custom_gradient(f):
+    """Decorator: a function that computes its own gradient, TensorFlow-style.
+
+    Args:
+      f: a function returning ``(y, backward)``, where ``backward(dy)``
+        returns the cotangent of ``f``'s positional argument given ``dy``,
+        the cotangent of ``y`` (a tuple of cotangents when ``f`` has several
+        positional arguments; ``None`` for an argument without one).
+
+    Returns:
+      A callable that returns ``y`` alone. Differentiated code that calls it
+      runs ``f`` in the forward pass and ``backward`` in the backward pass,
+      in place of differentiating ``f``. Keyword arguments are passed to
+      ``f`` but receive no gradient: a value that carries one must be passed
+      positionally (srctrans says so when it is not). ``st.grad`` of the
+      decorated function itself works too.
+
+    >>> import numpy as np
+    >>> @custom_gradient
+    ... def clip_gradients(y):
+    ...     def backward(dy):
+    ...         return dy * min(1.0, 0.5 / np.linalg.norm(dy))
+    ...     return y, backward
+    >>> clip_gradients(4.0)
+    4.0
+    """
+    if not callable(f):
+        raise UsageError(f"custom_gradient expects a function, not {type(f).__name__}")
+    if isinstance(f, CustomGradient):
+        return f
+    return CustomGradient(f)
+
+
+def register_vjp(fn, rule):
+    """Register ``rule`` as the vector-Jacobian product of ``fn``.
+
+    Args:
+      fn: any callable: a Python function (the rule overrides differentiating
+        its source), a NumPy function (the rule overrides srctrans's own), a
+        C function, an ``np.vectorize`` object, a ``scipy.special`` ufunc.
+      rule: ``rule(g, ans, *args, **kwargs)``, called in the backward pass
+        with the output's cotangent ``g``, the output ``ans`` and the
+        arguments of the call as it was written (defaults are not filled in).
+        It returns a tuple with one cotangent per positional argument, each
+        shaped like its argument, ``None`` where there is none; keyword
+        arguments receive no cotangent. With one positional argument the
+        cotangent may also be returned bare.
+
+    Registering a rule for the same ``fn`` again replaces it, with a
+    ``UserWarning``. A function declared with :func:`nondifferentiable` (or
+    in srctrans's table, such as ``np.round``) becomes differentiable by its
+    rule.
+
+    >>> import numpy as np
+    >>> def cube(x):
+    ...     return x ** 3
+    >>> register_vjp(cube, lambda g, ans, x: (g * 3 * x ** 2,))
+    """
+    _check_registrable(fn, rule, "register_vjp")
+    if REGISTRY.set_custom_vjp(fn, rule):
+        warnings.warn(f"replacing the VJP rule registered for {_describe(fn)}", UserWarning,
+                      stacklevel=2)
+    cache.clear()
+
+
+def register_jvp(fn, rule):
+    """Register ``rule`` as the Jacobian-vector product of ``fn`` (for forward mode).
+
+    Args:
+      fn: any callable, as for :func:`register_vjp`.
+      rule: ``rule(tangents, ans, *args, **kwargs)``, where ``tangents`` is a
+        tuple with one tangent per positional argument (zeros for those that
+        carry none) and ``ans`` the output; it returns the output's tangent.
+
+    Registering again replaces the rule, with a ``UserWarning``. Reverse mode
+    does not use JVP rules: a function without Python source needs a rule
+    from :func:`register_vjp` there.
+    """
+    _check_registrable(fn, rule, "register_jvp")
+    if REGISTRY.set_custom_jvp(fn, rule):
+        warnings.warn(f"replacing the JVP rule registered for {_describe(fn)}", UserWarning,
+                      stacklevel=2)
+    cache.clear()
+
+
+def nondifferentiable(fn):
+    """Declare that ``fn``'s results carry no derivative; returns ``fn`` (usable as a decorator).
+
+    Calls of ``fn`` in differentiated code give constants, like ``np.argmax``:
+    no gradient flows back to their arguments, and srctrans does not read
+    ``fn``'s source. A rule registered for ``fn`` before is dropped, with a
+    ``UserWarning``.
+    """
+    if not callable(fn):
+        raise UsageError(f"nondifferentiable expects a callable, not {type(fn).__name__}")
+    _check_hashable(fn, "nondifferentiable")
+    if REGISTRY.nondifferentiable(fn):
+        warnings.warn(f"{_describe(fn)} is now non-differentiable: its registered rules are dropped",
+                      UserWarning, stacklevel=2)
+    cache.clear()
+    return fn
+
+
+def _check_registrable(fn, rule, what):
+    if not callable(fn):
+        raise UsageError(f"{what} expects a callable as its first argument, not {type(fn).__name__}")
+    if not callable(rule):
+        raise UsageError(f"{what}: the rule for {_describe(fn)} must be callable, "
+                         f"not {type(rule).__name__}")
+    _check_hashable(fn, what)
+
+
+def _check_hashable(fn, what):
+    try:
+        hash(fn)
+    except TypeError:
+        raise UsageError(f"{what}: {_describe(fn)} cannot carry a rule (it is not hashable)",
+                         hint="register the function itself, not an object wrapping it") from None
+
+
+def _describe(fn):
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
