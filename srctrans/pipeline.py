@@ -254,6 +254,7 @@ def build_forward(fn, wrt, build_callee, optimize=True):
     dropped, single-use temporaries folded back).
     """
     parsed = parse_function(fn)
+    itself = differentiate_as_call(parsed, "forward")     # a function with a user rule
     fence.check(parsed)
     unit = Unit(parsed, wrt, build_callee)
     desugar(unit.function, unit.namer)
@@ -288,6 +289,7 @@ def build_forward(fn, wrt, build_callee, optimize=True):
     function = _function(name, args, [doc] + body + [ret])
     closure = {unit.aliases[NUMPY_ALIAS]: numpy, unit.aliases[RUNTIME_ALIAS]: runtime}
     closure.update(result.closure)
+    closure.update(itself)
     compiled = compile_functions([function], closure, fn, f"{fn.__qualname__} forward")
     _trace("generated", lambda: compiled.source)
     return ForwardBuild(compiled, unit.wrt, dict(result.tangents), dict(unit.resolver.assumptions))

@@ -165,10 +165,11 @@ def hooked_shapes(unit, shapes):
     return found
 
 
-def differentiate_as_call(parsed):
+def differentiate_as_call(parsed, mode="reverse"):
     """Replace the body of a function with a user rule by a call of the function itself.
 
-    When ``parsed.fn`` has a VJP from ``st.register_vjp``, is declared
+    When ``parsed.fn`` has a VJP from ``st.register_vjp`` (a JVP from
+    ``st.register_jvp`` when ``mode`` is ``"forward"``), is declared
     non-differentiable, or is the function of a ``st.custom_gradient`` object,
     its source is not differentiated: the body becomes ``return fn(params...)``
     (a call of the custom-gradient object for the last), a call the reverse
@@ -179,8 +180,8 @@ def differentiate_as_call(parsed):
     fn = parsed.fn
     rule = REGISTRY.lookup(fn)
     callee = custom_gradient_of(fn) or fn          # st.grad of a custom_gradient function
-    if not (callee is not fn or rule is not None and rule.custom_vjp is not None
-            or REGISTRY.is_nondifferentiable(fn)):
+    custom = None if rule is None else rule.custom_vjp if mode == "reverse" else rule.custom_jvp
+    if not (callee is not fn or custom is not None or REGISTRY.is_nondifferentiable(fn)):
         return {}
     function = parsed.node
     arguments = function.args

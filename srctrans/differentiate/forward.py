@@ -20,6 +20,7 @@ import types
 
 import gast
 
+from runtime.custom import CustomGradient
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.differentiate.nested import derivative_call
@@ -27,6 +28,7 @@ from srctrans.differentiate.reverse import _describe, _is_library, _unparse
 from srctrans.differentiate.templates import bind, tangent_of_call
 from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
+from srctrans.optimise.dce import targets_of
 from srctrans.nodes import appended_to, assign, clone, load, parameter_names, store
 from srctrans.parse.resolve import MISSING
 from srctrans.rules import ATTRIBUTES, METHODS, REGISTRY, operator_primal
@@ -110,6 +112,11 @@ class _Tangents:
                                                     [], None)))
             elif isinstance(stmt, gast.While):
                 out.append(anno.copy(stmt, gast.While(stmt.test, self._block(stmt.body), [])))
+            elif isinstance(stmt, gast.With):         # st.grad_of: code of the backward pass only
+                continue
+            elif anno.get(stmt, Anno.NO_GRADIENT):    # from a stop_recording block: constants
+                out.append(stmt)
+                out.extend(self._zero(name) for name in targets_of(stmt) if name in self.active)
             else:
                 out.extend(self._simple(stmt))
         return out
@@ -244,6 +251,13 @@ class _Tangents:
         if nested is not None:               # st.grad(g)(x), st.jvp(g, ...): their generated code
             callee, call = nested
             args, keywords = list(call.args), {k.arg: k.value for k in call.keywords}
+        if anno.get(call, Anno.CONSTANT):                    # x.astype(int)
+            return [stmt, self._zero(target)]
+        if isinstance(callee, CustomGradient):
+            self._fail(call, MissingRuleError,
+                       f"{_describe(callee)} is a custom_gradient function: it gives a gradient for "
+                       f"reverse mode only", f"register a JVP with st.register_jvp(f, rule) for "
+                       f"forward mode, or use reverse mode")
         rule = REGISTRY.lookup(callee)
         if rule is not None and (rule.has_jvp or rule.has_vjp):
             if not rule.has_jvp:
@@ -274,8 +288,7 @@ class _Tangents:
                            "compute the full result into a new name; use np.where for selections")
         if rule.custom_jvp is not None:
             rule_name = self._closure(_plain_name(primal) + "_jvp_rule", rule.custom_jvp)
-            tangents = gast.Tuple([self.tangent(a) or gast.Constant(None, None) for a in args],
-                                  gast.Load())
+            tangents = gast.Tuple([self.tangent(a) or self._zeros_like(a) for a in args], gast.Load())
             return gast.Call(load(rule_name), [tangents, ans] + [clone(a) for a in args],
                              [gast.keyword(k, clone(v)) for k, v in keywords.items()])
         if rule.linear:
