@@ -51,10 +51,13 @@ def spread_grads(g, items):
 def choice_grads(g, ans, args):
     """The cotangents of the arguments of ``max(*args)``/``min(*args)`` (or of one sequence).
 
-    The chosen argument gets ``g``; ties share it equally.
+    The chosen argument gets ``g``; ties share it equally. A single 1-D
+    array argument is a sequence of numbers, like a list.
     """
     if len(args) == 1 and isinstance(args[0], (list, tuple)):
         return (type(args[0])(choice_grads(g, ans, tuple(args[0]))),)
+    if len(args) == 1 and isinstance(args[0], np.ndarray):
+        return (np.asarray(choice_grads(g, ans, tuple(args[0]))),)
     hits = [np.equal(a, ans) for a in args]
     count = np.maximum(np.sum(hits, axis=0), 1)
     return tuple(unbroadcast(g * h / count, a) for h, a in zip(hits, args))
