@@ -10,6 +10,7 @@ Modules:
   linalg       -- gradients of matmul, dot, inner, outer, tensordot, einsum
   joins        -- splitting the gradient of concatenate/stack among inputs
   elementwise  -- masks and weights for clip, maximum/minimum, abs
+  singular     -- keeping zero cotangents zero at singular points (sqrt, log, division...)
   reshaping    -- cotangents of subscript reads and writes, transposes, conversions
   accumulate   -- adding cotangents of unknown type (containers entry by entry)
   containers   -- taking containers (tuple, list, dict, named tuple, dataclass) apart and back
@@ -26,6 +27,7 @@ from runtime.joins import (
     concatenate_grads, stack_grads, hstack_grads, vstack_grads, array_grads)
 from runtime.elementwise import (
     clip_mask, tie_weight, power_base_factor, power_exponent_factor, LN2, LN10)
+from runtime.singular import zero_guard
 from runtime.seeding import seed_cotangent, conform_gradient
 from runtime.accumulate import add, zeros_like, spread_grads, choice_grads
 from runtime.containers import saved_entry, restored_entry, entry_cotangent, without_entry

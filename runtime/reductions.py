@@ -9,6 +9,8 @@ them back with length 1 and then broadcasts along them.
 
 None of them divides by zero or emits a RuntimeWarning for the inputs the
 forward function accepts without one (zeros in prod, constant slices in std).
+Where the derivative is undefined (a variance with ``n - ddof <= 0``) it is
+NaN, except that a zero ``g`` still gives zero.
 """
 
 import numpy as np
@@ -91,13 +93,14 @@ def var_grad(g, x, axis=None, ddof=0, keepdims=False):
     """VJP of ``np.var(x, axis, ddof=ddof, keepdims=keepdims)``.
 
     The gradient is ``2 (x - mean) / (n - ddof)`` times ``g``. When
-    ``n - ddof <= 0`` the variance is undefined and the gradient is NaN.
+    ``n - ddof <= 0`` the variance is undefined and the gradient is NaN
+    (zero where ``g`` is zero).
     """
     shape = np.shape(x)
     g = _keep_reduced_axes(g, shape, axis, keepdims)
     dof = _count(shape, axis) - ddof
     if dof <= 0:
-        return np.full(shape, np.nan, dtype=_float_dtype(g, x))
+        return _undefined(np.equal(g, 0), shape, _float_dtype(g, x))
     return g * _deviation(x, axis) * (2.0 / dof)
 
 
@@ -106,7 +109,7 @@ def std_grad(g, ans, x, axis=None, ddof=0, keepdims=False):
 
     The gradient is ``(x - mean) / ((n - ddof) * std)`` times ``g``, and zero
     in slices whose standard deviation ``ans`` is zero (the one-sided limit).
-    When ``n - ddof <= 0`` the gradient is NaN.
+    When ``n - ddof <= 0`` the gradient is NaN (zero where ``g`` is zero).
 
     Args:
       ans: the forward result (same shape as ``g``).
@@ -116,10 +119,17 @@ def std_grad(g, ans, x, axis=None, ddof=0, keepdims=False):
     ans = _keep_reduced_axes(ans, shape, axis, keepdims)
     dof = _count(shape, axis) - ddof
     if dof <= 0:
-        return np.full(shape, np.nan, dtype=_float_dtype(g, x))
+        return _undefined(np.equal(g, 0), shape, _float_dtype(g, x))
     constant = np.equal(ans, 0)
     scale = g / (dof * np.where(constant, 1, ans))
     return np.where(constant, 0, scale * _deviation(x, axis))
+
+
+def _undefined(zero, shape, dtype):
+    """An array of ``shape``: 0 where ``zero`` (broadcast) is true, NaN elsewhere."""
+    out = np.full(shape, np.nan, dtype=dtype)
+    out[np.broadcast_to(zero, shape)] = 0
+    return out
 
 
 def _axes(ndim, axis):

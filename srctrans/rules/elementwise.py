@@ -2,6 +2,12 @@
 
 Each rule states the pointwise derivative; ``elementwise=True`` tells the
 generator to sum cotangents back over broadcast axes.
+
+Rules whose derivative has singular points (a division by zero, the square
+root of a negative number) wrap their product in ``rt.zero_guard``, so that
+a zero cotangent gives zero there instead of NaN (docs/rules.md, "Zero
+cotangents stay zero"). Rules that are finite wherever their inputs are
+finite (``exp``, ``tan``, ``multiply``...) need no guard.
 """
 
 import builtins
@@ -28,15 +34,16 @@ def multiply(g, ans, x, y):
 
 @vjp(np.divide, elementwise=True)
 def divide(g, ans, x, y):
-    return g / y, -g * ans / y
+    return rt.zero_guard(g, g / y), -rt.zero_guard(g, g * ans / y)
 
 @vjp(np.power, elementwise=True)
 def power(g, ans, x, y):
-    return g * rt.power_base_factor(x, y), g * rt.power_exponent_factor(ans, x)
+    return (rt.zero_guard(g, g * rt.power_base_factor(x, y)),
+            rt.zero_guard(g, g * rt.power_exponent_factor(ans, x)))
 
 @vjp(np.remainder, elementwise=True)
 def remainder(g, ans, x, y):
-    return g, -g * np.floor_divide(x, y)
+    return g, -rt.zero_guard(g, g * np.floor_divide(x, y))
 
 @vjp(np.negative, elementwise=True)
 def negative(g, ans, x):
@@ -52,11 +59,11 @@ def square(g, ans, x):
 
 @vjp(np.sqrt, elementwise=True)
 def sqrt(g, ans, x):
-    return g * 0.5 / ans
+    return rt.zero_guard(g, g * 0.5 / ans)
 
 @vjp(np.reciprocal, elementwise=True)
 def reciprocal(g, ans, x):
-    return -g * ans * ans
+    return -rt.zero_guard(g, g * ans * ans)
 
 @vjp(np.absolute, builtins.abs, elementwise=True)
 def absolute(g, ans, x):
@@ -77,19 +84,19 @@ def exp2(g, ans, x):
 
 @vjp(np.log, elementwise=True)
 def log(g, ans, x):
-    return g / x
+    return rt.zero_guard(g, g / x)
 
 @vjp(np.log1p, elementwise=True)
 def log1p(g, ans, x):
-    return g / (1 + x)
+    return rt.zero_guard(g, g / (1 + x))
 
 @vjp(np.log2, elementwise=True)
 def log2(g, ans, x):
-    return g / (x * rt.LN2)
+    return rt.zero_guard(g, g / (x * rt.LN2))
 
 @vjp(np.log10, elementwise=True)
 def log10(g, ans, x):
-    return g / (x * rt.LN10)
+    return rt.zero_guard(g, g / (x * rt.LN10))
 
 @vjp(np.logaddexp, elementwise=True)
 def logaddexp(g, ans, x, y):
@@ -110,11 +117,11 @@ def tan(g, ans, x):
 
 @vjp(np.arcsin, elementwise=True)
 def arcsin(g, ans, x):
-    return g / np.sqrt(1 - x * x)
+    return rt.zero_guard(g, g / np.sqrt(1 - x * x))
 
 @vjp(np.arccos, elementwise=True)
 def arccos(g, ans, x):
-    return -g / np.sqrt(1 - x * x)
+    return -rt.zero_guard(g, g / np.sqrt(1 - x * x))
 
 @vjp(np.arctan, elementwise=True)
 def arctan(g, ans, x):
@@ -122,7 +129,7 @@ def arctan(g, ans, x):
 
 @vjp(np.arctan2, elementwise=True)
 def arctan2(g, ans, y, x):
-    return g * x / (x * x + y * y), -g * y / (x * x + y * y)
+    return rt.zero_guard(g, g * x / (x * x + y * y)), -rt.zero_guard(g, g * y / (x * x + y * y))
 
 @vjp(np.sinh, elementwise=True)
 def sinh(g, ans, x):
@@ -142,11 +149,11 @@ def arcsinh(g, ans, x):
 
 @vjp(np.arccosh, elementwise=True)
 def arccosh(g, ans, x):
-    return g / np.sqrt(x * x - 1)
+    return rt.zero_guard(g, g / np.sqrt(x * x - 1))
 
 @vjp(np.arctanh, elementwise=True)
 def arctanh(g, ans, x):
-    return g / (1 - x * x)
+    return rt.zero_guard(g, g / (1 - x * x))
 
 # -- selection ---------------------------------------------------------------
 @vjp(np.maximum, elementwise=True)

@@ -163,6 +163,13 @@ def test_var_and_std_without_degrees_of_freedom_are_nan_without_warning():
     assert np.all(np.isnan(std_grad(1.0, 0.0, x, ddof=2)))
 
 
+def test_without_degrees_of_freedom_a_zero_cotangent_stays_zero():
+    x = np.array([[1.0, 2.0], [3.0, 4.0]])
+    for grad in (var_grad(np.array([0.0, 1.0]), x, 1, 2), std_grad(np.array([0.0, 1.0]), np.zeros(2), x, 1, 2)):
+        np.testing.assert_array_equal(np.isnan(grad), [[False, False], [True, True]])
+        np.testing.assert_array_equal(grad[0], 0.0)
+
+
 def test_unreduce_of_scalar_sum_has_the_input_shape():
     assert unreduce(2.0, np.zeros((2, 3))).shape == (2, 3)
     assert np.all(unreduce(2.0, np.zeros((2, 3))) == 2.0)
