@@ -251,6 +251,20 @@ def test_vjp_rule_of_a_zero_cotangent_is_zero(primal, args, wrt):
 
 
 @pytest.mark.parametrize("primal, args, wrt", SINGULAR, ids=[p.__name__ for p, _, _ in SINGULAR])
+def test_jvp_rule_of_a_zero_tangent_is_zero(primal, args, wrt):
+    """Each argument's contribution, for a zero tangent, is exactly zero."""
+    rule = REGISTRY.lookup(primal)
+    args = tuple(np.array(a) for a in args)
+    ans = _call(primal, args)
+    zeros = [np.zeros_like(a) for a in args]
+    with quiet():
+        tangent = rule.jvp(*[zeros[i] for i in wrt], ans, *args)
+    contributions = tangent if rule.jvp_template.per_argument else (tangent,)
+    for contribution in contributions:
+        assert np.all(np.asarray(contribution) == 0), contribution
+
+
+@pytest.mark.parametrize("primal, args, wrt", SINGULAR, ids=[p.__name__ for p, _, _ in SINGULAR])
 def test_zero_entries_only_are_repaired(primal, args, wrt):
     """With a tangent of ones except one zero entry, only that entry is forced to zero:
     the others keep the rule's value, finite or not."""
@@ -270,9 +284,13 @@ def test_zero_entries_only_are_repaired(primal, args, wrt):
 
 
 def test_reductions_with_no_degrees_of_freedom():
-    """``np.var``/``np.std`` with ``n - ddof <= 0`` are undefined: NaN, but zero for a zero cotangent."""
+    """``np.var``/``np.std`` with ``n - ddof <= 0`` are undefined: NaN, but zero for a zero
+    cotangent or tangent, in both modes."""
     import runtime as rt
     x = np.array([[1.5], [2.0]])
     for grad in (rt.var_grad, lambda g, x, *a: rt.std_grad(g, np.zeros(2), x, *a)):
         got = grad(np.array([0.0, 1.0]), x, 1, 1, False)
         assert got[0, 0] == 0 and np.isnan(got[1, 0])
+    for tangent in (rt.var_jvp(np.array([[0.0], [1.0]]), x, 1, 1),
+                    rt.std_jvp(np.array([[0.0], [1.0]]), np.zeros(2), x, 1, 1)):
+        assert tangent[0] == 0 and np.isnan(tangent[1])
