@@ -6,12 +6,14 @@ NumPy, so a generated function needs only NumPy and this package to run.
 
 Modules:
   broadcast    -- summing a gradient back to the shape of a broadcast input
-  reductions   -- gradients of sum/mean/prod/var/std/max/min along axes
-  linalg       -- gradients of matmul, dot, inner, outer, tensordot, einsum
+  reductions   -- gradients and tangents of sum/mean/prod/var/std/max/min along axes
+  linalg       -- gradients of matmul, dot, inner, outer, tensordot; einsum's tangent
   joins        -- splitting the gradient of concatenate/stack among inputs
   elementwise  -- masks and weights for clip, maximum/minimum, abs
+  singular     -- keeping zero cotangents zero at singular points (sqrt, log, division...)
   reshaping    -- cotangents of subscript reads and writes, transposes, conversions
-  accumulate   -- adding cotangents of unknown type (containers entry by entry)
+  accumulate   -- adding cotangents of unknown type (containers entry by entry); the
+                  derivatives of the builtins sum, max and min
   containers   -- taking containers (tuple, list, dict, named tuple, dataclass) apart and back
   seeding      -- the output gradient: ones by default, or a checked cotangent
   tangents     -- helpers of forward-mode code
@@ -22,16 +24,19 @@ Modules:
 
 from runtime.broadcast import unbroadcast
 from runtime.reductions import (
-    unreduce, mean_grad, extremum_grad, prod_grad, var_grad, std_grad)
+    unreduce, mean_grad, extremum_grad, prod_grad, var_grad, std_grad,
+    extremum_jvp, prod_jvp, var_jvp, std_jvp)
 from runtime.linalg import (
     matmul_lhs, matmul_rhs, dot_lhs, dot_rhs, inner_lhs, inner_rhs,
-    outer_lhs, outer_rhs, tensordot_lhs, tensordot_rhs, einsum_grads)
+    outer_lhs, outer_rhs, tensordot_lhs, tensordot_rhs, einsum_grads, einsum_jvp)
 from runtime.joins import (
     concatenate_grads, stack_grads, hstack_grads, vstack_grads, array_grads)
 from runtime.elementwise import (
     clip_mask, tie_weight, power_base_factor, power_exponent_factor, LN2, LN10)
+from runtime.singular import zero_guard
 from runtime.seeding import seed_cotangent, conform_gradient
-from runtime.accumulate import add, zeros_like, spread_grads, choice_grads
+from runtime.accumulate import (
+    add, zeros_like, spread_grads, choice_grads, sum_tangents, choice_tangent)
 from runtime.containers import saved_entry, restored_entry, entry_cotangent, without_entry
 from runtime.reshaping import (
     identity, getitem_grad, getattr_grad, last_and_rest, transpose_grad, asarray_grad, zero_at,

@@ -5,7 +5,9 @@ sides are arrays). Cotangents of containers are containers of the same kind
 (see :mod:`runtime.containers`).
 """
 
+import functools
 import numbers
+import operator
 
 import numpy as np
 
@@ -51,10 +53,49 @@ def spread_grads(g, items):
 def choice_grads(g, ans, args):
     """The cotangents of the arguments of ``max(*args)``/``min(*args)`` (or of one sequence).
 
-    The chosen argument gets ``g``; ties share it equally.
+    The chosen argument gets ``g``; ties share it equally. A single 1-D
+    array argument is a sequence of numbers, like a list.
     """
     if len(args) == 1 and isinstance(args[0], (list, tuple)):
         return (type(args[0])(choice_grads(g, ans, tuple(args[0]))),)
+    if len(args) == 1 and isinstance(args[0], np.ndarray):
+        return (np.asarray(choice_grads(g, ans, tuple(args[0]))),)
     hits = [np.equal(a, ans) for a in args]
     count = np.maximum(np.sum(hits, axis=0), 1)
     return tuple(unbroadcast(g * h / count, a) for h, a in zip(hits, args))
+
+
+def sum_tangents(tangents, ans):
+    """The tangent of ``ans = sum(items)`` given the items' tangents: their sum.
+
+    ``tangents`` is a sequence (or an array, summed along its first axis as
+    ``sum`` iterates it); None entries are items without a tangent. The sum
+    is broadcast to ``ans``'s shape (an item may have been broadcast against
+    the others), as a read-only view where it had to grow; with no tangent
+    at all it is zero.
+    """
+    total = functools.reduce(operator.add, (t for t in tangents if t is not None), 0.0)
+    return total if np.shape(total) == np.shape(ans) else np.broadcast_to(total, np.shape(ans))
+
+
+def choice_tangent(tangents, ans, args):
+    """The tangent of ``max(*args)``/``min(*args)`` (or of one sequence or 1-D array).
+
+    The chosen argument's tangent; ties take the mean of the tied
+    arguments' tangents (as :func:`choice_grads` shares the cotangent).
+
+    Args:
+      tangents: one per argument (one sequence of them for a single
+        sequence argument); None for an argument without a tangent.
+      ans: the forward result.
+      args: the forward call's arguments.
+
+    >>> choice_tangent((1.0, 2.0, 4.0), 3.0, (3.0, 1.0, 3.0))
+    np.float64(2.5)
+    """
+    if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray)):
+        return choice_tangent(tuple(tangents[0]), ans, tuple(args[0]))
+    hits = [np.equal(a, ans) for a in args]
+    ties = np.maximum(np.sum(hits, axis=0), 1)
+    total = functools.reduce(operator.add, (t * h for t, h in zip(tangents, hits) if t is not None), 0.0)
+    return total / (int(ties) if np.ndim(ties) == 0 else ties)

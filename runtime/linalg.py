@@ -1,5 +1,8 @@
 """Gradients of the products: matmul, dot, inner, outer, tensordot, einsum.
 
+(The tangents of products are products again, written in the JVP rules
+themselves, except for einsum's: :func:`einsum_jvp`.)
+
 Each ``*_lhs(g, a, b)`` returns the gradient with respect to ``a`` and each
 ``*_rhs(g, a, b)`` the gradient with respect to ``b``, given the gradient
 ``g`` of the product; the result has the operand's shape. Operands are real.
@@ -225,6 +228,40 @@ def einsum_grads(g, subscripts, operands):
         grad = _einsum_onto(terms[k], other_terms, other_arrays, sizes)
         grads.append(np.reshape(grad, operand.shape))
     return tuple(grads)
+
+
+def einsum_jvp(tangents, ans, subscripts, operands):
+    """JVP of ``np.einsum(subscripts, *operands)``.
+
+    The einsum is linear in each operand, so its tangent is the sum, over
+    the operands with a tangent, of the same einsum with that operand
+    replaced by its tangent.
+
+    Args:
+      tangents: one tangent per operand, each of its operand's shape; None
+        for an operand without one (a constant).
+      ans: the forward result (its shape and dtype give the zero tangent
+        when no operand has a tangent).
+      subscripts, operands: the forward call's arguments.
+
+    Raises:
+      NotImplementedError: the subscripts are not a string (the interleaved
+        ``einsum(op, sublist, ...)`` form), as for :func:`einsum_grads`.
+
+    >>> einsum_jvp((np.ones(2), None), 0., "i,i->", (np.zeros(2), np.array([1., 2.])))
+    np.float64(3.0)
+    """
+    if not isinstance(subscripts, str):
+        raise NotImplementedError(
+            "einsum tangents need the subscripts as a string; the "
+            "interleaved einsum(operand, sublist, ...) form is not supported")
+    total = None
+    for k, tangent in enumerate(tangents):
+        if tangent is None:
+            continue
+        term = np.einsum(subscripts, *operands[:k], tangent, *operands[k + 1:])
+        total = term if total is None else total + term
+    return np.zeros_like(ans) if total is None else total
 
 
 def _explicit_subscripts(subscripts, ndims):

@@ -1,14 +1,21 @@
-"""Gradients of reductions along axes: sum, mean, max/min, prod, var, std.
+"""Derivatives of reductions along axes: sum, mean, max/min, prod, var, std.
 
-Every function takes the output gradient ``g``, the input ``x`` and the
-``axis``/``keepdims`` the forward call used, and returns a gradient with
-``x``'s shape. ``axis`` is None (all axes), an int (negative counts from the
-end), or a tuple of ints. ``g`` has the forward result's shape: with
+Every ``*_grad`` function takes the output gradient ``g``, the input ``x``
+and the ``axis``/``keepdims`` the forward call used, and returns a gradient
+with ``x``'s shape. ``axis`` is None (all axes), an int (negative counts from
+the end), or a tuple of ints. ``g`` has the forward result's shape: with
 ``keepdims=False`` the reduced axes are gone, so each function first puts
 them back with length 1 and then broadcasts along them.
 
+Every ``*_jvp`` function takes the input's tangent ``dx`` (``x``'s shape)
+and returns the result's tangent (the forward result's shape). Each follows
+the same conventions as the gradient of the same reduction, so that
+``<jvp(dx), g> == <dx, grad(g)>``; sum and mean are linear and need none.
+
 None of them divides by zero or emits a RuntimeWarning for the inputs the
 forward function accepts without one (zeros in prod, constant slices in std).
+Where the derivative is undefined (a variance with ``n - ddof <= 0``) it is
+NaN, except that a zero ``g`` or ``dx`` still gives zero.
 """
 
 import numpy as np
@@ -61,44 +68,105 @@ def extremum_grad(g, ans, x, axis=None, keepdims=False):
     return np.where(hits, share, 0)
 
 
+def extremum_jvp(dx, ans, x, axis=None, keepdims=False):
+    """JVP of ``np.max``/``np.min``/``np.amax``/``np.amin`` along ``axis``.
+
+    Args:
+      dx: the tangent of ``x`` (``x``'s shape).
+      ans: the forward result.
+
+    Returns:
+      An array of ``ans``'s shape: in each slice, the mean of ``dx`` over the
+      positions where ``x`` equals the extremum (tied positions share
+      equally, as in :func:`extremum_grad`); zero in a slice whose extremum
+      is NaN.
+
+    >>> extremum_jvp(np.array([1., 2., 4.]), 3., np.array([3., 1., 3.]))
+    np.float64(2.5)
+    """
+    shape = np.shape(x)
+    axes = _axes(len(shape), axis)
+    hits = np.equal(x, _keep_reduced_axes(ans, shape, axis, keepdims))
+    ties = np.count_nonzero(hits, axis=axes, keepdims=keepdims)
+    total = np.sum(np.where(hits, dx, 0), axis=axes, keepdims=keepdims)
+    return np.divide(total, np.maximum(ties, 1), dtype=_float_dtype(dx, x))
+
+
 def prod_grad(g, ans, x, axis=None, keepdims=False):
     """VJP of ``np.prod(x, axis, keepdims=keepdims)``; exact when ``x`` has zeros.
 
     The derivative of a slice's product with respect to one element is the
-    product of the other elements: ``ans / x`` when the slice has no zero; at
-    the only zero of a slice, the product of the nonzero elements; zero
-    everywhere else (a slice with two or more zeros has zero gradient).
+    product of the other elements (see :func:`_prod_partials`).
 
     Args:
       ans: the forward result (same shape as ``g``).
     """
+    shape = np.shape(x)
+    return _keep_reduced_axes(g, shape, axis, keepdims) * _prod_partials(ans, x, axis, keepdims)
+
+
+def prod_jvp(dx, ans, x, axis=None, keepdims=False):
+    """JVP of ``np.prod(x, axis, keepdims=keepdims)``; exact when ``x`` has zeros.
+
+    Each slice's tangent is the sum over its elements of ``dx`` times the
+    product of the other elements.
+
+    >>> prod_jvp(np.array([1., 1., 1.]), 0., np.array([2., 0., 3.]))
+    np.float64(6.0)
+    """
+    axes = _axes(np.ndim(x), axis)
+    return np.sum(_prod_partials(ans, x, axis, keepdims) * dx, axis=axes, keepdims=keepdims)
+
+
+def _prod_partials(ans, x, axis, keepdims):
+    """d prod(slice) / d x for every element of ``x`` (``x``'s shape).
+
+    That is ``ans / x`` when the slice has no zero; at the only zero of a
+    slice, the product of the nonzero elements; zero everywhere else (a slice
+    with two or more zeros has zero derivative).
+    """
     x = np.asarray(x)
     shape = x.shape
     axes = _axes(len(shape), axis)
-    g = _keep_reduced_axes(g, shape, axis, keepdims)
     is_zero = np.equal(x, 0)
     if not np.any(is_zero):
-        return g * _keep_reduced_axes(ans, shape, axis, keepdims) / x
+        return _keep_reduced_axes(ans, shape, axis, keepdims) / x
     zeros_in_slice = np.sum(is_zero, axis=axes, keepdims=True)
     nonzero_x = np.where(is_zero, 1, x)
     nonzero_product = np.prod(nonzero_x, axis=axes, keepdims=True)
     at_zero = np.where(zeros_in_slice == 1, nonzero_product, 0)
     elsewhere = np.where(zeros_in_slice == 0, nonzero_product / nonzero_x, 0)
-    return g * np.where(is_zero, at_zero, elsewhere)
+    return np.where(is_zero, at_zero, elsewhere)
 
 
 def var_grad(g, x, axis=None, ddof=0, keepdims=False):
     """VJP of ``np.var(x, axis, ddof=ddof, keepdims=keepdims)``.
 
     The gradient is ``2 (x - mean) / (n - ddof)`` times ``g``. When
-    ``n - ddof <= 0`` the variance is undefined and the gradient is NaN.
+    ``n - ddof <= 0`` the variance is undefined and the gradient is NaN
+    (zero where ``g`` is zero).
     """
     shape = np.shape(x)
     g = _keep_reduced_axes(g, shape, axis, keepdims)
     dof = _count(shape, axis) - ddof
     if dof <= 0:
-        return np.full(shape, np.nan, dtype=_float_dtype(g, x))
+        return _undefined(np.equal(g, 0), shape, _float_dtype(g, x))
     return g * _deviation(x, axis) * (2.0 / dof)
+
+
+def var_jvp(dx, x, axis=None, ddof=0, keepdims=False):
+    """JVP of ``np.var(x, axis, ddof=ddof, keepdims=keepdims)``.
+
+    Each slice's tangent is ``2 sum((x - mean) dx) / (n - ddof)``. When
+    ``n - ddof <= 0`` it is NaN, except in slices where ``dx`` is all zero.
+    """
+    shape = np.shape(x)
+    axes = _axes(len(shape), axis)
+    dof = _count(shape, axis) - ddof
+    if dof <= 0:
+        still = ~np.any(np.not_equal(dx, 0), axis=axes, keepdims=keepdims)
+        return _undefined(still, np.shape(still), _float_dtype(dx, x))
+    return np.sum(_deviation(x, axis) * dx, axis=axes, keepdims=keepdims) * (2.0 / dof)
 
 
 def std_grad(g, ans, x, axis=None, ddof=0, keepdims=False):
@@ -106,7 +174,7 @@ def std_grad(g, ans, x, axis=None, ddof=0, keepdims=False):
 
     The gradient is ``(x - mean) / ((n - ddof) * std)`` times ``g``, and zero
     in slices whose standard deviation ``ans`` is zero (the one-sided limit).
-    When ``n - ddof <= 0`` the gradient is NaN.
+    When ``n - ddof <= 0`` the gradient is NaN (zero where ``g`` is zero).
 
     Args:
       ans: the forward result (same shape as ``g``).
@@ -116,10 +184,39 @@ def std_grad(g, ans, x, axis=None, ddof=0, keepdims=False):
     ans = _keep_reduced_axes(ans, shape, axis, keepdims)
     dof = _count(shape, axis) - ddof
     if dof <= 0:
-        return np.full(shape, np.nan, dtype=_float_dtype(g, x))
+        return _undefined(np.equal(g, 0), shape, _float_dtype(g, x))
     constant = np.equal(ans, 0)
     scale = g / (dof * np.where(constant, 1, ans))
     return np.where(constant, 0, scale * _deviation(x, axis))
+
+
+def std_jvp(dx, ans, x, axis=None, ddof=0, keepdims=False):
+    """JVP of ``np.std(x, axis, ddof=ddof, keepdims=keepdims)``.
+
+    Each slice's tangent is ``sum((x - mean) dx) / ((n - ddof) * std)``, and
+    zero in slices whose standard deviation ``ans`` is zero (as in
+    :func:`std_grad`). When ``n - ddof <= 0`` it is NaN, except in slices
+    where ``dx`` is all zero.
+
+    Args:
+      ans: the forward result.
+    """
+    shape = np.shape(x)
+    axes = _axes(len(shape), axis)
+    dof = _count(shape, axis) - ddof
+    if dof <= 0:
+        still = ~np.any(np.not_equal(dx, 0), axis=axes, keepdims=keepdims)
+        return _undefined(still, np.shape(still), _float_dtype(dx, x))
+    moved = np.sum(_deviation(x, axis) * dx, axis=axes, keepdims=keepdims)
+    constant = np.equal(ans, 0)
+    return np.where(constant, 0, moved / (dof * np.where(constant, 1, ans)))
+
+
+def _undefined(zero, shape, dtype):
+    """An array of ``shape``: 0 where ``zero`` (broadcast) is true, NaN elsewhere."""
+    out = np.full(shape, np.nan, dtype=dtype)
+    out[np.broadcast_to(zero, shape)] = 0
+    return out
 
 
 def _axes(ndim, axis):

@@ -38,7 +38,7 @@ import numpy
 import runtime
 from srctrans import annotations as anno
 from srctrans.analyse.activity import active_names
-from srctrans.analyse.invariance import softmax_offsets
+from srctrans.analyse.invariance import softmax_normalisers, softmax_offsets
 from srctrans.analyse.values import array_valued, dict_valued, fresh_arrays, written_arrays
 from srctrans.annotations import Anno
 from srctrans.differentiate.control import drop_empty_blocks, drop_unneeded_saves
@@ -74,6 +74,7 @@ class Unit:
       namer, resolver: naming and name resolution for this function.
       aliases: the names generated code uses for the runtime and NumPy.
       active: the active names (after activity analysis).
+      nonsingular: names never zero at finite inputs (``analyse.invariance``).
       array_valued: names that certainly hold arrays or numbers (analyse.values).
       build_callee: ``(fn, wrt, location, residuals) -> (fwd, bwd)`` for a called
         user function whose saved values the caller keeps in the name ``residuals``.
@@ -89,6 +90,7 @@ class Unit:
         self.aliases = {RUNTIME_ALIAS: self._alias(RUNTIME_ALIAS, runtime),
                         NUMPY_ALIAS: self._alias(NUMPY_ALIAS, numpy)}
         self.active = set()
+        self.nonsingular = frozenset()
         self.array_valued = set()
         self.fresh_arrays = set()
         self.written_arrays = set()
@@ -158,6 +160,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     rename_reassignments(unit.function, unit.namer)
     _trace("ssa", lambda: _function_text(unit.function))
     unit.active = active_names(unit.function, unit.wrt, softmax_offsets(unit.function))
+    unit.nonsingular = frozenset(softmax_normalisers(unit.function))
     _trace("activity", lambda: "active: " + ", ".join(sorted(unit.active)))
     unit.array_valued = array_valued(unit.function)
     unit.fresh_arrays = fresh_arrays(unit.function)
@@ -172,7 +175,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     backward = result.backward
     _trace("reverse", lambda: _block_text(backward))
     if optimize:
-        simplify(backward)
+        simplify(backward, unit.nonsingular)
         if shapes:
             if isinstance(result.output, gast.Name) and result.output.id in shapes:
                 shapes = {result.seed: shapes[result.output.id], **shapes}   # dy is shaped like y
@@ -456,7 +459,7 @@ def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, s
     else:
         backward = [substitute_names(clone(stmt), one) for stmt in backward]
         gradients = [substitute_names(clone(g), one) for g in gradients]
-    simplify(backward)
+    simplify(backward, unit.nonsingular)
     backward, renaming = propagate_copies(backward)
     gradients = [_rename(g, renaming) for g in gradients]
     backward = eliminate_dead_code(backward, _reads_all(gradients), _is_not_saving)

@@ -40,3 +40,17 @@ def test_log_softmax_gradient_matches_the_closed_form(inputs):
     p = np.exp(shifted) / np.exp(shifted).sum(axis=1, keepdims=True)
     expected = p * labels.sum(axis=1, keepdims=True) - labels
     np.testing.assert_allclose(st.grad(softmax.log_softmax_loss)(z, labels), expected, atol=1e-12)
+
+
+@pytest.mark.parametrize("fn", [softmax.log_softmax_loss, softmax.softmax_loss])
+def test_division_by_the_softmax_sum_is_not_guarded(fn, inputs):
+    """The sum of ``exp(z - max(z))`` is at least 1: dividing by it has no singular point,
+    so its rule needs no ``rt.zero_guard`` (which costs a pass over the quotient)."""
+    generated = st.source(fn, args=inputs)
+    assert "d_log / _sum" in generated or "dp / _sum" in generated
+    assert "zero_guard(d_log" not in generated and "zero_guard(dp, dp / " not in generated
+
+
+def test_division_by_another_sum_stays_guarded(inputs):
+    generated = st.source(softmax.normalised_along_another_axis, args=inputs)
+    assert "zero_guard(d_div, d_div / _sum)" in generated

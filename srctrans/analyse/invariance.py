@@ -12,6 +12,11 @@ Those results do not change when a constant is added along ``A``, so the
 derivative through ``m`` is exactly zero: activity analysis treats ``m`` as a
 constant and the backward pass does not compute the zero (the ``max`` branch
 of a numerically stable softmax costs as much as the rest of its gradient).
+
+:func:`softmax_normalisers` returns the names ``s`` of such sums of
+exponentials of a shifted value, ``s = np.sum(np.exp(z - m), axis=A,
+keepdims=True)``, at least 1 wherever ``z`` is finite (the maximum's own term
+is ``exp(0)``), so ``np.log(s)`` and ``e / s`` have no singular point there.
 """
 
 import gast
@@ -43,6 +48,41 @@ def softmax_offsets(function):
         if _only_normalised(shifted, axis, definitions, uses):
             offsets.add(m)
     return offsets
+
+
+def softmax_normalisers(function):
+    """The names ``s = np.sum(np.exp(z - np.max(z, axis=A, keepdims=True)), axis=A, keepdims=True)``."""
+    definitions = {stmt.targets[0].id: stmt.value for stmt in function.body
+                   if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)}
+    normalisers = set()
+    for s, total in definitions.items():
+        summed = _sum_operand(total)
+        if summed is None:
+            continue
+        e, axis = summed
+        exp = definitions.get(e)
+        if not (isinstance(exp, gast.Call) and anno.get(exp, Anno.CALLEE) is np.exp
+                and len(exp.args) == 1 and isinstance(exp.args[0], gast.Name)):
+            continue
+        shifted = definitions.get(exp.args[0].id)
+        if (isinstance(shifted, gast.BinOp) and isinstance(shifted.op, gast.Sub)
+                and isinstance(shifted.left, gast.Name) and isinstance(shifted.right, gast.Name)
+                and _maximum_axis(definitions.get(shifted.right.id), shifted.left.id) == axis):
+            normalisers.add(s)
+    return normalisers
+
+
+def _sum_operand(value):
+    """``(x, A)`` when ``value`` is ``np.sum(x, axis=A, keepdims=True)`` or ``x.sum(...)``."""
+    if not isinstance(value, gast.Call):
+        return None
+    args = list(value.args)
+    if anno.get(value, Anno.CALLEE) is None and isinstance(value.func, gast.Attribute):
+        args = [value.func.value] + args
+    axis = _reduction_axis(args, value.keywords) if args else None
+    if axis is None or not isinstance(args[0], gast.Name):
+        return None
+    return (args[0].id, axis) if _summed_name(value, axis) == args[0].id else None
 
 
 def _maximum_axis(value, z):

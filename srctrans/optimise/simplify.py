@@ -1,7 +1,8 @@
 """Algebraic simplification of generated expressions.
 
 Requires: flat lists of gast statements (a backward pass).
-Guarantees: the values computed are unchanged; products with 1, sums with 0,
+Guarantees: the values computed are unchanged (at finite inputs, for the guards
+dropped by :func:`_needs_no_guard`); products with 1, sums with 0,
 powers of 1 and arithmetic on two numeric constants are folded, so that a
 rule such as ``g * y * x ** (y - 1)`` instantiated at ``y = 2`` reads
 ``g * 2 * x``; the same holds for ``rt.power_base_factor(x, 2)``. Negation moves outside ``rt.unbroadcast`` (summing is linear),
@@ -21,16 +22,20 @@ _FOLD = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul
          gast.Pow: operator.pow}
 
 
-def simplify(statements):
-    """Simplify every expression of ``statements`` in place."""
+def simplify(statements, nonsingular=frozenset()):
+    """Simplify every expression of ``statements`` in place.
+
+    ``nonsingular`` names values known to be nonzero and finite wherever the
+    function's inputs are finite (``analyse.invariance.softmax_normalisers``).
+    """
     for stmt in statements:
         if isinstance(stmt, (gast.Assign, gast.Return, gast.Expr)) and stmt.value is not None:
-            stmt.value = simplify_expression(stmt.value)
+            stmt.value = simplify_expression(stmt.value, nonsingular)
 
 
-def simplify_expression(expression):
+def simplify_expression(expression, nonsingular=frozenset()):
     """``expression`` with its constant sub-expressions folded (bottom-up)."""
-    return _Simplifier().visit(expression)
+    return _Simplifier(nonsingular).visit(expression)
 
 
 def _number(node):
@@ -43,6 +48,9 @@ def _is(node, value):
 
 
 class _Simplifier(gast.NodeTransformer):
+    def __init__(self, nonsingular):
+        self.nonsingular = nonsingular
+
     def visit_BinOp(self, node):
         self.generic_visit(node)
         left, op, right = node.left, type(node.op), node.right
@@ -63,6 +71,8 @@ class _Simplifier(gast.NodeTransformer):
         return node
 
     def visit_Call(self, node):
+        if _needs_no_guard(node, self.nonsingular):
+            return self.visit(node.args[1])
         self.generic_visit(node)
         # rt.power_base_factor(x, c) with a nonzero constant c is c * x ** (c - 1), folded
         if (isinstance(node.func, gast.Attribute) and node.func.attr == "power_base_factor"
@@ -83,3 +93,33 @@ class _Simplifier(gast.NodeTransformer):
         if isinstance(node.op, gast.USub) and _number(node.operand):
             return gast.Constant(-node.operand.value, None)
         return node
+
+
+def _needs_no_guard(node, nonsingular):
+    """Whether ``node`` is an ``rt.zero_guard(g, e)`` that may become ``e``.
+
+    The guard only changes entries of ``e`` that are ``0 * inf`` (or NaN)
+    where ``g == 0``. None are when ``g`` is a nonzero number (the seed
+    ``1.0`` of a scalar output: nothing changes at all), and none at finite
+    inputs when ``e`` is ``g / s`` with ``s`` in ``nonsingular`` (the sum
+    under a log-softmax, a softmax's denominator), or ``g * rt.power_base_factor(x, c)``
+    for an integer ``c >= 1``, the derivative of a polynomial (checked before
+    the factor is folded into ``c * x ** (c - 1)``).
+    """
+    if not (isinstance(node.func, gast.Attribute) and node.func.attr == "zero_guard"
+            and len(node.args) == 2):
+        return False
+    g, product = node.args
+    if _number(g) and g.value != 0:
+        return True
+    if (isinstance(product, gast.BinOp) and isinstance(product.op, gast.Div)
+            and isinstance(product.right, gast.Name) and product.right.id in nonsingular
+            and isinstance(product.left, gast.Name) and isinstance(g, gast.Name)
+            and product.left.id == g.id):
+        return True
+    factor = product.right if isinstance(product, gast.BinOp) and isinstance(product.op, gast.Mult) \
+        else None
+    return (isinstance(factor, gast.Call) and isinstance(factor.func, gast.Attribute)
+            and factor.func.attr == "power_base_factor" and len(factor.args) == 2
+            and _number(factor.args[1]) and factor.args[1].value >= 1
+            and float(factor.args[1].value).is_integer())

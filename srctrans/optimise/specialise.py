@@ -35,7 +35,7 @@ RESULT_SHAPE_OF_ARGUMENT = {
     "prod_grad": 2, "std_grad": 2, "matmul_lhs": 1, "matmul_rhs": 2, "dot_lhs": 1,
     "dot_rhs": 2, "inner_lhs": 1, "inner_rhs": 2, "outer_lhs": 1, "outer_rhs": 2,
     "tensordot_lhs": 1, "tensordot_rhs": 2, "getitem_grad": 1, "tie_weight": None,
-    "zeros_like": 0, "zero_at": 0, "restored_at": 0,
+    "zeros_like": 0, "zero_at": 0, "restored_at": 0, "zero_guard": 1,
 }
 
 # Functions whose result's shape depends on the values of their arguments.

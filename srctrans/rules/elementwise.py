@@ -1,7 +1,15 @@
-"""VJP rules of NumPy's elementwise functions (ufuncs and friends).
+"""Derivative rules of NumPy's elementwise functions (ufuncs and friends).
 
-Each rule states the pointwise derivative; ``elementwise=True`` tells the
-generator to sum cotangents back over broadcast axes.
+Each function has a VJP rule and, right below it, its JVP: a template, or a
+``linear(...)`` line for the functions linear in their argument. Both state
+the pointwise derivative; ``elementwise=True`` tells the reverse generator to
+sum cotangents back over broadcast axes.
+
+Rules whose derivative has singular points (a division by zero, the square
+root of a negative number) wrap their product in ``rt.zero_guard``, so that
+a zero cotangent or tangent gives zero there instead of NaN (docs/rules.md,
+"Zero cotangents stay zero"). Rules that are finite wherever their inputs
+are finite (``exp``, ``tan``, ``multiply``...) need no guard.
 """
 
 import builtins
@@ -12,150 +20,290 @@ import runtime as rt
 from srctrans.rules import REGISTRY
 
 vjp = REGISTRY.vjp
+jvp = REGISTRY.jvp
+linear = REGISTRY.linear
 
 # -- arithmetic --------------------------------------------------------------
 @vjp(np.add, elementwise=True)
 def add(g, ans, x, y):
     return g, g
 
+@jvp(np.add)
+def add_jvp(dx, dy, ans, x, y):
+    return dx, dy
+
 @vjp(np.subtract, elementwise=True)
 def subtract(g, ans, x, y):
     return g, -g
+
+@jvp(np.subtract)
+def subtract_jvp(dx, dy, ans, x, y):
+    return dx, -dy
 
 @vjp(np.multiply, elementwise=True)
 def multiply(g, ans, x, y):
     return g * y, g * x
 
+@jvp(np.multiply)
+def multiply_jvp(dx, dy, ans, x, y):
+    return dx * y, x * dy
+
 @vjp(np.divide, elementwise=True)
 def divide(g, ans, x, y):
-    return g / y, -g * ans / y
+    return rt.zero_guard(g, g / y), -rt.zero_guard(g, g * ans / y)
+
+@jvp(np.divide)
+def divide_jvp(dx, dy, ans, x, y):
+    return rt.zero_guard(dx, dx / y), -rt.zero_guard(dy, dy * ans / y)
 
 @vjp(np.power, elementwise=True)
 def power(g, ans, x, y):
-    return g * rt.power_base_factor(x, y), g * rt.power_exponent_factor(ans, x)
+    return (rt.zero_guard(g, g * rt.power_base_factor(x, y)),
+            rt.zero_guard(g, g * rt.power_exponent_factor(ans, x)))
+
+@jvp(np.power)
+def power_jvp(dx, dy, ans, x, y):
+    return (rt.zero_guard(dx, dx * rt.power_base_factor(x, y)),
+            rt.zero_guard(dy, dy * rt.power_exponent_factor(ans, x)))
 
 @vjp(np.remainder, elementwise=True)
 def remainder(g, ans, x, y):
-    return g, -g * np.floor_divide(x, y)
+    return g, -rt.zero_guard(g, g * np.floor_divide(x, y))
+
+@jvp(np.remainder)
+def remainder_jvp(dx, dy, ans, x, y):
+    return dx, -rt.zero_guard(dy, dy * np.floor_divide(x, y))
 
 @vjp(np.negative, elementwise=True)
 def negative(g, ans, x):
     return -g
 
+linear(np.negative)
+
 @vjp(np.positive, elementwise=True)
 def positive(g, ans, x):
     return g
+
+linear(np.positive)
 
 @vjp(np.square, elementwise=True)
 def square(g, ans, x):
     return g * 2 * x
 
+@jvp(np.square)
+def square_jvp(dx, ans, x):
+    return dx * 2 * x
+
 @vjp(np.sqrt, elementwise=True)
 def sqrt(g, ans, x):
-    return g * 0.5 / ans
+    return rt.zero_guard(g, g * 0.5 / ans)
+
+@jvp(np.sqrt)
+def sqrt_jvp(dx, ans, x):
+    return rt.zero_guard(dx, dx * 0.5 / ans)
 
 @vjp(np.reciprocal, elementwise=True)
 def reciprocal(g, ans, x):
-    return -g * ans * ans
+    return -rt.zero_guard(g, g * ans * ans)
+
+@jvp(np.reciprocal)
+def reciprocal_jvp(dx, ans, x):
+    return -rt.zero_guard(dx, dx * ans * ans)
 
 @vjp(np.absolute, builtins.abs, elementwise=True)
 def absolute(g, ans, x):
     return g * np.sign(x)
+
+@jvp(np.absolute, builtins.abs)
+def absolute_jvp(dx, ans, x):
+    return dx * np.sign(x)
 
 # -- exponentials and logarithms ---------------------------------------------
 @vjp(np.exp, elementwise=True)
 def exp(g, ans, x):
     return g * ans
 
+@jvp(np.exp)
+def exp_jvp(dx, ans, x):
+    return dx * ans
+
 @vjp(np.expm1, elementwise=True)
 def expm1(g, ans, x):
     return g * (ans + 1)
+
+@jvp(np.expm1)
+def expm1_jvp(dx, ans, x):
+    return dx * (ans + 1)
 
 @vjp(np.exp2, elementwise=True)
 def exp2(g, ans, x):
     return g * ans * rt.LN2
 
+@jvp(np.exp2)
+def exp2_jvp(dx, ans, x):
+    return dx * ans * rt.LN2
+
 @vjp(np.log, elementwise=True)
 def log(g, ans, x):
-    return g / x
+    return rt.zero_guard(g, g / x)
+
+@jvp(np.log)
+def log_jvp(dx, ans, x):
+    return rt.zero_guard(dx, dx / x)
 
 @vjp(np.log1p, elementwise=True)
 def log1p(g, ans, x):
-    return g / (1 + x)
+    return rt.zero_guard(g, g / (1 + x))
+
+@jvp(np.log1p)
+def log1p_jvp(dx, ans, x):
+    return rt.zero_guard(dx, dx / (1 + x))
 
 @vjp(np.log2, elementwise=True)
 def log2(g, ans, x):
-    return g / (x * rt.LN2)
+    return rt.zero_guard(g, g / (x * rt.LN2))
+
+@jvp(np.log2)
+def log2_jvp(dx, ans, x):
+    return rt.zero_guard(dx, dx / (x * rt.LN2))
 
 @vjp(np.log10, elementwise=True)
 def log10(g, ans, x):
-    return g / (x * rt.LN10)
+    return rt.zero_guard(g, g / (x * rt.LN10))
+
+@jvp(np.log10)
+def log10_jvp(dx, ans, x):
+    return rt.zero_guard(dx, dx / (x * rt.LN10))
 
 @vjp(np.logaddexp, elementwise=True)
 def logaddexp(g, ans, x, y):
     return g * np.exp(x - ans), g * np.exp(y - ans)
+
+@jvp(np.logaddexp)
+def logaddexp_jvp(dx, dy, ans, x, y):
+    return dx * np.exp(x - ans), dy * np.exp(y - ans)
 
 # -- trigonometric and hyperbolic --------------------------------------------
 @vjp(np.sin, elementwise=True)
 def sin(g, ans, x):
     return g * np.cos(x)
 
+@jvp(np.sin)
+def sin_jvp(dx, ans, x):
+    return dx * np.cos(x)
+
 @vjp(np.cos, elementwise=True)
 def cos(g, ans, x):
     return -g * np.sin(x)
+
+@jvp(np.cos)
+def cos_jvp(dx, ans, x):
+    return -dx * np.sin(x)
 
 @vjp(np.tan, elementwise=True)
 def tan(g, ans, x):
     return g * (1 + ans * ans)
 
+@jvp(np.tan)
+def tan_jvp(dx, ans, x):
+    return dx * (1 + ans * ans)
+
 @vjp(np.arcsin, elementwise=True)
 def arcsin(g, ans, x):
-    return g / np.sqrt(1 - x * x)
+    return rt.zero_guard(g, g / np.sqrt(1 - x * x))
+
+@jvp(np.arcsin)
+def arcsin_jvp(dx, ans, x):
+    return rt.zero_guard(dx, dx / np.sqrt(1 - x * x))
 
 @vjp(np.arccos, elementwise=True)
 def arccos(g, ans, x):
-    return -g / np.sqrt(1 - x * x)
+    return -rt.zero_guard(g, g / np.sqrt(1 - x * x))
+
+@jvp(np.arccos)
+def arccos_jvp(dx, ans, x):
+    return -rt.zero_guard(dx, dx / np.sqrt(1 - x * x))
 
 @vjp(np.arctan, elementwise=True)
 def arctan(g, ans, x):
     return g / (1 + x * x)
 
+@jvp(np.arctan)
+def arctan_jvp(dx, ans, x):
+    return dx / (1 + x * x)
+
 @vjp(np.arctan2, elementwise=True)
 def arctan2(g, ans, y, x):
-    return g * x / (x * x + y * y), -g * y / (x * x + y * y)
+    return rt.zero_guard(g, g * x / (x * x + y * y)), -rt.zero_guard(g, g * y / (x * x + y * y))
+
+@jvp(np.arctan2)
+def arctan2_jvp(dy, dx, ans, y, x):
+    return rt.zero_guard(dy, dy * x / (x * x + y * y)), -rt.zero_guard(dx, dx * y / (x * x + y * y))
 
 @vjp(np.sinh, elementwise=True)
 def sinh(g, ans, x):
     return g * np.cosh(x)
 
+@jvp(np.sinh)
+def sinh_jvp(dx, ans, x):
+    return dx * np.cosh(x)
+
 @vjp(np.cosh, elementwise=True)
 def cosh(g, ans, x):
     return g * np.sinh(x)
+
+@jvp(np.cosh)
+def cosh_jvp(dx, ans, x):
+    return dx * np.sinh(x)
 
 @vjp(np.tanh, elementwise=True)
 def tanh(g, ans, x):
     return g * (1 - ans * ans)
 
+@jvp(np.tanh)
+def tanh_jvp(dx, ans, x):
+    return dx * (1 - ans * ans)
+
 @vjp(np.arcsinh, elementwise=True)
 def arcsinh(g, ans, x):
     return g / np.sqrt(x * x + 1)
 
+@jvp(np.arcsinh)
+def arcsinh_jvp(dx, ans, x):
+    return dx / np.sqrt(x * x + 1)
+
 @vjp(np.arccosh, elementwise=True)
 def arccosh(g, ans, x):
-    return g / np.sqrt(x * x - 1)
+    return rt.zero_guard(g, g / np.sqrt(x * x - 1))
+
+@jvp(np.arccosh)
+def arccosh_jvp(dx, ans, x):
+    return rt.zero_guard(dx, dx / np.sqrt(x * x - 1))
 
 @vjp(np.arctanh, elementwise=True)
 def arctanh(g, ans, x):
-    return g / (1 - x * x)
+    return rt.zero_guard(g, g / (1 - x * x))
+
+@jvp(np.arctanh)
+def arctanh_jvp(dx, ans, x):
+    return rt.zero_guard(dx, dx / (1 - x * x))
 
 # -- selection ---------------------------------------------------------------
 @vjp(np.maximum, elementwise=True)
 def maximum(g, ans, x, y):
     return g * rt.tie_weight(x, y), g * rt.tie_weight(y, x)
 
+@jvp(np.maximum)
+def maximum_jvp(dx, dy, ans, x, y):
+    return dx * rt.tie_weight(x, y), dy * rt.tie_weight(y, x)
+
 @vjp(np.minimum, elementwise=True)
 def minimum(g, ans, x, y):
     return g * rt.tie_weight(y, x), g * rt.tie_weight(x, y)
+
+@jvp(np.minimum)
+def minimum_jvp(dx, dy, ans, x, y):
+    return dx * rt.tie_weight(y, x), dy * rt.tie_weight(x, y)
 
 @vjp(np.clip, elementwise=True)
 def clip(g, ans, a, a_min=None, a_max=None, out=None, *, min=None, max=None):
@@ -163,6 +311,29 @@ def clip(g, ans, a, a_min=None, a_max=None, out=None, *, min=None, max=None):
     return (g * rt.clip_mask(a, a_min, a_max, min, max), g * (a < a_min), g * (a > a_max), None,
             g * (a < min), g * (a > max))
 
+@jvp(np.clip)
+def clip_jvp(da, da_min, da_max, dmin, dmax, ans, a, a_min=None, a_max=None, out=None, *,
+             min=None, max=None):
+    return (da * rt.clip_mask(a, a_min, a_max, min, max), da_min * (a < a_min),
+            da_max * (a > a_max), dmin * (a < min), dmax * (a > max))
+
 @vjp(np.where, elementwise=True)
 def where(g, ans, condition, x, y):
     return None, np.where(condition, g, 0), np.where(condition, 0, g)
+
+@jvp(np.where)
+def where_jvp(dx, dy, ans, condition, x, y):
+    return np.where(condition, dx, dy)
+
+# -- the guard itself ----------------------------------------------------------
+# Derivatives of derivatives (a Hessian) differentiate generated gradients,
+# which call rt.zero_guard(v, value). Its result is ``value`` except where it
+# repaired an entry (``v == 0`` and ``value`` not finite) to the constant 0;
+# ``v`` only selects. Selecting, not multiplying by a mask, keeps 0 * inf out.
+@vjp(rt.zero_guard, elementwise=True)
+def zero_guard(g, ans, v, value):
+    return None, np.where(np.isfinite(value) | np.not_equal(v, 0), g, 0)
+
+@jvp(rt.zero_guard)
+def zero_guard_jvp(dvalue, ans, v, value):
+    return np.where(np.isfinite(value) | np.not_equal(v, 0), dvalue, 0)

@@ -1,4 +1,9 @@
-"""VJP rules of products: matmul (``@``), dot, inner, outer, tensordot, einsum."""
+"""Derivative rules of products: matmul (``@``), dot, inner, outer, tensordot, einsum.
+
+Each product has a VJP rule and, right below it, its JVP: products are
+linear in each operand, so the tangent is the product with one operand
+replaced by its tangent, summed over the operands.
+"""
 
 import numpy as np
 
@@ -6,28 +11,53 @@ import runtime as rt
 from srctrans.rules import REGISTRY
 
 vjp = REGISTRY.vjp
+jvp = REGISTRY.jvp
 
 
 @vjp(np.matmul)
 def matmul(g, ans, x, y):
     return rt.matmul_lhs(g, x, y), rt.matmul_rhs(g, x, y)
 
+@jvp(np.matmul)
+def matmul_jvp(dx, dy, ans, x, y):
+    return dx @ y, x @ dy
+
 @vjp(np.dot)
 def dot(g, ans, a, b):
     return rt.dot_lhs(g, a, b), rt.dot_rhs(g, a, b)
+
+@jvp(np.dot)
+def dot_jvp(da, db, ans, a, b):
+    return np.dot(da, b), np.dot(a, db)
 
 @vjp(np.inner)
 def inner(g, ans, a, b):
     return rt.inner_lhs(g, a, b), rt.inner_rhs(g, a, b)
 
+@jvp(np.inner)
+def inner_jvp(da, db, ans, a, b):
+    return np.inner(da, b), np.inner(a, db)
+
 @vjp(np.outer)
 def outer(g, ans, a, b):
     return rt.outer_lhs(g, a, b), rt.outer_rhs(g, a, b)
+
+@jvp(np.outer)
+def outer_jvp(da, db, ans, a, b):
+    return np.outer(da, b), np.outer(a, db)
 
 @vjp(np.tensordot)
 def tensordot(g, ans, a, b, axes=2):
     return rt.tensordot_lhs(g, a, b, axes), rt.tensordot_rhs(g, a, b, axes), None
 
+@jvp(np.tensordot)
+def tensordot_jvp(da, db, ans, a, b, axes=2):
+    return np.tensordot(da, b, axes), np.tensordot(a, db, axes)
+
 @vjp(np.einsum)
 def einsum(g, ans, subscripts, *operands):
     return (None, *rt.einsum_grads(g, subscripts, operands))
+
+@jvp(np.einsum)
+def einsum_jvp(doperands, ans, subscripts, *operands):
+    return rt.einsum_jvp(doperands, ans, subscripts, operands)

@@ -1,6 +1,8 @@
-"""VJP rules of reductions along axes (``axis`` and ``keepdims`` everywhere).
+"""Derivative rules of reductions along axes (``axis`` and ``keepdims`` everywhere).
 
-Maximum and minimum share the cotangent equally among tied positions.
+Each reduction has a VJP rule and, right below it, its JVP. ``np.sum`` and
+``np.mean`` are linear; maximum and minimum share the derivative equally
+among tied positions, in both modes.
 """
 
 import numpy as np
@@ -9,28 +11,50 @@ import runtime as rt
 from srctrans.rules import REGISTRY
 
 vjp = REGISTRY.vjp
+jvp = REGISTRY.jvp
+linear = REGISTRY.linear
 
 
 @vjp(np.sum)
 def sum(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
     return rt.unreduce(g, a, axis, keepdims)
 
+linear(np.sum)
+
 @vjp(np.mean)
 def mean(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
     return rt.mean_grad(g, a, axis, keepdims)
+
+linear(np.mean)
 
 @vjp(np.prod)
 def prod(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
     return rt.prod_grad(g, ans, a, axis, keepdims)
 
+@jvp(np.prod)
+def prod_jvp(da, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    return rt.prod_jvp(da, ans, a, axis, keepdims)
+
 @vjp(np.var)
 def var(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     return rt.var_grad(g, a, axis, ddof, keepdims)
+
+@jvp(np.var)
+def var_jvp(da, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    return rt.var_jvp(da, a, axis, ddof, keepdims)
 
 @vjp(np.std)
 def std(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     return rt.std_grad(g, ans, a, axis, ddof, keepdims)
 
+@jvp(np.std)
+def std_jvp(da, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    return rt.std_jvp(da, ans, a, axis, ddof, keepdims)
+
 @vjp(np.max, np.amax, np.min, np.amin)
 def extremum(g, ans, a, axis=None, out=None, keepdims=False):
     return rt.extremum_grad(g, ans, a, axis, keepdims)
+
+@jvp(np.max, np.amax, np.min, np.amin)
+def extremum_jvp(da, ans, a, axis=None, out=None, keepdims=False):
+    return rt.extremum_jvp(da, ans, a, axis, keepdims)

@@ -1,5 +1,7 @@
-"""VJP rules of functions that move, join or re-view elements without
-changing their values: the cotangent is moved back the inverse way."""
+"""Derivative rules of functions that move, join or re-view elements without
+changing their values: the cotangent is moved back the inverse way, and the
+tangent moves the same way as the values (every one of them is linear in its
+first argument, so its JVP is the same call on the tangent)."""
 
 import numpy as np
 
@@ -7,56 +9,89 @@ import runtime as rt
 from srctrans.rules import REGISTRY
 
 vjp = REGISTRY.vjp
+jvp = REGISTRY.jvp
+linear = REGISTRY.linear
 
 
 @vjp(np.reshape)
 def reshape(g, ans, a, shape=None, order="C"):
     return np.reshape(g, np.shape(a), order=order)
 
+linear(np.reshape)
+
 @vjp(np.ravel)
 def ravel(g, ans, a, order="C"):
     return np.reshape(g, np.shape(a), order=order)
+
+linear(np.ravel)
 
 @vjp(np.squeeze, np.expand_dims)
 def squeeze(g, ans, a, axis=None):
     return np.reshape(g, np.shape(a))
 
+linear(np.squeeze, np.expand_dims)
+
 @vjp(np.transpose)
 def transpose(g, ans, a, axes=None):
     return rt.transpose_grad(g, axes)
+
+linear(np.transpose)
 
 @vjp(np.swapaxes)
 def swapaxes(g, ans, a, axis1, axis2):
     return np.swapaxes(g, axis1, axis2)
 
+linear(np.swapaxes)
+
 @vjp(np.moveaxis)
 def moveaxis(g, ans, a, source, destination):
     return np.moveaxis(g, destination, source)
+
+linear(np.moveaxis)
 
 @vjp(np.broadcast_to)
 def broadcast_to(g, ans, array, shape):
     return rt.unbroadcast(g, array)
 
+linear(np.broadcast_to)
+
+# The first argument of a join is a list: its tangent is the list of the elements' tangents.
 @vjp(np.concatenate)
 def concatenate(g, ans, arrays, axis=0):
     return rt.concatenate_grads(g, arrays, axis)
+
+linear(np.concatenate)
 
 @vjp(np.stack)
 def stack(g, ans, arrays, axis=0):
     return rt.stack_grads(g, arrays, axis)
 
+linear(np.stack)
+
 @vjp(np.hstack)
 def hstack(g, ans, tup):
     return rt.hstack_grads(g, tup)
+
+linear(np.hstack)
 
 @vjp(np.vstack)
 def vstack(g, ans, tup):
     return rt.vstack_grads(g, tup)
 
+linear(np.vstack)
+
 @vjp(np.array, np.asarray, np.asanyarray, np.ascontiguousarray)
 def array(g, ans, object, dtype=None):
     return rt.asarray_grad(g, object)
 
+linear(np.array, np.asarray, np.asanyarray, np.ascontiguousarray)
+
+# ``x.copy()`` and ``x.astype(dtype)``: the derivative passes through. A
+# template rather than ``linear``, since astype's arguments are not rt.identity's.
 @vjp(rt.identity)
 def identity(g, ans, x, *args, **kwargs):
     return g
+
+@jvp(rt.identity)
+def identity_jvp(dx, ans, x, *args, **kwargs):
+    return dx

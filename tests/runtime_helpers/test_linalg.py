@@ -7,7 +7,7 @@ import pytest
 
 import runtime.linalg
 from runtime.linalg import (
-    dot_lhs, dot_rhs, einsum_grads, inner_lhs, inner_rhs, matmul_lhs,
+    dot_lhs, dot_rhs, einsum_grads, einsum_jvp, inner_lhs, inner_rhs, matmul_lhs,
     matmul_rhs, outer_lhs, outer_rhs, tensordot_lhs, tensordot_rhs)
 
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
@@ -178,6 +178,34 @@ def test_einsum(subscripts, shapes, check_vjp):
         check_vjp(forward,
                   lambda g, *ops: einsum_grads(g, subscripts, ops)[k],
                   operands, k, rng)
+
+
+@pytest.mark.parametrize("subscripts, shapes", EINSUM_CASES)
+def test_einsum_jvp_is_the_transpose_of_the_gradients(subscripts, shapes):
+    """<jvp(v), g> == sum over operands of <v_k, grad_k(g)>, with some operands inactive."""
+    rng = np.random.default_rng(17)
+    operands = [rng.standard_normal(shape) for shape in shapes]
+    ans = np.einsum(subscripts, *operands)
+    g = rng.standard_normal(np.shape(ans))
+    grads = einsum_grads(g, subscripts, operands)
+    for active in ([True] * len(operands), [k % 2 == 0 for k in range(len(operands))]):
+        tangents = [rng.standard_normal(shape) if on else None for shape, on in zip(shapes, active)]
+        t = einsum_jvp(tangents, ans, subscripts, operands)
+        assert np.shape(t) == np.shape(ans)
+        expected = sum(np.sum(v * grad) for v, grad in zip(tangents, grads) if v is not None)
+        np.testing.assert_allclose(np.sum(t * g), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_einsum_jvp_without_tangents_is_zero():
+    a, b = np.ones((2, 3), dtype=np.float32), np.ones(3, dtype=np.float32)
+    t = einsum_jvp((None, None), np.einsum("ij,j->i", a, b), "ij,j->i", (a, b))
+    np.testing.assert_array_equal(t, [0.0, 0.0])
+    assert t.dtype == np.float32
+
+
+def test_einsum_jvp_interleaved_form_is_not_supported():
+    with pytest.raises(NotImplementedError, match="interleaved"):
+        einsum_jvp((np.ones(3),), 3.0, np.ones(3), ([0],))
 
 
 def test_einsum_diagonal_gradient_is_zero_off_the_diagonal():

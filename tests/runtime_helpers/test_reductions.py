@@ -7,7 +7,8 @@ import pytest
 
 import runtime.reductions
 from runtime.reductions import (
-    extremum_grad, mean_grad, prod_grad, std_grad, unreduce, var_grad)
+    extremum_grad, extremum_jvp, mean_grad, prod_grad, prod_jvp, std_grad, std_jvp, unreduce,
+    var_grad, var_jvp)
 
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
 
@@ -161,6 +162,18 @@ def test_var_and_std_without_degrees_of_freedom_are_nan_without_warning():
     x = np.array([1.0, 2.0])
     assert np.all(np.isnan(var_grad(1.0, x, ddof=2)))
     assert np.all(np.isnan(std_grad(1.0, 0.0, x, ddof=2)))
+    assert np.isnan(var_jvp(np.ones(2), x, ddof=2))
+    assert np.isnan(std_jvp(np.ones(2), 0.0, x, ddof=2))
+
+
+def test_without_degrees_of_freedom_a_zero_derivative_stays_zero():
+    x = np.array([[1.0, 2.0], [3.0, 4.0]])
+    for grad in (var_grad(np.array([0.0, 1.0]), x, 1, 2), std_grad(np.array([0.0, 1.0]), np.zeros(2), x, 1, 2)):
+        np.testing.assert_array_equal(np.isnan(grad), [[False, False], [True, True]])
+        np.testing.assert_array_equal(grad[0], 0.0)
+    dx = np.array([[0.0, 0.0], [0.0, 1.0]])
+    for tangent in (var_jvp(dx, x, 1, 2), std_jvp(dx, np.zeros(2), x, 1, 2)):
+        assert tangent[0] == 0 and np.isnan(tangent[1])
 
 
 def test_unreduce_of_scalar_sum_has_the_input_shape():
@@ -193,6 +206,87 @@ def test_float32_stays_float32(name, x):
     grad = FLOAT32_RULES[name](np.ones(2, dtype=np.float32), x)
     assert grad.dtype == np.float32
     assert grad.shape == x.shape
+
+
+# -- tangents: each JVP is the transpose of its VJP ---------------------------------
+
+def _with_ddof(reduction, ddof):
+    return lambda x, axis, keepdims: reduction(x, axis=axis, ddof=ddof, keepdims=keepdims)
+
+
+# name -> (forward(x, axis, keepdims), vjp(g, ans, x, axis, keepdims), jvp(dx, ans, x, axis, keepdims))
+TRANSPOSES = {
+    "max": (lambda x, axis, keepdims: np.max(x, axis=axis, keepdims=keepdims), extremum_grad,
+            extremum_jvp),
+    "min": (lambda x, axis, keepdims: np.min(x, axis=axis, keepdims=keepdims), extremum_grad,
+            extremum_jvp),
+    "prod": (lambda x, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims), prod_grad, prod_jvp),
+    "var": (_with_ddof(np.var, 1), lambda g, ans, x, axis, keepdims: var_grad(g, x, axis, 1, keepdims),
+            lambda dx, ans, x, axis, keepdims: var_jvp(dx, x, axis, 1, keepdims)),
+    "std": (_with_ddof(np.std, 1),
+            lambda g, ans, x, axis, keepdims: std_grad(g, ans, x, axis, 1, keepdims),
+            lambda dx, ans, x, axis, keepdims: std_jvp(dx, ans, x, axis, 1, keepdims)),
+}
+
+
+def _assert_transposes(name, x, axis, keepdims, rng):
+    forward, grad, tangent = TRANSPOSES[name]
+    ans = forward(x, axis, keepdims)
+    dx = rng.standard_normal(np.shape(x))
+    g = rng.standard_normal(np.shape(ans))
+    t = tangent(dx, ans, x, axis, keepdims)
+    assert np.shape(t) == np.shape(ans)
+    np.testing.assert_allclose(np.sum(t * g), np.sum(dx * grad(g, ans, x, axis, keepdims)),
+                               rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(TRANSPOSES))
+@pytest.mark.parametrize("shape, axis, keepdims", AXIS_CASES)
+def test_jvp_is_the_transpose_of_the_vjp(name, shape, axis, keepdims):
+    if name in ("var", "std") and (shape == () or axis == ()):
+        pytest.skip("one element per slice: no degree of freedom with ddof=1")
+    rng = np.random.default_rng(7)
+    _assert_transposes(name, rng.uniform(0.5, 1.5, shape), axis, keepdims, rng)
+
+
+@pytest.mark.parametrize("x, axis", ZERO_CASES)
+def test_prod_jvp_with_zeros(x, axis):
+    _assert_transposes("prod", x, axis, False, np.random.default_rng(8))
+
+
+@pytest.mark.parametrize("x, axis, expected", MAX_TIE_CASES)
+def test_max_jvp_at_ties(x, axis, expected):
+    """The tangent is the mean of the tied positions' tangents: ``<dx, grad(1)>``."""
+    ans = np.max(x, axis=axis)
+    dx = np.random.default_rng(9).standard_normal(x.shape)
+    np.testing.assert_allclose(extremum_jvp(dx, ans, x, axis),
+                               np.sum(dx * np.array(expected), axis=axis))
+    _assert_transposes("max", x, axis, False, np.random.default_rng(10))
+
+
+def test_std_jvp_of_constant_slice_is_zero():
+    x = np.array([[2.0, 2.0, 2.0], [1.0, 2.0, 3.0]])
+    t = std_jvp(np.array([[1.0, 2.0, 3.0], [1.0, 0.0, 0.0]]), np.std(x, axis=1), x, axis=1)
+    assert t[0] == 0 and np.isfinite(t[1])
+
+
+FLOAT32_TANGENTS = {
+    "max": lambda dx, x: extremum_jvp(dx, np.max(x, axis=1), x, axis=1),
+    "prod": lambda dx, x: prod_jvp(dx, np.prod(x, axis=1), x, axis=1),
+    "var": lambda dx, x: var_jvp(dx, x, axis=1, ddof=1),
+    "std": lambda dx, x: std_jvp(dx, np.std(x, axis=1), x, axis=1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FLOAT32_TANGENTS))
+@pytest.mark.parametrize("x", [
+    np.array([[1.0, 2.0, 0.5], [3.0, 1.5, 4.0]], dtype=np.float32),
+    np.array([[1.0, 2.0, 0.5], [3.0, 0.0, 4.0]], dtype=np.float32),
+], ids=["nonzero", "with-zero"])
+def test_float32_tangent_stays_float32(name, x):
+    t = FLOAT32_TANGENTS[name](np.ones_like(x), x)
+    assert t.dtype == np.float32
+    assert t.shape == (2,)
 
 
 def test_docstring_examples():

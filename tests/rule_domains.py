@@ -1,0 +1,61 @@
+"""Argument domains for the rule tests: how to draw each argument of a rule.
+
+Shared by tests/test_rule_catalog.py (reverse mode, end to end) and
+tests/test_jvp_rules.py (the rule functions themselves). A builder is drawn
+from a seeded ``np.random.Generator`` only, so every test is reproducible.
+"""
+
+import numpy as np
+
+
+class Arg:
+    """How to build one argument from a seeded generator.
+
+    ``shape`` None means a Python float. ``low``/``high`` bound a uniform draw;
+    ``away_from_zero`` mirrors half of the draws to negative values (for
+    denominators); ``value`` gives a fixed argument instead of a random one.
+    """
+
+    def __init__(self, shape=(), low=None, high=None, away_from_zero=False, value=None):
+        self.shape = shape
+        self.low = low
+        self.high = high
+        self.away_from_zero = away_from_zero
+        self.value = value
+
+    def build(self, rng):
+        if self.value is not None:
+            return np.array(self.value, dtype=np.float64) if isinstance(self.value, list) else self.value
+        shape = () if self.shape is None else self.shape
+        if self.low is None:
+            x = rng.standard_normal(shape)
+        else:
+            x = rng.uniform(self.low, self.high, shape)
+        if self.away_from_zero:
+            x = x * rng.choice([-1.0, 1.0], shape)
+        return float(x) if self.shape is None else np.asarray(x, dtype=np.float64)
+
+
+def normal(*shape):
+    return Arg(shape)
+
+
+def uniform(low, high, *shape):
+    return Arg(shape, low, high)
+
+
+def positive(*shape):
+    return Arg(shape, 0.5, 2.0)
+
+
+def nonzero(*shape):
+    """Magnitudes in [0.5, 2], either sign."""
+    return Arg(shape, 0.5, 2.0, away_from_zero=True)
+
+
+def pyfloat(low=-2.0, high=2.0):
+    return Arg(None, low, high)
+
+
+def fixed(value):
+    return Arg(value=value)

@@ -1,0 +1,615 @@
+"""Every JVP rule, checked directly as a Python function.
+
+A JVP template is plain Python, so the tests call it (the forward-mode
+generator inlines the same expression); a ``linear`` rule is the primal
+called on the tangent. Contributions of a rule that returns one per argument
+are evaluated one by one and only for the arguments that have a tangent, as
+the generator does. The table ``CASES`` names each primal with arguments
+drawn from the domains of tests/rule_domains.py. For every case:
+
+  * ``test_jvp_matches_finite_differences``: the tangent along a random
+    direction of each differentiated argument alone, and of all together,
+    against central differences;
+  * ``test_jvp_agrees_with_vjp``: ``<jvp(v), u> == <v, vjp(u)>`` with the
+    VJP rule also called directly (and summed back over broadcast axes for
+    elementwise rules), so the two modes share one derivative;
+  * ``test_float32``: float32 arguments and tangents give a float32 tangent
+    close to the float64 one.
+
+The coverage tests fail when a primal gets a VJP without a JVP, a JVP whose
+primal signature differs from its VJP's, or no row in ``CASES``. ``EXACT``
+checks the conventions at ties and kinks (shared equally, as in reverse
+mode) against exact values. Randomness comes from seeded generators only.
+"""
+
+import ast
+import builtins
+import copy
+import inspect
+
+import gast
+import numpy as np
+import pytest
+
+import runtime as rt
+from rule_domains import Arg, fixed, nonzero, normal, positive, pyfloat, uniform
+from srctrans.rules import REGISTRY
+
+VAR_POSITIONAL = inspect.Parameter.VAR_POSITIONAL
+VAR_KEYWORD = inspect.Parameter.VAR_KEYWORD
+
+
+class Mask(Arg):
+    """A random boolean array of ``shape`` (a condition, never differentiated)."""
+
+    def build(self, rng):
+        return rng.random(self.shape) < 0.5
+
+
+def mask(*shape):
+    return Mask(shape)
+
+
+class Case:
+    """``primal(*args, **kwargs)``, differentiated with respect to its float arguments.
+
+    ``args`` and ``kwargs`` hold builders (:class:`Arg`), lists of builders
+    (a list argument such as ``np.concatenate``'s), or values used as they
+    are (an axis, a shape, ``None``). ``float32`` False leaves the case out of
+    the float32 comparison.
+    """
+
+    def __init__(self, id, primal, args, kwargs=None, float32=True):
+        self.id = id
+        self.primal = primal
+        self.args = tuple(args)
+        self.kwargs = dict(kwargs or {})
+        self.float32 = float32
+
+    def build(self, seed):
+        rng = np.random.default_rng(seed)
+        args = tuple(_build(a, rng) for a in self.args)
+        kwargs = {k: _build(v, rng) for k, v in self.kwargs.items()}
+        return args, kwargs
+
+
+def _build(spec, rng):
+    if isinstance(spec, Arg):
+        return spec.build(rng)
+    if isinstance(spec, list) and any(isinstance(s, Arg) for s in spec):
+        return [_build(s, rng) for s in spec]
+    return spec
+
+
+# -- the table -------------------------------------------------------------------
+
+ELEMENTWISE = [
+    Case("add-broadcast", np.add, [normal(3, 4), normal(4)]),
+    Case("add-outer", np.add, [normal(3, 1), normal(1, 4)]),
+    Case("add-pyfloat", np.add, [pyfloat(), normal(2, 3)]),
+    Case("add-pyfloats", np.add, [pyfloat(), pyfloat()]),
+    Case("subtract", np.subtract, [normal(3, 1), normal(1, 4)]),
+    Case("multiply", np.multiply, [normal(2, 3, 4), normal(3, 1)]),
+    Case("multiply-pyfloat", np.multiply, [normal(2, 3), pyfloat()]),
+    Case("divide", np.divide, [normal(3, 1), nonzero(4)]),
+    Case("divide-pyfloat-numerator", np.divide, [pyfloat(), nonzero(2, 3)]),
+    Case("power", np.power, [positive(3, 1), normal(4)]),
+    Case("power-pyfloat-base", np.power, [pyfloat(0.5, 2.0), normal(2, 3)]),
+    Case("power-pyfloat-exponent", np.power, [positive(2, 3), pyfloat()]),
+    Case("power-int-exponent", np.power, [normal(2, 3), fixed(3)]),
+    Case("remainder", np.remainder, [uniform(0.5, 5.0, 3, 4), uniform(0.7, 2.0, 4)]),
+    Case("negative", np.negative, [normal(2, 3)]),
+    Case("positive", np.positive, [normal(2, 3)]),
+    Case("square", np.square, [normal(2, 3)]),
+    Case("sqrt", np.sqrt, [positive(2, 3)]),
+    Case("reciprocal", np.reciprocal, [nonzero(2, 3)]),
+    Case("absolute", np.absolute, [nonzero(2, 3)]),
+    Case("builtin-abs", builtins.abs, [nonzero(2, 3)]),
+    Case("builtin-abs-pyfloat", builtins.abs, [pyfloat(0.5, 2.0)]),
+    Case("exp", np.exp, [normal(2, 3)]),
+    Case("expm1", np.expm1, [normal(2, 3)]),
+    Case("exp2", np.exp2, [normal(2, 3)]),
+    Case("log", np.log, [positive(2, 3)]),
+    Case("log1p", np.log1p, [uniform(-0.5, 2.0, 2, 3)]),
+    Case("log2", np.log2, [positive(2, 3)]),
+    Case("log10", np.log10, [positive(2, 3)]),
+    Case("logaddexp", np.logaddexp, [normal(2, 1), normal(3)]),
+    Case("sin", np.sin, [normal(2, 3)]),
+    Case("cos", np.cos, [normal(2, 3)]),
+    Case("tan", np.tan, [uniform(-1.2, 1.2, 2, 3)]),
+    Case("arcsin", np.arcsin, [uniform(-0.9, 0.9, 2, 3)]),
+    Case("arccos", np.arccos, [uniform(-0.9, 0.9, 2, 3)]),
+    Case("arctan", np.arctan, [normal(2, 3)]),
+    Case("arctan2", np.arctan2, [nonzero(3, 1), nonzero(4)]),
+    Case("sinh", np.sinh, [normal(2, 3)]),
+    Case("cosh", np.cosh, [normal(2, 3)]),
+    Case("tanh", np.tanh, [normal(2, 3)]),
+    Case("arcsinh", np.arcsinh, [normal(2, 3)]),
+    Case("arccosh", np.arccosh, [uniform(1.5, 3.0, 2, 3)]),
+    Case("arctanh", np.arctanh, [uniform(-0.9, 0.9, 2, 3)]),
+    Case("maximum", np.maximum, [normal(3, 1), normal(4)]),
+    Case("maximum-pyfloat", np.maximum, [normal(3, 4), pyfloat(-0.3, 0.3)]),
+    Case("minimum", np.minimum, [normal(3, 1), normal(1, 4)]),
+    Case("clip-pyfloat-bounds", np.clip, [normal(3, 4), pyfloat(-0.6, -0.4), pyfloat(0.4, 0.6)]),
+    Case("clip-array-bounds", np.clip, [normal(3, 4), uniform(-1.5, -0.1, 4), uniform(0.1, 1.5, 3, 1)]),
+    Case("clip-upper-only", np.clip, [normal(3, 4), None, pyfloat(0.2, 0.4)]),
+    Case("clip-keywords", np.clip, [normal(3, 4)], {"min": uniform(-1.5, -0.1, 4), "max": pyfloat(0.4, 0.6)}),
+    Case("where", np.where, [mask(3, 4), normal(3, 4), normal(4)]),
+    Case("where-pyfloat", np.where, [mask(3, 4), normal(3, 4), 0.0]),
+    Case("zero-guard", rt.zero_guard, [normal(3, 1), normal(3, 4)]),
+]
+
+REDUCTIONS = [
+    Case("sum", np.sum, [normal(3, 4)]),
+    Case("sum-tuple-axis", np.sum, [normal(2, 3, 4)], {"axis": (0, 2)}),
+    Case("sum-keepdims", np.sum, [normal(2, 3, 4)], {"axis": 1, "keepdims": True}),
+    Case("mean", np.mean, [normal(2, 3, 4)], {"axis": -2}),
+    Case("mean-keepdims", np.mean, [normal(2, 3, 4)], {"axis": (0, 1), "keepdims": True}),
+    Case("prod", np.prod, [nonzero(3, 4)]),
+    Case("prod-axis", np.prod, [nonzero(3, 4)], {"axis": 1}),
+    Case("prod-keepdims", np.prod, [nonzero(2, 3, 2)], {"axis": (0, -1), "keepdims": True}),
+    Case("prod-with-zeros", np.prod, [fixed([[2.0, 0.0, 3.0], [0.0, 0.0, 5.0], [1.5, -2.0, 0.5]])],
+         {"axis": 1}),
+    Case("var", np.var, [normal(3, 4)]),
+    Case("var-axis-ddof", np.var, [normal(3, 4)], {"axis": 0, "ddof": 1}),
+    Case("var-keepdims", np.var, [normal(2, 3, 4)], {"axis": (-1,), "keepdims": True}),
+    Case("std", np.std, [normal(3, 4)]),
+    Case("std-axis-ddof", np.std, [normal(3, 4)], {"axis": -1, "ddof": 1}),
+    Case("std-keepdims", np.std, [normal(2, 3, 4)], {"axis": (0, 2), "keepdims": True}),
+    Case("max", np.max, [normal(3, 4)]),
+    Case("max-axis", np.max, [normal(3, 4)], {"axis": 1}),
+    Case("amax-keepdims", np.amax, [normal(2, 3, 4)], {"axis": -1, "keepdims": True}),
+    Case("min-tuple-axis", np.min, [normal(2, 3, 4)], {"axis": (0, 2)}),
+    Case("amin-keepdims", np.amin, [normal(2, 3, 4)], {"axis": 0, "keepdims": True}),
+]
+
+PRODUCTS = [
+    Case("matmul", np.matmul, [normal(3, 4), normal(4, 2)]),
+    Case("matmul-1d-batch", np.matmul, [normal(4), normal(2, 4, 3)]),
+    Case("matmul-batch-broadcast", np.matmul, [normal(1, 3, 4), normal(2, 4, 2)]),
+    Case("dot", np.dot, [normal(3, 4), normal(4)]),
+    Case("dot-3d-2d", np.dot, [normal(2, 3, 4), normal(4, 2)]),
+    Case("dot-0d", np.dot, [normal(), normal(3)]),
+    Case("inner", np.inner, [normal(3, 4), normal(2, 4)]),
+    Case("outer", np.outer, [normal(2, 2), normal(3)]),
+    Case("tensordot", np.tensordot, [normal(2, 3, 4), normal(3, 4, 2)]),
+    Case("tensordot-pairs", np.tensordot, [normal(3, 2, 4), normal(2, 5, 3), ([1, 0], [0, 2])]),
+    Case("einsum-matmul", np.einsum, ["ij,jk->ik", normal(3, 4), normal(4, 2)]),
+    Case("einsum-diagonal", np.einsum, ["ii,i->i", normal(3, 3), normal(3)]),
+    Case("einsum-batch-broadcast", np.einsum, ["...ij,...jk->...ik", normal(2, 3, 4), normal(1, 4, 2)]),
+    Case("einsum-three", np.einsum, ["ij,jk,k->i", normal(3, 4), normal(4, 2), normal(2)]),
+]
+
+SHAPES = [
+    Case("reshape", np.reshape, [normal(2, 6), (4, 3)]),
+    Case("reshape-order-f", np.reshape, [normal(2, 6), (3, 4)], {"order": "F"}),
+    Case("ravel", np.ravel, [normal(2, 3)]),
+    Case("squeeze", np.squeeze, [normal(1, 3, 1)], {"axis": 0}),
+    Case("expand_dims", np.expand_dims, [normal(2, 3), (0, -1)]),
+    Case("transpose", np.transpose, [normal(2, 3, 4), (1, 2, 0)]),
+    Case("swapaxes", np.swapaxes, [normal(2, 3, 4), 0, -1]),
+    Case("moveaxis", np.moveaxis, [normal(2, 3, 4), (0, 1), (2, 0)]),
+    Case("broadcast_to", np.broadcast_to, [normal(3, 1), (2, 3, 4)]),
+    Case("concatenate", np.concatenate, [[normal(2, 3), normal(1, 3)]]),
+    Case("concatenate-axis-none", np.concatenate, [[normal(2, 2), normal(3)]], {"axis": None}),
+    Case("stack", np.stack, [[normal(3), normal(3), normal(3)]], {"axis": -1}),
+    Case("hstack", np.hstack, [[normal(2, 1), normal(2, 3)]]),
+    Case("vstack", np.vstack, [[normal(3), normal(3)]]),
+    Case("array-of-arrays", np.array, [[normal(2, 3), normal(2, 3)]]),
+    Case("asarray", np.asarray, [normal(2, 3)]),
+    Case("asanyarray", np.asanyarray, [[normal(), normal()]]),
+    Case("ascontiguousarray", np.ascontiguousarray, [normal(3, 2)]),
+    Case("identity-copy", rt.identity, [normal(2, 3)]),
+]
+
+BUILTINS = [
+    Case("builtin-sum", builtins.sum, [[normal(3), normal(3), normal(3)]]),
+    Case("builtin-sum-start", builtins.sum, [[normal(3), normal(3)], normal(3)]),
+    Case("builtin-sum-broadcast", builtins.sum, [[normal(3), normal(2, 3)], normal()]),
+    Case("builtin-max", builtins.max, [pyfloat(), pyfloat(), pyfloat()]),
+    Case("builtin-max-list", builtins.max, [[pyfloat(), pyfloat(), pyfloat()]]),
+    Case("builtin-min-array", builtins.min, [normal(5)]),
+    Case("builtin-float", builtins.float, [normal()], float32=False),   # float() is float64
+    Case("builtin-list", builtins.list, [normal(3, 2)]),
+    Case("builtin-tuple", builtins.tuple, [normal(2, 3)]),
+]
+
+CASES = ELEMENTWISE + REDUCTIONS + PRODUCTS + SHAPES + BUILTINS
+
+assert len({c.id for c in CASES}) == len(CASES), "case ids must be unique"
+
+
+def _seed(case):
+    """A seed fixed per case (independent of the table's order)."""
+    return sum(case.id.encode()) * 7919 % 2**32
+
+
+# -- evaluating rules as plain Python ---------------------------------------------
+
+def _primal_signature(rule):
+    """The primal part of the VJP rule's signature (what call sites bind against)."""
+    return rule.template.signature
+
+
+def _slots(rule, args, kwargs):
+    """``{slot: value}`` of the call's arguments: a parameter's name, or
+    ``(name, k)`` for the k-th argument of a ``*args`` parameter."""
+    signature = _primal_signature(rule)
+    bound = signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    slots = {}
+    for name, param in signature.parameters.items():
+        value = bound.arguments[name]
+        if param.kind is VAR_POSITIONAL:
+            slots.update(((name, k), v) for k, v in enumerate(value))
+        elif param.kind is not VAR_KEYWORD:
+            slots[name] = value
+    return slots
+
+
+def _is_float(value):
+    if isinstance(value, (list, tuple)):
+        return bool(value) and all(_is_float(v) for v in value)
+    return isinstance(value, float) or (isinstance(value, np.ndarray) and value.dtype.kind == "f")
+
+
+def _active(rule, args, kwargs):
+    """The slots that get a derivative: float arguments of parameters the VJP differentiates."""
+    differentiated = _differentiated(rule.template)
+    return [slot for slot, value in _slots(rule, args, kwargs).items()
+            if _is_float(value) and (slot[0] if isinstance(slot, tuple) else slot) in differentiated]
+
+
+def _moved(rule, args, kwargs, tangents, step):
+    """``(args, kwargs)`` with each slot in ``tangents`` moved by ``step`` times its tangent."""
+    signature = _primal_signature(rule)
+    bound = signature.bind(*args, **kwargs)
+    for slot, tangent in tangents.items():
+        if isinstance(slot, tuple):
+            name, k = slot
+            values = list(bound.arguments[name])
+            values[k] = _axpy(values[k], tangent, step)
+            bound.arguments[name] = tuple(values)
+        else:
+            bound.arguments[slot] = _axpy(bound.arguments[slot], tangent, step)
+    return bound.args, bound.kwargs
+
+
+def _axpy(x, v, alpha):
+    """``x + alpha * v``, entry by entry for lists and tuples; a Python float stays one."""
+    if isinstance(x, (list, tuple)):
+        return type(x)(_axpy(a, b, alpha) for a, b in zip(x, v))
+    moved = x + alpha * v
+    return float(moved) if isinstance(x, float) else moved
+
+
+def _like(value, rng):
+    """A random direction shaped like ``value`` (and of its dtype)."""
+    if isinstance(value, (list, tuple)):
+        return type(value)(_like(v, rng) for v in value)
+    if isinstance(value, float):
+        return float(rng.standard_normal())
+    return rng.standard_normal(np.shape(value)).astype(np.result_type(value))
+
+
+def _inner(a, b):
+    """The inner product of two values of the same structure, in float64."""
+    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
+        assert len(a) == len(b)
+        return builtins.sum(_inner(x, y) for x, y in zip(a, b))
+    return float(np.sum(np.asarray(a, dtype=np.float64) * np.asarray(b, dtype=np.float64)))
+
+
+_ENTRIES = {}
+
+
+def _entries(rule_fn, returned):
+    """One function per entry of ``returned`` (a tuple), each with ``rule_fn``'s
+    signature, so that one argument's contribution is computed without the others'."""
+    if rule_fn not in _ENTRIES:
+        signature = str(inspect.signature(rule_fn))
+        functions = []
+        for element in returned.elts:
+            node = element.value if isinstance(element, gast.Starred) else element
+            expression = ast.unparse(gast.gast_to_ast(copy.deepcopy(node)))
+            namespace = dict(rule_fn.__globals__)
+            exec(f"def entry{signature}:\n    return {expression}\n", namespace)
+            functions.append(namespace["entry"])
+        _ENTRIES[rule_fn] = functions
+    return _ENTRIES[rule_fn]
+
+
+def jvp(rule, args, kwargs, ans, tangents):
+    """The output's tangent given ``{slot: tangent}`` for the arguments that have one."""
+    if rule.linear:
+        first = next(iter(_primal_signature(rule).parameters))
+        assert set(tangents) == {first}, "a linear rule is linear in its first argument only"
+        return rule.primal(tangents[first], *args[1:], **kwargs)
+    template = rule.jvp_template
+    slots = _slots(rule, args, kwargs)
+    parameters = template.signature.parameters
+    passed = []                    # the tangent parameters' values, None when inactive
+    for name in template.tangents:
+        if parameters[name].kind is VAR_POSITIONAL:
+            count = len([s for s in slots if isinstance(s, tuple) and s[0] == name])
+            passed.append(tuple(tangents.get((name, k)) for k in range(count)))
+        else:
+            passed.append(tangents.get(name))
+    if template.per_argument:
+        total = None
+        for entry, tangent in zip(_entries(rule.jvp, template.returned), passed):
+            if tangent is not None:
+                part = entry(*passed, ans, *args, **kwargs)
+                total = part if total is None else total + part
+    else:
+        zeros = [np.zeros_like(slots[name], dtype=np.result_type(slots[name], np.float16))
+                 if t is None and parameters[name].kind is not VAR_POSITIONAL else t
+                 for name, t in zip(template.tangents, passed)]
+        total = rule.jvp(*zeros, ans, *args, **kwargs)
+    if rule.elementwise and np.shape(total) != np.shape(ans):
+        total = np.broadcast_to(total, np.shape(ans))     # a bare tangent smaller than the output
+    return total
+
+
+def vjp(rule, args, kwargs, ans, u, wanted):
+    """``{slot: cotangent}`` for the slots in ``wanted``, from the VJP rule called directly."""
+    template = rule.template
+    slots = _slots(rule, args, kwargs)
+    params = [p for p in template.signature.parameters.values() if p.kind is not VAR_KEYWORD]
+    if not template.is_tuple:
+        pieces = [([params[0].name], rule.vjp)]
+    else:
+        pieces = []
+        for param, entry, element in zip(params, _entries(rule.vjp, template.returned),
+                                         template.returned.elts):
+            if param.kind is VAR_POSITIONAL:
+                assert isinstance(element, gast.Starred)
+                covered = [s for s in slots if isinstance(s, tuple) and s[0] == param.name]
+                pieces.append((covered, entry))
+            else:
+                pieces.append(([param.name], entry))
+    cotangents = {}
+    for covered, function in pieces:
+        if not any(slot in wanted for slot in covered):
+            continue
+        value = function(u, ans, *args, **kwargs)
+        values = list(value) if len(covered) > 1 or isinstance(covered[0], tuple) else [value]
+        for slot, cotangent in zip(covered, values):
+            if rule.elementwise:
+                cotangent = rt.unbroadcast(cotangent, slots[slot])
+            cotangents[slot] = cotangent
+    return cotangents
+
+
+# -- coverage ----------------------------------------------------------------------
+
+RULES = [rule for rule in REGISTRY._rules.values() if rule.has_vjp]     # no public iterator yet
+
+
+def _name(rule):
+    return getattr(rule.primal, "__qualname__", repr(rule.primal))
+
+
+def _differentiated(template):
+    """The primal parameters a VJP template returns a cotangent for."""
+    params = [p for p in template.signature.parameters.values() if p.kind is not VAR_KEYWORD]
+    if not template.is_tuple:
+        return {params[0].name}
+    return {param.name for param, element in zip(params, template.returned.elts)
+            if not (isinstance(element, gast.Constant) and element.value is None)}
+
+
+def test_every_vjp_has_a_jvp():
+    missing = [_name(rule) for rule in RULES if not rule.has_jvp]
+    assert not missing, f"VJP rules without a JVP rule: {missing}"
+
+
+@pytest.mark.parametrize("rule", [r for r in RULES if r.jvp is not None],
+                         ids=[_name(r) for r in RULES if r.jvp is not None])
+def test_jvp_template_fits_its_vjp(rule):
+    """Same primal signature (names, kinds, defaults) and the same differentiated parameters."""
+    template = rule.jvp_template
+    assert template.signature == rule.template.signature
+    assert set(template.tangents) == _differentiated(rule.template)
+
+
+def test_linear_rules_have_no_template():
+    assert not [_name(r) for r in RULES if r.linear and r.jvp is not None]
+
+
+def test_every_rule_has_a_case():
+    covered = {id(case.primal) for case in CASES}
+    missing = [_name(rule) for rule in RULES if id(rule.primal) not in covered]
+    assert not missing, f"add a row to CASES for: {missing}"
+
+
+# -- numerical checks -------------------------------------------------------------------
+
+STEP = 1e-6
+
+
+def _finite_difference(case, rule, args, kwargs, tangents):
+    plus = case.primal(*_moved(rule, args, kwargs, tangents, STEP)[0],
+                       **_moved(rule, args, kwargs, tangents, STEP)[1])
+    minus = case.primal(*_moved(rule, args, kwargs, tangents, -STEP)[0],
+                        **_moved(rule, args, kwargs, tangents, -STEP)[1])
+    return _scaled_difference(plus, minus)
+
+
+def _scaled_difference(plus, minus):
+    if isinstance(plus, (list, tuple)):
+        return [_scaled_difference(p, m) for p, m in zip(plus, minus)]
+    return (np.asarray(plus, dtype=np.float64) - np.asarray(minus, dtype=np.float64)) / (2 * STEP)
+
+
+def _assert_close(got, expected, what):
+    if isinstance(expected, list):
+        assert len(got) == len(expected), what
+        for g, e in zip(got, expected):
+            _assert_close(g, e, what)
+        return
+    assert np.shape(got) == np.shape(expected), f"{what}: shape {np.shape(got)}, expected {np.shape(expected)}"
+    np.testing.assert_allclose(np.asarray(got, dtype=np.float64), expected, rtol=1e-5, atol=1e-6,
+                               err_msg=what)
+
+
+def _directions(case, rule, args, kwargs, rng):
+    """Each active slot alone, then all of them together (when there are several)."""
+    active = _active(rule, args, kwargs)
+    assert active, f"{case.id} has no float argument"
+    if rule.linear:
+        active = active[:1]
+    tangents = {slot: _like(_slots(rule, args, kwargs)[slot], rng) for slot in active}
+    directions = [{slot: tangents[slot]} for slot in active]
+    if len(active) > 1:
+        directions.append(tangents)
+    return directions
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_jvp_matches_finite_differences(case):
+    rule = REGISTRY.lookup(case.primal)
+    args, kwargs = case.build(_seed(case))
+    ans = case.primal(*args, **kwargs)
+    rng = np.random.default_rng(_seed(case) + 1)
+    for tangents in _directions(case, rule, args, kwargs, rng):
+        got = jvp(rule, args, kwargs, ans, tangents)
+        expected = _finite_difference(case, rule, args, kwargs, tangents)
+        _assert_close(got, expected, f"tangent along {sorted(map(str, tangents))}")
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_jvp_agrees_with_vjp(case):
+    rule = REGISTRY.lookup(case.primal)
+    args, kwargs = case.build(_seed(case))
+    ans = case.primal(*args, **kwargs)
+    rng = np.random.default_rng(_seed(case) + 2)
+    u = _like(ans if not isinstance(ans, float) else float(ans), rng)
+    for tangents in _directions(case, rule, args, kwargs, rng):
+        forward = _inner(jvp(rule, args, kwargs, ans, tangents), u)
+        cotangents = vjp(rule, args, kwargs, ans, u, set(tangents))
+        slots = _slots(rule, args, kwargs)
+        for slot in tangents:
+            assert _same_structure(cotangents[slot], slots[slot]), slot
+        backward = builtins.sum(_inner(tangents[slot], cotangents[slot]) for slot in tangents)
+        np.testing.assert_allclose(forward, backward, rtol=1e-10, atol=1e-12,
+                                   err_msg=f"<jvp(v), u> != <v, vjp(u)> along {sorted(map(str, tangents))}")
+
+
+def _same_structure(a, b):
+    """Same shapes, entry by entry for lists and tuples (a list of rows matches an array)."""
+    sequences = isinstance(a, (list, tuple)), isinstance(b, (list, tuple))
+    if all(sequences):
+        return len(a) == len(b) and all(_same_structure(x, y) for x, y in zip(a, b))
+    if any(sequences):
+        return np.shape(np.array(a)) == np.shape(np.array(b))
+    return np.shape(a) == np.shape(b)
+
+
+def _float32(value, scalars=False):
+    """float64 arrays as float32 (and Python floats as NumPy float32 when ``scalars``)."""
+    if isinstance(value, dict):
+        return {k: _float32(v, scalars) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_float32(v, scalars) for v in value)
+    if isinstance(value, np.ndarray) and value.dtype == np.float64:
+        return value.astype(np.float32)
+    if scalars and isinstance(value, float):
+        return np.float32(value)
+    return value
+
+
+FLOAT32 = [c for c in CASES if c.float32]
+
+
+@pytest.mark.parametrize("case", FLOAT32, ids=[c.id for c in FLOAT32])
+def test_float32(case):
+    """float32 arguments and tangents give a float32 tangent, close to the float64 one.
+
+    Python float arguments stay Python floats (NumPy treats them as weak) and
+    get float32 tangents; the tangent must be float32 wherever the output is.
+    """
+    rule = REGISTRY.lookup(case.primal)
+    args, kwargs = case.build(_seed(case))
+    rng = np.random.default_rng(_seed(case) + 3)
+    active = _active(rule, args, kwargs)[:1] if rule.linear else _active(rule, args, kwargs)
+    slots = _slots(rule, args, kwargs)
+    tangents = {slot: _like(slots[slot], rng) for slot in active}
+    expected = jvp(rule, args, kwargs, case.primal(*args, **kwargs), tangents)
+    args32, kwargs32 = _float32(args), _float32(kwargs)
+    tangents32 = _float32(tangents, scalars=True)
+    ans32 = case.primal(*args32, **kwargs32)
+    got = jvp(rule, args32, kwargs32, ans32, tangents32)
+    for g, e, a in zip(_leaves(got), _leaves(expected), _leaves(ans32)):
+        if isinstance(a, (np.ndarray, np.generic)) and a.dtype == np.float32:
+            assert np.result_type(g) == np.float32, np.result_type(g)
+        scale = max(1.0, float(np.max(np.abs(e))) if np.size(e) else 1.0)
+        np.testing.assert_allclose(np.asarray(g, dtype=np.float64), e, rtol=1e-4, atol=1e-4 * scale)
+
+
+def _leaves(value):
+    if isinstance(value, (list, tuple)):
+        return [leaf for v in value for leaf in _leaves(v)]
+    return [value]
+
+
+# -- exact values at ties and kinks -----------------------------------------------------
+
+EXACT = [
+    # (id, primal, args, kwargs, tangents by slot, expected tangent)
+    ("maximum-ties", np.maximum, ([1.0, 2.0, 3.0], [1.0, 5.0, 3.0]), {},
+     {"x": [1.0, 1.0, 1.0], "y": [3.0, 3.0, 3.0]}, [2.0, 3.0, 2.0]),
+    ("minimum-ties", np.minimum, ([1.0, 2.0, 3.0], [1.0, 5.0, 0.0]), {},
+     {"x": [1.0, 1.0, 1.0], "y": [3.0, 3.0, 3.0]}, [2.0, 1.0, 3.0]),
+    ("maximum-scalar-tie", np.maximum, ([-1.0, 0.0, 2.0], 0.0), {}, {"x": [4.0, 4.0, 4.0]},
+     [0.0, 2.0, 4.0]),
+    ("max-ties", np.max, ([1.0, 3.0, 3.0, -1.0],), {}, {"a": [1.0, 2.0, 4.0, 8.0]}, 3.0),
+    ("max-axis-keepdims-ties", np.max, ([[1.0, 4.0, 4.0, 4.0], [5.0, 0.0, 5.0, 1.0]],),
+     {"axis": 1, "keepdims": True}, {"a": [[1.0, 1.0, 2.0, 3.0], [4.0, 1.0, 2.0, 1.0]]}, [[2.0], [3.0]]),
+    ("min-axis-ties", np.min, ([[1.0, 2.0], [1.0, 3.0]],), {"axis": 0},
+     {"a": [[2.0, 1.0], [4.0, 1.0]]}, [3.0, 1.0]),
+    ("max-nan-slice", np.max, ([[1.0, np.nan], [2.0, 0.0]],), {"axis": 1},
+     {"a": [[1.0, 1.0], [1.0, 1.0]]}, [0.0, 1.0]),
+    ("abs-at-zero", np.absolute, ([0.0, -1.5, 2.0],), {}, {"x": [5.0, 1.0, 1.0]}, [0.0, -1.0, 1.0]),
+    ("clip-at-bounds", np.clip, ([-1.0, 0.0, 0.5, 1.0, 2.0], 0.0, 1.0), {},
+     {"a": [1.0, 1.0, 1.0, 1.0, 1.0], "a_min": 10.0, "a_max": 100.0}, [10.0, 1.0, 1.0, 1.0, 100.0]),
+    ("prod-one-zero", np.prod, ([2.0, 0.0, 3.0],), {}, {"a": [1.0, 1.0, 1.0]}, 6.0),
+    ("prod-two-zeros", np.prod, ([2.0, 0.0, 0.0],), {}, {"a": [1.0, 1.0, 1.0]}, 0.0),
+    ("std-constant-row", np.std, ([[1.0, 1.0, 1.0], [1.0, 2.0, 3.0]],), {"axis": 1},
+     {"a": [[1.0, 2.0, 3.0], [-1.0, 0.0, 1.0]]}, [0.0, 2 / (3 * (2 / 3) ** 0.5)]),
+    ("power-base-zero", np.power, ([0.0, 1.0, 0.0], [2.0, 1.5, 0.0]), {},
+     {"x": [1.0, 1.0, 1.0], "y": [1.0, 1.0, 1.0]}, [0.0, 1.5, 0.0]),
+    ("builtin-max-tie", builtins.max, (2.0, 2.0, 1.0), {},
+     {("args", 0): 1.0, ("args", 1): 3.0, ("args", 2): 5.0}, 2.0),
+    ("builtin-max-array-tie", builtins.max, ([1.0, 3.0, 3.0],), {},
+     {("args", 0): [1.0, 2.0, 4.0]}, 3.0),
+    ("where-selects", np.where, ([True, False], [1.0, 2.0], [3.0, 4.0]), {},
+     {"x": [1.0, 1.0], "y": [2.0, 2.0]}, [1.0, 2.0]),
+    ("zero-guard-repairs", rt.zero_guard, ([0.0, 0.0, 1.0, 0.0], [np.nan, 2.0, np.inf, 0.0]), {},
+     {"value": [1.0, 3.0, 5.0, 7.0]}, [0.0, 3.0, 5.0, 7.0]),
+]
+
+
+def _array(value):
+    if isinstance(value, list):
+        return np.array(value, dtype=np.float64 if not isinstance(value[0], bool) else bool)
+    return value
+
+
+@pytest.mark.parametrize("id, primal, args, kwargs, tangents, expected", EXACT, ids=[e[0] for e in EXACT])
+def test_exact(id, primal, args, kwargs, tangents, expected):
+    rule = REGISTRY.lookup(primal)
+    if primal is builtins.max and isinstance(args[0], list):
+        args = (np.array(args[0]),)                     # max over a 1-D array
+    else:
+        args = tuple(_array(a) for a in args)
+    tangents = {slot: _array(t) for slot, t in tangents.items()}
+    ans = primal(*args, **kwargs)
+    got = jvp(rule, args, kwargs, ans, tangents)
+    # atol=0: every expected zero must be exactly zero
+    np.testing.assert_allclose(got, expected, rtol=1e-14, atol=0)
+    u = np.arange(1.0, np.size(ans) + 1).reshape(np.shape(ans))
+    cotangents = vjp(rule, args, kwargs, ans, u, set(tangents))
+    backward = builtins.sum(_inner(tangents[slot], cotangents[slot]) for slot in tangents)
+    np.testing.assert_allclose(_inner(got, u), backward, rtol=1e-14,
+                               err_msg="the VJP shares ties differently")

@@ -1,0 +1,296 @@
+"""Zero cotangents stay zero: no NaN gradient from a branch that was not taken.
+
+``np.where(x > 0, np.sqrt(x), 0.0)`` computes ``np.sqrt`` everywhere, NaN
+where ``x < 0``; the ``where`` sends a zero cotangent to those entries, and
+a rule that multiplies that zero by an infinite or NaN factor (``0 / 0``,
+``0 * NaN``) would make the gradient NaN there. srctrans's rules with
+singular points keep a zero cotangent (and, in forward mode, a zero tangent)
+zero, and keep the true derivative, infinite or not, where it is nonzero.
+
+End to end through ``st.grad`` (the functions are module-level ``def``s,
+since srctrans reads their source), and for each guarded rule called
+directly as a Python function in both modes. NumPy's RuntimeWarnings from
+computing ``sqrt(-1)`` or ``0 / 0`` are silenced with ``np.errstate``; they
+are the forward computation's, not errors.
+"""
+
+import contextlib
+import warnings
+
+import numpy as np
+import pytest
+
+import srctrans as st
+from srctrans.rules import REGISTRY
+
+
+@contextlib.contextmanager
+def quiet():
+    """No RuntimeWarning from the forward computation (``sqrt(-1)``, ``0 / 0``, ``ddof``)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
+
+
+# -- end to end ------------------------------------------------------------------------
+
+def where_sqrt(x):
+    return np.sum(np.where(x > 0, np.sqrt(x), 0.0))
+
+def where_log(x):
+    return np.sum(np.where(x > 0, np.log(x), 0.0))
+
+def where_power_half(x):
+    return np.sum(np.where(x > 0, x ** 0.5, 0.0))
+
+def where_power_exponent(x, y):
+    return np.sum(np.where(x > 0, x ** y, 0.0))
+
+def where_divide(x, y):
+    return np.sum(np.where(y != 0, x / y, 0.0))
+
+def where_reciprocal(x):
+    return np.sum(np.where(x != 0, np.reciprocal(x), 0.0))
+
+def where_arcsin(x):
+    return np.sum(np.where(np.abs(x) < 1, np.arcsin(x), 0.0))
+
+def where_arccos(x):
+    return np.sum(np.where(np.abs(x) < 1, np.arccos(x), 0.0))
+
+def where_arccosh(x):
+    return np.sum(np.where(x > 1, np.arccosh(x), 0.0))
+
+def where_arctanh(x):
+    return np.sum(np.where(np.abs(x) < 1, np.arctanh(x), 0.0))
+
+def where_log1p(x):
+    return np.sum(np.where(x > -1, np.log1p(x), 0.0))
+
+def where_log2(x):
+    return np.sum(np.where(x > 0, np.log2(x), 0.0))
+
+def where_log10(x):
+    return np.sum(np.where(x > 0, np.log10(x), 0.0))
+
+def where_remainder(x, y):
+    return np.sum(np.where(y != 0, np.remainder(x, y), 0.0))
+
+def where_arctan2(y, x):
+    return np.sum(np.where(x * x + y * y > 0, np.arctan2(y, x), 0.0))
+
+def where_log_of_sqrt(x):
+    return np.sum(np.where(x > 0, np.log(np.sqrt(x)), 0.0))
+
+def masked_norm(x):
+    s = np.sum(x * x)
+    return np.where(s > 0, np.sqrt(s), 0.0)
+
+def masked_row_norms(x):
+    s = np.sum(x * x, axis=1)
+    return np.sum(np.where(s > 0, np.sqrt(s), 0.0))
+
+def masked_assignment_sqrt(x):
+    y = np.sqrt(x)
+    y[x <= 0] = 0.0
+    return np.sum(y)
+
+def masked_assignment_log(x):
+    y = np.log(x)
+    y[x <= 0] = -1.0
+    return np.sum(y * 2.0)
+
+def sample_std(x):
+    return np.where(x.shape[0] > 1, np.std(x, ddof=1), 0.0)
+
+def sample_var(x):
+    return np.where(x.shape[0] > 1, np.var(x, ddof=1), 0.0)
+
+def plain_sqrt(x):
+    return np.sum(np.sqrt(x))
+
+
+X = [-2.0, -1.0, 0.0, 0.25, 4.0]
+
+# (id, fn, args, wrt, expected gradients); every expected entry is exact
+END_TO_END = [
+    ("where-sqrt", where_sqrt, (X,), 0, [0.0, 0.0, 0.0, 1.0, 0.25]),
+    ("where-log", where_log, (X,), 0, [0.0, 0.0, 0.0, 4.0, 0.25]),
+    ("where-power-half", where_power_half, (X,), 0, [0.0, 0.0, 0.0, 1.0, 0.25]),
+    ("where-power-exponent", where_power_exponent, (X, [0.5, 1.5, 2.0, 2.0, 0.5]), (0, 1),
+     ([0.0, 0.0, 0.0, 0.5, 0.25], [0.0, 0.0, 0.0, 0.0625 * np.log(0.25), 2.0 * np.log(4.0)])),
+    ("where-divide", where_divide, ([1.0, 0.0, -3.0, 2.0], [0.0, 0.0, 2.0, 4.0]), (0, 1),
+     ([0.0, 0.0, 0.5, 0.25], [0.0, 0.0, 0.75, -0.125])),
+    ("where-reciprocal", where_reciprocal, ([0.0, 2.0, -0.5],), 0, [0.0, -0.25, -4.0]),
+    ("where-arcsin", where_arcsin, ([-2.0, -1.0, 0.0, 0.6, 1.0, 3.0],), 0,
+     [0.0, 0.0, 1.0, 1.25, 0.0, 0.0]),
+    ("where-arccos", where_arccos, ([-2.0, -1.0, 0.0, 0.6, 1.0, 3.0],), 0,
+     [0.0, 0.0, -1.0, -1.25, 0.0, 0.0]),
+    ("where-arccosh", where_arccosh, ([0.0, 1.0, 1.25],), 0, [0.0, 0.0, 1 / 0.75]),
+    ("where-arctanh", where_arctanh, ([-2.0, -1.0, 0.5, 1.0],), 0, [0.0, 0.0, 1 / 0.75, 0.0]),
+    ("where-log1p", where_log1p, ([-3.0, -1.0, 1.0],), 0, [0.0, 0.0, 0.5]),
+    ("where-log2", where_log2, ([-1.0, 0.0, 2.0],), 0, [0.0, 0.0, 1 / (2.0 * np.log(2.0))]),
+    ("where-log10", where_log10, ([-1.0, 0.0, 2.0],), 0, [0.0, 0.0, 1 / (2.0 * np.log(10.0))]),
+    ("where-remainder", where_remainder, ([1.0, 5.5], [0.0, 2.0]), (0, 1), ([0.0, 1.0], [0.0, -2.0])),
+    ("where-arctan2-origin", where_arctan2, ([0.0, 1.0], [0.0, 1.0]), (0, 1), ([0.0, 0.5], [0.0, -0.5])),
+    ("where-log-of-sqrt", where_log_of_sqrt, (X,), 0, [0.0, 0.0, 0.0, 2.0, 0.125]),
+    ("masked-norm-at-zero", masked_norm, ([0.0, 0.0, 0.0],), 0, [0.0, 0.0, 0.0]),
+    ("masked-norm", masked_norm, ([3.0, 0.0, -4.0],), 0, [0.6, 0.0, -0.8]),
+    ("masked-row-norms", masked_row_norms, ([[0.0, 0.0], [3.0, 4.0]],), 0, [[0.0, 0.0], [0.6, 0.8]]),
+    ("masked-assignment-sqrt", masked_assignment_sqrt, (X,), 0, [0.0, 0.0, 0.0, 1.0, 0.25]),
+    ("masked-assignment-log", masked_assignment_log, (X,), 0, [0.0, 0.0, 0.0, 8.0, 0.5]),
+    ("std-of-one-sample", sample_std, ([1.5],), 0, [0.0]),
+    ("var-of-one-sample", sample_var, ([1.5],), 0, [0.0]),
+]
+
+
+def _arrays(args):
+    return tuple(np.array(a, dtype=np.float64) for a in args)
+
+
+@pytest.mark.parametrize("id, fn, args, wrt, expected", END_TO_END, ids=[e[0] for e in END_TO_END])
+def test_gradient_is_finite_and_exact(id, fn, args, wrt, expected):
+    with quiet():
+        got = st.grad(fn, wrt=wrt)(*_arrays(args))
+    if not isinstance(wrt, tuple):
+        got, expected = (got,), (expected,)
+    for g, e in zip(got, expected):
+        assert np.all(np.isfinite(g)), g
+        np.testing.assert_allclose(g, np.array(e, dtype=np.float64), rtol=1e-14, atol=0)
+
+
+@pytest.mark.parametrize("id, fn, args, wrt, expected", END_TO_END, ids=[e[0] for e in END_TO_END])
+def test_float32_gradient_is_finite(id, fn, args, wrt, expected):
+    args32 = tuple(a.astype(np.float32) for a in _arrays(args))
+    with quiet():
+        got = st.grad(fn, wrt=wrt)(*args32)
+    if not isinstance(wrt, tuple):
+        got, expected = (got,), (expected,)
+    for g, e in zip(got, expected):
+        assert g.dtype == np.float32
+        np.testing.assert_allclose(g, np.array(e, dtype=np.float32), rtol=1e-6, atol=0)
+
+
+def test_the_backward_pass_itself_makes_no_nan():
+    """The same through ``st.vjp``, whose pullback runs the backward pass alone."""
+    x = np.array(X)
+    with quiet():
+        _, pullback = st.vjp(where_sqrt, x)
+        (g,) = pullback(np.float64(1.0))
+    np.testing.assert_array_equal(g, [0.0, 0.0, 0.0, 1.0, 0.25])
+
+
+def test_true_infinities_are_kept():
+    """Where the cotangent is not zero, an infinite derivative stays infinite."""
+    with quiet():
+        g = st.grad(plain_sqrt)(np.array([0.0, 4.0]))
+    np.testing.assert_array_equal(g, [np.inf, 0.25])
+
+
+def test_nan_where_the_derivative_is_undefined():
+    """Where the cotangent is not zero, an undefined derivative is still NaN."""
+    with quiet():
+        g = st.grad(plain_sqrt)(np.array([-1.0, 4.0]))
+    assert np.isnan(g[0]) and g[1] == 0.25
+
+
+def power_int(x):
+    return np.sum(x ** 2)
+
+def power_fractional(x):
+    return np.sum(x ** 1.5)
+
+
+def test_no_guard_where_none_is_needed():
+    """``x ** 2`` has a finite derivative everywhere: its gradient is not guarded.
+
+    The guard is one extra pass over the product; the simplifier drops it
+    where no entry can be ``0 * inf``.
+    """
+    assert "zero_guard" not in st.source(power_int)
+    assert "zero_guard" in st.source(power_fractional)
+
+
+# -- the rules directly ------------------------------------------------------------------
+
+# (primal, arguments at singular points, differentiated positions)
+SINGULAR = [
+    (np.sqrt, ([-1.0, 0.0, 4.0],), (0,)),
+    (np.log, ([-1.0, 0.0, 2.0],), (0,)),
+    (np.log1p, ([-2.0, -1.0, 1.0],), (0,)),
+    (np.log2, ([-1.0, 0.0, 2.0],), (0,)),
+    (np.log10, ([-1.0, 0.0, 2.0],), (0,)),
+    (np.reciprocal, ([0.0, 2.0],), (0,)),
+    (np.arcsin, ([-2.0, -1.0, 1.0, 0.5],), (0,)),
+    (np.arccos, ([-2.0, -1.0, 1.0, 0.5],), (0,)),
+    (np.arccosh, ([0.0, 1.0, 2.0],), (0,)),
+    (np.arctanh, ([-2.0, -1.0, 1.0, 0.5],), (0,)),
+    (np.divide, ([1.0, 0.0, 2.0], [0.0, 0.0, 4.0]), (0, 1)),
+    (np.power, ([-1.0, 0.0, 0.0, 2.0], [0.5, 0.5, -1.0, 3.0]), (0, 1)),
+    (np.remainder, ([1.0, 2.0], [0.0, 3.0]), (0, 1)),
+    (np.arctan2, ([0.0, 1.0], [0.0, 2.0]), (0, 1)),
+]
+
+
+def _call(primal, args):
+    with quiet():
+        return primal(*args)
+
+
+@pytest.mark.parametrize("primal, args, wrt", SINGULAR, ids=[p.__name__ for p, _, _ in SINGULAR])
+def test_vjp_rule_of_a_zero_cotangent_is_zero(primal, args, wrt):
+    rule = REGISTRY.lookup(primal)
+    args = tuple(np.array(a) for a in args)
+    ans = _call(primal, args)
+    g = np.zeros_like(ans)
+    with quiet():
+        cotangents = rule.vjp(g, ans, *args)
+    cotangents = cotangents if rule.template.is_tuple else (cotangents,)
+    for i in wrt:
+        assert np.all(np.asarray(cotangents[i]) == 0), (i, cotangents[i])
+
+
+@pytest.mark.parametrize("primal, args, wrt", SINGULAR, ids=[p.__name__ for p, _, _ in SINGULAR])
+def test_jvp_rule_of_a_zero_tangent_is_zero(primal, args, wrt):
+    """Each argument's contribution, for a zero tangent, is exactly zero."""
+    rule = REGISTRY.lookup(primal)
+    args = tuple(np.array(a) for a in args)
+    ans = _call(primal, args)
+    zeros = [np.zeros_like(a) for a in args]
+    with quiet():
+        tangent = rule.jvp(*[zeros[i] for i in wrt], ans, *args)
+    contributions = tangent if rule.jvp_template.per_argument else (tangent,)
+    for contribution in contributions:
+        assert np.all(np.asarray(contribution) == 0), contribution
+
+
+@pytest.mark.parametrize("primal, args, wrt", SINGULAR, ids=[p.__name__ for p, _, _ in SINGULAR])
+def test_zero_entries_only_are_repaired(primal, args, wrt):
+    """With a tangent of ones except one zero entry, only that entry is forced to zero:
+    the others keep the rule's value, finite or not."""
+    rule = REGISTRY.lookup(primal)
+    args = tuple(np.array(a) for a in args)
+    ans = _call(primal, args)
+    ones = np.ones_like(ans)
+    ones[0] = 0.0
+    with quiet():
+        plain = rule.vjp(np.ones_like(ans), ans, *args)
+        guarded = rule.vjp(ones, ans, *args)
+    plain = plain if rule.template.is_tuple else (plain,)
+    guarded = guarded if rule.template.is_tuple else (guarded,)
+    for i in wrt:
+        assert guarded[i][0] == 0
+        np.testing.assert_array_equal(guarded[i][1:], plain[i][1:])
+
+
+def test_reductions_with_no_degrees_of_freedom():
+    """``np.var``/``np.std`` with ``n - ddof <= 0`` are undefined: NaN, but zero for a zero
+    cotangent or tangent, in both modes."""
+    import runtime as rt
+    x = np.array([[1.5], [2.0]])
+    for grad in (rt.var_grad, lambda g, x, *a: rt.std_grad(g, np.zeros(2), x, *a)):
+        got = grad(np.array([0.0, 1.0]), x, 1, 1, False)
+        assert got[0, 0] == 0 and np.isnan(got[1, 0])
+    for tangent in (rt.var_jvp(np.array([[0.0], [1.0]]), x, 1, 1),
+                    rt.std_jvp(np.array([[0.0], [1.0]]), np.zeros(2), x, 1, 1)):
+        assert tangent[0] == 0 and np.isnan(tangent[1])
