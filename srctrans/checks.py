@@ -58,10 +58,11 @@ def check_grads(f, args, modes=("forward", "reverse"), order=1, *, wrt=None, eps
     rng = np.random.default_rng(seed)
     wide = tuple(_widen(a) if i in indices else a for i, a in enumerate(args))
     tolerances = dict(eps=eps, rtol=rtol, atol=atol)
-    _check_first_order(f, wide, {}, modes, indices, rng, "", **tolerances)
+    name = str(getattr(f, "__qualname__", f))
+    _check_first_order(f, wide, {}, modes, indices, rng, name, **tolerances)
     if order == 2:
         gradient = _Differentiated(f, indices, "zero", True, False).plain_function()
-        _check_first_order(gradient, wide, {}, modes, indices, rng, "the gradient of ",
+        _check_first_order(gradient, wide, {}, modes, indices, rng, "the gradient of " + name,
                            **tolerances)
         if "forward" in modes:
             fn, _ = _unwrap(f)
@@ -69,7 +70,7 @@ def check_grads(f, args, modes=("forward", "reverse"), order=1, *, wrt=None, eps
             found = cache.forward_instance(fn, names)
             directions = {found.build.tangents[n]: _random_like(rng, wide[i])
                           for n, i in zip(names, indices)}
-            _check_first_order(found.jvp, wide, directions, modes, indices, rng, "the JVP of ",
+            _check_first_order(found.jvp, wide, directions, modes, indices, rng, "the JVP of " + name,
                                **tolerances)
 
 
@@ -80,12 +81,12 @@ def _parameter_names(fn, indices):
     return tuple(positional[i] for i in indices)
 
 
-def _check_first_order(f, wide, kwargs, modes, indices, rng, what, eps, rtol, atol):
-    """Check ``f(*wide, **kwargs)``'s first derivatives in ``modes`` along one random direction."""
+def _check_first_order(f, wide, kwargs, modes, indices, rng, name, eps, rtol, atol):
+    """Check ``f(*wide, **kwargs)``'s first derivatives in ``modes`` along one random direction
+    (``name`` says what ``f`` is in the error)."""
     from srctrans.api import _unwrap, grad, vjp
     from srctrans.forward_api import run_jvp
 
-    name = what + str(getattr(f, "__qualname__", f))
     out = f(*wide, **kwargs)
     directions = [_random_like(rng, wide[i]) for i in indices]
     cotangent = map_leaves(lambda o: _random_like(rng, o), out)

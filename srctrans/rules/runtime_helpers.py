@@ -313,12 +313,13 @@ linear(rt.spread_grads, rt.spread_grads_transpose, rt.choice_grads, rt.choice_gr
 # The seed is ones (a constant) without output gradients, and those gradients,
 # cast, when given: linear in them.
 @vjp(rt.seed_cotangent)
-def seed_cotangent(g, ans, out, output_gradients):
+def seed_cotangent(g, ans, output, output_gradients):
+    """(``output``, not ``out``: srctrans reads ``out=`` as NumPy's output-array argument)"""
     return None, g
 
 @jvp(rt.seed_cotangent)
-def seed_cotangent_jvp(doutput_gradients, ans, out, output_gradients):
-    return rt.seed_cotangent(out, doutput_gradients)
+def seed_cotangent_jvp(doutput_gradients, ans, output, output_gradients):
+    return rt.seed_cotangent(output, doutput_gradients)
 
 
 # -- subscripts, attributes and containers -----------------------------------------
