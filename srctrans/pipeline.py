@@ -268,11 +268,12 @@ def build_forward(fn, wrt, build_callee, optimize=True):
     unit.active = active_names(unit.function, unit.wrt, softmax_offsets(unit.function))
     _trace("activity", lambda: "active: " + ", ".join(sorted(unit.active)))
     unit.written_arrays = written_arrays(unit.function)
+    unit.fresh_arrays = fresh_arrays(unit.function)
     result = forward(unit)
     body = result.body
     returned = [result.output, result.tangent]
     if optimize:
-        simplify(body)
+        simplify(result.tangent_statements)     # not the user's: x * 1.0 there makes a copy
         body, renaming = propagate_copies(body)
         returned = [_rename(r, renaming) for r in returned]
         body = eliminate_dead_code(body, _reads_all(returned), _is_pure)

@@ -43,6 +43,7 @@ class ForwardResult:
       tangent: the expression of the output's tangent.
       tangents: selected parameter name -> its tangent parameter name.
       closure: closure name -> live object the generated code reads (JVPs of callees).
+      tangent_statements: the statements srctrans added (the rest are the user's).
     """
 
     def __init__(self):
@@ -51,6 +52,7 @@ class ForwardResult:
         self.tangent = None
         self.tangents = {}
         self.closure = {}
+        self.tangent_statements = []
 
 
 def forward(unit):
@@ -122,13 +124,19 @@ class _Tangents:
         return out
 
     def _emit(self, stmt):
+        """A tangent statement (the optimiser may simplify it; the user's own are left as written)."""
         anno.set_(stmt, Anno.ORIGIN, self._origin)
+        self.result.tangent_statements.append(stmt)
         return stmt
 
     def _define(self, name, expression, value=None):
         """``d<name> = expression``; zeros when the expression is None (like ``value`` if given)."""
         if expression is None:
             return self._zero(name, value)
+        if name in self.unit.written_arrays:
+            # written into later: its tangent must be an array of its own, not another's
+            expression = gast.Call(gast.Attribute(load(self.aliases[NUMPY_ALIAS]), "array",
+                                                  gast.Load()), [expression], [])
         return self._emit(assign(self.tangent_name(name), expression))
 
     def _zero(self, name, value=None):
@@ -190,12 +198,17 @@ class _Tangents:
         array = target.value.id
         if array not in self.active:
             return [stmt]
+        if array not in self.unit.fresh_arrays:
+            self._fail(stmt, UnsupportedSyntaxError,
+                       f"writing into `{array}`, which may be (a view of) an argument",
+                       f"write into a copy: {array} = {array}.copy() (or np.zeros_like(...)) first")
         value = self.tangent(stmt.value)
         if value is None:
             value = self._zeros_like(stmt.value)
         write = gast.Assign([gast.Subscript(load(self.tangent_name(array)), clone(target.slice),
                                             gast.Store())], value, None)
-        return [stmt, self._emit(write)]
+        # the tangent first: it may read a view of the part of y the write overwrites
+        return [self._emit(write), stmt]
 
     def _assignment(self, target, value, stmt):
         tangent = None
@@ -224,9 +237,6 @@ class _Tangents:
                 tangent = gast.Dict([clone(k) for k in value.keys],
                                     [t if t is not None else self._zeros_like(v)
                                      for t, v in zip(tangents, value.values)])
-        if tangent is not None and target in self.unit.written_arrays:
-            tangent = gast.Call(gast.Attribute(load(self.aliases[NUMPY_ALIAS]), "array", gast.Load()),
-                                [tangent], [])          # written later: its tangent is a copy too
         return [stmt, self._define(target, tangent, value)]
 
     # -- calls ------------------------------------------------------------------
