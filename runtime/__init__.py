@@ -48,5 +48,8 @@ from runtime.higher import (
     entry_cotangent_transpose, without_entry_transpose, restored_entry_tangent,
     prod_grad_dprod, prod_grad_dprod_transpose, prod_grad_dx, power_base_second_factor,
     einsum_grads_transpose, einsum_grads_doperands, einsum_grads_doperands_transpose)
+from runtime.higher import (
+    sum_tangents_transpose, choice_tangent_transpose, einsum_jvp_doperands,
+    custom_cotangents_tangent, custom_cotangents_transpose)
 from runtime.custom import (
     stop_gradient, stop_recording, grad_of, CustomGradient, custom_cotangents)

@@ -142,6 +142,49 @@ def choice_grads_transpose(c, v, choice, args):
     return total
 
 
+def sum_tangents_transpose(c, tangents):
+    """The transpose of ``t -> sum_tangents(t, ans)``: ``c`` summed to each tangent's shape.
+
+    ``c`` has ``ans``'s shape. A None entry of ``tangents`` (an item without
+    a tangent) gets None. An array ``tangents``, which ``sum`` iterated
+    along its first axis, gets ``c`` summed to the shape of one row and
+    repeated along that axis (a read-only view).
+
+    >>> sum_tangents_transpose(np.ones((2, 3)), [np.zeros(3), None, np.zeros((2, 3))])
+    [array([2., 2., 2.]), None, array([[1., 1., 1.],
+           [1., 1., 1.]])]
+    """
+    if isinstance(tangents, np.ndarray):
+        if len(tangents) == 0:
+            return np.zeros(tangents.shape, dtype=_float_dtype(c, tangents))
+        return np.broadcast_to(unbroadcast(c, tangents[0]), tangents.shape)
+    parts = (None if t is None else unbroadcast(c, t) for t in tangents)
+    return list(parts) if isinstance(tangents, list) else tuple(parts)
+
+
+def choice_tangent_transpose(c, choice, args):
+    """The transpose of ``t -> choice_tangent(t, choice, args)``.
+
+    ``choice_tangent`` takes the mean of the tangents of the arguments equal
+    to ``choice``, so each of them gets ``c`` divided by the number of ties,
+    and the others zero: the cotangents :func:`choice_grads` gives, but in
+    the dtype of ``c`` (a count of ties does not promote float32).
+    One entry per argument; for a single sequence argument, one sequence
+    of the same kind (a list, a tuple, or a 1-D array).
+
+    >>> choice_tangent_transpose(1.0, 3.0, (3.0, 1.0, 3.0))
+    (np.float64(0.5), np.float64(0.0), np.float64(0.5))
+    """
+    if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray)):
+        parts = choice_tangent_transpose(c, choice, tuple(args[0]))
+        sequence = args[0]
+        return (np.asarray(parts) if isinstance(sequence, np.ndarray) else type(sequence)(parts),)
+    hits = [np.equal(a, choice) for a in args]
+    ties = np.maximum(np.sum(hits, axis=0), 1)
+    share = c / (int(ties) if np.ndim(ties) == 0 else ties.astype(_float_dtype(c)))
+    return tuple(unbroadcast(share * hit, a) for hit, a in zip(hits, args))
+
+
 def getattr_grad_transpose(c, obj, name):
     """The transpose of ``g -> getattr_grad(g, obj, name)``: the entry ``name`` of ``c``."""
     value = c.get(name) if isinstance(c, dict) else getattr(c, name, None)
@@ -324,8 +367,83 @@ def einsum_grads_doperands_transpose(c, v, subscripts, operands):
                  for r, op in zip(result, operands))
 
 
+def einsum_jvp_doperands(t, tangents, ans, subscripts, operands):
+    """The derivative of ``einsum_jvp(tangents, ans, subscripts, operands)`` in the operands, along ``t``.
+
+    ``einsum_jvp`` adds up the einsums with one operand ``k`` replaced by its
+    tangent; each is linear in every other operand ``j``, so the derivative
+    adds up the einsums with operand ``k`` replaced by ``tangents[k]`` and
+    operand ``j != k`` by ``t[j]``. None entries (of either) contribute
+    nothing; with no contribution at all the result is zeros like ``ans``.
+
+    >>> einsum_jvp_doperands((None, np.ones(2)), (np.ones(2), None), 0., "i,i->",
+    ...                      (np.zeros(2), np.zeros(2)))
+    np.float64(2.0)
+    """
+    total = None
+    for j, along in enumerate(t):
+        if along is None:
+            continue
+        for k, tangent in enumerate(tangents):
+            if k == j or tangent is None:
+                continue
+            term = np.einsum(subscripts, *_replaced(_replaced(operands, j, along), k, tangent))
+            total = term if total is None else total + term
+    return np.zeros_like(ans) if total is None else total
+
+
 def _replaced(operands, k, value):
     return [value if i == k else op for i, op in enumerate(operands)]
+
+
+# -- user-written cotangents ---------------------------------------------------------
+
+def custom_cotangents_tangent(t, cotangents, args, single=False):
+    """The tangent of ``custom_cotangents(cotangents, args, rule, single)`` along ``t``.
+
+    ``custom_cotangents`` passes the rule's cotangents through, one per
+    argument, and puts constant zeros where the rule returned None: it is
+    linear in ``cotangents``. ``t``, the tangent of ``cotangents``, is read
+    the way ``custom_cotangents`` read ``cotangents``; an entry whose
+    cotangent was None (which forward-mode code gives a scalar zero tangent)
+    or whose tangent is None gets zeros shaped like its argument. The
+    primal call has checked the shapes already.
+    """
+    rows = _entries_per_argument(cotangents, single)
+    moved = _entries_per_argument(t, single)
+    return tuple(tangent if arg is None else
+                 zeros_like(arg) if cotangent is None or tangent is None else tangent
+                 for cotangent, tangent, arg in zip(rows, moved, args))
+
+
+def custom_cotangents_transpose(c, cotangents, args, single=False):
+    """The transpose of :func:`custom_cotangents_tangent` in ``t``.
+
+    ``c`` has one entry per argument; the result has the form of what the
+    rule returned (a bare cotangent, a tuple or a list), with None where the
+    rule returned None (that entry became a constant).
+
+    >>> custom_cotangents_transpose((1.0, 2.0), [None, 0.5], (3.0, 4.0))
+    [None, 2.0]
+    """
+    rows = _entries_per_argument(cotangents, single)
+    back = [part if arg is None or cotangent is not None else None
+            for part, cotangent, arg in zip(c, rows, args)]
+    if single or not _is_sequence(cotangents):
+        return back[0]
+    return type(cotangents)(back)
+
+
+def _entries_per_argument(cotangents, single):
+    """What a user-written rule returned, one entry per argument (as custom_cotangents reads it)."""
+    if single or not _is_sequence(cotangents):
+        return (cotangents,)
+    return tuple(cotangents)
+
+
+def _is_sequence(value):
+    """A tuple or list of entries, one per argument (a named tuple is one cotangent)."""
+    return isinstance(value, (tuple, list)) and not hasattr(value, "_fields")
 
 
 def _float_dtype(*values):

@@ -14,12 +14,18 @@ helpers are bilinear: ``matmul_lhs(v, a, b)`` is linear in ``v`` and in
 ``b``, and ``a`` only supplies a shape; in general, for a product ``P``,
 ``<c, lhs(v, a, b)> = <v, P(c, b)>``, which gives both derivatives.
 
-The templates call the helpers' first parameter ``v`` (or ``c``), because
-``g`` and ``ans`` are the template's own cotangent and output, and name a
-helper's ``ans`` after what it is (``prod``, ``std``, ``power``). A helper
-that takes the forward result of the function it differentiates is
-differentiated in that result too, as an independent input. Derivatives that
-need more than a line call ``runtime/higher.py``.
+The helpers of forward-mode code (``prod_jvp``, ``einsum_jvp``,
+``choice_tangent``...) are linear in the tangent they take first, and their
+transpose in it is mostly the matching gradient helper: the transpose of
+``t -> prod_jvp(t, prod, x)`` is ``c -> prod_grad(c, prod, x)``.
+
+The templates call the helpers' first parameter ``v`` (``c`` for a
+transpose's, ``t`` for a tangent helper's), because ``g`` and ``ans`` are the
+template's own cotangent and output, and name a helper's ``ans`` after what
+it is (``prod``, ``std``, ``power``). A helper that takes the forward result
+of the function it differentiates is differentiated in that result too, as
+an independent input. Derivatives that need more than a line call
+``runtime/higher.py``.
 
 Every runtime export is accounted for in tests/test_runtime_helper_rules.py,
 which lists the helpers left without rules and why.
@@ -126,6 +132,62 @@ def std_grad_jvp(dv, dstd, dx, ans, v, std, x, axis=None, ddof=0, keepdims=False
             rt.std_grad(v, std, dx, axis, ddof, keepdims))
 
 
+# The tangents of reductions: each is linear in ``t`` (shaped like x), and its
+# transpose in t is the reduction's gradient helper.
+
+@vjp(rt.extremum_jvp)
+def extremum_jvp(g, ans, t, extremum, x, axis=None, keepdims=False):
+    """Which elements tie for the extremum is piecewise constant in ``extremum`` and ``x``."""
+    return rt.extremum_grad(g, extremum, x, axis, keepdims)
+
+linear(rt.extremum_jvp)
+
+
+# prod_jvp is sum(t * partials) over the reduced axes, the partials as in
+# prod_grad: in prod it is prod_grad_dprod summed against t, and in x the
+# slice's product Hessian (prod_grad_dx with v = 1) summed against t, which
+# is symmetric, so the VJP in x is prod_grad_dx of t itself.
+@vjp(rt.prod_jvp)
+def prod_jvp(g, ans, t, prod, x, axis=None, keepdims=False):
+    return (rt.prod_grad(g, prod, x, axis, keepdims),
+            rt.prod_grad_dprod_transpose(t, g, x, axis, keepdims),
+            rt.prod_grad_dx(t, g, prod, x, axis, keepdims))
+
+@jvp(rt.prod_jvp)
+def prod_jvp_jvp(dt, dprod, dx, ans, t, prod, x, axis=None, keepdims=False):
+    return (rt.prod_jvp(dt, prod, x, axis, keepdims),
+            rt.prod_grad_dprod_transpose(t, dprod, x, axis, keepdims),
+            np.sum(t * rt.prod_grad_dx(dx, np.ones_like(prod), prod, x, axis, keepdims),
+                   axis=axis, keepdims=keepdims))
+
+
+# var_jvp is 2 sum((x - mean(x)) t) / dof: bilinear in t and x, and symmetric
+# in them (centering is a symmetric projection), so its derivative in x is
+# var_jvp with the two swapped.
+@vjp(rt.var_jvp)
+def var_jvp(g, ans, t, x, axis=None, ddof=0, keepdims=False):
+    return rt.var_grad(g, x, axis, ddof, keepdims), rt.var_grad(g, t, axis, ddof, keepdims)
+
+@jvp(rt.var_jvp)
+def var_jvp_jvp(dt, dx, ans, t, x, axis=None, ddof=0, keepdims=False):
+    return rt.var_jvp(dt, x, axis, ddof, keepdims), rt.var_jvp(t, dx, axis, ddof, keepdims)
+
+
+# std_jvp is var_jvp's form divided by 2 std (zero where std == 0): the same
+# in t and x, and ``-ans / std`` in std.
+@vjp(rt.std_jvp)
+def std_jvp(g, ans, t, std, x, axis=None, ddof=0, keepdims=False):
+    return (rt.std_grad(g, std, x, axis, ddof, keepdims),
+            -rt.ratio_or_zero(g * ans, std),
+            rt.std_grad(g, std, t, axis, ddof, keepdims))
+
+@jvp(rt.std_jvp)
+def std_jvp_jvp(dt, dstd, dx, ans, t, std, x, axis=None, ddof=0, keepdims=False):
+    return (rt.std_jvp(dt, std, x, axis, ddof, keepdims),
+            -rt.ratio_or_zero(ans * dstd, std),
+            rt.std_jvp(t, std, dx, axis, ddof, keepdims))
+
+
 # -- products ------------------------------------------------------------------
 # lhs(v, a, b) is the gradient of <v, P(a, b)> in a, so <c, lhs(v, a, b)> =
 # <v, P(c, b)>: its transpose in v is P(c, b) and its gradient in b is
@@ -225,6 +287,20 @@ def einsum_grads_jvp(dv, doperands, ans, v, subscripts, operands):
                   rt.einsum_grads_doperands(doperands, v, subscripts, operands))
 
 
+# einsum_jvp adds up the einsums with one operand replaced by its tangent:
+# linear in the tangents (the transpose is einsum_grads) and in each other
+# operand. ``product`` (the einsum's value) only gives a zero tangent's shape.
+@vjp(rt.einsum_jvp)
+def einsum_jvp(g, ans, tangents, product, subscripts, operands):
+    return (rt.einsum_grads(g, subscripts, operands), None, None,
+            rt.einsum_grads_doperands_transpose(tangents, g, subscripts, operands))
+
+@jvp(rt.einsum_jvp)
+def einsum_jvp_jvp(dtangents, doperands, ans, tangents, product, subscripts, operands):
+    return (rt.einsum_jvp(dtangents, product, subscripts, operands),
+            rt.einsum_jvp_doperands(doperands, tangents, product, subscripts, operands))
+
+
 # -- joins: split v into pieces; the transpose joins the pieces' cotangents ------
 
 @vjp(rt.concatenate_grads)
@@ -310,6 +386,28 @@ def choice_grads_transpose(g, ans, c, v, choice, args):
 linear(rt.spread_grads, rt.spread_grads_transpose, rt.choice_grads, rt.choice_grads_transpose)
 
 
+# The tangents of the builtins sum and max/min: a sum of the items' tangents
+# (``ans`` gives only its shape), and the tied arguments' mean.
+@vjp(rt.sum_tangents)
+def sum_tangents(g, ans, tangents, total):
+    return rt.sum_tangents_transpose(g, tangents)
+
+@vjp(rt.sum_tangents_transpose)
+def sum_tangents_transpose(g, ans, c, tangents):
+    return rt.sum_tangents(g, c)
+
+@vjp(rt.choice_tangent)
+def choice_tangent(g, ans, t, choice, args):
+    """Which arguments tie for the choice is piecewise constant in ``choice`` and ``args``."""
+    return rt.choice_tangent_transpose(g, choice, args)
+
+@vjp(rt.choice_tangent_transpose)
+def choice_tangent_transpose(g, ans, c, choice, args):
+    return rt.choice_tangent(g, choice, args)
+
+linear(rt.sum_tangents, rt.sum_tangents_transpose, rt.choice_tangent, rt.choice_tangent_transpose)
+
+
 # The seed is ones (a constant) without output gradients, and those gradients,
 # cast, when given: linear in them.
 @vjp(rt.seed_cotangent)
@@ -320,6 +418,31 @@ def seed_cotangent(g, ans, output, output_gradients):
 @jvp(rt.seed_cotangent)
 def seed_cotangent_jvp(doutput_gradients, ans, output, output_gradients):
     return rt.seed_cotangent(output, doutput_gradients)
+
+
+# -- user-written cotangents -------------------------------------------------------
+# custom_cotangents checks what a registered VJP rule returned and passes it
+# on, one entry per argument, with constant zeros for None: linear in it.
+# (The other exports of runtime/custom.py are never called by generated code.)
+
+@vjp(rt.custom_cotangents)
+def custom_cotangents(g, ans, cotangents, args, rule, single=False):
+    return rt.custom_cotangents_transpose(g, cotangents, args, single)
+
+@jvp(rt.custom_cotangents)
+def custom_cotangents_jvp(dcotangents, ans, cotangents, args, rule, single=False):
+    """Not ``linear``: a None entry's tangent is a scalar zero, which the check would reject."""
+    return rt.custom_cotangents_tangent(dcotangents, cotangents, args, single)
+
+@vjp(rt.custom_cotangents_tangent)
+def custom_cotangents_tangent(g, ans, t, cotangents, args, single=False):
+    return rt.custom_cotangents_transpose(g, cotangents, args, single)
+
+@vjp(rt.custom_cotangents_transpose)
+def custom_cotangents_transpose(g, ans, c, cotangents, args, single=False):
+    return rt.custom_cotangents_tangent(g, cotangents, args, single)
+
+linear(rt.custom_cotangents_tangent, rt.custom_cotangents_transpose)
 
 
 # -- subscripts, attributes and containers -----------------------------------------
