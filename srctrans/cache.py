@@ -166,7 +166,8 @@ class Instance:
         return variant
 
     def _specialised(self, fn, args, kwargs):
-        (out, residuals), values = _run_keeping_locals(self.fwd, args, kwargs)
+        (out, residuals), values = _run_keeping_locals(self.fwd, args, kwargs,
+                                                       watch_lines=self.build.has_loops)
         _, wrt, optimize, unconnected_zero, _ = self.build.options
         return instance(fn, wrt, optimize, unconnected_zero,
                         shapes=_measure(self.build, out, residuals, values))
@@ -175,12 +176,14 @@ class Instance:
 MAX_SPECIALISATIONS = 8
 
 
-def _run_keeping_locals(generated, args, kwargs):
+def _run_keeping_locals(generated, args, kwargs, watch_lines=True):
     """``generated(*args, **kwargs)``, and its local values when it returned.
 
-    Every line of the run is watched (this thread only, this one call): a
-    name whose shape changes during the run (in a loop) is left out, so code
-    specialised on the returned values holds for every iteration.
+    With ``watch_lines``, every line of the run is watched (this thread only,
+    this one call): a name whose shape changes during the run (in a loop) is
+    left out, so code specialised on the returned values holds for every
+    iteration. Code without loops assigns each name once, so only its return
+    is watched (watching every line would cost time quadratic in its length).
     """
     values, shapes, varying = {}, {}, set()
     code = generated.__code__
@@ -189,6 +192,8 @@ def _run_keeping_locals(generated, args, kwargs):
     def watch(frame, event, arg):
         if frame.f_code is not code:
             return None
+        if event == "call" and not watch_lines:
+            frame.f_trace_lines = False
         if event in ("line", "return"):
             for name, value in frame.f_locals.items():
                 if _has_shape(value):

@@ -129,6 +129,7 @@ class Build:
         self.options = None        # the cache options it was built for; set by the cache
         self.data_names = ()       # non-local names read as values (their shapes matter)
         self.float_values_matter = False   # a float's value may decide a shape (int(s))
+        self.has_loops = True      # the function has a loop (names may change shape as it runs)
 
     @property
     def source(self):
@@ -221,6 +222,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     build.follows_inputs = follows_inputs and optimize and shapes is None
     build.data_names = data_names
     build.float_values_matter = _rounds_numbers(unit.function)
+    build.has_loops = any(isinstance(n, (gast.For, gast.While)) for n in gast.walk(unit.function))
     return build
 
 
