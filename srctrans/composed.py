@@ -10,6 +10,7 @@ itself is never needed for an HVP.
 
 import functools
 import inspect
+import weakref
 
 import numpy as np
 
@@ -184,22 +185,37 @@ def _check_mode(mode):
 
 def _selected(f, args, wrt):
     """(function, call arguments, selected names, their indices in the call arguments, single)."""
-    from srctrans.api import _Selection, _check_differentiable, _unwrap
+    from srctrans.api import _check_differentiable, _unwrap
     fn, bound_self = _unwrap(f)
+    key = (wrt if not isinstance(wrt, list) else tuple(wrt), len(args), bound_self is not None)
+    memo = _selections.setdefault(fn, {})
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _selection(fn, bound_self, args, wrt)
+    names, indices, single = found
+    call_args = tuple(args) if bound_self is None else (bound_self,) + tuple(args)
+    for name, index in zip(names, indices):
+        _check_differentiable(call_args[index], name)
+    return fn, call_args, names, indices, single
+
+
+_selections = weakref.WeakKeyDictionary()    # function -> {(wrt, argument count, bound): selection}
+
+
+def _selection(fn, bound_self, args, wrt):
+    from srctrans.api import _Selection
     signature_fn = fn if bound_self is None else functools.partial(fn, bound_self)
     selection = _Selection(signature_fn, wrt)
     positional = [p.name for p in inspect.signature(signature_fn).parameters.values()
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    shift = 0 if bound_self is None else 1       # indices count from the bound object, if any
     indices = []
     for name in selection.names:
         index = positional.index(name) if name in positional else None
         if index is None or index >= len(args):
             raise UsageError(f"the selected argument {name!r} must be passed positionally")
-        _check_differentiable(args[index], name)
-        indices.append(index)
-    call_args = tuple(args) if bound_self is None else (bound_self,) + tuple(args)
-    shift = len(call_args) - len(args)           # indices count from the bound object, if any
-    return fn, call_args, selection.names, tuple(i + shift for i in indices), selection.single
+        indices.append(index + shift)
+    return selection.names, tuple(indices), selection.single
 
 
 def _pullback(fn, call_args, names, optimize):
