@@ -10,7 +10,8 @@ Run from the repository root after adding or changing a rule:
 
 Every table is read from srctrans itself (``REGISTRY``, ``METHODS``,
 ``ATTRIBUTES`` and the operator map), so the page cannot list a rule that does
-not exist. The rule column is the rule's ``return`` expression, unparsed.
+not exist. The rule columns are the rules' ``return`` expressions, unparsed:
+the VJP's, and the JVP's ("linear" for a primal declared linear).
 """
 
 import ast
@@ -19,13 +20,16 @@ import math
 import sys
 from pathlib import Path
 
-import gast
-import numpy as np
+# Document this checkout, even when another srctrans is installed.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import gast  # noqa: E402
+import numpy as np  # noqa: E402
 
 import runtime
 import srctrans
 from srctrans.rules import ATTRIBUTES, METHODS, REGISTRY, operators
-from srctrans.rules.registry import Template
+from srctrans.rules.registry import JvpTemplate, Template
 
 # The rule files, in the order of srctrans/rules/__init__.py, with a heading each.
 GROUPS = [
@@ -60,7 +64,16 @@ def rule_text(rule):
     template = Template(rule.vjp)
     params = ", ".join(str(p) for p in template.signature.parameters.values())
     returned = ast.unparse(gast.gast_to_ast(template.returned))
-    return f"`({params})` | `{returned}`"
+    return f"`({params})`", f"`{returned}`"
+
+
+def tangent_text(rule):
+    """The JVP column: "linear", the template's ``return`` expression, or "none"."""
+    if rule.linear:
+        return "linear"
+    if rule.jvp is None:
+        return "none"
+    return f"`{ast.unparse(gast.gast_to_ast(JvpTemplate(rule.jvp).returned))}`"
 
 
 def cell(text):
@@ -74,15 +87,17 @@ def rule_tables():
         group = [r for r in rules if r.vjp.__module__ == module]
         if not group:
             continue
-        lines += [f"### {heading}", "", "| function | arguments | cotangents returned |",
-                  "|---|---|---|"]
-        by_rule = {}                               # one row per rule function
+        lines += [f"### {heading}", "",
+                  "| function | arguments | cotangents returned | tangent (JVP) |",
+                  "|---|---|---|---|"]
+        by_rule = {}                               # one row per pair of rule functions
         for rule in group:
-            by_rule.setdefault(rule.vjp, []).append(rule)
+            by_rule.setdefault((rule.vjp, rule.jvp, rule.linear), []).append(rule)
         for sharing in by_rule.values():
             names = ", ".join(dict.fromkeys(spelled(r.primal) for r in sharing))
-            params, returned = rule_text(sharing[0]).split(" | ")
-            lines.append(f"| {names} | {params} | {cell(returned)} |")
+            params, returned = rule_text(sharing[0])
+            tangent = tangent_text(sharing[0])
+            lines.append(f"| {names} | {params} | {cell(returned)} | {cell(tangent)} |")
         lines.append("")
     unknown = [r for r in rules if r.vjp.__module__ not in dict(GROUPS)]
     if unknown:

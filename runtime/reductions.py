@@ -101,8 +101,11 @@ def prod_grad(g, ans, x, axis=None, keepdims=False):
     Args:
       ans: the forward result (same shape as ``g``).
     """
-    shape = np.shape(x)
-    return _keep_reduced_axes(g, shape, axis, keepdims) * _prod_partials(ans, x, axis, keepdims)
+    x = np.asarray(x)
+    g = _keep_reduced_axes(g, x.shape, axis, keepdims)
+    if not np.any(np.equal(x, 0)):          # the common case: one pass over x
+        return g * _keep_reduced_axes(ans, x.shape, axis, keepdims) / x
+    return g * _prod_partials(ans, x, axis, keepdims)
 
 
 def prod_jvp(dx, ans, x, axis=None, keepdims=False):
