@@ -114,3 +114,13 @@ def test_jvp_is_cached():
     from srctrans import cache
     first = cache.forward_instance(programs.smooth, ("x",))
     assert cache.forward_instance(programs.smooth, ("x",)) is first
+
+
+def test_docs_show_the_generated_tangent_code_as_it_is():
+    from pathlib import Path
+    page = (Path(__file__).parent.parent / "docs" / "forward.md").read_text()
+    text = st.source(programs.mlp_loss, mode="forward", wrt=(1, 2))
+    assert text.strip() in page
+    loop = st.source(programs.loop_with_branch, mode="forward")
+    body = loop[loop.index("    for i in range(n):"):loop.index("    # line 94")]
+    assert body.strip() in page
