@@ -16,7 +16,10 @@ the backward statements of a list of statements, such that
   a ``for`` loop's variable is read back from its ``range`` object;
 * every adjoint that flows around a loop, or out of only one branch, starts
   at zero, so the first contribution to an adjoint assigns it and later ones
-  add to it, whichever way control went.
+  add to it, whichever way control went; and the adjoint of a value a loop
+  body overwrites before reading it is zero again at the end of each
+  reversed iteration (only the last iteration's value reached the code after
+  the loop).
 """
 
 import gast
@@ -119,10 +122,14 @@ class ControlFlow:
         carried = {self.namer.adjoint(n) for n in exposed_reads(stmt.body) if n in self.active}
         before_loop = self._zeros(carried - self.initialised)
         self.initialised |= carried
+        # the adjoint of a value the body overwrites before reading it, if it has one after
+        # the loop: the last iteration's value flows there, an earlier one's nowhere
+        overwritten = {self.namer.adjoint(n) for n in assigned_names(stmt.body)
+                       if n in self.active} & self.initialised
         body_forward, body_backward = self._block(stmt.body, depth + 1)
         self._origin = origin
-        back_edge = self._zeros(carried - self.initialised)
-        self.initialised |= carried
+        back_edge = self._zeros((carried | overwritten) - self.initialised)
+        self.initialised |= carried | overwritten
         count = assign(trips, gast.BinOp(load(trips), gast.Add(), gast.Constant(1, None)))
         anno.set_(count, Anno.ORIGIN, origin)
         iteration = self.namer.fresh("_iteration")
@@ -173,6 +180,12 @@ def exposed_reads(statements):
             assigned |= {n.id for n in gast.walk(stmt)
                          if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
     return exposed
+
+
+def assigned_names(statements):
+    """Names a block assigns (nested blocks included)."""
+    return {n.id for stmt in statements for n in gast.walk(stmt)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
 
 def drop_empty_blocks(statements):
