@@ -13,6 +13,7 @@ class Anno(enum.Enum):
     ORIGIN = "the user's statement this node came from: an Origin (line and text)"
     CALLEE = "on a Call: the resolved live object being called"
     SAVES = "on a tape push, pop or placeholder: the name whose overwritten value it saves"
+    REVERSES = "on a backward loop: the forward loop (a gast.For or gast.While) it reverses"
 
 
 def get(node, key, default=None):

@@ -52,6 +52,7 @@ from srctrans.normalize.desugar import desugar
 from srctrans.normalize.ssa import rename_reassignments
 from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, reads_of, targets_of
 from srctrans.optimise.inline import inline_temporaries
+from srctrans.optimise.remat import rematerialise
 from srctrans.optimise.simplify import simplify
 from srctrans.optimise.specialise import shapes_follow_inputs, specialise, use_array_methods
 from srctrans import nodes
@@ -171,6 +172,8 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
         backward, renaming = propagate_copies(backward)
         gradients = [_rename(g, renaming) for g in gradients]
         backward = eliminate_dead_code(backward, _reads_all(gradients), _is_not_saving)
+        if shapes:
+            rematerialise(backward, shapes, unit.namer)
         _trace("optimise", lambda: _block_text(backward))
     forward = result.prologue + result.forward
     for _ in range(2):        # dropping saves can empty a branch, whose test then needs no save

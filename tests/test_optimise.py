@@ -1,10 +1,98 @@
 """The optimisation passes: their examples, and gradients of programs that exercise them."""
 
+import doctest
+
 import numpy as np
 import pytest
 
 import srctrans as st
+import srctrans.cache
 from programs import scalar_loops as loops
+from srctrans import pipeline
+from srctrans.optimise import inline, remat, simplify, specialise
+
+
+@pytest.mark.parametrize("module", [inline, remat, simplify, specialise], ids=lambda m: m.__name__)
+def test_the_examples_in_the_docstrings(module):
+    assert doctest.testmod(module).failed == 0
+
+
+def _rng(seed):
+    return np.random.default_rng(seed)
+
+
+# program, argument builder (seeded)
+CASES = [
+    (loops.logistic, lambda r: (2.5, 0.3)),
+    (loops.logistic, lambda r: (2.9, r.uniform(0.2, 0.8))),
+    (loops.dependent_temporaries, lambda r: (0.7, 0.4)),
+    (loops.loop_variable_in_temporary, lambda r: (0.5, 0.8)),
+    (loops.old_value_read, lambda r: (0.8, 0.5)),
+    (loops.temporary_read_after_the_loop, lambda r: (0.7, 0.9)),
+    (loops.nested_scalar_loops, lambda r: (0.6, 0.5)),
+    (loops.scalars_and_arrays, lambda r: (0.5, r.standard_normal(3))),
+    (loops.branch_in_scalar_loop, lambda r: (0.5, 0.3, 0.4)),
+    (loops.branch_in_scalar_loop, lambda r: (0.5, 0.3, -0.4)),
+    (loops.subtraction_chain, lambda r: (r.standard_normal((4, 3)), r.standard_normal((3, 5)))),
+    (loops.negated_and_added, lambda r: (r.standard_normal(3),)),
+]
+
+
+@pytest.mark.parametrize("index", range(len(CASES)), ids=[f"{c[0].__name__}-{i}" for i, c in enumerate(CASES)])
+def test_matches_finite_differences(index):
+    """Generic, specialised and fused code all agree with finite differences."""
+    fn, build = CASES[index]
+    st.check_grads(fn, build(_rng(index)), seed=index)
+
+
+def _fused_source(fn, args):
+    source = st.source(fn, wrt=tuple(range(len(args))), args=args)
+    return source.split(f"def {fn.__name__}_grad")[1]
+
+
+def test_cheap_scalar_temporaries_are_recomputed_not_saved():
+    source = _fused_source(loops.logistic, (2.5, 0.3))
+    assert "tape.append(x)" in source                       # the state is saved, once a step
+    assert "tape.append(_mul)" not in source and "tape.append(_sub)" not in source
+    assert "d_mul = dx * (1.0 - x)" in source               # recomputed, then folded in
+
+
+def test_a_chain_of_temporaries_is_recomputed_in_order():
+    source = _fused_source(loops.dependent_temporaries, (0.7, 0.4))
+    assert "tape.append(u)" not in source and "tape.append(v)" not in source
+    body = source.split("tape.pop()")[1]
+    assert body.index("u_2 = a * x") < body.index("v_2 = u_2 + 1.0")
+
+
+def test_a_value_read_before_it_is_assigned_stays_saved():
+    source = _fused_source(loops.old_value_read, (0.8, 0.5))
+    assert "tape.append(t)" in source and "t = tape.pop()" in source
+
+
+def test_array_temporaries_are_not_recomputed():
+    source = _fused_source(loops.scalars_and_arrays, (0.5, np.ones(3)))
+    assert "c_2 = a * s" in source                          # a number
+    assert "tape.append(v)" in source                       # an array (tanh's rule reads it)
+
+
+def test_recomputing_inside_a_loop_with_a_branch():
+    """The pass on a loop whose body branches (built with explicit shapes)."""
+    args = (0.5, 0.3, 0.4)
+    shapes = dict.fromkeys(["a", "b", "x", "s", "_mul_2", "i"], ())
+    build = pipeline.build_reverse(loops.branch_in_scalar_loop, ("a", "b", "x"),
+                                   _no_callees, shapes=shapes)
+    assert "s_2 = a * b" in build.source and "tape.append(s)" not in build.source
+    fwd, bwd, fused = build.compiled.instantiate(loops.branch_in_scalar_loop)
+    generic = srctrans.cache.instance(loops.branch_in_scalar_loop, ("a", "b", "x"))
+    out, residuals = generic.fwd(*args)
+    expected = generic.bwd(residuals, 1.0)
+    np.testing.assert_allclose(fused(*args), expected)
+    out, residuals = fwd(*args)
+    np.testing.assert_allclose(bwd(residuals, 1.0), expected)
+
+
+def _no_callees(*args):
+    raise AssertionError("no user function is called")
 
 
 def test_the_adjoint_of_an_overwritten_value_restarts_each_reversed_iteration():
@@ -15,3 +103,5 @@ def test_the_adjoint_of_an_overwritten_value_restarts_each_reversed_iteration():
     f = loops.temporary_read_after_the_loop
     assert da == pytest.approx((f(a + eps, x) - f(a - eps, x)) / (2 * eps), rel=1e-6)
     assert dx == pytest.approx((f(a, x + eps) - f(a, x - eps)) / (2 * eps), rel=1e-6)
+
+

@@ -157,6 +157,7 @@ class ControlFlow:
         anno.copy(stmt, loop)
         reverse_loop = anno.copy(stmt, gast.For(store(iteration), backwards,
                                                 restore_target + body_backward + back_edge, [], None))
+        anno.set_(reverse_loop, Anno.REVERSES, loop)
         anno.set_(reset, Anno.ORIGIN, origin)
         forward, after = [], []
         for start in setup + [reset]:
