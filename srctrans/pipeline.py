@@ -50,6 +50,7 @@ from srctrans.normalize import fence
 from srctrans.normalize.anf import normalize
 from srctrans.normalize.desugar import desugar
 from srctrans.normalize.ssa import rename_reassignments
+from srctrans.optimise.accumulate import fold_accumulations
 from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, reads_of, targets_of
 from srctrans.optimise.inline import inline_temporaries
 from srctrans.optimise.remat import rematerialise
@@ -174,6 +175,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
         backward = eliminate_dead_code(backward, _reads_all(gradients), _is_not_saving)
         if shapes:
             rematerialise(backward, shapes, unit.namer)
+        backward = fold_accumulations(backward)
         _trace("optimise", lambda: _block_text(backward))
     forward = result.prologue + result.forward
     for _ in range(2):        # dropping saves can empty a branch, whose test then needs no save

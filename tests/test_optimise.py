@@ -2,6 +2,7 @@
 
 import doctest
 
+import gast
 import numpy as np
 import pytest
 
@@ -9,10 +10,11 @@ import srctrans as st
 import srctrans.cache
 from programs import scalar_loops as loops
 from srctrans import pipeline
-from srctrans.optimise import inline, remat, simplify, specialise
+from srctrans.emit.printer import block_lines
+from srctrans.optimise import accumulate, inline, remat, simplify, specialise
 
 
-@pytest.mark.parametrize("module", [inline, remat, simplify, specialise], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [accumulate, inline, remat, simplify, specialise], ids=lambda m: m.__name__)
 def test_the_examples_in_the_docstrings(module):
     assert doctest.testmod(module).failed == 0
 
@@ -105,3 +107,24 @@ def test_the_adjoint_of_an_overwritten_value_restarts_each_reversed_iteration():
     assert dx == pytest.approx((f(a, x + eps) - f(a, x - eps)) / (2 * eps), rel=1e-6)
 
 
+def _statements(text):
+    return gast.parse(text).body
+
+
+def _text(statements):
+    return "\n".join(block_lines(statements, 0))
+
+
+@pytest.mark.parametrize("text", [
+    "dx = -d\ny = dx * 2\ndx = dx + e",           # the first value is read in between
+    "dx = -d\nd = e * 2\ndx = dx + e",            # what it reads changes in between
+    "dx = -f(d)\ndx = dx + e",                    # it calls something: it does not move
+    "dx = -d\ndx = dx * e",                       # not a sum
+])
+def test_a_first_contribution_that_may_not_move_stays(text):
+    assert _text(accumulate.fold_accumulations(_statements(text))) == text
+
+
+def test_contributions_fold_along_a_chain():
+    folded = accumulate.fold_accumulations(_statements("d = a\nd = d + b\nd = d + c"))
+    assert _text(folded) == "d = a + b + c"

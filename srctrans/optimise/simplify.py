@@ -5,12 +5,16 @@ Guarantees: the values computed are unchanged; products with 1, sums with 0,
 powers of 1 and arithmetic on two numeric constants are folded, so that a
 rule such as ``g * y * x ** (y - 1)`` instantiated at ``y = 2`` reads
 ``g * 2 * x``; the same holds for ``rt.power_base_factor(x, 2)``. Negation moves outside ``rt.unbroadcast`` (summing is linear),
-so it runs on the reduced array.
+so it runs on the reduced array, and an added negation becomes a subtraction
+(``a + -b`` is ``a - b``, exactly, in floating point too).
 
 >>> import gast, ast
 >>> e = gast.parse("g * 2 * x ** (2 - 1)").body[0].value
 >>> ast.unparse(gast.gast_to_ast(simplify_expression(e)))
 'g * 2 * x'
+>>> e = gast.parse("-d_sub + d_mul * a").body[0].value
+>>> ast.unparse(gast.gast_to_ast(simplify_expression(e)))
+'d_mul * a - d_sub'
 """
 
 import operator
@@ -42,6 +46,10 @@ def _is(node, value):
     return _number(node) and node.value == value
 
 
+def _negated(node):
+    return isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub)
+
+
 class _Simplifier(gast.NodeTransformer):
     def visit_BinOp(self, node):
         self.generic_visit(node)
@@ -60,6 +68,12 @@ class _Simplifier(gast.NodeTransformer):
             return left
         if op in (gast.Add, gast.Sub) and _is(right, 0):
             return left
+        if op is gast.Add and _negated(right):                       # a + -b -> a - b
+            return gast.BinOp(left, gast.Sub(), right.operand)
+        if op is gast.Add and _negated(left):                        # -a + b -> b - a
+            return gast.BinOp(right, gast.Sub(), left.operand)
+        if op is gast.Sub and _negated(right):                       # a - -b -> a + b
+            return gast.BinOp(left, gast.Add(), right.operand)
         return node
 
     def visit_Call(self, node):
