@@ -53,6 +53,7 @@ from srctrans.normalize.ssa import rename_reassignments
 from srctrans.optimise.accumulate import fold_accumulations
 from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, reads_of, targets_of
 from srctrans.optimise.inline import inline_temporaries
+from srctrans.optimise.negation import sink_negations
 from srctrans.optimise.remat import rematerialise
 from srctrans.optimise.simplify import simplify
 from srctrans.optimise.specialise import shapes_follow_inputs, specialise, use_array_methods
@@ -176,6 +177,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
         if shapes:
             rematerialise(backward, shapes, unit.namer)
         backward = fold_accumulations(backward)
+        backward = sink_negations(backward, _reads_all(gradients))
         _trace("optimise", lambda: _block_text(backward))
     forward = result.prologue + result.forward
     for _ in range(2):        # dropping saves can empty a branch, whose test then needs no save

@@ -11,10 +11,10 @@ import srctrans.cache
 from programs import scalar_loops as loops
 from srctrans import pipeline
 from srctrans.emit.printer import block_lines
-from srctrans.optimise import accumulate, inline, remat, simplify, specialise
+from srctrans.optimise import accumulate, inline, negation, remat, simplify, specialise
 
 
-@pytest.mark.parametrize("module", [accumulate, inline, remat, simplify, specialise], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [accumulate, inline, negation, remat, simplify, specialise], ids=lambda m: m.__name__)
 def test_the_examples_in_the_docstrings(module):
     assert doctest.testmod(module).failed == 0
 
@@ -128,3 +128,19 @@ def test_a_first_contribution_that_may_not_move_stays(text):
 def test_contributions_fold_along_a_chain():
     folded = accumulate.fold_accumulations(_statements("d = a\nd = d + b\nd = d + c"))
     assert _text(folded) == "d = a + b + c"
+
+
+@pytest.mark.parametrize("text, live", [
+    ("d = -g\ne = np.exp(d)", set()),              # exp does not let the sign out
+    ("d = -g\ne = d * x\nf = e * e", set()),       # e is read twice
+    ("d = -g\ne = d / s", set()),                  # nothing absorbs it
+    ("d = -g\ne = h + d", {"d"}),                  # d itself is returned
+])
+def test_a_negation_that_would_not_be_absorbed_stays(text, live):
+    assert _text(negation.sink_negations(_statements(text), live)) == text
+
+
+def test_a_negation_moves_through_sums_of_arrays():
+    moved = negation.sink_negations(_statements(
+        "d = -g\ne = rt.unbroadcast(d, b)\nf = e.sum(axis=0)\nh = k + f"), set())
+    assert _text(moved) == "d = g\ne = rt.unbroadcast(d, b)\nf = e.sum(axis=0)\nh = k - f"
