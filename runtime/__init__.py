@@ -14,6 +14,7 @@ Modules:
   accumulate   -- adding cotangents of unknown type (containers entry by entry)
   containers   -- taking containers (tuple, list, dict, named tuple, dataclass) apart and back
   seeding      -- the output gradient: ones by default, or a checked cotangent
+  fastpath     -- shortcuts for hot loops (a reversed loop's saved values, all at once)
 """
 
 from runtime.broadcast import unbroadcast
@@ -32,3 +33,4 @@ from runtime.containers import saved_entry, restored_entry, entry_cotangent, wit
 from runtime.reshaping import (
     identity, getitem_grad, getattr_grad, last_and_rest, transpose_grad, asarray_grad, zero_at,
     saved_at, restored_at)
+from runtime.fastpath import pop_many

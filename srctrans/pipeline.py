@@ -41,7 +41,8 @@ from srctrans.analyse.activity import active_names
 from srctrans.analyse.invariance import softmax_offsets
 from srctrans.analyse.values import array_valued, dict_valued, fresh_arrays, written_arrays
 from srctrans.annotations import Anno
-from srctrans.differentiate.control import drop_empty_blocks, drop_unneeded_saves
+from srctrans.differentiate.control import (
+    drop_empty_blocks, drop_unneeded_saves, iterate_saved_values)
 from srctrans.differentiate.reverse import reverse
 from srctrans.emit.compile import compile_functions
 from srctrans.emit.printer import block_lines, function_lines
@@ -186,6 +187,8 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
                                                 _reads_all(backward + gradients))
     if result.tape is not None and result.tape not in _reads_all(backward):
         forward = [s for s in forward if targets_of(s) != [result.tape]]   # nothing was saved
+    if optimize:
+        iterate_saved_values(backward, unit.aliases[RUNTIME_ALIAS])
     residuals = _residuals(unit, forward, backward, gradients)
     untouched_forward = [clone(s) for s in forward]     # the fused gradient starts from these
     if optimize:

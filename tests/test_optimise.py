@@ -6,6 +6,7 @@ import gast
 import numpy as np
 import pytest
 
+import runtime.fastpath
 import srctrans as st
 import srctrans.cache
 from programs import scalar_loops as loops
@@ -14,7 +15,8 @@ from srctrans.emit.printer import block_lines
 from srctrans.optimise import accumulate, inline, negation, remat, simplify, specialise
 
 
-@pytest.mark.parametrize("module", [accumulate, inline, negation, remat, simplify, specialise], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [accumulate, inline, negation, remat, simplify, specialise,
+                                    runtime.fastpath], ids=lambda m: m.__name__)
 def test_the_examples_in_the_docstrings(module):
     assert doctest.testmod(module).failed == 0
 
@@ -57,12 +59,13 @@ def test_cheap_scalar_temporaries_are_recomputed_not_saved():
     assert "tape.append(x)" in source                       # the state is saved, once a step
     assert "tape.append(_mul)" not in source and "tape.append(_sub)" not in source
     assert "d_mul = dx * (1.0 - x)" in source               # recomputed, then folded in
+    assert "for x in rt.pop_many(tape, trips):" in source   # the loop walks the saved values
 
 
 def test_a_chain_of_temporaries_is_recomputed_in_order():
     source = _fused_source(loops.dependent_temporaries, (0.7, 0.4))
     assert "tape.append(u)" not in source and "tape.append(v)" not in source
-    body = source.split("tape.pop()")[1]
+    body = source.split("rt.pop_many")[1]
     assert body.index("u_2 = a * x") < body.index("v_2 = u_2 + 1.0")
 
 
@@ -105,6 +108,13 @@ def test_the_adjoint_of_an_overwritten_value_restarts_each_reversed_iteration():
     f = loops.temporary_read_after_the_loop
     assert da == pytest.approx((f(a + eps, x) - f(a - eps, x)) / (2 * eps), rel=1e-6)
     assert dx == pytest.approx((f(a, x + eps) - f(a, x - eps)) / (2 * eps), rel=1e-6)
+
+
+def test_a_pullback_with_saved_values_walked_at_once_can_be_called_again():
+    out, pullback = st.vjp(loops.nested_scalar_loops, 0.6, 0.5)
+    first, second = pullback(1.0), pullback(2.0)
+    for one, two in zip(first, second):
+        assert two == pytest.approx(2.0 * one)
 
 
 def _statements(text):
