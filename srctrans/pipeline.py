@@ -178,7 +178,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
         if shapes:
             rematerialise(backward, shapes, unit.namer)
         backward = fold_accumulations(backward)
-        backward = sink_negations(backward, _reads_all(gradients))
+        backward = sink_negations(backward, _reads_all(gradients), shapes)
         _trace("optimise", lambda: _block_text(backward))
     forward = result.prologue + result.forward
     for _ in range(2):        # dropping saves can empty a branch, whose test then needs no save

@@ -5,7 +5,8 @@ pass), after simplification.
 Guarantees: the values computed are unchanged (a sign moves through a
 product, a quotient or a sum exactly, in floating point too), and a chain
 is rewritten only when its last statement takes the sign into a difference
-(``a + -b`` is ``a - b``), so no statement gains a negation. The adjoint of
+(``a + -b`` is ``a - b``) that lets NumPy reuse a large temporary as the sum
+did, so no statement gains a negation or an allocation. The adjoint of
 a subtracted value is a negated cotangent, and the rules that read it carry
 the sign along, so the backward pass of ``z - np.log(s)`` reads
 
@@ -21,23 +22,45 @@ chain, the sign moves along it and the negated array is never made:
     dz = dlogp - d_sum * e
 
 >>> import ast, gast
->>> body = gast.parse("d = -g.sum(axis=1)\\ne = d / s\\nf = h + e * x").body
+>>> body = gast.parse("d = -g.sum(axis=0)\\ne = d / s\\nf = h + e * x").body
+>>> shapes = {"g": (10, 64), "s": (), "h": (64,), "x": (64,)}
+>>> [ast.unparse(gast.gast_to_ast(s)) for s in sink_negations(body, set(), shapes)]
+['d = g.sum(axis=0)', 'e = d / s', 'f = h - e * x']
+
+But ``h - e * x`` allocates its result, where ``h + e * x`` writes into the
+temporary ``e * x``; for arrays of the size NumPy reuses (256 KiB and more),
+or of unknown shape, the sign stays on the small array:
+
+>>> body = gast.parse("d = -g.sum(axis=0)\\ne = d / s\\nf = h + e * x").body
 >>> [ast.unparse(gast.gast_to_ast(s)) for s in sink_negations(body, set())]
-['d = g.sum(axis=1)', 'e = d / s', 'f = h - e * x']
+['d = -g.sum(axis=0)', 'e = d / s', 'f = h + e * x']
 """
 
 import gast
+import numpy as np
 
 from srctrans.nodes import clone, load
 from srctrans.optimise.dce import reads_of, targets_of
+from srctrans.optimise.simplify import keeps_reuse
+from srctrans.optimise.specialise import shape_of
 
 
-def sink_negations(statements, live_out):
+def sink_negations(statements, live_out, shapes=None):
     """``statements`` (a flat list) with negations moved to where a difference absorbs them.
 
-    ``live_out`` holds the names read after ``statements``; their values stay as they are.
+    ``live_out`` holds the names read after ``statements``; their values stay
+    as they are. ``shapes`` (name -> shape, in a specialised build) tells
+    which differences are small enough that NumPy would not reuse a
+    temporary anyway (see :func:`~srctrans.optimise.simplify.keeps_reuse`);
+    without it, a sign is moved only where no reuse is lost.
     """
     statements = list(statements)
+    known = dict(shapes or {})
+    for stmt in statements:
+        if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
+            shape = shape_of(stmt.value, known)
+            if shape is not None:
+                known.setdefault(stmt.targets[0].id, shape)
     reads, writes = {}, {}
     for stmt in statements:
         for node in gast.walk(stmt):
@@ -51,7 +74,7 @@ def sink_negations(statements, live_out):
     for i, stmt in enumerate(statements):
         if _negated_assignment(stmt) is None:
             continue
-        chain = _chain(statements, i, single_use)
+        chain = _chain(statements, i, single_use, known)
         if chain is not None:
             stmt.value = stmt.value.operand                   # n = -e  ->  n = e
             for index, value in chain:
@@ -59,7 +82,7 @@ def sink_negations(statements, live_out):
     return statements
 
 
-def _chain(statements, i, single_use):
+def _chain(statements, i, single_use, known):
     """``[(index, new value)]`` for the statements the sign of ``statements[i]`` moves through.
 
     None when the sign would not end absorbed by a difference.
@@ -74,11 +97,27 @@ def _chain(statements, i, single_use):
         value = statements[j].value
         trial = _PullOut().visit(_replace_read(clone(value), name))
         if not _is_negation(trial):
-            absorbed = _negations(trial) <= _negations(value)
+            absorbed = (_negations(trial) <= _negations(value)
+                        and _costly_differences(trial, known) <= _costly_differences(value, known))
             return chain + [(j, trial)] if absorbed else None
         chain.append((j, trial.operand))                      # the sign moves on
         i, name = j, statements[j].targets[0].id
     return None
+
+
+# NumPy reuses temporaries of this many bytes and more (NPY_MIN_ELIDE_BYTES); 8-byte elements
+REUSED_FROM_ELEMENTS = 256 * 1024 // 8
+
+
+def _costly_differences(node, known):
+    """Differences in ``node`` that keep NumPy from reusing a temporary of a size it would reuse."""
+    count = 0
+    for n in gast.walk(node):
+        if isinstance(n, gast.BinOp) and isinstance(n.op, gast.Sub) and not keeps_reuse(n.left, n.right):
+            shape = shape_of(n, known)
+            if shape is None or int(np.prod(shape, dtype=np.int64)) >= REUSED_FROM_ELEMENTS:
+                count += 1
+    return count
 
 
 def _negated_assignment(stmt, any_value=False):
@@ -125,7 +164,7 @@ class _PullOut(gast.NodeTransformer):
             inner = gast.BinOp(_negate(left) if _is_negation(left) else left, op,
                                _negate(right) if _is_negation(right) else right)
             return gast.UnaryOp(gast.USub(), inner)
-        if isinstance(op, gast.Add):
+        if isinstance(op, gast.Add):                              # (checked for reuse after)
             if _is_negation(right):                               # a + -b -> a - b
                 return gast.BinOp(left, gast.Sub(), right.operand)
             if _is_negation(left):                                # -a + b -> b - a

@@ -6,7 +6,8 @@ powers of 1 and arithmetic on two numeric constants are folded, so that a
 rule such as ``g * y * x ** (y - 1)`` instantiated at ``y = 2`` reads
 ``g * 2 * x``; the same holds for ``rt.power_base_factor(x, 2)``. Negation moves outside ``rt.unbroadcast`` (summing is linear),
 so it runs on the reduced array, and an added negation becomes a subtraction
-(``a + -b`` is ``a - b``, exactly, in floating point too).
+(``a + -b`` is ``a - b``, exactly, in floating point too) unless that would
+keep NumPy from reusing a temporary array (see :func:`keeps_reuse`).
 
 >>> import gast, ast
 >>> e = gast.parse("g * 2 * x ** (2 - 1)").body[0].value
@@ -15,6 +16,9 @@ so it runs on the reduced array, and an added negation becomes a subtraction
 >>> e = gast.parse("-d_sub + d_mul * a").body[0].value
 >>> ast.unparse(gast.gast_to_ast(simplify_expression(e)))
 'd_mul * a - d_sub'
+>>> e = gast.parse("dz + -(d_sum * e)").body[0].value     # dz - d_sum * e would allocate
+>>> ast.unparse(gast.gast_to_ast(simplify_expression(e)))
+'dz + -(d_sum * e)'
 """
 
 import operator
@@ -46,6 +50,23 @@ def _is(node, value):
     return _number(node) and node.value == value
 
 
+def is_temporary(node):
+    """Whether ``node`` makes a new value (an operation or a call), not a name or a constant."""
+    return isinstance(node, (gast.BinOp, gast.UnaryOp, gast.Call))
+
+
+def keeps_reuse(left, right):
+    """Whether ``left - right`` lets NumPy reuse a temporary as ``left + -right`` does.
+
+    NumPy writes the result of an operation into an operand that is a large
+    temporary array (256 KiB or more) instead of allocating; a difference can
+    only reuse its left operand, so ``a - (b * c)`` allocates where
+    ``a + -(b * c)`` does not, and a fresh large allocation costs more than
+    the negation saved.
+    """
+    return not is_temporary(right) or is_temporary(left)
+
+
 def _negated(node):
     return isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub)
 
@@ -68,10 +89,10 @@ class _Simplifier(gast.NodeTransformer):
             return left
         if op in (gast.Add, gast.Sub) and _is(right, 0):
             return left
-        if op is gast.Add and _negated(right):                       # a + -b -> a - b
-            return gast.BinOp(left, gast.Sub(), right.operand)
-        if op is gast.Add and _negated(left):                        # -a + b -> b - a
-            return gast.BinOp(right, gast.Sub(), left.operand)
+        if op is gast.Add and _negated(right) and keeps_reuse(left, right.operand):
+            return gast.BinOp(left, gast.Sub(), right.operand)      # a + -b -> a - b
+        if op is gast.Add and _negated(left) and keeps_reuse(right, left.operand):
+            return gast.BinOp(right, gast.Sub(), left.operand)      # -a + b -> b - a
         if op is gast.Sub and _negated(right):                       # a - -b -> a + b
             return gast.BinOp(left, gast.Add(), right.operand)
         return node
