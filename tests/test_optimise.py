@@ -39,6 +39,7 @@ CASES = [
     (loops.branch_in_scalar_loop, lambda r: (0.5, 0.3, -0.4)),
     (loops.subtraction_chain, lambda r: (r.standard_normal((4, 3)), r.standard_normal((3, 5)))),
     (loops.negated_and_added, lambda r: (r.standard_normal(3),)),
+    (loops.while_scalar_loop, lambda r: (0.5, 0.8)),
 ]
 
 
@@ -94,6 +95,17 @@ def test_recomputing_inside_a_loop_with_a_branch():
     np.testing.assert_allclose(fused(*args), expected)
     out, residuals = fwd(*args)
     np.testing.assert_allclose(bwd(residuals, 1.0), expected)
+
+
+def test_recomputing_inside_a_while_loop():
+    args = (0.5, 0.8)
+    shapes = dict.fromkeys(["a", "x", "s", "n", "_mul", "_sub", "_mul_2", "_cond"], ())
+    build = pipeline.build_reverse(loops.while_scalar_loop, ("a", "x"), _no_callees, shapes=shapes)
+    assert "s_2 = a * x" in build.source and "tape.append(s)" not in build.source
+    fwd, bwd, fused = build.compiled.instantiate(loops.while_scalar_loop)
+    generic = srctrans.cache.instance(loops.while_scalar_loop, ("a", "x"))
+    out, residuals = generic.fwd(*args)
+    np.testing.assert_allclose(fused(*args), generic.bwd(residuals, 1.0))
 
 
 def _no_callees(*args):

@@ -230,7 +230,8 @@ def _operand_ready(operand, k, first, forward_loop, body, assigned):
     before that statement (``body`` changes then, and so does the index).
     """
     restores = [i for i, s in enumerate(body) if _assigns(s, operand)]
-    if operand == forward_loop.target.id:                 # read back from the range
+    target = getattr(forward_loop, "target", None)        # a while loop has none
+    if isinstance(target, gast.Name) and operand == target.id:    # read back from the range
         read_anyway = any(operand in reads_of(s) for s in body)   # else the range lookup is extra
         return first if len(restores) == 1 and restores[0] < first and read_anyway else None
     if operand not in assigned:                           # unchanged by the loop

@@ -97,3 +97,13 @@ def negated_and_added(x):
     # x gets two contributions, the second a negation: one subtraction
     y = 1.0 - x
     return np.sum(np.exp(y) * x)
+
+
+def while_scalar_loop(a, x):
+    # a while loop: its reversed loop has no loop variable to read back
+    n = 0.0
+    while n < 5.0:
+        s = a * x
+        x = x * (1.0 - 0.1 * s)
+        n = n + 1.0
+    return x
