@@ -17,10 +17,13 @@
     reverse    forward and backward statements             (differentiate.reverse)
     optimise   fold constants, specialise on shapes when   (optimise.*)
                they are known, propagate copies, drop
-               dead code; then decide the residuals, so
-               only values the backward pass still reads
-               are kept alive; fold single-use temporaries
-               back into expressions
+               dead code, recompute cheap loop scalars
+               rather than save them, fold contributions
+               and negations; then drop unneeded saves and
+               decide the residuals, so only values the
+               backward pass still reads are kept alive;
+               fold single-use temporaries back into
+               expressions
     emit       print, compile, register with linecache     (emit.*)
 
 Set the environment variable ``SRCTRANS_TRACE=1`` to print, on stderr, the
@@ -175,9 +178,9 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
         backward, renaming = propagate_copies(backward)
         gradients = [_rename(g, renaming) for g in gradients]
         backward = eliminate_dead_code(backward, _reads_all(gradients), _is_not_saving)
-        if shapes:
+        if shapes:        # before the saves are dropped: it leaves saves unread
             rematerialise(backward, shapes, unit.namer)
-        backward = fold_accumulations(backward)
+        backward = fold_accumulations(backward)      # after specialise: rt.add became +
         backward = sink_negations(backward, _reads_all(gradients), shapes)
         _trace("optimise", lambda: _block_text(backward))
     forward = result.prologue + result.forward
@@ -187,7 +190,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
                                                 _reads_all(backward + gradients))
     if result.tape is not None and result.tape not in _reads_all(backward):
         forward = [s for s in forward if targets_of(s) != [result.tape]]   # nothing was saved
-    if optimize:
+    if optimize:          # once the pops left are final
         iterate_saved_values(backward, unit.aliases[RUNTIME_ALIAS])
     residuals = _residuals(unit, forward, backward, gradients)
     untouched_forward = [clone(s) for s in forward]     # the fused gradient starts from these
