@@ -18,8 +18,9 @@ negation into a subtraction:
     dx = d_mul * a - d_sub
 
 One statement fewer, and for arrays one pass over the data fewer (no
-negated array is made). Chains fold further (``d = a; d = d + b; d = d + c``
-becomes ``d = a + b + c``). Tape pushes and pops never move.
+negated array is made). A statement that received a first value keeps its
+own (``d = a; d = d + b; d = d + c`` becomes ``d = a + b; d = d + c``), so
+a long sum stays one statement per term. Tape pushes and pops never move.
 
 >>> import ast, gast
 >>> body = gast.parse("dx = -d_sub\\nda = da + d_mul * x\\ndx = dx + d_mul * a").body
@@ -45,17 +46,30 @@ def fold_accumulations(statements):
             stmt.body = fold_accumulations(stmt.body)
             if stmt.orelse:
                 stmt.orelse = fold_accumulations(stmt.orelse)
-    folded = set()
+    reads = [reads_of(stmt) for stmt in kept]
+    writes = [_assigned(stmt) for stmt in kept]
+    accumulations = {}                      # name -> indices of `name = name + e`
+    for j, stmt in enumerate(kept):
+        name = _accumulated(stmt)
+        if name is not None:
+            accumulations.setdefault(name, []).append(j)
+    folded, grown = set(), set()
     for i, stmt in enumerate(kept):
+        if i in grown:
+            continue              # one fold per statement: long sums stay a statement per term
         name = _movable_assignment(stmt)
-        if name is None:
+        j = next((j for j in accumulations.get(name, ()) if j > i), None)
+        if name is None or j is None:
             continue
-        j = _next_accumulation(kept, i, name, reads_of(stmt.value))
-        if j is not None:
-            later = kept[j]
-            later.value = simplify_expression(
-                gast.BinOp(stmt.value, gast.Add(), later.value.right))
-            folded.add(i)
+        moving = reads[i]
+        # nothing in between reads the first value or changes what it reads
+        if any(name in reads[k] or name in writes[k] or writes[k] & moving for k in range(i + 1, j)):
+            continue
+        later = kept[j]
+        later.value = simplify_expression(gast.BinOp(stmt.value, gast.Add(), later.value.right))
+        reads[j] = reads_of(later)
+        folded.add(i)
+        grown.add(j)
     return [stmt for i, stmt in enumerate(kept) if i not in folded]
 
 
@@ -71,24 +85,18 @@ def _movable_assignment(stmt):
     return stmt.targets[0].id
 
 
-def _next_accumulation(statements, i, name, reads):
-    """The index of ``name = name + e`` after ``statements[i]``, if its value may move there."""
-    for j in range(i + 1, len(statements)):
-        stmt = statements[j]
-        if _is_accumulation(stmt, name):
-            return j
-        assigned = {n.id for n in gast.walk(stmt)
-                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-        if name in reads_of(stmt) or name in assigned or assigned & reads:
-            return None
-    return None
+def _assigned(stmt):
+    return {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
 
-def _is_accumulation(stmt, name):
+def _accumulated(stmt):
+    """``n`` when ``stmt`` is ``n = n + e`` (``e`` not reading ``n``), else None."""
     if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
-            and isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id == name):
-        return False
-    value = stmt.value
-    return (isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add)
+            and isinstance(stmt.targets[0], gast.Name)) or anno.get(stmt, Anno.SAVES) is not None:
+        return None
+    name, value = stmt.targets[0].id, stmt.value
+    if (isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add)
             and isinstance(value.left, gast.Name) and value.left.id == name
-            and name not in reads_of(value.right) and anno.get(stmt, Anno.SAVES) is None)
+            and name not in reads_of(value.right)):
+        return name
+    return None

@@ -71,10 +71,11 @@ def sink_negations(statements, live_out, shapes=None):
     def single_use(name):
         return reads.get(name) == 1 and writes.get(name) == 1 and name not in live_out
 
+    reading = [reads_of(stmt) for stmt in statements]     # (a sign's move keeps the names read)
     for i, stmt in enumerate(statements):
         if _negated_assignment(stmt) is None:
             continue
-        chain = _chain(statements, i, single_use, known)
+        chain = _chain(statements, reading, i, single_use, known)
         if chain is not None:
             stmt.value = stmt.value.operand                   # n = -e  ->  n = e
             for index, value in chain:
@@ -82,7 +83,7 @@ def sink_negations(statements, live_out, shapes=None):
     return statements
 
 
-def _chain(statements, i, single_use, known):
+def _chain(statements, reading, i, single_use, known):
     """``[(index, new value)]`` for the statements the sign of ``statements[i]`` moves through.
 
     None when the sign would not end absorbed by a difference.
@@ -90,8 +91,7 @@ def _chain(statements, i, single_use, known):
     chain = []
     name = _negated_assignment(statements[i])
     while single_use(name):
-        j = next((k for k in range(i + 1, len(statements)) if name in reads_of(statements[k])),
-                 None)
+        j = next((k for k in range(i + 1, len(statements)) if name in reading[k]), None)
         if j is None or _negated_assignment(statements[j], any_value=True) is None:
             return None
         value = statements[j].value
