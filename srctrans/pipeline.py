@@ -60,7 +60,8 @@ from srctrans.optimise.inline import inline_temporaries
 from srctrans.optimise.negation import sink_negations
 from srctrans.optimise.remat import rematerialise
 from srctrans.optimise.simplify import simplify
-from srctrans.optimise.specialise import shapes_follow_inputs, specialise, use_array_methods
+from srctrans.optimise.specialise import (
+    infer_shapes, shapes_follow_inputs, specialise, use_array_methods)
 from srctrans import nodes
 from srctrans.nodes import clone, parameter_names, substitute_names
 from srctrans.parse.resolve import MISSING, Resolver
@@ -164,6 +165,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     follows_inputs = shapes_follow_inputs(unit.function)
     result = reverse(unit)
     if optimize and shapes:
+        shapes = infer_shapes(result.prologue + result.forward, shapes)   # what the probe missed
         use_array_methods(result.forward, shapes)
     gradients = [_gradient_expression(unit, name, adjoint, unconnected_zero)
                  for name, adjoint in zip(unit.wrt, result.gradients)]

@@ -92,7 +92,6 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.nodes import assign, clone, load
 from srctrans.optimise.dce import reads_of, targets_of
-from srctrans.optimise.specialise import shape_of
 
 # One operation of these on numbers costs about as much as a tape push and pop.
 CHEAP_OPERATORS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.USub, gast.UAdd)
@@ -105,7 +104,7 @@ def rematerialise(backward, shapes, namer):
     the new names (temporaries stay temporaries, so the inliner can fold them).
     """
     done = []
-    for loop in _reversed_loops(backward):
+    for loop in list(_reversed_loops(backward)):
         forward_loop = anno.get(loop, Anno.REVERSES)
         done += _rematerialise_loop(forward_loop, loop, backward, shapes, namer)
     return done
@@ -124,7 +123,6 @@ def _reversed_loops(statements):
 def _rematerialise_loop(forward_loop, loop, backward, shapes, namer):
     body = forward_loop.body
     assigned = _assignment_counts(body)
-    shapes = _with_inferred_shapes(body, shapes)
     done = []
     # last first: a recomputed value may read one computed earlier in the iteration,
     # whose own recomputation must then come before it
@@ -165,22 +163,6 @@ def _cheap_scalar(stmt, shapes):
     return name
 
 
-def _with_inferred_shapes(body, shapes):
-    """``shapes``, plus those of the loop's temporaries the generic forward pass did not keep.
-
-    (The generic code folded them into the expression that reads them, so
-    they were not there to be measured.)
-    """
-    known = dict(shapes)
-    for stmt in body:
-        if (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
-                and isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id not in known):
-            shape = shape_of(stmt.value, known)
-            if shape is not None:
-                known[stmt.targets[0].id] = shape
-    return known
-
-
 def _pushed_before(body, k, name):
     return k > 0 and anno.get(body[k - 1], Anno.SAVES) == name and isinstance(body[k - 1], gast.Expr)
 
@@ -215,8 +197,9 @@ def _recompute(stmt, k, name, forward_loop, loop, backward, assigned, namer):
     new_name = namer.fresh(name)
     if name in namer.temporaries:
         namer.temporaries.add(new_name)
-    for s in body[first:_pop_index(body, name)]:
-        _rename_reads(s, name, new_name)
+    for i in range(first, _pop_index(body, name)):
+        if name in reads_of(body[i]):
+            body[i] = _renamed(body[i], name, new_name)
     body.insert(first, anno.copy(stmt, assign(new_name, clone(stmt.value))))
     loop.body[:] = body
     return True
@@ -293,7 +276,14 @@ def _reads_outside(statements, loop, name):
     return False
 
 
-def _rename_reads(stmt, old, new):
+def _renamed(stmt, old, new):
+    """A copy of ``stmt`` reading ``new`` where it read ``old``.
+
+    (A copy: an adjoint statement may share the nodes of its operands with
+    the forward statement, which must keep reading ``old``.)
+    """
+    stmt = clone(stmt)
     for node in gast.walk(stmt):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id == old:
             node.id = new
+    return stmt

@@ -110,6 +110,45 @@ def shapes_follow_inputs(function):
     return True
 
 
+def infer_shapes(statements, shapes):
+    """``shapes`` (name -> shape), with those of names assigned once from values of known shape.
+
+    The generic forward pass folds single-use temporaries into the expression
+    that reads them, so the run that measured ``shapes`` never saw them; their
+    shapes follow from their operands' (``_mul = a * x``: the broadcast of
+    ``a`` and ``x``). A name assigned more than once keeps out: its shape may
+    change from one assignment to the next.
+
+    >>> body = gast.parse("_mul = 0.9 * x\\n_add = _mul + t\\ny = y * 2.0\\ny = y @ w").body
+    >>> sorted(infer_shapes(body, {"x": (3,), "t": (), "w": (3, 2)}).items())
+    [('_add', (3,)), ('_mul', (3,)), ('t', ()), ('w', (3, 2)), ('x', (3,))]
+    """
+    assigned = {}
+    for stmt in statements:
+        for node in gast.walk(stmt):
+            if (isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store)
+                    and anno.get(stmt, Anno.SAVES) is None):        # not a tape's placeholder
+                assigned[node.id] = assigned.get(node.id, 0) + 1
+    known = dict(shapes)
+
+    def visit(block):
+        for stmt in block:
+            if anno.get(stmt, Anno.SAVES) is not None:
+                continue
+            if isinstance(stmt, (gast.If, gast.For, gast.While)):
+                visit(stmt.body)
+                visit(stmt.orelse)
+            elif (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+                  and isinstance(stmt.targets[0], gast.Name)):
+                name = stmt.targets[0].id
+                if name not in known and assigned.get(name) == 1:
+                    shape = shape_of(stmt.value, known)
+                    if shape is not None:
+                        known[name] = shape
+    visit(statements)
+    return known
+
+
 def specialise(statements, shapes):
     """``statements`` rewritten for values of the given ``shapes`` (name -> tuple)."""
     known = dict(shapes)
