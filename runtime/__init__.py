@@ -14,7 +14,8 @@ Modules:
   accumulate   -- adding cotangents of unknown type (containers entry by entry)
   containers   -- taking containers (tuple, list, dict, named tuple, dataclass) apart and back
   seeding      -- the output gradient: ones by default, or a checked cotangent
-  fastpath     -- shortcuts for hot loops (a reversed loop's saved values, all at once)
+  fastpath     -- shortcuts for hot loops (a reversed loop's saved values, all at once;
+                  the zero of a known number or array)
 """
 
 from runtime.broadcast import unbroadcast
@@ -33,4 +34,4 @@ from runtime.containers import saved_entry, restored_entry, entry_cotangent, wit
 from runtime.reshaping import (
     identity, getitem_grad, getattr_grad, last_and_rest, transpose_grad, asarray_grad, zero_at,
     saved_at, restored_at)
-from runtime.fastpath import pop_many
+from runtime.fastpath import pop_many, zeros_of

@@ -70,6 +70,13 @@ def test_a_chain_of_temporaries_is_recomputed_in_order():
     assert body.index("u_2 = a * x") < body.index("v_2 = u_2 + 1.0")
 
 
+def test_shapes_of_folded_temporaries_are_inferred():
+    """The probe run never sees 0.9 * x as a name; its shape follows from x's."""
+    source = _fused_source(loops.old_value_read, (0.8, 0.5))
+    assert "rt.unbroadcast" not in source and "rt.add" not in source
+    assert "dx = rt.zeros_of(x)" in source                  # a number: no container checks
+
+
 def test_a_value_read_before_it_is_assigned_stays_saved():
     source = _fused_source(loops.old_value_read, (0.8, 0.5))
     assert "tape.append(t)" in source and "t = tape.pop()" in source
