@@ -183,7 +183,8 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
         if shapes:        # before the saves are dropped: it leaves saves unread
             rematerialise(backward, shapes, unit.namer)
         backward = fold_accumulations(backward)      # after specialise: rt.add became +
-        backward = sink_negations(backward, _reads_all(gradients), shapes)
+        if shapes:        # the shapes tell where NumPy would reuse a temporary anyway
+            backward = sink_negations(backward, _reads_all(gradients), shapes)
         _trace("optimise", lambda: _block_text(backward))
     forward = result.prologue + result.forward
     for _ in range(2):        # dropping saves can empty a branch, whose test then needs no save

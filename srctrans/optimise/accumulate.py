@@ -46,28 +46,35 @@ def fold_accumulations(statements):
             stmt.body = fold_accumulations(stmt.body)
             if stmt.orelse:
                 stmt.orelse = fold_accumulations(stmt.orelse)
-    reads = [reads_of(stmt) for stmt in kept]
-    writes = [_assigned(stmt) for stmt in kept]
     accumulations = {}                      # name -> indices of `name = name + e`
     for j, stmt in enumerate(kept):
         name = _accumulated(stmt)
         if name is not None:
             accumulations.setdefault(name, []).append(j)
+    if not accumulations:
+        return kept
+    names = {}                              # index -> (names read, names assigned), when needed
+
+    def reads_writes(k):
+        if k not in names:
+            names[k] = _names(kept[k])
+        return names[k]
     folded, grown = set(), set()
     for i, stmt in enumerate(kept):
         if i in grown:
             continue              # one fold per statement: long sums stay a statement per term
-        name = _movable_assignment(stmt)
+        name = _assigned_name(stmt)
         j = next((j for j in accumulations.get(name, ()) if j > i), None)
-        if name is None or j is None:
+        if j is None or _movable_assignment(stmt) is None:
             continue
-        moving = reads[i]
+        moving = reads_of(stmt.value)
         # nothing in between reads the first value or changes what it reads
-        if any(name in reads[k] or name in writes[k] or writes[k] & moving for k in range(i + 1, j)):
+        if any(name in reads_writes(k)[0] or name in reads_writes(k)[1] or reads_writes(k)[1] & moving
+               for k in range(i + 1, j)):
             continue
         later = kept[j]
         later.value = simplify_expression(gast.BinOp(stmt.value, gast.Add(), later.value.right))
-        reads[j] = reads_of(later)
+        names.pop(j, None)
         folded.add(i)
         grown.add(j)
     return [stmt for i, stmt in enumerate(kept) if i not in folded]
@@ -85,8 +92,19 @@ def _movable_assignment(stmt):
     return stmt.targets[0].id
 
 
-def _assigned(stmt):
-    return {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+def _assigned_name(stmt):
+    if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name):
+        return stmt.targets[0].id
+    return None
+
+
+def _names(stmt):
+    """(names read, names assigned) by ``stmt``, in one walk."""
+    reads, writes = set(), set()
+    for node in gast.walk(stmt):
+        if isinstance(node, gast.Name):
+            (reads if isinstance(node.ctx, gast.Load) else writes).add(node.id)
+    return reads, writes
 
 
 def _accumulated(stmt):
@@ -97,6 +115,6 @@ def _accumulated(stmt):
     name, value = stmt.targets[0].id, stmt.value
     if (isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add)
             and isinstance(value.left, gast.Name) and value.left.id == name
-            and name not in reads_of(value.right)):
+            and name not in reads_of(value.right)):     # (walks only the few accumulations)
         return name
     return None

@@ -40,7 +40,7 @@ import gast
 import numpy as np
 
 from srctrans.nodes import clone, load
-from srctrans.optimise.dce import reads_of, targets_of
+from srctrans.optimise.dce import targets_of
 from srctrans.optimise.simplify import keeps_reuse
 from srctrans.optimise.specialise import shape_of
 
@@ -55,6 +55,8 @@ def sink_negations(statements, live_out, shapes=None):
     without it, a sign is moved only where no reuse is lost.
     """
     statements = list(statements)
+    if not any(_negated_assignment(stmt) for stmt in statements):
+        return statements
     known = dict(shapes or {})
     for stmt in statements:
         if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
@@ -62,16 +64,20 @@ def sink_negations(statements, live_out, shapes=None):
             if shape is not None:
                 known.setdefault(stmt.targets[0].id, shape)
     reads, writes = {}, {}
+    reading = []                            # the names each statement reads (a sign's move keeps them)
     for stmt in statements:
+        read = set()
         for node in gast.walk(stmt):
             if isinstance(node, gast.Name):
                 counts = reads if isinstance(node.ctx, gast.Load) else writes
                 counts[node.id] = counts.get(node.id, 0) + 1
+                if counts is reads:
+                    read.add(node.id)
+        reading.append(read)
 
     def single_use(name):
         return reads.get(name) == 1 and writes.get(name) == 1 and name not in live_out
 
-    reading = [reads_of(stmt) for stmt in statements]     # (a sign's move keeps the names read)
     for i, stmt in enumerate(statements):
         if _negated_assignment(stmt) is None:
             continue
