@@ -148,7 +148,7 @@ class _Differentiated:
         self._selection = None
         self._instance = None
         self._repeat = None            # the short path for calls like the last one
-        self._repeats = {}             # shape key -> its short path, for self._instance
+        self._repeats = {}             # (shape key, dtypes) -> its short path, for self._instance
         self._self_selected = False
         self._unconnected = unconnected_gradients
         self._optimize = optimize
@@ -169,17 +169,21 @@ class _Differentiated:
         self._selection = selection      # last: another thread may see it set
         return selection
 
-    def _repeat_for(self, args, specialised, selection):
-        """The short path for calls shaped like ``args`` (made once per shape key), or None."""
+    def _repeat_for(self, args, specialised, selection, raw):
+        """The short path for calls like ``args`` (made once per shape key and dtypes), or None.
+
+        ``raw`` is what the fused gradient returned for ``args``.
+        """
         key = cache.args_key(args)
         if not repeat_path.fits(args, key, selection.places):
             return None
         key = tuple(key)
-        repeat = self._repeats.get(key)
+        kinds = (key, tuple(a.dtype for a in args if type(a) is np.ndarray))
+        repeat = self._repeats.get(kinds)
         if repeat is None and len(self._repeats) < cache.MAX_SPECIALISATIONS:
-            repeat = self._repeats[key] = repeat_path.make_repeat(
+            repeat = self._repeats[kinds] = repeat_path.make_repeat(
                 self._fn, self._instance, specialised.grad, args, key, selection.places,
-                selection.single, self._finisher(selection))
+                selection.single, self._finisher(selection), raw)
         return repeat
 
     def _finisher(self, selection):
@@ -220,7 +224,7 @@ class _Differentiated:
                 if (not kwargs and self._self is None and build.data_names == ()
                         and not build.float_values_matter
                         and None not in [index for index, _, _ in selection.places]):
-                    self._repeat = self._repeat_for(args, found, selection)
+                    self._repeat = self._repeat_for(args, found, selection, raw)
                 return gradients[0] if selection.single else tuple(gradients)
         out, residuals = found.fwd(*args, **kwargs)
         raw = found.bwd(residuals, runtime.seed_cotangent(out, output_gradients))

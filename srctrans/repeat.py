@@ -6,9 +6,10 @@ Guarantees: :func:`make_repeat` returns ``repeat(fn, args)``, which returns
 the gradients of a call ``grad(fn)(*args)`` when that call has the same
 shape key (the same number of positional arguments, the same shapes, the
 same types of floats and values of ints, bools, strings and None), floating
-selected arguments, and an instance that is still current (no called name
-rebound, the same defaults); otherwise None, and the caller takes the full
-path. The gradients are conformed to their arguments as the full path
+selected arguments (arrays of the same dtypes, when that call's gradients
+needed no conforming), and an instance that is still current (no called
+name rebound, the same defaults); otherwise None, and the caller takes the
+full path. The gradients are conformed to their arguments as the full path
 conforms them.
 
 Checking all that in a generic loop costs more than the fused gradient of
@@ -21,20 +22,23 @@ with ``wrt=(0, 1)``:
         if len(args) != 4:
             return None
         (a0, a1, a2, a3) = args
-        if not (type(a0) is ndarray and a0.shape == (32, 10) and a0.dtype.kind == 'f'
-                and type(a1) is ndarray and a1.shape == (10,) and a1.dtype.kind == 'f'
-                and type(a2) is ndarray and a2.shape == (64, 32)
-                and type(a3) is ndarray and a3.shape == (64, 10)):
+        if not (type(a0) is ndarray and a0.shape == (32, 10) and a0.dtype is dtype_0
+                and type(a1) is ndarray and a1.shape == (10,) and a1.dtype is dtype_1
+                and type(a2) is ndarray and a2.shape == (64, 32) and a2.dtype is dtype_2
+                and type(a3) is ndarray and a3.shape == (64, 10) and a3.dtype is dtype_3):
             return None
         if (fn.__defaults__ is not defaults
                 or fn.__kwdefaults__ is not kwdefaults
                 or namespace.get('np') is not assumed_0):
             return None
-        g0, g1 = fused(a0, a1, a2, a3)
-        if not (type(g0) is ndarray and g0.dtype is a0.dtype and g0.base is None and g0.shape == a0.shape
-                and type(g1) is ndarray and g1.dtype is a1.dtype and g1.base is None and g1.shape == a1.shape):
-            return finish((g0, g1), (a0, a1))
-        return (g0, g1)
+        return fused(a0, a1, a2, a3)
+
+The gradients of the call the guard was made for needed no conforming, so
+those of a call with the same shapes and the same dtypes need none either
+(specialised code has no branches). Otherwise the guard checks the
+selected arrays' dtypes are floating, and checks each gradient after the
+call, as the full path does (the same type and dtype as its argument, its
+own memory, its argument's shape), handing those that fail to ``finish``.
 
 A selected Python float gets an ``np.float64`` gradient, as :func:`grad` documents.
 """
@@ -53,7 +57,7 @@ def fits(args, key, places):
         type(args[index]) is np.ndarray or type(args[index]) is float for index, _, _ in places)
 
 
-def make_repeat(fn, instance, fused, args, key, places, single, finish):
+def make_repeat(fn, instance, fused, args, key, places, single, finish, raw):
     """``repeat(fn, args)`` for calls with the shape key ``key`` of ``args``.
 
     Args:
@@ -65,6 +69,11 @@ def make_repeat(fn, instance, fused, args, key, places, single, finish):
       places: the selected arguments, ``(position, name, default)`` each.
       single: return the one gradient rather than a tuple.
       finish: ``finish(raw, values)`` conforms gradients the general way.
+      raw: what ``fused(*args)`` returned. When those gradients needed no
+        conforming, neither do those of a call whose arrays have the same
+        dtypes (the same objects): specialised code has no branches, so the
+        same types, shapes and dtypes in give the same out. The guard then
+        checks every array's dtype instead of the gradients.
     """
     namespace = {"ndarray": np.ndarray, "float64": np.float64, "fused": fused,
                  "finish": finish, "defaults": fn.__defaults__, "kwdefaults": fn.__kwdefaults__,
@@ -76,11 +85,15 @@ def make_repeat(fn, instance, fused, args, key, places, single, finish):
     selected = [index for index, _, _ in places]
     gradients = [f"g{k}" for k in range(len(selected))]
 
+    trusted = all(_conforms(g, args[index]) for g, index in zip(raw, selected))
     shapes = []
     for i, part in enumerate(key):
         if type(args[i]) is np.ndarray:
             test = f"type(a{i}) is ndarray and a{i}.shape == {part!r}"
-            if i in selected:
+            if trusted:
+                namespace[f"dtype_{i}"] = args[i].dtype
+                test += f" and a{i}.dtype is dtype_{i}"
+            elif i in selected:
                 test += f" and a{i}.dtype.kind == 'f'"
         elif isinstance(part, type):              # a float: its type
             namespace[f"type_{i}"] = part
@@ -112,8 +125,17 @@ def make_repeat(fn, instance, fused, args, key, places, single, finish):
         else:                                     # a Python float gets an np.float64
             conforming.append(f"(type({g}) is float or type({g}) is float64)")
             converted.append(f"float64({g})")
-    raw = _tuple(gradients)
     returned = converted[0] if single else _tuple(converted)
+    if trusted and returned == _tuple(gradients):        # arrays only: as the fused gradient gave
+        call = [f"    return fused({', '.join(names)})"]
+    elif trusted:
+        call = [f"    {', '.join(gradients)}{',' if len(gradients) == 1 else ''} = fused({', '.join(names)})",
+                f"    return {returned}"]
+    else:
+        call = [f"    {', '.join(gradients)}{',' if len(gradients) == 1 else ''} = fused({', '.join(names)})",
+                *_condition("if not", conforming, f"        return finish({_tuple(gradients)}, "
+                                                  f"{_tuple([f'a{i}' for i in selected])})"),
+                f"    return {returned}"]
 
     name = f"{fn.__name__}_repeat"
     lines = [
@@ -124,16 +146,21 @@ def make_repeat(fn, instance, fused, args, key, places, single, finish):
         f"    {_tuple(names)} = args" if count else "",
         *_condition("if not", shapes, "        return None"),
         *_condition("if", stale, "        return None"),
-        f"    {', '.join(gradients)}{',' if len(gradients) == 1 else ''} = fused({', '.join(names)})",
-        *_condition("if not", conforming,
-                    f"        return finish({raw}, {_tuple([f'a{i}' for i in selected])})"),
-        f"    return {returned}",
+        *call,
     ]
     text = "\n".join(line for line in lines if line) + "\n"
     filename = f"<srctrans repeat guard of {fn.__qualname__} #{id(namespace):x}>"
     exec(compile(text, filename, "exec"), namespace)
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     return namespace[name]
+
+
+def _conforms(g, value):
+    """Whether the gradient ``g`` of ``value`` is returned as it is (see ``api._finish``)."""
+    if type(value) is np.ndarray:
+        return (type(g) is np.ndarray and g.dtype is value.dtype and g.base is None
+                and g.shape == value.shape)
+    return type(g) is float or type(g) is np.float64
 
 
 def _tuple(items):

@@ -124,3 +124,15 @@ def test_the_guard_reads_like_python(rng):
     text = inspect.getsource(g._repeat)
     assert "a0.shape == (3,)" in text and "fused(a0, a1)" in text
     assert "namespace.get('helper') is not" in text                   # a rebound helper is seen
+
+
+def test_the_dtype_of_an_unselected_array_counts(rng):
+    x, w = rng.standard_normal(3).astype(np.float32), rng.standard_normal(3).astype(np.float32)
+    g = st.grad(rc.weighted_sum)
+    for _ in range(2):
+        assert g(x, w).dtype == np.float32
+    wide = w.astype(np.float64)                  # the gradient w is float64 now: conformed
+    for _ in range(2):
+        dx = g(x, wide)
+        assert dx.dtype == np.float32
+        np.testing.assert_allclose(dx, w)

@@ -41,3 +41,8 @@ def make_with_helper(f):
         nonlocal f
         f = g
     return calls, set_f
+
+
+def weighted_sum(x, w):
+    # the gradient is w: its dtype is w's, which the full path converts to x's
+    return np.sum(x * w)
