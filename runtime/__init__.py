@@ -20,6 +20,8 @@ Modules:
   higher       -- derivatives of these helpers, for derivatives of derivatives
   custom       -- gradient control: stop_gradient, stop_recording, grad_of,
                   custom_gradient functions, and checking user-written cotangents
+  fastpath     -- shortcuts for hot loops (a reversed loop's saved values, all at once;
+                  the zero of a known number or array)
 """
 
 from runtime.broadcast import unbroadcast
@@ -53,3 +55,4 @@ from runtime.higher import (
     custom_cotangents_tangent, custom_cotangents_transpose)
 from runtime.custom import (
     stop_gradient, stop_recording, grad_of, CustomGradient, custom_cotangents)
+from runtime.fastpath import pop_many, zeros_of

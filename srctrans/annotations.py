@@ -17,6 +17,7 @@ class Anno(enum.Enum):
                    "contributes no gradient and what it assigns is a constant")
     CONSTANT = ("on a Call: its result is a constant whatever its arguments (an integer cast "
                 "such as `x.astype(int)`)")
+    REVERSES = "on a backward loop: the forward loop (a gast.For or gast.While) it reverses"
 
 
 def get(node, key, default=None):

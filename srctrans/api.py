@@ -15,6 +15,7 @@ import numpy as np
 import runtime
 from runtime.seeding import is_integer
 from srctrans import cache
+from srctrans import repeat as repeat_path
 from srctrans.errors import NonDifferentiableError, UsageError
 from srctrans.parse.source import parse_function
 
@@ -145,7 +146,8 @@ class _Differentiated:
         self._wrt = wrt
         self._selection = None
         self._instance = None
-        self._repeat = None
+        self._repeat = None            # the short path for calls like the last one
+        self._repeats = {}             # (shape key, dtypes) -> its short path, for self._instance
         self._self_selected = False
         self._unconnected = unconnected_gradients
         self._optimize = optimize
@@ -182,10 +184,36 @@ class _Differentiated:
         self._selection = selection      # last: another thread may see it set
         return selection
 
+    def _repeat_for(self, args, specialised, selection, raw):
+        """The short path for calls like ``args`` (made once per shape key and dtypes), or None.
+
+        ``raw`` is what the fused gradient returned for ``args``.
+        """
+        key = cache.args_key(args)
+        if not repeat_path.fits(args, key, selection.places):
+            return None
+        key = tuple(key)
+        kinds = (key, tuple(a.dtype for a in args if type(a) is np.ndarray))
+        repeat = self._repeats.get(kinds)
+        if repeat is None and len(self._repeats) < cache.MAX_SPECIALISATIONS:
+            repeat = self._repeats[kinds] = repeat_path.make_repeat(
+                self._fn, self._instance, specialised.grad, args, key, selection.places,
+                selection.single, self._finisher(selection), raw)
+        return repeat
+
+    def _finisher(self, selection):
+        """``finish(raw, values)``: the gradients conformed the general way, as returned."""
+        names, unconnected, single = selection.names, self._unconnected, selection.single
+
+        def finish(raw, values):
+            gradients = _finish(raw, values, names, unconnected)
+            return gradients[0] if single else tuple(gradients)
+        return finish
+
     def __call__(self, *args, output_gradients=None, **kwargs):
         repeat = self._repeat
         if repeat is not None and not kwargs and output_gradients is None:
-            gradients = repeat.run(self._fn, args)
+            gradients = repeat(self._fn, args)      # a call shaped like the last: the short path
             if gradients is not None:
                 return gradients
         selection = self._selection or self._select()
@@ -193,6 +221,7 @@ class _Differentiated:
         if found is None or not found.current(self._fn):
             # a rebound helper or new defaults need another instance (usually a cache hit)
             found = self._instance = cache.instance(self._fn, selection.names, self._optimize)
+            self._repeats = {}
         if self._self_selected:
             args = (self._self,) + args
         values = selection.values(args, kwargs)
@@ -210,48 +239,13 @@ class _Differentiated:
                 if (not kwargs and self._self is None and build.data_names == ()
                         and not build.float_values_matter
                         and None not in [index for index, _, _ in selection.places]):
-                    self._repeat = _Repeat(self._instance, found, args, selection, self._unconnected)
+                    self._repeat = self._repeat_for(args, found, selection, raw)
                 return gradients[0] if selection.single else tuple(gradients)
         out, residuals = found.fwd(*args, **kwargs)
         raw = found.bwd(residuals, runtime.seed_cotangent(out, output_gradients))
         gradients = _finish(raw, values, selection.names, self._unconnected)
         result = gradients[0] if selection.single else tuple(gradients)
         return (out, result) if self._with_value else result
-
-
-class _Repeat:
-    """The shortest path for a call like the last one: same shapes, positional arrays.
-
-    Remembers the fused gradient chosen for the previous call's shapes; a call
-    whose argument shapes, selected dtypes and instance are unchanged runs it
-    directly (the checks :meth:`_Differentiated.__call__` makes, in one pass).
-    Anything else returns None and takes the full path.
-    """
-
-    __slots__ = ("instance", "fused", "key", "indices", "single", "unconnected", "names")
-
-    def __init__(self, instance, specialised, args, selection, unconnected):
-        self.instance, self.fused = instance, specialised.grad
-        self.key = cache.args_key(args)
-        self.indices = [i for i, _, _ in selection.places]
-        self.single, self.names, self.unconnected = selection.single, selection.names, unconnected
-
-    def run(self, fn, args):
-        if len(args) != len(self.key):
-            return None
-        values = [args[i] for i in self.indices]
-        for value in values:
-            if type(value) is not np.ndarray or value.dtype.kind != "f":
-                return None
-        if cache.args_key(args) != self.key or not self.instance.current(fn):
-            return None
-        raw = self.fused(*args)
-        for g, value in zip(raw, values):
-            if not (type(g) is np.ndarray and g.dtype is value.dtype and g.base is None
-                    and g.shape == value.shape):
-                raw = _finish(raw, values, self.names, self.unconnected)   # conform them
-                break
-        return raw[0] if self.single else tuple(raw)
 
 
 def _decorator_or_call(f, make):

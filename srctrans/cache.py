@@ -142,8 +142,15 @@ class Instance:
                     return False
             except ValueError:                   # the enclosing scope deleted it
                 return False
-        return not self.build.callees or _callees_current(self.build)
+        return not self.build.callees or callees_current(self.build)
 
+    def assumed_globals(self):
+        """(name, object) of each global or builtin name the build resolved, as :meth:`current` checks."""
+        return list(self._globals)
+
+    def assumed_cells(self):
+        """(cell, object) of each closure variable the build resolved, as :meth:`current` checks."""
+        return list(self._cells)
 
     def for_call(self, fn, args, kwargs):
         """The instance to run for this call: specialised on its shapes when possible.
@@ -254,7 +261,7 @@ def _shape_key(fn, args, kwargs, data_names, float_values=False):
     if key is None:
         return None
     for name in sorted(kwargs) if kwargs else ():
-        part = _key_part(kwargs[name])
+        part = key_part(kwargs[name])
         if part is None:
             return None
         key.append((name, part))
@@ -263,7 +270,7 @@ def _shape_key(fn, args, kwargs, data_names, float_values=False):
         for name in data_names:
             value = closure[name].cell_contents if name in closure else fn.__globals__.get(name)
             if not isinstance(value, (types.ModuleType, types.FunctionType, type)):
-                part = _key_part(value)
+                part = key_part(value)
                 if part is None:
                     return None
                 key.append((name, part))
@@ -274,14 +281,15 @@ def args_key(args, float_values=False):
     """The positional arguments' part of a shape key (a list), or None if one is not simple."""
     if float_values:
         key = [value.shape if type(value) is np.ndarray else
-               (type(value), value) if isinstance(value, float) else _key_part(value)
+               (type(value), value) if isinstance(value, float) else key_part(value)
                for value in args]
     else:
-        key = [value.shape if type(value) is np.ndarray else _key_part(value) for value in args]
+        key = [value.shape if type(value) is np.ndarray else key_part(value) for value in args]
     return None if None in key else key
 
 
-def _key_part(value):
+def key_part(value):
+    """One argument's part of a shape key: a shape, a type, or (type, value); None if not simple."""
     kind = type(value)
     if kind is np.ndarray:
         return value.shape
@@ -292,7 +300,7 @@ def _key_part(value):
     return None
 
 
-def _callees_current(build):
+def callees_current(build):
     """True while every user function the build differentiates through is unchanged too."""
     return all(found.current(callee) for callee, found in build.callees)
 
@@ -302,7 +310,7 @@ _MISSING = object()
 
 def _find_build(fn, options):
     for build in _builds.get((fn.__code__, options), ()):
-        if still_valid(fn, build.assumptions) and _callees_current(build):
+        if still_valid(fn, build.assumptions) and callees_current(build):
             return build
     return None
 

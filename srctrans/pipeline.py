@@ -17,10 +17,13 @@
     reverse    forward and backward statements             (differentiate.reverse)
     optimise   fold constants, specialise on shapes when   (optimise.*)
                they are known, propagate copies, drop
-               dead code; then decide the residuals, so
-               only values the backward pass still reads
-               are kept alive; fold single-use temporaries
-               back into expressions
+               dead code, recompute cheap loop scalars
+               rather than save them, fold contributions
+               and negations; then drop unneeded saves and
+               decide the residuals, so only values the
+               backward pass still reads are kept alive;
+               fold single-use temporaries back into
+               expressions
     emit       print, compile, register with linecache     (emit.*)
 
 Set the environment variable ``SRCTRANS_TRACE=1`` to print, on stderr, the
@@ -41,7 +44,8 @@ from srctrans.analyse.activity import active_names
 from srctrans.analyse.invariance import softmax_normalisers, softmax_offsets
 from srctrans.analyse.values import array_valued, dict_valued, fresh_arrays, written_arrays
 from srctrans.annotations import Anno
-from srctrans.differentiate.control import drop_empty_blocks, drop_unneeded_saves
+from srctrans.differentiate.control import (
+    drop_empty_blocks, drop_unneeded_saves, iterate_saved_values)
 from srctrans.differentiate.forward import forward
 from srctrans.differentiate.custom import differentiate_as_call, hooked_shapes
 from srctrans.differentiate.reverse import reverse
@@ -52,10 +56,14 @@ from srctrans.normalize import fence
 from srctrans.normalize.anf import normalize
 from srctrans.normalize.desugar import desugar
 from srctrans.normalize.ssa import rename_reassignments
+from srctrans.optimise.accumulate import fold_accumulations
 from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, reads_of, targets_of
 from srctrans.optimise.inline import inline_temporaries
+from srctrans.optimise.negation import sink_negations
+from srctrans.optimise.remat import rematerialise
 from srctrans.optimise.simplify import simplify
-from srctrans.optimise.specialise import shapes_follow_inputs, specialise, use_array_methods
+from srctrans.optimise.specialise import (
+    infer_shapes, shapes_follow_inputs, specialise, use_array_methods)
 from srctrans import nodes
 from srctrans.nodes import clone, parameter_names, substitute_names
 from srctrans.parse.resolve import MISSING, Resolver
@@ -170,6 +178,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     follows_inputs = shapes_follow_inputs(unit.function)
     result = reverse(unit)
     if optimize and shapes:
+        shapes = infer_shapes(result.prologue + result.forward, shapes)   # what the probe missed
         use_array_methods(result.forward, shapes)
     gradients = [_gradient_expression(unit, name, adjoint, unconnected_zero)
                  for name, adjoint in zip(unit.wrt, result.gradients)]
@@ -185,6 +194,11 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
         backward, renaming = propagate_copies(backward)
         gradients = [_rename(g, renaming) for g in gradients]
         backward = eliminate_dead_code(backward, _reads_all(gradients), _is_not_saving)
+        if shapes:        # before the saves are dropped: it leaves saves unread
+            rematerialise(backward, shapes, unit.namer)
+        backward = fold_accumulations(backward)      # after specialise: rt.add became +
+        if shapes:        # the shapes tell where NumPy would reuse a temporary anyway
+            backward = sink_negations(backward, _reads_all(gradients), shapes)
         _trace("optimise", lambda: _block_text(backward))
     forward = result.prologue + result.forward
     for _ in range(2):        # dropping saves can empty a branch, whose test then needs no save
@@ -193,6 +207,8 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
                                                 _reads_all(backward + gradients))
     if result.tape is not None and result.tape not in _reads_all(backward):
         forward = [s for s in forward if targets_of(s) != [result.tape]]   # nothing was saved
+    if optimize:          # once the pops left are final
+        iterate_saved_values(backward, unit.aliases[RUNTIME_ALIAS])
     residuals = _residuals(unit, forward, backward, gradients)
     untouched_forward = [clone(s) for s in forward]     # the fused gradient starts from these
     if optimize:

@@ -16,7 +16,10 @@ the backward statements of a list of statements, such that
   a ``for`` loop's variable is read back from its ``range`` object;
 * every adjoint that flows around a loop, or out of only one branch, starts
   at zero, so the first contribution to an adjoint assigns it and later ones
-  add to it, whichever way control went.
+  add to it, whichever way control went; and the adjoint of a value a loop
+  body overwrites before reading it is zero again at the end of each
+  reversed iteration (only the last iteration's value reached the code after
+  the loop).
 """
 
 import gast
@@ -121,10 +124,14 @@ class ControlFlow:
         carried = {self.namer.adjoint(n) for n in exposed_reads(stmt.body) if n in self.active}
         before_loop = self._zeros(carried - self.initialised)
         self.initialised |= carried
+        # the adjoint of a value the body overwrites before reading it, if it has one after
+        # the loop: the last iteration's value flows there, an earlier one's nowhere
+        overwritten = {self.namer.adjoint(n) for n in assigned_names(stmt.body)
+                       if n in self.active} & self.initialised
         body_forward, body_backward = self._block(stmt.body, depth + 1)
         self._origin = origin
-        back_edge = self._zeros(carried - self.initialised)
-        self.initialised |= carried
+        back_edge = self._zeros((carried | overwritten) - self.initialised)
+        self.initialised |= carried | overwritten
         count = assign(trips, gast.BinOp(load(trips), gast.Add(), gast.Constant(1, None)))
         anno.set_(count, Anno.ORIGIN, origin)
         iteration = self.namer.fresh("_iteration")
@@ -152,6 +159,7 @@ class ControlFlow:
         anno.copy(stmt, loop)
         reverse_loop = anno.copy(stmt, gast.For(store(iteration), backwards,
                                                 restore_target + body_backward + back_edge, [], None))
+        anno.set_(reverse_loop, Anno.REVERSES, loop)
         anno.set_(reset, Anno.ORIGIN, origin)
         forward, after = [], []
         for start in setup + [reset]:
@@ -175,6 +183,12 @@ def exposed_reads(statements):
             assigned |= {n.id for n in gast.walk(stmt)
                          if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
     return exposed
+
+
+def assigned_names(statements):
+    """Names a block assigns (nested blocks included)."""
+    return {n.id for stmt in statements for n in gast.walk(stmt)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
 
 def drop_empty_blocks(statements):
@@ -214,3 +228,61 @@ def drop_unneeded_saves(forward, backward, needed):
         return kept
 
     return prune(forward), prune(backward)
+
+
+def iterate_saved_values(statements, runtime_alias):
+    """Reversed loops that pop one value per iteration iterate over those values instead.
+
+    A reversed loop whose body pops one saved value and touches the tape
+    nowhere else, reads no iteration number, and reads or assigns that name
+    nowhere before the pop::
+
+        for _iteration in range(trips - 1, -1, -1):        for x in rt.pop_many(tape, trips):
+            x = tape.pop()                           ->         dx = dx * (1 - 2 * x)
+            dx = dx * (1 - 2 * x)
+
+    ``rt.pop_many`` pops all of the loop's values at once, last first, so the
+    loop does what the pops did without a call per iteration. Changes
+    ``statements`` in place.
+    """
+    for stmt in statements:
+        if isinstance(stmt, COMPOUND):
+            iterate_saved_values(stmt.body, runtime_alias)
+            iterate_saved_values(getattr(stmt, "orelse", []), runtime_alias)
+        if isinstance(stmt, gast.For) and anno.get(stmt, Anno.REVERSES) is not None:
+            _iterate_pops(stmt, runtime_alias)
+
+
+def _iterate_pops(loop, runtime_alias):
+    iteration = loop.target
+    if not (isinstance(iteration, gast.Name) and isinstance(loop.iter, gast.Call)
+            and len(loop.iter.args) == 3 and isinstance(loop.iter.args[0], gast.BinOp)):
+        return
+    if any(iteration.id in reads_of(stmt) for stmt in loop.body):
+        return
+    pops = [i for i, stmt in enumerate(loop.body) if _is_pop(stmt)]
+    if len(pops) != 1:
+        return
+    pop = loop.body[pops[0]]
+    tape, name = pop.value.func.value.id, pop.targets[0].id
+    if sum(tape in reads_of(stmt) for stmt in loop.body) != 1:
+        return                           # a nested loop or a subscript write uses the tape too
+    for stmt in loop.body[:pops[0]]:
+        if any(isinstance(n, gast.Name) and n.id == name for n in gast.walk(stmt)):
+            return
+    trips = loop.iter.args[0].left                    # range(trips - 1, -1, -1)
+    if not isinstance(trips, gast.Name):
+        return
+    loop.target = store(name)
+    loop.iter = gast.Call(gast.Attribute(load(runtime_alias), "pop_many", gast.Load()),
+                          [load(tape), clone(trips)], [])
+    del loop.body[pops[0]]
+    loop.body = loop.body or [gast.Pass()]
+
+
+def _is_pop(stmt):
+    """``name = tape.pop()``, as :meth:`ControlFlow._pop` makes it."""
+    return (isinstance(stmt, gast.Assign) and anno.get(stmt, Anno.SAVES) is not None
+            and isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Call)
+            and isinstance(stmt.value.func, gast.Attribute) and stmt.value.func.attr == "pop"
+            and not stmt.value.args)

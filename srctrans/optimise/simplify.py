@@ -6,12 +6,20 @@ dropped by :func:`_needs_no_guard`); products with 1, sums with 0,
 powers of 1 and arithmetic on two numeric constants are folded, so that a
 rule such as ``g * y * x ** (y - 1)`` instantiated at ``y = 2`` reads
 ``g * 2 * x``; the same holds for ``rt.power_base_factor(x, 2)``. Negation moves outside ``rt.unbroadcast`` (summing is linear),
-so it runs on the reduced array.
+so it runs on the reduced array, and an added negation becomes a subtraction
+(``a + -b`` is ``a - b``, exactly, in floating point too) unless that would
+keep NumPy from reusing a temporary array (see :func:`keeps_reuse`).
 
 >>> import gast, ast
 >>> e = gast.parse("g * 2 * x ** (2 - 1)").body[0].value
 >>> ast.unparse(gast.gast_to_ast(simplify_expression(e)))
 'g * 2 * x'
+>>> e = gast.parse("-d_sub + d_mul * a").body[0].value
+>>> ast.unparse(gast.gast_to_ast(simplify_expression(e)))
+'d_mul * a - d_sub'
+>>> e = gast.parse("dz + -(d_sum * e)").body[0].value     # dz - d_sum * e would allocate
+>>> ast.unparse(gast.gast_to_ast(simplify_expression(e)))
+'dz + -(d_sum * e)'
 """
 
 import operator
@@ -47,6 +55,27 @@ def _is(node, value):
     return _number(node) and node.value == value
 
 
+def is_temporary(node):
+    """Whether ``node`` makes a new value (an operation or a call), not a name or a constant."""
+    return isinstance(node, (gast.BinOp, gast.UnaryOp, gast.Call))
+
+
+def keeps_reuse(left, right):
+    """Whether ``left - right`` lets NumPy reuse a temporary as ``left + -right`` does.
+
+    NumPy writes the result of an operation into an operand that is a large
+    temporary array (256 KiB or more) instead of allocating; a difference can
+    only reuse its left operand, so ``a - (b * c)`` allocates where
+    ``a + -(b * c)`` does not, and a fresh large allocation costs more than
+    the negation saved.
+    """
+    return not is_temporary(right) or is_temporary(left)
+
+
+def _negated(node):
+    return isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub)
+
+
 class _Simplifier(gast.NodeTransformer):
     def __init__(self, nonsingular):
         self.nonsingular = nonsingular
@@ -68,6 +97,12 @@ class _Simplifier(gast.NodeTransformer):
             return left
         if op in (gast.Add, gast.Sub) and _is(right, 0):
             return left
+        if op is gast.Add and _negated(right) and keeps_reuse(left, right.operand):
+            return gast.BinOp(left, gast.Sub(), right.operand)      # a + -b -> a - b
+        if op is gast.Add and _negated(left) and keeps_reuse(right, left.operand):
+            return gast.BinOp(right, gast.Sub(), left.operand)      # -a + b -> b - a
+        if op is gast.Sub and _negated(right):                       # a - -b -> a + b
+            return gast.BinOp(left, gast.Add(), right.operand)
         return node
 
     def visit_Call(self, node):

@@ -15,10 +15,14 @@ every shape become the plain NumPy expression for the shapes at hand:
 
 ``rt.unbroadcast`` disappears when nothing was broadcast and becomes a sum
 over leading axes when only leading axes were added; 2-D ``rt.matmul_*``
-become products with a transpose; the spread of a scalar cotangent over an
-array (``rt.unreduce``) is dropped when its only use multiplies it by an
-array of that shape (``rt.mean_grad`` likewise, divided by the count). Whether a function's shapes are fixed by its inputs'
-shapes is decided by :func:`shapes_follow_inputs`.
+become products with a transpose; ``rt.zeros_like`` of a value of known
+shape (a number or an array, not a container) becomes ``rt.zeros_of``; the
+spread of a scalar cotangent over an array (``rt.unreduce``) is dropped
+when its only use multiplies it by an array of that shape
+(``rt.mean_grad`` likewise, divided by the count). Whether a function's
+shapes are fixed by its inputs' shapes is decided by
+:func:`shapes_follow_inputs`; :func:`infer_shapes` adds the shapes of the
+temporaries the measuring run did not see.
 """
 
 import gast
@@ -35,7 +39,7 @@ RESULT_SHAPE_OF_ARGUMENT = {
     "prod_grad": 2, "std_grad": 2, "matmul_lhs": 1, "matmul_rhs": 2, "dot_lhs": 1,
     "dot_rhs": 2, "inner_lhs": 1, "inner_rhs": 2, "outer_lhs": 1, "outer_rhs": 2,
     "tensordot_lhs": 1, "tensordot_rhs": 2, "getitem_grad": 1, "tie_weight": None,
-    "zeros_like": 0, "zero_at": 0, "restored_at": 0, "zero_guard": 1,
+    "zeros_like": 0, "zeros_of": 0, "zero_at": 0, "restored_at": 0, "zero_guard": 1,
 }
 
 # Functions whose result's shape depends on the values of their arguments.
@@ -108,6 +112,45 @@ def shapes_follow_inputs(function):
             if callee is np.where and len(node.args) == 1:
                 return False
     return True
+
+
+def infer_shapes(statements, shapes):
+    """``shapes`` (name -> shape), with those of names assigned once from values of known shape.
+
+    The generic forward pass folds single-use temporaries into the expression
+    that reads them, so the run that measured ``shapes`` never saw them; their
+    shapes follow from their operands' (``_mul = a * x``: the broadcast of
+    ``a`` and ``x``). A name assigned more than once keeps out: its shape may
+    change from one assignment to the next.
+
+    >>> body = gast.parse("_mul = 0.9 * x\\n_add = _mul + t\\ny = y * 2.0\\ny = y @ w").body
+    >>> sorted(infer_shapes(body, {"x": (3,), "t": (), "w": (3, 2)}).items())
+    [('_add', (3,)), ('_mul', (3,)), ('t', ()), ('w', (3, 2)), ('x', (3,))]
+    """
+    assigned = {}
+    for stmt in statements:
+        for node in gast.walk(stmt):
+            if (isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store)
+                    and anno.get(stmt, Anno.SAVES) is None):        # not a tape's placeholder
+                assigned[node.id] = assigned.get(node.id, 0) + 1
+    known = dict(shapes)
+
+    def visit(block):
+        for stmt in block:
+            if anno.get(stmt, Anno.SAVES) is not None:
+                continue
+            if isinstance(stmt, (gast.If, gast.For, gast.While)):
+                visit(stmt.body)
+                visit(stmt.orelse)
+            elif (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+                  and isinstance(stmt.targets[0], gast.Name)):
+                name = stmt.targets[0].id
+                if name not in known and assigned.get(name) == 1:
+                    shape = shape_of(stmt.value, known)
+                    if shape is not None:
+                        known[name] = shape
+    visit(statements)
+    return known
 
 
 def specialise(statements, shapes):
@@ -204,6 +247,10 @@ class _Rewriter(gast.NodeTransformer):
     def visit_Call(self, node):
         self.generic_visit(node)
         known = self.known
+        if _runtime_call(node, "zeros_like") and len(node.args) == 1 \
+                and shape_of(node.args[0], known) is not None:   # a number or an array
+            node.func.attr = "zeros_of"
+            return node
         if _runtime_call(node, "add") and len(node.args) == 2:
             left, right = (shape_of(a, known) for a in node.args)
             if left is not None and right is not None:     # arrays or numbers, not containers

@@ -1,0 +1,203 @@
+"""Move a negation down the statements that use its value, to where a subtraction absorbs it.
+
+Requires: straight-line backward statements (the top level of a backward
+pass), after simplification.
+Guarantees: the values computed are unchanged (a sign moves through a
+product, a quotient or a sum exactly, in floating point too), and a chain
+is rewritten only when its last statement takes the sign into a difference
+(``a + -b`` is ``a - b``) that lets NumPy reuse a large temporary as the sum
+did, so no statement gains a negation or an allocation. The adjoint of
+a subtracted value is a negated cotangent, and the rules that read it carry
+the sign along, so the backward pass of ``z - np.log(s)`` reads
+
+    d_log = -dlogp.sum(axis=1, keepdims=True)
+    d_sum = d_log / s
+    dz = dlogp + d_sum * e
+
+When each name of the chain is read once, by the next statement of the
+chain, the sign moves along it and the negated array is never made:
+
+    d_log = dlogp.sum(axis=1, keepdims=True)
+    d_sum = d_log / s
+    dz = dlogp - d_sum * e
+
+>>> import ast, gast
+>>> body = gast.parse("d = -g.sum(axis=0)\\ne = d / s\\nf = h + e * x").body
+>>> shapes = {"g": (10, 64), "s": (), "h": (64,), "x": (64,)}
+>>> [ast.unparse(gast.gast_to_ast(s)) for s in sink_negations(body, set(), shapes)]
+['d = g.sum(axis=0)', 'e = d / s', 'f = h - e * x']
+
+But ``h - e * x`` allocates its result, where ``h + e * x`` writes into the
+temporary ``e * x``; for arrays of the size NumPy reuses (256 KiB and more),
+or of unknown shape, the sign stays on the small array:
+
+>>> body = gast.parse("d = -g.sum(axis=0)\\ne = d / s\\nf = h + e * x").body
+>>> [ast.unparse(gast.gast_to_ast(s)) for s in sink_negations(body, set())]
+['d = -g.sum(axis=0)', 'e = d / s', 'f = h + e * x']
+"""
+
+import gast
+import numpy as np
+
+from srctrans.nodes import clone, load
+from srctrans.optimise.dce import targets_of
+from srctrans.optimise.simplify import keeps_reuse
+from srctrans.optimise.specialise import shape_of
+
+
+def sink_negations(statements, live_out, shapes=None):
+    """``statements`` (a flat list) with negations moved to where a difference absorbs them.
+
+    ``live_out`` holds the names read after ``statements``; their values stay
+    as they are. ``shapes`` (name -> shape, in a specialised build) tells
+    which differences are small enough that NumPy would not reuse a
+    temporary anyway (see :func:`~srctrans.optimise.simplify.keeps_reuse`);
+    without it, a sign is moved only where no reuse is lost.
+    """
+    statements = list(statements)
+    if not any(_negated_assignment(stmt) for stmt in statements):
+        return statements
+    known = dict(shapes or {})
+    for stmt in statements:
+        if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
+            shape = shape_of(stmt.value, known)
+            if shape is not None:
+                known.setdefault(stmt.targets[0].id, shape)
+    reads, writes = {}, {}
+    reading = []                            # the names each statement reads (a sign's move keeps them)
+    for stmt in statements:
+        read = set()
+        for node in gast.walk(stmt):
+            if isinstance(node, gast.Name):
+                counts = reads if isinstance(node.ctx, gast.Load) else writes
+                counts[node.id] = counts.get(node.id, 0) + 1
+                if counts is reads:
+                    read.add(node.id)
+        reading.append(read)
+
+    def single_use(name):
+        return reads.get(name) == 1 and writes.get(name) == 1 and name not in live_out
+
+    for i, stmt in enumerate(statements):
+        if _negated_assignment(stmt) is None:
+            continue
+        chain = _chain(statements, reading, i, single_use, known)
+        if chain is not None:
+            stmt.value = stmt.value.operand                   # n = -e  ->  n = e
+            for index, value in chain:
+                statements[index].value = value
+    return statements
+
+
+def _chain(statements, reading, i, single_use, known):
+    """``[(index, new value)]`` for the statements the sign of ``statements[i]`` moves through.
+
+    None when the sign would not end absorbed by a difference.
+    """
+    chain = []
+    name = _negated_assignment(statements[i])
+    while single_use(name):
+        j = next((k for k in range(i + 1, len(statements)) if name in reading[k]), None)
+        if j is None or _negated_assignment(statements[j], any_value=True) is None:
+            return None
+        value = statements[j].value
+        trial = _PullOut().visit(_replace_read(clone(value), name))
+        if not _is_negation(trial):
+            absorbed = (_negations(trial) <= _negations(value)
+                        and _costly_differences(trial, known) <= _costly_differences(value, known))
+            return chain + [(j, trial)] if absorbed else None
+        chain.append((j, trial.operand))                      # the sign moves on
+        i, name = j, statements[j].targets[0].id
+    return None
+
+
+# NumPy reuses temporaries of this many bytes and more (NPY_MIN_ELIDE_BYTES); 8-byte elements
+REUSED_FROM_ELEMENTS = 256 * 1024 // 8
+
+
+def _costly_differences(node, known):
+    """Differences in ``node`` that keep NumPy from reusing a temporary of a size it would reuse."""
+    count = 0
+    for n in gast.walk(node):
+        if isinstance(n, gast.BinOp) and isinstance(n.op, gast.Sub) and not keeps_reuse(n.left, n.right):
+            shape = shape_of(n, known)
+            if shape is None or int(np.prod(shape, dtype=np.int64)) >= REUSED_FROM_ELEMENTS:
+                count += 1
+    return count
+
+
+def _negated_assignment(stmt, any_value=False):
+    """``n`` when ``stmt`` is ``n = -e`` (``n = e`` for any ``e`` with ``any_value``)."""
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name)):
+        return None
+    if not any_value and not _is_negation(stmt.value):
+        return None
+    return targets_of(stmt)[0]
+
+
+def _is_negation(node):
+    return isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub)
+
+
+def _negations(node):
+    return sum(1 for n in gast.walk(node) if _is_negation(n))
+
+
+def _replace_read(expression, name):
+    """``expression`` with its read of ``name`` replaced by ``-name``."""
+    class Replace(gast.NodeTransformer):
+        def visit_Name(self, node):
+            if isinstance(node.ctx, gast.Load) and node.id == name:
+                return gast.UnaryOp(gast.USub(), load(name))
+            return node
+    return Replace().visit(expression)
+
+
+def _negate(node):
+    return node.operand if _is_negation(node) else gast.UnaryOp(gast.USub(), node)
+
+
+class _PullOut(gast.NodeTransformer):
+    """Move signs outwards: ``-a * b`` -> ``-(a * b)``, ``a + -b`` -> ``a - b``, ``--a`` -> ``a``."""
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        left, right, op = node.left, node.right, node.op
+        if isinstance(op, (gast.Mult, gast.Div)) and (_is_negation(left) or _is_negation(right)):
+            if _is_negation(left) and _is_negation(right):
+                return gast.BinOp(left.operand, op, right.operand)
+            inner = gast.BinOp(_negate(left) if _is_negation(left) else left, op,
+                               _negate(right) if _is_negation(right) else right)
+            return gast.UnaryOp(gast.USub(), inner)
+        if isinstance(op, gast.Add):                              # (checked for reuse after)
+            if _is_negation(right):                               # a + -b -> a - b
+                return gast.BinOp(left, gast.Sub(), right.operand)
+            if _is_negation(left):                                # -a + b -> b - a
+                return gast.BinOp(right, gast.Sub(), left.operand)
+        if isinstance(op, gast.Sub):
+            if _is_negation(right):                               # a - -b -> a + b
+                return gast.BinOp(left, gast.Add(), right.operand)
+            if _is_negation(left):                                # -a - b -> -(a + b)
+                return gast.UnaryOp(gast.USub(), gast.BinOp(left.operand, gast.Add(), right))
+        return node
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        if _is_negation(node) and _is_negation(node.operand):
+            return node.operand.operand
+        return node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        # summing is linear: (-a).sum(...) -> -(a.sum(...)), rt.unbroadcast(-a, x) likewise
+        func = node.func
+        if isinstance(func, gast.Attribute) and func.attr == "sum" and _is_negation(func.value) \
+                and not node.args:
+            func.value = func.value.operand
+            return gast.UnaryOp(gast.USub(), node)
+        if (isinstance(func, gast.Attribute) and func.attr == "unbroadcast" and node.args
+                and _is_negation(node.args[0])):
+            node.args[0] = node.args[0].operand
+            return gast.UnaryOp(gast.USub(), node)
+        return node

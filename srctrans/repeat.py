@@ -1,0 +1,185 @@
+"""The shortest path for a call shaped like the previous one: a guard generated for its key.
+
+Requires: the generic :class:`~srctrans.cache.Instance` of a function, the
+fused gradient specialised on one call's shape key, and that call.
+Guarantees: :func:`make_repeat` returns ``repeat(fn, args)``, which returns
+the gradients of a call ``grad(fn)(*args)`` when that call has the same
+shape key (the same number of positional arguments, the same shapes, the
+same types of floats and values of ints, bools, strings and None), floating
+selected arguments (arrays of the same dtypes, when that call's gradients
+needed no conforming), and an instance that is still current (no called
+name rebound, the same defaults); otherwise None, and the caller takes the
+full path. The gradients are conformed to their arguments as the full path
+conforms them.
+
+Checking all that in a generic loop costs more than the fused gradient of
+a small problem, so the checks are written out for the key at hand, one
+comparison per argument, and compiled. For ``xent(W, b, x, labels_onehot)``
+with ``wrt=(0, 1)``:
+
+    def xent_repeat(fn, args):
+        # xent's fused gradient, for calls shaped like the one this guard was made for
+        if len(args) != 4:
+            return None
+        (a0, a1, a2, a3) = args
+        if not (type(a0) is ndarray and a0.shape == (32, 10) and a0.dtype is dtype_0
+                and type(a1) is ndarray and a1.shape == (10,) and a1.dtype is dtype_1
+                and type(a2) is ndarray and a2.shape == (64, 32) and a2.dtype is dtype_2
+                and type(a3) is ndarray and a3.shape == (64, 10) and a3.dtype is dtype_3):
+            return None
+        if (fn.__defaults__ is not defaults
+                or fn.__kwdefaults__ is not kwdefaults
+                or namespace.get('np') is not assumed_0):
+            return None
+        return fused(a0, a1, a2, a3)
+
+The gradients of the call the guard was made for needed no conforming, so
+those of a call with the same shapes and the same dtypes need none either
+(specialised code has no branches). Otherwise the guard checks the
+selected arrays' dtypes are floating, and checks each gradient after the
+call, as the full path does (the same type and dtype as its argument, its
+own memory, its argument's shape), handing those that fail to ``finish``.
+
+A selected Python float gets an ``np.float64`` gradient, as :func:`grad` documents.
+"""
+
+import builtins
+import linecache
+
+import numpy as np
+
+from srctrans import cache
+
+
+def fits(args, key, places):
+    """Whether a call's arguments can take this path: a key, selected arrays or Python floats."""
+    return key is not None and all(
+        type(args[index]) is np.ndarray or type(args[index]) is float for index, _, _ in places)
+
+
+def make_repeat(fn, instance, fused, args, key, places, single, finish, raw):
+    """``repeat(fn, args)`` for calls with the shape key ``key`` of ``args``.
+
+    Args:
+      fn: the user's function (its defaults and globals are checked).
+      instance: its generic :class:`~srctrans.cache.Instance` (what it assumed).
+      fused: the fused gradient specialised on ``key``.
+      args: the positional arguments of the call the guard is made for.
+      key: their shape key (:func:`srctrans.cache.args_key`, as a tuple).
+      places: the selected arguments, ``(position, name, default)`` each.
+      single: return the one gradient rather than a tuple.
+      finish: ``finish(raw, values)`` conforms gradients the general way.
+      raw: what ``fused(*args)`` returned. When those gradients needed no
+        conforming, neither do those of a call whose arrays have the same
+        dtypes (the same objects): specialised code has no branches, so the
+        same types, shapes and dtypes in give the same out. The guard then
+        checks every array's dtype instead of the gradients.
+    """
+    namespace = {"ndarray": np.ndarray, "float64": np.float64, "fused": fused,
+                 "finish": finish, "defaults": fn.__defaults__, "kwdefaults": fn.__kwdefaults__,
+                 "namespace": fn.__globals__, "builtin": builtins.__dict__,
+                 "cell_changed": _cell_changed, "callees_current": cache.callees_current,
+                 "build": instance.build}
+    count = len(args)
+    names = [f"a{i}" for i in range(count)]
+    selected = [index for index, _, _ in places]
+    gradients = [f"g{k}" for k in range(len(selected))]
+
+    trusted = all(_conforms(g, args[index]) for g, index in zip(raw, selected))
+    shapes = []
+    for i, part in enumerate(key):
+        if type(args[i]) is np.ndarray:
+            test = f"type(a{i}) is ndarray and a{i}.shape == {part!r}"
+            if trusted:
+                namespace[f"dtype_{i}"] = args[i].dtype
+                test += f" and a{i}.dtype is dtype_{i}"
+            elif i in selected:
+                test += f" and a{i}.dtype.kind == 'f'"
+        elif isinstance(part, type):              # a float: its type
+            namespace[f"type_{i}"] = part
+            test = f"type(a{i}) is type_{i}"
+        else:                                     # (type, value)
+            namespace[f"type_{i}"], namespace[f"value_{i}"] = part
+            test = f"type(a{i}) is type_{i} and a{i} == value_{i}"
+        shapes.append(test)
+
+    stale = ["fn.__defaults__ is not defaults", "fn.__kwdefaults__ is not kwdefaults"]
+    for n, (name, value) in enumerate(instance.assumed_globals()):
+        namespace[f"assumed_{n}"] = value
+        if fn.__globals__.get(name, _MISSING) is value:
+            stale.append(f"namespace.get({name!r}) is not assumed_{n}")
+        else:
+            stale.append(f"{name!r} in namespace or builtin.get({name!r}) is not assumed_{n}")
+    for n, (cell, value) in enumerate(instance.assumed_cells()):
+        namespace[f"cell_{n}"], namespace[f"in_cell_{n}"] = cell, value
+        stale.append(f"cell_changed(cell_{n}, in_cell_{n})")
+    if instance.build.callees:
+        stale.append("not callees_current(build)")
+
+    conforming, converted = [], []
+    for g, index in zip(gradients, selected):
+        if type(args[index]) is np.ndarray:
+            conforming.append(f"type({g}) is ndarray and {g}.dtype is a{index}.dtype and "
+                              f"{g}.base is None and {g}.shape == a{index}.shape")
+            converted.append(g)
+        else:                                     # a Python float gets an np.float64
+            conforming.append(f"(type({g}) is float or type({g}) is float64)")
+            converted.append(f"float64({g})")
+    returned = converted[0] if single else _tuple(converted)
+    if trusted and returned == _tuple(gradients):        # arrays only: as the fused gradient gave
+        call = [f"    return fused({', '.join(names)})"]
+    elif trusted:
+        call = [f"    {', '.join(gradients)}{',' if len(gradients) == 1 else ''} = fused({', '.join(names)})",
+                f"    return {returned}"]
+    else:
+        call = [f"    {', '.join(gradients)}{',' if len(gradients) == 1 else ''} = fused({', '.join(names)})",
+                *_condition("if not", conforming, f"        return finish({_tuple(gradients)}, "
+                                                  f"{_tuple([f'a{i}' for i in selected])})"),
+                f"    return {returned}"]
+
+    name = f"{fn.__name__}_repeat"
+    lines = [
+        f"def {name}(fn, args):",
+        f"    # {fn.__name__}'s fused gradient, for calls shaped like the one this guard was made for",
+        f"    if len(args) != {count}:",
+        "        return None",
+        f"    {_tuple(names)} = args" if count else "",
+        *_condition("if not", shapes, "        return None"),
+        *_condition("if", stale, "        return None"),
+        *call,
+    ]
+    text = "\n".join(line for line in lines if line) + "\n"
+    filename = f"<srctrans repeat guard of {fn.__qualname__} #{id(namespace):x}>"
+    exec(compile(text, filename, "exec"), namespace)
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    return namespace[name]
+
+
+def _conforms(g, value):
+    """Whether the gradient ``g`` of ``value`` is returned as it is (see ``api._finish``)."""
+    if type(value) is np.ndarray:
+        return (type(g) is np.ndarray and g.dtype is value.dtype and g.base is None
+                and g.shape == value.shape)
+    return type(g) is float or type(g) is np.float64
+
+
+def _tuple(items):
+    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+
+
+def _condition(keyword, tests, then):
+    """``keyword (t1 or t2 ...):`` (``and`` after ``if not``), one test a line; nothing if none."""
+    if not tests:
+        return []
+    joiner = "\n            and " if keyword == "if not" else "\n            or "
+    return [f"    {keyword} ({joiner.join(tests)}):", then]
+
+
+def _cell_changed(cell, value):
+    try:
+        return cell.cell_contents is not value
+    except ValueError:                       # the enclosing scope deleted it
+        return True
+
+
+_MISSING = object()

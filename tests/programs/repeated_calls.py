@@ -1,0 +1,48 @@
+"""Functions called again and again with the same shapes: the short path for repeated calls."""
+
+import numpy as np
+
+
+def scaled_square_sum(x, w):
+    return np.sum(helper(x) * w)
+
+
+def helper(x):
+    return 2.0 * x * x
+
+
+def other_helper(x):
+    return x * x * x
+
+
+def with_default(x, c=2.0):
+    return np.sum(c * x * x)
+
+
+def power_sum(x, n):
+    return np.sum(x ** n)
+
+
+def transposed(x, w):
+    # the gradient is w.T, a view of an argument: it must come back as a fresh array
+    return np.sum(x.T * w)
+
+
+def scalar_product(a, b):
+    return a * b * b
+
+
+def make_with_helper(f):
+    """A function calling the closure variable ``f``, and a setter that rebinds it."""
+    def calls(x):
+        return np.sum(f(x))
+
+    def set_f(g):
+        nonlocal f
+        f = g
+    return calls, set_f
+
+
+def weighted_sum(x, w):
+    # the gradient is w: its dtype is w's, which the full path converts to x's
+    return np.sum(x * w)

@@ -1,0 +1,175 @@
+"""The optimisation passes: their examples, and gradients of programs that exercise them."""
+
+import doctest
+
+import gast
+import numpy as np
+import pytest
+
+import runtime.fastpath
+import srctrans as st
+import srctrans.cache
+from programs import scalar_loops as loops
+from srctrans import pipeline
+from srctrans.emit.printer import block_lines
+from srctrans.optimise import accumulate, inline, negation, remat, simplify, specialise
+
+
+@pytest.mark.parametrize("module", [accumulate, inline, negation, remat, simplify, specialise,
+                                    runtime.fastpath], ids=lambda m: m.__name__)
+def test_the_examples_in_the_docstrings(module):
+    assert doctest.testmod(module).failed == 0
+
+
+def _rng(seed):
+    return np.random.default_rng(seed)
+
+
+# program, argument builder (seeded)
+CASES = [
+    (loops.logistic, lambda r: (2.5, 0.3)),
+    (loops.logistic, lambda r: (2.9, r.uniform(0.2, 0.8))),
+    (loops.dependent_temporaries, lambda r: (0.7, 0.4)),
+    (loops.loop_variable_in_temporary, lambda r: (0.5, 0.8)),
+    (loops.old_value_read, lambda r: (0.8, 0.5)),
+    (loops.temporary_read_after_the_loop, lambda r: (0.7, 0.9)),
+    (loops.nested_scalar_loops, lambda r: (0.6, 0.5)),
+    (loops.scalars_and_arrays, lambda r: (0.5, r.standard_normal(3))),
+    (loops.branch_in_scalar_loop, lambda r: (0.5, 0.3, 0.4)),
+    (loops.branch_in_scalar_loop, lambda r: (0.5, 0.3, -0.4)),
+    (loops.subtraction_chain, lambda r: (r.standard_normal((4, 3)), r.standard_normal((3, 5)))),
+    (loops.negated_and_added, lambda r: (r.standard_normal(3),)),
+    (loops.while_scalar_loop, lambda r: (0.5, 0.8)),
+]
+
+
+@pytest.mark.parametrize("index", range(len(CASES)), ids=[f"{c[0].__name__}-{i}" for i, c in enumerate(CASES)])
+def test_matches_finite_differences(index):
+    """Generic, specialised and fused code all agree with finite differences."""
+    fn, build = CASES[index]
+    st.check_grads(fn, build(_rng(index)), seed=index)
+
+
+def _fused_source(fn, args):
+    source = st.source(fn, wrt=tuple(range(len(args))), args=args)
+    return source.split(f"def {fn.__name__}_grad")[1]
+
+
+def test_cheap_scalar_temporaries_are_recomputed_not_saved():
+    source = _fused_source(loops.logistic, (2.5, 0.3))
+    assert "tape.append(x)" in source                       # the state is saved, once a step
+    assert "tape.append(_mul)" not in source and "tape.append(_sub)" not in source
+    assert "d_mul = dx * (1.0 - x)" in source               # recomputed, then folded in
+    assert "for x in rt.pop_many(tape, trips):" in source   # the loop walks the saved values
+
+
+def test_a_chain_of_temporaries_is_recomputed_in_order():
+    source = _fused_source(loops.dependent_temporaries, (0.7, 0.4))
+    assert "tape.append(u)" not in source and "tape.append(v)" not in source
+    body = source.split("rt.pop_many")[1]
+    assert body.index("u_2 = a * x") < body.index("v_2 = u_2 + 1.0")
+
+
+def test_shapes_of_folded_temporaries_are_inferred():
+    """The probe run never sees 0.9 * x as a name; its shape follows from x's."""
+    source = _fused_source(loops.old_value_read, (0.8, 0.5))
+    assert "rt.unbroadcast" not in source and "rt.add" not in source
+    assert "dx = rt.zeros_of(x)" in source                  # a number: no container checks
+
+
+def test_a_value_read_before_it_is_assigned_stays_saved():
+    source = _fused_source(loops.old_value_read, (0.8, 0.5))
+    assert "tape.append(t)" in source and "t = tape.pop()" in source
+
+
+def test_array_temporaries_are_not_recomputed():
+    source = _fused_source(loops.scalars_and_arrays, (0.5, np.ones(3)))
+    assert "c_2 = a * s" in source                          # a number
+    assert "tape.append(v)" in source                       # an array (tanh's rule reads it)
+
+
+def test_recomputing_inside_a_loop_with_a_branch():
+    """The pass on a loop whose body branches (built with explicit shapes)."""
+    args = (0.5, 0.3, 0.4)
+    shapes = dict.fromkeys(["a", "b", "x", "s", "_mul_2", "i"], ())
+    build = pipeline.build_reverse(loops.branch_in_scalar_loop, ("a", "b", "x"),
+                                   _no_callees, shapes=shapes)
+    assert "s_2 = a * b" in build.source and "tape.append(s)" not in build.source
+    fwd, bwd, fused = build.compiled.instantiate(loops.branch_in_scalar_loop)
+    generic = srctrans.cache.instance(loops.branch_in_scalar_loop, ("a", "b", "x"))
+    out, residuals = generic.fwd(*args)
+    expected = generic.bwd(residuals, 1.0)
+    np.testing.assert_allclose(fused(*args), expected)
+    out, residuals = fwd(*args)
+    np.testing.assert_allclose(bwd(residuals, 1.0), expected)
+
+
+def test_recomputing_inside_a_while_loop():
+    args = (0.5, 0.8)
+    shapes = dict.fromkeys(["a", "x", "s", "n", "_mul", "_sub", "_mul_2", "_cond"], ())
+    build = pipeline.build_reverse(loops.while_scalar_loop, ("a", "x"), _no_callees, shapes=shapes)
+    assert "s_2 = a * x" in build.source and "tape.append(s)" not in build.source
+    fwd, bwd, fused = build.compiled.instantiate(loops.while_scalar_loop)
+    generic = srctrans.cache.instance(loops.while_scalar_loop, ("a", "x"))
+    out, residuals = generic.fwd(*args)
+    np.testing.assert_allclose(fused(*args), generic.bwd(residuals, 1.0))
+
+
+def _no_callees(*args):
+    raise AssertionError("no user function is called")
+
+
+def test_the_adjoint_of_an_overwritten_value_restarts_each_reversed_iteration():
+    # t is overwritten before it is read in each step; only the last step's t reaches t * t
+    a, x = 0.7, 0.9
+    da, dx = st.grad(loops.temporary_read_after_the_loop, wrt=(0, 1), specialize=False)(a, x)
+    eps = 1e-6
+    f = loops.temporary_read_after_the_loop
+    assert da == pytest.approx((f(a + eps, x) - f(a - eps, x)) / (2 * eps), rel=1e-6)
+    assert dx == pytest.approx((f(a, x + eps) - f(a, x - eps)) / (2 * eps), rel=1e-6)
+
+
+def test_a_pullback_with_saved_values_walked_at_once_can_be_called_again():
+    out, pullback = st.vjp(loops.nested_scalar_loops, 0.6, 0.5)
+    first, second = pullback(1.0), pullback(2.0)
+    for one, two in zip(first, second):
+        assert two == pytest.approx(2.0 * one)
+
+
+def _statements(text):
+    return gast.parse(text).body
+
+
+def _text(statements):
+    return "\n".join(block_lines(statements, 0))
+
+
+@pytest.mark.parametrize("text", [
+    "dx = -d\ny = dx * 2\ndx = dx + e",           # the first value is read in between
+    "dx = -d\nd = e * 2\ndx = dx + e",            # what it reads changes in between
+    "dx = -f(d)\ndx = dx + e",                    # it calls something: it does not move
+    "dx = -d\ndx = dx * e",                       # not a sum
+])
+def test_a_first_contribution_that_may_not_move_stays(text):
+    assert _text(accumulate.fold_accumulations(_statements(text))) == text
+
+
+def test_a_long_sum_is_not_folded_into_one_statement():
+    folded = accumulate.fold_accumulations(_statements("d = a\nd = d + b\nd = d + c"))
+    assert _text(folded) == "d = a + b\nd = d + c"
+
+
+@pytest.mark.parametrize("text, live", [
+    ("d = -g\ne = np.exp(d)", set()),              # exp does not let the sign out
+    ("d = -g\ne = d * x\nf = e * e", set()),       # e is read twice
+    ("d = -g\ne = d / s", set()),                  # nothing absorbs it
+    ("d = -g\ne = h + d", {"d"}),                  # d itself is returned
+])
+def test_a_negation_that_would_not_be_absorbed_stays(text, live):
+    assert _text(negation.sink_negations(_statements(text), live)) == text
+
+
+def test_a_negation_moves_through_sums_of_arrays():
+    moved = negation.sink_negations(_statements(
+        "d = -g\ne = rt.unbroadcast(d, b)\nf = e.sum(axis=0)\nh = k + f"), set())
+    assert _text(moved) == "d = g\ne = rt.unbroadcast(d, b)\nf = e.sum(axis=0)\nh = k - f"

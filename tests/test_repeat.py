@@ -1,0 +1,138 @@
+"""The short path a gradient function takes for a call shaped like the previous one.
+
+Each test establishes the short path (two calls with the same shapes), then
+changes one thing the path depends on and checks the gradient still follows.
+"""
+
+import inspect
+
+import numpy as np
+import pytest
+
+import srctrans as st
+import srctrans.cache
+import srctrans.repeat
+from programs import repeated_calls as rc
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(7)
+
+
+@pytest.fixture
+def no_full_path(monkeypatch):
+    """Make the full path fail: what still works took the short path."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("the full path was taken")
+    return lambda: monkeypatch.setattr(srctrans.cache.Instance, "for_call", refuse)
+
+
+def test_repeated_array_calls_take_the_short_path(rng, no_full_path):
+    x, w = rng.standard_normal(3), rng.standard_normal(3)
+    g = st.grad(rc.scaled_square_sum, wrt=(0, 1))
+    g(x, w)
+    no_full_path()
+    dx, dw = g(x, w)
+    np.testing.assert_allclose(dx, 4.0 * x * w)
+    np.testing.assert_allclose(dw, 2.0 * x * x)
+
+
+def test_repeated_float_calls_take_the_short_path_and_give_float64(no_full_path):
+    g, g0 = st.grad(rc.scalar_product, wrt=(0, 1)), st.grad(rc.scalar_product)
+    g(2.0, 3.0), g0(1.0, 3.0)
+    no_full_path()
+    da, db = g(2.0, 3.0)
+    assert type(da) is np.float64 and type(db) is np.float64
+    assert (da, db) == (9.0, 12.0)
+    da = g0(1.0, 3.0)                                       # one selected: not a tuple
+    assert type(da) is np.float64 and da == 9.0
+
+
+def test_a_rebound_global_helper_is_seen(rng, monkeypatch):
+    x, w = rng.standard_normal(3), rng.standard_normal(3)
+    g = st.grad(rc.scaled_square_sum)
+    for _ in range(2):
+        np.testing.assert_allclose(g(x, w), 4.0 * x * w)
+    monkeypatch.setattr(rc, "helper", rc.other_helper)
+    for _ in range(2):
+        np.testing.assert_allclose(g(x, w), 3.0 * x * x * w)
+
+
+def test_a_rebound_closure_helper_is_seen(rng):
+    calls, set_f = rc.make_with_helper(rc.helper)
+    x = rng.standard_normal(3)
+    g = st.grad(calls)
+    for _ in range(2):
+        np.testing.assert_allclose(g(x), 4.0 * x)
+    set_f(rc.other_helper)
+    for _ in range(2):
+        np.testing.assert_allclose(g(x), 3.0 * x * x)
+
+
+def test_new_defaults_are_seen(rng, monkeypatch):
+    x = rng.standard_normal(3)
+    g = st.grad(rc.with_default)
+    for _ in range(2):
+        np.testing.assert_allclose(g(x), 4.0 * x)
+    monkeypatch.setattr(rc.with_default, "__defaults__", (3.0,))
+    for _ in range(2):
+        np.testing.assert_allclose(g(x), 6.0 * x)
+
+
+def test_new_shapes_int_values_and_dtypes_leave_the_short_path(rng):
+    x = rng.standard_normal(3)
+    g = st.grad(rc.power_sum)
+    for _ in range(2):
+        np.testing.assert_allclose(g(x, 2), 2.0 * x)
+    np.testing.assert_allclose(g(x, 3), 3.0 * x * x)                  # another int
+    x4 = rng.standard_normal(4)
+    np.testing.assert_allclose(g(x4, 2), 2.0 * x4)                    # another shape
+    assert g(x.astype(np.float32), 2).dtype == np.float32              # another dtype
+    with pytest.raises(st.NonDifferentiableError):                     # same shape, ints
+        g(np.arange(3), 2)
+    np.testing.assert_allclose(g(x, 2), 2.0 * x)                      # and back
+
+
+def test_gradients_are_conformed_on_the_short_path(rng):
+    """A gradient that is a view of an argument goes through the general conforming."""
+    x, w = rng.standard_normal((2, 3)), rng.standard_normal((3, 2))
+    g = st.grad(rc.transposed)
+    first = g(x, w)
+    for _ in range(2):                                   # conformed as the full path does
+        dx = g(x, w)
+        np.testing.assert_array_equal(dx, w.T)
+        assert dx.flags.writeable == first.flags.writeable and dx.shape == first.shape
+
+
+def test_a_guard_is_made_once_per_shape_key(rng, monkeypatch):
+    made = []
+    real = srctrans.repeat.make_repeat
+    monkeypatch.setattr(srctrans.repeat, "make_repeat", lambda *a: made.append(1) or real(*a))
+    g = st.grad(rc.power_sum)
+    x3, x4 = rng.standard_normal(3), rng.standard_normal(4)
+    for _ in range(3):                                                # shapes alternate
+        np.testing.assert_allclose(g(x3, 2), 2.0 * x3)
+        np.testing.assert_allclose(g(x4, 2), 2.0 * x4)
+    assert len(made) == 2
+
+
+def test_the_guard_reads_like_python(rng):
+    g = st.grad(rc.scaled_square_sum, wrt=(0, 1))
+    x, w = rng.standard_normal(3), rng.standard_normal(3)
+    g(x, w)
+    text = inspect.getsource(g._repeat)
+    assert "a0.shape == (3,)" in text and "fused(a0, a1)" in text
+    assert "namespace.get('helper') is not" in text                   # a rebound helper is seen
+
+
+def test_the_dtype_of_an_unselected_array_counts(rng):
+    x, w = rng.standard_normal(3).astype(np.float32), rng.standard_normal(3).astype(np.float32)
+    g = st.grad(rc.weighted_sum)
+    for _ in range(2):
+        assert g(x, w).dtype == np.float32
+    wide = w.astype(np.float64)                  # the gradient w is float64 now: conformed
+    for _ in range(2):
+        dx = g(x, wide)
+        assert dx.dtype == np.float32
+        np.testing.assert_allclose(dx, w)
