@@ -182,3 +182,23 @@ def test_check_grads_order_2_catches_a_wrong_second_derivative():
 
 def _wrong_cos_jvp(dx, ans, x):
     return dx * np.sin(x)
+
+
+def test_second_derivatives_of_a_loop_forward_over_reverse():
+    """The gradient of a loop pushes to and pops from a tape; forward mode pops its tangents."""
+    x, w = np.array([0.7, -0.4]), 0.9
+    h = st.hessian(programs.rolled, wrt=(0, 1))(x, w)
+    gradient = st.grad(programs.rolled, wrt=(0, 1))
+    eps = 1e-6
+    for k in range(2):
+        step = np.zeros(2)
+        step[k] = eps
+        plus, minus = gradient(x + step, w), gradient(x - step, w)
+        np.testing.assert_allclose(h[0][0][:, k], (plus[0] - minus[0]) / (2 * eps), rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(h[1][0][k], (plus[1] - minus[1]) / (2 * eps), rtol=1e-6, atol=1e-8)
+    st.check_grads(st.grad(programs.rolled, wrt=(0, 1)), (x, w), modes=("forward",))
+
+
+def test_reverse_over_reverse_through_a_loop_says_what_to_do_instead():
+    with pytest.raises(st.UnsupportedSyntaxError, match="st.hessian, st.hvp"):
+        st.grad(st.grad(programs.rolled))(np.array([0.7, -0.4]), 0.9)

@@ -845,6 +845,9 @@ WITHOUT_RULES = {
     "stop_recording": "marks a `with` block; generated code never calls it",
     "grad_of": "marks a `with` block; generated code never calls it",
     "CustomGradient": "the class of custom_gradient objects; generated code never calls it",
+    # the tape of a reversed loop: forward mode pops tangents beside it
+    # (differentiate/forward.py); reverse mode through it is an UnsupportedSyntaxError
+    "pop_many": "pops a reversed loop's saved values; forward mode handles it as a pop",
 }
 
 # Helpers whose rules live with the NumPy rules: rt.identity (x.copy(),

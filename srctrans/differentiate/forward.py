@@ -20,6 +20,7 @@ import types
 
 import gast
 
+import runtime
 from runtime.custom import CustomGradient
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
@@ -244,6 +245,17 @@ class _Tangents:
         callee = anno.get(call, Anno.CALLEE)
         args = list(call.args)
         keywords = {k.arg: k.value for k in call.keywords}
+        popped = _popped_from(call, callee)
+        if popped is not None:                              # a tape of generated code
+            tape, count = popped
+            if tape.id not in self.active:
+                return [stmt, self._zero(target)]
+            tangents = load(self.tangent_name(tape.id))
+            if count is None:
+                value = gast.Call(gast.Attribute(tangents, "pop", gast.Load()), [], [])
+            else:
+                value = self._runtime("pop_many", [tangents, clone(count)])
+            return [stmt, self._define(target, value)]
         if callee is None:                                  # a method of a local value
             method = METHODS.get(call.func.attr)
             if method is None:
@@ -380,6 +392,20 @@ class _Tangents:
     def _fail(self, node, error, message, hint):
         lineno = getattr(node, "lineno", None) or (self._origin.lineno if self._origin else None)
         raise error(message, self.unit.parsed.location_of_line(lineno), hint)
+
+
+def _popped_from(call, callee):
+    """``(list, count)`` for ``xs.pop()`` (count None) or ``rt.pop_many(xs, n)``, else None.
+
+    The tape of a generated backward pass: forward mode pops the tangents its
+    appends pushed, from the list of tangents beside it.
+    """
+    if (callee is None and isinstance(call.func, gast.Attribute) and call.func.attr == "pop"
+            and not call.args and not call.keywords and isinstance(call.func.value, gast.Name)):
+        return call.func.value, None
+    if callee is runtime.pop_many and len(call.args) == 2 and isinstance(call.args[0], gast.Name):
+        return call.args[0], call.args[1]
+    return None
 
 
 def _is_bare(tangent):

@@ -23,6 +23,8 @@ import types
 
 import gast
 
+import runtime
+
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from runtime.custom import CustomGradient
@@ -294,6 +296,12 @@ class _Reverser(ControlFlow, CustomGradients):
         callee = anno.get(call, Anno.CALLEE)
         args = list(call.args)
         keywords = {k.arg: k.value for k in call.keywords}
+        if callee is None and call.func.attr == "pop" or callee is runtime.pop_many:
+            self._fail(call, UnsupportedSyntaxError,
+                       "reverse mode through a list's `.pop()` (in a generated backward pass: a "
+                       "second reverse-mode derivative of a function with a loop)",
+                       "take second derivatives forward over reverse: st.hessian, st.hvp, or "
+                       "st.jvp of st.grad(f)")
         if callee is None:                                 # a method of a local value
             method = METHODS.get(call.func.attr)
             if method is None:

@@ -355,7 +355,7 @@ def power_exponent_factor_jvp(dpower, dx, ans, power, x):
 
 # -- accumulation and seeding ----------------------------------------------------
 
-REGISTRY.nondifferentiable(rt.zeros_like)
+REGISTRY.nondifferentiable(rt.zeros_like, rt.zeros_of)
 
 # add broadcasts like ``+``, so each side's cotangent is summed to its shape.
 @vjp(rt.add)

@@ -127,3 +127,9 @@ def unary_only(x, y):
 
 def broadcast_add(x, y):
     return x + y
+
+
+def rolled(x, w):
+    for i in range(3):
+        x = np.sin(x * w) * x
+    return np.sum(x)
