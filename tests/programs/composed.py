@@ -133,3 +133,8 @@ def rolled(x, w):
     for i in range(3):
         x = np.sin(x * w) * x
     return np.sum(x)
+
+
+def hundredfold_rule(tangents, ans, p):
+    """A JVP rule for power_3_5 (deliberately not its derivative), in a test of st.register_jvp."""
+    return 100.0 * tangents[0]
