@@ -97,6 +97,14 @@ def test_matches_the_api(model, capsys):
     assert out == srctrans.source(module.loss, wrt="b")
 
 
+def test_mode_forward_prints_the_tangent_code(model, capsys):
+    status, out, err = run([f"{model}:loss", "--mode", "forward", "--wrt", "w,b"], capsys)
+    module = cli._import_file(str(model))
+    assert status == 0 and err == ""
+    assert "def loss_jvp(w, b, x, *, dw, db):" in out
+    assert out == srctrans.source(module.loss, mode="forward", wrt=("w", "b"))
+
+
 @pytest.mark.parametrize("wrt, selected", [
     ("w", "w"), ("b", "b"), ("1", "b"), ("-1", "x"),
     ("0,b", "w, b"), ("b,w", "b, w"), ("x, 0", "x, w"),
