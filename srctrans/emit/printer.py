@@ -17,7 +17,16 @@ INDENT = "    "
 
 
 def unparse(node):
-    """Python source of one gast node."""
+    """Python source of one gast node.
+
+    An assignment to a tuple prints without parentheses (``a, b = f(x)``) on
+    every Python version (3.10's ``ast.unparse`` adds them).
+    """
+    if (isinstance(node, gast.Assign) and len(node.targets) == 1
+            and isinstance(node.targets[0], gast.Tuple) and node.targets[0].elts):
+        target = node.targets[0]
+        names = ", ".join(unparse(e) for e in target.elts) + ("," if len(target.elts) == 1 else "")
+        return f"{names} = {unparse(node.value)}"
     return ast.unparse(ast.fix_missing_locations(gast.gast_to_ast(node)))
 
 
