@@ -51,21 +51,8 @@ def instance(fn, wrt, optimize=True, unconnected_zero=False, location=None, shap
     ``shapes`` (a tuple of (name, shape) pairs) asks for the backward pass
     specialised on those shapes of the forward values (see :meth:`Instance.for_call`).
     """
-    if not isinstance(fn, types.FunctionType):
-        _with_location(parse_function, fn, location)     # raises NoSourceError
     options = ("reverse", tuple(wrt), bool(optimize), bool(unconnected_zero), shapes)
-    per_function = _instances.get(fn)
-    if per_function is not None:
-        hit = per_function.get(options)
-        if hit is not None and hit.current(fn):
-            return hit
-    with _lock:
-        build = _find_build(fn, options)
-        if build is None:
-            build = _new_build(fn, options, location)
-        found = Instance(fn, *build.compiled.instantiate(fn), build)
-        _instances.setdefault(fn, {})[options] = found
-        return found
+    return _cached(fn, options, location, _new_build, Instance)
 
 
 def gradient_instance(fn, wrt, single=False, location=None):
@@ -76,9 +63,14 @@ def gradient_instance(fn, wrt, single=False, location=None):
     does not depend on a parameter), for arguments of any shape. It is
     generated source like every derivative, so it can be differentiated again.
     """
-    if not isinstance(fn, types.FunctionType):
-        _with_location(parse_function, fn, location)
     options = ("gradient", tuple(wrt), True, True, "single" if single else "tuple")
+    return _cached(fn, options, location, _new_build, Instance)
+
+
+def _cached(fn, options, location, new_build, kind):
+    """The instance (of class ``kind``) of ``fn`` for ``options``; built by ``new_build`` if needed."""
+    if not isinstance(fn, types.FunctionType):
+        _with_location(parse_function, fn, location)     # raises NoSourceError
     per_function = _instances.get(fn)
     if per_function is not None:
         hit = per_function.get(options)
@@ -87,8 +79,8 @@ def gradient_instance(fn, wrt, single=False, location=None):
     with _lock:
         build = _find_build(fn, options)
         if build is None:
-            build = _new_build(fn, options, location)
-        found = Instance(fn, *build.compiled.instantiate(fn), build)
+            build = new_build(fn, options, location)
+        found = kind(fn, *build.compiled.instantiate(fn), build)
         _instances.setdefault(fn, {})[options] = found
         return found
 
@@ -410,21 +402,8 @@ class ForwardInstance(Instance):
 
 def forward_instance(fn, wrt, optimize=True, location=None):
     """The :class:`ForwardInstance` of ``fn``'s JVP with respect to ``wrt``, built if needed."""
-    if not isinstance(fn, types.FunctionType):
-        _with_location(parse_function, fn, location)     # raises NoSourceError
     options = ("forward", tuple(wrt), bool(optimize))
-    per_function = _instances.get(fn)
-    if per_function is not None:
-        hit = per_function.get(options)
-        if hit is not None and hit.current(fn):
-            return hit
-    with _lock:
-        build = _find_build(fn, options)
-        if build is None:
-            build = _new_forward_build(fn, options, location)
-        found = ForwardInstance(fn, *build.compiled.instantiate(fn), build)
-        _instances.setdefault(fn, {})[options] = found
-        return found
+    return _cached(fn, options, location, _new_forward_build, ForwardInstance)
 
 
 def _new_forward_build(fn, options, location):

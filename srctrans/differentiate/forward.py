@@ -24,7 +24,7 @@ import runtime
 from runtime.custom import CustomGradient
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.differentiate.nested import derivative_call
+from srctrans.differentiate.calls import resolve_call
 from srctrans.differentiate.reverse import _describe, _is_library, _unparse
 from srctrans.differentiate.templates import bind, tangent_of_call
 from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
@@ -32,7 +32,7 @@ from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
 from srctrans.optimise.dce import targets_of
 from srctrans.nodes import appended_to, assign, clone, load, parameter_names, store
 from srctrans.parse.resolve import MISSING
-from srctrans.rules import ATTRIBUTES, METHODS, REGISTRY, operator_primal
+from srctrans.rules import ATTRIBUTES, REGISTRY, operator_primal
 
 
 class ForwardResult:
@@ -243,8 +243,6 @@ class _Tangents:
     # -- calls ------------------------------------------------------------------
     def _call(self, target, call, stmt):
         callee = anno.get(call, Anno.CALLEE)
-        args = list(call.args)
-        keywords = {k.arg: k.value for k in call.keywords}
         popped = _popped_from(call, callee)
         if popped is not None:                              # a tape of generated code
             tape, count = popped
@@ -256,23 +254,7 @@ class _Tangents:
             else:
                 value = self._runtime("pop_many", [tangents, clone(count)])
             return [stmt, self._define(target, value)]
-        if callee is None:                                  # a method of a local value
-            method = METHODS.get(call.func.attr)
-            if method is None:
-                self._fail(call, MissingRuleError,
-                           f"no derivative rule for the method `.{call.func.attr}()`",
-                           "call the NumPy function instead (see docs/rules.md for the supported list)")
-            if method.pack and len(args) > 1:
-                args = [gast.Tuple(args, gast.Load())]
-            args = [call.func.value] + args
-            callee = method.primal
-        if callee is MISSING:
-            self._fail(call, MissingRuleError, f"cannot resolve `{_unparse(call.func)}`",
-                       "make sure the name is defined before the derivative is first called")
-        nested = derivative_call(callee, call, self.unit.resolver, self.unit.parsed.location(call))
-        if nested is not None:               # st.grad(g)(x), st.jvp(g, ...): their generated code
-            callee, call = nested
-            args, keywords = list(call.args), {k.arg: k.value for k in call.keywords}
+        callee, call, args, keywords = resolve_call(call, self.unit, self._fail)
         if anno.get(call, Anno.CONSTANT):                    # x.astype(int)
             return [stmt, self._zero(target)]
         if isinstance(callee, CustomGradient):

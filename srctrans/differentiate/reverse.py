@@ -29,7 +29,7 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from runtime.custom import CustomGradient
 from srctrans.differentiate.control import ControlFlow
-from srctrans.differentiate.nested import derivative_call
+from srctrans.differentiate.calls import resolve_call
 from srctrans.differentiate.custom import CustomGradients, gradient_hooks
 from srctrans.differentiate.templates import bind, cotangents
 from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
@@ -37,7 +37,7 @@ from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
 from srctrans.nodes import (
     appended_to, assign as _assign, clone, load as _load, parameter_names, store as _store)
 from srctrans.parse.resolve import MISSING
-from srctrans.rules import ATTRIBUTES, METHODS, REGISTRY, operator_primal
+from srctrans.rules import ATTRIBUTES, REGISTRY, operator_primal
 
 
 class ReverseResult:
@@ -294,33 +294,13 @@ class _Reverser(ControlFlow, CustomGradients):
     # -- calls ---------------------------------------------------------------
     def _call(self, target, call, g, ans, stmt):
         callee = anno.get(call, Anno.CALLEE)
-        args = list(call.args)
-        keywords = {k.arg: k.value for k in call.keywords}
         if callee is None and call.func.attr == "pop" or callee is runtime.pop_many:
             self._fail(call, UnsupportedSyntaxError,
                        "reverse mode through a list's `.pop()` (in a generated backward pass: a "
                        "second reverse-mode derivative of a function with a loop)",
                        "take second derivatives forward over reverse: st.hessian, st.hvp, or "
                        "st.jvp of st.grad(f)")
-        if callee is None:                                 # a method of a local value
-            method = METHODS.get(call.func.attr)
-            if method is None:
-                self._fail(call, MissingRuleError, f"no derivative rule for the method `.{call.func.attr}()`",
-                           "call the NumPy function instead (see docs/rules.md for the supported "
-                           "list); for a random generator passed in, whose draws are constants, "
-                           "draw from constant arguments (x + rng.normal(size=...)) or wrap the "
-                           "arguments in st.stop_gradient(...)")
-            if method.pack and len(args) > 1:
-                args = [gast.Tuple(args, gast.Load())]
-            args = [call.func.value] + args
-            callee = method.primal
-        if callee is MISSING:
-            self._fail(call, MissingRuleError, f"cannot resolve `{_unparse(call.func)}`",
-                       "make sure the name is defined before the gradient is first called")
-        nested = derivative_call(callee, call, self.unit.resolver, self.unit.parsed.location(call))
-        if nested is not None:               # st.grad(g)(x), st.jvp(g, ...): their generated code
-            callee, call = nested
-            args, keywords = list(call.args), {k.arg: k.value for k in call.keywords}
+        callee, call, args, keywords = resolve_call(call, self.unit, self._fail)
         rule = REGISTRY.lookup(callee)
         if rule is not None and rule.has_vjp:               # the user's rule first, in _rule
             self._rule(callee, args, keywords, g, ans, call)

@@ -1,0 +1,55 @@
+"""What a call in the normalised function calls, for both modes.
+
+Requires: a Call node annotated by ANF with ``Anno.CALLEE`` (None for a
+method of a local value).
+Guarantees: :func:`resolve_call` returns the primal the call stands for and
+its arguments as that primal takes them: a method becomes its NumPy function
+with the receiver first (``x.sum(0)`` is ``np.sum(x, 0)``), and a call that
+runs a derivative srctrans made becomes a call of its generated code
+(``differentiate.nested``). An unknown method or an unresolved name is a
+``MissingRuleError`` at the user's line.
+"""
+
+import gast
+
+from srctrans import annotations as anno
+from srctrans.annotations import Anno
+from srctrans.differentiate.nested import derivative_call
+from srctrans.errors import MissingRuleError
+from srctrans.parse.resolve import MISSING
+from srctrans.rules import METHODS
+
+
+def resolve_call(call, unit, fail):
+    """``(callee, call, args, keywords)``: the primal, the call node to use, and its arguments.
+
+    ``fail(node, error, message, hint)`` raises at the user's line.
+    """
+    callee = anno.get(call, Anno.CALLEE)
+    args = list(call.args)
+    keywords = {k.arg: k.value for k in call.keywords}
+    if callee is None:                                 # a method of a local value
+        method = METHODS.get(call.func.attr)
+        if method is None:
+            fail(call, MissingRuleError, f"no derivative rule for the method `.{call.func.attr}()`",
+                 "call the NumPy function instead (see docs/rules.md for the supported "
+                 "list); for a random generator passed in, whose draws are constants, "
+                 "draw from constant arguments (x + rng.normal(size=...)) or wrap the "
+                 "arguments in st.stop_gradient(...)")
+        if method.pack and len(args) > 1:
+            args = [gast.Tuple(args, gast.Load())]
+        args = [call.func.value] + args
+        callee = method.primal
+    if callee is MISSING:
+        fail(call, MissingRuleError, f"cannot resolve `{unparse(call.func)}`",
+             "make sure the name is defined before the derivative is first called")
+    nested = derivative_call(callee, call, unit.resolver, unit.parsed.location(call))
+    if nested is not None:               # st.grad(g)(x), st.jvp(g, ...): their generated code
+        callee, call = nested
+        args, keywords = list(call.args), {k.arg: k.value for k in call.keywords}
+    return callee, call, args, keywords
+
+
+def unparse(node):
+    import ast
+    return ast.unparse(gast.gast_to_ast(node))
