@@ -400,9 +400,9 @@ class ForwardInstance(Instance):
         return self.fwd
 
 
-def forward_instance(fn, wrt, optimize=True, location=None):
+def forward_instance(fn, wrt, optimize=True, location=None, tangent_only=False):
     """The :class:`ForwardInstance` of ``fn``'s JVP with respect to ``wrt``, built if needed."""
-    options = ("forward", tuple(wrt), bool(optimize))
+    options = ("forward", tuple(wrt), bool(optimize), bool(tangent_only))
     return _cached(fn, options, location, _new_forward_build, ForwardInstance)
 
 
@@ -412,7 +412,7 @@ def _new_forward_build(fn, options, location):
         raise UnsupportedSyntaxError(
             f"recursive call of {fn.__qualname__} cannot be differentiated", location,
             "srctrans cannot differentiate recursion; compute the result without the function calling itself")
-    _, wrt, optimize = options
+    _, wrt, optimize, tangent_only = options
     callees = []
 
     def build_callee(callee, callee_wrt, call_location):
@@ -423,7 +423,8 @@ def _new_forward_build(fn, options, location):
     _in_progress.add(code)
     try:
         with _recursion_headroom(nesting_depth(fn)):
-            build = _with_location(pipeline.build_forward, fn, location, wrt, build_callee, optimize)
+            build = _with_location(pipeline.build_forward, fn, location, wrt, build_callee, optimize,
+                                   tangent_only)
     finally:
         _in_progress.discard(code)
     build.callees = tuple(callees)

@@ -224,12 +224,13 @@ def _pullback(fn, call_args, names, optimize):
 
 
 def _jvp(fn, call_args, indices, tangents, optimize):
-    """``(out, out_tangent)`` of ``fn`` along ``tangents`` of the arguments at ``indices``."""
-    from srctrans.forward_api import jvp
+    """``(None, out_tangent)`` of ``fn`` along ``tangents`` of the arguments at ``indices``
+    (from code that computes only the tangent)."""
+    from srctrans.forward_api import run_jvp
     full = [None] * len(call_args)
     for index, tangent in zip(indices, tangents):
         full[index] = tangent
-    return jvp(fn, tuple(call_args), tuple(full), optimize=optimize)
+    return None, run_jvp(fn, None, tuple(call_args), tuple(full), {}, optimize, tangent_only=True)
 
 
 def _gradient_function(fn, names, call_args):

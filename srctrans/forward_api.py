@@ -52,16 +52,17 @@ def jvp(f, primals, tangents, *, optimize=True):
     return run_jvp(fn, bound_self, primals, tangents, {}, optimize)
 
 
-def run_jvp(fn, bound_self, primals, tangents, kwargs, optimize=True):
+def run_jvp(fn, bound_self, primals, tangents, kwargs, optimize=True, tangent_only=False):
     """:func:`jvp` of the plain function ``fn`` (bound to ``bound_self`` unless None);
-    ``kwargs`` are passed to ``fn`` as constants."""
+    ``kwargs`` are passed to ``fn`` as constants; ``tangent_only`` returns the output's
+    tangent alone, from code that computes only what the tangent needs."""
     call_args = primals if bound_self is None else (bound_self,) + primals
     pattern = tuple(t is not None for t in tangents)
-    key = (len(primals), pattern, bool(optimize), bound_self is not None)
+    key = (len(primals), pattern, bool(optimize), bound_self is not None, tangent_only)
     plans = _plans.get(fn)
     plan = plans.get(key) if plans is not None else None
     if plan is None or not plan.instance.current(fn):
-        plan = _plan(fn, bound_self, primals, pattern, optimize)
+        plan = _plan(fn, bound_self, primals, pattern, optimize, tangent_only)
         _plans.setdefault(fn, {})[key] = plan
     keywords = {}
     for index, keyword in plan.tangents:
@@ -76,7 +77,7 @@ def run_jvp(fn, bound_self, primals, tangents, kwargs, optimize=True):
         keywords[keyword] = tangent
     if plan.instance.jvp is None:
         out = fn(*call_args, **kwargs)
-        return out, runtime.zeros_like(out)
+        return runtime.zeros_like(out) if tangent_only else (out, runtime.zeros_like(out))
     return plan.instance.jvp(*call_args, **kwargs, **keywords)
 
 
@@ -94,13 +95,13 @@ class _Plan:
 _plans = weakref.WeakKeyDictionary()      # function -> {call pattern: _Plan}
 
 
-def _plan(fn, bound_self, primals, pattern, optimize):
+def _plan(fn, bound_self, primals, pattern, optimize, tangent_only):
     signature_fn = fn if bound_self is None else functools.partial(fn, bound_self)
     names = _positional_names(signature_fn, len(primals), fn)
     selected = tuple(name for name, given in zip(names, pattern) if given)
     if not selected:
         return _Plan(_NoTangents(), names, ())
-    found = cache.forward_instance(fn, selected, optimize)
+    found = cache.forward_instance(fn, selected, optimize, tangent_only=tangent_only)
     return _Plan(found, names, tuple((i, found.build.tangents[names[i]])
                                      for i, given in enumerate(pattern) if given))
 

@@ -266,8 +266,12 @@ class ForwardBuild:
         return self.compiled.source
 
 
-def build_forward(fn, wrt, build_callee, optimize=True):
+def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False):
     """Compile the JVP of ``fn`` with respect to ``wrt`` (forward mode).
+
+    ``tangent_only`` returns the output's tangent alone (the output's own
+    statements are dropped where the tangent does not need them: an HVP
+    needs the gradient's tangent, not the gradient).
 
     The passes up to activity are those of :func:`build_reverse`; then every
     active statement gets its tangent statement, and the result is optimised
@@ -289,7 +293,7 @@ def build_forward(fn, wrt, build_callee, optimize=True):
     unit.fresh_arrays = fresh_arrays(unit.function)
     result = forward(unit)
     body = result.body
-    returned = [result.output, result.tangent]
+    returned = [result.tangent] if tangent_only else [result.output, result.tangent]
     if optimize:
         simplify(result.tangent_statements)     # not the user's: x * 1.0 there makes a copy
         body, renaming = propagate_copies(body)
@@ -306,7 +310,7 @@ def build_forward(fn, wrt, build_callee, optimize=True):
     doc = gast.Expr(gast.Constant(
         f"Forward mode: the output and its tangent, given the tangents "
         f"{', '.join(result.tangents[n] for n in unit.wrt)} of {', '.join(unit.wrt)}.", None))
-    ret = gast.Return(gast.Tuple(returned, gast.Load()))
+    ret = gast.Return(returned[0] if tangent_only else gast.Tuple(returned, gast.Load()))
     anno.set_(ret, Anno.ORIGIN, None)
     function = _function(name, args, [doc] + body + [ret])
     closure = {unit.aliases[NUMPY_ALIAS]: numpy, unit.aliases[RUNTIME_ALIAS]: runtime}
