@@ -38,3 +38,12 @@ def test_vjp_output_gradients():
 @pytest.mark.parametrize("path", sorted(SAMPLES.glob("*.py")), ids=lambda p: p.name)
 def test_every_sample_runs(path):
     run_sample(path.name)
+
+
+def test_newton_converges_quadratically_with_the_hessian():
+    out = run_sample("newton.py")
+    norms = [float(v) for v in re.findall(r"\|gradient\| ([\d.e+-]+)$", out, re.M)]
+    assert len(norms) == 6 and norms[-1] < 1e-7
+    assert "HVP equals the Hessian times v: True" in out
+    assert "JVP equals the gradient dotted with v: True" in out
+    assert "def loss_jvp(w, x, y, *, dw):" in out
