@@ -83,6 +83,16 @@ def getattr_grad(g, obj, name):
     return {name: g}
 
 
+def pushed(g, value):
+    """A list's cotangent ``g`` with ``value`` added at its end (the adjoint of a ``pop``)."""
+    return list(g) + [value]
+
+
+def pushed_many(g, values):
+    """``g`` with ``values`` (popped last first, as ``rt.pop_many`` gives them) added at its end."""
+    return list(g) + list(values)[::-1]
+
+
 def last_and_rest(g):
     """``(g[-1], g[:-1])`` of a list's cotangent: what an ``append`` added, and the rest."""
     return g[-1], g[:-1]

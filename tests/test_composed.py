@@ -199,6 +199,21 @@ def test_second_derivatives_of_a_loop_forward_over_reverse():
     st.check_grads(st.grad(programs.rolled, wrt=(0, 1)), (x, w), modes=("forward",))
 
 
-def test_reverse_over_reverse_through_a_loop_says_what_to_do_instead():
-    with pytest.raises(st.UnsupportedSyntaxError, match="st.hessian, st.hvp"):
-        st.grad(st.grad(programs.rolled))(np.array([0.7, -0.4]), 0.9)
+def test_reverse_over_reverse_through_a_loop():
+    """The gradient's tape is popped in its reversed loop; reverse mode pushes the
+    cotangents of what it popped back onto the tape's cotangent."""
+    x, w = np.array([0.7, -0.4]), 0.9
+    h = st.hessian(programs.rolled, wrt=(0, 1))(x, w)
+    second = st.grad(lambda_free_sum_of_gradient, wrt=(0, 1))(x, w)
+    np.testing.assert_allclose(second[0], h[0][0].sum(axis=0) + h[1][0], rtol=1e-10)
+    np.testing.assert_allclose(second[1], h[0][1].sum() + h[1][1], rtol=1e-10)
+    st.check_grads(programs.rolled, (x, w), order=2)
+    st.check_grads(programs.loop_with_branch, (np.array([0.3, -0.2, 0.5]), 3), order=2)
+
+
+def lambda_free_sum_of_gradient(x, w):
+    dx, dw = rolled_gradient(x, w)
+    return np.sum(dx) + dw
+
+
+rolled_gradient = st.grad(programs.rolled, wrt=(0, 1))

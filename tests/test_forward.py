@@ -124,3 +124,10 @@ def test_docs_show_the_generated_tangent_code_as_it_is():
     loop = st.source(programs.loop_with_branch, mode="forward")
     body = loop[loop.index("    for i in range(n):"):loop.index("    # line 94")]
     assert body.strip() in page
+
+
+def test_a_constant_appended_after_active_values_keeps_the_list_cotangent_aligned():
+    st.check_grads(programs.appends_a_constant_last, (np.array([0.5, -1.0, 2.0]), 3))
+    x = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(st.grad(programs.appends_a_constant_last)(x, 3),
+                               np.full(3, 1.0 * 1 + 2.0 * 2 + 3.0 * 3))

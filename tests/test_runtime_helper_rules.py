@@ -848,6 +848,8 @@ WITHOUT_RULES = {
     # the tape of a reversed loop: forward mode pops tangents beside it
     # (differentiate/forward.py); reverse mode through it is an UnsupportedSyntaxError
     "pop_many": "pops a reversed loop's saved values; forward mode handles it as a pop",
+    "pushed": "reverse mode's adjoint of a pop: a third derivative through a loop would need it",
+    "pushed_many": "reverse mode's adjoint of pop_many, likewise",
 }
 
 # Helpers whose rules live with the NumPy rules: rt.identity (x.copy(),

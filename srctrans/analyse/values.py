@@ -12,6 +12,8 @@ parameters, subscripts, unpacked values, results of user functions, of
 import gast
 import numpy as np
 
+import runtime
+
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.rules import METHODS, REGISTRY
@@ -22,6 +24,7 @@ _FRESH_FUNCTIONS = frozenset({
     np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
     np.full_like, np.array, np.copy, np.stack, np.concatenate, np.hstack, np.vstack,
     np.arange, np.linspace, np.eye, np.identity, list,
+    runtime.zeros_like, runtime.zeros_of,       # the zero tangents of forward-mode code
 })
 _FRESH_METHODS = frozenset({"copy", "astype"})
 

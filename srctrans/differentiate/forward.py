@@ -24,7 +24,7 @@ import runtime
 from runtime.custom import CustomGradient
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.differentiate.calls import resolve_call
+from srctrans.differentiate.calls import popped_from, resolve_call
 from srctrans.differentiate.reverse import _describe, _is_library, _unparse
 from srctrans.differentiate.templates import bind, tangent_of_call
 from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
@@ -176,6 +176,13 @@ class _Tangents:
             return [stmt]
         target = stmt.targets[0]
         if isinstance(target, gast.Name):
+            popped = popped_from(stmt.value)
+            if target.id not in self.active and popped is not None and popped[0].id in self.active:
+                # a constant popped from a tape of tangents too: pop its tangent, to stay aligned
+                tangents = load(self.tangent_name(popped[0].id))
+                drop = gast.Call(gast.Attribute(tangents, "pop", gast.Load()), [], []) \
+                    if popped[1] is None else self._runtime("pop_many", [tangents, clone(popped[1])])
+                return [stmt, self._emit(gast.Expr(drop))]
             if target.id not in self.active:
                 return [stmt]
             return self._assignment(target.id, stmt.value, stmt)
@@ -243,7 +250,7 @@ class _Tangents:
     # -- calls ------------------------------------------------------------------
     def _call(self, target, call, stmt):
         callee = anno.get(call, Anno.CALLEE)
-        popped = _popped_from(call, callee)
+        popped = popped_from(call)
         if popped is not None:                              # a tape of generated code
             tape, count = popped
             if tape.id not in self.active:
@@ -374,20 +381,6 @@ class _Tangents:
     def _fail(self, node, error, message, hint):
         lineno = getattr(node, "lineno", None) or (self._origin.lineno if self._origin else None)
         raise error(message, self.unit.parsed.location_of_line(lineno), hint)
-
-
-def _popped_from(call, callee):
-    """``(list, count)`` for ``xs.pop()`` (count None) or ``rt.pop_many(xs, n)``, else None.
-
-    The tape of a generated backward pass: forward mode pops the tangents its
-    appends pushed, from the list of tangents beside it.
-    """
-    if (callee is None and isinstance(call.func, gast.Attribute) and call.func.attr == "pop"
-            and not call.args and not call.keywords and isinstance(call.func.value, gast.Name)):
-        return call.func.value, None
-    if callee is runtime.pop_many and len(call.args) == 2 and isinstance(call.args[0], gast.Name):
-        return call.args[0], call.args[1]
-    return None
 
 
 def _is_bare(tangent):

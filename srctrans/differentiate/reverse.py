@@ -29,7 +29,7 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from runtime.custom import CustomGradient
 from srctrans.differentiate.control import ControlFlow
-from srctrans.differentiate.calls import resolve_call
+from srctrans.differentiate.calls import popped_from, resolve_call
 from srctrans.differentiate.custom import CustomGradients, gradient_hooks
 from srctrans.differentiate.templates import bind, cotangents
 from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
@@ -176,7 +176,10 @@ class _Reverser(ControlFlow, CustomGradients):
             return self._append(stmt, *appended, quiet)
         if isinstance(stmt, gast.Assign) and not quiet:   # a quiet one assigns a constant
             target = stmt.targets[0]
-            if isinstance(target, gast.Name):
+            popped = popped_from(stmt.value) if isinstance(target, gast.Name) else None
+            if popped is not None and popped[0].id in self.active:
+                self._popped(target.id, popped[0].id, popped[1])
+            elif isinstance(target, gast.Name):
                 if target.id in self.active:
                     replacement = self._assignment(target.id, stmt.value, stmt)
             else:
@@ -195,7 +198,8 @@ class _Reverser(ControlFlow, CustomGradients):
                        f"appending to `{xs}`, which may be a list the caller passed",
                        f"append to a list the function makes: {xs} = list({xs}) first")
         adjoint = self.namer.adjoint(xs)
-        if quiet and adjoint in self.initialised:          # v is a constant: drop its entry
+        constant = not (isinstance(value, gast.Name) and value.id in self.active)
+        if (quiet or constant) and adjoint in self.initialised:   # v is a constant: drop its entry
             split = _call_runtime(self.aliases, "last_and_rest", [_load(adjoint)])
             self._emit(_assign(adjoint, gast.Subscript(split, gast.Constant(1, None), gast.Load())))
         elif adjoint in self.initialised and isinstance(value, gast.Name) and value.id in self.active:
@@ -205,6 +209,21 @@ class _Reverser(ControlFlow, CustomGradients):
                                    split, None))
             self._contribute(value, _load(last))
         return [stmt], self._pending
+
+    def _popped(self, target, xs, count):
+        """``v = xs.pop()`` (or ``rt.pop_many(xs, n)``): ``dv`` goes back on the end of ``dxs``.
+
+        The appends that filled ``xs`` come earlier, so their adjoints, later in
+        the backward pass, take their entries off the end again. A value whose
+        adjoint is not there takes a zero, so the entries stay aligned.
+        """
+        adjoint, list_adjoint = self.namer.adjoint(target), self.namer.adjoint(xs)
+        value = _load(adjoint) if adjoint in self.initialised else \
+            _call_runtime(self.aliases, "zeros_like", [_load(target)])
+        before = _load(list_adjoint) if list_adjoint in self.initialised else gast.List([], gast.Load())
+        pushed = "pushed" if count is None else "pushed_many"
+        self._emit(_assign(list_adjoint, _call_runtime(self.aliases, pushed, [before, value])))
+        self.initialised.add(list_adjoint)
 
     def _subscript_write(self, stmt, quiet=False):
         """``y[index] = v``: ``v`` gets ``dy[index]``, and the overwritten part of ``y`` none.
@@ -295,11 +314,9 @@ class _Reverser(ControlFlow, CustomGradients):
     def _call(self, target, call, g, ans, stmt):
         callee = anno.get(call, Anno.CALLEE)
         if callee is None and call.func.attr == "pop" or callee is runtime.pop_many:
-            self._fail(call, UnsupportedSyntaxError,
-                       "reverse mode through a list's `.pop()` (in a generated backward pass: a "
-                       "second reverse-mode derivative of a function with a loop)",
-                       "take second derivatives forward over reverse: st.hessian, st.hvp, or "
-                       "st.jvp of st.grad(f)")
+            self._fail(call, UnsupportedSyntaxError,     # popping a list the function did not fill
+                       "`.pop()` of a list that carries no derivative here",
+                       "pop from a list the function appends to")
         callee, call, args, keywords = resolve_call(call, self.unit, self._fail)
         rule = REGISTRY.lookup(callee)
         if rule is not None and rule.has_vjp:               # the user's rule first, in _rule

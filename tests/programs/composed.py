@@ -138,3 +138,11 @@ def rolled(x, w):
 def hundredfold_rule(tangents, ans, p):
     """A JVP rule for power_3_5 (deliberately not its derivative), in a test of st.register_jvp."""
     return 100.0 * tangents[0]
+
+
+def appends_a_constant_last(x, n):
+    ys = []
+    for i in range(n):
+        ys.append(x * (i + 1.0))
+    ys.append(np.zeros(3))
+    return np.sum(np.stack(ys) * np.arange(1.0, n + 2.0)[:, None])
