@@ -20,6 +20,13 @@ def assign(name, value):
     return gast.Assign([store(name)], value, None)
 
 
+def runtime_call(aliases, function, args, keywords=()):
+    """``rt.function(*args)``: a call of the runtime package under its alias in ``aliases``."""
+    from srctrans.naming import RUNTIME_ALIAS
+    return gast.Call(gast.Attribute(load(aliases[RUNTIME_ALIAS]), function, gast.Load()),
+                     list(args), list(keywords))
+
+
 def clone(node):
     """A deep copy of a gast tree, sharing annotation values (faster than copy.deepcopy).
 

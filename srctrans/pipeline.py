@@ -65,7 +65,7 @@ from srctrans.optimise.simplify import simplify
 from srctrans.optimise.specialise import (
     infer_shapes, shapes_follow_inputs, specialise, use_array_methods)
 from srctrans import nodes
-from srctrans.nodes import clone, parameter_names, substitute_names
+from srctrans.nodes import clone, parameter_names, runtime_call, substitute_names
 from srctrans.parse.resolve import MISSING, Resolver
 from srctrans.parse.source import parse_function
 from srctrans.rules import METHODS, REGISTRY
@@ -224,7 +224,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     if scalar_output:
         functions.append(_gradient_function(unit, untouched_forward, backward, seed, gradients))
     elif gradient is not None:
-        seeding = _call_runtime(unit, "seed_cotangent", [clone(result.output), gast.Constant(None, None)])
+        seeding = runtime_call(unit.aliases, "seed_cotangent", [clone(result.output), gast.Constant(None, None)])
         functions.append(_gradient_function(unit, untouched_forward, backward, seed, gradients,
                                             seeding, single=gradient == "single"))
     closure = {unit.aliases[NUMPY_ALIAS]: numpy, unit.aliases[RUNTIME_ALIAS]: runtime}
@@ -496,11 +496,6 @@ def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, s
         f"The gradient with respect to {', '.join(unit.wrt)} ({of}; no value).", None))
     returned = gast.Return(gradients[0] if single else gast.Tuple(list(gradients), gast.Load()))
     return _function(name, clone(unit.function.args), [doc] + body + [returned])
-
-
-def _call_runtime(unit, function, args):
-    runtime_name = gast.Name(unit.aliases[RUNTIME_ALIAS], gast.Load(), None, None)
-    return gast.Call(gast.Attribute(runtime_name, function, gast.Load()), args, [])
 
 
 def _function_text(function):

@@ -26,8 +26,7 @@ import gast
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.naming import RUNTIME_ALIAS
-from srctrans.nodes import assign, clone, load, store
+from srctrans.nodes import assign, clone, load, runtime_call, store
 from srctrans.optimise.dce import reads_of, targets_of
 
 COMPOUND = (gast.If, gast.For, gast.While)
@@ -90,8 +89,7 @@ class ControlFlow:
         out = []
         for adjoint in sorted(adjoints):
             primal = self.namer.primal_of(adjoint)
-            zero = gast.Call(gast.Attribute(load(self.aliases[RUNTIME_ALIAS]), "zeros_like",
-                                            gast.Load()), [load(primal)], [])
+            zero = runtime_call(self.aliases, "zeros_like", [load(primal)])
             stmt = assign(adjoint, zero)
             anno.set_(stmt, Anno.ORIGIN, self._origin)
             out.append(stmt)

@@ -36,8 +36,7 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.emit.printer import unparse
 from srctrans.errors import UnsupportedSyntaxError
-from srctrans.naming import RUNTIME_ALIAS
-from srctrans.nodes import assign, clone, load, parameter_names, store
+from srctrans.nodes import assign, clone, load, parameter_names, runtime_call, store
 from srctrans.rules import REGISTRY
 
 
@@ -98,8 +97,7 @@ class CustomGradients:
         described = _describe(primal) if written is None else unparse(written)
         checking = [cotangents, passed, gast.Constant(described, None)]
         flag = [gast.keyword("single", gast.Constant(True, None))] if single else []
-        checked = gast.Call(gast.Attribute(load(self.aliases[RUNTIME_ALIAS]), "custom_cotangents",
-                                           gast.Load()), checking, flag)
+        checked = runtime_call(self.aliases, "custom_cotangents", checking, flag)
         what = _identifier(primal, written) + "_grads"
         if not any(isinstance(a, (gast.List, gast.Tuple)) for a in args):
             self._contribute_all([(a, i) for i, a in enumerate(args)], checked, what,
@@ -138,8 +136,7 @@ class CustomGradients:
         adjoint = self.namer.adjoint(name)
         start = []
         if adjoint not in self.initialised:
-            zero = gast.Call(gast.Attribute(load(self.aliases[RUNTIME_ALIAS]), "zeros_like",
-                                            gast.Load()), [load(name)], [])
+            zero = runtime_call(self.aliases, "zeros_like", [load(name)])
             start = [assign(adjoint, zero)]
             anno.set_(start[0], Anno.ORIGIN, self._origin)
             self.initialised.add(adjoint)

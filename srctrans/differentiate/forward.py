@@ -30,7 +30,7 @@ from srctrans.differentiate.templates import bind, tangent_of_call
 from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
 from srctrans.optimise.dce import targets_of
-from srctrans.nodes import appended_to, assign, clone, load, parameter_names, store
+from srctrans.nodes import appended_to, assign, clone, load, parameter_names, runtime_call, store
 from srctrans.parse.resolve import MISSING
 from srctrans.rules import ATTRIBUTES, REGISTRY, operator_primal
 
@@ -156,8 +156,7 @@ class _Tangents:
         return self._runtime("zeros_like", [clone(node)])
 
     def _runtime(self, function, args):
-        return gast.Call(gast.Attribute(load(self.aliases[RUNTIME_ALIAS]), function, gast.Load()),
-                         args, [])
+        return runtime_call(self.aliases, function, args)
 
     # -- statements -------------------------------------------------------------
     def _simple(self, stmt):

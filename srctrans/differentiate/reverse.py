@@ -35,6 +35,7 @@ from srctrans.differentiate.templates import bind, cotangents
 from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
 from srctrans.nodes import (
+    runtime_call,
     appended_to, assign as _assign, clone, load as _load, parameter_names, store as _store)
 from srctrans.parse.resolve import MISSING
 from srctrans.rules import ATTRIBUTES, REGISTRY, operator_primal
@@ -120,7 +121,7 @@ class _Reverser(ControlFlow, CustomGradients):
             if atom.id in self.unit.array_valued:
                 expression = gast.BinOp(_load(adjoint), gast.Add(), expression)
             else:                                  # may be a tuple: add entry by entry
-                expression = _call_runtime(self.aliases, "add", [_load(adjoint), expression])
+                expression = runtime_call(self.aliases, "add", [_load(adjoint), expression])
         self.initialised.add(adjoint)
         self._emit(_assign(adjoint, expression))
 
@@ -200,11 +201,11 @@ class _Reverser(ControlFlow, CustomGradients):
         adjoint = self.namer.adjoint(xs)
         constant = not (isinstance(value, gast.Name) and value.id in self.active)
         if (quiet or constant) and adjoint in self.initialised:   # v is a constant: drop its entry
-            split = _call_runtime(self.aliases, "last_and_rest", [_load(adjoint)])
+            split = runtime_call(self.aliases, "last_and_rest", [_load(adjoint)])
             self._emit(_assign(adjoint, gast.Subscript(split, gast.Constant(1, None), gast.Load())))
         elif adjoint in self.initialised and isinstance(value, gast.Name) and value.id in self.active:
             last = self.namer.temporary("d" + xs + "_last")
-            split = _call_runtime(self.aliases, "last_and_rest", [_load(adjoint)])
+            split = runtime_call(self.aliases, "last_and_rest", [_load(adjoint)])
             self._emit(gast.Assign([gast.Tuple([_store(last), _store(adjoint)], gast.Store())],
                                    split, None))
             self._contribute(value, _load(last))
@@ -219,10 +220,10 @@ class _Reverser(ControlFlow, CustomGradients):
         """
         adjoint, list_adjoint = self.namer.adjoint(target), self.namer.adjoint(xs)
         value = _load(adjoint) if adjoint in self.initialised else \
-            _call_runtime(self.aliases, "zeros_like", [_load(target)])
+            runtime_call(self.aliases, "zeros_like", [_load(target)])
         before = _load(list_adjoint) if list_adjoint in self.initialised else gast.List([], gast.Load())
         pushed = "pushed" if count is None else "pushed_many"
-        self._emit(_assign(list_adjoint, _call_runtime(self.aliases, pushed, [before, value])))
+        self._emit(_assign(list_adjoint, runtime_call(self.aliases, pushed, [before, value])))
         self.initialised.add(list_adjoint)
 
     def _subscript_write(self, stmt, quiet=False):
@@ -244,23 +245,23 @@ class _Reverser(ControlFlow, CustomGradients):
         is_dict = array in self.unit.dict_valued
         if adjoint in self.initialised:
             if is_dict:
-                written = _call_runtime(self.aliases, "entry_cotangent",
+                written = runtime_call(self.aliases, "entry_cotangent",
                                         [_load(adjoint), clone(index), value])
-                rest = _call_runtime(self.aliases, "without_entry", [_load(adjoint), clone(index)])
+                rest = runtime_call(self.aliases, "without_entry", [_load(adjoint), clone(index)])
                 if not quiet:
                     self._contribute(value, written)
             else:
                 written = gast.Subscript(_load(adjoint), clone(target.slice), gast.Load())
-                rest = _call_runtime(self.aliases, "zero_at", [_load(adjoint), clone(index)])
+                rest = runtime_call(self.aliases, "zero_at", [_load(adjoint), clone(index)])
                 if not quiet:
-                    self._contribute(value, _call_runtime(self.aliases, "unbroadcast",
+                    self._contribute(value, runtime_call(self.aliases, "unbroadcast",
                                                           [written, value]))
             self._emit(_assign(adjoint, rest))
         saving, restoring = ("saved_entry", "restored_entry") if is_dict else ("saved_at", "restored_at")
         save = gast.Expr(gast.Call(gast.Attribute(_load(self.tape), "append", gast.Load()),
-                                   [_call_runtime(self.aliases, saving, [_load(array), index])], []))
+                                   [runtime_call(self.aliases, saving, [_load(array), index])], []))
         old = gast.Call(gast.Attribute(_load(self.tape), "pop", gast.Load()), [], [])
-        restore = _assign(array, _call_runtime(self.aliases, restoring,
+        restore = _assign(array, runtime_call(self.aliases, restoring,
                                                [_load(array), clone(index), old]))
         return [self._saves(save, array), stmt], self._pending + [self._saves(restore, array)]
 
@@ -281,12 +282,12 @@ class _Reverser(ControlFlow, CustomGradients):
         elif isinstance(value, gast.Attribute):
             primal = ATTRIBUTES.get(value.attr, MISSING)
             if primal is MISSING:                         # a field of a named tuple or dataclass
-                self._contribute(value.value, _call_runtime(
+                self._contribute(value.value, runtime_call(
                     self.aliases, "getattr_grad", [g, value.value, gast.Constant(value.attr, None)]))
             else:
                 self._rule(primal, [value.value], {}, g, ans, value)
         elif isinstance(value, gast.Subscript):
-            self._contribute(value.value, _call_runtime(self.aliases, "getitem_grad",
+            self._contribute(value.value, runtime_call(self.aliases, "getitem_grad",
                                                         [g, value.value, self._index(value.slice)]))
             if (target in self.namer.temporaries and isinstance(value.value, gast.Name)
                     and value.value.id in self.unit.written_arrays):
@@ -307,7 +308,7 @@ class _Reverser(ControlFlow, CustomGradients):
         if not any(self.namer.adjoint(n) in self.initialised for n in names):
             return
         parts = [_load(self.namer.adjoint(n)) if self.namer.adjoint(n) in self.initialised
-                 else _call_runtime(self.aliases, "zeros_like", [_load(n)]) for n in names]
+                 else runtime_call(self.aliases, "zeros_like", [_load(n)]) for n in names]
         self._contribute(source, gast.Tuple(parts, gast.Load()))
 
     # -- calls ---------------------------------------------------------------
@@ -377,7 +378,7 @@ class _Reverser(ControlFlow, CustomGradients):
             cotangent = binding.cotangent
             others_constant = all(c for i, c in enumerate(constants) if i != position)
             if rule.elementwise and not others_constant:
-                cotangent = _call_runtime(self.aliases, "unbroadcast", [cotangent, binding.argument])
+                cotangent = runtime_call(self.aliases, "unbroadcast", [cotangent, binding.argument])
             self._contribute(binding.argument, cotangent)
 
     def _user_call(self, target, callee, call, args, keywords, g, stmt):
@@ -472,7 +473,3 @@ def _describe(obj):
 def _unparse(node):
     import ast
     return ast.unparse(gast.gast_to_ast(node))
-
-
-def _call_runtime(aliases, function, args):
-    return gast.Call(gast.Attribute(_load(aliases[RUNTIME_ALIAS]), function, gast.Load()), args, [])
