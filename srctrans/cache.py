@@ -80,6 +80,8 @@ def _cached(fn, options, location, new_build, kind):
         build = _find_build(fn, options)
         if build is None:
             build = new_build(fn, options, location)
+            build.options = options
+            _builds.setdefault((fn.__code__, options), []).append(build)
         found = kind(fn, *build.compiled.instantiate(fn), build)
         _instances.setdefault(fn, {})[options] = found
         return found
@@ -308,11 +310,7 @@ def _find_build(fn, options):
 
 
 def _new_build(fn, options, location):
-    code = fn.__code__
-    if code in _in_progress:
-        raise UnsupportedSyntaxError(
-            f"recursive call of {fn.__qualname__} cannot be differentiated", location,
-            "srctrans cannot differentiate recursion; compute the result without the function calling itself")
+    """A reverse-mode build of ``fn`` for ``options`` (``_cached`` records it)."""
     mode, wrt, optimize, unconnected_zero, shapes = options
     gradient = None
     if mode == "gradient":        # the plain gradient function; the last option says its form
@@ -330,20 +328,31 @@ def _new_build(fn, options, location):
 
     build_callee.residuals = {}
 
+    with _building(fn, location):
+        build = _with_location(pipeline.build_reverse, fn, location, wrt, build_callee,
+                               optimize, unconnected_zero, dict(own_shapes) or None, gradient)
+    build.callees = tuple(callees)
+    build.callee_residuals = build_callee.residuals
+    build.specialisable = build.follows_inputs and all(
+        found.build.specialisable for _, found in callees)
+    return build
+
+
+@contextlib.contextmanager
+def _building(fn, location):
+    """While ``fn`` is being built: a call that re-enters its build is recursion (an error
+    at ``location``), and the passes get recursion headroom for its deepest expression."""
+    code = fn.__code__
+    if code in _in_progress:
+        raise UnsupportedSyntaxError(
+            f"recursive call of {fn.__qualname__} cannot be differentiated", location,
+            "srctrans cannot differentiate recursion; compute the result without the function calling itself")
     _in_progress.add(code)
     try:
         with _recursion_headroom(nesting_depth(fn)):
-            build = _with_location(pipeline.build_reverse, fn, location, wrt, build_callee,
-                                   optimize, unconnected_zero, dict(own_shapes) or None, gradient)
+            yield
     finally:
         _in_progress.discard(code)
-    build.callees = tuple(callees)
-    build.callee_residuals = build_callee.residuals
-    build.options = options
-    build.specialisable = build.follows_inputs and all(
-        found.build.specialisable for _, found in callees)
-    _builds.setdefault((code, options), []).append(build)
-    return build
 
 
 # Python frames the passes use per level of syntax-tree nesting, with a margin.
@@ -407,11 +416,7 @@ def forward_instance(fn, wrt, optimize=True, location=None, tangent_only=False):
 
 
 def _new_forward_build(fn, options, location):
-    code = fn.__code__
-    if code in _in_progress:
-        raise UnsupportedSyntaxError(
-            f"recursive call of {fn.__qualname__} cannot be differentiated", location,
-            "srctrans cannot differentiate recursion; compute the result without the function calling itself")
+    """A forward-mode build of ``fn`` for ``options`` (``_cached`` records it)."""
     _, wrt, optimize, tangent_only = options
     callees = []
 
@@ -420,14 +425,8 @@ def _new_forward_build(fn, options, location):
         callees.append((callee, found))
         return found.jvp, found.build.tangents
 
-    _in_progress.add(code)
-    try:
-        with _recursion_headroom(nesting_depth(fn)):
-            build = _with_location(pipeline.build_forward, fn, location, wrt, build_callee, optimize,
-                                   tangent_only)
-    finally:
-        _in_progress.discard(code)
+    with _building(fn, location):
+        build = _with_location(pipeline.build_forward, fn, location, wrt, build_callee, optimize,
+                               tangent_only)
     build.callees = tuple(callees)
-    build.options = options
-    _builds.setdefault((code, options), []).append(build)
     return build

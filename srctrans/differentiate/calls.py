@@ -17,9 +17,32 @@ import runtime
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.differentiate.nested import derivative_call
+from srctrans.emit.printer import unparse
 from srctrans.errors import MissingRuleError
 from srctrans.parse.resolve import MISSING
 from srctrans.rules import METHODS
+
+
+class Generator:
+    """What the reverse and the forward generator share.
+
+    Requires ``self.unit``, ``self.namer``, ``self.result.closure`` (closure
+    name -> object) and ``self._origin`` (the statement being differentiated).
+    """
+
+    def _closure(self, base, value):
+        """The closure name generated code reads ``value`` through (one name per object)."""
+        for name, existing in self.result.closure.items():
+            if existing is value:
+                return name
+        name = self.namer.fresh(base)
+        self.result.closure[name] = value
+        return name
+
+    def _fail(self, node, error, message, hint):
+        """Raise ``error`` at the user's line of the statement being differentiated."""
+        lineno = getattr(node, "lineno", None) or (self._origin.lineno if self._origin else None)
+        raise error(message, self.unit.parsed.location_of_line(lineno), hint)
 
 
 def resolve_call(call, unit, fail):
@@ -68,8 +91,3 @@ def popped_from(call):
     if callee is runtime.pop_many and len(call.args) == 2 and isinstance(call.args[0], gast.Name):
         return call.args[0], call.args[1]
     return None
-
-
-def unparse(node):
-    import ast
-    return ast.unparse(gast.gast_to_ast(node))

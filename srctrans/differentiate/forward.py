@@ -24,8 +24,9 @@ import runtime
 from runtime.custom import CustomGradient
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.differentiate.calls import popped_from, resolve_call
-from srctrans.differentiate.reverse import _describe, _is_library, _unparse
+from srctrans.differentiate.calls import Generator, popped_from, resolve_call
+from srctrans.differentiate.reverse import _describe, _is_library
+from srctrans.emit.printer import unparse
 from srctrans.differentiate.templates import bind, tangent_of_call
 from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
@@ -61,7 +62,7 @@ def forward(unit):
     return _Tangents(unit).run()
 
 
-class _Tangents:
+class _Tangents(Generator):
     def __init__(self, unit):
         self.unit = unit
         self.namer = unit.namer
@@ -280,7 +281,7 @@ class _Tangents:
             return [stmt, self._zero(target)]
         if isinstance(callee, (types.FunctionType, types.MethodType)) and not _is_library(callee):
             return self._user_call(target, callee, call, stmt)
-        self._fail(call, MissingRuleError, f"`{_unparse(call.func)}` has no derivative rule",
+        self._fail(call, MissingRuleError, f"`{unparse(call.func)}` has no derivative rule",
                    "use a NumPy function that has a rule (docs/rules.md lists them), or register "
                    "one with st.register_jvp")
 
@@ -368,18 +369,6 @@ class _Tangents:
             [gast.Tuple([store(target), store(self.tangent_name(target))], gast.Store())],
             gast.Call(load(name), list(call.args), keywords), None)
         return [anno.copy(stmt, replacement)]
-
-    def _closure(self, base, value):
-        for name, existing in self.result.closure.items():
-            if existing is value:
-                return name
-        name = self.namer.fresh(base)
-        self.result.closure[name] = value
-        return name
-
-    def _fail(self, node, error, message, hint):
-        lineno = getattr(node, "lineno", None) or (self._origin.lineno if self._origin else None)
-        raise error(message, self.unit.parsed.location_of_line(lineno), hint)
 
 
 def _is_bare(tangent):

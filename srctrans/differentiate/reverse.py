@@ -29,7 +29,8 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from runtime.custom import CustomGradient
 from srctrans.differentiate.control import ControlFlow
-from srctrans.differentiate.calls import popped_from, resolve_call
+from srctrans.differentiate.calls import Generator, popped_from, resolve_call
+from srctrans.emit.printer import unparse
 from srctrans.differentiate.custom import CustomGradients, gradient_hooks
 from srctrans.differentiate.templates import bind, cotangents
 from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
@@ -72,7 +73,7 @@ def reverse(unit):
     return _Reverser(unit).run()
 
 
-class _Reverser(ControlFlow, CustomGradients):
+class _Reverser(ControlFlow, CustomGradients, Generator):
     def __init__(self, unit):
         self.unit = unit
         self.namer = unit.namer
@@ -329,7 +330,7 @@ class _Reverser(ControlFlow, CustomGradients):
             return self._custom_gradient_call(target, callee, call, args, keywords, g, stmt)
         if isinstance(callee, (types.FunctionType, types.MethodType)) and not _is_library(callee):
             return self._user_call(target, callee, call, args, keywords, g, stmt)
-        written, described = _unparse(call.func), _describe(callee)
+        written, described = unparse(call.func), _describe(callee)
         name = f"`{written}`" if written == described else f"`{written}` ({described})"
         if rule is not None and rule.has_jvp:
             self._fail(call, MissingRuleError, f"{name} has a JVP rule but no VJP rule",
@@ -432,25 +433,12 @@ class _Reverser(ControlFlow, CustomGradients):
                 self._contribute(node, part)
         return replacement
 
-    def _closure(self, base, value):
-        for name, existing in self.result.closure.items():
-            if existing is value:
-                return name
-        name = self.namer.fresh(base)
-        self.result.closure[name] = value
-        return name
-
     def _index(self, index):
         """A Load expression equal to the subscript ``index`` (slices via ``np.s_``)."""
         if any(isinstance(n, gast.Slice) for n in gast.walk(index)):
             return gast.Subscript(gast.Attribute(_load(self.aliases[NUMPY_ALIAS]), "s_", gast.Load()),
                                   index, gast.Load())
         return index
-
-    def _fail(self, node, error, message, hint):
-        """Raise ``error`` at the user's line of the statement being differentiated."""
-        lineno = getattr(node, "lineno", None) or (self._origin.lineno if self._origin else None)
-        raise error(message, self.unit.parsed.location_of_line(lineno), hint)
 
 
 def _is_library(callee):
@@ -468,8 +456,3 @@ def _describe(obj):
         module = "np" + module[len("numpy"):]
         module = {"np._core.fromnumeric": "np", "np.core.fromnumeric": "np"}.get(module, module)
     return f"{module}.{name}" if module and module != "builtins" else name
-
-
-def _unparse(node):
-    import ast
-    return ast.unparse(gast.gast_to_ast(node))
