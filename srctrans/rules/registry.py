@@ -100,18 +100,13 @@ class Template:
     """
 
     def __init__(self, rule_fn):
-        source = inspect.getsource(rule_fn)
-        node = gast.parse(textwrap.dedent(source)).body[0]
-        body = [s for s in node.body if not _is_docstring(s)]
-        if len(body) != 1 or not isinstance(body[0], gast.Return):
-            raise TypeError(f"rule {rule_fn.__qualname__} must be a single `return`")
+        self.returned = _returned(rule_fn)
         full = inspect.signature(rule_fn)
         params = list(full.parameters.values())
         if [p.name for p in params[:2]] != ["g", "ans"]:
             raise TypeError(f"rule {rule_fn.__qualname__} must start with (g, ans, ...)")
         self.name = rule_fn.__qualname__
         self.signature = full.replace(parameters=params[2:])
-        self.returned = body[0].value
         self.is_tuple = isinstance(self.returned, gast.Tuple)
 
 
@@ -126,11 +121,7 @@ class JvpTemplate:
     """
 
     def __init__(self, rule_fn):
-        source = inspect.getsource(rule_fn)
-        node = gast.parse(textwrap.dedent(source)).body[0]
-        body = [s for s in node.body if not _is_docstring(s)]
-        if len(body) != 1 or not isinstance(body[0], gast.Return):
-            raise TypeError(f"rule {rule_fn.__qualname__} must be a single `return`")
+        self.returned = _returned(rule_fn)
         full = inspect.signature(rule_fn)
         params = list(full.parameters.values())
         names = [p.name for p in params]
@@ -147,10 +138,18 @@ class JvpTemplate:
             self.tangents[tangent[1:]] = tangent
         self.name = rule_fn.__qualname__
         self.signature = full.replace(parameters=primal_params)
-        self.returned = body[0].value
         self.per_argument = isinstance(self.returned, gast.Tuple) and len(self.tangents) > 1
         if self.per_argument and len(self.returned.elts) != len(self.tangents):
             raise TypeError(f"JVP rule {rule_fn.__qualname__} must return one entry per tangent")
+
+
+def _returned(rule_fn):
+    """The expression of ``rule_fn``'s single ``return`` (a docstring may precede it)."""
+    node = gast.parse(textwrap.dedent(inspect.getsource(rule_fn))).body[0]
+    body = [s for s in node.body if not _is_docstring(s)]
+    if len(body) != 1 or not isinstance(body[0], gast.Return):
+        raise TypeError(f"rule {rule_fn.__qualname__} must be a single `return`")
+    return body[0].value
 
 
 def _is_docstring(stmt):
@@ -186,16 +185,12 @@ class RuleRegistry:
         Registering a primal twice is an error unless ``replace`` is true, in
         which case the old rule is replaced with a warning.
         """
-        key = _key(primal)
-        existing = self._rules.get(key)
-        if existing is not None and existing.vjp is not None:
+        rule = self._rule_for(primal)
+        if rule.vjp is not None:
             if not replace:
                 raise ValueError(f"a VJP rule for {primal!r} is already registered")
             warnings.warn(f"replacing the VJP rule of {primal!r}", stacklevel=3)
-        if existing is None:
-            self._rules[key] = Rule(primal, rule_fn, elementwise)
-        else:
-            existing.vjp, existing.elementwise, existing._template = rule_fn, elementwise, None
+        rule.vjp, rule.elementwise, rule._template = rule_fn, elementwise, None
 
     def jvp(self, *primals):
         """Decorator: register the decorated function as the JVP rule of ``primals``."""
