@@ -163,13 +163,23 @@ def var_jvp(dx, x, axis=None, ddof=0, keepdims=False):
     Each slice's tangent is ``2 sum((x - mean) dx) / (n - ddof)``. When
     ``n - ddof <= 0`` it is NaN, except in slices where ``dx`` is all zero.
     """
+    moved, dof = _deviation_along(dx, x, axis, ddof, keepdims)
+    return moved if dof is None else moved * (2.0 / dof)
+
+
+def _deviation_along(dx, x, axis, ddof, keepdims):
+    """``(sum((x - mean) dx) per slice, n - ddof)`` for the JVPs of var and std.
+
+    When ``n - ddof <= 0`` the tangent is undefined: ``(NaN except in slices
+    where dx is all zero, None)``.
+    """
     shape = np.shape(x)
     axes = _axes(len(shape), axis)
     dof = _count(shape, axis) - ddof
     if dof <= 0:
         still = ~np.any(np.not_equal(dx, 0), axis=axes, keepdims=keepdims)
-        return _undefined(still, np.shape(still), _float_dtype(dx, x))
-    return np.sum(_deviation(x, axis) * dx, axis=axes, keepdims=keepdims) * (2.0 / dof)
+        return _undefined(still, np.shape(still), _float_dtype(dx, x)), None
+    return np.sum(_deviation(x, axis) * dx, axis=axes, keepdims=keepdims), dof
 
 
 def std_grad(g, ans, x, axis=None, ddof=0, keepdims=False):
@@ -204,13 +214,9 @@ def std_jvp(dx, ans, x, axis=None, ddof=0, keepdims=False):
     Args:
       ans: the forward result.
     """
-    shape = np.shape(x)
-    axes = _axes(len(shape), axis)
-    dof = _count(shape, axis) - ddof
-    if dof <= 0:
-        still = ~np.any(np.not_equal(dx, 0), axis=axes, keepdims=keepdims)
-        return _undefined(still, np.shape(still), _float_dtype(dx, x))
-    moved = np.sum(_deviation(x, axis) * dx, axis=axes, keepdims=keepdims)
+    moved, dof = _deviation_along(dx, x, axis, ddof, keepdims)
+    if dof is None:
+        return moved
     constant = np.equal(ans, 0)
     return np.where(constant, 0, moved / (dof * np.where(constant, 1, ans)))
 
