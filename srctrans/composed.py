@@ -49,13 +49,12 @@ def jacobian(f, wrt=0, *, mode="auto", optimize=True):
     def jacobian_of_f(*args):
         fn, call_args, names, indices, single = _selected(f, args, wrt)
         inputs = [np.asarray(call_args[i]) for i in indices]
-        out, pullback = _pullback(fn, call_args, names, optimize)
+        out, pullback = _output(fn, call_args, names, optimize, mode)
         out_shape = _array_shape(out, "jacobian")
         rows = int(np.prod(out_shape))
         columns = sum(x.size for x in inputs)
         if mode == "forward" or mode == "auto" and columns < rows:
-            blocks = _forward_columns(fn, call_args, indices, inputs, out_shape, optimize,
-                                      lambda x, k: _unit(x.shape, k))
+            blocks = _forward_columns(fn, call_args, indices, inputs, out_shape, optimize)
         else:
             blocks = [np.empty(out_shape + x.shape, dtype=_float_dtype(out, x)) for x in inputs]
             for row in range(rows):
@@ -95,7 +94,7 @@ def batch_jacobian(f, wrt=0, *, mode="auto", optimize=True):
     def batch_jacobian_of_f(*args):
         fn, call_args, names, indices, _ = _selected(f, args, wrt)
         x = np.asarray(call_args[indices[0]])
-        out, pullback = _pullback(fn, call_args, names, optimize)
+        out, pullback = _output(fn, call_args, names, optimize, mode)
         out_shape = _array_shape(out, "batch_jacobian")
         if not out_shape or not x.shape or out_shape[0] != x.shape[0]:
             raise ShapeError(f"batch_jacobian needs the output and the argument to share the batch "
@@ -218,8 +217,12 @@ def _selection(fn, bound_self, args, wrt):
     return selection.names, tuple(indices), selection.single
 
 
-def _pullback(fn, call_args, names, optimize):
+def _output(fn, call_args, names, optimize, mode):
+    """``(out, pullback)``: the pullback only when reverse mode may be used (``mode`` is not
+    ``"forward"``); its forward pass gives ``out``, else a plain call does."""
     from srctrans.api import vjp
+    if mode == "forward":
+        return fn(*call_args), None
     return vjp(fn, *call_args, wrt=names, unconnected_gradients="zero", optimize=optimize)
 
 
@@ -245,14 +248,15 @@ def _gradient_function(fn, names, call_args):
     return cache.gradient_instance(fn, names).grad
 
 
-def _forward_columns(fn, call_args, indices, inputs, out_shape, optimize, unit):
+def _forward_columns(fn, call_args, indices, inputs, out_shape, optimize):
+    """The Jacobian blocks of ``inputs`` (at ``indices``), one JVP per input element."""
     blocks = []
     for position, x in enumerate(inputs):
         block = np.empty(out_shape + x.shape, dtype=_float_dtype(x))
         columns = block.reshape(out_shape + (x.size,))
         for k in range(x.size):
             tangents = [None] * len(inputs)
-            tangents[position] = unit(x, k).astype(x.dtype if x.dtype.kind == "f" else float)
+            tangents[position] = _unit(x.shape, k, _float_dtype(x))
             _, column = _jvp(fn, call_args, indices, tangents, optimize)
             columns[..., k] = column
         blocks.append(block)
