@@ -91,3 +91,21 @@ def popped_from(call):
     if callee is runtime.pop_many and len(call.args) == 2 and isinstance(call.args[0], gast.Name):
         return call.args[0], call.args[1]
     return None
+
+
+def is_library(callee):
+    """NumPy's and the runtime's Python functions are primitives: differentiated by rule,
+    never by source (a runtime helper without a rule is a MissingRuleError, not a trip
+    through its implementation)."""
+    module = getattr(callee, "__module__", None) or ""
+    return module.split(".")[0] in ("numpy", "runtime")
+
+
+def describe(obj):
+    """How errors name a called object: ``np.linalg.norm``, ``np.sum``, ``helper``."""
+    module = getattr(obj, "__module__", None) or ""
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
+    if module == "numpy" or module.startswith("numpy."):
+        module = "np" + module[len("numpy"):]
+        module = {"np._core.fromnumeric": "np", "np.core.fromnumeric": "np"}.get(module, module)
+    return f"{module}.{name}" if module and module not in ("builtins", "__main__") else name

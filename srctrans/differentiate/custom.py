@@ -34,6 +34,7 @@ import gast
 from runtime.custom import custom_gradient_of
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
+from srctrans.differentiate.calls import describe
 from srctrans.emit.printer import unparse
 from srctrans.errors import UnsupportedSyntaxError
 from srctrans.nodes import assign, clone, load, parameter_names, runtime_call, store
@@ -64,7 +65,7 @@ class CustomGradients:
         try:
             bound = signature.bind(*args, **keywords)
         except TypeError as error:
-            self._fail(call, UnsupportedSyntaxError, f"the call of {_describe(callee)} does not "
+            self._fail(call, UnsupportedSyntaxError, f"the call of {describe(callee)} does not "
                        f"match its signature ({error})", "fix the call's arguments")
         inputs, others = [], {}
         for name, parameter in signature.parameters.items():
@@ -94,7 +95,7 @@ class CustomGradients:
         active = [self._carries_gradient(a) for a in args]
         passed = gast.Tuple([clone(a) if on else gast.Constant(None, None)
                              for a, on in zip(args, active)], gast.Load())
-        described = _describe(primal) if written is None else unparse(written)
+        described = describe(primal) if written is None else unparse(written)
         checking = [cotangents, passed, gast.Constant(described, None)]
         flag = [gast.keyword("single", gast.Constant(True, None))] if single else []
         checked = runtime_call(self.aliases, "custom_cotangents", checking, flag)
@@ -122,7 +123,7 @@ class CustomGradients:
             if self._carries_gradient(value):
                 self._fail(node, UnsupportedSyntaxError,
                            f"`{key}=` passes a value that carries a gradient to "
-                           f"{_describe(primal)}, whose {kind} gives cotangents to "
+                           f"{describe(primal)}, whose {kind} gives cotangents to "
                            f"positional parameters only",
                            f"pass `{key}` positionally, or wrap it in st.stop_gradient(...) "
                            f"if it should carry none")
@@ -220,11 +221,3 @@ def _identifier(primal, written=None):
         name = getattr(primal, "__name__", None) or type(primal).__name__
     name = re.sub(r"\W+", "_", str(name)).strip("_")
     return name if name.isidentifier() else "custom"
-
-
-def _describe(primal):
-    module = getattr(primal, "__module__", None) or ""
-    name = getattr(primal, "__qualname__", None) or getattr(primal, "__name__", None) or repr(primal)
-    if module == "numpy" or module.startswith("numpy."):
-        module = "np"
-    return f"{module}.{name}" if module and module not in ("builtins", "__main__") else name

@@ -24,8 +24,7 @@ import runtime
 from runtime.custom import CustomGradient
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.differentiate.calls import Generator, popped_from, resolve_call
-from srctrans.differentiate.reverse import _describe, _is_library
+from srctrans.differentiate.calls import Generator, describe, is_library, popped_from, resolve_call
 from srctrans.emit.printer import unparse
 from srctrans.differentiate.templates import bind, tangent_of_call
 from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
@@ -266,20 +265,20 @@ class _Tangents(Generator):
             return [stmt, self._zero(target)]
         if isinstance(callee, CustomGradient):
             self._fail(call, MissingRuleError,
-                       f"{_describe(callee)} is a custom_gradient function: it gives a gradient for "
+                       f"{describe(callee)} is a custom_gradient function: it gives a gradient for "
                        f"reverse mode only", f"register a JVP with st.register_jvp(f, rule) for "
                        f"forward mode, or use reverse mode")
         rule = REGISTRY.lookup(callee)
         if rule is not None and (rule.has_jvp or rule.has_vjp):
             if not rule.has_jvp:
                 self._fail(call, MissingRuleError,
-                           f"{_describe(callee)} has a VJP rule but no JVP rule, so forward mode "
+                           f"{describe(callee)} has a VJP rule but no JVP rule, so forward mode "
                            f"cannot go through it",
-                           f"register one with st.register_jvp({_describe(callee)}, rule)")
+                           f"register one with st.register_jvp({describe(callee)}, rule)")
             return [stmt, self._define(target, self._rule(callee, args, keywords, load(target), call))]
         if REGISTRY.is_nondifferentiable(callee):
             return [stmt, self._zero(target)]
-        if isinstance(callee, (types.FunctionType, types.MethodType)) and not _is_library(callee):
+        if isinstance(callee, (types.FunctionType, types.MethodType)) and not is_library(callee):
             return self._user_call(target, callee, call, stmt)
         self._fail(call, MissingRuleError, f"`{unparse(call.func)}` has no derivative rule",
                    "use a NumPy function that has a rule (docs/rules.md lists them), or register "
@@ -289,13 +288,13 @@ class _Tangents(Generator):
         """The tangent of ``primal(*args, **keywords)`` whose value is ``ans``."""
         rule = REGISTRY.lookup(primal)
         if rule is None or not rule.has_jvp:
-            self._fail(node, MissingRuleError, f"no forward-mode rule for {_describe(primal)}",
+            self._fail(node, MissingRuleError, f"no forward-mode rule for {describe(primal)}",
                        "use a function that has a rule (see docs/rules.md) or register one "
                        "with st.register_jvp")
         for keyword in ("out", "where"):
             if keyword in keywords:
                 self._fail(node, UnsupportedSyntaxError,
-                           f"the `{keyword}=` argument of {_describe(primal)} is not supported",
+                           f"the `{keyword}=` argument of {describe(primal)} is not supported",
                            "compute the full result into a new name; use np.where for selections")
         if rule.custom_jvp is not None:
             rule_name = self._closure(_plain_name(primal) + "_jvp_rule", rule.custom_jvp)
@@ -318,7 +317,7 @@ class _Tangents(Generator):
             pairs = bind(rule.jvp_template, args, keywords)
         except TypeError as error:
             self._fail(node, UnsupportedSyntaxError,
-                       f"the call of {_describe(primal)} does not match its rule's signature ({error})",
+                       f"the call of {describe(primal)} does not match its rule's signature ({error})",
                        "srctrans's rule supports the arguments listed in docs/rules.md")
         tangent = tangent_of_call(rule.jvp_template, pairs, self.tangent, ans, self.aliases,
                                   self._zeros_like)

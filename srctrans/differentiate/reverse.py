@@ -29,7 +29,7 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from runtime.custom import CustomGradient
 from srctrans.differentiate.control import ControlFlow
-from srctrans.differentiate.calls import Generator, popped_from, resolve_call
+from srctrans.differentiate.calls import Generator, describe, is_library, popped_from, resolve_call
 from srctrans.emit.printer import unparse
 from srctrans.differentiate.custom import CustomGradients, gradient_hooks
 from srctrans.differentiate.templates import bind, cotangents
@@ -328,14 +328,14 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
             return None            # a fresh buffer (np.zeros) that later writes make active
         if isinstance(callee, CustomGradient):
             return self._custom_gradient_call(target, callee, call, args, keywords, g, stmt)
-        if isinstance(callee, (types.FunctionType, types.MethodType)) and not _is_library(callee):
+        if isinstance(callee, (types.FunctionType, types.MethodType)) and not is_library(callee):
             return self._user_call(target, callee, call, args, keywords, g, stmt)
-        written, described = unparse(call.func), _describe(callee)
+        written, described = unparse(call.func), describe(callee)
         name = f"`{written}`" if written == described else f"`{written}` ({described})"
         if rule is not None and rule.has_jvp:
             self._fail(call, MissingRuleError, f"{name} has a JVP rule but no VJP rule",
                        f"register one for reverse mode: st.register_vjp({written}, rule)")
-        what = "has no derivative rule" if _is_library(callee) else \
+        what = "has no derivative rule" if is_library(callee) else \
             "has no derivative rule and no Python source"
         self._fail(call, MissingRuleError, f"{name} {what}",
                    "use a NumPy function that has a rule (docs/rules.md lists them), write the "
@@ -347,18 +347,18 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
         if rule is not None and rule.custom_vjp is not None:   # the user's, over srctrans's own
             return self._custom_rule(primal, rule.custom_vjp, args, keywords, g, ans, node)
         if rule is None or rule.vjp is None:
-            self._fail(node, MissingRuleError, f"no derivative rule for {_describe(primal)}",
+            self._fail(node, MissingRuleError, f"no derivative rule for {describe(primal)}",
                        "use a function that has a rule (see docs/rules.md) or register one")
         for keyword in ("out", "where"):
             if keyword in keywords:
                 self._fail(node, UnsupportedSyntaxError,
-                           f"the `{keyword}=` argument of {_describe(primal)} is not supported",
+                           f"the `{keyword}=` argument of {describe(primal)} is not supported",
                            "compute the full result into a new name; use np.where for selections")
         try:
             pairs = bind(rule.template, args, keywords)
         except TypeError as error:
             self._fail(node, UnsupportedSyntaxError,
-                       f"the call of {_describe(primal)} does not match its rule's signature ({error})",
+                       f"the call of {describe(primal)} does not match its rule's signature ({error})",
                        "srctrans's rule supports the arguments listed in docs/rules.md")
         for name, argument in pairs:
             if name == "out" and not (isinstance(argument, gast.Constant) and argument.value is None):
@@ -439,20 +439,3 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
             return gast.Subscript(gast.Attribute(_load(self.aliases[NUMPY_ALIAS]), "s_", gast.Load()),
                                   index, gast.Load())
         return index
-
-
-def _is_library(callee):
-    """NumPy's and the runtime's Python functions are primitives: differentiated by rule,
-    never by source (a runtime helper without a rule is a MissingRuleError, not a trip
-    through its implementation)."""
-    module = getattr(callee, "__module__", None) or ""
-    return module.split(".")[0] in ("numpy", "runtime")
-
-
-def _describe(obj):
-    module = getattr(obj, "__module__", None) or ""
-    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
-    if module == "numpy" or module.startswith("numpy."):
-        module = "np" + module[len("numpy"):]
-        module = {"np._core.fromnumeric": "np", "np.core.fromnumeric": "np"}.get(module, module)
-    return f"{module}.{name}" if module and module != "builtins" else name
