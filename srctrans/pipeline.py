@@ -144,6 +144,29 @@ class Build:
         return self.compiled.source
 
 
+def _front_end(fn, wrt, build_callee, mode):
+    """The passes both modes share, parse to activity: ``(unit, itself, data_names)``.
+
+    ``itself`` names the function for the closure when a user rule of this
+    ``mode`` replaces its body by a call of itself; ``data_names`` are the
+    non-local names it reads as values (read before desugaring adds names).
+    """
+    parsed = parse_function(fn)
+    itself = differentiate_as_call(parsed, mode)     # a function with a user rule: one call of itself
+    fence.check(parsed)
+    unit = Unit(parsed, wrt, build_callee)
+    data_names = _nonlocal_data(parsed.node, unit.resolver)
+    desugar(unit.function, unit.namer)
+    unit.resolver.local_names = frozenset(_local_names(unit.function))
+    normalize(parsed, unit.resolver, unit.namer)
+    _trace("anf", lambda: _function_text(unit.function))
+    rename_reassignments(unit.function, unit.namer)
+    _trace("ssa", lambda: _function_text(unit.function))
+    unit.active = active_names(unit.function, unit.wrt, softmax_offsets(unit.function))
+    _trace("activity", lambda: "active: " + ", ".join(sorted(unit.active)))
+    return unit, itself, data_names
+
+
 def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, shapes=None,
                   gradient=None):
     """Compile the forward and backward passes of ``fn`` with respect to ``wrt``.
@@ -157,20 +180,8 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     or the only one), for any output shape: srctrans differentiates it again
     for derivatives of derivatives.
     """
-    parsed = parse_function(fn)
-    itself = differentiate_as_call(parsed)     # a function with a user rule: one call of itself
-    fence.check(parsed)
-    unit = Unit(parsed, wrt, build_callee)
-    data_names = _nonlocal_data(parsed.node, unit.resolver)
-    desugar(unit.function, unit.namer)
-    unit.resolver.local_names = frozenset(_local_names(unit.function))
-    normalize(parsed, unit.resolver, unit.namer)
-    _trace("anf", lambda: _function_text(unit.function))
-    rename_reassignments(unit.function, unit.namer)
-    _trace("ssa", lambda: _function_text(unit.function))
-    unit.active = active_names(unit.function, unit.wrt, softmax_offsets(unit.function))
+    unit, itself, data_names = _front_end(fn, wrt, build_callee, "reverse")
     unit.nonsingular = frozenset(softmax_normalisers(unit.function))
-    _trace("activity", lambda: "active: " + ", ".join(sorted(unit.active)))
     unit.array_valued = array_valued(unit.function)
     unit.fresh_arrays = fresh_arrays(unit.function)
     unit.written_arrays = written_arrays(unit.function)
@@ -278,17 +289,7 @@ def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False):
     like a backward pass (constants folded, copies propagated, dead code
     dropped, single-use temporaries folded back).
     """
-    parsed = parse_function(fn)
-    itself = differentiate_as_call(parsed, "forward")     # a function with a user rule
-    fence.check(parsed)
-    unit = Unit(parsed, wrt, build_callee)
-    desugar(unit.function, unit.namer)
-    unit.resolver.local_names = frozenset(_local_names(unit.function))
-    normalize(parsed, unit.resolver, unit.namer)
-    rename_reassignments(unit.function, unit.namer)
-    _trace("ssa", lambda: _function_text(unit.function))
-    unit.active = active_names(unit.function, unit.wrt, softmax_offsets(unit.function))
-    _trace("activity", lambda: "active: " + ", ".join(sorted(unit.active)))
+    unit, itself, _ = _front_end(fn, wrt, build_callee, "forward")
     unit.written_arrays = written_arrays(unit.function)
     unit.fresh_arrays = fresh_arrays(unit.function)
     result = forward(unit)
