@@ -18,7 +18,8 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.differentiate.nested import derivative_call
 from srctrans.emit.printer import unparse
-from srctrans.errors import MissingRuleError
+from srctrans.differentiate.templates import bind
+from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
 from srctrans.parse.resolve import MISSING
 from srctrans.rules import METHODS
 
@@ -38,6 +39,23 @@ class Generator:
         name = self.namer.fresh(base)
         self.result.closure[name] = value
         return name
+
+    def _reject_output_arguments(self, primal, keywords, node):
+        """NumPy's ``out=`` and ``where=`` write into existing arrays: not differentiable here."""
+        for keyword in ("out", "where"):
+            if keyword in keywords:
+                self._fail(node, UnsupportedSyntaxError,
+                           f"the `{keyword}=` argument of {describe(primal)} is not supported",
+                           "compute the full result into a new name; use np.where for selections")
+
+    def _bind(self, template, args, keywords, primal, node):
+        """The call's arguments bound to a rule template's primal parameters (``templates.bind``)."""
+        try:
+            return bind(template, args, keywords)
+        except TypeError as error:
+            self._fail(node, UnsupportedSyntaxError,
+                       f"the call of {describe(primal)} does not match its rule's signature ({error})",
+                       "srctrans's rule supports the arguments listed in docs/rules.md")
 
     def _fail(self, node, error, message, hint):
         """Raise ``error`` at the user's line of the statement being differentiated."""

@@ -26,7 +26,7 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.differentiate.calls import Generator, describe, is_library, popped_from, resolve_call
 from srctrans.emit.printer import unparse
-from srctrans.differentiate.templates import bind, tangent_of_call
+from srctrans.differentiate.templates import tangent_of_call
 from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
 from srctrans.optimise.dce import targets_of
@@ -291,11 +291,7 @@ class _Tangents(Generator):
             self._fail(node, MissingRuleError, f"no forward-mode rule for {describe(primal)}",
                        "use a function that has a rule (see docs/rules.md) or register one "
                        "with st.register_jvp")
-        for keyword in ("out", "where"):
-            if keyword in keywords:
-                self._fail(node, UnsupportedSyntaxError,
-                           f"the `{keyword}=` argument of {describe(primal)} is not supported",
-                           "compute the full result into a new name; use np.where for selections")
+        self._reject_output_arguments(primal, keywords, node)
         if rule.custom_jvp is not None:
             rule_name = self._closure(_plain_name(primal) + "_jvp_rule", rule.custom_jvp)
             tangents = gast.Tuple([self.tangent(a) or self._zeros_like(a) for a in args], gast.Load())
@@ -313,12 +309,7 @@ class _Tangents(Generator):
                     call.args[0] = first
                 return call
             return gast.UnaryOp(clone(node.op), first) if isinstance(node, gast.UnaryOp) else first
-        try:
-            pairs = bind(rule.jvp_template, args, keywords)
-        except TypeError as error:
-            self._fail(node, UnsupportedSyntaxError,
-                       f"the call of {describe(primal)} does not match its rule's signature ({error})",
-                       "srctrans's rule supports the arguments listed in docs/rules.md")
+        pairs = self._bind(rule.jvp_template, args, keywords, primal, node)
         tangent = tangent_of_call(rule.jvp_template, pairs, self.tangent, ans, self.aliases,
                                   self._zeros_like)
         if tangent is not None and rule.elementwise and _is_bare(tangent) and \

@@ -32,7 +32,7 @@ from srctrans.differentiate.control import ControlFlow
 from srctrans.differentiate.calls import Generator, describe, is_library, popped_from, resolve_call
 from srctrans.emit.printer import unparse
 from srctrans.differentiate.custom import CustomGradients, gradient_hooks
-from srctrans.differentiate.templates import bind, cotangents
+from srctrans.differentiate.templates import cotangents
 from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
 from srctrans.nodes import (
@@ -349,17 +349,8 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
         if rule is None or rule.vjp is None:
             self._fail(node, MissingRuleError, f"no derivative rule for {describe(primal)}",
                        "use a function that has a rule (see docs/rules.md) or register one")
-        for keyword in ("out", "where"):
-            if keyword in keywords:
-                self._fail(node, UnsupportedSyntaxError,
-                           f"the `{keyword}=` argument of {describe(primal)} is not supported",
-                           "compute the full result into a new name; use np.where for selections")
-        try:
-            pairs = bind(rule.template, args, keywords)
-        except TypeError as error:
-            self._fail(node, UnsupportedSyntaxError,
-                       f"the call of {describe(primal)} does not match its rule's signature ({error})",
-                       "srctrans's rule supports the arguments listed in docs/rules.md")
+        self._reject_output_arguments(primal, keywords, node)
+        pairs = self._bind(rule.template, args, keywords, primal, node)
         for name, argument in pairs:
             if name == "out" and not (isinstance(argument, gast.Constant) and argument.value is None):
                 self._fail(node, UnsupportedSyntaxError, "`out=` arguments (writing into an existing array)",
