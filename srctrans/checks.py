@@ -16,6 +16,7 @@ import numpy as np
 from runtime.containers import is_container, leaves, map_leaves
 
 from srctrans.errors import UsageError
+from srctrans.signatures import positional_names
 
 _MODES = ("forward", "reverse")
 
@@ -66,19 +67,13 @@ def check_grads(f, args, modes=("forward", "reverse"), order=1, *, wrt=None, eps
                            **tolerances)
         if "forward" in modes:
             fn, _ = _unwrap(f)
-            names = _parameter_names(fn, indices)
+            positional = positional_names(fn)
+            names = tuple(positional[i] for i in indices)
             found = cache.forward_instance(fn, names)
             directions = {found.build.tangents[n]: _random_like(rng, wide[i])
                           for n, i in zip(names, indices)}
             _check_first_order(found.jvp, wide, directions, modes, indices, rng, "the JVP of " + name,
                                **tolerances)
-
-
-def _parameter_names(fn, indices):
-    import inspect
-    positional = [p.name for p in inspect.signature(fn).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    return tuple(positional[i] for i in indices)
 
 
 def _check_first_order(f, wide, kwargs, modes, indices, rng, name, eps, rtol, atol):

@@ -9,7 +9,6 @@ itself is never needed for an HVP.
 """
 
 import functools
-import inspect
 import weakref
 
 import numpy as np
@@ -205,12 +204,9 @@ def _selection(fn, bound_self, args, wrt):
     from srctrans.api import _Selection
     signature_fn = fn if bound_self is None else functools.partial(fn, bound_self)
     selection = _Selection(signature_fn, wrt)
-    positional = [p.name for p in inspect.signature(signature_fn).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     shift = 0 if bound_self is None else 1       # indices count from the bound object, if any
     indices = []
-    for name in selection.names:
-        index = positional.index(name) if name in positional else None
+    for index, name, _ in selection.places:
         if index is None or index >= len(args):
             raise UsageError(f"the selected argument {name!r} must be passed positionally")
         indices.append(index + shift)

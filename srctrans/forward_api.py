@@ -5,7 +5,6 @@ arguments (those given a tangent) and cached like every other derivative.
 """
 
 import functools
-import inspect
 import weakref
 
 import numpy as np
@@ -15,6 +14,7 @@ from runtime.containers import map_leaves
 from runtime.seeding import is_integer
 from srctrans import cache
 from srctrans.errors import NonDifferentiableError, ShapeError, UsageError
+from srctrans.signatures import positional_names
 
 
 def jvp(f, primals, tangents, *, optimize=True):
@@ -114,14 +114,13 @@ class _NoTangents:
 
 
 def _positional_names(signature_fn, count, fn):
-    parameters = [p for p in inspect.signature(signature_fn).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if count > len(parameters):
+    names = positional_names(signature_fn)
+    if count > len(names):
         raise UsageError(f"jvp got {count} primals but {fn.__qualname__} has "
-                         f"{len(parameters)} positional parameters",
+                         f"{len(names)} positional parameters",
                          hint="forward mode through *args is not supported; give the function "
                               "named parameters")
-    return [p.name for p in parameters[:count]]
+    return names[:count]
 
 
 def _conformed_tangent(tangent, primal, name):

@@ -15,6 +15,7 @@ import inspect
 import gast
 
 from srctrans.errors import UnsupportedSyntaxError
+from srctrans.signatures import positional_names
 
 
 def derivative_call(callee, call, resolver, location):
@@ -44,8 +45,7 @@ def _jvp_call(call, resolver, location):
             not isinstance(tangents, gast.Tuple) or len(primals.elts) != len(tangents.elts):
         raise UnsupportedSyntaxError("this call of st.jvp inside a differentiated function", location,
                                      hint)
-    names = [p.name for p in inspect.signature(fn).parameters.values()
-             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)][:len(primals.elts)]
+    names = positional_names(fn)[:len(primals.elts)]
     selected = [(name, tangent) for name, tangent in zip(names, tangents.elts)
                 if not (isinstance(tangent, gast.Constant) and tangent.value is None)]
     if not selected:
