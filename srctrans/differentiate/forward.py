@@ -20,7 +20,6 @@ import types
 
 import gast
 
-import runtime
 from runtime.custom import CustomGradient
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
@@ -266,8 +265,8 @@ class _Tangents(Generator):
         if isinstance(callee, CustomGradient):
             self._fail(call, MissingRuleError,
                        f"{describe(callee)} is a custom_gradient function: it gives a gradient for "
-                       f"reverse mode only", f"register a JVP with st.register_jvp(f, rule) for "
-                       f"forward mode, or use reverse mode")
+                       f"reverse mode only", "register a JVP with st.register_jvp(f, rule) for "
+                       "forward mode, or use reverse mode")
         rule = REGISTRY.lookup(callee)
         if rule is not None and (rule.has_jvp or rule.has_vjp):
             if not rule.has_jvp:

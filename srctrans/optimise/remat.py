@@ -90,7 +90,7 @@ import gast
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.nodes import assign, clone, load
+from srctrans.nodes import assign, clone
 from srctrans.optimise.dce import reads_of, targets_of
 
 # One operation of these on numbers costs about as much as a tape push and pop.
