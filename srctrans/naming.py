@@ -42,7 +42,8 @@ class Namer:
     """Hands out fresh names that clash with nothing in the user's function.
 
     ``taken`` is the set of identifiers already in use. Every name returned by
-    :meth:`fresh`, :meth:`temporary` or :meth:`adjoint` is added to it.
+    :meth:`fresh`, :meth:`temporary` or :meth:`adjoint` is added to it, and to
+    ``generated``.
     """
 
     def __init__(self, taken):
@@ -50,6 +51,7 @@ class Namer:
         self._adjoints = {}
         self._next_suffix = {}
         self.temporaries = set()
+        self.generated = set()          # every name handed out: all of them are locals
 
     def fresh(self, base):
         """``base`` itself if free, else ``base_2``, ``base_3``, ..."""
@@ -59,6 +61,7 @@ class Namer:
             name = f"{base}_{n}"
         self._next_suffix[base] = n
         self.taken.add(name)
+        self.generated.add(name)
         return name
 
     def temporary(self, operation):

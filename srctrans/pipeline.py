@@ -42,7 +42,8 @@ import runtime
 from srctrans import annotations as anno
 from srctrans.analyse.activity import active_names
 from srctrans.analyse.invariance import softmax_normalisers, softmax_offsets
-from srctrans.analyse.values import array_valued, dict_valued, fresh_arrays, written_arrays
+from srctrans.analyse.values import (
+    array_valued, dict_valued, fresh_arrays, maybe_not_float, written_arrays)
 from srctrans.annotations import Anno
 from srctrans.differentiate.control import (
     drop_empty_blocks, drop_unneeded_saves, iterate_saved_values)
@@ -94,7 +95,7 @@ class Unit:
         self.wrt = tuple(wrt)
         self.build_callee = build_callee
         self.namer = Namer(identifiers(parsed.node))
-        self.resolver = Resolver(parsed.fn, _local_names(parsed.node))
+        self.resolver = Resolver(parsed.fn, _local_names(parsed.node), self.namer.generated)
         self.aliases = {RUNTIME_ALIAS: self._alias(RUNTIME_ALIAS, runtime),
                         NUMPY_ALIAS: self._alias(NUMPY_ALIAS, numpy)}
         self.active = set()
@@ -103,6 +104,7 @@ class Unit:
         self.fresh_arrays = set()
         self.written_arrays = set()
         self.dict_valued = set()
+        self.not_float = frozenset()
 
     def _alias(self, name, module):
         """``name`` unless the user's function uses it for something other than ``module``."""
@@ -163,6 +165,7 @@ def _front_end(fn, wrt, build_callee, mode):
     rename_reassignments(unit.function, unit.namer)
     _trace("ssa", lambda: _function_text(unit.function))
     unit.active = active_names(unit.function, unit.wrt, softmax_offsets(unit.function))
+    unit.not_float = maybe_not_float(unit.function, unit.wrt)
     _trace("activity", lambda: "active: " + ", ".join(sorted(unit.active)))
     return unit, itself, data_names
 
@@ -196,7 +199,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     backward = result.backward
     _trace("reverse", lambda: _block_text(backward))
     if optimize:
-        simplify(backward, unit.nonsingular)
+        simplify(backward, unit.nonsingular, unit.not_float)
         if shapes:
             if isinstance(result.output, gast.Name) and result.output.id in shapes:
                 shapes = {result.seed: shapes[result.output.id], **shapes}   # dy is shaped like y
@@ -296,7 +299,7 @@ def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False):
     body = result.body
     returned = [result.tangent] if tangent_only else [result.output, result.tangent]
     if optimize:
-        simplify(result.tangent_statements)     # not the user's: x * 1.0 there makes a copy
+        simplify(result.tangent_statements, not_float=unit.not_float)     # not the user's: x * 1.0 there makes a copy
         body, renaming = propagate_copies(body)
         returned = [_rename(r, renaming) for r in returned]
         body = eliminate_dead_code(body, _reads_all(returned), _is_pure)
@@ -483,7 +486,7 @@ def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, s
     else:
         backward = [substitute_names(clone(stmt), one) for stmt in backward]
         gradients = [substitute_names(clone(g), one) for g in gradients]
-    simplify(backward, unit.nonsingular)
+    simplify(backward, unit.nonsingular, unit.not_float)
     backward, renaming = propagate_copies(backward)
     gradients = [_rename(g, renaming) for g in gradients]
     backward = eliminate_dead_code(backward, _reads_all(gradients), _is_not_saving)

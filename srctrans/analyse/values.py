@@ -25,6 +25,7 @@ _FRESH_FUNCTIONS = frozenset({
     np.full_like, np.array, np.copy, np.stack, np.concatenate, np.hstack, np.vstack,
     np.arange, np.linspace, np.eye, np.identity, list,
     runtime.zeros_like, runtime.zeros_of,       # the zero tangents of forward-mode code
+    runtime.restored_at, runtime.zero_at,       # copies made by generated backward passes
 })
 _FRESH_METHODS = frozenset({"copy", "astype"})
 
@@ -36,16 +37,67 @@ def fresh_arrays(function):
     ``np.asarray(x)``, ``y = x``), is not fresh: writing into it would change
     the caller's array.
     """
-    fresh, doubtful = set(), set()
+    values, doubtful = {}, set()
     for stmt in gast.walk(function):
         if not isinstance(stmt, gast.Assign):
             continue
         target = stmt.targets[0]
         if isinstance(target, gast.Name):
-            (fresh if _is_fresh(stmt.value) else doubtful).add(target.id)
+            values.setdefault(target.id, []).append(stmt.value)
         elif isinstance(target, gast.Tuple):
             doubtful.update(n.id for n in gast.walk(target) if isinstance(n, gast.Name))
-    return fresh - doubtful
+    # the greatest set closed under "every value assigned is made here or is a name in the set"
+    fresh = set(values) - doubtful
+    changed = True
+    while changed:
+        changed = False
+        for name in list(fresh):
+            if not all(_is_fresh(v) or isinstance(v, gast.Name) and v.id in fresh
+                       for v in values[name]):
+                fresh.discard(name)
+                changed = True
+    return fresh
+
+
+_BOOLEAN_CALLS = frozenset({
+    np.isnan, np.isinf, np.isfinite, np.logical_and, np.logical_or, np.logical_not,
+    np.logical_xor, np.greater, np.greater_equal, np.less, np.less_equal, np.equal,
+    np.not_equal, np.signbit, np.isclose})
+
+
+def maybe_not_float(function, wrt):
+    """Names that may hold booleans or integers: ``1.0 * name`` is not ``name`` for them.
+
+    Comparison and logical results, parameters not selected (a mask passed in),
+    and names read from those (``m = mask[i]``, ``m = c``). Multiplying a
+    boolean mask by ``1.0`` makes it a float array, whose sums count; two
+    boolean arrays added are their logical or.
+    """
+    names = {p for p in _parameters(function) if p not in wrt}
+    for stmt in gast.walk(function):
+        if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
+            continue
+        value = stmt.value
+        if isinstance(value, (gast.Compare, gast.BoolOp)) or (
+                isinstance(value, gast.UnaryOp) and isinstance(value.op, (gast.Not, gast.Invert))):
+            names.add(stmt.targets[0].id)
+        elif isinstance(value, gast.Call) and any(
+                anno.get(value, Anno.CALLEE) is f for f in _BOOLEAN_CALLS):
+            names.add(stmt.targets[0].id)
+        elif isinstance(value, (gast.Name, gast.Subscript, gast.Attribute)):
+            root = value
+            while isinstance(root, (gast.Subscript, gast.Attribute)):
+                root = root.value
+            if isinstance(root, gast.Name) and root.id in names:
+                names.add(stmt.targets[0].id)
+    return frozenset(names)
+
+
+def _parameters(function):
+    args = function.args
+    params = args.posonlyargs + args.args + args.kwonlyargs
+    params += [a for a in (args.vararg, args.kwarg) if a is not None]
+    return [p.id for p in params]
 
 
 def dict_valued(function):

@@ -404,7 +404,8 @@ class _Normalizer:
         return gast.Name(result, gast.Load(), None, None)
 
     def _reads_local(self, expr):
-        return any(isinstance(n, gast.Name) and n.id in self.resolver.local_names
+        return any(isinstance(n, gast.Name) and (n.id in self.resolver.local_names
+                                                 or n.id in self.resolver.generated)
                    for n in gast.walk(expr))
 
     def _argument(self, expr, out):

@@ -129,10 +129,11 @@ class _Jumps:
 
     def run(self, function):
         body = function.body
-        early = [n for stmt in body[:-1] for n in gast.walk(stmt) if isinstance(n, gast.Return)]
+        early = [n for stmt in body[:-1] for n in _walk_own(stmt) if isinstance(n, gast.Return)]
         early += [n for stmt in body[-1:] if not isinstance(stmt, gast.Return)
-                  for n in gast.walk(stmt) if isinstance(n, gast.Return)]
-        jumps = any(isinstance(n, (gast.Break, gast.Continue)) for n in gast.walk(function))
+                  for n in _walk_own(stmt) if isinstance(n, gast.Return)]
+        jumps = any(isinstance(n, (gast.Break, gast.Continue))
+                    for stmt in body for n in _walk_own(stmt))
         if not early and not jumps:
             return
         if early:
@@ -211,6 +212,16 @@ def _sets(statements, flag):
     """Whether ``statements`` may set ``flag`` (then what follows them must be guarded)."""
     return any(isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) and node.id == flag
                for stmt in statements for node in gast.walk(stmt))
+
+
+def _walk_own(node):
+    """``gast.walk(node)`` without the insides of local functions (their returns are their own)."""
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (gast.FunctionDef, gast.Lambda)):
+            stack.extend(gast.iter_child_nodes(node))
 
 
 def _own_nodes(loop):

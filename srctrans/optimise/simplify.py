@@ -30,20 +30,23 @@ _FOLD = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul
          gast.Pow: operator.pow}
 
 
-def simplify(statements, nonsingular=frozenset()):
+def simplify(statements, nonsingular=frozenset(), not_float=frozenset()):
     """Simplify every expression of ``statements`` in place.
 
     ``nonsingular`` names values known to be nonzero and finite wherever the
     function's inputs are finite (``analyse.invariance.softmax_normalisers``).
+    ``not_float`` names values that may be booleans or integers
+    (``analyse.values.maybe_not_float``): ``1.0 * m`` stays, since it makes a
+    boolean mask a float array.
     """
     for stmt in statements:
         if isinstance(stmt, (gast.Assign, gast.Return, gast.Expr)) and stmt.value is not None:
-            stmt.value = simplify_expression(stmt.value, nonsingular)
+            stmt.value = simplify_expression(stmt.value, nonsingular, not_float)
 
 
-def simplify_expression(expression, nonsingular=frozenset()):
+def simplify_expression(expression, nonsingular=frozenset(), not_float=frozenset()):
     """``expression`` with its constant sub-expressions folded (bottom-up)."""
-    return _Simplifier(nonsingular).visit(expression)
+    return _Simplifier(nonsingular, not_float).visit(expression)
 
 
 def _number(node):
@@ -77,8 +80,15 @@ def _negated(node):
 
 
 class _Simplifier(gast.NodeTransformer):
-    def __init__(self, nonsingular):
+    def __init__(self, nonsingular, not_float):
         self.nonsingular = nonsingular
+        self.not_float = not_float
+
+    def _keeps_dtype(self, operand, constant):
+        """Whether ``operand`` alone adds as ``operand`` combined with ``constant`` does
+        (``True * 1 + True`` is 2, ``True + True`` on arrays is True)."""
+        return not (isinstance(operand, gast.Name) and operand.id in self.not_float
+                    or isinstance(operand, (gast.Compare, gast.Constant)))
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
@@ -89,14 +99,11 @@ class _Simplifier(gast.NodeTransformer):
         if op is gast.Div and _number(left) and _number(right) and right.value != 0 \
                 and isinstance(left.value, float):
             return gast.Constant(left.value / right.value, None)      # 1.0 / 8 -> 0.125
-        if op is gast.Mult and _is(right, 1) or op is gast.Pow and _is(right, 1):
+        if (op in (gast.Mult, gast.Pow, gast.Div) and _is(right, 1)
+                or op in (gast.Add, gast.Sub) and _is(right, 0)) and self._keeps_dtype(left, right):
             return left
-        if op is gast.Mult and _is(left, 1):
+        if op is gast.Mult and _is(left, 1) and self._keeps_dtype(right, left):
             return right
-        if op is gast.Div and _is(right, 1):
-            return left
-        if op in (gast.Add, gast.Sub) and _is(right, 0):
-            return left
         if op is gast.Add and _negated(right) and keeps_reuse(left, right.operand):
             return gast.BinOp(left, gast.Sub(), right.operand)      # a + -b -> a - b
         if op is gast.Add and _negated(left) and keeps_reuse(right, left.operand):

@@ -23,9 +23,10 @@ class Resolver:
         the build depends on.
     """
 
-    def __init__(self, fn, local_names):
+    def __init__(self, fn, local_names, generated=frozenset()):
         self.fn = fn
         self.local_names = frozenset(local_names)
+        self.generated = generated        # names the compiler made (a live set): locals too
         self.assumptions = {}
         code = fn.__code__
         cells = fn.__closure__ or ()
@@ -33,7 +34,7 @@ class Resolver:
 
     def lookup_root(self, name):
         """The object bound to the non-local ``name``, or ``_MISSING``."""
-        if name in self.local_names:
+        if name in self.local_names or name in self.generated:
             return _MISSING
         if name in self._closure:
             try:
@@ -69,7 +70,8 @@ class Resolver:
     def is_static(self, node):
         """True when ``node`` reads no local variable (so it can carry no derivative)."""
         for sub in gast.walk(node):
-            if isinstance(sub, gast.Name) and sub.id in self.local_names:
+            if isinstance(sub, gast.Name) and (sub.id in self.local_names
+                                               or sub.id in self.generated):
                 return False
             if isinstance(sub, (gast.Call, gast.Lambda, gast.NamedExpr)):
                 return False
