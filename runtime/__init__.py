@@ -12,6 +12,8 @@ Modules:
   elementwise  -- masks and weights for clip, maximum/minimum, abs
   singular     -- keeping zero cotangents zero at singular points (sqrt, log, division...)
   reshaping    -- cotangents of subscript reads and writes, transposes, conversions
+  writes       -- functional forms of np.add.at and np.put, what a write with repeated
+                  indices keeps, and the cotangent of a sort
   accumulate   -- adding cotangents of unknown type (containers entry by entry); the
                   derivatives of the builtins sum, max and min
   containers   -- taking containers (tuple, list, dict, named tuple, dataclass) apart and back
@@ -43,6 +45,9 @@ from runtime.containers import saved_entry, restored_entry, entry_cotangent, wit
 from runtime.reshaping import (
     identity, getitem_grad, getattr_grad, last_and_rest, pushed, pushed_many, transpose_grad, asarray_grad, zero_at,
     saved_at, restored_at)
+from runtime.writes import (
+    add_at, put, put_values_grad, put_values_grad_transpose, written_part,
+    written_part_transpose, sort_grad, sort_tangent)
 from runtime.tangents import broadcast_like
 from runtime.higher import (
     unbroadcast_transpose, unbroadcast_tree, ratio_or_zero, spread_grads_transpose,

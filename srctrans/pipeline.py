@@ -5,6 +5,9 @@
                else, so later passes never see it
     desugar    loops over sequences become index loops,    (normalize.desugar)
                jumps become flags and guarded blocks
+    effects    in-place calls srctrans models become       (normalize.effects)
+               writes; other effects, and changes an alias
+               would see, are refused
     anf        one operation per statement, so every       (normalize.anf)
                rule sees atoms and every value has a name
     ssa        rename reassignments, so the forward pass   (normalize.ssa)
@@ -56,6 +59,7 @@ from srctrans.naming import NUMPY_ALIAS, RESIDUALS, RUNTIME_ALIAS, Namer, identi
 from srctrans.normalize import fence
 from srctrans.normalize.anf import normalize
 from srctrans.normalize.desugar import desugar
+from srctrans.normalize.effects import model_effects
 from srctrans.normalize.ssa import rename_reassignments
 from srctrans.optimise.accumulate import fold_accumulations
 from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, reads_of, targets_of
@@ -160,6 +164,7 @@ def _front_end(fn, wrt, build_callee, mode):
     data_names = _nonlocal_data(parsed.node, unit.resolver)
     desugar(unit.function, unit.namer)
     unit.resolver.local_names = frozenset(_local_names(unit.function))
+    model_effects(parsed, unit.resolver, unit.aliases)
     normalize(parsed, unit.resolver, unit.namer)
     _trace("anf", lambda: _function_text(unit.function))
     rename_reassignments(unit.function, unit.namer)

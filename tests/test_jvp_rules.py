@@ -182,6 +182,10 @@ PRODUCTS = [
 
 SHAPES = [
     Case("reshape", np.reshape, [normal(2, 6), (4, 3)]),
+    Case("copy", np.copy, [normal(2, 3)]),
+    Case("sort", np.sort, [normal(3, 4)]),
+    Case("sort-axis-0", np.sort, [normal(3, 4)], {"axis": 0}),
+    Case("sort-flat", np.sort, [normal(3, 4)], {"axis": None}),
     Case("reshape-order-f", np.reshape, [normal(2, 6), (3, 4)], {"order": "F"}),
     Case("ravel", np.ravel, [normal(2, 3)]),
     Case("squeeze", np.squeeze, [normal(1, 3, 1)], {"axis": 0}),

@@ -160,11 +160,23 @@ class ControlFlow:
         anno.set_(reverse_loop, Anno.REVERSES, loop)
         anno.set_(reset, Anno.ORIGIN, origin)
         forward, after = [], []
+        if target is not None and _assigned_outside(self.unit.function, stmt, target):
+            # the backward loop leaves the variable at its first value; code before the loop
+            # (a loop that used the same name) reads the value it had before
+            forward.append(self._push(target))
+            after.append(self._pop(target))
         for start in setup + [reset]:
             saved_forward, saved_backward = self._saving(start, [], targets_of(start), depth)
             forward += saved_forward
             after = saved_backward + after
         return forward + [loop], before_loop + [reverse_loop] + after
+
+
+def _assigned_outside(function, loop, name):
+    """Whether ``name`` is assigned in ``function`` other than as ``loop``'s variable."""
+    inside = {id(n) for n in gast.walk(loop.target)}
+    return any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == name
+               and id(n) not in inside for n in gast.walk(function))
 
 
 def exposed_reads(statements):

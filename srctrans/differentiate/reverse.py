@@ -252,7 +252,10 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
                 if not quiet:
                     self._contribute(value, written)
             else:
-                written = gast.Subscript(_load(adjoint), clone(target.slice), gast.Load())
+                if _basic_index(target.slice):
+                    written = gast.Subscript(_load(adjoint), clone(target.slice), gast.Load())
+                else:       # an integer array may repeat a position: NumPy keeps one write
+                    written = runtime_call(self.aliases, "written_part", [_load(adjoint), clone(index)])
                 rest = runtime_call(self.aliases, "zero_at", [_load(adjoint), clone(index)])
                 if not quiet:
                     self._contribute(value, runtime_call(self.aliases, "unbroadcast",
@@ -430,3 +433,17 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
             return gast.Subscript(gast.Attribute(_load(self.aliases[NUMPY_ALIAS]), "s_", gast.Load()),
                                   index, gast.Load())
         return index
+
+
+def _basic_index(index):
+    """Whether ``index`` certainly selects each position once (int constants, slices, ``...``)."""
+    parts = index.elts if isinstance(index, gast.Tuple) else [index]
+    for part in parts:
+        if isinstance(part, gast.Slice):
+            continue
+        if isinstance(part, gast.UnaryOp) and isinstance(part.operand, gast.Constant):
+            continue
+        elif not (isinstance(part, gast.Constant) and (part.value is Ellipsis or part.value is None
+                                                        or type(part.value) is int)):
+            return False
+    return True

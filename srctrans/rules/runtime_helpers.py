@@ -487,16 +487,66 @@ linear(rt.getitem_grad, rt.getattr_grad, rt.getattr_grad_transpose, rt.zero_at,
 
 
 # The tape of a subscript write: saved_at copies what the write overwrites,
-# restored_at writes it back (a later write to the same position wins, so
-# repeated integer-array indices are not differentiated correctly, as in the
-# reverse pass's own subscript writes).
+# restored_at writes it back (where an integer-array index repeats a position,
+# the value NumPy keeps there is the one whose cotangent written_part gives).
 @vjp(rt.saved_at)
 def saved_at(g, ans, x, index):
     return rt.getitem_grad(g, x, index)
 
 @vjp(rt.restored_at)
 def restored_at(g, ans, x, index, old):
-    return rt.zero_at(g, index), None, rt.unbroadcast(g[index], old)
+    return rt.zero_at(g, index), None, rt.unbroadcast(rt.written_part(g, index), old)
+
+@vjp(rt.written_part)
+def written_part(g, ans, v, index):
+    return rt.written_part_transpose(g, v, index)
+
+@vjp(rt.written_part_transpose)
+def written_part_transpose(g, ans, c, like, index):
+    return rt.written_part(g, index)
+
+linear(rt.written_part, rt.written_part_transpose)
+
+
+# The functional forms of np.add.at and np.put (srctrans rewrites the in-place
+# calls into writes of their results).
+@vjp(rt.add_at)
+def add_at(g, ans, a, indices, b):
+    return g, None, rt.unbroadcast(g[indices], b)
+
+@jvp(rt.add_at)
+def add_at_jvp(da, db, ans, a, indices, b):
+    return rt.add_at(da, indices, db)
+
+@vjp(rt.put)
+def put(g, ans, a, ind, v, mode="raise"):
+    return rt.put(g, ind, 0.0, mode), None, rt.put_values_grad(g, a, ind, v, mode), None
+
+@jvp(rt.put)
+def put_jvp(da, dv, ans, a, ind, v, mode="raise"):
+    return rt.put(da, ind, dv, mode)
+
+@vjp(rt.put_values_grad)
+def put_values_grad(g, ans, c, a, ind, v, mode="raise"):
+    return rt.put_values_grad_transpose(g, a, ind, v, mode)
+
+@vjp(rt.put_values_grad_transpose)
+def put_values_grad_transpose(g, ans, c, a, ind, v, mode="raise"):
+    return rt.put_values_grad(g, a, ind, v, mode)
+
+linear(rt.put_values_grad, rt.put_values_grad_transpose)
+
+# sort_grad and sort_tangent are each other's transpose; the order they apply
+# is piecewise constant in ``a``.
+@vjp(rt.sort_grad)
+def sort_grad(g, ans, v, a, axis=-1):
+    return rt.sort_tangent(g, a, axis), None
+
+@vjp(rt.sort_tangent)
+def sort_tangent(g, ans, t, a, axis=-1):
+    return rt.sort_grad(g, a, axis), None
+
+linear(rt.sort_grad, rt.sort_tangent)
 
 @jvp(rt.restored_at)
 def restored_at_jvp(dx, dold, ans, x, index, old):

@@ -95,3 +95,20 @@ def identity(g, ans, x, *args, **kwargs):
 @jvp(rt.identity)
 def identity_jvp(dx, ans, x, *args, **kwargs):
     return dx
+
+
+@vjp(np.copy)
+def copy(g, ans, a, order="K", subok=False):
+    return g
+
+linear(np.copy)
+
+# A sort moves entries: the cotangent goes back where each came from, the
+# tangent moves with them (the order is piecewise constant in ``a``).
+@vjp(np.sort)
+def sort(g, ans, a, axis=-1, kind=None, order=None, stable=None):
+    return rt.sort_grad(g, a, axis)
+
+@jvp(np.sort)
+def sort_jvp(da, ans, a, axis=-1, kind=None, order=None, stable=None):
+    return rt.sort_tangent(da, a, axis)

@@ -1,0 +1,104 @@
+"""Functional forms of NumPy's in-place writes, and the cotangents of writes.
+
+srctrans rewrites ``np.add.at(y, i, v)`` and ``np.put(y, i, v)`` into
+``y[...] = rt.add_at(y, i, v)`` and ``y[...] = rt.put(y, i, v)``: the
+functions here compute the same values without changing their arguments.
+
+A write ``y[index] = v`` whose integer-array index repeats a position keeps,
+as NumPy does, only one of the values written there; :func:`written_part`
+gives the cotangent of ``v`` accordingly.
+"""
+
+import numpy as np
+
+
+def add_at(a, indices, b):
+    """A copy of ``a`` after ``np.add.at(a, indices, b)`` (repeated indices add up)."""
+    out = np.array(a, copy=True)
+    np.add.at(out, indices, b)
+    return out
+
+
+def put(a, ind, v, mode="raise"):
+    """A copy of ``a`` after ``np.put(a, ind, v, mode)``."""
+    out = np.array(a, copy=True)
+    np.put(out, ind, v, mode=mode)
+    return out
+
+
+def put_values_grad(c, a, ind, v, mode="raise"):
+    """The cotangent of ``v`` in ``put(a, ind, v, mode)`` given the result's cotangent ``c``.
+
+    Each position of the flattened ``a`` that the put writes receives the
+    value of one entry of ``ind`` (the last that names it, as NumPy does), and
+    that entry takes ``v``'s value at its index modulo ``v.size`` (``v`` is
+    repeated when it is shorter): that entry of ``v`` gets ``c`` there.
+    """
+    owner = np.full(np.size(a), -1, dtype=np.intp)
+    np.put(owner, ind, np.arange(np.size(ind)), mode=mode)
+    written = np.flatnonzero(owner >= 0)
+    out = np.zeros(np.size(v), dtype=_float_type(c, v))
+    np.add.at(out, owner[written] % max(np.size(v), 1), np.ravel(c)[written])
+    return out.reshape(np.shape(v)) if np.ndim(v) else out.reshape(())[()]
+
+
+def put_values_grad_transpose(c, a, ind, v, mode="raise"):
+    """The transpose of ``c -> put_values_grad(c, a, ind, v, mode)`` (``c`` shaped like ``v``)."""
+    zeros = np.zeros(np.shape(a), dtype=_float_type(c, a))
+    return put(zeros, ind, c, mode)
+
+
+def written_part(g, index):
+    """``g[index]``, with zeros at the entries of ``index`` whose write NumPy does not keep.
+
+    ``y[index] = v`` with an integer-array index that repeats a position
+    leaves the value of one entry there (the last); the others reach nothing.
+    """
+    part = g[index]
+    if _is_basic(index):
+        return part
+    ids = np.arange(np.size(part)).reshape(np.shape(part))
+    owner = np.full(np.shape(g), -1, dtype=np.intp)
+    owner[index] = ids
+    kept = owner[index] == ids
+    return part if kept.all() else np.where(kept, part, np.zeros_like(part))
+
+
+def written_part_transpose(c, g, index):
+    """The transpose of ``g -> written_part(g, index)``: zeros shaped like ``g``, ``c`` written
+    at ``index`` (where ``index`` repeats a position, the kept entry's value)."""
+    out = np.zeros(np.shape(g), dtype=np.result_type(c, g))
+    out[index] = c
+    return out
+
+
+def sort_grad(g, a, axis=-1):
+    """The cotangent of ``a`` for ``ans = np.sort(a, axis)``: ``g`` put back where each
+    sorted entry came from (``axis=None`` sorts the flattened array)."""
+    if axis is None:
+        out = np.zeros(np.size(a), dtype=np.result_type(g, a))
+        out[np.argsort(a, axis=None, kind="stable")] = np.ravel(g)
+        return out.reshape(np.shape(a))
+    order = np.argsort(a, axis=axis, kind="stable")
+    out = np.zeros(np.shape(a), dtype=np.result_type(g, a))
+    np.put_along_axis(out, order, g, axis=axis)
+    return out
+
+
+def sort_tangent(t, a, axis=-1):
+    """The tangent of ``np.sort(a, axis)`` along ``t``: ``t`` in the order the sort puts ``a``;
+    also the transpose of ``g -> sort_grad(g, a, axis)``."""
+    if axis is None:
+        return np.ravel(t)[np.argsort(a, axis=None, kind="stable")]
+    return np.take_along_axis(np.asarray(t), np.argsort(a, axis=axis, kind="stable"), axis=axis)
+
+
+def _is_basic(index):
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(part is None or part is Ellipsis or isinstance(part, (int, slice, np.integer))
+               for part in parts)
+
+
+def _float_type(*values):
+    kind = np.result_type(*values)
+    return kind if kind.kind in "fc" else np.dtype(np.float64)

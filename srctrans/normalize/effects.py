@@ -1,0 +1,419 @@
+"""In-place effects: rewritten into writes srctrans models, or refused.
+
+Requires: a function after the fence and desugar (loops over ranges, jumps as
+flags), before A-normal form: augmented assignments are still visible.
+Guarantees, after :func:`model_effects`:
+  * the in-place NumPy calls srctrans models are whole-array writes
+    ``y[...] = value`` (so the reverse pass saves and restores ``y`` as for
+    any write): ``np.copyto(y, v)``, ``y.fill(c)``, ``y.sort(axis)``,
+    ``np.add.at(y, i, v)``, ``np.put(y, i, v)`` and ``y.put(i, v)``;
+  * any other call that can only act by changing its arguments raises
+    :class:`UnsupportedSyntaxError` at the user's line: a NumPy call whose
+    result is unused, another in-place array method, ``out=``, and a call of
+    a user function that writes into one of its parameters;
+  * no array is changed in place (``y[i] = v``, ``y[i] += v``, ``y += v``)
+    while another name that may share its memory, bound before the change,
+    is read after it: srctrans computes each name's value separately, so
+    such a read would see the old value where Python sees the new one.
+"""
+
+import gast
+import numpy as np
+
+import runtime
+from srctrans import annotations as anno
+from srctrans.annotations import Anno
+from srctrans.emit.compile import FACTORY
+from srctrans.errors import NoSourceError, UnsupportedSyntaxError
+from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
+from srctrans.nodes import clone, parameter_names
+from srctrans.parse.resolve import MISSING
+
+# NumPy functions whose result may share memory with their (first) argument.
+_VIEW_FUNCTIONS = (np.asarray, np.asanyarray, np.reshape, np.ravel, np.transpose, np.squeeze,
+                   np.expand_dims, np.moveaxis, np.swapaxes, np.rollaxis, np.broadcast_to,
+                   np.diagonal, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.real, np.imag,
+                   np.ascontiguousarray, np.asfortranarray, np.flip, np.fliplr, np.flipud,
+                   np.rot90, np.split, np.array_split, np.hsplit, np.vsplit)
+_VIEW_METHODS = frozenset({"reshape", "ravel", "transpose", "view", "squeeze", "swapaxes",
+                           "diagonal", "conj", "conjugate", "get", "values", "items", "keys",
+                           "pop", "copy_if_needed"})
+_METADATA = frozenset({"shape", "ndim", "size", "dtype", "itemsize", "nbytes", "strides"})
+# Array methods that change the array; their result (None) is not the point.
+_IN_PLACE_METHODS = frozenset({"fill", "sort", "put", "partition", "resize", "itemset",
+                               "setfield", "setflags", "byteswap"})
+# Containers whose entries are the same objects as their argument's.
+_CONTAINER_CALLS = (list, tuple, dict, sorted, reversed, zip, enumerate)
+
+
+def model_effects(parsed, resolver, aliases):
+    """Rewrite the modelled in-place calls of ``parsed.node`` and refuse the other effects.
+
+    ``aliases`` maps the runtime's reserved name to the name generated code
+    uses for it (the rewritten calls call the runtime).
+    """
+    _Rewriter(parsed, resolver, aliases).block(parsed.node.body)
+    if getattr(parsed.fn, "__qualname__", "").startswith(FACTORY + "."):
+        return        # a derivative srctrans generated: it copies what a later write would change
+    _check_user_calls(parsed, resolver)
+    _check_aliases(parsed, resolver)
+
+
+class _Rewriter:
+    def __init__(self, parsed, resolver, aliases):
+        self.parsed = parsed
+        self.resolver = resolver
+        self.aliases = aliases
+
+    def block(self, statements):
+        for position, stmt in enumerate(statements):
+            for node in gast.walk(stmt):
+                if isinstance(node, gast.Call):
+                    self._check_out(node)
+            if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call):
+                replaced = self._statement_call(stmt, stmt.value)
+                if replaced is not None:
+                    statements[position] = gast.copy_location(replaced, stmt)
+                    for node in gast.walk(replaced):
+                        if "lineno" in node._attributes and getattr(node, "lineno", None) is None:
+                            gast.copy_location(node, stmt)
+            for field in ("body", "orelse"):
+                inner = getattr(stmt, field, None)
+                if isinstance(inner, list) and not isinstance(stmt, gast.FunctionDef):
+                    self.block(inner)
+
+    def _fail(self, node, construct, hint):
+        raise UnsupportedSyntaxError(f"{construct} is not supported", self.parsed.location(node),
+                                     hint)
+
+    def _check_out(self, call):
+        if any(k.arg == "out" for k in call.keywords) and _is_numpy(self.resolver.resolve(call.func)):
+            self._fail(call, "`out=` (writing a NumPy result into an existing array)",
+                       "assign the result instead: `y = np.sin(x)`, or `y[...] = np.sin(x)` to "
+                       "keep writing into y")
+
+    def _statement_call(self, stmt, call):
+        """The write replacing the in-place call ``call`` (a statement), or None to keep it."""
+        func = call.func
+        callee = self.resolver.resolve(func)
+        if callee is np.copyto and len(call.args) == 2 and not call.keywords:
+            return _write_all(call.args[0], call.args[1])
+        if callee == np.add.at and len(call.args) == 3 and not call.keywords:
+            return _write_all(call.args[0], self._runtime("add_at", call.args))
+        if callee is np.put and 3 <= len(call.args) + len(call.keywords) <= 4:
+            return _write_all(call.args[0], self._runtime("put", call.args, call.keywords))
+        if _is_numpy(callee):
+            what = getattr(callee, "__name__", "this NumPy function")
+            self._fail(call, f"calling `{what}` for its effect on an argument (its result is unused)",
+                       "srctrans models np.copyto, np.add.at, np.put and the methods fill, sort "
+                       "and put; compute the new array and assign it instead")
+        if isinstance(func, gast.Attribute) and func.attr in _IN_PLACE_METHODS \
+                and callee is MISSING:
+            array = func.value
+            if func.attr == "fill" and len(call.args) == 1 and not call.keywords:
+                return _write_all(array, call.args[0])
+            if func.attr == "put" and 2 <= len(call.args) + len(call.keywords) <= 3:
+                return _write_all(array, self._runtime("put", [array] + call.args, call.keywords))
+            if func.attr == "sort" and len(call.args) <= 1 and all(
+                    k.arg in ("axis", "kind") for k in call.keywords):
+                axis = call.args[0] if call.args else next(
+                    (k.value for k in call.keywords if k.arg == "axis"), gast.Constant(-1, None))
+                numpy = gast.Name(self.aliases[NUMPY_ALIAS], gast.Load(), None, None)
+                sort = gast.Call(gast.Attribute(numpy, "sort", gast.Load()),
+                                 [_load_copy(array), axis], [])
+                anno.set_(sort, Anno.CALLEE, np.sort)
+                return _write_all(array, sort)
+            self._fail(call, f"the in-place array method `.{func.attr}(...)` in this form",
+                       "srctrans models y.fill(c), y.sort(axis) and y.put(ind, v); compute the "
+                       "new array and assign it instead")
+        return None
+
+    def _runtime(self, name, args, keywords=()):
+        func = gast.Attribute(gast.Name(self.aliases[RUNTIME_ALIAS], gast.Load(), None, None),
+                              name, gast.Load())
+        call = gast.Call(func, [_load_copy(a) for a in args],
+                         [gast.keyword(k.arg, k.value) for k in keywords])
+        anno.set_(call, Anno.CALLEE, getattr(runtime, name))
+        return call
+
+
+def _is_numpy(callee):
+    if callee is None:
+        return False
+    module = getattr(callee, "__module__", None) or ""
+    if isinstance(callee, np.ufunc):
+        return True
+    owner = getattr(callee, "__self__", None)         # np.add.at: a method of a ufunc
+    if isinstance(owner, np.ufunc):
+        return True
+    return module == "numpy" or module.startswith("numpy.")
+
+
+def _load_copy(node):
+    copied = clone(node)
+    for sub in gast.walk(copied):
+        if isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Store):
+            sub.ctx = gast.Load()
+    return copied
+
+
+def _write_all(array, value):
+    """``array[...] = value`` (``array`` a name: the fence accepts no other write target)."""
+    target = gast.Subscript(_load_copy(array), gast.Constant(Ellipsis, None), gast.Store())
+    return gast.Assign([target], value, None)
+
+
+# -- user functions that write into their arguments -----------------------------
+
+def _check_user_calls(parsed, resolver):
+    from srctrans.parse.source import parse_function
+    for node in gast.walk(parsed.node):
+        if not isinstance(node, gast.Call):
+            continue
+        callee = resolver.resolve(node.func)
+        code = getattr(callee, "__code__", None)
+        if code is None or callee is parsed.fn or _is_numpy(callee) \
+                or (getattr(callee, "__module__", "") or "").split(".")[0] in ("srctrans", "runtime"):
+            continue
+        try:
+            called = parse_function(callee)
+        except (NoSourceError, OSError, TypeError, SyntaxError):
+            continue
+        found = _written_parameter(called.node)
+        if found is not None:
+            written, where = found
+            name = getattr(callee, "__name__", "the function")
+            raise UnsupportedSyntaxError(
+                f"writing into `{written}`, which may be (a view of) an argument: `{name}` "
+                f"(called at line {getattr(node, 'lineno', '?')}) would change its caller's array",
+                called.location(where),
+                f"write into a copy: {written} = {written}.copy() first, or return the new array "
+                f"and assign it at the call")
+
+
+def _written_parameter(function):
+    """``(parameter, node)``: the first parameter of ``function`` that it writes into
+    (``p[i] = v``, ``p[i] += v``, ``np.copyto(p, v)``, ``p.fill(c)``...) and where; or None."""
+    params = set(parameter_names(function))
+    for node in gast.walk(function):
+        targets = []
+        if isinstance(node, gast.Assign):
+            targets = node.targets
+        elif isinstance(node, gast.AugAssign):
+            targets = [node.target]
+        for target in targets:
+            if isinstance(target, gast.Subscript) and _root(target) in params:
+                return _root(target), node
+        if isinstance(node, gast.Call):
+            func = node.func
+            if isinstance(func, gast.Attribute) and func.attr in _IN_PLACE_METHODS \
+                    and _root(func.value) in params:
+                return _root(func.value), node
+            if any(k.arg == "out" for k in node.keywords):
+                out = next(k.value for k in node.keywords if k.arg == "out")
+                if _root(out) in params:
+                    return _root(out), node
+            if isinstance(func, gast.Attribute) and func.attr in ("copyto", "put", "at") \
+                    and node.args and _root(node.args[0]) in params:
+                return _root(node.args[0]), node
+    return None
+
+
+def _root(node):
+    while isinstance(node, (gast.Subscript, gast.Attribute)):
+        node = node.value
+    return node.id if isinstance(node, gast.Name) else None
+
+
+# -- aliases --------------------------------------------------------------------
+
+def _check_aliases(parsed, resolver):
+    """Refuse an in-place change of an array that another name, bound to it (or a view of it)
+    before the change, reads after it."""
+    order = _Order(parsed.node)
+    writes = [(position, name) for position, stmt in order.statements
+              for name in [_changed_in_place(stmt)] if name is not None]
+    if not writes:
+        return
+    bindings = []                   # (position, name, the names whose memory it may share)
+    for position, stmt in order.statements:
+        for target, value in _bindings(stmt):
+            roots = _roots(value, resolver)
+            if roots:
+                bindings.extend((position, name, roots) for name in _names_in(target))
+    for position, written in writes:
+        classes = _AliasClasses()
+        for bound, name, roots in bindings:
+            if order.before(bound, position):
+                for root in roots:
+                    classes.join(name, root)
+        for name in sorted(classes.members(written) - {written}):
+            read = order.read_after(name, position)
+            if read is not None:
+                raise UnsupportedSyntaxError(
+                    f"`{written}` is changed in place here while `{name}` may share its memory "
+                    f"and is read after the change (line {read})", parsed.location(order.at(position)),
+                    f"make the copy explicit (`{name} = {written}.copy()` where it is bound), or "
+                    f"rebind instead of changing in place (`{written} = {written} + ...`)")
+
+
+class _Order:
+    """The statements of a function in source order, with the loops around each."""
+
+    def __init__(self, function):
+        self.statements = []
+        self.loops = {}                      # position -> positions of its enclosing loops' spans
+        self.reads = {}                      # name -> positions that read it
+        self._walk(function.body, [])
+
+    def _walk(self, statements, loops):
+        for stmt in statements:
+            position = len(self.statements)
+            self.statements.append((position, stmt))
+            self.loops[position] = list(loops)
+            for node in _own_nodes(stmt):
+                if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+                    self.reads.setdefault(node.id, []).append(position)
+            if isinstance(stmt, gast.FunctionDef):
+                continue
+            inner_loops = loops
+            if isinstance(stmt, (gast.For, gast.While)):
+                span = [position, None]
+                inner_loops = loops + [span]
+            for field in ("body", "orelse"):
+                inner = getattr(stmt, field, None)
+                if isinstance(inner, list):
+                    self._walk(inner, inner_loops)
+            if isinstance(stmt, (gast.For, gast.While)):
+                span[1] = len(self.statements) - 1
+
+    def before(self, first, second):
+        """Whether a binding at ``first`` may be in force at ``second`` (earlier, or in a loop
+        around both)."""
+        return first < second or any(start <= first <= end for start, end in self.loops[second])
+
+    def read_after(self, name, position):
+        """The line of a read of ``name`` that may run after ``position``, or None."""
+        spans = self.loops[position]
+        for read in self.reads.get(name, ()):
+            if read > position or any(start <= read <= end for start, end in spans):
+                return self.line(read)
+        return None
+
+    def at(self, position):
+        return self.statements[position][1]
+
+    def line(self, position):
+        return getattr(self.statements[position][1], "lineno", None)
+
+
+def _own_nodes(stmt):
+    """The nodes of ``stmt`` outside its nested blocks (a loop's target and iterable, a test)."""
+    if not hasattr(stmt, "body") or isinstance(stmt, gast.FunctionDef):
+        yield from gast.walk(stmt)
+        return
+    for field in ("test", "iter", "target", "items"):
+        part = getattr(stmt, field, None)
+        for node in part if isinstance(part, list) else [part] if part is not None else []:
+            yield from gast.walk(node)
+
+
+class _AliasClasses:
+    """Union-find over names: names that may share memory end in one class."""
+
+    def __init__(self):
+        self.parent = {}
+
+    def find(self, name):
+        self.parent.setdefault(name, name)
+        while self.parent[name] != name:
+            self.parent[name] = self.parent[self.parent[name]]
+            name = self.parent[name]
+        return name
+
+    def join(self, a, b):
+        self.parent[self.find(a)] = self.find(b)
+
+    def members(self, name):
+        root = self.find(name)
+        return {n for n in list(self.parent) if self.find(n) == root}
+
+
+def _bindings(stmt):
+    """``(target, value)`` pairs by which ``stmt`` binds a name to a value (or puts the value in
+    a container: ``xs.append(v)``, ``d[k] = v``)."""
+    if isinstance(stmt, (gast.Assign, gast.AnnAssign)) and stmt.value is not None:
+        targets = stmt.targets if isinstance(stmt, gast.Assign) else [stmt.target]
+        for target in targets:
+            if isinstance(target, gast.Subscript):
+                yield gast.Name(_root(target), gast.Store(), None, None), stmt.value
+            else:
+                yield target, stmt.value
+    elif isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call):
+        func = stmt.value.func
+        if isinstance(func, gast.Attribute) and func.attr in ("append", "extend", "insert") \
+                and _root(func.value) is not None:
+            for arg in stmt.value.args:
+                yield gast.Name(_root(func.value), gast.Store(), None, None), arg
+    elif isinstance(stmt, gast.For):
+        yield stmt.target, stmt.iter
+
+
+def _names_in(target):
+    return [n.id for n in gast.walk(target) if isinstance(n, gast.Name)]
+
+
+def _roots(value, resolver):
+    """Local names whose memory ``value`` may share (its result is, or views, or holds them)."""
+    if isinstance(value, gast.Name):
+        return {value.id}
+    if isinstance(value, gast.Subscript):
+        return _roots(value.value, resolver)
+    if isinstance(value, gast.Attribute):
+        return set() if value.attr in _METADATA else _roots(value.value, resolver)
+    if isinstance(value, (gast.Tuple, gast.List)):
+        return set().union(*(_roots(e, resolver) for e in value.elts))
+    if isinstance(value, gast.Dict):
+        return set().union(*(_roots(v, resolver) for v in value.values))
+    if isinstance(value, gast.IfExp):
+        return _roots(value.body, resolver) | _roots(value.orelse, resolver)
+    if isinstance(value, gast.BoolOp):
+        return set().union(*(_roots(v, resolver) for v in value.values))
+    if isinstance(value, (gast.ListComp, gast.GeneratorExp)):
+        found = _roots(value.elt, resolver)
+        for generator in value.generators:
+            found |= _roots(generator.iter, resolver)
+        return found
+    if isinstance(value, gast.DictComp):
+        found = _roots(value.value, resolver)
+        for generator in value.generators:
+            found |= _roots(generator.iter, resolver)
+        return found
+    if isinstance(value, gast.Call):
+        func = value.func
+        callee = resolver.resolve(func)
+        arguments = list(value.args) + [k.value for k in value.keywords]
+        if isinstance(func, gast.Attribute) and callee is MISSING:     # a method of a local value
+            return _roots(func.value, resolver) if func.attr in _VIEW_METHODS else set()
+        if callee is None or callee is MISSING:
+            return set().union(set(), *(_roots(a, resolver) for a in arguments))
+        if any(callee is f for f in _VIEW_FUNCTIONS) or callee in _CONTAINER_CALLS \
+                or callee is np.array and any(k.arg == "copy" for k in value.keywords):
+            return set().union(set(), *(_roots(a, resolver) for a in arguments))
+        if _is_numpy(callee) or any(callee is f for f in (len, range, float, int, abs, sum)):
+            return set()
+        if (getattr(callee, "__module__", None) or "").split(".")[0] == "runtime" \
+                and callee not in (runtime.identity, runtime.stop_gradient):
+            return set()          # the helpers of generated code make new values
+        # a user function or another callable may return its argument itself
+        return set().union(set(), *(_roots(a, resolver) for a in arguments))
+    return set()
+
+
+def _changed_in_place(stmt):
+    """The name whose array ``stmt`` changes in place (``y[i] = v``, ``y[i] += v``, ``y += v``)."""
+    if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Subscript):
+        return _root(stmt.targets[0])
+    if isinstance(stmt, gast.AugAssign):
+        return _root(stmt.target)
+    return None

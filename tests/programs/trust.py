@@ -1,0 +1,247 @@
+"""Programs that once gave silently wrong derivatives (issue 9; test_trust.py)."""
+
+import functools
+
+import numpy as np
+
+
+# 1. augmented assignment of a constant into a subscript
+def augmented_constant(x):
+    y = x * 1.0
+    y[0] += 1.0
+    return np.sum(y * y)
+
+
+def augmented_constant_kinds(x):
+    y = x * 1.0
+    y[1:3] *= 2.0
+    y[x > 0] += 2.0 * np.pi
+    y[-1] -= 3
+    return np.sum(y * y)
+
+
+def augmented_constant_in_loop(x):
+    y = x * 1.0
+    for i in range(3):
+        y[i] += 1.0
+    return np.sum(y * y)
+
+
+# 2. in-place calls in statement position
+def add_at(x):
+    y = np.zeros(3)
+    np.add.at(y, np.array([0, 1, 1]), x)
+    return np.sum(y * y)
+
+
+def copy_to(x):
+    y = np.zeros(3)
+    np.copyto(y, x * 2.0)
+    return np.sum(y * y)
+
+
+def put(x):
+    y = x * 1.0
+    np.put(y, [0, 2], x[:2] * 3.0)
+    return np.sum(y * y)
+
+
+def fill(x):
+    y = x * 1.0
+    y.fill(2.0)
+    return np.sum(y * x)
+
+
+def sort_in_place(x):
+    y = x * 1.0
+    y.sort()
+    return np.sum(y * np.arange(3.0))
+
+
+def out_keyword(x):
+    y = np.zeros(3)
+    np.sin(x, out=y)
+    return np.sum(y * y)
+
+
+def out_keyword_clip(x):
+    y = x * 1.0
+    np.clip(y, -0.5, 0.5, out=y)
+    return np.sum(y * y)
+
+
+def fill_into(buf, v):
+    buf[:] = v * 2.0
+
+
+def writes_through_helper(x):
+    y = np.zeros(3)
+    fill_into(y, x)
+    return np.sum(y * y)
+
+
+# 3. repeated indices in a fancy-index write
+def repeated_index_write(x):
+    y = x * 1.0
+    y[np.array([1, 1])] = x[:2]
+    return np.sum(y * y)
+
+
+def repeated_index_augmented(x):
+    y = x * 1.0
+    y[np.array([1, 1, 2])] += x * x
+    return np.sum(y * y)
+
+
+# 4. aliases
+def alias_augmented(x):
+    u = np.sin(x)
+    v = u
+    v += 1.0
+    return np.sum(u * v)
+
+
+def view_before_write(x):
+    y = x * 1.0
+    v = y[1:]
+    y[1] = 5.0
+    return np.sum(v * x[1:])
+
+
+def reshape_view_before_write(x):
+    y = x * 1.0
+    v = y.reshape(3, 1)
+    y[0] = 2.0
+    return np.sum(v * v)
+
+
+# 5. a loop variable reused by a later loop
+def loop_variable_reused(x):
+    s = 0.0
+    for i, v in enumerate(x):
+        s = s + v * i
+    for i in range(1):
+        s = s * 1.0
+    return s
+
+
+# 6. functools.wraps decorators
+def doubled(f):
+    @functools.wraps(f)
+    def wrapper(x):
+        return 2.0 * f(x)
+    return wrapper
+
+
+@doubled
+def decorated(x):
+    return x * x
+
+
+# 8. values treated as constant
+def r_concat(x):
+    return np.sum(np.r_[x, x * 2.0] ** 2)
+
+
+def c_concat(x):
+    return np.sum(np.c_[x, x * 2.0] ** 2)
+
+
+def linspace_active(a, b):
+    return np.sum(np.linspace(a, b, 5) ** 2)
+
+
+def einsum_interleaved(x):
+    return np.sum(np.einsum(x, (0, 1), (1, 0)) * x.T)
+
+
+def copy_call(x):
+    y = np.copy(x)
+    return np.sum(y * x)
+
+
+# 9. every derivative differentiable again
+def sin_loop(x):
+    for k in range(2):
+        x = np.sin(x)
+    return np.sum(x)
+
+
+def unused_list_loop(x):
+    xs = []
+    for k in range(3):
+        xs.append(k)
+    return np.sum(x * x)
+
+
+def subscript_write_loop(x):
+    z = np.zeros(3)
+    for i in range(3):
+        z[i] = x[i] * x[i]
+    return np.sum(z * x)
+
+
+def einsum_second(x):
+    return np.einsum("ij,jk->ik", x, x).sum()
+
+
+def builtin_max_args(a, b):
+    return max(a * a, b * 3.0, a * b)
+
+
+def stack_rows(x):
+    return np.sum(np.vstack([x, x * x]) ** 2) + np.sum(np.hstack([x, np.sin(x)]) ** 2)
+
+
+# 11. local functions and lambdas
+def local_function(x):
+    def h(a):
+        return a * 2.0 + 1.0
+    return np.sum(h(x))
+
+
+def local_function_nested(x):
+    def h(a):
+        return np.sin(a * 2.0)
+    return np.sum(h(x))
+
+
+def local_lambda(x):
+    g = lambda a: a * a + x
+    return np.sum(g(x))
+
+
+# 12. boolean masks
+def relu_masks(x):
+    return np.sum((x > 0) * x) + np.sum((x < 1) * x)
+
+
+# 13. builtin max/min over a list
+def max_of_list(a, b):
+    return max([a, b * 2.0])
+
+
+def min_of_list(a, b):
+    return min([a * a, b * 2.0])
+
+
+# 15. second order on containers
+def loop_over_list(xs):
+    s = 0.0
+    for v in xs:
+        s = s + np.sum(v * v * v)
+    return s
+
+
+def loop_over_dict(d):
+    s = 0.0
+    for k, v in d.items():
+        s = s + np.sum(v * v * v)
+    return s
+
+
+def list_call_append(x):
+    xs = list()
+    xs.append(x * x)
+    xs.append(x)
+    return np.sum(xs[0] * xs[1])
