@@ -103,6 +103,7 @@ def _seed_each(outs, output_gradients):
 
 
 def _seed_one(out, cotangent, name):
+    check_output(out)
     if cotangent is None:
         return _ones_like(out)
     cotangent = np.asarray(cotangent, dtype=_floating_dtype_of(out))
@@ -111,6 +112,33 @@ def _seed_one(out, cotangent, name):
         raise ShapeError(f"{name} has shape {cotangent.shape} but the output "
                          f"has shape {np.shape(out)}")
     return cotangent
+
+
+def is_complex(value):
+    """Whether ``value`` is a complex number or array, or a container holding one."""
+    if isinstance(value, (complex, np.complexfloating)):
+        return True
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None:
+        return getattr(dtype, "kind", None) == "c"
+    if isinstance(value, (list, tuple)):
+        return any(is_complex(v) for v in value)
+    if isinstance(value, dict):
+        return any(is_complex(v) for v in value.values())
+    return False
+
+
+def check_output(out):
+    """Raise ``NonDifferentiableError`` unless ``out`` can have a derivative (a real number or
+    array, or a container of them); ints and bools can (their derivative is zero)."""
+    if out is None or isinstance(out, (str, bytes)) or is_complex(out):
+        from srctrans.errors import NonDifferentiableError
+        what = "complex" if is_complex(out) else type(out).__name__
+        hint = ("srctrans does not differentiate complex numbers yet: return the real and "
+                "imaginary parts (np.real(z), np.imag(z)) as two outputs"
+                if what == "complex" else "return the number or array to differentiate")
+        raise NonDifferentiableError(f"the function's output is {what}, which has no derivative",
+                                     hint=hint)
 
 
 def _ones_like(out):

@@ -23,6 +23,8 @@ import weakref
 
 import numpy as np
 
+from runtime.seeding import check_output
+
 from srctrans import pipeline
 from srctrans.errors import NoSourceError, UnsupportedSyntaxError
 from srctrans.parse.resolve import still_valid
@@ -169,6 +171,7 @@ class Instance:
     def _specialised(self, fn, args, kwargs):
         (out, residuals), values = _run_keeping_locals(self.fwd, args, kwargs,
                                                        watch_lines=self.build.has_loops)
+        check_output(out)         # before a fused gradient that seeds nothing
         _, wrt, optimize, unconnected_zero, _ = self.build.options
         return instance(fn, wrt, optimize, unconnected_zero,
                         shapes=_measure(self.build, out, residuals, values))

@@ -11,7 +11,7 @@ import numpy as np
 
 import runtime
 from runtime.containers import map_leaves
-from runtime.seeding import is_integer
+from runtime.seeding import check_output, is_complex, is_integer
 from srctrans import cache
 from srctrans.errors import NonDifferentiableError, ShapeError, UsageError
 from srctrans.signatures import positional_names
@@ -69,6 +69,11 @@ def run_jvp(fn, bound_self, primals, tangents, kwargs, optimize=True, tangent_on
         primal, tangent = primals[index], tangents[index]
         if not (type(tangent) is np.ndarray and type(primal) is np.ndarray
                 and tangent.shape == primal.shape and primal.dtype.kind == "f"):
+            if is_complex(primal) or is_complex(tangent):
+                raise NonDifferentiableError(
+                    f"argument {plan.names[index]!r} or its tangent is complex; srctrans does "
+                    f"not differentiate complex numbers yet",
+                    hint="pass the real and imaginary parts as two float arguments")
             if is_integer(primal):
                 raise NonDifferentiableError(
                     f"argument {plan.names[index]!r} is an integer but was given a tangent",
@@ -78,7 +83,20 @@ def run_jvp(fn, bound_self, primals, tangents, kwargs, optimize=True, tangent_on
     if plan.instance.jvp is None:
         out = fn(*call_args, **kwargs)
         return runtime.zeros_like(out) if tangent_only else (out, runtime.zeros_like(out))
-    return plan.instance.jvp(*call_args, **kwargs, **keywords)
+    result = plan.instance.jvp(*call_args, **kwargs, **keywords)
+    if not tangent_only:
+        _check_output(result[0])
+    return result
+
+
+def _check_output(out):
+    if type(out) is np.ndarray and out.dtype.kind == "f" or type(out) in (float, np.float64):
+        return                                             # the common case
+    if isinstance(out, tuple) and not hasattr(out, "_fields"):
+        for each in out:
+            _check_output(each)
+        return
+    check_output(out)
 
 
 class _Plan:

@@ -35,6 +35,10 @@ CORRECT = [
     (trust.local_function_nested, vector()),
     (trust.local_lambda, vector()),
     (trust.relu_masks, lambda: (np.array([0.3, -0.7, 1.2]),)),
+    (trust.max_of_list, lambda: (0.7, 0.2)),
+    (trust.min_of_list, lambda: (0.7, 0.2)),
+    (trust.builtin_max_args, lambda: (0.7, 0.2)),
+    (trust.einsum_second, lambda: (R.standard_normal((2, 2)),)),
 ]
 
 # (function, arguments, words the error must contain): refused at the user's line
@@ -45,6 +49,7 @@ REFUSED = [
     (trust.alias_augmented, vector(), ["`v` is changed in place", "`u`", "trust.py:"]),
     (trust.view_before_write, vector(), ["`y` is changed in place", "`v`", ".copy()"]),
     (trust.reshape_view_before_write, vector(), ["`y` is changed in place", "`v`"]),
+    (trust.sum_initial, vector(), ["np.sum", "initial", "trust.py:"]),
 ]
 
 
@@ -81,3 +86,27 @@ def test_a_write_with_repeated_indices_keeps_the_last_value_s_gradient():
 def test_boolean_masks_count_in_the_fused_gradient():
     x = np.array([0.3, -0.7, 1.2])
     np.testing.assert_allclose(st.grad(trust.relu_masks)(x), [2.0, 1.0, 1.0])
+
+
+def test_builtin_max_of_a_list_in_reverse_mode():
+    assert st.grad(trust.max_of_list, wrt=(0, 1))(0.7, 0.2) == (1.0, 0.0)
+
+
+NO_DERIVATIVE = [
+    (lambda: st.grad(trust.returns_none)(np.ones(2)), "output is NoneType"),
+    (lambda: st.grad(trust.returns_string)(np.ones(2)), "output is str"),
+    (lambda: st.vjp(trust.returns_none, np.ones(2))[1](None), "output is NoneType"),
+    (lambda: st.jvp(trust.returns_none, (np.ones(2),), (np.ones(2),)), "output is NoneType"),
+    (lambda: st.grad(trust.uses_label, wrt=1)(np.ones(2), "a"), "'label'"),
+    (lambda: st.grad(trust.complex_output)(np.ones(2)), "complex"),
+    (lambda: st.jvp(trust.complex_output, (np.ones(2),), (np.ones(2),)), "complex"),
+    (lambda: st.grad(trust.abs_of)(np.ones(2) + 1j), "complex"),
+    (lambda: st.jvp(trust.abs_of, (np.ones(2) + 1j,), (np.ones(2) + 0j,)), "complex"),
+]
+
+
+@pytest.mark.parametrize("call, words", NO_DERIVATIVE)
+def test_values_without_a_derivative_are_errors(call, words):
+    with pytest.raises(st.NonDifferentiableError) as info:
+        call()
+    assert words in str(info.value)

@@ -297,6 +297,8 @@ class _Tangents(Generator):
             return gast.Call(load(rule_name), [tangents, ans] + [clone(a) for a in args],
                              [gast.keyword(k, clone(v)) for k, v in keywords.items()])
         if rule.linear:
+            if rule.vjp is not None:        # accept exactly the calls reverse mode accepts
+                self._bind(rule.template, args, keywords, primal, node)
             first = self.tangent(args[0])
             if first is None:
                 return None

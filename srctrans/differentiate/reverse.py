@@ -133,7 +133,14 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
         adjoint is fresh, it is unpacked straight into them (``dx, dW = ...``).
         """
         everything = len(pairs) == length
-        pairs = [(a, i) for a, i in pairs if isinstance(a, gast.Name) and a.id in self.active]
+        flat = []
+        for atom, index in pairs:          # a list literal's entry is a list of cotangents
+            if isinstance(atom, (gast.List, gast.Tuple)):
+                everything = False
+                flat += [(e, (index, j)) for j, e in enumerate(atom.elts)]
+            else:
+                flat.append((atom, index))
+        pairs = [(a, i) for a, i in flat if isinstance(a, gast.Name) and a.id in self.active]
         if not pairs:
             return
         adjoints = [self.namer.adjoint(a.id) for a, _ in pairs]
@@ -148,8 +155,10 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
             self._emit(_assign(name, expression))
             expression = _load(name)
         for atom, index in pairs:
-            self._contribute(atom, gast.Subscript(_load(expression.id), gast.Constant(index, None),
-                                                  gast.Load()))
+            entry = _load(expression.id)
+            for i in index if isinstance(index, tuple) else (index,):
+                entry = gast.Subscript(entry, gast.Constant(i, None), gast.Load())
+            self._contribute(atom, entry)
 
     def _prologue(self):
         """Forward statements before everything: the tape, and placeholders for saved names.
@@ -359,6 +368,19 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
                 self._fail(node, UnsupportedSyntaxError, "`out=` arguments (writing into an existing array)",
                            "assign the result to a new name instead")
         bindings, whole = cotangents(rule.template, pairs, g, ans, self.aliases)
+        if (isinstance(whole, gast.Tuple) and whole.elts and isinstance(whole.elts[-1], gast.Starred)
+                and not any(isinstance(e, gast.Starred) for e in whole.elts[:-1])):
+            # (a, *grads): entries before the star directly, then grads[i - 1]: generated
+            # code reads no starred expression (srctrans could not differentiate it again)
+            start = len(whole.elts) - 1
+            arguments = [argument for _, argument in pairs]
+            for argument, entry in zip(arguments[:start], whole.elts[:start]):
+                if not (isinstance(entry, gast.Constant) and entry.value is None):
+                    self._contribute(argument, entry)
+            rest = [(argument, i) for i, argument in enumerate(arguments[start:])]
+            self._contribute_all(rest, whole.elts[-1].value, "grads",
+                                 len(rest) if start == 0 else None)
+            return
         if whole is not None:
             self._contribute_all([(argument, i) for i, (_, argument) in enumerate(pairs)], whole, "grads")
             return

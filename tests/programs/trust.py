@@ -245,3 +245,30 @@ def list_call_append(x):
     xs.append(x * x)
     xs.append(x)
     return np.sum(xs[0] * xs[1])
+
+
+# 14. keywords a rule does not model
+def sum_initial(x):
+    return np.sum(x * x, initial=2.0)
+
+
+# 10. outputs and inputs with no derivative
+def returns_none(x):
+    y = x * 2.0
+    return None
+
+
+def returns_string(x):
+    return "done"
+
+
+def uses_label(x, label):
+    return np.sum(x * x)
+
+
+def complex_output(x):
+    return np.sum(x * 1j)
+
+
+def abs_of(z):
+    return np.sum(np.abs(z))
