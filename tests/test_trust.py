@@ -2,6 +2,9 @@
 derivative of what Python computes, checked against finite differences in both modes and
 at second order, or a clear error at the user's line."""
 
+import importlib.util
+import os
+
 import numpy as np
 import pytest
 
@@ -39,6 +42,7 @@ CORRECT = [
     (trust.min_of_list, lambda: (0.7, 0.2)),
     (trust.builtin_max_args, lambda: (0.7, 0.2)),
     (trust.einsum_second, lambda: (R.standard_normal((2, 2)),)),
+    (trust.decorated, lambda: (3.0,)),
 ]
 
 # (function, arguments, words the error must contain): refused at the user's line
@@ -110,3 +114,39 @@ def test_values_without_a_derivative_are_errors(call, words):
     with pytest.raises(st.NonDifferentiableError) as info:
         call()
     assert words in str(info.value)
+
+
+def test_a_functools_wraps_decorator_is_differentiated_as_called():
+    assert st.grad(trust.decorated)(3.0) == pytest.approx(12.0)
+    assert st.jvp(trust.decorated, (3.0,), (1.0,)) == pytest.approx((18.0, 12.0))
+
+
+def _module(path, name, text):
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_same_function_text_in_two_modules_reads_each_module_s_globals(tmp_path):
+    text = "SCALE = {}\n\ndef f(x):\n    return SCALE * x * x\n"
+    one = _module(tmp_path / "trust_scale_one.py", "trust_scale_one", text.format(1.0))
+    five = _module(tmp_path / "trust_scale_five.py", "trust_scale_five", text.format(5.0))
+    assert st.grad(one.f)(1.0) == 2.0
+    assert st.grad(five.f)(1.0) == 10.0
+    assert st.grad(one.f)(np.ones(2)).tolist() == [2.0, 2.0]
+    assert st.grad(five.f)(np.ones(2)).tolist() == [10.0, 10.0]
+    assert st.jvp(five.f, (1.0,), (1.0,)) == (5.0, 10.0)
+
+
+def test_a_file_edited_after_import_is_an_error(tmp_path):
+    path = tmp_path / "trust_edited.py"
+    module = _module(path, "trust_edited", "def f(x):\n    return x * x\n")
+    path.write_text("def f(x):\n    return x * x * x + 1.0\n")
+    stat = os.stat(path)
+    os.utime(path, (stat.st_atime, stat.st_mtime + 5))
+    with pytest.raises(st.NoSourceError) as info:
+        st.grad(module.f)(2.0)
+    assert "has changed since Python compiled it" in str(info.value)
+    assert "reload" in str(info.value)

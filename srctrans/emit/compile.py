@@ -38,12 +38,15 @@ class Compiled:
         self.filename = filename
 
     def instantiate(self, fn):
-        """The generated functions, reading ``fn``'s own closure cells.
+        """The generated functions, reading ``fn``'s own globals and closure cells.
 
         The user's closure variables are shared, not copied: the generated
         code sees the enclosing scope rebind them, as ``fn`` itself does.
         """
-        made = self._factory(*self._closure.values(),
+        factory = self._factory
+        if factory.__globals__ is not fn.__globals__:   # the same code in another module
+            factory = types.FunctionType(factory.__code__, fn.__globals__, factory.__name__)
+        made = factory(*self._closure.values(),
                              *(None for name in fn.__code__.co_freevars if name not in self._closure))
         user_cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
         return tuple(_share_cells(generated, user_cells) for generated in made)

@@ -8,6 +8,8 @@ file line numbers, and a way to name a place in that file for error messages.
 
 import ast
 import inspect
+import os
+import sys
 import textwrap
 import types
 
@@ -74,7 +76,9 @@ def parse_function(fn):
             hint="define the function with `def` instead of `lambda`")
     filename = fn.__code__.co_filename
     try:
-        lines, first = inspect.getsourcelines(fn)
+        # the code object, not the function: inspect follows functools.wraps to the wrapped
+        # function, but srctrans must differentiate the wrapper Python actually calls
+        lines, first = inspect.getsourcelines(fn.__code__)
     except (OSError, TypeError) as error:
         raise NoSourceError(
             f"cannot read the source of {_describe(fn)} ({filename}): {error}",
@@ -90,13 +94,101 @@ def parse_function(fn):
     if not isinstance(node, gast.FunctionDef):
         raise NoSourceError(f"the source of {_describe(fn)} is not a `def`",
                             hint="define the function with `def`")
+    if not _compiles_to(source, fn.__code__):
+        raise NoSourceError(
+            f"the source of {_describe(fn)} in {filename} has changed since Python compiled "
+            f"it: srctrans would differentiate the new text while the function runs the old code",
+            Location(filename, first, fn.__name__),
+            hint="reload the module (importlib.reload) or restart, so that the function and its "
+                 "file agree")
     _shift_lines(node, first - 1)
     node.decorator_list = []
     try:
-        file_lines = inspect.findsource(fn)[0]
+        file_lines = inspect.findsource(fn.__code__)[0]
     except (OSError, TypeError):
         file_lines = [""] * (first - 1) + lines
     return ParsedFunction(fn, node, filename, file_lines)
+
+
+def _compiles_to(source, code):
+    """Whether ``source`` (a ``def``, decorators included) is the text ``code`` came from.
+
+    The source is compiled again and compared with ``code``: names, constants
+    and variables must agree. Instructions may differ without an edit (a tool
+    such as pytest compiles a rewritten tree), so when only they differ the
+    verdict comes from the module's cached bytecode, which records the size
+    and time of the file it was compiled from.
+    """
+    if code.co_freevars:             # compiled inside a function that gives the same cells
+        own = "" if code.co_name in code.co_freevars else f"    global {code.co_name}\n"
+        cells = "".join(f"    {name} = None\n" for name in code.co_freevars)
+        text = "def __srctrans_outer__():\n" + own + cells + textwrap.indent(source, "    ")
+    else:
+        text = source
+    try:
+        outer = compile(text, code.co_filename, "exec", dont_inherit=True,
+                        flags=code.co_flags & _FUTURE_FLAGS)
+    except (SyntaxError, ValueError):
+        return True                      # no verdict (a source Python itself reads differently)
+    found = [c for c in _code_objects(outer) if c.co_name == code.co_name]
+    if any(_same_code(candidate, code, True) for candidate in found):
+        return True
+    if not any(_same_code(candidate, code, False) for candidate in found):
+        return False
+    return not _file_changed_since_compiled(code.co_filename)
+
+
+def _file_changed_since_compiled(filename):
+    """True when a module's cached bytecode says ``filename`` changed after it was compiled."""
+    for module in list(sys.modules.values()):
+        if getattr(module, "__file__", None) == filename:
+            cached = getattr(module, "__cached__", None)
+            try:
+                with open(cached, "rb") as handle:
+                    header = handle.read(16)
+                stat = os.stat(filename)
+            except (OSError, TypeError):
+                return False
+            if len(header) < 16 or int.from_bytes(header[4:8], "little") != 0:
+                return False             # a hash-based or unreadable cache: no verdict
+            recorded_time = int.from_bytes(header[8:12], "little")
+            recorded_size = int.from_bytes(header[12:16], "little")
+            return (recorded_time != int(stat.st_mtime) & 0xFFFFFFFF
+                    or recorded_size != stat.st_size & 0xFFFFFFFF)
+    return False
+
+
+_FUTURE_FLAGS = 0
+for _feature in ("annotations", "division", "generator_stop"):
+    _FUTURE_FLAGS |= getattr(__import__("__future__"), _feature).compiler_flag
+
+
+def _code_objects(code):
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+
+
+def _same_code(a, b, instructions):
+    """Whether code objects ``a`` and ``b`` have the same names, constants and variables (and
+    instructions, when ``instructions``), nested functions included."""
+    if instructions and a.co_code != b.co_code:
+        return False
+    if len(a.co_consts) != len(b.co_consts) or a.co_varnames != b.co_varnames \
+            or a.co_argcount != b.co_argcount or len(a.co_names) != len(b.co_names):
+        return False
+    if a.co_names != b.co_names and not all(
+            x == y or y.endswith(x) and y.startswith("_") for x, y in zip(a.co_names, b.co_names)):
+        return False                     # a class's private names are mangled in the original
+    for x, y in zip(a.co_consts, b.co_consts):
+        if isinstance(x, types.CodeType) and isinstance(y, types.CodeType):
+            if not _same_code(x, y, instructions):
+                return False
+        elif type(x) is not type(y) or x != y and not (x != x and y != y):    # NaN == NaN here
+            return False
+    return True
 
 
 def _shift_lines(tree, offset):
