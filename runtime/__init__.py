@@ -34,7 +34,9 @@ from runtime.linalg import (
     matmul_lhs, matmul_rhs, dot_lhs, dot_rhs, inner_lhs, inner_rhs,
     outer_lhs, outer_rhs, tensordot_lhs, tensordot_rhs, einsum_grads, einsum_jvp)
 from runtime.joins import (
-    concatenate_grads, stack_grads, hstack_grads, vstack_grads, array_grads)
+    concatenate_grads, stack_grads, hstack_grads, vstack_grads, array_grads, r_concat, c_concat,
+    r_concat_grads, c_concat_grads, linspace_grads, linspace_grads_transpose,
+    arange_grads, arange_tangent)
 from runtime.elementwise import (
     clip_mask, tie_weight, power_base_factor, power_exponent_factor, LN2, LN10)
 from runtime.singular import zero_guard

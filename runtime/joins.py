@@ -8,6 +8,8 @@ allows it.
 
 import numpy as np
 
+from runtime.broadcast import unbroadcast
+
 
 def concatenate_grads(g, arrays, axis=0):
     """Gradients of ``np.concatenate(arrays, axis)``.
@@ -56,6 +58,75 @@ def array_grads(g, arrays):
     gradient is ``g[i]``; a scalar element gets a NumPy scalar.
     """
     return tuple(g[i] for i in range(len(arrays)))
+
+
+def r_concat(parts):
+    """``np.r_[parts]`` for parts that are arrays or numbers (no slices or directives)."""
+    return np.r_[tuple(parts)]
+
+
+def c_concat(parts):
+    """``np.c_[parts]`` for parts that are arrays or numbers (no slices or directives)."""
+    return np.c_[tuple(parts)]
+
+
+def r_concat_grads(g, parts):
+    """Gradients of ``np.r_[parts]``: numbers and arrays join along axis 0 (a number as one
+    entry)."""
+    return _split(g, [np.shape(np.atleast_1d(p))[0] for p in parts], 0, parts)
+
+
+def c_concat_grads(g, parts):
+    """Gradients of ``np.c_[parts]``: parts join along the last axis, a vector as a column
+    and a number as one entry."""
+    lengths = [1 if np.ndim(p) < 2 else np.shape(p)[-1] for p in parts]
+    return _split(g, lengths, np.ndim(g) - 1, parts)
+
+
+def linspace_grads(g, start, stop, num=50, endpoint=True, axis=0):
+    """Gradients of ``np.linspace(start, stop, num, endpoint, axis=axis)`` in its endpoints.
+
+    Sample ``k`` is ``start * (1 - t_k) + stop * t_k`` with ``t_k = k / (num - 1)``
+    (``k / num`` without the endpoint), so each endpoint gets ``g`` weighted by
+    its share, summed over the samples and back to the endpoint's shape.
+    """
+    num = int(num)
+    divisions = num - 1 if endpoint else num
+    share = np.arange(num) / divisions if divisions > 0 else np.zeros(num)
+    samples = np.moveaxis(np.asarray(g), axis, -1)
+    to_stop = samples @ share.astype(samples.dtype if samples.dtype.kind == "f" else float)
+    to_start = np.sum(samples, axis=-1) - to_stop
+    return unbroadcast(to_start, start), unbroadcast(to_stop, stop)
+
+
+def linspace_grads_transpose(c, g, start, stop, num=50, endpoint=True, axis=0):
+    """The transpose of ``g -> linspace_grads(g, start, stop, ...)``: the samples of a
+    linspace between the two cotangents, shaped like ``g``."""
+    low = np.zeros(np.shape(start)) if c[0] is None else c[0]
+    high = np.zeros(np.shape(stop)) if c[1] is None else c[1]
+    return np.broadcast_to(np.linspace(low, high, int(num), endpoint, axis=axis), np.shape(g))
+
+
+def arange_grads(g, start, stop=None, step=None):
+    """Gradients of ``np.arange(start, stop, step)`` (entry ``k`` is ``start + k * step``; the
+    length is piecewise constant). With one argument it is the stop: no gradient."""
+    if stop is None:
+        return 0.0 * start, None, None
+    total = np.sum(g)
+    weighted = np.sum(g * np.arange(np.size(g))) if step is not None else None
+    return total, 0.0 * stop, weighted
+
+
+def arange_tangent(dstart, dstop, dstep, ans, start, stop=None, step=None):
+    """The tangent of ``np.arange(start, stop, step)``: ``dstart + k * dstep`` at entry ``k``
+    (None tangents are zero); also the transpose of ``g -> arange_grads(g, ...)``."""
+    k = np.arange(np.size(ans), dtype=np.result_type(ans, float))
+    tangent = np.zeros_like(k)
+    if stop is not None and dstart is not None:
+        tangent = tangent + dstart
+    if stop is not None and step is not None and dstep is not None:
+        tangent = tangent + k * dstep
+    return tangent
 
 
 def _split(g, lengths, axis, arrays):

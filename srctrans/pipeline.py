@@ -165,7 +165,7 @@ def _front_end(fn, wrt, build_callee, mode):
     desugar(unit.function, unit.namer)
     unit.resolver.local_names = frozenset(_local_names(unit.function))
     model_effects(parsed, unit.resolver, unit.aliases)
-    normalize(parsed, unit.resolver, unit.namer)
+    normalize(parsed, unit.resolver, unit.namer, unit.aliases[RUNTIME_ALIAS])
     _trace("anf", lambda: _function_text(unit.function))
     rename_reassignments(unit.function, unit.namer)
     _trace("ssa", lambda: _function_text(unit.function))

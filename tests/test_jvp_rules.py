@@ -37,6 +37,7 @@ from srctrans.rules import REGISTRY
 
 VAR_POSITIONAL = inspect.Parameter.VAR_POSITIONAL
 VAR_KEYWORD = inspect.Parameter.VAR_KEYWORD
+VAR_POSITIONAL = inspect.Parameter.VAR_POSITIONAL
 
 
 class Mask(Arg):
@@ -183,6 +184,14 @@ PRODUCTS = [
 SHAPES = [
     Case("reshape", np.reshape, [normal(2, 6), (4, 3)]),
     Case("copy", np.copy, [normal(2, 3)]),
+    Case("linspace", np.linspace, [pyfloat(), pyfloat(), 5]),
+    Case("linspace-arrays", np.linspace, [normal(3), normal(2, 1), 4], {"endpoint": False, "axis": 1}),
+    Case("linspace-one", np.linspace, [normal(2), pyfloat(), 1]),
+    Case("full", np.full, [(2, 3), pyfloat()]),
+    Case("full-broadcast", np.full, [(2, 3), normal(3)]),
+    Case("full_like", np.full_like, [normal(2, 3), normal(3)]),
+    Case("arange", np.arange, [pyfloat(), 5.5, pyfloat(0.5, 2.0)], float32=False),
+    Case("arange-start-stop", np.arange, [pyfloat(), 4.5], float32=False),
     Case("sort", np.sort, [normal(3, 4)]),
     Case("sort-axis-0", np.sort, [normal(3, 4)], {"axis": 0}),
     Case("sort-flat", np.sort, [normal(3, 4)], {"axis": None}),
@@ -364,14 +373,23 @@ def vjp(rule, args, kwargs, ans, u, wanted):
         pieces = [([params[0].name], rule.vjp)]
     else:
         pieces = []
-        for param, entry, element in zip(params, _entries(rule.vjp, template.returned),
-                                         template.returned.elts):
+        elements = template.returned.elts
+        entries = _entries(rule.vjp, template.returned)
+        grouped = len(params) - len(elements) + 1     # the parameters a (*grads) entry covers
+        position = 0
+        for entry, element in zip(entries, elements):
+            param = params[position]
             if param.kind is VAR_POSITIONAL:
                 assert isinstance(element, gast.Starred)
                 covered = [s for s in slots if isinstance(s, tuple) and s[0] == param.name]
                 pieces.append((covered, entry))
+                position += 1
+            elif isinstance(element, gast.Starred):   # (*grads, None): grads covers several
+                pieces.append(([p.name for p in params[position:position + grouped]], entry))
+                position += grouped
             else:
                 pieces.append(([param.name], entry))
+                position += 1
     cotangents = {}
     for covered, function in pieces:
         if not any(slot in wanted for slot in covered):
@@ -399,7 +417,13 @@ def _differentiated(template):
     params = [p for p in template.signature.parameters.values() if p.kind is not VAR_KEYWORD]
     if not template.is_tuple:
         return {params[0].name}
-    return {param.name for param, element in zip(params, template.returned.elts)
+    elements = list(template.returned.elts)
+    stars = [i for i, e in enumerate(elements) if isinstance(e, gast.Starred)]
+    if stars and params[-1].kind is not VAR_POSITIONAL:     # (*grads, None): grads covers the rest
+        star = stars[0]
+        covered = len(params) - (len(elements) - 1)
+        elements[star:star + 1] = [elements[star]] * covered
+    return {param.name for param, element in zip(params, elements)
             if not (isinstance(element, gast.Constant) and element.value is None)}
 
 

@@ -43,6 +43,11 @@ CORRECT = [
     (trust.builtin_max_args, lambda: (0.7, 0.2)),
     (trust.einsum_second, lambda: (R.standard_normal((2, 2)),)),
     (trust.decorated, lambda: (3.0,)),
+    (trust.r_concat, vector()),
+    (trust.c_concat, vector()),
+    (trust.linspace_active, lambda: (0.3, 1.2)),
+    (trust.full_of, lambda: (0.7,)),
+    (trust.arange_from, lambda: (0.3,)),
 ]
 
 # (function, arguments, words the error must contain): refused at the user's line
@@ -54,6 +59,7 @@ REFUSED = [
     (trust.view_before_write, vector(), ["`y` is changed in place", "`v`", ".copy()"]),
     (trust.reshape_view_before_write, vector(), ["`y` is changed in place", "`v`"]),
     (trust.sum_initial, vector(), ["np.sum", "initial", "trust.py:"]),
+    (trust.einsum_interleaved, lambda: (R.standard_normal((2, 2)),), ["interleaved", "trust.py:"]),
 ]
 
 

@@ -11,6 +11,7 @@ runs a derivative srctrans made becomes a call of its generated code
 """
 
 import gast
+import numpy as np
 
 import runtime
 
@@ -40,13 +41,23 @@ class Generator:
         self.result.closure[name] = value
         return name
 
-    def _reject_output_arguments(self, primal, keywords, node):
-        """NumPy's ``out=`` and ``where=`` write into existing arrays: not differentiable here."""
-        for keyword in ("out", "where"):
-            if keyword in keywords:
+    def _reject_output_arguments(self, primal, keywords, node, args=()):
+        """NumPy's ``out=`` and ``where=`` write into existing arrays: not differentiable here.
+        Nor is ``np.einsum``'s interleaved form (operands and lists of axes), whose first
+        argument is an operand where the rules expect the subscripts."""
+        for keyword in ("out", "where", "retstep"):
+            if keyword in keywords and not (isinstance(keywords[keyword], gast.Constant)
+                                            and keywords[keyword].value in (None, False)):
                 self._fail(node, UnsupportedSyntaxError,
                            f"the `{keyword}=` argument of {describe(primal)} is not supported",
                            "compute the full result into a new name; use np.where for selections")
+        if primal is np.einsum and args and not (
+                isinstance(args[0], gast.Constant) and isinstance(args[0].value, str)) and (
+                isinstance(args[0], gast.Name) and args[0].id in self.active
+                or len(args) > 1 and isinstance(args[1], (gast.Tuple, gast.List))):
+            self._fail(node, UnsupportedSyntaxError,
+                       "np.einsum's interleaved form (operands and lists of axes) is not supported",
+                       "write the subscripts string: np.einsum('ij->ji', x)")
 
     def _bind(self, template, args, keywords, primal, node):
         """The call's arguments bound to a rule template's primal parameters (``templates.bind``)."""

@@ -290,7 +290,7 @@ class _Tangents(Generator):
             self._fail(node, MissingRuleError, f"no forward-mode rule for {describe(primal)}",
                        "use a function that has a rule (see docs/rules.md) or register one "
                        "with st.register_jvp")
-        self._reject_output_arguments(primal, keywords, node)
+        self._reject_output_arguments(primal, keywords, node, args)
         if rule.custom_jvp is not None:
             rule_name = self._closure(_plain_name(primal) + "_jvp_rule", rule.custom_jvp)
             tangents = gast.Tuple([self.tangent(a) or self._zeros_like(a) for a in args], gast.Load())

@@ -361,25 +361,27 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
         if rule is None or rule.vjp is None:
             self._fail(node, MissingRuleError, f"no derivative rule for {describe(primal)}",
                        "use a function that has a rule (see docs/rules.md) or register one")
-        self._reject_output_arguments(primal, keywords, node)
+        self._reject_output_arguments(primal, keywords, node, args)
         pairs = self._bind(rule.template, args, keywords, primal, node)
         for name, argument in pairs:
             if name == "out" and not (isinstance(argument, gast.Constant) and argument.value is None):
                 self._fail(node, UnsupportedSyntaxError, "`out=` arguments (writing into an existing array)",
                            "assign the result to a new name instead")
         bindings, whole = cotangents(rule.template, pairs, g, ans, self.aliases)
-        if (isinstance(whole, gast.Tuple) and whole.elts and isinstance(whole.elts[-1], gast.Starred)
-                and not any(isinstance(e, gast.Starred) for e in whole.elts[:-1])):
-            # (a, *grads): entries before the star directly, then grads[i - 1]: generated
+        stars = [i for i, e in enumerate(getattr(whole, "elts", ())) if isinstance(e, gast.Starred)]
+        if isinstance(whole, gast.Tuple) and len(stars) == 1:
+            # (a, *grads, b): a and b directly, the arguments between from grads: generated
             # code reads no starred expression (srctrans could not differentiate it again)
-            start = len(whole.elts) - 1
+            start = stars[0]
+            after = len(whole.elts) - start - 1
             arguments = [argument for _, argument in pairs]
-            for argument, entry in zip(arguments[:start], whole.elts[:start]):
+            middle = arguments[start:len(arguments) - after]
+            for argument, entry in zip(arguments[:start] + arguments[len(arguments) - after:],
+                                       whole.elts[:start] + whole.elts[start + 1:]):
                 if not (isinstance(entry, gast.Constant) and entry.value is None):
                     self._contribute(argument, entry)
-            rest = [(argument, i) for i, argument in enumerate(arguments[start:])]
-            self._contribute_all(rest, whole.elts[-1].value, "grads",
-                                 len(rest) if start == 0 else None)
+            rest = [(argument, i) for i, argument in enumerate(middle)]
+            self._contribute_all(rest, whole.elts[start].value, "grads")
             return
         if whole is not None:
             self._contribute_all([(argument, i) for i, (_, argument) in enumerate(pairs)], whole, "grads")

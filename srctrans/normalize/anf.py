@@ -28,6 +28,9 @@ unless it calls a method of a local value.
 """
 
 import gast
+import numpy as np
+
+import runtime
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno, Origin
@@ -40,16 +43,25 @@ from srctrans.normalize.fence import with_block_kind
 from srctrans.rules.constants import casts_to_integers
 
 
-def normalize(parsed, resolver, namer):
-    """Rewrite ``parsed.node``'s body into A-normal form, in place."""
-    _Normalizer(parsed, resolver, namer).run()
+def normalize(parsed, resolver, namer, runtime_name="rt"):
+    """Rewrite ``parsed.node``'s body into A-normal form, in place.
+
+    ``runtime_name`` is the name generated code uses for the runtime package
+    (``np.r_[a, b]`` becomes a call of ``rt.r_concat``).
+    """
+    _Normalizer(parsed, resolver, namer, runtime_name).run()
+
+
+# the index tricks NumPy spells as subscripts, and the runtime functions that compute them
+_INDEX_TRICKS = {id(np.r_): "r_concat", id(np.c_): "c_concat"}
 
 
 class _Normalizer:
-    def __init__(self, parsed, resolver, namer):
+    def __init__(self, parsed, resolver, namer, runtime_name="rt"):
         self.parsed = parsed
         self.resolver = resolver
         self.namer = namer
+        self.runtime_name = runtime_name
 
     def run(self):
         function = self.parsed.node
@@ -243,6 +255,9 @@ class _Normalizer:
         if isinstance(expr, gast.Attribute):
             return gast.Attribute(self._atom(expr.value, out), expr.attr, gast.Load())
         if isinstance(expr, gast.Subscript):
+            trick = _INDEX_TRICKS.get(id(self.resolver.resolve(expr.value)))
+            if trick is not None:
+                return self._call(self._index_trick(trick, expr), out)
             return gast.Subscript(self._atom(expr.value, out), self._index(expr.slice, out),
                                   gast.Load())
         if isinstance(expr, (gast.Tuple, gast.List)):
@@ -266,6 +281,24 @@ class _Normalizer:
                     value = self._atom(gast.IfExp(value, value, operand), out, prefer="or")
             return value
         raise AssertionError(f"the fence let through {type(expr).__name__}")
+
+    def _index_trick(self, helper, expr):
+        """``np.r_[a, b]`` -> ``rt.r_concat((a, b))`` (``np.c_`` likewise), for parts that are
+        values; slices and string directives are refused."""
+        parts = expr.slice.elts if isinstance(expr.slice, gast.Tuple) else [expr.slice]
+        for part in parts:
+            if isinstance(part, gast.Slice) or isinstance(part, gast.Constant) \
+                    and isinstance(part.value, str):
+                raise UnsupportedSyntaxError(
+                    f"`{'np.r_' if helper == 'r_concat' else 'np.c_'}` with a slice or a string "
+                    f"directive", self.parsed.location(expr),
+                    "build the pieces with np.arange or np.linspace and join them with "
+                    "np.concatenate or np.column_stack")
+        func = gast.Attribute(gast.Name(self.runtime_name, gast.Load(), None, None), helper,
+                              gast.Load())
+        call = gast.Call(func, [gast.Tuple(list(parts), gast.Load())], [])
+        anno.set_(call, Anno.CALLEE, getattr(runtime, helper))
+        return call
 
     def _comprehension(self, expr, out):
         """``[elt for t in xs if c]`` -> a list built by ``append`` in a loop (nested ``for``s too);

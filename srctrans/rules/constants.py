@@ -30,9 +30,9 @@ REGISTRY.nondifferentiable(
     np.isnan, np.isfinite, np.isinf, np.allclose, np.isclose, np.array_equal,
     np.signbit, np.isposinf, np.isneginf, math.isnan, math.isfinite, math.isinf,
     np.any, np.all,
-    # fresh arrays
-    np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like,
-    np.empty_like, np.full_like, np.arange, np.linspace, np.eye, np.identity,
+    # fresh arrays (np.full, np.full_like, np.arange and np.linspace have rules: their
+    # values depend on their arguments)
+    np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like, np.eye, np.identity,
     # random draws (np.random.normal and the like are methods of a RandomState:
     # see constant_methods_of below)
     np.random.default_rng, np.random.seed,

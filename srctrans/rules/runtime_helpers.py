@@ -323,6 +323,49 @@ def vstack_grads(g, ans, v, arrays):
 def array_grads(g, ans, v, arrays):
     return np.stack(g)
 
+# np.r_[a, b] and np.c_[a, b] (ANF writes them as calls of these)
+@vjp(rt.r_concat)
+def r_concat(g, ans, parts):
+    return rt.r_concat_grads(g, parts)
+
+@vjp(rt.c_concat)
+def c_concat(g, ans, parts):
+    return rt.c_concat_grads(g, parts)
+
+linear(rt.r_concat, rt.c_concat)
+
+@vjp(rt.r_concat_grads)
+def r_concat_grads(g, ans, v, parts):
+    return rt.r_concat(g)
+
+@vjp(rt.c_concat_grads)
+def c_concat_grads(g, ans, v, parts):
+    return rt.c_concat(g)
+
+@vjp(rt.linspace_grads)
+def linspace_grads(g, ans, v, start, stop, num=50, endpoint=True, axis=0):
+    return rt.linspace_grads_transpose(g, v, start, stop, num, endpoint, axis)
+
+@vjp(rt.linspace_grads_transpose)
+def linspace_grads_transpose(g, ans, c, v, start, stop, num=50, endpoint=True, axis=0):
+    return rt.linspace_grads(g, start, stop, num, endpoint, axis)
+
+@vjp(rt.arange_grads)
+def arange_grads(g, ans, v, start, stop=None, step=None):
+    return rt.arange_tangent(g[0], g[1], g[2], v, start, stop, step), None, None, None
+
+@vjp(rt.arange_tangent)
+def arange_tangent(g, ans, dstart, dstop, dstep, like, start, stop=None, step=None):
+    return (*rt.arange_grads(g, start, stop, step), None, None, None, None)
+
+@jvp(rt.arange_tangent)
+def arange_tangent_jvp(ddstart, ddstop, ddstep, ans, dstart, dstop, dstep, like, start, stop=None,
+                       step=None):
+    return rt.arange_tangent(ddstart, ddstop, ddstep, like, start, stop, step)
+
+linear(rt.r_concat_grads, rt.c_concat_grads, rt.linspace_grads, rt.linspace_grads_transpose,
+       rt.arange_grads)
+
 linear(rt.concatenate_grads, rt.stack_grads, rt.hstack_grads, rt.vstack_grads, rt.array_grads)
 
 

@@ -97,6 +97,43 @@ def identity_jvp(dx, ans, x, *args, **kwargs):
     return dx
 
 
+# Samples between two endpoints: linear in the pair (start, stop).
+@vjp(np.linspace)
+def linspace(g, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    return (*rt.linspace_grads(g, start, stop, num, endpoint, axis), None, None, None, None, None)
+
+@jvp(np.linspace)
+def linspace_jvp(dstart, dstop, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None,
+                 axis=0):
+    return np.linspace(np.asarray(dstart, ans.dtype), np.asarray(dstop, ans.dtype), num, endpoint,
+                       retstep, ans.dtype, axis)
+
+# Arrays filled from a value: the value's cotangent sums over the copies.
+@vjp(np.full)
+def full(g, ans, shape, fill_value, dtype=None, order="C"):
+    return None, rt.unbroadcast(g, fill_value)
+
+@jvp(np.full)
+def full_jvp(dfill_value, ans, shape, fill_value, dtype=None, order="C"):
+    return np.full(np.shape(ans), dfill_value, ans.dtype)
+
+@vjp(np.full_like)
+def full_like(g, ans, a, fill_value, dtype=None, order="K", subok=True, shape=None):
+    return None, rt.unbroadcast(g, fill_value)
+
+@jvp(np.full_like)
+def full_like_jvp(dfill_value, ans, a, fill_value, dtype=None, order="K", subok=True, shape=None):
+    return np.full(np.shape(ans), dfill_value, ans.dtype)
+
+# Entry k of np.arange(start, stop, step) is start + k * step.
+@vjp(np.arange)
+def arange(g, ans, start, stop=None, step=None, dtype=None):
+    return (*rt.arange_grads(g, start, stop, step), None)
+
+@jvp(np.arange)
+def arange_jvp(dstart, dstop, dstep, ans, start, stop=None, step=None, dtype=None):
+    return rt.arange_tangent(dstart, dstop, dstep, ans, start, stop, step)
+
 @vjp(np.copy)
 def copy(g, ans, a, order="K", subok=False):
     return g

@@ -272,3 +272,11 @@ def complex_output(x):
 
 def abs_of(z):
     return np.sum(np.abs(z))
+
+
+def full_of(x):
+    return np.sum(np.full((2, 3), x * 2.0) ** 2) + np.sum(np.full_like(np.ones(3), x) * x)
+
+
+def arange_from(a):
+    return np.sum(np.arange(a, a + 3.5, 0.5) ** 2)
