@@ -93,6 +93,14 @@ def pushed_many(g, values):
     return list(g) + list(values)[::-1]
 
 
+def pushed_many_transpose(c, values):
+    """The transpose of ``(g, values) -> pushed_many(g, values)``: ``c`` cut into the part
+    before the pushed values and those values, in the order ``values`` had."""
+    count = len(values)
+    split = len(c) - count
+    return list(c[:split]), list(c[split:])[::-1]
+
+
 def last_and_rest(g):
     """``(g[-1], g[:-1])`` of a list's cotangent: what an ``append`` added, and the rest."""
     return g[-1], g[:-1]

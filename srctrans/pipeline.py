@@ -226,8 +226,8 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
                                                 _reads_all(backward + gradients))
     if result.tape is not None and result.tape not in _reads_all(backward):
         forward = [s for s in forward if targets_of(s) != [result.tape]]   # nothing was saved
-    if optimize:          # once the pops left are final
-        iterate_saved_values(backward, unit.aliases[RUNTIME_ALIAS])
+    if optimize and gradient is None:     # once the pops left are final; not in code that
+        iterate_saved_values(backward, unit.aliases[RUNTIME_ALIAS])   # is differentiated again
     residuals = _residuals(unit, forward, backward, gradients)
     untouched_forward = [clone(s) for s in forward]     # the fused gradient starts from these
     if optimize:

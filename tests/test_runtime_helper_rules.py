@@ -390,6 +390,11 @@ CASES = [
     Case("transpose_grad-none", rt.transpose_grad, lambda r: (normal(r, 2, 3), None)),
     Case("asarray_grad-list", rt.asarray_grad, lambda r: (normal(r, 2, 3), [normal(r, 3), normal(r, 3)])),
     Case("asarray_grad-array", rt.asarray_grad, lambda r: (normal(r, 2, 3), normal(r, 2, 3))),
+    Case("pushed", rt.pushed, lambda r: ([normal(r, 2), normal(r, 2)], normal(r, 2))),
+    Case("pushed_many", rt.pushed_many, lambda r: ([normal(r, 2)], [normal(r, 2), normal(r, 2)])),
+    Case("pushed_many_transpose", rt.pushed_many_transpose,
+         lambda r: ([normal(r, 2), normal(r, 2), normal(r, 2)], [normal(r, 2), normal(r, 2)]),
+         perturbed=(0,)),
     Case("last_and_rest-list", rt.last_and_rest, lambda r: ([normal(r, 2), normal(r, 2), normal(r, 2)],)),
     Case("last_and_rest-array", rt.last_and_rest, lambda r: (normal(r, 4, 2),)),
     Case("last_and_rest_transpose", rt.last_and_rest_transpose,
@@ -880,8 +885,6 @@ WITHOUT_RULES = {
     # the tape of a reversed loop: forward mode pops tangents beside it
     # (differentiate/forward.py); reverse mode through it is an UnsupportedSyntaxError
     "pop_many": "pops a reversed loop's saved values; forward mode handles it as a pop",
-    "pushed": "reverse mode's adjoint of a pop: a third derivative through a loop would need it",
-    "pushed_many": "reverse mode's adjoint of pop_many, likewise",
 }
 
 # Helpers whose rules live with the NumPy rules: rt.identity (x.copy(),

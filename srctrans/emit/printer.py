@@ -66,7 +66,7 @@ def _compound_lines(stmt, depth):
     """A block statement, with its nested statements commented like the others."""
     pad = INDENT * depth
     if isinstance(stmt, gast.If):
-        lines = [f"{pad}if {unparse(stmt.test)}:"] + block_lines(stmt.body, depth + 1)
+        lines = [f"{pad}if {unparse(stmt.test)}:"] + _body_lines(stmt.body, depth + 1)
         if stmt.orelse:
             lines += [f"{pad}else:"] + block_lines(stmt.orelse, depth + 1)
         return lines
@@ -74,4 +74,9 @@ def _compound_lines(stmt, depth):
         header = f"{pad}for {unparse(stmt.target)} in {unparse(stmt.iter)}:"
     else:
         header = f"{pad}while {unparse(stmt.test)}:"
-    return [header] + block_lines(stmt.body, depth + 1)
+    return [header] + _body_lines(stmt.body, depth + 1)
+
+
+def _body_lines(statements, depth):
+    """A block's lines; ``pass`` for a block that optimisation emptied."""
+    return block_lines(statements, depth) or [INDENT * depth + "pass"]

@@ -33,8 +33,29 @@ def desugar(function, namer):
 
 def _index_loops(function, namer):
     for node in list(gast.walk(function)):
-        if isinstance(node, gast.For) and not is_range(node.iter):
+        if isinstance(node, gast.For) and _pops_many(node.iter):
+            _to_pop_loop(node, namer)
+        elif isinstance(node, gast.For) and not is_range(node.iter):
             to_index_loop(node, namer)
+
+
+def _pops_many(iterator):
+    """``rt.pop_many(tape, n)``: the saved values of a generated backward loop (the fence
+    accepts it only in generated code)."""
+    return (isinstance(iterator, gast.Call) and isinstance(iterator.func, gast.Attribute)
+            and iterator.func.attr == "pop_many")
+
+
+def _to_pop_loop(loop, namer):
+    """``for x in rt.pop_many(tape, n)`` -> ``for i in range(n): x = tape.pop()``: the pops it
+    stands for, which the reverse pass knows how to undo."""
+    tape, count = loop.iter.args
+    pop = gast.Call(gast.Attribute(_copy_load(tape), "pop", gast.Load()), [], [])
+    read = _located(gast.Assign([loop.target], pop, None), loop)
+    loop.target = gast.Name(namer.fresh("_index"), gast.Store(), None, None)
+    loop.iter = _call("range", [_copy_load(count)])
+    loop.body = [read] + loop.body
+    _located(loop, loop)
 
 
 def is_range(iterator):

@@ -9,6 +9,7 @@ what to do instead. Later passes may assume only supported syntax remains.
 import gast
 
 from runtime.custom import grad_of, stop_recording
+from srctrans.emit.compile import FACTORY
 from srctrans.errors import UnsupportedSyntaxError
 from srctrans.nodes import parameter_names
 from srctrans.parse.resolve import Resolver
@@ -139,8 +140,8 @@ def _check_control_flow(parsed):
             if (isinstance(iterator, gast.Call) and isinstance(iterator.func, gast.Attribute)
                     and iterator.func.attr in ("items", "values", "keys") and not iterator.args):
                 call = "items"
-            if call == "items":
-                pass                                  # d.items(), d.values(), d.keys()
+            if call == "items" or _pops_saved_values(parsed, iterator):
+                pass                   # d.items(), d.values(), d.keys(); a generated backward loop
             elif call in ("zip", "enumerate"):
                 if not (isinstance(target, gast.Tuple) and all(isinstance(t, gast.Name) for t in target.elts)):
                     _reject(parsed, node, f"`for` over {call}(...) without a tuple of names",
@@ -165,6 +166,13 @@ def _check_control_flow(parsed):
         if (isinstance(node, (gast.For, gast.While)) and node.orelse):
             _reject(parsed, node, "`else` clause of a loop",
                     "not supported yet; set a flag before `break` and test it after the loop")
+
+
+def _pops_saved_values(parsed, iterator):
+    """``rt.pop_many(tape, n)`` in a derivative srctrans generated (desugar makes it pops)."""
+    return (isinstance(iterator, gast.Call) and isinstance(iterator.func, gast.Attribute)
+            and iterator.func.attr == "pop_many" and len(iterator.args) == 2
+            and getattr(parsed.fn, "__qualname__", "").startswith(FACTORY + "."))
 
 
 def _check_signature(parsed):

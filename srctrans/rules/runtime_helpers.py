@@ -517,6 +517,30 @@ def asarray_grad(g, ans, v, obj):
     """A list ``obj``'s cotangents (one per element) are stacked back; an array's is ``g``."""
     return np.asarray(g)
 
+# A pop's adjoint pushes the cotangent back on the list's cotangent: the
+# transpose takes it off again.
+@vjp(rt.pushed)
+def pushed(g, ans, v, value):
+    return rt.last_and_rest(g)[1], rt.last_and_rest(g)[0]
+
+@jvp(rt.pushed)
+def pushed_jvp(dv, dvalue, ans, v, value):
+    return rt.pushed(dv, dvalue)
+
+@vjp(rt.pushed_many)
+def pushed_many(g, ans, v, values):
+    return rt.pushed_many_transpose(g, values)[0], rt.pushed_many_transpose(g, values)[1]
+
+@jvp(rt.pushed_many)
+def pushed_many_jvp(dv, dvalues, ans, v, values):
+    return rt.pushed_many(dv, dvalues)
+
+@vjp(rt.pushed_many_transpose)
+def pushed_many_transpose(g, ans, c, values):
+    return rt.pushed_many(g[0], g[1]), None
+
+linear(rt.pushed_many_transpose)
+
 @vjp(rt.last_and_rest)
 def last_and_rest(g, ans, v):
     return rt.last_and_rest_transpose(g)

@@ -280,3 +280,17 @@ def full_of(x):
 
 def arange_from(a):
     return np.sum(np.arange(a, a + 3.5, 0.5) ** 2)
+
+
+def stacked(x):
+    return np.sum(np.vstack([x, x * x]) ** 2)
+
+
+def hstacked(x):
+    return np.sum(np.hstack([x, np.sin(x)]) ** 3)
+
+
+def cubic_loop(x):
+    for k in range(2):
+        x = np.sin(x) * x
+    return np.sum(x)
