@@ -32,6 +32,7 @@ from runtime.containers import _ABSENT
 from runtime.linalg import einsum_grads
 from runtime.reductions import prod_grad, unreduce
 from runtime.reshaping import getitem_grad
+from runtime.seeding import is_integer
 
 
 # -- broadcasting --------------------------------------------------------------
@@ -186,9 +187,11 @@ def choice_tangent_transpose(c, choice, args):
 
 
 def getattr_grad_transpose(c, obj, name):
-    """The transpose of ``g -> getattr_grad(g, obj, name)``: the entry ``name`` of ``c``."""
+    """The transpose of ``g -> getattr_grad(g, obj, name)``: the entry ``name`` of ``c`` (zero
+    for an integer field, which getattr_grad leaves without a cotangent)."""
     value = c.get(name) if isinstance(c, dict) else getattr(c, name, None)
-    return zeros_like(getattr(obj, name)) if value is None else value
+    field = getattr(obj, name)
+    return zeros_like(field) if value is None or is_integer(field) else value
 
 
 def last_and_rest_transpose(c):

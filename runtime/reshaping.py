@@ -3,6 +3,7 @@
 import numpy as np
 
 from runtime.accumulate import zeros_like
+from runtime.seeding import is_integer
 from runtime.containers import is_container, replace_entry
 from runtime.joins import array_grads
 
@@ -22,6 +23,8 @@ def getitem_grad(g, x, index):
     if is_container(x):
         if isinstance(x, (tuple, list)) and index < 0:
             index += len(x)
+        if is_integer(x[index]):                 # an int entry is a constant: no cotangent
+            g = zeros_like(x[index])
         return replace_entry(x, index, g, zeros_like)
     out = np.zeros(np.shape(x), dtype=np.result_type(x, g))
     if _is_basic(index):
@@ -79,6 +82,8 @@ def getattr_grad(g, obj, name):
     fields); any other object a dict of the attributes read (``{"W": dW}``).
     """
     if is_container(obj):
+        if is_integer(getattr(obj, name)):       # an int field is a constant: no cotangent
+            g = zeros_like(getattr(obj, name))
         return replace_entry(obj, name, g, zeros_like)
     return {name: g}
 

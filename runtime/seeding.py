@@ -98,7 +98,8 @@ def _seed_each(outs, output_gradients):
     if len(output_gradients) != len(outs):
         raise ShapeError(f"output_gradients has {len(output_gradients)} entries "
                          f"but the function returns {len(outs)} outputs")
-    return tuple(_seed_one(out, cotangent, f"output_gradients[{i}]")
+    return tuple(seed_cotangent(out, cotangent) if is_container(out)    # a list output: a list
+                 else _seed_one(out, cotangent, f"output_gradients[{i}]")
                  for i, (out, cotangent) in enumerate(zip(outs, output_gradients)))
 
 

@@ -146,6 +146,13 @@ def _conformed_tangent(tangent, primal, name):
     def conform(t, p):
         if t is None:
             return runtime.zeros_like(p)
+        if is_integer(p):                    # an int field of a container is a constant
+            if np.any(np.asarray(t) != 0):
+                raise NonDifferentiableError(
+                    f"the tangent of {name!r} is nonzero at an integer entry",
+                    hint="give integer entries of a container a tangent of None or 0: they "
+                         "are constants")
+            return runtime.zeros_like(p)
         if np.shape(t) != np.shape(p):
             raise ShapeError(f"the tangent of {name!r} has shape {np.shape(t)} but the argument "
                              f"has shape {np.shape(p)}", hint="give each tangent its argument's shape")

@@ -48,6 +48,15 @@ CORRECT = [
     (trust.linspace_active, lambda: (0.3, 1.2)),
     (trust.full_of, lambda: (0.7,)),
     (trust.arange_from, lambda: (0.3,)),
+    (trust.sin_loop, vector()),
+    (trust.unused_list_loop, vector()),
+    (trust.cubic_loop, vector()),
+    (trust.stacked, vector()),
+    (trust.hstacked, vector()),
+    (trust.loop_over_list, lambda: ([R.standard_normal(2), R.standard_normal(2)],)),
+    (trust.loop_over_dict, lambda: ({"a": R.standard_normal(2), "b": R.standard_normal(2)},)),
+    (trust.list_call_append, vector()),
+    (trust.named_tuple_loss, lambda: (trust.Params(R.standard_normal(2), 0.5, 3),)),
 ]
 
 # (function, arguments, words the error must contain): refused at the user's line
@@ -156,3 +165,50 @@ def test_a_file_edited_after_import_is_an_error(tmp_path):
         st.grad(module.f)(2.0)
     assert "has changed since Python compiled it" in str(info.value)
     assert "reload" in str(info.value)
+
+
+def test_second_order_over_a_list_selected_as_a_tuple():
+    xs = [np.array([1.0, 2.0]), np.array([3.0, 4.0])]
+    _, pullback = st.vjp(st.grad(trust.loop_over_list, wrt=(0,)), xs)
+    (cotangent,) = pullback(([np.ones(2), np.ones(2)],))
+    np.testing.assert_allclose(cotangent[0], [6.0, 12.0])
+    np.testing.assert_allclose(cotangent[1], [18.0, 24.0])
+
+
+def test_third_derivative_through_a_loop():
+    x = np.array([0.3, 0.5, 0.9])
+    third = st.grad(st.grad(st.grad(trust.cubic_loop)))(x)
+    second = st.grad(st.grad(trust.cubic_loop))
+    numeric = (second(x + 1e-6) - second(x - 1e-6)) / 2e-6
+    np.testing.assert_allclose(third, numeric, rtol=1e-5)
+
+
+def test_hessian_of_a_loop():
+    x = np.array([0.3, 0.5, 0.9])
+    hessian = st.hessian(trust.sin_loop)(x)
+    gradient = st.grad(trust.sin_loop)
+    numeric = np.stack([(gradient(x + 1e-6 * e) - gradient(x - 1e-6 * e)) / 2e-6 for e in np.eye(3)])
+    np.testing.assert_allclose(hessian, numeric, rtol=1e-5, atol=1e-8)
+
+
+def test_an_integer_field_is_a_constant_to_every_order():
+    p = trust.Params(np.array([1.0, 2.0]), 0.5, 3)
+    assert st.grad(t_loss := trust.named_tuple_loss)(p).n is None
+    second = st.grad(st.grad(t_loss))(p)
+    np.testing.assert_allclose(second.w, [18.0, 36.0])
+    assert second.b == pytest.approx(3.0)
+    (hvp,) = st.hvp(t_loss, (p,), (trust.Params(np.ones(2), 1.0, 0),))
+    assert hvp.n == 0.0
+    with pytest.raises(st.NonDifferentiableError, match="integer entry"):
+        st.jvp(t_loss, (p,), (trust.Params(np.ones(2), 1.0, 1.0),))
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_appending_to_the_caller_s_list_is_refused_in_both_modes(mode):
+    xs = [np.ones(2)]
+    with pytest.raises(st.UnsupportedSyntaxError, match="appending to `xs`"):
+        if mode == "reverse":
+            st.grad(trust.appends_to_argument, wrt=1)(xs, np.ones(2))
+        else:
+            st.jvp(trust.appends_to_argument, (xs, np.ones(2)), (None, np.ones(2)))
+    assert len(xs) == 1

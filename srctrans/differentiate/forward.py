@@ -164,6 +164,10 @@ class _Tangents(Generator):
         appended = appended_to(stmt)
         if appended is not None:
             xs, value = appended
+            if xs not in self.unit.fresh_arrays:        # as reverse mode: the caller's list
+                self._fail(stmt, UnsupportedSyntaxError,
+                           f"appending to `{xs}`, which may be a list the caller passed",
+                           f"append to a list the function makes: {xs} = list({xs}) first")
             if xs not in self.active:
                 return [stmt]
             tangent = self.tangent(value) or self._zeros_like(value)

@@ -341,6 +341,12 @@ class _Normalizer:
 
     def _call(self, call, out):
         func = call.func
+        if not call.args and not call.keywords and isinstance(func, gast.Name):
+            empty = {list: gast.List([], gast.Load()), dict: gast.Dict([], [])}
+            callee = self.resolver.resolve(func)
+            for kind, display in empty.items():
+                if callee is kind:
+                    return display                   # list() is [], a list the function made
         if isinstance(func, gast.Name) and func.id in self._local_functions:
             return self._inline(func.id, call, out)
         is_method = (isinstance(func, gast.Attribute) and not self._is_atom(func.value)

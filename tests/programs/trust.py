@@ -1,5 +1,6 @@
 """Programs that once gave silently wrong derivatives (issue 9; test_trust.py)."""
 
+import collections
 import functools
 
 import numpy as np
@@ -294,3 +295,15 @@ def cubic_loop(x):
     for k in range(2):
         x = np.sin(x) * x
     return np.sum(x)
+
+
+def appends_to_argument(xs, x):
+    xs.append(x * 2.0)
+    return np.sum(xs[-1])
+
+
+Params = collections.namedtuple("Params", "w b n")
+
+
+def named_tuple_loss(p):
+    return np.sum(p.w * p.w * p.w * p.n) + p.b ** 3
