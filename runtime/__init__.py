@@ -45,7 +45,7 @@ from runtime.accumulate import (
     add, zeros_like, spread_grads, choice_grads, sum_tangents, choice_tangent)
 from runtime.containers import saved_entry, restored_entry, entry_cotangent, without_entry
 from runtime.reshaping import (
-    identity, getitem_grad, getattr_grad, last_and_rest, pushed, pushed_many, pushed_many_transpose, transpose_grad, asarray_grad, zero_at,
+    identity, copied, getitem_grad, getattr_grad, last_and_rest, pushed, pushed_many, pushed_many_transpose, transpose_grad, asarray_grad, zero_at,
     saved_at, restored_at)
 from runtime.writes import (
     add_at, put, put_values_grad, put_values_grad_transpose, written_part,

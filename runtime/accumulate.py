@@ -38,6 +38,8 @@ def zeros_like(value):
         return rebuild(value, [(k, zeros_like(v)) for k, v in entries(value)])
     if value is None or type(value) in (float, int):   # unassigned yet, or a Python number
         return 0.0
+    if isinstance(value, range):          # a loop's range (integers): a zero for each entry
+        return [0.0] * len(value)
     if not isinstance(value, (numbers.Number, np.ndarray, np.generic)):
         return {}                         # an object: no attribute has a gradient yet
     # the dtype of the value itself (a Python float is float64, not a weak scalar)

@@ -13,6 +13,12 @@ def identity(x):
     return x
 
 
+def copied(value):
+    """A copy of ``value`` when it is an array (a view may change under a later write); other
+    values as they are."""
+    return value.copy() if isinstance(value, np.ndarray) else value
+
+
 def getitem_grad(g, x, index):
     """The cotangent of ``x`` for ``ans = x[index]``: zeros with ``g`` placed at ``index``.
 

@@ -53,7 +53,7 @@ from srctrans.differentiate.control import (
 from srctrans.differentiate.forward import forward
 from srctrans.differentiate.custom import differentiate_as_call, hooked_shapes
 from srctrans.differentiate.reverse import reverse
-from srctrans.emit.compile import compile_functions
+from srctrans.emit.compile import compile_functions, is_generated
 from srctrans.emit.printer import block_lines, function_lines
 from srctrans.naming import NUMPY_ALIAS, RESIDUALS, RUNTIME_ALIAS, Namer, identifiers
 from srctrans.normalize import fence
@@ -191,8 +191,8 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     unit, itself, data_names = _front_end(fn, wrt, build_callee, "reverse")
     unit.nonsingular = frozenset(softmax_normalisers(unit.function))
     unit.array_valued = array_valued(unit.function)
-    unit.fresh_arrays = fresh_arrays(unit.function)
     unit.written_arrays = written_arrays(unit.function)
+    unit.fresh_arrays = _writable(unit, fresh_arrays(unit.function))
     unit.dict_valued = dict_valued(unit.function)
     follows_inputs = shapes_follow_inputs(unit.function)
     result = reverse(unit)
@@ -299,7 +299,7 @@ def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False):
     """
     unit, itself, _ = _front_end(fn, wrt, build_callee, "forward")
     unit.written_arrays = written_arrays(unit.function)
-    unit.fresh_arrays = fresh_arrays(unit.function)
+    unit.fresh_arrays = _writable(unit, fresh_arrays(unit.function))
     result = forward(unit)
     body = result.body
     returned = [result.tangent] if tangent_only else [result.output, result.tangent]
@@ -359,6 +359,20 @@ def _nonlocal_data(function, resolver):
             if isinstance(root, gast.Name):
                 called.add(root.id)
     return tuple(sorted(names - called))
+
+
+def _writable(unit, fresh):
+    """The arrays ``unit``'s function may write into: those it made (``fresh``), and in a
+    derivative srctrans generated every array it writes (built from user code that passed)."""
+    if is_generated(unit.parsed.fn):
+        return set(fresh) | set(unit.written_arrays) | _appended(unit.function)
+    return fresh
+
+
+def _appended(function):
+    return {n.func.value.id for n in gast.walk(function) if isinstance(n, gast.Call)
+            and isinstance(n.func, gast.Attribute) and n.func.attr == "append"
+            and isinstance(n.func.value, gast.Name)}
 
 
 def _local_names(function):

@@ -383,6 +383,8 @@ CASES = [
          lambda r: (normal(r, 2), types.SimpleNamespace(W=normal(r, 2)), "W"), perturbed=[0]),
     Case("getattr_grad_transpose", rt.getattr_grad_transpose,
          lambda r: (Pair(normal(r, 2, 3), normal(r, 3)), Pair(normal(r, 2, 3), normal(r, 3)), "W")),
+    Case("copied", rt.copied, lambda r: (normal(r, 3, 2),)),
+    Case("copied-float", rt.copied, lambda r: (0.5,)),
     Case("zero_at", rt.zero_at, lambda r: (normal(r, 4, 3), (slice(1, 3),))),
     Case("zero_at-int", rt.zero_at, lambda r: (normal(r, 4, 3), 2)),
     Case("transpose_grad", rt.transpose_grad, lambda r: (normal(r, 2, 3, 4), (2, 0, 1))),

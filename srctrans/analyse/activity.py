@@ -14,7 +14,7 @@ import gast
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.nodes import appended_to
+from srctrans.nodes import appended_to, parameter_names
 from srctrans.rules import ATTRIBUTES, METHODS, REGISTRY, operator_primal
 
 
@@ -25,10 +25,72 @@ def active_names(function, wrt, constants=()):
     computed from varied values (``analyse.invariance``).
     """
     varied = set(wrt)
-    _forward(function.body, varied, frozenset(constants))
+    constants = frozenset(constants) | (integer_names(function) - set(wrt))
+    _forward(function.body, varied, constants)
     useful = set()
     _backward(function.body, useful)
     return varied & useful
+
+
+_INTEGER_CALLS = (range, len, int, bool)
+
+
+def integer_names(function):
+    """Names computed only from integers (loop ranges, counts, flags, indices): constants.
+
+    A value a generated backward pass restores from its tape (``x = tape.pop()``)
+    keeps the kind its other assignments give it, so a loop's ``range`` saved
+    on a tape stays a constant in the derivatives of that pass.
+    """
+    values, others = {}, set(parameter_names(function))     # parameters come from outside
+    for node in gast.walk(function):
+        if isinstance(node, gast.Assign):
+            target = node.targets[0]
+            if isinstance(target, gast.Name):
+                values.setdefault(target.id, []).append(node.value)
+            else:
+                others.update(n.id for n in gast.walk(target) if isinstance(n, gast.Name))
+        elif isinstance(node, gast.For) and isinstance(node.target, gast.Name):
+            values.setdefault(node.target.id, []).append(gast.Subscript(
+                node.iter, gast.Constant(0, None), gast.Load()))      # an entry of the iterable
+    found = {name for name, assigned in values.items()
+             if name not in others and any(not _popped(v) for v in assigned)}
+    changed = True
+    while changed:
+        changed = False
+        for name in list(found):
+            if not all(_popped(v) or _integral(v, found) for v in values[name]):
+                found.discard(name)
+                changed = True
+    return found
+
+
+def _popped(value):
+    return (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
+            and value.func.attr == "pop" and not value.args)
+
+
+def _integral(value, names):
+    if isinstance(value, gast.Constant):
+        return value.value is None or type(value.value) in (int, bool)
+    if isinstance(value, gast.Name):
+        return value.id in names
+    if isinstance(value, gast.Subscript):
+        return _integral(value.value, names) and _integral_index(value.slice, names)
+    if isinstance(value, (gast.Compare, gast.BoolOp)):
+        return True
+    if isinstance(value, gast.UnaryOp):
+        return isinstance(value.op, gast.Not) or _integral(value.operand, names)
+    if isinstance(value, gast.BinOp):
+        return _integral(value.left, names) and _integral(value.right, names)
+    if isinstance(value, gast.Call):
+        callee = anno.get(value, Anno.CALLEE)
+        return any(callee is f for f in _INTEGER_CALLS)        # range(n), len(xs), int(s)
+    return False
+
+
+def _integral_index(index, names):
+    return _integral(index, names) or isinstance(index, gast.Slice)
 
 
 def _forward(statements, varied, constants):

@@ -25,7 +25,7 @@ _FRESH_FUNCTIONS = frozenset({
     np.full_like, np.array, np.copy, np.stack, np.concatenate, np.hstack, np.vstack,
     np.arange, np.linspace, np.eye, np.identity, list,
     runtime.zeros_like, runtime.zeros_of,       # the zero tangents of forward-mode code
-    runtime.restored_at, runtime.zero_at,       # copies made by generated backward passes
+    runtime.restored_at, runtime.zero_at, runtime.copied,   # copies in generated code
 })
 _FRESH_METHODS = frozenset({"copy", "astype"})
 
@@ -53,6 +53,7 @@ def fresh_arrays(function):
         changed = False
         for name in list(fresh):
             if not all(_is_fresh(v) or isinstance(v, gast.Name) and v.id in fresh
+                       or isinstance(v, gast.Constant) and v.value is None   # a placeholder
                        for v in values[name]):
                 fresh.discard(name)
                 changed = True

@@ -289,6 +289,8 @@ class _Tangents(Generator):
 
     def _rule(self, primal, args, keywords, ans, node):
         """The tangent of ``primal(*args, **keywords)`` whose value is ``ans``."""
+        if REGISTRY.is_nondifferentiable(primal):
+            return None                         # `not c`, a comparison: piecewise constant
         rule = REGISTRY.lookup(primal)
         if rule is None or not rule.has_jvp:
             self._fail(node, MissingRuleError, f"no forward-mode rule for {describe(primal)}",

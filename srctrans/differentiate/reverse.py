@@ -195,12 +195,23 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
                     replacement = self._assignment(target.id, stmt.value, stmt)
             else:
                 self._unpacking(target, stmt.value)
-        forward_stmt = replacement or stmt
+        forward_stmt = replacement or self._copied_view(stmt) or stmt
         assigned = [n.id for t in getattr(forward_stmt, "targets", ()) for n in gast.walk(t)
                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)]
         for name in assigned:                # an assignment ends the life of what it overwrote
             self.initialised.discard(self.namer.adjoint(name))
         return self._saving(forward_stmt, self._pending, assigned, depth)
+
+    def _copied_view(self, stmt):
+        """``t = y[i].copy()`` for ``t = y[i]`` when ``y`` is written into: the backward pass
+        reads ``t`` after the write, which would change a view; None for other statements."""
+        value = getattr(stmt, "value", None)
+        if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
+                and isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name)
+                and value.value.id in self.unit.written_arrays):
+            return None
+        copied = runtime_call(self.aliases, "copied", [clone(value)])
+        return anno.copy(stmt, _assign(stmt.targets[0].id, copied))
 
     def _append(self, stmt, xs, value, quiet=False):
         """``xs.append(v)``: ``v`` gets the last entry of the list's cotangent, which loses it."""
@@ -302,12 +313,7 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
         elif isinstance(value, gast.Subscript):
             self._contribute(value.value, runtime_call(self.aliases, "getitem_grad",
                                                         [g, value.value, self._index(value.slice)]))
-            if (target in self.namer.temporaries and isinstance(value.value, gast.Name)
-                    and value.value.id in self.unit.written_arrays):
-                # a view of an array that is written later would change under the
-                # backward pass: keep a copy of what was read
-                copied = gast.Call(gast.Attribute(clone(value), "copy", gast.Load()), [], [])
-                return anno.copy(stmt, _assign(target, copied))
+            return self._copied_view(stmt)
         elif isinstance(value, (gast.Tuple, gast.List)):
             for index, element in enumerate(value.elts):
                 self._contribute(element, gast.Subscript(g, gast.Constant(index, None), gast.Load()))
@@ -355,6 +361,8 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
                    f"st.register_vjp({written}, rule)")
 
     def _rule(self, primal, args, keywords, g, ans, node):
+        if REGISTRY.is_nondifferentiable(primal):
+            return                              # `not c`, a comparison: piecewise constant
         rule = REGISTRY.lookup(primal)
         if rule is not None and rule.custom_vjp is not None:   # the user's, over srctrans's own
             return self._custom_rule(primal, rule.custom_vjp, args, keywords, g, ans, node)

@@ -23,6 +23,11 @@ FACTORY = "__srctrans_factory__"
 _DIRECTORY = os.path.join(tempfile.gettempdir(), "srctrans-generated")
 
 
+def is_generated(fn):
+    """Whether ``fn`` is a derivative srctrans generated (one built from it is a higher one)."""
+    return getattr(fn, "__qualname__", "").startswith(FACTORY + ".")
+
+
 class Compiled:
     """A compiled generated module, ready to be bound to a user function.
 

@@ -23,7 +23,7 @@ import numpy as np
 import runtime
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.emit.compile import FACTORY
+from srctrans.emit.compile import is_generated
 from srctrans.errors import NoSourceError, UnsupportedSyntaxError
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
 from srctrans.nodes import clone, parameter_names
@@ -53,7 +53,7 @@ def model_effects(parsed, resolver, aliases):
     uses for it (the rewritten calls call the runtime).
     """
     _Rewriter(parsed, resolver, aliases).block(parsed.node.body)
-    if getattr(parsed.fn, "__qualname__", "").startswith(FACTORY + "."):
+    if is_generated(parsed.fn):
         return        # a derivative srctrans generated: it copies what a later write would change
     _check_user_calls(parsed, resolver)
     _check_aliases(parsed, resolver)

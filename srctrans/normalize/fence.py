@@ -9,7 +9,7 @@ what to do instead. Later passes may assume only supported syntax remains.
 import gast
 
 from runtime.custom import grad_of, stop_recording
-from srctrans.emit.compile import FACTORY
+from srctrans.emit.compile import is_generated
 from srctrans.errors import UnsupportedSyntaxError
 from srctrans.nodes import parameter_names
 from srctrans.parse.resolve import Resolver
@@ -172,7 +172,7 @@ def _pops_saved_values(parsed, iterator):
     """``rt.pop_many(tape, n)`` in a derivative srctrans generated (desugar makes it pops)."""
     return (isinstance(iterator, gast.Call) and isinstance(iterator.func, gast.Attribute)
             and iterator.func.attr == "pop_many" and len(iterator.args) == 2
-            and getattr(parsed.fn, "__qualname__", "").startswith(FACTORY + "."))
+            and is_generated(parsed.fn))
 
 
 def _check_signature(parsed):

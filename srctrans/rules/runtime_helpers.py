@@ -504,6 +504,10 @@ def getattr_grad(g, ans, v, obj, name):
 def getattr_grad_transpose(g, ans, c, obj, name):
     return rt.getattr_grad(g, obj, name)
 
+@vjp(rt.copied)
+def copied(g, ans, value):
+    return g
+
 @vjp(rt.zero_at)
 def zero_at(g, ans, v, index):
     return rt.zero_at(g, index)
@@ -549,7 +553,7 @@ def last_and_rest(g, ans, v):
 def last_and_rest_transpose(g, ans, c):
     return rt.last_and_rest(g)
 
-linear(rt.getitem_grad, rt.getattr_grad, rt.getattr_grad_transpose, rt.zero_at,
+linear(rt.copied, rt.getitem_grad, rt.getattr_grad, rt.getattr_grad_transpose, rt.zero_at,
        rt.transpose_grad, rt.asarray_grad, rt.last_and_rest, rt.last_and_rest_transpose)
 
 

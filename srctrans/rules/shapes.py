@@ -88,13 +88,15 @@ linear(np.array, np.asarray, np.asanyarray, np.ascontiguousarray)
 
 # ``x.copy()`` and ``x.astype(dtype)``: the derivative passes through. A
 # template rather than ``linear``, since astype's arguments are not rt.identity's.
+# The tangent is a copy too: a later write into the array being copied (or its
+# tangent) must not reach it.
 @vjp(rt.identity)
 def identity(g, ans, x, *args, **kwargs):
     return g
 
 @jvp(rt.identity)
 def identity_jvp(dx, ans, x, *args, **kwargs):
-    return dx
+    return np.copy(dx)
 
 
 # Samples between two endpoints: linear in the pair (start, stop).

@@ -307,3 +307,11 @@ Params = collections.namedtuple("Params", "w b n")
 
 def named_tuple_loss(p):
     return np.sum(p.w * p.w * p.w * p.n) + p.b ** 3
+
+
+def view_read_before_write(x):
+    y = x * 1.0
+    a = y[0:2]
+    b = np.sum(a * a * a)
+    y[0] = 5.0
+    return b + np.sum(y * x)

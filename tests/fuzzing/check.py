@@ -1,0 +1,120 @@
+"""Run generated programs through srctrans and compare with finite differences.
+
+Each program is written to a file (srctrans reads source from files) and
+imported. :func:`check` then runs ``st.check_grads`` to second order: reverse
+mode with a random output cotangent on the generic, specialised and fused
+paths, forward mode, and the derivatives of the generated gradient and JVP;
+then the gradient again, from the cache, which must give the same numbers.
+
+Outcomes: ``ok``; ``wrong`` (a derivative or value disagrees at every
+finite-difference step tried); ``refused`` (a ``SrcTransError`` for a program
+the generator only builds from supported syntax); ``internal`` (any other
+exception from srctrans); ``invalid`` (the program itself fails or is not
+finite in plain Python: not counted).
+"""
+
+import importlib.util
+import itertools
+import os
+import traceback
+
+import numpy as np
+
+import srctrans as st
+
+_modules = itertools.count()
+STEPS = (1e-6, 1e-5, 1e-7)      # a disagreement at every step is a wrong derivative, not noise
+
+
+class Outcome:
+    def __init__(self, kind, message=""):
+        self.kind = kind
+        self.message = message
+
+    def __repr__(self):
+        return f"Outcome({self.kind!r}, {self.message[:200]!r})"
+
+
+def load(text, directory):
+    """Import ``text`` as a fresh module from a file in ``directory``; its ``program``."""
+    name = f"fuzz_program_{os.getpid()}_{next(_modules)}"
+    path = os.path.join(directory, name + ".py")
+    with open(path, "w") as handle:
+        handle.write(text)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.program
+
+
+def check(text, args, directory):
+    """The :class:`Outcome` of one program (module ``text``) called with ``args``."""
+    try:
+        fn = load(text, directory)
+        with np.errstate(all="raise"):
+            value = fn(*_copies(args))
+        if not np.all(np.isfinite(value)) or np.max(np.abs(value)) > 1e6:
+            return Outcome("invalid", "not finite")
+    except Exception as error:                      # the program, not srctrans
+        return Outcome("invalid", f"{type(error).__name__}: {error}")
+    try:
+        wrong = None
+        for eps in STEPS:
+            try:
+                st.check_grads(fn, _copies(args), order=2, wrt=(0, 1, 2, 3), eps=eps,
+                               rtol=1e-4, atol=1e-6)
+                wrong = None
+                break
+            except AssertionError as error:
+                wrong = error
+        if wrong is not None:
+            return Outcome("wrong", str(wrong))
+        first = st.grad(fn, wrt=(0, 1, 2, 3))(*_copies(args))
+        again = st.grad(fn, wrt=(0, 1, 2, 3))(*_copies(args))
+        for a, b in zip(first, again):
+            if (a is None) != (b is None) or a is not None and not np.allclose(a, b, rtol=1e-12,
+                                                                              atol=0):
+                return Outcome("wrong", "a cached call gave another gradient")
+    except st.SrcTransError as error:
+        return Outcome("refused", f"{type(error).__name__}: {error}")
+    except Exception as error:
+        return Outcome("internal", "".join(traceback.format_exception(error))[-3000:])
+    return Outcome("ok")
+
+
+def shrink(text, args, directory, kind):
+    """``text`` with as many statements of ``program`` removed as keep the outcome ``kind``."""
+    head, body, tail = _split(text)
+    statements = _statements(body)
+    changed = True
+    while changed:
+        changed = False
+        for i in range(len(statements)):
+            trial = statements[:i] + statements[i + 1:]
+            candidate = head + "".join(line for s in trial for line in s) + tail
+            if check(candidate, args, directory).kind == kind:
+                statements, changed = trial, True
+                break
+    return head + "".join(line for s in statements for line in s) + tail
+
+
+def _split(text):
+    lines = text.splitlines(True)
+    start = next(i for i, line in enumerate(lines) if line.startswith("def program(")) + 1
+    end = max(i for i, line in enumerate(lines) if line.startswith("    return "))
+    return "".join(lines[:start]), lines[start:end], "".join(lines[end:])
+
+
+def _statements(lines):
+    """Top-level statements of the body (a header with its indented block is one)."""
+    statements = []
+    for line in lines:
+        if line.startswith("        ") or line.startswith(("    else", "    elif")):
+            statements[-1].append(line)
+        else:
+            statements.append([line])
+    return statements
+
+
+def _copies(args):
+    return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)

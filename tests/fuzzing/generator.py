@@ -1,0 +1,284 @@
+"""Random programs over the Python and NumPy srctrans supports, for the differential fuzzer.
+
+:func:`generate` draws one program from a seeded ``random.Random``: a module
+with a few helper functions and ``program(x, y, s, W)``, built statement by
+statement. Each statement is run on sample inputs as it is added, so the
+generator knows the shape of every name and combines only values whose shapes
+broadcast; a statement that fails is dropped. The program mixes straight-line
+arithmetic with broadcasting over two or more leading axes, reductions with
+``axis``/``keepdims``, matmul, indexing and slicing, writes and augmented
+writes into fresh arrays (repeated indices, masks, constants), ``if``,
+``for`` (over ``range``, rows, ``enumerate``, ``d.items()``) with ``break``
+and ``continue``, ``while``, early ``return``, a loop variable reused by a
+later loop, lists, dicts and tuples, comprehensions, calls of helper
+functions, a local function and a lambda, boolean masks and the builtins
+``max``, ``min``, ``sum`` and ``float``.
+
+Every operation is smooth where the fuzzer evaluates it (denominators and
+logarithms kept away from zero), so finite differences are a fair reference.
+"""
+
+import textwrap
+
+import numpy as np
+
+HELPERS = '''\
+import numpy as np
+
+
+def helper_mix(a, b):
+    return np.tanh(a) * b + a
+
+
+def helper_loop(a, n):
+    total = a * 0.0
+    for k in range(n):
+        total = total + np.sin(a * (k + 1))
+    return total
+
+
+def helper_branch(a):
+    if np.sum(a) > 0.0:
+        return a * a
+    return -a
+'''
+
+# the shapes of x (main), y (broadcasts against x), a scalar s, and W (matmul on x's last axis)
+SHAPES = [((3,), (1,)), ((2, 3), (3,)), ((2, 3, 4), (3, 1)), ((4, 2, 3), (2, 3)),
+          ((2, 2, 3, 2), (3, 1))]
+
+UNARY = [
+    "np.sin({a})", "np.cos({a})", "np.tanh({a})", "np.exp(np.tanh({a}))",
+    "np.log(1.0 + {a} * {a})", "np.sqrt(1.0 + {a} * {a})", "{a} ** 2", "{a} ** 3", "-{a}",
+    "1.0 / (1.5 + np.sin({a}))", "np.square({a})", "({a} > 0.2) * {a}",
+    "np.where({a} > 0.1, {a}, 0.5 * {a})", "np.maximum({a}, 0.1 * {a})",
+    "helper_mix({a}, {a})", "helper_loop({a}, 2)", "helper_branch({a})", "loc({a})",
+    "lam({a})", "np.clip({a}, -0.8, 0.8)", "{a} * 2.0 + 1.0", "np.abs({a} + 3.0)",
+]
+BINARY = [
+    "{a} + {b}", "{a} - {b}", "{a} * {b}", "{a} / (1.5 + np.cos({b}))", "helper_mix({a}, {b})",
+    "np.maximum({a}, {b} - 1.0)", "({a} > {b}) * {a} + ({a} < 1.0) * {b}",
+    "np.where({a} > {b}, {a} * {b}, {a} + {b})",
+]
+REDUCTIONS = [
+    "np.sum({a}, axis=0)", "np.sum({a}, axis=-1, keepdims=True)", "np.mean({a}, axis=0)",
+    "np.sum({a})", "np.max({a}, axis=-1, keepdims=True)", "{a}.sum(axis=0)", "np.mean({a})",
+    "np.prod(1.0 + 0.1 * {a}, axis=0)", "np.var({a}, axis=0)",
+]
+
+
+class Program:
+    """The text of one generated module and the arguments to call its ``program`` with."""
+
+    def __init__(self, text, args, seed):
+        self.text = text
+        self.args = args
+        self.seed = seed
+
+
+def generate(rng, seed):
+    """One random :class:`Program` (``rng`` a ``random.Random``; ``seed`` names it)."""
+    return _Builder(rng, seed).build()
+
+
+class _Builder:
+    def __init__(self, rng, seed):
+        self.rng = rng
+        self.seed = seed
+        shape, other = rng.choice(SHAPES)
+        values = np.random.default_rng(rng.randrange(2 ** 32))
+        self.args = (0.7 * values.standard_normal(shape), 0.7 * values.standard_normal(other),
+                     float(0.5 + values.random()),
+                     0.5 * values.standard_normal((shape[-1], shape[-1])))
+        self.namespace = {}
+        exec(HELPERS, self.namespace)
+        self.prelude = ["def loc(a):", "    return np.tanh(a * 2.0) + a",
+                        "lam = lambda a: a * a * 0.5 + a"]
+        exec("def loc(a):\n    return np.tanh(a * 2.0) + a\nlam = lambda a: a * a * 0.5 + a",
+             self.namespace)
+        self.namespace.update(x=self.args[0], y=self.args[1], s=self.args[2], W=self.args[3])
+        self.names = ["x", "y", "s", "W"]
+        self.lines = []
+        self.counter = 0
+
+    # -- the program ----------------------------------------------------------------
+    def build(self):
+        self.scalar_output = self.rng.random() > 0.2
+        makers = [self._assign] * 6 + [self._write, self._if, self._for, self._while,
+                                       self._container, self._rows, self._early_return]
+        for _ in range(self.rng.randint(3, 9)):
+            self.rng.choice(makers)()
+        returned = self._returned()
+        body = self.prelude + self.lines + [f"return {returned}"]
+        text = HELPERS + "\n\ndef program(x, y, s, W):\n" + textwrap.indent("\n".join(body), "    ")
+        return Program(text + "\n", self.args, self.seed)
+
+    def _fresh(self):
+        self.counter += 1
+        return f"v{self.counter}"
+
+    def _try(self, lines):
+        """Run ``lines`` on the sample values; keep them when they run and give finite values."""
+        namespace = dict(self.namespace)
+        try:
+            with np.errstate(all="raise"):
+                exec("\n".join(lines), namespace)
+        except Exception:
+            return False
+        for name, value in namespace.items():
+            if name not in self.namespace or self.namespace[name] is not value:
+                if isinstance(value, (np.ndarray, float, np.floating)) and not (
+                        np.all(np.isfinite(value)) and np.all(np.abs(value) < 1e4)):
+                    return False
+        self.namespace = namespace
+        self.lines.extend(lines)
+        for line in lines:
+            head = line.strip().split("=")[0].strip()
+            if head.isidentifier() and head not in self.names and not line.startswith(" "):
+                self.names.append(head)
+        return True
+
+    def _arrays(self):
+        return [n for n in self.names if isinstance(self.namespace.get(n), np.ndarray)
+                and self.namespace[n].dtype.kind == "f"]
+
+    def _values(self):
+        return [n for n in self.names if isinstance(self.namespace.get(n), (np.ndarray, float))
+                and np.asarray(self.namespace[n]).dtype.kind == "f"]
+
+    def _pick(self, pool=None):
+        pool = pool if pool is not None else self._values()
+        return self.rng.choice(pool)
+
+    def _shape(self, name):
+        return np.shape(self.namespace[name])
+
+    def _compatible(self, a):
+        """A value whose shape broadcasts with ``a``'s."""
+        options = []
+        for b in self._values():
+            try:
+                np.broadcast_shapes(self._shape(a), self._shape(b))
+                options.append(b)
+            except ValueError:
+                pass
+        return self.rng.choice(options)
+
+    def _expression(self, depth=0):
+        a = self._pick()
+        kind = self.rng.random()
+        if kind < 0.35 or depth > 1:
+            return self.rng.choice(UNARY).format(a=a)
+        if kind < 0.7:
+            return self.rng.choice(BINARY).format(a=a, b=self._compatible(a))
+        if kind < 0.85 and np.ndim(self.namespace[a]) >= 1:
+            return self.rng.choice(REDUCTIONS).format(a=a)
+        if kind < 0.92 and np.ndim(self.namespace[a]) >= 1 \
+                and self._shape(a)[-1] == self.args[3].shape[0]:
+            return f"np.tanh({a} @ W)"
+        if np.ndim(self.namespace[a]) >= 2:
+            return self.rng.choice([f"{a}[0]", f"{a}[1:]", f"{a}[..., ::2]", f"{a}[-1, ...] * 2.0",
+                                    f"{a}.T", f"{a}[np.array([0, 1, 0])]"])
+        return f"max(np.sum({a}), np.sum({a} * {a}) * 0.5) + min(float(np.sum({a})), 1.0)"
+
+    # -- statements -------------------------------------------------------------------
+    def _assign(self):
+        for _ in range(5):
+            if self._try([f"{self._fresh()} = {self._expression()}"]):
+                return
+
+    def _write(self):
+        arrays = [a for a in self._arrays() if np.ndim(self.namespace[a]) >= 1
+                  and self._shape(a)[0] >= 2]
+        if not arrays:
+            return self._assign()
+        a = self.rng.choice(arrays)
+        z = self._fresh()
+        start = self.rng.choice([f"{z} = np.zeros_like({a})", f"{z} = {a} * 1.0", f"{z} = {a}.copy()"])
+        index = self.rng.choice(["0", "1:", "-1", "np.array([1, 1])", "np.array([0, 1, 0])",
+                                 f"{a} > 0.0", "..."])
+        value = self.rng.choice([f"np.sin({a}[{index}])", f"{a}[{index}] * {a}[{index}]", "2.0",
+                                 f"np.tanh({a}[{index}]) + 1.0"])
+        op = self.rng.choice(["=", "+=", "*=", "-="])
+        lines = [start, f"{z}[{index}] {op} {value}"]
+        if self.rng.random() < 0.3:
+            lines += [f"for i in range({self._shape(a)[0]}):",
+                      f"    {z}[i] += {self.rng.choice(['1.0', '2.0 * np.pi', f'np.cos({a}[i])'])}"]
+        self._try(lines)
+
+    def _if(self):
+        a, target = self._pick(), self._fresh()
+        value = self._expression()
+        other = value.replace("np.sin", "np.cos") if "np.sin" in value else f"({value}) * 0.5 + 1.0"
+        test = self.rng.choice([f"np.sum({a}) > 0.0", f"np.mean({a}) < 0.3", f"s > 0.8"])
+        lines = [f"if {test}:", f"    {target} = {value}"]
+        if self.rng.random() < 0.5:
+            lines += [f"elif np.sum({a}) < -1.0:", f"    {target} = ({value}) * 2.0"]
+        lines += ["else:", f"    {target} = {other}"]
+        self._try(lines)
+
+    def _for(self):
+        a, acc = self._pick(), self._fresh()
+        step = self.rng.choice([f"np.tanh({acc} * 0.9 + {a} * i)", f"{acc} + np.sin({a} + i)",
+                                f"{acc} * 0.5 + helper_mix({a}, {acc})"])
+        augmented = self.rng.random() < 0.3
+        lines = [f"{acc} = {a} * 1.0", f"for i in range({self.rng.randint(1, 4)}):"]
+        jump = self.rng.random()
+        if jump < 0.25:
+            lines += ["    if i == 1:", "        continue"]
+        elif jump < 0.5:
+            lines += [f"    if np.sum({acc}) > 2.0:", "        break"]
+        lines += [f"    {acc} += np.sin({a} * i) * 0.5" if augmented else f"    {acc} = {step}"]
+        self._try(lines)
+
+    def _while(self):
+        a, acc, k = self._pick(), self._fresh(), self._fresh()
+        self._try([f"{acc} = {a} * 0.5", f"{k} = 0", f"while {k} < {self.rng.randint(1, 3)}:",
+                   f"    {acc} = {acc} * 0.9 + np.sin({acc})", f"    {k} = {k} + 1"])
+
+    def _container(self):
+        a = self._pick()
+        b = self._compatible(a)
+        t, parts = self._fresh(), self._fresh()
+        choice = self.rng.randrange(6)
+        if choice == 0:
+            lines = [f"{parts} = [{a}, {b} * 2.0]", f"{t} = {parts}[0] * {parts}[1] + {parts}[-1]"]
+        elif choice == 1:
+            lines = [f"{parts} = {{'p': {a}, 'q': np.sin({b})}}", f"{t} = {parts}['p'] * {parts}['q']",
+                     f"for key, val in {parts}.items():", f"    {t} = {t} + val * 0.5"]
+        elif choice == 2:
+            lines = [f"{parts}, {t} = {a} * 2.0, np.cos({b})", f"{t} = {t} * {parts}"]
+        elif choice == 3:
+            lines = [f"{t} = sum([np.sum({a} * k) for k in range(3)])"]
+        elif choice == 4:
+            lines = [f"{parts} = []", "for k in range(3):", f"    {parts}.append({a} * (k + 1.0))",
+                     f"{t} = np.stack({parts})"]
+        else:
+            lines = [f"{parts} = ({a}, {b})", f"{t} = {parts}[0] + {parts}[1] * {parts}[0]"]
+        self._try(lines)
+
+    def _rows(self):
+        arrays = [a for a in self._arrays() if np.ndim(self.namespace[a]) >= 2]
+        if not arrays:
+            return self._for()
+        a, acc = self.rng.choice(arrays), self._fresh()
+        if self.rng.random() < 0.5:
+            lines = [f"{acc} = 0.0", f"for row in {a}:", f"    {acc} = {acc} + np.sum(row * row)"]
+        else:
+            lines = [f"{acc} = 0.0", f"for i, row in enumerate({a}):",
+                     f"    {acc} = {acc} + np.sum(np.tanh(row)) * i"]
+        self._try(lines)
+
+    def _early_return(self):
+        a = self._pick()
+        if self.scalar_output and self.rng.random() < 0.5:
+            self.lines += [f"if np.sum({a}) > 4.0:", f"    return np.sum({a} * {a})"]
+
+    def _returned(self):
+        values = self._values()
+        chosen = self.rng.sample(values, min(len(values), self.rng.randint(1, 3)))
+        if not self.scalar_output:
+            arrays = [v for v in chosen if np.ndim(self.namespace[v]) >= 1]
+            if arrays:
+                return f"np.tanh({arrays[0]}) * 2.0"        # a non-scalar output
+        return " + ".join(f"np.sum(np.tanh({v}) * {v})" for v in chosen)
