@@ -113,5 +113,11 @@ def pushed_many_transpose(c, values):
 
 
 def last_and_rest(g):
-    """``(g[-1], g[:-1])`` of a list's cotangent: what an ``append`` added, and the rest."""
+    """``(g[-1], g[:-1])`` of a list's cotangent: what an ``append`` added, and the rest.
+
+    An empty cotangent stands for zeros (the zero cotangent of a list that
+    another pass had popped empty): the entry's cotangent is then zero.
+    """
+    if len(g) == 0:
+        return 0.0, g
     return g[-1], g[:-1]
