@@ -52,7 +52,7 @@ from runtime.writes import (
     written_part_transpose, sort_grad, sort_tangent)
 from runtime.tangents import broadcast_like
 from runtime.higher import (
-    unbroadcast_transpose, unbroadcast_tree, ratio_or_zero, spread_grads_transpose,
+    unbroadcast_transpose, unbroadcast_tree, broadcast_tree, ratio_or_zero, spread_grads_transpose,
     choice_grads_transpose, getattr_grad_transpose, last_and_rest_transpose,
     entry_cotangent_transpose, without_entry_transpose, restored_entry_tangent,
     prod_grad_dprod, prod_grad_dprod_transpose, prod_grad_dx, power_base_second_factor,

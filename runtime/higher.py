@@ -94,6 +94,22 @@ def unbroadcast_tree(c, like):
     return unbroadcast(c, like)
 
 
+def broadcast_tree(g, like):
+    """The transpose of ``c -> unbroadcast_tree(c, like_c)``: ``g`` broadcast up to the shapes
+    of ``like`` (the cotangent it was summed from), entry by entry for containers."""
+    if like is None:
+        return None
+    if is_container(like):
+        if not is_container(g):
+            return zeros_like(like)
+        theirs = dict(entries(g))
+        return rebuild(like, [(k, broadcast_tree(theirs.get(k), v)) for k, v in entries(like)])
+    if g is None:
+        return zeros_like(like)
+    shape = np.shape(like)
+    return g if np.shape(g) == shape else np.broadcast_to(g, shape).copy()
+
+
 def ratio_or_zero(a, b):
     """``a / b`` where ``b`` is nonzero, and 0 where it is zero (without a warning).
 

@@ -169,19 +169,19 @@ class Instance:
         return variant
 
     def _specialised(self, fn, args, kwargs):
-        (out, residuals), values = _run_keeping_locals(self.fwd, args, kwargs,
-                                                       watch_lines=self.build.has_loops)
+        (out, residuals), values, varying = _run_keeping_locals(
+            self.fwd, args, kwargs, watch_lines=self.build.has_loops)
         check_output(out)         # before a fused gradient that seeds nothing
         _, wrt, optimize, unconnected_zero, _ = self.build.options
         return instance(fn, wrt, optimize, unconnected_zero,
-                        shapes=_measure(self.build, out, residuals, values))
+                        shapes=_measure(self.build, out, residuals, values, varying))
 
 
 MAX_SPECIALISATIONS = 8
 
 
 def _run_keeping_locals(generated, args, kwargs, watch_lines=True):
-    """``generated(*args, **kwargs)``, and its local values when it returned.
+    """``(generated(*args, **kwargs), its local values when it returned, varying names)``.
 
     With ``watch_lines``, every line of the run is watched (this thread only,
     this one call): a name whose shape changes during the run (in a loop) is
@@ -215,16 +215,17 @@ def _run_keeping_locals(generated, args, kwargs, watch_lines=True):
         sys.settrace(previous)
     for name in varying:
         values.pop(name, None)
-    return result, values
+    return result, values, varying
 
 
-def _measure(build, out, residuals, values=None):
+def _measure(build, out, residuals, values=None, varying=frozenset()):
     """The shapes a specialised build of ``build`` needs, from one run's values.
 
     Returns ``(own, callees)``: (name, shape) pairs of the forward pass's
     local values (``values``, else just the residuals) and of the output's
     cotangent, and (residual name, shapes) pairs for each called user
-    function, measured on the residuals it saved.
+    function, measured on the residuals it saved. Names in ``varying``
+    changed shape during the run: they get none.
     """
     own, callees = {}, {}
     for name, value in (values or {}).items():
@@ -234,7 +235,7 @@ def _measure(build, out, residuals, values=None):
         if name in build.callee_residuals:
             callee = build.callee_residuals[name].build
             callees[name] = _measure(callee, None, value)
-        elif _has_shape(value):
+        elif _has_shape(value) and name not in varying:
             own[name] = np.shape(value)
     if _has_shape(out):
         own[build.seed] = np.shape(out)

@@ -212,3 +212,25 @@ def test_appending_to_the_caller_s_list_is_refused_in_both_modes(mode):
         else:
             st.jvp(trust.appends_to_argument, (xs, np.ones(2)), (None, np.ones(2)))
     assert len(xs) == 1
+
+
+def test_a_loop_value_that_changes_shape_is_not_specialised_on_its_last_shape():
+    from programs import control
+    x, y = 0.25, np.array([0.79, 0.25, 0.44])      # a scalar carried into an array
+    st.check_grads(control.two_carried_values, (x, y), order=2)
+
+
+THIRD_ORDER = ["nested_loops", "branch_inside_loop", "not_condition", "two_carried_values",
+               "early_return", "loop_over_zip"]
+
+
+@pytest.mark.parametrize("name", THIRD_ORDER)
+def test_third_derivatives_of_loops_and_branches(name):
+    from programs import control
+    from srctrans.api import _Differentiated
+    fn = getattr(control, name)
+    rng = np.random.default_rng(3)
+    args = tuple(rng.uniform(0.2, 0.9, 3) if p != "W" else rng.uniform(0.2, 0.9, (3, 3))
+                 for p in __import__("inspect").signature(fn).parameters)
+    gradient = _Differentiated(fn, (0,), "zero", True, False).plain_function()
+    st.check_grads(gradient, args, order=2, wrt=(0,), rtol=1e-4)

@@ -174,6 +174,10 @@ class _Tangents(Generator):
             extend = gast.Call(gast.Attribute(load(self.tangent_name(xs)), "append", gast.Load()),
                                [tangent], [])
             return [stmt, self._emit(gast.Expr(extend))]
+        if isinstance(stmt, gast.Expr):
+            popped = popped_from(stmt.value)
+            if popped is not None and popped[0].id in self.active:
+                return [stmt, self._emit(gast.Expr(self._tangent_pop(popped)))]  # stay aligned
         if not isinstance(stmt, gast.Assign):
             return [stmt]
         target = stmt.targets[0]
@@ -181,10 +185,7 @@ class _Tangents(Generator):
             popped = popped_from(stmt.value)
             if target.id not in self.active and popped is not None and popped[0].id in self.active:
                 # a constant popped from a tape of tangents too: pop its tangent, to stay aligned
-                tangents = load(self.tangent_name(popped[0].id))
-                drop = gast.Call(gast.Attribute(tangents, "pop", gast.Load()), [], []) \
-                    if popped[1] is None else self._runtime("pop_many", [tangents, clone(popped[1])])
-                return [stmt, self._emit(gast.Expr(drop))]
+                return [stmt, self._emit(gast.Expr(self._tangent_pop(popped)))]
             if target.id not in self.active:
                 return [stmt]
             return self._assignment(target.id, stmt.value, stmt)
@@ -219,6 +220,14 @@ class _Tangents(Generator):
                                             gast.Store())], value, None)
         # the tangent first: it may read a view of the part of y the write overwrites
         return [self._emit(write), stmt]
+
+    def _tangent_pop(self, popped):
+        """The pop of the tangents beside a tape, for a pop of the tape (``popped_from``)."""
+        tape, count = popped
+        tangents = load(self.tangent_name(tape.id))
+        if count is None:
+            return gast.Call(gast.Attribute(tangents, "pop", gast.Load()), [], [])
+        return self._runtime("pop_many", [tangents, clone(count)])
 
     def _assignment(self, target, value, stmt):
         tangent = None

@@ -185,6 +185,11 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
         appended = appended_to(stmt)
         if appended is not None:
             return self._append(stmt, *appended, quiet)
+        if isinstance(stmt, gast.Expr):
+            popped = popped_from(stmt.value)
+            if popped is not None and popped[0].id in self.active:
+                self._popped(None, popped[0].id, popped[1])     # a zero goes back on the list
+                return [stmt], self._pending
         if isinstance(stmt, gast.Assign) and not quiet:   # a quiet one assigns a constant
             target = stmt.targets[0]
             popped = popped_from(stmt.value) if isinstance(target, gast.Name) else None
@@ -239,9 +244,14 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
         the backward pass, take their entries off the end again. A value whose
         adjoint is not there takes a zero, so the entries stay aligned.
         """
-        adjoint, list_adjoint = self.namer.adjoint(target), self.namer.adjoint(xs)
-        value = _load(adjoint) if adjoint in self.initialised else \
-            runtime_call(self.aliases, "zeros_like", [_load(target)])
+        list_adjoint = self.namer.adjoint(xs)
+        if target is None:                         # a value popped and dropped: its cotangent is 0
+            value = gast.Constant(0.0, None) if count is None else gast.BinOp(
+                gast.List([gast.Constant(0.0, None)], gast.Load()), gast.Mult(), clone(count))
+        else:
+            adjoint = self.namer.adjoint(target)
+            value = _load(adjoint) if adjoint in self.initialised else \
+                runtime_call(self.aliases, "zeros_like", [_load(target)])
         before = _load(list_adjoint) if list_adjoint in self.initialised else gast.List([], gast.Load())
         pushed = "pushed" if count is None else "pushed_many"
         self._emit(_assign(list_adjoint, runtime_call(self.aliases, pushed, [before, value])))
@@ -334,9 +344,7 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
     def _call(self, target, call, g, ans, stmt):
         callee = anno.get(call, Anno.CALLEE)
         if callee is None and call.func.attr == "pop" or callee is runtime.pop_many:
-            self._fail(call, UnsupportedSyntaxError,     # popping a list the function did not fill
-                       "`.pop()` of a list that carries no derivative here",
-                       "pop from a list the function appends to")
+            return None         # from a list that carries no derivative: a constant here
         callee, call, args, keywords = resolve_call(call, self.unit, self._fail)
         rule = REGISTRY.lookup(callee)
         if rule is not None and rule.has_vjp:               # the user's rule first, in _rule

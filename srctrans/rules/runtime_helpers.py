@@ -386,6 +386,19 @@ def power_base_factor_jvp(dx, dy, ans, x, y):
     return (dx * rt.power_base_second_factor(x, y),
             dy * (np.power(x, y - 1) + rt.power_exponent_factor(ans, x)))
 
+# power_base_second_factor(x, y) = y (y - 1) x ** (y - 2): its derivative in x is
+# y times the same factor at y - 1 (0 where the factor is constant in x), in y
+# (2y - 1) x ** (y - 2) plus the factor times log(x).
+@vjp(rt.power_base_second_factor, elementwise=True)
+def power_base_second_factor(g, ans, x, y):
+    return (g * y * rt.power_base_second_factor(x, y - 1),
+            g * ((2 * y - 1) * np.power(x, y - 2) + rt.power_exponent_factor(ans, x)))
+
+@jvp(rt.power_base_second_factor)
+def power_base_second_factor_jvp(dx, dy, ans, x, y):
+    return (dx * y * rt.power_base_second_factor(x, y - 1),
+            dy * ((2 * y - 1) * np.power(x, y - 2) + rt.power_exponent_factor(ans, x)))
+
 # power_exponent_factor(power, x) = power * log(x), and 0 where x == 0.
 @vjp(rt.power_exponent_factor, elementwise=True)
 def power_exponent_factor(g, ans, power, x):
@@ -408,6 +421,18 @@ def add(g, ans, a, b):
 @jvp(rt.add)
 def add_jvp(da, db, ans, a, b):
     return rt.add(da, db)
+
+# unbroadcast_tree sums a cotangent down to a value's shapes; its transpose
+# broadcasts back up to the cotangent's.
+@vjp(rt.unbroadcast_tree)
+def unbroadcast_tree(g, ans, c, like):
+    return rt.broadcast_tree(g, c)
+
+@vjp(rt.broadcast_tree)
+def broadcast_tree(g, ans, c, like):
+    return rt.unbroadcast_tree(g, c)
+
+linear(rt.unbroadcast_tree, rt.broadcast_tree)
 
 @vjp(rt.spread_grads)
 def spread_grads(g, ans, v, items):

@@ -222,7 +222,8 @@ class _Builder:
         step = self.rng.choice([f"np.tanh({acc} * 0.9 + {a} * i)", f"{acc} + np.sin({a} + i)",
                                 f"{acc} * 0.5 + helper_mix({a}, {acc})"])
         augmented = self.rng.random() < 0.3
-        lines = [f"{acc} = {a} * 1.0", f"for i in range({self.rng.randint(1, 4)}):"]
+        start = "s * 1.0" if self.rng.random() < 0.25 else f"{a} * 1.0"   # may change shape
+        lines = [f"{acc} = {start}", f"for i in range({self.rng.randint(1, 4)}):"]
         jump = self.rng.random()
         if jump < 0.25:
             lines += ["    if i == 1:", "        continue"]
