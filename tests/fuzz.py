@@ -33,6 +33,8 @@ def run(programs, seed, keep=True, report=print):
             program = generate(random.Random(seeds[index]), (seed, index))
             outcome = check(program.text, program.args, directory)
             counts[outcome.kind] += 1
+            if (index + 1) % 250 == 0:
+                report(f"{index + 1} programs: {dict(counts)}")
             if outcome.kind in ("wrong", "refused", "internal"):
                 text = shrink(program.text, program.args, directory, outcome.kind)
                 path = save(text, program.args, seed, index, outcome) if keep else None

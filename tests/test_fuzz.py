@@ -10,8 +10,10 @@ import os
 import random
 import tempfile
 
+import numpy as np
 import pytest
 
+import runtime as rt
 import srctrans as st
 from fuzzing.check import check
 from fuzzing.generator import generate
@@ -50,3 +52,31 @@ def test_random_programs_match_finite_differences(batch, directory):
                             f"\n{program.text}")
     assert checked > 0
     assert not failures, "\n\n".join(failures)
+
+
+def _sums_only_the_first_leading_axis(g, x):
+    """A wrong rt.unbroadcast: for a bias broadcast over two leading axes it sums over one."""
+    shape = np.shape(x)
+    if np.shape(g) == shape:
+        return g
+    lead = np.ndim(g) - len(shape)
+    if lead >= 1 and np.shape(g)[lead:] == shape:
+        g = g.sum(axis=0)
+        return g if np.shape(g) == shape else np.broadcast_to(g.sum(axis=0) * 0.5, shape)
+    return _right_unbroadcast(g, x)
+
+
+_right_unbroadcast = rt.unbroadcast
+
+
+def test_the_fuzzer_catches_a_wrong_unbroadcast(monkeypatch, directory):
+    """The batch reaches generic code (branches, loops) that broadcasts over two leading axes:
+    a mutation of rt.unbroadcast there must not survive it."""
+    monkeypatch.setattr(rt, "unbroadcast", _sums_only_the_first_leading_axis)
+    rng = random.Random(SEED)
+    seeds = [rng.randrange(2 ** 63) for _ in range(PROGRAMS)]
+    for index in range(PROGRAMS):
+        program = generate(random.Random(seeds[index]), (SEED, index))
+        if check(program.text, program.args, directory).kind == "wrong":
+            return
+    pytest.fail("no program of the batch noticed a wrong rt.unbroadcast")
