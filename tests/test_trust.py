@@ -69,6 +69,7 @@ REFUSED = [
     (trust.reshape_view_before_write, vector(), ["`y` is changed in place", "`v`"]),
     (trust.sum_initial, vector(), ["np.sum", "initial", "trust.py:"]),
     (trust.einsum_interleaved, lambda: (R.standard_normal((2, 2)),), ["interleaved", "trust.py:"]),
+    (trust.sorts_a_list, vector(), ["sorting a list in place", "np.sort", "trust.py:"]),
 ]
 
 

@@ -114,6 +114,9 @@ class _Rewriter:
                 return _write_all(array, call.args[0])
             if func.attr == "put" and 2 <= len(call.args) + len(call.keywords) <= 3:
                 return _write_all(array, self._runtime("put", [array] + call.args, call.keywords))
+            if func.attr == "sort" and _holds_a_list(self.parsed.node, _root(array)):
+                self._fail(call, "sorting a list in place (`xs.sort()`)",
+                           "sort a copy as an array instead: xs = np.sort(np.array(xs))")
             if func.attr == "sort" and len(call.args) <= 1 and all(
                     k.arg in ("axis", "kind") for k in call.keywords):
                 axis = call.args[0] if call.args else next(
@@ -135,6 +138,19 @@ class _Rewriter:
                          [gast.keyword(k.arg, k.value) for k in keywords])
         anno.set_(call, Anno.CALLEE, getattr(runtime, name))
         return call
+
+
+def _holds_a_list(function, name):
+    """Whether ``name`` is ever bound to a list display, a comprehension or ``list(...)``."""
+    for node in gast.walk(function):
+        if isinstance(node, gast.Assign) and any(
+                isinstance(t, gast.Name) and t.id == name for t in node.targets):
+            value = node.value
+            if isinstance(value, (gast.List, gast.ListComp)) or (
+                    isinstance(value, gast.Call) and isinstance(value.func, gast.Name)
+                    and value.func.id in ("list", "sorted")):
+                return True
+    return False
 
 
 def _is_numpy(callee):

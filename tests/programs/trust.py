@@ -315,3 +315,9 @@ def view_read_before_write(x):
     b = np.sum(a * a * a)
     y[0] = 5.0
     return b + np.sum(y * x)
+
+
+def sorts_a_list(x):
+    xs = [x[2], x[0], x[1]]
+    xs.sort()
+    return xs[0] * 2.0
