@@ -43,9 +43,10 @@ def helper_branch(a):
     return -a
 '''
 
-# the shapes of x (main), y (broadcasts against x), a scalar s, and W (matmul on x's last axis)
+# the shapes of x (main), y (broadcasts against x), a scalar s, and W (matmul on x's last axis);
+# () makes x and y Python floats (scalar programs, loops of numbers)
 SHAPES = [((3,), (1,)), ((2, 3), (3,)), ((2, 3, 4), (3, 1)), ((4, 2, 3), (2, 3)),
-          ((2, 2, 3, 2), (3, 1))]
+          ((2, 2, 3, 2), (3, 1)), ((), ())]
 
 UNARY = [
     "np.sin({a})", "np.cos({a})", "np.tanh({a})", "np.exp(np.tanh({a}))",
@@ -87,9 +88,13 @@ class _Builder:
         self.seed = seed
         shape, other = rng.choice(SHAPES)
         values = np.random.default_rng(rng.randrange(2 ** 32))
-        self.args = (0.7 * values.standard_normal(shape), 0.7 * values.standard_normal(other),
-                     float(0.5 + values.random()),
-                     0.5 * values.standard_normal((shape[-1], shape[-1])))
+        if shape == ():
+            self.args = (float(0.7 * values.standard_normal()), float(0.7 * values.standard_normal()),
+                         float(0.5 + values.random()), 0.5 * values.standard_normal((2, 2)))
+        else:
+            self.args = (0.7 * values.standard_normal(shape), 0.7 * values.standard_normal(other),
+                         float(0.5 + values.random()),
+                         0.5 * values.standard_normal((shape[-1], shape[-1])))
         self.namespace = {}
         exec(HELPERS, self.namespace)
         self.prelude = ["def loc(a):", "    return np.tanh(a * 2.0) + a",
