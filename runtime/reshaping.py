@@ -33,14 +33,15 @@ def getitem_grad(g, x, index):
             g = zeros_like(x[index])
         return replace_entry(x, index, g, zeros_like)
     out = np.zeros(np.shape(x), dtype=np.result_type(x, g))
-    if _is_basic(index):
+    if is_basic_index(index):
         out[index] = g
     else:
         np.add.at(out, index, g)
     return out
 
 
-def _is_basic(index):
+def is_basic_index(index):
+    """Whether ``index`` selects each position at most once (ints, slices, ``...``, None)."""
     parts = index if isinstance(index, tuple) else (index,)
     return all(part is None or part is Ellipsis or isinstance(part, (int, slice, np.integer))
                for part in parts)

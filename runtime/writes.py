@@ -11,6 +11,8 @@ gives the cotangent of ``v`` accordingly.
 
 import numpy as np
 
+from runtime.reshaping import is_basic_index
+
 
 def add_at(a, indices, b):
     """A copy of ``a`` after ``np.add.at(a, indices, b)`` (repeated indices add up)."""
@@ -55,7 +57,7 @@ def written_part(g, index):
     leaves the value of one entry there (the last); the others reach nothing.
     """
     part = g[index]
-    if _is_basic(index):
+    if is_basic_index(index):
         return part
     ids = np.arange(np.size(part)).reshape(np.shape(part))
     owner = np.full(np.shape(g), -1, dtype=np.intp)
@@ -91,12 +93,6 @@ def sort_tangent(t, a, axis=-1):
     if axis is None:
         return np.ravel(t)[np.argsort(a, axis=None, kind="stable")]
     return np.take_along_axis(np.asarray(t), np.argsort(a, axis=axis, kind="stable"), axis=axis)
-
-
-def _is_basic(index):
-    parts = index if isinstance(index, tuple) else (index,)
-    return all(part is None or part is Ellipsis or isinstance(part, (int, slice, np.integer))
-               for part in parts)
 
 
 def _float_type(*values):
