@@ -200,10 +200,9 @@ def _run_keeping_locals(generated, args, kwargs, watch_lines=True):
             frame.f_trace_lines = False
         if event in ("line", "return"):
             for name, value in frame.f_locals.items():
-                if _has_shape(value):
-                    shape = np.shape(value)
-                    if shapes.setdefault(name, shape) != shape:
-                        varying.add(name)
+                shape = _signature(value)
+                if shape is not None and shapes.setdefault(name, shape) != shape:
+                    varying.add(name)
             if event == "return":
                 values.update(frame.f_locals)
         return watch
@@ -232,6 +231,8 @@ def _measure(build, out, residuals, values=None, varying=frozenset()):
         if name not in build.callee_residuals and _has_shape(value):
             own[name] = np.shape(value)
     for name, value in zip(build.residuals, residuals):
+        if name in build.callee_residuals and name in varying:
+            continue                 # a callee called with other shapes as a loop ran: generic
         if name in build.callee_residuals:
             callee = build.callee_residuals[name].build
             callees[name] = _measure(callee, None, value)
@@ -240,6 +241,16 @@ def _measure(build, out, residuals, values=None, varying=frozenset()):
     if _has_shape(out):
         own[build.seed] = np.shape(out)
     return tuple(sorted(own.items())), tuple(sorted(callees.items()))
+
+
+def _signature(value):
+    """The shape of a number or array, the shapes in a tuple of them (a callee's residuals),
+    or None for other values: what must not change for specialised code to hold."""
+    if _has_shape(value):
+        return np.shape(value)
+    if type(value) is tuple:
+        return tuple(_signature(v) for v in value)
+    return None
 
 
 def _has_shape(value):
