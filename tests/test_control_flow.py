@@ -73,7 +73,7 @@ def test_enumerate_start_counts_from_it():
 def test_matches_finite_differences(index):
     fn, build, wrt = CASES[index]
     args = build(_rng(index))
-    st.check_grads(fn, args, wrt=wrt, seed=index)
+    st.check_grads(fn, args, wrt=wrt, seed=index, order=2)
 
 
 def test_scalar_recurrence_closed_form():

@@ -102,12 +102,36 @@ def _parameters(function):
 
 
 def dict_valued(function):
-    """Names every assignment of which is a dict display (``d = {}``): item writes are dict writes."""
-    dicts, others = set(), set()
+    """Names every assignment of which is a dict display (``d = {}``): item writes are dict writes.
+    (Placeholders and values restored from a tape do not count.)"""
+    values = {}
     for stmt in gast.walk(function):
         if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
-            (dicts if isinstance(stmt.value, gast.Dict) else others).add(stmt.targets[0].id)
-    return dicts - others
+            values.setdefault(stmt.targets[0].id, []).append(stmt.value)
+    dicts = {name for name, assigned in values.items()
+             if any(isinstance(v, gast.Dict) or _restored_entry(v) for v in assigned)}
+    changed = True
+    while changed:                 # the greatest set closed under copies between its names
+        changed = False
+        for name in list(dicts):
+            if not all(isinstance(v, gast.Dict) or _restores(v)
+                       or isinstance(v, gast.Name) and v.id in dicts for v in values[name]):
+                dicts.discard(name)
+                changed = True
+    return dicts
+
+
+def _restores(value):
+    """``None`` (a saved name's placeholder), ``tape.pop()`` or ``rt.restored_entry(d, ...)``
+    (its old value, restored by a generated backward pass)."""
+    return (isinstance(value, gast.Constant) and value.value is None
+            or isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
+            and value.func.attr == "pop" and not value.args
+            or _restored_entry(value))
+
+
+def _restored_entry(value):
+    return isinstance(value, gast.Call) and anno.get(value, Anno.CALLEE) is runtime.restored_entry
 
 
 def written_arrays(function):

@@ -133,7 +133,7 @@ class _Tangents(Generator):
         """``d<name> = expression``; zeros when the expression is None (like ``value`` if given)."""
         if expression is None:
             return self._zero(name, value)
-        if name in self.unit.written_arrays:
+        if name in self.unit.written_arrays and not isinstance(expression, (gast.Dict, gast.List)):
             # written into later: its tangent must be an array of its own, not another's
             expression = gast.Call(gast.Attribute(load(self.aliases[NUMPY_ALIAS]), "array",
                                                   gast.Load()), [expression], [])
@@ -250,12 +250,11 @@ class _Tangents(Generator):
                 tangent = gast.Subscript(source, clone(value.slice), gast.Load())
         elif isinstance(value, (gast.Tuple, gast.List)):
             tangent = self.tangent(value)
-        elif isinstance(value, gast.Dict):
+        elif isinstance(value, gast.Dict):       # a dict display's tangent is one too
             tangents = [self.tangent(v) for v in value.values]
-            if any(t is not None for t in tangents):
-                tangent = gast.Dict([clone(k) for k in value.keys],
-                                    [t if t is not None else self._zeros_like(v)
-                                     for t, v in zip(tangents, value.values)])
+            tangent = gast.Dict([clone(k) for k in value.keys],
+                                [t if t is not None else self._zeros_like(v)
+                                 for t, v in zip(tangents, value.values)])
         return [stmt, self._define(target, tangent, value)]
 
     # -- calls ------------------------------------------------------------------
