@@ -19,9 +19,9 @@ from fuzzing.check import check
 from fuzzing.generator import generate
 from fuzzing.regressions import files
 
-PROGRAMS = int(os.environ.get("SRCTRANS_FUZZ_PROGRAMS", "120"))
+PROGRAMS = int(os.environ.get("SRCTRANS_FUZZ_PROGRAMS", "240"))
 SEED = int(os.environ.get("SRCTRANS_FUZZ_SEED", "20261123"))
-BATCHES = 6
+BATCHES = 8
 
 
 @pytest.fixture(scope="module")
