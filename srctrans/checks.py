@@ -5,7 +5,7 @@ output cotangent ``v``, both modes must satisfy
 ``<v, (f(x + eps u) - f(x - eps u)) / (2 eps)> ~= <v, jvp(u)> ~= <vjp(v), u>``.
 The reverse check runs every backward pass srctrans may use for ``f``: the
 generic one, the one specialised on the arguments' shapes, and the fused
-gradient of a scalar output. Order 2 checks the generated derivatives the same way.
+gradient of a scalar output; the value ``vjp`` returns must be the function's. Order 2 checks the generated derivatives the same way.
 Randomness is seeded, so a failing check fails the same way every time.
 """
 
@@ -119,10 +119,19 @@ def _check_first_order(f, wide, kwargs, modes, indices, rng, name, eps, rtol, at
             gradients = grad(f, wrt=indices)(*wide, **kwargs)
             scale = float(cotangent)
         else:
-            _, pullback = vjp(f, *wide, wrt=indices, specialize=path == "specialised", **kwargs)
+            value, pullback = vjp(f, *wide, wrt=indices, specialize=path == "specialised", **kwargs)
+            _compare_values(value, out, f"the value of {name} from vjp ({path} code)")
             gradients, scale = pullback(cotangent), 1.0
         analytic = scale * sum(_inner(g, u) for g, u in zip(gradients, directions) if g is not None)
         compare(analytic, f"reverse-mode ({path} code)", "<vjp(v), u>")
+
+
+def _compare_values(got, expected, what):
+    """Raise ``AssertionError`` unless ``got`` equals ``expected`` leaf by leaf (to rounding)."""
+    for a, b in zip(leaves(got) if is_container(got) else [got],
+                    leaves(expected) if is_container(expected) else [expected]):
+        if not np.allclose(a, b, rtol=1e-12, atol=1e-12, equal_nan=True):
+            raise AssertionError(f"{what} is {a!r}, but the function returns {b!r}")
 
 
 def _is_float(value):
