@@ -215,7 +215,7 @@ class _Builder:
         a, target = self._pick(), self._fresh()
         value = self._expression()
         other = value.replace("np.sin", "np.cos") if "np.sin" in value else f"({value}) * 0.5 + 1.0"
-        test = self.rng.choice([f"np.sum({a}) > 0.0", f"np.mean({a}) < 0.3", f"s > 0.8"])
+        test = self.rng.choice([f"np.sum({a}) > 0.0", f"np.mean({a}) < 0.3", "s > 0.8"])
         lines = [f"if {test}:", f"    {target} = {value}"]
         if self.rng.random() < 0.5:
             lines += [f"elif np.sum({a}) < -1.0:", f"    {target} = ({value}) * 2.0"]
