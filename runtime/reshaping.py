@@ -89,8 +89,9 @@ def getattr_grad(g, obj, name):
     fields); any other object a dict of the attributes read (``{"W": dW}``).
     """
     if is_container(obj):
-        if is_integer(getattr(obj, name)):       # an int field is a constant: no cotangent
-            g = zeros_like(getattr(obj, name))
+        field = getattr(obj, name)
+        if is_integer(field):                    # an int field is a constant: no cotangent
+            g = zeros_like(field)
         return replace_entry(obj, name, g, zeros_like)
     return {name: g}
 

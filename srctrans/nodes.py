@@ -2,6 +2,8 @@
 
 import gast
 
+import runtime
+
 from srctrans import annotations
 
 
@@ -69,6 +71,24 @@ def appended_to(stmt):
             and isinstance(stmt.value.func, gast.Attribute) and stmt.value.func.attr == "append"
             and isinstance(stmt.value.func.value, gast.Name) and len(stmt.value.args) == 1):
         return stmt.value.func.value.id, stmt.value.args[0]
+    return None
+
+
+def popped_from(call):
+    """``(list, count)`` for ``xs.pop()`` (count None) or ``rt.pop_many(xs, n)``, else None.
+
+    The tape of a generated backward pass: forward mode pops the tangents its
+    appends pushed from a list beside it; reverse mode pushes the cotangents
+    of what it pops back onto the list's cotangent.
+    """
+    if not isinstance(call, gast.Call):
+        return None
+    callee = annotations.get(call, annotations.Anno.CALLEE)
+    if (callee is None and isinstance(call.func, gast.Attribute) and call.func.attr == "pop"
+            and not call.args and not call.keywords and isinstance(call.func.value, gast.Name)):
+        return call.func.value, None
+    if callee is runtime.pop_many and len(call.args) == 2 and isinstance(call.args[0], gast.Name):
+        return call.args[0], call.args[1]
     return None
 
 

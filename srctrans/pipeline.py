@@ -70,7 +70,7 @@ from srctrans.optimise.simplify import simplify
 from srctrans.optimise.specialise import (
     infer_shapes, shapes_follow_inputs, specialise, use_array_methods)
 from srctrans import nodes
-from srctrans.nodes import clone, parameter_names, runtime_call, substitute_names
+from srctrans.nodes import appended_to, clone, parameter_names, runtime_call, substitute_names
 from srctrans.parse.resolve import MISSING, Resolver
 from srctrans.parse.source import parse_function
 from srctrans.rules import METHODS, REGISTRY
@@ -365,14 +365,9 @@ def _writable(unit, fresh):
     """The arrays ``unit``'s function may write into: those it made (``fresh``), and in a
     derivative srctrans generated every array it writes (built from user code that passed)."""
     if is_generated(unit.parsed.fn):
-        return set(fresh) | set(unit.written_arrays) | _appended(unit.function)
+        appended = {found[0] for found in map(appended_to, gast.walk(unit.function)) if found}
+        return set(fresh) | set(unit.written_arrays) | appended
     return fresh
-
-
-def _appended(function):
-    return {n.func.value.id for n in gast.walk(function) if isinstance(n, gast.Call)
-            and isinstance(n.func, gast.Attribute) and n.func.attr == "append"
-            and isinstance(n.func.value, gast.Name)}
 
 
 def _local_names(function):

@@ -14,7 +14,8 @@ import gast
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.nodes import appended_to, parameter_names
+from srctrans.analyse.values import greatest_closed
+from srctrans.nodes import appended_to, parameter_names, popped_from
 from srctrans.rules import ATTRIBUTES, METHODS, REGISTRY, operator_primal
 
 
@@ -53,21 +54,10 @@ def integer_names(function):
         elif isinstance(node, gast.For) and isinstance(node.target, gast.Name):
             values.setdefault(node.target.id, []).append(gast.Subscript(
                 node.iter, gast.Constant(0, None), gast.Load()))      # an entry of the iterable
-    found = {name for name, assigned in values.items()
-             if name not in others and any(not _popped(v) for v in assigned)}
-    changed = True
-    while changed:
-        changed = False
-        for name in list(found):
-            if not all(_popped(v) or _integral(v, found) for v in values[name]):
-                found.discard(name)
-                changed = True
-    return found
-
-
-def _popped(value):
-    return (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
-            and value.func.attr == "pop" and not value.args)
+    candidates = {name for name, assigned in values.items()
+                  if name not in others and any(popped_from(v) is None for v in assigned)}
+    return greatest_closed(values, candidates,
+                           lambda v, names: popped_from(v) is not None or _integral(v, names))
 
 
 def _integral(value, names):

@@ -16,6 +16,7 @@ import runtime
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
+from srctrans.nodes import parameter_names, popped_from
 from srctrans.rules import METHODS, REGISTRY
 
 
@@ -46,18 +47,28 @@ def fresh_arrays(function):
             values.setdefault(target.id, []).append(stmt.value)
         elif isinstance(target, gast.Tuple):
             doubtful.update(n.id for n in gast.walk(target) if isinstance(n, gast.Name))
-    # the greatest set closed under "every value assigned is made here or is a name in the set"
-    fresh = set(values) - doubtful
+    return greatest_closed(
+        values, set(values) - doubtful,
+        lambda v, fresh: _is_fresh(v) or isinstance(v, gast.Name) and v.id in fresh
+        or isinstance(v, gast.Constant) and v.value is None)               # a placeholder
+
+
+def greatest_closed(values, candidates, accepts):
+    """The largest subset of ``candidates`` every one of whose names has only accepted values.
+
+    ``values`` maps a name to the expressions assigned to it; ``accepts(value,
+    names)`` judges one of them given the subset being built, so copies
+    between names of the subset (``y = x``, loops included) are accepted.
+    """
+    names = set(candidates)
     changed = True
     while changed:
         changed = False
-        for name in list(fresh):
-            if not all(_is_fresh(v) or isinstance(v, gast.Name) and v.id in fresh
-                       or isinstance(v, gast.Constant) and v.value is None   # a placeholder
-                       for v in values[name]):
-                fresh.discard(name)
+        for name in list(names):
+            if not all(accepts(v, names) for v in values[name]):
+                names.discard(name)
                 changed = True
-    return fresh
+    return names
 
 
 _BOOLEAN_CALLS = frozenset({
@@ -74,7 +85,7 @@ def maybe_not_float(function, wrt):
     boolean mask by ``1.0`` makes it a float array, whose sums count; two
     boolean arrays added are their logical or.
     """
-    names = {p for p in _parameters(function) if p not in wrt}
+    names = {p for p in parameter_names(function) if p not in wrt}
     for stmt in gast.walk(function):
         if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
             continue
@@ -94,13 +105,6 @@ def maybe_not_float(function, wrt):
     return frozenset(names)
 
 
-def _parameters(function):
-    args = function.args
-    params = args.posonlyargs + args.args + args.kwonlyargs
-    params += [a for a in (args.vararg, args.kwarg) if a is not None]
-    return [p.id for p in params]
-
-
 def dict_valued(function):
     """Names every assignment of which is a dict display (``d = {}``): item writes are dict writes.
     (Placeholders and values restored from a tape do not count.)"""
@@ -108,26 +112,17 @@ def dict_valued(function):
     for stmt in gast.walk(function):
         if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
             values.setdefault(stmt.targets[0].id, []).append(stmt.value)
-    dicts = {name for name, assigned in values.items()
-             if any(isinstance(v, gast.Dict) or _restored_entry(v) for v in assigned)}
-    changed = True
-    while changed:                 # the greatest set closed under copies between its names
-        changed = False
-        for name in list(dicts):
-            if not all(isinstance(v, gast.Dict) or _restores(v)
-                       or isinstance(v, gast.Name) and v.id in dicts for v in values[name]):
-                dicts.discard(name)
-                changed = True
-    return dicts
+    candidates = {name for name, assigned in values.items()
+                  if any(isinstance(v, gast.Dict) or _restored_entry(v) for v in assigned)}
+    return greatest_closed(values, candidates, lambda v, dicts: isinstance(v, gast.Dict)
+                           or _restores(v) or isinstance(v, gast.Name) and v.id in dicts)
 
 
 def _restores(value):
     """``None`` (a saved name's placeholder), ``tape.pop()`` or ``rt.restored_entry(d, ...)``
     (its old value, restored by a generated backward pass)."""
     return (isinstance(value, gast.Constant) and value.value is None
-            or isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
-            and value.func.attr == "pop" and not value.args
-            or _restored_entry(value))
+            or popped_from(value) is not None or _restored_entry(value))
 
 
 def _restored_entry(value):

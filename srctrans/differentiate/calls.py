@@ -13,8 +13,6 @@ runs a derivative srctrans made becomes a call of its generated code
 import gast
 import numpy as np
 
-import runtime
-
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.differentiate.nested import derivative_call
@@ -102,24 +100,6 @@ def resolve_call(call, unit, fail):
         callee, call = nested
         args, keywords = list(call.args), {k.arg: k.value for k in call.keywords}
     return callee, call, args, keywords
-
-
-def popped_from(call):
-    """``(list, count)`` for ``xs.pop()`` (count None) or ``rt.pop_many(xs, n)``, else None.
-
-    The tape of a generated backward pass: forward mode pops the tangents its
-    appends pushed from a list beside it; reverse mode pushes the cotangents
-    of what it pops back onto the list's cotangent.
-    """
-    if not isinstance(call, gast.Call):
-        return None
-    callee = anno.get(call, Anno.CALLEE)
-    if (callee is None and isinstance(call.func, gast.Attribute) and call.func.attr == "pop"
-            and not call.args and not call.keywords and isinstance(call.func.value, gast.Name)):
-        return call.func.value, None
-    if callee is runtime.pop_many and len(call.args) == 2 and isinstance(call.args[0], gast.Name):
-        return call.args[0], call.args[1]
-    return None
 
 
 def is_library(callee):

@@ -22,6 +22,8 @@ the backward statements of a list of statements, such that
   the loop).
 """
 
+import collections
+
 import gast
 
 from srctrans import annotations as anno
@@ -53,6 +55,16 @@ class ControlFlow:
             forward[:0] = f
             backward.extend(b)
         return forward, backward
+
+    def _assignments(self, name):
+        """How many times the function assigns ``name`` (a loop variable: once, as the loop's
+        own target, unless another statement reuses the name). Counted once per build."""
+        counts = getattr(self, "_assignment_counts", None)
+        if counts is None:
+            counts = self._assignment_counts = collections.Counter(
+                n.id for n in gast.walk(self.unit.function)
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
+        return counts[name]
 
     # -- saving overwritten values ---------------------------------------------
     @property
@@ -160,7 +172,7 @@ class ControlFlow:
         anno.set_(reverse_loop, Anno.REVERSES, loop)
         anno.set_(reset, Anno.ORIGIN, origin)
         forward, after = [], []
-        if target is not None and _assigned_outside(self.unit.function, stmt, target):
+        if target is not None and self._assignments(target) > 1:
             # the backward loop leaves the variable at its first value; code before the loop
             # (a loop that used the same name) reads the value it had before
             forward.append(self._push(target))
@@ -170,13 +182,6 @@ class ControlFlow:
             forward += saved_forward
             after = saved_backward + after
         return forward + [loop], before_loop + [reverse_loop] + after
-
-
-def _assigned_outside(function, loop, name):
-    """Whether ``name`` is assigned in ``function`` other than as ``loop``'s variable."""
-    inside = {id(n) for n in gast.walk(loop.target)}
-    return any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == name
-               and id(n) not in inside for n in gast.walk(function))
 
 
 def exposed_reads(statements):

@@ -23,13 +23,14 @@ import gast
 from runtime.custom import CustomGradient
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.differentiate.calls import Generator, describe, is_library, popped_from, resolve_call
+from srctrans.differentiate.calls import Generator, describe, is_library, resolve_call
 from srctrans.emit.printer import unparse
 from srctrans.differentiate.templates import tangent_of_call
 from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
 from srctrans.optimise.dce import targets_of
-from srctrans.nodes import appended_to, assign, clone, load, parameter_names, runtime_call, store
+from srctrans.nodes import (
+    appended_to, assign, clone, load, parameter_names, popped_from, runtime_call, store)
 from srctrans.parse.resolve import MISSING
 from srctrans.rules import ATTRIBUTES, REGISTRY, operator_primal
 

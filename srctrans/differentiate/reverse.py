@@ -29,14 +29,14 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from runtime.custom import CustomGradient
 from srctrans.differentiate.control import ControlFlow
-from srctrans.differentiate.calls import Generator, describe, is_library, popped_from, resolve_call
+from srctrans.differentiate.calls import Generator, describe, is_library, resolve_call
 from srctrans.emit.printer import unparse
 from srctrans.differentiate.custom import CustomGradients, gradient_hooks
 from srctrans.differentiate.templates import cotangents
 from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
 from srctrans.nodes import (
-    runtime_call,
+    runtime_call, popped_from,
     appended_to, assign as _assign, clone, load as _load, parameter_names, store as _store)
 from srctrans.parse.resolve import MISSING
 from srctrans.rules import ATTRIBUTES, REGISTRY, operator_primal
@@ -478,12 +478,10 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
 def _basic_index(index):
     """Whether ``index`` certainly selects each position once (int constants, slices, ``...``)."""
     parts = index.elts if isinstance(index, gast.Tuple) else [index]
-    for part in parts:
-        if isinstance(part, gast.Slice):
-            continue
-        if isinstance(part, gast.UnaryOp) and isinstance(part.operand, gast.Constant):
-            continue
-        elif not (isinstance(part, gast.Constant) and (part.value is Ellipsis or part.value is None
-                                                        or type(part.value) is int)):
-            return False
-    return True
+    return all(_basic_part(part.operand if isinstance(part, gast.UnaryOp) else part)
+               for part in parts)
+
+
+def _basic_part(part):
+    return isinstance(part, gast.Slice) or isinstance(part, gast.Constant) and (
+        part.value is Ellipsis or part.value is None or type(part.value) is int)

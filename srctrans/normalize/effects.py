@@ -28,6 +28,7 @@ from srctrans.errors import NoSourceError, UnsupportedSyntaxError
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
 from srctrans.nodes import clone, parameter_names
 from srctrans.parse.resolve import MISSING
+from srctrans.parse.source import parse_function
 
 # NumPy functions whose result may share memory with their (first) argument.
 _VIEW_FUNCTIONS = (np.asarray, np.asanyarray, np.reshape, np.ravel, np.transpose, np.squeeze,
@@ -37,7 +38,7 @@ _VIEW_FUNCTIONS = (np.asarray, np.asanyarray, np.reshape, np.ravel, np.transpose
                    np.rot90, np.split, np.array_split, np.hsplit, np.vsplit)
 _VIEW_METHODS = frozenset({"reshape", "ravel", "transpose", "view", "squeeze", "swapaxes",
                            "diagonal", "conj", "conjugate", "get", "values", "items", "keys",
-                           "pop", "copy_if_needed"})
+                           "pop"})
 _METADATA = frozenset({"shape", "ndim", "size", "dtype", "itemsize", "nbytes", "strides"})
 # Array methods that change the array; their result (None) is not the point.
 _IN_PLACE_METHODS = frozenset({"fill", "sort", "put", "partition", "resize", "itemset",
@@ -182,7 +183,7 @@ def _write_all(array, value):
 # -- user functions that write into their arguments -----------------------------
 
 def _check_user_calls(parsed, resolver):
-    from srctrans.parse.source import parse_function
+    written_by = {}                  # id(callee) -> (parsed callee, what it writes), read once each
     for node in gast.walk(parsed.node):
         if not isinstance(node, gast.Call):
             continue
@@ -191,11 +192,13 @@ def _check_user_calls(parsed, resolver):
         if code is None or callee is parsed.fn or _is_numpy(callee) \
                 or (getattr(callee, "__module__", "") or "").split(".")[0] in ("srctrans", "runtime"):
             continue
-        try:
-            called = parse_function(callee)
-        except (NoSourceError, OSError, TypeError, SyntaxError):
-            continue
-        found = _written_parameter(called.node)
+        if id(callee) not in written_by:
+            try:
+                called = parse_function(callee)
+                written_by[id(callee)] = called, _written_parameter(called.node)
+            except (NoSourceError, OSError, TypeError, SyntaxError):
+                written_by[id(callee)] = None, None
+        called, found = written_by[id(callee)]
         if found is not None:
             written, where = found
             name = getattr(callee, "__name__", "the function")

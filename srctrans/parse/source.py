@@ -94,7 +94,7 @@ def parse_function(fn):
     if not isinstance(node, gast.FunctionDef):
         raise NoSourceError(f"the source of {_describe(fn)} is not a `def`",
                             hint="define the function with `def`")
-    if not _compiles_to(source, fn.__code__):
+    if not _compiles_to(source, fn.__code__, sys.modules.get(fn.__module__)):
         raise NoSourceError(
             f"the source of {_describe(fn)} in {filename} has changed since Python compiled "
             f"it: srctrans would differentiate the new text while the function runs the old code",
@@ -110,13 +110,13 @@ def parse_function(fn):
     return ParsedFunction(fn, node, filename, file_lines)
 
 
-def _compiles_to(source, code):
+def _compiles_to(source, code, module):
     """Whether ``source`` (a ``def``, decorators included) is the text ``code`` came from.
 
     The source is compiled again and compared with ``code``: names, constants
     and variables must agree. Instructions may differ without an edit (a tool
     such as pytest compiles a rewritten tree), so when only they differ the
-    verdict comes from the module's cached bytecode, which records the size
+    verdict comes from ``module``'s cached bytecode, which records the size
     and time of the file it was compiled from.
     """
     if code.co_freevars:             # compiled inside a function that gives the same cells
@@ -135,27 +135,25 @@ def _compiles_to(source, code):
         return True
     if not any(_same_code(candidate, code, False) for candidate in found):
         return False
-    return not _file_changed_since_compiled(code.co_filename)
+    return not _file_changed_since_compiled(code.co_filename, module)
 
 
-def _file_changed_since_compiled(filename):
-    """True when a module's cached bytecode says ``filename`` changed after it was compiled."""
-    for module in list(sys.modules.values()):
-        if getattr(module, "__file__", None) == filename:
-            cached = getattr(module, "__cached__", None)
-            try:
-                with open(cached, "rb") as handle:
-                    header = handle.read(16)
-                stat = os.stat(filename)
-            except (OSError, TypeError):
-                return False
-            if len(header) < 16 or int.from_bytes(header[4:8], "little") != 0:
-                return False             # a hash-based or unreadable cache: no verdict
-            recorded_time = int.from_bytes(header[8:12], "little")
-            recorded_size = int.from_bytes(header[12:16], "little")
-            return (recorded_time != int(stat.st_mtime) & 0xFFFFFFFF
-                    or recorded_size != stat.st_size & 0xFFFFFFFF)
-    return False
+def _file_changed_since_compiled(filename, module):
+    """True when ``module``'s cached bytecode says ``filename`` changed after it was compiled."""
+    if getattr(module, "__file__", None) != filename:
+        return False                     # not a module's own function: no verdict
+    try:
+        with open(module.__cached__, "rb") as handle:
+            header = handle.read(16)
+        stat = os.stat(filename)
+    except (AttributeError, OSError, TypeError):
+        return False
+    if len(header) < 16 or int.from_bytes(header[4:8], "little") != 0:
+        return False                     # a hash-based or unreadable cache: no verdict
+    recorded_time = int.from_bytes(header[8:12], "little")
+    recorded_size = int.from_bytes(header[12:16], "little")
+    return (recorded_time != int(stat.st_mtime) & 0xFFFFFFFF
+            or recorded_size != stat.st_size & 0xFFFFFFFF)
 
 
 _FUTURE_FLAGS = 0
