@@ -26,40 +26,40 @@ Modules:
                   the zero of a known number or array)
 """
 
-from runtime.broadcast import unbroadcast
-from runtime.reductions import (
+from .broadcast import unbroadcast
+from .reductions import (
     unreduce, mean_grad, extremum_grad, prod_grad, var_grad, std_grad,
     extremum_jvp, prod_jvp, var_jvp, std_jvp)
-from runtime.linalg import (
+from .linalg import (
     matmul_lhs, matmul_rhs, dot_lhs, dot_rhs, inner_lhs, inner_rhs,
     outer_lhs, outer_rhs, tensordot_lhs, tensordot_rhs, einsum_grads, einsum_jvp)
-from runtime.joins import (
+from .joins import (
     concatenate_grads, stack_grads, hstack_grads, vstack_grads, array_grads, r_concat, c_concat,
     r_concat_grads, c_concat_grads, linspace_grads, linspace_grads_transpose,
     arange_grads, arange_tangent)
-from runtime.elementwise import (
+from .elementwise import (
     clip_mask, tie_weight, power_base_factor, power_exponent_factor, LN2, LN10)
-from runtime.singular import zero_guard
-from runtime.seeding import seed_cotangent, conform_gradient
-from runtime.accumulate import (
+from .singular import zero_guard
+from .seeding import seed_cotangent, conform_gradient
+from .accumulate import (
     add, zeros_like, spread_grads, choice_grads, sum_tangents, choice_tangent)
-from runtime.containers import saved_entry, restored_entry, entry_cotangent, without_entry
-from runtime.reshaping import (
+from .containers import saved_entry, restored_entry, entry_cotangent, without_entry
+from .reshaping import (
     identity, copied, getitem_grad, getattr_grad, last_and_rest, pushed, pushed_many, pushed_many_transpose, transpose_grad, asarray_grad, zero_at,
     saved_at, restored_at)
-from runtime.writes import (
+from .writes import (
     add_at, put, put_values_grad, put_values_grad_transpose, written_part,
     written_part_transpose, sort_grad, sort_tangent)
-from runtime.tangents import broadcast_like
-from runtime.higher import (
+from .tangents import broadcast_like
+from .higher import (
     unbroadcast_transpose, unbroadcast_tree, broadcast_tree, ratio_or_zero, spread_grads_transpose,
     choice_grads_transpose, getattr_grad_transpose, last_and_rest_transpose,
     entry_cotangent_transpose, without_entry_transpose, restored_entry_tangent,
     prod_grad_dprod, prod_grad_dprod_transpose, prod_grad_dx, power_base_second_factor,
     einsum_grads_transpose, einsum_grads_doperands, einsum_grads_doperands_transpose)
-from runtime.higher import (
+from .higher import (
     sum_tangents_transpose, choice_tangent_transpose, einsum_jvp_doperands,
     custom_cotangents_tangent, custom_cotangents_transpose)
-from runtime.custom import (
+from .custom import (
     stop_gradient, stop_recording, grad_of, CustomGradient, custom_cotangents)
-from runtime.fastpath import pop_many, zeros_of
+from .fastpath import pop_many, zeros_of

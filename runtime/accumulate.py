@@ -11,8 +11,8 @@ import operator
 
 import numpy as np
 
-from runtime.broadcast import unbroadcast
-from runtime.containers import entries, is_container, rebuild
+from .broadcast import unbroadcast
+from .containers import entries, is_container, rebuild
 
 
 def add(a, b):

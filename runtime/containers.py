@@ -84,7 +84,7 @@ def restored_entry(mapping, key, old):
 
 def entry_cotangent(cotangent, key, like):
     """``cotangent[key]``, or zeros shaped like ``like`` when no gradient reached that key."""
-    from runtime.accumulate import zeros_like
+    from .accumulate import zeros_like
     value = cotangent.get(key) if isinstance(cotangent, dict) else None
     return zeros_like(like) if value is None else value
 

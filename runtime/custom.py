@@ -18,8 +18,8 @@ import weakref
 
 import numpy as np
 
-from runtime.accumulate import zeros_like
-from runtime.containers import is_container
+from .accumulate import zeros_like
+from .containers import is_container
 
 
 def stop_gradient(x):

@@ -8,7 +8,7 @@ code knows from its measured shapes: a Python float's zero without the checks
 for containers.
 """
 
-from runtime.accumulate import zeros_like
+from .accumulate import zeros_like
 
 
 def pop_many(tape, count):

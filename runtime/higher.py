@@ -24,15 +24,15 @@ independent input, as generated code does.
 
 import numpy as np
 
-from runtime.accumulate import add, zeros_like
-from runtime.broadcast import unbroadcast
-from runtime.containers import entries, is_container, rebuild, restored_entry
+from .accumulate import add, zeros_like
+from .broadcast import unbroadcast
+from .containers import entries, is_container, rebuild, restored_entry
 # the marker saved_entry returns for a key that did not exist yet
-from runtime.containers import _ABSENT
-from runtime.linalg import einsum_grads
-from runtime.reductions import prod_grad, unreduce
-from runtime.reshaping import getitem_grad
-from runtime.seeding import is_integer
+from .containers import _ABSENT
+from .linalg import einsum_grads
+from .reductions import prod_grad, unreduce
+from .reshaping import getitem_grad
+from .seeding import is_integer
 
 
 # -- broadcasting --------------------------------------------------------------

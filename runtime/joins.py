@@ -8,7 +8,7 @@ allows it.
 
 import numpy as np
 
-from runtime.broadcast import unbroadcast
+from .broadcast import unbroadcast
 
 
 def concatenate_grads(g, arrays, axis=0):

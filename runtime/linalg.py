@@ -18,7 +18,7 @@ import string
 
 import numpy as np
 
-from runtime.broadcast import unbroadcast
+from .broadcast import unbroadcast
 
 
 def matmul_lhs(g, a, b):

@@ -2,10 +2,10 @@
 
 import numpy as np
 
-from runtime.accumulate import zeros_like
-from runtime.seeding import is_integer
-from runtime.containers import is_container, replace_entry
-from runtime.joins import array_grads
+from .accumulate import zeros_like
+from .seeding import is_integer
+from .containers import is_container, replace_entry
+from .joins import array_grads
 
 
 def identity(x):

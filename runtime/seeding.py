@@ -9,9 +9,9 @@ scalar input gets a NumPy float64, and never a read-only view.
 
 import numpy as np
 
-from runtime.accumulate import zeros_like
-from runtime.broadcast import unbroadcast
-from runtime.containers import is_container, map_leaves
+from .accumulate import zeros_like
+from .broadcast import unbroadcast
+from .containers import is_container, map_leaves
 
 
 def seed_cotangent(out, output_gradients):

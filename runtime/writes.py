@@ -11,7 +11,7 @@ gives the cotangent of ``v`` accordingly.
 
 import numpy as np
 
-from runtime.reshaping import is_basic_index
+from .reshaping import is_basic_index
 
 
 def add_at(a, indices, b):

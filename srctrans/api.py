@@ -12,9 +12,9 @@ import types
 
 import numpy as np
 
-import runtime
-from runtime.containers import is_container, leaves
-from runtime.seeding import is_complex, is_integer
+from srctrans import runtime
+from srctrans.runtime.containers import is_container, leaves
+from srctrans.runtime.seeding import is_complex, is_integer
 from srctrans import cache
 from srctrans import repeat as repeat_path
 from srctrans.errors import NonDifferentiableError, UsageError

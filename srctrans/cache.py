@@ -23,7 +23,7 @@ import weakref
 
 import numpy as np
 
-from runtime.seeding import check_output
+from srctrans.runtime.seeding import check_output
 
 from srctrans import pipeline
 from srctrans.errors import NoSourceError, UnsupportedSyntaxError

@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 
-from runtime.containers import is_container, leaves, map_leaves
+from srctrans.runtime.containers import is_container, leaves, map_leaves
 
 from srctrans.errors import UsageError
 from srctrans.signatures import positional_names

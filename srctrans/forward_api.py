@@ -9,9 +9,9 @@ import weakref
 
 import numpy as np
 
-import runtime
-from runtime.containers import map_leaves
-from runtime.seeding import check_output, is_complex, is_integer
+from srctrans import runtime
+from srctrans.runtime.containers import map_leaves
+from srctrans.runtime.seeding import check_output, is_complex, is_integer
 from srctrans import cache
 from srctrans.errors import NonDifferentiableError, ShapeError, UsageError
 from srctrans.signatures import positional_names

@@ -20,7 +20,7 @@ code srctrans generates.
 
 import warnings
 
-from runtime.custom import CustomGradient, grad_of, stop_gradient, stop_recording
+from srctrans.runtime.custom import CustomGradient, grad_of, stop_gradient, stop_recording
 from srctrans import cache
 from srctrans.errors import UsageError
 from srctrans.rules import REGISTRY

@@ -2,7 +2,7 @@
 
 import gast
 
-import runtime
+from srctrans import runtime
 
 from srctrans import annotations
 
@@ -108,3 +108,9 @@ def substitute_names(tree, replacements):
                 return clone(replacements[node.id])
             return node
     return Substitute().visit(tree)
+
+
+def in_runtime(callee):
+    """Whether ``callee`` is one of the runtime's helpers (``srctrans.runtime``)."""
+    module = getattr(callee, "__module__", None) or ""
+    return module == runtime.__name__ or module.startswith(runtime.__name__ + ".")

@@ -41,7 +41,7 @@ import sys
 import gast
 import numpy
 
-import runtime
+from srctrans import runtime
 from srctrans import annotations as anno
 from srctrans.analyse.activity import active_names
 from srctrans.analyse.invariance import softmax_normalisers, softmax_offsets

@@ -13,7 +13,7 @@ import tempfile
 import numpy as np
 import pytest
 
-import runtime as rt
+from srctrans import runtime as rt
 import srctrans as st
 from fuzzing.check import check
 from fuzzing.generator import generate

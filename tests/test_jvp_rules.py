@@ -31,7 +31,7 @@ import gast
 import numpy as np
 import pytest
 
-import runtime as rt
+from srctrans import runtime as rt
 from rule_domains import Arg, fixed, nonzero, normal, positive, pyfloat, uniform
 from srctrans.rules import REGISTRY
 

@@ -306,7 +306,7 @@ def test_zero_entries_only_are_repaired(primal, args, wrt):
 def test_reductions_with_no_degrees_of_freedom():
     """``np.var``/``np.std`` with ``n - ddof <= 0`` are undefined: NaN, but zero for a zero
     cotangent or tangent, in both modes."""
-    import runtime as rt
+    from srctrans import runtime as rt
     x = np.array([[1.5], [2.0]])
     for grad in (rt.var_grad, lambda g, x, *a: rt.std_grad(g, np.zeros(2), x, *a)):
         got = grad(np.array([0.0, 1.0]), x, 1, 1, False)

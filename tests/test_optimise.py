@@ -6,7 +6,8 @@ import gast
 import numpy as np
 import pytest
 
-import runtime.fastpath
+import srctrans.runtime.fastpath
+from srctrans import runtime
 import srctrans as st
 import srctrans.cache
 from programs import scalar_loops as loops

@@ -27,7 +27,7 @@ import pytest
 
 import srctrans as st
 from srctrans import cache
-import runtime
+from srctrans import runtime
 # argument domains, shared with tests/test_jvp_rules.py
 from rule_domains import fixed, nonzero, normal, positive, pyfloat, uniform
 

@@ -30,10 +30,10 @@ import types
 import numpy as np
 import pytest
 
-import runtime
-import runtime as rt
+from srctrans import runtime
+from srctrans import runtime as rt
 import srctrans as st
-from runtime.containers import is_container, leaves, map_leaves
+from srctrans.runtime.containers import is_container, leaves, map_leaves
 from srctrans.rules import REGISTRY
 from srctrans.rules import runtime_helpers
 from srctrans.rules.registry import JvpTemplate, Template

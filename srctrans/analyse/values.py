@@ -12,11 +12,11 @@ parameters, subscripts, unpacked values, results of user functions, of
 import gast
 import numpy as np
 
-import runtime
+from srctrans import runtime
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.nodes import parameter_names, popped_from
+from srctrans.nodes import in_runtime, parameter_names, popped_from
 from srctrans.rules import METHODS, REGISTRY
 
 
@@ -190,4 +190,4 @@ def _may_return_container(callee):
     """``list(...)``, ``tuple(...)``, and the runtime helpers (some return tuples or dicts)."""
     if callee is list or callee is tuple:
         return True
-    return (getattr(callee, "__module__", None) or "").split(".")[0] == "runtime"
+    return in_runtime(callee)

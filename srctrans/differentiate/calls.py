@@ -20,6 +20,7 @@ from srctrans.emit.printer import unparse
 from srctrans.differentiate.templates import bind
 from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
 from srctrans.parse.resolve import MISSING
+from srctrans.nodes import in_runtime
 from srctrans.rules import METHODS
 
 
@@ -107,7 +108,7 @@ def is_library(callee):
     never by source (a runtime helper without a rule is a MissingRuleError, not a trip
     through its implementation)."""
     module = getattr(callee, "__module__", None) or ""
-    return module.split(".")[0] in ("numpy", "runtime")
+    return module.split(".")[0] == "numpy" or in_runtime(callee)
 
 
 def describe(obj):

@@ -31,7 +31,7 @@ import re
 
 import gast
 
-from runtime.custom import custom_gradient_of
+from srctrans.runtime.custom import custom_gradient_of
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.differentiate.calls import describe

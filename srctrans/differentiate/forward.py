@@ -20,7 +20,7 @@ import types
 
 import gast
 
-from runtime.custom import CustomGradient
+from srctrans.runtime.custom import CustomGradient
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.differentiate.calls import Generator, describe, is_library, resolve_call

@@ -23,11 +23,11 @@ import types
 
 import gast
 
-import runtime
+from srctrans import runtime
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from runtime.custom import CustomGradient
+from srctrans.runtime.custom import CustomGradient
 from srctrans.differentiate.control import ControlFlow
 from srctrans.differentiate.calls import Generator, describe, is_library, resolve_call
 from srctrans.emit.printer import unparse

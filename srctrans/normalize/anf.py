@@ -30,7 +30,7 @@ unless it calls a method of a local value.
 import gast
 import numpy as np
 
-import runtime
+from srctrans import runtime
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno, Origin

@@ -20,13 +20,13 @@ Guarantees, after :func:`model_effects`:
 import gast
 import numpy as np
 
-import runtime
+from srctrans import runtime
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.emit.compile import is_generated
 from srctrans.errors import NoSourceError, UnsupportedSyntaxError
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
-from srctrans.nodes import clone, parameter_names
+from srctrans.nodes import clone, in_runtime, parameter_names
 from srctrans.parse.resolve import MISSING
 from srctrans.parse.source import parse_function
 
@@ -190,7 +190,7 @@ def _check_user_calls(parsed, resolver):
         callee = resolver.resolve(node.func)
         code = getattr(callee, "__code__", None)
         if code is None or callee is parsed.fn or _is_numpy(callee) \
-                or (getattr(callee, "__module__", "") or "").split(".")[0] in ("srctrans", "runtime"):
+                or (getattr(callee, "__module__", "") or "").split(".")[0] == "srctrans":
             continue
         if id(callee) not in written_by:
             try:
@@ -421,8 +421,7 @@ def _roots(value, resolver):
             return set().union(set(), *(_roots(a, resolver) for a in arguments))
         if _is_numpy(callee) or any(callee is f for f in (len, range, float, int, abs, sum)):
             return set()
-        if (getattr(callee, "__module__", None) or "").split(".")[0] == "runtime" \
-                and callee not in (runtime.identity, runtime.stop_gradient):
+        if in_runtime(callee) and callee not in (runtime.identity, runtime.stop_gradient):
             return set()          # the helpers of generated code make new values
         # a user function or another callable may return its argument itself
         return set().union(set(), *(_roots(a, resolver) for a in arguments))

@@ -8,7 +8,7 @@ what to do instead. Later passes may assume only supported syntax remains.
 
 import gast
 
-from runtime.custom import grad_of, stop_recording
+from srctrans.runtime.custom import grad_of, stop_recording
 from srctrans.emit.compile import is_generated
 from srctrans.errors import UnsupportedSyntaxError
 from srctrans.nodes import parameter_names

@@ -5,7 +5,7 @@
 
 import builtins
 
-import runtime as rt
+from srctrans import runtime as rt
 from srctrans.rules import REGISTRY
 
 vjp = REGISTRY.vjp

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from runtime.custom import stop_gradient
+from srctrans.runtime.custom import stop_gradient
 from srctrans.rules import REGISTRY
 
 REGISTRY.nondifferentiable(

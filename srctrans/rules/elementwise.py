@@ -16,7 +16,7 @@ import builtins
 
 import numpy as np
 
-import runtime as rt
+from srctrans import runtime as rt
 from srctrans.rules import REGISTRY
 
 vjp = REGISTRY.vjp

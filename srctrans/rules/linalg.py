@@ -7,7 +7,7 @@ replaced by its tangent, summed over the operands.
 
 import numpy as np
 
-import runtime as rt
+from srctrans import runtime as rt
 from srctrans.rules import REGISTRY
 
 vjp = REGISTRY.vjp

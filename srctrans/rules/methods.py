@@ -7,7 +7,7 @@ integers (``x.reshape(2, 3)``); the generator packs the latter into a tuple.
 
 import numpy as np
 
-import runtime as rt
+from srctrans import runtime as rt
 
 
 class Method:

@@ -7,7 +7,7 @@ among tied positions, in both modes.
 
 import numpy as np
 
-import runtime as rt
+from srctrans import runtime as rt
 from srctrans.rules import REGISTRY
 
 vjp = REGISTRY.vjp

@@ -33,7 +33,7 @@ which lists the helpers left without rules and why.
 
 import numpy as np
 
-import runtime as rt
+from srctrans import runtime as rt
 from srctrans.rules import REGISTRY
 
 vjp = REGISTRY.vjp

@@ -5,7 +5,7 @@ first argument, so its JVP is the same call on the tangent)."""
 
 import numpy as np
 
-import runtime as rt
+from srctrans import runtime as rt
 from srctrans.rules import REGISTRY
 
 vjp = REGISTRY.vjp

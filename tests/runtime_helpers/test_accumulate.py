@@ -5,8 +5,9 @@ import doctest
 import numpy as np
 import pytest
 
-import runtime.accumulate
-from runtime.accumulate import choice_grads, choice_tangent, spread_grads, sum_tangents
+import srctrans.runtime.accumulate
+from srctrans import runtime
+from srctrans.runtime.accumulate import choice_grads, choice_tangent, spread_grads, sum_tangents
 
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
 

@@ -5,8 +5,9 @@ import doctest
 import numpy as np
 import pytest
 
-import runtime.broadcast
-from runtime.broadcast import unbroadcast
+import srctrans.runtime.broadcast
+from srctrans import runtime
+from srctrans.runtime.broadcast import unbroadcast
 
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
 

@@ -5,9 +5,10 @@ import doctest
 import numpy as np
 import pytest
 
-import runtime.elementwise
-from runtime.broadcast import unbroadcast
-from runtime.elementwise import clip_mask, tie_weight
+import srctrans.runtime.elementwise
+from srctrans import runtime
+from srctrans.runtime.broadcast import unbroadcast
+from srctrans.runtime.elementwise import clip_mask, tie_weight
 
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
 

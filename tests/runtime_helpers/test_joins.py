@@ -5,8 +5,9 @@ import doctest
 import numpy as np
 import pytest
 
-import runtime.joins
-from runtime.joins import (
+import srctrans.runtime.joins
+from srctrans import runtime
+from srctrans.runtime.joins import (
     array_grads, concatenate_grads, hstack_grads, stack_grads, vstack_grads)
 
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")

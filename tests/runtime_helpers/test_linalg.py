@@ -5,8 +5,9 @@ import doctest
 import numpy as np
 import pytest
 
-import runtime.linalg
-from runtime.linalg import (
+import srctrans.runtime.linalg
+from srctrans import runtime
+from srctrans.runtime.linalg import (
     dot_lhs, dot_rhs, einsum_grads, einsum_jvp, inner_lhs, inner_rhs, matmul_lhs,
     matmul_rhs, outer_lhs, outer_rhs, tensordot_lhs, tensordot_rhs)
 

@@ -5,8 +5,9 @@ import doctest
 import numpy as np
 import pytest
 
-import runtime.reductions
-from runtime.reductions import (
+import srctrans.runtime.reductions
+from srctrans import runtime
+from srctrans.runtime.reductions import (
     extremum_grad, extremum_jvp, mean_grad, prod_grad, prod_jvp, std_grad, std_jvp, unreduce,
     var_grad, var_jvp)
 

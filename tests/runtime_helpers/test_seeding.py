@@ -5,8 +5,9 @@ import doctest
 import numpy as np
 import pytest
 
-import runtime.seeding
-from runtime.seeding import conform_gradient, seed_cotangent
+import srctrans.runtime.seeding
+from srctrans import runtime
+from srctrans.runtime.seeding import conform_gradient, seed_cotangent
 from srctrans.errors import ShapeError
 
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")

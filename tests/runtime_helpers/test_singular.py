@@ -5,8 +5,9 @@ import doctest
 import numpy as np
 import pytest
 
-import runtime.singular
-from runtime.singular import zero_guard
+import srctrans.runtime.singular
+from srctrans import runtime
+from srctrans.runtime.singular import zero_guard
 
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
 
