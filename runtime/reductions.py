@@ -267,6 +267,10 @@ def _deviation(x, axis):
 
 
 def _float_dtype(*values):
-    """The dtype arithmetic on ``values`` produces, float64 if not floating."""
-    dtype = np.result_type(*values)
+    """The dtype arithmetic on ``values`` produces, float64 if not floating.
+
+    A list or tuple (``np.sum([1, x, 2])``) counts as the array NumPy makes of it.
+    """
+    dtype = np.result_type(*(np.asarray(v) if isinstance(v, (list, tuple)) else v
+                             for v in values))
     return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)

@@ -4,7 +4,7 @@ import numpy as np
 
 from .accumulate import zeros_like
 from .seeding import is_integer
-from .containers import is_container, replace_entry
+from .containers import entries, is_container, rebuild, replace_entry
 from .joins import array_grads
 
 
@@ -24,9 +24,14 @@ def getitem_grad(g, x, index):
 
     Integer-array indices may repeat a position; their cotangents add up.
     For a container ``x`` (tuple, list, dict) the cotangent is a container of
-    the same kind with ``g`` at ``index`` and zeros elsewhere.
+    the same kind with ``g`` at ``index`` and zeros elsewhere; for a slice of a
+    list or tuple, ``g`` holds the cotangents of the entries it selected.
     """
     if is_container(x):
+        if isinstance(x, (tuple, list)) and isinstance(index, slice):   # x[1:]: g is a list
+            placed = dict(zip(range(len(x))[index], g))
+            return rebuild(x, [(key, zeros_like(entry) if i not in placed or is_integer(entry)
+                                else placed[i]) for i, (key, entry) in enumerate(entries(x))])
         if isinstance(x, (tuple, list)) and index < 0:
             index += len(x)
         if is_integer(x[index]):                 # an int entry is a constant: no cotangent

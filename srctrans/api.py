@@ -16,11 +16,14 @@ from srctrans import runtime
 from srctrans.runtime.containers import is_container, leaves
 from srctrans.runtime.seeding import is_complex, is_integer
 from srctrans import cache
+from srctrans.reporting import chained_cause, for_user, user_facing
 from srctrans import repeat as repeat_path
 from srctrans.errors import NonDifferentiableError, UsageError
 from srctrans.parse.source import parse_function
 
 _UNCONNECTED = ("none", "zero")
+# function -> {(bound, as tuple, wrt): (_Selection, whether wrt selects the bound object)}
+_SELECTIONS = cache.memo()
 
 
 class _Selection:
@@ -161,7 +164,6 @@ class _Differentiated:
         self._selection = None
         self._instance = None
         self._repeat = None            # the short path for calls like the last one
-        self._repeats = {}             # (shape key, dtypes) -> its short path, for self._instance
         self._self_selected = False
         self._unconnected = unconnected_gradients
         self._optimize = optimize
@@ -188,12 +190,22 @@ class _Differentiated:
     def _select(self):
         # lazily, so the function and its callees may be defined after grad() runs
         fn, bound_self = _unwrap(self._f)
-        self._self_selected = bound_self is not None and _selects_self(fn, self._wrt)
-        if bound_self is None or self._self_selected:
-            signature_fn = fn            # wrt="self": the object is the first argument
-        else:
-            signature_fn = functools.partial(fn, bound_self)
-        selection = _Selection(signature_fn, self._wrt)
+        wrt = self._wrt
+        key = (bound_self is not None, type(wrt) in (tuple, list),
+               tuple(wrt) if type(wrt) in (tuple, list) else wrt)
+        try:
+            known = _SELECTIONS.get(fn, {}).get(key)     # st.grad(f)(x) in a loop: no new signature
+        except TypeError:                                # an unhashable wrt: UsageError below
+            known = None
+        if known is None:
+            self_selected = bound_self is not None and _selects_self(fn, wrt)
+            if bound_self is None or self_selected:
+                signature_fn = fn            # wrt="self": the object is the first argument
+            else:
+                signature_fn = functools.partial(fn, bound_self)
+            known = (_Selection(signature_fn, wrt), self_selected)
+            _SELECTIONS.setdefault(fn, {})[key] = known
+        selection, self._self_selected = known
         self._fn, self._self = fn, bound_self
         self._selection = selection      # last: another thread may see it set
         return selection
@@ -207,12 +219,16 @@ class _Differentiated:
         if not repeat_path.fits(args, key, selection.places):
             return None
         key = tuple(key)
-        kinds = (key, tuple(a.dtype for a in args if type(a) is np.ndarray))
-        repeat = self._repeats.get(kinds)
-        if repeat is None and len(self._repeats) < cache.MAX_SPECIALISATIONS:
-            repeat = self._repeats[kinds] = repeat_path.make_repeat(
+        kinds = (key, tuple(a.dtype for a in args if type(a) is np.ndarray), selection.single,
+                 self._unconnected)
+        repeats = self._instance.repeats      # shared by every grad(f) of this instance
+        repeat = repeats.get(kinds)
+        if repeat is None and len(repeats) < cache.MAX_SPECIALISATIONS:
+            repeat = repeats[kinds] = repeat_path.make_repeat(
                 self._fn, self._instance, specialised.grad, args, key, selection.places,
                 selection.single, self._finisher(selection), raw)
+        if repeat is not None:
+            repeats[selection.single, self._unconnected] = repeat    # what a new grad(f) tries first
         return repeat
 
     def _finisher(self, selection):
@@ -225,6 +241,12 @@ class _Differentiated:
         return finish
 
     def __call__(self, *args, output_gradients=None, **kwargs):
+        try:
+            return self._call(args, output_gradients, kwargs)
+        except Exception as error:
+            raise for_user(error) from chained_cause(error)
+
+    def _call(self, args, output_gradients, kwargs):
         repeat = self._repeat
         if repeat is not None and not kwargs and output_gradients is None:
             gradients = repeat(self._fn, args)      # a call shaped like the last: the short path
@@ -235,7 +257,13 @@ class _Differentiated:
         if found is None or not found.current(self._fn):
             # a rebound helper or new defaults need another instance (usually a cache hit)
             found = self._instance = cache.instance(self._fn, selection.names, self._optimize)
-            self._repeats = {}
+            self._repeat = None
+            if self._specialize and not self._with_value:   # grad(f)(x) written inline, again
+                self._repeat = found.repeats.get((selection.single, self._unconnected))
+                if self._repeat is not None and not kwargs and output_gradients is None:
+                    gradients = self._repeat(self._fn, args)
+                    if gradients is not None:
+                        return gradients
         if self._self_selected:
             args = (self._self,) + args
         values = selection.values(args, kwargs)
@@ -312,6 +340,7 @@ def value_and_grad(f=None, wrt=0, *, unconnected_gradients="none", optimize=True
         fn, wrt, unconnected_gradients, optimize, with_value=True, specialize=specialize))
 
 
+@user_facing
 def vjp(f, *args, wrt=None, unconnected_gradients="none", optimize=True, specialize=True,
         **kwargs):
     """Run ``f(*args, **kwargs)`` and return ``(out, pullback)``.
@@ -351,6 +380,7 @@ def vjp(f, *args, wrt=None, unconnected_gradients="none", optimize=True, special
     out, residuals = found.fwd(*call_args, **kwargs)
     bwd, tape_index = found.bwd, found.build.tape_index
 
+    @user_facing
     def pullback(v):
         saved = residuals
         if tape_index is not None:       # each backward pass empties its own copy of the tape
@@ -365,6 +395,7 @@ def vjp(f, *args, wrt=None, unconnected_gradients="none", optimize=True, special
     return out, pullback
 
 
+@user_facing
 def source(f, mode="reverse", wrt=0, optimize=True, args=None):
     """The generated source of ``f``'s derivative, as text.
 

@@ -26,7 +26,9 @@ import numpy as np
 from srctrans.runtime.seeding import check_output
 
 from srctrans import pipeline
-from srctrans.errors import NoSourceError, UnsupportedSyntaxError
+from srctrans.emit.compile import forget_sources
+from srctrans.reporting import internal_failure
+from srctrans.errors import Location, NoSourceError, SrcTransError, UnsupportedSyntaxError
 from srctrans.parse.resolve import still_valid
 from srctrans.parse.source import nesting_depth, parse_function
 from srctrans.rules import REGISTRY
@@ -35,6 +37,14 @@ _lock = threading.RLock()
 _builds = {}                                 # (code, options) -> [Build]
 _instances = weakref.WeakKeyDictionary()     # function -> {options: (fwd, bwd, build)}
 _in_progress = set()
+_memos = []                                  # the API's per-function memos (see memo)
+
+
+def memo():
+    """A new per-function memo (weak on the function) that :func:`clear` empties too."""
+    table = weakref.WeakKeyDictionary()
+    _memos.append(table)
+    return table
 
 
 def reverse_pair(fn, wrt, optimize=True, unconnected_zero=False, location=None):
@@ -100,8 +110,8 @@ class Instance:
     rule registered since (``st.register_vjp``) get a fresh instance.
     """
 
-    __slots__ = ("fwd", "bwd", "grad", "build", "variants", "_defaults", "_kwdefaults",
-                 "_globals", "_cells", "_rules")
+    __slots__ = ("fwd", "bwd", "grad", "build", "variants", "repeats", "_defaults",
+                 "_kwdefaults", "_globals", "_cells", "_rules")
 
     def __init__(self, fn, fwd, bwd, *rest):
         *fused, build = rest
@@ -112,6 +122,7 @@ class Instance:
                 generated.__kwdefaults__ = fn.__kwdefaults__
         self.fwd, self.bwd, self.build = fwd, bwd, build
         self.variants = {}                   # shape key -> specialised Instance
+        self.repeats = {}                    # the short paths of api.grad for calls of this instance
         self._defaults, self._kwdefaults = fn.__defaults__, fn.__kwdefaults__
         self._rules = REGISTRY.version          # a rule registered later needs a new build
         closure = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
@@ -389,7 +400,8 @@ def _recursion_headroom(depth):
 
 
 def _with_location(step, fn, location, *args):
-    """``step(fn, *args)``; a callee without source is reported at its call site."""
+    """``step(fn, *args)``; a callee without source is reported at its call site, and a
+    failure of srctrans itself is an InternalError at the function's definition."""
     try:
         return step(fn, *args)
     except NoSourceError as error:
@@ -400,13 +412,28 @@ def _with_location(step, fn, location, *args):
                                 location, error.hint)
         located.at_call = True
         raise located from None
+    except SrcTransError:
+        raise
+    except Exception as error:
+        raise internal_failure(error, location or _definition(fn)) from error
+
+
+def _definition(fn):
+    """The :class:`Location` of ``fn``'s ``def`` line, or None."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return None
+    return Location(code.co_filename, code.co_firstlineno, getattr(fn, "__qualname__", None))
 
 
 def clear():
-    """Forget every build and instance (for benchmarks of the first call)."""
+    """Forget every build and instance, and the generated source kept for tracebacks."""
     with _lock:
         _builds.clear()
         _instances.clear()
+        for table in _memos:
+            table.clear()
+        forget_sources()
 
 
 # -- forward mode ----------------------------------------------------------------

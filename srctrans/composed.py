@@ -9,16 +9,17 @@ itself is never needed for an HVP.
 """
 
 import functools
-import weakref
 
 import numpy as np
 
 from srctrans import cache
+from srctrans.reporting import user_facing
 from srctrans.errors import ShapeError, UsageError
 
 _MODES = ("auto", "reverse", "forward")
 
 
+@user_facing
 def jacobian(f, wrt=0, *, mode="auto", optimize=True):
     """The Jacobian of ``f`` as a new function.
 
@@ -45,6 +46,7 @@ def jacobian(f, wrt=0, *, mode="auto", optimize=True):
     _check_mode(mode)
 
     @functools.wraps(f, updated=())
+    @user_facing
     def jacobian_of_f(*args):
         fn, call_args, names, indices, single = _selected(f, args, wrt)
         inputs = [np.asarray(call_args[i]) for i in indices]
@@ -65,6 +67,7 @@ def jacobian(f, wrt=0, *, mode="auto", optimize=True):
     return jacobian_of_f
 
 
+@user_facing
 def batch_jacobian(f, wrt=0, *, mode="auto", optimize=True):
     """The Jacobian of each batch row of ``f``'s output with respect to the same row of its input.
 
@@ -90,6 +93,7 @@ def batch_jacobian(f, wrt=0, *, mode="auto", optimize=True):
         raise UsageError("batch_jacobian takes one argument in wrt", hint="call it once per argument")
 
     @functools.wraps(f, updated=())
+    @user_facing
     def batch_jacobian_of_f(*args):
         fn, call_args, names, indices, _ = _selected(f, args, wrt)
         x = np.asarray(call_args[indices[0]])
@@ -115,6 +119,7 @@ def batch_jacobian(f, wrt=0, *, mode="auto", optimize=True):
     return batch_jacobian_of_f
 
 
+@user_facing
 def hessian(f, wrt=0, *, optimize=True):
     """The Hessian of a scalar function, forward over reverse, as a new function.
 
@@ -129,6 +134,7 @@ def hessian(f, wrt=0, *, optimize=True):
       JVP of the generated gradient function.
     """
     @functools.wraps(f, updated=())
+    @user_facing
     def hessian_of_f(*args):
         fn, call_args, names, indices, single = _selected(f, args, wrt)
         gradient = _gradient_function(fn, names, call_args)
@@ -147,6 +153,7 @@ def hessian(f, wrt=0, *, optimize=True):
     return hessian_of_f
 
 
+@user_facing
 def hvp(f, primals, tangents, *, optimize=True):
     """The Hessian of the scalar ``f`` at ``primals`` applied to ``tangents``, forward over reverse.
 
@@ -197,7 +204,7 @@ def _selected(f, args, wrt):
     return fn, call_args, names, indices, single
 
 
-_selections = weakref.WeakKeyDictionary()    # function -> {(wrt, argument count, bound): selection}
+_selections = cache.memo()    # function -> {(wrt, argument count, bound): selection}
 
 
 def _selection(fn, bound_self, args, wrt):

@@ -71,3 +71,12 @@ class ShapeError(SrcTransError):
 
 class UsageError(SrcTransError):
     """The srctrans API was called with arguments that make no sense."""
+
+
+class InternalError(SrcTransError):
+    """srctrans itself failed (a bug to report); ``internal`` holds the original exception.
+
+    Set ``SRCTRANS_TRACEBACK=full`` to see the original exception and every frame instead.
+    """
+
+    internal = None

@@ -5,7 +5,6 @@ arguments (those given a tangent) and cached like every other derivative.
 """
 
 import functools
-import weakref
 
 import numpy as np
 
@@ -13,10 +12,12 @@ from srctrans import runtime
 from srctrans.runtime.containers import map_leaves
 from srctrans.runtime.seeding import check_output, is_complex, is_integer
 from srctrans import cache
+from srctrans.reporting import user_facing
 from srctrans.errors import NonDifferentiableError, ShapeError, UsageError
 from srctrans.signatures import positional_names
 
 
+@user_facing
 def jvp(f, primals, tangents, *, optimize=True):
     """The output of ``f`` at ``primals`` and its directional derivative along ``tangents``.
 
@@ -110,7 +111,7 @@ class _Plan:
         self.tangents = tangents     # (primal index, tangent keyword) per given tangent
 
 
-_plans = weakref.WeakKeyDictionary()      # function -> {call pattern: _Plan}
+_plans = cache.memo()      # function -> {call pattern: _Plan}
 
 
 def _plan(fn, bound_self, primals, pattern, optimize, tangent_only):

@@ -44,11 +44,11 @@ A selected Python float gets an ``np.float64`` gradient, as :func:`grad` documen
 """
 
 import builtins
-import linecache
 
 import numpy as np
 
 from srctrans import cache
+from srctrans.emit.compile import register_source
 
 
 def fits(args, key, places):
@@ -149,9 +149,9 @@ def make_repeat(fn, instance, fused, args, key, places, single, finish, raw):
         *call,
     ]
     text = "\n".join(line for line in lines if line) + "\n"
-    filename = f"<srctrans repeat guard of {fn.__qualname__} #{id(namespace):x}>"
-    exec(compile(text, filename, "exec"), namespace)
-    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    # made once per instance and shape key (st.clear_cache takes the linecache entry back)
+    exec(compile(text, register_source(text, f"repeat guard of {fn.__qualname__}"), "exec"),
+         namespace)
     return namespace[name]
 
 

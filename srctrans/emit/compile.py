@@ -6,21 +6,33 @@ Guarantees: :func:`compile_functions` returns a :class:`Compiled` whose
 ``instantiate`` gives live functions that read the user's globals and the
 user function's closure cells live (as the user's function does), and read
 srctrans's own names (the runtime, NumPy, called derivative passes) through a
-factory's closure, never through the user's namespace. The text is registered
-with :mod:`linecache`, so tracebacks and ``inspect.getsource`` show it.
+factory's closure, never through the user's namespace. The text is kept in
+memory only, registered with :mod:`linecache` under a pseudo file name
+(``<srctrans ...>``), so tracebacks and ``inspect.getsource`` show it; nothing
+is written to disk. :func:`forget_sources` takes those entries back.
 """
 
 import hashlib
 import linecache
-import os
 import re
-import tempfile
 import types
+import typing
+
+import gast
 
 from srctrans.emit.printer import INDENT, function_lines
 
 FACTORY = "__srctrans_factory__"
-_DIRECTORY = os.path.join(tempfile.gettempdir(), "srctrans-generated")
+_registered = {}               # pseudo file name of generated code -> (user's file, function)
+_LINE_COMMENT = re.compile(r"\s*# line (\d+): (.*)")
+
+
+class Origin(typing.NamedTuple):
+    """The user's line a line of generated code comes from."""
+    filename: str
+    lineno: int
+    function: str
+    text: str
 
 
 def is_generated(fn):
@@ -69,23 +81,63 @@ def _share_cells(generated, user_cells):
     return shared
 
 
-def _write(text, label):
-    """Save ``text`` to a real file, so every traceback printer can show its lines.
+def register_source(text, label, user_fn=None):
+    """The pseudo file name ``text`` is compiled with, its lines registered with linecache.
 
-    Falls back to a pseudo-file name (still registered with linecache) when the
-    temporary directory is not writable.
+    Named by content: building the same code again reuses one entry. ``user_fn``
+    is the function the code was generated from (see :func:`generated_origin`).
     """
-    stem = re.sub(r"[^A-Za-z0-9_]+", "_", label).strip("_")
-    # named by content: building the same code again reuses one file instead of adding one
-    name = f"{stem}_{hashlib.sha1(text.encode()).hexdigest()[:12]}.py"
-    try:
-        os.makedirs(_DIRECTORY, exist_ok=True)
-        path = os.path.join(_DIRECTORY, name)
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        return path
-    except OSError:
-        return f"<srctrans {label} #{name}>"
+    stem = re.sub(r"[^A-Za-z0-9_.]+", " ", label).strip()
+    filename = f"<srctrans {stem} #{hashlib.sha1(text.encode()).hexdigest()[:12]}>"
+    # no modification time: linecache.checkcache keeps the entry (there is no file to check)
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    code = getattr(user_fn, "__code__", None)
+    _registered[filename] = (code.co_filename, user_fn.__qualname__) if code else None
+    return filename
+
+
+def generated_origin(filename, lineno):
+    """The :class:`Origin` of line ``lineno`` of generated code, or None when unknown.
+
+    Generated statements follow a ``# line N: text`` comment naming the user's line.
+    """
+    user = _registered.get(filename)
+    lines = linecache.cache.get(filename, (None, None, ()))[2]
+    if user is None or not 0 < lineno <= len(lines):
+        return None
+    for line in reversed(lines[:lineno]):
+        found = _LINE_COMMENT.match(line)
+        if found:
+            return Origin(user[0], int(found.group(1)), user[1], found.group(2).strip())
+        if line.lstrip().startswith("def "):
+            return None
+    return None
+
+
+def forget_sources():
+    """Remove the linecache entries of all generated code (``st.clear_cache``)."""
+    for filename in _registered:
+        linecache.cache.pop(filename, None)
+    _registered.clear()
+
+
+def _without_defaults(function):
+    """``function`` with each default value printed as None.
+
+    The factory must not evaluate the user's default expressions (``num=num``
+    may name a local of a scope that has returned): :class:`Instance` gives
+    the generated functions the user function's own ``__defaults__``.
+    """
+    if not function.args.defaults and not any(function.args.kw_defaults):
+        return function
+    copy = gast.FunctionDef(function.name, gast.arguments(
+        function.args.args, function.args.posonlyargs, function.args.vararg,
+        function.args.kwonlyargs,
+        [None if d is None else gast.Constant(None, None) for d in function.args.kw_defaults],
+        function.args.kwarg, [gast.Constant(None, None) for _ in function.args.defaults]),
+        function.body, function.decorator_list, function.returns, function.type_comment,
+        getattr(function, "type_params", []))
+    return copy
 
 
 def compile_functions(functions, closure, user_fn, label):
@@ -101,13 +153,12 @@ def compile_functions(functions, closure, user_fn, label):
     printed = [function_lines(f) for f in functions]
     source = "\n\n".join("\n".join(lines) for lines in printed) + "\n"
     lines = [f"def {FACTORY}({params}):"]
-    for function_text in printed:
+    for function_text in map(function_lines, map(_without_defaults, functions)):
         lines.extend(INDENT + line if line else line for line in function_text)
         lines.append("")
     lines.append(f"{INDENT}return ({names},)")
     text = "\n".join(lines) + "\n"
-    filename = _write(text, label)
-    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    filename = register_source(text, label, user_fn)
     code = compile(text, filename, "exec")
     namespace = {}
     exec(code, user_fn.__globals__, namespace)

@@ -34,6 +34,7 @@ from srctrans import runtime
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno, Origin
+from srctrans.emit.printer import unparse
 from srctrans.errors import UnsupportedSyntaxError
 from srctrans.naming import operator_name
 from srctrans.parse.resolve import MISSING
@@ -341,6 +342,8 @@ class _Normalizer:
 
     def _call(self, call, out):
         func = call.func
+        for made in (call, func) if isinstance(func, gast.Call) else (call,):   # st.grad(g)(x)
+            self._refuse_local_function_values(made)
         if not call.args and not call.keywords and isinstance(func, gast.Name):
             empty = {list: gast.List([], gast.Load()), dict: gast.Dict([], [])}
             callee = self.resolver.resolve(func)
@@ -364,6 +367,17 @@ class _Normalizer:
         elif func.attr == "astype" and self._casts_to_integers(call):
             anno.set_(new, Anno.CONSTANT, True)
         return new
+
+    def _refuse_local_function_values(self, call):
+        """A local function is inlined where it is called; passed as a value (to st.grad,
+        st.jvp, or any function) it has no value to pass."""
+        for argument in list(call.args) + [k.value for k in call.keywords]:
+            if isinstance(argument, gast.Name) and argument.id in self._local_functions:
+                raise UnsupportedSyntaxError(
+                    f"`{argument.id}`, a function defined inside the function being "
+                    f"differentiated, passed to `{unparse(call.func)}`", self.parsed.location(call),
+                    f"define `{argument.id}` at module level, passing what it reads from here "
+                    "as arguments")
 
     def _casts_to_integers(self, call):
         """Whether ``x.astype(dtype)`` casts to an integer or boolean dtype written statically."""

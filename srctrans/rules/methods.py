@@ -27,6 +27,7 @@ METHODS = {
     "reshape": Method(np.reshape, pack=True), "transpose": Method(np.transpose, pack=True),
     "ravel": Method(np.ravel), "flatten": Method(np.ravel), "squeeze": Method(np.squeeze),
     "swapaxes": Method(np.swapaxes), "copy": Method(rt.identity),
+    "conj": Method(np.conj), "conjugate": Method(np.conjugate),
     "astype": Method(rt.identity),
     # constant results
     "argmax": Method(np.argmax), "argmin": Method(np.argmin), "argsort": Method(np.argsort),
@@ -36,7 +37,8 @@ METHODS = {
 
 # Attributes of arrays: the primal they read through, or None for constants.
 ATTRIBUTES = {
-    "T": np.transpose,
+    "T": np.transpose, "real": np.real, "imag": np.imag,
+    **({"mT": np.matrix_transpose} if hasattr(np, "matrix_transpose") else {}),
     "shape": None, "ndim": None, "size": None, "dtype": None, "itemsize": None,
     "nbytes": None,
 }

@@ -37,6 +37,21 @@ def transpose(g, ans, a, axes=None):
 
 linear(np.transpose)
 
+# On the real arrays srctrans differentiates (complex ones are refused), the real
+# part and the conjugate are the array itself (x.real, np.conj(x)).
+@vjp(np.real, np.conjugate)        # np.conj is np.conjugate
+def real(g, ans, val):
+    return g
+
+linear(np.real, np.conjugate)
+
+if hasattr(np, "matrix_transpose"):          # NumPy 2: x.mT
+    @vjp(np.matrix_transpose)
+    def matrix_transpose(g, ans, x):
+        return np.matrix_transpose(g)
+
+    linear(np.matrix_transpose)
+
 @vjp(np.swapaxes)
 def swapaxes(g, ans, a, axis1, axis2):
     return np.swapaxes(g, axis1, axis2)

@@ -1,0 +1,149 @@
+"""How an exception leaves srctrans: the user's frames, at the user's line, never an internal type.
+
+Every public entry point (``grad(f)(...)``, ``vjp``, ``jvp``, ``hessian``, ...)
+passes what it raises through :func:`for_user`:
+
+* a :class:`~srctrans.errors.SrcTransError` (about the user's code or call)
+  loses srctrans's own frames (the compiler, the runtime, generated code),
+  as JAX filters its tracebacks: the user sees their call and the message;
+* an exception raised by an operation of the user's program while generated
+  code runs (NumPy's error for mismatched shapes, say) is the one calling the
+  function itself would raise: it passes unchanged but for srctrans's frames
+  (generated code's frames stay) and a note naming the user's line;
+* any other exception is srctrans's own failure: it becomes an
+  :class:`~srctrans.errors.InternalError` naming the user's line, with the
+  original kept as ``error.internal``.
+
+``SRCTRANS_TRACEBACK=full`` in the environment turns all of this off: every
+frame is shown and internal failures keep their own type.
+"""
+
+import functools
+import os
+
+from srctrans import runtime
+from srctrans.emit.compile import generated_origin
+from srctrans.errors import InternalError, Location, SrcTransError
+
+_OWN_DIRECTORIES = tuple(os.path.dirname(os.path.abspath(module.__file__)) + os.sep
+                         for module in (runtime, __import__("srctrans")))
+_GENERATED = "<srctrans "
+_REPORTED = "__srctrans_reported__"
+
+
+def full_tracebacks():
+    """Whether the user asked for every frame (``SRCTRANS_TRACEBACK=full``)."""
+    return os.environ.get("SRCTRANS_TRACEBACK", "").lower() == "full"
+
+
+def for_user(error):
+    """The exception to raise in place of ``error``, which escaped a public entry point."""
+    if full_tracebacks() or getattr(error, _REPORTED, False):
+        return error
+    frames = _frames(error.__traceback__)
+    if isinstance(error, SrcTransError):
+        return _reported(error, [f for f in frames if _is_user(f)])
+    ours = [i for i, f in enumerate(frames) if not _is_user(f)]
+    last = ours[-1] if ours else None
+    raised_by_user = last is None or any(_is_user(f) and not _is_library(f)
+                                         for f in frames[last + 1:])
+    if raised_by_user or _is_generated(frames[last]):
+        kept = [f for f in frames if not _is_own(f)]
+        origin = _origin(frames)
+        if origin is not None and hasattr(error, "add_note"):
+            error.add_note(f"srctrans: raised by line {origin.lineno} of {origin.filename} "
+                           f"(in {origin.function}), run as generated code: {origin.text}")
+        return _reported(error, kept)
+    origin = _origin(frames)
+    where = None if origin is None else Location(origin.filename, origin.lineno,
+                                                 origin.function)
+    wrapped = InternalError(
+        f"srctrans failed ({type(error).__name__}: {error})", where,
+        "this is a bug in srctrans, not in your code; please report it with the "
+        "traceback printed when SRCTRANS_TRACEBACK=full is set")
+    wrapped.internal = error
+    wrapped.__suppress_context__ = True
+    return _reported(wrapped, [f for f in frames if _is_user(f)])
+
+
+def internal_failure(error, location):
+    """An :class:`InternalError` for ``error``, raised while building a derivative of the
+    function at ``location``; ``error`` itself under ``SRCTRANS_TRACEBACK=full``."""
+    if full_tracebacks() or isinstance(error, SrcTransError):
+        return error
+    wrapped = InternalError(
+        f"srctrans failed while building this derivative ({type(error).__name__}: {error})",
+        location, "this is a bug in srctrans, not in your code; please report it with the "
+                  "traceback printed when SRCTRANS_TRACEBACK=full is set")
+    wrapped.internal = error
+    return wrapped
+
+
+def _frames(tb):
+    frames = []
+    while tb is not None:
+        frames.append(tb)
+        tb = tb.tb_next
+    return frames
+
+
+def _reported(error, kept):
+    """``error`` with only the traceback entries ``kept``, marked as reported."""
+    for before, after in zip(kept, kept[1:]):
+        before.tb_next = after
+    if kept:
+        kept[-1].tb_next = None
+    error.__traceback__ = kept[0] if kept else None
+    try:
+        setattr(error, _REPORTED, True)
+    except AttributeError:         # an exception type without a __dict__
+        pass
+    return error
+
+
+def _filename(tb):
+    return tb.tb_frame.f_code.co_filename
+
+
+def _is_generated(tb):
+    return _filename(tb).startswith(_GENERATED)
+
+
+def _is_own(tb):
+    """srctrans's own Python files (compiler, runtime) and its repeat guards."""
+    name = _filename(tb)
+    return name.startswith(_OWN_DIRECTORIES) or name.startswith(_GENERATED + "repeat guard")
+
+
+def _is_user(tb):
+    return not _is_own(tb) and not _is_generated(tb)
+
+
+def _is_library(tb):
+    """A frame of an installed package (NumPy raising for the generated code)."""
+    name = _filename(tb)
+    return "site-packages" in name or "dist-packages" in name or name.startswith("<frozen")
+
+
+def _origin(frames):
+    """The user's line behind the innermost generated frame, or None."""
+    for tb in reversed(frames):
+        if _is_generated(tb):
+            return generated_origin(_filename(tb), tb.tb_lineno)
+    return None
+
+
+def user_facing(function):
+    """``function`` (a public entry point) raising what :func:`for_user` makes of its errors."""
+    @functools.wraps(function)
+    def entry(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except Exception as error:
+            raise for_user(error) from chained_cause(error)
+    return entry
+
+
+def chained_cause(error):
+    """What to chain the reported exception to: the internal one only in full tracebacks."""
+    return error.__cause__ if not isinstance(error, InternalError) else None
