@@ -91,12 +91,75 @@ def _cached(fn, options, location, new_build, kind):
     with _lock:
         build = _find_build(fn, options)
         if build is None:
-            build = new_build(fn, options, location)
-            build.options = options
-            _builds.setdefault((fn.__code__, options), []).append(build)
+            build = _build_callees_first(fn, options, location, new_build)
         found = kind(fn, *build.compiled.instantiate(fn), build)
         _instances.setdefault(fn, {})[options] = found
         return found
+
+
+# Builds nest (the build of a caller asks for its callees' as it meets their calls),
+# at most this deep; deeper, the callee is built first, from the outermost build.
+MAX_NESTED_BUILDS = 8
+_nesting = [0]          # how deep the current build is (builds hold _lock: one thread at a time)
+
+
+class _NeedsCallee(BaseException):
+    """Raised by a build nested too deep: build this request first, then try again.
+
+    A BaseException, so that no ``except Exception`` on the way can swallow it.
+    """
+
+    def __init__(self, request):
+        super().__init__()
+        self.request = request
+
+
+def _build_callees_first(fn, options, location, new_build):
+    """A new build of ``fn`` for ``options``, recorded in ``_builds``.
+
+    The stack of Python frames does not grow with the depth of the user's call
+    chain: a build nested ``MAX_NESTED_BUILDS`` deep stops and asks (with
+    :class:`_NeedsCallee`) for its callee to be built first; the outermost
+    build keeps a list of such requests and works through it, retrying each
+    caller once its callee is cached. Each function is then built about twice
+    at worst. A request for a function whose build is waiting on the list is
+    recursion, reported at the call.
+    """
+    request = (fn, options, location, new_build)
+    if _nesting[0] >= MAX_NESTED_BUILDS:
+        raise _NeedsCallee(request)
+    if _nesting[0] > 0:
+        return _recorded_build(*request)
+    pending = [request]          # the codes of all but the last are in _in_progress
+    try:
+        while True:
+            try:
+                build = _recorded_build(*pending[-1])
+            except _NeedsCallee as need:
+                callee, _, call_location, _ = need.request
+                if any(callee.__code__ is waiting[0].__code__ for waiting in pending):
+                    raise _recursion_error(callee, call_location) from None
+                _in_progress.add(pending[-1][0].__code__)
+                pending.append(need.request)
+                continue
+            pending.pop()
+            if not pending:
+                return build
+            _in_progress.discard(pending[-1][0].__code__)      # retried next
+    finally:
+        _in_progress.difference_update(waiting[0].__code__ for waiting in pending)
+
+
+def _recorded_build(fn, options, location, new_build):
+    """``new_build(fn, options, location)``, recorded in ``_builds``; counts as one nesting."""
+    _nesting[0] += 1
+    try:
+        build = new_build(fn, options, location)
+    finally:
+        _nesting[0] -= 1
+    build.options = options
+    _builds.setdefault((fn.__code__, options), []).append(build)
+    return build
 
 
 class Instance:
@@ -131,7 +194,12 @@ class Instance:
         self._globals = [(name, value) for name, value in assumed if name not in closure]
 
     def current(self, fn):
-        """True while ``fn``'s defaults and the objects its called names denote are unchanged."""
+        """True while ``fn``'s defaults and the objects its called names denote are unchanged,
+        here and in every user function it differentiates through."""
+        return self.current_here(fn) and (not self.build.callees or callees_current(self.build))
+
+    def current_here(self, fn):
+        """:meth:`current` but for the callees."""
         if fn.__defaults__ is not self._defaults or fn.__kwdefaults__ is not self._kwdefaults:
             return False
         if self._rules != REGISTRY.version:
@@ -149,7 +217,7 @@ class Instance:
                     return False
             except ValueError:                   # the enclosing scope deleted it
                 return False
-        return not self.build.callees or callees_current(self.build)
+        return True
 
     def assumed_globals(self):
         """(name, object) of each global or builtin name the build resolved, as :meth:`current` checks."""
@@ -189,6 +257,9 @@ class Instance:
 
 
 MAX_SPECIALISATIONS = 8
+# Specialised code is measured and keyed call by call down the chain of user functions
+# a build differentiates through; a longer chain keeps its generic code.
+MAX_SPECIALISED_DEPTH = 32
 
 
 def _run_keeping_locals(generated, args, kwargs, watch_lines=True):
@@ -321,8 +392,17 @@ def key_part(value):
 
 
 def callees_current(build):
-    """True while every user function the build differentiates through is unchanged too."""
-    return all(found.current(callee) for callee, found in build.callees)
+    """True while every user function the build differentiates through is unchanged too
+    (at any depth: a loop over the call graph, not a recursion as deep as its chains)."""
+    pending, seen = list(build.callees), set()
+    while pending:
+        callee, found = pending.pop()
+        if id(found) not in seen:
+            seen.add(id(found))
+            if not found.current_here(callee):
+                return False
+            pending.extend(found.build.callees)
+    return True
 
 
 _MISSING = object()
@@ -359,8 +439,9 @@ def _new_build(fn, options, location):
                                optimize, unconnected_zero, dict(own_shapes) or None, gradient)
     build.callees = tuple(callees)
     build.callee_residuals = build_callee.residuals
-    build.specialisable = build.follows_inputs and all(
-        found.build.specialisable for _, found in callees)
+    build.call_depth = 1 + max((found.build.call_depth for _, found in callees), default=0)
+    build.specialisable = build.follows_inputs and build.call_depth <= MAX_SPECIALISED_DEPTH \
+        and all(found.build.specialisable for _, found in callees)
     return build
 
 
@@ -370,15 +451,20 @@ def _building(fn, location):
     at ``location``), and the passes get recursion headroom for its deepest expression."""
     code = fn.__code__
     if code in _in_progress:
-        raise UnsupportedSyntaxError(
-            f"recursive call of {fn.__qualname__} cannot be differentiated", location,
-            "srctrans cannot differentiate recursion; compute the result without the function calling itself")
+        raise _recursion_error(fn, location)
     _in_progress.add(code)
     try:
         with _recursion_headroom(nesting_depth(fn)):
             yield
     finally:
         _in_progress.discard(code)
+
+
+def _recursion_error(fn, location):
+    return UnsupportedSyntaxError(
+        f"recursive call of {fn.__qualname__} cannot be differentiated", location,
+        "srctrans cannot differentiate recursion; compute the result without the function "
+        "calling itself")
 
 
 # Python frames the passes use per level of syntax-tree nesting, with a margin.

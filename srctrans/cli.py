@@ -3,6 +3,7 @@
 Usage::
 
     srctrans FILE.py:FUNCTION [--wrt NAMES_OR_INDICES] [--mode reverse|forward] [--no-optimize]
+             [--traceback]
     python -m srctrans FILE.py:FUNCTION ...
 
 ``FUNCTION`` may be dotted to reach a method (``model.py:Model.loss``); for a
@@ -14,9 +15,14 @@ is imported under a private module name (so its ``if __name__ ==
 "__main__":`` block does not run), with its directory on ``sys.path`` so it
 can import its siblings.
 
+The file is imported: its top-level code runs, as ``python -c "import
+FILE"`` would run it; run the command only on files you trust.
+
 Any error -- a missing file, a file that fails to import, an unknown
-function, code srctrans cannot differentiate -- is one line on stderr,
-``srctrans: error: ...``, and exit status 2.
+function, code srctrans cannot differentiate, a failure of srctrans itself --
+is one line on stderr, ``srctrans: error: ...``, and exit status 2.
+``--traceback`` (or ``SRCTRANS_TRACEBACK=full``) shows the full traceback
+instead.
 
 >>> main(["samples/mlp.py:loss", "--wrt", "w1,b1"])      # doctest: +SKIP
 def loss_fwd(w1, b1, w2, b2, x, y):
@@ -51,21 +57,33 @@ def main(argv=None):
         args = parser.parse_args(argv)
     except SystemExit as exit_:          # usage errors (2), --help and --version (0)
         return exit_.code
+    if args.traceback:
+        os.environ["SRCTRANS_TRACEBACK"] = "full"     # srctrans's own frames, original errors
     try:
         fn, is_method = _load_function(args.target)
         wrt = _parse_wrt(args.wrt, shift=1 if is_method else 0)
         text = srctrans.source(fn, mode=args.mode, wrt=wrt, optimize=args.optimize)
     except SrcTransError as error:
+        if args.traceback:
+            raise
         return _fail("; ".join(line.strip() for line in str(error).splitlines()))
     except CliError as error:
         return _fail(str(error))
+    except Exception as error:           # a failure of srctrans itself
+        if args.traceback:
+            raise
+        return _fail(f"internal error ({_describe(error)}); this is a bug in srctrans: "
+                     "please report it with the output of the same command with --traceback")
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return 0
 
 
 def _parser():
     parser = argparse.ArgumentParser(
-        prog="srctrans", description="Print the generated derivative of a Python function.")
+        prog="srctrans", description="Print the generated derivative of a Python function.",
+        epilog="The file is imported to find the function: its top-level code runs, as "
+               "`python -c 'import FILE'` would run it (its `if __name__ == \"__main__\":` "
+               "block does not). Run it only on files you trust.")
     parser.add_argument("target", metavar="FILE.py:FUNCTION",
                         help="the file and the function (dotted for a method: Model.loss)")
     parser.add_argument("--wrt", metavar="ARGS",
@@ -74,6 +92,9 @@ def _parser():
                         help=f"which derivative to print (default: {MODES[0]})")
     parser.add_argument("--no-optimize", dest="optimize", action="store_false",
                         help="print the code before the optimisation passes")
+    parser.add_argument("--traceback", action="store_true",
+                        help="on an error, show the full traceback, srctrans's own frames "
+                             "included (the same as SRCTRANS_TRACEBACK=full)")
     parser.add_argument("--version", action="version", version=f"%(prog)s {srctrans.__version__}")
     return parser
 

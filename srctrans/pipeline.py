@@ -140,6 +140,7 @@ class Build:
         self.tape_index = None     # where the tape is among the residuals (the backward pass empties it)
         self.follows_inputs = False   # shapes fixed by input shapes: may be specialised
         self.specialisable = False    # follows_inputs, and so do all callees; set by the cache
+        self.call_depth = 1        # the longest chain of user functions it calls, itself included
         self.options = None        # the cache options it was built for; set by the cache
         self.data_names = ()       # non-local names read as values (their shapes matter)
         self.float_values_matter = False   # a float's value may decide a shape (int(s))

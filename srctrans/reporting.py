@@ -133,13 +133,17 @@ def _origin(frames):
     return None
 
 
-def user_facing(function):
-    """``function`` (a public entry point) raising what :func:`for_user` makes of its errors."""
+def user_facing(function=None, *, only=Exception):
+    """``function`` (a public entry point) raising what :func:`for_user` makes of its errors
+    of the class ``only`` (``check_grads`` passes its own AssertionError through)."""
+    if function is None:
+        return functools.partial(user_facing, only=only)
+
     @functools.wraps(function)
     def entry(*args, **kwargs):
         try:
             return function(*args, **kwargs)
-        except Exception as error:
+        except only as error:
             raise for_user(error) from chained_cause(error)
     return entry
 

@@ -42,8 +42,8 @@ class Generator:
 
     def _reject_output_arguments(self, primal, keywords, node, args=()):
         """NumPy's ``out=`` and ``where=`` write into existing arrays: not differentiable here.
-        Nor is ``np.einsum``'s interleaved form (operands and lists of axes), whose first
-        argument is an operand where the rules expect the subscripts."""
+        Nor is ``np.einsum``'s interleaved form (operands and lists of axes) left by ANF
+        (which rewrites literal lists of axes into subscripts)."""
         for keyword in ("out", "where", "retstep"):
             if keyword in keywords and not (isinstance(keywords[keyword], gast.Constant)
                                             and keywords[keyword].value in (None, False)):
@@ -55,8 +55,9 @@ class Generator:
                 isinstance(args[0], gast.Name) and args[0].id in self.active
                 or len(args) > 1 and isinstance(args[1], (gast.Tuple, gast.List))):
             self._fail(node, UnsupportedSyntaxError,
-                       "np.einsum's interleaved form (operands and lists of axes) is not supported",
-                       "write the subscripts string: np.einsum('ij->ji', x)")
+                       "np.einsum's interleaved form with axes that are not literal lists of "
+                       "ints", "write the lists of axes in the call (np.einsum(a, [0, 1], b, "
+                       "[1, 2])) or the subscripts string (np.einsum('ij,jk', a, b))")
 
     def _bind(self, template, args, keywords, primal, node):
         """The call's arguments bound to a rule template's primal parameters (``templates.bind``)."""

@@ -352,6 +352,8 @@ class _Normalizer:
                     return display                   # list() is [], a list the function made
         if isinstance(func, gast.Name) and func.id in self._local_functions:
             return self._inline(func.id, call, out)
+        if call.args and self.resolver.resolve(func) is np.einsum:
+            call = gast.Call(func, einsum_with_subscripts(call.args), call.keywords)
         is_method = (isinstance(func, gast.Attribute) and not self._is_atom(func.value)
                      or isinstance(func, gast.Attribute) and self._reads_local(func.value))
         if is_method:
@@ -521,3 +523,38 @@ def _load(node):
     if isinstance(node, gast.Name):
         return gast.Name(node.id, gast.Load(), None, None)
     return node
+
+
+def einsum_with_subscripts(args):
+    """``np.einsum``'s arguments in the subscripts form when they are in the interleaved one
+    with literal lists of axes (``a, [0, 1], b, [1, 2]`` -> ``'ab,bc', a, b``); else ``args``."""
+    if isinstance(args[0], gast.Constant):
+        return args
+    operands, sublists = args[0::2], [_axes_literal(a) for a in args[1::2]]
+    if None in sublists or len(args) < 2:
+        return args                           # not literal: the derivative pass refuses it
+    if len(args) % 2:                         # the last argument is the output's axes
+        output, operands = _axes_literal(args[-1]), operands[:-1]
+        if output is None:
+            return args
+        sublists = sublists[:len(operands)]
+    else:
+        output = None
+    text = ",".join(map(_letters, sublists)) + ("" if output is None else "->" + _letters(output))
+    return [gast.Constant(text, None)] + operands
+
+
+def _axes_literal(node):
+    """The axes of a literal list or tuple of ints and ``...``, or None."""
+    if not isinstance(node, (gast.List, gast.Tuple)):
+        return None
+    axes = [e.value for e in node.elts if isinstance(e, gast.Constant)]
+    if len(axes) != len(node.elts) or not all(
+            a is Ellipsis or type(a) is int and 0 <= a < 52 for a in axes):
+        return None
+    return axes
+
+
+def _letters(axes):
+    return "".join("..." if a is Ellipsis else "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[a]
+                   for a in axes)
