@@ -7,7 +7,7 @@ The public API:
   source                     -- the generated derivative's source text
   check_grads                -- compare derivatives with finite differences
   stop_gradient, stop_recording, grad_of, custom_gradient,
-  register_vjp, register_jvp, nondifferentiable
+  register_vjp, register_jvp, nondifferentiable, differentiate_through
                              -- controlling gradients (srctrans.gradient_control)
   SrcTransError and its subclasses -- every error srctrans raises on purpose
 """
@@ -19,17 +19,17 @@ from srctrans.cache import clear as clear_cache
 from srctrans.checks import check_grads
 from srctrans.gradient_control import (
     stop_gradient, stop_recording, grad_of, custom_gradient, register_vjp, register_jvp,
-    nondifferentiable)
+    nondifferentiable, differentiate_through)
 from srctrans.errors import (
     SrcTransError, UnsupportedSyntaxError, NoSourceError, MissingRuleError,
-    NonDifferentiableError, ShapeError, UsageError)
+    NonDifferentiableError, ShapeError, UsageError, CallError, InternalError)
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "jacobian", "batch_jacobian", "hessian", "hvp",
     "source", "check_grads", "clear_cache",
     "stop_gradient", "stop_recording", "grad_of", "custom_gradient", "register_vjp",
-    "register_jvp", "nondifferentiable",
+    "register_jvp", "nondifferentiable", "differentiate_through",
     "SrcTransError", "UnsupportedSyntaxError", "NoSourceError", "MissingRuleError",
-    "NonDifferentiableError", "ShapeError", "UsageError",
+    "NonDifferentiableError", "ShapeError", "UsageError", "CallError", "InternalError",
 ]
 __version__ = "0.1.0"

@@ -39,8 +39,7 @@ class _Selection:
         parameters = list(inspect.signature(fn).parameters.values())
         positional = [p for p in parameters
                       if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        by_name = {p.name: p for p in parameters
-                   if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+        by_name = {p.name: p for p in parameters}       # *rest and **options too, by name
         self.single = not isinstance(wrt, (tuple, list))
         items = [wrt] if self.single else list(wrt)
         if not items:
@@ -56,13 +55,22 @@ class _Selection:
                 names.append(item)
             else:
                 if not -len(positional) <= item < len(positional):
-                    raise UsageError(f"wrt={item} but {name} has {len(positional)} "
-                                     "positional parameters")
+                    starred = [p.name for p in parameters if p.kind == p.VAR_POSITIONAL]
+                    raise UsageError(
+                        f"wrt={item} but {name} has {len(positional)} positional "
+                        f"parameter{'' if len(positional) == 1 else 's'}",
+                        hint=f"select the extra positional arguments together by name: "
+                             f"wrt={starred[0]!r} (their gradients come as a tuple)"
+                        if starred else None)
                 names.append(positional[item].name)
         if len(set(names)) != len(names):
             raise UsageError(f"wrt selects the same argument twice: {wrt!r}")
         self.names = tuple(names)
         position = {p.name: i for i, p in enumerate(positional)}
+        self._starred = {p.name: p.kind for p in parameters
+                         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+        self._named = {p.name for p in parameters} - set(self._starred)
+        self._first_extra = len(positional)
         self.places = self._places = [(position.get(n), n, by_name[n].default) for n in names]
         self._indices = [position.get(n) for n in names]
         # how many positional arguments a call needs for every selected one to be positional
@@ -75,7 +83,12 @@ class _Selection:
             return [args[index] for index in self._indices]      # the common case
         values = []
         for index, name, default in self._places:
-            if index is not None and index < len(args):
+            kind = self._starred.get(name)
+            if kind is inspect.Parameter.VAR_POSITIONAL:          # *rest: a tuple
+                values.append(tuple(args[self._first_extra:]))
+            elif kind is inspect.Parameter.VAR_KEYWORD:           # **options: a dict
+                values.append({k: v for k, v in kwargs.items() if k not in self._named})
+            elif index is not None and index < len(args):
                 values.append(args[index])
             elif name in kwargs:
                 values.append(kwargs[name])
@@ -244,7 +257,7 @@ class _Differentiated:
         try:
             return self._call(args, output_gradients, kwargs)
         except Exception as error:
-            raise for_user(error) from chained_cause(error)
+            raise for_user(error, self._f, args, kwargs) from chained_cause(error)
 
     def _call(self, args, output_gradients, kwargs):
         repeat = self._repeat
@@ -375,9 +388,12 @@ def vjp(f, *args, wrt=None, unconnected_gradients="none", optimize=True, special
     for value, name in zip(values, selection.names):
         _check_differentiable(value, name)
     found = cache.instance(fn, selection.names, optimize)
-    if specialize and optimize:
-        found = found.for_call(fn, call_args, kwargs)
-    out, residuals = found.fwd(*call_args, **kwargs)
+    try:
+        if specialize and optimize:
+            found = found.for_call(fn, call_args, kwargs)
+        out, residuals = found.fwd(*call_args, **kwargs)
+    except TypeError as error:       # the user's arguments may not fit f: Python's error
+        raise for_user(error, f, args, kwargs) from chained_cause(error)
     bwd, tape_index = found.bwd, found.build.tape_index
 
     @user_facing

@@ -180,9 +180,10 @@ class Instance:
         *fused, build = rest
         self.grad = fused[0] if fused else None   # NAME_grad, for a scalar output
         for generated in (fwd, self.grad):
-            if generated is not None:
-                generated.__defaults__ = fn.__defaults__
+            if generated is not None:      # called with the user's arguments: their defaults,
+                generated.__defaults__ = fn.__defaults__     # and their name in a TypeError
                 generated.__kwdefaults__ = fn.__kwdefaults__
+                generated.__qualname__ = fn.__qualname__
         self.fwd, self.bwd, self.build = fwd, bwd, build
         self.variants = {}                   # shape key -> specialised Instance
         self.repeats = {}                    # the short paths of api.grad for calls of this instance

@@ -73,6 +73,13 @@ class UsageError(SrcTransError):
     """The srctrans API was called with arguments that make no sense."""
 
 
+class CallError(UsageError, TypeError):
+    """A derivative was called with arguments its function's signature does not take.
+
+    Also a TypeError, the error calling the function itself raises.
+    """
+
+
 class InternalError(SrcTransError):
     """srctrans itself failed (a bug to report); ``internal`` holds the original exception.
 

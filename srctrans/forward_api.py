@@ -5,6 +5,7 @@ arguments (those given a tangent) and cached like every other derivative.
 """
 
 import functools
+import inspect
 
 import numpy as np
 
@@ -135,10 +136,13 @@ class _NoTangents:
 def _positional_names(signature_fn, count, fn):
     names = positional_names(signature_fn)
     if count > len(names):
+        starred = any(p.kind is p.VAR_POSITIONAL
+                      for p in inspect.signature(signature_fn).parameters.values())
         raise UsageError(f"jvp got {count} primals but {fn.__qualname__} has "
-                         f"{len(names)} positional parameters",
+                         f"{len(names)} positional parameter{'' if len(names) == 1 else 's'}",
                          hint="forward mode through *args is not supported; give the function "
-                              "named parameters")
+                              "named parameters" if starred else
+                              "give one primal (and one tangent) per parameter")
     return names[:count]
 
 

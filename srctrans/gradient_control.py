@@ -18,6 +18,7 @@ is rebuilt on its next call. docs/controlling.md shows each of them with the
 code srctrans generates.
 """
 
+import types
 import warnings
 
 from srctrans.runtime.custom import CustomGradient, grad_of, stop_gradient, stop_recording
@@ -128,6 +129,25 @@ def nondifferentiable(fn):
     if REGISTRY.nondifferentiable(fn):
         warnings.warn(f"{_describe(fn)} is now non-differentiable: its registered rules are dropped",
                       UserWarning, stacklevel=2)
+    cache.clear()
+    return fn
+
+
+def differentiate_through(fn):
+    """Let srctrans differentiate ``fn`` by reading its source; returns ``fn``.
+
+    Functions of installed packages (SciPy's, the standard library's: any file
+    under site-packages or the standard library) are primitives by default,
+    like NumPy's: a call of one without a rule is a ``MissingRuleError``,
+    because srctrans cannot vouch for code it was not written for. Declaring
+    a function here makes srctrans read and differentiate its source like
+    one of the user's own (its own calls must be differentiable in turn).
+    """
+    if not isinstance(fn, types.FunctionType):
+        raise UsageError(f"differentiate_through expects a function defined with def, "
+                         f"not {type(fn).__name__}",
+                         hint="register a rule for it instead: st.register_vjp(fn, rule)")
+    REGISTRY.differentiate_through(fn)
     cache.clear()
     return fn
 

@@ -19,15 +19,15 @@ frame is shown and internal failures keep their own type.
 """
 
 import functools
+import inspect
 import os
 
 from srctrans import runtime
-from srctrans.emit.compile import generated_origin
-from srctrans.errors import InternalError, Location, SrcTransError
+from srctrans.emit.compile import GENERATED_PREFIX, generated_origin
+from srctrans.errors import CallError, InternalError, Location, SrcTransError
 
 _OWN_DIRECTORIES = tuple(os.path.dirname(os.path.abspath(module.__file__)) + os.sep
                          for module in (runtime, __import__("srctrans")))
-_GENERATED = "<srctrans "
 _REPORTED = "__srctrans_reported__"
 
 
@@ -36,13 +36,21 @@ def full_tracebacks():
     return os.environ.get("SRCTRANS_TRACEBACK", "").lower() == "full"
 
 
-def for_user(error):
-    """The exception to raise in place of ``error``, which escaped a public entry point."""
+def for_user(error, called=None, args=(), kwargs=None):
+    """The exception to raise in place of ``error``, which escaped a public entry point.
+
+    ``called``, ``args`` and ``kwargs``: the user's function and the arguments the entry
+    point called it (its generated code) with; a TypeError because they do not fit its
+    signature is the user's, as calling the function itself would raise it.
+    """
     if full_tracebacks() or getattr(error, _REPORTED, False):
         return error
     frames = _frames(error.__traceback__)
     if isinstance(error, SrcTransError):
         return _reported(error, [f for f in frames if _is_user(f)])
+    if isinstance(error, TypeError) and called is not None and not _fits(called, args,
+                                                                         kwargs or {}):
+        return _reported(_call_error(error, called), [f for f in frames if _is_user(f)])
     ours = [i for i, f in enumerate(frames) if not _is_user(f)]
     last = ours[-1] if ours else None
     raised_by_user = last is None or any(_is_user(f) and not _is_library(f)
@@ -64,6 +72,31 @@ def for_user(error):
     wrapped.internal = error
     wrapped.__suppress_context__ = True
     return _reported(wrapped, [f for f in frames if _is_user(f)])
+
+
+def _call_error(error, called):
+    """A :class:`CallError` (also a TypeError) for arguments that do not fit ``called``."""
+    fn = getattr(called, "__func__", called)
+    code = getattr(fn, "__code__", None)
+    where = Location(code.co_filename, code.co_firstlineno, fn.__qualname__) if code else None
+    try:
+        signature = f"{getattr(called, '__name__', 'f')}{inspect.signature(called)}"
+    except (TypeError, ValueError):
+        signature = None
+    wrapped = CallError(str(error), where,
+                        f"call it as its signature says: {signature}" if signature else None)
+    wrapped.__suppress_context__ = True
+    return wrapped
+
+
+def _fits(called, args, kwargs):
+    try:
+        inspect.signature(called).bind(*args, **kwargs)
+    except TypeError:
+        return False
+    except ValueError:               # no signature to check against
+        return True
+    return True
 
 
 def internal_failure(error, location):
@@ -106,13 +139,13 @@ def _filename(tb):
 
 
 def _is_generated(tb):
-    return _filename(tb).startswith(_GENERATED)
+    return _filename(tb).startswith(GENERATED_PREFIX)
 
 
 def _is_own(tb):
     """srctrans's own Python files (compiler, runtime) and its repeat guards."""
     name = _filename(tb)
-    return name.startswith(_OWN_DIRECTORIES) or name.startswith(_GENERATED + "repeat guard")
+    return name.startswith(_OWN_DIRECTORIES) or name.startswith(GENERATED_PREFIX + "repeat guard")
 
 
 def _is_user(tb):

@@ -10,6 +10,11 @@ runs a derivative srctrans made becomes a call of its generated code
 ``MissingRuleError`` at the user's line.
 """
 
+import inspect
+import os
+import site
+import sysconfig
+
 import gast
 import numpy as np
 
@@ -21,7 +26,7 @@ from srctrans.differentiate.templates import bind
 from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
 from srctrans.parse.resolve import MISSING
 from srctrans.nodes import in_runtime
-from srctrans.rules import METHODS
+from srctrans.rules import METHODS, REGISTRY
 
 
 class Generator:
@@ -68,6 +73,50 @@ class Generator:
                        f"the call of {describe(primal)} does not match its rule's signature ({error})",
                        "srctrans's rule supports the arguments listed in docs/rules.md")
 
+    def _missing_rule(self, call, callee):
+        """Note a call of ``callee``, which has no rule the pass can use; the pass goes on, and
+        :meth:`_report_missing_rules` raises one error naming every such call."""
+        if not hasattr(self, "_missing"):
+            self._missing = []
+        lineno = getattr(call, "lineno", None) or (self._origin.lineno if self._origin else None)
+        self._missing.append((lineno, unparse(call.func), callee))
+
+    def _report_missing_rules(self, mode):
+        """Raise a MissingRuleError for the calls :meth:`_missing_rule` noted, if any."""
+        missing = getattr(self, "_missing", [])
+        if not missing:
+            return
+        parsed = self.unit.parsed
+        written = {}                                    # each function once, as first written
+        for _, name, callee in missing:
+            written.setdefault(id(callee), (name, callee))
+        if len(missing) == 1:
+            _, name, callee = missing[0]
+            message = f"{_called(name, callee)} {_why_no_rule(callee, mode)}"
+        else:
+            calls = ", ".join(f"{_called(name, callee)} at line {lineno}"
+                              for lineno, name, callee in missing)
+            message = f"{len(missing)} calls have no derivative rule for {mode} mode: {calls}"
+        lines = [line for name, callee in written.values() for line in registration(name, callee)]
+        hint = ("give each a rule (rules take the arguments as the call passes them):\n      "
+                + "\n      ".join(lines) + "\n  or use a function that has a rule "
+                "(docs/rules.md lists them)")
+        if any(is_installed(callee) for _, callee in written.values()):
+            hint += "; st.differentiate_through(f) differentiates an installed function's source"
+        raise MissingRuleError(message, parsed.location_of_line(missing[0][0]), hint)
+
+    def _refuse_append(self, stmt, xs):
+        """Appending to ``xs``, a list the function did not make, is refused at the user's line."""
+        if xs in self.unit.resolver.local_names:         # a parameter, or bound to one
+            self._fail(stmt, UnsupportedSyntaxError,
+                       f"appending to `{xs}`, which may be a list the caller passed",
+                       f"append to a copy: {xs} = list({xs}) first")
+        self._fail(stmt, UnsupportedSyntaxError,
+                   f"appending to `{xs}`, a list of the enclosing scope (a change the caller "
+                   "would see, which srctrans does not differentiate)",
+                   f"make a list of the function's own and return it: items = list({xs}), "
+                   "then items.append(...)")
+
     def _fail(self, node, error, message, hint):
         """Raise ``error`` at the user's line of the statement being differentiated."""
         lineno = getattr(node, "lineno", None) or (self._origin.lineno if self._origin else None)
@@ -105,11 +154,67 @@ def resolve_call(call, unit, fail):
 
 
 def is_library(callee):
-    """NumPy's and the runtime's Python functions are primitives: differentiated by rule,
-    never by source (a runtime helper without a rule is a MissingRuleError, not a trip
-    through its implementation)."""
+    """NumPy's, the runtime's and installed packages' Python functions are primitives:
+    differentiated by rule, never by source (a function of SciPy without a rule is a
+    MissingRuleError, not a trip through its implementation), unless the user asked for
+    its source with ``st.differentiate_through``."""
     module = getattr(callee, "__module__", None) or ""
-    return module.split(".")[0] == "numpy" or in_runtime(callee)
+    if module.split(".")[0] == "numpy" or in_runtime(callee):
+        return True
+    return is_installed(callee) and not REGISTRY.differentiated_through(callee)
+
+
+def is_installed(callee):
+    """Whether ``callee`` is a Python function of an installed package or the standard library."""
+    code = getattr(callee, "__code__", None) or getattr(getattr(callee, "__func__", None),
+                                                        "__code__", None)
+    return code is not None and os.path.abspath(code.co_filename).startswith(_INSTALLED)
+
+
+def _installed_directories():
+    paths = sysconfig.get_paths()
+    places = {paths.get(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+    places.update(getattr(site, "getsitepackages", lambda: [])())
+    places.add(getattr(site, "getusersitepackages", lambda: None)())
+    return tuple(os.path.abspath(p) + os.sep for p in places if p)
+
+
+_INSTALLED = _installed_directories()
+
+
+def _called(name, callee):
+    """```name``` as written, with what it is when that says more: ```lse` (scipy...)``."""
+    described = describe(callee)
+    return f"`{name}`" if name == described else f"`{name}` ({described})"
+
+
+def _why_no_rule(callee, mode):
+    if is_installed(callee):
+        return ("has no derivative rule; it is a function of an installed package, whose "
+                "source srctrans does not differentiate")
+    rule = REGISTRY.lookup(callee)
+    if rule is not None and rule.has_jvp and mode == "reverse":
+        return "has a JVP rule but no VJP rule"
+    if rule is not None and rule.has_vjp and mode == "forward":
+        return "has a VJP rule but no JVP rule"
+    if is_library(callee):
+        return "has no derivative rule"
+    return "has no derivative rule and no Python source"
+
+
+def registration(name, callee):
+    """The two lines that register rules for ``callee`` (called as ``name``) in both modes."""
+    try:           # the required positional parameters; the call may pass more
+        parameters = [p.name for p in inspect.signature(callee).parameters.values()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                      and p.default is p.empty]
+    except (TypeError, ValueError):
+        parameters = [f"x{i + 1}" for i in range(getattr(callee, "nin", 1))]
+    arguments = ", ".join(parameters + ["*args", "**kwargs"])
+    return [f"st.register_vjp({name}, lambda g, ans, {arguments}: (...,))   "
+            "# a cotangent per positional argument",
+            f"st.register_jvp({name}, lambda tangents, ans, {arguments}: ...)   "
+            "# the output's tangent"]
 
 
 def describe(obj):

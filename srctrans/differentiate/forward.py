@@ -24,7 +24,6 @@ from srctrans.runtime.custom import CustomGradient
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.differentiate.calls import Generator, describe, is_library, resolve_call
-from srctrans.emit.printer import unparse
 from srctrans.differentiate.templates import tangent_of_call
 from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
@@ -81,6 +80,7 @@ class _Tangents(Generator):
             if name in self.active and name not in self.unit.wrt:
                 prologue.append(self._zero(name))
         result.body = prologue + self._block(body[:-1])
+        self._report_missing_rules("forward")
         result.output = body[-1].value
         result.tangent = self.tangent(result.output)
         if result.tangent is None:              # the output does not depend on the inputs
@@ -166,9 +166,7 @@ class _Tangents(Generator):
         if appended is not None:
             xs, value = appended
             if xs not in self.unit.fresh_arrays:        # as reverse mode: the caller's list
-                self._fail(stmt, UnsupportedSyntaxError,
-                           f"appending to `{xs}`, which may be a list the caller passed",
-                           f"append to a list the function makes: {xs} = list({xs}) first")
+                self._refuse_append(stmt, xs)
             if xs not in self.active:
                 return [stmt]
             tangent = self.tangent(value) or self._zeros_like(value)
@@ -283,18 +281,15 @@ class _Tangents(Generator):
         rule = REGISTRY.lookup(callee)
         if rule is not None and (rule.has_jvp or rule.has_vjp):
             if not rule.has_jvp:
-                self._fail(call, MissingRuleError,
-                           f"{describe(callee)} has a VJP rule but no JVP rule, so forward mode "
-                           f"cannot go through it",
-                           f"register one with st.register_jvp({describe(callee)}, rule)")
+                self._missing_rule(call, callee)     # reported with the others after the pass
+                return [stmt, self._zero(target)]
             return [stmt, self._define(target, self._rule(callee, args, keywords, load(target), call))]
         if REGISTRY.is_nondifferentiable(callee):
             return [stmt, self._zero(target)]
         if isinstance(callee, (types.FunctionType, types.MethodType)) and not is_library(callee):
             return self._user_call(target, callee, call, stmt)
-        self._fail(call, MissingRuleError, f"`{unparse(call.func)}` has no derivative rule",
-                   "use a NumPy function that has a rule (docs/rules.md lists them), or register "
-                   "one with st.register_jvp")
+        self._missing_rule(call, callee)
+        return [stmt, self._zero(target)]
 
     def _rule(self, primal, args, keywords, ans, node):
         """The tangent of ``primal(*args, **keywords)`` whose value is ``ans``."""
@@ -302,9 +297,8 @@ class _Tangents(Generator):
             return None                         # `not c`, a comparison: piecewise constant
         rule = REGISTRY.lookup(primal)
         if rule is None or not rule.has_jvp:
-            self._fail(node, MissingRuleError, f"no forward-mode rule for {describe(primal)}",
-                       "use a function that has a rule (see docs/rules.md) or register one "
-                       "with st.register_jvp")
+            self._missing_rule(node, primal)     # reported with the others after the pass
+            return None
         self._reject_output_arguments(primal, keywords, node, args)
         if rule.custom_jvp is not None:
             rule_name = self._closure(_plain_name(primal) + "_jvp_rule", rule.custom_jvp)

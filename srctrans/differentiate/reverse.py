@@ -29,11 +29,10 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.runtime.custom import CustomGradient
 from srctrans.differentiate.control import ControlFlow
-from srctrans.differentiate.calls import Generator, describe, is_library, resolve_call
-from srctrans.emit.printer import unparse
+from srctrans.differentiate.calls import Generator, is_library, resolve_call
 from srctrans.differentiate.custom import CustomGradients, gradient_hooks
 from srctrans.differentiate.templates import cotangents
-from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
+from srctrans.errors import UnsupportedSyntaxError
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
 from srctrans.nodes import (
     runtime_call, popped_from,
@@ -100,6 +99,7 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
             if returned.value.id in self.active:
                 self.initialised.add(result.seed)
         result.forward, result.backward = self._block(body[:-1], depth=0)
+        self._report_missing_rules("reverse")
         result.prologue = self._prologue()
         result.tape = self._tape
         for name in self.unit.wrt:
@@ -221,9 +221,7 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
     def _append(self, stmt, xs, value, quiet=False):
         """``xs.append(v)``: ``v`` gets the last entry of the list's cotangent, which loses it."""
         if xs not in self.unit.fresh_arrays:
-            self._fail(stmt, UnsupportedSyntaxError,
-                       f"appending to `{xs}`, which may be a list the caller passed",
-                       f"append to a list the function makes: {xs} = list({xs}) first")
+            self._refuse_append(stmt, xs)
         adjoint = self.namer.adjoint(xs)
         constant = not (isinstance(value, gast.Name) and value.id in self.active)
         if (quiet or constant) and adjoint in self.initialised:   # v is a constant: drop its entry
@@ -356,17 +354,8 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
             return self._custom_gradient_call(target, callee, call, args, keywords, g, stmt)
         if isinstance(callee, (types.FunctionType, types.MethodType)) and not is_library(callee):
             return self._user_call(target, callee, call, args, keywords, g, stmt)
-        written, described = unparse(call.func), describe(callee)
-        name = f"`{written}`" if written == described else f"`{written}` ({described})"
-        if rule is not None and rule.has_jvp:
-            self._fail(call, MissingRuleError, f"{name} has a JVP rule but no VJP rule",
-                       f"register one for reverse mode: st.register_vjp({written}, rule)")
-        what = "has no derivative rule" if is_library(callee) else \
-            "has no derivative rule and no Python source"
-        self._fail(call, MissingRuleError, f"{name} {what}",
-                   "use a NumPy function that has a rule (docs/rules.md lists them), write the "
-                   "computation as a Python function srctrans can read, or register a rule: "
-                   f"st.register_vjp({written}, rule)")
+        self._missing_rule(call, callee)          # reported with the others after the pass
+        return None
 
     def _rule(self, primal, args, keywords, g, ans, node):
         if REGISTRY.is_nondifferentiable(primal):
@@ -375,8 +364,8 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
         if rule is not None and rule.custom_vjp is not None:   # the user's, over srctrans's own
             return self._custom_rule(primal, rule.custom_vjp, args, keywords, g, ans, node)
         if rule is None or rule.vjp is None:
-            self._fail(node, MissingRuleError, f"no derivative rule for {describe(primal)}",
-                       "use a function that has a rule (see docs/rules.md) or register one")
+            self._missing_rule(node, primal)
+            return
         self._reject_output_arguments(primal, keywords, node, args)
         pairs = self._bind(rule.template, args, keywords, primal, node)
         for name, argument in pairs:

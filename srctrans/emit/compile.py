@@ -35,9 +35,13 @@ class Origin(typing.NamedTuple):
     text: str
 
 
+GENERATED_PREFIX = "<srctrans "       # the pseudo file names of generated code
+
+
 def is_generated(fn):
     """Whether ``fn`` is a derivative srctrans generated (one built from it is a higher one)."""
-    return getattr(fn, "__qualname__", "").startswith(FACTORY + ".")
+    code = getattr(fn, "__code__", None)
+    return code is not None and code.co_filename.startswith(GENERATED_PREFIX)
 
 
 class Compiled:
@@ -88,7 +92,7 @@ def register_source(text, label, user_fn=None):
     is the function the code was generated from (see :func:`generated_origin`).
     """
     stem = re.sub(r"[^A-Za-z0-9_.]+", " ", label).strip()
-    filename = f"<srctrans {stem} #{hashlib.sha1(text.encode()).hexdigest()[:12]}>"
+    filename = f"{GENERATED_PREFIX}{stem} #{hashlib.sha1(text.encode()).hexdigest()[:12]}>"
     # no modification time: linecache.checkcache keeps the entry (there is no file to check)
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     code = getattr(user_fn, "__code__", None)

@@ -8,6 +8,7 @@ file line numbers, and a way to name a place in that file for error messages.
 
 import ast
 import inspect
+import linecache
 import os
 import sys
 import textwrap
@@ -59,6 +60,12 @@ def _describe(fn):
     return getattr(fn, "__qualname__", None) or repr(fn)
 
 
+_WHERE_SOURCE_COMES_FROM = (
+    "srctrans reads the source of a `def` from a file: define the function in a .py file "
+    "and import it, or in a Jupyter or IPython cell (which keep their source); the plain "
+    "`python` prompt and exec() keep none")
+
+
 def parse_function(fn):
     """Parse ``fn``'s source. Raises :class:`NoSourceError` when there is none."""
     if isinstance(fn, types.MethodType):
@@ -67,14 +74,18 @@ def parse_function(fn):
         raise NoSourceError(
             f"{_describe(fn)} is not a Python function with source "
             f"(it is a {type(fn).__name__})",
-            hint="differentiate a function defined with `def`, or give this "
-                 "call it from a NumPy function that has a derivative rule")
+            hint="differentiate a Python function defined with `def` that calls it "
+                 "(def f(x): return np.sin(x)); srctrans differentiates the calls it "
+                 "makes by their derivative rules")
+    filename = fn.__code__.co_filename
+    interactive = filename.startswith("<") and not filename.startswith("<ipython-input") \
+        and filename not in linecache.cache
     if fn.__name__ == "<lambda>":
         raise NoSourceError(
             "a lambda cannot be differentiated: srctrans reads a function's `def` source",
-            Location(fn.__code__.co_filename, fn.__code__.co_firstlineno, "<lambda>"),
-            hint="define the function with `def` instead of `lambda`")
-    filename = fn.__code__.co_filename
+            Location(filename, fn.__code__.co_firstlineno, "<lambda>"),
+            hint=_WHERE_SOURCE_COMES_FROM if interactive else
+            "define the function with `def` instead of `lambda`")
     try:
         # the code object, not the function: inspect follows functools.wraps to the wrapped
         # function, but srctrans must differentiate the wrapper Python actually calls
@@ -82,8 +93,7 @@ def parse_function(fn):
     except (OSError, TypeError) as error:
         raise NoSourceError(
             f"cannot read the source of {_describe(fn)} ({filename}): {error}",
-            hint="define the function in a file (not in an interactive "
-                 "session or with exec)") from None
+            hint=_WHERE_SOURCE_COMES_FROM) from None
     source = textwrap.dedent("".join(lines))
     module = gast.parse(source)
     node = module.body[0]

@@ -169,6 +169,7 @@ class RuleRegistry:
         self._nondifferentiable = {}
         self._constant_owners = ()      # types whose bound methods give constants
         self.version = 0                # changes whenever a user registers or declares something
+        self._through = set()           # installed functions whose source the user let srctrans read
 
     # -- registration ------------------------------------------------------
     def vjp(self, *primals, elementwise=False):
@@ -267,11 +268,12 @@ class RuleRegistry:
         """A snapshot of what users registered and declared, for :meth:`restore_user_rules`."""
         custom = {key: (rule.custom_vjp, rule.custom_jvp) for key, rule in self._rules.items()
                   if (rule.custom_vjp or rule.custom_jvp) is not None}
-        return custom, dict(self._nondifferentiable)
+        return custom, dict(self._nondifferentiable), set(self._through)
 
     def restore_user_rules(self, snapshot):
         """Undo every registration and declaration made since ``snapshot`` was taken (tests)."""
-        custom, nondifferentiable = snapshot
+        custom, nondifferentiable, through = snapshot
+        self._through = set(through)
         for key in list(self._rules):
             rule = self._rules[key]
             rule.custom_vjp, rule.custom_jvp = custom.get(key, (None, None))
@@ -279,6 +281,15 @@ class RuleRegistry:
                 del self._rules[key]
         self._nondifferentiable = dict(nondifferentiable)
         self.version += 1
+
+    def differentiate_through(self, fn):
+        """Let srctrans read ``fn``'s source although it belongs to an installed package."""
+        self._through.add(_key(fn))
+        self.version += 1
+
+    def differentiated_through(self, fn):
+        """Whether :meth:`differentiate_through` was asked for ``fn``."""
+        return _key(fn) in self._through
 
     # -- lookup --------------------------------------------------------------
     def lookup(self, primal):
