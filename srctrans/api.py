@@ -309,6 +309,7 @@ def _decorator_or_call(f, make):
     return make(f)
 
 
+@user_facing
 def grad(f=None, wrt=0, *, unconnected_gradients="none", optimize=True, specialize=True):
     """The gradient (vector-Jacobian product) of ``f``, as a new function.
 
@@ -345,6 +346,7 @@ def grad(f=None, wrt=0, *, unconnected_gradients="none", optimize=True, speciali
         fn, wrt, unconnected_gradients, optimize, with_value=False, specialize=specialize))
 
 
+@user_facing
 def value_and_grad(f=None, wrt=0, *, unconnected_gradients="none", optimize=True,
                    specialize=True):
     """Like :func:`grad`, but the new function returns ``(value, gradients)``
@@ -353,7 +355,12 @@ def value_and_grad(f=None, wrt=0, *, unconnected_gradients="none", optimize=True
         fn, wrt, unconnected_gradients, optimize, with_value=True, specialize=specialize))
 
 
-@user_facing
+def _call_of_vjp(f, *args, wrt=None, unconnected_gradients="none", optimize=True,
+                 specialize=True, **kwargs):
+    return f, args, kwargs
+
+
+@user_facing(calls=_call_of_vjp)
 def vjp(f, *args, wrt=None, unconnected_gradients="none", optimize=True, specialize=True,
         **kwargs):
     """Run ``f(*args, **kwargs)`` and return ``(out, pullback)``.
@@ -388,12 +395,9 @@ def vjp(f, *args, wrt=None, unconnected_gradients="none", optimize=True, special
     for value, name in zip(values, selection.names):
         _check_differentiable(value, name)
     found = cache.instance(fn, selection.names, optimize)
-    try:
-        if specialize and optimize:
-            found = found.for_call(fn, call_args, kwargs)
-        out, residuals = found.fwd(*call_args, **kwargs)
-    except TypeError as error:       # the user's arguments may not fit f: Python's error
-        raise for_user(error, f, args, kwargs) from chained_cause(error)
+    if specialize and optimize:
+        found = found.for_call(fn, call_args, kwargs)
+    out, residuals = found.fwd(*call_args, **kwargs)
     bwd, tape_index = found.bwd, found.build.tape_index
 
     @user_facing

@@ -43,9 +43,11 @@ def for_user(error, called=None, args=(), kwargs=None):
     point called it (its generated code) with; a TypeError because they do not fit its
     signature is the user's, as calling the function itself would raise it.
     """
-    if full_tracebacks() or getattr(error, _REPORTED, False):
+    if full_tracebacks():
         return error
     frames = _frames(error.__traceback__)
+    if getattr(error, _REPORTED, False):          # reported by an inner entry point already
+        return _reported(error, [f for f in frames if not _is_own(f)])
     if isinstance(error, SrcTransError):
         return _reported(error, [f for f in frames if _is_user(f)])
     if isinstance(error, TypeError) and called is not None and not _fits(called, args,
@@ -63,8 +65,8 @@ def for_user(error, called=None, args=(), kwargs=None):
                            f"(in {origin.function}), run as generated code: {origin.text}")
         return _reported(error, kept)
     origin = _origin(frames)
-    where = None if origin is None else Location(origin.filename, origin.lineno,
-                                                 origin.function)
+    where = _definition(called) if origin is None else Location(
+        origin.filename, origin.lineno, origin.function)
     wrapped = InternalError(
         f"srctrans failed ({type(error).__name__}: {error})", where,
         "this is a bug in srctrans, not in your code; please report it with the "
@@ -74,11 +76,16 @@ def for_user(error, called=None, args=(), kwargs=None):
     return _reported(wrapped, [f for f in frames if _is_user(f)])
 
 
-def _call_error(error, called):
-    """A :class:`CallError` (also a TypeError) for arguments that do not fit ``called``."""
+def _definition(called):
+    """The :class:`Location` of the ``def`` of the function ``called`` stands for, or None."""
     fn = getattr(called, "__func__", called)
     code = getattr(fn, "__code__", None)
-    where = Location(code.co_filename, code.co_firstlineno, fn.__qualname__) if code else None
+    return Location(code.co_filename, code.co_firstlineno, fn.__qualname__) if code else None
+
+
+def _call_error(error, called):
+    """A :class:`CallError` (also a TypeError) for arguments that do not fit ``called``."""
+    where = _definition(called)
     try:
         signature = f"{getattr(called, '__name__', 'f')}{inspect.signature(called)}"
     except (TypeError, ValueError):
@@ -166,18 +173,23 @@ def _origin(frames):
     return None
 
 
-def user_facing(function=None, *, only=Exception):
+def user_facing(function=None, *, only=Exception, calls=None):
     """``function`` (a public entry point) raising what :func:`for_user` makes of its errors
-    of the class ``only`` (``check_grads`` passes its own AssertionError through)."""
+    of the class ``only`` (``check_grads`` passes its own AssertionError through).
+
+    ``calls(*args, **kwargs)`` gives ``(f, f's args, f's kwargs)`` for an entry point that
+    calls the user's ``f`` (``vjp``), so that arguments not fitting ``f`` are a CallError.
+    """
     if function is None:
-        return functools.partial(user_facing, only=only)
+        return functools.partial(user_facing, only=only, calls=calls)
 
     @functools.wraps(function)
     def entry(*args, **kwargs):
         try:
             return function(*args, **kwargs)
         except only as error:
-            raise for_user(error) from chained_cause(error)
+            called = calls(*args, **kwargs) if calls is not None else (None, (), None)
+            raise for_user(error, *called) from chained_cause(error)
     return entry
 
 

@@ -199,7 +199,7 @@ def test_register_vjp_for_scipy_special():
     special = pytest.importorskip("scipy.special")
     st.register_vjp(special.erf, lambda g, ans, x: (g * 2.0 / np.sqrt(np.pi) * np.exp(-x * x),))
     st.check_grads(c.calls_erf, (X,), modes=("reverse",))
-    with pytest.raises(st.MissingRuleError, match=r"st.register_jvp\(erf, rule\)"):
+    with pytest.raises(st.MissingRuleError, match=r"st.register_jvp\(special.erf, lambda"):
         st.jvp(c.calls_erf, (X,), (np.ones_like(X),))
     st.register_jvp(special.erf, lambda tangents, ans, x: tangents[0] * 2.0 / np.sqrt(np.pi) * np.exp(-x * x))
     st.check_grads(c.calls_erf, (X,), modes=("forward", "reverse"))
@@ -282,11 +282,12 @@ def test_a_function_with_only_a_jvp_rule_needs_a_vjp_rule_in_reverse_mode():
     st.register_jvp(c.vectorized_square, lambda tangents, ans, a: 2.0 * a * tangents[0])
     with pytest.raises(st.MissingRuleError, match="has a JVP rule but no VJP rule") as info:
         st.grad(c.calls_vectorized)(X)
-    assert "st.register_vjp(vectorized_square, rule)" in str(info.value)
+    assert "st.register_vjp(vectorized_square, lambda g, ans" in str(info.value)
+    assert "st.register_jvp(" not in str(info.value)            # it has one
 
 
 def test_missing_rule_error_suggests_register_vjp():
-    with pytest.raises(st.MissingRuleError, match=r"register a rule: st.register_vjp\(vectorized_square"):
+    with pytest.raises(st.MissingRuleError, match=r"st.register_vjp\(vectorized_square, lambda"):
         st.grad(c.calls_vectorized)(X)
 
 

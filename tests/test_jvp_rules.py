@@ -201,6 +201,10 @@ SHAPES = [
     Case("expand_dims", np.expand_dims, [normal(2, 3), (0, -1)]),
     Case("transpose", np.transpose, [normal(2, 3, 4), (1, 2, 0)]),
     Case("swapaxes", np.swapaxes, [normal(2, 3, 4), 0, -1]),
+    Case("real", np.real, [normal(2, 3)]),
+    Case("conjugate", np.conjugate, [normal(2, 3)]),
+    *([Case("matrix_transpose", np.matrix_transpose, [normal(2, 3, 4)])]
+      if hasattr(np, "matrix_transpose") else []),
     Case("moveaxis", np.moveaxis, [normal(2, 3, 4), (0, 1), (2, 0)]),
     Case("broadcast_to", np.broadcast_to, [normal(3, 1), (2, 3, 4)]),
     Case("concatenate", np.concatenate, [[normal(2, 3), normal(1, 3)]]),

@@ -42,6 +42,7 @@ CORRECT = [
     (trust.min_of_list, lambda: (0.7, 0.2)),
     (trust.builtin_max_args, lambda: (0.7, 0.2)),
     (trust.einsum_second, lambda: (R.standard_normal((2, 2)),)),
+    (trust.einsum_interleaved, lambda: (R.standard_normal((2, 2)),)),   # literal axes: subscripts
     (trust.decorated, lambda: (3.0,)),
     (trust.r_concat, vector()),
     (trust.c_concat, vector()),
@@ -68,7 +69,8 @@ REFUSED = [
     (trust.view_before_write, vector(), ["`y` is changed in place", "`v`", ".copy()"]),
     (trust.reshape_view_before_write, vector(), ["`y` is changed in place", "`v`"]),
     (trust.sum_initial, vector(), ["np.sum", "initial", "trust.py:"]),
-    (trust.einsum_interleaved, lambda: (R.standard_normal((2, 2)),), ["interleaved", "trust.py:"]),
+    (trust.einsum_computed_axes, lambda: (R.standard_normal((2, 2)),),
+     ["interleaved", "trust.py:"]),
     (trust.sorts_a_list, vector(), ["sorting a list in place", "np.sort", "trust.py:"]),
 ]
 

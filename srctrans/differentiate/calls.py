@@ -79,13 +79,15 @@ class Generator:
         if not hasattr(self, "_missing"):
             self._missing = []
         lineno = getattr(call, "lineno", None) or (self._origin.lineno if self._origin else None)
-        self._missing.append((lineno, unparse(call.func), callee))
+        self._missing.append((lineno or 0, getattr(call, "col_offset", 0) or 0,
+                              unparse(call.func), callee))
 
     def _report_missing_rules(self, mode):
         """Raise a MissingRuleError for the calls :meth:`_missing_rule` noted, if any."""
-        missing = getattr(self, "_missing", [])
-        if not missing:
+        if not getattr(self, "_missing", None):
             return
+        missing = [(line, name, callee) for line, _, name, callee in   # in source order
+                   sorted(self._missing, key=lambda entry: entry[:2])]
         parsed = self.unit.parsed
         written = {}                                    # each function once, as first written
         for _, name, callee in missing:
@@ -97,8 +99,11 @@ class Generator:
             calls = ", ".join(f"{_called(name, callee)} at line {lineno}"
                               for lineno, name, callee in missing)
             message = f"{len(missing)} calls have no derivative rule for {mode} mode: {calls}"
-        lines = [line for name, callee in written.values() for line in registration(name, callee)]
-        hint = ("give each a rule (rules take the arguments as the call passes them):\n      "
+        lines = [line for name, callee in written.values()
+                 for line in registration(name, callee, _needs(callee, mode))]
+        hint = ("give each a rule: a VJP rule returns one cotangent per positional argument, "
+                "a JVP rule the output's tangent; both take the arguments as the call passes "
+                "them:\n      "
                 + "\n      ".join(lines) + "\n  or use a function that has a rule "
                 "(docs/rules.md lists them)")
         if any(is_installed(callee) for _, callee in written.values()):
@@ -185,7 +190,7 @@ _INSTALLED = _installed_directories()
 def _called(name, callee):
     """```name``` as written, with what it is when that says more: ```lse` (scipy...)``."""
     described = describe(callee)
-    return f"`{name}`" if name == described else f"`{name}` ({described})"
+    return f"`{name}`" if name == described or "<" in described else f"`{name}` ({described})"
 
 
 def _why_no_rule(callee, mode):
@@ -202,8 +207,18 @@ def _why_no_rule(callee, mode):
     return "has no derivative rule and no Python source"
 
 
-def registration(name, callee):
-    """The two lines that register rules for ``callee`` (called as ``name``) in both modes."""
+def _needs(callee, mode):
+    """The modes whose rule ``callee`` lacks: the other mode's too unless it has one."""
+    rule = REGISTRY.lookup(callee)
+    if rule is not None and rule.has_vjp and mode == "forward":
+        return ("forward",)
+    if rule is not None and rule.has_jvp and mode == "reverse":
+        return ("reverse",)
+    return ("reverse", "forward")
+
+
+def registration(name, callee, modes=("reverse", "forward")):
+    """The lines that register rules for ``callee`` (called as ``name``) in ``modes``."""
     try:           # the required positional parameters; the call may pass more
         parameters = [p.name for p in inspect.signature(callee).parameters.values()
                       if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
@@ -211,10 +226,9 @@ def registration(name, callee):
     except (TypeError, ValueError):
         parameters = [f"x{i + 1}" for i in range(getattr(callee, "nin", 1))]
     arguments = ", ".join(parameters + ["*args", "**kwargs"])
-    return [f"st.register_vjp({name}, lambda g, ans, {arguments}: (...,))   "
-            "# a cotangent per positional argument",
-            f"st.register_jvp({name}, lambda tangents, ans, {arguments}: ...)   "
-            "# the output's tangent"]
+    lines = {"reverse": f"st.register_vjp({name}, lambda g, ans, {arguments}: (...,))",
+             "forward": f"st.register_jvp({name}, lambda tangents, ans, {arguments}: ...)"}
+    return [lines[mode] for mode in modes]
 
 
 def describe(obj):

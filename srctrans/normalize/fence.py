@@ -111,8 +111,9 @@ def _check_local_functions(parsed):
         if isinstance(stmt, gast.FunctionDef):
             node = stmt
             returns = [n for n in gast.walk(stmt) if isinstance(n, gast.Return)]
-            if returns and returns != [stmt.body[-1]]:
-                _reject(parsed, returns[0], "`return` before the end of a local function",
+            early = sorted((r for r in returns if r is not stmt.body[-1]), key=lambda r: r.lineno)
+            if early:
+                _reject(parsed, early[0], "`return` before the end of a local function",
                         "not supported yet; assign the result to a name and return it at the end")
             for sub in gast.walk(stmt):
                 if isinstance(sub, (gast.Break, gast.Continue)):

@@ -156,6 +156,13 @@ def einsum_interleaved(x):
     return np.sum(np.einsum(x, (0, 1), (1, 0)) * x.T)
 
 
+AXES = (0, 1)
+
+
+def einsum_computed_axes(x):
+    return np.sum(np.einsum(x, AXES, (1, 0)) * x.T)
+
+
 def copy_call(x):
     y = np.copy(x)
     return np.sum(y * x)

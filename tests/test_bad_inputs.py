@@ -1,0 +1,223 @@
+"""The bad-input catalogue: every bad input is a SrcTransError that says where and what to do.
+
+Each row of ERRORS runs one bad input through srctrans and asserts the error
+class (so no other exception type escapes), that the message names the
+user's file and line (or, for a bad call, the argument), the words that say
+what is wrong and what to do, and that the traceback holds the user's frames,
+not srctrans's. Together with tests/test_errors.py (the constructs of
+tests/programs/unsupported.py) this is the catalogue of issue 10.
+"""
+
+import os
+import traceback
+
+import numpy as np
+import pytest
+
+import srctrans as st
+from programs import bad_inputs as b
+from programs import line_of
+
+X = np.array([0.5, 1.5])
+FILE = os.path.basename(b.__file__)
+SRCTRANS = os.path.dirname(st.__file__)
+RUNTIME = os.path.dirname(st.runtime.__file__)
+
+
+def grad(fn, *args, **options):
+    return lambda: st.grad(fn, **options)(*args)
+
+
+def fwd(fn, *args):
+    return lambda: st.jvp(fn, args, tuple(np.ones_like(a) for a in args))
+
+
+SYNTAX, MISSING = st.UnsupportedSyntaxError, st.MissingRuleError
+
+# (id, call, error class, marker of the line named (None: no line), words the message holds)
+ERRORS = [
+    ("raise", grad(b.raises, X), SYNTAX, "raise", ["`raise`"]),
+    ("class", grad(b.defines_class, X), SYNTAX, "class", ["class"]),
+    ("yield-from", grad(b.yields_from, X), SYNTAX, "yield-from", ["yield"]),
+    ("attribute-write", grad(b.writes_attribute, X, b.Box()), SYNTAX, "attribute-write",
+     ["local variable"]),
+    ("jump-out-of-block", grad(b.leaves_stop_recording, X), SYNTAX, "jump-out-of-block",
+     ["break"]),
+    ("range-variable", grad(b.assigns_loop_variable, X), SYNTAX, "range-variable",
+     ["another name"]),
+    ("unpacking-loop", grad(b.unpacks_items, X, [(1.0, 2.0)]), SYNTAX, "unpacking-loop",
+     ["unpack"]),
+    ("reversed", grad(b.loops_over_reversed, X), SYNTAX, "reversed", ["range(...)"]),
+    ("chained-write", grad(b.chained_subscript_write, X), SYNTAX, "chained-write",
+     ["one named array at a time"]),
+    ("nested-write", grad(b.nested_subscript_write, X), SYNTAX, "nested-write",
+     ["one named array at a time"]),
+    ("out", grad(b.out_keyword, X), SYNTAX, "out", ["out="]),
+    ("unused-call", grad(b.unused_numpy_call, X), SYNTAX, "unused-call", ["assign"]),
+    ("partition", grad(b.partitions_in_place, X), SYNTAX, "partition", ["partition"]),
+    ("list-sort", grad(b.sorts_list_in_place, X), SYNTAX, "list-sort", ["sort"]),
+    ("alias", grad(b.aliases, X), SYNTAX, "alias", ["`u`", "copy"]),
+    ("set-display", grad(b.set_display, X), SYNTAX, "set-display", ["set"]),
+    ("set-comprehension", grad(b.set_comprehension, X), SYNTAX, "set-comprehension", ["set"]),
+    ("dict-unpack", grad(b.dict_unpacking, X), SYNTAX, "dict-unpack", ["explicit keys"]),
+    ("lambda-argument", grad(b.lambda_argument, X), SYNTAX, "lambda-argument", ["lambda"]),
+    ("starred-call", grad(b.starred_call, X), SYNTAX, "starred-call", ["one by one"]),
+    ("walrus", grad(b.walrus, X), SYNTAX, "walrus", [":="]),
+    ("def-in-branch", grad(b.def_in_branch, X), SYNTAX, "def-in-branch", ["top of the function"]),
+    ("local-early-return", grad(b.local_early_return, X), SYNTAX, "local-early-return",
+     ["return"]),
+    ("local-star-args", grad(b.local_star_args, X), SYNTAX, "local-star-args", ["module level"]),
+    ("local-recursion", grad(b.local_recursion, X), SYNTAX, "local-recursion", ["recursive"]),
+    ("reserved", grad(b.reserved_parameter, X), SYNTAX, "reserved", ["output_gradients"]),
+    ("grad-of-local", grad(b.grad_of_local, X), SYNTAX, "grad-of-local",
+     ["`inner`", "st.grad", "module level"]),
+    ("jvp-of-local", grad(b.jvp_of_local, X), SYNTAX, "jvp-of-local",
+     ["`inner`", "st.jvp", "module level"]),
+    ("einsum-axes", grad(b.einsum_computed_axes, X, [0]), SYNTAX, "einsum-axes",
+     ["interleaved", "literal"]),
+    ("global-append", grad(b.appends_to_global, X), SYNTAX, "global-append",
+     ["`LOG`", "items = list(LOG)"]),
+    ("argument-append", grad(b.appends_to_argument, X, []), SYNTAX, "argument-append",
+     ["`items`", "items = list(items)"]),
+    ("r-slice", grad(b.r_with_slice, X), SYNTAX, "r-slice", ["np.r_"]),
+    ("scipy", grad(b.calls_scipy, X), MISSING, "scipy",
+     ["logsumexp", "installed package", "st.register_vjp(scipy.special.logsumexp",
+      "st.register_jvp(scipy.special.logsumexp", "st.differentiate_through"]),
+    ("scipy-forward", fwd(b.calls_scipy, X), MISSING, "scipy", ["logsumexp", "installed package"]),
+    ("stdlib", grad(b.calls_stdlib_python, 0.5), MISSING, "stdlib",
+     ["fmean", "installed package"]),
+    ("three-missing", grad(b.calls_three_without_rules, 0.5), MISSING, "three-missing",
+     ["3 calls have no derivative rule", "math.gamma", "logsumexp", "expit",
+      "st.register_vjp(math.gamma", "st.register_vjp(scipy.special.expit"]),
+    ("unresolved", grad(b.calls_unknown_name, X), MISSING, "unresolved",
+     ["helper_that_does_not_exist"]),
+    ("unknown-method", grad(b.calls_unknown_method, X), MISSING, "unknown-method", ["tobytes"]),
+    ("reverse-only", fwd(b.calls_reverse_only, X), MISSING, "reverse-only",
+     ["custom_gradient", "st.register_jvp"]),
+    ("exec", grad(b.from_exec, X), st.NoSourceError, None, ["from_exec", "in a .py file"]),
+    ("ufunc", grad(np.sin, X), st.NoSourceError, None, ["sin", "ufunc", "def f(x)"]),
+    ("builtin", grad(len, X), st.NoSourceError, None, ["len", "def"]),
+    ("none-output", grad(b.returns_none, X), st.NonDifferentiableError, None, ["None"]),
+    ("string-output", grad(b.returns_string, X), st.NonDifferentiableError, None, ["str"]),
+    ("int-argument", grad(b.plain, 3, X), st.NonDifferentiableError, None, ["'x'", "int"]),
+    ("string-argument", grad(b.plain, "a", X), st.NonDifferentiableError, None, ["'x'", "str"]),
+    ("complex-argument", grad(b.plain, X + 1j, X), st.NonDifferentiableError, None,
+     ["'x'", "complex"]),
+    ("wrt-name", grad(b.plain, X, X, wrt="z"), st.UsageError, None, ["'z'", "x, y"]),
+    ("wrt-index", grad(b.plain, X, X, wrt=5), st.UsageError, None, ["wrt=5"]),
+    ("wrt-index-rest", grad(b.rest_args, X, X, X, wrt=1), st.UsageError, None,
+     ["wrt='rest'"]),
+    ("wrt-type", grad(b.plain, X, X, wrt=1.5), st.UsageError, None, ["1.5"]),
+    ("wrt-twice", grad(b.plain, X, X, wrt=(0, "x")), st.UsageError, None, ["twice"]),
+    ("too-many-arguments", grad(b.plain, X, X, X), st.CallError, "plain",
+     ["plain() takes 2 positional arguments", "plain(x, y)"]),
+    ("missing-argument", grad(b.plain, X), st.CallError, "plain",
+     ["missing 1 required positional argument: 'y'"]),
+    ("unknown-keyword", lambda: st.grad(b.plain)(X, X, z=1.0), st.CallError, "plain", ["'z'"]),
+    ("vjp-arguments", lambda: st.vjp(b.plain, X), st.CallError, "plain", ["'y'"]),
+    ("output-gradients-shape", lambda: st.grad(b.plain)(X, X, output_gradients=np.ones(3)),
+     st.ShapeError, None, ["output_gradients"]),
+    ("source-mode", lambda: st.source(b.plain, mode="sideways"), st.UsageError, None,
+     ["sideways"]),
+    ("jvp-not-tuples", lambda: st.jvp(b.plain, X, X), st.UsageError, None, ["tuples"]),
+    ("jvp-count", lambda: st.jvp(b.plain, (X, X, X), (X, X, X)), st.UsageError, None,
+     ["3 primals", "one primal"]),
+    ("hvp-lengths", lambda: st.hvp(b.plain, (X, X), (X,)), st.UsageError, None, ["same length"]),
+    ("jacobian-mode", lambda: st.jacobian(b.plain, mode="sideways"), st.UsageError, None,
+     ["sideways"]),
+    ("unconnected", lambda: st.grad(b.plain, unconnected_gradients="maybe"), st.UsageError, None,
+     ["maybe"]),
+    ("not-callable", lambda: st.grad(3), st.UsageError, None, ["not callable"]),
+    ("value-and-grad-of-derivative", lambda: st.grad(st.value_and_grad(b.plain))(X, X),
+     st.UsageError, None, ["value_and_grad"]),
+    ("differentiate-through-builtin", lambda: st.differentiate_through(len), st.UsageError, None,
+     ["register"]),
+]
+
+
+@pytest.mark.parametrize("call, error, marker, words",
+                         [pytest.param(*row[1:], id=row[0]) for row in ERRORS])
+def test_bad_input_gets_a_clear_error(call, error, marker, words):
+    with pytest.raises(error) as info:
+        call()
+    assert isinstance(info.value, st.SrcTransError)
+    message = str(info.value)
+    if marker is not None:
+        assert f"{FILE}:{line_of(b, marker)}" in message, message
+    for word in words:
+        assert word in message, (word, message)
+    assert not isinstance(info.value, st.InternalError), message
+    _assert_users_frames_only(info.value)
+
+
+def _assert_users_frames_only(error):
+    """At most one frame of srctrans (the entry point that re-raised), none of generated code."""
+    frames = traceback.extract_tb(error.__traceback__)
+    own = [f for f in frames if f.filename.startswith((SRCTRANS, RUNTIME))
+           or f.filename.startswith("<srctrans ")]
+    assert len(own) <= 1, [f"{f.filename}:{f.lineno}" for f in own]
+
+
+def test_the_catalogue_is_large_enough():
+    from test_errors import ERRORS as UNSUPPORTED
+    assert len(ERRORS) + len(UNSUPPORTED) >= 60
+
+
+def test_wrt_selects_extra_positional_and_keyword_arguments():
+    dx, drest = st.grad(b.rest_args, wrt=("x", "rest"))(X, 2 * X, 3 * X)
+    np.testing.assert_allclose(dx, 2 * X)
+    assert isinstance(drest, tuple)
+    np.testing.assert_allclose(drest[0], X)
+    np.testing.assert_allclose(drest[1], 6 * X)
+    options = st.grad(b.keyword_args, wrt="options")(X, scale=2 * X)
+    np.testing.assert_allclose(options["scale"], X)
+
+
+def test_differentiate_through_reads_an_installed_function():
+    from scipy.special import _logsumexp
+    snapshot = st.rules.REGISTRY.user_rules()
+    try:
+        assert st.differentiate_through(_logsumexp.softmax) is _logsumexp.softmax
+        with pytest.raises(st.SrcTransError) as info:      # softmax's own calls need rules
+            st.grad(b.calls_scipy)(X)
+        assert "differentiate_through" not in str(info.value) or "logsumexp" in str(info.value)
+    finally:
+        st.rules.REGISTRY.restore_user_rules(snapshot)
+        st.clear_cache()
+
+
+def _broken_helper():
+    """A runtime helper with a bug: its code claims the runtime's file, as a real one would."""
+    namespace = {}
+    exec(compile("def unreduce(*args):\n    return 1.0 + {}\n", st.runtime.__file__, "exec"),
+         namespace)
+    return namespace["unreduce"]
+
+
+def test_internal_failures_are_internal_errors_at_the_users_line(monkeypatch):
+    from srctrans import runtime
+    monkeypatch.setattr(runtime, "unreduce", _broken_helper())
+    st.clear_cache()
+    try:
+        with pytest.raises(st.InternalError) as info:
+            st.grad(b.plain, specialize=False)(X, X)
+        assert f"{FILE}:{line_of(b, 'plain') + 1}" in str(info.value), str(info.value)
+        assert "this is a bug in srctrans" in str(info.value)
+        assert isinstance(info.value.internal, TypeError)
+        _assert_users_frames_only(info.value)
+    finally:
+        monkeypatch.undo()
+        st.clear_cache()
+
+
+def test_full_tracebacks_keep_the_original_error(monkeypatch):
+    from srctrans import runtime
+    monkeypatch.setattr(runtime, "unreduce", _broken_helper())
+    monkeypatch.setenv("SRCTRANS_TRACEBACK", "full")
+    st.clear_cache()
+    try:
+        with pytest.raises(TypeError):
+            st.grad(b.plain, specialize=False)(X, X)
+    finally:
+        monkeypatch.undo()
+        st.clear_cache()
