@@ -223,3 +223,34 @@ def test_import_leaves_sys_path_as_it_was(tmp_path, model, capsys):
     run([f"{model}:loss"], capsys)
     run([f"{failing}:f"], capsys)
     assert sys.path == before
+
+
+def _broken_pass(*args, **kwargs):
+    raise RuntimeError("a bug in a pass")
+
+
+def test_an_internal_failure_is_one_line_and_exit_2(model, capsys, monkeypatch):
+    from srctrans import pipeline
+    monkeypatch.setattr(pipeline, "build_reverse", _broken_pass)
+    srctrans.clear_cache()
+    status, out, err = run([f"{model}:loss"], capsys)
+    assert out == ""
+    assert_one_line_error(status, err, "srctrans failed", "a bug in a pass", "this is a bug")
+    srctrans.clear_cache()
+
+
+def test_traceback_flag_shows_the_full_traceback(model, capsys, monkeypatch):
+    from srctrans import pipeline
+    monkeypatch.setattr(pipeline, "build_reverse", _broken_pass)
+    monkeypatch.delenv("SRCTRANS_TRACEBACK", raising=False)
+    srctrans.clear_cache()
+    with pytest.raises(RuntimeError, match="a bug in a pass"):
+        cli.main([f"{model}:loss", "--traceback"])
+    monkeypatch.delenv("SRCTRANS_TRACEBACK", raising=False)
+    srctrans.clear_cache()
+
+
+def test_help_says_the_file_runs(capsys):
+    assert cli.main(["--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "top-level code runs" in text and "--traceback" in text
