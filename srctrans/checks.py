@@ -15,14 +15,14 @@ import numpy as np
 
 from srctrans.runtime.containers import is_container, leaves, map_leaves
 
-from srctrans.errors import SrcTransError, UsageError
+from srctrans.errors import UsageError
 from srctrans.reporting import user_facing
 from srctrans.signatures import positional_names
 
 _MODES = ("forward", "reverse")
 
 
-@user_facing(only=SrcTransError)
+@user_facing(keeps=(AssertionError,))
 def check_grads(f, args, modes=("forward", "reverse"), order=1, *, wrt=None, eps=1e-6,
                 rtol=1e-5, atol=1e-6, seed=0):
     """Raise ``AssertionError`` when ``f``'s derivatives disagree with finite differences.

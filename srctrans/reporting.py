@@ -173,21 +173,23 @@ def _origin(frames):
     return None
 
 
-def user_facing(function=None, *, only=Exception, calls=None):
-    """``function`` (a public entry point) raising what :func:`for_user` makes of its errors
-    of the class ``only`` (``check_grads`` passes its own AssertionError through).
+def user_facing(function=None, *, keeps=(), calls=None):
+    """``function`` (a public entry point) raising what :func:`for_user` makes of its errors,
+    but those of the classes ``keeps`` (``check_grads``'s AssertionError) as they are.
 
     ``calls(*args, **kwargs)`` gives ``(f, f's args, f's kwargs)`` for an entry point that
     calls the user's ``f`` (``vjp``), so that arguments not fitting ``f`` are a CallError.
     """
     if function is None:
-        return functools.partial(user_facing, only=only, calls=calls)
+        return functools.partial(user_facing, keeps=keeps, calls=calls)
 
     @functools.wraps(function)
     def entry(*args, **kwargs):
         try:
             return function(*args, **kwargs)
-        except only as error:
+        except Exception as error:
+            if isinstance(error, keeps):
+                raise
             called = calls(*args, **kwargs) if calls is not None else (None, (), None)
             raise for_user(error, *called) from chained_cause(error)
     return entry

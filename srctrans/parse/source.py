@@ -104,7 +104,7 @@ def parse_function(fn):
     if not isinstance(node, gast.FunctionDef):
         raise NoSourceError(f"the source of {_describe(fn)} is not a `def`",
                             hint="define the function with `def`")
-    if not _compiles_to(source, fn.__code__, sys.modules.get(fn.__module__)):
+    if not _compiles_to(source, fn.__code__, sys.modules.get(fn.__module__), first):
         raise NoSourceError(
             f"the source of {_describe(fn)} in {filename} has changed since Python compiled "
             f"it: srctrans would differentiate the new text while the function runs the old code",
@@ -120,8 +120,9 @@ def parse_function(fn):
     return ParsedFunction(fn, node, filename, file_lines)
 
 
-def _compiles_to(source, code, module):
-    """Whether ``source`` (a ``def``, decorators included) is the text ``code`` came from.
+def _compiles_to(source, code, module, first=1):
+    """Whether ``source`` (a ``def``, decorators included, from line ``first`` of its file)
+    is the text ``code`` came from.
 
     The source is compiled again and compared with ``code``: names, constants
     and variables must agree. Instructions may differ without an edit (a tool
@@ -135,6 +136,9 @@ def _compiles_to(source, code, module):
         text = "def __srctrans_outer__():\n" + own + cells + textwrap.indent(source, "    ")
     else:
         text = source
+    # at the source's own lines: line numbers are constants too (a class body's
+    # __firstlineno__ in Python 3.13)
+    text = "\n" * max(0, first - 1 - (text.count("\n") - source.count("\n"))) + text
     try:
         outer = compile(text, code.co_filename, "exec", dont_inherit=True,
                         flags=code.co_flags & _FUTURE_FLAGS)

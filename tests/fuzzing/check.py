@@ -75,6 +75,9 @@ def check(text, args, directory):
             if (a is None) != (b is None) or a is not None and not np.allclose(a, b, rtol=1e-12,
                                                                               atol=0):
                 return Outcome("wrong", "a cached call gave another gradient")
+    except st.InternalError as error:           # a failure of srctrans, not a refusal
+        original = error.internal if error.internal is not None else error
+        return Outcome("internal", "".join(traceback.format_exception(original))[-3000:])
     except st.SrcTransError as error:
         return Outcome("refused", f"{type(error).__name__}: {error}")
     except Exception as error:
