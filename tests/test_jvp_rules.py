@@ -138,6 +138,17 @@ ELEMENTWISE = [
     Case("where", np.where, [mask(3, 4), normal(3, 4), normal(4)]),
     Case("where-pyfloat", np.where, [mask(3, 4), normal(3, 4), 0.0]),
     Case("zero-guard", rt.zero_guard, [normal(3, 1), normal(3, 4)]),
+    Case("hypot", np.hypot, [nonzero(3, 1), nonzero(4)]),
+    Case("logaddexp2", np.logaddexp2, [normal(2, 1), normal(3)]),
+    Case("cbrt", np.cbrt, [nonzero(2, 3)]),
+    Case("fabs", np.fabs, [nonzero(2, 3)]),
+    Case("deg2rad", np.deg2rad, [normal(2, 3)]),
+    Case("radians", np.radians, [normal(2, 3)]),
+    Case("rad2deg", np.rad2deg, [normal(2, 3)]),
+    Case("degrees", np.degrees, [normal(2, 3)]),
+    Case("float-power", np.float_power, [positive(3, 1), normal(4)], float32=False),
+    Case("fmod", np.fmod, [uniform(0.1, 0.9, 3, 4), uniform(1.1, 1.9, 4)]),
+    Case("fmod-negative", np.fmod, [uniform(-3.9, -3.1, 3, 4), uniform(1.1, 1.4, 4)]),
 ]
 
 REDUCTIONS = [
@@ -162,6 +173,12 @@ REDUCTIONS = [
     Case("amax-keepdims", np.amax, [normal(2, 3, 4)], {"axis": -1, "keepdims": True}),
     Case("min-tuple-axis", np.min, [normal(2, 3, 4)], {"axis": (0, 2)}),
     Case("amin-keepdims", np.amin, [normal(2, 3, 4)], {"axis": 0, "keepdims": True}),
+    Case("cumsum", np.cumsum, [normal(3, 4)]),
+    Case("cumsum-axis", np.cumsum, [normal(2, 3, 4)], {"axis": -2}),
+    Case("diff", np.diff, [normal(3, 5)]),
+    Case("diff-n-axis", np.diff, [normal(4, 3, 2)], {"n": 2, "axis": 0}),
+    Case("trace", np.trace, [normal(3, 4)]),
+    Case("trace-offset-axes", np.trace, [normal(2, 3, 4)], {"offset": -1, "axis1": 2, "axis2": 1}),
 ]
 
 PRODUCTS = [
@@ -201,6 +218,21 @@ SHAPES = [
     Case("expand_dims", np.expand_dims, [normal(2, 3), (0, -1)]),
     Case("transpose", np.transpose, [normal(2, 3, 4), (1, 2, 0)]),
     Case("swapaxes", np.swapaxes, [normal(2, 3, 4), 0, -1]),
+    Case("diagonal", np.diagonal, [normal(3, 4)]),
+    Case("diagonal-offset-axes", np.diagonal, [normal(2, 3, 4), 1, 2, 0]),
+    Case("tril", np.tril, [normal(3, 4)]),
+    Case("triu-k-batch", np.triu, [normal(2, 3, 4), -1]),
+    Case("flip", np.flip, [normal(2, 3)]),
+    Case("flip-axis", np.flip, [normal(2, 3, 4)], {"axis": (0, 2)}),
+    Case("fliplr", np.fliplr, [normal(2, 3)]),
+    Case("flipud", np.flipud, [normal(2, 3)]),
+    Case("roll", np.roll, [normal(5), 2]),
+    Case("roll-axes", np.roll, [normal(3, 4), (1, -1)], {"axis": (0, 1)}),
+    Case("rot90", np.rot90, [normal(2, 3)]),
+    Case("rot90-k-axes", np.rot90, [normal(2, 3, 4), 3, (2, 0)]),
+    Case("atleast-1d", np.atleast_1d, [normal()]),
+    Case("atleast-2d", np.atleast_2d, [normal(3)]),
+    Case("atleast-3d", np.atleast_3d, [normal(2, 3)]),
     Case("real", np.real, [normal(2, 3)]),
     Case("conjugate", np.conjugate, [normal(2, 3)]),
     *([Case("matrix_transpose", np.matrix_transpose, [normal(2, 3, 4)])]

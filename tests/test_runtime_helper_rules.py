@@ -459,6 +459,17 @@ CASES = [
          lambda r: ({"W": normal(r, 2), "b": normal(r, 3)}, "W", normal(r, 2))),
     Case("restored_entry-new-key", rt.restored_entry,
          lambda r: ({"W": normal(r, 2), "b": normal(r, 3)}, "c", normal(r, 4))),
+    # scans and diagonals (the second argument gives only a shape)
+    Case("cumsum_grad-flat", rt.cumsum_grad, lambda r: (normal(r, 6), normal(r, 2, 3)), [0]),
+    Case("cumsum_grad-axis", rt.cumsum_grad, lambda r: (normal(r, 2, 3), normal(r, 2, 3), 0), [0]),
+    Case("diff_grad", rt.diff_grad, lambda r: (normal(r, 3, 3), normal(r, 3, 4)), [0]),
+    Case("diff_grad-n-axis", rt.diff_grad, lambda r: (normal(r, 1, 3), normal(r, 3, 3), 2, 0), [0]),
+    Case("diagonal_grad", rt.diagonal_grad, lambda r: (normal(r, 3), normal(r, 3, 4)), [0]),
+    Case("diagonal_grad-offset-axes", rt.diagonal_grad,
+         lambda r: (normal(r, 3, 1), normal(r, 2, 3, 4), 1, 2, 0), [0]),
+    Case("trace_grad", rt.trace_grad, lambda r: (normal(r), normal(r, 3, 4)), [0]),
+    Case("trace_grad-batch", rt.trace_grad, lambda r: (normal(r, 2), normal(r, 2, 3, 4), -1, 2, 1),
+         [0]),
 ]
 
 

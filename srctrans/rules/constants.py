@@ -30,8 +30,8 @@ REGISTRY.nondifferentiable(
     np.isnan, np.isfinite, np.isinf, np.allclose, np.isclose, np.array_equal,
     np.signbit, np.isposinf, np.isneginf, math.isnan, math.isfinite, math.isinf,
     np.any, np.all,
-    # the imaginary part of a real array is zeros
-    np.imag,
+    # the imaginary part of a real array is zeros; a step function
+    np.imag, np.heaviside,
     # fresh arrays (np.full, np.full_like, np.arange and np.linspace have rules: their
     # values depend on their arguments)
     np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like, np.eye, np.identity,

@@ -288,6 +288,76 @@ def arctanh(g, ans, x):
 def arctanh_jvp(dx, ans, x):
     return rt.zero_guard(dx, dx / (1 - x * x))
 
+@vjp(np.hypot, elementwise=True)
+def hypot(g, ans, x1, x2):
+    return rt.zero_guard(g, g * x1 / ans), rt.zero_guard(g, g * x2 / ans)
+
+@jvp(np.hypot)
+def hypot_jvp(dx1, dx2, ans, x1, x2):
+    return rt.zero_guard(dx1, dx1 * x1 / ans), rt.zero_guard(dx2, dx2 * x2 / ans)
+
+@vjp(np.logaddexp2, elementwise=True)
+def logaddexp2(g, ans, x1, x2):
+    return g * np.exp2(x1 - ans), g * np.exp2(x2 - ans)
+
+@jvp(np.logaddexp2)
+def logaddexp2_jvp(dx1, dx2, ans, x1, x2):
+    return dx1 * np.exp2(x1 - ans), dx2 * np.exp2(x2 - ans)
+
+@vjp(np.cbrt, elementwise=True)
+def cbrt(g, ans, x):
+    return rt.zero_guard(g, g / (3 * ans * ans))
+
+@jvp(np.cbrt)
+def cbrt_jvp(dx, ans, x):
+    return rt.zero_guard(dx, dx / (3 * ans * ans))
+
+@vjp(np.fabs, elementwise=True)
+def fabs(g, ans, x):
+    return g * np.sign(x)
+
+@jvp(np.fabs)
+def fabs_jvp(dx, ans, x):
+    return dx * np.sign(x)
+
+# degrees and radians scale by a constant: each is its own transpose
+@vjp(np.deg2rad, elementwise=True)
+def deg2rad(g, ans, x):
+    return np.deg2rad(g)
+
+@vjp(np.radians, elementwise=True)
+def radians(g, ans, x):
+    return np.radians(g)
+
+@vjp(np.rad2deg, elementwise=True)
+def rad2deg(g, ans, x):
+    return np.rad2deg(g)
+
+@vjp(np.degrees, elementwise=True)
+def degrees(g, ans, x):
+    return np.degrees(g)
+
+linear(np.deg2rad, np.radians, np.rad2deg, np.degrees)
+
+@vjp(np.float_power, elementwise=True)
+def float_power(g, ans, x1, x2):
+    return (rt.zero_guard(g, g * rt.power_base_factor(x1, x2)),
+            rt.zero_guard(g, g * rt.power_exponent_factor(ans, x1)))
+
+@jvp(np.float_power)
+def float_power_jvp(dx1, dx2, ans, x1, x2):
+    return (rt.zero_guard(dx1, dx1 * rt.power_base_factor(x1, x2)),
+            rt.zero_guard(dx2, dx2 * rt.power_exponent_factor(ans, x1)))
+
+@vjp(np.fmod, elementwise=True)
+def fmod(g, ans, x1, x2):
+    """Piecewise: ``x1 - trunc(x1 / x2) * x2``."""
+    return g, -rt.zero_guard(g, g * np.trunc(np.true_divide(x1, x2)))
+
+@jvp(np.fmod)
+def fmod_jvp(dx1, dx2, ans, x1, x2):
+    return dx1, -rt.zero_guard(dx2, dx2 * np.trunc(np.true_divide(x1, x2)))
+
 # -- selection ---------------------------------------------------------------
 @vjp(np.maximum, elementwise=True)
 def maximum(g, ans, x, y):

@@ -58,3 +58,23 @@ def extremum(g, ans, a, axis=None, out=None, keepdims=False):
 @jvp(np.max, np.amax, np.min, np.amin)
 def extremum_jvp(da, ans, a, axis=None, out=None, keepdims=False):
     return rt.extremum_jvp(da, ans, a, axis, keepdims)
+
+
+# -- scans and traces: linear in the array, transposed by runtime/scans.py ----
+@vjp(np.cumsum)
+def cumsum(g, ans, a, axis=None, dtype=None, out=None):
+    return rt.cumsum_grad(g, a, axis)
+
+linear(np.cumsum)
+
+@vjp(np.diff)
+def diff(g, ans, a, n=1, axis=-1):
+    return rt.diff_grad(g, a, n, axis)
+
+linear(np.diff)
+
+@vjp(np.trace)
+def trace(g, ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    return rt.trace_grad(g, a, offset, axis1, axis2)
+
+linear(np.trace)

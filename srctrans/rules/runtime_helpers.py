@@ -684,3 +684,23 @@ def restored_entry_jvp(dmapping, dold, ans, mapping, key, old):
 
 linear(rt.entry_cotangent, rt.entry_cotangent_transpose, rt.without_entry,
        rt.without_entry_transpose, rt.saved_entry)
+
+
+# -- scans and diagonals: each transposes back to the NumPy function --------------
+@vjp(rt.cumsum_grad)
+def cumsum_grad(g, ans, v, a, axis=None):
+    return np.cumsum(g, axis)
+
+@vjp(rt.diff_grad)
+def diff_grad(g, ans, v, a, n=1, axis=-1):
+    return np.diff(g, n, axis)
+
+@vjp(rt.diagonal_grad)
+def diagonal_grad(g, ans, v, a, offset=0, axis1=0, axis2=1):
+    return np.diagonal(g, offset, axis1, axis2)
+
+@vjp(rt.trace_grad)
+def trace_grad(g, ans, v, a, offset=0, axis1=0, axis2=1):
+    return np.trace(g, offset, axis1, axis2)
+
+linear(rt.cumsum_grad, rt.diff_grad, rt.diagonal_grad, rt.trace_grad)

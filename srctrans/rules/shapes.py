@@ -52,6 +52,49 @@ if hasattr(np, "matrix_transpose"):          # NumPy 2: x.mT
 
     linear(np.matrix_transpose)
 
+@vjp(np.diagonal)
+def diagonal(g, ans, a, offset=0, axis1=0, axis2=1):
+    return rt.diagonal_grad(g, a, offset, axis1, axis2)
+
+linear(np.diagonal)
+
+# masks and reorderings that are their own transposes (up to the inverse order)
+@vjp(np.tril)
+def tril(g, ans, m, k=0):
+    return np.tril(g, k)
+
+@vjp(np.triu)
+def triu(g, ans, m, k=0):
+    return np.triu(g, k)
+
+@vjp(np.flip)
+def flip(g, ans, m, axis=None):
+    return np.flip(g, axis)
+
+@vjp(np.fliplr)
+def fliplr(g, ans, m):
+    return np.fliplr(g)
+
+@vjp(np.flipud)
+def flipud(g, ans, m):
+    return np.flipud(g)
+
+@vjp(np.roll)
+def roll(g, ans, a, shift, axis=None):
+    return np.roll(g, np.negative(shift), axis)
+
+@vjp(np.rot90)
+def rot90(g, ans, m, k=1, axes=(0, 1)):
+    return np.rot90(g, -k, axes)
+
+linear(np.tril, np.triu, np.flip, np.fliplr, np.flipud, np.roll, np.rot90)
+
+@vjp(np.atleast_1d, np.atleast_2d, np.atleast_3d)
+def atleast(g, ans, ary):
+    return np.reshape(g, np.shape(ary))
+
+linear(np.atleast_1d, np.atleast_2d, np.atleast_3d)
+
 @vjp(np.swapaxes)
 def swapaxes(g, ans, a, axis1, axis2):
     return np.swapaxes(g, axis1, axis2)
