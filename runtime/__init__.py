@@ -12,7 +12,8 @@ Modules:
   elementwise  -- masks and weights for clip, maximum/minimum, abs
   singular     -- keeping zero cotangents zero at singular points (sqrt, log, division...)
   reshaping    -- cotangents of subscript reads and writes, transposes, conversions
-  scans        -- transposes of cumulative sums, differences, diagonals and traces
+  scans        -- transposes of cumulative sums, differences, diagonals, traces, takes,
+                  tiles and repeats
   writes       -- functional forms of np.add.at and np.put, what a write with repeated
                   indices keeps, and the cotangent of a sort
   accumulate   -- adding cotangents of unknown type (containers entry by entry); the
@@ -48,7 +49,8 @@ from .containers import saved_entry, restored_entry, entry_cotangent, without_en
 from .reshaping import (
     identity, copied, getitem_grad, getattr_grad, last_and_rest, pushed, pushed_many, pushed_many_transpose, transpose_grad, asarray_grad, zero_at,
     saved_at, restored_at)
-from .scans import cumsum_grad, diff_grad, diagonal_grad, trace_grad
+from .scans import (
+    cumsum_grad, diff_grad, diagonal_grad, trace_grad, take_grad, tile_grad, repeat_grad)
 from .writes import (
     add_at, put, put_values_grad, put_values_grad_transpose, written_part,
     written_part_transpose, sort_grad, sort_tangent)

@@ -1,8 +1,9 @@
-"""Transposes of linear maps that scan or select along axes: cumulative sums,
-differences, diagonals and traces.
+"""Transposes of linear maps that scan, select or repeat along axes: cumulative
+sums, differences, diagonals, traces, takes, tiles and repeats.
 
 Each function is the VJP of a NumPy function that is linear in its array
-argument (``np.cumsum``, ``np.diff``, ``np.diagonal``, ``np.trace``): it maps
+argument (``np.cumsum``, ``np.diff``, ``np.diagonal``, ``np.trace``,
+``np.take``, ``np.tile``, ``np.repeat``): it maps
 the output's cotangent ``g`` to the cotangent of the input ``a``, shaped like
 ``a``. Each is linear in ``g`` too, and its own transpose is the NumPy
 function again (rules/runtime_helpers.py), so derivatives of derivatives go
@@ -49,8 +50,7 @@ def diagonal_grad(g, a, offset=0, axis1=0, axis2=1):
     array([[0., 1., 0.],
            [0., 0., 2.]])
     """
-    dtype = np.result_type(a, g)
-    out = np.zeros(np.shape(a), dtype=dtype if np.issubdtype(dtype, np.inexact) else np.float64)
+    out = np.zeros(np.shape(a), dtype=_floating(a, g))
     moved = np.moveaxis(out, (axis1, axis2), (-2, -1))      # a view: writes reach out
     size = np.shape(g)[-1] if np.ndim(g) else 0
     rows = np.arange(size) + max(0, -offset)
@@ -67,3 +67,54 @@ def trace_grad(g, a, offset=0, axis1=0, axis2=1):
     """
     size = np.diagonal(np.empty(np.shape(a)), offset, axis1, axis2).shape[-1]
     return diagonal_grad(np.expand_dims(g, -1) * np.ones(size), a, offset, axis1, axis2)
+
+
+def take_grad(g, a, indices, axis=None):
+    """The cotangent of ``a`` for ``np.take(a, indices, axis)``: ``g`` added at the indices
+    taken (a repeated index gets the sum of its cotangents).
+
+    >>> take_grad(np.array([1., 2., 3.]), np.zeros(3), [2, 0, 2])
+    array([2., 0., 4.])
+    """
+    out = np.zeros(np.shape(a), dtype=_floating(a, g))
+    if axis is None:                       # np.take reads a flattened
+        np.add.at(out.reshape(-1), indices, g)
+        return out
+    np.add.at(np.moveaxis(out, axis, 0), indices, np.moveaxis(
+        np.asarray(g), tuple(range(axis, axis + np.ndim(indices))), tuple(range(np.ndim(indices)))))
+    return out
+
+
+def tile_grad(g, a, reps):
+    """The cotangent of ``a`` for ``np.tile(a, reps)``: ``g`` summed over the copies.
+
+    >>> tile_grad(np.arange(4.0), np.zeros(2), 2)
+    array([2., 4.])
+    """
+    reps = (reps,) if np.ndim(reps) == 0 else tuple(reps)
+    shape = np.shape(a)
+    ndim = max(len(reps), len(shape))
+    reps = (1,) * (ndim - len(reps)) + reps
+    promoted = (1,) * (ndim - len(shape)) + shape
+    split = [n for pair in zip(reps, promoted) for n in pair]
+    return np.reshape(np.sum(np.reshape(g, split), axis=tuple(range(0, 2 * ndim, 2))), shape)
+
+
+def repeat_grad(g, a, repeats, axis=None):
+    """The cotangent of ``a`` for ``np.repeat(a, repeats, axis)``: each repeated run summed.
+
+    >>> repeat_grad(np.arange(5.0), np.zeros(2), [2, 3])
+    array([1., 9.])
+    """
+    if axis is None:                       # np.repeat flattens a
+        return np.reshape(repeat_grad(g, np.ravel(a), repeats, 0), np.shape(a))
+    size = np.shape(a)[axis]
+    runs = np.repeat(np.arange(size), repeats)
+    out = np.zeros(np.shape(a), dtype=_floating(a, g))
+    np.add.at(np.moveaxis(out, axis, 0), runs, np.moveaxis(np.asarray(g), axis, 0))
+    return out
+
+
+def _floating(*values):
+    dtype = np.result_type(*values)
+    return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)

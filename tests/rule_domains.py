@@ -59,3 +59,16 @@ def pyfloat(low=-2.0, high=2.0):
 
 def fixed(value):
     return Arg(value=value)
+
+
+class Matrices(Arg):
+    """Stacked square matrices (the last two axes) far from singular: the identity
+    times the size, plus a standard normal draw."""
+
+    def build(self, rng):
+        size = self.shape[-1]
+        return rng.standard_normal(self.shape) + size * np.eye(size)
+
+
+def matrices(*shape):
+    return Matrices(shape)

@@ -32,7 +32,7 @@ import numpy as np
 import pytest
 
 from srctrans import runtime as rt
-from rule_domains import Arg, fixed, nonzero, normal, positive, pyfloat, uniform
+from rule_domains import Arg, fixed, matrices, nonzero, normal, positive, pyfloat, uniform
 from srctrans.rules import REGISTRY
 
 VAR_POSITIONAL = inspect.Parameter.VAR_POSITIONAL
@@ -149,6 +149,8 @@ ELEMENTWISE = [
     Case("float-power", np.float_power, [positive(3, 1), normal(4)], float32=False),
     Case("fmod", np.fmod, [uniform(0.1, 0.9, 3, 4), uniform(1.1, 1.9, 4)]),
     Case("fmod-negative", np.fmod, [uniform(-3.9, -3.1, 3, 4), uniform(1.1, 1.4, 4)]),
+    Case("nan-to-num", np.nan_to_num, [normal(2, 3)]),
+    Case("nan-to-num-with-nans", np.nan_to_num, [fixed([1.0, np.nan, np.inf, -2.0])]),
 ]
 
 REDUCTIONS = [
@@ -179,6 +181,17 @@ REDUCTIONS = [
     Case("diff-n-axis", np.diff, [normal(4, 3, 2)], {"n": 2, "axis": 0}),
     Case("trace", np.trace, [normal(3, 4)]),
     Case("trace-offset-axes", np.trace, [normal(2, 3, 4)], {"offset": -1, "axis1": 2, "axis2": 1}),
+    Case("nanmax", np.nanmax, [normal(3, 4)], {"axis": 1}),
+    Case("nanmin-keepdims", np.nanmin, [normal(2, 3, 4)], {"axis": (0, 2), "keepdims": True}),
+    Case("nanmax-with-nans", np.nanmax, [fixed([[1.0, np.nan, 3.0], [np.nan, -2.0, 0.5]])],
+         {"axis": 1}),
+    Case("ptp", np.ptp, [normal(3, 4)]),
+    Case("ptp-axis-keepdims", np.ptp, [normal(2, 3, 4)], {"axis": 1, "keepdims": True}),
+    Case("nansum", np.nansum, [normal(3, 4)], {"axis": 0}),
+    Case("nansum-with-nans", np.nansum, [fixed([[1.0, np.nan, 3.0], [np.nan, -2.0, 0.5]])]),
+    Case("nanmean", np.nanmean, [normal(2, 3, 4)], {"axis": (0, 2), "keepdims": True}),
+    Case("nanmean-with-nans", np.nanmean, [fixed([[1.0, np.nan, 3.0], [np.nan, -2.0, 0.5]])],
+         {"axis": 1}),
 ]
 
 PRODUCTS = [
@@ -196,6 +209,10 @@ PRODUCTS = [
     Case("einsum-diagonal", np.einsum, ["ii,i->i", normal(3, 3), normal(3)]),
     Case("einsum-batch-broadcast", np.einsum, ["...ij,...jk->...ik", normal(2, 3, 4), normal(1, 4, 2)]),
     Case("einsum-three", np.einsum, ["ij,jk,k->i", normal(3, 4), normal(4, 2), normal(2)]),
+    Case("inv", np.linalg.inv, [matrices(3, 3)]),
+    Case("inv-batch", np.linalg.inv, [matrices(2, 3, 3)]),
+    Case("det", np.linalg.det, [matrices(3, 3)]),
+    Case("det-batch", np.linalg.det, [matrices(2, 2, 2)]),
 ]
 
 SHAPES = [
@@ -230,6 +247,13 @@ SHAPES = [
     Case("roll-axes", np.roll, [normal(3, 4), (1, -1)], {"axis": (0, 1)}),
     Case("rot90", np.rot90, [normal(2, 3)]),
     Case("rot90-k-axes", np.rot90, [normal(2, 3, 4), 3, (2, 0)]),
+    Case("real-if-close", np.real_if_close, [normal(2, 3)]),
+    Case("take", np.take, [normal(2, 3), [4, 0, 4]]),
+    Case("take-axis", np.take, [normal(2, 3, 4), [[0, 2], [1, 1]]], {"axis": 1}),
+    Case("tile", np.tile, [normal(2, 3), (2, 1, 2)]),
+    Case("tile-int", np.tile, [normal(3), 2]),
+    Case("repeat", np.repeat, [normal(2, 3), 2]),
+    Case("repeat-axis", np.repeat, [normal(2, 3), [1, 0, 3]], {"axis": 1}),
     Case("atleast-1d", np.atleast_1d, [normal()]),
     Case("atleast-2d", np.atleast_2d, [normal(3)]),
     Case("atleast-3d", np.atleast_3d, [normal(2, 3)]),

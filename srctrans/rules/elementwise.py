@@ -358,6 +358,15 @@ def fmod(g, ans, x1, x2):
 def fmod_jvp(dx1, dx2, ans, x1, x2):
     return dx1, -rt.zero_guard(dx2, dx2 * np.trunc(np.true_divide(x1, x2)))
 
+@vjp(np.nan_to_num, elementwise=True)
+def nan_to_num(g, ans, x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """NaN and infinities become constants; finite values pass unchanged."""
+    return g * np.isfinite(x)
+
+@jvp(np.nan_to_num)
+def nan_to_num_jvp(dx, ans, x, copy=True, nan=0.0, posinf=None, neginf=None):
+    return dx * np.isfinite(x)
+
 # -- selection ---------------------------------------------------------------
 @vjp(np.maximum, elementwise=True)
 def maximum(g, ans, x, y):

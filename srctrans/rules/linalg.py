@@ -1,4 +1,5 @@
-"""Derivative rules of products: matmul (``@``), dot, inner, outer, tensordot, einsum.
+"""Derivative rules of products (matmul ``@``, dot, inner, outer, tensordot, einsum) and of
+``np.linalg`` (inv, det).
 
 Each product has a VJP rule and, right below it, its JVP: products are
 linear in each operand, so the tangent is the product with one operand
@@ -61,3 +62,22 @@ def einsum(g, ans, subscripts, *operands):
 @jvp(np.einsum)
 def einsum_jvp(doperands, ans, subscripts, *operands):
     return rt.einsum_jvp(doperands, ans, subscripts, operands)
+
+
+# -- np.linalg: stacked matrices in the last two axes -------------------------
+@vjp(np.linalg.inv)
+def inv(g, ans, a):
+    return -np.swapaxes(ans, -1, -2) @ g @ np.swapaxes(ans, -1, -2)
+
+@jvp(np.linalg.inv)
+def inv_jvp(da, ans, a):
+    return -ans @ da @ ans
+
+@vjp(np.linalg.det)
+def det(g, ans, a):
+    """``det(a) * inv(a).T``: a singular ``a`` (no inverse) raises NumPy's LinAlgError."""
+    return np.expand_dims(g * ans, (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)
+
+@jvp(np.linalg.det)
+def det_jvp(da, ans, a):
+    return ans * np.trace(np.linalg.inv(a) @ da, axis1=-2, axis2=-1)

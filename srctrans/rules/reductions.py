@@ -59,6 +59,43 @@ def extremum(g, ans, a, axis=None, out=None, keepdims=False):
 def extremum_jvp(da, ans, a, axis=None, out=None, keepdims=False):
     return rt.extremum_jvp(da, ans, a, axis, keepdims)
 
+# NaN never equals the extremum, so the extremum's rule skips NaNs as nanmax does
+@vjp(np.nanmax, np.nanmin)
+def nan_extremum(g, ans, a, axis=None, out=None, keepdims=False):
+    return rt.extremum_grad(g, ans, a, axis, keepdims)
+
+@jvp(np.nanmax, np.nanmin)
+def nan_extremum_jvp(da, ans, a, axis=None, out=None, keepdims=False):
+    return rt.extremum_jvp(da, ans, a, axis, keepdims)
+
+@vjp(np.ptp)
+def ptp(g, ans, a, axis=None, out=None, keepdims=False):
+    return (rt.extremum_grad(g, np.max(a, axis=axis, keepdims=keepdims), a, axis, keepdims)
+            - rt.extremum_grad(g, np.min(a, axis=axis, keepdims=keepdims), a, axis, keepdims))
+
+@jvp(np.ptp)
+def ptp_jvp(da, ans, a, axis=None, out=None, keepdims=False):
+    return (rt.extremum_jvp(da, np.max(a, axis=axis, keepdims=keepdims), a, axis, keepdims)
+            - rt.extremum_jvp(da, np.min(a, axis=axis, keepdims=keepdims), a, axis, keepdims))
+
+# NaNs are left out: they get no cotangent, and their tangents do not count
+@vjp(np.nansum)
+def nansum(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    return np.where(np.isnan(a), 0.0, rt.unreduce(g, a, axis, keepdims))
+
+@jvp(np.nansum)
+def nansum_jvp(da, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    return np.sum(np.where(np.isnan(a), 0.0, da), axis=axis, keepdims=keepdims)
+
+@vjp(np.nanmean)
+def nanmean(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    return np.where(np.isnan(a), 0.0, rt.unreduce(g, a, axis, keepdims)
+                    / np.sum(~np.isnan(a), axis=axis, keepdims=True))
+
+@jvp(np.nanmean)
+def nanmean_jvp(da, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    return np.nanmean(np.where(np.isnan(a), np.nan, da), axis=axis, keepdims=keepdims)
+
 
 # -- scans and traces: linear in the array, transposed by runtime/scans.py ----
 @vjp(np.cumsum)

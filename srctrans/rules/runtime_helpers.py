@@ -703,4 +703,17 @@ def diagonal_grad(g, ans, v, a, offset=0, axis1=0, axis2=1):
 def trace_grad(g, ans, v, a, offset=0, axis1=0, axis2=1):
     return np.trace(g, offset, axis1, axis2)
 
-linear(rt.cumsum_grad, rt.diff_grad, rt.diagonal_grad, rt.trace_grad)
+@vjp(rt.take_grad)
+def take_grad(g, ans, v, a, indices, axis=None):
+    return np.take(g, indices, axis)
+
+@vjp(rt.tile_grad)
+def tile_grad(g, ans, v, a, reps):
+    return np.reshape(np.tile(g, reps), np.shape(v))
+
+@vjp(rt.repeat_grad)
+def repeat_grad(g, ans, v, a, repeats, axis=None):
+    return np.repeat(g, repeats, axis)
+
+linear(rt.cumsum_grad, rt.diff_grad, rt.diagonal_grad, rt.trace_grad, rt.take_grad, rt.tile_grad,
+       rt.repeat_grad)

@@ -52,6 +52,26 @@ if hasattr(np, "matrix_transpose"):          # NumPy 2: x.mT
 
     linear(np.matrix_transpose)
 
+@vjp(np.take)
+def take(g, ans, a, indices, axis=None, out=None, mode="raise"):
+    return rt.take_grad(g, a, indices, axis)
+
+@vjp(np.tile)
+def tile(g, ans, A, reps):
+    return rt.tile_grad(g, A, reps)
+
+@vjp(np.repeat)
+def repeat(g, ans, a, repeats, axis=None):
+    return rt.repeat_grad(g, a, repeats, axis)
+
+linear(np.take, np.tile, np.repeat)
+
+@vjp(np.real_if_close)
+def real_if_close(g, ans, a, tol=100):
+    return g
+
+linear(np.real_if_close)
+
 @vjp(np.diagonal)
 def diagonal(g, ans, a, offset=0, axis1=0, axis2=1):
     return rt.diagonal_grad(g, a, offset, axis1, axis2)
