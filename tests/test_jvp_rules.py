@@ -213,6 +213,10 @@ PRODUCTS = [
     Case("inv-batch", np.linalg.inv, [matrices(2, 3, 3)]),
     Case("det", np.linalg.det, [matrices(3, 3)]),
     Case("det-batch", np.linalg.det, [matrices(2, 2, 2)]),
+    Case("norm", np.linalg.norm, [normal(4)]),
+    Case("norm-frobenius", np.linalg.norm, [normal(3, 4)]),
+    Case("norm-axis", np.linalg.norm, [normal(3, 4)], {"axis": 1}),
+    Case("norm-axes-keepdims", np.linalg.norm, [normal(2, 3, 4)], {"axis": (0, 2), "keepdims": True}),
 ]
 
 SHAPES = [

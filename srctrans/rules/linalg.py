@@ -1,5 +1,5 @@
 """Derivative rules of products (matmul ``@``, dot, inner, outer, tensordot, einsum) and of
-``np.linalg`` (inv, det).
+``np.linalg`` (inv, det, norm).
 
 Each product has a VJP rule and, right below it, its JVP: products are
 linear in each operand, so the tangent is the product with one operand
@@ -81,3 +81,14 @@ def det(g, ans, a):
 @jvp(np.linalg.det)
 def det_jvp(da, ans, a):
     return ans * np.trace(np.linalg.inv(a) @ da, axis1=-2, axis2=-1)
+
+# The Euclidean norm of vectors and the Frobenius norm of matrices (ord left out:
+# a call with ``ord=`` does not bind and is refused at the user's line). At a zero
+# vector the norm has no derivative; its cotangent there is zero.
+@vjp(np.linalg.norm)
+def norm(g, ans, x, *, axis=None, keepdims=False):
+    return rt.unreduce(rt.ratio_or_zero(g, ans), x, axis, keepdims) * x
+
+@jvp(np.linalg.norm)
+def norm_jvp(dx, ans, x, *, axis=None, keepdims=False):
+    return rt.ratio_or_zero(np.sum(x * dx, axis=axis, keepdims=keepdims), ans)
