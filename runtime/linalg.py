@@ -346,3 +346,66 @@ def _einsum_onto(labels, other_terms, other_arrays, sizes):
         np.einsum(labels + "->" + unique, diagonal)[...] = grad
         grad = diagonal
     return grad
+
+
+# -- np.linalg.solve -----------------------------------------------------------------
+
+_NUMPY_2 = int(np.__version__.split(".")[0]) >= 2
+
+
+def solve_is_vector(a, b):
+    """Whether ``np.linalg.solve(a, b)`` reads ``b`` as (stacked) vectors, not matrices:
+    NumPy 2 when ``b`` is 1-D, NumPy 1 when ``b`` has one axis fewer than ``a``."""
+    return np.ndim(b) == 1 if _NUMPY_2 else np.ndim(b) == np.ndim(a) - 1
+
+
+def solve_column(v, a, b):
+    """``v`` (shaped like ``solve(a, b)``) as stacked matrices: vectors become columns."""
+    return np.expand_dims(v, -1) if solve_is_vector(a, b) else v
+
+
+def solve_uncolumn(v, a, b):
+    """The inverse of :func:`solve_column`: columns become vectors again."""
+    return v[..., 0] if solve_is_vector(a, b) else v
+
+
+def solve_grads(g, x, a, b):
+    """``(cotangent of a, cotangent of b)`` for ``x = np.linalg.solve(a, b)``.
+
+    With ``G``, ``X`` the cotangent and solution as matrices, ``B = solve(a.T, G)``
+    is the cotangent of ``b`` and ``-B @ X.T`` that of ``a``; each is summed over
+    the axes ``a`` or ``b`` was broadcast along. One solve, no inverse.
+
+    >>> a = np.array([[2., 0.], [0., 4.]])
+    >>> solve_grads(np.ones(2), np.linalg.solve(a, np.ones(2)), a, np.ones(2))[1]
+    array([0.5 , 0.25])
+    """
+    G, X = solve_column(g, a, b), solve_column(x, a, b)
+    B = np.linalg.solve(np.swapaxes(a, -1, -2), G)
+    return (unbroadcast(-B @ np.swapaxes(X, -1, -2), a),
+            unbroadcast(solve_uncolumn(B, a, b), b))
+
+
+def solve_grads_vjp(c, g, x, a, b):
+    """The cotangents of ``g``, ``x`` and ``a`` for ``solve_grads(g, x, a, b)``, given the
+    cotangent ``c`` of its pair (an entry may be None: zero)."""
+    c_a, c_b = c
+    G, X = solve_column(g, a, b), solve_column(x, a, b)
+    B = np.linalg.solve(np.swapaxes(a, -1, -2), G)
+    batch = B.shape[:-2]
+    CA = np.broadcast_to(0.0 if c_a is None else c_a, batch + (B.shape[-2],) * 2)
+    CB = np.broadcast_to(0.0 if c_b is None else solve_column(c_b, a, b), B.shape)
+    CG = np.linalg.solve(np.broadcast_to(a, batch + np.shape(a)[-2:]), CB - CA @ X)
+    return (solve_uncolumn(CG, a, b),
+            solve_uncolumn(-np.swapaxes(CA, -1, -2) @ B, a, b),
+            unbroadcast(-B @ np.swapaxes(CG, -1, -2), a))
+
+
+def solve_grads_jvp(dg, dx, da, g, x, a, b):
+    """The tangent of the pair ``solve_grads(g, x, a, b)`` along ``dg``, ``dx``, ``da``."""
+    G, X = solve_column(g, a, b), solve_column(x, a, b)
+    at = np.swapaxes(a, -1, -2)
+    B = np.linalg.solve(at, G)
+    dB = np.linalg.solve(at, solve_column(dg, a, b) - np.swapaxes(da, -1, -2) @ B)
+    dA = -dB @ np.swapaxes(X, -1, -2) - B @ np.swapaxes(solve_column(dx, a, b), -1, -2)
+    return unbroadcast(dA, a), unbroadcast(solve_uncolumn(dB, a, b), b)

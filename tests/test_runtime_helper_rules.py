@@ -477,7 +477,24 @@ CASES = [
     Case("repeat_grad", rt.repeat_grad, lambda r: (normal(r, 12), normal(r, 2, 3), 2), [0]),
     Case("repeat_grad-axis", rt.repeat_grad,
          lambda r: (normal(r, 2, 4), normal(r, 2, 3), [1, 0, 3], 1), [0]),
+    # np.linalg.solve (the matrices and b give shapes to the column helpers)
+    Case("solve_column-vector", rt.solve_column,
+         lambda r: (normal(r, 2, 3), _matrices(r, 2, 3, 3), normal(r, 3)), [0]),
+    Case("solve_uncolumn-vector", rt.solve_uncolumn,
+         lambda r: (normal(r, 2, 3, 1), _matrices(r, 2, 3, 3), normal(r, 3)), [0]),
+    Case("solve_column-matrix", rt.solve_column,
+         lambda r: (normal(r, 3, 2), _matrices(r, 3, 3), normal(r, 3, 2)), [0]),
+    Case("solve_grads-vector", rt.solve_grads,
+         lambda r: (normal(r, 2, 3), normal(r, 2, 3), _matrices(r, 2, 3, 3), normal(r, 3)), [0, 1, 2]),
+    Case("solve_grads-broadcast", rt.solve_grads,
+         lambda r: (normal(r, 2, 3, 2), normal(r, 2, 3, 2), _matrices(r, 1, 3, 3), normal(r, 2, 3, 2)),
+         [0, 1, 2]),
 ]
+
+
+def _matrices(rng, *shape):
+    """Stacked square matrices far from singular."""
+    return rng.standard_normal(shape) + shape[-1] * np.eye(shape[-1])
 
 
 # -- calling the templates ------------------------------------------------------------
@@ -905,6 +922,8 @@ WITHOUT_RULES = {
     "einsum_grads_doperands": "in the JVP of rt.einsum_grads",
     "einsum_grads_doperands_transpose": "in the VJP of rt.einsum_grads",
     "einsum_jvp_doperands": "in the JVP of rt.einsum_jvp",
+    "solve_grads_vjp": "in the VJP of rt.solve_grads",
+    "solve_grads_jvp": "in the JVP of rt.solve_grads",
     # gradient control: the fence and ANF take `with` blocks apart, and forward
     # passes call the .forward method of a custom_gradient object, never the class
     "stop_recording": "marks a `with` block; generated code never calls it",

@@ -1,5 +1,5 @@
 """Derivative rules of products (matmul ``@``, dot, inner, outer, tensordot, einsum) and of
-``np.linalg`` (inv, det, norm).
+``np.linalg`` (inv, det, norm, solve).
 
 Each product has a VJP rule and, right below it, its JVP: products are
 linear in each operand, so the tangent is the product with one operand
@@ -92,3 +92,13 @@ def norm(g, ans, x, *, axis=None, keepdims=False):
 @jvp(np.linalg.norm)
 def norm_jvp(dx, ans, x, *, axis=None, keepdims=False):
     return rt.ratio_or_zero(np.sum(x * dx, axis=axis, keepdims=keepdims), ans)
+
+# b is read as vectors or as matrices as NumPy reads it (rt.solve_column)
+@vjp(np.linalg.solve)
+def solve(g, ans, a, b):
+    return (*rt.solve_grads(g, ans, a, b),)
+
+@jvp(np.linalg.solve)
+def solve_jvp(da, db, ans, a, b):
+    return (-rt.solve_uncolumn(np.linalg.solve(a, da @ rt.solve_column(ans, a, b)), a, b),
+            np.linalg.solve(a, db))

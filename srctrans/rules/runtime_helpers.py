@@ -717,3 +717,23 @@ def repeat_grad(g, ans, v, a, repeats, axis=None):
 
 linear(rt.cumsum_grad, rt.diff_grad, rt.diagonal_grad, rt.trace_grad, rt.take_grad, rt.tile_grad,
        rt.repeat_grad)
+
+
+# -- np.linalg.solve's helpers ------------------------------------------------------
+@vjp(rt.solve_column)
+def solve_column(g, ans, v, a, b):
+    return rt.solve_uncolumn(g, a, b)
+
+@vjp(rt.solve_uncolumn)
+def solve_uncolumn(g, ans, v, a, b):
+    return rt.solve_column(g, a, b)
+
+linear(rt.solve_column, rt.solve_uncolumn)
+
+@vjp(rt.solve_grads)
+def solve_grads(g, ans, v, x, a, b):
+    return (*rt.solve_grads_vjp(g, v, x, a, b), None)
+
+@jvp(rt.solve_grads)
+def solve_grads_jvp(dv, dx, da, ans, v, x, a, b):
+    return rt.solve_grads_jvp(dv, dx, da, v, x, a, b)

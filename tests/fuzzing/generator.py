@@ -55,6 +55,8 @@ UNARY = [
     "np.where({a} > 0.1, {a}, 0.5 * {a})", "np.maximum({a}, 0.1 * {a})",
     "helper_mix({a}, {a})", "helper_loop({a}, 2)", "helper_branch({a})", "loc({a})",
     "lam({a})", "np.clip({a}, -0.8, 0.8)", "{a} * 2.0 + 1.0", "np.abs({a} + 3.0)",
+    "np.hypot({a}, 0.5)", "np.cbrt(1.0 + {a} * {a})", "np.logaddexp2({a}, 0.3)",
+    "np.deg2rad({a}) * 30.0",
 ]
 BINARY = [
     "{a} + {b}", "{a} - {b}", "{a} * {b}", "{a} / (1.5 + np.cos({b}))", "helper_mix({a}, {b})",
@@ -65,6 +67,9 @@ REDUCTIONS = [
     "np.sum({a}, axis=0)", "np.sum({a}, axis=-1, keepdims=True)", "np.mean({a}, axis=0)",
     "np.sum({a})", "np.max({a}, axis=-1, keepdims=True)", "{a}.sum(axis=0)", "np.mean({a})",
     "np.prod(1.0 + 0.1 * {a}, axis=0)", "np.var({a}, axis=0)",
+    "np.cumsum({a}, axis=-1)", "np.ptp({a}, axis=0)", "np.nansum({a}, axis=-1, keepdims=True)",
+    "np.linalg.norm({a}, axis=-1, keepdims=True)", "np.flip({a}, axis=0)",
+    "np.roll({a}, 1, axis=-1)",
 ]
 
 
