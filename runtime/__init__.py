@@ -35,7 +35,8 @@ from .reductions import (
 from .linalg import (
     matmul_lhs, matmul_rhs, dot_lhs, dot_rhs, inner_lhs, inner_rhs,
     outer_lhs, outer_rhs, tensordot_lhs, tensordot_rhs, einsum_grads, einsum_jvp,
-    solve_column, solve_uncolumn, solve_grads, solve_grads_vjp, solve_grads_jvp)
+    solve_column, solve_uncolumn, solve_grads, solve_grads_vjp, solve_grads_jvp, tril_halved,
+    symmetric_sum)
 from .joins import (
     concatenate_grads, stack_grads, hstack_grads, vstack_grads, array_grads, r_concat, c_concat,
     r_concat_grads, c_concat_grads, linspace_grads, linspace_grads_transpose,

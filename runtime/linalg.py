@@ -409,3 +409,27 @@ def solve_grads_jvp(dg, dx, da, g, x, a, b):
     dB = np.linalg.solve(at, solve_column(dg, a, b) - np.swapaxes(da, -1, -2) @ B)
     dA = -dB @ np.swapaxes(X, -1, -2) - B @ np.swapaxes(solve_column(dx, a, b), -1, -2)
     return unbroadcast(dA, a), unbroadcast(solve_uncolumn(dB, a, b), b)
+
+
+# -- np.linalg.cholesky ----------------------------------------------------------------
+
+def tril_halved(x):
+    """The lower triangle of (stacked) ``x`` with its diagonal halved; linear and its own
+    transpose (an elementwise mask).
+
+    >>> tril_halved(np.ones((2, 2)))
+    array([[0.5, 0. ],
+           [1. , 0.5]])
+    """
+    lower = np.tril(x)
+    return lower - 0.5 * (lower * np.eye(np.shape(x)[-1], dtype=bool))     # keeps x's dtype
+
+
+def symmetric_sum(x):
+    """``x + x.T`` over the last two axes; linear and its own transpose.
+
+    >>> symmetric_sum(np.array([[1., 2.], [0., 3.]]))
+    array([[2., 2.],
+           [2., 6.]])
+    """
+    return x + np.swapaxes(x, -1, -2)

@@ -72,3 +72,15 @@ class Matrices(Arg):
 
 def matrices(*shape):
     return Matrices(shape)
+
+
+class PositiveDefinite(Arg):
+    """Stacked symmetric positive definite matrices: ``m @ m.T`` plus the size times the identity."""
+
+    def build(self, rng):
+        m = rng.standard_normal(self.shape)
+        return m @ np.swapaxes(m, -1, -2) + self.shape[-1] * np.eye(self.shape[-1])
+
+
+def positive_definite(*shape):
+    return PositiveDefinite(shape)

@@ -32,7 +32,8 @@ import numpy as np
 import pytest
 
 from srctrans import runtime as rt
-from rule_domains import Arg, fixed, matrices, nonzero, normal, positive, pyfloat, uniform
+from rule_domains import (Arg, fixed, matrices, nonzero, normal, positive, positive_definite,
+                          pyfloat, uniform)
 from srctrans.rules import REGISTRY
 
 VAR_POSITIONAL = inspect.Parameter.VAR_POSITIONAL
@@ -217,6 +218,8 @@ PRODUCTS = [
     Case("solve-matrix", np.linalg.solve, [matrices(3, 3), normal(3, 2)]),
     Case("solve-batch-vector", np.linalg.solve, [matrices(2, 3, 3), normal(3)]),
     Case("solve-batch-broadcast", np.linalg.solve, [matrices(1, 3, 3), normal(2, 3, 2)]),
+    Case("cholesky", np.linalg.cholesky, [positive_definite(3, 3)]),
+    Case("cholesky-batch", np.linalg.cholesky, [positive_definite(2, 3, 3)]),
     Case("norm", np.linalg.norm, [normal(4)]),
     Case("norm-frobenius", np.linalg.norm, [normal(3, 4)]),
     Case("norm-axis", np.linalg.norm, [normal(3, 4)], {"axis": 1}),

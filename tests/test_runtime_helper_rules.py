@@ -489,6 +489,8 @@ CASES = [
     Case("solve_grads-broadcast", rt.solve_grads,
          lambda r: (normal(r, 2, 3, 2), normal(r, 2, 3, 2), _matrices(r, 1, 3, 3), normal(r, 2, 3, 2)),
          [0, 1, 2]),
+    Case("tril_halved", rt.tril_halved, lambda r: (normal(r, 2, 3, 3),)),
+    Case("symmetric_sum", rt.symmetric_sum, lambda r: (normal(r, 2, 3, 3),)),
 ]
 
 

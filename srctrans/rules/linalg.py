@@ -1,5 +1,5 @@
 """Derivative rules of products (matmul ``@``, dot, inner, outer, tensordot, einsum) and of
-``np.linalg`` (inv, det, norm, solve).
+``np.linalg`` (inv, det, norm, solve, cholesky).
 
 Each product has a VJP rule and, right below it, its JVP: products are
 linear in each operand, so the tangent is the product with one operand
@@ -102,3 +102,16 @@ def solve(g, ans, a, b):
 def solve_jvp(da, db, ans, a, b):
     return (-rt.solve_uncolumn(np.linalg.solve(a, da @ rt.solve_column(ans, a, b)), a, b),
             np.linalg.solve(a, db))
+
+# np.linalg.cholesky reads only the lower triangle of a: an entry below the diagonal
+# stands for itself and its mirror image, so its cotangent counts both.
+@vjp(np.linalg.cholesky)
+def cholesky(g, ans, a):
+    return rt.tril_halved(np.swapaxes(np.linalg.inv(ans), -1, -2)
+                          @ rt.symmetric_sum(rt.tril_halved(np.swapaxes(ans, -1, -2) @ g))
+                          @ np.linalg.inv(ans))
+
+@jvp(np.linalg.cholesky)
+def cholesky_jvp(da, ans, a):
+    return ans @ rt.tril_halved(np.linalg.inv(ans) @ rt.symmetric_sum(rt.tril_halved(da))
+                                @ np.swapaxes(np.linalg.inv(ans), -1, -2))

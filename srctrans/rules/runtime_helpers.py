@@ -737,3 +737,14 @@ def solve_grads(g, ans, v, x, a, b):
 @jvp(rt.solve_grads)
 def solve_grads_jvp(dv, dx, da, ans, v, x, a, b):
     return rt.solve_grads_jvp(dv, dx, da, v, x, a, b)
+
+# np.linalg.cholesky's masks: each is its own transpose
+@vjp(rt.tril_halved)
+def tril_halved(g, ans, x):
+    return rt.tril_halved(g)
+
+@vjp(rt.symmetric_sum)
+def symmetric_sum(g, ans, x):
+    return rt.symmetric_sum(g)
+
+linear(rt.tril_halved, rt.symmetric_sum)
