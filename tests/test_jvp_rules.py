@@ -218,6 +218,8 @@ PRODUCTS = [
     Case("solve-matrix", np.linalg.solve, [matrices(3, 3), normal(3, 2)]),
     Case("solve-batch-vector", np.linalg.solve, [matrices(2, 3, 3), normal(3)]),
     Case("solve-batch-broadcast", np.linalg.solve, [matrices(1, 3, 3), normal(2, 3, 2)]),
+    Case("slogdet", np.linalg.slogdet, [matrices(3, 3)]),
+    Case("slogdet-batch", np.linalg.slogdet, [matrices(2, 3, 3)]),
     Case("cholesky", np.linalg.cholesky, [positive_definite(3, 3)]),
     Case("cholesky-batch", np.linalg.cholesky, [positive_definite(2, 3, 3)]),
     Case("norm", np.linalg.norm, [normal(4)]),
@@ -369,6 +371,8 @@ def _axpy(x, v, alpha):
 
 def _like(value, rng):
     """A random direction shaped like ``value`` (and of its dtype)."""
+    if isinstance(value, tuple) and hasattr(value, "_fields"):       # a named tuple
+        return type(value)(*(_like(v, rng) for v in value))
     if isinstance(value, (list, tuple)):
         return type(value)(_like(v, rng) for v in value)
     if isinstance(value, float):

@@ -187,7 +187,8 @@ def _is_array(value, known):
 
 
 def _may_return_container(callee):
-    """``list(...)``, ``tuple(...)``, and the runtime helpers (some return tuples or dicts)."""
+    """``list(...)``, ``tuple(...)``, the runtime helpers (some return tuples or dicts), and
+    the NumPy functions declared to return tuples (``np.linalg.slogdet``)."""
     if callee is list or callee is tuple:
         return True
-    return in_runtime(callee)
+    return in_runtime(callee) or REGISTRY.is_tuple_valued(callee)

@@ -1,5 +1,5 @@
 """Derivative rules of products (matmul ``@``, dot, inner, outer, tensordot, einsum) and of
-``np.linalg`` (inv, det, norm, solve, cholesky).
+``np.linalg`` (inv, det, slogdet, norm, solve, cholesky).
 
 Each product has a VJP rule and, right below it, its JVP: products are
 linear in each operand, so the tangent is the product with one operand
@@ -81,6 +81,18 @@ def det(g, ans, a):
 @jvp(np.linalg.det)
 def det_jvp(da, ans, a):
     return ans * np.trace(np.linalg.inv(a) @ da, axis1=-2, axis2=-1)
+
+# (sign, log|det|), a named tuple: the sign is piecewise constant, and the tangent is
+# a result of the same kind with a zero sign (rt.getitem_grad places the entry)
+@vjp(np.linalg.slogdet)
+def slogdet(g, ans, a):
+    return np.expand_dims(g[1], (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)
+
+@jvp(np.linalg.slogdet)
+def slogdet_jvp(da, ans, a):
+    return rt.getitem_grad(np.trace(np.linalg.inv(a) @ da, axis1=-2, axis2=-1), ans, 1)
+
+REGISTRY.returns_tuple(np.linalg.slogdet)
 
 # The Euclidean norm of vectors and the Frobenius norm of matrices (ord left out:
 # a call with ``ord=`` does not bind and is refused at the user's line). At a zero

@@ -170,6 +170,7 @@ class RuleRegistry:
         self._constant_owners = ()      # types whose bound methods give constants
         self.version = 0                # changes whenever a user registers or declares something
         self._through = set()           # installed functions whose source the user let srctrans read
+        self._tuple_valued = set()      # primals whose results are tuples
 
     # -- registration ------------------------------------------------------
     def vjp(self, *primals, elementwise=False):
@@ -281,6 +282,17 @@ class RuleRegistry:
                 del self._rules[key]
         self._nondifferentiable = dict(nondifferentiable)
         self.version += 1
+
+    def returns_tuple(self, *primals):
+        """Declare that ``primals`` return tuples (``np.linalg.slogdet``): their results are
+        containers, never arrays, to the analyses (``+`` on them is not addition)."""
+        self._tuple_valued.update(_key(p) for p in primals)
+
+    def is_tuple_valued(self, primal):
+        try:
+            return _key(primal) in self._tuple_valued
+        except TypeError:
+            return False
 
     def differentiate_through(self, fn):
         """Let srctrans read ``fn``'s source although it belongs to an installed package."""

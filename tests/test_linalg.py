@@ -1,0 +1,67 @@
+"""np.linalg in user programs: each checked against finite differences to second order, in
+both modes, in float64 and float32 (issue 11's linear algebra, so far: inv, det, slogdet,
+solve, cholesky, norm). The rules themselves are checked one by one in test_jvp_rules.py."""
+
+import numpy as np
+import pytest
+
+import srctrans as st
+from programs import linalg as la
+
+R = np.random.default_rng(11)
+
+
+def square(*shape):
+    return R.standard_normal(shape) + shape[-1] * np.eye(shape[-1])
+
+
+CASES = [
+    (la.gaussian_nll, lambda: (R.standard_normal((3, 3)), R.standard_normal(3),
+                               R.standard_normal(3))),
+    (la.slogdet_unpacked, lambda: (square(3, 3),)),
+    (la.slogdet_read_twice, lambda: (square(2, 3, 3),)),
+    (la.slogdet_field, lambda: (square(2, 3, 3),)),
+    (la.ridge, lambda: (R.standard_normal((3, 2)), R.standard_normal((5, 3)),
+                        R.standard_normal((5, 2)))),
+    (la.batched_solve, lambda: (square(2, 3, 3), R.standard_normal(3))),
+    (la.batched_solve, lambda: (square(1, 3, 3), R.standard_normal((2, 3, 2)))),
+    (la.inverse_and_det, lambda: (square(3, 3),)),
+    (la.distances, lambda: (R.standard_normal((4, 2)),)),
+]
+
+
+@pytest.mark.parametrize("index", range(len(CASES)))
+def test_second_order_in_both_modes(index):
+    fn, build = CASES[index]
+    st.check_grads(fn, build(), order=2)
+
+
+@pytest.mark.parametrize("index", range(len(CASES)))
+def test_float32(index):
+    fn, build = CASES[index]
+    args = tuple(a.astype(np.float32) for a in build())
+    grads = st.grad(fn, wrt=tuple(range(len(args))))(*args)
+    wide = st.grad(fn, wrt=tuple(range(len(args))))(*(a.astype(np.float64) for a in args))
+    for g, w in zip(grads, wide):
+        assert g.dtype == np.float32
+        np.testing.assert_allclose(g, w, rtol=2e-2, atol=2e-3)
+
+
+def test_a_tuple_result_is_never_added_as_an_array():
+    """Reading slogdet's result twice adds two cotangents of a tuple: entry by entry, not by
+    concatenating the tuples (a silent factor of two before)."""
+    A = square(3, 3)
+    _, logdet = np.linalg.slogdet(A)
+    expected = 2.0 * logdet * np.linalg.inv(A).T
+    np.testing.assert_allclose(st.grad(la.slogdet_read_twice)(A), expected)
+
+
+def test_norm_with_ord_is_refused_at_the_users_line(tmp_path):
+    path = tmp_path / "with_ord.py"
+    path.write_text("import numpy as np\n\ndef f(x):\n    return np.linalg.norm(x, ord=1)\n")
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("with_ord", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with pytest.raises(st.UnsupportedSyntaxError, match="with_ord.py:4.*np.linalg.norm"):
+        st.grad(module.f)(np.ones(3))
