@@ -30,14 +30,17 @@ from srctrans import runtime
 import srctrans
 from srctrans.rules import ATTRIBUTES, METHODS, REGISTRY, operators
 from srctrans.rules.registry import JvpTemplate, Template
+import scipy.special  # noqa: E402,F401  (the table lists SciPy's rules too)
+import srctrans.rules.scipy_special  # noqa: E402,F401
 
 # The rule files, in the order of srctrans/rules/__init__.py, with a heading each.
 GROUPS = [
     ("srctrans.rules.elementwise", "Elementwise (ufuncs and friends; broadcasting)"),
     ("srctrans.rules.reductions", "Reductions"),
-    ("srctrans.rules.linalg", "Products"),
+    ("srctrans.rules.linalg", "Products and linear algebra"),
     ("srctrans.rules.shapes", "Shapes, joins and conversions"),
     ("srctrans.rules.builtins", "Python builtins"),
+    ("srctrans.rules.scipy_special", "SciPy (scipy.special; loaded when a program imports it)"),
     ("srctrans.rules.runtime_helpers", "Runtime helpers (what derivatives of derivatives differentiate)"),
 ]
 
@@ -53,6 +56,9 @@ def spelled(primal):
     if getattr(builtins, name, None) is primal:
         return f"`{primal.__name__}`"
     for module, prefix in ((math, "math"), (np.random, "np.random"), (srctrans, "st")):
+        if getattr(module, name, None) is primal:
+            return f"`{prefix}.{name}`"
+    for module, prefix in ((np.linalg, "np.linalg"), (scipy.special, "scipy.special")):
         if getattr(module, name, None) is primal:
             return f"`{prefix}.{name}`"
     names = sorted({name for name in dir(np) if not name.startswith("_")

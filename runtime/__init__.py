@@ -69,3 +69,12 @@ from .higher import (
 from .custom import (
     stop_gradient, stop_recording, grad_of, CustomGradient, custom_cotangents)
 from .fastpath import pop_many, zeros_of
+
+
+def __getattr__(name):
+    """``rt.special``: scipy.special, for the rules of its functions (imported when first
+    read, so the runtime needs SciPy only where a program uses SciPy)."""
+    if name == "special":
+        import scipy.special
+        return scipy.special
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -300,7 +300,38 @@ BUILTINS = [
     Case("builtin-tuple", builtins.tuple, [normal(2, 3)]),
 ]
 
-CASES = ELEMENTWISE + REDUCTIONS + PRODUCTS + SHAPES + BUILTINS
+special = pytest.importorskip("scipy.special")     # the test extra installs SciPy
+import srctrans.rules.scipy_special  # noqa: E402,F401  (its rules load on demand otherwise)
+
+SCIPY = [
+    Case("erf", special.erf, [normal(2, 3)]),
+    Case("erfc", special.erfc, [normal(2, 3)]),
+    Case("erfinv", special.erfinv, [uniform(-0.8, 0.8, 2, 3)]),
+    Case("erfcinv", special.erfcinv, [uniform(0.2, 1.8, 2, 3)]),
+    Case("gamma", special.gamma, [uniform(0.5, 3.0, 2, 3)]),
+    Case("gammaln", special.gammaln, [uniform(0.5, 3.0, 2, 3)]),
+    # SciPy's polygamma returns float64 whatever its input, so digamma's derivative is
+    # float64 too (the API gives the gradient its argument's dtype): no float32 cases
+    Case("digamma", special.digamma, [uniform(0.5, 3.0, 2, 3)], float32=False),
+    Case("polygamma", special.polygamma, [fixed(1), uniform(0.5, 3.0, 2, 3)], float32=False),
+    Case("beta", special.beta, [uniform(0.5, 3.0, 3, 1), uniform(0.5, 3.0, 4)]),
+    Case("betaln", special.betaln, [uniform(0.5, 3.0, 3, 1), uniform(0.5, 3.0, 4)]),
+    Case("expit", special.expit, [normal(2, 3)]),
+    Case("logit", special.logit, [uniform(0.1, 0.9, 2, 3)]),
+    Case("log-expit", special.log_expit, [normal(2, 3)]),
+    Case("xlogy", special.xlogy, [normal(3, 1), positive(4)]),
+    Case("xlog1py", special.xlog1py, [normal(3, 1), positive(4)]),
+    Case("entr", special.entr, [positive(2, 3)]),
+    Case("rel-entr", special.rel_entr, [positive(3, 1), positive(4)]),
+    Case("logsumexp", special.logsumexp, [normal(3, 4)]),
+    Case("logsumexp-axis-keepdims", special.logsumexp, [normal(2, 3, 4)],
+         {"axis": (0, 2), "keepdims": True}),
+    Case("softmax", special.softmax, [normal(3, 4)], {"axis": -1}),
+    Case("softmax-all", special.softmax, [normal(3, 4)]),
+    Case("log-softmax", special.log_softmax, [normal(3, 4)], {"axis": 0}),
+]
+
+CASES = ELEMENTWISE + REDUCTIONS + PRODUCTS + SHAPES + BUILTINS + SCIPY
 
 assert len({c.id for c in CASES}) == len(CASES), "case ids must be unique"
 
@@ -523,7 +554,7 @@ def test_linear_rules_have_no_template():
 # The rule files whose rules CASES checks (the rules of the runtime helpers that only
 # derivatives of derivatives call are checked with those helpers' own tests).
 RULE_FILES = {"srctrans.rules.elementwise", "srctrans.rules.reductions", "srctrans.rules.linalg",
-              "srctrans.rules.shapes", "srctrans.rules.builtins"}
+              "srctrans.rules.shapes", "srctrans.rules.builtins", "srctrans.rules.scipy_special"}
 
 
 def test_every_rule_has_a_case():

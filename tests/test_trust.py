@@ -58,6 +58,8 @@ CORRECT = [
     (trust.loop_over_dict, lambda: ({"a": R.standard_normal(2), "b": R.standard_normal(2)},)),
     (trust.list_call_append, vector()),
     (trust.named_tuple_loss, lambda: (trust.Params(R.standard_normal(2), 0.5, 3),)),
+    (trust.display_to_helper, lambda: (R.standard_normal(3), R.standard_normal(3))),
+    (trust.display_appended, lambda: (R.standard_normal(3), R.standard_normal(3))),
 ]
 
 # (function, arguments, words the error must contain): refused at the user's line

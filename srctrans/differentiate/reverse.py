@@ -114,7 +114,19 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
         self._pending.append(stmt)
 
     def _contribute(self, atom, expression):
-        """Add ``expression`` to the adjoint of ``atom`` when ``atom`` is active."""
+        """Add ``expression`` to the adjoint of ``atom`` when ``atom`` is active; a list or
+        tuple display gives each of its entries the matching entry of ``expression``."""
+        if isinstance(atom, (gast.List, gast.Tuple)):
+            if not self._carries_gradient(atom):
+                return
+            if not isinstance(expression, gast.Name):
+                name = self.namer.temporary("d_entries")
+                self._emit(_assign(name, expression))
+                expression = _load(name)
+            for j, element in enumerate(atom.elts):
+                self._contribute(element, gast.Subscript(_load(expression.id),
+                                                         gast.Constant(j, None), gast.Load()))
+            return
         if not (isinstance(atom, gast.Name) and atom.id in self.active):
             return
         adjoint = self.namer.adjoint(atom.id)
@@ -134,10 +146,13 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
         """
         everything = len(pairs) == length
         flat = []
-        for atom, index in pairs:          # a list literal's entry is a list of cotangents
+        pending = list(pairs)
+        while pending:                     # a list literal's entry is a list of cotangents
+            atom, index = pending.pop(0)
             if isinstance(atom, (gast.List, gast.Tuple)):
                 everything = False
-                flat += [(e, (index, j)) for j, e in enumerate(atom.elts)]
+                path = index if isinstance(index, tuple) else (index,)
+                pending[:0] = [(e, path + (j,)) for j, e in enumerate(atom.elts)]
             else:
                 flat.append((atom, index))
         pairs = [(a, i) for a, i in flat if isinstance(a, gast.Name) and a.id in self.active]
@@ -223,11 +238,11 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
         if xs not in self.unit.fresh_arrays:
             self._refuse_append(stmt, xs)
         adjoint = self.namer.adjoint(xs)
-        constant = not (isinstance(value, gast.Name) and value.id in self.active)
+        constant = not self._carries_gradient(value)      # a name, or a display of names
         if (quiet or constant) and adjoint in self.initialised:   # v is a constant: drop its entry
             split = runtime_call(self.aliases, "last_and_rest", [_load(adjoint)])
             self._emit(_assign(adjoint, gast.Subscript(split, gast.Constant(1, None), gast.Load())))
-        elif adjoint in self.initialised and isinstance(value, gast.Name) and value.id in self.active:
+        elif adjoint in self.initialised and not constant:
             last = self.namer.temporary("d" + xs + "_last")
             split = runtime_call(self.aliases, "last_and_rest", [_load(adjoint)])
             self._emit(gast.Assign([gast.Tuple([_store(last), _store(adjoint)], gast.Store())],
@@ -413,8 +428,7 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
         except TypeError as error:
             self._fail(call, UnsupportedSyntaxError, f"the call of {callee.__qualname__} does not match "
                        f"its signature ({error})", "fix the call's arguments")
-        def is_active(node):
-            return isinstance(node, gast.Name) and node.id in self.active
+        is_active = self._carries_gradient        # a name, or a list or tuple display of them
 
         # (parameter, [(argument node, key within the parameter's cotangent or None)])
         active = []

@@ -46,6 +46,8 @@ Templates may use the names ``np`` (numpy) and ``rt`` (the runtime package);
 the generator maps them to the aliases of the generated module.
 """
 
+import importlib
+import sys
 import inspect
 import textwrap
 import warnings
@@ -171,6 +173,7 @@ class RuleRegistry:
         self.version = 0                # changes whenever a user registers or declares something
         self._through = set()           # installed functions whose source the user let srctrans read
         self._tuple_valued = set()      # primals whose results are tuples
+        self._on_demand = {}            # package -> rule module imported at its first look-up
 
     # -- registration ------------------------------------------------------
     def vjp(self, *primals, elementwise=False):
@@ -304,12 +307,25 @@ class RuleRegistry:
         return _key(fn) in self._through
 
     # -- lookup --------------------------------------------------------------
+    def load_on_demand(self, package, module):
+        """Import the rule module ``module`` at the first look-up that misses once the user
+        has imported ``package`` (``scipy.special``: srctrans never imports SciPy itself,
+        and a program can only call SciPy's functions after importing them)."""
+        self._on_demand[package] = module
+
     def lookup(self, primal):
         """The :class:`Rule` of ``primal``, or None."""
         try:
-            return self._rules.get(_key(primal))
+            rule = self._rules.get(_key(primal))
         except TypeError:          # unhashable callables have no rule
             return None
+        if rule is None and self._on_demand:
+            ready = [package for package in self._on_demand if package in sys.modules]
+            for package in ready:
+                importlib.import_module(self._on_demand.pop(package))   # registers its rules
+            if ready:
+                return self.lookup(primal)
+        return rule
 
     def is_nondifferentiable(self, primal):
         try:

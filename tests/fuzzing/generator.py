@@ -10,8 +10,9 @@ arithmetic with broadcasting over two or more leading axes, reductions with
 writes into fresh arrays (repeated indices, masks, constants), ``if``,
 ``for`` (over ``range``, rows, ``enumerate``, ``d.items()``) with ``break``
 and ``continue``, ``while``, early ``return``, a loop variable reused by a
-later loop, lists, dicts and tuples, comprehensions, calls of helper
-functions, a local function and a lambda, boolean masks and the builtins
+later loop, lists, dicts and tuples (also as displays passed to a helper,
+nested and through ``*rest``, and appended to a list), comprehensions, calls
+of helper functions, a local function and a lambda, boolean masks and the builtins
 ``max``, ``min``, ``sum`` and ``float``.
 
 Every operation is smooth where the fuzzer evaluates it (denominators and
@@ -41,6 +42,10 @@ def helper_branch(a):
     if np.sum(a) > 0.0:
         return a * a
     return -a
+
+
+def helper_seq(xs, *rest):
+    return xs[0] * np.cos(xs[1][0]) + rest[0][1] * xs[1][1]
 '''
 
 # the shapes of x (main), y (broadcasts against x), a scalar s, and W (matmul on x's last axis);
@@ -251,8 +256,13 @@ class _Builder:
         a = self._pick()
         b = self._compatible(a)
         t, parts = self._fresh(), self._fresh()
-        choice = self.rng.randrange(6)
-        if choice == 0:
+        choice = self.rng.randrange(8)
+        if choice == 6:            # displays passed to a helper, nested and through *rest
+            lines = [f"{t} = helper_seq([{a}, ({b}, {a} * 2.0)], ({a}, np.sin({b})))"]
+        elif choice == 7:          # displays appended to a list
+            lines = [f"{parts} = []", f"{parts}.append([{a}, {b} * 2.0])",
+                     f"{parts}.append(({a} * {a},))", f"{t} = {parts}[0][1] * {parts}[1][0]"]
+        elif choice == 0:
             lines = [f"{parts} = [{a}, {b} * 2.0]", f"{t} = {parts}[0] * {parts}[1] + {parts}[-1]"]
         elif choice == 1:
             lines = [f"{parts} = {{'p': {a}, 'q': np.sin({b})}}", f"{t} = {parts}['p'] * {parts}['q']",

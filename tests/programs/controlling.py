@@ -248,8 +248,8 @@ def sin_sum(x):
     return np.sum(np.sin(x))
 
 
-def calls_erf(x):
-    return np.sum(special.erf(x) * x)
+def calls_i0(x):
+    return np.sum(special.i0(x) * x)
 
 
 # -- grad_of --------------------------------------------------------------------------

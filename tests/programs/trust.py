@@ -328,3 +328,20 @@ def sorts_a_list(x):
     xs = [x[2], x[0], x[1]]
     xs.sort()
     return xs[0] * 2.0
+
+
+# Displays handed on whole: each entry's cotangent goes back to it (reverse mode once
+# dropped them, giving None or a partial gradient)
+def takes_a_sequence(xs, *rest):
+    return xs[0] * np.cos(xs[1][0]) + rest[0][1] * xs[1][1]
+
+
+def display_to_helper(x, y):
+    return np.sum(takes_a_sequence([x, (y, x * 2.0)], (x, np.sin(y))))
+
+
+def display_appended(x, y):
+    out = []
+    out.append([x, y * 2.0])
+    out.append((x * x,))
+    return np.sum(out[0][1] * out[1][0])
