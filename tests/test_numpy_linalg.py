@@ -1,4 +1,4 @@
-"""np.linalg in user programs: each checked against finite differences to second order, in
+"""np.linalg and scipy.special in user programs: each checked against finite differences to second order, in
 both modes, in float64 and float32 (issue 11's linear algebra, so far: inv, det, slogdet,
 solve, cholesky, norm). The rules themselves are checked one by one in test_jvp_rules.py."""
 
