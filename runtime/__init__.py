@@ -52,7 +52,8 @@ from .reshaping import (
     identity, copied, getitem_grad, getattr_grad, last_and_rest, pushed, pushed_many, pushed_many_transpose, transpose_grad, asarray_grad, zero_at,
     saved_at, restored_at)
 from .scans import (
-    cumsum_grad, diff_grad, diagonal_grad, trace_grad, take_grad, tile_grad, repeat_grad)
+    cumsum_grad, diff_grad, diagonal_grad, trace_grad, take_grad, take_along_axis_grad,
+    tile_grad, repeat_grad)
 from .writes import (
     add_at, put, put_values_grad, put_values_grad_transpose, written_part,
     written_part_transpose, sort_grad, sort_tangent)

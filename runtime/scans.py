@@ -85,6 +85,27 @@ def take_grad(g, a, indices, axis=None):
     return out
 
 
+def take_along_axis_grad(g, a, indices, axis):
+    """The cotangent of ``a`` for ``np.take_along_axis(a, indices, axis)``: ``g`` added at
+    the positions taken (a repeated index gets the sum of its cotangents).
+
+    >>> take_along_axis_grad(np.array([[1., 2.]]), np.zeros((1, 3)), np.array([[2, 2]]), 1)
+    array([[0., 0., 3.]])
+    """
+    out = np.zeros(np.shape(a), dtype=_floating(a, g))
+    if axis is None:                       # np.take_along_axis reads a flattened
+        np.add.at(out.reshape(-1), indices, g)
+        return out
+    axis = axis % out.ndim
+    g = np.asarray(g)                      # shaped like the result: indices broadcast against a
+    grids = np.ogrid[tuple(slice(n) for n in g.shape)]
+    where = tuple(np.broadcast_to(indices, g.shape) if k == axis
+                  else grid if out.shape[k] == g.shape[k] else 0 * grid   # a broadcast axis of a
+                  for k, grid in enumerate(grids))
+    np.add.at(out, where, g)
+    return out
+
+
 def tile_grad(g, a, reps):
     """The cotangent of ``a`` for ``np.tile(a, reps)``: ``g`` summed over the copies.
 

@@ -26,6 +26,7 @@ import ast
 import builtins
 import copy
 import inspect
+import math
 
 import gast
 import numpy as np
@@ -151,6 +152,18 @@ ELEMENTWISE = [
     Case("fmod", np.fmod, [uniform(0.1, 0.9, 3, 4), uniform(1.1, 1.9, 4)]),
     Case("fmod-negative", np.fmod, [uniform(-3.9, -3.1, 3, 4), uniform(1.1, 1.4, 4)]),
     Case("nan-to-num", np.nan_to_num, [normal(2, 3)]),
+    # math's functions of Python floats share NumPy's rules
+    *[Case(f"math-{f.__name__}", f, [pyfloat(low, high)], float32=False) for f, low, high in [
+        (math.exp, -2.0, 2.0), (math.expm1, -2.0, 2.0), (math.log, 0.5, 2.0),
+        (math.log1p, 0.5, 2.0), (math.log2, 0.5, 2.0), (math.log10, 0.5, 2.0),
+        (math.sqrt, 0.5, 2.0), (math.sin, -2.0, 2.0), (math.cos, -2.0, 2.0), (math.tan, -1.0, 1.0),
+        (math.asin, -0.9, 0.9), (math.acos, -0.9, 0.9), (math.atan, -2.0, 2.0),
+        (math.sinh, -2.0, 2.0), (math.cosh, -2.0, 2.0), (math.tanh, -2.0, 2.0),
+        (math.asinh, -2.0, 2.0), (math.acosh, 1.5, 3.0), (math.atanh, -0.9, 0.9),
+        (math.fabs, 0.5, 2.0)]],
+    Case("math-atan2", math.atan2, [pyfloat(0.5, 2.0), pyfloat(-2.0, -0.5)], float32=False),
+    Case("math-hypot", math.hypot, [pyfloat(0.5, 2.0), pyfloat(-2.0, -0.5)], float32=False),
+    Case("math-pow", math.pow, [pyfloat(0.5, 2.0), pyfloat(-1.0, 2.0)], float32=False),
     Case("nan-to-num-with-nans", np.nan_to_num, [fixed([1.0, np.nan, np.inf, -2.0])]),
 ]
 
@@ -190,6 +203,10 @@ REDUCTIONS = [
     Case("ptp-axis-keepdims", np.ptp, [normal(2, 3, 4)], {"axis": 1, "keepdims": True}),
     Case("nansum", np.nansum, [normal(3, 4)], {"axis": 0}),
     Case("nansum-with-nans", np.nansum, [fixed([[1.0, np.nan, 3.0], [np.nan, -2.0, 0.5]])]),
+    Case("nanprod", np.nanprod, [nonzero(3, 4)], {"axis": 1}),
+    Case("nanprod-with-nans", np.nanprod, [fixed([[1.5, np.nan, 3.0], [np.nan, -2.0, 0.5]])]),
+    Case("average", np.average, [normal(3, 4)]),
+    Case("average-axis-keepdims", np.average, [normal(2, 3, 4)], {"axis": 1, "keepdims": True}),
     Case("nanmean", np.nanmean, [normal(2, 3, 4)], {"axis": (0, 2), "keepdims": True}),
     Case("nanmean-with-nans", np.nanmean, [fixed([[1.0, np.nan, 3.0], [np.nan, -2.0, 0.5]])],
          {"axis": 1}),
@@ -210,6 +227,7 @@ PRODUCTS = [
     Case("einsum-diagonal", np.einsum, ["ii,i->i", normal(3, 3), normal(3)]),
     Case("einsum-batch-broadcast", np.einsum, ["...ij,...jk->...ik", normal(2, 3, 4), normal(1, 4, 2)]),
     Case("einsum-three", np.einsum, ["ij,jk,k->i", normal(3, 4), normal(4, 2), normal(2)]),
+    Case("cross", np.cross, [normal(2, 3), normal(3)]),
     Case("inv", np.linalg.inv, [matrices(3, 3)]),
     Case("inv-batch", np.linalg.inv, [matrices(2, 3, 3)]),
     Case("det", np.linalg.det, [matrices(3, 3)]),
@@ -263,6 +281,9 @@ SHAPES = [
     Case("real-if-close", np.real_if_close, [normal(2, 3)]),
     Case("take", np.take, [normal(2, 3), [4, 0, 4]]),
     Case("take-axis", np.take, [normal(2, 3, 4), [[0, 2], [1, 1]]], {"axis": 1}),
+    Case("take-along-axis", np.take_along_axis, [normal(3, 4), np.array([[0, 3], [1, 1], [2, 0]]), 1]),
+    Case("take-along-axis-broadcast", np.take_along_axis,
+         [normal(3, 4, 1), np.array([[[0, 1]], [[2, 2]]]), 0]),
     Case("tile", np.tile, [normal(2, 3), (2, 1, 2)]),
     Case("tile-int", np.tile, [normal(3), 2]),
     Case("repeat", np.repeat, [normal(2, 3), 2]),

@@ -473,6 +473,8 @@ CASES = [
     Case("take_grad-flat", rt.take_grad, lambda r: (normal(r, 3), normal(r, 2, 3), [4, 0, 4]), [0]),
     Case("take_grad-axis", rt.take_grad,
          lambda r: (normal(r, 2, 2, 2, 4), normal(r, 2, 3, 4), [[0, 2], [1, 1]], 1), [0]),
+    Case("take_along_axis_grad", rt.take_along_axis_grad,
+         lambda r: (normal(r, 3, 2), normal(r, 3, 4), np.array([[0, 3], [1, 1], [2, 0]]), 1), [0]),
     Case("tile_grad", rt.tile_grad, lambda r: (normal(r, 2, 2, 6), normal(r, 2, 3), (2, 1, 2)), [0]),
     Case("repeat_grad", rt.repeat_grad, lambda r: (normal(r, 12), normal(r, 2, 3), 2), [0]),
     Case("repeat_grad-axis", rt.repeat_grad,

@@ -14,6 +14,8 @@ are finite (``exp``, ``tan``, ``multiply``...) need no guard.
 
 import builtins
 
+import math
+
 import numpy as np
 
 from srctrans import runtime as rt
@@ -56,12 +58,12 @@ def divide(g, ans, x, y):
 def divide_jvp(dx, dy, ans, x, y):
     return rt.zero_guard(dx, dx / y), -rt.zero_guard(dy, dy * ans / y)
 
-@vjp(np.power, elementwise=True)
+@vjp(np.power, math.pow, elementwise=True)
 def power(g, ans, x, y):
     return (rt.zero_guard(g, g * rt.power_base_factor(x, y)),
             rt.zero_guard(g, g * rt.power_exponent_factor(ans, x)))
 
-@jvp(np.power)
+@jvp(np.power, math.pow)
 def power_jvp(dx, dy, ans, x, y):
     return (rt.zero_guard(dx, dx * rt.power_base_factor(x, y)),
             rt.zero_guard(dy, dy * rt.power_exponent_factor(ans, x)))
@@ -94,11 +96,11 @@ def square(g, ans, x):
 def square_jvp(dx, ans, x):
     return dx * 2 * x
 
-@vjp(np.sqrt, elementwise=True)
+@vjp(np.sqrt, math.sqrt, elementwise=True)
 def sqrt(g, ans, x):
     return rt.zero_guard(g, g * 0.5 / ans)
 
-@jvp(np.sqrt)
+@jvp(np.sqrt, math.sqrt)
 def sqrt_jvp(dx, ans, x):
     return rt.zero_guard(dx, dx * 0.5 / ans)
 
@@ -119,19 +121,19 @@ def absolute_jvp(dx, ans, x):
     return dx * np.sign(x)
 
 # -- exponentials and logarithms ---------------------------------------------
-@vjp(np.exp, elementwise=True)
+@vjp(np.exp, math.exp, elementwise=True)
 def exp(g, ans, x):
     return g * ans
 
-@jvp(np.exp)
+@jvp(np.exp, math.exp)
 def exp_jvp(dx, ans, x):
     return dx * ans
 
-@vjp(np.expm1, elementwise=True)
+@vjp(np.expm1, math.expm1, elementwise=True)
 def expm1(g, ans, x):
     return g * (ans + 1)
 
-@jvp(np.expm1)
+@jvp(np.expm1, math.expm1)
 def expm1_jvp(dx, ans, x):
     return dx * (ans + 1)
 
@@ -143,35 +145,35 @@ def exp2(g, ans, x):
 def exp2_jvp(dx, ans, x):
     return dx * ans * rt.LN2
 
-@vjp(np.log, elementwise=True)
+@vjp(np.log, math.log, elementwise=True)
 def log(g, ans, x):
     return rt.zero_guard(g, g / x)
 
-@jvp(np.log)
+@jvp(np.log, math.log)
 def log_jvp(dx, ans, x):
     return rt.zero_guard(dx, dx / x)
 
-@vjp(np.log1p, elementwise=True)
+@vjp(np.log1p, math.log1p, elementwise=True)
 def log1p(g, ans, x):
     return rt.zero_guard(g, g / (1 + x))
 
-@jvp(np.log1p)
+@jvp(np.log1p, math.log1p)
 def log1p_jvp(dx, ans, x):
     return rt.zero_guard(dx, dx / (1 + x))
 
-@vjp(np.log2, elementwise=True)
+@vjp(np.log2, math.log2, elementwise=True)
 def log2(g, ans, x):
     return rt.zero_guard(g, g / (x * rt.LN2))
 
-@jvp(np.log2)
+@jvp(np.log2, math.log2)
 def log2_jvp(dx, ans, x):
     return rt.zero_guard(dx, dx / (x * rt.LN2))
 
-@vjp(np.log10, elementwise=True)
+@vjp(np.log10, math.log10, elementwise=True)
 def log10(g, ans, x):
     return rt.zero_guard(g, g / (x * rt.LN10))
 
-@jvp(np.log10)
+@jvp(np.log10, math.log10)
 def log10_jvp(dx, ans, x):
     return rt.zero_guard(dx, dx / (x * rt.LN10))
 
@@ -184,115 +186,115 @@ def logaddexp_jvp(dx, dy, ans, x, y):
     return dx * np.exp(x - ans), dy * np.exp(y - ans)
 
 # -- trigonometric and hyperbolic --------------------------------------------
-@vjp(np.sin, elementwise=True)
+@vjp(np.sin, math.sin, elementwise=True)
 def sin(g, ans, x):
     return g * np.cos(x)
 
-@jvp(np.sin)
+@jvp(np.sin, math.sin)
 def sin_jvp(dx, ans, x):
     return dx * np.cos(x)
 
-@vjp(np.cos, elementwise=True)
+@vjp(np.cos, math.cos, elementwise=True)
 def cos(g, ans, x):
     return -g * np.sin(x)
 
-@jvp(np.cos)
+@jvp(np.cos, math.cos)
 def cos_jvp(dx, ans, x):
     return -dx * np.sin(x)
 
-@vjp(np.tan, elementwise=True)
+@vjp(np.tan, math.tan, elementwise=True)
 def tan(g, ans, x):
     return g * (1 + ans * ans)
 
-@jvp(np.tan)
+@jvp(np.tan, math.tan)
 def tan_jvp(dx, ans, x):
     return dx * (1 + ans * ans)
 
-@vjp(np.arcsin, elementwise=True)
+@vjp(np.arcsin, math.asin, elementwise=True)
 def arcsin(g, ans, x):
     return rt.zero_guard(g, g / np.sqrt(1 - x * x))
 
-@jvp(np.arcsin)
+@jvp(np.arcsin, math.asin)
 def arcsin_jvp(dx, ans, x):
     return rt.zero_guard(dx, dx / np.sqrt(1 - x * x))
 
-@vjp(np.arccos, elementwise=True)
+@vjp(np.arccos, math.acos, elementwise=True)
 def arccos(g, ans, x):
     return -rt.zero_guard(g, g / np.sqrt(1 - x * x))
 
-@jvp(np.arccos)
+@jvp(np.arccos, math.acos)
 def arccos_jvp(dx, ans, x):
     return -rt.zero_guard(dx, dx / np.sqrt(1 - x * x))
 
-@vjp(np.arctan, elementwise=True)
+@vjp(np.arctan, math.atan, elementwise=True)
 def arctan(g, ans, x):
     return g / (1 + x * x)
 
-@jvp(np.arctan)
+@jvp(np.arctan, math.atan)
 def arctan_jvp(dx, ans, x):
     return dx / (1 + x * x)
 
-@vjp(np.arctan2, elementwise=True)
+@vjp(np.arctan2, math.atan2, elementwise=True)
 def arctan2(g, ans, y, x):
     return rt.zero_guard(g, g * x / (x * x + y * y)), -rt.zero_guard(g, g * y / (x * x + y * y))
 
-@jvp(np.arctan2)
+@jvp(np.arctan2, math.atan2)
 def arctan2_jvp(dy, dx, ans, y, x):
     return rt.zero_guard(dy, dy * x / (x * x + y * y)), -rt.zero_guard(dx, dx * y / (x * x + y * y))
 
-@vjp(np.sinh, elementwise=True)
+@vjp(np.sinh, math.sinh, elementwise=True)
 def sinh(g, ans, x):
     return g * np.cosh(x)
 
-@jvp(np.sinh)
+@jvp(np.sinh, math.sinh)
 def sinh_jvp(dx, ans, x):
     return dx * np.cosh(x)
 
-@vjp(np.cosh, elementwise=True)
+@vjp(np.cosh, math.cosh, elementwise=True)
 def cosh(g, ans, x):
     return g * np.sinh(x)
 
-@jvp(np.cosh)
+@jvp(np.cosh, math.cosh)
 def cosh_jvp(dx, ans, x):
     return dx * np.sinh(x)
 
-@vjp(np.tanh, elementwise=True)
+@vjp(np.tanh, math.tanh, elementwise=True)
 def tanh(g, ans, x):
     return g * (1 - ans * ans)
 
-@jvp(np.tanh)
+@jvp(np.tanh, math.tanh)
 def tanh_jvp(dx, ans, x):
     return dx * (1 - ans * ans)
 
-@vjp(np.arcsinh, elementwise=True)
+@vjp(np.arcsinh, math.asinh, elementwise=True)
 def arcsinh(g, ans, x):
     return g / np.sqrt(x * x + 1)
 
-@jvp(np.arcsinh)
+@jvp(np.arcsinh, math.asinh)
 def arcsinh_jvp(dx, ans, x):
     return dx / np.sqrt(x * x + 1)
 
-@vjp(np.arccosh, elementwise=True)
+@vjp(np.arccosh, math.acosh, elementwise=True)
 def arccosh(g, ans, x):
     return rt.zero_guard(g, g / np.sqrt(x * x - 1))
 
-@jvp(np.arccosh)
+@jvp(np.arccosh, math.acosh)
 def arccosh_jvp(dx, ans, x):
     return rt.zero_guard(dx, dx / np.sqrt(x * x - 1))
 
-@vjp(np.arctanh, elementwise=True)
+@vjp(np.arctanh, math.atanh, elementwise=True)
 def arctanh(g, ans, x):
     return rt.zero_guard(g, g / (1 - x * x))
 
-@jvp(np.arctanh)
+@jvp(np.arctanh, math.atanh)
 def arctanh_jvp(dx, ans, x):
     return rt.zero_guard(dx, dx / (1 - x * x))
 
-@vjp(np.hypot, elementwise=True)
+@vjp(np.hypot, math.hypot, elementwise=True)
 def hypot(g, ans, x1, x2):
     return rt.zero_guard(g, g * x1 / ans), rt.zero_guard(g, g * x2 / ans)
 
-@jvp(np.hypot)
+@jvp(np.hypot, math.hypot)
 def hypot_jvp(dx1, dx2, ans, x1, x2):
     return rt.zero_guard(dx1, dx1 * x1 / ans), rt.zero_guard(dx2, dx2 * x2 / ans)
 
@@ -312,11 +314,11 @@ def cbrt(g, ans, x):
 def cbrt_jvp(dx, ans, x):
     return rt.zero_guard(dx, dx / (3 * ans * ans))
 
-@vjp(np.fabs, elementwise=True)
+@vjp(np.fabs, math.fabs, elementwise=True)
 def fabs(g, ans, x):
     return g * np.sign(x)
 
-@jvp(np.fabs)
+@jvp(np.fabs, math.fabs)
 def fabs_jvp(dx, ans, x):
     return dx * np.sign(x)
 

@@ -1,5 +1,5 @@
 """Derivative rules of products (matmul ``@``, dot, inner, outer, tensordot, einsum) and of
-``np.linalg`` (inv, det, slogdet, norm, solve, cholesky).
+``np.linalg`` (inv, det, slogdet, norm, solve, cholesky), and ``np.cross``.
 
 Each product has a VJP rule and, right below it, its JVP: products are
 linear in each operand, so the tangent is the product with one operand
@@ -63,6 +63,15 @@ def einsum(g, ans, subscripts, *operands):
 def einsum_jvp(doperands, ans, subscripts, *operands):
     return rt.einsum_jvp(doperands, ans, subscripts, operands)
 
+
+# the cross product of 3-vectors in the last axis (axisa=, axisb=, axisc= are refused)
+@vjp(np.cross)
+def cross(g, ans, a, b):
+    return rt.unbroadcast(np.cross(b, g), a), rt.unbroadcast(np.cross(g, a), b)
+
+@jvp(np.cross)
+def cross_jvp(da, db, ans, a, b):
+    return np.cross(da, b), np.cross(a, db)
 
 # -- np.linalg: stacked matrices in the last two axes -------------------------
 @vjp(np.linalg.inv)

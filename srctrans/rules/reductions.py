@@ -78,6 +78,13 @@ def ptp_jvp(da, ans, a, axis=None, out=None, keepdims=False):
     return (rt.extremum_jvp(da, np.max(a, axis=axis, keepdims=keepdims), a, axis, keepdims)
             - rt.extremum_jvp(da, np.min(a, axis=axis, keepdims=keepdims), a, axis, keepdims))
 
+# np.average without weights is np.mean (weights= is refused at the user's line)
+@vjp(np.average)
+def average(g, ans, a, axis=None, *, keepdims=False):
+    return rt.mean_grad(g, a, axis, keepdims)
+
+linear(np.average)
+
 # NaNs are left out: they get no cotangent, and their tangents do not count
 @vjp(np.nansum)
 def nansum(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
@@ -86,6 +93,16 @@ def nansum(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
 @jvp(np.nansum)
 def nansum_jvp(da, ans, a, axis=None, dtype=None, out=None, keepdims=False):
     return np.sum(np.where(np.isnan(a), 0.0, da), axis=axis, keepdims=keepdims)
+
+@vjp(np.nanprod)
+def nanprod(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    return np.where(np.isnan(a), 0.0,
+                    rt.prod_grad(g, ans, np.where(np.isnan(a), 1.0, a), axis, keepdims))
+
+@jvp(np.nanprod)
+def nanprod_jvp(da, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    return rt.prod_jvp(np.where(np.isnan(a), 0.0, da), ans, np.where(np.isnan(a), 1.0, a), axis,
+                       keepdims)
 
 @vjp(np.nanmean)
 def nanmean(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):

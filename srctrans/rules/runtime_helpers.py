@@ -707,6 +707,10 @@ def trace_grad(g, ans, v, a, offset=0, axis1=0, axis2=1):
 def take_grad(g, ans, v, a, indices, axis=None):
     return np.take(g, indices, axis)
 
+@vjp(rt.take_along_axis_grad)
+def take_along_axis_grad(g, ans, v, a, indices, axis):
+    return np.take_along_axis(g, indices, axis)
+
 @vjp(rt.tile_grad)
 def tile_grad(g, ans, v, a, reps):
     return np.reshape(np.tile(g, reps), np.shape(v))
@@ -715,8 +719,8 @@ def tile_grad(g, ans, v, a, reps):
 def repeat_grad(g, ans, v, a, repeats, axis=None):
     return np.repeat(g, repeats, axis)
 
-linear(rt.cumsum_grad, rt.diff_grad, rt.diagonal_grad, rt.trace_grad, rt.take_grad, rt.tile_grad,
-       rt.repeat_grad)
+linear(rt.cumsum_grad, rt.diff_grad, rt.diagonal_grad, rt.trace_grad, rt.take_grad,
+       rt.take_along_axis_grad, rt.tile_grad, rt.repeat_grad)
 
 
 # -- np.linalg.solve's helpers ------------------------------------------------------

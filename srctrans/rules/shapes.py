@@ -56,6 +56,10 @@ if hasattr(np, "matrix_transpose"):          # NumPy 2: x.mT
 def take(g, ans, a, indices, axis=None, out=None, mode="raise"):
     return rt.take_grad(g, a, indices, axis)
 
+@vjp(np.take_along_axis)
+def take_along_axis(g, ans, arr, indices, axis):
+    return rt.take_along_axis_grad(g, arr, indices, axis)
+
 @vjp(np.tile)
 def tile(g, ans, A, reps):
     return rt.tile_grad(g, A, reps)
@@ -64,7 +68,7 @@ def tile(g, ans, A, reps):
 def repeat(g, ans, a, repeats, axis=None):
     return rt.repeat_grad(g, a, repeats, axis)
 
-linear(np.take, np.tile, np.repeat)
+linear(np.take, np.take_along_axis, np.tile, np.repeat)
 
 @vjp(np.real_if_close)
 def real_if_close(g, ans, a, tol=100):
