@@ -52,6 +52,23 @@ if hasattr(np, "matrix_transpose"):          # NumPy 2: x.mT
 
     linear(np.matrix_transpose)
 
+# splits return lists of views: their cotangent (a list, zeros where a piece was not
+# used) joins back the way the pieces came apart
+@vjp(np.split, np.array_split)
+def split(g, ans, ary, indices_or_sections, axis=0):
+    return np.concatenate(g, axis=axis)
+
+@vjp(np.hsplit)
+def hsplit(g, ans, ary, indices_or_sections):
+    return np.hstack(g)
+
+@vjp(np.vsplit)
+def vsplit(g, ans, ary, indices_or_sections):
+    return np.vstack(g)
+
+linear(np.split, np.array_split, np.hsplit, np.vsplit)
+REGISTRY.returns_tuple(np.split, np.array_split, np.hsplit, np.vsplit)
+
 @vjp(np.take)
 def take(g, ans, a, indices, axis=None, out=None, mode="raise"):
     return rt.take_grad(g, a, indices, axis)

@@ -11,7 +11,8 @@ writes into fresh arrays (repeated indices, masks, constants), ``if``,
 ``for`` (over ``range``, rows, ``enumerate``, ``d.items()``) with ``break``
 and ``continue``, ``while``, early ``return``, a loop variable reused by a
 later loop, lists, dicts and tuples (also as displays passed to a helper,
-nested and through ``*rest``, and appended to a list), comprehensions, calls
+nested and through ``*rest``, and appended to a list; the list that
+``np.array_split`` returns), comprehensions, calls
 of helper functions, a local function and a lambda, boolean masks and the builtins
 ``max``, ``min``, ``sum`` and ``float``.
 
@@ -256,8 +257,11 @@ class _Builder:
         a = self._pick()
         b = self._compatible(a)
         t, parts = self._fresh(), self._fresh()
-        choice = self.rng.randrange(8)
-        if choice == 6:            # displays passed to a helper, nested and through *rest
+        choice = self.rng.randrange(9)
+        if choice == 8:            # a NumPy function returning a list, read more than once
+            lines = [f"{parts} = np.array_split({a}, 2, axis=-1)",
+                     f"{t} = np.sum({parts}[0] * {parts}[0]) + np.sum(np.sin({parts}[-1]) * {parts}[0][..., :1])"]
+        elif choice == 6:            # displays passed to a helper, nested and through *rest
             lines = [f"{t} = helper_seq([{a}, ({b}, {a} * 2.0)], ({a}, np.sin({b})))"]
         elif choice == 7:          # displays appended to a list
             lines = [f"{parts} = []", f"{parts}.append([{a}, {b} * 2.0])",
