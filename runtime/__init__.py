@@ -53,7 +53,7 @@ from .reshaping import (
     saved_at, restored_at)
 from .scans import (
     cumsum_grad, diff_grad, diagonal_grad, trace_grad, take_grad, take_along_axis_grad,
-    tile_grad, repeat_grad)
+    tile_grad, repeat_grad, pad_grad, pad_tangent)
 from .writes import (
     add_at, put, put_values_grad, put_values_grad_transpose, written_part,
     written_part_transpose, sort_grad, sort_tangent)

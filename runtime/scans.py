@@ -1,9 +1,9 @@
 """Transposes of linear maps that scan, select or repeat along axes: cumulative
-sums, differences, diagonals, traces, takes, tiles and repeats.
+sums, differences, diagonals, traces, takes, tiles, repeats and pads.
 
 Each function is the VJP of a NumPy function that is linear in its array
 argument (``np.cumsum``, ``np.diff``, ``np.diagonal``, ``np.trace``,
-``np.take``, ``np.tile``, ``np.repeat``): it maps
+``np.take``, ``np.tile``, ``np.repeat``, ``np.pad``): it maps
 the output's cotangent ``g`` to the cotangent of the input ``a``, shaped like
 ``a``. Each is linear in ``g`` too, and its own transpose is the NumPy
 function again (rules/runtime_helpers.py), so derivatives of derivatives go
@@ -139,3 +139,43 @@ def repeat_grad(g, a, repeats, axis=None):
 def _floating(*values):
     dtype = np.result_type(*values)
     return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)
+
+
+# np.pad's modes that copy entries of the array (or zeros) into the border
+PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")
+
+
+def pad_grad(g, array, pad_width, mode="constant"):
+    """The cotangent of ``array`` for ``np.pad(array, pad_width, mode)``: every entry of ``g``
+    goes back to the entry of ``array`` it was copied from (none for a zero border).
+
+    Padding the entries' own positions tells where each one went, for every mode in
+    ``PAD_MODES``.
+
+    >>> pad_grad(np.ones(5), np.zeros(2), (1, 2), "edge")
+    array([2., 3.])
+    """
+    _check_pad_mode(mode)
+    shape = np.shape(array)
+    positions = np.arange(int(np.prod(shape))).reshape(shape)
+    source = (np.pad(positions, pad_width, mode, constant_values=-1) if mode == "constant"
+              else np.pad(positions, pad_width, mode))
+    copied = source >= 0
+    flat = np.bincount(source[copied], weights=np.asarray(g)[copied], minlength=positions.size)
+    return flat.reshape(shape).astype(_floating(array, g), copy=False)
+
+
+def pad_tangent(t, pad_width, mode="constant"):
+    """The tangent of ``np.pad(array, pad_width, mode)`` for the tangent ``t`` of ``array``:
+    padded the same way (for the modes in ``PAD_MODES``, which copy entries)."""
+    _check_pad_mode(mode)
+    return np.pad(t, pad_width, mode)
+
+
+def _check_pad_mode(mode):
+    """np.pad's other modes compute their border (a maximum, a mean): no rule here."""
+    if mode not in PAD_MODES:
+        from srctrans.errors import UnsupportedSyntaxError
+        raise UnsupportedSyntaxError(
+            f"np.pad with mode={mode!r} has no derivative rule",
+            hint=f"use one of the modes {', '.join(PAD_MODES)}")

@@ -49,6 +49,10 @@ def for_user(error, called=None, args=(), kwargs=None):
     if getattr(error, _REPORTED, False):          # reported by an inner entry point already
         return _reported(error, [f for f in frames if not _is_own(f)])
     if isinstance(error, SrcTransError):
+        origin = _origin(frames)             # raised while generated code ran: the user's line
+        if error.location is None and origin is not None:
+            error.location = Location(origin.filename, origin.lineno, origin.function)
+            error.args = (error._render(),)
         return _reported(error, [f for f in frames if _is_user(f)])
     if isinstance(error, TypeError) and called is not None and not _fits(called, args,
                                                                          kwargs or {}):

@@ -711,6 +711,14 @@ def take_grad(g, ans, v, a, indices, axis=None):
 def take_along_axis_grad(g, ans, v, a, indices, axis):
     return np.take_along_axis(g, indices, axis)
 
+@vjp(rt.pad_grad)
+def pad_grad(g, ans, v, array, pad_width, mode="constant"):
+    return rt.pad_tangent(g, pad_width, mode)
+
+@vjp(rt.pad_tangent)
+def pad_tangent(g, ans, t, pad_width, mode="constant"):
+    return rt.pad_grad(g, t, pad_width, mode)
+
 @vjp(rt.tile_grad)
 def tile_grad(g, ans, v, a, reps):
     return np.reshape(np.tile(g, reps), np.shape(v))
@@ -720,7 +728,7 @@ def repeat_grad(g, ans, v, a, repeats, axis=None):
     return np.repeat(g, repeats, axis)
 
 linear(rt.cumsum_grad, rt.diff_grad, rt.diagonal_grad, rt.trace_grad, rt.take_grad,
-       rt.take_along_axis_grad, rt.tile_grad, rt.repeat_grad)
+       rt.take_along_axis_grad, rt.tile_grad, rt.repeat_grad, rt.pad_grad, rt.pad_tangent)
 
 
 # -- np.linalg.solve's helpers ------------------------------------------------------

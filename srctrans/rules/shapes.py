@@ -69,6 +69,16 @@ def vsplit(g, ans, ary, indices_or_sections):
 linear(np.split, np.array_split, np.hsplit, np.vsplit)
 REGISTRY.returns_tuple(np.split, np.array_split, np.hsplit, np.vsplit)
 
+# the modes that copy entries (constant zeros, edge, reflect, symmetric, wrap); other
+# modes are an error when the gradient runs, and keyword options are refused
+@vjp(np.pad)
+def pad(g, ans, array, pad_width, mode="constant"):
+    return rt.pad_grad(g, array, pad_width, mode)
+
+@jvp(np.pad)
+def pad_jvp(darray, ans, array, pad_width, mode="constant"):
+    return rt.pad_tangent(darray, pad_width, mode)
+
 @vjp(np.take)
 def take(g, ans, a, indices, axis=None, out=None, mode="raise"):
     return rt.take_grad(g, a, indices, axis)

@@ -210,6 +210,14 @@ def r_with_slice(x):
     return np.sum(np.r_[0:3, x])  # marker: r-slice
 
 
+def pads_with_mean(x):
+    return np.sum(np.pad(x, 1, mode="mean") ** 2)  # marker: pad-mode
+
+
+def pads_with_values(x):
+    return np.sum(np.pad(x, 1, constant_values=3.0) ** 2)  # marker: pad-keyword
+
+
 # -- missing rules ------------------------------------------------------------------------------
 
 def calls_scipy(x):
