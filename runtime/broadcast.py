@@ -61,3 +61,13 @@ def _sum_to_shape(g, shape):
     if np.shape(g) != shape:
         g = np.broadcast_to(g, shape)
     return g
+
+
+def float_dtype(*values):
+    """The dtype arithmetic on ``values`` produces, float64 if not floating.
+
+    A list or tuple (``np.sum([1, x, 2])``) counts as the array NumPy makes of it.
+    """
+    dtype = np.result_type(*(np.asarray(v) if isinstance(v, (list, tuple)) else v
+                             for v in values))
+    return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)

@@ -14,6 +14,8 @@ import math
 
 import numpy as np
 
+from .broadcast import float_dtype as _float_dtype
+
 LN2 = math.log(2.0)
 LN10 = math.log(10.0)
 
@@ -60,12 +62,6 @@ def tie_weight(x, y):
     dtype = _float_dtype(x, y)
     greater = np.asarray(np.greater(x, y), dtype=dtype)
     return np.where(np.equal(x, y), dtype.type(0.5), greater)
-
-
-def _float_dtype(*values):
-    """The dtype arithmetic on ``values`` produces, float64 if not floating."""
-    dtype = np.result_type(*values)
-    return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)
 
 
 def power_base_factor(x, y):

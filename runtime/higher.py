@@ -25,7 +25,7 @@ independent input, as generated code does.
 import numpy as np
 
 from .accumulate import add, zeros_like
-from .broadcast import unbroadcast
+from .broadcast import float_dtype as _float_dtype, unbroadcast
 from .containers import entries, is_container, rebuild, restored_entry
 # the marker saved_entry returns for a key that did not exist yet
 from .containers import _ABSENT
@@ -463,9 +463,3 @@ def _entries_per_argument(cotangents, single):
 def _is_sequence(value):
     """A tuple or list of entries, one per argument (a named tuple is one cotangent)."""
     return isinstance(value, (tuple, list)) and not hasattr(value, "_fields")
-
-
-def _float_dtype(*values):
-    """The dtype arithmetic on ``values`` produces, float64 if not floating."""
-    dtype = np.result_type(*values)
-    return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)

@@ -20,6 +20,8 @@ NaN, except that a zero ``g`` or ``dx`` still gives zero.
 
 import numpy as np
 
+from .broadcast import float_dtype as _float_dtype
+
 
 def unreduce(g, x, axis=None, keepdims=False):
     """VJP of ``np.sum(x, axis, keepdims=keepdims)``: ``g`` spread over ``x``.
@@ -264,13 +266,3 @@ def _count(shape, axis):
 def _deviation(x, axis):
     x = np.asarray(x)
     return x - np.mean(x, axis=_axes(x.ndim, axis), keepdims=True)
-
-
-def _float_dtype(*values):
-    """The dtype arithmetic on ``values`` produces, float64 if not floating.
-
-    A list or tuple (``np.sum([1, x, 2])``) counts as the array NumPy makes of it.
-    """
-    dtype = np.result_type(*(np.asarray(v) if isinstance(v, (list, tuple)) else v
-                             for v in values))
-    return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)

@@ -12,6 +12,8 @@ through them.
 
 import numpy as np
 
+from .broadcast import float_dtype as _float_dtype
+
 
 def cumsum_grad(g, a, axis=None):
     """The cotangent of ``a`` for ``np.cumsum(a, axis)``: ``g`` summed from the end.
@@ -50,7 +52,7 @@ def diagonal_grad(g, a, offset=0, axis1=0, axis2=1):
     array([[0., 1., 0.],
            [0., 0., 2.]])
     """
-    out = np.zeros(np.shape(a), dtype=_floating(a, g))
+    out = np.zeros(np.shape(a), dtype=_float_dtype(a, g))
     moved = np.moveaxis(out, (axis1, axis2), (-2, -1))      # a view: writes reach out
     size = np.shape(g)[-1] if np.ndim(g) else 0
     rows = np.arange(size) + max(0, -offset)
@@ -76,7 +78,7 @@ def take_grad(g, a, indices, axis=None):
     >>> take_grad(np.array([1., 2., 3.]), np.zeros(3), [2, 0, 2])
     array([2., 0., 4.])
     """
-    out = np.zeros(np.shape(a), dtype=_floating(a, g))
+    out = np.zeros(np.shape(a), dtype=_float_dtype(a, g))
     if axis is None:                       # np.take reads a flattened
         np.add.at(out.reshape(-1), indices, g)
         return out
@@ -92,7 +94,7 @@ def take_along_axis_grad(g, a, indices, axis):
     >>> take_along_axis_grad(np.array([[1., 2.]]), np.zeros((1, 3)), np.array([[2, 2]]), 1)
     array([[0., 0., 3.]])
     """
-    out = np.zeros(np.shape(a), dtype=_floating(a, g))
+    out = np.zeros(np.shape(a), dtype=_float_dtype(a, g))
     if axis is None:                       # np.take_along_axis reads a flattened
         np.add.at(out.reshape(-1), indices, g)
         return out
@@ -131,14 +133,11 @@ def repeat_grad(g, a, repeats, axis=None):
         return np.reshape(repeat_grad(g, np.ravel(a), repeats, 0), np.shape(a))
     size = np.shape(a)[axis]
     runs = np.repeat(np.arange(size), repeats)
-    out = np.zeros(np.shape(a), dtype=_floating(a, g))
+    out = np.zeros(np.shape(a), dtype=_float_dtype(a, g))
     np.add.at(np.moveaxis(out, axis, 0), runs, np.moveaxis(np.asarray(g), axis, 0))
     return out
 
 
-def _floating(*values):
-    dtype = np.result_type(*values)
-    return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)
 
 
 # np.pad's modes that copy entries of the array (or zeros) into the border
@@ -162,7 +161,7 @@ def pad_grad(g, array, pad_width, mode="constant"):
               else np.pad(positions, pad_width, mode))
     copied = source >= 0
     flat = np.bincount(source[copied], weights=np.asarray(g)[copied], minlength=positions.size)
-    return flat.reshape(shape).astype(_floating(array, g), copy=False)
+    return flat.reshape(shape).astype(_float_dtype(array, g), copy=False)
 
 
 def pad_tangent(t, pad_width, mode="constant"):

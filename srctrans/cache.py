@@ -27,8 +27,8 @@ from srctrans.runtime.seeding import check_output
 
 from srctrans import pipeline
 from srctrans.emit.compile import forget_sources
-from srctrans.reporting import internal_failure
-from srctrans.errors import Location, NoSourceError, SrcTransError, UnsupportedSyntaxError
+from srctrans.reporting import definition, internal_failure
+from srctrans.errors import NoSourceError, SrcTransError, UnsupportedSyntaxError
 from srctrans.parse.resolve import still_valid
 from srctrans.parse.source import nesting_depth, parse_function
 from srctrans.rules import REGISTRY
@@ -502,15 +502,7 @@ def _with_location(step, fn, location, *args):
     except SrcTransError:
         raise
     except Exception as error:
-        raise internal_failure(error, location or _definition(fn)) from error
-
-
-def _definition(fn):
-    """The :class:`Location` of ``fn``'s ``def`` line, or None."""
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return None
-    return Location(code.co_filename, code.co_firstlineno, getattr(fn, "__qualname__", None))
+        raise internal_failure(error, location or definition(fn)) from error
 
 
 def clear():

@@ -69,7 +69,7 @@ def for_user(error, called=None, args=(), kwargs=None):
                            f"(in {origin.function}), run as generated code: {origin.text}")
         return _reported(error, kept)
     origin = _origin(frames)
-    where = _definition(called) if origin is None else Location(
+    where = definition(called) if origin is None else Location(
         origin.filename, origin.lineno, origin.function)
     wrapped = InternalError(
         f"srctrans failed ({type(error).__name__}: {error})", where,
@@ -80,8 +80,9 @@ def for_user(error, called=None, args=(), kwargs=None):
     return _reported(wrapped, [f for f in frames if _is_user(f)])
 
 
-def _definition(called):
-    """The :class:`Location` of the ``def`` of the function ``called`` stands for, or None."""
+def definition(called):
+    """The :class:`Location` of the ``def`` of the function ``called`` stands for (a bound
+    method's function), or None."""
     fn = getattr(called, "__func__", called)
     code = getattr(fn, "__code__", None)
     return Location(code.co_filename, code.co_firstlineno, fn.__qualname__) if code else None
@@ -89,7 +90,7 @@ def _definition(called):
 
 def _call_error(error, called):
     """A :class:`CallError` (also a TypeError) for arguments that do not fit ``called``."""
-    where = _definition(called)
+    where = definition(called)
     try:
         signature = f"{getattr(called, '__name__', 'f')}{inspect.signature(called)}"
     except (TypeError, ValueError):
