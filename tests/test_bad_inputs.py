@@ -99,6 +99,8 @@ ERRORS = [
     ("pad-mode-forward", fwd(b.pads_with_mean, X), SYNTAX, "pad-mode", ["mode='mean'"]),
     ("pad-keyword", grad(b.pads_with_values, X), SYNTAX, "pad-keyword", ["constant_values"]),
     ("exec", grad(b.from_exec, X), st.NoSourceError, None, ["from_exec", "in a .py file"]),
+    ("prompt-lambda", grad(b.typed_lambda, X), st.NoSourceError, None,
+     ["lambda", "in a .py file", "Jupyter"]),
     ("ufunc", grad(np.sin, X), st.NoSourceError, None, ["sin", "ufunc", "def f(x)"]),
     ("builtin", grad(len, X), st.NoSourceError, None, ["len", "def"]),
     ("none-output", grad(b.returns_none, X), st.NonDifferentiableError, None, ["None"]),

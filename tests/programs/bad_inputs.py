@@ -260,6 +260,7 @@ def calls_reverse_only(x):
 made_by_exec = {}
 exec("def from_exec(x):\n    return x * 2.0\n", made_by_exec)
 from_exec = made_by_exec["from_exec"]
+typed_lambda = eval("lambda x: x * 2.0")       # as typed at a prompt: no source to read
 
 
 def returns_none(x):
