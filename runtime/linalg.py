@@ -380,18 +380,23 @@ def solve_grads(g, x, a, b):
     >>> solve_grads(np.ones(2), np.linalg.solve(a, np.ones(2)), a, np.ones(2))[1]
     array([0.5 , 0.25])
     """
-    G, X = solve_column(g, a, b), solve_column(x, a, b)
-    B = np.linalg.solve(np.swapaxes(a, -1, -2), G)
+    X, B = _solution_and_adjoint(g, x, a, b)
     return (unbroadcast(-B @ np.swapaxes(X, -1, -2), a),
             unbroadcast(solve_uncolumn(B, a, b), b))
+
+
+def _solution_and_adjoint(g, x, a, b):
+    """``(X, B)``: the solution ``x`` as matrices, and ``B = solve(a.T, G)`` for its cotangent
+    ``g`` as matrices (the cotangent of ``b``, before un-broadcasting)."""
+    return (solve_column(x, a, b),
+            np.linalg.solve(np.swapaxes(a, -1, -2), solve_column(g, a, b)))
 
 
 def solve_grads_vjp(c, g, x, a, b):
     """The cotangents of ``g``, ``x`` and ``a`` for ``solve_grads(g, x, a, b)``, given the
     cotangent ``c`` of its pair (an entry may be None: zero)."""
     c_a, c_b = c
-    G, X = solve_column(g, a, b), solve_column(x, a, b)
-    B = np.linalg.solve(np.swapaxes(a, -1, -2), G)
+    X, B = _solution_and_adjoint(g, x, a, b)
     batch = B.shape[:-2]
     CA = np.broadcast_to(0.0 if c_a is None else c_a, batch + (B.shape[-2],) * 2)
     CB = np.broadcast_to(0.0 if c_b is None else solve_column(c_b, a, b), B.shape)
@@ -403,10 +408,9 @@ def solve_grads_vjp(c, g, x, a, b):
 
 def solve_grads_jvp(dg, dx, da, g, x, a, b):
     """The tangent of the pair ``solve_grads(g, x, a, b)`` along ``dg``, ``dx``, ``da``."""
-    G, X = solve_column(g, a, b), solve_column(x, a, b)
-    at = np.swapaxes(a, -1, -2)
-    B = np.linalg.solve(at, G)
-    dB = np.linalg.solve(at, solve_column(dg, a, b) - np.swapaxes(da, -1, -2) @ B)
+    X, B = _solution_and_adjoint(g, x, a, b)
+    dB = np.linalg.solve(np.swapaxes(a, -1, -2),
+                         solve_column(dg, a, b) - np.swapaxes(da, -1, -2) @ B)
     dA = -dB @ np.swapaxes(X, -1, -2) - B @ np.swapaxes(solve_column(dx, a, b), -1, -2)
     return unbroadcast(dA, a), unbroadcast(solve_uncolumn(dB, a, b), b)
 

@@ -271,12 +271,10 @@ class _Differentiated:
             # a rebound helper or new defaults need another instance (usually a cache hit)
             found = self._instance = cache.instance(self._fn, selection.names, self._optimize)
             self._repeat = None
-            if self._specialize and not self._with_value:   # grad(f)(x) written inline, again
+            if self._specialize and not self._with_value:   # grad(f)(x) written inline, again:
                 self._repeat = found.repeats.get((selection.single, self._unconnected))
-                if self._repeat is not None and not kwargs and output_gradients is None:
-                    gradients = self._repeat(self._fn, args)
-                    if gradients is not None:
-                        return gradients
+                if self._repeat is not None:                # the instance's guard, tried above
+                    return self._call(args, output_gradients, kwargs)
         if self._self_selected:
             args = (self._self,) + args
         values = selection.values(args, kwargs)

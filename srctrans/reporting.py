@@ -48,8 +48,8 @@ def for_user(error, called=None, args=(), kwargs=None):
     frames = _frames(error.__traceback__)
     if getattr(error, _REPORTED, False):          # reported by an inner entry point already
         return _reported(error, [f for f in frames if not _is_own(f)])
+    origin = _origin(frames)                      # raised while generated code ran: its user line
     if isinstance(error, SrcTransError):
-        origin = _origin(frames)             # raised while generated code ran: the user's line
         if error.location is None and origin is not None:
             error.location = Location(origin.filename, origin.lineno, origin.function)
             error.args = (error._render(),)
@@ -62,20 +62,13 @@ def for_user(error, called=None, args=(), kwargs=None):
     raised_by_user = last is None or any(_is_user(f) and not _is_library(f)
                                          for f in frames[last + 1:])
     if raised_by_user or _is_generated(frames[last]):
-        kept = [f for f in frames if not _is_own(f)]
-        origin = _origin(frames)
         if origin is not None and hasattr(error, "add_note"):
             error.add_note(f"srctrans: raised by line {origin.lineno} of {origin.filename} "
                            f"(in {origin.function}), run as generated code: {origin.text}")
-        return _reported(error, kept)
-    origin = _origin(frames)
+        return _reported(error, [f for f in frames if not _is_own(f)])
     where = definition(called) if origin is None else Location(
         origin.filename, origin.lineno, origin.function)
-    wrapped = InternalError(
-        f"srctrans failed ({type(error).__name__}: {error})", where,
-        "this is a bug in srctrans, not in your code; please report it with the "
-        "traceback printed when SRCTRANS_TRACEBACK=full is set")
-    wrapped.internal = error
+    wrapped = _internal_error(error, "srctrans failed", where)
     wrapped.__suppress_context__ = True
     return _reported(wrapped, [f for f in frames if _is_user(f)])
 
@@ -116,10 +109,15 @@ def internal_failure(error, location):
     function at ``location``; ``error`` itself under ``SRCTRANS_TRACEBACK=full``."""
     if full_tracebacks() or isinstance(error, SrcTransError):
         return error
+    return _internal_error(error, "srctrans failed while building this derivative", location)
+
+
+def _internal_error(error, what, location):
+    """The :class:`InternalError` reporting ``error`` (kept as ``internal``) at ``location``."""
     wrapped = InternalError(
-        f"srctrans failed while building this derivative ({type(error).__name__}: {error})",
-        location, "this is a bug in srctrans, not in your code; please report it with the "
-                  "traceback printed when SRCTRANS_TRACEBACK=full is set")
+        f"{what} ({type(error).__name__}: {error})", location,
+        "this is a bug in srctrans, not in your code; please report it with the "
+        "traceback printed when SRCTRANS_TRACEBACK=full is set")
     wrapped.internal = error
     return wrapped
 

@@ -197,11 +197,9 @@ def _why_no_rule(callee, mode):
     if is_installed(callee):
         return ("has no derivative rule; it is a function of an installed package, whose "
                 "source srctrans does not differentiate")
-    rule = REGISTRY.lookup(callee)
-    if rule is not None and rule.has_jvp and mode == "reverse":
-        return "has a JVP rule but no VJP rule"
-    if rule is not None and rule.has_vjp and mode == "forward":
-        return "has a VJP rule but no JVP rule"
+    if _needs(callee, mode) == (mode,):           # it has the other mode's rule
+        return f"has a {'JVP' if mode == 'reverse' else 'VJP'} rule but no " \
+               f"{'VJP' if mode == 'reverse' else 'JVP'} rule"
     if is_library(callee):
         return "has no derivative rule"
     return "has no derivative rule and no Python source"

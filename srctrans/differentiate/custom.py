@@ -100,18 +100,8 @@ class CustomGradients:
         flag = [gast.keyword("single", gast.Constant(True, None))] if single else []
         checked = runtime_call(self.aliases, "custom_cotangents", checking, flag)
         what = _identifier(primal, written) + "_grads"
-        if not any(isinstance(a, (gast.List, gast.Tuple)) for a in args):
-            self._contribute_all([(a, i) for i, a in enumerate(args)], checked, what,
-                                 length=len(args))
-            return
-        grads = self.namer.temporary(what)
-        self._emit(assign(grads, checked))
-        for index, (argument, on) in enumerate(zip(args, active)):
-            entry = gast.Subscript(load(grads), gast.Constant(index, None), gast.Load())
-            if on and isinstance(argument, (gast.List, gast.Tuple)):
-                self._contribute_all([(e, i) for i, e in enumerate(argument.elts)], entry, what)
-            elif on:
-                self._contribute(argument, entry)
+        self._contribute_all([(a, i) for i, a in enumerate(args)], checked, what,
+                             length=len(args))      # a display argument: entry by entry
 
     def _carries_gradient(self, node):
         if isinstance(node, (gast.List, gast.Tuple)):

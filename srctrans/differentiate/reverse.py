@@ -139,41 +139,29 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
         self._emit(_assign(adjoint, expression))
 
     def _contribute_all(self, pairs, expression, what, length=None):
-        """Give ``atom`` the ``index``-th entry of the sequence ``expression`` for each pair.
+        """Give ``atom`` the ``index``-th entry of the sequence ``expression`` for each pair
+        (an atom that is a list or tuple display gets each of its entries' parts).
 
-        When ``expression`` has ``length`` entries, one per pair, and every
+        When ``expression`` has ``length`` entries, one per pair, all names, and every
         adjoint is fresh, it is unpacked straight into them (``dx, dW = ...``).
         """
-        everything = len(pairs) == length
-        flat = []
-        pending = list(pairs)
-        while pending:                     # a list literal's entry is a list of cotangents
-            atom, index = pending.pop(0)
-            if isinstance(atom, (gast.List, gast.Tuple)):
-                everything = False
-                path = index if isinstance(index, tuple) else (index,)
-                pending[:0] = [(e, path + (j,)) for j, e in enumerate(atom.elts)]
-            else:
-                flat.append((atom, index))
-        pairs = [(a, i) for a, i in flat if isinstance(a, gast.Name) and a.id in self.active]
+        pairs = [(atom, index) for atom, index in pairs if self._carries_gradient(atom)]
         if not pairs:
             return
-        adjoints = [self.namer.adjoint(a.id) for a, _ in pairs]
-        if (everything and len(pairs) == length and len(set(adjoints)) == len(adjoints)
-                and not self.initialised.intersection(adjoints)):
-            targets = gast.Tuple([_store(name) for name in adjoints], gast.Store())
-            self._emit(gast.Assign([targets], expression, None))
-            self.initialised.update(adjoints)
-            return
+        if len(pairs) == length and all(isinstance(atom, gast.Name) for atom, _ in pairs):
+            adjoints = [self.namer.adjoint(atom.id) for atom, _ in pairs]
+            if len(set(adjoints)) == len(adjoints) and not self.initialised.intersection(adjoints):
+                targets = gast.Tuple([_store(name) for name in adjoints], gast.Store())
+                self._emit(gast.Assign([targets], expression, None))
+                self.initialised.update(adjoints)
+                return
         if not isinstance(expression, gast.Name):
             name = self.namer.temporary(what)
             self._emit(_assign(name, expression))
             expression = _load(name)
-        for atom, index in pairs:
-            entry = _load(expression.id)
-            for i in index if isinstance(index, tuple) else (index,):
-                entry = gast.Subscript(entry, gast.Constant(i, None), gast.Load())
-            self._contribute(atom, entry)
+        for atom, index in pairs:          # a list display's entry: _contribute splits it
+            self._contribute(atom, gast.Subscript(_load(expression.id), gast.Constant(index, None),
+                                                  gast.Load()))
 
     def _prologue(self):
         """Forward statements before everything: the tape, and placeholders for saved names.

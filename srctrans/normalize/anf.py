@@ -528,18 +528,16 @@ def _load(node):
 def einsum_with_subscripts(args):
     """``np.einsum``'s arguments in the subscripts form when they are in the interleaved one
     with literal lists of axes (``a, [0, 1], b, [1, 2]`` -> ``'ab,bc', a, b``); else ``args``."""
-    if isinstance(args[0], gast.Constant):
+    if isinstance(args[0], gast.Constant) or len(args) < 2:
         return args
     operands, sublists = args[0::2], [_axes_literal(a) for a in args[1::2]]
-    if None in sublists or len(args) < 2:
-        return args                           # not literal: the derivative pass refuses it
+    output = None
     if len(args) % 2:                         # the last argument is the output's axes
         output, operands = _axes_literal(args[-1]), operands[:-1]
         if output is None:
             return args
-        sublists = sublists[:len(operands)]
-    else:
-        output = None
+    if None in sublists:
+        return args                           # not literal: the derivative pass refuses it
     text = ",".join(map(_letters, sublists)) + ("" if output is None else "->" + _letters(output))
     return [gast.Constant(text, None)] + operands
 

@@ -58,12 +58,12 @@ def divide(g, ans, x, y):
 def divide_jvp(dx, dy, ans, x, y):
     return rt.zero_guard(dx, dx / y), -rt.zero_guard(dy, dy * ans / y)
 
-@vjp(np.power, math.pow, elementwise=True)
+@vjp(np.power, np.float_power, math.pow, elementwise=True)
 def power(g, ans, x, y):
     return (rt.zero_guard(g, g * rt.power_base_factor(x, y)),
             rt.zero_guard(g, g * rt.power_exponent_factor(ans, x)))
 
-@jvp(np.power, math.pow)
+@jvp(np.power, np.float_power, math.pow)
 def power_jvp(dx, dy, ans, x, y):
     return (rt.zero_guard(dx, dx * rt.power_base_factor(x, y)),
             rt.zero_guard(dy, dy * rt.power_exponent_factor(ans, x)))
@@ -112,11 +112,11 @@ def reciprocal(g, ans, x):
 def reciprocal_jvp(dx, ans, x):
     return -rt.zero_guard(dx, dx * ans * ans)
 
-@vjp(np.absolute, builtins.abs, elementwise=True)
+@vjp(np.absolute, np.fabs, builtins.abs, math.fabs, elementwise=True)
 def absolute(g, ans, x):
     return g * np.sign(x)
 
-@jvp(np.absolute, builtins.abs)
+@jvp(np.absolute, np.fabs, builtins.abs, math.fabs)
 def absolute_jvp(dx, ans, x):
     return dx * np.sign(x)
 
@@ -314,14 +314,6 @@ def cbrt(g, ans, x):
 def cbrt_jvp(dx, ans, x):
     return rt.zero_guard(dx, dx / (3 * ans * ans))
 
-@vjp(np.fabs, math.fabs, elementwise=True)
-def fabs(g, ans, x):
-    return g * np.sign(x)
-
-@jvp(np.fabs, math.fabs)
-def fabs_jvp(dx, ans, x):
-    return dx * np.sign(x)
-
 # degrees and radians scale by a constant: each is its own transpose
 @vjp(np.deg2rad, elementwise=True)
 def deg2rad(g, ans, x):
@@ -340,16 +332,6 @@ def degrees(g, ans, x):
     return np.degrees(g)
 
 linear(np.deg2rad, np.radians, np.rad2deg, np.degrees)
-
-@vjp(np.float_power, elementwise=True)
-def float_power(g, ans, x1, x2):
-    return (rt.zero_guard(g, g * rt.power_base_factor(x1, x2)),
-            rt.zero_guard(g, g * rt.power_exponent_factor(ans, x1)))
-
-@jvp(np.float_power)
-def float_power_jvp(dx1, dx2, ans, x1, x2):
-    return (rt.zero_guard(dx1, dx1 * rt.power_base_factor(x1, x2)),
-            rt.zero_guard(dx2, dx2 * rt.power_exponent_factor(ans, x1)))
 
 @vjp(np.fmod, elementwise=True)
 def fmod(g, ans, x1, x2):

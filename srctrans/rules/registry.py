@@ -173,7 +173,7 @@ class RuleRegistry:
         self.version = 0                # changes whenever a user registers or declares something
         self._through = set()           # installed functions whose source the user let srctrans read
         self._tuple_valued = set()      # primals whose results are tuples
-        self._on_demand = {}            # package -> rule module imported at its first look-up
+        self._on_demand = {}            # package -> rule module, imported once the user imports it
 
     # -- registration ------------------------------------------------------
     def vjp(self, *primals, elementwise=False):
