@@ -5,6 +5,7 @@ The public API:
   jvp                        -- forward mode (Jacobian-vector products)
   jacobian, batch_jacobian, hessian, hvp -- composed from the two modes
   source                     -- the generated derivative's source text
+  export                     -- the derivative as a standalone module that needs only NumPy
   check_grads                -- compare derivatives with finite differences
   stop_gradient, stop_recording, grad_of, custom_gradient,
   register_vjp, register_jvp, nondifferentiable, differentiate_through
@@ -17,6 +18,7 @@ from srctrans.forward_api import jvp
 from srctrans.composed import jacobian, batch_jacobian, hessian, hvp
 from srctrans.cache import clear as clear_cache
 from srctrans.checks import check_grads
+from srctrans.export import export
 from srctrans.gradient_control import (
     stop_gradient, stop_recording, grad_of, custom_gradient, register_vjp, register_jvp,
     nondifferentiable, differentiate_through)
@@ -26,7 +28,7 @@ from srctrans.errors import (
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "jacobian", "batch_jacobian", "hessian", "hvp",
-    "source", "check_grads", "clear_cache",
+    "source", "export", "check_grads", "clear_cache",
     "stop_gradient", "stop_recording", "grad_of", "custom_gradient", "register_vjp",
     "register_jvp", "nondifferentiable", "differentiate_through",
     "SrcTransError", "UnsupportedSyntaxError", "NoSourceError", "MissingRuleError",

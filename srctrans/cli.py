@@ -4,7 +4,12 @@ Usage::
 
     srctrans FILE.py:FUNCTION [--wrt NAMES_OR_INDICES] [--mode reverse|forward] [--no-optimize]
              [--traceback]
+    srctrans export FILE.py:FUNCTION [--wrt ...] [--mode reverse|forward] -o OUT.py
     python -m srctrans FILE.py:FUNCTION ...
+
+``export`` writes the derivative as a standalone module that needs only NumPy
+(see :func:`srctrans.export`) instead of printing it. On a terminal, the
+printed code is highlighted when Pygments is installed.
 
 ``FUNCTION`` may be dotted to reach a method (``model.py:Model.loss``); for a
 method defined with ``def`` in a class, indices count the parameters after
@@ -52,9 +57,11 @@ class CliError(Exception):
 
 def main(argv=None):
     """Run the command line on ``argv`` (default ``sys.argv[1:]``); return the exit status."""
-    parser = _parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    exporting = argv[:1] == ["export"]
+    parser = _export_parser() if exporting else _parser()
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(argv[1:] if exporting else argv)
     except SystemExit as exit_:          # usage errors (2), --help and --version (0)
         return exit_.code
     if args.traceback:
@@ -62,7 +69,12 @@ def main(argv=None):
     try:
         fn, is_method = _load_function(args.target)
         wrt = _parse_wrt(args.wrt, shift=1 if is_method else 0)
-        text = srctrans.source(fn, mode=args.mode, wrt=wrt, optimize=args.optimize)
+        if exporting:
+            srctrans.export(fn, args.output, wrt=wrt, mode=args.mode)
+            text = f"wrote {args.output}"
+        else:
+            text = srctrans.source(fn, mode=args.mode, wrt=wrt, optimize=args.optimize)
+            text = _highlighted(text) if sys.stdout.isatty() else text
     except SrcTransError as error:
         if args.traceback:
             raise
@@ -97,6 +109,36 @@ def _parser():
                              "included (the same as SRCTRANS_TRACEBACK=full)")
     parser.add_argument("--version", action="version", version=f"%(prog)s {srctrans.__version__}")
     return parser
+
+
+def _export_parser():
+    parser = argparse.ArgumentParser(
+        prog="srctrans export",
+        description="Write a function's derivative as a standalone module that needs only NumPy.",
+        epilog="The file is imported to find the function: its top-level code runs. Run it "
+               "only on files you trust.")
+    parser.add_argument("target", metavar="FILE.py:FUNCTION", help="the file and the function")
+    parser.add_argument("--wrt", metavar="ARGS",
+                        help="comma-separated parameter names or indices (default: the first)")
+    parser.add_argument("--mode", choices=MODES, default=MODES[0],
+                        help=f"reverse: NAME_fwd, NAME_bwd and NAME_grad; forward: NAME_jvp "
+                             f"(default: {MODES[0]})")
+    parser.add_argument("-o", "--output", metavar="OUT.py", required=True,
+                        help="the module to write")
+    parser.add_argument("--traceback", action="store_true",
+                        help="on an error, show the full traceback")
+    return parser
+
+
+def _highlighted(text):
+    """``text`` coloured for a terminal when Pygments is installed (else as it is)."""
+    try:
+        from pygments import highlight
+        from pygments.formatters import TerminalFormatter
+        from pygments.lexers import PythonLexer
+    except ImportError:
+        return text
+    return highlight(text, PythonLexer(), TerminalFormatter())
 
 
 def _fail(message):

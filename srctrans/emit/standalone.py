@@ -1,0 +1,145 @@
+"""Copy the runtime helpers a generated module calls, so that it runs without srctrans.
+
+Requires: generated source text whose only use of the runtime is attribute
+access on one name (``rt.unbroadcast(...)``); the runtime package's modules
+import only the standard library, NumPy and each other (relatively).
+Guarantees: :func:`runtime_section` returns the text of a function
+``_srctrans_runtime()`` holding the definitions the named helpers need (and
+those they need, transitively), in an order in which every module-level
+statement runs after what it reads, returning a namespace with the helpers.
+Being a function, its names never collide with the exported module's own.
+An imported name the runtime does not define (a lazily loaded SciPy module)
+becomes an import of that module.
+"""
+
+import ast
+import pathlib
+import textwrap
+
+from srctrans.errors import UsageError
+
+RUNTIME_DIR = pathlib.Path(__file__).resolve().parents[2] / "runtime"
+_LAZY_MODULES = {"special": "scipy.special"}    # runtime.__getattr__'s lazy attributes
+_tables = {}                                    # module name -> _Module
+
+
+class _Module:
+    """One runtime module: its top-level statements by the names they bind."""
+
+    def __init__(self, name):
+        path = _module_path(name)
+        self.name = name
+        self.text = path.read_text()
+        tree = ast.parse(self.text)
+        self.defines = {}           # name -> statement that binds it at top level
+        self.relative = {}          # name -> (module, name there) for `from .m import n as name`
+        self.absolute = {}          # name -> the import statement's text
+        for statement in tree.body:
+            if isinstance(statement, ast.ImportFrom) and statement.level == 1:
+                for alias in statement.names:
+                    self.relative[alias.asname or alias.name] = (statement.module, alias.name)
+            elif isinstance(statement, (ast.Import, ast.ImportFrom)):
+                for alias in statement.names:
+                    bound = alias.asname or alias.name.split(".")[0]
+                    self.absolute[bound] = ast.unparse(ast.Import([alias])) if isinstance(
+                        statement, ast.Import) else ast.unparse(
+                        ast.ImportFrom(statement.module, [alias], 0))
+            else:
+                for target in _bound_names(statement):
+                    self.defines[target] = statement
+
+    def segment(self, statement):
+        """The statement's text as written (decorators, comments inside it and all)."""
+        first = min([statement.lineno] + [d.lineno for d in getattr(statement, "decorator_list", [])])
+        lines = self.text.splitlines()[first - 1:statement.end_lineno]
+        return textwrap.dedent("\n".join(lines))
+
+
+def _module_path(name):
+    return RUNTIME_DIR / ("__init__.py" if name == "__init__" else f"{name}.py")
+
+
+def _table(name):
+    if name not in _tables:
+        _tables[name] = _Module(name)
+    return _tables[name]
+
+
+def _bound_names(statement):
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [statement.name]
+    if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+        return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+    return []
+
+
+def _read_names(statement):
+    return {node.id for node in ast.walk(statement) if isinstance(node, ast.Name)}
+
+
+def runtime_section(helpers, alias="rt"):
+    """The text of ``_srctrans_runtime()`` and of the line binding ``alias`` to its result.
+
+    ``helpers`` are the attribute names generated code reads from the
+    runtime; ``alias`` is the name the runtime has in that code.
+    """
+    order, seen, imports, lazy = [], set(), {}, {}
+    owner = {}                                   # emitted name -> what it means, (module, name)
+
+    def claim(bound, meaning):
+        """Reserve the name ``bound`` for ``meaning`` (module, name); False if it already is."""
+        if bound not in owner:
+            owner[bound] = meaning
+            return True
+        if owner[bound] != meaning:
+            raise UsageError(f"cannot export: runtime/{meaning[0]}.py and "
+                             f"runtime/{owner[bound][0]}.py both define {bound}")
+        return False
+
+    def need(module, name):
+        key = (module, name)
+        if key in seen:
+            return
+        table = _table(module)
+        if name in table.relative:
+            target = table.relative[name]
+            seen.add(key)
+            need(*target)
+            if target[1] != name and claim(name, target):     # `from .m import n as name`
+                order.append(f"{name} = {target[1]}")
+            return
+        if name in table.absolute:
+            imports[table.absolute[name]] = None
+            seen.add(key)
+            return
+        if module == "__init__" and name in _LAZY_MODULES:
+            lazy[name] = _LAZY_MODULES[name]
+            seen.add(key)
+            return
+        statement = table.defines.get(name)
+        if statement is None:
+            return                                # a builtin or a name local to the helper
+        seen.add(key)
+        for bound in _bound_names(statement):
+            claim(bound, key)
+        for read in sorted(_read_names(statement) - {name}):
+            need(module, read)
+        order.append(table.segment(statement))
+
+    for helper in sorted(helpers):
+        if helper not in _table("__init__").relative and helper not in _table("__init__").defines \
+                and helper not in _LAZY_MODULES:
+            raise UsageError(f"cannot export: the runtime has no helper {helper!r}")
+        need("__init__", helper)
+    body = ["import types"] + sorted(imports)
+    for name, module in sorted(lazy.items()):
+        package, _, leaf = module.rpartition(".")
+        body.append(f"from {package} import {leaf} as {name}")
+    names = "".join(f"\n    {h}={h}," for h in sorted(helpers))
+    body += ["", "\n\n".join(order), "", f"return types.SimpleNamespace({names}\n)"]
+    text = "def _srctrans_runtime():\n"
+    text += '    """The srctrans runtime helpers the functions below call, copied."""\n'
+    text += textwrap.indent("\n".join(body), "    ") + "\n"
+    text += f"\n\n{alias} = _srctrans_runtime()\n"
+    return text

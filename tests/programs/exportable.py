@@ -1,0 +1,82 @@
+"""Functions whose derivatives the export tests write out as standalone modules."""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special
+
+SCALE = 0.5
+OFFSETS = np.array([0.25, -0.5, 1.0])
+TOLERANCE = 1e-12
+
+
+def mlp_loss(w1, b1, w2, b2, x, y):
+    hidden = np.tanh(x @ w1 + b1)
+    return np.mean((hidden @ w2 + b2 - y) ** 2)
+
+
+def _shifted(v):
+    return v + OFFSETS
+
+
+def helper_loop(x, y):
+    """A helper from this module, a global array, a loop and a reduction with a max."""
+    z = _shifted(x) * y * SCALE
+    total = 0.0
+    for i in range(x.shape[0]):
+        total = total + np.sin(z[i]) * x[i]
+    return total + np.max(z) + math.pi
+
+
+def piecewise(x, a):
+    """`if`/`elif` on values and a `while` loop."""
+    if a > 1.0:
+        y = np.exp(x * a)
+    elif a > 0.0:
+        y = x * x * a
+    else:
+        y = -x
+    steps = 0
+    while np.sum(y * y) > 1.0 and steps < 20:
+        y = 0.5 * y
+        steps += 1
+    return np.sum(y)
+
+
+@dataclass
+class Params:
+    w: np.ndarray
+    b: float
+
+
+def containers(params, data):
+    """A dataclass and a dict as arguments."""
+    pred = data["x"] @ params.w + params.b
+    return np.sum((pred - data["y"]) ** 2)
+
+
+def with_scipy(z):
+    return np.sum(special.logsumexp(z, axis=1)) + np.sum(special.expit(z))
+
+
+class Opaque:
+    """A global of a kind an exported module cannot rebuild."""
+    def __init__(self, value):
+        self.value = value
+
+
+GLOBAL_OBJECT = Opaque(2.0)
+
+
+def reads_an_object(x):
+    return np.sum(x * GLOBAL_OBJECT.value)
+
+
+def _weight(n):
+    return 1.0 / (n + SCALE)
+
+
+def constant_helper(x):
+    """Calls a helper of its own on constants only: the helper's source is copied."""
+    return np.sum(x * x) * _weight(3)

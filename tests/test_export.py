@@ -1,0 +1,206 @@
+"""``st.export`` and ``srctrans export``: derivatives as standalone modules needing only NumPy.
+
+Each exported module is imported in a subprocess in which ``import srctrans``
+fails, and its results are compared with ``st.grad``/``st.vjp``/``st.jvp``
+in this process.
+"""
+
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import srctrans as st
+from srctrans import cli
+from srctrans.emit.standalone import runtime_section
+from programs import exportable
+
+RUNNER = textwrap.dedent("""
+    import importlib.util, pickle, sys
+    sys.modules["srctrans"] = None              # srctrans cannot be imported here
+    spec = importlib.util.spec_from_file_location("exported", sys.argv[1])
+    module = sys.modules["exported"] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with open(sys.argv[2], "rb") as calls:
+        name, args, kwargs = pickle.load(calls)
+    result = getattr(module, name)(*args, **kwargs)
+    with open(sys.argv[3], "wb") as out:
+        pickle.dump(result, out)
+    print(sorted(m for m in sys.modules if m.startswith("srctrans") and sys.modules[m]))
+""")
+
+
+def run_exported(tmp_path, module_path, name, *args, path_entry=None, **kwargs):
+    """Call ``name`` of the exported module in a subprocess without srctrans; its result.
+
+    ``path_entry`` is put on the subprocess's ``sys.path`` (for the user's own modules)."""
+    runner, calls, out = tmp_path / "runner.py", tmp_path / "calls.pkl", tmp_path / "out.pkl"
+    runner.write_text(RUNNER)
+    calls.write_bytes(pickle.dumps((name, args, kwargs)))
+    done = subprocess.run([sys.executable, str(runner), str(module_path), str(calls), str(out)],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": path_entry or ""})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"          # nothing of srctrans was loaded
+    return pickle.loads(out.read_bytes())
+
+
+def assert_tree_close(got, want):
+    if isinstance(want, (tuple, list)):
+        assert type(got) is type(want) and len(got) == len(want)
+        for g, w in zip(got, want):
+            assert_tree_close(g, w)
+    elif isinstance(want, dict):
+        assert got.keys() == want.keys()
+        for key in want:
+            assert_tree_close(got[key], want[key])
+    elif hasattr(want, "__dataclass_fields__"):
+        for field in want.__dataclass_fields__:
+            assert_tree_close(getattr(got, field), getattr(want, field))
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+
+
+def _mlp_args(rng):
+    return (rng.normal(size=(3, 5)), rng.normal(size=5), rng.normal(size=(5, 2)),
+            rng.normal(size=2), rng.normal(size=(7, 3)), rng.normal(size=(7, 2)))
+
+
+CASES = {
+    "mlp_loss": (exportable.mlp_loss, (0, 1, 2, 3), _mlp_args),
+    "helper_loop": (exportable.helper_loop, ("x", "y"),
+                    lambda rng: (rng.normal(size=3), rng.normal(size=3))),
+    "piecewise_exp": (exportable.piecewise, 0, lambda rng: (rng.normal(size=4), 1.5)),
+    "piecewise_square": (exportable.piecewise, (0, 1), lambda rng: (rng.normal(size=4), 0.5)),
+    "piecewise_negate": (exportable.piecewise, 0, lambda rng: (rng.normal(size=4), -1.0)),
+    "with_scipy": (exportable.with_scipy, 0, lambda rng: (rng.normal(size=(3, 4)),)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_exported_gradient_and_vjp_match_srctrans(case, tmp_path):
+    fn, wrt, make_args = CASES[case]
+    args = make_args(np.random.default_rng(0))
+    path = tmp_path / f"{case}_grad.py"
+    text = st.export(fn, path, wrt=wrt)
+    assert path.read_text() == text
+    assert "srctrans" not in "\n".join(line for line in text.splitlines()
+                                       if line.startswith(("import", "from")))
+    name = fn.__name__
+    assert_tree_close(run_exported(tmp_path, path, f"{name}_grad", *args), st.grad(fn, wrt)(*args))
+
+    out, residuals = run_exported(tmp_path, path, f"{name}_fwd", *args)
+    want_out, pullback = st.vjp(fn, *args, wrt=wrt)
+    assert_tree_close(out, want_out)
+    v = 1.7
+    got = run_exported(tmp_path, path, f"{name}_bwd", residuals, v)
+    want = pullback(v)
+    assert_tree_close(tuple(got) if isinstance(wrt, tuple) else got,
+                      want if isinstance(wrt, tuple) else want)
+
+
+@pytest.mark.parametrize("case", ["mlp_loss", "helper_loop", "piecewise_square", "with_scipy"])
+def test_exported_jvp_matches_srctrans(case, tmp_path):
+    fn, wrt, make_args = CASES[case]
+    rng = np.random.default_rng(1)
+    args = make_args(rng)
+    selected = wrt if isinstance(wrt, tuple) else (wrt,)
+    indices = [i if isinstance(i, int) else fn.__code__.co_varnames.index(i) for i in selected]
+    tangents = {i: rng.normal(size=np.shape(args[i])) for i in indices}
+    path = tmp_path / f"{case}_jvp.py"
+    st.export(fn, path, wrt=wrt, mode="forward")
+    names = fn.__code__.co_varnames
+    got = run_exported(tmp_path, path, f"{fn.__name__}_jvp", *args,
+                       **{"d" + names[i]: t for i, t in tangents.items()})
+    want = st.jvp(fn, args, tuple(tangents.get(i, np.zeros_like(np.asarray(a, float)))
+                                  for i, a in enumerate(args)))
+    assert_tree_close(got, want)
+
+
+def test_containers_export(tmp_path):
+    rng = np.random.default_rng(2)
+    params = exportable.Params(rng.normal(size=3), 0.3)
+    data = {"x": rng.normal(size=(4, 3)), "y": rng.normal(size=4)}
+    path = tmp_path / "containers_grad.py"
+    text = st.export(exportable.containers, path)
+    # the user's own module (which defines Params, and does not import srctrans) is importable
+    got = run_exported(tmp_path, path, "containers_grad", params, data,
+                       path_entry=str(Path(exportable.__file__).parents[1]))
+    want = st.grad(exportable.containers)(params, data)
+    assert type(got).__name__ == "Params"
+    assert_tree_close(got.w, want.w)
+    assert_tree_close(got.b, want.b)
+    assert "import numpy" in text
+
+
+def test_header_says_where_it_came_from_and_how_to_regenerate(tmp_path):
+    text = st.export(exportable.helper_loop, wrt=("x", "y"))
+    head = text.split('"""')[1]
+    assert exportable.__file__ in head
+    assert f"srctrans export {exportable.__file__}:helper_loop --wrt x,y --mode reverse" in head
+    assert f"srctrans {st.__version__}" in head
+    # the globals it reads are literals and imports, and the helper's source is copied
+    assert "SCALE = 0.5" in text and "OFFSETS = numpy.array([0.25, -0.5, 1.0]" in text
+    assert "def _shifted_fwd(v):" in text and "import math" in text
+    # a helper called on constants only runs as written: its source (and its globals) come along
+    copied = st.export(exportable.constant_helper)
+    assert "def _weight(n):" in copied and "SCALE = 0.5" in copied
+
+
+def test_copied_helper_runs(tmp_path):
+    path = tmp_path / "constant_helper_grad.py"
+    st.export(exportable.constant_helper, path)
+    x = np.array([0.5, -2.0])
+    assert_tree_close(run_exported(tmp_path, path, "constant_helper_grad", x),
+                      st.grad(exportable.constant_helper)(x))
+
+
+def test_a_global_that_cannot_be_rebuilt_is_named():
+    with pytest.raises(st.UsageError, match=r"reads the global GLOBAL_OBJECT, a Opaque.*argument"):
+        st.export(exportable.reads_an_object)
+
+
+def test_bound_methods_and_bad_modes_are_refused():
+    with pytest.raises(st.UsageError, match="bound method"):
+        st.export(exportable.Opaque(1.0).__init__)
+    with pytest.raises(st.UsageError, match="mode must be"):
+        st.export(exportable.mlp_loss, mode="sideways")
+
+
+def test_every_runtime_helper_can_be_copied():
+    """The whole runtime copied at once: no two modules define one name, and each helper runs
+    from the copy (a new runtime helper that breaks this fails here, not in a user's export)."""
+    from srctrans import runtime
+    helpers = {name for name in dir(runtime) if not name.startswith("_")
+               and callable(getattr(runtime, name)) and not isinstance(getattr(runtime, name),
+                                                                       type(np))}
+    namespace = {}
+    exec(runtime_section(helpers, "rt"), namespace)
+    assert set(vars(namespace["rt"])) == helpers
+    x = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(namespace["rt"].unbroadcast(x, np.zeros(3)), x.sum(axis=0))
+
+
+def test_cli_export_writes_the_module(tmp_path, capsys):
+    out = tmp_path / "loss_grad.py"
+    status = cli.main(["export", f"{exportable.__file__}:mlp_loss", "--wrt", "w1,b1,w2,b2",
+                       "-o", str(out)])
+    assert status == 0, capsys.readouterr().err
+    assert capsys.readouterr().out.strip() == f"wrote {out}"
+    args = _mlp_args(np.random.default_rng(3))
+    assert_tree_close(run_exported(tmp_path, out, "mlp_loss_grad", *args),
+                      st.grad(exportable.mlp_loss, (0, 1, 2, 3))(*args))
+
+
+def test_cli_export_errors_are_one_line(tmp_path, capsys):
+    status = cli.main(["export", f"{exportable.__file__}:reads_an_object", "-o",
+                       str(tmp_path / "x.py")])
+    err = capsys.readouterr().err
+    assert status == 2 and err.startswith("srctrans: error: cannot export") and err.count("\n") == 1
+    assert not (tmp_path / "x.py").exists()
+    assert cli.main(["export", f"{exportable.__file__}:mlp_loss"]) == 2      # -o is required
