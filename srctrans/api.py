@@ -365,11 +365,13 @@ def vjp(f, *args, wrt=None, unconnected_gradients="none", optimize=True, special
 
     Args:
       f: the function.
-      *args, **kwargs: its arguments.
+      *args: its positional arguments.
       wrt: the selected arguments (index, name or tuple); None selects every
         positional argument, and those that are ints or bools get None.
       unconnected_gradients: ``"none"`` or ``"zero"``, as in :func:`grad`.
-      optimize, specialize: as in :func:`grad`.
+      optimize: as in :func:`grad`.
+      specialize: as in :func:`grad`.
+      **kwargs: its keyword arguments.
 
     Returns:
       ``out``, and ``pullback(v)``, which returns a tuple with one gradient per

@@ -40,7 +40,8 @@ def check_grads(f, args, modes=("forward", "reverse"), order=1, *, wrt=None, eps
         over forward).
       wrt: the argument indices to check; default every float argument.
       eps: the finite-difference step (inputs are promoted to float64).
-      rtol, atol: tolerances on the two inner products.
+      rtol: relative tolerance on the two inner products.
+      atol: absolute tolerance on the two inner products.
       seed: seed of the random directions.
 
     Returns None when every check passes.

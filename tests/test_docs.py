@@ -1,9 +1,18 @@
-"""The docs stay true to the code: the rule table is the registry's, and the README's count
-of covered functions is not more than the registry holds."""
+"""The docs stay true to the code: the rule table is the registry's, the README's count of
+covered functions is not more than the registry holds, the site builds strictly, and the
+programs on its pages print what the pages show."""
 
+import contextlib
 import importlib.util
+import io
+import os
 import re
+import runpy
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -29,3 +38,54 @@ def test_the_readme_counts_no_more_functions_than_have_rules():
     count = int(_rules_table().coverage()[0].split()[0])
     claimed = re.search(r"(\d+) functions in all", (ROOT / "README.md").read_text())
     assert claimed is not None and int(claimed.group(1)) <= count
+
+
+# -- the documentation site ---------------------------------------------------------------
+
+PROGRAM = re.compile(r"<!-- run: (\w+) -->\n```python\n(.*?)\n```\n\nprints\n\n```text\n(.*?)\n```",
+                     re.S)
+
+
+def test_the_site_builds_strictly(tmp_path):
+    """`mkdocs build --strict`: a broken link, a missing page or a docstring the API reference
+    cannot read fails here."""
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q",
+                           "-d", str(tmp_path / "site")], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert done.returncode == 0, done.stderr
+    api = (tmp_path / "site" / "api" / "index.html").read_text()
+    for name in ["srctrans.grad", "srctrans.export", "srctrans.stop_gradient", "CallError"]:
+        assert name in api
+
+
+def test_the_readme_links_every_page():
+    readme = (ROOT / "README.md").read_text()
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        if page.name != "index.md":
+            assert f"docs/{page.name}" in readme, f"README does not link docs/{page.name}"
+
+
+@pytest.mark.parametrize("page", ["coming_from.md", "export.md"])
+def test_every_program_on_the_page_prints_what_it_shows(page, tmp_path, monkeypatch):
+    """Each program on the page runs (from a file, as a user's would) and prints the text the
+    page shows under it."""
+    programs = PROGRAM.findall((ROOT / "docs" / page).read_text())
+    assert len(programs) >= 2
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))       # a module a program writes is importable
+    monkeypatch.setattr(sys, "modules", dict(sys.modules))   # and forgotten afterwards
+    for name, code, shown in programs:
+        path = tmp_path / f"{name}.py"
+        path.write_text(code + "\n")
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            runpy.run_path(str(path), run_name="__main__")
+        assert printed.getvalue().rstrip("\n") == shown, f"{page}: program {name}"
+
+
+def test_coming_from_covers_every_use_the_seeds_ask_about():
+    text = (ROOT / "docs" / "coming_from.md").read_text()
+    for use in ["output_gradients", "stop_recording", "stop_gradient", "custom_gradient",
+                "batch_jacobian", "st.jacobian", "st.hessian", "st.hvp", "ForwardAccumulator",
+                "gradient by parts", "measured outside"]:
+        assert use in text, use
