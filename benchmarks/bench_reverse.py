@@ -6,6 +6,7 @@ Run from the repository root:
     python benchmarks/bench_reverse.py --quick            # fewer, shorter repeats
     python benchmarks/bench_reverse.py --case mlp_small --case mlp_large
     python benchmarks/bench_reverse.py --json results.json
+    python benchmarks/bench_reverse.py --plot docs/benchmarks.png   # the chart of the docs
 
 For each case in ``models.CASES`` the script first checks that the gradient from
 ``st.grad(f, wrt=...)`` matches the hand-written one (``np.allclose``), then times, per
@@ -319,6 +320,9 @@ def main(argv=None):
                         help="run only this case (repeatable); one of: "
                              + ", ".join(CASES))
     parser.add_argument("--json", metavar="PATH", help="also write the results here")
+    parser.add_argument("--plot", metavar="PNG",
+                        help="also save a chart of gradient time over forward time here "
+                             "(needs matplotlib)")
     options = parser.parse_args(argv)
     settings = QUICK if options.quick else FULL
     cases = [CASES[name]() for name in (options.case or CASES)]
@@ -353,6 +357,13 @@ def main(argv=None):
                    "results": results}
         Path(options.json).write_text(json.dumps(payload, indent=2) + "\n")
         print(f"\nwrote {options.json}")
+    if options.plot:
+        try:
+            from plot import plot
+            plot(results, options.plot)
+            print(f"wrote {options.plot}")
+        except ImportError as error:
+            print(f"\nno plot: {error} (pip install -e \".[plot]\")")
 
 
 if __name__ == "__main__":

@@ -10,9 +10,9 @@ import pytest
 SAMPLES = pathlib.Path(__file__).resolve().parent.parent / "samples"
 
 
-def run_sample(name):
-    result = subprocess.run([sys.executable, str(SAMPLES / name)],
-                            capture_output=True, text=True, timeout=60)
+def run_sample(name, *args, cwd=None):
+    result = subprocess.run([sys.executable, str(SAMPLES / name), *args],
+                            capture_output=True, text=True, timeout=120, cwd=cwd)
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
     return result.stdout
@@ -47,3 +47,40 @@ def test_newton_converges_quadratically_with_the_hessian():
     assert "HVP equals the Hessian times v: True" in out
     assert "JVP equals the gradient dotted with v: True" in out
     assert "def loss_jvp(w, x, y, *, dw):" in out
+
+
+def test_projectile_recovers_the_drag_and_the_speed_and_plots_the_fit(tmp_path):
+    out = run_sample("projectile.py", "--plot", str(tmp_path / "fit.png"))
+    misfits = [float(v) for v in re.findall(r"misfit +([\d.]+)", out)]
+    assert len(misfits) == 6 and misfits[-1] < misfits[0] / 100
+    k, true_k, speed, true_speed = map(float, re.search(
+        r"fitted k ([\d.]+) \(true ([\d.]+)\), speed ([\d.]+) m/s \(true ([\d.]+)\)", out).groups())
+    assert abs(k - true_k) < 0.1 * true_k and abs(speed - true_speed) < 0.05 * true_speed
+    assert (tmp_path / "fit.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_gaussian_process_finds_a_minimum_of_the_likelihood():
+    out = run_sample("gaussian_process.py")
+    values = [float(v) for v in re.findall(r"-log likelihood +([-\d.]+)", out)]
+    assert values[-1] < values[0] - 40
+    noise = float(re.search(r"noise variance ([\d.]+)", out).group(1))
+    assert 0.005 < noise < 0.02                          # the data's noise variance is 0.01
+    assert "a minimum: True" in out
+
+
+def test_the_notebook_runs_in_a_real_kernel():
+    """samples/notebook.ipynb, executed by nbclient in an IPython kernel: functions defined in
+    cells differentiate (reverse, Hessian, methods with wrt="self", dicts) and st.source reads
+    them."""
+    import nbclient             # the test extra installs both, with ipykernel
+    import nbformat
+    notebook = nbformat.read(SAMPLES / "notebook.ipynb", as_version=4)
+    nbclient.NotebookClient(notebook, timeout=120, kernel_name="python3").execute()
+    outputs = ["".join(o.get("text", "") or o.get("data", {}).get("text/plain", ""))
+               for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs]
+    assert not any(o.get("output_type") == "error" for cell in notebook.cells
+                   if cell.cell_type == "code" for o in cell.outputs)
+    assert "(['b', 'w'], (3,)" in outputs[0]
+    assert outputs[1] == "(array([ 1. , -2. ,  0.5]), 0.3)"
+    assert outputs[3] == "True"
+    assert "def energy_bwd(residuals, d_out):" in outputs[4]

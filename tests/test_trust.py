@@ -60,6 +60,7 @@ CORRECT = [
     (trust.named_tuple_loss, lambda: (trust.Params(R.standard_normal(2), 0.5, 3),)),
     (trust.display_to_helper, lambda: (R.standard_normal(3), R.standard_normal(3))),
     (trust.display_appended, lambda: (R.standard_normal(3), R.standard_normal(3))),
+    (trust.lists_made_in_one_statement, lambda: (R.standard_normal(3), R.standard_normal(3))),
 ]
 
 # (function, arguments, words the error must contain): refused at the user's line

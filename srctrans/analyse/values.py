@@ -45,12 +45,23 @@ def fresh_arrays(function):
         target = stmt.targets[0]
         if isinstance(target, gast.Name):
             values.setdefault(target.id, []).append(stmt.value)
+        elif _paired(target, stmt.value):                 # xs, ys = [], []
+            for name, value in zip(target.elts, stmt.value.elts):
+                values.setdefault(name.id, []).append(value)
         elif isinstance(target, gast.Tuple):
             doubtful.update(n.id for n in gast.walk(target) if isinstance(n, gast.Name))
     return greatest_closed(
         values, set(values) - doubtful,
         lambda v, fresh: _is_fresh(v) or isinstance(v, gast.Name) and v.id in fresh
         or isinstance(v, gast.Constant) and v.value is None)               # a placeholder
+
+
+def _paired(target, value):
+    """Whether ``target = value`` binds names to the entries of a display one by one."""
+    return (isinstance(target, (gast.Tuple, gast.List)) and isinstance(value, (gast.Tuple, gast.List))
+            and len(target.elts) == len(value.elts)
+            and all(isinstance(t, gast.Name) for t in target.elts)
+            and not any(isinstance(v, gast.Starred) for v in value.elts))
 
 
 def greatest_closed(values, candidates, accepts):

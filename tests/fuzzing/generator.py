@@ -275,6 +275,11 @@ class _Builder:
             lines = [f"{parts}, {t} = {a} * 2.0, np.cos({b})", f"{t} = {t} * {parts}"]
         elif choice == 3:
             lines = [f"{t} = sum([np.sum({a} * k) for k in range(3)])"]
+        elif choice == 4 and self.rng.random() < 0.5:    # two lists made by one statement
+            other = self._fresh()
+            lines = [f"{parts}, {other} = [], []", "for k in range(3):",
+                     f"    {parts}.append({a} * (k + 1.0))", f"    {other}.append(np.sin({b}) * k)",
+                     f"{t} = np.stack({parts}) + {other}[-1]"]
         elif choice == 4:
             lines = [f"{parts} = []", "for k in range(3):", f"    {parts}.append({a} * (k + 1.0))",
                      f"{t} = np.stack({parts})"]

@@ -345,3 +345,13 @@ def display_appended(x, y):
     out.append([x, y * 2.0])
     out.append((x * x,))
     return np.sum(out[0][1] * out[1][0])
+
+
+def lists_made_in_one_statement(x, y):
+    """Two lists made by one tuple assignment, then appended to in a loop."""
+    xs, ys = [], []
+    for i in range(3):
+        x, y = x * np.cos(y), y + 0.1 * x
+        xs.append(x)
+        ys.append(y * y)
+    return np.sum(np.array(xs)) + np.sum(np.stack(ys))
