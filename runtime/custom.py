@@ -14,6 +14,8 @@ returns. :func:`custom_cotangents` checks what a user-written
 backward function or VJP rule returned, in the generated backward pass.
 """
 
+import contextlib
+import typing
 import weakref
 
 import numpy as np
@@ -22,7 +24,10 @@ from .accumulate import zeros_like
 from .containers import is_container
 
 
-def stop_gradient(x):
+_T = typing.TypeVar("_T")
+
+
+def stop_gradient(x: _T) -> _T:
     """Returns ``x``; differentiated code treats the result as a constant."""
     return x
 
@@ -43,7 +48,7 @@ class _NotRecording:
 _NOT_RECORDING = _NotRecording()
 
 
-def stop_recording():
+def stop_recording() -> contextlib.AbstractContextManager[None]:
     """``with stop_recording():`` -- the statements of the block contribute no gradient."""
     return _NOT_RECORDING
 
@@ -63,7 +68,7 @@ class _GradientOf:
         return False
 
 
-def grad_of(value):
+def grad_of(value: typing.Any) -> contextlib.AbstractContextManager[typing.Any]:
     """``with grad_of(h) as dh:`` -- a block the backward pass runs once ``dh`` is complete."""
     return _GradientOf(value)
 

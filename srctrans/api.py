@@ -20,6 +20,7 @@ from srctrans.reporting import chained_cause, for_user, user_facing
 from srctrans import repeat as repeat_path
 from srctrans.errors import NonDifferentiableError, UsageError
 from srctrans.parse.source import parse_function
+from srctrans.hints import Any, Callable, Function, Mode, Unconnected, Wrt
 
 _UNCONNECTED = ("none", "zero")
 # function -> {(bound, as tuple, wrt): (_Selection, whether wrt selects the bound object)}
@@ -308,7 +309,9 @@ def _decorator_or_call(f, make):
 
 
 @user_facing
-def grad(f=None, wrt=0, *, unconnected_gradients="none", optimize=True, specialize=True):
+def grad(f: Function | None = None, wrt: Wrt = 0, *,
+         unconnected_gradients: Unconnected = "none", optimize: bool = True,
+         specialize: bool = True) -> Function:
     """The gradient (vector-Jacobian product) of ``f``, as a new function.
 
     Args:
@@ -345,8 +348,9 @@ def grad(f=None, wrt=0, *, unconnected_gradients="none", optimize=True, speciali
 
 
 @user_facing
-def value_and_grad(f=None, wrt=0, *, unconnected_gradients="none", optimize=True,
-                   specialize=True):
+def value_and_grad(f: Function | None = None, wrt: Wrt = 0, *,
+                   unconnected_gradients: Unconnected = "none", optimize: bool = True,
+                   specialize: bool = True) -> Function:
     """Like :func:`grad`, but the new function returns ``(value, gradients)``
     where ``value`` is ``f``'s output, computed once."""
     return _decorator_or_call(f, lambda fn: _Differentiated(
@@ -359,8 +363,9 @@ def _call_of_vjp(f, *args, wrt=None, unconnected_gradients="none", optimize=True
 
 
 @user_facing(calls=_call_of_vjp)
-def vjp(f, *args, wrt=None, unconnected_gradients="none", optimize=True, specialize=True,
-        **kwargs):
+def vjp(f: Function, *args: Any, wrt: Wrt | None = None,
+        unconnected_gradients: Unconnected = "none", optimize: bool = True,
+        specialize: bool = True, **kwargs: Any) -> tuple[Any, Callable[[Any], tuple]]:
     """Run ``f(*args, **kwargs)`` and return ``(out, pullback)``.
 
     Args:
@@ -416,7 +421,8 @@ def vjp(f, *args, wrt=None, unconnected_gradients="none", optimize=True, special
 
 
 @user_facing
-def source(f, mode="reverse", wrt=0, optimize=True, args=None):
+def source(f: Function, mode: Mode = "reverse", wrt: Wrt = 0, optimize: bool = True,
+           args: tuple | None = None) -> str:
     """The generated source of ``f``'s derivative, as text.
 
     Args:

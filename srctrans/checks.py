@@ -18,13 +18,15 @@ from srctrans.runtime.containers import is_container, leaves, map_leaves
 from srctrans.errors import UsageError
 from srctrans.reporting import user_facing
 from srctrans.signatures import positional_names
+from srctrans.hints import Function, Mode
 
 _MODES = ("forward", "reverse")
 
 
 @user_facing(keeps=(AssertionError,))
-def check_grads(f, args, modes=("forward", "reverse"), order=1, *, wrt=None, eps=1e-6,
-                rtol=1e-5, atol=1e-6, seed=0):
+def check_grads(f: Function, args: tuple, modes: tuple[Mode, ...] = ("forward", "reverse"),
+                order: int = 1, *, wrt: tuple[int, ...] | None = None, eps: float = 1e-6,
+                rtol: float = 1e-5, atol: float = 1e-6, seed: int = 0) -> None:
     """Raise ``AssertionError`` when ``f``'s derivatives disagree with finite differences.
 
     Args:

@@ -15,12 +15,14 @@ import numpy as np
 from srctrans import cache
 from srctrans.reporting import user_facing
 from srctrans.errors import ShapeError, UsageError
+from srctrans.hints import Function, JacobianMode, Wrt
 
 _MODES = ("auto", "reverse", "forward")
 
 
 @user_facing
-def jacobian(f, wrt=0, *, mode="auto", optimize=True):
+def jacobian(f: Function, wrt: Wrt = 0, *, mode: JacobianMode = "auto",
+             optimize: bool = True) -> Function:
     """The Jacobian of ``f`` as a new function.
 
     Args:
@@ -68,7 +70,8 @@ def jacobian(f, wrt=0, *, mode="auto", optimize=True):
 
 
 @user_facing
-def batch_jacobian(f, wrt=0, *, mode="auto", optimize=True):
+def batch_jacobian(f: Function, wrt: Wrt = 0, *, mode: JacobianMode = "auto",
+                   optimize: bool = True) -> Function:
     """The Jacobian of each batch row of ``f``'s output with respect to the same row of its input.
 
     Assumes what batched models guarantee: row ``b`` of the output depends
@@ -120,7 +123,7 @@ def batch_jacobian(f, wrt=0, *, mode="auto", optimize=True):
 
 
 @user_facing
-def hessian(f, wrt=0, *, optimize=True):
+def hessian(f: Function, wrt: Wrt = 0, *, optimize: bool = True) -> Function:
     """The Hessian of a scalar function, forward over reverse, as a new function.
 
     Args:
@@ -154,7 +157,7 @@ def hessian(f, wrt=0, *, optimize=True):
 
 
 @user_facing
-def hvp(f, primals, tangents, *, optimize=True):
+def hvp(f: Function, primals: tuple, tangents: tuple, *, optimize: bool = True) -> tuple:
     """The Hessian of the scalar ``f`` at ``primals`` applied to ``tangents``, forward over reverse.
 
     Args:

@@ -16,6 +16,7 @@ import builtins
 import inspect
 import math
 import numbers
+import os
 import symtable
 import sys
 import textwrap
@@ -29,13 +30,15 @@ from srctrans.emit.compile import is_generated
 from srctrans.emit.standalone import runtime_section
 from srctrans.errors import UsageError
 from srctrans.reporting import definition, user_facing
+from srctrans.hints import Function, Mode, Wrt
 
 MODES = ("reverse", "forward")
 MAX_ARRAY_ENTRIES = 10_000         # larger global arrays are not written out as literals
 
 
 @user_facing
-def export(f, path=None, wrt=0, mode="reverse"):
+def export(f: Function, path: str | os.PathLike | None = None, wrt: Wrt = 0,
+           mode: Mode = "reverse") -> str:
     """The text of a standalone module computing ``f``'s derivative; written to ``path`` if given.
 
     Args:

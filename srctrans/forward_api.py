@@ -16,10 +16,12 @@ from srctrans import cache
 from srctrans.reporting import user_facing
 from srctrans.errors import NonDifferentiableError, ShapeError, UsageError
 from srctrans.signatures import positional_names
+from srctrans.hints import Any, Callable, Function
 
 
 @user_facing
-def jvp(f, primals, tangents, *, optimize=True):
+def jvp(f: Function, primals: tuple, tangents: tuple, *,
+        optimize: bool = True) -> tuple[Any, Any]:
     """The output of ``f`` at ``primals`` and its directional derivative along ``tangents``.
 
     Args:

@@ -25,12 +25,13 @@ from srctrans.runtime.custom import CustomGradient, grad_of, stop_gradient, stop
 from srctrans import cache
 from srctrans.errors import UsageError
 from srctrans.rules import REGISTRY
+from srctrans.hints import Any, Callable, Function
 
 __all__ = ["stop_gradient", "stop_recording", "grad_of", "custom_gradient", "register_vjp",
            "register_jvp", "nondifferentiable"]
 
 
-def custom_gradient(f):
+def custom_gradient(f: Function) -> Function:
     """Decorator: a function that computes its own gradient, TensorFlow-style.
 
     Args:
@@ -63,7 +64,7 @@ def custom_gradient(f):
     return CustomGradient(f)
 
 
-def register_vjp(fn, rule):
+def register_vjp(fn: Callable[..., Any], rule: Function) -> None:
     """Register ``rule`` as the vector-Jacobian product of ``fn``.
 
     Args:
@@ -95,7 +96,7 @@ def register_vjp(fn, rule):
     cache.clear()
 
 
-def register_jvp(fn, rule):
+def register_jvp(fn: Callable[..., Any], rule: Function) -> None:
     """Register ``rule`` as the Jacobian-vector product of ``fn`` (for forward mode).
 
     Args:
@@ -115,7 +116,7 @@ def register_jvp(fn, rule):
     cache.clear()
 
 
-def nondifferentiable(fn):
+def nondifferentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Declare that ``fn``'s results carry no derivative; returns ``fn`` (usable as a decorator).
 
     Calls of ``fn`` in differentiated code give constants, like ``np.argmax``:
@@ -133,7 +134,7 @@ def nondifferentiable(fn):
     return fn
 
 
-def differentiate_through(fn):
+def differentiate_through(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Let srctrans differentiate ``fn`` by reading its source; returns ``fn``.
 
     Functions of installed packages (SciPy's, the standard library's: any file
