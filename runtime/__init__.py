@@ -8,6 +8,8 @@ Modules:
   broadcast    -- summing a gradient back to the shape of a broadcast input
   reductions   -- gradients and tangents of sum/mean/prod/var/std/max/min along axes
   linalg       -- gradients of matmul, dot, inner, outer, tensordot; einsum's tangent
+  decompositions -- derivatives of eigh, eigvalsh, svd, qr, pinv, lstsq, matrix_power
+                  and multi_dot
   joins        -- splitting the gradient of concatenate/stack among inputs
   elementwise  -- masks and weights for clip, maximum/minimum, abs
   singular     -- keeping zero cotangents zero at singular points (sqrt, log, division...)
@@ -24,6 +26,7 @@ Modules:
   higher       -- derivatives of these helpers, for derivatives of derivatives
   custom       -- gradient control: stop_gradient, stop_recording, grad_of,
                   custom_gradient functions, and checking user-written cotangents
+  refusals     -- the UnsupportedSyntaxError generated code raises for what a value reveals
   fastpath     -- shortcuts for hot loops (a reversed loop's saved values, all at once;
                   the zero of a known number or array)
 """
@@ -37,10 +40,14 @@ from .linalg import (
     outer_lhs, outer_rhs, tensordot_lhs, tensordot_rhs, einsum_grads, einsum_jvp,
     solve_column, solve_uncolumn, solve_grads, solve_grads_vjp, solve_grads_jvp, tril_halved,
     symmetric_sum)
+from .decompositions import (
+    eigh_grad, eigh_jvp, eigvalsh_grad, eigvalsh_jvp, svd_grad, svd_jvp, qr_grad, qr_jvp,
+    pinv_grad, pinv_jvp, lstsq_grads, lstsq_jvp, matrix_power_grad, matrix_power_jvp,
+    multi_dot_grads, multi_dot_jvp, tuple_like)
 from .joins import (
     concatenate_grads, stack_grads, hstack_grads, vstack_grads, array_grads, r_concat, c_concat,
     r_concat_grads, c_concat_grads, linspace_grads, linspace_grads_transpose,
-    arange_grads, arange_tangent)
+    arange_grads, arange_tangent, concat, concat_grads, repeated, repeated_grads)
 from .elementwise import (
     clip_mask, tie_weight, power_base_factor, power_exponent_factor, LN2, LN10)
 from .singular import zero_guard
@@ -50,7 +57,7 @@ from .accumulate import (
 from .containers import saved_entry, restored_entry, entry_cotangent, without_entry
 from .reshaping import (
     identity, copied, getitem_grad, getattr_grad, last_and_rest, pushed, pushed_many, pushed_many_transpose, transpose_grad, asarray_grad, zero_at,
-    saved_at, restored_at)
+    saved_at, restored_at, position, slice_position, snapshot, writable_copy, entry_zero_like)
 from .scans import (
     cumsum_grad, diff_grad, diagonal_grad, trace_grad, take_grad, take_along_axis_grad,
     tile_grad, repeat_grad, pad_grad, pad_tangent)
@@ -58,6 +65,7 @@ from .writes import (
     add_at, put, put_values_grad, put_values_grad_transpose, written_part,
     written_part_transpose, sort_grad, sort_tangent)
 from .tangents import broadcast_like
+from .refusals import unsupported
 from .higher import (
     unbroadcast_transpose, unbroadcast_tree, broadcast_tree, ratio_or_zero, spread_grads_transpose,
     choice_grads_transpose, getattr_grad_transpose, last_and_rest_transpose,

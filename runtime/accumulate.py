@@ -12,7 +12,7 @@ import operator
 import numpy as np
 
 from .broadcast import unbroadcast
-from .containers import entries, is_container, rebuild
+from .containers import entries, entries_like, is_container, rebuild
 
 
 def add(a, b):
@@ -27,7 +27,9 @@ def add(a, b):
     if isinstance(a, dict) and isinstance(b, dict):
         return {k: add(a.get(k), b.get(k)) for k in {**a, **b}}
     if is_container(a) and is_container(b):
-        theirs = dict(entries(b))
+        if hasattr(b, "_fields") and not hasattr(a, "_fields") and isinstance(a, tuple):
+            a, b = b, a                   # keep the named tuple's kind
+        theirs = entries_like(b, a)
         return rebuild(a, [(k, add(v, theirs.get(k))) for k, v in entries(a)])
     return a + b
 

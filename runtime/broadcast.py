@@ -11,6 +11,8 @@ comparison.
 
 import numpy as np
 
+from .refusals import unsupported
+
 
 def unbroadcast(g, x):
     """Return ``g`` summed down to the shape of ``x``.
@@ -37,10 +39,25 @@ def unbroadcast(g, x):
     >>> unbroadcast(np.ones((2, 3)), 5.0)
     np.float64(6.0)
     """
-    x_shape = getattr(x, "shape", ())
+    x_shape = getattr(x, "shape", None)
+    if x_shape is None:
+        if isinstance(x, (list, tuple)) and not (
+                isinstance(g, (list, tuple)) and len(g) == len(x)):
+            _refuse_sequence_operand()    # concatenated or repeated, not a list's own cotangent
+        x_shape = ()
     if getattr(g, "shape", ()) == x_shape:
         return g
     return _sum_to_shape(g, x_shape)
+
+
+def _refuse_sequence_operand():
+    """A list or tuple reached an arithmetic rule: it was concatenated or repeated (``+``,
+    ``*``), or NumPy made an array of it, where srctrans could not see which."""
+    unsupported("`+` or `*` with a list or tuple operand srctrans cannot tell is one "
+                "(concatenation and repetition of sequences differ from NumPy's arithmetic "
+                "on them)",
+                "show srctrans the kinds: list(xs) + list(ys), tuple(t) * 2, or "
+                "np.asarray(xs) for arithmetic")
 
 
 def _sum_to_shape(g, shape):

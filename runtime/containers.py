@@ -26,6 +26,16 @@ def entries(value):
     return [(f.name, getattr(value, f.name)) for f in dataclasses.fields(value)]
 
 
+def entries_like(other, like):
+    """``other``'s entries keyed as ``like``'s are (a dict): by position when both are
+    sequences -- a named tuple's cotangent may meet a plain tuple's, whose keys are
+    positions, not field names -- and by key otherwise."""
+    if isinstance(other, (tuple, list)) and isinstance(like, (tuple, list)):
+        keys = [k for k, _ in entries(like)]
+        return dict(zip(keys, other))
+    return dict(entries(other))
+
+
 def rebuild(like, pairs):
     """A container of the same kind as ``like`` holding ``pairs`` (key, entry)."""
     if isinstance(like, dict):
@@ -51,7 +61,7 @@ def replace_entry(value, key, new, fill):
 def map_leaves(fn, value, *others):
     """``fn`` applied to every non-container entry (and the matching entries of ``others``)."""
     if is_container(value):
-        theirs = [dict(entries(o)) if o is not None else {} for o in others]
+        theirs = [entries_like(o, value) if o is not None else {} for o in others]
         return rebuild(value, [(k, map_leaves(fn, v, *(t.get(k) for t in theirs)))
                                for k, v in entries(value)])
     return fn(value, *others)

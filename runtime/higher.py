@@ -26,7 +26,7 @@ import numpy as np
 
 from .accumulate import add, zeros_like
 from .broadcast import float_dtype as _float_dtype, unbroadcast
-from .containers import entries, is_container, rebuild, restored_entry
+from .containers import entries, entries_like, is_container, rebuild, restored_entry
 # the marker saved_entry returns for a key that did not exist yet
 from .containers import _ABSENT
 from .linalg import einsum_grads
@@ -89,7 +89,7 @@ def unbroadcast_tree(c, like):
     if is_container(like):
         if not is_container(c):
             return zeros_like(like)
-        theirs = dict(entries(c))
+        theirs = entries_like(c, like)
         return rebuild(like, [(k, unbroadcast_tree(theirs.get(k), v)) for k, v in entries(like)])
     return unbroadcast(c, like)
 
@@ -102,7 +102,7 @@ def broadcast_tree(g, like):
     if is_container(like):
         if not is_container(g):
             return zeros_like(like)
-        theirs = dict(entries(g))
+        theirs = entries_like(g, like)
         return rebuild(like, [(k, broadcast_tree(theirs.get(k), v)) for k, v in entries(like)])
     if g is None:
         return zeros_like(like)

@@ -135,3 +135,33 @@ def _split(g, lengths, axis, arrays):
     pieces = np.split(g, boundaries, axis=axis)
     return tuple(piece if piece.shape == np.shape(a) else np.reshape(piece, np.shape(a))
                  for piece, a in zip(pieces, arrays))
+
+
+def concat(x, y):
+    """``x + y`` of two lists or two tuples: their concatenation (in generated code a tuple's
+    cotangent may meet a list's: ``y`` then takes ``x``'s kind)."""
+    if isinstance(x, list) != isinstance(y, list):
+        y = list(y) if isinstance(x, list) else tuple(y)
+    return x + y
+
+
+def concat_grads(g, x, y):
+    """The cotangents of ``x`` and ``y`` for ``concat(x, y)``: the two parts of ``g``."""
+    g = list(g)
+    return type(x)(g[:len(x)]), type(y)(g[len(x):])
+
+
+def repeated(x, n):
+    """``x * n`` of a list or tuple: ``n`` copies of its entries, one after the other."""
+    return x * n
+
+
+def repeated_grads(g, x, n):
+    """The cotangent of ``x`` for ``repeated(x, n)``: each entry's copies, summed."""
+    from .accumulate import add
+    g, size = list(g), len(x)
+    parts = [None] * size
+    for k in range(n):
+        for i in range(size):
+            parts[i] = add(parts[i], g[k * size + i])
+    return type(x)(parts)

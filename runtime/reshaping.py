@@ -6,6 +6,7 @@ from .accumulate import zeros_like
 from .seeding import is_integer
 from .containers import entries, is_container, rebuild, replace_entry
 from .joins import array_grads
+from .refusals import unsupported
 
 
 def identity(x):
@@ -69,19 +70,53 @@ def asarray_grad(g, obj):
 
 
 def zero_at(g, index):
-    """A copy of the cotangent ``g`` with zeros at ``index`` (what an overwrite does to it)."""
+    """A copy of the cotangent ``g`` with zeros at ``index`` (what an overwrite does to it).
+
+    For a list's cotangent the entry at ``index`` becomes a zero of its shape."""
+    if isinstance(g, list):
+        g = list(g)
+        g[index] = zeros_like(g[index])
+        return g
     g = np.array(g, copy=True)
     g[index] = 0
     return g
 
 
+def writable_copy(value):
+    """A tangent of its own, for a tangent that is written into later: a list's a new list
+    (its entries shared: assigning to an entry replaces it), anything else a new array."""
+    return list(value) if isinstance(value, list) else np.array(value)
+
+
+def entry_zero_like(g, index, x):
+    """For a list: ``g`` with a zero shaped like ``x[index]`` at ``index`` (the entry as it was
+    before a write that may have changed its shape); anything else is returned as it is."""
+    if isinstance(g, list) and isinstance(x, list):
+        g = list(g)
+        g[index] = zeros_like(x[index])
+    return g
+
+
 def saved_at(x, index):
-    """A copy of ``x[index]``: the values a subscript write is about to overwrite."""
+    """A copy of ``x[index]``: the values a subscript write is about to overwrite.
+
+    A list keeps the entry itself (assigning to ``xs[i]`` replaces the entry and
+    leaves the old one as it was); an assignment to a slice of a list, which may
+    change its length, is refused."""
+    if isinstance(x, list):
+        if not isinstance(index, (int, np.integer)):
+            unsupported("assigning to a slice of a list (which may change its length)",
+                        "build a new list: xs = xs[:i] + [v] + xs[j:]")
+        return x[index]
     return np.array(x[index], copy=True)
 
 
 def restored_at(x, index, old):
     """A copy of ``x`` with ``old`` put back at ``index`` (the value before a write)."""
+    if isinstance(x, list):
+        x = list(x)
+        x[index] = old
+        return x
     x = np.array(x, copy=True)
     x[index] = old
     return x
@@ -128,3 +163,22 @@ def last_and_rest(g):
     if len(g) == 0:
         return 0.0, g
     return g[-1], g[:-1]
+
+
+def position(xs, index):
+    """The non-negative position ``xs[index]`` reads now (``index`` may be negative, or a
+    slice, as in code srctrans generated, which this pins again when it is differentiated)."""
+    if isinstance(index, slice):
+        return slice_position(xs, index.start, index.stop, index.step)
+    return index + len(xs) if index < 0 else index
+
+
+def slice_position(xs, start, stop, step):
+    """The slice ``xs[start:stop:step]`` reads now, with bounds that do not count from the end."""
+    start, stop, step = slice(start, stop, step).indices(len(xs))
+    return slice(start, None if stop < 0 else stop, step)
+
+
+def snapshot(xs):
+    """A shallow copy of the list ``xs``: what a call reads of a list that grows later."""
+    return list(xs)

@@ -60,6 +60,8 @@ from srctrans.normalize import fence
 from srctrans.normalize.anf import normalize
 from srctrans.normalize.desugar import desugar
 from srctrans.normalize.effects import model_effects
+from srctrans.normalize.positions import pin_positions
+from srctrans.normalize.sequences import split_sequence_arithmetic
 from srctrans.normalize.ssa import rename_reassignments
 from srctrans.optimise.accumulate import fold_accumulations
 from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, reads_of, targets_of
@@ -166,6 +168,8 @@ def _front_end(fn, wrt, build_callee, mode):
     desugar(unit.function, unit.namer)
     unit.resolver.local_names = frozenset(_local_names(unit.function))
     model_effects(parsed, unit.resolver, unit.aliases)
+    pin_positions(unit.function, unit.aliases)
+    split_sequence_arithmetic(unit.function, unit.aliases)
     normalize(parsed, unit.resolver, unit.namer, unit.aliases[RUNTIME_ALIAS])
     _trace("anf", lambda: _function_text(unit.function))
     rename_reassignments(unit.function, unit.namer)

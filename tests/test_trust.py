@@ -61,6 +61,21 @@ CORRECT = [
     (trust.display_to_helper, lambda: (R.standard_normal(3), R.standard_normal(3))),
     (trust.display_appended, lambda: (R.standard_normal(3), R.standard_normal(3))),
     (trust.lists_made_in_one_statement, lambda: (R.standard_normal(3), R.standard_normal(3))),
+    (trust.grows_from_last, lambda: (R.uniform(0.5, 1.0, 3),)),
+    (trust.matrix_powers, lambda: (np.eye(3) + 0.2 * R.standard_normal((3, 3)),
+                                   R.standard_normal((3, 3)))),
+    (trust.grows_from_stack, lambda: (R.uniform(0.5, 1.0, 3),)),
+    (trust.grows_through_helper, lambda: (R.uniform(0.5, 1.0, 3),)),
+    (trust.grows_from_slices, lambda: (R.uniform(0.5, 1.0, 3),)),
+    (trust.grows_then_read_by_variable, lambda: (R.uniform(0.5, 1.0, 3),)),
+    (trust.named_tuple_read_two_ways, lambda: (np.eye(3) * 2.0 + 0.3 * R.standard_normal((3, 3)),)),
+    (trust.named_tuple_returned, lambda: (R.standard_normal((3, 3)),)),
+    (trust.list_entry_replaced, lambda: (R.standard_normal(2), R.standard_normal(3))),
+    (trust.list_entry_replaced, lambda: (R.standard_normal(2), R.standard_normal(2))),
+    (trust.list_entry_reshaped, lambda: (R.standard_normal(3), R.standard_normal(3))),
+    (trust.concatenated_lists, lambda: (R.standard_normal(3), R.standard_normal(3), R.standard_normal(3))),
+    (trust.concatenated_tuples, lambda: (R.standard_normal(3), R.standard_normal(3), R.standard_normal(3))),
+    (trust.repeated_list, lambda: (R.standard_normal(3), R.standard_normal(3))),
 ]
 
 # (function, arguments, words the error must contain): refused at the user's line
@@ -240,3 +255,17 @@ def test_third_derivatives_of_loops_and_branches(name):
                  for p in __import__("inspect").signature(fn).parameters)
     gradient = _Differentiated(fn, (0,), "zero", True, False).plain_function()
     st.check_grads(gradient, args, order=2, wrt=(0,), rtol=1e-4)
+
+
+def test_concatenating_lists_srctrans_cannot_see_are_refused_in_reverse_mode():
+    """``xs + ys`` of two list parameters: reverse mode cannot tell concatenation from
+    arithmetic, so it refuses (forward mode's tangents concatenate as Python does)."""
+    xs, ys = [R.standard_normal(2)], [R.standard_normal(2), R.standard_normal(2)]
+    with pytest.raises(st.UnsupportedSyntaxError) as info:
+        st.grad(trust.concatenated_parameters)(xs, ys)
+    message = str(info.value)
+    assert "list or tuple operand" in message and "list(xs) + list(ys)" in message
+    assert "trust.py:" in message
+    out, tangent = st.jvp(trust.concatenated_parameters, (xs, ys),
+                          ([np.ones(2)], [np.zeros(2), np.ones(2)]))
+    assert np.isclose(tangent, np.sum(xs[0] + ys[-1]))

@@ -162,11 +162,14 @@ def is_library(callee):
     """NumPy's, the runtime's and installed packages' Python functions are primitives:
     differentiated by rule, never by source (a function of SciPy without a rule is a
     MissingRuleError, not a trip through its implementation), unless the user asked for
-    its source with ``st.differentiate_through``."""
+    its source with ``st.differentiate_through`` (or srctrans did, for runtime helpers
+    written to be differentiated again)."""
     module = getattr(callee, "__module__", None) or ""
-    if module.split(".")[0] == "numpy" or in_runtime(callee):
+    if module.split(".")[0] == "numpy":
         return True
-    return is_installed(callee) and not REGISTRY.differentiated_through(callee)
+    if in_runtime(callee) or is_installed(callee):
+        return not REGISTRY.differentiated_through(callee)
+    return False
 
 
 def is_installed(callee):

@@ -135,9 +135,8 @@ class _Tangents(Generator):
         if expression is None:
             return self._zero(name, value)
         if name in self.unit.written_arrays and not isinstance(expression, (gast.Dict, gast.List)):
-            # written into later: its tangent must be an array of its own, not another's
-            expression = gast.Call(gast.Attribute(load(self.aliases[NUMPY_ALIAS]), "array",
-                                                  gast.Load()), [expression], [])
+            # written into later: its tangent must be an array (or list) of its own
+            expression = self._runtime("writable_copy", [expression])
         return self._emit(assign(self.tangent_name(name), expression))
 
     def _zero(self, name, value=None):

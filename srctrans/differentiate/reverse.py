@@ -22,6 +22,7 @@ import inspect
 import types
 
 import gast
+import numpy as np
 
 from srctrans import runtime
 
@@ -298,7 +299,12 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
         old = gast.Call(gast.Attribute(_load(self.tape), "pop", gast.Load()), [], [])
         restore = _assign(array, runtime_call(self.aliases, restoring,
                                                [_load(array), clone(index), old]))
-        return [self._saves(save, array), stmt], self._pending + [self._saves(restore, array)]
+        after = [self._saves(restore, array)]
+        if not is_dict and adjoint in self.initialised and array not in self.unit.array_valued:
+            # a list's entry may change shape with the write: its zero takes the old one's
+            after.append(_assign(adjoint, runtime_call(
+                self.aliases, "entry_zero_like", [_load(adjoint), clone(index), _load(array)])))
+        return [self._saves(save, array), stmt], self._pending + after
 
     def _assignment(self, target, value, stmt):
         adjoint = self.namer.adjoint(target)
@@ -404,9 +410,17 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
                 continue
             cotangent = binding.cotangent
             others_constant = all(c for i, c in enumerate(constants) if i != position)
-            if rule.elementwise and not others_constant:
+            if rule.elementwise and (not others_constant or self._may_repeat(primal, bindings, binding)):
                 cotangent = runtime_call(self.aliases, "unbroadcast", [cotangent, binding.argument])
             self._contribute(binding.argument, cotangent)
+
+    def _may_repeat(self, primal, bindings, binding):
+        """``xs * 3`` where ``xs`` may be a list (a parameter, say): Python repeats it, so its
+        cotangent goes through ``rt.unbroadcast``, which refuses a list rather than guess."""
+        return (primal is np.multiply and isinstance(binding.argument, gast.Name)
+                and binding.argument.id not in self.unit.array_valued
+                and any(isinstance(b.argument, gast.Constant) and type(b.argument.value) is int
+                        for b in bindings if b is not binding))
 
     def _user_call(self, target, callee, call, args, keywords, g, stmt):
         """Differentiate through a call of a user function with source."""

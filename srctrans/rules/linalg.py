@@ -1,14 +1,18 @@
 """Derivative rules of products (matmul ``@``, dot, inner, outer, tensordot, einsum) and of
-``np.linalg`` (inv, det, slogdet, norm, solve, cholesky), and ``np.cross``.
+``np.linalg`` (inv, det, slogdet, norm, solve, cholesky, eigh, eigvalsh, svd, qr, pinv,
+lstsq, matrix_power, multi_dot), and ``np.cross``.
 
 Each product has a VJP rule and, right below it, its JVP: products are
 linear in each operand, so the tangent is the product with one operand
 replaced by its tangent, summed over the operands.
 """
 
+import inspect
+
 import numpy as np
 
 from srctrans import runtime as rt
+from srctrans.runtime import decompositions
 from srctrans.rules import REGISTRY
 
 vjp = REGISTRY.vjp
@@ -101,7 +105,8 @@ def slogdet(g, ans, a):
 def slogdet_jvp(da, ans, a):
     return rt.getitem_grad(np.trace(np.linalg.inv(a) @ da, axis1=-2, axis2=-1), ans, 1)
 
-REGISTRY.returns_tuple(np.linalg.slogdet)
+REGISTRY.returns_tuple(np.linalg.slogdet, np.linalg.eigh, np.linalg.svd, np.linalg.qr,
+                       np.linalg.lstsq)
 
 # The Euclidean norm of vectors and the Frobenius norm of matrices (ord left out:
 # a call with ``ord=`` does not bind and is refused at the user's line). At a zero
@@ -136,3 +141,80 @@ def cholesky(g, ans, a):
 def cholesky_jvp(da, ans, a):
     return ans @ rt.tril_halved(np.linalg.inv(ans) @ rt.symmetric_sum(rt.tril_halved(da))
                                 @ np.swapaxes(np.linalg.inv(ans), -1, -2))
+
+# -- decompositions (runtime/decompositions.py: formulas, and what happens at repeated
+# eigenvalues or singular values) ---------------------------------------------
+# eigh and eigvalsh read one triangle of a (UPLO), as cholesky does.
+@vjp(np.linalg.eigh)
+def eigh(g, ans, a, UPLO="L"):
+    return rt.eigh_grad(g, ans, UPLO)
+
+@jvp(np.linalg.eigh)
+def eigh_jvp(da, ans, a, UPLO="L"):
+    return rt.eigh_jvp(da, ans, UPLO)
+
+@vjp(np.linalg.eigvalsh)
+def eigvalsh(g, ans, a, UPLO="L"):
+    return rt.eigvalsh_grad(g, a, UPLO)
+
+@jvp(np.linalg.eigvalsh)
+def eigvalsh_jvp(da, ans, a, UPLO="L"):
+    return rt.eigvalsh_jvp(da, a, UPLO)
+
+# hermitian=True is refused: the call does not bind
+@vjp(np.linalg.svd)
+def svd(g, ans, a, full_matrices=True, compute_uv=True):
+    return rt.svd_grad(g, ans, a, full_matrices, compute_uv)
+
+@jvp(np.linalg.svd)
+def svd_jvp(da, ans, a, full_matrices=True, compute_uv=True):
+    return rt.svd_jvp(da, ans, a, full_matrices, compute_uv)
+
+@vjp(np.linalg.qr)
+def qr(g, ans, a, mode="reduced"):
+    return rt.qr_grad(g, ans, a, mode)
+
+@jvp(np.linalg.qr)
+def qr_jvp(da, ans, a, mode="reduced"):
+    return rt.qr_jvp(da, ans, a, mode)
+
+# the rank must not change near a (full rank); rcond= and hermitian= are refused
+@vjp(np.linalg.pinv)
+def pinv(g, ans, a):
+    return rt.pinv_grad(g, ans, a)
+
+@jvp(np.linalg.pinv)
+def pinv_jvp(da, ans, a):
+    return rt.pinv_jvp(da, ans, a)
+
+@vjp(np.linalg.lstsq)
+def lstsq(g, ans, a, b, rcond=None):
+    return (*rt.lstsq_grads(g, ans, a, b), None)
+
+@jvp(np.linalg.lstsq)
+def lstsq_jvp(da, db, ans, a, b, rcond=None):
+    return rt.lstsq_jvp(da, db, ans, a, b)
+
+@vjp(np.linalg.matrix_power)
+def matrix_power(g, ans, a, n):
+    return rt.matrix_power_grad(g, a, n), None
+
+@jvp(np.linalg.matrix_power)
+def matrix_power_jvp(da, ans, a, n):
+    return rt.matrix_power_jvp(da, a, n)
+
+@vjp(np.linalg.multi_dot)
+def multi_dot(g, ans, arrays):
+    return rt.multi_dot_grads(g, arrays)
+
+@jvp(np.linalg.multi_dot)
+def multi_dot_jvp(darrays, ans, arrays):
+    return rt.multi_dot_jvp(darrays, arrays)
+
+# Their second derivatives: srctrans differentiates the helpers' source (plain NumPy),
+# all but tuple_like, which rebuilds NumPy's named tuples (rules/runtime_helpers.py).
+for _helper in vars(decompositions).values():
+    if inspect.isfunction(_helper) and _helper.__module__ == decompositions.__name__ \
+            and _helper is not rt.tuple_like:
+        REGISTRY.differentiate_through(_helper)
+REGISTRY.nondifferentiable(rt.unsupported)       # raises: a refusal has no derivative

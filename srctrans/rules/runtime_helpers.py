@@ -412,6 +412,7 @@ def power_exponent_factor_jvp(dpower, dx, ans, power, x):
 # -- accumulation and seeding ----------------------------------------------------
 
 REGISTRY.nondifferentiable(rt.zeros_like, rt.zeros_of)
+REGISTRY.nondifferentiable(rt.position, rt.slice_position)     # positions in a list: integers
 
 # add broadcasts like ``+``, so each side's cotangent is summed to its shape.
 @vjp(rt.add)
@@ -529,6 +530,50 @@ def getattr_grad(g, ans, v, obj, name):
 def getattr_grad_transpose(g, ans, c, obj, name):
     return rt.getattr_grad(g, obj, name)
 
+# NumPy's named tuple of a decomposition's tangent or cotangent (runtime/decompositions.py)
+@vjp(rt.tuple_like)
+def tuple_like(g, ans, like, parts):
+    return None, tuple(g)
+
+@jvp(rt.tuple_like)
+def tuple_like_jvp(dparts, ans, like, parts):
+    return rt.tuple_like(like, dparts)
+
+# Concatenation and repetition of lists and tuples (normalize/sequences.py): linear in
+# the sequences, entry by entry; each helper's transpose is the other one.
+REGISTRY.returns_tuple(rt.concat_grads)
+
+@vjp(rt.concat)
+def concat(g, ans, x, y):
+    return (*rt.concat_grads(g, x, y),)
+
+@jvp(rt.concat)
+def concat_jvp(dx, dy, ans, x, y):
+    return rt.concat(dx, dy)
+
+@vjp(rt.concat_grads)
+def concat_grads(g, ans, v, x, y):
+    return rt.concat(g[0], g[1]), None, None
+
+linear(rt.concat_grads)
+
+@vjp(rt.repeated)
+def repeated(g, ans, x, n):
+    return rt.repeated_grads(g, x, n), None
+
+@vjp(rt.repeated_grads)
+def repeated_grads(g, ans, v, x, n):
+    return rt.repeated(g, n), None, None
+
+linear(rt.repeated, rt.repeated_grads)
+
+# a list as a call read it, and a tangent's own copy: the cotangent passes unchanged
+@vjp(rt.snapshot, rt.writable_copy)
+def snapshot(g, ans, xs):
+    return g
+
+linear(rt.snapshot, rt.writable_copy)
+
 @vjp(rt.copied)
 def copied(g, ans, value):
     return g
@@ -536,6 +581,12 @@ def copied(g, ans, value):
 @vjp(rt.zero_at)
 def zero_at(g, ans, v, index):
     return rt.zero_at(g, index)
+
+@vjp(rt.entry_zero_like)
+def entry_zero_like(g, ans, v, index, x):
+    return rt.entry_zero_like(g, index, x), None, None
+
+linear(rt.entry_zero_like)
 
 @vjp(rt.transpose_grad)
 def transpose_grad(g, ans, v, axes=None):

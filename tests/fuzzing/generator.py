@@ -257,8 +257,17 @@ class _Builder:
         a = self._pick()
         b = self._compatible(a)
         t, parts = self._fresh(), self._fresh()
-        choice = self.rng.randrange(9)
-        if choice == 8:            # a NumPy function returning a list, read more than once
+        choice = self.rng.randrange(11)
+        if choice == 10:           # concatenated and repeated sequences, an entry replaced
+            lines = [f"{parts} = [{a}] + [{b} * 2.0] + list(({a}, {b})[1:])",
+                     f"{parts}[0] = {parts}[0] * {parts}[1]",
+                     f"{t} = ({parts}[0], np.sin({b})) * 2",
+                     f"{t} = {t}[0] + {t}[3] * {parts}[-1]"]
+        elif choice == 9:            # a list read while it grows: its last entries, all of it
+            lines = [f"{parts} = [{a}]", "for k in range(3):",
+                     f"    {parts}.append(np.sin({parts}[-1]) * {b} + np.sum(np.stack({parts}), axis=0) * 0.1 + {parts}[k - 1] * 0.5)",
+                     f"{t} = {parts}[-1] * {parts}[-2]"]
+        elif choice == 8:            # a NumPy function returning a list, read more than once
             lines = [f"{parts} = np.array_split({a}, 2, axis=-1)",
                      f"{t} = np.sum({parts}[0] * {parts}[0]) + np.sum(np.sin({parts}[-1]) * {parts}[0][..., :1])"]
         elif choice == 6:            # displays passed to a helper, nested and through *rest

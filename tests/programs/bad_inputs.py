@@ -281,3 +281,27 @@ def rest_args(x, *rest):
 
 def keyword_args(x, **options):
     return np.sum(x * options["scale"])
+
+
+# -- np.linalg arguments and shapes without a derivative here --------------------------
+
+def wide_qr(a):
+    q, r = np.linalg.qr(a)  # marker: wide-qr
+    return np.sum(r)
+
+
+def pinv_rcond(a):
+    return np.sum(np.linalg.pinv(a, rcond=1e-10))  # marker: pinv-rcond
+
+
+# -- lists ------------------------------------------------------------------------------
+
+def list_slice_write(a, b):
+    xs = [a, b, a]
+    xs[0:2] = [b]  # marker: list-slice-write
+    return np.sum(xs[0])
+
+
+def concatenates_parameters(xs, ys):
+    zs = xs + ys  # marker: unseen-concatenation
+    return np.sum(zs[0] * zs[-1])

@@ -355,3 +355,111 @@ def lists_made_in_one_statement(x, y):
         xs.append(x)
         ys.append(y * y)
     return np.sum(np.array(xs)) + np.sum(np.stack(ys))
+
+
+# -- lists that grow while they are read ----------------------------------------
+# A read of xs[-1] (or np.stack(xs), or a helper given xs) before a later append saw
+# the entry that was last *then*; the backward pass used to place its cotangent by the
+# list's final length, so the gradient went to the wrong entry, or was lost.
+
+def grows_from_last(a):
+    xs = [a]
+    for _ in range(3):
+        xs.append(xs[-1] * a)
+    return np.sum(xs[2] + xs[-1])
+
+
+def matrix_powers(a, g):
+    powers = [np.eye(3)]
+    for _ in range(3):
+        powers.append(powers[-1] @ a)
+    return np.sum(sum(powers[k] @ g @ powers[3 - k] for k in range(4)))
+
+
+def grows_from_stack(a):
+    xs = [a]
+    for _ in range(3):
+        xs.append(np.sum(np.stack(xs), axis=0) * a)
+    return np.sum(xs[-1])
+
+
+def _mean_of(items):
+    return np.mean(np.array(items), axis=0)
+
+
+def grows_through_helper(a):
+    xs = [a]
+    for _ in range(3):
+        xs.append(_mean_of(xs) * a)
+    return np.sum(xs[-1])
+
+
+def grows_from_slices(a):
+    xs = [a, 2.0 * a]
+    for _ in range(3):
+        xs.append(xs[-2] * xs[-1] + np.sum(np.stack(xs[1:]), axis=0) + xs[::-1][0])
+    return np.sum(xs[-1])
+
+
+def grows_then_read_by_variable(a):
+    xs = [a]
+    for i in range(3):
+        xs.append(np.sin(xs[i - 1]) * a)       # i - 1 is -1 on the first trip
+    return np.sum(xs[-1])
+
+
+# -- a named tuple's cotangent meeting a plain tuple's ------------------------------
+# rt.add matched entries by key: a named tuple's are field names, a plain tuple's
+# positions, so the plain tuple's contributions were dropped.
+
+def _unpacked_logdet(result):
+    sign, logdet = result
+    return logdet * 3.0
+
+
+def named_tuple_read_two_ways(a):
+    result = np.linalg.slogdet(a)
+    return result.logabsdet * 2.0 + _unpacked_logdet(result)
+
+
+def named_tuple_returned(a):
+    return np.linalg.eigh(a @ a.T + 3.0 * np.eye(3))
+
+
+# -- assigning to an entry of a list ---------------------------------------------
+# The write was modelled as an array write: the list became an array (an error for
+# entries of different shapes, a zero second derivative for equal ones).
+
+def list_entry_replaced(a, b):
+    xs = [np.asarray(x) for x in [a, b]]
+    xs[0] = xs[0] * 2.0
+    return np.sum(xs[0] ** 2) + np.sum(xs[1] ** 3)
+
+
+def list_entry_reshaped(a, b):
+    xs = [a, b]
+    xs[-1] = xs[-1][:, None] * a
+    return np.sum(xs[-1] ** 2) + np.sum(xs[0])
+
+
+# -- concatenating and repeating lists and tuples ---------------------------------
+# `+` and `*` of sequences were differentiated as NumPy's elementwise arithmetic.
+
+def concatenated_lists(a, b, c):
+    xs = [a] + [b * c] + list([a, b][1:])
+    return np.sum(xs[0] * xs[1] ** 2 * xs[2])
+
+
+def concatenated_tuples(a, b, c):
+    t = (a, b) + (c,)
+    return np.sum(t[0] * t[2] ** 2 * t[1])
+
+
+def repeated_list(a, b):
+    xs = [a, np.sin(b)] * 2
+    return np.sum(xs[0] * xs[-1] * xs[1] * xs[2])
+
+
+def concatenated_parameters(xs, ys):
+    zs = xs + ys
+    return np.sum(zs[0] * zs[-1])
