@@ -7,6 +7,10 @@ error report then names the user's line the generated statement came from.
 
 
 def unsupported(construct, hint):
-    """Raise ``UnsupportedSyntaxError`` for ``construct`` (what is not supported) with ``hint``."""
-    from srctrans.errors import UnsupportedSyntaxError
+    """Raise ``UnsupportedSyntaxError`` for ``construct`` (what is not supported) with ``hint``
+    (a ``NotImplementedError`` in a module ``st.export`` wrote, which runs without srctrans)."""
+    try:
+        from srctrans.errors import UnsupportedSyntaxError
+    except ImportError:
+        raise NotImplementedError(f"{construct} is not supported; {hint}") from None
     raise UnsupportedSyntaxError(f"{construct} is not supported", hint=hint)
