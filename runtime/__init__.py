@@ -10,6 +10,8 @@ Modules:
   linalg       -- gradients of matmul, dot, inner, outer, tensordot; einsum's tangent
   decompositions -- derivatives of eigh, eigvalsh, svd, qr, pinv, lstsq, matrix_power
                   and multi_dot
+  composites   -- derivatives of cumprod, nanvar, weighted averages, kron, polyval,
+                  convolutions, interp, grids, selections, joins, tensor solves and norms
   joins        -- splitting the gradient of concatenate/stack among inputs
   elementwise  -- masks and weights for clip, maximum/minimum, abs
   singular     -- keeping zero cotangents zero at singular points (sqrt, log, division...)
@@ -49,7 +51,7 @@ from .joins import (
     r_concat_grads, c_concat_grads, linspace_grads, linspace_grads_transpose,
     arange_grads, arange_tangent, concat, concat_grads, repeated, repeated_grads)
 from .elementwise import (
-    clip_mask, tie_weight, power_base_factor, power_exponent_factor, LN2, LN10)
+    clip_mask, tie_weight, nan_tie_weight, power_base_factor, power_exponent_factor, LN2, LN10)
 from .singular import zero_guard
 from .seeding import seed_cotangent, conform_gradient
 from .accumulate import (
@@ -66,6 +68,13 @@ from .writes import (
     written_part_transpose, sort_grad, sort_tangent)
 from .tangents import broadcast_like
 from .refusals import unsupported
+from .composites import (
+    cumprod_grad, cumprod_jvp, nanvar_grad, nanvar_jvp, average_grad, average_weights_grad, average_jvp, kron_grads,
+    polyval_grads, polyder_coefficients, convolve_grads, correlate_grads, meshgrid_grads,
+    meshgrid_jvp, geomspace_grads, select_grads, compress_grad, extract_grad, choose_grads,
+    partition_grad, partition_jvp, rollaxis_grad, column_stack_grads, dstack_grads,
+    append_grads, ediff1d_grads, ediff1d_jvp, tensorinv_grad, tensorinv_jvp, tensorsolve_grads,
+    tensorsolve_jvp, norm_weights, norm_grad, norm_jvp, interp_grads, interp_jvp, sinc_slope, diag_grad, diagflat_grad)
 from .higher import (
     unbroadcast_transpose, unbroadcast_tree, broadcast_tree, ratio_or_zero, spread_grads_transpose,
     choice_grads_transpose, getattr_grad_transpose, last_and_rest_transpose,

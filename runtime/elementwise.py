@@ -95,3 +95,10 @@ def power_exponent_factor(ans, x):
     if not isinstance(x, np.ndarray):          # a Python or NumPy scalar base
         return ans * (float(np.log(x)) if x != 0 else 0.0)
     return ans * np.log(np.where(np.equal(x, 0), 1, x))
+
+
+def nan_tie_weight(x, y):
+    """The share of the gradient of ``np.fmax(x, y)`` that goes to ``x``: as
+    :func:`tie_weight`, but a NaN loses (``fmax`` returns the other argument)."""
+    return np.where(np.isnan(y), 1.0, np.where(np.isnan(x), 0.0, tie_weight(x, y))).astype(
+        _float_dtype(x, y))

@@ -63,11 +63,20 @@ def fixed(value):
 
 class Matrices(Arg):
     """Stacked square matrices (the last two axes) far from singular: the identity
-    times the size, plus a standard normal draw."""
+    times the size, plus a standard normal draw. ``reshaped(shape)`` gives the same
+    draw reshaped (a tensor whose matrix form is far from singular)."""
+
+    def __init__(self, shape, reshape=None):
+        super().__init__(shape)
+        self.reshape = reshape
 
     def build(self, rng):
         size = self.shape[-1]
-        return rng.standard_normal(self.shape) + size * np.eye(size)
+        m = rng.standard_normal(self.shape) + size * np.eye(size)
+        return m if self.reshape is None else m.reshape(self.reshape)
+
+    def reshaped(self, shape):
+        return Matrices(self.shape, shape)
 
 
 def matrices(*shape):

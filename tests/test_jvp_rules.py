@@ -33,7 +33,7 @@ import numpy as np
 import pytest
 
 from srctrans import runtime as rt
-from rule_domains import (Arg, fixed, matrices, nonzero, normal, positive, positive_definite,
+from rule_domains import (Arg, Matrices, fixed, matrices, nonzero, normal, positive, positive_definite,
                           pyfloat, uniform)
 from srctrans.rules import REGISTRY
 
@@ -141,6 +141,12 @@ ELEMENTWISE = [
     Case("where-pyfloat", np.where, [mask(3, 4), normal(3, 4), 0.0]),
     Case("zero-guard", rt.zero_guard, [normal(3, 1), normal(3, 4)]),
     Case("hypot", np.hypot, [nonzero(3, 1), nonzero(4)]),
+    Case("fmax", np.fmax, [normal(3, 1), normal(4)]),
+    Case("fmax-nans", np.fmax, [fixed([1.0, np.nan, -0.5, np.nan]), fixed([0.3, 2.0, np.nan, 1.5])]),
+    Case("fmin", np.fmin, [normal(3, 1), normal(4)]),
+    Case("fmin-nans", np.fmin, [fixed([1.0, np.nan, -0.5]), fixed([0.3, 2.0, np.nan])]),
+    Case("sinc", np.sinc, [normal(3, 4)]),
+    Case("sinc-at-zero", np.sinc, [fixed([0.0, 0.5, -1.5])]),
     Case("logaddexp2", np.logaddexp2, [normal(2, 1), normal(3)]),
     Case("cbrt", np.cbrt, [nonzero(2, 3)]),
     Case("fabs", np.fabs, [nonzero(2, 3)]),
@@ -206,6 +212,16 @@ REDUCTIONS = [
     Case("nanprod", np.nanprod, [nonzero(3, 4)], {"axis": 1}),
     Case("nanprod-with-nans", np.nanprod, [fixed([[1.5, np.nan, 3.0], [np.nan, -2.0, 0.5]])]),
     Case("average", np.average, [normal(3, 4)]),
+    Case("average-weights", np.average, [normal(3, 4)], {"weights": positive(3, 4)}),
+    Case("average-weights-axis", np.average, [normal(2, 3, 4)], {"axis": 1, "weights": positive(3)}),
+    Case("cumprod", np.cumprod, [nonzero(5)]),
+    Case("cumprod-axis", np.cumprod, [normal(2, 3, 4)], {"axis": 1}),
+    Case("cumprod-zeros", np.cumprod, [fixed([[1.5, 0.0, -2.0, 0.5], [0.0, 0.0, 3.0, 1.0]])], {"axis": 1}),
+    Case("nanvar", np.nanvar, [normal(3, 4)], {"axis": 1}),
+    Case("nanvar-with-nans", np.nanvar, [fixed([[1.0, np.nan, 3.0, 0.5], [np.nan, -2.0, 0.5, 1.5]])],
+         {"axis": 1, "ddof": 1}),
+    Case("nanstd", np.nanstd, [normal(2, 3, 4)], {"axis": (0, 2), "keepdims": True}),
+    Case("nanstd-with-nans", np.nanstd, [fixed([[1.0, np.nan, 3.0], [np.nan, -2.0, 0.5]])]),
     Case("average-axis-keepdims", np.average, [normal(2, 3, 4)], {"axis": 1, "keepdims": True}),
     Case("nanmean", np.nanmean, [normal(2, 3, 4)], {"axis": (0, 2), "keepdims": True}),
     Case("nanmean-with-nans", np.nanmean, [fixed([[1.0, np.nan, 3.0], [np.nan, -2.0, 0.5]])],
@@ -228,6 +244,18 @@ PRODUCTS = [
     Case("einsum-batch-broadcast", np.einsum, ["...ij,...jk->...ik", normal(2, 3, 4), normal(1, 4, 2)]),
     Case("einsum-three", np.einsum, ["ij,jk,k->i", normal(3, 4), normal(4, 2), normal(2)]),
     Case("cross", np.cross, [normal(2, 3), normal(3)]),
+    Case("kron", np.kron, [normal(2, 3), normal(3, 2)]),
+    Case("kron-mixed-ndim", np.kron, [normal(3), normal(2, 2)]),
+    Case("polyval", np.polyval, [normal(4), normal(3, 2)]),
+    Case("polyval-scalar", np.polyval, [normal(3), pyfloat()]),
+    Case("convolve", np.convolve, [normal(5), normal(3)]),
+    Case("convolve-same", np.convolve, [normal(5), normal(4)], {"mode": "same"}),
+    Case("convolve-valid-swapped", np.convolve, [normal(3), normal(6)], {"mode": "valid"}),
+    Case("correlate", np.correlate, [normal(6), normal(3)]),
+    Case("correlate-full", np.correlate, [normal(4), normal(3)], {"mode": "full"}),
+    Case("correlate-same", np.correlate, [normal(5), normal(4)], {"mode": "same"}),
+    Case("tensorinv", np.linalg.tensorinv, [Matrices((6, 6)).reshaped((6, 2, 3))], {"ind": 1}),
+    Case("tensorsolve", np.linalg.tensorsolve, [Matrices((6, 6)).reshaped((2, 3, 6)), normal(2, 3)]),
     Case("inv", np.linalg.inv, [matrices(3, 3)]),
     Case("inv-batch", np.linalg.inv, [matrices(2, 3, 3)]),
     Case("det", np.linalg.det, [matrices(3, 3)]),
@@ -262,6 +290,20 @@ PRODUCTS = [
     Case("multi_dot", np.linalg.multi_dot, [[normal(2, 3), normal(3, 4), normal(4, 2)]]),
     Case("multi_dot-vectors", np.linalg.multi_dot, [[normal(3), normal(3, 4), normal(4)]]),
     Case("norm", np.linalg.norm, [normal(4)]),
+    Case("norm-ord-1", np.linalg.norm, [nonzero(4)], {"ord": 1}),
+    Case("norm-ord-3", np.linalg.norm, [nonzero(4)], {"ord": 3}),
+    Case("norm-ord-half", np.linalg.norm, [nonzero(4)], {"ord": 0.5}),
+    Case("norm-ord-inf", np.linalg.norm, [normal(2, 4)], {"ord": np.inf, "axis": 1}),
+    Case("norm-ord-minus-inf", np.linalg.norm, [normal(4)], {"ord": -np.inf}),
+    Case("norm-ord-0", np.linalg.norm, [normal(4)], {"ord": 0}),
+    Case("norm-matrix-1", np.linalg.norm, [normal(3, 4)], {"ord": 1}),
+    Case("norm-matrix-minus-1", np.linalg.norm, [normal(3, 4)], {"ord": -1}),
+    Case("norm-matrix-inf-keepdims", np.linalg.norm, [normal(2, 3, 4)],
+         {"ord": np.inf, "axis": (1, 2), "keepdims": True}),
+    Case("norm-matrix-2", np.linalg.norm, [normal(3, 4)], {"ord": 2}),
+    Case("norm-matrix-minus-2", np.linalg.norm, [normal(4, 3)], {"ord": -2}),
+    Case("norm-nuclear", np.linalg.norm, [normal(2, 3, 4)], {"ord": "nuc", "axis": (2, 1)}),
+    Case("norm-fro", np.linalg.norm, [normal(3, 4)], {"ord": "fro"}),
     Case("norm-frobenius", np.linalg.norm, [normal(3, 4)]),
     Case("norm-axis", np.linalg.norm, [normal(3, 4)], {"axis": 1}),
     Case("norm-axes-keepdims", np.linalg.norm, [normal(2, 3, 4)], {"axis": (0, 2), "keepdims": True}),
@@ -301,6 +343,37 @@ SHAPES = [
     Case("rot90-k-axes", np.rot90, [normal(2, 3, 4), 3, (2, 0)]),
     Case("real-if-close", np.real_if_close, [normal(2, 3)]),
     Case("split", np.split, [normal(6), 3]),
+    *([Case("row_stack", np.row_stack, [[normal(3), normal(2, 3)]])]
+      if hasattr(np, "row_stack") and np.row_stack is not np.vstack else []),
+    Case("dsplit", np.dsplit, [normal(2, 2, 4), 2]),
+    Case("column_stack", np.column_stack, [[normal(3), normal(3, 2)]]),
+    Case("dstack", np.dstack, [[normal(2, 3), normal(2, 3, 2)]]),
+    Case("append", np.append, [normal(2, 3), normal(4)]),
+    Case("append-axis", np.append, [normal(2, 3), normal(1, 3)], {"axis": 0}),
+    Case("diag-vector", np.diag, [normal(3)], {"k": 1}),
+    Case("diag-matrix", np.diag, [normal(3, 4)], {"k": -1}),
+    Case("diagflat", np.diagflat, [normal(2, 2)], {"k": -1}),
+    Case("rollaxis", np.rollaxis, [normal(2, 3, 4), 2]),
+    Case("rollaxis-start", np.rollaxis, [normal(2, 3, 4, 5), 0, 3]),
+    Case("meshgrid", np.meshgrid, [normal(3), normal(2)]),
+    Case("meshgrid-ij-three", np.meshgrid, [normal(3), normal(2), normal(4)], {"indexing": "ij"}),
+    Case("select", np.select, [[mask(2, 3), mask(3)], [normal(2, 3), normal(3)], normal(2, 3)]),
+    Case("compress", np.compress, [[True, False, True], normal(3, 4)], {"axis": 0}),
+    Case("compress-flat", np.compress, [[True, False, True, True], normal(2, 2)]),
+    Case("extract", np.extract, [mask(3, 4), normal(3, 4)]),
+    Case("choose", np.choose, [np.array([[0, 1, 2], [2, 0, 1]]), [normal(2, 3), normal(3), normal(2, 3)]]),
+    Case("partition", np.partition, [normal(2, 5), 2]),
+    Case("partition-axis", np.partition, [normal(4, 3), [0, 2]], {"axis": 0}),
+    Case("ediff1d", np.ediff1d, [normal(2, 3)]),
+    Case("ediff1d-ends", np.ediff1d, [normal(4)], {"to_end": normal(2), "to_begin": pyfloat()}),
+    Case("unwrap", np.unwrap, [fixed([0.0, 3.0, 6.5, -2.0, 1.0])]),
+    Case("interp", np.interp, [uniform(-0.5, 3.5, 5), fixed([0.0, 1.0, 2.5, 3.0]), normal(4)]),
+    Case("interp-left-right", np.interp, [uniform(-1.0, 4.0, 2, 3), fixed([0.0, 1.0, 2.5, 3.0]), normal(4)],
+         {"left": pyfloat(), "right": pyfloat()}),
+    Case("logspace", np.logspace, [pyfloat(), pyfloat(), 5]),
+    Case("logspace-base", np.logspace, [normal(2), pyfloat(), 4], {"base": pyfloat(1.5, 3.0)}),
+    Case("geomspace", np.geomspace, [pyfloat(0.5, 2.0), pyfloat(2.0, 4.0), 5]),
+    Case("geomspace-arrays", np.geomspace, [positive(2), positive(3, 1), 4], {"endpoint": False, "axis": 1}),
     Case("split-indices-axis", np.split, [normal(2, 5), [1, 4]], {"axis": 1}),
     Case("array-split", np.array_split, [normal(7, 2), 3]),
     Case("hsplit", np.hsplit, [normal(2, 4), 2]),
@@ -433,6 +506,8 @@ def _moved(rule, args, kwargs, tangents, step):
     """``(args, kwargs)`` with each slot in ``tangents`` moved by ``step`` times its tangent."""
     signature = _primal_signature(rule)
     bound = signature.bind(*args, **kwargs)
+    if any(not isinstance(slot, tuple) and slot not in bound.arguments for slot in tangents):
+        bound.apply_defaults()          # a default the case moves (np.logspace's base)
     for slot, tangent in tangents.items():
         if isinstance(slot, tuple):
             name, k = slot
@@ -490,6 +565,14 @@ def _entries(rule_fn, returned):
     return _ENTRIES[rule_fn]
 
 
+def _zero_tangent(value):
+    """A zero tangent for ``value``: entry by entry for a list or tuple (``np.select``'s
+    choices), and no wider than its dtype (float16 for a Python number)."""
+    if isinstance(value, (list, tuple)):
+        return type(value)(_zero_tangent(v) for v in value)
+    return np.zeros_like(value, dtype=np.result_type(value, np.float16))
+
+
 def jvp(rule, args, kwargs, ans, tangents):
     """The output's tangent given ``{slot: tangent}`` for the arguments that have one."""
     if rule.linear:
@@ -513,7 +596,7 @@ def jvp(rule, args, kwargs, ans, tangents):
                 part = entry(*passed, ans, *args, **kwargs)
                 total = part if total is None else total + part
     else:
-        zeros = [np.zeros_like(slots[name], dtype=np.result_type(slots[name], np.float16))
+        zeros = [_zero_tangent(slots[name])
                  if t is None and parameters[name].kind is not VAR_POSITIONAL else t
                  for name, t in zip(template.tangents, passed)]
         total = rule.jvp(*zeros, ans, *args, **kwargs)

@@ -48,6 +48,11 @@ def _differentiable(value):
 def _literal(value):
     if isinstance(value, np.ndarray):
         return f"np.array({value.tolist()!r})"
+    if isinstance(value, (list, tuple)):
+        inner = ", ".join(map(_literal, value))
+        return f"[{inner}]" if isinstance(value, list) else f"({inner}{',' if len(value) == 1 else ''})"
+    if isinstance(value, float) and not np.isfinite(value):
+        return f"float({repr(value)!r})"
     return repr(value)
 
 

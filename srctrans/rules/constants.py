@@ -22,6 +22,7 @@ REGISTRY.nondifferentiable(
     np.argmax, np.argmin, np.argsort, np.nonzero, np.floor, np.ceil, np.round,
     np.around, np.rint, np.trunc, np.fix, np.sign, np.floor_divide,
     np.argwhere, np.flatnonzero, np.searchsorted, np.digitize, np.count_nonzero,
+    np.argpartition, np.result_type, np.promote_types,
     builtins.round, math.floor, math.ceil, math.trunc,
     # comparisons and predicates
     np.greater, np.greater_equal, np.less, np.less_equal, np.equal, np.not_equal,

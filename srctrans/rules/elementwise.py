@@ -400,3 +400,29 @@ def zero_guard(g, ans, v, value):
 @jvp(rt.zero_guard)
 def zero_guard_jvp(dvalue, ans, v, value):
     return np.where(np.isfinite(value) | np.not_equal(v, 0), dvalue, 0)
+
+
+# fmax/fmin: as maximum/minimum, but a NaN loses: the other argument gets the gradient
+@vjp(np.fmax, elementwise=True)
+def fmax(g, ans, x1, x2):
+    return g * rt.nan_tie_weight(x1, x2), g * rt.nan_tie_weight(x2, x1)
+
+@jvp(np.fmax)
+def fmax_jvp(dx1, dx2, ans, x1, x2):
+    return dx1 * rt.nan_tie_weight(x1, x2), dx2 * rt.nan_tie_weight(x2, x1)
+
+@vjp(np.fmin, elementwise=True)
+def fmin(g, ans, x1, x2):
+    return g * rt.nan_tie_weight(-x1, -x2), g * rt.nan_tie_weight(-x2, -x1)
+
+@jvp(np.fmin)
+def fmin_jvp(dx1, dx2, ans, x1, x2):
+    return dx1 * rt.nan_tie_weight(-x1, -x2), dx2 * rt.nan_tie_weight(-x2, -x1)
+
+@vjp(np.sinc, elementwise=True)
+def sinc(g, ans, x):
+    return g * rt.sinc_slope(x, ans)
+
+@jvp(np.sinc)
+def sinc_jvp(dx, ans, x):
+    return dx * rt.sinc_slope(x, ans)

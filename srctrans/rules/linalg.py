@@ -1,6 +1,7 @@
 """Derivative rules of products (matmul ``@``, dot, inner, outer, tensordot, einsum) and of
 ``np.linalg`` (inv, det, slogdet, norm, solve, cholesky, eigh, eigvalsh, svd, qr, pinv,
-lstsq, matrix_power, multi_dot), and ``np.cross``.
+lstsq, matrix_power, multi_dot, tensorinv, tensorsolve), ``np.cross``, ``np.kron``,
+``np.polyval``, ``np.convolve`` and ``np.correlate``.
 
 Each product has a VJP rule and, right below it, its JVP: products are
 linear in each operand, so the tangent is the product with one operand
@@ -12,7 +13,7 @@ import inspect
 import numpy as np
 
 from srctrans import runtime as rt
-from srctrans.runtime import decompositions
+from srctrans.runtime import composites, decompositions
 from srctrans.rules import REGISTRY
 
 vjp = REGISTRY.vjp
@@ -108,16 +109,16 @@ def slogdet_jvp(da, ans, a):
 REGISTRY.returns_tuple(np.linalg.slogdet, np.linalg.eigh, np.linalg.svd, np.linalg.qr,
                        np.linalg.lstsq)
 
-# The Euclidean norm of vectors and the Frobenius norm of matrices (ord left out:
-# a call with ``ord=`` does not bind and is refused at the user's line). At a zero
-# vector the norm has no derivative; its cotangent there is zero.
+# Norms of every order NumPy has, for vectors and matrices (runtime/composites.py):
+# at a zero vector the cotangent is zero; ties of inf-norms and of the columns or rows
+# of 1- and inf-norms share it equally; ord=2 and nuc of matrices go through the SVD.
 @vjp(np.linalg.norm)
-def norm(g, ans, x, *, axis=None, keepdims=False):
-    return rt.unreduce(rt.ratio_or_zero(g, ans), x, axis, keepdims) * x
+def norm(g, ans, x, ord=None, axis=None, keepdims=False):
+    return rt.norm_grad(g, ans, x, ord, axis, keepdims)
 
 @jvp(np.linalg.norm)
-def norm_jvp(dx, ans, x, *, axis=None, keepdims=False):
-    return rt.ratio_or_zero(np.sum(x * dx, axis=axis, keepdims=keepdims), ans)
+def norm_jvp(dx, ans, x, ord=None, axis=None, keepdims=False):
+    return rt.norm_jvp(dx, ans, x, ord, axis, keepdims)
 
 # b is read as vectors or as matrices as NumPy reads it (rt.solve_column)
 @vjp(np.linalg.solve)
@@ -212,9 +213,61 @@ def multi_dot_jvp(darrays, ans, arrays):
     return rt.multi_dot_jvp(darrays, arrays)
 
 # Their second derivatives: srctrans differentiates the helpers' source (plain NumPy),
-# all but tuple_like, which rebuilds NumPy's named tuples (rules/runtime_helpers.py).
-for _helper in vars(decompositions).values():
-    if inspect.isfunction(_helper) and _helper.__module__ == decompositions.__name__ \
-            and _helper is not rt.tuple_like:
-        REGISTRY.differentiate_through(_helper)
+# all but tuple_like, which rebuilds NumPy's named tuples (rules/runtime_helpers.py);
+# the same holds for runtime/composites.py.
+for _module in (decompositions, composites):
+    for _helper in vars(_module).values():
+        if inspect.isfunction(_helper) and _helper.__module__ == _module.__name__ \
+                and _helper is not rt.tuple_like:
+            REGISTRY.differentiate_through(_helper)
 REGISTRY.nondifferentiable(rt.unsupported)       # raises: a refusal has no derivative
+
+
+@vjp(np.kron)
+def kron(g, ans, a, b):
+    return (*rt.kron_grads(g, a, b),)
+
+@jvp(np.kron)
+def kron_jvp(da, db, ans, a, b):
+    return np.kron(da, b), np.kron(a, db)
+
+@vjp(np.polyval)
+def polyval(g, ans, p, x):
+    return (*rt.polyval_grads(g, p, x),)
+
+@jvp(np.polyval)
+def polyval_jvp(dp, dx, ans, p, x):
+    return np.polyval(dp, x), dx * np.polyval(rt.polyder_coefficients(p), x)
+
+# 1-D convolution and correlation of real arrays, in every mode
+@vjp(np.convolve)
+def convolve(g, ans, a, v, mode="full"):
+    return (*rt.convolve_grads(g, a, v, mode), None)
+
+@jvp(np.convolve)
+def convolve_jvp(da, dv, ans, a, v, mode="full"):
+    return np.convolve(da, v, mode), np.convolve(a, dv, mode)
+
+@vjp(np.correlate)
+def correlate(g, ans, a, v, mode="valid"):
+    return (*rt.correlate_grads(g, a, v, mode), None)
+
+@jvp(np.correlate)
+def correlate_jvp(da, dv, ans, a, v, mode="valid"):
+    return np.correlate(da, v, mode), np.correlate(a, dv, mode)
+
+@vjp(np.linalg.tensorinv)
+def tensorinv(g, ans, a, ind=2):
+    return rt.tensorinv_grad(g, ans, a, ind), None
+
+@jvp(np.linalg.tensorinv)
+def tensorinv_jvp(da, ans, a, ind=2):
+    return rt.tensorinv_jvp(da, ans, a, ind)
+
+@vjp(np.linalg.tensorsolve)
+def tensorsolve(g, ans, a, b, axes=None):
+    return (*rt.tensorsolve_grads(g, ans, a, b, axes), None)
+
+@jvp(np.linalg.tensorsolve)
+def tensorsolve_jvp(da, db, ans, a, b, axes=None):
+    return rt.tensorsolve_jvp(da, db, ans, a, b, axes)

@@ -78,12 +78,15 @@ def ptp_jvp(da, ans, a, axis=None, out=None, keepdims=False):
     return (rt.extremum_jvp(da, np.max(a, axis=axis, keepdims=keepdims), a, axis, keepdims)
             - rt.extremum_jvp(da, np.min(a, axis=axis, keepdims=keepdims), a, axis, keepdims))
 
-# np.average without weights is np.mean (weights= is refused at the user's line)
+# np.average, with weights (of a's shape, or 1-D along axis); returned=True is refused
 @vjp(np.average)
-def average(g, ans, a, axis=None, *, keepdims=False):
-    return rt.mean_grad(g, a, axis, keepdims)
+def average(g, ans, a, axis=None, weights=None, returned=False, *, keepdims=False):
+    return (rt.average_grad(g, a, axis, weights, returned, keepdims), None,
+            rt.average_weights_grad(g, a, axis, weights, keepdims), None)
 
-linear(np.average)
+@jvp(np.average)
+def average_jvp(da, dweights, ans, a, axis=None, weights=None, returned=False, *, keepdims=False):
+    return rt.average_jvp(da, dweights, a, axis, weights, keepdims)
 
 # NaNs are left out: they get no cotangent, and their tangents do not count
 @vjp(np.nansum)
@@ -132,3 +135,30 @@ def trace(g, ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     return rt.trace_grad(g, a, offset, axis1, axis2)
 
 linear(np.trace)
+
+
+# cumprod without dividing by the entries (exact where they are zero)
+@vjp(np.cumprod)
+def cumprod(g, ans, a, axis=None, dtype=None, out=None):
+    return rt.cumprod_grad(g, a, axis)
+
+@jvp(np.cumprod)
+def cumprod_jvp(da, ans, a, axis=None, dtype=None, out=None):
+    return rt.cumprod_jvp(da, a, axis)
+
+@vjp(np.nanvar)
+def nanvar(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    return rt.nanvar_grad(g, a, axis, ddof, keepdims)
+
+@jvp(np.nanvar)
+def nanvar_jvp(da, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    return rt.nanvar_jvp(da, a, axis, ddof, keepdims)
+
+# the standard deviation's cotangent is the variance's over 2 std (zero where std is zero)
+@vjp(np.nanstd)
+def nanstd(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    return rt.nanvar_grad(rt.ratio_or_zero(g, 2.0 * ans), a, axis, ddof, keepdims)
+
+@jvp(np.nanstd)
+def nanstd_jvp(da, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    return rt.ratio_or_zero(rt.nanvar_jvp(da, a, axis, ddof, keepdims), 2.0 * ans)

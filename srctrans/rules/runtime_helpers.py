@@ -371,7 +371,7 @@ linear(rt.concatenate_grads, rt.stack_grads, rt.hstack_grads, rt.vstack_grads, r
 
 # -- elementwise factors -------------------------------------------------------
 
-REGISTRY.nondifferentiable(rt.clip_mask, rt.tie_weight)
+REGISTRY.nondifferentiable(rt.clip_mask, rt.tie_weight, rt.nan_tie_weight)
 
 # power_base_factor(x, y) = y * x ** (y - 1): its derivative in y is
 # x ** (y - 1) + y * x ** (y - 1) * log(x), and the second term is

@@ -66,8 +66,12 @@ def hsplit(g, ans, ary, indices_or_sections):
 def vsplit(g, ans, ary, indices_or_sections):
     return np.vstack(g)
 
-linear(np.split, np.array_split, np.hsplit, np.vsplit)
-REGISTRY.returns_tuple(np.split, np.array_split, np.hsplit, np.vsplit)
+@vjp(np.dsplit)
+def dsplit(g, ans, ary, indices_or_sections):
+    return np.dstack(g)
+
+linear(np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit)
+REGISTRY.returns_tuple(np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, np.meshgrid)
 
 # the modes that copy entries (constant zeros, edge, reflect, symmetric, wrap); other
 # modes are an error when the gradient runs, and keyword options are refused
@@ -189,6 +193,124 @@ def vstack(g, ans, tup):
 
 linear(np.vstack)
 
+if hasattr(np, "row_stack") and np.row_stack is not np.vstack:   # deprecated in NumPy 2
+    @vjp(np.row_stack)
+    def row_stack(g, ans, tup):
+        return rt.vstack_grads(g, tup)
+
+    linear(np.row_stack)
+
+@vjp(np.column_stack)
+def column_stack(g, ans, tup):
+    return rt.column_stack_grads(g, tup)
+
+@vjp(np.dstack)
+def dstack(g, ans, tup):
+    return rt.dstack_grads(g, tup)
+
+linear(np.column_stack, np.dstack)
+
+@vjp(np.append)
+def append(g, ans, arr, values, axis=None):
+    return (*rt.append_grads(g, arr, values, axis), None)
+
+@jvp(np.append)
+def append_jvp(darr, dvalues, ans, arr, values, axis=None):
+    return np.append(darr, dvalues, axis)
+
+# np.diag builds a matrix from a vector, or takes a matrix's diagonal
+@vjp(np.diag)
+def diag(g, ans, v, k=0):
+    return rt.diag_grad(g, v, k), None
+
+@vjp(np.diagflat)
+def diagflat(g, ans, v, k=0):
+    return rt.diagflat_grad(g, v, k), None
+
+linear(np.diag, np.diagflat)
+
+@vjp(np.rollaxis)
+def rollaxis(g, ans, a, axis, start=0):
+    return rt.rollaxis_grad(g, a, axis, start)
+
+linear(np.rollaxis)
+
+# grids of coordinate vectors (tuples of arrays): each vector's cotangent sums its grid's
+@vjp(np.meshgrid)
+def meshgrid(g, ans, *xi, copy=True, sparse=False, indexing="xy"):
+    return (*rt.meshgrid_grads(g, xi, indexing), None, None, None)
+
+@jvp(np.meshgrid)
+def meshgrid_jvp(dxi, ans, *xi, copy=True, sparse=False, indexing="xy"):
+    return rt.meshgrid_jvp(dxi, xi, indexing, sparse)
+
+# selections: the selected entries' cotangents go back where they were taken from
+@vjp(np.select)
+def select(g, ans, condlist, choicelist, default=0):
+    return (None, *rt.select_grads(g, condlist, choicelist, default))
+
+@jvp(np.select)
+def select_jvp(dchoicelist, ddefault, ans, condlist, choicelist, default=0):
+    return np.select(condlist, dchoicelist, ddefault)
+
+@vjp(np.compress)
+def compress(g, ans, condition, a, axis=None):
+    return None, rt.compress_grad(g, condition, a, axis), None
+
+@jvp(np.compress)
+def compress_jvp(da, ans, condition, a, axis=None):
+    return np.compress(condition, da, axis)
+
+@vjp(np.extract)
+def extract(g, ans, condition, arr):
+    return None, rt.extract_grad(g, condition, arr)
+
+@jvp(np.extract)
+def extract_jvp(darr, ans, condition, arr):
+    return np.extract(condition, darr)
+
+@vjp(np.choose)
+def choose(g, ans, a, choices, mode="raise"):
+    return None, rt.choose_grads(g, a, choices), None
+
+@jvp(np.choose)
+def choose_jvp(dchoices, ans, a, choices, mode="raise"):
+    return np.choose(a, dchoices, mode=mode)
+
+@vjp(np.partition)
+def partition(g, ans, a, kth, axis=-1):
+    return rt.partition_grad(g, a, kth, axis), None, None
+
+@jvp(np.partition)
+def partition_jvp(da, ans, a, kth, axis=-1):
+    return rt.partition_jvp(da, a, kth, axis)
+
+@vjp(np.ediff1d)
+def ediff1d(g, ans, ary, to_end=None, to_begin=None):
+    return (*rt.ediff1d_grads(g, ary, to_end, to_begin),)
+
+@jvp(np.ediff1d)
+def ediff1d_jvp(dary, dto_end, dto_begin, ans, ary, to_end=None, to_begin=None):
+    return rt.ediff1d_jvp(dary, dto_end, dto_begin, ary, to_end, to_begin)
+
+# unwrap adds multiples of the period that change only where a jump crosses discont:
+# elsewhere its derivative is the identity
+@vjp(np.unwrap)
+def unwrap(g, ans, p, discont=None, axis=-1, *, period=2 * np.pi):
+    return g
+
+@jvp(np.unwrap)
+def unwrap_jvp(dp, ans, p, discont=None, axis=-1, *, period=2 * np.pi):
+    return dp
+
+@vjp(np.interp)
+def interp(g, ans, x, xp, fp, left=None, right=None, period=None):
+    return (*rt.interp_grads(g, x, xp, fp, left, right, period), None)
+
+@jvp(np.interp)
+def interp_jvp(dx, dxp, dfp, dleft, dright, ans, x, xp, fp, left=None, right=None, period=None):
+    return rt.interp_jvp(dx, dxp, dfp, dleft, dright, x, xp, fp, left, right, period)
+
 @vjp(np.array, np.asarray, np.asanyarray, np.ascontiguousarray)
 def array(g, ans, object, dtype=None):
     return rt.asarray_grad(g, object)
@@ -218,6 +340,31 @@ def linspace_jvp(dstart, dstop, ans, start, stop, num=50, endpoint=True, retstep
                  axis=0):
     return np.linspace(np.asarray(dstart, ans.dtype), np.asarray(dstop, ans.dtype), num, endpoint,
                        retstep, ans.dtype, axis)
+
+# Samples evenly spaced in log scale: exp of a linspace of the logs.
+@vjp(np.logspace)
+def logspace(g, ans, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    return (*rt.linspace_grads(g * ans * np.log(np.asarray(base, ans.dtype)), start, stop, num,
+                               endpoint, axis), None, None,
+            rt.unbroadcast(g * ans * np.log(ans) / (base * np.log(np.asarray(base, ans.dtype))),
+                           base), None, None)
+
+@jvp(np.logspace)
+def logspace_jvp(dstart, dstop, dbase, ans, start, stop, num=50, endpoint=True, base=10.0,
+                 dtype=None, axis=0):
+    return ans * (np.log(np.asarray(base, ans.dtype))
+                  * np.linspace(np.asarray(dstart, ans.dtype), np.asarray(dstop, ans.dtype), num,
+                                endpoint, axis=axis)
+                  + np.log(ans) / np.log(np.asarray(base, ans.dtype)) * dbase / base)
+
+@vjp(np.geomspace)
+def geomspace(g, ans, start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    return (*rt.geomspace_grads(g, ans, start, stop, num, endpoint, axis), None, None, None, None)
+
+@jvp(np.geomspace)
+def geomspace_jvp(dstart, dstop, ans, start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    return ans * np.linspace(np.asarray(dstart / start, ans.dtype),
+                             np.asarray(dstop / stop, ans.dtype), num, endpoint, axis=axis)
 
 # Arrays filled from a value: the value's cotangent sums over the copies.
 @vjp(np.full)

@@ -1,0 +1,521 @@
+"""Derivatives of NumPy functions written in plain NumPy that srctrans differentiates again.
+
+Like ``decompositions``, every function here is registered with
+``differentiate_through`` (``srctrans/rules/shapes.py``): second derivatives
+come from srctrans reading this source, so the helpers use only what srctrans
+differentiates (NumPy calls with rules, loops over ``range``, branches).
+"""
+
+import numpy as np
+
+from .broadcast import unbroadcast
+from .joins import linspace_grads
+from .scans import diagonal_grad
+from .refusals import unsupported
+
+
+def _last(x, axis):
+    """``x`` with ``axis`` moved last (``axis=None``: flattened)."""
+    return np.ravel(x) if axis is None else np.moveaxis(x, axis, -1)
+
+
+def _back(y, x, axis):
+    """Undo :func:`_last` for ``y``, shaped like ``x``."""
+    return np.reshape(y, np.shape(x)) if axis is None else np.moveaxis(y, -1, axis)
+
+
+# -- cumulative products ------------------------------------------------------------------
+
+def cumprod_grad(g, a, axis=None):
+    """The cotangent of ``a`` for ``np.cumprod(a, axis)``, exact at zeros (no division).
+
+    ``grad_i = prefix_i * s_i`` with ``prefix_i`` the product of the entries before
+    ``i`` and ``s_i = g_i + a_{i+1} * s_{i+1}`` (Horner's rule, from the end)."""
+    x = _last(a, axis)
+    gx = _last(g, axis)
+    n = x.shape[-1]
+    running = gx[..., n - 1]
+    suffix = [running]
+    for i in range(n - 2, -1, -1):
+        running = gx[..., i] + x[..., i + 1] * running
+        suffix.append(running)
+    s = np.stack(suffix[::-1], axis=-1)
+    prefix = np.concatenate([np.ones_like(x[..., :1]), np.cumprod(x[..., :-1], axis=-1)], axis=-1)
+    return _back(prefix * s, a, axis)
+
+
+def cumprod_jvp(da, a, axis=None):
+    """The tangent of ``np.cumprod(a, axis)`` along ``da``: ``d_k = d_{k-1} a_k + p_{k-1} da_k``."""
+    x = _last(a, axis)
+    dx = _last(da, axis)
+    product = np.cumprod(x, axis=-1)
+    running = dx[..., 0]
+    out = [running]
+    for k in range(1, x.shape[-1]):
+        running = running * x[..., k] + product[..., k - 1] * dx[..., k]
+        out.append(running)
+    return _back(np.stack(out, axis=-1), a, axis)
+
+
+# -- NaN-skipping variance and weighted averages ------------------------------------------
+
+def nanvar_grad(g, a, axis=None, ddof=0, keepdims=False):
+    """The cotangent of ``a`` for ``np.nanvar(a, axis, ddof=ddof, keepdims=keepdims)``."""
+    kept = ~np.isnan(a)
+    count = np.sum(kept, axis=axis, keepdims=True).astype(np.result_type(a, 1.0))
+    centred = np.where(kept, a - np.nanmean(a, axis=axis, keepdims=True), 0.0)
+    g = g if keepdims or axis is None else np.expand_dims(g, axis)
+    return g * 2.0 * centred / (count - ddof)
+
+
+def nanvar_jvp(da, a, axis=None, ddof=0, keepdims=False):
+    kept = ~np.isnan(a)
+    count = np.sum(kept, axis=axis, keepdims=keepdims).astype(np.result_type(a, 1.0))
+    centred = np.where(kept, a - np.nanmean(a, axis=axis, keepdims=True), 0.0)
+    return 2.0 * np.sum(np.where(kept, centred * da, 0.0), axis=axis, keepdims=keepdims) / (
+        count - ddof)
+
+
+def average_grad(g, a, axis=None, weights=None, returned=False, keepdims=False):
+    """The cotangent of ``a`` for ``np.average(a, axis, weights, returned, keepdims=...)``."""
+    if returned:
+        unsupported("the derivative of np.average with returned=True",
+                    "compute the sum of the weights separately: np.sum(weights)")
+    w = np.ones_like(a) if weights is None else _weights_like(weights, a, axis)
+    g = g if keepdims or axis is None else np.expand_dims(g, axis)
+    return g * w / np.sum(w, axis=axis, keepdims=True)
+
+
+def average_weights_grad(g, a, axis=None, weights=None, keepdims=False):
+    """The cotangent of ``weights`` for ``np.average`` (None without weights)."""
+    if weights is None:
+        return None
+    w = _weights_like(weights, a, axis)
+    total = np.sum(w, axis=axis, keepdims=True)
+    mean = np.sum(a * w, axis=axis, keepdims=True) / total
+    g = g if keepdims or axis is None else np.expand_dims(g, axis)
+    gw = g * (a - mean) / total
+    if np.ndim(weights) == 1 and np.ndim(a) > 1 and axis is not None:    # weights along axis
+        gw = np.sum(np.moveaxis(gw, axis, -1), axis=tuple(range(np.ndim(a) - 1)))
+    return gw
+
+
+# -- products and polynomials -----------------------------------------------------------------
+
+def _interleaved(a, b):
+    """``a`` and ``b`` with as many axes as each other (ones in front)."""
+    n = max(np.ndim(a), np.ndim(b))
+    return (np.reshape(a, (1,) * (n - np.ndim(a)) + np.shape(a)),
+            np.reshape(b, (1,) * (n - np.ndim(b)) + np.shape(b)))
+
+
+def kron_grads(g, a, b):
+    """The cotangents of ``a`` and ``b`` for ``np.kron(a, b)``: ``g`` seen with the axes of
+    ``a`` and ``b`` interleaved, ``(a0, b0, a1, b1, ...)``, summed against the other one."""
+    a2, b2 = _interleaved(a, b)
+    n = a2.ndim
+    split, a_spread, b_spread = [], [], []
+    for k in range(n):
+        split += [a2.shape[k], b2.shape[k]]
+        a_spread += [a2.shape[k], 1]
+        b_spread += [1, b2.shape[k]]
+    pairs = np.reshape(g, tuple(split))
+    ga = np.sum(pairs * np.reshape(b2, tuple(b_spread)), axis=tuple(range(1, 2 * n, 2)))
+    gb = np.sum(pairs * np.reshape(a2, tuple(a_spread)), axis=tuple(range(0, 2 * n, 2)))
+    return np.reshape(ga, np.shape(a)), np.reshape(gb, np.shape(b))
+
+
+def polyder_coefficients(p):
+    """The coefficients of the derivative of the polynomial ``p`` (highest power first)."""
+    n = np.shape(p)[0]
+    if n <= 1:
+        return np.zeros_like(p[:1])
+    return p[:-1] * np.arange(n - 1, 0, -1).astype(np.result_type(p, 1.0))
+
+
+def polyval_grads(g, p, x):
+    """The cotangents of ``p`` and ``x`` for ``np.polyval(p, x)`` (1-D ``p``)."""
+    n = np.shape(p)[0]
+    powers = [np.ones_like(g * x)]
+    for _ in range(n - 1):
+        powers.append(powers[-1] * x)
+    gp = np.stack([np.sum(g * powers[n - 1 - i]) for i in range(n)])
+    gx = g * np.polyval(polyder_coefficients(p), x)
+    return gp, gx
+
+
+# -- convolution -----------------------------------------------------------------------------
+
+def _full_offset(n, m, mode):
+    """Where the ``mode`` output of ``np.convolve`` starts in the full one."""
+    if mode == "full":
+        return 0
+    if mode == "same":
+        return (min(n, m) - 1) // 2
+    return min(n, m) - 1
+
+
+def convolve_grads(g, a, v, mode="full"):
+    """The cotangents of ``a`` and ``v`` for ``np.convolve(a, v, mode)``."""
+    n, m = np.shape(a)[0], np.shape(v)[0]
+    start = _full_offset(n, m, mode)
+    full = np.concatenate([np.zeros(start, g.dtype), g,
+                           np.zeros(n + m - 1 - start - g.shape[0], g.dtype)])
+    return np.correlate(full, v, "valid"), np.correlate(full, a, "valid")
+
+
+def correlate_grads(g, a, v, mode="valid"):
+    """The cotangents of ``a`` and ``v`` for ``np.correlate(a, v, mode)``, which is
+    ``np.convolve(a, v[::-1], mode)`` for real arrays."""
+    ga, gv = convolve_grads(g, a, v[::-1], mode)
+    return ga, gv[::-1]
+
+
+# -- interpolation and grids ---------------------------------------------------------------------
+
+def meshgrid_grads(g, xi, indexing="xy"):
+    """The cotangents of the vectors ``xi`` for ``np.meshgrid(*xi, indexing=indexing)``:
+    each output's cotangent summed over every axis but the one its vector runs along."""
+    grads = []
+    n = len(xi)
+    for k in range(n):
+        axis = k
+        if indexing == "xy" and n > 1 and k < 2:
+            axis = 1 - k
+        others = tuple(i for i in range(np.ndim(g[k])) if i != axis)
+        grads.append(np.reshape(np.sum(g[k], axis=others), np.shape(xi[k])))
+    return tuple(grads)
+
+
+def meshgrid_jvp(dxi, xi, indexing="xy", sparse=False):
+    """The tangents of ``np.meshgrid(*xi, ...)``: each vector's tangent spread over its grid."""
+    n = len(xi)
+    lengths = [np.size(x) for x in xi]
+    if indexing == "xy" and n > 1:
+        lengths = [lengths[1], lengths[0]] + lengths[2:]
+    grids = []
+    for k in range(n):
+        axis = 1 - k if indexing == "xy" and n > 1 and k < 2 else k
+        shape = tuple(np.size(xi[k]) if i == axis else 1 for i in range(n))
+        tangent = np.zeros(np.shape(xi[k]), np.result_type(xi[k], 1.0)) if dxi[k] is None else dxi[k]
+        placed = np.reshape(tangent, shape)
+        grids.append(placed if sparse else np.copy(np.broadcast_to(placed, tuple(lengths))))
+    return tuple(grids)
+
+
+def geomspace_grads(g, ans, start, stop, num=50, endpoint=True, axis=0):
+    """The cotangents of ``start`` and ``stop`` for ``np.geomspace(start, stop, num, ...)``:
+    sample ``k`` is ``start * (stop / start) ** t_k``."""
+    to_start, to_stop = linspace_grads(g * ans, start, stop, num, endpoint, axis)
+    return to_start / start, to_stop / stop
+
+
+# -- selections and joins ---------------------------------------------------------------------
+
+def select_grads(g, condlist, choicelist, default=0):
+    """The cotangents of ``choicelist`` (a list) and ``default`` for ``np.select``: each
+    choice gets ``g`` where its condition is the first true one, ``default`` where none is."""
+    taken = np.zeros(np.shape(g), dtype=bool)
+    grads = []
+    for k in range(len(choicelist)):
+        first = np.logical_and(condlist[k], np.logical_not(taken))
+        grads.append(unbroadcast(np.where(first, g, 0.0), choicelist[k]))
+        taken = np.logical_or(taken, condlist[k])
+    return grads, unbroadcast(np.where(taken, 0.0, g), default)
+
+
+def compress_grad(g, condition, a, axis=None):
+    """The cotangent of ``a`` for ``np.compress(condition, a, axis)``: ``g`` put back at the
+    positions it was taken from (entry ``k`` of the kept ones is ``g``'s ``k``-th)."""
+    length = np.size(a) if axis is None else np.shape(a)[axis]
+    kept = np.zeros(length, dtype=bool)
+    kept = np.logical_or(kept, np.concatenate(
+        [np.asarray(condition, dtype=bool), np.zeros(max(length - np.size(condition), 0), bool)])[:length])
+    source = np.clip(np.cumsum(kept) - 1, 0, None)
+    if axis is None:
+        spread = np.where(kept, np.take(np.ravel(g), source) if np.size(g) else 0.0, 0.0)
+        return np.reshape(spread, np.shape(a))
+    shape = [1] * np.ndim(a)
+    shape[axis] = length
+    taken = np.take(g, source, axis=axis) if np.size(g) else np.zeros(np.shape(a))
+    return np.where(np.reshape(kept, tuple(shape)), taken, 0.0)
+
+
+def extract_grad(g, condition, arr):
+    """The cotangent of ``arr`` for ``np.extract(condition, arr)``."""
+    return compress_grad(g, np.ravel(condition), arr, None)
+
+
+def choose_grads(g, a, choices):
+    """The cotangents of ``choices`` for ``np.choose(a, choices)``: ``g`` where ``a`` picks it."""
+    return [unbroadcast(np.where(a == k, g, 0.0), choices[k]) for k in range(len(choices))]
+
+
+def partition_grad(g, a, kth, axis=-1):
+    """The cotangent of ``a`` for ``np.partition(a, kth, axis)``: ``g`` moved back through the
+    inverse of the permutation ``np.argpartition`` gives."""
+    order = np.argpartition(a, kth, axis=axis)
+    return np.take_along_axis(g, np.argsort(order, axis=axis), axis=axis)
+
+
+def partition_jvp(da, a, kth, axis=-1):
+    return np.take_along_axis(da, np.argpartition(a, kth, axis=axis), axis=axis)
+
+
+def rollaxis_grad(g, a, axis, start=0):
+    """The cotangent of ``a`` for ``np.rollaxis(a, axis, start)``: the inverse permutation
+    (the permutation is NumPy's: ``axis`` removed, then inserted before ``start``)."""
+    n = np.ndim(a)
+    axis = axis % n
+    start = start + n if start < 0 else start
+    if axis < start:
+        start = start - 1
+    order = [i for i in range(n) if i != axis]
+    order.insert(start, axis)
+    return np.transpose(g, np.argsort(order))
+
+
+def column_stack_grads(g, tup):
+    """The cotangents of the inputs of ``np.column_stack(tup)``: columns of ``g``."""
+    grads = []
+    start = 0
+    for x in tup:
+        width = 1 if np.ndim(x) < 2 else np.shape(x)[1]
+        part = g[:, start:start + width]
+        grads.append(np.reshape(part, np.shape(x)))
+        start += width
+    return grads
+
+
+def dstack_grads(g, tup):
+    """The cotangents of the inputs of ``np.dstack(tup)`` (inputs made at least 3-D)."""
+    grads = []
+    start = 0
+    for x in tup:
+        depth = np.shape(np.atleast_3d(x))[2]
+        grads.append(np.reshape(g[:, :, start:start + depth], np.shape(x)))
+        start += depth
+    return grads
+
+
+def append_grads(g, arr, values, axis=None):
+    """The cotangents of ``arr`` and ``values`` for ``np.append(arr, values, axis)``."""
+    if axis is None:
+        flat = np.ravel(g)
+        return (np.reshape(flat[:np.size(arr)], np.shape(arr)),
+                np.reshape(flat[np.size(arr):], np.shape(values)))
+    length = np.shape(arr)[axis]
+    head = np.take(g, np.arange(length), axis=axis)
+    tail = np.take(g, np.arange(length, np.shape(g)[axis]), axis=axis)
+    return head, np.reshape(tail, np.shape(values))
+
+
+def ediff1d_grads(g, ary, to_end=None, to_begin=None):
+    """The cotangents of ``ary``, ``to_end`` and ``to_begin`` for ``np.ediff1d``."""
+    begin = 0 if to_begin is None else np.size(to_begin)
+    n = np.size(ary)
+    inner = g[begin:begin + max(n - 1, 0)]
+    flat = np.zeros(n, np.result_type(ary, g))
+    if n > 1:
+        flat = np.concatenate([-inner[:1], inner[:-1] - inner[1:], inner[-1:]])
+    g_begin = None if to_begin is None else np.reshape(g[:begin], np.shape(to_begin))
+    g_end = None if to_end is None else np.reshape(g[begin + max(n - 1, 0):], np.shape(to_end))
+    return np.reshape(flat, np.shape(ary)), g_end, g_begin
+
+
+def ediff1d_jvp(dary, dto_end, dto_begin, ary, to_end=None, to_begin=None):
+    parts = []
+    if to_begin is not None:
+        parts.append(np.ravel(dto_begin) * np.ones(np.size(to_begin), np.result_type(dary, 1.0)))
+    parts.append(np.diff(np.ravel(dary)))
+    if to_end is not None:
+        parts.append(np.ravel(dto_end) * np.ones(np.size(to_end), np.result_type(dary, 1.0)))
+    return np.concatenate(parts)
+
+
+# -- tensor inverses and solves ------------------------------------------------------------------
+
+def tensorinv_grad(g, ans, a, ind=2):
+    """The cotangent of ``a`` for ``np.tensorinv(a, ind)`` (the inverse's, reshaped)."""
+    rows = int(np.prod(np.shape(a)[:ind]))
+    inverse = np.reshape(ans, (-1, rows))
+    gm = np.reshape(g, np.shape(inverse))
+    return np.reshape(-inverse.T @ gm @ inverse.T, np.shape(a))
+
+
+def tensorinv_jvp(da, ans, a, ind=2):
+    rows = int(np.prod(np.shape(a)[:ind]))
+    inverse = np.reshape(ans, (-1, rows))
+    dm = np.reshape(da, (rows, -1))
+    return np.reshape(-inverse @ dm @ inverse, np.shape(ans))
+
+
+def tensorsolve_grads(g, ans, a, b, axes=None):
+    """The cotangents of ``a`` and ``b`` for ``x = np.tensorsolve(a, b)`` (``axes=None``)."""
+    if axes is not None:
+        unsupported("the derivative of np.linalg.tensorsolve with axes=",
+                    "move the axes first (np.moveaxis), then call tensorsolve without axes=")
+    matrix = np.reshape(a, (np.size(b), np.size(ans)))
+    gb = np.linalg.solve(matrix.T, np.ravel(g))
+    ga = -np.outer(gb, np.ravel(ans))
+    return np.reshape(ga, np.shape(a)), np.reshape(gb, np.shape(b))
+
+
+def tensorsolve_jvp(da, db, ans, a, b, axes=None):
+    if axes is not None:
+        unsupported("the derivative of np.linalg.tensorsolve with axes=",
+                    "move the axes first (np.moveaxis), then call tensorsolve without axes=")
+    matrix = np.reshape(a, (np.size(b), np.size(ans)))
+    rhs = np.ravel(db) - np.reshape(da, np.shape(matrix)) @ np.ravel(ans)
+    return np.reshape(np.linalg.solve(matrix, rhs), np.shape(ans))
+
+
+# -- norms of every order ----------------------------------------------------------------------
+
+def _norm_axes(x, ord, axis):
+    """The axes ``np.linalg.norm`` reduces (a tuple), and whether it takes a matrix norm."""
+    if axis is None:
+        axes = tuple(range(np.ndim(x)))
+        return axes, ord is not None and np.ndim(x) == 2
+    if isinstance(axis, tuple):
+        return tuple(a % np.ndim(x) for a in axis), len(axis) == 2
+    return (axis % np.ndim(x),), False
+
+
+def _shared(mask, axes, like):
+    """``mask`` divided by its count over ``axes`` (ties share equally), in ``like``'s dtype."""
+    weights = mask.astype(np.result_type(like, 1.0))
+    return weights / np.sum(weights, axis=axes, keepdims=True)
+
+
+def norm_weights(ans, x, ord=None, axis=None):
+    """``d norm / d x``, shaped like ``x`` (the output's entries broadcast back over ``axes``)."""
+    axes, matrix = _norm_axes(x, ord, axis)
+    value = np.reshape(ans, np.shape(np.sum(x, axis=axes, keepdims=True)))
+    if ord is None or ord == "fro" or (ord == 2 and not matrix):
+        return np.where(value == 0, 0.0, x / np.where(value == 0, 1.0, value))
+    if not matrix:
+        if ord == 0:
+            return np.zeros_like(x)
+        if ord == 1:
+            return np.sign(x)
+        if ord == np.inf or ord == -np.inf:
+            size = np.abs(x)
+            return np.sign(x) * _shared(size == value, axes, x)
+        power = np.abs(x) ** (ord - 1)
+        return np.sign(x) * np.where(value == 0, 0.0, power / np.where(value == 0, 1.0, value) ** (ord - 1))
+    rows, cols = axes
+    moved = np.moveaxis(x, (rows, cols), (-2, -1))
+    if ord == "nuc" or ord == 2 or ord == -2:
+        u, s, vh = np.linalg.svd(moved, full_matrices=False)
+        if ord == "nuc":
+            weights = u @ vh
+        elif ord == 2:
+            weights = u[..., :, :1] @ vh[..., :1, :]
+        else:
+            weights = u[..., :, -1:] @ vh[..., -1:, :]
+        return np.moveaxis(weights, (-2, -1), (rows, cols))
+    along = -2 if ord == 1 or ord == -1 else -1      # 1: columns' sums; inf: rows'
+    sums = np.sum(np.abs(moved), axis=along, keepdims=True)
+    pick = np.max(sums, axis=-1 if along == -2 else -2, keepdims=True) if ord in (1, np.inf) \
+        else np.min(sums, axis=-1 if along == -2 else -2, keepdims=True)
+    chosen = _shared(sums == pick, (-1,) if along == -2 else (-2,), x)
+    return np.moveaxis(np.sign(moved) * chosen, (-2, -1), (rows, cols))
+
+
+def norm_grad(g, ans, x, ord=None, axis=None, keepdims=False):
+    """The cotangent of ``x`` for ``np.linalg.norm(x, ord, axis, keepdims)``."""
+    axes, _ = _norm_axes(x, ord, axis)
+    g = np.reshape(g, np.shape(np.sum(x, axis=axes, keepdims=True)))
+    return g * norm_weights(ans, x, ord, axis)
+
+
+def norm_jvp(dx, ans, x, ord=None, axis=None, keepdims=False):
+    axes, _ = _norm_axes(x, ord, axis)
+    return np.reshape(np.sum(norm_weights(ans, x, ord, axis) * dx, axis=axes, keepdims=True),
+                      np.shape(ans))
+
+
+# -- interpolation, weighted means, sinc -----------------------------------------------------
+
+def interp_grads(g, x, xp, fp, left=None, right=None, period=None):
+    """The cotangents of ``x``, ``xp``, ``fp``, ``left`` and ``right`` for ``np.interp``."""
+    if period is not None:
+        unsupported("the derivative of np.interp with period=", "wrap x into one period first")
+    n = np.shape(xp)[0]
+    x = np.asarray(x, dtype=np.result_type(x, fp, 1.0))
+    i = np.clip(np.searchsorted(xp, x, side="right") - 1, 0, n - 2)
+    x0, x1, f0, f1 = xp[i], xp[i + 1], fp[i], fp[i + 1]
+    inside = (x >= xp[0]) & (x <= xp[-1])
+    below, above = x < xp[0], x > xp[-1]
+    t = (x - x0) / (x1 - x0)
+    slope = (f1 - f0) / (x1 - x0)
+    g = g * np.ones_like(x)
+    g_in = np.where(inside, g, 0.0)
+    gfp = np.zeros(np.shape(fp), np.result_type(fp, g))
+    np.add.at(gfp, np.ravel(i), np.ravel(g_in * (1.0 - t) + np.where(below & (left is None), g, 0.0)))
+    np.add.at(gfp, np.ravel(i + 1), np.ravel(g_in * t + np.where(above & (right is None), g, 0.0)))
+    gxp = np.zeros(np.shape(xp), np.result_type(xp, g))
+    np.add.at(gxp, np.ravel(i), np.ravel(g_in * slope * (t - 1.0)))
+    np.add.at(gxp, np.ravel(i + 1), np.ravel(-g_in * slope * t))
+    g_left = None if left is None else np.sum(np.where(below, g, 0.0))
+    g_right = None if right is None else np.sum(np.where(above, g, 0.0))
+    return g_in * slope, gxp, gfp, g_left, g_right
+
+
+def interp_jvp(dx, dxp, dfp, dleft, dright, x, xp, fp, left=None, right=None, period=None):
+    if period is not None:
+        unsupported("the derivative of np.interp with period=", "wrap x into one period first")
+    n = np.shape(xp)[0]
+    x = np.asarray(x, dtype=np.result_type(x, fp, 1.0))
+    i = np.clip(np.searchsorted(xp, x, side="right") - 1, 0, n - 2)
+    x0, x1, f0, f1 = xp[i], xp[i + 1], fp[i], fp[i + 1]
+    inside = (x >= xp[0]) & (x <= xp[-1])
+    t = (x - x0) / (x1 - x0)
+    slope = (f1 - f0) / (x1 - x0)
+    d_inside = (dfp[i] * (1.0 - t) + dfp[i + 1] * t + slope * (dx - dxp[i] * (1.0 - t)
+                                                               - dxp[i + 1] * t))
+    d_below = dfp[0] * np.ones_like(x) if left is None else dleft * np.ones_like(x)
+    d_above = dfp[n - 1] * np.ones_like(x) if right is None else dright * np.ones_like(x)
+    return np.where(inside, d_inside, np.where(x < xp[0], d_below, d_above))
+
+
+def average_jvp(da, dweights, a, axis=None, weights=None, keepdims=False):
+    """The tangent of ``np.average(a, axis, weights, keepdims=keepdims)``."""
+    w = np.ones_like(a) if weights is None else _weights_like(weights, a, axis)
+    dw = 0.0 * w if weights is None else _weights_like(dweights, a, axis)
+    total = np.sum(w, axis=axis, keepdims=True)
+    mean = np.sum(a * w, axis=axis, keepdims=True) / total
+    out = np.sum(da * w + dw * (a - mean), axis=axis, keepdims=True) / total
+    return out if keepdims else np.reshape(out, np.shape(np.sum(a, axis=axis)))
+
+
+def _weights_like(w, a, axis):
+    w = np.asarray(w)
+    if axis is not None and w.ndim == 1 and np.ndim(a) > 1:
+        shape = [1] * np.ndim(a)
+        shape[axis] = -1
+        w = np.reshape(w, shape)
+    return np.broadcast_to(w, np.shape(a))
+
+
+def sinc_slope(x, ans):
+    """``d sinc(x) / dx = (cos(pi x) - sinc(x)) / x``; near 0 its Taylor series
+    ``-pi^2 x / 3 + pi^4 x^3 / 30``, which is also right to differentiate again there."""
+    near = np.abs(x) < 1e-3
+    safe = np.where(near, 1.0, x)
+    series = x * (np.pi ** 4 / 30.0 * x * x - np.pi ** 2 / 3.0)
+    return np.where(near, series, (np.cos(np.pi * x) - ans) / safe)
+
+
+def diag_grad(g, v, k=0):
+    """The cotangent of ``v`` for ``np.diag(v, k)``: the diagonal of ``g`` for a vector ``v``
+    (which ``diag`` spread into a matrix), ``g`` placed on the diagonal for a matrix."""
+    if np.ndim(v) == 1:
+        return np.diagonal(g, k)
+    return diagonal_grad(g, v, k, 0, 1)
+
+
+def diagflat_grad(g, v, k=0):
+    """The cotangent of ``v`` for ``np.diagflat(v, k)``."""
+    return np.reshape(np.diagonal(g, k), np.shape(v))
