@@ -62,7 +62,8 @@ UNARY = [
     "helper_mix({a}, {a})", "helper_loop({a}, 2)", "helper_branch({a})", "loc({a})",
     "lam({a})", "np.clip({a}, -0.8, 0.8)", "{a} * 2.0 + 1.0", "np.abs({a} + 3.0)",
     "np.hypot({a}, 0.5)", "np.cbrt(1.0 + {a} * {a})", "np.logaddexp2({a}, 0.3)",
-    "np.deg2rad({a}) * 30.0",
+    "np.deg2rad({a}) * 30.0", "np.sinc({a})", "np.fmax({a}, 0.2)",
+    "np.polyval(np.array([0.5, -1.0, 0.3]), {a})",
 ]
 BINARY = [
     "{a} + {b}", "{a} - {b}", "{a} * {b}", "{a} / (1.5 + np.cos({b}))", "helper_mix({a}, {b})",
@@ -75,7 +76,9 @@ REDUCTIONS = [
     "np.prod(1.0 + 0.1 * {a}, axis=0)", "np.var({a}, axis=0)",
     "np.cumsum({a}, axis=-1)", "np.ptp({a}, axis=0)", "np.nansum({a}, axis=-1, keepdims=True)",
     "np.linalg.norm({a}, axis=-1, keepdims=True)", "np.flip({a}, axis=0)",
-    "np.roll({a}, 1, axis=-1)",
+    "np.roll({a}, 1, axis=-1)", "np.cumprod(1.0 + 0.1 * {a}, axis=-1)",
+    "np.linalg.norm({a}, ord=3, axis=-1)", "np.nanstd({a}, axis=0)",
+    "np.average({a}, weights=np.exp({a}))", "np.kron({a}, np.array([1.0, -2.0]))",
 ]
 
 
