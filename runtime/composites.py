@@ -519,3 +519,37 @@ def diag_grad(g, v, k=0):
 def diagflat_grad(g, v, k=0):
     """The cotangent of ``v`` for ``np.diagflat(v, k)``."""
     return np.reshape(np.diagonal(g, k), np.shape(v))
+
+
+# -- log-sum-exp with weights, and the digamma function of Python floats -------------------------
+
+def logsumexp_share(g, ans, a, axis=None, keepdims=False):
+    """``g * exp(a - ans)`` for ``scipy.special.logsumexp(a, axis, b, keepdims)``: the
+    cotangent of ``b`` (summed to its shape), and of ``a`` once multiplied by ``b``."""
+    if not keepdims and axis is not None:
+        g, ans = np.expand_dims(g, axis), np.expand_dims(ans, axis)
+    return g * np.exp(a - ans)
+
+
+def logsumexp_jvp(da, db, ans, a, axis=None, b=None, keepdims=False):
+    spread = ans if keepdims or axis is None else np.expand_dims(ans, axis)
+    weight = np.exp(a - spread)
+    tangent = da * weight if b is None else (da * b + db) * weight
+    return np.sum(tangent, axis=axis, keepdims=keepdims)
+
+
+def digamma(x):
+    """The digamma function (the derivative of ``math.lgamma``) of a Python float: the
+    reflection formula below 1/2, the recurrence up to 10, then the asymptotic series
+    (accurate to about 1e-14)."""
+    shift = 0.0
+    if x < 0.5:
+        shift = -np.pi / np.tan(np.pi * x)
+        x = 1.0 - x
+    while x < 10.0:
+        shift = shift - 1.0 / x
+        x = x + 1.0
+    inverse = 1.0 / (x * x)
+    series = inverse * (1.0 / 12 - inverse * (1.0 / 120 - inverse * (1.0 / 252 - inverse * (
+        1.0 / 240 - inverse / 132))))
+    return shift + np.log(x) - 0.5 / x - series

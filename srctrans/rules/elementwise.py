@@ -426,3 +426,38 @@ def sinc(g, ans, x):
 @jvp(np.sinc)
 def sinc_jvp(dx, ans, x):
     return dx * rt.sinc_slope(x, ans)
+
+
+# math's error and gamma functions on Python floats (digamma: rt.digamma, plain Python
+# that srctrans differentiates again for second derivatives)
+@vjp(math.erf)
+def math_erf(g, ans, x):
+    return g * 1.1283791670955126 * np.exp(-x * x)          # 2 / sqrt(pi)
+
+@jvp(math.erf)
+def math_erf_jvp(dx, ans, x):
+    return dx * 1.1283791670955126 * np.exp(-x * x)
+
+@vjp(math.erfc)
+def math_erfc(g, ans, x):
+    return -g * 1.1283791670955126 * np.exp(-x * x)
+
+@jvp(math.erfc)
+def math_erfc_jvp(dx, ans, x):
+    return -dx * 1.1283791670955126 * np.exp(-x * x)
+
+@vjp(math.lgamma)
+def math_lgamma(g, ans, x):
+    return g * rt.digamma(x)
+
+@jvp(math.lgamma)
+def math_lgamma_jvp(dx, ans, x):
+    return dx * rt.digamma(x)
+
+@vjp(math.gamma)
+def math_gamma(g, ans, x):
+    return g * ans * rt.digamma(x)
+
+@jvp(math.gamma)
+def math_gamma_jvp(dx, ans, x):
+    return dx * ans * rt.digamma(x)

@@ -7,8 +7,9 @@ user has imported ``scipy.special`` (``RuleRegistry.load_on_demand``), so
 The templates reach SciPy as ``rt.special`` (a lazy attribute of the runtime),
 since generated code knows only ``np`` and ``rt``.
 Each rule has its VJP and, right below it, its JVP. ``logsumexp`` takes
-``axis`` and ``keepdims`` (not ``b`` or ``return_sign``: such a call is
-refused at the user's line); ``softmax`` and ``log_softmax`` take ``axis``.
+``axis``, ``b`` and ``keepdims`` (not ``return_sign``: such a call is refused
+at the user's line); ``softmax`` and ``log_softmax`` take ``axis``. The Bessel
+functions ``i0``, ``i1``, ``j0``, ``j1``, ``y0``, ``y1`` differentiate into each other.
 """
 
 import numpy as np
@@ -168,14 +169,17 @@ def rel_entr_jvp(dx, dy, ans, x, y):
     return dx * (np.log(x / y) + 1.0), -dy * x / y
 
 # -- log-sum-exp and softmax along axes -------------------------------------------------
+# with weights b (return_sign=True is refused at the user's line)
 @vjp(special.logsumexp)
-def logsumexp(g, ans, a, axis=None, *, keepdims=False):
-    return rt.unreduce(g, a, axis, keepdims) * np.exp(a - rt.unreduce(ans, a, axis, keepdims))
+def logsumexp(g, ans, a, axis=None, b=None, keepdims=False):
+    return (rt.logsumexp_share(g, ans, a, axis, keepdims) if b is None else
+            rt.unbroadcast(rt.logsumexp_share(g, ans, a, axis, keepdims) * b, a), None,
+            None if b is None else rt.unbroadcast(rt.logsumexp_share(g, ans, a, axis, keepdims), b),
+            None)
 
 @jvp(special.logsumexp)
-def logsumexp_jvp(da, ans, a, axis=None, *, keepdims=False):
-    return np.sum(da * np.exp(a - rt.unreduce(ans, a, axis, keepdims)), axis=axis,
-                  keepdims=keepdims)
+def logsumexp_jvp(da, db, ans, a, axis=None, b=None, keepdims=False):
+    return rt.logsumexp_jvp(da, db, ans, a, axis, b, keepdims)
 
 @vjp(special.softmax)
 def softmax(g, ans, x, axis=None):
@@ -192,3 +196,54 @@ def log_softmax(g, ans, x, axis=None):
 @jvp(special.log_softmax)
 def log_softmax_jvp(dx, ans, x, axis=None):
     return dx - np.sum(np.exp(ans) * dx, axis=axis, keepdims=True)
+
+
+# -- Bessel functions: i0' = i1, j0' = -j1, y0' = -y1; the order-1 ones need f1(x) / x,
+# which tends to 1/2 at 0 for i1 and j1 (y1 has a pole there)
+@vjp(special.i0, elementwise=True)
+def i0(g, ans, x):
+    return g * rt.special.i1(x)
+
+@jvp(special.i0)
+def i0_jvp(dx, ans, x):
+    return dx * rt.special.i1(x)
+
+@vjp(special.i1, elementwise=True)
+def i1(g, ans, x):
+    return g * (rt.special.i0(x) - np.where(x == 0, 0.5, ans / np.where(x == 0, 1.0, x)))
+
+@jvp(special.i1)
+def i1_jvp(dx, ans, x):
+    return dx * (rt.special.i0(x) - np.where(x == 0, 0.5, ans / np.where(x == 0, 1.0, x)))
+
+@vjp(special.j0, elementwise=True)
+def j0(g, ans, x):
+    return -g * rt.special.j1(x)
+
+@jvp(special.j0)
+def j0_jvp(dx, ans, x):
+    return -dx * rt.special.j1(x)
+
+@vjp(special.j1, elementwise=True)
+def j1(g, ans, x):
+    return g * (rt.special.j0(x) - np.where(x == 0, 0.5, ans / np.where(x == 0, 1.0, x)))
+
+@jvp(special.j1)
+def j1_jvp(dx, ans, x):
+    return dx * (rt.special.j0(x) - np.where(x == 0, 0.5, ans / np.where(x == 0, 1.0, x)))
+
+@vjp(special.y0, elementwise=True)
+def y0(g, ans, x):
+    return -g * rt.special.y1(x)
+
+@jvp(special.y0)
+def y0_jvp(dx, ans, x):
+    return -dx * rt.special.y1(x)
+
+@vjp(special.y1, elementwise=True)
+def y1(g, ans, x):
+    return g * (rt.special.y0(x) - ans / x)
+
+@jvp(special.y1)
+def y1_jvp(dx, ans, x):
+    return dx * (rt.special.y0(x) - ans / x)
