@@ -229,9 +229,9 @@ def calls_stdlib_python(x):
 
 
 def calls_three_without_rules(x):
-    a = math.gamma(x)  # marker: three-missing
+    a = math.remainder(x, 0.3)  # marker: three-missing
     b = np.sum(scipy.linalg.expm(np.array([[x, x], [x, x]])))
-    c = scipy.special.i0(x)
+    c = scipy.special.i0e(x)
     return a + b + c
 
 

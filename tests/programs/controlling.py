@@ -205,8 +205,8 @@ def calls_vectorized(x):
     return np.sum(vectorized_square(x) * x)
 
 
-def calls_gamma(x):
-    return math.lgamma(x) * 2.0
+def calls_remainder(x):
+    return math.remainder(x, 0.3) * 2.0
 
 
 def pick_and_scale(x, k):
@@ -248,8 +248,8 @@ def sin_sum(x):
     return np.sum(np.sin(x))
 
 
-def calls_i0(x):
-    return np.sum(special.i0(x) * x)
+def calls_i0e(x):
+    return np.sum(special.i0e(x) * x)
 
 
 # -- grad_of --------------------------------------------------------------------------

@@ -64,8 +64,8 @@ def uses_from_import(x):
     return x * pi
 
 
-def calls_gamma(x):
-    return x * math.gamma(x)  # marker: gamma
+def calls_remainder(x):
+    return x * math.remainder(x, 0.3)  # marker: remainder
 
 
 vectorized_square = np.vectorize(lambda v: v * v)
