@@ -75,7 +75,7 @@ from .composites import (
     partition_grad, partition_jvp, rollaxis_grad, column_stack_grads, dstack_grads,
     append_grads, ediff1d_grads, ediff1d_jvp, tensorinv_grad, tensorinv_jvp, tensorsolve_grads,
     tensorsolve_jvp, norm_weights, norm_grad, norm_jvp, interp_grads, interp_jvp, sinc_slope, diag_grad, diagflat_grad,
-    logsumexp_share, logsumexp_jvp, digamma)
+    logsumexp_share, logsumexp_jvp, digamma, over_x)
 from .higher import (
     unbroadcast_transpose, unbroadcast_tree, broadcast_tree, ratio_or_zero, spread_grads_transpose,
     choice_grads_transpose, getattr_grad_transpose, last_and_rest_transpose,

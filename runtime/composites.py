@@ -24,6 +24,11 @@ def _back(y, x, axis):
     return np.reshape(y, np.shape(x)) if axis is None else np.moveaxis(y, -1, axis)
 
 
+def _kept(g, axis, keepdims):
+    """A reduction's cotangent ``g`` with the reduced axes kept (length 1), to broadcast."""
+    return g if keepdims or axis is None else np.expand_dims(g, axis)
+
+
 # -- cumulative products ------------------------------------------------------------------
 
 def cumprod_grad(g, a, axis=None):
@@ -64,7 +69,7 @@ def nanvar_grad(g, a, axis=None, ddof=0, keepdims=False):
     kept = ~np.isnan(a)
     count = np.sum(kept, axis=axis, keepdims=True).astype(np.result_type(a, 1.0))
     centred = np.where(kept, a - np.nanmean(a, axis=axis, keepdims=True), 0.0)
-    g = g if keepdims or axis is None else np.expand_dims(g, axis)
+    g = _kept(g, axis, keepdims)
     return g * 2.0 * centred / (count - ddof)
 
 
@@ -82,7 +87,7 @@ def average_grad(g, a, axis=None, weights=None, returned=False, keepdims=False):
         unsupported("the derivative of np.average with returned=True",
                     "compute the sum of the weights separately: np.sum(weights)")
     w = np.ones_like(a) if weights is None else _weights_like(weights, a, axis)
-    g = g if keepdims or axis is None else np.expand_dims(g, axis)
+    g = _kept(g, axis, keepdims)
     return g * w / np.sum(w, axis=axis, keepdims=True)
 
 
@@ -93,7 +98,7 @@ def average_weights_grad(g, a, axis=None, weights=None, keepdims=False):
     w = _weights_like(weights, a, axis)
     total = np.sum(w, axis=axis, keepdims=True)
     mean = np.sum(a * w, axis=axis, keepdims=True) / total
-    g = g if keepdims or axis is None else np.expand_dims(g, axis)
+    g = _kept(g, axis, keepdims)
     gw = g * (a - mean) / total
     if np.ndim(weights) == 1 and np.ndim(a) > 1 and axis is not None:    # weights along axis
         gw = np.sum(np.moveaxis(gw, axis, -1), axis=tuple(range(np.ndim(a) - 1)))
@@ -350,11 +355,15 @@ def tensorinv_jvp(da, ans, a, ind=2):
     return np.reshape(-inverse @ dm @ inverse, np.shape(ans))
 
 
-def tensorsolve_grads(g, ans, a, b, axes=None):
-    """The cotangents of ``a`` and ``b`` for ``x = np.tensorsolve(a, b)`` (``axes=None``)."""
+def _refuse_axes(axes):
     if axes is not None:
         unsupported("the derivative of np.linalg.tensorsolve with axes=",
                     "move the axes first (np.moveaxis), then call tensorsolve without axes=")
+
+
+def tensorsolve_grads(g, ans, a, b, axes=None):
+    """The cotangents of ``a`` and ``b`` for ``x = np.tensorsolve(a, b)`` (``axes=None``)."""
+    _refuse_axes(axes)
     matrix = np.reshape(a, (np.size(b), np.size(ans)))
     gb = np.linalg.solve(matrix.T, np.ravel(g))
     ga = -np.outer(gb, np.ravel(ans))
@@ -362,9 +371,7 @@ def tensorsolve_grads(g, ans, a, b, axes=None):
 
 
 def tensorsolve_jvp(da, db, ans, a, b, axes=None):
-    if axes is not None:
-        unsupported("the derivative of np.linalg.tensorsolve with axes=",
-                    "move the axes first (np.moveaxis), then call tensorsolve without axes=")
+    _refuse_axes(axes)
     matrix = np.reshape(a, (np.size(b), np.size(ans)))
     rhs = np.ravel(db) - np.reshape(da, np.shape(matrix)) @ np.ravel(ans)
     return np.reshape(np.linalg.solve(matrix, rhs), np.shape(ans))
@@ -438,18 +445,22 @@ def norm_jvp(dx, ans, x, ord=None, axis=None, keepdims=False):
 
 # -- interpolation, weighted means, sinc -----------------------------------------------------
 
-def interp_grads(g, x, xp, fp, left=None, right=None, period=None):
-    """The cotangents of ``x``, ``xp``, ``fp``, ``left`` and ``right`` for ``np.interp``."""
+def _segments(x, xp, fp, period):
+    """For ``np.interp``: ``x`` as floats, the segment ``i`` each entry falls in (the first or
+    last outside ``xp``), the position ``t`` in it, its slope, and whether ``x`` is inside."""
     if period is not None:
         unsupported("the derivative of np.interp with period=", "wrap x into one period first")
-    n = np.shape(xp)[0]
     x = np.asarray(x, dtype=np.result_type(x, fp, 1.0))
-    i = np.clip(np.searchsorted(xp, x, side="right") - 1, 0, n - 2)
-    x0, x1, f0, f1 = xp[i], xp[i + 1], fp[i], fp[i + 1]
+    i = np.clip(np.searchsorted(xp, x, side="right") - 1, 0, np.shape(xp)[0] - 2)
+    width = xp[i + 1] - xp[i]
     inside = (x >= xp[0]) & (x <= xp[-1])
+    return x, i, (x - xp[i]) / width, (fp[i + 1] - fp[i]) / width, inside
+
+
+def interp_grads(g, x, xp, fp, left=None, right=None, period=None):
+    """The cotangents of ``x``, ``xp``, ``fp``, ``left`` and ``right`` for ``np.interp``."""
+    x, i, t, slope, inside = _segments(x, xp, fp, period)
     below, above = x < xp[0], x > xp[-1]
-    t = (x - x0) / (x1 - x0)
-    slope = (f1 - f0) / (x1 - x0)
     g = g * np.ones_like(x)
     g_in = np.where(inside, g, 0.0)
     gfp = np.zeros(np.shape(fp), np.result_type(fp, g))
@@ -464,15 +475,8 @@ def interp_grads(g, x, xp, fp, left=None, right=None, period=None):
 
 
 def interp_jvp(dx, dxp, dfp, dleft, dright, x, xp, fp, left=None, right=None, period=None):
-    if period is not None:
-        unsupported("the derivative of np.interp with period=", "wrap x into one period first")
+    x, i, t, slope, inside = _segments(x, xp, fp, period)
     n = np.shape(xp)[0]
-    x = np.asarray(x, dtype=np.result_type(x, fp, 1.0))
-    i = np.clip(np.searchsorted(xp, x, side="right") - 1, 0, n - 2)
-    x0, x1, f0, f1 = xp[i], xp[i + 1], fp[i], fp[i + 1]
-    inside = (x >= xp[0]) & (x <= xp[-1])
-    t = (x - x0) / (x1 - x0)
-    slope = (f1 - f0) / (x1 - x0)
     d_inside = (dfp[i] * (1.0 - t) + dfp[i + 1] * t + slope * (dx - dxp[i] * (1.0 - t)
                                                                - dxp[i + 1] * t))
     d_below = dfp[0] * np.ones_like(x) if left is None else dleft * np.ones_like(x)
@@ -526,14 +530,11 @@ def diagflat_grad(g, v, k=0):
 def logsumexp_share(g, ans, a, axis=None, keepdims=False):
     """``g * exp(a - ans)`` for ``scipy.special.logsumexp(a, axis, b, keepdims)``: the
     cotangent of ``b`` (summed to its shape), and of ``a`` once multiplied by ``b``."""
-    if not keepdims and axis is not None:
-        g, ans = np.expand_dims(g, axis), np.expand_dims(ans, axis)
-    return g * np.exp(a - ans)
+    return _kept(g, axis, keepdims) * np.exp(a - _kept(ans, axis, keepdims))
 
 
 def logsumexp_jvp(da, db, ans, a, axis=None, b=None, keepdims=False):
-    spread = ans if keepdims or axis is None else np.expand_dims(ans, axis)
-    weight = np.exp(a - spread)
+    weight = np.exp(a - _kept(ans, axis, keepdims))
     tangent = da * weight if b is None else (da * b + db) * weight
     return np.sum(tangent, axis=axis, keepdims=keepdims)
 
@@ -553,3 +554,9 @@ def digamma(x):
     series = inverse * (1.0 / 12 - inverse * (1.0 / 120 - inverse * (1.0 / 252 - inverse * (
         1.0 / 240 - inverse / 132))))
     return shift + np.log(x) - 0.5 / x - series
+
+
+def over_x(f1, x):
+    """``f1 / x`` for ``f1`` the Bessel function ``i1`` or ``j1`` of ``x``: 1/2 at 0, its limit."""
+    zero = x == 0
+    return np.where(zero, 0.5, f1 / np.where(zero, 1.0, x))

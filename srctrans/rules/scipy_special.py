@@ -198,8 +198,8 @@ def log_softmax_jvp(dx, ans, x, axis=None):
     return dx - np.sum(np.exp(ans) * dx, axis=axis, keepdims=True)
 
 
-# -- Bessel functions: i0' = i1, j0' = -j1, y0' = -y1; the order-1 ones need f1(x) / x,
-# which tends to 1/2 at 0 for i1 and j1 (y1 has a pole there)
+# -- Bessel functions: i0' = i1, j0' = -j1, y0' = -y1; the order-1 ones need f1(x) / x
+# (rt.over_x: 1/2 at 0 for i1 and j1; y1 has a pole there)
 @vjp(special.i0, elementwise=True)
 def i0(g, ans, x):
     return g * rt.special.i1(x)
@@ -210,11 +210,11 @@ def i0_jvp(dx, ans, x):
 
 @vjp(special.i1, elementwise=True)
 def i1(g, ans, x):
-    return g * (rt.special.i0(x) - np.where(x == 0, 0.5, ans / np.where(x == 0, 1.0, x)))
+    return g * (rt.special.i0(x) - rt.over_x(ans, x))
 
 @jvp(special.i1)
 def i1_jvp(dx, ans, x):
-    return dx * (rt.special.i0(x) - np.where(x == 0, 0.5, ans / np.where(x == 0, 1.0, x)))
+    return dx * (rt.special.i0(x) - rt.over_x(ans, x))
 
 @vjp(special.j0, elementwise=True)
 def j0(g, ans, x):
@@ -226,11 +226,11 @@ def j0_jvp(dx, ans, x):
 
 @vjp(special.j1, elementwise=True)
 def j1(g, ans, x):
-    return g * (rt.special.j0(x) - np.where(x == 0, 0.5, ans / np.where(x == 0, 1.0, x)))
+    return g * (rt.special.j0(x) - rt.over_x(ans, x))
 
 @jvp(special.j1)
 def j1_jvp(dx, ans, x):
-    return dx * (rt.special.j0(x) - np.where(x == 0, 0.5, ans / np.where(x == 0, 1.0, x)))
+    return dx * (rt.special.j0(x) - rt.over_x(ans, x))
 
 @vjp(special.y0, elementwise=True)
 def y0(g, ans, x):
