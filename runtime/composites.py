@@ -178,15 +178,19 @@ def correlate_grads(g, a, v, mode="valid"):
 
 # -- interpolation and grids ---------------------------------------------------------------------
 
+def _grid_axis(k, n, indexing):
+    """The axis of ``np.meshgrid``'s grids along which vector ``k`` of ``n`` runs ("xy"
+    indexing swaps the first two)."""
+    return 1 - k if indexing == "xy" and n > 1 and k < 2 else k
+
+
 def meshgrid_grads(g, xi, indexing="xy"):
     """The cotangents of the vectors ``xi`` for ``np.meshgrid(*xi, indexing=indexing)``:
     each output's cotangent summed over every axis but the one its vector runs along."""
     grads = []
     n = len(xi)
     for k in range(n):
-        axis = k
-        if indexing == "xy" and n > 1 and k < 2:
-            axis = 1 - k
+        axis = _grid_axis(k, n, indexing)
         others = tuple(i for i in range(np.ndim(g[k])) if i != axis)
         grads.append(np.reshape(np.sum(g[k], axis=others), np.shape(xi[k])))
     return tuple(grads)
@@ -200,7 +204,7 @@ def meshgrid_jvp(dxi, xi, indexing="xy", sparse=False):
         lengths = [lengths[1], lengths[0]] + lengths[2:]
     grids = []
     for k in range(n):
-        axis = 1 - k if indexing == "xy" and n > 1 and k < 2 else k
+        axis = _grid_axis(k, n, indexing)
         shape = tuple(np.size(xi[k]) if i == axis else 1 for i in range(n))
         tangent = np.zeros(np.shape(xi[k]), np.result_type(xi[k], 1.0)) if dxi[k] is None else dxi[k]
         placed = np.reshape(tangent, shape)

@@ -29,6 +29,14 @@ def runtime_call(aliases, function, args, keywords=()):
                      list(args), list(keywords))
 
 
+def resolved_runtime_call(aliases, function, args):
+    """:func:`runtime_call`, annotated with the helper it calls (``Anno.CALLEE``), for passes
+    that run before calls are resolved."""
+    call = runtime_call(aliases, function, args)
+    annotations.set_(call, annotations.Anno.CALLEE, getattr(runtime, function))
+    return call
+
+
 def clone(node):
     """A deep copy of a gast tree, sharing annotation values (faster than copy.deepcopy).
 

@@ -17,11 +17,7 @@ read before ``xs.append(...)`` is the entry that was last *then*.
 
 import gast
 
-from srctrans import annotations as anno
-from srctrans import runtime
-from srctrans.annotations import Anno
-from srctrans.naming import RUNTIME_ALIAS
-from srctrans.nodes import clone
+from srctrans.nodes import clone, resolved_runtime_call
 
 _LOOPS = (gast.For, gast.While)
 _COMPOUND = (gast.If, gast.For, gast.While, gast.With, gast.Try)
@@ -48,9 +44,9 @@ def pin_positions(function, aliases):
                 if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load) \
                         and isinstance(node.value, gast.Name) and node.value.id in growing \
                         and not _fixed(node.slice):
-                    node.slice = _pinned(node.value.id, node.slice, aliases[RUNTIME_ALIAS])
+                    node.slice = _pinned(node.value.id, node.slice, aliases)
                 elif isinstance(node, gast.Call) and not _keeps_reference(node):
-                    _snapshot_arguments(node, growing, aliases[RUNTIME_ALIAS])
+                    _snapshot_arguments(node, growing, aliases)
             running |= own
 
 
@@ -62,14 +58,14 @@ def _keeps_reference(call):
         isinstance(func, gast.Attribute) and func.attr == "append")
 
 
-def _snapshot_arguments(call, growing, alias):
+def _snapshot_arguments(call, growing, aliases):
     """``f(xs)`` -> ``f(rt.snapshot(xs))``: the list as it is when ``f`` reads it."""
     for i, arg in enumerate(call.args):
         if isinstance(arg, gast.Name) and arg.id in growing:
-            call.args[i] = _call(alias, "snapshot", [arg])
+            call.args[i] = resolved_runtime_call(aliases, "snapshot", [arg])
     for keyword in call.keywords:
         if isinstance(keyword.value, gast.Name) and keyword.value.id in growing:
-            keyword.value = _call(alias, "snapshot", [keyword.value])
+            keyword.value = resolved_runtime_call(aliases, "snapshot", [keyword.value])
 
 
 def _appended(node):
@@ -92,16 +88,11 @@ def _fixed(index):
     return isinstance(index, gast.Constant) and type(index.value) is int and index.value >= 0
 
 
-def _pinned(name, index, alias):
+def _pinned(name, index, aliases):
     if isinstance(index, gast.Slice):
         parts = [clone(p) if p is not None else gast.Constant(None, None)
                  for p in (index.lower, index.upper, index.step)]
-        return _call(alias, "slice_position", [gast.Name(name, gast.Load(), None, None)] + parts)
-    return _call(alias, "position", [gast.Name(name, gast.Load(), None, None), index])
-
-
-def _call(alias, helper, args):
-    call = gast.Call(gast.Attribute(gast.Name(alias, gast.Load(), None, None), helper,
-                                    gast.Load()), args, [])
-    anno.set_(call, Anno.CALLEE, getattr(runtime, helper))
-    return call
+        return resolved_runtime_call(aliases, "slice_position",
+                                     [gast.Name(name, gast.Load(), None, None)] + parts)
+    return resolved_runtime_call(aliases, "position",
+                                 [gast.Name(name, gast.Load(), None, None), index])

@@ -19,7 +19,7 @@ from srctrans import annotations as anno
 from srctrans import runtime
 from srctrans.annotations import Anno
 from srctrans.analyse.values import greatest_closed
-from srctrans.naming import RUNTIME_ALIAS
+from srctrans.nodes import resolved_runtime_call
 
 _SEQUENCE_CALLS = ("list", "tuple")
 
@@ -27,18 +27,17 @@ _SEQUENCE_CALLS = ("list", "tuple")
 def split_sequence_arithmetic(function, aliases):
     """Rewrite the concatenations and repetitions of ``function`` (gast) in place."""
     names = _sequence_names(function)
-    alias = aliases[RUNTIME_ALIAS]
     for parent, field, index, node in reversed(_edges(function)):   # operands first
         if not isinstance(node, gast.BinOp):
             continue
         replaced = None
         if isinstance(node.op, gast.Add) and _kind(node.left, names) is not None \
                 and _kind(node.left, names) == _kind(node.right, names):
-            replaced = _call(alias, "concat", [node.left, node.right])
+            replaced = resolved_runtime_call(aliases, "concat", [node.left, node.right])
         elif isinstance(node.op, gast.Mult) and _kind(node.left, names) and _is_count(node.right):
-            replaced = _call(alias, "repeated", [node.left, node.right])
+            replaced = resolved_runtime_call(aliases, "repeated", [node.left, node.right])
         elif isinstance(node.op, gast.Mult) and _kind(node.right, names) and _is_count(node.left):
-            replaced = _call(alias, "repeated", [node.right, node.left])
+            replaced = resolved_runtime_call(aliases, "repeated", [node.right, node.left])
         if replaced is not None:
             gast.copy_location(replaced, node)
             if index is None:
@@ -98,10 +97,3 @@ def _kind(node, names):
 
 def _is_count(node):
     return isinstance(node, gast.Constant) and type(node.value) is int
-
-
-def _call(alias, helper, args):
-    call = gast.Call(gast.Attribute(gast.Name(alias, gast.Load(), None, None), helper,
-                                    gast.Load()), list(args), [])
-    anno.set_(call, Anno.CALLEE, getattr(runtime, helper))
-    return call
