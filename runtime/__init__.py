@@ -29,6 +29,8 @@ Modules:
   custom       -- gradient control: stop_gradient, stop_recording, grad_of,
                   custom_gradient functions, and checking user-written cotangents
   refusals     -- the UnsupportedSyntaxError generated code raises for what a value reveals
+  foreign      -- arrays of other libraries (Dask, CuPy) kept in their library; the error
+                  for derivatives that need NumPy arrays
   fastpath     -- shortcuts for hot loops (a reversed loop's saved values, all at once;
                   the zero of a known number or array)
 """
@@ -58,7 +60,7 @@ from .accumulate import (
     add, zeros_like, spread_grads, choice_grads, sum_tangents, choice_tangent)
 from .containers import saved_entry, restored_entry, entry_cotangent, without_entry
 from .reshaping import (
-    identity, copied, getitem_grad, getattr_grad, last_and_rest, pushed, pushed_many, pushed_many_transpose, transpose_grad, asarray_grad, zero_at,
+    identity, copied, getitem_grad, getattr_grad, last_and_rest, pushed, pushed_many, pushed_many_transpose, transpose_grad, reshape_like, asarray_grad, zero_at,
     saved_at, restored_at, position, slice_position, snapshot, writable_copy, entry_zero_like)
 from .scans import (
     cumsum_grad, diff_grad, diagonal_grad, trace_grad, take_grad, take_along_axis_grad,
@@ -68,6 +70,7 @@ from .writes import (
     written_part_transpose, sort_grad, sort_tangent)
 from .tangents import broadcast_like
 from .refusals import unsupported
+from .foreign import as_array
 from .composites import (
     cumprod_grad, cumprod_jvp, nanvar_grad, nanvar_jvp, average_grad, average_weights_grad, average_jvp, kron_grads,
     polyval_grads, polyder_coefficients, convolve_grads, correlate_grads, meshgrid_grads,

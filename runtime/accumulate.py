@@ -13,6 +13,7 @@ import numpy as np
 
 from .broadcast import unbroadcast
 from .containers import entries, entries_like, is_container, rebuild
+from .foreign import as_array, is_foreign, numpy_only
 
 
 def add(a, b):
@@ -42,10 +43,10 @@ def zeros_like(value):
         return 0.0
     if isinstance(value, range):          # a loop's range (integers): a zero for each entry
         return [0.0] * len(value)
-    if not isinstance(value, (numbers.Number, np.ndarray, np.generic)):
+    if not isinstance(value, (numbers.Number, np.ndarray, np.generic)) and not is_foreign(value):
         return {}                         # an object: no attribute has a gradient yet
     # the dtype of the value itself (a Python float is float64, not a weak scalar)
-    return np.zeros_like(value, dtype=np.result_type(np.asarray(value).dtype, np.float16))
+    return np.zeros_like(value, dtype=np.result_type(as_array(value).dtype, np.float16))
 
 
 def spread_grads(g, items):
@@ -62,6 +63,8 @@ def choice_grads(g, ans, args):
     """
     if len(args) == 1 and isinstance(args[0], (list, tuple)):
         return (type(args[0])(choice_grads(g, ans, tuple(args[0]))),)
+    if len(args) == 1 and is_foreign(args[0]):
+        numpy_only("the builtin max or min of one array (np.max and np.min are lazy)", args[0])
     if len(args) == 1 and isinstance(args[0], np.ndarray):
         return (np.asarray(choice_grads(g, ans, tuple(args[0]))),)
     hits = [np.equal(a, ans) for a in args]
@@ -97,6 +100,8 @@ def choice_tangent(tangents, ans, args):
     >>> choice_tangent((1.0, 2.0, 4.0), 3.0, (3.0, 1.0, 3.0))
     np.float64(2.5)
     """
+    if len(args) == 1 and is_foreign(args[0]):
+        numpy_only("the builtin max or min of one array (np.max and np.min are lazy)", args[0])
     if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray)):
         return choice_tangent(tuple(tangents[0]), ans, tuple(args[0]))
     hits = [np.equal(a, ans) for a in args]

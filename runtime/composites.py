@@ -12,6 +12,7 @@ from .broadcast import unbroadcast
 from .joins import linspace_grads
 from .scans import diagonal_grad
 from .refusals import unsupported
+from .foreign import as_array, numpy_only
 
 
 def _last(x, axis):
@@ -162,6 +163,7 @@ def _full_offset(n, m, mode):
 
 def convolve_grads(g, a, v, mode="full"):
     """The cotangents of ``a`` and ``v`` for ``np.convolve(a, v, mode)``."""
+    numpy_only("np.convolve", g, a, v)
     n, m = np.shape(a)[0], np.shape(v)[0]
     start = _full_offset(n, m, mode)
     full = np.concatenate([np.zeros(start, g.dtype), g,
@@ -172,6 +174,7 @@ def convolve_grads(g, a, v, mode="full"):
 def correlate_grads(g, a, v, mode="valid"):
     """The cotangents of ``a`` and ``v`` for ``np.correlate(a, v, mode)``, which is
     ``np.convolve(a, v[::-1], mode)`` for real arrays."""
+    numpy_only("np.correlate", g, a, v)
     ga, gv = convolve_grads(g, a, v[::-1], mode)
     return ga, gv[::-1]
 
@@ -224,6 +227,7 @@ def geomspace_grads(g, ans, start, stop, num=50, endpoint=True, axis=0):
 def select_grads(g, condlist, choicelist, default=0):
     """The cotangents of ``choicelist`` (a list) and ``default`` for ``np.select``: each
     choice gets ``g`` where its condition is the first true one, ``default`` where none is."""
+    numpy_only("np.select", g)
     taken = np.zeros(np.shape(g), dtype=bool)
     grads = []
     for k in range(len(choicelist)):
@@ -236,10 +240,11 @@ def select_grads(g, condlist, choicelist, default=0):
 def compress_grad(g, condition, a, axis=None):
     """The cotangent of ``a`` for ``np.compress(condition, a, axis)``: ``g`` put back at the
     positions it was taken from (entry ``k`` of the kept ones is ``g``'s ``k``-th)."""
+    numpy_only("np.compress", g, a)
     length = np.size(a) if axis is None else np.shape(a)[axis]
     kept = np.zeros(length, dtype=bool)
     kept = np.logical_or(kept, np.concatenate(
-        [np.asarray(condition, dtype=bool), np.zeros(max(length - np.size(condition), 0), bool)])[:length])
+        [as_array(condition, dtype=bool), np.zeros(max(length - np.size(condition), 0), bool)])[:length])
     source = np.clip(np.cumsum(kept) - 1, 0, None)
     if axis is None:
         spread = np.where(kept, np.take(np.ravel(g), source) if np.size(g) else 0.0, 0.0)
@@ -252,22 +257,26 @@ def compress_grad(g, condition, a, axis=None):
 
 def extract_grad(g, condition, arr):
     """The cotangent of ``arr`` for ``np.extract(condition, arr)``."""
+    numpy_only("np.extract", g, arr)
     return compress_grad(g, np.ravel(condition), arr, None)
 
 
 def choose_grads(g, a, choices):
     """The cotangents of ``choices`` for ``np.choose(a, choices)``: ``g`` where ``a`` picks it."""
+    numpy_only("np.choose", g)
     return [unbroadcast(np.where(a == k, g, 0.0), choices[k]) for k in range(len(choices))]
 
 
 def partition_grad(g, a, kth, axis=-1):
     """The cotangent of ``a`` for ``np.partition(a, kth, axis)``: ``g`` moved back through the
     inverse of the permutation ``np.argpartition`` gives."""
+    numpy_only("np.partition", g, a)
     order = np.argpartition(a, kth, axis=axis)
     return np.take_along_axis(g, np.argsort(order, axis=axis), axis=axis)
 
 
 def partition_jvp(da, a, kth, axis=-1):
+    numpy_only("np.partition", da, a)
     return np.take_along_axis(da, np.argpartition(a, kth, axis=axis), axis=axis)
 
 
@@ -321,6 +330,7 @@ def append_grads(g, arr, values, axis=None):
 
 def ediff1d_grads(g, ary, to_end=None, to_begin=None):
     """The cotangents of ``ary``, ``to_end`` and ``to_begin`` for ``np.ediff1d``."""
+    numpy_only("np.ediff1d", g, ary)
     begin = 0 if to_begin is None else np.size(to_begin)
     n = np.size(ary)
     inner = g[begin:begin + max(n - 1, 0)]
@@ -454,7 +464,7 @@ def _segments(x, xp, fp, period):
     last outside ``xp``), the position ``t`` in it, its slope, and whether ``x`` is inside."""
     if period is not None:
         unsupported("the derivative of np.interp with period=", "wrap x into one period first")
-    x = np.asarray(x, dtype=np.result_type(x, fp, 1.0))
+    x = as_array(x, dtype=np.result_type(x, fp, 1.0))
     i = np.clip(np.searchsorted(xp, x, side="right") - 1, 0, np.shape(xp)[0] - 2)
     width = xp[i + 1] - xp[i]
     inside = (x >= xp[0]) & (x <= xp[-1])
@@ -463,6 +473,7 @@ def _segments(x, xp, fp, period):
 
 def interp_grads(g, x, xp, fp, left=None, right=None, period=None):
     """The cotangents of ``x``, ``xp``, ``fp``, ``left`` and ``right`` for ``np.interp``."""
+    numpy_only("np.interp", g, x, xp, fp)
     x, i, t, slope, inside = _segments(x, xp, fp, period)
     below, above = x < xp[0], x > xp[-1]
     g = g * np.ones_like(x)
@@ -479,6 +490,7 @@ def interp_grads(g, x, xp, fp, left=None, right=None, period=None):
 
 
 def interp_jvp(dx, dxp, dfp, dleft, dright, x, xp, fp, left=None, right=None, period=None):
+    numpy_only("np.interp", dx, dxp, dfp, x, xp, fp)
     x, i, t, slope, inside = _segments(x, xp, fp, period)
     n = np.shape(xp)[0]
     d_inside = (dfp[i] * (1.0 - t) + dfp[i + 1] * t + slope * (dx - dxp[i] * (1.0 - t)
@@ -499,7 +511,7 @@ def average_jvp(da, dweights, a, axis=None, weights=None, keepdims=False):
 
 
 def _weights_like(w, a, axis):
-    w = np.asarray(w)
+    w = as_array(w)
     if axis is not None and w.ndim == 1 and np.ndim(a) > 1:
         shape = [1] * np.ndim(a)
         shape[axis] = -1

@@ -25,6 +25,7 @@ so rather than guessing:
 import numpy as np
 
 from .refusals import unsupported
+from .foreign import as_array
 
 
 def _t(x):
@@ -145,8 +146,8 @@ def svd_grad(g, ans, a, full_matrices=True, compute_uv=True):
     u, s, v, u_rest, v_rest = _reduced(ans)
     gu, gs, gvh = g
     k = s.shape[-1]
-    gu = np.zeros(u.shape, a.dtype) if _is_zero(gu) else np.asarray(gu)
-    gvh = np.zeros(_t(v).shape, a.dtype) if _is_zero(gvh) else np.asarray(gvh)
+    gu = np.zeros(u.shape, a.dtype) if _is_zero(gu) else as_array(gu)
+    gvh = np.zeros(_t(v).shape, a.dtype) if _is_zero(gvh) else as_array(gvh)
     poisoned = (full_matrices and (np.any(gu[..., :, k:]) or np.any(gvh[..., k:, :])))
     gu, gv = gu[..., :, :k], _t(gvh[..., :k, :])
     inner = _diag(gs) if not _is_zero(gs) else np.zeros(s.shape + s.shape[-1:], a.dtype)
@@ -199,8 +200,8 @@ def qr_grad(g, ans, a, mode="reduced"):
         gq, gr = None, g
     else:
         (q, r), (gq, gr) = ans, g
-    gq = np.zeros(q.shape, a.dtype) if _is_zero(gq) else np.asarray(gq)
-    gr = np.zeros(r.shape, a.dtype) if _is_zero(gr) else np.asarray(gr)
+    gq = np.zeros(q.shape, a.dtype) if _is_zero(gq) else as_array(gq)
+    gr = np.zeros(r.shape, a.dtype) if _is_zero(gr) else as_array(gr)
     m = r @ _t(gr) - _t(gq) @ q
     lower = np.tril(m, -1)
     copied = lower + _t(lower) + _diag(np.diagonal(m, axis1=-2, axis2=-1))
@@ -244,7 +245,7 @@ def lstsq_grads(g, ans, a, b):
     gx, gres, _, gs = g
     p = np.linalg.pinv(a)
     column = x.ndim == 1
-    gx = np.zeros(x.shape, a.dtype) if _is_zero(gx) else np.asarray(gx)
+    gx = np.zeros(x.shape, a.dtype) if _is_zero(gx) else as_array(gx)
     ga = pinv_grad(np.outer(gx, b) if column else gx @ _t(b), p, a)
     gb = _t(p) @ gx
     if not _is_zero(gs):
@@ -289,7 +290,7 @@ def matrix_power_jvp(da, a, n):
 
 def _multi_dot_matrices(arrays):
     """``multi_dot``'s operands as matrices: a first vector is a row, a last one a column."""
-    arrays = [np.asarray(x) for x in arrays]
+    arrays = [as_array(x) for x in arrays]
     first, last = arrays[0].ndim == 1, arrays[-1].ndim == 1
     if first:
         arrays[0] = arrays[0][None, :]

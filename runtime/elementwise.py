@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from .broadcast import float_dtype as _float_dtype
+from .foreign import as_array, is_array
 
 LN2 = math.log(2.0)
 LN10 = math.log(10.0)
@@ -60,7 +61,7 @@ def tie_weight(x, y):
     array([1. , 0.5, 0. ])
     """
     dtype = _float_dtype(x, y)
-    greater = np.asarray(np.greater(x, y), dtype=dtype)
+    greater = as_array(np.greater(x, y), dtype=dtype)
     return np.where(np.equal(x, y), dtype.type(0.5), greater)
 
 
@@ -75,7 +76,7 @@ def power_base_factor(x, y):
     >>> power_base_factor(np.array([0., 2.]), np.array([0., 3.]))
     array([ 0., 12.])
     """
-    if not isinstance(y, np.ndarray):          # a Python or NumPy scalar exponent
+    if not is_array(y):                        # a Python or NumPy scalar exponent
         if y == 0:
             return np.zeros(np.broadcast_shapes(np.shape(x), np.shape(y)), dtype=_float_dtype(x, y))
         return y * np.power(x, y - 1)
@@ -92,7 +93,7 @@ def power_exponent_factor(ans, x):
     >>> power_exponent_factor(np.array([0., 4.]), np.array([0., 2.]))
     array([0.        , 2.77258872])
     """
-    if not isinstance(x, np.ndarray):          # a Python or NumPy scalar base
+    if not is_array(x):                        # a Python or NumPy scalar base
         return ans * (float(np.log(x)) if x != 0 else 0.0)
     return ans * np.log(np.where(np.equal(x, 0), 1, x))
 

@@ -33,6 +33,7 @@ from .linalg import einsum_grads
 from .reductions import prod_grad, unreduce
 from .reshaping import getitem_grad
 from .seeding import is_integer
+from .foreign import as_array, is_array
 
 
 # -- broadcasting --------------------------------------------------------------
@@ -119,7 +120,7 @@ def ratio_or_zero(a, b):
     >>> ratio_or_zero(np.array([1., 2.]), np.array([2., 0.]))
     array([0.5, 0. ])
     """
-    if not isinstance(b, np.ndarray):          # a Python or NumPy scalar keeps a's dtype
+    if not is_array(b):                        # a Python or NumPy scalar keeps a's dtype
         if b != 0:
             return a / float(b)
         return np.zeros(np.shape(a), dtype=_float_dtype(a, b))
@@ -171,7 +172,7 @@ def sum_tangents_transpose(c, tangents):
     [array([2., 2., 2.]), None, array([[1., 1., 1.],
            [1., 1., 1.]])]
     """
-    if isinstance(tangents, np.ndarray):
+    if is_array(tangents):
         if len(tangents) == 0:
             return np.zeros(tangents.shape, dtype=_float_dtype(c, tangents))
         return np.broadcast_to(unbroadcast(c, tangents[0]), tangents.shape)
@@ -195,7 +196,7 @@ def choice_tangent_transpose(c, choice, args):
     if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray)):
         parts = choice_tangent_transpose(c, choice, tuple(args[0]))
         sequence = args[0]
-        return (np.asarray(parts) if isinstance(sequence, np.ndarray) else type(sequence)(parts),)
+        return (as_array(parts) if isinstance(sequence, np.ndarray) else type(sequence)(parts),)
     hits = [np.equal(a, choice) for a in args]
     ties = np.maximum(np.sum(hits, axis=0), 1)
     share = c / (int(ties) if np.ndim(ties) == 0 else ties.astype(_float_dtype(c)))
@@ -254,7 +255,7 @@ def prod_grad_dprod(t, v, x, axis=None, keepdims=False):
     Without zeros in ``x``, ``prod_grad`` is ``v * prod / x`` (linear in
     ``prod``); with zeros it does not read ``prod`` at all.
     """
-    x = np.asarray(x)
+    x = as_array(x)
     if np.any(np.equal(x, 0)):
         return np.zeros(x.shape, dtype=_float_dtype(v, x))
     return prod_grad(v, t, x, axis, keepdims)
@@ -262,7 +263,7 @@ def prod_grad_dprod(t, v, x, axis=None, keepdims=False):
 
 def prod_grad_dprod_transpose(c, v, x, axis=None, keepdims=False):
     """The transpose of :func:`prod_grad_dprod`: ``c`` (shaped like ``x``) to ``prod``'s shape."""
-    x = np.asarray(x)
+    x = as_array(x)
     if np.any(np.equal(x, 0)):
         return np.zeros(np.shape(v), dtype=_float_dtype(v, x))
     return np.sum(c * unreduce(v, x, axis, keepdims) / x, axis=axis, keepdims=keepdims)
@@ -278,7 +279,7 @@ def prod_grad_dx(t, v, prod, x, axis=None, keepdims=False):
     (zero on the diagonal). Both are symmetric maps of ``t``, so this is
     also the transpose of itself (the VJP).
     """
-    x = np.asarray(x)
+    x = as_array(x)
     spread = unreduce(v, x, axis, keepdims)
     is_zero = np.equal(x, 0)
     if not np.any(is_zero):
@@ -322,7 +323,7 @@ def power_base_second_factor(x, y):
     >>> power_base_second_factor(np.array([0., 2.]), np.array([1., 3.]))
     array([ 0., 12.])
     """
-    if not isinstance(y, np.ndarray):          # a Python or NumPy scalar exponent
+    if not is_array(y):                        # a Python or NumPy scalar exponent
         if y == 0 or y == 1:
             return np.zeros(np.broadcast_shapes(np.shape(x), np.shape(y)), dtype=_float_dtype(x, y))
         return y * (y - 1) * np.power(x, y - 2)

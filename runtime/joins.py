@@ -6,9 +6,12 @@ order, each of that input's shape. The pieces are views of ``g`` where NumPy
 allows it.
 """
 
+import math
+
 import numpy as np
 
 from .broadcast import unbroadcast
+from .foreign import as_array
 
 
 def concatenate_grads(g, arrays, axis=0):
@@ -20,7 +23,7 @@ def concatenate_grads(g, arrays, axis=0):
     (array([0., 1.]), array([2., 3., 4.]))
     """
     if axis is None:
-        return _split(np.ravel(g), [np.size(a) for a in arrays], 0, arrays)
+        return _split(np.ravel(g), [math.prod(np.shape(a)) for a in arrays], 0, arrays)
     return _split(g, [np.shape(a)[axis] for a in arrays], axis, arrays)
 
 
@@ -93,7 +96,7 @@ def linspace_grads(g, start, stop, num=50, endpoint=True, axis=0):
     num = int(num)
     divisions = num - 1 if endpoint else num
     share = np.arange(num) / divisions if divisions > 0 else np.zeros(num)
-    samples = np.moveaxis(np.asarray(g), axis, -1)
+    samples = np.moveaxis(as_array(g), axis, -1)
     to_stop = samples @ share.astype(samples.dtype if samples.dtype.kind == "f" else float)
     to_start = np.sum(samples, axis=-1) - to_stop
     return unbroadcast(to_start, start), unbroadcast(to_stop, stop)
@@ -131,8 +134,9 @@ def arange_tangent(dstart, dstop, dstep, ans, start, stop=None, step=None):
 
 def _split(g, lengths, axis, arrays):
     """``g`` cut along ``axis`` into pieces of ``lengths``, shaped like ``arrays``."""
-    boundaries = np.cumsum(lengths)[:-1]
-    pieces = np.split(g, boundaries, axis=axis)
+    starts = np.cumsum([0] + list(lengths)).tolist()
+    before = (slice(None),) * (axis % np.ndim(g))
+    pieces = [g[before + (slice(start, stop),)] for start, stop in zip(starts, starts[1:])]
     return tuple(piece if piece.shape == np.shape(a) else np.reshape(piece, np.shape(a))
                  for piece, a in zip(pieces, arrays))
 

@@ -19,6 +19,7 @@ import string
 import numpy as np
 
 from .broadcast import unbroadcast
+from .foreign import as_array, numpy_only
 
 
 def matmul_lhs(g, a, b):
@@ -33,8 +34,8 @@ def matmul_lhs(g, a, b):
     """
     if getattr(a, "ndim", 0) == 2 and getattr(b, "ndim", 0) == 2:
         return g @ b.T                                  # the common case, first
-    a = np.asarray(a)
-    b = np.asarray(b)
+    a = as_array(a)
+    b = as_array(b)
     g, a_matrix, b_matrix = _as_matrices(g, a, b)
     grad = np.matmul(g, np.swapaxes(b_matrix, -1, -2))
     if a.ndim == 1:
@@ -46,8 +47,8 @@ def matmul_rhs(g, a, b):
     """Gradient of ``a @ b`` with respect to ``b``, for every ndim case."""
     if getattr(a, "ndim", 0) == 2 and getattr(b, "ndim", 0) == 2:
         return a.T @ g                                  # the common case, first
-    a = np.asarray(a)
-    b = np.asarray(b)
+    a = as_array(a)
+    b = as_array(b)
     g, a_matrix, b_matrix = _as_matrices(g, a, b)
     grad = np.matmul(np.swapaxes(a_matrix, -1, -2), g)
     if b.ndim == 1:
@@ -64,8 +65,8 @@ def dot_lhs(g, a, b):
     """
     if getattr(a, "ndim", 0) == 2 and getattr(b, "ndim", 0) == 2:
         return g @ b.T                                  # the common case, first
-    a = np.asarray(a)
-    b = np.asarray(b)
+    a = as_array(a)
+    b = as_array(b)
     if a.ndim == 0 or b.ndim == 0:
         return unbroadcast(g * b, a)
     return tensordot_lhs(g, a, b, _dot_axes(a, b))
@@ -75,8 +76,8 @@ def dot_rhs(g, a, b):
     """Gradient of ``np.dot(a, b)`` with respect to ``b``."""
     if getattr(a, "ndim", 0) == 2 and getattr(b, "ndim", 0) == 2:
         return a.T @ g                                  # the common case, first
-    a = np.asarray(a)
-    b = np.asarray(b)
+    a = as_array(a)
+    b = as_array(b)
     if a.ndim == 0 or b.ndim == 0:
         return unbroadcast(g * a, b)
     return tensordot_rhs(g, a, b, _dot_axes(a, b))
@@ -84,8 +85,8 @@ def dot_rhs(g, a, b):
 
 def inner_lhs(g, a, b):
     """Gradient of ``np.inner(a, b)`` (last axis with last axis) w.r.t. ``a``."""
-    a = np.asarray(a)
-    b = np.asarray(b)
+    a = as_array(a)
+    b = as_array(b)
     if a.ndim == 0 or b.ndim == 0:
         return unbroadcast(g * b, a)
     return tensordot_lhs(g, a, b, ([a.ndim - 1], [b.ndim - 1]))
@@ -93,8 +94,8 @@ def inner_lhs(g, a, b):
 
 def inner_rhs(g, a, b):
     """Gradient of ``np.inner(a, b)`` with respect to ``b``."""
-    a = np.asarray(a)
-    b = np.asarray(b)
+    a = as_array(a)
+    b = as_array(b)
     if a.ndim == 0 or b.ndim == 0:
         return unbroadcast(g * a, b)
     return tensordot_rhs(g, a, b, ([a.ndim - 1], [b.ndim - 1]))
@@ -121,27 +122,27 @@ def tensordot_lhs(g, a, b, axes=2):
     free axes followed by ``b``'s contracted axes, which a transpose puts
     where ``a`` had them.
     """
-    a = np.asarray(a)
-    b = np.asarray(b)
+    a = as_array(a)
+    b = as_array(b)
     a_summed, b_summed = _tensordot_axes(axes, a.ndim, b.ndim)
     a_free = [i for i in range(a.ndim) if i not in a_summed]
     b_free = [i for i in range(b.ndim) if i not in b_summed]
     g_b_part = list(range(len(a_free), len(a_free) + len(b_free)))
     grad = np.tensordot(g, b, (g_b_part, b_free))
     layout = a_free + [a_summed[b_summed.index(i)] for i in sorted(b_summed)]
-    return np.transpose(grad, np.argsort(layout))
+    return np.transpose(grad, tuple(np.argsort(layout).tolist()))
 
 
 def tensordot_rhs(g, a, b, axes=2):
     """Gradient of ``np.tensordot(a, b, axes)`` with respect to ``b``."""
-    a = np.asarray(a)
-    b = np.asarray(b)
+    a = as_array(a)
+    b = as_array(b)
     a_summed, b_summed = _tensordot_axes(axes, a.ndim, b.ndim)
     a_free = [i for i in range(a.ndim) if i not in a_summed]
     b_free = [i for i in range(b.ndim) if i not in b_summed]
     grad = np.tensordot(a, g, (a_free, list(range(len(a_free)))))
     layout = [b_summed[a_summed.index(i)] for i in sorted(a_summed)] + b_free
-    return np.transpose(grad, np.argsort(layout))
+    return np.transpose(grad, tuple(np.argsort(layout).tolist()))
 
 
 def _as_matrices(g, a, b):
@@ -206,7 +207,7 @@ def einsum_grads(g, subscripts, operands):
     (array([[1., 0.],
            [0., 2.]]),)
     """
-    operands = [np.asarray(operand) for operand in operands]
+    operands = [as_array(operand) for operand in operands]
     terms, output = _explicit_subscripts(subscripts, [op.ndim for op in operands])
     sizes = _label_sizes(terms, operands)
     unknown = sorted(set(output) - set(sizes))
@@ -342,6 +343,7 @@ def _einsum_onto(labels, other_terms, other_arrays, sizes):
         grad = np.reshape(grad, [sizes[c] if c in elsewhere else 1 for c in unique])
         grad = np.broadcast_to(grad, [sizes[c] for c in unique])
     if unique != labels:
+        numpy_only("np.einsum with a repeated index (a diagonal)", grad)
         diagonal = np.zeros([sizes[c] for c in labels], dtype=grad.dtype)
         np.einsum(labels + "->" + unique, diagonal)[...] = grad
         grad = diagonal

@@ -21,6 +21,7 @@ NaN, except that a zero ``g`` or ``dx`` still gives zero.
 import numpy as np
 
 from .broadcast import float_dtype as _float_dtype
+from .foreign import as_array, count_true, full_for, is_foreign
 
 
 def unreduce(g, x, axis=None, keepdims=False):
@@ -35,7 +36,7 @@ def unreduce(g, x, axis=None, keepdims=False):
     shape = np.shape(x)
     if axis is None and not keepdims and np.ndim(g) == 0:
         # the usual seed of a scalar loss: a filled array beats a broadcast view downstream
-        return np.full(shape, g, dtype=_float_dtype(g, x))
+        return full_for(shape, g, _float_dtype(g, x), x)
     return np.broadcast_to(_keep_reduced_axes(g, shape, axis, keepdims), shape)
 
 
@@ -64,7 +65,7 @@ def extremum_grad(g, ans, x, axis=None, keepdims=False):
     g = _keep_reduced_axes(g, shape, axis, keepdims)
     ans = _keep_reduced_axes(ans, shape, axis, keepdims)
     hits = np.equal(x, ans)
-    ties = np.count_nonzero(hits, axis=_axes(len(shape), axis), keepdims=True)
+    ties = count_true(hits, _axes(len(shape), axis), True)
     # three passes over x: compare, count, select; the share is computed per slice
     share = np.divide(g, np.maximum(ties, 1), dtype=_float_dtype(g, x))
     return np.where(hits, share, 0)
@@ -89,7 +90,7 @@ def extremum_jvp(dx, ans, x, axis=None, keepdims=False):
     shape = np.shape(x)
     axes = _axes(len(shape), axis)
     hits = np.equal(x, _keep_reduced_axes(ans, shape, axis, keepdims))
-    ties = np.count_nonzero(hits, axis=axes, keepdims=keepdims)
+    ties = count_true(hits, axes, keepdims)
     total = np.sum(np.where(hits, dx, 0), axis=axes, keepdims=keepdims)
     return np.divide(total, np.maximum(ties, 1), dtype=_float_dtype(dx, x))
 
@@ -103,9 +104,9 @@ def prod_grad(g, ans, x, axis=None, keepdims=False):
     Args:
       ans: the forward result (same shape as ``g``).
     """
-    x = np.asarray(x)
+    x = as_array(x)
     g = _keep_reduced_axes(g, x.shape, axis, keepdims)
-    if not np.any(np.equal(x, 0)):          # the common case: one pass over x
+    if not is_foreign(x) and not np.any(np.equal(x, 0)):     # the common case: one pass over x
         return g * _keep_reduced_axes(ans, x.shape, axis, keepdims) / x
     return g * _prod_partials(ans, x, axis, keepdims)
 
@@ -130,11 +131,11 @@ def _prod_partials(ans, x, axis, keepdims):
     slice, the product of the nonzero elements; zero everywhere else (a slice
     with two or more zeros has zero derivative).
     """
-    x = np.asarray(x)
+    x = as_array(x)
     shape = x.shape
     axes = _axes(len(shape), axis)
     is_zero = np.equal(x, 0)
-    if not np.any(is_zero):
+    if not is_foreign(x) and not np.any(is_zero):   # (a lazy array takes the exact path unlooked)
         return _keep_reduced_axes(ans, shape, axis, keepdims) / x
     zeros_in_slice = np.sum(is_zero, axis=axes, keepdims=True)
     nonzero_x = np.where(is_zero, 1, x)
@@ -225,9 +226,7 @@ def std_jvp(dx, ans, x, axis=None, ddof=0, keepdims=False):
 
 def _undefined(zero, shape, dtype):
     """An array of ``shape``: 0 where ``zero`` (broadcast) is true, NaN elsewhere."""
-    out = np.full(shape, np.nan, dtype=dtype)
-    out[np.broadcast_to(zero, shape)] = 0
-    return out
+    return np.where(np.broadcast_to(zero, shape), dtype.type(0), dtype.type(np.nan))
 
 
 def _axes(ndim, axis):
@@ -264,5 +263,5 @@ def _count(shape, axis):
 
 
 def _deviation(x, axis):
-    x = np.asarray(x)
+    x = as_array(x)
     return x - np.mean(x, axis=_axes(x.ndim, axis), keepdims=True)

@@ -7,6 +7,7 @@ from .seeding import is_integer
 from .containers import entries, is_container, rebuild, replace_entry
 from .joins import array_grads
 from .refusals import unsupported
+from .foreign import copy_of, is_foreign, numpy_only, zeros_for
 
 
 def identity(x):
@@ -17,7 +18,7 @@ def identity(x):
 def copied(value):
     """A copy of ``value`` when it is an array (a view may change under a later write); other
     values as they are."""
-    return value.copy() if isinstance(value, np.ndarray) else value
+    return value.copy() if isinstance(value, np.ndarray) or is_foreign(value) else value
 
 
 def getitem_grad(g, x, index):
@@ -38,10 +39,12 @@ def getitem_grad(g, x, index):
         if is_integer(x[index]):                 # an int entry is a constant: no cotangent
             g = zeros_like(x[index])
         return replace_entry(x, index, g, zeros_like)
-    out = np.zeros(np.shape(x), dtype=np.result_type(x, g))
+    out = zeros_for(np.shape(x), np.result_type(x, g), x, g)
     if is_basic_index(index):
         out[index] = g
     else:
+        numpy_only("indexing with an array of integers (its gradient adds up with np.add.at)",
+                   x, g)
         np.add.at(out, index, g)
     return out
 
@@ -53,12 +56,21 @@ def is_basic_index(index):
                for part in parts)
 
 
+def reshape_like(g, x, order="C"):
+    """``g`` reshaped to ``x``'s shape in ``order`` (the cotangent of ``np.reshape`` and
+    ``np.ravel``); the default order is not passed on, so libraries whose ``reshape`` takes
+    no ``order`` (Dask) work too."""
+    if order == "C":
+        return np.reshape(g, np.shape(x))
+    return np.reshape(g, np.shape(x), order=order)
+
+
 def transpose_grad(g, axes=None):
     """The cotangent of ``x`` for ``ans = np.transpose(x, axes)``; ``axes`` may be negative."""
     if axes is None:
         return np.transpose(g)
     ndim = np.ndim(g)
-    return np.transpose(g, np.argsort([axis % ndim for axis in axes]))
+    return np.transpose(g, tuple(np.argsort([axis % ndim for axis in axes]).tolist()))
 
 
 def asarray_grad(g, obj):
@@ -77,7 +89,7 @@ def zero_at(g, index):
         g = list(g)
         g[index] = zeros_like(g[index])
         return g
-    g = np.array(g, copy=True)
+    g = copy_of(g)
     g[index] = 0
     return g
 
@@ -85,7 +97,7 @@ def zero_at(g, index):
 def writable_copy(value):
     """A tangent of its own, for a tangent that is written into later: a list's a new list
     (its entries shared: assigning to an entry replaces it), anything else a new array."""
-    return list(value) if isinstance(value, list) else np.array(value)
+    return list(value) if isinstance(value, list) else copy_of(value)
 
 
 def entry_zero_like(g, index, x):
@@ -108,7 +120,7 @@ def saved_at(x, index):
             unsupported("assigning to a slice of a list (which may change its length)",
                         "build a new list: xs = xs[:i] + [v] + xs[j:]")
         return x[index]
-    return np.array(x[index], copy=True)
+    return copy_of(x[index])
 
 
 def restored_at(x, index, old):
@@ -117,7 +129,7 @@ def restored_at(x, index, old):
         x = list(x)
         x[index] = old
         return x
-    x = np.array(x, copy=True)
+    x = copy_of(x)
     x[index] = old
     return x
 

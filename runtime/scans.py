@@ -13,6 +13,7 @@ through them.
 import numpy as np
 
 from .broadcast import float_dtype as _float_dtype
+from .foreign import as_array, numpy_only
 
 
 def cumsum_grad(g, a, axis=None):
@@ -35,7 +36,7 @@ def diff_grad(g, a, n=1, axis=-1):
     >>> diff_grad(np.array([1., 2.]), np.zeros(3))
     array([-1., -1.,  2.])
     """
-    g = np.asarray(g)
+    g = as_array(g)
     axis = axis % np.ndim(a)
     for _ in range(n):
         padding = [(0, 0)] * g.ndim
@@ -52,6 +53,7 @@ def diagonal_grad(g, a, offset=0, axis1=0, axis2=1):
     array([[0., 1., 0.],
            [0., 0., 2.]])
     """
+    numpy_only("np.diagonal, np.diag or np.trace", g, a)
     out = np.zeros(np.shape(a), dtype=_float_dtype(a, g))
     moved = np.moveaxis(out, (axis1, axis2), (-2, -1))      # a view: writes reach out
     size = np.shape(g)[-1] if np.ndim(g) else 0
@@ -67,6 +69,7 @@ def trace_grad(g, a, offset=0, axis1=0, axis2=1):
     array([[2., 0.],
            [0., 2.]])
     """
+    numpy_only("np.trace", g, a)
     size = np.diagonal(np.empty(np.shape(a)), offset, axis1, axis2).shape[-1]
     return diagonal_grad(np.expand_dims(g, -1) * np.ones(size), a, offset, axis1, axis2)
 
@@ -78,12 +81,13 @@ def take_grad(g, a, indices, axis=None):
     >>> take_grad(np.array([1., 2., 3.]), np.zeros(3), [2, 0, 2])
     array([2., 0., 4.])
     """
+    numpy_only("np.take", g, a)
     out = np.zeros(np.shape(a), dtype=_float_dtype(a, g))
     if axis is None:                       # np.take reads a flattened
         np.add.at(out.reshape(-1), indices, g)
         return out
     np.add.at(np.moveaxis(out, axis, 0), indices, np.moveaxis(
-        np.asarray(g), tuple(range(axis, axis + np.ndim(indices))), tuple(range(np.ndim(indices)))))
+        as_array(g), tuple(range(axis, axis + np.ndim(indices))), tuple(range(np.ndim(indices)))))
     return out
 
 
@@ -94,12 +98,13 @@ def take_along_axis_grad(g, a, indices, axis):
     >>> take_along_axis_grad(np.array([[1., 2.]]), np.zeros((1, 3)), np.array([[2, 2]]), 1)
     array([[0., 0., 3.]])
     """
+    numpy_only("np.take_along_axis", g, a)
     out = np.zeros(np.shape(a), dtype=_float_dtype(a, g))
     if axis is None:                       # np.take_along_axis reads a flattened
         np.add.at(out.reshape(-1), indices, g)
         return out
     axis = axis % out.ndim
-    g = np.asarray(g)                      # shaped like the result: indices broadcast against a
+    g = as_array(g)                      # shaped like the result: indices broadcast against a
     grids = np.ogrid[tuple(slice(n) for n in g.shape)]
     where = tuple(np.broadcast_to(indices, g.shape) if k == axis
                   else grid if out.shape[k] == g.shape[k] else 0 * grid   # a broadcast axis of a
@@ -129,12 +134,13 @@ def repeat_grad(g, a, repeats, axis=None):
     >>> repeat_grad(np.arange(5.0), np.zeros(2), [2, 3])
     array([1., 9.])
     """
+    numpy_only("np.repeat", g, a)
     if axis is None:                       # np.repeat flattens a
         return np.reshape(repeat_grad(g, np.ravel(a), repeats, 0), np.shape(a))
     size = np.shape(a)[axis]
     runs = np.repeat(np.arange(size), repeats)
     out = np.zeros(np.shape(a), dtype=_float_dtype(a, g))
-    np.add.at(np.moveaxis(out, axis, 0), runs, np.moveaxis(np.asarray(g), axis, 0))
+    np.add.at(np.moveaxis(out, axis, 0), runs, np.moveaxis(as_array(g), axis, 0))
     return out
 
 
@@ -154,13 +160,14 @@ def pad_grad(g, array, pad_width, mode="constant"):
     >>> pad_grad(np.ones(5), np.zeros(2), (1, 2), "edge")
     array([2., 3.])
     """
+    numpy_only("np.pad with a non-constant mode", g)
     _check_pad_mode(mode)
     shape = np.shape(array)
     positions = np.arange(int(np.prod(shape))).reshape(shape)
     source = (np.pad(positions, pad_width, mode, constant_values=-1) if mode == "constant"
               else np.pad(positions, pad_width, mode))
     copied = source >= 0
-    flat = np.bincount(source[copied], weights=np.asarray(g)[copied], minlength=positions.size)
+    flat = np.bincount(source[copied], weights=as_array(g)[copied], minlength=positions.size)
     return flat.reshape(shape).astype(_float_dtype(array, g), copy=False)
 
 

@@ -12,6 +12,7 @@ import numpy as np
 from .accumulate import zeros_like
 from .broadcast import unbroadcast
 from .containers import is_container, map_leaves
+from .foreign import as_array, is_foreign, ones_for
 
 
 def seed_cotangent(out, output_gradients):
@@ -80,6 +81,8 @@ def conform_gradient(g, x):
     dtype = _floating_dtype_of(x)
     if isinstance(x, (int, float, np.generic)):
         return (dtype or np.dtype(np.float64)).type(g)
+    if is_foreign(g):                   # a Dask or CuPy gradient stays lazy, in its library
+        return as_array(g, dtype)
     g = np.asarray(g, dtype=dtype)
     if not g.flags.writeable:
         g = g.copy()
@@ -107,7 +110,7 @@ def _seed_one(out, cotangent, name):
     check_output(out)
     if cotangent is None:
         return _ones_like(out)
-    cotangent = np.asarray(cotangent, dtype=_floating_dtype_of(out))
+    cotangent = as_array(cotangent, dtype=_floating_dtype_of(out))
     if cotangent.shape != np.shape(out):
         from srctrans.errors import ShapeError
         raise ShapeError(f"{name} has shape {cotangent.shape} but the output "
@@ -150,7 +153,7 @@ def _ones_like(out):
         return dtype.type(1)
     if isinstance(out, (int, float)):
         return 1.0
-    return np.ones(np.shape(out), dtype=dtype)
+    return ones_for(np.shape(out), dtype, out)
 
 
 def _floating_dtype_of(value):
@@ -166,7 +169,7 @@ def _to_shape(g, x):
     if np.shape(g) == shape:
         return g
     try:
-        return unbroadcast(g, x if hasattr(x, "shape") else np.asarray(x))
+        return unbroadcast(g, x if hasattr(x, "shape") else np.asarray(x))   # x: a number
     except ValueError:
         from srctrans.errors import ShapeError
         raise ShapeError(f"the gradient has shape {np.shape(g)} but the input "
@@ -176,4 +179,4 @@ def _to_shape(g, x):
 def is_integer(value):
     """True for ints, bools and integer or bool arrays: values that carry no gradient."""
     return isinstance(value, (bool, int, np.integer, np.bool_)) or (
-        isinstance(value, np.ndarray) and value.dtype.kind in "biu")
+        (isinstance(value, np.ndarray) or is_foreign(value)) and value.dtype.kind in "biu")

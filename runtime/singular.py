@@ -19,6 +19,8 @@ import math
 
 import numpy as np
 
+from .foreign import is_foreign
+
 _squares = np.vdot
 
 
@@ -47,6 +49,8 @@ def zero_guard(g, value):
     if isinstance(value, np.ndarray):
         if math.isfinite(_squares(value, value)):
             return value
+    elif is_foreign(value) or is_foreign(g):     # a lazy array: repair without looking
+        return np.where(np.equal(g, 0), 0, value)
     elif math.isfinite(value):                    # a Python or NumPy scalar
         return value
     repaired = np.where(np.equal(g, 0), 0, value)

@@ -2,6 +2,8 @@
 
 import numpy as np
 
+from .foreign import copy_of
+
 
 def broadcast_like(tangent, ans):
     """``tangent`` with the shape of ``ans`` (of which it is a broadcastable part).
@@ -12,4 +14,4 @@ def broadcast_like(tangent, ans):
     shape = np.shape(ans)
     if np.shape(tangent) == shape:
         return tangent
-    return np.array(np.broadcast_to(tangent, shape))
+    return copy_of(np.broadcast_to(tangent, shape))

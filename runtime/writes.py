@@ -12,10 +12,12 @@ gives the cotangent of ``v`` accordingly.
 import numpy as np
 
 from .reshaping import is_basic_index
+from .foreign import as_array, numpy_only
 
 
 def add_at(a, indices, b):
     """A copy of ``a`` after ``np.add.at(a, indices, b)`` (repeated indices add up)."""
+    numpy_only("np.add.at", a, b)
     out = np.array(a, copy=True)
     np.add.at(out, indices, b)
     return out
@@ -23,6 +25,7 @@ def add_at(a, indices, b):
 
 def put(a, ind, v, mode="raise"):
     """A copy of ``a`` after ``np.put(a, ind, v, mode)``."""
+    numpy_only("np.put", a, v)
     out = np.array(a, copy=True)
     np.put(out, ind, v, mode=mode)
     return out
@@ -77,6 +80,7 @@ def written_part_transpose(c, g, index):
 def sort_grad(g, a, axis=-1):
     """The cotangent of ``a`` for ``ans = np.sort(a, axis)``: ``g`` put back where each
     sorted entry came from (``axis=None`` sorts the flattened array)."""
+    numpy_only("np.sort", g, a)
     if axis is None:
         out = np.zeros(np.size(a), dtype=np.result_type(g, a))
         out[np.argsort(a, axis=None, kind="stable")] = np.ravel(g)
@@ -90,9 +94,10 @@ def sort_grad(g, a, axis=-1):
 def sort_tangent(t, a, axis=-1):
     """The tangent of ``np.sort(a, axis)`` along ``t``: ``t`` in the order the sort puts ``a``;
     also the transpose of ``g -> sort_grad(g, a, axis)``."""
+    numpy_only("np.sort", t, a)
     if axis is None:
         return np.ravel(t)[np.argsort(a, axis=None, kind="stable")]
-    return np.take_along_axis(np.asarray(t), np.argsort(a, axis=axis, kind="stable"), axis=axis)
+    return np.take_along_axis(as_array(t), np.argsort(a, axis=axis, kind="stable"), axis=axis)
 
 
 def _float_type(*values):

@@ -24,7 +24,7 @@ from srctrans.gradient_control import (
     nondifferentiable, differentiate_through)
 from srctrans.errors import (
     SrcTransError, UnsupportedSyntaxError, NoSourceError, MissingRuleError,
-    NonDifferentiableError, ShapeError, UsageError, CallError, InternalError)
+    NonDifferentiableError, ShapeError, UsageError, UnsupportedArrayError, CallError, InternalError)
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "jacobian", "batch_jacobian", "hessian", "hvp",
@@ -32,6 +32,7 @@ __all__ = [
     "stop_gradient", "stop_recording", "grad_of", "custom_gradient", "register_vjp",
     "register_jvp", "nondifferentiable", "differentiate_through",
     "SrcTransError", "UnsupportedSyntaxError", "NoSourceError", "MissingRuleError",
-    "NonDifferentiableError", "ShapeError", "UsageError", "CallError", "InternalError",
+    "NonDifferentiableError", "ShapeError", "UsageError", "UnsupportedArrayError", "CallError",
+    "InternalError",
 ]
 __version__ = "0.1.0"

@@ -69,6 +69,11 @@ class ShapeError(SrcTransError):
     """A cotangent or tangent does not match the shape it stands for."""
 
 
+class UnsupportedArrayError(SrcTransError):
+    """A derivative that needs NumPy arrays was given an array of another library (a Dask or
+    CuPy array): computing it would turn that array into a NumPy array."""
+
+
 class UsageError(SrcTransError):
     """The srctrans API was called with arguments that make no sense."""
 

@@ -592,6 +592,10 @@ linear(rt.entry_zero_like)
 def transpose_grad(g, ans, v, axes=None):
     return np.transpose(g, axes)
 
+@vjp(rt.reshape_like)
+def reshape_like(g, ans, v, x, order="C"):
+    return rt.reshape_like(g, v, order)
+
 @vjp(rt.asarray_grad)
 def asarray_grad(g, ans, v, obj):
     """A list ``obj``'s cotangents (one per element) are stacked back; an array's is ``g``."""
@@ -630,7 +634,7 @@ def last_and_rest_transpose(g, ans, c):
     return rt.last_and_rest(g)
 
 linear(rt.copied, rt.getitem_grad, rt.getattr_grad, rt.getattr_grad_transpose, rt.zero_at,
-       rt.transpose_grad, rt.asarray_grad, rt.last_and_rest, rt.last_and_rest_transpose)
+       rt.transpose_grad, rt.reshape_like, rt.asarray_grad, rt.last_and_rest, rt.last_and_rest_transpose)
 
 
 # The tape of a subscript write: saved_at copies what the write overwrites,

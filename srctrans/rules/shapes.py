@@ -15,13 +15,13 @@ linear = REGISTRY.linear
 
 @vjp(np.reshape)
 def reshape(g, ans, a, shape=None, order="C"):
-    return np.reshape(g, np.shape(a), order=order)
+    return rt.reshape_like(g, a, order)
 
 linear(np.reshape)
 
 @vjp(np.ravel)
 def ravel(g, ans, a, order="C"):
-    return np.reshape(g, np.shape(a), order=order)
+    return rt.reshape_like(g, a, order)
 
 linear(np.ravel)
 
@@ -311,11 +311,11 @@ def interp(g, ans, x, xp, fp, left=None, right=None, period=None):
 def interp_jvp(dx, dxp, dfp, dleft, dright, ans, x, xp, fp, left=None, right=None, period=None):
     return rt.interp_jvp(dx, dxp, dfp, dleft, dright, x, xp, fp, left, right, period)
 
-@vjp(np.array, np.asarray, np.asanyarray, np.ascontiguousarray)
+@vjp(np.array, np.asarray, np.asanyarray, np.ascontiguousarray, rt.as_array)
 def array(g, ans, object, dtype=None):
     return rt.asarray_grad(g, object)
 
-linear(np.array, np.asarray, np.asanyarray, np.ascontiguousarray)
+linear(np.array, np.asarray, np.asanyarray, np.ascontiguousarray, rt.as_array)
 
 # ``x.copy()`` and ``x.astype(dtype)``: the derivative passes through. A
 # template rather than ``linear``, since astype's arguments are not rt.identity's.
@@ -338,24 +338,24 @@ def linspace(g, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=No
 @jvp(np.linspace)
 def linspace_jvp(dstart, dstop, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None,
                  axis=0):
-    return np.linspace(np.asarray(dstart, ans.dtype), np.asarray(dstop, ans.dtype), num, endpoint,
+    return np.linspace(rt.as_array(dstart, ans.dtype), rt.as_array(dstop, ans.dtype), num, endpoint,
                        retstep, ans.dtype, axis)
 
 # Samples evenly spaced in log scale: exp of a linspace of the logs.
 @vjp(np.logspace)
 def logspace(g, ans, start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
-    return (*rt.linspace_grads(g * ans * np.log(np.asarray(base, ans.dtype)), start, stop, num,
+    return (*rt.linspace_grads(g * ans * np.log(rt.as_array(base, ans.dtype)), start, stop, num,
                                endpoint, axis), None, None,
-            rt.unbroadcast(g * ans * np.log(ans) / (base * np.log(np.asarray(base, ans.dtype))),
+            rt.unbroadcast(g * ans * np.log(ans) / (base * np.log(rt.as_array(base, ans.dtype))),
                            base), None, None)
 
 @jvp(np.logspace)
 def logspace_jvp(dstart, dstop, dbase, ans, start, stop, num=50, endpoint=True, base=10.0,
                  dtype=None, axis=0):
-    return ans * (np.log(np.asarray(base, ans.dtype))
-                  * np.linspace(np.asarray(dstart, ans.dtype), np.asarray(dstop, ans.dtype), num,
+    return ans * (np.log(rt.as_array(base, ans.dtype))
+                  * np.linspace(rt.as_array(dstart, ans.dtype), rt.as_array(dstop, ans.dtype), num,
                                 endpoint, axis=axis)
-                  + np.log(ans) / np.log(np.asarray(base, ans.dtype)) * dbase / base)
+                  + np.log(ans) / np.log(rt.as_array(base, ans.dtype)) * dbase / base)
 
 @vjp(np.geomspace)
 def geomspace(g, ans, start, stop, num=50, endpoint=True, dtype=None, axis=0):
@@ -363,8 +363,8 @@ def geomspace(g, ans, start, stop, num=50, endpoint=True, dtype=None, axis=0):
 
 @jvp(np.geomspace)
 def geomspace_jvp(dstart, dstop, ans, start, stop, num=50, endpoint=True, dtype=None, axis=0):
-    return ans * np.linspace(np.asarray(dstart / start, ans.dtype),
-                             np.asarray(dstop / stop, ans.dtype), num, endpoint, axis=axis)
+    return ans * np.linspace(rt.as_array(dstart / start, ans.dtype),
+                             rt.as_array(dstop / stop, ans.dtype), num, endpoint, axis=axis)
 
 # Arrays filled from a value: the value's cotangent sums over the copies.
 @vjp(np.full)
@@ -381,7 +381,7 @@ def full_like(g, ans, a, fill_value, dtype=None, order="K", subok=True, shape=No
 
 @jvp(np.full_like)
 def full_like_jvp(dfill_value, ans, a, fill_value, dtype=None, order="K", subok=True, shape=None):
-    return np.full(np.shape(ans), dfill_value, ans.dtype)
+    return np.full_like(ans, dfill_value)
 
 # Entry k of np.arange(start, stop, step) is start + k * step.
 @vjp(np.arange)

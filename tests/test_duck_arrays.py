@@ -1,0 +1,170 @@
+"""Derivatives of NumPy code over arrays of other libraries stay in those libraries.
+
+Every rule of the table in test_jvp_rules.py is called, in a function srctrans
+builds, on :class:`duck_arrays.Duck` arrays (a NEP-18 array that fails on any
+conversion to NumPy) and on Dask arrays (under a scheduler that fails on any
+computation, with Dask's "not implemented, computing" warnings as errors). Each
+gradient and JVP must equal the NumPy one and come back in the same library, or
+raise srctrans's ``UnsupportedArrayError``. Rules whose primal itself converts
+(``math`` functions, ``scipy.special.logsumexp``) are skipped: plain Python
+converts there too. ``GAPS`` lists the cases that still convert, each with why.
+"""
+
+import contextlib
+import tempfile
+import warnings
+
+import numpy as np
+import pytest
+
+import srctrans as st
+from duck_arrays import Converted, Duck, ducks, unwrap
+from test_jvp_rules import CASES, _seed
+from test_rules_second_order import _module_for
+
+da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
+
+# (mode, case id) -> why the derivative still converts (or differs) there
+GAPS = {
+    ("vjp", "builtin-list"): "list(x) of an array: NumPy's shape of a list of arrays converts",
+    ("vjp", "builtin-tuple"): "tuple(x) of an array: as list(x)",
+    ("vjp", "digamma"): "scipy.special.polygamma converts its argument (no ufunc)",
+    ("jvp", "digamma"): "scipy.special.polygamma converts its argument (no ufunc)",
+}
+# Dask only: its functions that differ from NumPy's or are missing
+DASK_GAPS = {
+    ("vjp", "extract"): "np.extract on Dask has an unknown length",
+    ("jvp", "choose"): "Dask's choose takes no mode",
+    ("jvp", "identity-copy"): "Dask does not implement np.copy",
+    ("vjp", "append"): "the gradient of np.append calls np.size, which Dask does not implement",
+    ("vjp", "rollaxis"): "Dask's transpose takes no array of axes",
+    ("vjp", "rollaxis-start"): "Dask's transpose takes no array of axes",
+    ("jvp", "meshgrid"): "the tangent of np.meshgrid calls np.size",
+    ("jvp", "meshgrid-ij-three"): "the tangent of np.meshgrid calls np.size",
+}
+
+
+class Computed(AssertionError):
+    """Dask was asked to compute."""
+
+
+def _refuse_to_compute(dsk, keys, **kwargs):
+    raise Computed("a Dask array was computed")
+
+
+def _to_dask(value):
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return type(value)(_to_dask(v) for v in value)
+    if hasattr(value, "_fields"):
+        return type(value)(*(_to_dask(v) for v in value))
+    value = np.asarray(value, dtype=float)
+    return da.from_array(value, chunks=max(1, value.shape[0] // 2) if value.ndim else ())
+
+
+def _from_dask(value):
+    if isinstance(value, (list, tuple)):
+        return type(value)(*map(_from_dask, value)) if hasattr(value, "_fields") \
+            else type(value)(map(_from_dask, value))
+    with dask.config.set(scheduler="sync"):
+        return value.compute() if isinstance(value, da.Array) else value
+
+
+LIBRARIES = {
+    "duck": (lambda value: _structured(Duck, value), lambda v: unwrap(v), Duck, Converted,
+             contextlib.nullcontext, GAPS),
+    "dask": (_to_dask, _from_dask, da.Array, (Computed, FutureWarning),
+             lambda: dask.config.set(scheduler=_refuse_to_compute), {**GAPS, **DASK_GAPS}),
+}
+
+
+def _structured(make, value):
+    if hasattr(value, "_fields"):
+        return type(value)(*(_structured(make, v) for v in value))
+    if isinstance(value, (list, tuple)):
+        return type(value)(_structured(make, v) for v in value)
+    return make(np.asarray(value, dtype=float))
+
+
+def _ones(out):
+    if hasattr(out, "_fields"):
+        return type(out)(*map(_ones, out))
+    if isinstance(out, (list, tuple)):
+        return type(out)(map(_ones, out))
+    return np.ones(np.shape(out))
+
+
+def _same(a, b):
+    if isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return a.shape == b.shape and np.allclose(a, b, equal_nan=True)
+
+
+def _close(got, want, kind, back):
+    if isinstance(want, (list, tuple)):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            _close(g, w, kind, back)
+        return
+    if want is None:
+        assert got is None
+        return
+    if np.ndim(want):
+        assert isinstance(got, kind), f"the derivative came back as {type(got).__name__}"
+    np.testing.assert_allclose(np.asarray(back(got), dtype=float), want, rtol=1e-6, atol=1e-9)
+
+
+@pytest.fixture(scope="module")
+def directory():
+    with tempfile.TemporaryDirectory() as path:
+        yield path
+
+
+@pytest.mark.parametrize("library", sorted(LIBRARIES))
+@pytest.mark.parametrize("mode", ["vjp", "jvp"])
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_rule_stays_in_the_array_library(case, mode, library, directory):
+    to_library, back, kind, converted, quiet, gaps = LIBRARIES[library]
+    args, kwargs = case.build(_seed(case))
+    if any(not isinstance(v, (int, float, str, bool, tuple, type(None))) for v in kwargs.values()):
+        pytest.skip("a keyword argument that is an array")
+    call, floats = _module_for(case, args, kwargs, directory)
+    inputs = tuple(_structured(to_library, v) if isinstance(v, list) else to_library(v)
+                   for v in floats)
+    wrt = tuple(range(len(floats)))
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("error", FutureWarning)
+        with quiet():
+            try:
+                primal = call(*inputs)
+            except (Converted, Computed, FutureWarning, TypeError, ValueError, IndexError,
+                    NotImplementedError):
+                pytest.skip("the primal itself converts or is missing (plain Python would fail too)")
+        if not _same(back(primal), call(*floats)):
+            pytest.skip(f"{library}'s {case.id} differs from NumPy's")
+        tangents = tuple([np.ones_like(v) for v in f] if isinstance(f, list) else np.ones_like(f)
+                         for f in floats)
+        if mode == "vjp":
+            out_numpy, back_numpy = st.vjp(call, *floats, wrt=wrt)
+            want = back_numpy(_ones(out_numpy))
+        else:
+            _, want = st.jvp(call, tuple(floats), tangents)
+        with quiet():
+            try:
+                if mode == "vjp":
+                    out, back_library = st.vjp(call, *inputs, wrt=wrt)
+                    got = back_library(_structured(to_library, _ones(out_numpy)))
+                else:
+                    _, got = st.jvp(call, inputs, tuple(
+                        _structured(to_library, t) if isinstance(t, list) else to_library(t)
+                        for t in tangents))
+            except st.UnsupportedArrayError as error:
+                assert "needs NumPy arrays" in str(error) and (mode, case.id) not in gaps
+                return
+            except (Converted, Computed, FutureWarning, TypeError, st.SrcTransError) as error:
+                if (mode, case.id) in gaps:
+                    return
+                raise AssertionError(f"{library}: {error}") from error
+    assert (mode, case.id) not in gaps, f"{mode} of {case.id} works now: take it out of the gaps"
+    _close(got, want, kind, back)
