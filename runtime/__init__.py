@@ -70,7 +70,7 @@ from .writes import (
     written_part_transpose, sort_grad, sort_tangent)
 from .tangents import broadcast_like
 from .refusals import unsupported
-from .foreign import as_array
+from .foreign import as_array, numpy_only
 from .composites import (
     cumprod_grad, cumprod_jvp, nanvar_grad, nanvar_jvp, average_grad, average_weights_grad, average_jvp, kron_grads,
     polyval_grads, polyder_coefficients, convolve_grads, correlate_grads, meshgrid_grads,

@@ -49,7 +49,7 @@ def zeros_for(shape, dtype, *sources):
     array of another library (NumPy's when none is)."""
     for source in sources:
         if is_foreign(source):
-            return np.zeros_like(source, dtype=dtype, shape=shape)
+            return np.zeros_like(source, dtype=dtype, **_other(shape, source))
     return np.zeros(shape, dtype=dtype)
 
 
@@ -57,7 +57,7 @@ def ones_for(shape, dtype, *sources):
     """``np.ones(shape, dtype)``, in the library of the first foreign array of ``sources``."""
     for source in sources:
         if is_foreign(source):
-            return np.ones_like(source, dtype=dtype, shape=shape)
+            return np.ones_like(source, dtype=dtype, **_other(shape, source))
     return np.ones(shape, dtype=dtype)
 
 
@@ -66,8 +66,15 @@ def full_for(shape, value, dtype, *sources):
     ``sources`` or of ``value``."""
     for source in sources + (value,):
         if is_foreign(source):
-            return np.zeros_like(source, dtype=dtype, shape=shape) + value
+            return np.zeros_like(source, dtype=dtype, **_other(shape, source)) + value
     return np.full(shape, value, dtype=dtype)
+
+
+def _other(shape, source):
+    """``{"shape": shape}`` unless ``source`` has that shape already: a Dask ``zeros_like``
+    given a shape makes chunks of its own, which the arithmetic with ``source`` would have to
+    rechunk."""
+    return {} if tuple(shape) == source.shape else {"shape": shape}
 
 
 def count_true(mask, axis, keepdims):

@@ -34,6 +34,8 @@ def matmul_lhs(g, a, b):
     """
     if getattr(a, "ndim", 0) == 2 and getattr(b, "ndim", 0) == 2:
         return g @ b.T                                  # the common case, first
+    if getattr(a, "ndim", 0) == 2 and getattr(b, "ndim", 0) == 1:
+        return g[:, None] * b                           # a matrix times a vector
     a = as_array(a)
     b = as_array(b)
     g, a_matrix, b_matrix = _as_matrices(g, a, b)
@@ -45,8 +47,8 @@ def matmul_lhs(g, a, b):
 
 def matmul_rhs(g, a, b):
     """Gradient of ``a @ b`` with respect to ``b``, for every ndim case."""
-    if getattr(a, "ndim", 0) == 2 and getattr(b, "ndim", 0) == 2:
-        return a.T @ g                                  # the common case, first
+    if getattr(a, "ndim", 0) == 2 and getattr(b, "ndim", 0) in (1, 2):
+        return a.T @ g                                  # the common cases, first
     a = as_array(a)
     b = as_array(b)
     g, a_matrix, b_matrix = _as_matrices(g, a, b)

@@ -160,9 +160,13 @@ def pad_grad(g, array, pad_width, mode="constant"):
     >>> pad_grad(np.ones(5), np.zeros(2), (1, 2), "edge")
     array([2., 3.])
     """
-    numpy_only("np.pad with a non-constant mode", g)
     _check_pad_mode(mode)
     shape = np.shape(array)
+    if mode == "constant":                 # the border is new: g's middle is the cotangent
+        widths = np.broadcast_to(np.asarray(pad_width, dtype=np.intp), (len(shape), 2))
+        middle = tuple(slice(int(before), int(before) + n) for (before, _), n in zip(widths, shape))
+        return as_array(g)[middle].astype(_float_dtype(array, g), copy=False)
+    numpy_only("np.pad with a mode other than constant", g)
     positions = np.arange(int(np.prod(shape))).reshape(shape)
     source = (np.pad(positions, pad_width, mode, constant_values=-1) if mode == "constant"
               else np.pad(positions, pad_width, mode))

@@ -14,6 +14,7 @@ import numbers
 import numpy as np
 
 from srctrans.runtime.containers import is_container, leaves, map_leaves
+from srctrans.runtime.foreign import is_foreign
 
 from srctrans.errors import UsageError
 from srctrans.reporting import user_facing
@@ -144,14 +145,14 @@ def _is_float(value):
         return any(_is_float(leaf) for leaf in leaves(value))
     if isinstance(value, (bool, np.bool_)):
         return False
-    if isinstance(value, np.ndarray):
+    if isinstance(value, np.ndarray) or is_foreign(value):
         return value.dtype.kind in "fc"
     return isinstance(value, (numbers.Real, np.floating)) and not isinstance(value, numbers.Integral)
 
 
 def _widen(value):
     def widen(leaf):
-        if isinstance(leaf, np.ndarray) and leaf.dtype.kind in "fc":
+        if (isinstance(leaf, np.ndarray) or is_foreign(leaf)) and leaf.dtype.kind in "fc":
             return leaf.astype(np.float64)
         return float(leaf) if _is_float(leaf) else leaf
     return map_leaves(widen, value)

@@ -13,6 +13,7 @@ import functools
 import numpy as np
 
 from srctrans import cache
+from srctrans.runtime.foreign import as_array, is_foreign
 from srctrans.reporting import user_facing
 from srctrans.errors import ShapeError, UsageError
 from srctrans.hints import Function, JacobianMode, Wrt
@@ -51,7 +52,7 @@ def jacobian(f: Function, wrt: Wrt = 0, *, mode: JacobianMode = "auto",
     @user_facing
     def jacobian_of_f(*args):
         fn, call_args, names, indices, single = _selected(f, args, wrt)
-        inputs = [np.asarray(call_args[i]) for i in indices]
+        inputs = [as_array(call_args[i]) for i in indices]
         out, pullback = _output(fn, call_args, names, optimize, mode)
         out_shape = _array_shape(out, "jacobian")
         rows = int(np.prod(out_shape))
@@ -59,11 +60,12 @@ def jacobian(f: Function, wrt: Wrt = 0, *, mode: JacobianMode = "auto",
         if mode == "forward" or mode == "auto" and columns < rows:
             blocks = _forward_columns(fn, call_args, indices, inputs, out_shape, optimize)
         else:
-            blocks = [np.empty(out_shape + x.shape, dtype=_float_dtype(out, x)) for x in inputs]
+            by_input = [[] for _ in inputs]
             for row in range(rows):
-                gradients = pullback(_unit(out_shape, row, _float_dtype(out)))
-                for block, g in zip(blocks, gradients):
-                    block.reshape((rows,) + block.shape[len(out_shape):])[row] = g
+                for pieces, g in zip(by_input, pullback(_unit(out_shape, row, _float_dtype(out)))):
+                    pieces.append(g)
+            blocks = [_assembled(pieces, x.shape, 0, out_shape + x.shape, _float_dtype(out, x))
+                      for pieces, x in zip(by_input, inputs)]
         return blocks[0] if single else tuple(blocks)
 
     return jacobian_of_f
@@ -99,25 +101,27 @@ def batch_jacobian(f: Function, wrt: Wrt = 0, *, mode: JacobianMode = "auto",
     @user_facing
     def batch_jacobian_of_f(*args):
         fn, call_args, names, indices, _ = _selected(f, args, wrt)
-        x = np.asarray(call_args[indices[0]])
+        x = as_array(call_args[indices[0]])
         out, pullback = _output(fn, call_args, names, optimize, mode)
         out_shape = _array_shape(out, "batch_jacobian")
         if not out_shape or not x.shape or out_shape[0] != x.shape[0]:
             raise ShapeError(f"batch_jacobian needs the output and the argument to share the batch "
                              f"axis, but they have shapes {out_shape} and {x.shape}")
         batch, out_row, in_row = x.shape[0], out_shape[1:], x.shape[1:]
-        result = np.empty((batch,) + out_row + in_row, dtype=_float_dtype(out, x))
-        flat = result.reshape((batch, int(np.prod(out_row)), int(np.prod(in_row))))
-        if mode == "forward" or mode == "auto" and int(np.prod(in_row)) < int(np.prod(out_row)):
-            for k in range(flat.shape[2]):
+        shape, dtype = (batch,) + out_row + in_row, _float_dtype(out, x)
+        out_size, in_size = int(np.prod(out_row)), int(np.prod(in_row))
+        if mode == "forward" or mode == "auto" and in_size < out_size:
+            columns = []
+            for k in range(in_size):
                 tangent = _row_unit(x.shape, k, x.dtype)
                 _, column = _jvp(fn, call_args, indices, [tangent], optimize)
-                flat[:, :, k] = np.reshape(column, (batch, -1))
-        else:
-            for o in range(flat.shape[1]):
-                (g,) = pullback(_row_unit(out_shape, o, _float_dtype(out)))
-                flat[:, o, :] = np.reshape(g, (batch, -1))
-        return result
+                columns.append(np.reshape(_broadcast(column, out_shape), (batch, out_size)))
+            return _assembled(columns, (batch, out_size), 2, shape, dtype)
+        rows = []
+        for o in range(out_size):
+            (g,) = pullback(_row_unit(out_shape, o, _float_dtype(out)))
+            rows.append(np.reshape(_broadcast(g, x.shape), (batch, in_size)))
+        return _assembled(rows, (batch, in_size), 1, shape, dtype)
 
     return batch_jacobian_of_f
 
@@ -141,16 +145,17 @@ def hessian(f: Function, wrt: Wrt = 0, *, optimize: bool = True) -> Function:
     def hessian_of_f(*args):
         fn, call_args, names, indices, single = _selected(f, args, wrt)
         gradient = _gradient_function(fn, names, call_args)
-        inputs = [np.asarray(call_args[i]) for i in indices]
-        blocks = [[np.empty(x.shape + y.shape, dtype=_float_dtype(x, y)) for y in inputs]
-                  for x in inputs]
+        inputs = [as_array(call_args[i]) for i in indices]
+        pieces = [[[] for _ in inputs] for _ in inputs]       # [i][j]: columns of block i, j
         for j, y in enumerate(inputs):
             for k in range(y.size):
                 tangents = [None] * len(inputs)
                 tangents[j] = _unit(y.shape, k, y.dtype)
                 _, columns = _jvp(gradient, call_args, indices, tangents, optimize)
                 for i, column in enumerate(columns):
-                    blocks[i][j].reshape(inputs[i].shape + (y.size,))[..., k] = column
+                    pieces[i][j].append(column)
+        blocks = [[_assembled(pieces[i][j], x.shape, -1, x.shape + y.shape, _float_dtype(x, y))
+                   for j, y in enumerate(inputs)] for i, x in enumerate(inputs)]
         return blocks[0][0] if single else tuple(tuple(row) for row in blocks)
 
     return hessian_of_f
@@ -258,15 +263,29 @@ def _forward_columns(fn, call_args, indices, inputs, out_shape, optimize):
     """The Jacobian blocks of ``inputs`` (at ``indices``), one JVP per input element."""
     blocks = []
     for position, x in enumerate(inputs):
-        block = np.empty(out_shape + x.shape, dtype=_float_dtype(x))
-        columns = block.reshape(out_shape + (x.size,))
+        columns = []
         for k in range(x.size):
             tangents = [None] * len(inputs)
             tangents[position] = _unit(x.shape, k, _float_dtype(x))
             _, column = _jvp(fn, call_args, indices, tangents, optimize)
-            columns[..., k] = column
-        blocks.append(block)
+            columns.append(column)
+        blocks.append(_assembled(columns, out_shape, -1, out_shape + x.shape, _float_dtype(x)))
     return blocks
+
+
+def _broadcast(piece, shape):
+    """``piece`` (a derivative, possibly a broadcastable zero) with exactly ``shape``."""
+    return piece if np.shape(piece) == shape else np.broadcast_to(as_array(piece), shape)
+
+
+def _assembled(pieces, piece_shape, axis, shape, dtype):
+    """The ``pieces`` (each of ``piece_shape`` once broadcast) stacked along ``axis`` and
+    reshaped to ``shape``, as ``dtype``: in the array library of the pieces (a Jacobian of
+    Dask arrays is a Dask array)."""
+    if not pieces:
+        return np.zeros(shape, dtype=dtype)
+    stacked = np.stack([_broadcast(as_array(p, dtype), piece_shape) for p in pieces], axis=axis)
+    return np.reshape(stacked, shape)
 
 
 def _array_shape(out, what):
@@ -290,5 +309,5 @@ def _row_unit(shape, k, dtype):
 
 
 def _float_dtype(*values):
-    kinds = [np.asarray(v).dtype for v in values]
+    kinds = [v.dtype if is_foreign(v) else np.asarray(v).dtype for v in values]
     return np.result_type(*[k if k.kind in "fc" else np.float64 for k in kinds])

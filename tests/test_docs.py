@@ -70,7 +70,7 @@ def test_the_readme_links_every_page():
             assert f"docs/{page.name}" in readme, f"README does not link docs/{page.name}"
 
 
-@pytest.mark.parametrize("page", ["coming_from.md", "export.md"])
+@pytest.mark.parametrize("page", ["coming_from.md", "export.md", "beyond_one_machine.md"])
 def test_every_program_on_the_page_prints_what_it_shows(page, tmp_path, monkeypatch):
     """Each program on the page runs (from a file, as a user's would) and prints the text the
     page shows under it."""
@@ -78,13 +78,17 @@ def test_every_program_on_the_page_prints_what_it_shows(page, tmp_path, monkeypa
     assert len(programs) >= 2
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))       # a module a program writes is importable
-    monkeypatch.setattr(sys, "modules", dict(sys.modules))   # and forgotten afterwards
     for name, code, shown in programs:
         path = tmp_path / f"{name}.py"
         path.write_text(code + "\n")
         printed = io.StringIO()
-        with contextlib.redirect_stdout(printed):
-            runpy.run_path(str(path), run_name="__main__")
+        try:
+            with contextlib.redirect_stdout(printed):
+                runpy.run_path(str(path), run_name="__main__")
+        finally:                                     # the modules the programs wrote are forgotten
+            for module in [m for m in list(sys.modules.values())
+                           if str(getattr(m, "__file__", "") or "").startswith(str(tmp_path))]:
+                del sys.modules[module.__name__]
         assert printed.getvalue().rstrip("\n") == shown, f"{page}: program {name}"
 
 

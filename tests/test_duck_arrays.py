@@ -11,6 +11,8 @@ converts there too. ``GAPS`` lists the cases that still convert, each with why.
 """
 
 import contextlib
+import pathlib
+import re
 import tempfile
 import warnings
 
@@ -168,3 +170,17 @@ def test_rule_stays_in_the_array_library(case, mode, library, directory):
                 raise AssertionError(f"{library}: {error}") from error
     assert (mode, case.id) not in gaps, f"{mode} of {case.id} works now: take it out of the gaps"
     _close(got, want, kind, back)
+
+
+def test_the_docs_list_every_derivative_that_needs_numpy():
+    """Each NumPy function a runtime helper refuses arrays of other libraries for is in the
+    table of docs/beyond_one_machine.md."""
+    root = pathlib.Path(__file__).resolve().parent.parent
+    page = (root / "docs" / "beyond_one_machine.md").read_text()
+    refused = set()
+    for path in (root / "runtime").glob("*.py"):
+        for what in re.findall(r'numpy_only\(\s*"([^"]+)"', path.read_text()):
+            refused.update(re.findall(r"np\.[\w.]+\w", what) or [what])
+    assert len(refused) >= 15
+    missing = sorted(name for name in refused if f"`{name}" not in page)
+    assert not missing, f"docs/beyond_one_machine.md does not list {missing}"

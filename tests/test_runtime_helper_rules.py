@@ -400,6 +400,8 @@ CASES = [
     Case("transpose_grad", rt.transpose_grad, lambda r: (normal(r, 2, 3, 4), (2, 0, 1))),
     Case("transpose_grad-negative", rt.transpose_grad, lambda r: (normal(r, 2, 3, 4), (-1, 0, 1))),
     Case("transpose_grad-none", rt.transpose_grad, lambda r: (normal(r, 2, 3), None)),
+    Case("as_array", rt.as_array, lambda r: (normal(r, 2, 3),)),
+    Case("as_array-list", rt.as_array, lambda r: ([normal(r, 3), normal(r, 3)],)),
     Case("reshape_like", rt.reshape_like, lambda r: (normal(r, 6), normal(r, 2, 3))),
     Case("reshape_like-fortran", rt.reshape_like, lambda r: (normal(r, 2, 3), normal(r, 3, 2), "F")),
     Case("asarray_grad-list", rt.asarray_grad, lambda r: (normal(r, 2, 3), [normal(r, 3), normal(r, 3)])),

@@ -592,6 +592,10 @@ linear(rt.entry_zero_like)
 def transpose_grad(g, ans, v, axes=None):
     return np.transpose(g, axes)
 
+@vjp(rt.as_array)
+def as_array(g, ans, v, dtype=None):
+    return rt.asarray_grad(g, v)
+
 @vjp(rt.reshape_like)
 def reshape_like(g, ans, v, x, order="C"):
     return rt.reshape_like(g, v, order)
@@ -634,7 +638,7 @@ def last_and_rest_transpose(g, ans, c):
     return rt.last_and_rest(g)
 
 linear(rt.copied, rt.getitem_grad, rt.getattr_grad, rt.getattr_grad_transpose, rt.zero_at,
-       rt.transpose_grad, rt.reshape_like, rt.asarray_grad, rt.last_and_rest, rt.last_and_rest_transpose)
+       rt.transpose_grad, rt.reshape_like, rt.as_array, rt.asarray_grad, rt.last_and_rest, rt.last_and_rest_transpose)
 
 
 # The tape of a subscript write: saved_at copies what the write overwrites,

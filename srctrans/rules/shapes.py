@@ -311,11 +311,11 @@ def interp(g, ans, x, xp, fp, left=None, right=None, period=None):
 def interp_jvp(dx, dxp, dfp, dleft, dright, ans, x, xp, fp, left=None, right=None, period=None):
     return rt.interp_jvp(dx, dxp, dfp, dleft, dright, x, xp, fp, left, right, period)
 
-@vjp(np.array, np.asarray, np.asanyarray, np.ascontiguousarray, rt.as_array)
+@vjp(np.array, np.asarray, np.asanyarray, np.ascontiguousarray)
 def array(g, ans, object, dtype=None):
     return rt.asarray_grad(g, object)
 
-linear(np.array, np.asarray, np.asanyarray, np.ascontiguousarray, rt.as_array)
+linear(np.array, np.asarray, np.asanyarray, np.ascontiguousarray)
 
 # ``x.copy()`` and ``x.astype(dtype)``: the derivative passes through. A
 # template rather than ``linear``, since astype's arguments are not rt.identity's.

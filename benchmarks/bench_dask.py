@@ -1,0 +1,132 @@
+"""One gradient step over a dataset larger than one process should hold, on Dask.
+
+Run from the repository root (needs ``pip install -e ".[dask]"``):
+
+    python benchmarks/bench_dask.py                       # 4 GB in chunks of 32 MB
+    python benchmarks/bench_dask.py --gigabytes 0.5       # a quick run
+
+The dataset is a float64 matrix of ``--features`` columns and as many rows as
+``--gigabytes`` take, drawn chunk by chunk on the workers of a local cluster
+(``--workers`` processes, one thread each), so no process ever holds all of it.
+The loss is the logistic regression's negative log-likelihood, plain NumPy;
+``st.value_and_grad`` gives its value and gradient as lazy Dask arrays, and one
+``dask.compute`` runs them on the cluster.
+
+Prints, for that step: the time, each worker's peak resident memory (and its
+resident memory before the step, what Python, NumPy and Dask take), and the
+client's; then the same for the value and gradient written by hand for Dask (each on a
+cluster of its own, so that the peaks are the step's); then the same gradient on an
+in-memory NumPy array of ``--numpy-gigabytes`` for comparison, as seconds per gigabyte.
+"""
+
+import argparse
+import os
+import resource
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import srctrans as st  # noqa: E402  (the checkout, not an installed copy)
+
+
+def nll(w, X, y):
+    z = X @ w
+    return np.sum(np.logaddexp(0.0, z) - y * z) / X.shape[0]
+
+
+def peak_rss_mb():
+    """This process's peak resident memory so far, in MB (Linux reports kB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def current_rss_mb():
+    with open("/proc/self/statm") as handle:
+        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
+
+
+def hand_written(w, X, y):
+    """The value and gradient of ``nll`` as an expert writes them for Dask by hand."""
+    z = X @ w
+    loss = np.sum(np.logaddexp(0.0, z) - y * z) / X.shape[0]
+    return loss, X.T @ (1.0 / (1.0 + np.exp(-z)) - y) / X.shape[0]
+
+
+def dask_step(gigabytes, features, chunk_mb, workers, by_hand=False):
+    """One value-and-gradient step on a new local cluster (so that each worker's peak memory
+    is this step's); by srctrans, or ``by_hand``."""
+    import dask
+    import dask.array as da
+    from dask.distributed import Client, LocalCluster
+    rows = int(gigabytes * 2 ** 30 / (8 * features))
+    chunk_rows = int(chunk_mb * 2 ** 20 / (8 * features))
+    with LocalCluster(n_workers=workers, threads_per_worker=1, host="127.0.0.1",
+                      dashboard_address=None, memory_limit=None) as cluster, \
+            Client(cluster) as client:
+        state = da.random.RandomState(0)
+        X = state.normal(size=(rows, features), chunks=(chunk_rows, features))
+        y = (state.random_sample(rows, chunks=chunk_rows) < 0.5).astype(float)
+        w = np.linspace(-1.0, 1.0, features)
+        client.run(lambda: None)
+        before = client.run(current_rss_mb)
+        start = time.perf_counter()
+        if by_hand:
+            loss, g = hand_written(w, X, y)
+        else:
+            loss, g = st.value_and_grad(nll)(w, X, y)  # lazy: builds the graph
+        built = time.perf_counter() - start
+        loss, g = dask.compute(loss, g)
+        elapsed = time.perf_counter() - start
+        peaks = client.run(peak_rss_mb)
+    print(f"Dask, {'written by hand' if by_hand else 'srctrans'}: {rows:,} x {features} float64 "
+          f"= {rows * features * 8 / 2 ** 30:.2f} GB in {-(-rows // chunk_rows)} chunks of "
+          f"{chunk_mb} MB, {workers} workers")
+    print(f"  one value-and-gradient step: {elapsed:.2f} s ({elapsed / gigabytes:.2f} s/GB; "
+          f"building the lazy graph took {built * 1e3:.1f} ms), loss {float(loss):.5f}")
+    for (address, peak), resting in zip(sorted(peaks.items()), [before[a] for a in sorted(peaks)]):
+        print(f"  worker {address}: peak {peak:.0f} MB, {resting:.0f} MB before the step "
+              f"(peak - before = {(peak - resting) / chunk_mb:.1f} chunks)")
+    if not by_hand:
+        print(f"  client process: peak {peak_rss_mb():.0f} MB")
+    return elapsed / gigabytes
+
+
+def numpy_step(gigabytes, features):
+    rows = int(gigabytes * 2 ** 30 / (8 * features))
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(rows, features))
+    y = (rng.random(rows) < 0.5).astype(float)
+    w = np.linspace(-1.0, 1.0, features)
+    value_and_grad = st.value_and_grad(nll)
+    value_and_grad(w, X, y)
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        value_and_grad(w, X, y)
+        best = min(best, time.perf_counter() - start)
+    print(f"NumPy in memory: {gigabytes:.2f} GB, one value-and-gradient step {best:.2f} s "
+          f"({best / gigabytes:.2f} s/GB; the data already in memory, not drawn)")
+    return best / gigabytes
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--gigabytes", type=float, default=4.0)
+    parser.add_argument("--features", type=int, default=20)
+    parser.add_argument("--chunk-mb", type=int, default=32)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--numpy-gigabytes", type=float, default=0.5)
+    options = parser.parse_args()
+    per_gb_dask = dask_step(options.gigabytes, options.features, options.chunk_mb,
+                            options.workers)
+    per_gb_hand = dask_step(options.gigabytes, options.features, options.chunk_mb,
+                            options.workers, by_hand=True)
+    per_gb_numpy = numpy_step(options.numpy_gigabytes, options.features)
+    print(f"srctrans / hand-written on Dask: {per_gb_dask / per_gb_hand:.2f}x")
+    print(f"Dask / NumPy time per GB: {per_gb_dask / per_gb_numpy:.1f}x (Dask also draws "
+          f"the data, on {options.workers} processes)")
+
+
+if __name__ == "__main__":
+    main()
