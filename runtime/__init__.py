@@ -53,7 +53,8 @@ from .joins import (
     r_concat_grads, c_concat_grads, linspace_grads, linspace_grads_transpose,
     arange_grads, arange_tangent, concat, concat_grads, repeated, repeated_grads)
 from .elementwise import (
-    clip_mask, tie_weight, nan_tie_weight, power_base_factor, power_exponent_factor, LN2, LN10)
+    clip_mask, tie_weight, nan_tie_weight, power_base_factor, power_exponent_factor, polygamma, LN2,
+    LN10)
 from .singular import zero_guard
 from .seeding import seed_cotangent, conform_gradient
 from .accumulate import (

@@ -202,16 +202,17 @@ def meshgrid_grads(g, xi, indexing="xy"):
 def meshgrid_jvp(dxi, xi, indexing="xy", sparse=False):
     """The tangents of ``np.meshgrid(*xi, ...)``: each vector's tangent spread over its grid."""
     n = len(xi)
-    lengths = [np.size(x) for x in xi]
+    lengths = [int(np.prod(np.shape(x))) for x in xi]
     if indexing == "xy" and n > 1:
         lengths = [lengths[1], lengths[0]] + lengths[2:]
     grids = []
     for k in range(n):
         axis = _grid_axis(k, n, indexing)
-        shape = tuple(np.size(xi[k]) if i == axis else 1 for i in range(n))
+        shape = tuple(int(np.prod(np.shape(xi[k]))) if i == axis else 1 for i in range(n))
         tangent = np.zeros(np.shape(xi[k]), np.result_type(xi[k], 1.0)) if dxi[k] is None else dxi[k]
         placed = np.reshape(tangent, shape)
-        grids.append(placed if sparse else np.copy(np.broadcast_to(placed, tuple(lengths))))
+        # a new array (adding zero), not a read-only view, in the tangent's array library
+        grids.append(placed if sparse else np.broadcast_to(placed, tuple(lengths)) + 0.0)
     return tuple(grids)
 
 
@@ -288,9 +289,7 @@ def rollaxis_grad(g, a, axis, start=0):
     start = start + n if start < 0 else start
     if axis < start:
         start = start - 1
-    order = [i for i in range(n) if i != axis]
-    order.insert(start, axis)
-    return np.transpose(g, np.argsort(order))
+    return np.moveaxis(g, start, axis)          # the rolled axis went to ``start``: back
 
 
 def column_stack_grads(g, tup):
@@ -320,8 +319,8 @@ def append_grads(g, arr, values, axis=None):
     """The cotangents of ``arr`` and ``values`` for ``np.append(arr, values, axis)``."""
     if axis is None:
         flat = np.ravel(g)
-        return (np.reshape(flat[:np.size(arr)], np.shape(arr)),
-                np.reshape(flat[np.size(arr):], np.shape(values)))
+        size = int(np.prod(np.shape(arr)))
+        return (np.reshape(flat[:size], np.shape(arr)), np.reshape(flat[size:], np.shape(values)))
     length = np.shape(arr)[axis]
     head = np.take(g, np.arange(length), axis=axis)
     tail = np.take(g, np.arange(length, np.shape(g)[axis]), axis=axis)

@@ -103,3 +103,15 @@ def nan_tie_weight(x, y):
     :func:`tie_weight`, but a NaN loses (``fmax`` returns the other argument)."""
     return np.where(np.isnan(y), 1.0, np.where(np.isnan(x), 0.0, tie_weight(x, y))).astype(
         _float_dtype(x, y))
+
+
+def polygamma(n, x):
+    """``scipy.special.polygamma(n, x)`` for integer orders ``n >= 1``, from SciPy's ufuncs.
+
+    SciPy's own ``polygamma`` is a Python function that turns ``x`` into a NumPy
+    array; written with the ufuncs ``zeta`` and ``gamma`` it stays lazy on a Dask
+    array. (The derivatives of ``digamma`` and ``polygamma`` need only ``n >= 1``.)
+    Float64 whatever the dtype of ``x``, as SciPy's.
+    """
+    import scipy.special
+    return (-1.0) ** (n + 1) * scipy.special.gamma(n + 1.0) * scipy.special.zeta(n + 1.0, x)

@@ -25,9 +25,12 @@ def is_foreign(value):
 
 def as_array(value, dtype=None):
     """``np.asarray(value, dtype)``, except that an array of another library stays one
-    (cast with ``astype`` when ``dtype`` differs)."""
+    (cast with ``astype`` when ``dtype`` differs), and a list or tuple holding such arrays
+    becomes one stacked in their library."""
     if is_foreign(value):
         return value if dtype is None or value.dtype == dtype else value.astype(dtype)
+    if isinstance(value, (list, tuple)) and any(is_foreign(v) for v in value):
+        return as_array(np.stack([as_array(v) for v in value]), dtype)
     return np.asarray(value, dtype=dtype)
 
 

@@ -77,6 +77,8 @@ def conform_gradient(g, x):
     if type(g) is np.ndarray and type(x) is np.ndarray and g.shape == x.shape \
             and g.dtype == x.dtype and g.flags.writeable:
         return g                                   # the common case, already conforming
+    if is_foreign(x) and isinstance(g, (list, tuple)):
+        g = as_array(g)                  # the cotangents of list(x)'s entries, stacked lazily
     g = _to_shape(g, x)
     dtype = _floating_dtype_of(x)
     if isinstance(x, (int, float, np.generic)):
@@ -111,11 +113,17 @@ def _seed_one(out, cotangent, name):
     if cotangent is None:
         return _ones_like(out)
     cotangent = as_array(cotangent, dtype=_floating_dtype_of(out))
-    if cotangent.shape != np.shape(out):
+    if not _same_shape(cotangent.shape, np.shape(out)):
         from srctrans.errors import ShapeError
         raise ShapeError(f"{name} has shape {cotangent.shape} but the output "
                          f"has shape {np.shape(out)}")
     return cotangent
+
+
+def _same_shape(a, b):
+    """Equal shapes, where a length unknown until computed (NaN, a Dask array's after a
+    boolean selection) matches any."""
+    return len(a) == len(b) and all(m == n or m != m or n != n for m, n in zip(a, b))
 
 
 def is_complex(value):

@@ -193,6 +193,11 @@ def user_facing(function=None, *, keeps=(), calls=None):
         except Exception as error:
             if isinstance(error, keeps):
                 raise
+            if isinstance(error, TypeError) and error.__traceback__.tb_next is None:
+                # the call itself did not fit the entry point's signature (st.hvp(f))
+                raise CallError(f"srctrans.{function.__name__}: {error}".replace(
+                    f"{function.__name__}() ", ""),
+                    hint=f"see help(srctrans.{function.__name__}) for its arguments") from None
             called = calls(*args, **kwargs) if calls is not None else (None, (), None)
             raise for_user(error, *called) from chained_cause(error)
     return entry

@@ -29,21 +29,10 @@ dask = pytest.importorskip("dask")
 
 # (mode, case id) -> why the derivative still converts (or differs) there
 GAPS = {
-    ("vjp", "builtin-list"): "list(x) of an array: NumPy's shape of a list of arrays converts",
-    ("vjp", "builtin-tuple"): "tuple(x) of an array: as list(x)",
-    ("vjp", "digamma"): "scipy.special.polygamma converts its argument (no ufunc)",
-    ("jvp", "digamma"): "scipy.special.polygamma converts its argument (no ufunc)",
 }
 # Dask only: its functions that differ from NumPy's or are missing
 DASK_GAPS = {
-    ("vjp", "extract"): "np.extract on Dask has an unknown length",
     ("jvp", "choose"): "Dask's choose takes no mode",
-    ("jvp", "identity-copy"): "Dask does not implement np.copy",
-    ("vjp", "append"): "the gradient of np.append calls np.size, which Dask does not implement",
-    ("vjp", "rollaxis"): "Dask's transpose takes no array of axes",
-    ("vjp", "rollaxis-start"): "Dask's transpose takes no array of axes",
-    ("jvp", "meshgrid"): "the tangent of np.meshgrid calls np.size",
-    ("jvp", "meshgrid-ij-three"): "the tangent of np.meshgrid calls np.size",
 }
 
 

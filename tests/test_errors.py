@@ -114,3 +114,15 @@ def test_errors_are_not_cached_as_successes():
     for _ in range(2):
         with pytest.raises(st.UnsupportedSyntaxError):
             st.grad(unsupported.loop_with_else)(X)
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda: st.hvp(basic.square), "srctrans.hvp: missing 2 required positional arguments"),
+    (lambda: st.jvp(basic.square, (1.0,)), "srctrans.jvp: missing 1 required positional"),
+    (lambda: st.grad(basic.square, 0, 1), "srctrans.grad: takes from 0 to 2 positional"),
+])
+def test_an_entry_point_called_with_the_wrong_arguments_is_a_call_error(call, words):
+    """Not an InternalError ("a bug in srctrans"): the call did not fit the signature."""
+    with pytest.raises(st.CallError, match=words) as caught:
+        call()
+    assert "help(srctrans." in str(caught.value) and "bug in srctrans" not in str(caught.value)

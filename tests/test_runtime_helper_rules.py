@@ -505,6 +505,8 @@ CASES = [
     Case("pad_grad-reflect", rt.pad_grad,
          lambda r: (normal(r, 6, 7), normal(r, 2, 3), 2, "reflect"), [0]),
     Case("pad_grad-constant", rt.pad_grad, lambda r: (normal(r, 5), normal(r, 2), (1, 2)), [0]),
+    Case("polygamma-1", rt.polygamma, lambda r: (1, np.abs(normal(r, 2, 3)) + 0.5), [1]),
+    Case("polygamma-3", rt.polygamma, lambda r: (3, np.abs(normal(r, 4)) + 0.5), [1]),
     Case("pad_tangent-wrap", rt.pad_tangent, lambda r: (normal(r, 2, 3), (3, 1), "wrap"), [0]),
     Case("tile_grad", rt.tile_grad, lambda r: (normal(r, 2, 2, 6), normal(r, 2, 3), (2, 1, 2)), [0]),
     Case("repeat_grad", rt.repeat_grad, lambda r: (normal(r, 12), normal(r, 2, 3), 2), [0]),

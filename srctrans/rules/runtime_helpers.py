@@ -592,6 +592,16 @@ linear(rt.entry_zero_like)
 def transpose_grad(g, ans, v, axes=None):
     return np.transpose(g, axes)
 
+# rt.polygamma(n, x) (SciPy's polygamma from its ufuncs, for n >= 1): the next order
+@vjp(rt.polygamma, elementwise=True)
+def polygamma(g, ans, n, x):
+    """The order ``n`` is an integer: no derivative."""
+    return None, g * rt.polygamma(n + 1, x)
+
+@jvp(rt.polygamma)
+def polygamma_jvp(dx, ans, n, x):
+    return dx * rt.polygamma(n + 1, x)
+
 @vjp(rt.as_array)
 def as_array(g, ans, v, dtype=None):
     return rt.asarray_grad(g, v)

@@ -72,23 +72,24 @@ def gammaln(g, ans, x):
 def gammaln_jvp(dx, ans, x):
     return dx * rt.special.digamma(x)
 
-# digamma' = polygamma(1, x), which SciPy computes in float64 whatever x's dtype
+# digamma' = polygamma(1, x), in float64 whatever x's dtype (as SciPy computes it); rt.polygamma
+# writes it with SciPy's ufuncs, so it stays lazy on a Dask array
 @vjp(special.digamma, elementwise=True)
 def digamma(g, ans, x):
-    return g * rt.special.polygamma(1, x)
+    return g * rt.polygamma(1, x)
 
 @jvp(special.digamma)
 def digamma_jvp(dx, ans, x):
-    return dx * rt.special.polygamma(1, x)
+    return dx * rt.polygamma(1, x)
 
 @vjp(special.polygamma, elementwise=True)
 def polygamma(g, ans, n, x):
     """The order ``n`` is an integer: no derivative."""
-    return None, g * rt.special.polygamma(n + 1, x)
+    return None, g * rt.polygamma(n + 1, x)
 
 @jvp(special.polygamma)
 def polygamma_jvp(dx, ans, n, x):
-    return dx * rt.special.polygamma(n + 1, x)
+    return dx * rt.polygamma(n + 1, x)
 
 @vjp(special.betaln, elementwise=True)
 def betaln(g, ans, a, b):
