@@ -40,27 +40,34 @@ def cumprod_grad(g, a, axis=None):
     x = _last(a, axis)
     gx = _last(g, axis)
     n = x.shape[-1]
-    running = gx[..., n - 1]
-    suffix = [running]
-    for i in range(n - 2, -1, -1):
-        running = gx[..., i] + x[..., i + 1] * running
-        suffix.append(running)
-    s = np.stack(suffix[::-1], axis=-1)
-    prefix = np.concatenate([np.ones_like(x[..., :1]), np.cumprod(x[..., :-1], axis=-1)], axis=-1)
-    return _back(prefix * s, a, axis)
+    grad = gx                         # an empty axis (the prefix products of one entry): empty
+    if n > 0:
+        running = gx[..., n - 1]
+        suffix = [running]
+        for i in range(n - 2, -1, -1):
+            running = gx[..., i] + x[..., i + 1] * running
+            suffix.append(running)
+        s = np.stack(suffix[::-1], axis=-1)
+        prefix = np.concatenate([np.ones_like(x[..., :1]), np.cumprod(x[..., :-1], axis=-1)],
+                                axis=-1)
+        grad = prefix * s
+    return _back(grad, a, axis)
 
 
 def cumprod_jvp(da, a, axis=None):
     """The tangent of ``np.cumprod(a, axis)`` along ``da``: ``d_k = d_{k-1} a_k + p_{k-1} da_k``."""
     x = _last(a, axis)
     dx = _last(da, axis)
-    product = np.cumprod(x, axis=-1)
-    running = dx[..., 0]
-    out = [running]
-    for k in range(1, x.shape[-1]):
-        running = running * x[..., k] + product[..., k - 1] * dx[..., k]
-        out.append(running)
-    return _back(np.stack(out, axis=-1), a, axis)
+    tangent = dx                      # an empty axis: an empty tangent
+    if x.shape[-1] > 0:
+        product = np.cumprod(x, axis=-1)
+        running = dx[..., 0]
+        out = [running]
+        for k in range(1, x.shape[-1]):
+            running = running * x[..., k] + product[..., k - 1] * dx[..., k]
+            out.append(running)
+        tangent = np.stack(out, axis=-1)
+    return _back(tangent, a, axis)
 
 
 # -- NaN-skipping variance and weighted averages ------------------------------------------

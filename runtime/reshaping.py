@@ -129,6 +129,10 @@ def restored_at(x, index, old):
         x = list(x)
         x[index] = old
         return x
+    if is_foreign(x) and any(n != n for n in np.shape(old)):
+        # a Dask array cannot take back values of unknown length through a mask
+        numpy_only("writing through a boolean mask (y[mask] = v; np.where(mask, v, y) is lazy)",
+                   x)
     x = copy_of(x)
     x[index] = old
     return x

@@ -60,7 +60,8 @@ def conform_gradient(g, x):
       a NumPy scalar ``x``, a scalar of its type when floating (else an
       ``np.float64``). Otherwise a writable array of ``x``'s shape and, when
       ``x`` is floating, its dtype. A ``g`` that was broadcast is summed back
-      to ``x``'s shape first.
+      to ``x``'s shape first. A ``g`` that is an array of another library (Dask)
+      stays one, of ``x``'s shape (0-d for a number ``x``), not computed.
 
     Raises:
       ShapeError: ``g`` cannot be summed or broadcast to ``x``'s shape.
@@ -81,10 +82,10 @@ def conform_gradient(g, x):
         g = as_array(g)                  # the cotangents of list(x)'s entries, stacked lazily
     g = _to_shape(g, x)
     dtype = _floating_dtype_of(x)
+    if is_foreign(g):          # a Dask or CuPy gradient stays lazy, in its library (0-d for a
+        return as_array(g, dtype or np.dtype(np.float64))         # number's)
     if isinstance(x, (int, float, np.generic)):
         return (dtype or np.dtype(np.float64)).type(g)
-    if is_foreign(g):                   # a Dask or CuPy gradient stays lazy, in its library
-        return as_array(g, dtype)
     g = np.asarray(g, dtype=dtype)
     if not g.flags.writeable:
         g = g.copy()

@@ -60,8 +60,9 @@ def written_part(g, index):
     leaves the value of one entry there (the last); the others reach nothing.
     """
     part = g[index]
-    if is_basic_index(index):
-        return part
+    if is_basic_index(index) or getattr(index, "dtype", None) == np.bool_:
+        return part                      # each position written once (a mask too): all kept
+    numpy_only("writing at an array of integer positions", g, index)
     ids = np.arange(np.size(part)).reshape(np.shape(part))
     owner = np.full(np.shape(g), -1, dtype=np.intp)
     owner[index] = ids

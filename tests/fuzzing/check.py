@@ -4,7 +4,11 @@ Each program is written to a file (srctrans reads source from files) and
 imported. :func:`check` then runs ``st.check_grads`` to second order: reverse
 mode with a random output cotangent on the generic, specialised and fused
 paths, forward mode, and the derivatives of the generated gradient and JVP;
-then the gradient again, from the cache, which must give the same numbers.
+then the gradient again, from the cache, which must give the same numbers;
+then the gradient and a JVP with every array argument a ``Duck`` (a NEP-18
+array that fails on any conversion to NumPy, ``tests/duck_arrays.py``): each
+must equal the NumPy one and stay a ``Duck``, or be refused with
+``UnsupportedArrayError`` (a program whose plain run converts is not checked).
 
 Outcomes: ``ok``; ``wrong`` (a derivative or value disagrees at every
 finite-difference step tried); ``refused`` (a ``SrcTransError`` for a program
@@ -21,6 +25,7 @@ import traceback
 import numpy as np
 
 import srctrans as st
+from duck_arrays import Converted, Duck, unwrap
 
 _modules = itertools.count()
 STEPS = (1e-6, 1e-5, 1e-7)      # a disagreement at every step is a wrong derivative, not noise
@@ -75,6 +80,9 @@ def check(text, args, directory):
             if (a is None) != (b is None) or a is not None and not np.allclose(a, b, rtol=1e-12,
                                                                               atol=0):
                 return Outcome("wrong", "a cached call gave another gradient")
+        different = _on_duck_arrays(fn, args, first)
+        if different is not None:
+            return Outcome("wrong", different)
     except st.InternalError as error:           # a failure of srctrans, not a refusal
         original = error.internal if error.internal is not None else error
         return Outcome("internal", "".join(traceback.format_exception(original))[-3000:])
@@ -117,6 +125,41 @@ def _statements(lines):
         else:
             statements.append([line])
     return statements
+
+
+def _on_duck_arrays(fn, args, gradient):
+    """None if the gradient (``gradient`` with NumPy arrays) and a JVP of ``fn`` on Duck arrays
+    match NumPy's and stay Duck arrays, or are refused; else what differs."""
+    ducks = tuple(Duck(a) if isinstance(a, np.ndarray) else a for a in _copies(args))
+    try:
+        with np.errstate(all="ignore"):
+            fn(*ducks)
+    except Exception:                      # the program itself converts: Python would too
+        return None
+    tangents = tuple(np.ones_like(a) if isinstance(a, np.ndarray) else 1.0 for a in args)
+    try:
+        with np.errstate(all="ignore"):
+            got = st.grad(fn, wrt=(0, 1, 2, 3))(*ducks)
+            _, want_tangent = st.jvp(fn, _copies(args), tangents)
+            _, got_tangent = st.jvp(fn, ducks, tuple(
+                Duck(t) if isinstance(t, np.ndarray) else t for t in tangents))
+    except st.UnsupportedArrayError:
+        return None
+    except Converted as error:
+        return f"on duck arrays, srctrans converted one: {error}"
+    for what, a, b, arg in [(f"gradient {i}", g, w, x) for i, (g, w, x) in
+                            enumerate(zip(got, gradient, args))] + [
+                               ("JVP", got_tangent, want_tangent, want_tangent)]:
+        if (a is None) != (b is None):
+            return f"on duck arrays, the {what} is {a!r} where NumPy's is {b!r}"
+        if a is None:
+            continue
+        if isinstance(arg, np.ndarray) and np.ndim(arg) and not isinstance(a, Duck):
+            return f"on duck arrays, the {what} came back as {type(a).__name__}"
+        if not np.allclose(np.asarray(unwrap(a), dtype=float), b, rtol=1e-9, atol=1e-12,
+                           equal_nan=True):
+            return f"on duck arrays, the {what} differs: {unwrap(a)!r} against {b!r}"
+    return None
 
 
 def _copies(args):
