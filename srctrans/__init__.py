@@ -13,18 +13,58 @@ The public API:
   SrcTransError and its subclasses -- every error srctrans raises on purpose
 """
 
-from srctrans.api import grad, value_and_grad, vjp, source
-from srctrans.forward_api import jvp
-from srctrans.composed import jacobian, batch_jacobian, hessian, hvp
-from srctrans.cache import clear as clear_cache
-from srctrans.checks import check_grads
-from srctrans.export import export
-from srctrans.gradient_control import (
-    stop_gradient, stop_recording, grad_of, custom_gradient, register_vjp, register_jvp,
-    nondifferentiable, differentiate_through)
+from typing import TYPE_CHECKING
+
 from srctrans.errors import (
     SrcTransError, UnsupportedSyntaxError, NoSourceError, MissingRuleError,
     NonDifferentiableError, ShapeError, UsageError, UnsupportedArrayError, CallError, InternalError)
+
+# The compiler is imported when a program first asks for one of these (``st.grad``), not by
+# ``import srctrans``: a script that imports srctrans and never differentiates pays nothing
+# beyond NumPy, and one that does pays once, at its first derivative.
+_PUBLIC = {
+    "grad": "srctrans.api", "value_and_grad": "srctrans.api", "vjp": "srctrans.api",
+    "source": "srctrans.api", "jvp": "srctrans.forward_api",
+    "jacobian": "srctrans.composed", "batch_jacobian": "srctrans.composed",
+    "hessian": "srctrans.composed", "hvp": "srctrans.composed",
+    "check_grads": "srctrans.checks", "export": "srctrans.export",
+    "stop_gradient": "srctrans.gradient_control", "stop_recording": "srctrans.gradient_control",
+    "grad_of": "srctrans.gradient_control", "custom_gradient": "srctrans.gradient_control",
+    "register_vjp": "srctrans.gradient_control", "register_jvp": "srctrans.gradient_control",
+    "nondifferentiable": "srctrans.gradient_control",
+    "differentiate_through": "srctrans.gradient_control",
+}
+_RENAMED = {"clear_cache": ("srctrans.cache", "clear")}
+
+
+def __getattr__(name):
+    """The public function ``name``, imported from its module on first use (PEP 562)."""
+    import importlib
+    if name in _PUBLIC:
+        module, attribute = _PUBLIC[name], name
+    elif name in _RENAMED:
+        module, attribute = _RENAMED[name]
+    else:
+        raise AttributeError(f"module 'srctrans' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value               # later look-ups are plain attribute reads
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_PUBLIC) | set(_RENAMED))
+
+
+if TYPE_CHECKING:                          # what type checkers and the docs see
+    from srctrans.api import grad, value_and_grad, vjp, source
+    from srctrans.forward_api import jvp
+    from srctrans.composed import jacobian, batch_jacobian, hessian, hvp
+    from srctrans.cache import clear as clear_cache
+    from srctrans.checks import check_grads
+    from srctrans.export import export
+    from srctrans.gradient_control import (
+        stop_gradient, stop_recording, grad_of, custom_gradient, register_vjp, register_jvp,
+        nondifferentiable, differentiate_through)
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "jacobian", "batch_jacobian", "hessian", "hvp",

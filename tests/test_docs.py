@@ -86,9 +86,9 @@ def test_every_program_on_the_page_prints_what_it_shows(page, tmp_path, monkeypa
             with contextlib.redirect_stdout(printed):
                 runpy.run_path(str(path), run_name="__main__")
         finally:                                     # the modules the programs wrote are forgotten
-            for module in [m for m in list(sys.modules.values())
-                           if str(getattr(m, "__file__", "") or "").startswith(str(tmp_path))]:
-                del sys.modules[module.__name__]
+            for key in [key for key, module in list(sys.modules.items())
+                        if str(getattr(module, "__file__", "") or "").startswith(str(tmp_path))]:
+                del sys.modules[key]
         assert printed.getvalue().rstrip("\n") == shown, f"{page}: program {name}"
 
 

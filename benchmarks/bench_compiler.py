@@ -1,0 +1,158 @@
+"""What building derivatives costs: import, first builds, length scaling, cache look-ups.
+
+Run from the repository root:
+
+    python benchmarks/bench_compiler.py            # every measurement
+    python benchmarks/bench_compiler.py --quick    # skips the 2,000-statement build
+
+Each build runs in a new process (``python -c``), so that nothing is cached and
+the figure is what a script that starts, imports srctrans and asks for the
+derivative once pays. Prints, one line each (best of ``--repeat`` processes):
+
+* ``import srctrans`` beyond ``import numpy``, and the first ``st.grad`` attribute
+  (which imports the compiler);
+* the build and first call of the gradient of straight-line functions of 20, 1,000
+  and 2,000 statements, and the ratio of the last two (linear would be 2);
+* the build and first call of a single 1,000-term expression's gradient;
+* the first ``st.hvp`` and ``st.hessian`` of a small MLP loss;
+* asking again for a built gradient (``st.grad(f)`` then a call, in one process).
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import textwrap
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+
+STRAIGHT_LINE = '''
+import numpy as np
+def f(x):
+{body}
+    return np.sum(v{last})
+'''
+
+MLP = '''
+import numpy as np
+def loss(w1, w2, x, y):
+    h = np.tanh(x @ w1)
+    return np.mean((h @ w2 - y) ** 2)
+'''
+
+
+def straight_line(statements):
+    lines = ["    v0 = x * 1.0"]
+    for i in range(1, statements):
+        op = ("np.sin(v{p}) + v{p}", "v{p} * 0.5 + np.tanh(v{p})", "np.exp(-v{p} * v{p}) * v{p}")[i % 3]
+        lines.append(f"    v{i} = " + op.format(p=i - 1))
+    return STRAIGHT_LINE.format(body="\n".join(lines), last=statements - 1)
+
+
+def one_expression(terms):
+    expression = " + ".join(f"np.sin(x * {k + 1}.0)" for k in range(terms))
+    return f"import numpy as np\ndef f(x):\n    return np.sum({expression})\n"
+
+
+def run(snippet, repeat):
+    """Best of ``repeat`` fresh processes of ``snippet`` (which prints one float, in seconds)."""
+    best = float("inf")
+    for _ in range(repeat):
+        out = subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True,
+                             cwd=ROOT, check=True).stdout
+        best = min(best, float(out.strip().splitlines()[-1]))
+    return best
+
+
+def timed_build(source, call, repeat, setup=""):
+    """A snippet that writes ``source`` to a module, imports srctrans, and times ``call``."""
+    snippet = textwrap.dedent(f'''
+        import os, sys, tempfile, time, importlib.util
+        sys.path.insert(0, {ROOT!r})
+        import numpy as np
+        import srctrans as st
+        st.grad                               # the compiler is imported: not part of the build
+        directory = tempfile.mkdtemp()
+        path = os.path.join(directory, "built.py")
+        open(path, "w").write({source!r})
+        spec = importlib.util.spec_from_file_location("built", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        {setup}
+        start = time.perf_counter()
+        {call}
+        print(time.perf_counter() - start)
+    ''')
+    return run(snippet, repeat)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--quick", action="store_true")
+    options = parser.parse_args()
+    repeat = options.repeat
+
+    imported = run(textwrap.dedent(f'''
+        import sys, time
+        sys.path.insert(0, {ROOT!r})
+        import numpy
+        start = time.perf_counter()
+        import srctrans
+        print(time.perf_counter() - start)
+    '''), repeat * 2)
+    first_attribute = run(textwrap.dedent(f'''
+        import sys, time
+        sys.path.insert(0, {ROOT!r})
+        import numpy, srctrans
+        start = time.perf_counter()
+        srctrans.grad
+        print(time.perf_counter() - start)
+    '''), repeat)
+    print(f"import srctrans beyond numpy: {imported * 1e3:.1f} ms "
+          f"(the first st.grad then imports the compiler: {first_attribute * 1e3:.0f} ms)")
+
+    call = "st.grad(module.f)(np.ones(3))"
+    results = {}
+    for statements in (20, 1000) + (() if options.quick else (2000,)):
+        results[statements] = timed_build(straight_line(statements), call, repeat)
+        print(f"build and first call, {statements:,} statements: "
+              f"{results[statements] * 1e3:,.0f} ms")
+    if 2000 in results:
+        print(f"2,000 / 1,000 statements: {results[2000] / results[1000]:.2f}")
+    expression = timed_build(one_expression(1000), call, repeat)
+    print(f"build and first call, one 1,000-term expression: {expression * 1e3:,.0f} ms")
+
+    arrays = ("rng = np.random.default_rng(0); w1 = rng.normal(size=(4, 8)); "
+              "w2 = rng.normal(size=8); x = rng.normal(size=(16, 4)); y = rng.normal(size=16)")
+    hvp = timed_build(MLP, "st.hvp(module.loss, (w1, w2, x, y), (w1, w2, None, None))", repeat,
+                      setup=arrays)
+    hessian = timed_build(MLP, "st.hessian(module.loss)(w1, w2, x, y)", repeat, setup=arrays)
+    print(f"first st.hvp of an MLP loss: {hvp * 1e3:.0f} ms; first st.hessian: "
+          f"{hessian * 1e3:.0f} ms")
+
+    again = run(textwrap.dedent(f'''
+        import os, sys, tempfile, time, importlib.util
+        sys.path.insert(0, {ROOT!r})
+        import numpy as np
+        import srctrans as st
+        path = os.path.join(tempfile.mkdtemp(), "built.py")
+        open(path, "w").write({straight_line(20)!r})
+        spec = importlib.util.spec_from_file_location("built", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        x = np.ones(3)
+        st.grad(module.f)(x)
+        best = float("inf")
+        for _ in range(5):
+            start = time.perf_counter()
+            for _ in range(1000):
+                st.grad(module.f)
+            best = min(best, (time.perf_counter() - start) / 1000)
+        print(best)
+    '''), 1)
+    print(f"asking again for a built gradient (st.grad(f)): {again * 1e6:.1f} µs")
+
+
+if __name__ == "__main__":
+    main()
