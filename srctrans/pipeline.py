@@ -194,6 +194,9 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     for derivatives of derivatives.
     """
     unit, itself, data_names = _front_end(fn, wrt, build_callee, "reverse")
+    # read off the function before inlining, which shares expressions between its statements
+    float_values_matter = _rounds_numbers(unit.function)
+    has_loops = any(isinstance(n, (gast.For, gast.While)) for n in gast.walk(unit.function))
     unit.nonsingular = frozenset(softmax_normalisers(unit.function))
     unit.array_valued = array_valued(unit.function)
     unit.written_arrays = written_arrays(unit.function)
@@ -261,8 +264,8 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     build.tape_index = residuals.index(result.tape) if result.tape in residuals else None
     build.follows_inputs = follows_inputs and optimize and shapes is None
     build.data_names = data_names
-    build.float_values_matter = _rounds_numbers(unit.function)
-    build.has_loops = any(isinstance(n, (gast.For, gast.While)) for n in gast.walk(unit.function))
+    build.float_values_matter = float_values_matter
+    build.has_loops = has_loops
     return build
 
 

@@ -15,6 +15,8 @@ reuse the memory of an unnamed intermediate array instead of allocating anew.
 ['h = np.tanh(x @ W + b)']
 """
 
+import collections
+
 import gast
 
 from srctrans import annotations as anno
@@ -37,39 +39,71 @@ def inline_temporaries(statements, temporaries, keep, is_pure):
 
 
 def _inline_block(statements, temporaries, keep, is_pure, uses):
-    """One block; blocks inside it are done on their own (a use must be in the same block)."""
-    pending = {}                  # temporary -> its statement, waiting for its one use
+    """One block; blocks inside it are done on their own (a use must be in the same block).
+
+    Each statement is walked a bounded number of times however long the expressions that
+    inlining builds get: what a pending temporary reads and stores is recorded when it is
+    put aside, and a statement's purity and stores are taken before substitution (what is
+    substituted is pure, and assigns nothing).
+    """
+    pending = {}                  # temporary -> _Pending, waiting for its one use
+    waiting_reads = collections.Counter()    # the names what is pending reads, with counts
+    inlined = set()               # ids of the expressions substituted (their reads are known)
     result = []
+
+    def flush():
+        result.extend(entry.stmt for entry in pending.values())
+        pending.clear()
+        waiting_reads.clear()
+
     for stmt in statements:
         if isinstance(stmt, (gast.If, gast.For, gast.While)):
             # never move a computation into a block: it could run again, or not at all
-            result.extend(pending.values())
-            pending.clear()
+            flush()
             stmt.body = _inline_block(stmt.body, temporaries, keep, is_pure, uses)
             if isinstance(stmt, gast.If):
                 stmt.orelse = _inline_block(stmt.orelse, temporaries, keep, is_pure, uses)
             result.append(stmt)
             continue
-        if pending:
-            stmt = _substitute(stmt, pending)
+        pure = is_pure(stmt)
+        assigned = {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
+                    and isinstance(n.ctx, gast.Store)}
+        reads = None
+        if pending and pending.keys() & reads_of(stmt):
+            stmt, used = _substitute(stmt, pending)
+            inlined.update(id(entry.stmt.value) for entry in used)
+            reads = set()
+            for entry in used:
+                waiting_reads.subtract(entry.reads)
+                reads |= entry.reads
         saving = anno.get(stmt, Anno.SAVES) is not None
         name = _single_target(stmt)
         if (name in temporaries and name not in keep and uses.get(name) == 1
-                and is_pure(stmt) and not saving):
-            pending[name] = stmt
+                and pure and not saving):
+            own = (reads_of(stmt.value) if reads is None
+                   else reads | _unsubstituted_reads(stmt.value, inlined))
+            pending[name] = _Pending(stmt, own)
+            waiting_reads.update(own)
             continue
         # what is pending must not move past an effect, a tape pop, or a new value of
         # one of the names it reads (inside loops names are assigned again)
-        assigned = {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
-                    and isinstance(n.ctx, gast.Store)}
         pushes = saving and isinstance(stmt, gast.Expr)
-        if pending and ((not is_pure(stmt) and not pushes) or (saving and not pushes) or any(
-                assigned & reads_of(waiting.value) for waiting in pending.values())):
-            result.extend(pending.values())
-            pending.clear()
+        if pending and ((not pure and not pushes) or (saving and not pushes) or any(
+                waiting_reads[n] > 0 for n in assigned)):
+            flush()
         result.append(stmt)
-    result.extend(pending.values())
+    flush()
     return result
+
+
+class _Pending:
+    """A pure single-use temporary's statement and the names its value reads."""
+
+    __slots__ = ("stmt", "reads")
+
+    def __init__(self, stmt, reads):
+        self.stmt = stmt
+        self.reads = reads
 
 
 def _single_target(stmt):
@@ -80,14 +114,32 @@ def _single_target(stmt):
 
 
 def _substitute(stmt, pending):
-    """Replace reads of pending temporaries in ``stmt`` by their expressions (each used once)."""
-    if not pending.keys() & reads_of(stmt):
-        return stmt
+    """``(stmt, used)``: ``stmt`` with its reads of pending temporaries replaced by their
+    expressions (each used once, and taken out of ``pending``), and the entries used.
+
+    """
+    used = []
 
     class Substitute(gast.NodeTransformer):
         def visit_Name(self, node):
             if isinstance(node.ctx, gast.Load) and node.id in pending:
-                return pending.pop(node.id).value
+                entry = pending.pop(node.id)
+                used.append(entry)
+                return entry.stmt.value
             return node
 
-    return Substitute().visit(stmt)
+    return Substitute().visit(stmt), used
+
+
+def _unsubstituted_reads(expression, inlined):
+    """The names ``expression`` reads outside the substituted expressions (ids in
+    ``inlined``, whose reads are already known): a walk that does not enter them."""
+    names, stack = set(), [expression]
+    while stack:
+        node = stack.pop()
+        if id(node) in inlined:
+            continue
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+            names.add(node.id)
+        stack.extend(gast.iter_child_nodes(node))
+    return names
