@@ -133,7 +133,7 @@ def _on_duck_arrays(fn, args, gradient):
     ducks = tuple(Duck(a) if isinstance(a, np.ndarray) else a for a in _copies(args))
     try:
         with np.errstate(all="ignore"):
-            fn(*ducks)
+            primal = fn(*ducks)
     except Exception:                      # the program itself converts: Python would too
         return None
     tangents = tuple(np.ones_like(a) if isinstance(a, np.ndarray) else 1.0 for a in args)
@@ -147,14 +147,16 @@ def _on_duck_arrays(fn, args, gradient):
         return None
     except Converted as error:
         return f"on duck arrays, srctrans converted one: {error}"
-    for what, a, b, arg in [(f"gradient {i}", g, w, x) for i, (g, w, x) in
-                            enumerate(zip(got, gradient, args))] + [
-                               ("JVP", got_tangent, want_tangent, want_tangent)]:
+    # a gradient of an array argument is a duck array, and so is the tangent of an output
+    # that is one (an output computed from numbers only is NumPy's, in plain Python too)
+    for what, a, b, duck in [(f"gradient {i}", g, w, isinstance(x, np.ndarray) and np.ndim(x))
+                             for i, (g, w, x) in enumerate(zip(got, gradient, args))] + [
+                                ("JVP", got_tangent, want_tangent, isinstance(primal, Duck))]:
         if (a is None) != (b is None):
             return f"on duck arrays, the {what} is {a!r} where NumPy's is {b!r}"
         if a is None:
             continue
-        if isinstance(arg, np.ndarray) and np.ndim(arg) and not isinstance(a, Duck):
+        if duck and not isinstance(a, Duck):
             return f"on duck arrays, the {what} came back as {type(a).__name__}"
         if not np.allclose(np.asarray(unwrap(a), dtype=float), b, rtol=1e-9, atol=1e-12,
                            equal_nan=True):
