@@ -147,11 +147,13 @@ def _on_duck_arrays(fn, args, gradient):
         return None
     except Converted as error:
         return f"on duck arrays, srctrans converted one: {error}"
-    # a gradient of an array argument is a duck array, and so is the tangent of an output
-    # that is one (an output computed from numbers only is NumPy's, in plain Python too)
+    # a gradient of an array argument is a duck array, and so is the tangent of an array
+    # output that is one (a number, or an output computed from numbers only, may be NumPy's:
+    # no array the size of the data is made)
     for what, a, b, duck in [(f"gradient {i}", g, w, isinstance(x, np.ndarray) and np.ndim(x))
                              for i, (g, w, x) in enumerate(zip(got, gradient, args))] + [
-                                ("JVP", got_tangent, want_tangent, isinstance(primal, Duck))]:
+                                ("JVP", got_tangent, want_tangent,
+                                 isinstance(primal, Duck) and primal.ndim > 0)]:
         if (a is None) != (b is None):
             return f"on duck arrays, the {what} is {a!r} where NumPy's is {b!r}"
         if a is None:
