@@ -5,6 +5,8 @@ The public API:
   jvp                        -- forward mode (Jacobian-vector products)
   jacobian, batch_jacobian, hessian, hvp -- composed from the two modes
   source                     -- the generated derivative's source text
+  clear_cache, cache_directory, set_cache_directory
+                             -- the caches: in memory, and on disk for later processes
   export                     -- the derivative as a standalone module that needs only NumPy
   check_grads                -- compare derivatives with finite differences
   stop_gradient, stop_recording, grad_of, custom_gradient,
@@ -34,7 +36,9 @@ _PUBLIC = {
     "nondifferentiable": "srctrans.gradient_control",
     "differentiate_through": "srctrans.gradient_control",
 }
-_RENAMED = {"clear_cache": ("srctrans.cache", "clear")}
+_RENAMED = {"clear_cache": ("srctrans.cache", "clear"),
+            "cache_directory": ("srctrans.cache", "cache_directory"),
+            "set_cache_directory": ("srctrans.cache", "set_cache_directory")}
 
 
 def __getattr__(name):
@@ -59,7 +63,7 @@ if TYPE_CHECKING:                          # what type checkers and the docs see
     from srctrans.api import grad, value_and_grad, vjp, source
     from srctrans.forward_api import jvp
     from srctrans.composed import jacobian, batch_jacobian, hessian, hvp
-    from srctrans.cache import clear as clear_cache
+    from srctrans.cache import clear as clear_cache, cache_directory, set_cache_directory
     from srctrans.checks import check_grads
     from srctrans.export import export
     from srctrans.gradient_control import (
@@ -68,7 +72,7 @@ if TYPE_CHECKING:                          # what type checkers and the docs see
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "jacobian", "batch_jacobian", "hessian", "hvp",
-    "source", "export", "check_grads", "clear_cache",
+    "source", "export", "check_grads", "clear_cache", "cache_directory", "set_cache_directory",
     "stop_gradient", "stop_recording", "grad_of", "custom_gradient", "register_vjp",
     "register_jvp", "nondifferentiable", "differentiate_through",
     "SrcTransError", "UnsupportedSyntaxError", "NoSourceError", "MissingRuleError",

@@ -25,8 +25,9 @@ import numpy as np
 
 from srctrans.runtime.seeding import check_output
 
-from srctrans import pipeline
+from srctrans.builds import Build
 from srctrans.emit.compile import forget_sources
+from srctrans.persist import entries as stored
 from srctrans.reporting import definition, internal_failure
 from srctrans.errors import NoSourceError, SrcTransError, UnsupportedSyntaxError
 from srctrans.parse.resolve import still_valid
@@ -151,15 +152,39 @@ def _build_callees_first(fn, options, location, new_build):
 
 
 def _recorded_build(fn, options, location, new_build):
-    """``new_build(fn, options, location)``, recorded in ``_builds``; counts as one nesting."""
+    """The build of ``fn`` for ``options`` from the persistent cache, else
+    ``new_build(fn, options, location)`` (then kept there); recorded in ``_builds``.
+    Counts as one nesting."""
     _nesting[0] += 1
     try:
-        build = new_build(fn, options, location)
+        build = stored.load(fn, options, _instance_for)
+        made = build is None
+        if made:
+            build = new_build(fn, options, location)
+        elif isinstance(build, Build):
+            _link_callees(build)
     finally:
         _nesting[0] -= 1
     build.options = options
+    if made:
+        stored.save(fn, options, build)
     _builds.setdefault((fn.__code__, options), []).append(build)
     return build
+
+
+def _instance_for(fn, options):
+    """The instance of ``fn`` for cache ``options`` of any mode (a callee of a stored build)."""
+    if options[0] == "forward":
+        return _cached(fn, options, None, _new_forward_build, ForwardInstance)
+    return _cached(fn, options, None, _new_build, Instance)
+
+
+def _link_callees(build):
+    """Set what a reverse build's callees decide: its call depth, whether it may be specialised."""
+    callees = build.callees
+    build.call_depth = 1 + max((found.build.call_depth for _, found in callees), default=0)
+    build.specialisable = build.follows_inputs and build.call_depth <= MAX_SPECIALISED_DEPTH \
+        and all(found.build.specialisable for _, found in callees)
 
 
 class Instance:
@@ -436,13 +461,14 @@ def _new_build(fn, options, location):
     build_callee.residuals = {}
 
     with _building(fn, location):
-        build = _with_location(pipeline.build_reverse, fn, location, wrt, build_callee,
-                               optimize, unconnected_zero, dict(own_shapes) or None, gradient)
+        from srctrans import pipeline           # not needed when every build is stored
+        with REGISTRY.recording() as consulted:
+            build = _with_location(pipeline.build_reverse, fn, location, wrt, build_callee,
+                                   optimize, unconnected_zero, dict(own_shapes) or None, gradient)
+    build.consulted = list(consulted.values())
     build.callees = tuple(callees)
     build.callee_residuals = build_callee.residuals
-    build.call_depth = 1 + max((found.build.call_depth for _, found in callees), default=0)
-    build.specialisable = build.follows_inputs and build.call_depth <= MAX_SPECIALISED_DEPTH \
-        and all(found.build.specialisable for _, found in callees)
+    _link_callees(build)
     return build
 
 
@@ -505,14 +531,46 @@ def _with_location(step, fn, location, *args):
         raise internal_failure(error, location or definition(fn)) from error
 
 
-def clear():
-    """Forget every build and instance, and the generated source kept for tracebacks."""
+def clear(persistent=False):
+    """Forget every build and instance, and the generated source kept for tracebacks.
+
+    With ``persistent=True``, also delete every entry of the persistent cache
+    (the directory :func:`srctrans.cache_directory` names), so that later
+    processes build afresh too.
+    """
     with _lock:
         _builds.clear()
         _instances.clear()
         for table in _memos:
             table.clear()
         forget_sources()
+        stored.forget()
+        if persistent:
+            stored.clear()
+
+
+def cache_directory():
+    """The directory of the persistent cache this process uses, or None when it is off.
+
+    Derivatives built by one process are kept there as generated source text
+    (JSON entries, never pickles) and read back by later processes instead of
+    being built again. It is, in order: the directory :func:`set_cache_directory`
+    gave; ``$SRCTRANS_CACHE_DIR`` (an empty value switches the cache off); the
+    platform's user cache directory (``~/.cache/srctrans`` on Linux,
+    ``~/Library/Caches/srctrans`` on macOS, ``%LOCALAPPDATA%\\srctrans\\Cache``
+    on Windows). srctrans creates it private (mode 700) and uses it only while it
+    is a directory, not a symbolic link, owned by the user and closed to others;
+    otherwise the cache is off for the process, with a ``RuntimeWarning``.
+    """
+    return stored.directory.location()
+
+
+def set_cache_directory(path):
+    """Use ``path`` for the persistent cache from now on; ``None`` switches it off.
+
+    See :func:`cache_directory`. Builds already in memory are kept.
+    """
+    stored.directory.set_location(path)
 
 
 # -- forward mode ----------------------------------------------------------------
@@ -547,7 +605,10 @@ def _new_forward_build(fn, options, location):
         return found.jvp, found.build.tangents
 
     with _building(fn, location):
-        build = _with_location(pipeline.build_forward, fn, location, wrt, build_callee, optimize,
-                               tangent_only)
+        from srctrans import pipeline
+        with REGISTRY.recording() as consulted:
+            build = _with_location(pipeline.build_forward, fn, location, wrt, build_callee,
+                                   optimize, tangent_only)
+    build.consulted = list(consulted.values())
     build.callees = tuple(callees)
     return build

@@ -127,7 +127,7 @@ def nondifferentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
     if not callable(fn):
         raise UsageError(f"nondifferentiable expects a callable, not {type(fn).__name__}")
     _check_hashable(fn, "nondifferentiable")
-    if REGISTRY.nondifferentiable(fn):
+    if REGISTRY.nondifferentiable(fn, by_user=True):
         warnings.warn(f"{_describe(fn)} is now non-differentiable: its registered rules are dropped",
                       UserWarning, stacklevel=2)
     cache.clear()

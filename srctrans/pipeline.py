@@ -44,6 +44,7 @@ import numpy
 from srctrans import runtime
 from srctrans import annotations as anno
 from srctrans.analyse.activity import active_names
+from srctrans.builds import Build, ForwardBuild
 from srctrans.analyse.invariance import softmax_normalisers, softmax_offsets
 from srctrans.analyse.values import (
     array_valued, dict_valued, fresh_arrays, maybe_not_float, written_arrays)
@@ -120,37 +121,6 @@ class Unit:
         if name not in self.resolver.local_names and self.resolver.lookup_root(name) is module:
             return name
         return self.namer.fresh(name)
-
-
-class Build:
-    """A compiled reverse-mode derivative of one function for one selection.
-
-    Attributes:
-      compiled: the :class:`~srctrans.emit.compile.Compiled` module.
-      wrt: the selected parameter names.
-      assumptions: the non-local names the build resolved, and their objects.
-    """
-
-    def __init__(self, compiled, wrt, assumptions):
-        self.compiled = compiled
-        self.wrt = wrt
-        self.assumptions = assumptions
-        self.callees = ()          # (function, Instance) of called user functions; set by the cache
-        self.callee_residuals = {}   # residual name -> Instance of the callee that saved it
-        self.residuals = ()        # names of the values the forward pass saves, in order
-        self.seed = None           # name of the output's cotangent in the backward pass
-        self.tape_index = None     # where the tape is among the residuals (the backward pass empties it)
-        self.follows_inputs = False   # shapes fixed by input shapes: may be specialised
-        self.specialisable = False    # follows_inputs, and so do all callees; set by the cache
-        self.call_depth = 1        # the longest chain of user functions it calls, itself included
-        self.options = None        # the cache options it was built for; set by the cache
-        self.data_names = ()       # non-local names read as values (their shapes matter)
-        self.float_values_matter = False   # a float's value may decide a shape (int(s))
-        self.has_loops = True      # the function has a loop (names may change shape as it runs)
-
-    @property
-    def source(self):
-        return self.compiled.source
 
 
 def _front_end(fn, wrt, build_callee, mode):
@@ -267,30 +237,6 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     build.float_values_matter = float_values_matter
     build.has_loops = has_loops
     return build
-
-
-class ForwardBuild:
-    """A compiled forward-mode derivative (JVP) of one function for one selection.
-
-    Attributes:
-      compiled: the :class:`~srctrans.emit.compile.Compiled` module (one function,
-        ``NAME_jvp(*params, *, d<p>...)`` -> ``(output, d<output>)``).
-      wrt: the selected parameter names.
-      tangents: selected parameter name -> the keyword naming its tangent.
-      assumptions: the non-local names the build resolved, and their objects.
-    """
-
-    def __init__(self, compiled, wrt, tangents, assumptions):
-        self.compiled = compiled
-        self.wrt = wrt
-        self.tangents = tangents
-        self.assumptions = assumptions
-        self.callees = ()          # (function, instance) of called user functions; set by the cache
-        self.options = None
-
-    @property
-    def source(self):
-        return self.compiled.source
 
 
 def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False):

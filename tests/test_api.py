@@ -436,8 +436,8 @@ class Builds(list):
 
 
 @pytest.fixture
-def count_builds(monkeypatch, fresh_cache):
-    """The times the compiler ran (srctrans.pipeline.build_reverse calls)."""
+def count_builds(monkeypatch, fresh_cache, no_persistent_cache):
+    """The times the compiler ran (srctrans.pipeline.build_reverse calls), in this process only."""
     calls = Builds()
     real = srctrans.pipeline.build_reverse
 

@@ -11,9 +11,6 @@ runs a derivative srctrans made becomes a call of its generated code
 """
 
 import inspect
-import os
-import site
-import sysconfig
 
 import gast
 import numpy as np
@@ -26,6 +23,7 @@ from srctrans.differentiate.templates import bind
 from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
 from srctrans.parse.resolve import MISSING
 from srctrans.nodes import in_runtime
+from srctrans.places import is_installed
 from srctrans.rules import METHODS, REGISTRY
 
 
@@ -170,24 +168,6 @@ def is_library(callee):
     if in_runtime(callee) or is_installed(callee):
         return not REGISTRY.differentiated_through(callee)
     return False
-
-
-def is_installed(callee):
-    """Whether ``callee`` is a Python function of an installed package or the standard library."""
-    code = getattr(callee, "__code__", None) or getattr(getattr(callee, "__func__", None),
-                                                        "__code__", None)
-    return code is not None and os.path.abspath(code.co_filename).startswith(_INSTALLED)
-
-
-def _installed_directories():
-    paths = sysconfig.get_paths()
-    places = {paths.get(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")}
-    places.update(getattr(site, "getsitepackages", lambda: [])())
-    places.add(getattr(site, "getusersitepackages", lambda: None)())
-    return tuple(os.path.abspath(p) + os.sep for p in places if p)
-
-
-_INSTALLED = _installed_directories()
 
 
 def _called(name, callee):

@@ -49,14 +49,24 @@ class Compiled:
 
     Attributes:
       source: the readable text of the generated functions (what st.source shows).
+      text: the module compiled: a factory taking the closure's names, then the
+        user function's free variables, and returning the generated functions.
+      label: what the text is (``"f reverse"``), part of its pseudo file name.
       filename: the file name the code was compiled with (registered with linecache).
     """
 
-    def __init__(self, factory, closure, source, filename):
+    def __init__(self, factory, closure, source, text, label, filename):
         self._factory = factory
         self._closure = closure
         self.source = source
+        self.text = text
+        self.label = label
         self.filename = filename
+
+    @property
+    def closure(self):
+        """srctrans's own free names of the generated code, and their values, in factory order."""
+        return dict(self._closure)
 
     def instantiate(self, fn):
         """The generated functions, reading ``fn``'s own globals and closure cells.
@@ -161,9 +171,14 @@ def compile_functions(functions, closure, user_fn, label):
         lines.extend(INDENT + line if line else line for line in function_text)
         lines.append("")
     lines.append(f"{INDENT}return ({names},)")
-    text = "\n".join(lines) + "\n"
+    return compile_text("\n".join(lines) + "\n", closure, source, user_fn, label)
+
+
+def compile_text(text, closure, source, user_fn, label):
+    """The :class:`Compiled` of a factory module's ``text`` (see :attr:`Compiled.text`), whose
+    first parameters are the names of ``closure``, in order."""
     filename = register_source(text, label, user_fn)
     code = compile(text, filename, "exec")
     namespace = {}
     exec(code, user_fn.__globals__, namespace)
-    return Compiled(namespace[FACTORY], closure, source, filename)
+    return Compiled(namespace[FACTORY], closure, source, text, label, filename)

@@ -46,6 +46,7 @@ Templates may use the names ``np`` (numpy) and ``rt`` (the runtime package);
 the generator maps them to the aliases of the generated module.
 """
 
+import contextlib
 import importlib
 import sys
 import inspect
@@ -172,8 +173,10 @@ class RuleRegistry:
         self._constant_owners = ()      # types whose bound methods give constants
         self.version = 0                # changes whenever a user registers or declares something
         self._through = set()           # installed functions whose source the user let srctrans read
+        self._declared = {}             # the non-differentiable declarations users made
         self._tuple_valued = set()      # primals whose results are tuples
         self._on_demand = {}            # package -> rule module, imported once the user imports it
+        self._consulted = None          # while a build records: id -> each callable looked up
 
     # -- registration ------------------------------------------------------
     def vjp(self, *primals, elementwise=False):
@@ -223,15 +226,18 @@ class RuleRegistry:
             self._rules[key] = Rule(primal)
         return self._rules[key]
 
-    def nondifferentiable(self, *primals):
+    def nondifferentiable(self, *primals, by_user=False):
         """Declare that the results of ``primals`` carry no derivative.
 
         A user-registered rule of one of them is dropped: the latest
-        declaration wins. Returns the primals that had one.
+        declaration wins. Returns the primals that had one. ``by_user``
+        marks a user's declaration (:meth:`user_declared_nondifferentiable`).
         """
         dropped = []
         for primal in primals:
             self._nondifferentiable[_key(primal)] = primal
+            if by_user:
+                self._declared[_key(primal)] = primal
             rule = self._rules.get(_key(primal))
             if rule is not None and (rule.custom_vjp or rule.custom_jvp) is not None:
                 rule.custom_vjp = rule.custom_jvp = None
@@ -265,6 +271,7 @@ class RuleRegistry:
         replaced = getattr(rule, slot) is not None
         setattr(rule, slot, rule_fn)
         self._nondifferentiable.pop(_key(primal), None)
+        self._declared.pop(_key(primal), None)
         self.version += 1
         return replaced
 
@@ -272,12 +279,17 @@ class RuleRegistry:
         """A snapshot of what users registered and declared, for :meth:`restore_user_rules`."""
         custom = {key: (rule.custom_vjp, rule.custom_jvp) for key, rule in self._rules.items()
                   if (rule.custom_vjp or rule.custom_jvp) is not None}
-        return custom, dict(self._nondifferentiable), set(self._through)
+        return custom, dict(self._nondifferentiable), set(self._through), dict(self._declared)
+
+    def user_declared_nondifferentiable(self):
+        """The primals users declared non-differentiable (``st.nondifferentiable``)."""
+        return list(self._declared.values())
 
     def restore_user_rules(self, snapshot):
         """Undo every registration and declaration made since ``snapshot`` was taken (tests)."""
-        custom, nondifferentiable, through = snapshot
+        custom, nondifferentiable, through, declared = snapshot
         self._through = set(through)
+        self._declared = dict(declared)
         for key in list(self._rules):
             rule = self._rules[key]
             rule.custom_vjp, rule.custom_jvp = custom.get(key, (None, None))
@@ -313,8 +325,20 @@ class RuleRegistry:
         and a program can only call SciPy's functions after importing them)."""
         self._on_demand[package] = module
 
+    @contextlib.contextmanager
+    def recording(self):
+        """While active, note every callable whose rule is looked up: what a build relied on
+        (a rule found, or none). Yields the dict id -> callable; nested recordings are separate."""
+        outer, self._consulted = self._consulted, {}
+        try:
+            yield self._consulted
+        finally:
+            self._consulted = outer
+
     def lookup(self, primal):
         """The :class:`Rule` of ``primal``, or None."""
+        if self._consulted is not None and callable(primal):
+            self._consulted[id(primal)] = primal
         try:
             rule = self._rules.get(_key(primal))
         except TypeError:          # unhashable callables have no rule

@@ -1,0 +1,65 @@
+"""What a build is: the compiled derivative of one function and what it assumed.
+
+Requires: nothing but :mod:`srctrans.emit.compile`'s :class:`Compiled`.
+Guarantees: :class:`Build` and :class:`ForwardBuild` hold the compiled code
+and the facts the cache needs to reuse it; the pipeline makes them, and the
+persistent cache (``srctrans.persist``) makes them from an entry without
+importing the pipeline.
+"""
+
+
+class Build:
+    """A compiled reverse-mode derivative of one function for one selection.
+
+    Attributes:
+      compiled: the :class:`~srctrans.emit.compile.Compiled` module.
+      wrt: the selected parameter names.
+      assumptions: the non-local names the build resolved, and their objects.
+    """
+
+    def __init__(self, compiled, wrt, assumptions):
+        self.compiled = compiled
+        self.wrt = wrt
+        self.assumptions = assumptions
+        self.callees = ()          # (function, Instance) of called user functions; set by the cache
+        self.callee_residuals = {}   # residual name -> Instance of the callee that saved it
+        self.residuals = ()        # names of the values the forward pass saves, in order
+        self.seed = None           # name of the output's cotangent in the backward pass
+        self.tape_index = None     # where the tape is among the residuals (the backward pass empties it)
+        self.follows_inputs = False   # shapes fixed by input shapes: may be specialised
+        self.specialisable = False    # follows_inputs, and so do all callees; set by the cache
+        self.call_depth = 1        # the longest chain of user functions it calls, itself included
+        self.options = None        # the cache options it was built for; set by the cache
+        self.data_names = ()       # non-local names read as values (their shapes matter)
+        self.float_values_matter = False   # a float's value may decide a shape (int(s))
+        self.has_loops = True      # the function has a loop (names may change shape as it runs)
+        self.consulted = ()        # the callables whose rules the build looked up; set by the cache
+
+    @property
+    def source(self):
+        return self.compiled.source
+
+
+class ForwardBuild:
+    """A compiled forward-mode derivative (JVP) of one function for one selection.
+
+    Attributes:
+      compiled: the :class:`~srctrans.emit.compile.Compiled` module (one function,
+        ``NAME_jvp(*params, *, d<p>...)`` -> ``(output, d<output>)``).
+      wrt: the selected parameter names.
+      tangents: selected parameter name -> the keyword naming its tangent.
+      assumptions: the non-local names the build resolved, and their objects.
+    """
+
+    def __init__(self, compiled, wrt, tangents, assumptions):
+        self.compiled = compiled
+        self.wrt = wrt
+        self.tangents = tangents
+        self.assumptions = assumptions
+        self.callees = ()          # (function, instance) of called user functions; set by the cache
+        self.options = None
+        self.consulted = ()        # the callables whose rules the build looked up; set by the cache
+
+    @property
+    def source(self):
+        return self.compiled.source

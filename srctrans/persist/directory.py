@@ -1,0 +1,187 @@
+"""Where the persistent cache lives, and reading and writing its entries safely.
+
+Requires: nothing beyond the standard library.
+Guarantees: :func:`location` is the cache directory or None (switched off).
+The directory is made private (mode 0700) and is used only while it is a real
+directory (not a symlink) owned by this user with no access for others;
+otherwise the cache is off for the process, with one warning. An entry's first
+line is a digest of its name and text, checked on reading. :func:`write`
+replaces an entry atomically (a new private file renamed over the old name, so
+a reader sees the old entry or the new one, never part of one); :func:`read`
+opens without following symlinks and returns None for anything it cannot trust
+(not a regular file, another owner, readable by others).
+
+The directory is, in order: the one :func:`set_location` gave; else
+``$SRCTRANS_CACHE_DIR`` (set and empty: off); else the platform's user cache
+directory (``$XDG_CACHE_HOME/srctrans`` or ``~/.cache/srctrans`` on Linux,
+``~/Library/Caches/srctrans`` on macOS, ``%LOCALAPPDATA%\\srctrans\\Cache`` on
+Windows).
+"""
+
+import hashlib
+import os
+import stat
+import sys
+import warnings
+
+ENVIRONMENT = "SRCTRANS_CACHE_DIR"
+_DEFAULT = object()
+_chosen = [_DEFAULT]          # set_location's choice: a path, None (off) or _DEFAULT
+_checked = {}                 # directory -> whether it passed the checks (once per process)
+
+
+def set_location(path=_DEFAULT):
+    """Use ``path`` for the persistent cache (None: switch it off; no argument: the default)."""
+    _chosen[0] = path if path is None or path is _DEFAULT else os.fspath(path)
+
+
+def configured():
+    """The directory the settings name (None when off), whether or not it exists yet."""
+    chosen = _chosen[0]
+    if chosen is not _DEFAULT:
+        return chosen
+    if ENVIRONMENT in os.environ:
+        return os.environ[ENVIRONMENT] or None
+    return _platform_directory()
+
+
+def _platform_directory():
+    home = os.path.expanduser("~")
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or os.path.join(home, "AppData", "Local")
+        return os.path.join(base, "srctrans", "Cache")
+    if sys.platform == "darwin":
+        return os.path.join(home, "Library", "Caches", "srctrans")
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")
+    return os.path.join(base, "srctrans")
+
+
+def location():
+    """The cache directory, made private if it did not exist; None when off or untrustworthy."""
+    directory = configured()
+    if directory is None:
+        return None
+    directory = os.path.abspath(directory)
+    trusted = _checked.get(directory)
+    if trusted is None:
+        trusted = _checked[directory] = _prepare(directory)
+    return directory if trusted else None
+
+
+def _prepare(directory):
+    """Make ``directory`` (mode 0700) if needed; True when it can be trusted."""
+    try:
+        os.makedirs(os.path.dirname(directory), exist_ok=True)
+        try:
+            os.mkdir(directory, 0o700)
+        except FileExistsError:
+            pass
+        info = os.lstat(directory)
+    except OSError as error:
+        return _distrust(directory, f"it cannot be created ({error})")
+    if stat.S_ISLNK(info.st_mode):
+        return _distrust(directory, "it is a symbolic link")
+    if not stat.S_ISDIR(info.st_mode):
+        return _distrust(directory, "it is not a directory")
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        return _distrust(directory, "another user owns it")
+    if os.name == "posix" and info.st_mode & 0o077:
+        return _distrust(directory, f"others may read or write it (mode "
+                                    f"{stat.S_IMODE(info.st_mode):o}; srctrans makes it 700)")
+    return True
+
+
+def _distrust(directory, why):
+    warnings.warn(f"srctrans: the persistent cache is off for this process: {directory}: {why}. "
+                  f"Set {ENVIRONMENT} to a private directory, or to an empty value to switch "
+                  f"it off", RuntimeWarning, stacklevel=4)
+    return False
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_BINARY = getattr(os, "O_BINARY", 0)
+
+
+def read(directory, name):
+    """The text of entry ``name``, or None when it is missing or cannot be trusted."""
+    path = os.path.join(directory, name)
+    try:
+        handle = os.open(path, os.O_RDONLY | _NOFOLLOW | _BINARY)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(handle)
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        if hasattr(os, "getuid") and info.st_uid != os.getuid():
+            return None
+        if os.name == "posix" and info.st_mode & 0o077:
+            return None
+        with os.fdopen(handle, "rb", closefd=False) as stream:
+            data = stream.read()
+    except OSError:
+        return None
+    finally:
+        os.close(handle)
+    try:
+        return payload(data.decode("utf-8"), name)
+    except UnicodeDecodeError:
+        return None
+
+
+def framed(text, name):
+    """``text`` as entry ``name`` is stored: a first line with a digest of the name and text."""
+    return _checksum(text, name) + "\n" + text
+
+
+def payload(stored, name):
+    """The text of a stored entry ``name``, or None when its digest does not match (a damaged
+    entry, or one copied under another entry's name)."""
+    first, _, text = stored.partition("\n")
+    return text if first == _checksum(text, name) else None
+
+
+def _checksum(text, name):
+    return hashlib.sha256(f"{name}\0{text}".encode("utf-8")).hexdigest()
+
+
+def write(directory, name, text):
+    """Replace entry ``name`` with ``text`` atomically; False when it could not be written."""
+    final = os.path.join(directory, name)
+    temporary = os.path.join(directory, f".{name}.{os.getpid()}.{os.urandom(6).hex()}.tmp")
+    try:
+        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _BINARY,
+                         0o600)
+    except OSError:
+        return False
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(framed(text, name).encode("utf-8"))
+        os.replace(temporary, final)     # replaces a link at ``final``, never writes through it
+        return True
+    except OSError:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        return False
+
+
+SUFFIX = ".json"
+
+
+def clear(directory):
+    """Remove every entry (and left-over temporary file) from ``directory``; the count removed."""
+    removed = 0
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return 0
+    for name in names:
+        if name.endswith(SUFFIX) or name.endswith(".tmp"):
+            try:
+                os.unlink(os.path.join(directory, name))
+                removed += 1
+            except OSError:
+                pass
+    return removed

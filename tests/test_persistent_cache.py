@@ -1,0 +1,304 @@
+"""The persistent cache: a later process reads back what an earlier one built, and never
+trusts an entry beyond its checks.
+
+Each test runs small programs in fresh Python processes sharing a cache
+directory of the test's own, and compares what they print.
+"""
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import srctrans as st
+from srctrans.persist import directory
+
+MODEL = '''
+import numpy as np
+from helpers import layer
+
+def loss(w, x):
+    h = layer(x, w)
+    s = np.sum(h ** 2)
+    return s + np.sum(np.exp(-h))
+'''
+
+HELPERS = '''
+import os
+import numpy as np
+
+act = np.sin if os.environ.get("ACTIVATION") == "sin" else np.tanh
+
+def layer(x, w):
+    return act(x @ w)
+'''
+
+DRIVER = '''
+import json, os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import numpy as np
+import srctrans as st
+import model, helpers
+
+if os.environ.get("DOUBLED_RULE"):
+    def doubled_layer_vjp(g, ans, x, w):          # twice tanh(x @ w)'s
+        gz = 2.0 * g * (1.0 - ans * ans)
+        return gz @ w.T, x.T @ gz
+
+    def doubled_layer_jvp(tangents, ans, x, w):
+        dx, dw = (0.0 if t is None else t for t in tangents)
+        return 2.0 * (1.0 - ans * ans) * (dx @ w + x @ dw)
+
+    st.register_vjp(helpers.layer, doubled_layer_vjp)
+    st.register_jvp(helpers.layer, doubled_layer_jvp)
+
+rows = int(os.environ.get("ROWS", "4"))
+w = np.linspace(-0.5, 0.5, 6).reshape(3, 2)
+x = np.linspace(-1.0, 1.0, 3 * rows).reshape(rows, 3)
+g = st.grad(model.loss)(w, x)
+built_for_grad = "srctrans.pipeline" in sys.modules
+_, tangent = st.jvp(model.loss, (w, x), (np.ones_like(w), np.zeros_like(x)))
+print(json.dumps({"grad": g.tolist(), "jvp": float(tangent), "built_for_grad": built_for_grad,
+                  "built": "srctrans.pipeline" in sys.modules,
+                  "directory": st.cache_directory()}))
+'''
+
+
+@pytest.fixture
+def program(tmp_path):
+    """Write the model, its helpers and the driver; returns ``run(**environment) -> dict``."""
+    (tmp_path / "model.py").write_text(MODEL)
+    (tmp_path / "helpers.py").write_text(HELPERS)
+    (tmp_path / "driver.py").write_text(DRIVER)
+    cache = tmp_path / "cache"
+
+    def run(cache_dir=cache, **environment):
+        env = dict(os.environ, SRCTRANS_CACHE_DIR=str(cache_dir), PYTHONDONTWRITEBYTECODE="1")
+        env.pop("ACTIVATION", None)
+        env.update(environment)
+        done = subprocess.run([sys.executable, str(tmp_path / "driver.py")], env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        result = json.loads(done.stdout.strip().splitlines()[-1])
+        result["stderr"] = done.stderr
+        return result
+
+    run.folder, run.cache = tmp_path, cache
+    return run
+
+
+def _expected(activation=np.tanh, rows=4, factor=1.0):
+    """The gradient of MODEL's loss with respect to w, written by hand."""
+    w = np.linspace(-0.5, 0.5, 6).reshape(3, 2)
+    x = np.linspace(-1.0, 1.0, 3 * rows).reshape(rows, 3)
+    z = x @ w
+    h = activation(z)
+    dh = 2 * h - np.exp(-h)
+    dz = dh * (1 - h * h if activation is np.tanh else np.cos(z))
+    return factor * x.T @ dz
+
+
+def test_a_second_process_reads_the_build_back_without_the_compiler(program):
+    first = program()
+    second = program()
+    assert first["built"] and not second["built"]
+    assert second["grad"] == first["grad"] and second["jvp"] == first["jvp"]
+    np.testing.assert_allclose(second["grad"], _expected(), rtol=1e-12)
+    assert second["directory"] == str(program.cache)
+
+
+def test_entries_are_private_json_holding_generated_source(program):
+    program()
+    folder = program.cache
+    assert stat.S_IMODE(os.lstat(folder).st_mode) == 0o700
+    names = os.listdir(folder)
+    assert names and all(name.endswith(".json") for name in names)
+    for name in names:
+        path = folder / name
+        assert stat.S_IMODE(os.lstat(path).st_mode) == 0o600
+        entry = json.loads(directory.payload(path.read_text(), name))
+        assert entry["text"].startswith("def __srctrans_factory__(")
+        assert "def " in entry["source"]
+
+
+def test_an_edited_function_is_built_again(program):
+    program()
+    model = program.folder / "model.py"
+    model.write_text(MODEL.replace("h ** 2", "h ** 2 * 3.0"))
+    edited = program()
+    assert edited["built_for_grad"]
+    w = np.linspace(-0.5, 0.5, 6).reshape(3, 2)
+    x = np.linspace(-1.0, 1.0, 12).reshape(4, 3)
+    h = np.tanh(x @ w)
+    expected = x.T @ ((6 * h - np.exp(-h)) * (1 - h * h))
+    np.testing.assert_allclose(edited["grad"], expected, rtol=1e-12)
+
+
+def test_an_edited_callee_is_built_again(program):
+    program()
+    (program.folder / "helpers.py").write_text(HELPERS.replace("act(x @ w)", "act(x @ w) * 2.0"))
+    edited = program()
+    assert edited["built_for_grad"]
+    w = np.linspace(-0.5, 0.5, 6).reshape(3, 2)
+    x = np.linspace(-1.0, 1.0, 12).reshape(4, 3)
+    h = 2.0 * np.tanh(x @ w)
+    expected = x.T @ ((2 * h - np.exp(-h)) * 2.0 * (1 - np.tanh(x @ w) ** 2))
+    np.testing.assert_allclose(edited["grad"], expected, rtol=1e-12)
+
+
+def test_a_name_that_denotes_another_function_is_built_again(program):
+    program()
+    rebound = program(ACTIVATION="sin")         # same files; `act` is np.sin in this process
+    assert rebound["built_for_grad"]
+    np.testing.assert_allclose(rebound["grad"], _expected(np.sin), rtol=1e-12)
+    back = program()              # the entry holds the latest build: built again, correctly
+    np.testing.assert_allclose(back["grad"], _expected(), rtol=1e-12)
+    assert not program()["built"]
+
+
+def test_a_rule_the_user_registers_is_part_of_the_key(program):
+    program()
+    with_rule = program(DOUBLED_RULE="1")
+    assert with_rule["built_for_grad"]
+    np.testing.assert_allclose(with_rule["grad"], _expected(factor=2.0), rtol=1e-12)
+    assert not program(DOUBLED_RULE="1")["built"]
+    without = program()
+    assert not without["built"]
+    np.testing.assert_allclose(without["grad"], _expected(), rtol=1e-12)
+
+
+def test_each_shape_has_its_own_specialised_entry(program):
+    program(ROWS="4")
+    other = program(ROWS="7")
+    np.testing.assert_allclose(other["grad"], _expected(rows=7), rtol=1e-12)
+    again = program(ROWS="7")
+    assert not again["built"]
+    np.testing.assert_allclose(again["grad"], _expected(rows=7), rtol=1e-12)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "flipped", "renamed", "old format"])
+def test_a_damaged_entry_is_built_again_and_replaced(program, damage):
+    program()
+    names = sorted(os.listdir(program.cache))
+    for name in names:
+        path = program.cache / name
+        text = path.read_text()
+        if damage == "garbage":
+            text = "not an entry"
+        elif damage == "truncated":
+            text = text[: len(text) // 2]
+        elif damage == "flipped":             # the generated code computes something else
+            text = text.replace("np.exp", "np.sin")
+        elif damage == "renamed":             # a valid entry under another entry's name
+            text = (program.cache / names[(names.index(name) + 1) % len(names)]).read_text()
+        else:
+            entry = json.loads(directory.payload(text, name))
+            entry["format"] = -1
+            text = directory.framed(json.dumps(entry), name)
+        path.write_text(text)
+    damaged = program()
+    assert damaged["built_for_grad"]
+    np.testing.assert_allclose(damaged["grad"], _expected(), rtol=1e-12)
+    assert not program()["built"]             # the rebuilt entries replaced the damaged ones
+
+
+def test_a_directory_others_can_write_is_not_used(program):
+    os.makedirs(program.cache, mode=0o700)
+    os.chmod(program.cache, 0o777)
+    result = program()
+    assert result["directory"] is None and "persistent cache is off" in result["stderr"]
+    assert os.listdir(program.cache) == []
+    np.testing.assert_allclose(result["grad"], _expected(), rtol=1e-12)
+
+
+def test_a_symbolic_link_is_never_followed(program, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    os.symlink(elsewhere, program.cache)
+    result = program()
+    assert result["directory"] is None and "symbolic link" in result["stderr"]
+    assert os.listdir(elsewhere) == []
+    os.unlink(program.cache)
+    program()                                           # entries written for real
+    target = tmp_path / "target.json"
+    target.write_text("kept")
+    for name in os.listdir(program.cache):              # each entry now a link to a file
+        os.unlink(program.cache / name)
+        os.symlink(target, program.cache / name)
+    relinked = program()
+    assert relinked["built_for_grad"]                   # links are not read ...
+    assert target.read_text() == "kept"                 # ... nor written through
+    assert not any(os.path.islink(program.cache / n) for n in os.listdir(program.cache))
+
+
+def test_an_entry_others_can_read_is_not_trusted(program):
+    program()
+    for name in os.listdir(program.cache):
+        os.chmod(program.cache / name, 0o644)
+    assert program()["built_for_grad"]
+
+
+def test_an_empty_setting_switches_it_off(program):
+    result = program(cache_dir="")
+    assert result["directory"] is None and result["built"]
+    assert not os.path.exists(program.cache)
+
+
+def test_clear_cache_can_delete_the_entries(tmp_path):
+    folder = tmp_path / "entries"
+    st.set_cache_directory(folder)
+    try:
+        assert st.cache_directory() == str(folder)
+        st.clear_cache()
+        st.grad(_cubed)(2.0)
+        assert os.listdir(folder)
+        st.clear_cache()
+        assert os.listdir(folder)                   # memory only by default
+        st.clear_cache(persistent=True)
+        assert os.listdir(folder) == []
+        st.set_cache_directory(None)
+        assert st.cache_directory() is None
+    finally:
+        directory.set_location()
+        st.clear_cache()
+
+
+def _cubed(x):
+    return x ** 3
+
+
+def test_a_loaded_build_gives_what_a_fresh_build_gives_in_this_process(tmp_path):
+    """Second and mixed derivatives of functions loaded from entries (in-process)."""
+    st.set_cache_directory(tmp_path / "entries")
+    try:
+        x = np.linspace(0.2, 1.4, 5)
+        results = []
+        for _ in range(2):                  # built, then read back after forgetting memory
+            st.clear_cache()
+            results.append((st.grad(_chain)(x), st.jvp(_chain, (x,), (x,))[1],
+                            st.hessian(_chain)(x), st.hvp(_chain, (x,), (x,))[0]))
+        for built, loaded in zip(*results):
+            np.testing.assert_allclose(loaded, built, rtol=1e-13)
+        st.set_cache_directory(None)
+        st.clear_cache()
+        fresh = st.hessian(_chain)(x)
+        np.testing.assert_allclose(results[1][2], fresh, rtol=1e-13)
+    finally:
+        directory.set_location()
+        st.clear_cache()
+
+
+def _inner(v):
+    return np.sin(v) * v
+
+
+def _chain(x):
+    total = 0.0
+    for k in range(3):
+        total = total + np.sum(_inner(x * (k + 1)) ** 2)
+    return total
