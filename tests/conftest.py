@@ -6,6 +6,10 @@ back from it: the suite checks loaded derivatives as much as built ones.
 Subprocesses inherit the directory through ``SRCTRANS_CACHE_DIR``. Tests that
 must see a build happen switch the cache off with the ``no_persistent_cache``
 fixture.
+
+``SRCTRANS_TEST_CACHE_DIR=DIR python -m pytest`` uses ``DIR`` instead and keeps
+it: run the suite twice so that the second run reads nearly every derivative
+back from the first run's entries.
 """
 
 import os
@@ -15,7 +19,8 @@ import pytest
 
 @pytest.fixture(scope="session", autouse=True)
 def _suite_cache_directory(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("srctrans-cache") / "cache"
+    folder = os.environ.get("SRCTRANS_TEST_CACHE_DIR") or \
+        tmp_path_factory.mktemp("srctrans-cache") / "cache"
     previous = os.environ.get("SRCTRANS_CACHE_DIR")
     os.environ["SRCTRANS_CACHE_DIR"] = str(folder)
     yield folder
