@@ -15,13 +15,21 @@ derivative once pays. Prints, one line each (best of ``--repeat`` processes):
   and 2,000 statements, and the ratio of the last two (linear would be 2);
 * the build and first call of a single 1,000-term expression's gradient;
 * the first ``st.hvp`` and ``st.hessian`` of a small MLP loss;
-* asking again for a built gradient (``st.grad(f)`` then a call, in one process).
+* asking again for a built gradient (``st.grad(f)`` then a call, in one process);
+* the build and first call of the 20-statement gradient in a new process when an
+  earlier process built it (the persistent cache), and ``import srctrans`` plus the
+  first ``st.grad`` attribute in that case.
+
+Builds use a persistent cache directory of their own (``SRCTRANS_CACHE_DIR``), empty
+for every measurement of a build, so they include writing the entry.
 """
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
@@ -54,27 +62,42 @@ def one_expression(terms):
     return f"import numpy as np\ndef f(x):\n    return np.sum({expression})\n"
 
 
-def run(snippet, repeat):
-    """Best of ``repeat`` fresh processes of ``snippet`` (which prints one float, in seconds)."""
+CACHE = tempfile.mkdtemp(prefix="bench-compiler-")
+
+
+def run(snippet, repeat, keep_cache=False):
+    """Best of ``repeat`` fresh processes of ``snippet`` (which prints one float, in seconds).
+
+    The persistent cache directory is emptied before each process unless ``keep_cache``.
+    """
     best = float("inf")
     for _ in range(repeat):
+        if not keep_cache:
+            shutil.rmtree(CACHE, ignore_errors=True)
+        env = dict(os.environ, SRCTRANS_CACHE_DIR=os.path.join(CACHE, "entries"))
         out = subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True,
-                             cwd=ROOT, check=True).stdout
+                             cwd=ROOT, check=True, env=env).stdout
         best = min(best, float(out.strip().splitlines()[-1]))
     return best
 
 
-def timed_build(source, call, repeat, setup=""):
-    """A snippet that writes ``source`` to a module, imports srctrans, and times ``call``."""
+def timed_build(source, call, repeat, setup="", keep_cache=False):
+    """A snippet that writes ``source`` to a module, imports srctrans, and times ``call``.
+
+    The module is always the same file (``built.py`` in a directory of this run), so a
+    process finds the entries an earlier one wrote when ``keep_cache``.
+    """
+    path = os.path.join(CACHE + "-modules", f"built_{abs(hash(source))}.py")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as stream:
+        stream.write(source)
     snippet = textwrap.dedent(f'''
-        import os, sys, tempfile, time, importlib.util
+        import os, sys, time, importlib.util
         sys.path.insert(0, {ROOT!r})
         import numpy as np
         import srctrans as st
         st.grad                               # the compiler is imported: not part of the build
-        directory = tempfile.mkdtemp()
-        path = os.path.join(directory, "built.py")
-        open(path, "w").write({source!r})
+        path = {path!r}
         spec = importlib.util.spec_from_file_location("built", path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
@@ -83,7 +106,7 @@ def timed_build(source, call, repeat, setup=""):
         {call}
         print(time.perf_counter() - start)
     ''')
-    return run(snippet, repeat)
+    return run(snippet, repeat, keep_cache)
 
 
 def main():
@@ -152,6 +175,31 @@ def main():
         print(best)
     '''), 1)
     print(f"asking again for a built gradient (st.grad(f)): {again * 1e6:.1f} µs")
+
+    source = straight_line(20)
+    timed_build(source, call, 1)                            # an earlier process builds it
+    stored = timed_build(source, call, repeat * 3, keep_cache=True)
+    print(f"build and first call, 20 statements, built by an earlier process: "
+          f"{stored * 1e3:.1f} ms")
+    path = os.path.join(CACHE + "-modules", f"built_{abs(hash(source))}.py")
+    started = run(textwrap.dedent(f'''
+        import sys, time, importlib.util
+        sys.path.insert(0, {ROOT!r})
+        import numpy as np
+        start = time.perf_counter()
+        import srctrans as st
+        st.grad
+        imported = time.perf_counter() - start
+        spec = importlib.util.spec_from_file_location("built", {path!r})
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        start = time.perf_counter()
+        {call}
+        print(imported + time.perf_counter() - start)
+    '''), repeat * 3, keep_cache=True)
+    print(f"  the same with import srctrans and the first st.grad: {started * 1e3:.0f} ms")
+    shutil.rmtree(CACHE, ignore_errors=True)
+    shutil.rmtree(CACHE + "-modules", ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from srctrans import repeat as repeat_path
 from srctrans.errors import NonDifferentiableError, UsageError
 from srctrans.parse.source import parse_function
 from srctrans.hints import Any, Callable, Function, Mode, Unconnected, Wrt
+from srctrans.interface import API
 
 _UNCONNECTED = ("none", "zero")
 # function -> {(bound, as tuple, wrt): (_Selection, whether wrt selects the bound object)}
@@ -459,3 +460,12 @@ def source(f: Function, mode: Mode = "reverse", wrt: Wrt = 0, optimize: bool = T
             texts.append(build.source)
             pending.extend(callee.build for _, callee in build.callees)
     return "\n".join(texts)
+
+
+def _plain_function(value):
+    """The plain gradient function an object made by :func:`grad` computes, else None."""
+    return value.plain_function() if isinstance(value, _Differentiated) else None
+
+
+API.grad = grad
+API.plain_function = _plain_function

@@ -27,6 +27,7 @@ from srctrans.runtime.seeding import check_output
 
 from srctrans.builds import Build
 from srctrans.emit.compile import forget_sources
+from srctrans.interface import API
 from srctrans.persist import entries as stored
 from srctrans.reporting import definition, internal_failure
 from srctrans.errors import NoSourceError, SrcTransError, UnsupportedSyntaxError
@@ -612,3 +613,6 @@ def _new_forward_build(fn, options, location):
     build.consulted = list(consulted.values())
     build.callees = tuple(callees)
     return build
+
+
+API.forward_instance = forward_instance

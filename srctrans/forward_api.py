@@ -17,6 +17,7 @@ from srctrans.reporting import user_facing
 from srctrans.errors import NonDifferentiableError, ShapeError, UsageError
 from srctrans.signatures import positional_names
 from srctrans.hints import Any, Callable, Function
+from srctrans.interface import API
 
 
 @user_facing
@@ -173,3 +174,6 @@ def _conformed_tangent(tangent, primal, name):
             raise
         raise ShapeError(f"the tangent of {name!r} does not have the structure of the argument "
                          f"({error})", hint="give a container of tangents shaped like the argument")
+
+
+API.jvp = jvp

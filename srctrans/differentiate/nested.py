@@ -15,32 +15,29 @@ import inspect
 import gast
 
 from srctrans.errors import UnsupportedSyntaxError
+from srctrans.interface import API
 from srctrans.signatures import positional_names
 
 
 def derivative_call(callee, call, resolver, location):
     """``(function, call)`` running the same derivative as generated source, or None."""
-    from srctrans.api import _Differentiated
-    from srctrans.forward_api import jvp
-    if isinstance(callee, _Differentiated):
-        return callee.plain_function(), call
-    if callee is jvp:
+    plain = API.plain_function(callee)
+    if plain is not None:
+        return plain, call
+    if API.is_jvp(callee):
         return _jvp_call(call, resolver, location)
     return None
 
 
 def _jvp_call(call, resolver, location):
     """``st.jvp(g, (a, b), (da, db))`` -> ``g_jvp(a, b, da=da, db=db)``."""
-    from srctrans import cache
-    from srctrans.api import _Differentiated
     hint = "write st.jvp(g, (x, ...), (dx, ...)) with a function defined with def and tuple literals"
     if len(call.args) != 3 or call.keywords:
         raise UnsupportedSyntaxError("this call of st.jvp inside a differentiated function", location,
                                      hint)
     function, primals, tangents = call.args
     fn = resolver.resolve(function)
-    if isinstance(fn, _Differentiated):
-        fn = fn.plain_function()
+    fn = API.plain_function(fn) or fn
     if not inspect.isfunction(fn) or not isinstance(primals, gast.Tuple) or \
             not isinstance(tangents, gast.Tuple) or len(primals.elts) != len(tangents.elts):
         raise UnsupportedSyntaxError("this call of st.jvp inside a differentiated function", location,
@@ -51,6 +48,6 @@ def _jvp_call(call, resolver, location):
     if not selected:
         raise UnsupportedSyntaxError("st.jvp with every tangent None inside a differentiated function",
                                      location, "call the function itself: its tangent is zero")
-    found = cache.forward_instance(fn, tuple(name for name, _ in selected), location=location)
+    found = API.forward_instance(fn, tuple(name for name, _ in selected), location=location)
     keywords = [gast.keyword(found.build.tangents[name], tangent) for name, tangent in selected]
     return found.jvp, gast.Call(call.func, list(primals.elts), keywords)

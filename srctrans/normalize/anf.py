@@ -36,6 +36,7 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno, Origin
 from srctrans.emit.printer import unparse
 from srctrans.errors import UnsupportedSyntaxError
+from srctrans.interface import API
 from srctrans.naming import operator_name
 from srctrans.parse.resolve import MISSING
 from srctrans.nodes import clone
@@ -395,14 +396,13 @@ class _Normalizer:
 
         It is made once, here: the derivative pass calls its generated code instead.
         """
-        from srctrans.api import grad
-        if self.resolver.resolve(call.func) is not grad:
+        if not API.is_grad(self.resolver.resolve(call.func)):
             return MISSING
         values = [self._static_value(a) for a in call.args]
         keywords = {k.arg: self._static_value(k.value) for k in call.keywords}
         if MISSING in values or MISSING in keywords.values() or None in keywords:
             return MISSING
-        return grad(*values, **keywords)
+        return API.grad(*values, **keywords)
 
     def _static_value(self, node):
         if isinstance(node, gast.Constant):

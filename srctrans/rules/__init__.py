@@ -1,12 +1,11 @@
 """The derivative rules: one registry, filled by the rule modules listed here.
 
-``REGISTRY`` is the only registry; this module is the only place that loads
-rule files, so every rule srctrans knows is reachable from this list.
+``REGISTRY`` (made in :mod:`.registry`, which the rule files import) is the
+only registry; this module is the only place that loads rule files, so every
+rule srctrans knows is reachable from this list.
 """
 
-from srctrans.rules.registry import RuleRegistry
-
-REGISTRY = RuleRegistry()
+from srctrans.rules.registry import REGISTRY
 
 # Each module registers its rules into REGISTRY when imported.
 from srctrans.rules import elementwise, reductions, linalg, shapes, constants, builtins, runtime_helpers  # noqa: E402,F401

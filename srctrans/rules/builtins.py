@@ -6,7 +6,7 @@
 import builtins
 
 from srctrans import runtime as rt
-from srctrans.rules import REGISTRY
+from srctrans.rules.registry import REGISTRY
 
 vjp = REGISTRY.vjp
 jvp = REGISTRY.jvp

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from srctrans.runtime.custom import stop_gradient
-from srctrans.rules import REGISTRY
+from srctrans.rules.registry import REGISTRY
 
 REGISTRY.nondifferentiable(
     # shapes and sizes

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from srctrans import runtime as rt
-from srctrans.rules import REGISTRY
+from srctrans.rules.registry import REGISTRY
 
 vjp = REGISTRY.vjp
 jvp = REGISTRY.jvp

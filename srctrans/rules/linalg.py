@@ -14,7 +14,7 @@ import numpy as np
 
 from srctrans import runtime as rt
 from srctrans.runtime import composites, decompositions
-from srctrans.rules import REGISTRY
+from srctrans.rules.registry import REGISTRY
 
 vjp = REGISTRY.vjp
 jvp = REGISTRY.jvp

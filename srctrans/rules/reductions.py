@@ -8,7 +8,7 @@ among tied positions, in both modes.
 import numpy as np
 
 from srctrans import runtime as rt
-from srctrans.rules import REGISTRY
+from srctrans.rules.registry import REGISTRY
 
 vjp = REGISTRY.vjp
 jvp = REGISTRY.jvp

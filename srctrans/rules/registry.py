@@ -370,3 +370,7 @@ class RuleRegistry:
 def _key(primal):
     # Callables hash by identity; the registry keeps them alive, so keys stay valid.
     return primal
+
+
+REGISTRY = RuleRegistry()
+"""The one registry: the rule files fill it, ``srctrans.rules`` loads them all."""

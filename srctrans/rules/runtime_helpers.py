@@ -34,7 +34,7 @@ which lists the helpers left without rules and why.
 import numpy as np
 
 from srctrans import runtime as rt
-from srctrans.rules import REGISTRY
+from srctrans.rules.registry import REGISTRY
 
 vjp = REGISTRY.vjp
 jvp = REGISTRY.jvp

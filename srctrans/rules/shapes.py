@@ -6,7 +6,7 @@ first argument, so its JVP is the same call on the tangent)."""
 import numpy as np
 
 from srctrans import runtime as rt
-from srctrans.rules import REGISTRY
+from srctrans.rules.registry import REGISTRY
 
 vjp = REGISTRY.vjp
 jvp = REGISTRY.jvp
