@@ -8,6 +8,7 @@ never hands out a name that is already taken.
 """
 
 import gast
+from srctrans.treewalk import walk
 
 RUNTIME_ALIAS = "rt"       # how generated code refers to the runtime package
 NUMPY_ALIAS = "np"         # how rule templates refer to numpy
@@ -28,7 +29,7 @@ def operator_name(op):
 def identifiers(tree):
     """Every identifier that appears in ``tree``: names, parameters, attributes."""
     found = set()
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, gast.Name):
             found.add(node.id)
         elif isinstance(node, (gast.FunctionDef, gast.Lambda)) and hasattr(node, "name"):

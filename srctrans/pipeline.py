@@ -77,6 +77,7 @@ from srctrans.nodes import appended_to, clone, parameter_names, runtime_call, su
 from srctrans.parse.resolve import MISSING, Resolver
 from srctrans.parse.source import parse_function
 from srctrans.rules import METHODS, REGISTRY
+from srctrans.treewalk import walk
 
 
 
@@ -166,7 +167,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     unit, itself, data_names = _front_end(fn, wrt, build_callee, "reverse")
     # read off the function before inlining, which shares expressions between its statements
     float_values_matter = _rounds_numbers(unit.function)
-    has_loops = any(isinstance(n, (gast.For, gast.While)) for n in gast.walk(unit.function))
+    has_loops = any(isinstance(n, (gast.For, gast.While)) for n in walk(unit.function))
     unit.nonsingular = frozenset(softmax_normalisers(unit.function))
     unit.array_valued = array_valued(unit.function)
     unit.written_arrays = written_arrays(unit.function)
@@ -290,7 +291,7 @@ _ROUNDING = (int, round, numpy.floor, numpy.ceil, numpy.round, numpy.rint, numpy
 
 def _rounds_numbers(function):
     """True when ``function`` turns numbers into integers (``int(s)``, ``np.floor``, ``.astype``)."""
-    for node in gast.walk(function):
+    for node in walk(function):
         if isinstance(node, gast.Call):
             callee = anno.get(node, Anno.CALLEE)
             if any(callee is rounding for rounding in _ROUNDING):
@@ -302,10 +303,10 @@ def _rounds_numbers(function):
 
 def _nonlocal_data(function, resolver):
     """Non-local names the function reads as values (not as the functions it calls)."""
-    names = {n.id for n in gast.walk(function) if isinstance(n, gast.Name)
+    names = {n.id for n in walk(function) if isinstance(n, gast.Name)
              and isinstance(n.ctx, gast.Load) and n.id not in resolver.local_names}
     called = set()
-    for node in gast.walk(function):
+    for node in walk(function):
         if isinstance(node, gast.Call):
             root = node.func
             while isinstance(root, gast.Attribute):
@@ -319,14 +320,14 @@ def _writable(unit, fresh):
     """The arrays ``unit``'s function may write into: those it made (``fresh``), and in a
     derivative srctrans generated every array it writes (built from user code that passed)."""
     if is_generated(unit.parsed.fn):
-        appended = {found[0] for found in map(appended_to, gast.walk(unit.function)) if found}
+        appended = {found[0] for found in map(appended_to, walk(unit.function)) if found}
         return set(fresh) | set(unit.written_arrays) | appended
     return fresh
 
 
 def _local_names(function):
     names = set(parameter_names(function))
-    for node in gast.walk(function):
+    for node in walk(function):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
             names.add(node.id)
     return names
@@ -372,7 +373,7 @@ def _residuals(unit, forward, backward, gradients):
 
 
 def _ordered_reads(node):
-    return [n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]
+    return [n.id for n in walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]
 
 
 def _is_not_saving(stmt):
@@ -384,7 +385,7 @@ def _is_pure(stmt):
     """A forward statement that may be dropped when its result is unused."""
     if anno.get(stmt, Anno.SAVES) is not None:
         return False
-    calls = [n for n in gast.walk(stmt) if isinstance(n, gast.Call)]
+    calls = [n for n in walk(stmt) if isinstance(n, gast.Call)]
     for call in calls:
         callee = anno.get(call, Anno.CALLEE)
         if callee is None and isinstance(call.func, gast.Attribute) and call.func.attr in METHODS:
@@ -446,7 +447,7 @@ def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, s
     """
     one = {seed: gast.Constant(1.0, None)}
     reassigned = any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == seed
-                     for stmt in backward for n in gast.walk(stmt))
+                     for stmt in backward for n in walk(stmt))
     if reassigned or seeding is not None:    # the seed is also a loop's adjoint, or not a constant
         start = nodes.assign(seed, seeding or gast.Constant(1.0, None))
         backward = [start] + [clone(stmt) for stmt in backward]

@@ -23,7 +23,7 @@ LAYERS = [
     ("passes", ["srctrans.parse", "srctrans.normalize", "srctrans.analyse",
                 "srctrans.differentiate", "srctrans.optimise", "srctrans.emit",
                 "srctrans.builds", "srctrans.nodes", "srctrans.naming", "srctrans.annotations",
-                "srctrans.signatures", "srctrans.places"]),
+                "srctrans.signatures", "srctrans.places", "srctrans.treewalk"]),
     ("rules", ["srctrans.rules"]),
     ("base", ["srctrans.errors", "srctrans.interface", "srctrans.runtime"]),
 ]

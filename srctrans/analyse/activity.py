@@ -17,6 +17,7 @@ from srctrans.annotations import Anno
 from srctrans.analyse.values import greatest_closed
 from srctrans.nodes import appended_to, parameter_names, popped_from
 from srctrans.rules import ATTRIBUTES, METHODS, REGISTRY, operator_primal
+from srctrans.treewalk import walk
 
 
 def active_names(function, wrt, constants=()):
@@ -44,13 +45,13 @@ def integer_names(function):
     on a tape stays a constant in the derivatives of that pass.
     """
     values, others = {}, set(parameter_names(function))     # parameters come from outside
-    for node in gast.walk(function):
+    for node in walk(function):
         if isinstance(node, gast.Assign):
             target = node.targets[0]
             if isinstance(target, gast.Name):
                 values.setdefault(target.id, []).append(node.value)
             else:
-                others.update(n.id for n in gast.walk(target) if isinstance(n, gast.Name))
+                others.update(n.id for n in walk(target) if isinstance(n, gast.Name))
         elif isinstance(node, gast.For) and isinstance(node.target, gast.Name):
             values.setdefault(node.target.id, []).append(gast.Subscript(
                 node.iter, gast.Constant(0, None), gast.Load()))      # an entry of the iterable
@@ -149,7 +150,7 @@ def _definition(stmt):
 def _reads(expr):
     if expr is None:
         return set()
-    return {n.id for n in gast.walk(expr) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    return {n.id for n in walk(expr) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
 
 
 def _propagates(value):

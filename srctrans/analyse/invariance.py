@@ -24,6 +24,7 @@ import numpy as np
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
+from srctrans.treewalk import walk
 
 
 def softmax_offsets(function):
@@ -33,7 +34,7 @@ def softmax_offsets(function):
     for stmt in body:
         if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
             definitions[stmt.targets[0].id] = stmt.value
-        for node in gast.walk(stmt):
+        for node in walk(stmt):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
                 uses.setdefault(node.id, []).append(stmt)
     offsets = set()

@@ -18,6 +18,7 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.nodes import in_runtime, parameter_names, popped_from
 from srctrans.rules import METHODS, REGISTRY
+from srctrans.treewalk import walk
 
 
 # Functions and methods whose result is a new array, never a view of an argument.
@@ -40,7 +41,7 @@ def fresh_arrays(function):
     the caller's array.
     """
     values, doubtful = {}, set()
-    for stmt in gast.walk(function):
+    for stmt in walk(function):
         if not isinstance(stmt, gast.Assign):
             continue
         target = stmt.targets[0]
@@ -50,7 +51,7 @@ def fresh_arrays(function):
             for name, value in zip(target.elts, stmt.value.elts):
                 values.setdefault(name.id, []).append(value)
         elif isinstance(target, gast.Tuple):
-            doubtful.update(n.id for n in gast.walk(target) if isinstance(n, gast.Name))
+            doubtful.update(n.id for n in walk(target) if isinstance(n, gast.Name))
     return greatest_closed(
         values, set(values) - doubtful,
         lambda v, fresh: _is_fresh(v) or isinstance(v, gast.Name) and v.id in fresh
@@ -98,7 +99,7 @@ def maybe_not_float(function, wrt):
     boolean arrays added are their logical or.
     """
     names = {p for p in parameter_names(function) if p not in wrt}
-    for stmt in gast.walk(function):
+    for stmt in walk(function):
         if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
             continue
         value = stmt.value
@@ -121,7 +122,7 @@ def dict_valued(function):
     """Names every assignment of which is a dict display (``d = {}``): item writes are dict writes.
     (Placeholders and values restored from a tape do not count.)"""
     values = {}
-    for stmt in gast.walk(function):
+    for stmt in walk(function):
         if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
             values.setdefault(stmt.targets[0].id, []).append(stmt.value)
     candidates = {name for name, assigned in values.items()
@@ -143,7 +144,7 @@ def _restored_entry(value):
 
 def written_arrays(function):
     """Names written into by a subscript assignment (``y[i] = v``) anywhere in the function."""
-    return {stmt.targets[0].value.id for stmt in gast.walk(function)
+    return {stmt.targets[0].value.id for stmt in walk(function)
             if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Subscript)
             and isinstance(stmt.targets[0].value, gast.Name)}
 
@@ -166,13 +167,13 @@ def _is_fresh(value):
 def array_valued(function):
     """The set of names of ``function`` that certainly hold arrays or numbers."""
     known, doubtful = set(), set()
-    for stmt in gast.walk(function):            # every assignment, nested ones too
+    for stmt in walk(function):            # every assignment, nested ones too
         if isinstance(stmt, gast.Assign):
             target = stmt.targets[0]
             if isinstance(target, gast.Name) and _is_array(stmt.value, known):
                 known.add(target.id)
             else:
-                doubtful.update(n.id for n in gast.walk(target) if isinstance(n, gast.Name))
+                doubtful.update(n.id for n in walk(target) if isinstance(n, gast.Name))
     return known - doubtful
 
 

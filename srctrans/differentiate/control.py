@@ -30,6 +30,7 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.nodes import assign, clone, load, runtime_call, store
 from srctrans.optimise.dce import reads_of, targets_of
+from srctrans.treewalk import walk
 
 COMPOUND = (gast.If, gast.For, gast.While)
 
@@ -62,7 +63,7 @@ class ControlFlow:
         counts = getattr(self, "_assignment_counts", None)
         if counts is None:
             counts = self._assignment_counts = collections.Counter(
-                n.id for n in gast.walk(self.unit.function)
+                n.id for n in walk(self.unit.function)
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
         return counts[name]
 
@@ -158,7 +159,7 @@ class ControlFlow:
             # which also holds when the loop was left early
             indices = self.namer.fresh("_range")
             setup = [anno.copy(stmt, assign(indices, stmt.iter))]
-            leaves_early = any(isinstance(n, gast.Break) for n in gast.walk(stmt))
+            leaves_early = any(isinstance(n, gast.Break) for n in walk(stmt))
             if not leaves_early:          # it runs len(range) times: no counting needed
                 reset = assign(trips, gast.Call(gast.Name("len", gast.Load(), None, None),
                                                 [load(indices)], []))
@@ -195,14 +196,14 @@ def exposed_reads(statements):
                 exposed |= exposed_reads(block) - assigned
         else:
             exposed |= reads_of(stmt) - assigned
-            assigned |= {n.id for n in gast.walk(stmt)
+            assigned |= {n.id for n in walk(stmt)
                          if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
     return exposed
 
 
 def assigned_names(statements):
     """Names a block assigns (nested blocks included)."""
-    return {n.id for stmt in statements for n in gast.walk(stmt)
+    return {n.id for stmt in statements for n in walk(stmt)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
 
@@ -283,7 +284,7 @@ def _iterate_pops(loop, runtime_alias):
     if sum(tape in reads_of(stmt) for stmt in loop.body) != 1:
         return                           # a nested loop or a subscript write uses the tape too
     for stmt in loop.body[:pops[0]]:
-        if any(isinstance(n, gast.Name) and n.id == name for n in gast.walk(stmt)):
+        if any(isinstance(n, gast.Name) and n.id == name for n in walk(stmt)):
             return
     trips = loop.iter.args[0].left                    # range(trips - 1, -1, -1)
     if not isinstance(trips, gast.Name):

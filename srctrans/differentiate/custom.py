@@ -39,6 +39,7 @@ from srctrans.emit.printer import unparse
 from srctrans.errors import UnsupportedSyntaxError
 from srctrans.nodes import assign, clone, load, parameter_names, runtime_call, store
 from srctrans.rules import REGISTRY
+from srctrans.treewalk import walk
 
 
 class CustomGradients:
@@ -138,7 +139,7 @@ class CustomGradients:
 
 def gradient_hooks(function):
     """The ``with st.grad_of(h) as dh:`` blocks of ``function`` (after ANF)."""
-    return [node for node in gast.walk(function) if isinstance(node, gast.With)]
+    return [node for node in walk(function) if isinstance(node, gast.With)]
 
 
 def hooked_shapes(unit, shapes):
@@ -186,7 +187,7 @@ def differentiate_as_call(parsed, mode="reverse"):
                      [gast.keyword(p.id, load(p.id)) for p in arguments.kwonlyargs])
     anno.set_(call, Anno.CALLEE, callee)
     returned = gast.Return(call)
-    for node in gast.walk(returned):
+    for node in walk(returned):
         if "lineno" in node._attributes:
             node.lineno = function.lineno
     function.body = [returned]
@@ -194,7 +195,7 @@ def differentiate_as_call(parsed, mode="reverse"):
 
 
 def _rename(tree, renamed):
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, gast.Name) and node.id in renamed:
             node.id = renamed[node.id]
     return tree

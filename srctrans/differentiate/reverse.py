@@ -40,6 +40,7 @@ from srctrans.nodes import (
     appended_to, assign as _assign, clone, load as _load, parameter_names, store as _store)
 from srctrans.parse.resolve import MISSING
 from srctrans.rules import ATTRIBUTES, REGISTRY, operator_primal
+from srctrans.treewalk import walk
 
 
 class ReverseResult:
@@ -205,7 +206,7 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
             else:
                 self._unpacking(target, stmt.value)
         forward_stmt = replacement or self._copied_view(stmt) or stmt
-        assigned = [n.id for t in getattr(forward_stmt, "targets", ()) for n in gast.walk(t)
+        assigned = [n.id for t in getattr(forward_stmt, "targets", ()) for n in walk(t)
                     if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)]
         for name in assigned:                # an assignment ends the life of what it overwrote
             self.initialised.discard(self.namer.adjoint(name))
@@ -474,7 +475,7 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
 
     def _index(self, index):
         """A Load expression equal to the subscript ``index`` (slices via ``np.s_``)."""
-        if any(isinstance(n, gast.Slice) for n in gast.walk(index)):
+        if any(isinstance(n, gast.Slice) for n in walk(index)):
             return gast.Subscript(gast.Attribute(_load(self.aliases[NUMPY_ALIAS]), "s_", gast.Load()),
                                   index, gast.Load())
         return index

@@ -13,6 +13,7 @@ import gast
 
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
 from srctrans.nodes import clone
+from srctrans.treewalk import walk
 
 
 class Binding:
@@ -108,7 +109,7 @@ def _substitute(expression, substitutions, aliases):
 
 
 def _as_load(node):
-    for sub in gast.walk(node):
+    for sub in walk(node):
         if hasattr(sub, "ctx"):
             sub.ctx = gast.Load()
     return node

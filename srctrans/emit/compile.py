@@ -167,7 +167,10 @@ def compile_functions(functions, closure, user_fn, label):
     printed = [function_lines(f) for f in functions]
     source = "\n\n".join("\n".join(lines) for lines in printed) + "\n"
     lines = [f"def {FACTORY}({params}):"]
-    for function_text in map(function_lines, map(_without_defaults, functions)):
+    for function, function_text in zip(functions, printed):
+        without = _without_defaults(function)
+        if without is not function:          # printed again: only the defaults differ
+            function_text = function_lines(without)
         lines.extend(INDENT + line if line else line for line in function_text)
         lines.append("")
     lines.append(f"{INDENT}return ({names},)")

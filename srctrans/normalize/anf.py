@@ -43,6 +43,7 @@ from srctrans.nodes import clone
 from srctrans.normalize.desugar import is_range as _is_range, to_index_loop
 from srctrans.normalize.fence import with_block_kind
 from srctrans.rules.constants import casts_to_integers
+from srctrans.treewalk import walk
 
 
 def normalize(parsed, resolver, namer, runtime_name="rt"):
@@ -87,7 +88,7 @@ class _Normalizer:
             produced = []
             self._statement(stmt, produced)
             for new in produced:
-                for node in gast.walk(new):        # errors about any part name the user's line
+                for node in walk(new):        # errors about any part name the user's line
                     if getattr(node, "lineno", None) is None and "lineno" in node._attributes:
                         node.lineno = stmt.lineno
                     if isinstance(node, gast.stmt) and anno.get(node, Anno.ORIGIN) is None:
@@ -171,7 +172,7 @@ class _Normalizer:
             inner = []
             self._statements(stmt.body, inner)
             for new in inner:
-                for node in gast.walk(new):
+                for node in walk(new):
                     if isinstance(node, gast.stmt):
                         anno.set_(node, Anno.NO_GRADIENT, True)
             out.extend(inner)
@@ -197,7 +198,7 @@ class _Normalizer:
             name = targets[0].id
             flat = self._flat(value, out)
             if self._depth > 0 and not isinstance(flat, gast.Name) and any(
-                    isinstance(n, gast.Name) and n.id == name for n in gast.walk(flat)):
+                    isinstance(n, gast.Name) and n.id == name for n in walk(flat)):
                 # x = f(x) inside a block (SSA renames it outside): compute into a
                 # temporary first, so that the new x and the old x have different
                 # names for the reverse pass (y = y * x in a loop)
@@ -323,7 +324,7 @@ class _Normalizer:
                 to_index_loop(loop, self.namer)
             body = [loop]
         for stmt in body:
-            for node in gast.walk(stmt):
+            for node in walk(stmt):
                 if "lineno" in node._attributes and getattr(node, "lineno", None) is None:
                     node.lineno = getattr(expr, "lineno", None)
             self._statement(stmt, out)
@@ -435,7 +436,7 @@ class _Normalizer:
         locals_ = set(positional + keyword_only)
         body = function.body if isinstance(function, gast.FunctionDef) else [gast.Return(function.body)]
         for stmt in body:
-            locals_ |= {n.id for n in gast.walk(stmt)
+            locals_ |= {n.id for n in walk(stmt)
                         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         renamed = {local: self.namer.fresh(local) for local in sorted(locals_)}
         for parameter in positional + keyword_only:
@@ -461,7 +462,7 @@ class _Normalizer:
     def _reads_local(self, expr):
         return any(isinstance(n, gast.Name) and (n.id in self.resolver.local_names
                                                  or n.id in self.resolver.generated)
-                   for n in gast.walk(expr))
+                   for n in walk(expr))
 
     def _argument(self, expr, out):
         """Call arguments may be list or tuple literals of atoms (``np.stack([a, b])``)."""
@@ -485,7 +486,7 @@ class _Normalizer:
 
 
 def _rename(tree, renamed):
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, gast.Name) and node.id in renamed:
             node.id = renamed[node.id]
     return tree

@@ -19,6 +19,7 @@ straight-line code, branches and counted loops.
 import gast
 
 from srctrans.nodes import assign, load, store
+from srctrans.treewalk import walk
 
 _LOOPS = (gast.For, gast.While)
 
@@ -32,7 +33,7 @@ def desugar(function, namer):
 # -- loops over sequences ---------------------------------------------------------
 
 def _index_loops(function, namer):
-    for node in list(gast.walk(function)):
+    for node in list(walk(function)):
         if isinstance(node, gast.For) and _pops_many(node.iter):
             _to_pop_loop(node, namer)
         elif isinstance(node, gast.For) and not is_range(node.iter):
@@ -122,7 +123,7 @@ def _item(sequence, index):
 def _copy_load(node):
     import copy
     node = copy.deepcopy(node)
-    for sub in gast.walk(node):
+    for sub in walk(node):
         if hasattr(sub, "ctx"):
             sub.ctx = gast.Load()
     return node
@@ -232,11 +233,11 @@ class _Jumps:
 def _sets(statements, flag):
     """Whether ``statements`` may set ``flag`` (then what follows them must be guarded)."""
     return any(isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) and node.id == flag
-               for stmt in statements for node in gast.walk(stmt))
+               for stmt in statements for node in walk(stmt))
 
 
 def _walk_own(node):
-    """``gast.walk(node)`` without the insides of local functions (their returns are their own)."""
+    """``walk(node)`` without the insides of local functions (their returns are their own)."""
     stack = [node]
     while stack:
         node = stack.pop()
@@ -254,13 +255,13 @@ def _own_nodes(loop):
         if not isinstance(node, _LOOPS):
             stack.extend(gast.iter_child_nodes(node))
         else:
-            for sub in gast.walk(node):         # a return in a nested loop exits this one too
+            for sub in walk(node):         # a return in a nested loop exits this one too
                 if isinstance(sub, gast.Return):
                     yield sub
 
 
 def _located(stmt, origin):
-    for node in gast.walk(stmt):
+    for node in walk(stmt):
         if "lineno" in node._attributes and getattr(node, "lineno", None) is None:
             gast.copy_location(node, origin)
     return stmt

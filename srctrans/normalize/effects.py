@@ -29,6 +29,7 @@ from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
 from srctrans.nodes import clone, in_runtime, parameter_names
 from srctrans.parse.resolve import MISSING
 from srctrans.parse.source import parse_function
+from srctrans.treewalk import walk
 
 # NumPy functions whose result may share memory with their (first) argument.
 _VIEW_FUNCTIONS = (np.asarray, np.asanyarray, np.reshape, np.ravel, np.transpose, np.squeeze,
@@ -68,14 +69,14 @@ class _Rewriter:
 
     def block(self, statements):
         for position, stmt in enumerate(statements):
-            for node in gast.walk(stmt):
+            for node in walk(stmt):
                 if isinstance(node, gast.Call):
                     self._check_out(node)
             if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call):
                 replaced = self._statement_call(stmt, stmt.value)
                 if replaced is not None:
                     statements[position] = gast.copy_location(replaced, stmt)
-                    for node in gast.walk(replaced):
+                    for node in walk(replaced):
                         if "lineno" in node._attributes and getattr(node, "lineno", None) is None:
                             gast.copy_location(node, stmt)
             for field in ("body", "orelse"):
@@ -143,7 +144,7 @@ class _Rewriter:
 
 def _holds_a_list(function, name):
     """Whether ``name`` is ever bound to a list display, a comprehension or ``list(...)``."""
-    for node in gast.walk(function):
+    for node in walk(function):
         if isinstance(node, gast.Assign) and any(
                 isinstance(t, gast.Name) and t.id == name for t in node.targets):
             value = node.value
@@ -168,7 +169,7 @@ def _is_numpy(callee):
 
 def _load_copy(node):
     copied = clone(node)
-    for sub in gast.walk(copied):
+    for sub in walk(copied):
         if isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Store):
             sub.ctx = gast.Load()
     return copied
@@ -184,7 +185,7 @@ def _write_all(array, value):
 
 def _check_user_calls(parsed, resolver):
     written_by = {}                  # id(callee) -> (parsed callee, what it writes), read once each
-    for node in gast.walk(parsed.node):
+    for node in walk(parsed.node):
         if not isinstance(node, gast.Call):
             continue
         callee = resolver.resolve(node.func)
@@ -214,7 +215,7 @@ def _written_parameter(function):
     """``(parameter, node)``: the first parameter of ``function`` that it writes into
     (``p[i] = v``, ``p[i] += v``, ``np.copyto(p, v)``, ``p.fill(c)``...) and where; or None."""
     params = set(parameter_names(function))
-    for node in gast.walk(function):
+    for node in walk(function):
         targets = []
         if isinstance(node, gast.Assign):
             targets = node.targets
@@ -329,12 +330,12 @@ class _Order:
 def _own_nodes(stmt):
     """The nodes of ``stmt`` outside its nested blocks (a loop's target and iterable, a test)."""
     if not hasattr(stmt, "body") or isinstance(stmt, gast.FunctionDef):
-        yield from gast.walk(stmt)
+        yield from walk(stmt)
         return
     for field in ("test", "iter", "target", "items"):
         part = getattr(stmt, field, None)
         for node in part if isinstance(part, list) else [part] if part is not None else []:
-            yield from gast.walk(node)
+            yield from walk(node)
 
 
 class _AliasClasses:
@@ -379,7 +380,7 @@ def _bindings(stmt):
 
 
 def _names_in(target):
-    return [n.id for n in gast.walk(target) if isinstance(n, gast.Name)]
+    return [n.id for n in walk(target) if isinstance(n, gast.Name)]
 
 
 def _roots(value, resolver):

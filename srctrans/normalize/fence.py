@@ -13,6 +13,7 @@ from srctrans.emit.compile import is_generated
 from srctrans.errors import UnsupportedSyntaxError
 from srctrans.nodes import parameter_names
 from srctrans.parse.resolve import Resolver
+from srctrans.treewalk import walk
 
 RESERVED_PARAMETERS = ("output_gradients",)
 
@@ -78,7 +79,7 @@ def check(parsed, resolver=None):
     if resolver is None:
         resolver = Resolver(parsed.fn, _local_names(function))
     accepted = _check_with_blocks(parsed, resolver)
-    for node in gast.walk(function):
+    for node in walk(function):
         kind = type(node)
         if node in accepted:
             continue
@@ -110,12 +111,12 @@ def _check_local_functions(parsed):
     for stmt in parsed.node.body:
         if isinstance(stmt, gast.FunctionDef):
             node = stmt
-            returns = [n for n in gast.walk(stmt) if isinstance(n, gast.Return)]
+            returns = [n for n in walk(stmt) if isinstance(n, gast.Return)]
             early = sorted((r for r in returns if r is not stmt.body[-1]), key=lambda r: r.lineno)
             if early:
                 _reject(parsed, early[0], "`return` before the end of a local function",
                         "not supported yet; assign the result to a name and return it at the end")
-            for sub in gast.walk(stmt):
+            for sub in walk(stmt):
                 if isinstance(sub, (gast.Break, gast.Continue)):
                     _reject(parsed, sub, f"`{type(sub).__name__.lower()}` in a local function",
                             "not supported yet; define the function at module level")
@@ -133,7 +134,7 @@ def _check_local_functions(parsed):
 
 def _check_control_flow(parsed):
     """``for`` over range(...), a sequence, or zip/enumerate of sequences."""
-    for node in gast.walk(parsed.node):
+    for node in walk(parsed.node):
         if isinstance(node, (gast.For, gast.comprehension)):
             iterator, target = node.iter, node.target
             call = iterator.func.id if (isinstance(iterator, gast.Call)
@@ -159,7 +160,7 @@ def _check_control_flow(parsed):
             if call != "range" or not isinstance(target, gast.Name) or not isinstance(node, gast.For):
                 continue
             for inner in node.body:
-                for sub in gast.walk(inner):
+                for sub in walk(inner):
                     if (isinstance(sub, gast.Name) and isinstance(sub.ctx, gast.Store)
                             and sub.id == node.target.id):
                         _reject(parsed, sub, f"assignment to the loop variable `{sub.id}` inside its loop",
@@ -194,7 +195,7 @@ def _check_targets(parsed, node):
     if isinstance(node, (gast.Assign, gast.AugAssign, gast.AnnAssign)):
         targets = node.targets if isinstance(node, gast.Assign) else [node.target]
         for target in targets:
-            for sub in gast.walk(target):
+            for sub in walk(target):
                 if isinstance(sub, gast.Subscript) and isinstance(sub.ctx, gast.Store) and not (
                         target is sub and isinstance(sub.value, gast.Name)
                         and not isinstance(node, gast.AnnAssign)
@@ -229,7 +230,7 @@ def _check_with_blocks(parsed, resolver):
     function = parsed.node
     accepted = set()
     hooks = []
-    for node in gast.walk(function):
+    for node in walk(function):
         if not isinstance(node, gast.With):
             continue
         kind = with_block_kind(node, resolver)
@@ -254,7 +255,7 @@ def _check_with_blocks(parsed, resolver):
         accepted.update((node, item))
     for stmt in function.body:
         if isinstance(stmt, gast.FunctionDef):
-            for sub in gast.walk(stmt):
+            for sub in walk(stmt):
                 if isinstance(sub, gast.With):
                     _reject(parsed, sub, "`with` inside a local function",
                             "put the block in the differentiated function's own body")
@@ -281,9 +282,9 @@ def _check_jumps_out(parsed, block):
 def _check_gradient_hooks(parsed, hooks):
     """Each ``with st.grad_of(h) as dh:`` block keeps to its own names and sees ``dh`` complete."""
     function = parsed.node
-    hook_nodes = {id(n) for hook in hooks for n in gast.walk(hook)}
+    hook_nodes = {id(n) for hook in hooks for n in walk(hook)}
     outside = set(parameter_names(function))
-    for node in gast.walk(function):
+    for node in walk(function):
         if isinstance(node, gast.Name) and id(node) not in hook_nodes:
             outside.add(node.id)
     for hook in hooks:
@@ -292,7 +293,7 @@ def _check_gradient_hooks(parsed, hooks):
             _error(parsed, hook, f"the gradient's name `{target}` is also used outside its "
                    f"`with st.grad_of(...)` block",
                    "give the gradient a name used only inside the block")
-        for node in gast.walk(hook):
+        for node in walk(hook):
             if node is not hook and isinstance(node, gast.With):
                 _reject(parsed, node, "`with` inside a `with st.grad_of(...)` block",
                         "use one block per gradient, one after the other")
@@ -316,7 +317,7 @@ def _check_hook_position(parsed, hook, before, top, hooks):
     for stmt in reversed(before):
         if stmt in hooks:
             continue                                  # several blocks on one value are fine
-        names = [n for n in gast.walk(stmt) if isinstance(n, gast.Name) and n.id == name]
+        names = [n for n in walk(stmt) if isinstance(n, gast.Name) and n.id == name]
         if any(isinstance(n.ctx, gast.Store) for n in names):
             return
         if names:
@@ -343,7 +344,7 @@ def _statement_lists(statements, top):
 
 def _local_names(function):
     names = set(parameter_names(function))
-    names.update(n.id for n in gast.walk(function)
+    names.update(n.id for n in walk(function)
                  if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
     return names
 

@@ -18,6 +18,7 @@ read before ``xs.append(...)`` is the entry that was last *then*.
 import gast
 
 from srctrans.nodes import clone, resolved_runtime_call
+from srctrans.treewalk import walk
 
 _LOOPS = (gast.For, gast.While)
 _COMPOUND = (gast.If, gast.For, gast.While, gast.With, gast.Try)
@@ -70,7 +71,7 @@ def _snapshot_arguments(call, growing, aliases):
 
 def _appended(node):
     """The names ``X`` of the ``X.append(...)`` calls anywhere in ``node``."""
-    return {n.func.value.id for n in gast.walk(node)
+    return {n.func.value.id for n in walk(node)
             if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
             and n.func.attr == "append" and isinstance(n.func.value, gast.Name)}
 
@@ -78,10 +79,10 @@ def _appended(node):
 def _own_expressions(stmt):
     """The nodes of ``stmt`` outside the statements nested in it."""
     if not isinstance(stmt, _COMPOUND):
-        return list(gast.walk(stmt))
+        return list(walk(stmt))
     heads = [getattr(stmt, f) for f in ("test", "iter", "target") if getattr(stmt, f, None)]
     heads += [item.context_expr for item in getattr(stmt, "items", [])]
-    return [node for head in heads for node in gast.walk(head)]
+    return [node for head in heads for node in walk(head)]
 
 
 def _fixed(index):

@@ -20,6 +20,7 @@ from srctrans import runtime
 from srctrans.annotations import Anno
 from srctrans.analyse.values import greatest_closed
 from srctrans.nodes import resolved_runtime_call
+from srctrans.treewalk import walk
 
 _SEQUENCE_CALLS = ("list", "tuple")
 
@@ -65,7 +66,7 @@ def _edges(root):
 
 def _sequence_names(function):
     values = {}
-    for stmt in gast.walk(function):
+    for stmt in walk(function):
         if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
             values.setdefault(stmt.targets[0].id, []).append(stmt.value)
     kinds = {name: {_kind(v, {}) for v in assigned} for name, assigned in values.items()}

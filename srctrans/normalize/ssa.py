@@ -14,6 +14,7 @@ names of its own, which keep theirs.
 import gast
 
 from srctrans.nodes import parameter_names
+from srctrans.treewalk import walk
 
 _COMPOUND = (gast.If, gast.For, gast.While)
 
@@ -28,10 +29,10 @@ def rename_reassignments(function, namer):
         if isinstance(stmt, gast.With):
             _rename_reads(stmt, current)
             continue
-        for node in gast.walk(stmt):
+        for node in walk(stmt):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
                 node.id = current.get(node.id, node.id)
-        for node in gast.walk(stmt):
+        for node in walk(stmt):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 if node.id in current:
                     new = namer.fresh(node.id)
@@ -44,14 +45,14 @@ def rename_reassignments(function, namer):
 def _rename_reads(hook, current):
     """A ``with st.grad_of(h) as dh:`` block reads the current versions of the function's
     names; the names it assigns are its own (the fence checked) and keep theirs."""
-    for node in gast.walk(hook):
+    for node in walk(hook):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
             node.id = current.get(node.id, node.id)
 
 
 def _rename_nested(stmt, current):
     """Inside a block, reads and writes use each name's current version."""
-    for node in gast.walk(stmt):
+    for node in walk(stmt):
         if isinstance(node, gast.Name):
             if node.id in current:
                 node.id = current[node.id]

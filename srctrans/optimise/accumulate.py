@@ -34,6 +34,7 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.optimise.dce import reads_of
 from srctrans.optimise.simplify import simplify_expression
+from srctrans.treewalk import walk
 
 COMPOUND = (gast.If, gast.For, gast.While)
 
@@ -87,7 +88,7 @@ def _movable_assignment(stmt):
         return None
     if anno.get(stmt, Anno.SAVES) is not None:
         return None
-    if any(isinstance(node, gast.Call) for node in gast.walk(stmt.value)):
+    if any(isinstance(node, gast.Call) for node in walk(stmt.value)):
         return None
     return stmt.targets[0].id
 
@@ -101,7 +102,7 @@ def _assigned_name(stmt):
 def _names(stmt):
     """(names read, names assigned) by ``stmt``, in one walk."""
     reads, writes = set(), set()
-    for node in gast.walk(stmt):
+    for node in walk(stmt):
         if isinstance(node, gast.Name):
             (reads if isinstance(node.ctx, gast.Load) else writes).add(node.id)
     return reads, writes

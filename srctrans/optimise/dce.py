@@ -8,19 +8,20 @@ reassigned and renames the later reads of ``a`` to ``b``.
 """
 
 import gast
+from srctrans.treewalk import walk
 
 
 def targets_of(stmt):
     """The names a statement assigns."""
     if isinstance(stmt, gast.Assign):
-        return [n.id for t in stmt.targets for n in gast.walk(t)
+        return [n.id for t in stmt.targets for n in walk(t)
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)]
     return []
 
 
 def reads_of(node):
     """The names an expression or statement reads."""
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    return {n.id for n in walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
 
 
 def eliminate_dead_code(statements, live_out, is_pure):
@@ -46,7 +47,7 @@ def propagate_copies(statements):
     """Remove single-assignment copies ``a = b``; return (statements, renaming)."""
     count, last = {}, {}
     for index, stmt in enumerate(statements):
-        for node in gast.walk(stmt):                # assignments inside blocks count too
+        for node in walk(stmt):                # assignments inside blocks count too
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 count[node.id] = count.get(node.id, 0) + 1
                 last[node.id] = index
@@ -67,6 +68,6 @@ def propagate_copies(statements):
 def _rename_reads(stmt, renaming):
     if not renaming:
         return
-    for node in gast.walk(stmt):
+    for node in walk(stmt):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id in renaming:
             node.id = renaming[node.id]

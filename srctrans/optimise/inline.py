@@ -22,6 +22,7 @@ import gast
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.optimise.dce import reads_of
+from srctrans.treewalk import walk
 
 
 def inline_temporaries(statements, temporaries, keep, is_pure):
@@ -32,7 +33,7 @@ def inline_temporaries(statements, temporaries, keep, is_pure):
     """
     uses = {}
     for stmt in statements:
-        for node in gast.walk(stmt):
+        for node in walk(stmt):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
                 uses[node.id] = uses.get(node.id, 0) + 1
     return _inline_block(statements, temporaries, keep, is_pure, uses)
@@ -66,7 +67,7 @@ def _inline_block(statements, temporaries, keep, is_pure, uses):
             result.append(stmt)
             continue
         pure = is_pure(stmt)
-        assigned = {n.id for n in gast.walk(stmt) if isinstance(n, gast.Name)
+        assigned = {n.id for n in walk(stmt) if isinstance(n, gast.Name)
                     and isinstance(n.ctx, gast.Store)}
         reads = None
         if pending and pending.keys() & reads_of(stmt):

@@ -43,6 +43,7 @@ from srctrans.nodes import clone, load
 from srctrans.optimise.dce import targets_of
 from srctrans.optimise.simplify import keeps_reuse
 from srctrans.optimise.specialise import shape_of
+from srctrans.treewalk import walk
 
 
 def sink_negations(statements, live_out, shapes=None):
@@ -67,7 +68,7 @@ def sink_negations(statements, live_out, shapes=None):
     reading = []                            # the names each statement reads (a sign's move keeps them)
     for stmt in statements:
         read = set()
-        for node in gast.walk(stmt):
+        for node in walk(stmt):
             if isinstance(node, gast.Name):
                 counts = reads if isinstance(node.ctx, gast.Load) else writes
                 counts[node.id] = counts.get(node.id, 0) + 1
@@ -118,7 +119,7 @@ REUSED_FROM_ELEMENTS = 256 * 1024 // 8
 def _costly_differences(node, known):
     """Differences in ``node`` that keep NumPy from reusing a temporary of a size it would reuse."""
     count = 0
-    for n in gast.walk(node):
+    for n in walk(node):
         if isinstance(n, gast.BinOp) and isinstance(n.op, gast.Sub) and not keeps_reuse(n.left, n.right):
             shape = shape_of(n, known)
             if shape is None or int(np.prod(shape, dtype=np.int64)) >= REUSED_FROM_ELEMENTS:
@@ -141,7 +142,7 @@ def _is_negation(node):
 
 
 def _negations(node):
-    return sum(1 for n in gast.walk(node) if _is_negation(n))
+    return sum(1 for n in walk(node) if _is_negation(n))
 
 
 def _replace_read(expression, name):

@@ -42,7 +42,7 @@ range).
 >>> from srctrans.annotations import Anno
 >>> from srctrans.naming import Namer
 >>> def tape_saves(tree):                   # what the reverse pass annotates
-...     for node in gast.walk(tree):
+...     for node in walk(tree):
 ...         if isinstance(node, gast.Expr) and isinstance(node.value, gast.Call):
 ...             anno.set_(node, Anno.SAVES, node.value.args[0].id)           # tape.append(n)
 ...         elif isinstance(node, gast.Assign) and isinstance(node.value, gast.Call):
@@ -92,6 +92,7 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.nodes import assign, clone
 from srctrans.optimise.dce import reads_of, targets_of
+from srctrans.treewalk import walk
 
 # One operation of these on numbers costs about as much as a tape push and pop.
 CHEAP_OPERATORS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.USub, gast.UAdd)
@@ -171,7 +172,7 @@ def _assignment_counts(statements):
     """How many statements of ``statements`` (nested ones included) assign each name."""
     counts = {}
     for stmt in statements:
-        for node in gast.walk(stmt):
+        for node in walk(stmt):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 counts[node.id] = counts.get(node.id, 0) + 1
     return counts
@@ -239,7 +240,7 @@ def _operand_ready(operand, k, first, forward_loop, body, assigned):
 
 def _assigns(stmt, name):
     return any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == name
-               for n in gast.walk(stmt))
+               for n in walk(stmt))
 
 
 def _touches_tape(stmt, pop):
@@ -283,7 +284,7 @@ def _renamed(stmt, old, new):
     the forward statement, which must keep reading ``old``.)
     """
     stmt = clone(stmt)
-    for node in gast.walk(stmt):
+    for node in walk(stmt):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id == old:
             node.id = new
     return stmt

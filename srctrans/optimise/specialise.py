@@ -32,6 +32,7 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.nodes import substitute_names
 from srctrans.optimise.dce import reads_of
+from srctrans.treewalk import walk
 
 # Which argument of a runtime helper its result has the shape of.
 RESULT_SHAPE_OF_ARGUMENT = {
@@ -62,7 +63,7 @@ def use_array_methods(statements, shapes):
     method gives the same result and skips NumPy's function-level dispatch.
     """
     for stmt in statements:
-        for node in gast.walk(stmt):
+        for node in walk(stmt):
             if not isinstance(node, gast.Call) or not node.args:
                 continue
             callee = anno.get(node, Anno.CALLEE)
@@ -90,7 +91,7 @@ def shapes_follow_inputs(function):
     the measured shapes (see ``cache._run_keeping_locals``).
     """
     counters = set()                       # variables of loops over range(...): ints
-    for node in gast.walk(function):
+    for node in walk(function):
         if isinstance(node, (gast.If, gast.While)):
             return False
         if isinstance(node, gast.For):
@@ -98,9 +99,9 @@ def shapes_follow_inputs(function):
                     and node.iter.func.id == "range"):
                 return False
             counters.add(node.target.id)
-    for node in gast.walk(function):
+    for node in walk(function):
         if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load):
-            if any(isinstance(n, gast.Name) and n.id not in counters for n in gast.walk(node.slice)):
+            if any(isinstance(n, gast.Name) and n.id not in counters for n in walk(node.slice)):
                 return False
         if isinstance(node, gast.Call):
             callee = anno.get(node, Anno.CALLEE)
@@ -129,7 +130,7 @@ def infer_shapes(statements, shapes):
     """
     assigned = {}
     for stmt in statements:
-        for node in gast.walk(stmt):
+        for node in walk(stmt):
             if (isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store)
                     and anno.get(stmt, Anno.SAVES) is None):        # not a tape's placeholder
                 assigned[node.id] = assigned.get(node.id, 0) + 1
@@ -341,7 +342,7 @@ def _count(shape, axis):
 
 def _only_use_is_product(statements, name, shape, known):
     for stmt in statements:
-        for node in gast.walk(stmt):
+        for node in walk(stmt):
             if isinstance(node, gast.BinOp) and isinstance(node.op, (gast.Mult, gast.Div)):
                 sides = [(node.left, node.right)]
                 if isinstance(node.op, gast.Mult):

@@ -11,6 +11,7 @@ that those names still denote the same objects.
 import builtins
 
 import gast
+from srctrans.treewalk import walk
 
 _MISSING = object()
 
@@ -69,7 +70,7 @@ class Resolver:
 
     def is_static(self, node):
         """True when ``node`` reads no local variable (so it can carry no derivative)."""
-        for sub in gast.walk(node):
+        for sub in walk(node):
             if isinstance(sub, gast.Name) and (sub.id in self.local_names
                                                or sub.id in self.generated):
                 return False

@@ -17,6 +17,7 @@ import types
 import gast
 
 from srctrans.errors import Location, NoSourceError, UnsupportedSyntaxError
+from srctrans.treewalk import walk
 
 
 class ParsedFunction:
@@ -204,7 +205,7 @@ def _same_code(a, b, instructions):
 
 
 def _shift_lines(tree, offset):
-    for node in gast.walk(tree):
+    for node in walk(tree):
         if hasattr(node, "lineno") and node.lineno is not None:
             node.lineno += offset
             if getattr(node, "end_lineno", None) is not None:
