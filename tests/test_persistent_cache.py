@@ -302,3 +302,68 @@ def _chain(x):
     for k in range(3):
         total = total + np.sum(_inner(x * (k + 1)) ** 2)
     return total
+
+
+def _make_scaled(factor):
+    def scaled(v):
+        return np.tanh(v) * factor
+    return scaled
+
+
+_SCALED = _make_scaled(3.0)               # reachable by no module and name: not fingerprinted
+_SETTINGS = {"power": 2}                  # a value the generated code reads live
+
+
+def _calls_a_made_function(x):
+    return np.sum(_SCALED(x) ** 2)
+
+
+def _reads_a_dict(x):
+    return np.sum(x ** _SETTINGS["power"])
+
+
+def _calls_a_module_function(x):
+    return np.sum(_inner(x) ** 2)
+
+
+@pytest.mark.parametrize("fn, stored", [(_calls_a_made_function, False),
+                                        (_calls_a_module_function, True),
+                                        (_reads_a_dict, True)])
+def test_what_cannot_be_recognised_later_is_built_in_each_process(tmp_path, monkeypatch, fn,
+                                                                  stored):
+    import srctrans.pipeline
+    built = []
+    real = srctrans.pipeline.build_reverse
+
+    def counting(function, *args, **kwargs):
+        built.append(function.__name__)
+        return real(function, *args, **kwargs)
+
+    monkeypatch.setattr(srctrans.pipeline, "build_reverse", counting)
+    st.set_cache_directory(tmp_path / "entries")
+    try:
+        x = np.linspace(0.1, 0.9, 4)
+        st.clear_cache()
+        first = st.grad(fn)(x)
+        assert fn.__name__ in built
+        built.clear()
+        st.clear_cache()
+        np.testing.assert_allclose(st.grad(fn)(x), first, rtol=1e-14)
+        assert (fn.__name__ not in built) == stored
+    finally:
+        directory.set_location()
+        st.clear_cache()
+
+
+def test_a_stored_build_reads_the_values_it_does_not_call_live(tmp_path, monkeypatch):
+    st.set_cache_directory(tmp_path / "entries")
+    try:
+        x = np.linspace(0.1, 0.9, 4)
+        st.clear_cache()
+        np.testing.assert_allclose(st.grad(_reads_a_dict)(x), 2 * x)
+        st.clear_cache()                                    # read back from the entry ...
+        monkeypatch.setitem(_SETTINGS, "power", 3)          # ... with another value read live
+        np.testing.assert_allclose(st.grad(_reads_a_dict)(x), 3 * x ** 2)
+    finally:
+        directory.set_location()
+        st.clear_cache()
