@@ -367,3 +367,31 @@ def test_a_stored_build_reads_the_values_it_does_not_call_live(tmp_path, monkeyp
     finally:
         directory.set_location()
         st.clear_cache()
+
+
+LOADED_BY_PATH = '''
+import importlib.util, json, sys
+import numpy as np
+import srctrans as st
+spec = importlib.util.spec_from_file_location("unregistered", sys.argv[1])
+module = importlib.util.module_from_spec(spec)       # not in sys.modules
+spec.loader.exec_module(module)
+g = st.grad(module.f)(np.linspace(0.1, 0.9, 4))
+print(json.dumps({"grad": g.tolist(), "built": "srctrans.pipeline" in sys.modules}))
+'''
+
+
+def test_a_module_loaded_from_a_path_is_read_back_too(tmp_path):
+    """Its functions cannot be found by module and name; the function itself needs not be."""
+    (tmp_path / "f.py").write_text("import numpy as np\ndef f(x):\n    return np.sum(np.sin(x) * x)\n")
+    (tmp_path / "driver.py").write_text(LOADED_BY_PATH)
+    env = dict(os.environ, SRCTRANS_CACHE_DIR=str(tmp_path / "cache"))
+    results = []
+    for _ in range(2):
+        done = subprocess.run([sys.executable, str(tmp_path / "driver.py"), str(tmp_path / "f.py")],
+                              env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        results.append(json.loads(done.stdout))
+    assert results[0]["built"] and not results[1]["built"]
+    x = np.linspace(0.1, 0.9, 4)
+    np.testing.assert_allclose(results[1]["grad"], np.cos(x) * x + np.sin(x), rtol=1e-14)

@@ -60,13 +60,13 @@ def save(fn, options, build):
     if place is None:
         return False
     name = entry_name(fn, options)
-    entry = _entry(build) if name is not None else None
+    entry = _entry(fn, build) if name is not None else None
     if entry is None:
         return False
     return directory.write(place, name, json.dumps(entry))
 
 
-def _entry(build):
+def _entry(fn, build):
     closure = []
     for name, value in build.compiled.closure.items():
         spec = _closure_spec(value, build.callees)
@@ -81,7 +81,8 @@ def _entry(build):
         assumptions.append([name, described])
     rules = []
     for primal in build.consulted:
-        described, state = of_object(primal), _rule_state(primal)
+        described = _ITSELF if primal is fn else of_object(primal)   # fn: found by its source
+        state = _rule_state(primal)
         if described is None or described[0] not in _LOCATABLE or state is None:
             return None
         rules.append([described, state])
@@ -115,7 +116,8 @@ def _closure_spec(value, callees):
     return ["object", described]
 
 
-_LOCATABLE = ("module", "ufunc", "library", "function", "class")   # what _referenced finds again
+_LOCATABLE = ("module", "ufunc", "library", "function", "class", "itself")   # found again
+_ITSELF = ["itself"]           # the function being built, among the callables a build consulted
 
 
 def _rule_state(primal):
@@ -162,7 +164,7 @@ def _build(fn, entry, request):
         assumptions[name] = value
     consulted = []
     for described, state in entry["rules"]:
-        primal = _referenced(described)
+        primal = fn if described == _ITSELF else _referenced(described)
         if primal is None or _rule_state(primal) != state:
             return None
         consulted.append(primal)
