@@ -395,3 +395,16 @@ def test_a_module_loaded_from_a_path_is_read_back_too(tmp_path):
     assert results[0]["built"] and not results[1]["built"]
     x = np.linspace(0.1, 0.9, 4)
     np.testing.assert_allclose(results[1]["grad"], np.cos(x) * x + np.sin(x), rtol=1e-14)
+
+
+def test_the_least_recently_used_entries_go_when_there_are_too_many(tmp_path):
+    folder = tmp_path / "entries"
+    folder.mkdir(mode=0o700)
+    names = [f"{k:02d}{directory.SUFFIX}" for k in range(12)]
+    for age, name in enumerate(names):
+        assert directory.write(str(folder), name, f"entry {name}")
+        os.utime(folder / name, ns=(10**18 + age * 10**9,) * 2)     # written in this order
+    assert directory.read(str(folder), names[0]) == f"entry {names[0]}"   # the oldest, read now
+    assert directory.prune(str(folder), limit=8) == 6                  # down to 3/4 of 8
+    kept = sorted(os.listdir(folder))
+    assert kept == sorted([names[0]] + names[7:])

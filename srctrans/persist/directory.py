@@ -9,7 +9,9 @@ line is a digest of its name and text, checked on reading. :func:`write`
 replaces an entry atomically (a new private file renamed over the old name, so
 a reader sees the old entry or the new one, never part of one); :func:`read`
 opens without following symlinks and returns None for anything it cannot trust
-(not a regular file, another owner, readable by others).
+(not a regular file, another owner, readable by others). The directory holds
+at most about ``MAX_ENTRIES`` entries: :func:`prune` deletes the least recently
+used (read or written) beyond it.
 
 The directory is, in order: the one :func:`set_location` gave; else
 ``$SRCTRANS_CACHE_DIR`` (set and empty: off); else the platform's user cache
@@ -119,6 +121,8 @@ def read(directory, name):
             return None
         with os.fdopen(handle, "rb", closefd=False) as stream:
             data = stream.read()
+        if os.utime in os.supports_fd:
+            os.utime(handle)                 # used now: pruning keeps it longest
     except OSError:
         return None
     finally:
@@ -158,13 +162,48 @@ def write(directory, name, text):
         with os.fdopen(handle, "wb") as stream:
             stream.write(framed(text, name).encode("utf-8"))
         os.replace(temporary, final)     # replaces a link at ``final``, never writes through it
-        return True
     except OSError:
         try:
             os.unlink(temporary)
         except OSError:
             pass
         return False
+    _writes[0] += 1
+    if _writes[0] % PRUNE_EVERY == 1:     # the first write of a process, then every PRUNE_EVERY
+        prune(directory)
+    return True
+
+
+MAX_ENTRIES = 20_000         # about 100 MB; beyond it the least recently used quarter goes
+PRUNE_EVERY = 500
+_writes = [0]
+
+
+def prune(directory, limit=None):
+    """Delete the least recently used entries while ``directory`` holds more than ``limit``
+    (``MAX_ENTRIES``): down to three quarters of it. Reading an entry marks it used."""
+    limit = MAX_ENTRIES if limit is None else limit
+    try:
+        names = [name for name in os.listdir(directory) if name.endswith(SUFFIX)]
+    except OSError:
+        return 0
+    if len(names) <= limit:
+        return 0
+    used = []
+    for name in names:
+        try:
+            used.append((os.lstat(os.path.join(directory, name)).st_mtime_ns, name))
+        except OSError:
+            pass
+    used.sort()
+    removed = 0
+    for _, name in used[:len(used) - limit * 3 // 4]:
+        try:
+            os.unlink(os.path.join(directory, name))
+            removed += 1
+        except OSError:
+            pass
+    return removed
 
 
 SUFFIX = ".json"
