@@ -408,3 +408,22 @@ def test_the_least_recently_used_entries_go_when_there_are_too_many(tmp_path):
     assert directory.prune(str(folder), limit=8) == 6                  # down to 3/4 of 8
     kept = sorted(os.listdir(folder))
     assert kept == sorted([names[0]] + names[7:])
+
+
+def test_a_notebook_kernel_started_again_reads_back_its_cells_derivatives(tmp_path, monkeypatch):
+    """Cells are compiled under a file name that changes with each kernel."""
+    import nbclient             # the test extra installs both, with ipykernel
+    import nbformat
+    monkeypatch.setenv("SRCTRANS_CACHE_DIR", str(tmp_path / "cache"))
+    cells = ["import sys\nimport numpy as np\nimport srctrans as st",
+             "def energy(x):\n    return np.sum(np.tanh(x) ** 2)",
+             "print(st.grad(energy)(np.linspace(0.1, 0.9, 3)).tolist(), "
+             "'srctrans.pipeline' in sys.modules)"]
+    printed = []
+    for _ in range(2):
+        notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+        nbclient.NotebookClient(notebook, timeout=120, kernel_name="python3").execute()
+        printed.append(notebook.cells[2].outputs[0]["text"].strip())
+    first, second = printed
+    assert first.endswith("True") and second.endswith("False")      # built, then read back
+    assert first.rsplit(" ", 1)[0] == second.rsplit(" ", 1)[0]

@@ -39,12 +39,15 @@ _functions = {}          # code object -> of_function's answer (forget() empties
 
 
 def of_function(fn):
-    """``[qualname, file, line, source digest, code digest]`` of a user function, or None
+    """``[qualname, line, source digest, code digest]`` of a user function, or None
     without source.
 
     The code object is part of it: a file edited after Python compiled the
     function gives new text but runs the old code, and must not match an entry
-    built from the new text.
+    built from the new text. The file's name is not: a notebook's cells are
+    compiled under a name that changes with each kernel, and the same text and
+    code give the same derivative wherever they are (the line is kept: the
+    generated code's comments name the user's lines).
     """
     code = fn.__code__
     found = _functions.get(code)
@@ -53,7 +56,7 @@ def of_function(fn):
         if text is None:
             return None
         found = _functions[code] = [
-            code.co_filename, code.co_firstlineno, hashlib.sha256(text.encode("utf-8")).hexdigest(),
+            code.co_firstlineno, hashlib.sha256(text.encode("utf-8")).hexdigest(),
             _code_digest(code)]
     return [fn.__qualname__, *found]
 
