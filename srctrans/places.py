@@ -1,12 +1,37 @@
-"""Where a function's code comes from: an installed package or the standard library, or not.
+"""Where a function's code comes from: its source lines, and whether it is installed code.
 
-Guarantees: :func:`is_installed` is true for Python functions whose file lies
-under the standard library or a site-packages directory of this interpreter.
+Guarantees: :func:`source_lines` gives the lines of a function's ``def`` as
+:func:`inspect.getsourcelines` of its code object does, in a fraction of the
+time; :func:`is_installed` is true for Python functions whose file lies under
+the standard library or a site-packages directory of this interpreter.
 """
 
+import inspect
+import linecache
 import os
 import site
 import sysconfig
+
+
+def source_lines(fn):
+    """``(lines, first)``: the lines of the ``def`` of ``fn`` (a function or a code object),
+    decorators included, and the line number of the first; raises OSError without source.
+
+    What ``inspect.getsourcelines(fn.__code__)`` returns, without its search of
+    every loaded module for the one that holds the file (milliseconds a call):
+    a function's globals say where its lines come from (a loader, a notebook
+    cell). Lines cached from a file that changed since are read again, as inspect does.
+    """
+    code = getattr(fn, "__code__", fn)
+    filename = code.co_filename
+    linecache.checkcache(filename)
+    lines = linecache.getlines(filename, getattr(fn, "__globals__", None))
+    if not lines:
+        raise OSError(f"could not get source code of {code.co_name} from {filename}")
+    first = code.co_firstlineno            # the first decorator's line, or the def's
+    if not 0 < first <= len(lines):
+        raise OSError(f"line {first} is out of bounds of {filename}")
+    return inspect.getblock(lines[first - 1:]), first
 
 
 def _installed_directories():

@@ -23,9 +23,10 @@ LAYERS = [
     ("passes", ["srctrans.parse", "srctrans.normalize", "srctrans.analyse",
                 "srctrans.differentiate", "srctrans.optimise", "srctrans.emit",
                 "srctrans.builds", "srctrans.nodes", "srctrans.naming", "srctrans.annotations",
-                "srctrans.signatures", "srctrans.places", "srctrans.treewalk"]),
+                "srctrans.signatures"]),
     ("rules", ["srctrans.rules"]),
-    ("base", ["srctrans.errors", "srctrans.interface", "srctrans.runtime"]),
+    ("base", ["srctrans.errors", "srctrans.interface", "srctrans.runtime", "srctrans.places",
+              "srctrans.treewalk"]),
 ]
 
 

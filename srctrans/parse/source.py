@@ -7,7 +7,6 @@ file line numbers, and a way to name a place in that file for error messages.
 """
 
 import ast
-import inspect
 import linecache
 import os
 import sys
@@ -17,6 +16,7 @@ import types
 import gast
 
 from srctrans.errors import Location, NoSourceError, UnsupportedSyntaxError
+from srctrans.places import source_lines
 from srctrans.treewalk import walk
 
 
@@ -90,8 +90,8 @@ def parse_function(fn):
     try:
         # the code object, not the function: inspect follows functools.wraps to the wrapped
         # function, but srctrans must differentiate the wrapper Python actually calls
-        lines, first = inspect.getsourcelines(fn.__code__)
-    except (OSError, TypeError) as error:
+        lines, first = source_lines(fn)
+    except (OSError, TypeError, SyntaxError) as error:
         raise NoSourceError(
             f"cannot read the source of {_describe(fn)} ({filename}): {error}",
             hint=_WHERE_SOURCE_COMES_FROM) from None
@@ -114,10 +114,7 @@ def parse_function(fn):
                  "file agree")
     _shift_lines(node, first - 1)
     node.decorator_list = []
-    try:
-        file_lines = inspect.findsource(fn.__code__)[0]
-    except (OSError, TypeError):
-        file_lines = [""] * (first - 1) + lines
+    file_lines = linecache.getlines(filename, fn.__globals__) or [""] * (first - 1) + lines
     return ParsedFunction(fn, node, filename, file_lines)
 
 
@@ -220,9 +217,9 @@ def nesting_depth(fn):
     this to give a build enough recursion headroom. The walk is iterative.
     """
     try:
-        source = textwrap.dedent(inspect.getsource(fn))
+        source = textwrap.dedent("".join(source_lines(fn)[0]))
         tree = ast.parse(source)
-    except (OSError, TypeError, SyntaxError, RecursionError, MemoryError):
+    except (OSError, TypeError, SyntaxError, AttributeError, RecursionError, MemoryError):
         return 0
     deepest = 0
     stack = [(tree, 1)]

@@ -18,14 +18,13 @@ such an object is not kept on disk.
 
 import hashlib
 import inspect
-import linecache
 import os
 import sys
 import types
 
 import numpy as np
 
-from srctrans.places import is_installed_file
+from srctrans.places import is_installed_file, source_lines
 
 _LARGEST_ARRAY = 1 << 20          # bytes; a larger array global is not fingerprinted
 
@@ -52,7 +51,7 @@ def of_function(fn):
     code = fn.__code__
     found = _functions.get(code)
     if found is None:
-        text = _source(code)
+        text = _source(fn)
         if text is None:
             return None
         found = _functions[code] = [
@@ -61,19 +60,11 @@ def of_function(fn):
     return [fn.__qualname__, *found]
 
 
-def _source(code):
-    """The text of the ``def`` (decorators included) that ``code`` was compiled from, or None.
-
-    What :func:`inspect.getsourcelines` finds, without its search of every
-    module for the file (which costs milliseconds per call).
-    """
-    lines = linecache.getlines(code.co_filename)
-    first = code.co_firstlineno
-    if not 0 < first <= len(lines):
-        return None
+def _source(fn):
+    """The text of ``fn``'s ``def`` (decorators included), or None."""
     try:
-        return "".join(inspect.getblock(lines[first - 1:]))
-    except (SyntaxError, IndentationError, ValueError):
+        return "".join(source_lines(fn)[0])
+    except (OSError, SyntaxError):
         return None
 
 

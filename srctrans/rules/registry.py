@@ -55,6 +55,8 @@ import warnings
 
 import gast
 
+from srctrans.places import source_lines
+
 
 class Rule:
     """The derivative rules of one primal callable."""
@@ -148,7 +150,7 @@ class JvpTemplate:
 
 def _returned(rule_fn):
     """The expression of ``rule_fn``'s single ``return`` (a docstring may precede it)."""
-    node = gast.parse(textwrap.dedent(inspect.getsource(rule_fn))).body[0]
+    node = gast.parse(textwrap.dedent("".join(source_lines(rule_fn)[0]))).body[0]
     body = [s for s in node.body if not _is_docstring(s)]
     if len(body) != 1 or not isinstance(body[0], gast.Return):
         raise TypeError(f"rule {rule_fn.__qualname__} must be a single `return`")
