@@ -5,11 +5,15 @@ Usage::
     srctrans FILE.py:FUNCTION [--wrt NAMES_OR_INDICES] [--mode reverse|forward] [--no-optimize]
              [--traceback]
     srctrans export FILE.py:FUNCTION [--wrt ...] [--mode reverse|forward] -o OUT.py
+    srctrans cache [--clear]
     python -m srctrans FILE.py:FUNCTION ...
 
 ``export`` writes the derivative as a standalone module that needs only NumPy
 (see :func:`srctrans.export`) instead of printing it. On a terminal, the
 printed code is highlighted when Pygments is installed.
+
+``cache`` prints where the persistent cache is (or that it is off), how many
+derivatives it holds and their size; ``--clear`` deletes them.
 
 ``FUNCTION`` may be dotted to reach a method (``model.py:Model.loss``); for a
 method defined with ``def`` in a class, indices count the parameters after
@@ -58,6 +62,8 @@ class CliError(Exception):
 def main(argv=None):
     """Run the command line on ``argv`` (default ``sys.argv[1:]``); return the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["cache"]:
+        return _cache_command(argv[1:])
     exporting = argv[:1] == ["export"]
     parser = _export_parser() if exporting else _parser()
     try:
@@ -88,6 +94,37 @@ def main(argv=None):
                      "please report it with the output of the same command with --traceback")
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return 0
+
+
+def _cache_command(argv):
+    """``srctrans cache [--clear]``: where the persistent cache is, and what it holds."""
+    parser = argparse.ArgumentParser(
+        prog="srctrans cache",
+        description="Show where the persistent cache of built derivatives is and what it holds.",
+        epilog="SRCTRANS_CACHE_DIR chooses the directory; set and empty, it switches the cache off.")
+    parser.add_argument("--clear", action="store_true", help="delete every entry")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:
+        return exit_.code
+    from srctrans.persist import directory
+    place = directory.location()
+    if place is None:
+        configured = directory.configured()
+        why = "SRCTRANS_CACHE_DIR is set and empty" if configured is None else \
+            f"{configured} cannot be used (see the warning above)"
+        sys.stdout.write(f"the persistent cache is off: {why}\n")
+        return 0
+    if args.clear:
+        sys.stdout.write(f"{place}: deleted {_entries(directory.clear(place))}\n")
+        return 0
+    count, size = directory.usage(place)
+    sys.stdout.write(f"{place}: {_entries(count)}, {size / 1e6:.1f} MB\n")
+    return 0
+
+
+def _entries(count):
+    return f"{count} entry" if count == 1 else f"{count} entries"
 
 
 def _parser():

@@ -427,3 +427,17 @@ def test_a_notebook_kernel_started_again_reads_back_its_cells_derivatives(tmp_pa
     first, second = printed
     assert first.endswith("True") and second.endswith("False")      # built, then read back
     assert first.rsplit(" ", 1)[0] == second.rsplit(" ", 1)[0]
+
+
+def test_the_command_line_shows_and_clears_the_cache(tmp_path, monkeypatch, capsys):
+    from srctrans.cli import main
+    monkeypatch.setenv("SRCTRANS_CACHE_DIR", str(tmp_path / "entries"))
+    directory.write(directory.location(), "a" + directory.SUFFIX, "{}")
+    assert main(["cache"]) == 0
+    assert capsys.readouterr().out.startswith(f"{tmp_path / 'entries'}: 1 entry, 0.0 MB")
+    assert main(["cache", "--clear"]) == 0
+    assert "deleted 1 entry" in capsys.readouterr().out
+    assert os.listdir(tmp_path / "entries") == []
+    monkeypatch.setenv("SRCTRANS_CACHE_DIR", "")
+    assert main(["cache"]) == 0
+    assert capsys.readouterr().out == "the persistent cache is off: SRCTRANS_CACHE_DIR is set and empty\n"

@@ -209,6 +209,23 @@ def prune(directory, limit=None):
 SUFFIX = ".json"
 
 
+def usage(directory):
+    """``(entries, bytes)`` that ``directory`` holds."""
+    count = size = 0
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return 0, 0
+    for name in names:
+        if name.endswith(SUFFIX):
+            try:
+                size += os.lstat(os.path.join(directory, name)).st_size
+                count += 1
+            except OSError:
+                pass
+    return count, size
+
+
 def clear(directory):
     """Remove every entry (and left-over temporary file) from ``directory``; the count removed."""
     removed = 0
