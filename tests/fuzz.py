@@ -10,6 +10,7 @@ under a fixed seed in CI.
 
 import argparse
 import collections
+import contextlib
 import os
 import random
 import sys
@@ -22,13 +23,15 @@ from fuzzing.check import check, shrink        # noqa: E402
 from fuzzing.generator import generate         # noqa: E402
 from fuzzing.regressions import save           # noqa: E402
 
+import srctrans as st                          # noqa: E402
+
 
 def run(programs, seed, keep=True, report=print):
     """Check ``programs`` programs from ``seed``; a Counter of outcome kinds, and the failures."""
     rng = random.Random(seed)
     seeds = [rng.randrange(2 ** 63) for _ in range(programs)]
     counts, failures = collections.Counter(), []
-    with tempfile.TemporaryDirectory() as directory:
+    with tempfile.TemporaryDirectory() as directory, _persistent_cache_in(directory):
         for index in range(programs):
             program = generate(random.Random(seeds[index]), (seed, index))
             outcome = check(program.text, program.args, directory)
@@ -42,6 +45,17 @@ def run(programs, seed, keep=True, report=print):
                 report(f"program {index} of seed {seed}: {outcome.kind}; kept in {path}\n"
                        f"{outcome.message[:1000]}")
     return counts, failures
+
+
+@contextlib.contextmanager
+def _persistent_cache_in(directory):
+    """The persistent cache in ``directory`` while the programs run (check reads builds back)."""
+    from srctrans.persist import directory as cache_directory
+    st.set_cache_directory(os.path.join(directory, "cache"))
+    try:
+        yield
+    finally:
+        cache_directory.set_location()
 
 
 def main(argv=None):

@@ -5,6 +5,9 @@ imported. :func:`check` then runs ``st.check_grads`` to second order: reverse
 mode with a random output cotangent on the generic, specialised and fused
 paths, forward mode, and the derivatives of the generated gradient and JVP;
 then the gradient again, from the cache, which must give the same numbers;
+then, with the in-memory cache forgotten, the gradient and the second-order
+check again, on derivatives read back from the persistent cache (the module is
+registered in ``sys.modules``, so the helpers it calls can be found by name);
 then the gradient and a JVP with every array argument a ``Duck`` (a NEP-18
 array that fails on any conversion to NumPy, ``tests/duck_arrays.py``): each
 must equal the NumPy one and stay a ``Duck``, or be refused with
@@ -20,6 +23,7 @@ finite in plain Python: not counted).
 import importlib.util
 import itertools
 import os
+import sys
 import traceback
 
 import numpy as np
@@ -48,6 +52,7 @@ def load(text, directory):
         handle.write(text)
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module        # its helpers can be found by name, so builds are stored
     spec.loader.exec_module(module)
     return module.program
 
@@ -80,6 +85,9 @@ def check(text, args, directory):
             if (a is None) != (b is None) or a is not None and not np.allclose(a, b, rtol=1e-12,
                                                                               atol=0):
                 return Outcome("wrong", "a cached call gave another gradient")
+        different = _read_back(fn, args, first, eps)
+        if different is not None:
+            return Outcome("wrong", different)
         different = _on_duck_arrays(fn, args, first)
         if different is not None:
             return Outcome("wrong", different)
@@ -91,6 +99,24 @@ def check(text, args, directory):
     except Exception as error:
         return Outcome("internal", "".join(traceback.format_exception(error))[-3000:])
     return Outcome("ok")
+
+
+def _read_back(fn, args, gradient, eps):
+    """None if, once the in-memory cache is forgotten, the derivatives srctrans reads back from
+    the persistent cache (or builds again, when it is off) give ``gradient`` exactly and pass
+    the second-order check that the built ones passed; else what differs."""
+    st.clear_cache()
+    again = st.grad(fn, wrt=(0, 1, 2, 3))(*_copies(args))
+    for a, b in zip(gradient, again):
+        if (a is None) != (b is None) or a is not None and not np.array_equal(a, b):
+            return "the gradient read back from the persistent cache differs from the built one"
+    st.clear_cache()
+    try:
+        st.check_grads(fn, _copies(args), order=2, wrt=(0, 1, 2, 3), eps=eps, rtol=1e-4,
+                       atol=1e-6)
+    except AssertionError as error:
+        return f"read back from the persistent cache: {error}"
+    return None
 
 
 def shrink(text, args, directory, kind):
