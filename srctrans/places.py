@@ -49,7 +49,7 @@ def is_installed(callee):
     """Whether ``callee`` is a Python function of an installed package or the standard library."""
     code = getattr(callee, "__code__", None) or getattr(getattr(callee, "__func__", None),
                                                         "__code__", None)
-    return code is not None and os.path.abspath(code.co_filename).startswith(INSTALLED)
+    return code is not None and is_installed_file(code.co_filename)
 
 
 def is_installed_file(path):

@@ -81,21 +81,24 @@ class Resolver:
 
 def still_valid(fn, assumptions):
     """True when every root name in ``assumptions`` still denotes the same object."""
-    code = fn.__code__
-    closure = dict(zip(code.co_freevars, fn.__closure__ or ()))
     for name, value in assumptions.items():
-        if name in closure:
-            try:
-                current = closure[name].cell_contents
-            except ValueError:
-                return False
-        else:
-            current = fn.__globals__.get(name, _MISSING)
-            if current is _MISSING:
-                current = getattr(builtins, name, _MISSING)
-        if current is not value:
+        current = current_value(fn, name)
+        if current is _MISSING or current is not value:
             return False
     return True
+
+
+def current_value(fn, name):
+    """What the non-local ``name`` denotes for ``fn`` now (a closure cell, a global or a
+    builtin), or ``MISSING``."""
+    code = fn.__code__
+    if name in code.co_freevars:
+        try:
+            return fn.__closure__[code.co_freevars.index(name)].cell_contents
+        except ValueError:                   # an empty cell
+            return _MISSING
+    value = fn.__globals__.get(name, _MISSING)
+    return getattr(builtins, name, _MISSING) if value is _MISSING else value
 
 
 MISSING = _MISSING

@@ -16,7 +16,6 @@ closure (srctrans's runtime, NumPy, called derivatives, user rules) as
 references, the assumptions as fingerprints, and the build's facts.
 """
 
-import builtins
 import json
 import sys
 
@@ -27,10 +26,10 @@ from srctrans.emit.compile import compile_text, is_generated
 from srctrans.persist import directory, fingerprint
 from srctrans.persist.fingerprint import (
     digest, locate, of_function, of_installation, of_object, of_user_rules)
+from srctrans.parse.resolve import MISSING, current_value
 from srctrans.rules import REGISTRY
 
 FORMAT = 1
-_MISSING = object()
 _REVERSE_FACTS = ("residuals", "seed", "tape_index", "follows_inputs", "data_names",
                   "float_values_matter", "has_loops")
 _rules = [None, None]          # [REGISTRY.version, of_user_rules] of the last computation
@@ -63,7 +62,11 @@ def save(fn, options, build):
     entry = _entry(fn, build) if name is not None else None
     if entry is None:
         return False
-    return directory.write(place, name, json.dumps(entry))
+    try:
+        text = json.dumps(entry)
+    except (TypeError, ValueError):          # a fact JSON cannot hold: kept in memory only
+        return False
+    return directory.write(place, name, text)
 
 
 def _entry(fn, build):
@@ -158,8 +161,8 @@ def load(fn, options, request):
 def _build(fn, entry, request):
     assumptions = {}
     for name, described in entry["assumptions"]:
-        value = _current(fn, name)
-        if value is _MISSING or of_object(value) != described:
+        value = current_value(fn, name)
+        if value is MISSING or of_object(value) != described:
             return None
         assumptions[name] = value
     consulted = []
@@ -211,18 +214,6 @@ def _referenced(described):
     else:
         value = locate(described[1], described[2])
     return value if value is not None and of_object(value) == described else None
-
-
-def _current(fn, name):
-    """What the non-local ``name`` denotes for ``fn`` now (closure cell, global or builtin)."""
-    code = fn.__code__
-    if name in code.co_freevars:
-        try:
-            return fn.__closure__[code.co_freevars.index(name)].cell_contents
-        except ValueError:
-            return _MISSING
-    value = fn.__globals__.get(name, _MISSING)
-    return getattr(builtins, name, _MISSING) if value is _MISSING else value
 
 
 def _tupled(value):
