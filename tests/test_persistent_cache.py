@@ -10,7 +10,6 @@ import os
 import stat
 import subprocess
 import sys
-import textwrap
 
 import numpy as np
 import pytest
