@@ -85,12 +85,18 @@ def _prepare(directory):
         return _distrust(directory, "it is a symbolic link")
     if not stat.S_ISDIR(info.st_mode):
         return _distrust(directory, "it is not a directory")
+    why = _not_private(info)
+    return True if why is None else _distrust(directory, f"{why}; srctrans makes it 700")
+
+
+def _not_private(info):
+    """Why a file or directory with ``os.stat`` result ``info`` is not this user's alone, or
+    None (owner and mode are checked where the platform has them)."""
     if hasattr(os, "getuid") and info.st_uid != os.getuid():
-        return _distrust(directory, "another user owns it")
+        return "another user owns it"
     if os.name == "posix" and info.st_mode & 0o077:
-        return _distrust(directory, f"others may read or write it (mode "
-                                    f"{stat.S_IMODE(info.st_mode):o}; srctrans makes it 700)")
-    return True
+        return f"others may read or write it (mode {stat.S_IMODE(info.st_mode):o})"
+    return None
 
 
 def _distrust(directory, why):
@@ -113,11 +119,7 @@ def read(directory, name):
         return None
     try:
         info = os.fstat(handle)
-        if not stat.S_ISREG(info.st_mode):
-            return None
-        if hasattr(os, "getuid") and info.st_uid != os.getuid():
-            return None
-        if os.name == "posix" and info.st_mode & 0o077:
+        if not stat.S_ISREG(info.st_mode) or _not_private(info) is not None:
             return None
         with os.fdopen(handle, "rb", closefd=False) as stream:
             data = stream.read()
@@ -183,10 +185,7 @@ def prune(directory, limit=None):
     """Delete the least recently used entries while ``directory`` holds more than ``limit``
     (``MAX_ENTRIES``): down to three quarters of it. Reading an entry marks it used."""
     limit = MAX_ENTRIES if limit is None else limit
-    try:
-        names = [name for name in os.listdir(directory) if name.endswith(SUFFIX)]
-    except OSError:
-        return 0
+    names = _names(directory)
     if len(names) <= limit:
         return 0
     used = []
@@ -196,8 +195,24 @@ def prune(directory, limit=None):
         except OSError:
             pass
     used.sort()
+    return _removed(directory, [name for _, name in used[:len(used) - limit * 3 // 4]])
+
+
+SUFFIX = ".json"
+
+
+def _names(directory, suffixes=(SUFFIX,)):
+    """The names of the files in ``directory`` that end with one of ``suffixes``."""
+    try:
+        return [name for name in os.listdir(directory) if name.endswith(suffixes)]
+    except OSError:
+        return []
+
+
+def _removed(directory, names):
+    """Delete ``names`` from ``directory``; how many were deleted."""
     removed = 0
-    for _, name in used[:len(used) - limit * 3 // 4]:
+    for name in names:
         try:
             os.unlink(os.path.join(directory, name))
             removed += 1
@@ -206,38 +221,18 @@ def prune(directory, limit=None):
     return removed
 
 
-SUFFIX = ".json"
-
-
 def usage(directory):
     """``(entries, bytes)`` that ``directory`` holds."""
     count = size = 0
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return 0, 0
-    for name in names:
-        if name.endswith(SUFFIX):
-            try:
-                size += os.lstat(os.path.join(directory, name)).st_size
-                count += 1
-            except OSError:
-                pass
+    for name in _names(directory):
+        try:
+            size += os.lstat(os.path.join(directory, name)).st_size
+            count += 1
+        except OSError:
+            pass
     return count, size
 
 
 def clear(directory):
     """Remove every entry (and left-over temporary file) from ``directory``; the count removed."""
-    removed = 0
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return 0
-    for name in names:
-        if name.endswith(SUFFIX) or name.endswith(".tmp"):
-            try:
-                os.unlink(os.path.join(directory, name))
-                removed += 1
-            except OSError:
-                pass
-    return removed
+    return _removed(directory, _names(directory, (SUFFIX, ".tmp")))
