@@ -451,7 +451,7 @@ def source(f: Function, mode: Mode = "reverse", wrt: Wrt = 0, optimize: bool = T
         found = cache.instance(fn, selection.names, optimize)
     if args is not None and optimize and mode == "reverse":
         call_args = tuple(args) if bound_self is None else (bound_self,) + tuple(args)
-        found = found.for_call(fn, call_args, {})
+        found = found.for_call(fn, call_args, {}, now=True)
     texts, pending, seen = [], [found.build], set()
     while pending:                               # callees after callers, each once
         build = pending.pop(0)

@@ -225,7 +225,7 @@ class Instance:
     rule registered since (``st.register_vjp``) get a fresh instance.
     """
 
-    __slots__ = ("fwd", "bwd", "grad", "build", "variants", "repeats", "_defaults",
+    __slots__ = ("fwd", "bwd", "grad", "build", "variants", "repeats", "_seen", "_defaults",
                  "_kwdefaults", "_globals", "_cells", "_rules")
 
     def __init__(self, fn, fwd, bwd, *rest):
@@ -238,6 +238,7 @@ class Instance:
                 generated.__qualname__ = fn.__qualname__
         self.fwd, self.bwd, self.build = fwd, bwd, build
         self.variants = {}                   # shape key -> specialised Instance
+        self._seen = set()                   # shape keys called once, not yet specialised
         self.repeats = {}                    # the short paths of api.grad for calls of this instance
         self._defaults, self._kwdefaults = fn.__defaults__, fn.__kwdefaults__
         self._rules = REGISTRY.version          # a rule registered later needs a new build
@@ -280,12 +281,17 @@ class Instance:
         """(cell, object) of each closure variable the build resolved, as :meth:`current` checks."""
         return list(self._cells)
 
-    def for_call(self, fn, args, kwargs):
+    def for_call(self, fn, args, kwargs, now=False):
         """The instance to run for this call: specialised on its shapes when possible.
 
-        The first call with new input shapes runs this instance's forward pass
-        once more to measure the shapes of the values the backward pass reads,
-        then builds (or finds) the backward pass specialised on them. At most
+        Specialising is tiered, as a JIT compiler's is: the first call with new
+        input shapes runs this (generic) instance, since a gradient asked for
+        once would not repay a second build. The second call with those shapes
+        runs this instance's forward pass once more to measure the shapes of the
+        values the backward pass reads, then builds (or finds) the backward
+        pass specialised on them, which later calls reuse. With ``now`` the
+        first call specialises (``st.source`` with example arguments, and the
+        derivatives that differentiate the gradient again). At most
         ``MAX_SPECIALISATIONS`` shape keys get their own code per instance.
         """
         if not self.build.specialisable:
@@ -297,6 +303,12 @@ class Instance:
         if variant is None:
             if len(self.variants) >= MAX_SPECIALISATIONS:
                 return self
+            if not now and key not in self._seen:
+                if len(self._seen) >= MAX_SEEN_SHAPES:
+                    self._seen.clear()
+                self._seen.add(key)
+                return self
+            self._seen.discard(key)
             variant = self.variants[key] = self._specialised(fn, args, kwargs)
         return variant
 
@@ -310,6 +322,8 @@ class Instance:
 
 
 MAX_SPECIALISATIONS = 8
+# Shape keys remembered as called once; a function called with ever new shapes forgets them.
+MAX_SEEN_SHAPES = 64
 # Specialised code is measured and keyed call by call down the chain of user functions
 # a build differentiates through; a longer chain keeps its generic code.
 MAX_SPECIALISED_DEPTH = 32

@@ -253,7 +253,7 @@ def _gradient_function(fn, names, call_args):
     The gradient specialised on the arguments' shapes when srctrans can make
     one (no generic helpers, so its JVP is plain NumPy), else the generic one.
     """
-    found = cache.instance(fn, names, True, True).for_call(fn, call_args, {})
+    found = cache.instance(fn, names, True, True).for_call(fn, call_args, {}, now=True)
     if found.grad is not None:
         return found.grad
     return cache.gradient_instance(fn, names).grad

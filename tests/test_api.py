@@ -453,6 +453,8 @@ def count_builds(monkeypatch, fresh_cache, no_persistent_cache):
 def test_grad_again_is_a_cache_hit(rng, count_builds):
     x = rng.standard_normal(3)
     first = st.grad(basic.cubic)(x, x)
+    assert count_builds == ["cubic"] and count_builds.specialised == []      # generic first
+    np.testing.assert_allclose(st.grad(basic.cubic)(x, x), first, rtol=1e-14)
     assert count_builds == ["cubic"] and count_builds.specialised == ["cubic"]
     for _ in range(3):
         np.testing.assert_array_equal(st.grad(basic.cubic)(x, x), first)
@@ -463,17 +465,31 @@ def test_grad_again_is_a_cache_hit(rng, count_builds):
 
 
 def test_new_shapes_get_one_specialised_build_each(rng, count_builds):
-    for n in (3, 4, 3, 4, 5):
+    for n in (3, 4, 3, 4, 5, 5, 3):
         x = rng.standard_normal(n)
         np.testing.assert_allclose(st.grad(basic.cubic)(x, x), 2 * x * x)   # d(x x y)/dx at y = x
+    # the second call with each shape specialises: 3 and 4 twice, 5 once, then 5 again
     assert count_builds == ["cubic"] and count_builds.specialised == ["cubic"] * 3
+
+
+def test_a_gradient_called_once_is_not_specialised(rng, count_builds):
+    """Tiered: a first call runs the generic code (building the specialised code
+    would cost more than a call gains); ``st.source`` with example arguments and
+    second derivatives specialise at once."""
+    x = rng.standard_normal(3)
+    st.grad(basic.cubic)(x, x)
+    st.vjp(basic.cubic, x, x)[1](np.ones(3))          # another selection, also called once
+    assert count_builds.specialised == []
+    assert "rt.unbroadcast" not in st.source(basic.cubic, args=(x, x))
+    assert count_builds.specialised == ["cubic"]
 
 
 def test_specialised_and_generic_code_agree(rng):
     x, W, b, t = (rng.standard_normal((5, 3)), rng.standard_normal((3, 2)),
                   rng.standard_normal(2), rng.standard_normal((5, 2)))
     generic = st.grad(basic.full_loss, wrt=(1, 2), specialize=False)(x, W, b, t)
-    specialised = st.grad(basic.full_loss, wrt=(1, 2))(x, W, b, t)
+    st.grad(basic.full_loss, wrt=(1, 2))(x, W, b, t)
+    specialised = st.grad(basic.full_loss, wrt=(1, 2))(x, W, b, t)      # the second call's code
     for a, b_ in zip(generic, specialised):
         np.testing.assert_allclose(a, b_, rtol=1e-12)
     assert "rt.unbroadcast" in st.source(basic.full_loss, wrt=(1, 2))
@@ -549,6 +565,7 @@ def test_one_gradient_function_called_with_changing_arguments(rng):
 def test_a_float_that_decides_a_shape_gets_its_own_specialisation():
     g = st.grad(basic.rows_from_float)
     x = np.arange(4.0)
-    np.testing.assert_allclose(g(x, 2.0), [1.0, 1.0, 5.0, 5.0])
-    np.testing.assert_allclose(g(x, 4.0), [0.0, 0.5, 1.0, 1.5])          # rows of one element
+    for _ in range(2):                  # the second call with a key specialises on it
+        np.testing.assert_allclose(g(x, 2.0), [1.0, 1.0, 5.0, 5.0])
+        np.testing.assert_allclose(g(x, 4.0), [0.0, 0.5, 1.0, 1.5])      # rows of one element
     np.testing.assert_allclose(g(x, 2.0), [1.0, 1.0, 5.0, 5.0])
