@@ -13,7 +13,9 @@ derivative once pays. Prints, one line each (best of ``--repeat`` processes):
   imports the API and the cache) and the compiler (which the first build imports;
   the build figures below do not include it);
 * the build and first call of the gradient of straight-line functions of 20, 1,000
-  and 2,000 statements, and the ratio of the last two (linear would be 2);
+  and 2,000 statements, and the ratio of the last two (linear would be 2); the
+  first call runs the generic gradient, so the second call of the 20-statement
+  gradient, which builds the code specialised on the shapes, is printed too;
 * the build and first call of a single 1,000-term expression's gradient;
 * the first ``st.hvp`` and ``st.hessian`` of a small MLP loss;
 * asking again for a built gradient (``st.grad(f)`` then a call, in one process);
@@ -153,6 +155,10 @@ def main():
         results[statements] = timed_build(straight_line(statements), call, repeat)
         print(f"build and first call, {statements:,} statements: "
               f"{results[statements] * 1e3:,.0f} ms")
+    second = timed_build(straight_line(20), "g(x)", repeat,
+                         setup="x = np.ones(3); g = st.grad(module.f); g(x)")
+    print(f"second call, 20 statements (builds the code specialised on the shapes): "
+          f"{second * 1e3:,.0f} ms")
     if 2000 in results:
         print(f"2,000 / 1,000 statements: {results[2000] / results[1000]:.2f}")
     expression = timed_build(one_expression(1000), call, repeat)
