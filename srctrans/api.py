@@ -326,8 +326,9 @@ def grad(f: Function | None = None, wrt: Wrt = 0, *,
       optimize: run the optimisation passes (default True).
       specialize: let srctrans specialise the backward pass on the shapes of
         each call's arguments (default True): the first call with new shapes
-        builds code without the generic broadcasting helpers; later calls with
-        those shapes reuse it. ``False`` keeps one generic version.
+        runs the generic code; the second builds code without the generic
+        broadcasting helpers, which it and later calls with those shapes run.
+        ``False`` keeps one generic version.
 
     Returns:
       A function taking ``f``'s arguments plus the keyword
