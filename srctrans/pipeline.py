@@ -208,7 +208,9 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     if optimize and gradient is None:     # once the pops left are final; not in code that
         iterate_saved_values(backward, unit.aliases[RUNTIME_ALIAS])   # is differentiated again
     residuals = _residuals(unit, forward, backward, gradients)
-    untouched_forward = [clone(s) for s in forward]     # the fused gradient starts from these
+    scalar_output = bool(shapes) and result.seed is not None and shapes.get(result.seed) == ()
+    if scalar_output or gradient is not None:    # the fused gradient starts from these
+        untouched_forward = [clone(s) for s in forward]
     if optimize:
         live = set(residuals) | _reads_all([result.output])
         forward = eliminate_dead_code(forward, live, _is_pure)
@@ -218,7 +220,6 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     seed = result.seed or unit.namer.fresh("dout")
     functions = [_forward_function(unit, forward, result.output, residuals),
                  _backward_function(unit, backward, seed, residuals, gradients)]
-    scalar_output = bool(shapes) and result.seed is not None and shapes.get(result.seed) == ()
     if scalar_output:
         functions.append(_gradient_function(unit, untouched_forward, backward, seed, gradients))
     elif gradient is not None:
