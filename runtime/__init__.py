@@ -33,6 +33,7 @@ Modules:
                   for derivatives that need NumPy arrays
   fastpath     -- shortcuts for hot loops (a reversed loop's saved values, all at once;
                   the zero of a known number or array)
+  scipy_linalg -- derivatives of scipy.linalg (imported on first use, as rt.scipy_linalg)
 """
 
 from .broadcast import unbroadcast
@@ -94,10 +95,15 @@ from .custom import (
 from .fastpath import pop_many, zeros_of
 
 
+# rt.NAME for these imports the module when first read, so the runtime needs SciPy
+# only where a program uses SciPy
+_ON_DEMAND = {"special": "scipy.special", "scipy_linalg": "srctrans.runtime.scipy_linalg"}
+
+
 def __getattr__(name):
-    """``rt.special``: scipy.special, for the rules of its functions (imported when first
-    read, so the runtime needs SciPy only where a program uses SciPy)."""
-    if name == "special":
-        import scipy.special
-        return scipy.special
+    """``rt.special`` (scipy.special, for the rules of its functions) and the runtime's
+    modules of SciPy derivatives, imported when first read."""
+    if name in _ON_DEMAND:
+        import importlib
+        return importlib.import_module(_ON_DEMAND[name])
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

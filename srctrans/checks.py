@@ -98,7 +98,10 @@ def _check_first_order(f, wide, kwargs, modes, indices, rng, name, eps, rtol, at
             moved[i] = _step(wide[i], u, step)
         return f(*moved, **kwargs)
 
-    numeric = _inner(cotangent, map_leaves(lambda a, b: (a - b) / (2 * eps), shifted(eps), shifted(-eps)))
+    def difference(a, b):                   # ints and bools do not move
+        return (a - b) / (2 * eps) if _is_float(a) else np.zeros(np.shape(a))
+
+    numeric = _inner(cotangent, map_leaves(difference, shifted(eps), shifted(-eps)))
 
     def compare(analytic, path, formula):
         if not abs(analytic - numeric) <= atol + rtol * max(abs(analytic), abs(numeric)):
@@ -163,8 +166,8 @@ def _widen(value):
 
 def _random_like(rng, value):
     def draw(leaf):
-        if not _is_float(leaf):
-            return 0.0                       # ints and bools are not perturbed
+        if not _is_float(leaf):              # ints and bools are not perturbed
+            return np.zeros(np.shape(leaf)) if np.ndim(leaf) else 0.0
         if isinstance(leaf, np.ndarray) or np.ndim(leaf):
             return rng.standard_normal(np.shape(leaf))
         return float(rng.standard_normal())

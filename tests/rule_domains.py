@@ -93,3 +93,19 @@ class PositiveDefinite(Arg):
 
 def positive_definite(*shape):
     return PositiveDefinite(shape)
+
+
+class Factored(Arg):
+    """The factorization ``factor(a)`` of a matrix ``a`` drawn by ``matrix`` (an Arg):
+    ``scipy.linalg.cho_factor`` or ``lu_factor``, whose tuple a solve takes."""
+
+    def __init__(self, factor, matrix, **options):
+        super().__init__(matrix.shape)
+        self.factor, self.matrix, self.options = factor, matrix, options
+
+    def build(self, rng):
+        return self.factor(self.matrix.build(rng), **self.options)
+
+
+def factored(factor, matrix, **options):
+    return Factored(factor, matrix, **options)

@@ -33,8 +33,8 @@ import numpy as np
 import pytest
 
 from srctrans import runtime as rt
-from rule_domains import (Arg, Matrices, fixed, matrices, nonzero, normal, positive, positive_definite,
-                          pyfloat, uniform)
+from rule_domains import (Arg, Matrices, factored, fixed, matrices, nonzero, normal, positive,
+                          positive_definite, pyfloat, uniform)
 from srctrans.rules import REGISTRY
 
 VAR_POSITIONAL = inspect.Parameter.VAR_POSITIONAL
@@ -466,7 +466,51 @@ SCIPY = [
     Case("log-softmax", special.log_softmax, [normal(3, 4)], {"axis": 0}),
 ]
 
-CASES = ELEMENTWISE + REDUCTIONS + PRODUCTS + SHAPES + BUILTINS + SCIPY
+scipy_linalg = pytest.importorskip("scipy.linalg")
+import srctrans.rules.scipy_linalg  # noqa: E402,F401
+
+SCIPY_LINALG = [
+    Case("sl-solve", scipy_linalg.solve, [matrices(3, 3), normal(3, 2)]),
+    Case("sl-solve-vector-batch", scipy_linalg.solve, [matrices(2, 3, 3), normal(3)]),
+    Case("sl-solve-pos-lower", scipy_linalg.solve, [positive_definite(3, 3), normal(3)],
+         {"assume_a": "pos", "lower": True}),
+    Case("sl-solve-sym-nonsymmetric-input", scipy_linalg.solve, [matrices(3, 3), normal(3, 2)],
+         {"assume_a": "sym"}),                    # reads the upper triangle
+    Case("sl-solve-diagonal", scipy_linalg.solve, [matrices(3, 3), normal(3)],
+         {"assume_a": "diagonal"}),
+    Case("sl-solve-tridiagonal-transposed", scipy_linalg.solve, [matrices(4, 4), normal(4, 2)],
+         {"assume_a": "tridiagonal", "transposed": True}),
+    Case("sl-solve-lower-triangular", scipy_linalg.solve, [matrices(3, 3), normal(3)],
+         {"assume_a": "lower triangular"}),
+    Case("sl-solve-triangular", scipy_linalg.solve_triangular, [matrices(3, 3), normal(3, 2)]),
+    Case("sl-solve-triangular-lower-trans", scipy_linalg.solve_triangular,
+         [matrices(2, 3, 3), normal(2, 3, 2)], {"lower": True, "trans": "T"}),
+    Case("sl-solve-triangular-unit-vector", scipy_linalg.solve_triangular,
+         [matrices(3, 3), normal(3)], {"unit_diagonal": True, "lower": True}),
+    Case("sl-inv", scipy_linalg.inv, [matrices(2, 3, 3)]),
+    Case("sl-inv-pos", scipy_linalg.inv, [positive_definite(3, 3)], {"assume_a": "pos"}),
+    Case("sl-det", scipy_linalg.det, [matrices(2, 3, 3)]),
+    Case("sl-cho-factor", scipy_linalg.cho_factor, [positive_definite(3, 3)]),
+    Case("sl-cho-factor-lower-batch", scipy_linalg.cho_factor, [positive_definite(2, 3, 3)],
+         {"lower": True}),
+    Case("sl-cho-solve", scipy_linalg.cho_solve,
+         [factored(scipy_linalg.cho_factor, positive_definite(3, 3)), normal(3, 2)]),
+    Case("sl-cho-solve-lower-vector", scipy_linalg.cho_solve,
+         [factored(scipy_linalg.cho_factor, positive_definite(3, 3), lower=True), normal(3)]),
+    Case("sl-lu-factor", scipy_linalg.lu_factor, [normal(4, 4)]),
+    Case("sl-lu-factor-batch", scipy_linalg.lu_factor, [normal(2, 3, 3)]),
+    Case("sl-lu-solve", scipy_linalg.lu_solve,
+         [factored(scipy_linalg.lu_factor, normal(4, 4)), normal(4, 2)]),
+    Case("sl-lu-solve-trans-vector", scipy_linalg.lu_solve,
+         [factored(scipy_linalg.lu_factor, normal(4, 4)), normal(4)], {"trans": 1}),
+    Case("sl-expm", scipy_linalg.expm, [uniform(-0.5, 0.5, 3, 3)]),
+    Case("sl-expm-batch", scipy_linalg.expm, [uniform(-0.5, 0.5, 2, 3, 3)]),
+    Case("sl-sqrtm", scipy_linalg.sqrtm, [positive_definite(3, 3)]),
+    Case("sl-solve-sylvester", scipy_linalg.solve_sylvester,
+         [matrices(3, 3), matrices(2, 2), normal(3, 2)]),
+]
+
+CASES = ELEMENTWISE + REDUCTIONS + PRODUCTS + SHAPES + BUILTINS + SCIPY + SCIPY_LINALG
 
 assert len({c.id for c in CASES}) == len(CASES), "case ids must be unique"
 
@@ -699,7 +743,8 @@ def test_linear_rules_have_no_template():
 # The rule files whose rules CASES checks (the rules of the runtime helpers that only
 # derivatives of derivatives call are checked with those helpers' own tests).
 RULE_FILES = {"srctrans.rules.elementwise", "srctrans.rules.reductions", "srctrans.rules.linalg",
-              "srctrans.rules.shapes", "srctrans.rules.builtins", "srctrans.rules.scipy_special"}
+              "srctrans.rules.shapes", "srctrans.rules.builtins", "srctrans.rules.scipy_special",
+              "srctrans.rules.scipy_linalg"}
 
 
 def test_every_rule_has_a_case():

@@ -1,0 +1,64 @@
+"""User programs over scipy.linalg, scipy.signal and scipy.stats (tests/test_scipy.py)."""
+
+import numpy as np
+import scipy.linalg as sl
+
+
+def gp_negative_log_likelihood(x, y, length):
+    """A Gaussian process's negative log likelihood, through the Cholesky factor."""
+    k = np.exp(-0.5 * (x[:, None] - x[None, :]) ** 2 / length ** 2) + 0.1 * np.eye(x.shape[0])
+    factor = sl.cho_factor(k, lower=True)
+    alpha = sl.cho_solve(factor, y)
+    return 0.5 * y @ alpha + np.sum(np.log(np.diag(factor[0])))
+
+
+def cholesky_upper_unpacked(a, b):
+    c, lower = sl.cho_factor(a)
+    return np.sum(np.sin(sl.cho_solve((c, lower), b))) + np.sum(c * c)
+
+
+def lu_solve_both_ways(a, b):
+    lu, piv = sl.lu_factor(a)
+    x = sl.lu_solve((lu, piv), b)
+    z = sl.lu_solve((lu, piv), b, trans=1)
+    return np.sum(np.sin(x)) + np.sum(z * z) + np.sum(np.cos(lu))
+
+
+def whitened(a, b):
+    """Solve with the lower Cholesky factor as a triangular matrix."""
+    low = np.linalg.cholesky(a)
+    return np.sum(sl.solve_triangular(low, b, lower=True) ** 2)
+
+
+def structured_solves(a, b):
+    return (np.sum(np.sin(sl.solve(a, b, assume_a="pos"))) + np.sum(sl.solve(a, b) ** 2)
+            + np.sum(np.cos(sl.solve(a, b, assume_a="sym", lower=True, transposed=True))))
+
+
+def inverse_and_determinant(a):
+    return np.sum(sl.inv(a) ** 2) + sl.det(a) ** 2
+
+
+def matrix_exponential(a, t):
+    return np.sum(np.sin(sl.expm(t * a)))
+
+
+def matrix_square_root(a):
+    root = sl.sqrtm(a)
+    return np.sum(root * root.T) + np.trace(root)
+
+
+def sylvester(a, b, q):
+    return np.sum(np.sin(sl.solve_sylvester(a, b, q)))
+
+
+def symmetric_solve(a, b):
+    return np.sum(sl.solve(a, b, assume_a="sym"))
+
+
+def general_solve(a, b):
+    return np.sum(sl.solve(a, b))
+
+
+def overwritten(a, b):
+    return np.sum(sl.solve(a, b, overwrite_a=True))

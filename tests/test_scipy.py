@@ -1,0 +1,73 @@
+"""scipy.linalg, scipy.signal and scipy.stats in user programs: each checked against finite
+differences to second order in both modes, and in float32 (the rules one by one are in
+test_jvp_rules.py). The factorizations are checked through their solves, as they are used."""
+
+import numpy as np
+import pytest
+
+import srctrans as st
+
+pytest.importorskip("scipy")            # the test extra installs SciPy
+from programs import scipy_programs as sp   # noqa: E402
+
+R = np.random.default_rng(17)
+
+
+def square(*shape):
+    return R.standard_normal(shape) + shape[-1] * np.eye(shape[-1])
+
+
+def positive_definite(*shape):
+    m = R.standard_normal(shape)
+    return m @ np.swapaxes(m, -1, -2) + shape[-1] * np.eye(shape[-1])
+
+
+CASES = [
+    (sp.gp_negative_log_likelihood, lambda: (R.uniform(-2, 2, 5), R.standard_normal(5),
+                                             np.asarray(0.8))),
+    (sp.cholesky_upper_unpacked, lambda: (positive_definite(3, 3), R.standard_normal((3, 2)))),
+    (sp.cholesky_upper_unpacked, lambda: (positive_definite(2, 3, 3), R.standard_normal(3))),
+    (sp.lu_solve_both_ways, lambda: (R.standard_normal((4, 4)), R.standard_normal((4, 2)))),
+    (sp.lu_solve_both_ways, lambda: (R.standard_normal((2, 3, 3)), R.standard_normal((2, 3, 2)))),
+    (sp.whitened, lambda: (positive_definite(3, 3), R.standard_normal((3, 2)))),
+    (sp.structured_solves, lambda: (positive_definite(3, 3), R.standard_normal(3))),
+    (sp.inverse_and_determinant, lambda: (square(2, 3, 3),)),
+    (sp.matrix_exponential, lambda: (R.uniform(-0.5, 0.5, (3, 3)), np.asarray(0.7))),
+    (sp.matrix_square_root, lambda: (positive_definite(3, 3),)),
+    (sp.sylvester, lambda: (square(3, 3), square(2, 2), R.standard_normal((3, 2)))),
+]
+
+
+@pytest.mark.parametrize("index", range(len(CASES)), ids=[c[0].__name__ for c in CASES])
+def test_second_order_in_both_modes(index):
+    fn, build = CASES[index]
+    st.check_grads(fn, build(), order=2)
+
+
+@pytest.mark.parametrize("index", range(len(CASES)), ids=[c[0].__name__ for c in CASES])
+def test_float32(index):
+    fn, build = CASES[index]
+    args = tuple(a.astype(np.float32) for a in build())
+    wrt = tuple(range(len(args)))
+    grads = st.grad(fn, wrt=wrt)(*args)
+    wide = st.grad(fn, wrt=wrt)(*(a.astype(np.float64) for a in args))
+    for g, w in zip(grads, wide):
+        assert g.dtype == np.float32
+        np.testing.assert_allclose(g, w, rtol=2e-2, atol=2e-3)
+
+
+def test_a_symmetric_solve_reads_one_triangle():
+    """assume_a="sym" reads the upper triangle: the lower one gets no gradient, and an entry
+    above the diagonal counts for its mirror image too."""
+    a, b = square(3, 3), R.standard_normal(3)
+    ga = st.grad(sp.symmetric_solve)(a, b)
+    assert np.all(np.tril(ga, -1) == 0.0)
+    full = st.grad(sp.general_solve)(np.triu(a) + np.triu(a, 1).T, b)
+    np.testing.assert_allclose(np.triu(ga, 1), np.triu(full + full.T, 1), rtol=1e-10)
+    np.testing.assert_allclose(np.diag(ga), np.diag(full), rtol=1e-10)
+
+
+def test_overwriting_an_argument_is_refused_at_the_user_s_line():
+    with pytest.raises(st.SrcTransError, match="overwrite_a") as raised:
+        st.grad(sp.overwritten)(square(3, 3), R.standard_normal(3))
+    assert "scipy_programs.py" in str(raised.value)
