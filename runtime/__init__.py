@@ -34,6 +34,7 @@ Modules:
   fastpath     -- shortcuts for hot loops (a reversed loop's saved values, all at once;
                   the zero of a known number or array)
   scipy_linalg -- derivatives of scipy.linalg (imported on first use, as rt.scipy_linalg)
+  scipy_signal -- derivatives of scipy.signal's convolutions (likewise, rt.scipy_signal)
 """
 
 from .broadcast import unbroadcast
@@ -97,7 +98,8 @@ from .fastpath import pop_many, zeros_of
 
 # rt.NAME for these imports the module when first read, so the runtime needs SciPy
 # only where a program uses SciPy
-_ON_DEMAND = {"special": "scipy.special", "scipy_linalg": "srctrans.runtime.scipy_linalg"}
+_ON_DEMAND = {"special": "scipy.special", "scipy_linalg": "srctrans.runtime.scipy_linalg",
+              "scipy_signal": "srctrans.runtime.scipy_signal"}
 
 
 def __getattr__(name):

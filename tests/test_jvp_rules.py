@@ -510,7 +510,24 @@ SCIPY_LINALG = [
          [matrices(3, 3), matrices(2, 2), normal(3, 2)]),
 ]
 
-CASES = ELEMENTWISE + REDUCTIONS + PRODUCTS + SHAPES + BUILTINS + SCIPY + SCIPY_LINALG
+scipy_signal = pytest.importorskip("scipy.signal")
+import srctrans.rules.scipy_signal  # noqa: E402,F401
+
+SCIPY_SIGNAL = [
+    Case("ss-convolve", scipy_signal.convolve, [normal(5), normal(3)]),
+    Case("ss-convolve-same-2d", scipy_signal.convolve, [normal(4, 5), normal(2, 3)], {"mode": "same"}),
+    Case("ss-convolve-valid-swapped", scipy_signal.convolve, [normal(2, 3), normal(4, 5)],
+         {"mode": "valid"}),
+    Case("ss-convolve-valid-fft", scipy_signal.convolve, [normal(6, 4), normal(3, 2)],
+         {"mode": "valid", "method": "fft"}),
+    Case("ss-correlate", scipy_signal.correlate, [normal(5), normal(3)]),
+    Case("ss-correlate-same-direct", scipy_signal.correlate, [normal(3), normal(5)],
+         {"mode": "same", "method": "direct"}),
+    Case("ss-correlate-valid-2d", scipy_signal.correlate, [normal(2, 3), normal(4, 5)],
+         {"mode": "valid"}),
+]
+
+CASES = ELEMENTWISE + REDUCTIONS + PRODUCTS + SHAPES + BUILTINS + SCIPY + SCIPY_LINALG + SCIPY_SIGNAL
 
 assert len({c.id for c in CASES}) == len(CASES), "case ids must be unique"
 
@@ -744,7 +761,7 @@ def test_linear_rules_have_no_template():
 # derivatives of derivatives call are checked with those helpers' own tests).
 RULE_FILES = {"srctrans.rules.elementwise", "srctrans.rules.reductions", "srctrans.rules.linalg",
               "srctrans.rules.shapes", "srctrans.rules.builtins", "srctrans.rules.scipy_special",
-              "srctrans.rules.scipy_linalg"}
+              "srctrans.rules.scipy_linalg", "srctrans.rules.scipy_signal"}
 
 
 def test_every_rule_has_a_case():

@@ -35,6 +35,8 @@ CASES = [
     (sp.matrix_exponential, lambda: (R.uniform(-0.5, 0.5, (3, 3)), np.asarray(0.7))),
     (sp.matrix_square_root, lambda: (positive_definite(3, 3),)),
     (sp.sylvester, lambda: (square(3, 3), square(2, 2), R.standard_normal((3, 2)))),
+    (sp.blurred_image_loss, lambda: (R.standard_normal((5, 6)), R.standard_normal((3, 2)),
+                                     R.standard_normal((5, 6)))),
 ]
 
 

@@ -13,4 +13,5 @@ from srctrans.rules.operators import operator_primal  # noqa: E402,F401
 # SciPy's rules load when a SciPy function is first looked up (SciPy is optional)
 REGISTRY.load_on_demand("scipy.special", "srctrans.rules.scipy_special")
 REGISTRY.load_on_demand("scipy.linalg", "srctrans.rules.scipy_linalg")
+REGISTRY.load_on_demand("scipy.signal", "srctrans.rules.scipy_signal")
 from srctrans.rules.methods import METHODS, ATTRIBUTES  # noqa: E402,F401

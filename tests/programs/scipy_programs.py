@@ -2,6 +2,7 @@
 
 import numpy as np
 import scipy.linalg as sl
+import scipy.signal as signal
 
 
 def gp_negative_log_likelihood(x, y, length):
@@ -58,6 +59,13 @@ def symmetric_solve(a, b):
 
 def general_solve(a, b):
     return np.sum(sl.solve(a, b))
+
+
+def blurred_image_loss(image, kernel, target):
+    """A learnable 2-D blur, compared with a target through a correlation of the residual."""
+    blurred = signal.convolve(image, kernel, mode="same")
+    residual = blurred - target
+    return np.sum(residual ** 2) + np.sum(signal.correlate(residual, kernel, mode="valid") ** 2)
 
 
 def overwritten(a, b):
