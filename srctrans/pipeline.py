@@ -345,8 +345,18 @@ def _gradient_expression(unit, name, adjoint, unconnected_zero):
 
 
 def _rename(expression, renaming):
-    if isinstance(expression, gast.Name) and expression.id in renaming:
-        return gast.Name(renaming[expression.id], gast.Load(), None, None)
+    """``expression`` reading each name ``renaming`` maps under its new name (a copy if any
+    changes: a returned tangent such as ``rt.zeros_like(_out)`` reads a renamed output)."""
+    if isinstance(expression, gast.Name):
+        if expression.id in renaming:
+            return gast.Name(renaming[expression.id], gast.Load(), None, None)
+        return expression
+    if expression is None or not renaming or not reads_of(expression) & renaming.keys():
+        return expression
+    expression = clone(expression)
+    for node in walk(expression):
+        if isinstance(node, gast.Name) and node.id in renaming:
+            node.id = renaming[node.id]
     return expression
 
 

@@ -131,3 +131,15 @@ def test_a_constant_appended_after_active_values_keeps_the_list_cotangent_aligne
     x = np.array([0.5, -1.0, 2.0])
     np.testing.assert_allclose(st.grad(programs.appends_a_constant_last)(x, 3),
                                np.full(3, 1.0 * 1 + 2.0 * 2 + 3.0 * 3))
+
+
+@pytest.mark.parametrize("optimize", [True, False])
+def test_a_zero_tangent_of_a_renamed_output(optimize):
+    """The tangent of an output the selected argument does not reach is zeros shaped like
+    the output, which the optimiser renames (a NameError before)."""
+    from programs import control
+    alpha, x = np.array([1.0, 2.0, 3.0]), np.ones((3, 2))
+    out, tangent = st.jvp(control.shaped_like, (alpha, x), (None, np.ones((3, 2))),
+                          optimize=optimize)
+    np.testing.assert_array_equal(out, alpha[:, None])
+    np.testing.assert_array_equal(tangent, np.zeros((3, 1)))
