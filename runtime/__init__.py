@@ -35,6 +35,7 @@ Modules:
                   the zero of a known number or array)
   scipy_linalg -- derivatives of scipy.linalg (imported on first use, as rt.scipy_linalg)
   scipy_signal -- derivatives of scipy.signal's convolutions (likewise, rt.scipy_signal)
+  scipy_stats  -- derivatives of scipy.stats's distributions (likewise, rt.scipy_stats)
 """
 
 from .broadcast import unbroadcast
@@ -99,7 +100,8 @@ from .fastpath import pop_many, zeros_of
 # rt.NAME for these imports the module when first read, so the runtime needs SciPy
 # only where a program uses SciPy
 _ON_DEMAND = {"special": "scipy.special", "scipy_linalg": "srctrans.runtime.scipy_linalg",
-              "scipy_signal": "srctrans.runtime.scipy_signal"}
+              "scipy_signal": "srctrans.runtime.scipy_signal",
+              "scipy_stats": "srctrans.runtime.scipy_stats"}
 
 
 def __getattr__(name):

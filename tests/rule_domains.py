@@ -109,3 +109,22 @@ class Factored(Arg):
 
 def factored(factor, matrix, **options):
     return Factored(factor, matrix, **options)
+
+
+class Simplex(Arg):
+    """Points of the probability simplex, components along the first axis (as
+    ``scipy.stats.dirichlet`` takes them); ``drop_last`` leaves the last component out
+    (SciPy appends ``1 - sum``), so every direction keeps the point valid."""
+
+    def __init__(self, shape, drop_last=False):
+        super().__init__(shape)
+        self.drop_last = drop_last
+
+    def build(self, rng):
+        k, rest = self.shape[0], self.shape[1:]
+        x = rng.dirichlet(np.full(k, 4.0), size=rest).T if rest else rng.dirichlet(np.full(k, 4.0))
+        return x[:-1] if self.drop_last else x
+
+
+def simplex(*shape, drop_last=False):
+    return Simplex(shape, drop_last)

@@ -34,7 +34,7 @@ import pytest
 
 from srctrans import runtime as rt
 from rule_domains import (Arg, Matrices, factored, fixed, matrices, nonzero, normal, positive,
-                          positive_definite, pyfloat, uniform)
+                          positive_definite, pyfloat, simplex, uniform)
 from srctrans.rules import REGISTRY
 
 VAR_POSITIONAL = inspect.Parameter.VAR_POSITIONAL
@@ -527,7 +527,50 @@ SCIPY_SIGNAL = [
          {"mode": "valid"}),
 ]
 
-CASES = ELEMENTWISE + REDUCTIONS + PRODUCTS + SHAPES + BUILTINS + SCIPY + SCIPY_LINALG + SCIPY_SIGNAL
+stats = pytest.importorskip("scipy.stats")
+import srctrans.rules.scipy_stats  # noqa: E402,F401
+
+
+def _family_cases(name, distribution, x, shapes, constants, loc, scale):
+    """Each of logpdf, pdf, cdf and logcdf, with loc and scale (``Arg`` builders that keep
+    the standardised variable in the support); the cdf and logcdf with the shape
+    parameters ``constants`` (ints: their derivative in them is refused)."""
+    return [
+        Case(f"{name}-logpdf", distribution.logpdf, [x, *shapes, loc, scale]),
+        Case(f"{name}-pdf", distribution.pdf, [x, *shapes]),
+        Case(f"{name}-cdf", distribution.cdf, [x, *map(fixed, constants), loc, scale]),
+        Case(f"{name}-logcdf", distribution.logcdf, [x, *map(fixed, constants)], {"scale": scale}),
+    ]
+
+
+SCIPY_STATS = (
+    _family_cases("norm", stats.norm, normal(3, 4), [], [], normal(3, 1), positive(4))
+    + _family_cases("t", stats.t, normal(3, 4), [uniform(1.5, 5.0, 4)], [3], normal(4),
+                    positive(3, 1))
+    + _family_cases("beta", stats.beta, uniform(0.2, 0.8, 3, 4),
+                    [uniform(1.5, 3.0, 4), uniform(1.5, 3.0, 3, 1)], [2, 3],
+                    uniform(-0.1, 0.0, 4), uniform(1.0, 1.2, 3, 1))
+    + _family_cases("gamma", stats.gamma, uniform(0.5, 3.0, 3, 4), [uniform(1.5, 3.0, 4)], [2],
+                    uniform(-0.1, 0.0, 4), positive(3, 1))
+    + [
+        Case("poisson-logpmf", stats.poisson.logpmf, [fixed(np.array([0, 1, 3, 6])), positive(3, 4)]),
+        Case("poisson-pmf", stats.poisson.pmf, [fixed(np.array([0, 2, 5])), positive(3)]),
+        Case("poisson-cdf", stats.poisson.cdf, [fixed(np.array([-1, 0, 2, 5])), positive(4)]),
+        Case("poisson-logcdf", stats.poisson.logcdf, [fixed(np.array([0, 2, 5])), positive(3)]),
+        Case("mvn-logpdf", stats.multivariate_normal.logpdf,
+             [normal(5, 3), normal(3), positive_definite(3, 3)]),
+        Case("mvn-logpdf-one-point-diagonal", stats.multivariate_normal.logpdf,
+             [normal(3), normal(3), positive(3)]),
+        Case("mvn-logpdf-nonsymmetric-cov", stats.multivariate_normal.logpdf,
+             [normal(4, 2), normal(2), matrices(2, 2)]),        # reads the lower triangle
+        Case("mvn-pdf-scalar-cov", stats.multivariate_normal.pdf, [normal(4, 2), normal(2), positive()]),
+        Case("dirichlet-logpdf", stats.dirichlet.logpdf,
+             [simplex(3, 4, drop_last=True), positive(3)]),
+        Case("dirichlet-pdf", stats.dirichlet.pdf, [simplex(4, drop_last=True), positive(4)]),
+    ])
+
+CASES = (ELEMENTWISE + REDUCTIONS + PRODUCTS + SHAPES + BUILTINS + SCIPY + SCIPY_LINALG
+         + SCIPY_SIGNAL + SCIPY_STATS)
 
 assert len({c.id for c in CASES}) == len(CASES), "case ids must be unique"
 
@@ -721,6 +764,9 @@ RULES = [rule for rule in REGISTRY._rules.values() if rule.has_vjp]     # no pub
 
 
 def _name(rule):
+    owner = getattr(rule.primal, "__self__", None)
+    if getattr(owner, "name", None) and inspect.ismethod(rule.primal):
+        return f"{owner.name}.{rule.primal.__name__}"          # scipy.stats.norm.logpdf: norm.logpdf
     return getattr(rule.primal, "__qualname__", repr(rule.primal))
 
 
@@ -761,13 +807,23 @@ def test_linear_rules_have_no_template():
 # derivatives of derivatives call are checked with those helpers' own tests).
 RULE_FILES = {"srctrans.rules.elementwise", "srctrans.rules.reductions", "srctrans.rules.linalg",
               "srctrans.rules.shapes", "srctrans.rules.builtins", "srctrans.rules.scipy_special",
-              "srctrans.rules.scipy_linalg", "srctrans.rules.scipy_signal"}
+              "srctrans.rules.scipy_linalg", "srctrans.rules.scipy_signal",
+              "srctrans.rules.scipy_stats"}
+
+
+def _identity(primal):
+    """What names a primal: the function, or the object and function of a bound method
+    (``scipy.stats.norm.logpdf`` is a new method object at each reading)."""
+    if inspect.ismethod(primal):
+        return id(primal.__self__), id(primal.__func__)
+    return id(primal)
 
 
 def test_every_rule_has_a_case():
-    covered = {id(case.primal) for case in CASES}
+    covered = {_identity(case.primal) for case in CASES}
     missing = [_name(rule) for rule in RULES
-               if getattr(rule.vjp, "__module__", None) in RULE_FILES and id(rule.primal) not in covered]
+               if getattr(rule.vjp, "__module__", None) in RULE_FILES
+               and _identity(rule.primal) not in covered]
     assert not missing, f"add a row to CASES for: {missing}"
 
 

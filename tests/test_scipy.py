@@ -37,6 +37,17 @@ CASES = [
     (sp.sylvester, lambda: (square(3, 3), square(2, 2), R.standard_normal((3, 2)))),
     (sp.blurred_image_loss, lambda: (R.standard_normal((5, 6)), R.standard_normal((3, 2)),
                                      R.standard_normal((5, 6)))),
+    (sp.regression_negative_log_likelihood, lambda: (
+        R.standard_normal(3), np.asarray(0.2), R.standard_normal((6, 3)), R.standard_normal(6))),
+    (sp.probit_likelihood, lambda: (R.standard_normal(3), R.standard_normal((6, 3)),
+                                    R.integers(0, 2, 6).astype(float))),
+    (sp.gaussian_fit, lambda: (R.standard_normal((5, 3)), R.standard_normal(3),
+                               positive_definite(3, 3))),
+    (sp.count_model, lambda: (R.uniform(-1, 1, 4), np.array([0, 1, 3, 7]))),
+    (sp.mixture_weights, lambda: (R.dirichlet([3.0, 3.0, 3.0], 5).T[:2].copy(),
+                                  R.uniform(1.5, 3.0, 3))),
+    (sp.beta_gamma, lambda: (R.uniform(0.2, 0.8, 4), R.uniform(1.5, 3.0, 4),
+                             R.uniform(1.5, 3.0, 4), np.asarray(1.3))),
 ]
 
 
@@ -49,10 +60,11 @@ def test_second_order_in_both_modes(index):
 @pytest.mark.parametrize("index", range(len(CASES)), ids=[c[0].__name__ for c in CASES])
 def test_float32(index):
     fn, build = CASES[index]
-    args = tuple(a.astype(np.float32) for a in build())
-    wrt = tuple(range(len(args)))
+    args = tuple(a.astype(np.float32) if a.dtype.kind == "f" else a for a in build())
+    wrt = tuple(i for i, a in enumerate(args) if a.dtype.kind == "f")
     grads = st.grad(fn, wrt=wrt)(*args)
-    wide = st.grad(fn, wrt=wrt)(*(a.astype(np.float64) for a in args))
+    wide = st.grad(fn, wrt=wrt)(*(a.astype(np.float64) if a.dtype.kind == "f" else a
+                                  for a in args))
     for g, w in zip(grads, wide):
         assert g.dtype == np.float32
         np.testing.assert_allclose(g, w, rtol=2e-2, atol=2e-3)
@@ -73,3 +85,20 @@ def test_overwriting_an_argument_is_refused_at_the_user_s_line():
     with pytest.raises(st.SrcTransError, match="overwrite_a") as raised:
         st.grad(sp.overwritten)(square(3, 3), R.standard_normal(3))
     assert "scipy_programs.py" in str(raised.value)
+
+
+def test_a_derivative_without_a_closed_form_is_refused_only_when_asked_for():
+    x = R.standard_normal(3)
+    np.testing.assert_allclose(st.grad(sp.t_cdf_in_df)(x, 3.0),
+                               __import__("scipy.stats").stats.t.pdf(x, 3.0), rtol=1e-12)
+    for attempt in (lambda: st.grad(sp.t_cdf_in_df, wrt=1)(x, 3.0),
+                    lambda: st.jvp(sp.t_cdf_in_df, (x, 3.0), (None, 1.0))):
+        with pytest.raises(st.SrcTransError, match="scipy.stats.t.cdf with respect to df"):
+            attempt()
+
+
+def test_a_frozen_distribution_gets_a_clear_error():
+    with pytest.raises(st.SrcTransError) as raised:
+        st.grad(sp.frozen, wrt=1)(R.standard_normal(3), 1.5)
+    assert "scipy_programs.py" in str(raised.value)
+    assert "stats.norm.logpdf(x, loc, scale)" in str(raised.value)

@@ -126,6 +126,12 @@ class Generator:
         raise error(message, self.unit.parsed.location_of_line(lineno), hint)
 
 
+# the methods of a frozen scipy.stats distribution, made while the function runs
+_DISTRIBUTION_METHODS = {"logpdf", "pdf", "cdf", "logcdf", "logpmf", "pmf", "sf", "logsf", "ppf"}
+_FROZEN_HINT = ("for a frozen scipy.stats distribution (stats.norm(loc, scale).logpdf(x)), call "
+                "the distribution's method with its parameters: stats.norm.logpdf(x, loc, scale)")
+
+
 def resolve_call(call, unit, fail):
     """``(callee, call, args, keywords)``: the primal, the call node to use, and its arguments.
 
@@ -138,6 +144,7 @@ def resolve_call(call, unit, fail):
         method = METHODS.get(call.func.attr)
         if method is None:
             fail(call, MissingRuleError, f"no derivative rule for the method `.{call.func.attr}()`",
+                 _FROZEN_HINT if call.func.attr in _DISTRIBUTION_METHODS else
                  "call the NumPy function instead (see docs/rules.md for the supported "
                  "list); for a random generator passed in, whose draws are constants, "
                  "draw from constant arguments (x + rng.normal(size=...)) or wrap the "

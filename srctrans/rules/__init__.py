@@ -14,4 +14,5 @@ from srctrans.rules.operators import operator_primal  # noqa: E402,F401
 REGISTRY.load_on_demand("scipy.special", "srctrans.rules.scipy_special")
 REGISTRY.load_on_demand("scipy.linalg", "srctrans.rules.scipy_linalg")
 REGISTRY.load_on_demand("scipy.signal", "srctrans.rules.scipy_signal")
+REGISTRY.load_on_demand("scipy.stats", "srctrans.rules.scipy_stats")
 from srctrans.rules.methods import METHODS, ATTRIBUTES  # noqa: E402,F401

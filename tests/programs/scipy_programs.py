@@ -3,6 +3,8 @@
 import numpy as np
 import scipy.linalg as sl
 import scipy.signal as signal
+import scipy.stats as stats
+from scipy.stats import norm
 
 
 def gp_negative_log_likelihood(x, y, length):
@@ -66,6 +68,44 @@ def blurred_image_loss(image, kernel, target):
     blurred = signal.convolve(image, kernel, mode="same")
     residual = blurred - target
     return np.sum(residual ** 2) + np.sum(signal.correlate(residual, kernel, mode="valid") ** 2)
+
+
+def regression_negative_log_likelihood(w, log_scale, x, y):
+    """A Student-t regression with a normal prior on the weights."""
+    residual = y - x @ w
+    return (-np.sum(stats.t.logpdf(residual, 4.0, 0.0, np.exp(log_scale)))
+            - np.sum(norm.logpdf(w, 0.0, 2.0)))
+
+
+def probit_likelihood(w, x, labels):
+    """Probit classification: log Phi(+-x w), through norm.logcdf (finite far in the tails)."""
+    return np.sum(stats.norm.logcdf((2.0 * labels - 1.0) * (x @ w)))
+
+
+def gaussian_fit(x, mean, cov):
+    return np.sum(stats.multivariate_normal.logpdf(x, mean, cov))
+
+
+def count_model(log_rate, counts):
+    rate = np.exp(log_rate)
+    return np.sum(stats.poisson.logpmf(counts, rate)) + np.sum(stats.poisson.logcdf(counts, rate))
+
+
+def mixture_weights(x, alpha):
+    return np.sum(stats.dirichlet.logpdf(x, alpha))
+
+
+def beta_gamma(x, a, b, rate):
+    return (np.sum(stats.beta.logpdf(x, a, b)) + np.sum(stats.gamma.logpdf(x, a, scale=1.0 / rate))
+            + np.sum(stats.gamma.cdf(x, 2.0, scale=1.0 / rate)))
+
+
+def t_cdf_in_df(x, df):
+    return np.sum(stats.t.cdf(x, df))
+
+
+def frozen(x, scale):
+    return np.sum(stats.norm(0.0, scale).logpdf(x))
 
 
 def overwritten(a, b):
