@@ -440,6 +440,10 @@ SCIPY = [
     Case("y1", special.y1, [uniform(0.5, 4.0, 2, 3)]),
     Case("logsumexp-b", special.logsumexp, [normal(2, 3)], {"axis": 1, "b": positive(2, 3)}),
     Case("logsumexp-b-broadcast", special.logsumexp, [normal(2, 3)], {"b": positive(3), "keepdims": True}),
+    Case("logsumexp-return-sign", special.logsumexp, [normal(2, 3)],
+         {"axis": 1, "b": nonzero(2, 3), "return_sign": True}),
+    Case("logsumexp-return-sign-all", special.logsumexp, [normal(3)],
+         {"b": nonzero(3), "return_sign": True}),
     Case("erfc", special.erfc, [normal(2, 3)]),
     Case("erfinv", special.erfinv, [uniform(-0.8, 0.8, 2, 3)]),
     Case("erfcinv", special.erfcinv, [uniform(0.2, 1.8, 2, 3)]),
@@ -1024,3 +1028,14 @@ def test_exact(id, primal, args, kwargs, tangents, expected):
     backward = builtins.sum(_inner(tangents[slot], cotangents[slot]) for slot in tangents)
     np.testing.assert_allclose(_inner(got, u), backward, rtol=1e-14,
                                err_msg="the VJP shares ties differently")
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_a_rule_whose_result_is_a_tuple_is_declared_so(case):
+    """A result the analyses took for an array would have its cotangents added with ``+``:
+    two tuples of cotangents concatenated, silently (``logsumexp(..., return_sign=True)``)."""
+    args, kwargs = case.build(_seed(case))
+    ans = case.primal(*args, **kwargs)
+    if isinstance(ans, tuple):
+        assert REGISTRY.is_tuple_valued(case.primal) or case.primal in (builtins.tuple,
+                                                                        builtins.list)

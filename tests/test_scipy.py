@@ -46,6 +46,8 @@ CASES = [
     (sp.count_model, lambda: (R.uniform(-1, 1, 4), np.array([0, 1, 3, 7]))),
     (sp.mixture_weights, lambda: (R.dirichlet([3.0, 3.0, 3.0], 5).T[:2].copy(),
                                   R.uniform(1.5, 3.0, 3))),
+    (sp.signed_log_sum, lambda: (R.standard_normal((3, 4)),
+                                 R.uniform(0.5, 2.0, (3, 4)) * np.array([1.0, -1.0, 1.0, -1.0]))),
     (sp.beta_gamma, lambda: (R.uniform(0.2, 0.8, 4), R.uniform(1.5, 3.0, 4),
                              R.uniform(1.5, 3.0, 4), np.asarray(1.3))),
 ]

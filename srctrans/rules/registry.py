@@ -301,8 +301,9 @@ class RuleRegistry:
         self.version += 1
 
     def returns_tuple(self, *primals):
-        """Declare that ``primals`` return tuples (``np.linalg.slogdet``): their results are
-        containers, never arrays, to the analyses (``+`` on them is not addition)."""
+        """Declare that ``primals`` return tuples (``np.linalg.slogdet``), or may
+        (``scipy.special.logsumexp`` with ``return_sign=True``): the analyses never take
+        their results for arrays (``+`` on a tuple is not addition)."""
         self._tuple_valued.update(_key(p) for p in primals)
 
     def is_tuple_valued(self, primal):

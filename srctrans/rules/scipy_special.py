@@ -7,8 +7,8 @@ user has imported ``scipy.special`` (``RuleRegistry.load_on_demand``), so
 The templates reach SciPy as ``rt.special`` (a lazy attribute of the runtime),
 since generated code knows only ``np`` and ``rt``.
 Each rule has its VJP and, right below it, its JVP. ``logsumexp`` takes
-``axis``, ``b`` and ``keepdims`` (not ``return_sign``: such a call is refused
-at the user's line); ``softmax`` and ``log_softmax`` take ``axis``. The Bessel
+``axis``, ``b`` (of either sign), ``keepdims`` and ``return_sign`` (whose sign
+is piecewise constant: a zero derivative); ``softmax`` and ``log_softmax`` take ``axis``. The Bessel
 functions ``i0``, ``i1``, ``j0``, ``j1``, ``y0``, ``y1`` differentiate into each other.
 """
 
@@ -170,17 +170,21 @@ def rel_entr_jvp(dx, dy, ans, x, y):
     return dx * (np.log(x / y) + 1.0), -dy * x / y
 
 # -- log-sum-exp and softmax along axes -------------------------------------------------
-# with weights b (return_sign=True is refused at the user's line)
+# with weights b (of either sign) and return_sign
 @vjp(special.logsumexp)
-def logsumexp(g, ans, a, axis=None, b=None, keepdims=False):
-    return (rt.logsumexp_share(g, ans, a, axis, keepdims) if b is None else
-            rt.unbroadcast(rt.logsumexp_share(g, ans, a, axis, keepdims) * b, a), None,
-            None if b is None else rt.unbroadcast(rt.logsumexp_share(g, ans, a, axis, keepdims), b),
-            None)
+def logsumexp(g, ans, a, axis=None, b=None, keepdims=False, return_sign=False):
+    return (rt.logsumexp_share(g, ans, a, axis, keepdims, return_sign) if b is None else
+            rt.unbroadcast(rt.logsumexp_share(g, ans, a, axis, keepdims, return_sign) * b, a),
+            None,
+            None if b is None else
+            rt.unbroadcast(rt.logsumexp_share(g, ans, a, axis, keepdims, return_sign), b),
+            None, None)
 
 @jvp(special.logsumexp)
-def logsumexp_jvp(da, db, ans, a, axis=None, b=None, keepdims=False):
-    return rt.logsumexp_jvp(da, db, ans, a, axis, b, keepdims)
+def logsumexp_jvp(da, db, ans, a, axis=None, b=None, keepdims=False, return_sign=False):
+    return rt.logsumexp_jvp(da, db, ans, a, axis, b, keepdims, return_sign)
+
+REGISTRY.returns_tuple(special.logsumexp)        # (log|sum|, sign) with return_sign=True
 
 @vjp(special.softmax)
 def softmax(g, ans, x, axis=None):

@@ -3,6 +3,7 @@
 import numpy as np
 import scipy.linalg as sl
 import scipy.signal as signal
+import scipy.special as special
 import scipy.stats as stats
 from scipy.stats import norm
 
@@ -98,6 +99,12 @@ def mixture_weights(x, alpha):
 def beta_gamma(x, a, b, rate):
     return (np.sum(stats.beta.logpdf(x, a, b)) + np.sum(stats.gamma.logpdf(x, a, scale=1.0 / rate))
             + np.sum(stats.gamma.cdf(x, 2.0, scale=1.0 / rate)))
+
+
+def signed_log_sum(a, b):
+    """log|sum(b exp(a))| with weights of both signs, and the sign it had."""
+    value, sign = special.logsumexp(a, axis=1, b=b, return_sign=True)
+    return np.sum(value * sign) + np.sum(special.logsumexp(a, b=b, return_sign=True)[0])
 
 
 def t_cdf_in_df(x, df):
