@@ -30,8 +30,14 @@ from srctrans import runtime
 import srctrans
 from srctrans.rules import ATTRIBUTES, METHODS, REGISTRY, operators
 from srctrans.rules.registry import JvpTemplate, Template
-import scipy.special  # noqa: E402,F401  (the table lists SciPy's rules too)
+import scipy.linalg  # noqa: E402,F401  (the table lists SciPy's rules too)
+import scipy.signal  # noqa: E402,F401
+import scipy.special  # noqa: E402,F401
+import scipy.stats  # noqa: E402,F401
+import srctrans.rules.scipy_linalg  # noqa: E402,F401
+import srctrans.rules.scipy_signal  # noqa: E402,F401
 import srctrans.rules.scipy_special  # noqa: E402,F401
+import srctrans.rules.scipy_stats  # noqa: E402,F401
 
 # The rule files, in the order of srctrans/rules/__init__.py, with a heading each.
 GROUPS = [
@@ -41,6 +47,9 @@ GROUPS = [
     ("srctrans.rules.shapes", "Shapes, joins and conversions"),
     ("srctrans.rules.builtins", "Python builtins"),
     ("srctrans.rules.scipy_special", "SciPy (scipy.special; loaded when a program imports it)"),
+    ("srctrans.rules.scipy_linalg", "SciPy (scipy.linalg; loaded when a program imports it)"),
+    ("srctrans.rules.scipy_signal", "SciPy (scipy.signal; loaded when a program imports it)"),
+    ("srctrans.rules.scipy_stats", "SciPy (scipy.stats; loaded when a program imports it)"),
     ("srctrans.rules.runtime_helpers", "Runtime helpers (what derivatives of derivatives differentiate)"),
 ]
 
@@ -58,9 +67,17 @@ def spelled(primal):
     for module, prefix in ((math, "math"), (np.random, "np.random"), (srctrans, "st")):
         if getattr(module, name, None) is primal:
             return f"`{prefix}.{name}`"
-    for module, prefix in ((np.linalg, "np.linalg"), (scipy.special, "scipy.special")):
+    for module, prefix in ((np.linalg, "np.linalg"), (scipy.special, "scipy.special"),
+                           (scipy.linalg, "scipy.linalg"), (scipy.signal, "scipy.signal")):
         if getattr(module, name, None) is primal:
             return f"`{prefix}.{name}`"
+    owner = getattr(primal, "__self__", None)
+    distribution = next((n for n in dir(scipy.stats) if owner is not None
+                         and getattr(scipy.stats, n) is owner), None)
+    if distribution:
+        return f"`scipy.stats.{distribution}.{name}`"         # a distribution's method
+    if getattr(primal, "__module__", "").startswith("srctrans.runtime."):
+        return f"`rt.{primal.__module__.rsplit('.', 1)[1]}.{name}`"   # a helper of a helper
     names = sorted({name for name in dir(np) if not name.startswith("_")
                     and getattr(np, name) is primal}, key=lambda n: (n != primal.__name__, n))
     return ", ".join(f"`np.{name}`" for name in names) or f"`{primal!r}`"
@@ -68,9 +85,8 @@ def spelled(primal):
 
 def rule_text(rule):
     template = Template(rule.vjp)
-    params = ", ".join(str(p) for p in template.signature.parameters.values())
     returned = ast.unparse(gast.gast_to_ast(template.returned))
-    return f"`({params})`", f"`{returned}`"
+    return f"`{template.signature}`", f"`{returned}`"
 
 
 def tangent_text(rule):

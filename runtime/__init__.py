@@ -8,8 +8,8 @@ Modules:
   broadcast    -- summing a gradient back to the shape of a broadcast input
   reductions   -- gradients and tangents of sum/mean/prod/var/std/max/min along axes
   linalg       -- gradients of matmul, dot, inner, outer, tensordot; einsum's tangent
-  decompositions -- derivatives of eigh, eigvalsh, svd, qr, pinv, lstsq, matrix_power
-                  and multi_dot
+  decompositions -- derivatives of eigh, eigvalsh, svd, qr, pinv, lstsq, matrix_power,
+                  multi_dot and det
   composites   -- derivatives of cumprod, nanvar, weighted averages, kron, polyval,
                   convolutions, interp, grids, selections, joins, tensor solves and norms
   joins        -- splitting the gradient of concatenate/stack among inputs
@@ -50,7 +50,7 @@ from .linalg import (
 from .decompositions import (
     eigh_grad, eigh_jvp, eigvalsh_grad, eigvalsh_jvp, svd_grad, svd_jvp, qr_grad, qr_jvp,
     pinv_grad, pinv_jvp, lstsq_grads, lstsq_jvp, matrix_power_grad, matrix_power_jvp,
-    multi_dot_grads, multi_dot_jvp, tuple_like)
+    multi_dot_grads, multi_dot_jvp, tuple_like, det_grad, det_jvp)
 from .joins import (
     concatenate_grads, stack_grads, hstack_grads, vstack_grads, array_grads, r_concat, c_concat,
     r_concat_grads, c_concat_grads, linspace_grads, linspace_grads_transpose,

@@ -25,7 +25,7 @@ so rather than guessing:
 import numpy as np
 
 from .refusals import unsupported
-from .foreign import as_array
+from .foreign import as_array, is_foreign
 
 
 def _t(x):
@@ -330,3 +330,45 @@ def multi_dot_jvp(tangents, arrays):
             operands = [tangents[j] if j == i else arrays[j] for j in range(len(arrays))]
             total = total + np.linalg.multi_dot(operands)
     return total
+
+
+# -- the determinant ------------------------------------------------------------------
+
+def _cofactor(a):
+    """The cofactor matrix of (stacked) ``a``, ``det(a) inv(a)^T``, finite at singular
+    matrices too: ``det(u) det(v) u diag(prod_{j != i} s_j) v^T`` from the SVD, the
+    products of all singular values but one taken without dividing."""
+    u, s, vh = np.linalg.svd(a)
+    ones = np.ones_like(s[..., :1])
+    before = np.cumprod(np.concatenate([ones, s[..., :-1]], axis=-1), axis=-1)
+    after = np.flip(np.cumprod(np.concatenate([ones, np.flip(s[..., 1:], axis=-1)], axis=-1),
+                               axis=-1), axis=-1)
+    sign = np.linalg.det(u) * np.linalg.det(vh)
+    return sign[..., None, None] * ((u * (before * after)[..., None, :]) @ vh)
+
+
+def _well_conditioned(ans, a):
+    """Whether every ``|det(a)|`` is above the square root of the precision times the
+    product of the column lengths (Hadamard's bound): then ``det(a) inv(a)^T`` is accurate.
+    Below it (singular, or nearly: the two factors' errors no longer cancel) the SVD is."""
+    bound = np.prod(np.sqrt(np.sum(a * a, axis=-2)), axis=-1)
+    return bool(np.all(np.abs(ans) > np.sqrt(np.finfo(np.result_type(a, 1.0)).eps) * bound))
+
+
+def _det_cofactor(ans, a):
+    """The cofactor matrix ``det(a) inv(a)^T``: through the inverse where that is accurate,
+    else through the SVD (:func:`_cofactor`); a foreign array takes the SVD, unlooked at."""
+    if not is_foreign(ans) and _well_conditioned(ans, a):
+        cofactor = np.expand_dims(ans, (-2, -1)) * _t(np.linalg.inv(a))
+    else:
+        cofactor = _cofactor(a)
+    return cofactor
+
+
+def det_grad(g, ans, a):
+    """The cotangent of ``a`` for ``ans = det(a)``: ``g`` times the cofactor matrix."""
+    return np.expand_dims(g, (-2, -1)) * _det_cofactor(ans, a)
+
+
+def det_jvp(da, ans, a):
+    return np.sum(_det_cofactor(ans, a) * da, axis=(-2, -1))

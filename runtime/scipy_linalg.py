@@ -159,15 +159,6 @@ def inv_jvp(da, ans, assume_a=None, lower=False):
     return -(ans @ read_matrix(da, assume_a, lower) @ ans)
 
 
-def det_grad(g, ans, a):
-    """``g det(a) inv(a)^T``; a singular ``a`` raises NumPy's LinAlgError."""
-    return (g * ans)[..., None, None] * _t(np.linalg.inv(a))
-
-
-def det_jvp(da, ans, a):
-    return ans * np.trace(np.linalg.solve(a, da), axis1=-2, axis2=-1)
-
-
 # -- Cholesky -------------------------------------------------------------------------
 
 def _factor(c, lower):

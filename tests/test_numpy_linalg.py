@@ -77,3 +77,35 @@ def test_norms_of_every_order_have_their_textbook_gradients():
 
 def la_norm(order):
     return {1: la.norm_1, np.inf: la.norm_inf, "nuc": la.norm_nuc, 2: la.norm_2}[order]
+
+
+SINGULAR = [np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]),      # det 0 exactly
+            np.outer([1.0, 2.0, 0.5], [0.3, -1.0, 2.0]) + np.outer([0.0, 1.0, 1.0], [1.0, 0.0, 1.0]),
+            np.zeros((2, 2)),
+            np.stack([np.eye(3), np.ones((3, 3))])]
+
+
+@pytest.mark.parametrize("a", SINGULAR, ids=["exact", "rank-two", "zero", "stack"])
+def test_the_gradient_of_det_at_singular_matrices_is_the_cofactor_matrix(a):
+    """det is a polynomial: its gradient, the cofactor matrix, is finite at singular matrices
+    (NumPy's LinAlgError before), in both modes."""
+    st.check_grads(la.squared_determinant, (a,), order=1)
+    grad = st.grad(lambda_free_det)(a)
+    n = a.shape[-1]
+    cofactor = np.empty_like(a)
+    for index in np.ndindex(a.shape):
+        *stack, i, j = index
+        minor = np.delete(np.delete(a[tuple(stack)], i, axis=0), j, axis=1)
+        cofactor[index] = (-1) ** (i + j) * (np.linalg.det(minor) if n > 1 else 1.0)
+    np.testing.assert_allclose(grad, cofactor, atol=1e-12)
+
+
+def lambda_free_det(a):
+    return np.sum(np.linalg.det(a))
+
+
+def test_a_second_derivative_of_det_at_a_singular_matrix_is_refused():
+    """The SVD's pieces are not smooth where a singular value is zero (their product is)."""
+    with pytest.raises(st.SrcTransError, match="second derivative of a determinant"):
+        st.hessian(la.squared_determinant)(SINGULAR[0])
+    st.check_grads(la.squared_determinant, (np.eye(3) + 0.1,), order=2)   # away from it: fine

@@ -87,14 +87,14 @@ def inv(g, ans, a):
 def inv_jvp(da, ans, a):
     return -ans @ da @ ans
 
+# the cofactor matrix det(a) inv(a).T, through the SVD at a singular a (runtime/decompositions.py)
 @vjp(np.linalg.det)
 def det(g, ans, a):
-    """``det(a) * inv(a).T``: a singular ``a`` (no inverse) raises NumPy's LinAlgError."""
-    return np.expand_dims(g * ans, (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)
+    return rt.det_grad(g, ans, a)
 
 @jvp(np.linalg.det)
 def det_jvp(da, ans, a):
-    return ans * np.trace(np.linalg.inv(a) @ da, axis1=-2, axis2=-1)
+    return rt.det_jvp(da, ans, a)
 
 # (sign, log|det|), a named tuple: the sign is piecewise constant, and the tangent is
 # a result of the same kind with a zero sign (rt.getitem_grad places the entry)
@@ -213,12 +213,13 @@ def multi_dot_jvp(darrays, ans, arrays):
     return rt.multi_dot_jvp(darrays, arrays)
 
 # Their second derivatives: srctrans differentiates the helpers' source (plain NumPy),
-# all but tuple_like, which rebuilds NumPy's named tuples (rules/runtime_helpers.py);
+# all but tuple_like, which rebuilds NumPy's named tuples, and the SVD's cofactor matrix,
+# whose second derivative is refused (rules/runtime_helpers.py);
 # the same holds for runtime/composites.py.
 for _module in (decompositions, composites):
     for _helper in vars(_module).values():
         if inspect.isfunction(_helper) and _helper.__module__ == _module.__name__ \
-                and _helper is not rt.tuple_like:
+                and _helper is not rt.tuple_like and _helper is not decompositions._cofactor:
             REGISTRY.differentiate_through(_helper)
 REGISTRY.nondifferentiable(rt.unsupported)       # raises: a refusal has no derivative
 REGISTRY.nondifferentiable(rt.numpy_only)       # a check that raises or returns None

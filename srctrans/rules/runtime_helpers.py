@@ -34,6 +34,7 @@ which lists the helpers left without rules and why.
 import numpy as np
 
 from srctrans import runtime as rt
+from srctrans.runtime import decompositions
 from srctrans.rules.registry import REGISTRY
 
 vjp = REGISTRY.vjp
@@ -829,3 +830,21 @@ def symmetric_sum(g, ans, x):
     return rt.symmetric_sum(g)
 
 linear(rt.tril_halved, rt.symmetric_sum)
+
+
+# The cofactor matrix through the SVD (det's derivative at a singular or nearly singular
+# matrix): the SVD's pieces are not smooth where a singular value is zero, though their
+# product is, so differentiating it again would be wrong; refused instead.
+@vjp(decompositions._cofactor)
+def cofactor(g, ans, a):
+    return rt.unsupported(
+        "the second derivative of a determinant at a singular or nearly singular matrix",
+        "its first derivative is supported there; use np.linalg.slogdet where the "
+        "determinant is away from zero")
+
+@jvp(decompositions._cofactor)
+def cofactor_jvp(da, ans, a):
+    return rt.unsupported(
+        "the second derivative of a determinant at a singular or nearly singular matrix",
+        "its first derivative is supported there; use np.linalg.slogdet where the "
+        "determinant is away from zero")

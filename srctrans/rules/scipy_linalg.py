@@ -56,11 +56,11 @@ def inv_jvp(da, ans, a, *, check_finite=True, assume_a=None, lower=False):
 
 @vjp(linalg.det)
 def det(g, ans, a, *, check_finite=True):
-    return rt.scipy_linalg.det_grad(g, ans, a)
+    return rt.det_grad(g, ans, a)
 
 @jvp(linalg.det)
 def det_jvp(da, ans, a, *, check_finite=True):
-    return rt.scipy_linalg.det_jvp(da, ans, a)
+    return rt.det_jvp(da, ans, a)
 
 # (c, lower): c holds the factor in one triangle and a's entries in the other
 @vjp(linalg.cho_factor)

@@ -95,3 +95,7 @@ def norm_nuc(x):
 
 def norm_2(x):
     return np.linalg.norm(x, 2)
+
+
+def squared_determinant(a):
+    return np.linalg.det(a) ** 2 + np.linalg.det(a)
