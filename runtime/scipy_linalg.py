@@ -53,6 +53,12 @@ def _transposes(trans):
 
 # -- what a solve reads of its matrix (each a linear function of the matrix) ----------
 
+def _structure(assume_a):
+    """``assume_a`` for a solve of the transposed or differentiated system: the same, and
+    ``"gen"`` for None (SciPy before 1.15 knew no None)."""
+    return "gen" if assume_a is None else assume_a
+
+
 def _kind(assume_a):
     if assume_a in ("sym", "symmetric", "her", "hermitian", "pos", "positive definite"):
         return "symmetric"
@@ -127,7 +133,7 @@ def solve_triangular_jvp_b(db, a, trans=0, lower=False, unit_diagonal=False):
 def solve_grads(g, ans, a, b, lower=False, assume_a=None, transposed=False):
     """The cotangents of ``a`` and ``b`` for ``x = scipy.linalg.solve(a, b, ...)``."""
     vector = np.ndim(b) == 1
-    gb = _uncolumns(linalg.solve(a, _columns(g, vector), lower=lower, assume_a=assume_a,
+    gb = _uncolumns(linalg.solve(a, _columns(g, vector), lower=lower, assume_a=_structure(assume_a),
                                  transposed=not transposed), vector)
     outer = -(_columns(gb, vector) @ _t(_columns(ans, vector)))
     used = _t(outer) if transposed else outer
@@ -140,13 +146,13 @@ def solve_jvp_a(da, ans, a, b, lower=False, assume_a=None, transposed=False):
     step = read_matrix(da, assume_a, lower)
     step = _t(step) if transposed else step
     change = step @ _columns(ans, vector)
-    return -_uncolumns(linalg.solve(a, change, lower=lower, assume_a=assume_a,
+    return -_uncolumns(linalg.solve(a, change, lower=lower, assume_a=_structure(assume_a),
                                     transposed=transposed), vector)
 
 
 def solve_jvp_b(db, a, b, lower=False, assume_a=None, transposed=False):
     vector = np.ndim(b) == 1
-    return _uncolumns(linalg.solve(a, _columns(db, vector), lower=lower, assume_a=assume_a,
+    return _uncolumns(linalg.solve(a, _columns(db, vector), lower=lower, assume_a=_structure(assume_a),
                                    transposed=transposed), vector)
 
 

@@ -473,9 +473,26 @@ SCIPY = [
 scipy_linalg = pytest.importorskip("scipy.linalg")
 import srctrans.rules.scipy_linalg  # noqa: E402,F401
 
+def _scipy_takes_stacks():
+    """SciPy 1.16 and later take stacked matrices in scipy.linalg (earlier: one matrix)."""
+    try:
+        scipy_linalg.inv(np.eye(2)[None])
+    except ValueError:
+        return False
+    return True
+
+
+SCIPY_STACKS = _scipy_takes_stacks()
+INV_STRUCTURE = "assume_a" in inspect.signature(scipy_linalg.inv).parameters   # SciPy 1.17
+
+
+def _stacked(*cases):
+    return list(cases) if SCIPY_STACKS else []
+
+
 SCIPY_LINALG = [
     Case("sl-solve", scipy_linalg.solve, [matrices(3, 3), normal(3, 2)]),
-    Case("sl-solve-vector-batch", scipy_linalg.solve, [matrices(2, 3, 3), normal(3)]),
+    *_stacked(Case("sl-solve-vector-batch", scipy_linalg.solve, [matrices(2, 3, 3), normal(3)])),
     Case("sl-solve-pos-lower", scipy_linalg.solve, [positive_definite(3, 3), normal(3)],
          {"assume_a": "pos", "lower": True}),
     Case("sl-solve-sym-nonsymmetric-input", scipy_linalg.solve, [matrices(3, 3), normal(3, 2)],
@@ -488,21 +505,25 @@ SCIPY_LINALG = [
          {"assume_a": "lower triangular"}),
     Case("sl-solve-triangular", scipy_linalg.solve_triangular, [matrices(3, 3), normal(3, 2)]),
     Case("sl-solve-triangular-lower-trans", scipy_linalg.solve_triangular,
-         [matrices(2, 3, 3), normal(2, 3, 2)], {"lower": True, "trans": "T"}),
+         [matrices(3, 3), normal(3, 2)], {"lower": True, "trans": "T"}),
+    *_stacked(Case("sl-solve-triangular-batch", scipy_linalg.solve_triangular,
+                   [matrices(2, 3, 3), normal(2, 3, 2)], {"lower": True})),
     Case("sl-solve-triangular-unit-vector", scipy_linalg.solve_triangular,
          [matrices(3, 3), normal(3)], {"unit_diagonal": True, "lower": True}),
-    Case("sl-inv", scipy_linalg.inv, [matrices(2, 3, 3)]),
-    Case("sl-inv-pos", scipy_linalg.inv, [positive_definite(3, 3)], {"assume_a": "pos"}),
+    Case("sl-inv", scipy_linalg.inv, [matrices(3, 3)]),
+    *_stacked(Case("sl-inv-batch", scipy_linalg.inv, [matrices(2, 3, 3)])),
+    *([Case("sl-inv-pos", scipy_linalg.inv, [positive_definite(3, 3)], {"assume_a": "pos"})]
+      if INV_STRUCTURE else []),
     Case("sl-det", scipy_linalg.det, [matrices(2, 3, 3)]),
     Case("sl-cho-factor", scipy_linalg.cho_factor, [positive_definite(3, 3)]),
-    Case("sl-cho-factor-lower-batch", scipy_linalg.cho_factor, [positive_definite(2, 3, 3)],
-         {"lower": True}),
+    *_stacked(Case("sl-cho-factor-lower-batch", scipy_linalg.cho_factor,
+                   [positive_definite(2, 3, 3)], {"lower": True})),
     Case("sl-cho-solve", scipy_linalg.cho_solve,
          [factored(scipy_linalg.cho_factor, positive_definite(3, 3)), normal(3, 2)]),
     Case("sl-cho-solve-lower-vector", scipy_linalg.cho_solve,
          [factored(scipy_linalg.cho_factor, positive_definite(3, 3), lower=True), normal(3)]),
     Case("sl-lu-factor", scipy_linalg.lu_factor, [normal(4, 4)]),
-    Case("sl-lu-factor-batch", scipy_linalg.lu_factor, [normal(2, 3, 3)]),
+    *_stacked(Case("sl-lu-factor-batch", scipy_linalg.lu_factor, [normal(2, 3, 3)])),
     Case("sl-lu-solve", scipy_linalg.lu_solve,
          [factored(scipy_linalg.lu_factor, normal(4, 4)), normal(4, 2)]),
     Case("sl-lu-solve-trans-vector", scipy_linalg.lu_solve,

@@ -9,6 +9,7 @@ import srctrans as st
 
 pytest.importorskip("scipy")            # the test extra installs SciPy
 from programs import scipy_programs as sp   # noqa: E402
+from test_jvp_rules import SCIPY_STACKS      # noqa: E402  (SciPy 1.16 takes stacked matrices)
 
 R = np.random.default_rng(17)
 
@@ -26,12 +27,14 @@ CASES = [
     (sp.gp_negative_log_likelihood, lambda: (R.uniform(-2, 2, 5), R.standard_normal(5),
                                              np.asarray(0.8))),
     (sp.cholesky_upper_unpacked, lambda: (positive_definite(3, 3), R.standard_normal((3, 2)))),
-    (sp.cholesky_upper_unpacked, lambda: (positive_definite(2, 3, 3), R.standard_normal(3))),
+    *([(sp.cholesky_upper_unpacked, lambda: (positive_definite(2, 3, 3), R.standard_normal(3)))]
+      if SCIPY_STACKS else []),
     (sp.lu_solve_both_ways, lambda: (R.standard_normal((4, 4)), R.standard_normal((4, 2)))),
-    (sp.lu_solve_both_ways, lambda: (R.standard_normal((2, 3, 3)), R.standard_normal((2, 3, 2)))),
+    *([(sp.lu_solve_both_ways, lambda: (R.standard_normal((2, 3, 3)),
+                                        R.standard_normal((2, 3, 2))))] if SCIPY_STACKS else []),
     (sp.whitened, lambda: (positive_definite(3, 3), R.standard_normal((3, 2)))),
     (sp.structured_solves, lambda: (positive_definite(3, 3), R.standard_normal(3))),
-    (sp.inverse_and_determinant, lambda: (square(2, 3, 3),)),
+    (sp.inverse_and_determinant, lambda: (square(2, 3, 3) if SCIPY_STACKS else square(3, 3),)),
     (sp.matrix_exponential, lambda: (R.uniform(-0.5, 0.5, (3, 3)), np.asarray(0.7))),
     (sp.matrix_square_root, lambda: (positive_definite(3, 3),)),
     (sp.sylvester, lambda: (square(3, 3), square(2, 2), R.standard_normal((3, 2)))),
