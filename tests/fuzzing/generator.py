@@ -13,8 +13,10 @@ and ``continue``, ``while``, early ``return``, a loop variable reused by a
 later loop, lists, dicts and tuples (also as displays passed to a helper,
 nested and through ``*rest``, and appended to a list; the list that
 ``np.array_split`` returns), comprehensions, calls
-of helper functions, a local function and a lambda, boolean masks and the builtins
-``max``, ``min``, ``sum`` and ``float``.
+of helper functions, a local function and a lambda, boolean masks, the builtins
+``max``, ``min``, ``sum`` and ``float``, and SciPy (``special``, ``stats``' densities
+and distribution functions, ``signal.convolve``, and ``linalg``'s solves,
+factorizations and ``expm`` of the matrix argument ``W``).
 
 Every operation is smooth where the fuzzer evaluates it (denominators and
 logarithms kept away from zero), so finite differences are a fair reference.
@@ -26,6 +28,10 @@ import numpy as np
 
 HELPERS = '''\
 import numpy as np
+import scipy.linalg as sl
+import scipy.signal as signal
+import scipy.special as special
+import scipy.stats as stats
 
 
 def helper_mix(a, b):
@@ -64,6 +70,16 @@ UNARY = [
     "np.hypot({a}, 0.5)", "np.cbrt(1.0 + {a} * {a})", "np.logaddexp2({a}, 0.3)",
     "np.deg2rad({a}) * 30.0", "np.sinc({a})", "np.fmax({a}, 0.2)",
     "np.polyval(np.array([0.5, -1.0, 0.3]), {a})",
+    # SciPy
+    "special.expit({a})", "special.erf({a})", "special.gammaln(1.5 + {a} * {a})",
+    "stats.norm.logpdf({a}, 0.2, 1.5)", "stats.norm.logcdf({a})", "stats.t.logpdf({a}, 3.0)",
+    "stats.norm.cdf({a}, s, 1.0 + s * s)", "stats.gamma.logpdf(1.0 + {a} * {a}, 2.0, scale=s)",
+    "stats.beta.logpdf(0.5 + 0.3 * np.tanh({a}), 2.0, 3.0)",
+    "signal.convolve({a}, np.array([0.5, -0.25, 0.125]), mode='same')",
+    "{a} @ sl.expm(0.3 * W)", "{a} @ sl.solve(W + 3.0 * np.eye(len(W)), np.eye(len(W)))",
+    "{a} @ sl.cho_solve(sl.cho_factor(W @ W.T + np.eye(len(W))), W)",
+    "{a} @ sl.lu_solve(sl.lu_factor(W + 3.0 * np.eye(len(W))), W.T)",
+    "{a} @ sl.solve_triangular(W + 3.0 * np.eye(len(W)), W, lower=True)",
 ]
 BINARY = [
     "{a} + {b}", "{a} - {b}", "{a} * {b}", "{a} / (1.5 + np.cos({b}))", "helper_mix({a}, {b})",
@@ -79,6 +95,9 @@ REDUCTIONS = [
     "np.roll({a}, 1, axis=-1)", "np.cumprod(1.0 + 0.1 * {a}, axis=-1)",
     "np.linalg.norm({a}, ord=3, axis=-1)", "np.nanstd({a}, axis=0)",
     "np.average({a}, weights=np.exp({a}))", "np.kron({a}, np.array([1.0, -2.0]))",
+    "special.logsumexp({a}, axis=-1, keepdims=True)", "special.softmax({a}, axis=0)",
+    "special.logsumexp({a}, b=1.5 + np.cos({a}), return_sign=True)[0]",
+    "stats.multivariate_normal.logpdf({a}, np.zeros({a}.shape[-1]), W @ W.T + np.eye(len(W)))",
 ]
 
 
