@@ -104,3 +104,36 @@ def without_entry(cotangent, key):
     cotangent = dict(cotangent) if isinstance(cotangent, dict) else {}
     cotangent.pop(key, None)
     return cotangent
+
+
+# -- what the builtins of containers select (constants: the derivative follows the
+# entries they pick, through subscripts) ------------------------------------------------
+
+def keys_of(mapping):
+    """``list(mapping)`` for a dict (``d.keys()``, ``d.values()``, ``dict(d)``, ``sorted(d)``);
+    anything else is refused, since srctrans wrote the call for a dict."""
+    if not isinstance(mapping, dict):
+        from .refusals import unsupported
+        unsupported(f"a dict method or dict(...) of a {type(mapping).__name__}",
+                    "for pairs, write dict(zip(keys, values)); for another kind of object, "
+                    "read its entries by index or attribute")
+    return list(mapping)
+
+
+def has_key(mapping, key):
+    """``key in mapping`` for a dict (``d.get(key, default)``); anything else is refused."""
+    return key in keys_of(mapping)
+
+
+def sort_order(items, key=None, reverse=False):
+    """The positions of ``items`` in the order ``sorted(items, key=key, reverse=reverse)``
+    puts them (stable, as ``sorted``): ``sorted(xs)`` is ``[xs[i] for i in sort_order(xs)]``."""
+    def rank(i):
+        return items[i] if key is None else key(items[i])
+    return sorted(range(len(items)), key=rank, reverse=reverse)
+
+
+def best_index(items, key, largest):
+    """The position of the item ``max(items, key=key)`` (``largest``) or ``min`` returns:
+    the first of the best, as Python's."""
+    return (max if largest else min)(range(len(items)), key=lambda i: key(items[i]))

@@ -42,6 +42,12 @@ CASES = [
                                         "skip": r.standard_normal(2)}, r.standard_normal((4, 3))), (0, 1)),
     (c.loops_over_dict_items, lambda r: ({"a": r.standard_normal((3, 2)), "b": r.standard_normal((3, 2))},
                                          r.standard_normal((4, 3))), (0, 1)),
+    (c.dict_builtin_forms, lambda r: ({"a": r.standard_normal(3), "b": r.standard_normal(3)},
+                                      r.standard_normal(3), r.standard_normal(3)), (0, 1, 2)),
+    (c.dict_methods, lambda r: ({"scale": r.standard_normal(3), "w": r.standard_normal((2, 3))},
+                                r.standard_normal(3)), (0, 1)),
+    (c.sorted_and_keyed, lambda r: (r.standard_normal(3), r.standard_normal(3) + 0.5,
+                                    r.standard_normal(3) - 0.5), (0, 1, 2)),
 ]
 
 
@@ -134,3 +140,18 @@ def test_appending_to_a_list_the_caller_passed_is_an_error():
 def test_dict_unpacking_in_a_display_is_a_clear_error():
     with pytest.raises(st.UnsupportedSyntaxError, match=r"`\*\*` inside a dict display"):
         st.grad(c.unpacks_into_dict, wrt=1)({"a": 1.0}, 2.0)
+
+
+def test_a_dict_method_of_something_else_is_refused_when_it_runs():
+    """srctrans rewrites d.get and d.keys() for a dict; another object's get is refused."""
+    class Lookup:
+        def get(self, key, default):
+            return default
+    with pytest.raises(st.SrcTransError, match="dict method or dict"):
+        st.grad(c.dict_methods)(Lookup(), np.ones(3))
+
+
+def test_max_with_default_is_refused_at_the_user_s_line():
+    with pytest.raises(st.SrcTransError, match="default=") as raised:
+        st.grad(c.max_with_default)(np.ones(3))
+    assert "containers.py" in str(raised.value)

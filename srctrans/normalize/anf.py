@@ -354,6 +354,12 @@ class _Normalizer:
                     return display                   # list() is [], a list the function made
         if isinstance(func, gast.Name) and func.id in self._local_functions:
             return self._inline(func.id, call, out)
+        rewritten = self._container_call(call, out)
+        if rewritten is not None:
+            for node in walk(rewritten):        # at the user's line, for errors and comments
+                if "lineno" in node._attributes and getattr(node, "lineno", None) is None:
+                    gast.copy_location(node, call)
+            return self._flat(rewritten, out)
         if call.args and self.resolver.resolve(func) is np.einsum:
             call = gast.Call(func, einsum_with_subscripts(call.args), call.keywords)
         is_method = (isinstance(func, gast.Attribute) and not self._is_atom(func.value)
@@ -371,6 +377,119 @@ class _Normalizer:
         elif func.attr == "astype" and self._casts_to_integers(call):
             anno.set_(new, Anno.CONSTANT, True)
         return new
+
+    # -- the builtins and dict methods of containers, as subscripts, displays and comprehensions
+
+    def _container_call(self, call, out):
+        """``dict(...)``, ``sorted(...)``, ``max``/``min`` with ``key=``, and ``d.get``,
+        ``d.keys()``, ``d.values()``, ``d.items()`` of a local value, rewritten into what
+        srctrans differentiates: the entries they pick are read by subscripts (the
+        selection itself is a constant: ``rt.sort_order``, ``rt.best_index``). None for
+        any other call."""
+        func = call.func
+        if isinstance(func, gast.Name) and func.id not in self.resolver.local_names:
+            callee = self.resolver.resolve(func)
+            if callee is dict:
+                return self._dict_call(call, out)
+            if callee is sorted:
+                return self._sorted_call(call, out)
+            if (callee is max or callee is min) and any(k.arg == "key" for k in call.keywords):
+                return self._keyed_extremum(call, out, callee is max)
+            return None
+        if isinstance(func, gast.Attribute) and func.attr in ("get", "keys", "values", "items") \
+                and self._reads_local(func.value):
+            return self._dict_method(call, out)
+        return None
+
+    def _dict_call(self, call, out):
+        location = self.parsed.location(call)
+        if len(call.args) > 1 or call.args and call.keywords or any(k.arg is None for k in call.keywords):
+            raise UnsupportedSyntaxError(
+                "`dict(...)` with pairs and keywords together, or with `**`", location,
+                "build it in steps: d = dict(pairs), then d[name] = value")
+        if not call.args:
+            return gast.Dict([gast.Constant(k.arg, None) for k in call.keywords],
+                             [k.value for k in call.keywords])
+        source = call.args[0]
+        if isinstance(source, (gast.List, gast.Tuple)) and all(
+                isinstance(e, gast.Tuple) and len(e.elts) == 2 for e in source.elts):
+            return gast.Dict([e.elts[0] for e in source.elts], [e.elts[1] for e in source.elts])
+        key, value = self.namer.fresh("_key"), self.namer.fresh("_value")
+        if _is_pairs(source):                   # dict(zip(ks, vs)), dict(d.items())
+            target = gast.Tuple([_name(key, gast.Store()), _name(value, gast.Store())],
+                                gast.Store())
+            return gast.DictComp(_name(key), _name(value),
+                                 [gast.comprehension(target, source, [], 0)])
+        mapping = self._atom(source, out)        # a copy of a dict: its keys, then its entries
+        return gast.DictComp(_name(key), gast.Subscript(clone(mapping), _name(key), gast.Load()),
+                             [gast.comprehension(_name(key, gast.Store()),
+                                                 self._runtime_call("keys_of", [mapping]), [], 0)])
+
+    def _dict_method(self, call, out):
+        attr = call.func.attr
+        mapping = self._atom(call.func.value, out)
+        if attr == "get":
+            if call.keywords or not 1 <= len(call.args) <= 2:
+                return None
+            key = self._atom(call.args[0], out)
+            default = call.args[1] if len(call.args) == 2 else gast.Constant(None, None)
+            found = gast.Subscript(clone(mapping), clone(key), gast.Load())
+            return gast.IfExp(self._runtime_call("has_key", [mapping, key]), found, default)
+        if call.args or call.keywords:
+            return None
+        keys = self._runtime_call("keys_of", [mapping])
+        if attr == "keys":
+            return keys
+        key = self.namer.fresh("_key")
+        entry = gast.Subscript(clone(mapping), _name(key), gast.Load())
+        element = entry if attr == "values" else gast.Tuple([_name(key), entry], gast.Load())
+        return gast.ListComp(element, [gast.comprehension(_name(key, gast.Store()), keys, [], 0)])
+
+    def _sorted_call(self, call, out):
+        options = {k.arg: k.value for k in call.keywords}
+        if len(call.args) != 1 or set(options) - {"key", "reverse"}:
+            return None
+        items = self._atom(_as_list(call.args[0]) or self._builtin_call(list, call.args), out,
+                           prefer="items")
+        order = self._runtime_call("sort_order", [
+            items, options.get("key", gast.Constant(None, None)),
+            options.get("reverse", gast.Constant(False, None))])
+        position = self.namer.fresh("_position")
+        return gast.ListComp(gast.Subscript(clone(items), _name(position), gast.Load()),
+                             [gast.comprehension(_name(position, gast.Store()), order, [], 0)])
+
+    def _keyed_extremum(self, call, out, largest):
+        if any(k.arg != "key" for k in call.keywords) or not call.args:
+            raise UnsupportedSyntaxError(
+                f"`{call.func.id}(...)` with `default=`", self.parsed.location(call),
+                "test for an empty sequence before the call")
+        key = next(k.value for k in call.keywords if k.arg == "key")
+        items = self._atom(gast.List(list(call.args), gast.Load()) if len(call.args) > 1 else
+                           _as_list(call.args[0]) or self._builtin_call(list, call.args), out,
+                           prefer="items")
+        position = self._runtime_call("best_index", [items, key, gast.Constant(largest, None)])
+        return gast.Subscript(clone(items), position, gast.Load())
+
+    def _runtime_call(self, helper, args):
+        func = gast.Attribute(_name(self.runtime_name), helper, gast.Load())
+        call = gast.Call(func, list(args), [])
+        anno.set_(call, Anno.CALLEE, getattr(runtime, helper))
+        return call
+
+    def _builtin_call(self, builtin, args):
+        call = gast.Call(_name(builtin.__name__), list(args), [])
+        anno.set_(call, Anno.CALLEE, builtin)   # the builtin even if the module rebinds the name
+        return call
+
+    def _key_lambda(self, function):
+        """A lambda passed to rank items (``key=``), its parameters renamed apart: it runs
+        as written and is never differentiated."""
+        function = clone(function)
+        renamed = {a.id: self.namer.fresh("_" + a.id) for a in function.args.args}
+        for node in walk(function):
+            if isinstance(node, gast.Name) and node.id in renamed:
+                node.id = renamed[node.id]
+        return function
 
     def _refuse_local_function_values(self, call):
         """A local function is inlined where it is called; passed as a value (to st.grad,
@@ -465,7 +584,10 @@ class _Normalizer:
                    for n in walk(expr))
 
     def _argument(self, expr, out):
-        """Call arguments may be list or tuple literals of atoms (``np.stack([a, b])``)."""
+        """Call arguments may be list or tuple literals of atoms (``np.stack([a, b])``), and a
+        lambda that ranks items (the fence lets one through only as ``key=``)."""
+        if isinstance(expr, gast.Lambda):
+            return self._key_lambda(expr)
         if isinstance(expr, (gast.List, gast.Tuple)) and not self._is_atom(expr):
             return type(expr)([self._atom(e, out) for e in expr.elts], gast.Load())
         return self._atom(expr, out)
@@ -557,3 +679,22 @@ def _axes_literal(node):
 def _letters(axes):
     return "".join("..." if a is Ellipsis else "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[a]
                    for a in axes)
+
+
+def _name(identifier, ctx=None):
+    return gast.Name(identifier, ctx or gast.Load(), None, None)
+
+
+def _is_pairs(source):
+    """``zip(a, b)`` or ``d.items()``: an iterable of (key, value) pairs."""
+    if isinstance(source, gast.Call) and isinstance(source.func, gast.Name):
+        return source.func.id == "zip" and len(source.args) == 2 and not source.keywords
+    return (isinstance(source, gast.Call) and isinstance(source.func, gast.Attribute)
+            and source.func.attr == "items" and not source.args and not source.keywords)
+
+
+def _as_list(node):
+    """A list display for a list or tuple display (already the items), else None."""
+    if isinstance(node, (gast.List, gast.Tuple)):
+        return gast.List(list(node.elts), gast.Load())
+    return None

@@ -76,6 +76,7 @@ def check(parsed, resolver=None):
     function = parsed.node
     _check_signature(parsed)
     local_functions = _check_local_functions(parsed)
+    key_functions = _key_functions(function)
     if resolver is None:
         resolver = Resolver(parsed.fn, _local_names(function))
     accepted = _check_with_blocks(parsed, resolver)
@@ -86,7 +87,7 @@ def check(parsed, resolver=None):
         if node is not function and kind is gast.FunctionDef and node not in local_functions:
             _reject(parsed, node, "function definition inside a block or another local function",
                     "define it at the top of the function, or at module level")
-        if kind is gast.Lambda and node not in local_functions:
+        if kind is gast.Lambda and node not in local_functions and node not in key_functions:
             _reject(parsed, node, "lambda used other than as `name = lambda ...`",
                     "assign the lambda to a name at the top of the function, or use `def`")
         if kind in SUPPORTED or kind in (gast.FunctionDef, gast.Lambda):
@@ -99,6 +100,27 @@ def check(parsed, resolver=None):
         if isinstance(node, (gast.expr, gast.stmt)):
             _reject(parsed, node, f"`{kind.__name__}`", "rewrite it with supported syntax (see docs/syntax.md)")
     _check_control_flow(parsed)
+
+
+# calls whose key= (or, for the runtime's, second) argument may be a lambda: it only ranks
+# the items (a selection, with no derivative), so it runs as Python's own lambda
+KEYED_BUILTINS = ("sorted", "max", "min")
+KEYED_HELPERS = ("sort_order", "best_index")
+
+
+def _key_functions(function):
+    """The lambdas passed as ``key=`` to ``sorted``, ``max`` or ``min`` (and, in generated
+    code, to the runtime's ``sort_order`` and ``best_index``)."""
+    keys = set()
+    for node in walk(function):
+        if not isinstance(node, gast.Call):
+            continue
+        if isinstance(node.func, gast.Name) and node.func.id in KEYED_BUILTINS:
+            keys.update(k.value for k in node.keywords
+                        if k.arg == "key" and isinstance(k.value, gast.Lambda))
+        elif isinstance(node.func, gast.Attribute) and node.func.attr in KEYED_HELPERS:
+            keys.update(a for a in node.args if isinstance(a, gast.Lambda))
+    return keys
 
 
 def _check_local_functions(parsed):
@@ -133,7 +155,7 @@ def _check_local_functions(parsed):
 
 
 def _check_control_flow(parsed):
-    """``for`` over range(...), a sequence, or zip/enumerate of sequences."""
+    """``for`` over range(...), a sequence, sorted(...), or zip/enumerate of sequences."""
     for node in walk(parsed.node):
         if isinstance(node, (gast.For, gast.comprehension)):
             iterator, target = node.iter, node.target
@@ -148,15 +170,15 @@ def _check_control_flow(parsed):
                 if not (isinstance(target, gast.Tuple) and all(isinstance(t, gast.Name) for t in target.elts)):
                     _reject(parsed, node, f"`for` over {call}(...) without a tuple of names",
                             f"write for a, b in {call}(...)")
-            elif call == "range" or isinstance(iterator, (gast.Name, gast.Attribute, gast.Subscript,
-                                                          gast.List, gast.Tuple)):
+            elif call in ("range", "sorted") or isinstance(
+                    iterator, (gast.Name, gast.Attribute, gast.Subscript, gast.List, gast.Tuple)):
                 if not isinstance(target, gast.Name):
                     _reject(parsed, node, "`for` loop unpacking each item",
                             "loop with one name and unpack inside the loop")
             else:
                 _reject(parsed, node, "`for` loop over this kind of iterable",
-                        "not supported yet; loop over range(...), an array, a list, zip(...) or "
-                        "enumerate(...)")
+                        "not supported yet; loop over range(...), an array, a list, sorted(...), "
+                        "zip(...) or enumerate(...)")
             if call != "range" or not isinstance(target, gast.Name) or not isinstance(node, gast.For):
                 continue
             for inner in node.body:

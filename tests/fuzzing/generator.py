@@ -14,7 +14,8 @@ later loop, lists, dicts and tuples (also as displays passed to a helper,
 nested and through ``*rest``, and appended to a list; the list that
 ``np.array_split`` returns), comprehensions, calls
 of helper functions, a local function and a lambda, boolean masks, the builtins
-``max``, ``min``, ``sum`` and ``float``, and SciPy (``special``, ``stats``' densities
+``max``, ``min``, ``sum`` and ``float``, ``dict(...)``, ``d.get``, ``d.values()``,
+``sorted`` and ``max``/``min`` with ``key=`` (a lambda or a function), and SciPy (``special``, ``stats``' densities
 and distribution functions, ``signal.convolve``, and ``linalg``'s solves,
 factorizations and ``expm`` of the matrix argument ``W``).
 
@@ -279,8 +280,20 @@ class _Builder:
         a = self._pick()
         b = self._compatible(a)
         t, parts = self._fresh(), self._fresh()
-        choice = self.rng.randrange(11)
-        if choice == 10:           # concatenated and repeated sequences, an entry replaced
+        choice = self.rng.randrange(14)
+        if choice == 13:             # dict(...) forms and the dict methods
+            lines = [f"{parts} = dict(p={a}, q=np.sin({b}))",
+                     f"{parts} = dict(zip(['r', 'p'], [{parts}['q'] * 2.0, {parts}.get('p', {b})]))",
+                     f"{t} = {parts}.get('z', 0.5) * {parts}['r'] + sum(list({parts}.values()))",
+                     f"for key, val in dict({parts}).items():", f"    {t} = {t} + val * 0.25"]
+        elif choice == 12:           # sorted(...) by a key, and a dict's keys in order
+            lines = [f"{parts} = sorted([{a}, {b} * 2.0, np.sin({a})], key=lambda v: float(np.sum(v)))",
+                     f"{t} = {parts}[0] * 2.0 + {parts}[-1]",
+                     f"for key in sorted({{'q': {a}, 'p': {b}}}):", f"    {t} = {t} * 0.5 + len(key)"]
+        elif choice == 11:           # max and min with key=
+            lines = [f"{t} = max([{a}, {b} + 0.5, -{a}], key=lambda v: float(np.sum(v * v)))",
+                     f"{t} = {t} * min({a}, {b}, key=np.sum)"]
+        elif choice == 10:           # concatenated and repeated sequences, an entry replaced
             lines = [f"{parts} = [{a}] + [{b} * 2.0] + list(({a}, {b})[1:])",
                      f"{parts}[0] = {parts}[0] * {parts}[1]",
                      f"{t} = ({parts}[0], np.sin({b})) * 2",

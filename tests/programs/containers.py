@@ -180,3 +180,47 @@ def dict_comprehension(params, x):
     scaled = {name: W * 2.0 for name, W in params.items()}
     squares = {k: np.sum(v ** 2) for k, v in scaled.items() if k != "skip"}
     return squares["a"] + np.sum(x @ scaled["b"])
+
+
+def dict_builtin_forms(params, x, y):
+    """dict(...) of keywords, of pairs, of zip(...), of d.items() and of a dict (a copy)."""
+    named = dict(w=x, v=y)
+    pairs = dict([("w", x * 2.0), ("v", y)])
+    zipped = dict(zip(["a", "b"], [params["a"], params["b"] * x]))
+    copied = dict(params)
+    viewed = dict(zipped.items())
+    return (np.sum(named["w"] * pairs["v"]) + np.sum(zipped["b"] * copied["a"])
+            + np.sum(viewed["a"] ** 2) + len(copied))
+
+
+def dict_methods(params, x):
+    """d.get with and without the key, keys(), values(), items(), len and in."""
+    scale = params.get("scale", 1.0)
+    bias = params.get("bias", 0.5 * x)
+    total = np.sum(scale * x + bias)
+    for value in params.values():
+        total = total + np.sum(value * value)
+    names = params.keys()
+    pairs = params.items()
+    if "scale" in params:
+        total = total * 1.5
+    return total + len(names) + np.sum(list(pairs)[0][1]) + np.sum(list(params.values())[-1])
+
+
+def sorted_and_keyed(x, y, z):
+    """sorted(...) of arrays by a key, sorted numbers, a dict's keys in sorted order, and
+    max/min with key= (a lambda, and a function)."""
+    rows = sorted([x, y, z], key=lambda r: float(np.sum(r)), reverse=True)
+    numbers = sorted([x[0], y[1], z[2]])
+    scores = {"b": y, "a": x}
+    total = 0.0
+    for name in sorted(scores):
+        total = 0.5 * total + np.sum(scores[name] * rows[0])
+    largest = max(x, y, z, key=np.sum)
+    smallest = min([x, y, z], key=lambda r: np.sum(r * r))
+    return (total + numbers[0] * 3.0 + numbers[2] + np.sum(rows[1] * rows[2])
+            + np.sum(largest * smallest))
+
+
+def max_with_default(x):
+    return np.sum(max([x, 2.0 * x], key=np.sum, default=x))
