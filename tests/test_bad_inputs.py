@@ -46,7 +46,7 @@ ERRORS = [
     ("range-variable", grad(b.assigns_loop_variable, X), SYNTAX, "range-variable",
      ["another name"]),
     ("unpacking-loop", grad(b.unpacks_items, X, [(1.0, 2.0)]), SYNTAX, "unpacking-loop",
-     ["unpack"]),
+     ["unpacking each item into something other than names", "assign inside the loop"]),
     ("reversed", grad(b.loops_over_reversed, X), SYNTAX, "reversed", ["range(...)"]),
     ("chained-write", grad(b.chained_subscript_write, X), SYNTAX, "chained-write",
      ["one named array at a time"]),

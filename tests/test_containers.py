@@ -46,6 +46,11 @@ CASES = [
                                       r.standard_normal(3), r.standard_normal(3)), (0, 1, 2)),
     (c.dict_methods, lambda r: ({"scale": r.standard_normal(3), "w": r.standard_normal((2, 3))},
                                 r.standard_normal(3)), (0, 1)),
+    (c.nested_loop_targets, lambda r: ([r.standard_normal(3) for _ in range(3)],
+                                       [r.standard_normal(3) for _ in range(2)],
+                                       {"ab": (r.standard_normal(3), r.standard_normal(3)),
+                                        "c": (r.standard_normal(3), r.standard_normal(3))}),
+     (0, 1, 2)),
     (c.sorted_and_keyed, lambda r: (r.standard_normal(3), r.standard_normal(3) + 0.5,
                                     r.standard_normal(3) - 0.5), (0, 1, 2)),
 ]

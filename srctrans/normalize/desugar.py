@@ -5,8 +5,9 @@ Guarantees: afterwards
 
 * every ``for`` loops over ``range(...)``: ``for x in xs`` becomes
   ``for _index in range(len(xs)): x = xs[_index]``, and ``zip``/``enumerate``
-  of sequences and ``d.items()``/``.values()``/``.keys()`` (over ``list(d)``)
-  become index loops the same way;
+  of sequences (``enumerate(zip(a, b))`` too) and ``d.items()``/``.values()``/
+  ``.keys()`` (over ``list(d)``) become index loops the same way; a target may
+  be a nested tuple of names (``for i, (u, v) in ...``), assigned from the item;
 * there is no ``continue`` and no ``return`` but the last statement, and a
   ``break`` only as ``if stop: break`` at the end of a loop body: a jump sets
   flags, the statements it would skip run under ``if not flag:``, and an
@@ -83,10 +84,14 @@ def to_index_loop(loop, namer):
         sequences = [_copy_load(mapping)]
     elif _is_call_of(iterator, "enumerate") and isinstance(target, gast.Tuple) and len(target.elts) == 2:
         sequences = [iterator.args[0]]
+        item = _item(iterator.args[0], index)
+        if _is_call_of(iterator.args[0], "zip"):   # enumerate(zip(a, b)): the items of each
+            sequences = list(iterator.args[0].args)
+            item = gast.Tuple([_item(s, index) for s in sequences], gast.Load())
         count = load(index)
         if len(iterator.args) > 1:                 # enumerate(xs, start)
             count = gast.BinOp(count, gast.Add(), _copy_load(iterator.args[1]))
-        reads = [(target.elts[0], count), (target.elts[1], _item(iterator.args[0], index))]
+        reads = [(target.elts[0], count), (target.elts[1], item)]
     elif _is_call_of(iterator, "zip") and isinstance(target, gast.Tuple) \
             and len(target.elts) == len(iterator.args):
         sequences = list(iterator.args)

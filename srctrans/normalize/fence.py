@@ -167,14 +167,18 @@ def _check_control_flow(parsed):
             if call == "items" or _pops_saved_values(parsed, iterator):
                 pass                   # d.items(), d.values(), d.keys(); a generated backward loop
             elif call in ("zip", "enumerate"):
-                if not (isinstance(target, gast.Tuple) and all(isinstance(t, gast.Name) for t in target.elts)):
+                if not (isinstance(target, gast.Tuple) and _names_only(target)):
                     _reject(parsed, node, f"`for` over {call}(...) without a tuple of names",
                             f"write for a, b in {call}(...)")
-            elif call in ("range", "sorted") or isinstance(
-                    iterator, (gast.Name, gast.Attribute, gast.Subscript, gast.List, gast.Tuple)):
+            elif call == "range":
                 if not isinstance(target, gast.Name):
-                    _reject(parsed, node, "`for` loop unpacking each item",
-                            "loop with one name and unpack inside the loop")
+                    _reject(parsed, node, "`for` loop over range(...) unpacking each item",
+                            "loop with one name")
+            elif call == "sorted" or isinstance(
+                    iterator, (gast.Name, gast.Attribute, gast.Subscript, gast.List, gast.Tuple)):
+                if not _names_only(target):
+                    _reject(parsed, node, "`for` loop unpacking each item into something "
+                            "other than names", "loop with one name and assign inside the loop")
             else:
                 _reject(parsed, node, "`for` loop over this kind of iterable",
                         "not supported yet; loop over range(...), an array, a list, sorted(...), "
@@ -190,6 +194,13 @@ def _check_control_flow(parsed):
         if (isinstance(node, (gast.For, gast.While)) and node.orelse):
             _reject(parsed, node, "`else` clause of a loop",
                     "not supported yet; set a flag before `break` and test it after the loop")
+
+
+def _names_only(target):
+    """A name, or a tuple or list of them, nested (``i, (u, v)``)."""
+    if isinstance(target, (gast.Tuple, gast.List)):
+        return all(_names_only(t) for t in target.elts)
+    return isinstance(target, gast.Name)
 
 
 def _pops_saved_values(parsed, iterator):

@@ -280,8 +280,12 @@ class _Builder:
         a = self._pick()
         b = self._compatible(a)
         t, parts = self._fresh(), self._fresh()
-        choice = self.rng.randrange(14)
-        if choice == 13:             # dict(...) forms and the dict methods
+        choice = self.rng.randrange(15)
+        if choice == 14:             # nested tuple targets of a loop
+            lines = [f"{t} = {a} * 0.0",
+                     f"for k, (u, w) in enumerate(zip([{a}, {b}], [np.sin({b}), {a} * 2.0])):",
+                     f"    {t} = {t} + u * w * (k + 1.0)"]
+        elif choice == 13:             # dict(...) forms and the dict methods
             lines = [f"{parts} = dict(p={a}, q=np.sin({b}))",
                      f"{parts} = dict(zip(['r', 'p'], [{parts}['q'] * 2.0, {parts}.get('p', {b})]))",
                      f"{t} = {parts}.get('z', 0.5) * {parts}['r'] + sum(list({parts}.values()))",

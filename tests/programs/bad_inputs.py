@@ -58,8 +58,9 @@ def assigns_loop_variable(x):
 
 
 def unpacks_items(x, pairs):
-    for a, b in pairs:  # marker: unpacking-loop
-        x = x * a + b
+    scales = [1.0]
+    for scales[0], b in pairs:  # marker: unpacking-loop
+        x = x * scales[0] + b
     return x
 
 

@@ -224,3 +224,16 @@ def sorted_and_keyed(x, y, z):
 
 def max_with_default(x):
     return np.sum(max([x, 2.0 * x], key=np.sum, default=x))
+
+
+def nested_loop_targets(a, b, d):
+    """Nested tuple targets: enumerate(zip(...)), a dict's items, a list of pairs, a
+    comprehension."""
+    total = 0.0
+    for i, (u, v) in enumerate(zip(a, b)):
+        total = total + (i + 1.0) * np.sum(u * v)
+    for name, (p, q) in d.items():
+        total = total + np.sum(p * q) * len(name)
+    for first, second in [(a[0], b[1]), (b[0], a[1])]:
+        total = total + np.sum(first * np.sin(second))
+    return total + sum([np.sum(u * v) * k for k, (u, v) in enumerate(zip(a, b), 1)])
