@@ -9,10 +9,12 @@ itself is never needed for an HVP.
 """
 
 import functools
+import itertools
 
 import numpy as np
 
 from srctrans import cache
+from srctrans.runtime.containers import is_container, leaves, map_leaves
 from srctrans.runtime.foreign import as_array, is_foreign
 from srctrans.reporting import user_facing
 from srctrans.errors import ShapeError, UsageError
@@ -38,7 +40,11 @@ def jacobian(f: Function, wrt: Wrt = 0, *, mode: JacobianMode = "auto",
       A function taking ``f``'s arguments and returning the Jacobian with
       shape ``out.shape + x.shape`` (TensorFlow's and JAX's layout) for the
       selected argument ``x``, or a tuple of them, one per entry of ``wrt``.
-      Where the output does not depend on an argument the Jacobian is zero.
+      A selected argument that is a container (a dict, list or tuple of
+      arrays, a named tuple, a dataclass) gets a container of the same
+      structure holding one such block per array, as JAX's ``jacrev``; its
+      ints and strings are constants, with None. Where the output does not
+      depend on an argument the Jacobian is zero.
 
     >>> def f(x):
     ...     return x * x
@@ -52,20 +58,26 @@ def jacobian(f: Function, wrt: Wrt = 0, *, mode: JacobianMode = "auto",
     @user_facing
     def jacobian_of_f(*args):
         fn, call_args, names, indices, single = _selected(f, args, wrt)
-        inputs = [as_array(call_args[i]) for i in indices]
+        selected = [call_args[i] for i in indices]
+        inputs = [_float_leaves(a) for a in selected]             # per argument, its arrays
         out, pullback = _output(fn, call_args, names, optimize, mode)
         out_shape = _array_shape(out, "jacobian")
         rows = int(np.prod(out_shape))
-        columns = sum(x.size for x in inputs)
+        columns = sum(x.size for leaves_ in inputs for x in leaves_ if x is not None)
         if mode == "forward" or mode == "auto" and columns < rows:
-            blocks = _forward_columns(fn, call_args, indices, inputs, out_shape, optimize)
+            blocks = _forward_columns(fn, call_args, indices, selected, inputs, out_shape,
+                                      optimize)
         else:
-            by_input = [[] for _ in inputs]
+            by_leaf = [[[] for _ in leaves_] for leaves_ in inputs]
             for row in range(rows):
-                for pieces, g in zip(by_input, pullback(_unit(out_shape, row, _float_dtype(out)))):
-                    pieces.append(g)
-            blocks = [_assembled(pieces, x.shape, 0, out_shape + x.shape, _float_dtype(out, x))
-                      for pieces, x in zip(by_input, inputs)]
+                gradients = pullback(_unit(out_shape, row, _float_dtype(out)))
+                for pieces, g in zip(by_leaf, gradients):
+                    for leaf_pieces, leaf_g in zip(pieces, _leaves_of(g)):
+                        leaf_pieces.append(leaf_g)
+            blocks = [[None if x is None else
+                       _assembled(p, x.shape, 0, out_shape + x.shape, _float_dtype(out, x))
+                       for p, x in zip(pieces, leaves_)] for pieces, leaves_ in zip(by_leaf, inputs)]
+        blocks = [_rebuilt(a, b) for a, b in zip(selected, blocks)]
         return blocks[0] if single else tuple(blocks)
 
     return jacobian_of_f
@@ -137,25 +149,36 @@ def hessian(f: Function, wrt: Wrt = 0, *, optimize: bool = True) -> Function:
     Returns:
       A function returning the Hessian with shape ``x.shape + x.shape`` for
       one selected argument, or for several a tuple of rows of blocks, block
-      ``[i][j]`` with shape ``x_i.shape + x_j.shape``. Each column is one
-      JVP of the generated gradient function.
+      ``[i][j]`` with shape ``x_i.shape + x_j.shape``. A container argument
+      nests its blocks by pairs of its arrays, as JAX's ``hessian``: for a
+      dict ``params``, ``H["mu"]["sigma"]`` has shape ``mu.shape +
+      sigma.shape`` (None for ints and strings, which are constants). Each
+      column is one JVP of the generated gradient function.
     """
     @functools.wraps(f, updated=())
     @user_facing
     def hessian_of_f(*args):
         fn, call_args, names, indices, single = _selected(f, args, wrt)
         gradient = _gradient_function(fn, names, call_args)
-        inputs = [as_array(call_args[i]) for i in indices]
-        pieces = [[[] for _ in inputs] for _ in inputs]       # [i][j]: columns of block i, j
-        for j, y in enumerate(inputs):
+        selected = [call_args[i] for i in indices]
+        inputs = [_float_leaves(a) for a in selected]
+        flat = [(i, m, x) for i, leaves_ in enumerate(inputs) for m, x in enumerate(leaves_)
+                if x is not None]
+        pieces = {(a[:2], b[:2]): [] for a in flat for b in flat}     # (row leaf, column leaf)
+        for j, l, y in flat:
             for k in range(y.size):
-                tangents = [None] * len(inputs)
-                tangents[j] = _unit(y.shape, k, y.dtype)
+                tangents = [None] * len(selected)
+                tangents[j] = _tangent(selected[j], l, _unit(y.shape, k, y.dtype))
                 _, columns = _jvp(gradient, call_args, indices, tangents, optimize)
                 for i, column in enumerate(columns):
-                    pieces[i][j].append(column)
-        blocks = [[_assembled(pieces[i][j], x.shape, -1, x.shape + y.shape, _float_dtype(x, y))
-                   for j, y in enumerate(inputs)] for i, x in enumerate(inputs)]
+                    for m, piece in enumerate(_leaves_of(column)):
+                        if inputs[i][m] is not None:
+                            pieces[(i, m), (j, l)].append(piece)
+        blocks = [[_rebuilt(x_arg, [None if x is None else _rebuilt(y_arg, [
+            None if y is None else
+            _assembled(pieces[(i, m), (j, l)], x.shape, -1, x.shape + y.shape, _float_dtype(x, y))
+            for l, y in enumerate(inputs[j])]) for m, x in enumerate(inputs[i])])
+            for j, y_arg in enumerate(selected)] for i, x_arg in enumerate(selected)]
         return blocks[0][0] if single else tuple(tuple(row) for row in blocks)
 
     return hessian_of_f
@@ -259,18 +282,70 @@ def _gradient_function(fn, names, call_args):
     return cache.gradient_instance(fn, names).grad
 
 
-def _forward_columns(fn, call_args, indices, inputs, out_shape, optimize):
-    """The Jacobian blocks of ``inputs`` (at ``indices``), one JVP per input element."""
+def _forward_columns(fn, call_args, indices, selected, inputs, out_shape, optimize):
+    """The Jacobian blocks of each selected argument's arrays, one JVP per element."""
     blocks = []
-    for position, x in enumerate(inputs):
-        columns = []
-        for k in range(x.size):
-            tangents = [None] * len(inputs)
-            tangents[position] = _unit(x.shape, k, _float_dtype(x))
-            _, column = _jvp(fn, call_args, indices, tangents, optimize)
-            columns.append(column)
-        blocks.append(_assembled(columns, out_shape, -1, out_shape + x.shape, _float_dtype(x)))
+    for position, (argument, leaves_) in enumerate(zip(selected, inputs)):
+        argument_blocks = []
+        for l, x in enumerate(leaves_):
+            if x is None:
+                argument_blocks.append(None)
+                continue
+            columns = []
+            for k in range(x.size):
+                tangents = [None] * len(inputs)
+                tangents[position] = _tangent(argument, l, _unit(x.shape, k, _float_dtype(x)))
+                _, column = _jvp(fn, call_args, indices, tangents, optimize)
+                columns.append(column)
+            argument_blocks.append(_assembled(columns, out_shape, -1, out_shape + x.shape,
+                                              _float_dtype(x)))
+        blocks.append(argument_blocks)
     return blocks
+
+
+# -- pytrees: a selected argument may be a container of arrays (its leaves) -----------
+
+def _float_leaves(argument):
+    """The leaves of ``argument`` (itself for an array or a number) as arrays, None for the
+    leaves that are not floats (ints and strings of a dict of parameters are constants)."""
+    return [as_array(leaf) if _is_float_leaf(leaf) else None for leaf in _leaves_of(argument)]
+
+
+def _is_float_leaf(leaf):
+    if isinstance(leaf, (str, bytes, bool)):
+        return False
+    if isinstance(leaf, float):
+        return True
+    return (leaf.dtype if is_foreign(leaf) else np.asarray(leaf).dtype).kind == "f"
+
+
+def _leaves_of(value):
+    return leaves(value) if is_container(value) else [value]
+
+
+def _rebuilt(argument, blocks):
+    """``argument``'s structure holding ``blocks``, one per leaf in order (for an array, its
+    one block): a derivative nested like the argument, as JAX's ``jacrev`` and ``hessian``."""
+    if not is_container(argument):
+        return blocks[0]
+    found = iter(blocks)
+    return map_leaves(lambda _: next(found), argument)
+
+
+def _tangent(argument, position, unit):
+    """A tangent of ``argument``: ``unit`` at leaf ``position``, zeros at its other float
+    leaves, None at the others."""
+    if not is_container(argument):
+        return unit
+    counter = itertools.count()
+
+    def leaf_tangent(leaf):
+        index = next(counter)
+        if index == position:
+            return unit
+        return np.zeros_like(as_array(leaf), dtype=_float_dtype(leaf)) if _is_float_leaf(leaf) \
+            else None
+    return map_leaves(leaf_tangent, argument)
 
 
 def _broadcast(piece, shape):

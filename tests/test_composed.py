@@ -217,3 +217,72 @@ def lambda_free_sum_of_gradient(x, w):
 
 
 rolled_gradient = st.grad(programs.rolled, wrt=(0, 1))
+
+
+# -- pytrees: arguments that are dicts, lists and tuples of arrays ------------------------
+
+def _params(rng):
+    return {"mu": rng.standard_normal(3), "log_sigma": np.asarray(0.2 * rng.standard_normal()),
+            "count": 2}
+
+
+def _moved(params, key, index, step):
+    moved = dict(params)
+    value = np.array(params[key], dtype=float)
+    value.reshape(-1)[index] += step
+    moved[key] = value
+    return moved
+
+
+def test_hessian_of_a_dict_of_parameters_is_nested_by_pairs_of_entries():
+    """H["mu"]["log_sigma"] has shape mu.shape + log_sigma.shape (JAX's layout); an int
+    entry is a constant, with no block."""
+    rng = np.random.default_rng(4)
+    params, data = _params(rng), rng.standard_normal(3)
+    H = st.hessian(programs.gaussian_nll)(params, data)
+    assert set(H) == {"mu", "log_sigma", "count"} and H["count"] is None
+    assert H["mu"]["count"] is None and H["mu"]["mu"].shape == (3, 3)
+    assert H["mu"]["log_sigma"].shape == (3,) and H["log_sigma"]["mu"].shape == (3,)
+    grad = st.grad(programs.gaussian_nll)
+    step = 1e-6
+    for column in ("mu", "log_sigma"):
+        for index in range(np.size(params[column])):
+            plus = grad(_moved(params, column, index, step), data)
+            minus = grad(_moved(params, column, index, -step), data)
+            for row in ("mu", "log_sigma"):
+                expected = (plus[row] - minus[row]) / (2 * step)
+                got = np.reshape(H[row][column], np.shape(params[row]) + (-1,))[..., index]
+                np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_jacobian_of_a_list_of_layers_is_nested_like_the_list(mode):
+    rng = np.random.default_rng(5)
+    layers = [(rng.standard_normal((3, 4)), rng.standard_normal(4)),
+              (rng.standard_normal((4, 2)), rng.standard_normal(2))]
+    x = rng.standard_normal(3)
+    J = st.jacobian(programs.layered_outputs, mode=mode)(layers, x)
+    assert [[block.shape for block in pair] for pair in J] == [[(2, 3, 4), (2, 4)],
+                                                              [(2, 4, 2), (2, 2)]]
+    step = 1e-6
+    for i, j in ((0, 0), (0, 1), (1, 0), (1, 1)):
+        for index in range(layers[i][j].size):
+            moved = [list(pair) for pair in layers]
+            plus, minus = (np.array(layers[i][j]) for _ in range(2))
+            plus.reshape(-1)[index] += step
+            minus.reshape(-1)[index] -= step
+            moved[i][j] = plus
+            high = programs.layered_outputs(moved, x)
+            moved[i][j] = minus
+            low = programs.layered_outputs(moved, x)
+            got = np.reshape(J[i][j], (2, -1))[:, index]
+            np.testing.assert_allclose(got, (high - low) / (2 * step), rtol=1e-6, atol=1e-8)
+
+
+def test_hessian_of_a_dict_and_an_array_is_a_tuple_of_rows_of_nested_blocks():
+    rng = np.random.default_rng(6)
+    params, data = _params(rng), rng.standard_normal(3)
+    H = st.hessian(programs.gaussian_nll, wrt=(0, 1))(params, data)
+    assert H[0][1]["mu"].shape == (3, 3) and H[1][0]["log_sigma"].shape == (3,)
+    np.testing.assert_allclose(H[0][1]["mu"], H[1][0]["mu"].T, rtol=1e-12)
+    np.testing.assert_allclose(H[1][1], H[1][1].T, rtol=1e-12)

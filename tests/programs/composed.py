@@ -146,3 +146,16 @@ def appends_a_constant_last(x, n):
         ys.append(x * (i + 1.0))
     ys.append(np.zeros(3))
     return np.sum(np.stack(ys) * np.arange(1.0, n + 2.0)[:, None])
+
+
+def gaussian_nll(params, data):
+    """A negative log likelihood of a dict of parameters (with a constant int entry)."""
+    z = (data - params["mu"]) / np.exp(params["log_sigma"])
+    return np.sum(0.5 * z * z + params["log_sigma"]) * params["count"]
+
+
+def layered_outputs(layers, x):
+    """A vector output of a list of (weights, bias) pairs."""
+    for W, b in layers:
+        x = np.tanh(x @ W + b)
+    return x
