@@ -100,6 +100,18 @@ def writable_copy(value):
     return list(value) if isinstance(value, list) else copy_of(value)
 
 
+def argument_copy(value):
+    """A copy of an argument the function writes into, made first (the derivative is with
+    respect to its value on entry; the caller's object is left as it was): a new list (its
+    entries shared: assigning to an entry replaces it) or a new array. A dict is refused:
+    srctrans cannot tell from the source that the argument is one."""
+    if isinstance(value, dict):
+        from .refusals import unsupported
+        unsupported("writing into an entry of a dict passed as an argument",
+                    "copy it first: d = dict(d)")
+    return list(value) if isinstance(value, list) else copy_of(value)
+
+
 def entry_zero_like(g, index, x):
     """For a list: ``g`` with a zero shaped like ``x[index]`` at ``index`` (the entry as it was
     before a write that may have changed its shape); anything else is returned as it is."""

@@ -88,7 +88,7 @@ def _check_first_order(f, wide, kwargs, modes, indices, rng, name, eps, rtol, at
     from srctrans.api import _unwrap, grad, vjp
     from srctrans.forward_api import run_jvp
 
-    out = f(*wide, **kwargs)
+    out = f(*_fresh(wide), **kwargs)
     directions = [_random_like(rng, wide[i]) for i in indices]
     cotangent = map_leaves(lambda o: _random_like(rng, o), out)
 
@@ -96,7 +96,7 @@ def _check_first_order(f, wide, kwargs, modes, indices, rng, name, eps, rtol, at
         moved = list(wide)
         for i, u in zip(indices, directions):
             moved[i] = _step(wide[i], u, step)
-        return f(*moved, **kwargs)
+        return f(*_fresh(moved), **kwargs)
 
     def difference(a, b):                   # ints and bools do not move
         return (a - b) / (2 * eps) if _is_float(a) else np.zeros(np.shape(a))
@@ -136,6 +136,13 @@ def _check_first_order(f, wide, kwargs, modes, indices, rng, name, eps, rtol, at
             gradients, scale = pullback(cotangent), 1.0
         analytic = scale * sum(_inner(g, u) for g, u in zip(gradients, directions) if g is not None)
         compare(analytic, f"reverse-mode ({path} code)", "<vjp(v), u>")
+
+
+def _fresh(values):
+    """Copies of ``values`` (arrays and containers), for a plain run of a function that may
+    write into its arguments: every run must see the same arguments."""
+    return tuple(map_leaves(lambda v: v.copy() if isinstance(v, np.ndarray) else v, value)
+                 for value in values)
 
 
 def _compare_values(got, expected, what):

@@ -30,9 +30,30 @@ def test_the_caller_s_arrays_are_not_changed():
     np.testing.assert_array_equal(x, before)
 
 
-@pytest.mark.parametrize("fn", [mutation.writes_argument, mutation.writes_view_of_argument])
-def test_writing_into_an_argument_is_an_error(fn):
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_writing_into_an_argument_differentiates_its_value_on_entry(mode):
+    """x[0] = 1.0 on an argument: the derivative is with respect to x as it came in (its
+    first entry has none), and the caller's array is left as it was."""
+    x = np.array([2.0, 3.0, 4.0])
+    if mode == "reverse":
+        np.testing.assert_array_equal(st.grad(mutation.writes_argument)(x), [0.0, 1.0, 1.0])
+    else:
+        out, tangent = st.jvp(mutation.writes_argument, (x,), (np.ones(3),))
+        assert out == 8.0 and tangent == 2.0
+    np.testing.assert_array_equal(x, [2.0, 3.0, 4.0])
+    st.check_grads(mutation.writes_argument_in_a_loop, (x, 0.7), order=2)
+    np.testing.assert_array_equal(x, [2.0, 3.0, 4.0])
+
+
+def test_writing_into_a_view_of_an_argument_is_an_error():
     with pytest.raises(st.UnsupportedSyntaxError) as info:
-        st.grad(fn)(np.ones(3))
+        st.grad(mutation.writes_view_of_argument)(np.ones(3))
     assert "may be (a view of) an argument" in str(info.value)
     assert "copy()" in str(info.value) and "mutation.py:" in str(info.value)
+
+
+def test_writing_into_a_dict_argument_asks_for_a_copy():
+    with pytest.raises(st.UnsupportedSyntaxError, match=r"dict\(d\)"):
+        st.grad(mutation.writes_dict_argument)({"w": np.ones(2)}, 0.5)
+    d = {"w": np.ones(2)}
+    st.check_grads(mutation.writes_copied_dict_argument, (d, 0.5), order=2)

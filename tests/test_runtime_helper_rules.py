@@ -430,6 +430,8 @@ CASES = [
     Case("snapshot", rt.snapshot, lambda r: ([normal(r, 2), normal(r, 3)],)),
     Case("writable_copy-list", rt.writable_copy, lambda r: ([normal(r, 2), normal(r, 3)],)),
     Case("writable_copy-array", rt.writable_copy, lambda r: (normal(r, 2, 3),)),
+    Case("argument_copy-list", rt.argument_copy, lambda r: ([normal(r, 2), normal(r, 3)],)),
+    Case("argument_copy-array", rt.argument_copy, lambda r: (normal(r, 2, 3),)),
     Case("concat-lists", rt.concat, lambda r: ([normal(r, 2)], [normal(r, 3), 0.5])),
     Case("concat-tuples", rt.concat, lambda r: ((normal(r, 2), normal(r, 2)), (normal(r, 1),))),
     Case("concat_grads", rt.concat_grads,

@@ -7,6 +7,9 @@ Guarantees, after :func:`model_effects`:
     ``y[...] = value`` (so the reverse pass saves and restores ``y`` as for
     any write): ``np.copyto(y, v)``, ``y.fill(c)``, ``y.sort(axis)``,
     ``np.add.at(y, i, v)``, ``np.put(y, i, v)`` and ``y.put(i, v)``;
+  * a parameter the function writes into (``x[i] = v``) is copied first
+    (``x = rt.argument_copy(x)``): its derivative is with respect to its value
+    on entry, and the caller's array is left as it was;
   * any other call that can only act by changing its arguments raises
     :class:`UnsupportedSyntaxError` at the user's line: a NumPy call whose
     result is unused, another in-place array method, ``out=``, and a call of
@@ -57,6 +60,7 @@ def model_effects(parsed, resolver, aliases):
     _Rewriter(parsed, resolver, aliases).block(parsed.node.body)
     if is_generated(parsed.fn):
         return        # a derivative srctrans generated: it copies what a later write would change
+    _copy_written_arguments(parsed.node, aliases)
     _check_user_calls(parsed, resolver)
     _check_aliases(parsed, resolver)
 
@@ -209,6 +213,39 @@ def _check_user_calls(parsed, resolver):
                 called.location(where),
                 f"write into a copy: {written} = {written}.copy() first, or return the new array "
                 f"and assign it at the call")
+
+
+def _copy_written_arguments(function, aliases):
+    """``x = rt.argument_copy(x)`` first, for each parameter ``x`` the function writes into
+    (``x[i] = v``, ``x[i] += v``): the derivative is with respect to the value the argument
+    had on entry, and computing it leaves the caller's array as it was. (A caller that
+    differentiates through a function writing into its parameter is refused: there the
+    change would be seen, see :func:`_check_user_calls`.)"""
+    parameters = set(parameter_names(function))
+    written = {}
+    for node in walk(function):
+        if isinstance(node, (gast.FunctionDef, gast.Lambda)) and node is not function:
+            continue
+        targets = node.targets if isinstance(node, gast.Assign) else \
+            [node.target] if isinstance(node, gast.AugAssign) else []
+        for target in targets:
+            base = target
+            while isinstance(base, gast.Subscript):
+                base = base.value
+            if base is not target and isinstance(base, gast.Name) and base.id in parameters:
+                written.setdefault(base.id, node)
+    rebound = {n.id for n in walk(function) if isinstance(n, gast.Name)
+               and isinstance(n.ctx, gast.Store)}        # x = dict(x) first: the writes' own copy
+    written = {name: where for name, where in written.items() if name not in rebound}
+    copies = []
+    for name, where in sorted(written.items(), key=lambda item: parameter_names(function).index(item[0])):
+        call = gast.Call(gast.Attribute(gast.Name(aliases[RUNTIME_ALIAS], gast.Load(), None, None),
+                                        "argument_copy", gast.Load()),
+                         [gast.Name(name, gast.Load(), None, None)], [])
+        anno.set_(call, Anno.CALLEE, runtime.argument_copy)
+        copy = gast.Assign([gast.Name(name, gast.Store(), None, None)], call, None)
+        copies.append(gast.copy_location(copy, where))
+    function.body[:0] = copies
 
 
 def _written_parameter(function):

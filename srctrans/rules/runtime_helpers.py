@@ -570,12 +570,12 @@ def repeated_grads(g, ans, v, x, n):
 
 linear(rt.repeated, rt.repeated_grads)
 
-# a list as a call read it, and a tangent's own copy: the cotangent passes unchanged
-@vjp(rt.snapshot, rt.writable_copy)
+# a list as a call read it, a tangent's own copy, an argument's copy: the cotangent passes
+@vjp(rt.snapshot, rt.writable_copy, rt.argument_copy)
 def snapshot(g, ans, xs):
     return g
 
-linear(rt.snapshot, rt.writable_copy)
+linear(rt.snapshot, rt.writable_copy, rt.argument_copy)
 
 @vjp(rt.copied)
 def copied(g, ans, value):

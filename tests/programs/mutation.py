@@ -49,6 +49,24 @@ def writes_argument(x):
     return np.sum(x)
 
 
+def writes_argument_in_a_loop(x, a):
+    for i in range(3):
+        x[i] = x[i] * a + np.sin(x[(i + 1) % 3])
+    x[1:] += a
+    return np.sum(x * x)
+
+
+def writes_dict_argument(d, a):
+    d["w"] = d["w"] * a
+    return np.sum(d["w"])
+
+
+def writes_copied_dict_argument(d, a):
+    d = dict(w=d["w"], b=d["w"] + 1.0)
+    d["w"] = d["w"] * a
+    return np.sum(d["w"] * d["b"])
+
+
 def writes_view_of_argument(x):
     y = x.T
     y[0] = 1.0
