@@ -156,18 +156,21 @@ def _statements(lines):
 def _on_duck_arrays(fn, args, gradient):
     """None if the gradient (``gradient`` with NumPy arrays) and a JVP of ``fn`` on Duck arrays
     match NumPy's and stay Duck arrays, or are refused; else what differs."""
-    ducks = tuple(Duck(a) if isinstance(a, np.ndarray) else a for a in _copies(args))
+    def fresh_ducks():                     # a program may write into its arguments
+        return tuple(Duck(a) if isinstance(a, np.ndarray) else a for a in _copies(args))
+
     try:
         with np.errstate(all="ignore"):
-            primal = fn(*ducks)
+            primal = fn(*fresh_ducks())
     except Exception:                      # the program itself converts: Python would too
         return None
+    ducks = fresh_ducks()
     tangents = tuple(np.ones_like(a) if isinstance(a, np.ndarray) else 1.0 for a in args)
     try:
         with np.errstate(all="ignore"):
             got = st.grad(fn, wrt=(0, 1, 2, 3))(*ducks)
             _, want_tangent = st.jvp(fn, _copies(args), tangents)
-            _, got_tangent = st.jvp(fn, ducks, tuple(
+            _, got_tangent = st.jvp(fn, fresh_ducks(), tuple(
                 Duck(t) if isinstance(t, np.ndarray) else t for t in tangents))
     except st.UnsupportedArrayError:
         return None

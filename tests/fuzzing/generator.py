@@ -7,7 +7,7 @@ generator knows the shape of every name and combines only values whose shapes
 broadcast; a statement that fails is dropped. The program mixes straight-line
 arithmetic with broadcasting over two or more leading axes, reductions with
 ``axis``/``keepdims``, matmul, indexing and slicing, writes and augmented
-writes into fresh arrays (repeated indices, masks, constants), ``if``,
+writes into fresh arrays and into the argument ``x`` (repeated indices, masks, constants), ``if``,
 ``for`` (over ``range``, rows, ``enumerate``, ``d.items()``) with ``break``
 and ``continue``, ``while``, early ``return``, a loop variable reused by a
 later loop, lists, dicts and tuples (also as displays passed to a helper,
@@ -240,6 +240,8 @@ class _Builder:
                                  f"np.tanh({a}[{index}]) + 1.0"])
         op = self.rng.choice(["=", "+=", "*=", "-="])
         lines = [start, f"{z}[{index}] {op} {value}"]
+        if a == "x" and not self.lines and self.rng.random() < 0.6:
+            z, lines = "x", [f"x[{index}] {op} {value}"]   # into the argument, before any view
         if self.rng.random() < 0.3:
             lines += [f"for i in range({self._shape(a)[0]}):",
                       f"    {z}[i] += {self.rng.choice(['1.0', '2.0 * np.pi', f'np.cos({a}[i])'])}"]
