@@ -5,6 +5,7 @@ import gast
 from srctrans import runtime
 
 from srctrans import annotations
+from srctrans.treewalk import replace_names
 
 
 def load(name):
@@ -110,12 +111,11 @@ def parameter_names(function):
 
 def substitute_names(tree, replacements):
     """``tree`` with each read of a name in ``replacements`` replaced by a copy of its node."""
-    class Substitute(gast.NodeTransformer):
-        def visit_Name(self, node):
-            if isinstance(node.ctx, gast.Load) and node.id in replacements:
-                return clone(replacements[node.id])
-            return node
-    return Substitute().visit(tree)
+    def substitute(node):
+        if isinstance(node.ctx, gast.Load) and node.id in replacements:
+            return clone(replacements[node.id])
+        return node
+    return replace_names(tree, substitute)
 
 
 def in_runtime(callee):

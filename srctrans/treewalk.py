@@ -50,3 +50,40 @@ def walk(node):
             elif value is not None and isinstance(value, _AST):
                 push(value)
         yield node
+
+
+def replace_names(tree, replace):
+    """``tree`` with each Name node ``n`` in it replaced by ``replace(n)`` (``n`` itself keeps it).
+
+    The names are visited in the order a ``gast.NodeTransformer`` visits them (depth
+    first, fields in order), so a ``replace`` with effects sees them in source order; what
+    it returns is not visited again. Changes ``tree`` in place and returns it (or the
+    replacement, when ``tree`` is a Name). Iterative, and makes no class per call.
+    """
+    if isinstance(tree, gast.Name):
+        return replace(tree)
+    stack = [(tree, None, None, None)]
+    fields_of = _CHILD_FIELDS.get
+    while stack:
+        node, owner, field, index = stack.pop()
+        if node.__class__ is gast.Name:
+            new = replace(node)
+            if new is not node:
+                if index is None:
+                    setattr(owner, field, new)
+                else:
+                    getattr(owner, field)[index] = new
+            continue
+        fields = fields_of(node.__class__)
+        if fields is None:
+            fields = child_fields(node.__class__)
+        children = []
+        for name in fields:
+            value = getattr(node, name, None)
+            if value.__class__ is list:
+                children.extend((item, node, name, i) for i, item in enumerate(value)
+                                if isinstance(item, _AST))
+            elif value is not None and isinstance(value, _AST):
+                children.append((value, node, name, None))
+        stack.extend(reversed(children))
+    return tree

@@ -33,3 +33,25 @@ def test_walk_matches_gast_walk_on_newer_syntax(version):
     walked = list(walk(tree))
     assert [id(n) for n in walked] == [id(n) for n in gast.walk(tree)]
     assert any(isinstance(n, gast.Name) and n.id == "e" for n in walked)   # a handler's name
+
+
+def test_replace_names_visits_names_in_the_order_a_node_transformer_does():
+    """replace_names replaces as gast.NodeTransformer with visit_Name would, in its order."""
+    from srctrans.treewalk import replace_names
+    source = "y = f(a, b[c], *d) + g(e)(h, k=m) if n else [p for q in r]"
+    seen, expected = [], []
+
+    class Recorder(gast.NodeTransformer):
+        def visit_Name(self, node):
+            expected.append(node.id)
+            return gast.Name(node.id.upper(), node.ctx, None, None)
+
+    transformed = Recorder().visit(gast.parse(source))
+
+    def upper(node):
+        seen.append(node.id)
+        return gast.Name(node.id.upper(), node.ctx, None, None)
+
+    replaced = replace_names(gast.parse(source), upper)
+    assert seen == expected
+    assert gast.dump(replaced) == gast.dump(transformed)

@@ -13,7 +13,7 @@ import gast
 
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
 from srctrans.nodes import clone
-from srctrans.treewalk import walk
+from srctrans.treewalk import replace_names, walk
 
 
 class Binding:
@@ -97,15 +97,14 @@ def _substitute(expression, substitutions, aliases):
     expression = clone(expression)
     rename = {"np": aliases.get(NUMPY_ALIAS, NUMPY_ALIAS), "rt": aliases.get(RUNTIME_ALIAS, RUNTIME_ALIAS)}
 
-    class Substitute(gast.NodeTransformer):
-        def visit_Name(self, node):
-            if node.id in substitutions:
-                return _as_load(clone(substitutions[node.id]))
-            if node.id in rename:
-                node.id = rename[node.id]
-            return node
+    def substitute(node):
+        if node.id in substitutions:
+            return _as_load(clone(substitutions[node.id]))
+        if node.id in rename:
+            node.id = rename[node.id]
+        return node
 
-    return Substitute().visit(expression)
+    return replace_names(expression, substitute)
 
 
 def _as_load(node):

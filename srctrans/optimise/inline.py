@@ -22,7 +22,7 @@ import gast
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.optimise.dce import reads_of
-from srctrans.treewalk import walk
+from srctrans.treewalk import replace_names, walk
 
 
 def inline_temporaries(statements, temporaries, keep, is_pure):
@@ -121,15 +121,14 @@ def _substitute(stmt, pending):
     """
     used = []
 
-    class Substitute(gast.NodeTransformer):
-        def visit_Name(self, node):
-            if isinstance(node.ctx, gast.Load) and node.id in pending:
-                entry = pending.pop(node.id)
-                used.append(entry)
-                return entry.stmt.value
-            return node
+    def substitute(node):
+        if isinstance(node.ctx, gast.Load) and node.id in pending:
+            entry = pending.pop(node.id)
+            used.append(entry)
+            return entry.stmt.value
+        return node
 
-    return Substitute().visit(stmt), used
+    return replace_names(stmt, substitute), used
 
 
 def _unsubstituted_reads(expression, inlined):

@@ -43,7 +43,7 @@ from srctrans.nodes import clone, load
 from srctrans.optimise.dce import targets_of
 from srctrans.optimise.simplify import keeps_reuse
 from srctrans.optimise.specialise import shape_of
-from srctrans.treewalk import walk
+from srctrans.treewalk import replace_names, walk
 
 
 def sink_negations(statements, live_out, shapes=None):
@@ -147,12 +147,11 @@ def _negations(node):
 
 def _replace_read(expression, name):
     """``expression`` with its read of ``name`` replaced by ``-name``."""
-    class Replace(gast.NodeTransformer):
-        def visit_Name(self, node):
-            if isinstance(node.ctx, gast.Load) and node.id == name:
-                return gast.UnaryOp(gast.USub(), load(name))
-            return node
-    return Replace().visit(expression)
+    def negated(node):
+        if isinstance(node.ctx, gast.Load) and node.id == name:
+            return gast.UnaryOp(gast.USub(), load(name))
+        return node
+    return replace_names(expression, negated)
 
 
 def _negate(node):
