@@ -46,8 +46,6 @@ ERRORS = [
      ["`else` clause of a loop", "after the loop"]),
     (unsupported.loops_over_items, (X,), st.UnsupportedSyntaxError, "for-items",
      ["`for` loop over this kind of iterable", "not supported yet"]),
-    (unsupported.writes_subscript, (X,), st.UnsupportedSyntaxError, "subscript-write",
-     ["writing into `x`", "(a view of) an argument", "x.copy()"]),
     (unsupported.calls_writing_helper, (X,), st.UnsupportedSyntaxError, "subscript-write",
      ["writing into `x`", "(a view of) an argument", "x.copy()"]),
 ]
