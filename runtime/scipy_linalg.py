@@ -17,7 +17,8 @@ Conventions, as SciPy computes:
   symmetric matrix's triangle stands for itself and its mirror image.
 - ``b`` of one dimension is a vector (also against a stack of matrices);
   otherwise its last two axes are a matrix of right-hand sides.
-- ``cho_factor`` leaves ``a``'s entries in the triangle it does not factor, and
+- ``cho_factor`` leaves ``a``'s entries in the triangle it does not factor (SciPy
+  1.17 and earlier; 1.18 leaves zeros: ``KEEPS_OTHER_TRIANGLE``), and
   ``lu_factor`` returns ``L`` and ``U`` packed in one matrix with the row
   interchanges ``piv``: the derivatives follow those layouts.
 - the derivative of ``expm`` is its Fréchet derivative (the block-triangular
@@ -172,6 +173,11 @@ def _factor(c, lower):
     return np.tril(c) if lower else _t(np.triu(c))
 
 
+# Whether cho_factor leaves a's entries in the triangle it does not factor (SciPy up to
+# 1.17) or zeros (1.18): the derivative of that triangle follows what this SciPy does.
+KEEPS_OTHER_TRIANGLE = bool(linalg.cho_factor(np.array([[2.0, 1.0], [1.0, 2.0]]))[0][1, 0] != 0)
+
+
 def _is_lower(lower):
     return bool(np.all(lower))        # a stack of matrices has one flag per matrix
 
@@ -192,8 +198,9 @@ def cho_factor_grad(g, ans, a, lower=False):
         factor, inner + _t(inner), trans=1, lower=True)), trans=1, lower=True))
     through = np.tril(middle) - 0.5 * (np.tril(middle) * np.eye(c.shape[-1], dtype=bool))
     through = through if lower else _t(through)
-    kept = np.triu(gc, 1) if lower else np.tril(gc, -1)
-    return through + kept
+    if KEEPS_OTHER_TRIANGLE:
+        through = through + (np.triu(gc, 1) if lower else np.tril(gc, -1))
+    return through
 
 
 def cho_factor_jvp(da, ans, a, lower=False):
@@ -205,7 +212,9 @@ def cho_factor_jvp(da, ans, a, lower=False):
         factor, read, lower=True)), lower=True)            # L^-1 dA L^-T (symmetric)
     half = np.tril(middle) - 0.5 * (np.tril(middle) * np.eye(c.shape[-1], dtype=bool))
     d_factor = factor @ half
-    dc = (d_factor + np.triu(da, 1)) if lower else (_t(d_factor) + np.tril(da, -1))
+    dc = d_factor if lower else _t(d_factor)
+    if KEEPS_OTHER_TRIANGLE:
+        dc = dc + (np.triu(da, 1) if lower else np.tril(da, -1))
     return dc, np.zeros(np.shape(ans[1]))               # the flag is constant
 
 
