@@ -32,6 +32,7 @@ import scipy.linalg as linalg
 
 from .broadcast import unbroadcast
 from .decompositions import symmetric_from_triangle, symmetric_from_triangle_transpose
+from .linalg import tril_halved
 
 
 def _t(x):
@@ -192,11 +193,10 @@ def cho_factor_grad(g, ans, a, lower=False):
     factor = _factor(c, lower)
     g_factor = np.tril(gc) if lower else _t(np.triu(gc))
     # the Cholesky factor's cotangent, as a cotangent of the triangle it reads
-    inner = _t(factor) @ g_factor
-    inner = np.tril(inner) - 0.5 * (np.tril(inner) * np.eye(c.shape[-1], dtype=bool))
+    inner = tril_halved(_t(factor) @ g_factor)
     middle = _t(linalg.solve_triangular(factor, _t(linalg.solve_triangular(
         factor, inner + _t(inner), trans=1, lower=True)), trans=1, lower=True))
-    through = np.tril(middle) - 0.5 * (np.tril(middle) * np.eye(c.shape[-1], dtype=bool))
+    through = tril_halved(middle)
     through = through if lower else _t(through)
     if KEEPS_OTHER_TRIANGLE:
         through = through + (np.triu(gc, 1) if lower else np.tril(gc, -1))
@@ -210,8 +210,7 @@ def cho_factor_jvp(da, ans, a, lower=False):
     read = symmetric_from_triangle(da, "L" if lower else "U")
     middle = linalg.solve_triangular(factor, _t(linalg.solve_triangular(
         factor, read, lower=True)), lower=True)            # L^-1 dA L^-T (symmetric)
-    half = np.tril(middle) - 0.5 * (np.tril(middle) * np.eye(c.shape[-1], dtype=bool))
-    d_factor = factor @ half
+    d_factor = factor @ tril_halved(middle)
     dc = d_factor if lower else _t(d_factor)
     if KEEPS_OTHER_TRIANGLE:
         dc = dc + (np.triu(da, 1) if lower else np.tril(da, -1))
