@@ -73,7 +73,8 @@ from .scans import (
     cumsum_grad, diff_grad, diagonal_grad, trace_grad, take_grad, take_along_axis_grad,
     tile_grad, repeat_grad, pad_grad, pad_tangent)
 from .writes import (
-    add_at, put, put_values_grad, put_values_grad_transpose, written_part,
+    add_at, put, put_values_grad, put_values_grad_transpose, put_along, put_along_values_grad,
+    put_along_values_grad_transpose, written_part,
     written_part_transpose, sort_grad, sort_tangent)
 from .tangents import broadcast_like
 from .refusals import unsupported

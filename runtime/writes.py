@@ -1,7 +1,8 @@
 """Functional forms of NumPy's in-place writes, and the cotangents of writes.
 
-srctrans rewrites ``np.add.at(y, i, v)`` and ``np.put(y, i, v)`` into
-``y[...] = rt.add_at(y, i, v)`` and ``y[...] = rt.put(y, i, v)``: the
+srctrans rewrites ``np.add.at(y, i, v)``, ``np.put(y, i, v)`` and
+``np.put_along_axis(y, i, v, axis)`` into ``y[...] = rt.add_at(y, i, v)``,
+``y[...] = rt.put(y, i, v)`` and ``y[...] = rt.put_along(y, i, v, axis)``: the
 functions here compute the same values without changing their arguments.
 
 A write ``y[index] = v`` whose integer-array index repeats a position keeps,
@@ -11,6 +12,7 @@ gives the cotangent of ``v`` accordingly.
 
 import numpy as np
 
+from .broadcast import unbroadcast
 from .reshaping import is_basic_index
 from .foreign import as_array, numpy_only
 
@@ -29,6 +31,40 @@ def put(a, ind, v, mode="raise"):
     out = np.array(a, copy=True)
     np.put(out, ind, v, mode=mode)
     return out
+
+
+def put_along(a, indices, values, axis):
+    """A copy of ``a`` after ``np.put_along_axis(a, indices, values, axis)``."""
+    numpy_only("np.put_along_axis", a, values)
+    out = np.array(a, copy=True)
+    np.put_along_axis(out, indices, values, axis)
+    return out
+
+
+def _kept_along(a, indices, axis):
+    """Where ``np.put_along_axis(a, indices, ...)`` keeps the value written (a position
+    named twice keeps the last), as a boolean array shaped like ``indices``."""
+    ids = np.arange(np.size(indices)).reshape(np.shape(indices))
+    owner = np.full(np.shape(a), -1, dtype=np.intp)
+    np.put_along_axis(owner, indices, ids, axis)
+    return np.take_along_axis(owner, indices, axis) == ids
+
+
+def put_along_values_grad(c, a, indices, values, axis):
+    """The cotangent of ``values`` in ``put_along(a, indices, values, axis)`` given the
+    result's cotangent ``c``: ``c`` where each kept value landed, summed to ``values``'s shape
+    (it was broadcast against ``indices``)."""
+    picked = np.take_along_axis(c, indices, axis)
+    kept = _kept_along(a, indices, axis)
+    return unbroadcast(np.where(kept, picked, np.zeros_like(picked)), values)
+
+
+def put_along_values_grad_transpose(c, a, indices, values, axis):
+    """The transpose of ``c -> put_along_values_grad(c, a, indices, values, axis)``."""
+    spread = np.broadcast_to(c, np.shape(indices))
+    kept = _kept_along(a, indices, axis)
+    zeros = np.zeros(np.shape(a), dtype=_float_type(c, a))
+    return put_along(zeros, indices, np.where(kept, spread, np.zeros_like(spread)), axis)
 
 
 def put_values_grad(c, a, ind, v, mode="raise"):

@@ -57,3 +57,12 @@ def test_writing_into_a_dict_argument_asks_for_a_copy():
         st.grad(mutation.writes_dict_argument)({"w": np.ones(2)}, 0.5)
     d = {"w": np.ones(2)}
     st.check_grads(mutation.writes_copied_dict_argument, (d, 0.5), order=2)
+
+
+def test_put_along_axis_is_a_functional_write():
+    rng = np.random.default_rng(9)
+    x, v = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
+    before = x.copy()
+    st.check_grads(mutation.scatters_along_an_axis, (x, v), order=2)
+    st.grad(mutation.scatters_along_an_axis, wrt=(0, 1))(x, v)
+    np.testing.assert_array_equal(x, before)

@@ -6,7 +6,8 @@ Guarantees, after :func:`model_effects`:
   * the in-place NumPy calls srctrans models are whole-array writes
     ``y[...] = value`` (so the reverse pass saves and restores ``y`` as for
     any write): ``np.copyto(y, v)``, ``y.fill(c)``, ``y.sort(axis)``,
-    ``np.add.at(y, i, v)``, ``np.put(y, i, v)`` and ``y.put(i, v)``;
+    ``np.add.at(y, i, v)``, ``np.put(y, i, v)``, ``np.put_along_axis(y, i, v,
+    axis)`` and ``y.put(i, v)``;
   * a parameter the function writes into (``x[i] = v``) is copied first
     (``x = rt.argument_copy(x)``): its derivative is with respect to its value
     on entry, and the caller's array is left as it was;
@@ -108,10 +109,13 @@ class _Rewriter:
             return _write_all(call.args[0], self._runtime("add_at", call.args))
         if callee is np.put and 3 <= len(call.args) + len(call.keywords) <= 4:
             return _write_all(call.args[0], self._runtime("put", call.args, call.keywords))
+        if callee is np.put_along_axis and len(call.args) + len(call.keywords) == 4:
+            return _write_all(call.args[0], self._runtime("put_along", call.args, call.keywords))
         if _is_numpy(callee):
             what = getattr(callee, "__name__", "this NumPy function")
             self._fail(call, f"calling `{what}` for its effect on an argument (its result is unused)",
-                       "srctrans models np.copyto, np.add.at, np.put and the methods fill, sort "
+                       "srctrans models np.copyto, np.add.at, np.put, np.put_along_axis and the "
+                       "methods fill, sort "
                        "and put; compute the new array and assign it instead")
         if isinstance(func, gast.Attribute) and func.attr in _IN_PLACE_METHODS \
                 and callee is MISSING:

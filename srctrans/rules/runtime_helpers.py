@@ -704,6 +704,26 @@ def put_values_grad_transpose(g, ans, c, a, ind, v, mode="raise"):
 
 linear(rt.put_values_grad, rt.put_values_grad_transpose)
 
+# np.put_along_axis, as srctrans rewrites it: the written positions of a get nothing
+@vjp(rt.put_along)
+def put_along(g, ans, a, indices, values, axis):
+    return (rt.put_along(g, indices, 0.0, axis), None,
+            rt.put_along_values_grad(g, a, indices, values, axis), None)
+
+@jvp(rt.put_along)
+def put_along_jvp(da, dvalues, ans, a, indices, values, axis):
+    return rt.put_along(da, indices, dvalues, axis)
+
+@vjp(rt.put_along_values_grad)
+def put_along_values_grad(g, ans, c, a, indices, values, axis):
+    return rt.put_along_values_grad_transpose(g, a, indices, values, axis)
+
+@vjp(rt.put_along_values_grad_transpose)
+def put_along_values_grad_transpose(g, ans, c, a, indices, values, axis):
+    return rt.put_along_values_grad(g, a, indices, values, axis)
+
+linear(rt.put_along_values_grad, rt.put_along_values_grad_transpose)
+
 # sort_grad and sort_tangent are each other's transpose; the order they apply
 # is piecewise constant in ``a``.
 @vjp(rt.sort_grad)

@@ -240,6 +240,10 @@ class _Builder:
                                  f"np.tanh({a}[{index}]) + 1.0"])
         op = self.rng.choice(["=", "+=", "*=", "-="])
         lines = [start, f"{z}[{index}] {op} {value}"]
+        if self._shape(a)[-1] >= 3 and self.rng.random() < 0.15:   # np.put_along_axis, a repeat
+            shape = self._shape(a)
+            index = f"np.zeros({shape[:-1] + (3,)}, dtype=int) + np.array([2, 0, 2])"
+            lines = [start, f"np.put_along_axis({z}, {index}, np.sin({a}[..., :3]), axis=-1)"]
         if a == "x" and not self.lines and self.rng.random() < 0.6:
             z, lines = "x", [f"x[{index}] {op} {value}"]   # into the argument, before any view
         if self.rng.random() < 0.3:

@@ -83,3 +83,12 @@ def reads_with_every_index_kind(x, idx):
     g = x[1:, np.newaxis, :2]
     return (np.sum(a * a) + np.sum(b ** 3) + np.sum(np.sin(c)) + np.sum(d * 2.0)
             + np.sum(e ** 2) + np.sum(f) + np.sum(g * g))
+
+
+def scatters_along_an_axis(x, v):
+    """np.put_along_axis into an array of the function's and into the argument x, with a
+    position named twice (the last value written is kept)."""
+    y = x * 1.0
+    np.put_along_axis(y, np.array([[1, 1, 0], [2, 0, 2]]), v * v, axis=1)
+    np.put_along_axis(x, np.array([[0], [2]]), np.sin(v[:, :1]), axis=1)
+    return np.sum(y ** 3) + np.sum(x * y)
