@@ -30,16 +30,14 @@ unless it calls a method of a local value.
 import gast
 import numpy as np
 
-from srctrans import runtime
-
 from srctrans import annotations as anno
 from srctrans.annotations import Anno, Origin
 from srctrans.emit.printer import unparse
 from srctrans.errors import UnsupportedSyntaxError
 from srctrans.interface import API
-from srctrans.naming import operator_name
+from srctrans.naming import RUNTIME_ALIAS, operator_name
 from srctrans.parse.resolve import MISSING
-from srctrans.nodes import clone
+from srctrans.nodes import clone, load, resolved_runtime_call, store
 from srctrans.normalize.desugar import is_range as _is_range, to_index_loop
 from srctrans.normalize.fence import with_block_kind
 from srctrans.rules.constants import casts_to_integers
@@ -297,11 +295,7 @@ class _Normalizer:
                     f"directive", self.parsed.location(expr),
                     "build the pieces with np.arange or np.linspace and join them with "
                     "np.concatenate or np.column_stack")
-        func = gast.Attribute(gast.Name(self.runtime_name, gast.Load(), None, None), helper,
-                              gast.Load())
-        call = gast.Call(func, [gast.Tuple(list(parts), gast.Load())], [])
-        anno.set_(call, Anno.CALLEE, getattr(runtime, helper))
-        return call
+        return self._runtime_call(helper, [gast.Tuple(list(parts), gast.Load())])
 
     def _comprehension(self, expr, out):
         """``[elt for t in xs if c]`` -> a list built by ``append`` in a loop (nested ``for``s too);
@@ -416,13 +410,13 @@ class _Normalizer:
             return gast.Dict([e.elts[0] for e in source.elts], [e.elts[1] for e in source.elts])
         key, value = self.namer.fresh("_key"), self.namer.fresh("_value")
         if _is_pairs(source):                   # dict(zip(ks, vs)), dict(d.items())
-            target = gast.Tuple([_name(key, gast.Store()), _name(value, gast.Store())],
+            target = gast.Tuple([store(key), store(value)],
                                 gast.Store())
-            return gast.DictComp(_name(key), _name(value),
+            return gast.DictComp(load(key), load(value),
                                  [gast.comprehension(target, source, [], 0)])
         mapping = self._atom(source, out)        # a copy of a dict: its keys, then its entries
-        return gast.DictComp(_name(key), gast.Subscript(clone(mapping), _name(key), gast.Load()),
-                             [gast.comprehension(_name(key, gast.Store()),
+        return gast.DictComp(load(key), gast.Subscript(clone(mapping), load(key), gast.Load()),
+                             [gast.comprehension(store(key),
                                                  self._runtime_call("keys_of", [mapping]), [], 0)])
 
     def _dict_method(self, call, out):
@@ -441,9 +435,9 @@ class _Normalizer:
         if attr == "keys":
             return keys
         key = self.namer.fresh("_key")
-        entry = gast.Subscript(clone(mapping), _name(key), gast.Load())
-        element = entry if attr == "values" else gast.Tuple([_name(key), entry], gast.Load())
-        return gast.ListComp(element, [gast.comprehension(_name(key, gast.Store()), keys, [], 0)])
+        entry = gast.Subscript(clone(mapping), load(key), gast.Load())
+        element = entry if attr == "values" else gast.Tuple([load(key), entry], gast.Load())
+        return gast.ListComp(element, [gast.comprehension(store(key), keys, [], 0)])
 
     def _sorted_call(self, call, out):
         options = {k.arg: k.value for k in call.keywords}
@@ -455,8 +449,8 @@ class _Normalizer:
             items, options.get("key", gast.Constant(None, None)),
             options.get("reverse", gast.Constant(False, None))])
         position = self.namer.fresh("_position")
-        return gast.ListComp(gast.Subscript(clone(items), _name(position), gast.Load()),
-                             [gast.comprehension(_name(position, gast.Store()), order, [], 0)])
+        return gast.ListComp(gast.Subscript(clone(items), load(position), gast.Load()),
+                             [gast.comprehension(store(position), order, [], 0)])
 
     def _keyed_extremum(self, call, out, largest):
         if any(k.arg != "key" for k in call.keywords) or not call.args:
@@ -471,13 +465,10 @@ class _Normalizer:
         return gast.Subscript(clone(items), position, gast.Load())
 
     def _runtime_call(self, helper, args):
-        func = gast.Attribute(_name(self.runtime_name), helper, gast.Load())
-        call = gast.Call(func, list(args), [])
-        anno.set_(call, Anno.CALLEE, getattr(runtime, helper))
-        return call
+        return resolved_runtime_call({RUNTIME_ALIAS: self.runtime_name}, helper, args)
 
     def _builtin_call(self, builtin, args):
-        call = gast.Call(_name(builtin.__name__), list(args), [])
+        call = gast.Call(load(builtin.__name__), list(args), [])
         anno.set_(call, Anno.CALLEE, builtin)   # the builtin even if the module rebinds the name
         return call
 
@@ -679,10 +670,6 @@ def _axes_literal(node):
 def _letters(axes):
     return "".join("..." if a is Ellipsis else "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[a]
                    for a in axes)
-
-
-def _name(identifier, ctx=None):
-    return gast.Name(identifier, ctx or gast.Load(), None, None)
 
 
 def _is_pairs(source):

@@ -30,7 +30,7 @@ from srctrans.annotations import Anno
 from srctrans.emit.compile import is_generated
 from srctrans.errors import NoSourceError, UnsupportedSyntaxError
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
-from srctrans.nodes import clone, in_runtime, parameter_names
+from srctrans.nodes import assign, clone, in_runtime, load, parameter_names, resolved_runtime_call
 from srctrans.parse.resolve import MISSING
 from srctrans.parse.source import parse_function
 from srctrans.treewalk import walk
@@ -225,7 +225,7 @@ def _copy_written_arguments(function, aliases):
     had on entry, and computing it leaves the caller's array as it was. (A caller that
     differentiates through a function writing into its parameter is refused: there the
     change would be seen, see :func:`_check_user_calls`.)"""
-    parameters = set(parameter_names(function))
+    parameters = parameter_names(function)
     written = {}
     for node in walk(function):
         if isinstance(node, (gast.FunctionDef, gast.Lambda)) and node is not function:
@@ -241,15 +241,10 @@ def _copy_written_arguments(function, aliases):
     rebound = {n.id for n in walk(function) if isinstance(n, gast.Name)
                and isinstance(n.ctx, gast.Store)}        # x = dict(x) first: the writes' own copy
     written = {name: where for name, where in written.items() if name not in rebound}
-    copies = []
-    for name, where in sorted(written.items(), key=lambda item: parameter_names(function).index(item[0])):
-        call = gast.Call(gast.Attribute(gast.Name(aliases[RUNTIME_ALIAS], gast.Load(), None, None),
-                                        "argument_copy", gast.Load()),
-                         [gast.Name(name, gast.Load(), None, None)], [])
-        anno.set_(call, Anno.CALLEE, runtime.argument_copy)
-        copy = gast.Assign([gast.Name(name, gast.Store(), None, None)], call, None)
-        copies.append(gast.copy_location(copy, where))
-    function.body[:0] = copies
+    function.body[:0] = [
+        gast.copy_location(assign(name, resolved_runtime_call(aliases, "argument_copy",
+                                                              [load(name)])), written[name])
+        for name in parameters if name in written]
 
 
 def _written_parameter(function):
