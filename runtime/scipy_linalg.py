@@ -48,6 +48,12 @@ def _uncolumns(x, vector):
     return x[..., 0] if vector else x
 
 
+def _outer(gb, ans, vector):
+    """``-gb x^T`` (stacked; column vectors for a vector right-hand side): the cotangent of
+    the matrix of a solve ``x = A^-1 b`` whose ``b`` has cotangent ``gb``."""
+    return -(_columns(gb, vector) @ _t(_columns(ans, vector)))
+
+
 def _transposes(trans):
     """Whether ``solve_triangular``'s ``trans`` solves with the transpose (real matrices)."""
     return trans in (1, 2, "T", "C")
@@ -113,7 +119,7 @@ def solve_triangular_grads(g, ans, a, b, trans=0, lower=False, unit_diagonal=Fal
     vector = np.ndim(b) == 1
     gb = linalg.solve_triangular(a, g, trans=0 if _transposes(trans) else 1, lower=lower,
                                  unit_diagonal=unit_diagonal)
-    outer = -(_columns(gb, vector) @ _t(_columns(ans, vector)))
+    outer = _outer(gb, ans, vector)
     used = _t(outer) if _transposes(trans) else outer
     return unbroadcast(_triangle(used, lower, unit_diagonal), a), unbroadcast(gb, b)
 
@@ -137,7 +143,7 @@ def solve_grads(g, ans, a, b, lower=False, assume_a=None, transposed=False):
     vector = np.ndim(b) == 1
     gb = _uncolumns(linalg.solve(a, _columns(g, vector), lower=lower, assume_a=_structure(assume_a),
                                  transposed=not transposed), vector)
-    outer = -(_columns(gb, vector) @ _t(_columns(ans, vector)))
+    outer = _outer(gb, ans, vector)
     used = _t(outer) if transposed else outer
     return unbroadcast(read_matrix_transpose(used, assume_a, lower), a), unbroadcast(gb, b)
 
@@ -186,7 +192,8 @@ def _is_lower(lower):
 def cho_factor_grad(g, ans, a, lower=False):
     """The cotangent of ``a`` for ``(c, lower) = cho_factor(a, lower)``.
 
-    ``c`` holds the factor in one triangle and ``a``'s own entries in the other.
+    ``c`` holds the factor in one triangle, and in the other ``a``'s own entries or zeros
+    (``KEEPS_OTHER_TRIANGLE``).
     """
     c = ans[0]
     gc = g[0]
@@ -223,7 +230,7 @@ def cho_solve_grads(g, ans, c_and_lower, b):
     lower = _is_lower(lower)
     vector = np.ndim(b) == 1
     gb = _uncolumns(linalg.cho_solve((c, lower), _columns(g, vector)), vector)
-    ga = -(_columns(gb, vector) @ _t(_columns(ans, vector)))
+    ga = _outer(gb, ans, vector)
     ga = unbroadcast(ga, c)
     factor = _factor(c, lower)
     g_factor = (ga + _t(ga)) @ factor                      # a = L L^T
@@ -303,7 +310,7 @@ def lu_solve_grads(g, ans, lu_and_piv, b, trans=0):
     vector = np.ndim(b) == 1
     gb = _uncolumns(linalg.lu_solve((lu, piv), _columns(g, vector),
                                     trans=0 if _transposes(trans) else 1), vector)
-    ga = -(_columns(gb, vector) @ _t(_columns(ans, vector)))
+    ga = _outer(gb, ans, vector)
     ga = unbroadcast(_t(ga) if _transposes(trans) else ga, lu)
     lower, upper = _lower_unit(lu), np.triu(lu)
     permuted = _rows(ga, _permutation(piv))                 # P^T gA, a = P L U

@@ -126,24 +126,25 @@ def poisson_logpmf_dmu(k, mu, loc=0):
     return (k - loc) / mu - 1.0
 
 
-def _floor_count(k, loc):
-    return np.floor(k - loc)
+def _floor_log_pmf(k, mu, loc):
+    """``(inside, log pmf(floor(k - loc)))``: ``inside`` where the count is in the support
+    (the log pmf is of a count 0 elsewhere, to stay finite)."""
+    n = np.floor(k - loc)
+    inside = n >= 0
+    n = np.where(inside, n, 0.0)
+    return inside, special.xlogy(n, mu) - mu - special.gammaln(n + 1.0)
 
 
 def poisson_cdf_dmu(k, mu, loc=0):
     """``d cdf / d mu = -pmf(floor(k))`` (zero below the support)."""
-    n = _floor_count(k, loc)
-    inside = n >= 0
-    n = np.where(inside, n, 0.0)
-    return np.where(inside, -np.exp(special.xlogy(n, mu) - mu - special.gammaln(n + 1.0)), 0.0)
+    inside, log_pmf = _floor_log_pmf(k, mu, loc)
+    return np.where(inside, -np.exp(log_pmf), 0.0)
 
 
 def poisson_logcdf_dmu(ans, k, mu, loc=0):
-    n = _floor_count(k, loc)
-    inside = n >= 0
-    n = np.where(inside, n, 0.0)
-    return np.where(inside, -np.exp(special.xlogy(n, mu) - mu - special.gammaln(n + 1.0)
-                                    - np.where(inside, ans, 0.0)), 0.0)
+    """``d logcdf / d mu = -pmf(floor(k)) / cdf``, from the logarithms."""
+    inside, log_pmf = _floor_log_pmf(k, mu, loc)
+    return np.where(inside, -np.exp(log_pmf - np.where(inside, ans, 0.0)), 0.0)
 
 
 # -- multivariate normal --------------------------------------------------------------
@@ -224,12 +225,24 @@ def mvn_logpdf_jvp_cov(dcov, ans, x, mean=None, cov=1.0):
 
 # -- dirichlet (components along the first axis; the last may be left out) -----------
 
+def _drops_last(x, alpha):
+    """Whether ``x`` leaves out the last component (SciPy appends ``1 - sum``)."""
+    return np.shape(x)[0] + 1 == np.shape(alpha)[0]
+
+
 def _completed(x, alpha):
     """``x`` with its last component ``1 - sum`` appended when SciPy would append it."""
     full = x
-    if np.shape(x)[0] + 1 == np.shape(alpha)[0]:
+    if _drops_last(x, alpha):
         full = np.concatenate([x, (1.0 - np.sum(x, axis=0))[None]], axis=0)
     return full
+
+
+def _alpha_score(x, alpha):
+    """``d logpdf / d alpha_k`` at each point: ``digamma(sum alpha) - digamma(alpha_k) +
+    log x_k``."""
+    return (special.digamma(np.sum(alpha)) - _by_component(special.digamma(alpha), x)
+            + np.log(_completed(x, alpha)))
 
 
 def _by_component(alpha, x):
@@ -240,15 +253,13 @@ def _by_component(alpha, x):
 def dirichlet_logpdf_dx(g, x, alpha):
     full = _completed(x, alpha)
     gx = g * (_by_component(alpha, x) - 1.0) / full
-    if np.shape(x)[0] + 1 == np.shape(alpha)[0]:             # the appended 1 - sum reads x
+    if _drops_last(x, alpha):                                 # the appended 1 - sum reads x
         gx = gx[:-1] - gx[-1:]
     return gx
 
 
 def dirichlet_logpdf_dalpha(g, x, alpha):
-    full = _completed(x, alpha)
-    each = (special.digamma(np.sum(alpha)) - _by_component(special.digamma(alpha), x)
-            + np.log(full))
+    each = _alpha_score(x, alpha)
     return np.reshape(np.sum(np.reshape(g * each, (np.shape(alpha)[0], -1)), axis=1),
                       np.shape(alpha))
 
@@ -256,13 +267,10 @@ def dirichlet_logpdf_dalpha(g, x, alpha):
 def dirichlet_logpdf_jvp_x(dx, x, alpha):
     full = _completed(x, alpha)
     dfull = dx
-    if np.shape(x)[0] + 1 == np.shape(alpha)[0]:            # the appended 1 - sum moves too
+    if _drops_last(x, alpha):                                # the appended 1 - sum moves too
         dfull = np.concatenate([dx, -np.sum(dx, axis=0)[None]], axis=0)
     return np.sum((_by_component(alpha, x) - 1.0) * dfull / full, axis=0)
 
 
 def dirichlet_logpdf_jvp_alpha(dalpha, x, alpha):
-    full = _completed(x, alpha)
-    each = (special.digamma(np.sum(alpha)) - _by_component(special.digamma(alpha), x)
-            + np.log(full))
-    return np.sum(_by_component(dalpha, x) * each, axis=0)
+    return np.sum(_by_component(dalpha, x) * _alpha_score(x, alpha), axis=0)

@@ -341,3 +341,4 @@ for _helper in vars(formulas).values():
     if inspect.isfunction(_helper) and _helper.__module__ == formulas.__name__:
         REGISTRY.differentiate_through(_helper)
 REGISTRY.nondifferentiable(formulas.no_derivative)          # raises
+REGISTRY.nondifferentiable(formulas._drops_last)            # a test of shapes
