@@ -7,11 +7,13 @@ look like the input it belongs to: same shape, same floating dtype, a Python
 scalar input gets a NumPy float64, and never a read-only view.
 """
 
+import numbers
+
 import numpy as np
 
 from .accumulate import zeros_like
 from .broadcast import unbroadcast
-from .containers import is_container, map_leaves
+from .containers import is_container, leaves, map_leaves
 from .foreign import as_array, is_foreign, ones_for
 
 
@@ -183,6 +185,18 @@ def _to_shape(g, x):
         from srctrans.errors import ShapeError
         raise ShapeError(f"the gradient has shape {np.shape(g)} but the input "
                          f"has shape {shape}") from None
+
+
+def is_float(value):
+    """Whether ``value`` is a real number (not a bool or int), a float or complex array, or a
+    container holding one: what a derivative can be taken with respect to."""
+    if is_container(value):
+        return any(is_float(leaf) for leaf in leaves(value))
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    if isinstance(value, np.ndarray) or is_foreign(value):
+        return value.dtype.kind in "fc"
+    return isinstance(value, (numbers.Real, np.floating)) and not isinstance(value, numbers.Integral)
 
 
 def is_integer(value):

@@ -9,12 +9,11 @@ gradient of a scalar output; the value ``vjp`` returns must be the function's. O
 Randomness is seeded, so a failing check fails the same way every time.
 """
 
-import numbers
-
 import numpy as np
 
 from srctrans.runtime.containers import is_container, leaves, map_leaves
 from srctrans.runtime.foreign import is_foreign
+from srctrans.runtime.seeding import is_float
 
 from srctrans.errors import UsageError
 from srctrans.reporting import user_facing
@@ -59,7 +58,7 @@ def check_grads(f: Function, args: tuple, modes: tuple[Mode, ...] = ("forward", 
     if order not in (1, 2):
         raise UsageError(f"check_grads order={order} is not available; use 1 or 2")
     args = tuple(args)
-    indices = tuple(i for i, a in enumerate(args) if _is_float(a)) if wrt is None else tuple(wrt)
+    indices = tuple(i for i, a in enumerate(args) if is_float(a)) if wrt is None else tuple(wrt)
     if not indices:
         raise UsageError("check_grads found no float argument to check")
     rng = np.random.default_rng(seed)
@@ -99,7 +98,7 @@ def _check_first_order(f, wide, kwargs, modes, indices, rng, name, eps, rtol, at
         return f(*_fresh(moved), **kwargs)
 
     def difference(a, b):                   # ints and bools do not move
-        return (a - b) / (2 * eps) if _is_float(a) else np.zeros(np.shape(a))
+        return (a - b) / (2 * eps) if is_float(a) else np.zeros(np.shape(a))
 
     numeric = _inner(cotangent, map_leaves(difference, shifted(eps), shifted(-eps)))
 
@@ -153,27 +152,17 @@ def _compare_values(got, expected, what):
             raise AssertionError(f"{what} is {a!r}, but the function returns {b!r}")
 
 
-def _is_float(value):
-    if is_container(value):
-        return any(_is_float(leaf) for leaf in leaves(value))
-    if isinstance(value, (bool, np.bool_)):
-        return False
-    if isinstance(value, np.ndarray) or is_foreign(value):
-        return value.dtype.kind in "fc"
-    return isinstance(value, (numbers.Real, np.floating)) and not isinstance(value, numbers.Integral)
-
-
 def _widen(value):
     def widen(leaf):
         if (isinstance(leaf, np.ndarray) or is_foreign(leaf)) and leaf.dtype.kind in "fc":
             return leaf.astype(np.float64)
-        return float(leaf) if _is_float(leaf) else leaf
+        return float(leaf) if is_float(leaf) else leaf
     return map_leaves(widen, value)
 
 
 def _random_like(rng, value):
     def draw(leaf):
-        if not _is_float(leaf):              # ints and bools are not perturbed
+        if not is_float(leaf):              # ints and bools are not perturbed
             return np.zeros(np.shape(leaf)) if np.ndim(leaf) else 0.0
         if isinstance(leaf, np.ndarray) or np.ndim(leaf):
             return rng.standard_normal(np.shape(leaf))
@@ -182,7 +171,7 @@ def _random_like(rng, value):
 
 
 def _step(value, direction, step):
-    return map_leaves(lambda v, d: v + step * d if _is_float(v) else v, value, direction)
+    return map_leaves(lambda v, d: v + step * d if is_float(v) else v, value, direction)
 
 
 def _inner(a, b):

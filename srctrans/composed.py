@@ -16,6 +16,7 @@ import numpy as np
 from srctrans import cache
 from srctrans.runtime.containers import is_container, leaves, map_leaves
 from srctrans.runtime.foreign import as_array, is_foreign
+from srctrans.runtime.seeding import is_float
 from srctrans.reporting import user_facing
 from srctrans.errors import ShapeError, UsageError
 from srctrans.hints import Function, JacobianMode, Wrt
@@ -308,15 +309,7 @@ def _forward_columns(fn, call_args, indices, selected, inputs, out_shape, optimi
 def _float_leaves(argument):
     """The leaves of ``argument`` (itself for an array or a number) as arrays, None for the
     leaves that are not floats (ints and strings of a dict of parameters are constants)."""
-    return [as_array(leaf) if _is_float_leaf(leaf) else None for leaf in _leaves_of(argument)]
-
-
-def _is_float_leaf(leaf):
-    if isinstance(leaf, (str, bytes, bool)):
-        return False
-    if isinstance(leaf, float):
-        return True
-    return (leaf.dtype if is_foreign(leaf) else np.asarray(leaf).dtype).kind == "f"
+    return [as_array(leaf) if is_float(leaf) else None for leaf in _leaves_of(argument)]
 
 
 def _leaves_of(value):
@@ -343,7 +336,7 @@ def _tangent(argument, position, unit):
         index = next(counter)
         if index == position:
             return unit
-        return np.zeros_like(as_array(leaf), dtype=_float_dtype(leaf)) if _is_float_leaf(leaf) \
+        return np.zeros_like(as_array(leaf), dtype=_float_dtype(leaf)) if is_float(leaf) \
             else None
     return map_leaves(leaf_tangent, argument)
 
