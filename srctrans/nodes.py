@@ -5,7 +5,7 @@ import gast
 from srctrans import runtime
 
 from srctrans import annotations
-from srctrans.treewalk import replace_names
+from srctrans.treewalk import replace_names, walk
 
 
 def load(name):
@@ -116,6 +116,15 @@ def substitute_names(tree, replacements):
             return clone(replacements[node.id])
         return node
     return replace_names(tree, substitute)
+
+
+def rename_reads(tree, renaming):
+    """Rename, in place, each read of a name in ``tree`` that ``renaming`` maps (old -> new)."""
+    if not renaming:
+        return
+    for node in walk(tree):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id in renaming:
+            node.id = renaming[node.id]
 
 
 def in_runtime(callee):

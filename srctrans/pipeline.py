@@ -73,7 +73,8 @@ from srctrans.optimise.simplify import simplify
 from srctrans.optimise.specialise import (
     infer_shapes, shapes_follow_inputs, specialise, use_array_methods)
 from srctrans import nodes
-from srctrans.nodes import appended_to, clone, parameter_names, runtime_call, substitute_names
+from srctrans.nodes import (appended_to, clone, parameter_names, rename_reads, runtime_call,
+                            substitute_names)
 from srctrans.parse.resolve import MISSING, Resolver
 from srctrans.parse.source import parse_function
 from srctrans.rules import METHODS, REGISTRY
@@ -347,16 +348,10 @@ def _gradient_expression(unit, name, adjoint, unconnected_zero):
 def _rename(expression, renaming):
     """``expression`` reading each name ``renaming`` maps under its new name (a copy if any
     changes: a returned tangent such as ``rt.zeros_like(_out)`` reads a renamed output)."""
-    if isinstance(expression, gast.Name):
-        if expression.id in renaming:
-            return gast.Name(renaming[expression.id], gast.Load(), None, None)
-        return expression
-    if expression is None or not renaming or not reads_of(expression) & renaming.keys():
+    if expression is None or not reads_of(expression) & renaming.keys():
         return expression
     expression = clone(expression)
-    for node in walk(expression):
-        if isinstance(node, gast.Name) and node.id in renaming:
-            node.id = renaming[node.id]
+    rename_reads(expression, renaming)
     return expression
 
 

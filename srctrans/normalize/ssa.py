@@ -13,7 +13,7 @@ names of its own, which keep theirs.
 
 import gast
 
-from srctrans.nodes import parameter_names
+from srctrans.nodes import parameter_names, rename_reads
 from srctrans.treewalk import walk
 
 _COMPOUND = (gast.If, gast.For, gast.While)
@@ -26,12 +26,11 @@ def rename_reassignments(function, namer):
         if isinstance(stmt, _COMPOUND):
             _rename_nested(stmt, current)
             continue
+        rename_reads(stmt, current)
         if isinstance(stmt, gast.With):
-            _rename_reads(stmt, current)
+            # a with st.grad_of(h) as dh: block reads the current versions of the function's
+            # names; the names it assigns are its own (the fence checked) and keep theirs
             continue
-        for node in walk(stmt):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
-                node.id = current.get(node.id, node.id)
         for node in walk(stmt):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 if node.id in current:
@@ -40,14 +39,6 @@ def rename_reassignments(function, namer):
                     node.id = new
                 else:
                     current[node.id] = node.id
-
-
-def _rename_reads(hook, current):
-    """A ``with st.grad_of(h) as dh:`` block reads the current versions of the function's
-    names; the names it assigns are its own (the fence checked) and keep theirs."""
-    for node in walk(hook):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
-            node.id = current.get(node.id, node.id)
 
 
 def _rename_nested(stmt, current):

@@ -8,6 +8,8 @@ reassigned and renames the later reads of ``a`` to ``b``.
 """
 
 import gast
+
+from srctrans.nodes import rename_reads
 from srctrans.treewalk import walk
 
 
@@ -54,7 +56,7 @@ def propagate_copies(statements):
     renaming = {}
     kept = []
     for index, stmt in enumerate(statements):
-        _rename_reads(stmt, renaming)
+        rename_reads(stmt, renaming)
         if (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
                 and isinstance(stmt.value, gast.Name)):
             target, source = stmt.targets[0].id, stmt.value.id
@@ -63,11 +65,3 @@ def propagate_copies(statements):
                 continue
         kept.append(stmt)
     return kept, renaming
-
-
-def _rename_reads(stmt, renaming):
-    if not renaming:
-        return
-    for node in walk(stmt):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) and node.id in renaming:
-            node.id = renaming[node.id]
