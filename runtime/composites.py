@@ -549,28 +549,31 @@ def diagflat_grad(g, v, k=0):
 
 # -- log-sum-exp with weights, and the digamma function of Python floats -------------------------
 
+def _logsumexp_weight(ans, a, axis, keepdims, return_sign):
+    """``sign * exp(a - log|sum|)``, the share of each term (the sign 1 without
+    ``return_sign``), and ``log|sum|``."""
+    value, sign = ans, 1.0
+    if return_sign:
+        value, sign = ans
+        sign = _kept(sign, axis, keepdims)
+    return sign * np.exp(a - _kept(value, axis, keepdims)), value
+
+
 def logsumexp_share(g, ans, a, axis=None, keepdims=False, return_sign=False):
     """``g * sign * exp(a - ans)`` for ``scipy.special.logsumexp(a, axis, b, keepdims,
     return_sign)``: the cotangent of ``b`` (summed to its shape), and of ``a`` once
     multiplied by ``b``. With ``return_sign``, ``ans`` is ``(log|sum|, sign)`` and ``g``
     their cotangents; the sign is piecewise constant."""
-    value, g_value, sign = ans, g, 1.0
-    if return_sign:
-        value, sign = ans
-        g_value = g[0]
-        sign = _kept(sign, axis, keepdims)
+    weight, value = _logsumexp_weight(ans, a, axis, keepdims, return_sign)
+    g_value = g[0] if return_sign else g
     if g_value is None:
         g_value = np.zeros(np.shape(value))
-    return _kept(g_value, axis, keepdims) * sign * np.exp(a - _kept(value, axis, keepdims))
+    return _kept(g_value, axis, keepdims) * weight
 
 
 def logsumexp_jvp(da, db, ans, a, axis=None, b=None, keepdims=False, return_sign=False):
     """The tangent of logsumexp: of ``log|sum|``, and a zero for the sign with ``return_sign``."""
-    value, sign = ans, 1.0
-    if return_sign:
-        value, sign = ans
-        sign = _kept(sign, axis, keepdims)
-    weight = sign * np.exp(a - _kept(value, axis, keepdims))
+    weight, _ = _logsumexp_weight(ans, a, axis, keepdims, return_sign)
     tangent = da * weight if b is None else (da * b + db) * weight
     tangent = np.sum(tangent, axis=axis, keepdims=keepdims)
     if return_sign:
