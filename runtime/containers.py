@@ -9,6 +9,8 @@ for all kinds.
 
 import dataclasses
 
+from .refusals import unsupported
+
 
 def is_container(value):
     return isinstance(value, (tuple, list, dict)) or (
@@ -113,7 +115,6 @@ def keys_of(mapping):
     """``list(mapping)`` for a dict (``d.keys()``, ``d.values()``, ``dict(d)``, ``sorted(d)``);
     anything else is refused, since srctrans wrote the call for a dict."""
     if not isinstance(mapping, dict):
-        from .refusals import unsupported
         unsupported(f"a dict method or dict(...) of a {type(mapping).__name__}",
                     "for pairs, write dict(zip(keys, values)); for another kind of object, "
                     "read its entries by index or attribute")

@@ -106,7 +106,6 @@ def argument_copy(value):
     entries shared: assigning to an entry replaces it) or a new array. A dict is refused:
     srctrans cannot tell from the source that the argument is one."""
     if isinstance(value, dict):
-        from .refusals import unsupported
         unsupported("writing into an entry of a dict passed as an argument",
                     "copy it first: d = dict(d)")
     return list(value) if isinstance(value, list) else copy_of(value)
