@@ -347,6 +347,14 @@ def _cofactor(a):
     return sign[..., None, None] * ((u * (before * after)[..., None, :]) @ vh)
 
 
+def refuse_cofactor_derivative():
+    """The derivative of :func:`_cofactor` (a second derivative of a determinant): refused,
+    since the SVD's pieces are not smooth where a singular value is zero."""
+    unsupported("the second derivative of a determinant at a singular or nearly singular matrix",
+                "its first derivative is supported there; use np.linalg.slogdet where the "
+                "determinant is away from zero")
+
+
 def _well_conditioned(ans, a):
     """Whether every ``|det(a)|`` is above the square root of the precision times the
     product of the column lengths (Hadamard's bound): then ``det(a) inv(a)^T`` is accurate.

@@ -859,14 +859,8 @@ linear(rt.tril_halved, rt.symmetric_sum)
 # product is, so differentiating it again would be wrong; refused instead.
 @vjp(decompositions._cofactor)
 def cofactor(g, ans, a):
-    return rt.unsupported(
-        "the second derivative of a determinant at a singular or nearly singular matrix",
-        "its first derivative is supported there; use np.linalg.slogdet where the "
-        "determinant is away from zero")
+    return rt.decompositions.refuse_cofactor_derivative()
 
 @jvp(decompositions._cofactor)
 def cofactor_jvp(da, ans, a):
-    return rt.unsupported(
-        "the second derivative of a determinant at a singular or nearly singular matrix",
-        "its first derivative is supported there; use np.linalg.slogdet where the "
-        "determinant is away from zero")
+    return rt.decompositions.refuse_cofactor_derivative()
