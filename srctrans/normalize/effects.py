@@ -226,10 +226,10 @@ def _copy_written_arguments(function, aliases):
     differentiates through a function writing into its parameter is refused: there the
     change would be seen, see :func:`_check_user_calls`.)"""
     parameters = parameter_names(function)
-    written = {}
+    written, rebound = {}, set()
     for node in walk(function):
-        if isinstance(node, (gast.FunctionDef, gast.Lambda)) and node is not function:
-            continue
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            rebound.add(node.id)            # x = dict(x) first: the writes go to its own copy
         targets = node.targets if isinstance(node, gast.Assign) else \
             [node.target] if isinstance(node, gast.AugAssign) else []
         for target in targets:
@@ -238,13 +238,10 @@ def _copy_written_arguments(function, aliases):
                 base = base.value
             if base is not target and isinstance(base, gast.Name) and base.id in parameters:
                 written.setdefault(base.id, node)
-    rebound = {n.id for n in walk(function) if isinstance(n, gast.Name)
-               and isinstance(n.ctx, gast.Store)}        # x = dict(x) first: the writes' own copy
-    written = {name: where for name, where in written.items() if name not in rebound}
     function.body[:0] = [
         gast.copy_location(assign(name, resolved_runtime_call(aliases, "argument_copy",
                                                               [load(name)])), written[name])
-        for name in parameters if name in written]
+        for name in parameters if name in written and name not in rebound]
 
 
 def _written_parameter(function):
