@@ -153,14 +153,15 @@ def getattr_grad(g, obj, name):
     """The cotangent of ``obj`` for ``ans = obj.name``.
 
     A named tuple or dataclass gets one of its own kind (zeros in the other
-    fields); any other object a dict of the attributes read (``{"W": dW}``).
+    fields); any other object a dict of the attributes read (``{"W": dW}``),
+    which leaves out an attribute holding an int or bool (a constant).
     """
+    field = getattr(obj, name)
     if is_container(obj):
-        field = getattr(obj, name)
         if is_integer(field):                    # an int field is a constant: no cotangent
             g = zeros_like(field)
         return replace_entry(obj, name, g, zeros_like)
-    return {name: g}
+    return {} if is_integer(field) else {name: g}
 
 
 def pushed(g, value):

@@ -16,7 +16,7 @@ from srctrans import runtime
 from srctrans.runtime.containers import is_container, leaves
 from srctrans.runtime.seeding import is_complex, is_integer
 from srctrans import cache
-from srctrans.reporting import chained_cause, for_user, user_facing
+from srctrans.reporting import chained_cause, for_user, noting_callees, user_facing
 from srctrans import repeat as repeat_path
 from srctrans.errors import NonDifferentiableError, UsageError
 from srctrans.parse.source import parse_function
@@ -257,7 +257,7 @@ class _Differentiated:
 
     def __call__(self, *args, output_gradients=None, **kwargs):
         try:
-            return self._call(args, output_gradients, kwargs)
+            return noting_callees(self._call, (args, output_gradients, kwargs), {})
         except Exception as error:
             raise for_user(error, self._f, args, kwargs) from chained_cause(error)
 

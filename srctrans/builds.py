@@ -34,6 +34,7 @@ class Build:
         self.float_values_matter = False   # a float's value may decide a shape (int(s))
         self.has_loops = True      # the function has a loop (names may change shape as it runs)
         self.consulted = ()        # the callables whose rules the build looked up; set by the cache
+        self.sites = {}            # call site through a value -> the kinds of callee compiled
 
     @property
     def source(self):
@@ -59,6 +60,7 @@ class ForwardBuild:
         self.callees = ()          # (function, instance) of called user functions; set by the cache
         self.options = None
         self.consulted = ()        # the callables whose rules the build looked up; set by the cache
+        self.sites = {}            # call site through a value -> the kinds of callee compiled
 
     @property
     def source(self):

@@ -24,6 +24,7 @@ import weakref
 
 import numpy as np
 
+from srctrans.runtime import objects
 from srctrans.runtime.seeding import check_output
 
 from srctrans.builds import Build
@@ -226,7 +227,7 @@ class Instance:
     """
 
     __slots__ = ("fwd", "bwd", "grad", "build", "variants", "repeats", "_seen", "_defaults",
-                 "_kwdefaults", "_globals", "_cells", "_rules")
+                 "_kwdefaults", "_globals", "_cells", "_rules", "_sites")
 
     def __init__(self, fn, fwd, bwd, *rest):
         *fused, build = rest
@@ -242,6 +243,7 @@ class Instance:
         self.repeats = {}                    # the short paths of api.grad for calls of this instance
         self._defaults, self._kwdefaults = fn.__defaults__, fn.__kwdefaults__
         self._rules = REGISTRY.version          # a rule registered later needs a new build
+        self._sites = objects.VERSION[0]        # a callee a call through a value met since too
         closure = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
         assumed = build.assumptions.items()
         self._cells = [(closure[name], value) for name, value in assumed if name in closure]
@@ -258,6 +260,10 @@ class Instance:
             return False
         if self._rules != REGISTRY.version:
             return False
+        if self._sites != objects.VERSION[0]:
+            if not objects.sites_covered(self.build.sites):
+                return False
+            self._sites = objects.VERSION[0]
         namespace = fn.__globals__
         for name, value in self._globals:
             now = namespace.get(name, _MISSING)
@@ -477,7 +483,8 @@ _MISSING = object()
 
 def _find_build(fn, options):
     for build in _builds.get((fn.__code__, options), ()):
-        if still_valid(fn, build.assumptions) and callees_current(build):
+        if still_valid(fn, build.assumptions) and objects.sites_covered(build.sites) \
+                and callees_current(build):
             return build
     return None
 

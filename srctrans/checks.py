@@ -25,7 +25,7 @@ _MODES = ("forward", "reverse")
 
 @user_facing(keeps=(AssertionError,))
 def check_grads(f: Function, args: tuple, modes: tuple[Mode, ...] = ("forward", "reverse"),
-                order: int = 1, *, wrt: tuple[int, ...] | None = None, eps: float = 1e-6,
+                order: int = 1, *, wrt: int | tuple[int, ...] | None = None, eps: float = 1e-6,
                 rtol: float = 1e-5, atol: float = 1e-6, seed: int = 0) -> None:
     """Raise ``AssertionError`` when ``f``'s derivatives disagree with finite differences.
 
@@ -40,7 +40,7 @@ def check_grads(f: Function, args: tuple, modes: tuple[Mode, ...] = ("forward", 
         (reverse over reverse, forward over reverse) and, when ``"forward"``
         is among the modes, the JVP function (forward over forward, reverse
         over forward).
-      wrt: the argument indices to check; default every float argument.
+      wrt: the argument index or indices to check; default every float argument.
       eps: the finite-difference step (inputs are promoted to float64).
       rtol: relative tolerance on the two inner products.
       atol: absolute tolerance on the two inner products.
@@ -58,7 +58,8 @@ def check_grads(f: Function, args: tuple, modes: tuple[Mode, ...] = ("forward", 
     if order not in (1, 2):
         raise UsageError(f"check_grads order={order} is not available; use 1 or 2")
     args = tuple(args)
-    indices = tuple(i for i, a in enumerate(args) if is_float(a)) if wrt is None else tuple(wrt)
+    indices = tuple(i for i, a in enumerate(args) if is_float(a)) if wrt is None \
+        else (wrt,) if isinstance(wrt, int) else tuple(wrt)
     if not indices:
         raise UsageError("check_grads found no float argument to check")
     rng = np.random.default_rng(seed)

@@ -10,6 +10,7 @@ import inspect
 import numpy as np
 
 from srctrans import runtime
+from srctrans.runtime import objects
 from srctrans.runtime.containers import map_leaves
 from srctrans.runtime.seeding import check_output, is_complex, is_integer
 from srctrans import cache
@@ -154,6 +155,16 @@ def _conformed_tangent(tangent, primal, name):
     def conform(t, p):
         if t is None:
             return runtime.zeros_like(p)
+        if objects.is_plain_object(p):       # an object's tangent: its attributes' tangents
+            given = t if isinstance(t, dict) else vars(t) if type(t) is type(p) else None
+            if given is None:
+                raise ShapeError(f"the tangent of an object of class {type(p).__qualname__} "
+                                 f"in {name!r} is a {type(t).__qualname__}",
+                                 hint="give an object's tangent as a dict of its attributes' "
+                                      "tangents ({'W': dW, 'b': db}) or an object of its class")
+            return objects.ObjectTangent(p, {k: map_leaves(lambda p_, t_: conform(t_, p_),
+                                                           getattr(p, k), v)
+                                             for k, v in given.items()})
         if is_integer(p):                    # an int field of a container is a constant
             if np.any(np.asarray(t) != 0):
                 raise NonDifferentiableError(

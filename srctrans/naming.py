@@ -26,6 +26,15 @@ def operator_name(op):
     return _OPERATOR_NAMES.get(type(op), type(op).__name__.lower())
 
 
+def function_base(fn):
+    """The word generated names of ``fn``'s derivatives start with: ``loss`` for a function,
+    ``MLP_call`` for ``MLP.__call__``, ``Net_forward`` for a method ``Net.forward``."""
+    parts = getattr(fn, "__qualname__", fn.__name__).split(".")
+    parts = [p for p in parts[-2:] if p != "<locals>"]
+    return "_".join(p[2:-2] if p.startswith("__") and p.endswith("__") and len(p) > 4 else p
+                    for p in parts)
+
+
 def identifiers(tree):
     """Every identifier that appears in ``tree``: names, parameters, attributes."""
     found = set()
@@ -63,6 +72,12 @@ class Namer:
         self._next_suffix[base] = n
         self.taken.add(name)
         self.generated.add(name)
+        return name
+
+    def constant(self, base):
+        """A fresh name for a value the compiler binds (a class, a function): not a local."""
+        name = self.fresh(base)
+        self.generated.discard(name)
         return name
 
     def temporary(self, operation):

@@ -230,9 +230,11 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     closure = {unit.aliases[NUMPY_ALIAS]: numpy, unit.aliases[RUNTIME_ALIAS]: runtime}
     closure.update(result.closure)
     closure.update(itself)
+    closure.update(unit.resolver.synthetic)
     compiled = compile_functions(functions, closure, fn, f"{fn.__qualname__} reverse")
     _trace("generated", lambda: compiled.source)
     build = Build(compiled, unit.wrt, dict(unit.resolver.assumptions))
+    build.sites = dict(unit.resolver.sites)
     build.residuals, build.seed = tuple(residuals), seed
     build.tape_index = residuals.index(result.tape) if result.tape in residuals else None
     build.follows_inputs = follows_inputs and optimize and shapes is None
@@ -282,9 +284,12 @@ def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False):
     closure = {unit.aliases[NUMPY_ALIAS]: numpy, unit.aliases[RUNTIME_ALIAS]: runtime}
     closure.update(result.closure)
     closure.update(itself)
+    closure.update(unit.resolver.synthetic)
     compiled = compile_functions([function], closure, fn, f"{fn.__qualname__} forward")
     _trace("generated", lambda: compiled.source)
-    return ForwardBuild(compiled, unit.wrt, dict(result.tangents), dict(unit.resolver.assumptions))
+    build = ForwardBuild(compiled, unit.wrt, dict(result.tangents), dict(unit.resolver.assumptions))
+    build.sites = dict(unit.resolver.sites)
+    return build
 
 
 # Calls that turn numbers into integers: after them a float's value may decide a shape.

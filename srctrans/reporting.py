@@ -24,7 +24,8 @@ import os
 
 from srctrans import runtime
 from srctrans.emit.compile import GENERATED_PREFIX, generated_origin
-from srctrans.errors import CallError, InternalError, Location, SrcTransError
+from srctrans.errors import CallError, InternalError, Location, SrcTransError, UsageError
+from srctrans.runtime import objects
 
 _OWN_DIRECTORIES = tuple(os.path.dirname(os.path.abspath(module.__file__)) + os.sep
                          for module in (runtime, __import__("srctrans")))
@@ -189,11 +190,11 @@ def user_facing(function=None, *, keeps=(), calls=None):
     @functools.wraps(function)
     def entry(*args, **kwargs):
         try:
-            return function(*args, **kwargs)
+            return noting_callees(function, args, kwargs)
         except Exception as error:
             if isinstance(error, keeps):
                 raise
-            if isinstance(error, TypeError) and error.__traceback__.tb_next is None:
+            if isinstance(error, TypeError) and _raised_calling(error, noting_callees):
                 # the call itself did not fit the entry point's signature (st.hvp(f))
                 raise CallError(f"srctrans.{function.__name__}: {error}".replace(
                     f"{function.__name__}() ", ""),
@@ -201,6 +202,33 @@ def user_facing(function=None, *, keeps=(), calls=None):
             called = calls(*args, **kwargs) if calls is not None else (None, (), None)
             raise for_user(error, *called) from chained_cause(error)
     return entry
+
+
+# How many new kinds of callee one call may meet through values (each costs a rebuild).
+MAX_NEW_CALLEES = 64
+
+
+def noting_callees(function, args, kwargs):
+    """``function(*args, **kwargs)``, run again after each call through a value that met a
+    kind of callee its derivative was not compiled for (``runtime.objects``): the kind is
+    recorded, so the next run rebuilds the derivative with a branch for it."""
+    for _ in range(MAX_NEW_CALLEES):
+        try:
+            return function(*args, **kwargs)
+        except objects.UnseenCallee as seen:
+            objects.note_callee(seen)
+    raise UsageError(f"one call met more than {MAX_NEW_CALLEES} new kinds of callee through "
+                     "values (objects or functions passed in and called)",
+                     hint="call fewer distinct classes and functions through values in one "
+                          "differentiated function, or call them by name")
+
+
+def _raised_calling(error, caller):
+    """Whether ``error`` was raised by ``caller``'s call itself (not inside what it called)."""
+    tb = error.__traceback__
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_code is caller.__code__
 
 
 def chained_cause(error):

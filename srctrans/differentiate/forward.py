@@ -26,7 +26,7 @@ from srctrans.annotations import Anno
 from srctrans.differentiate.calls import Generator, describe, is_library, resolve_call
 from srctrans.differentiate.templates import tangent_of_call
 from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
-from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
+from srctrans.naming import function_base, NUMPY_ALIAS, RUNTIME_ALIAS
 from srctrans.optimise.dce import targets_of
 from srctrans.nodes import (
     appended_to, assign, clone, load, parameter_names, popped_from, runtime_call, store)
@@ -361,7 +361,7 @@ class _Tangents(Generator):
             return [stmt, self._zero(target)]
         location = self.unit.parsed.location(call)
         jvp_fn, tangent_names = self.unit.build_callee(callee, tuple(selected), location)
-        name = self._closure(callee.__name__ + "_jvp", jvp_fn)
+        name = self._closure(function_base(callee) + "_jvp", jvp_fn)
         keywords = list(call.keywords) + [gast.keyword(tangent_names[p], t)
                                           for p, t in zip(selected, tangents)]
         replacement = gast.Assign(

@@ -34,7 +34,7 @@ from srctrans.differentiate.calls import Generator, is_library, resolve_call
 from srctrans.differentiate.custom import CustomGradients, gradient_hooks
 from srctrans.differentiate.templates import cotangents
 from srctrans.errors import UnsupportedSyntaxError
-from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
+from srctrans.naming import function_base, NUMPY_ALIAS, RUNTIME_ALIAS
 from srctrans.nodes import (
     runtime_call, popped_from,
     appended_to, assign as _assign, clone, load as _load, parameter_names, store as _store)
@@ -448,7 +448,7 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
         if not active:
             return None
         location = self.unit.parsed.location(call)
-        base = callee.__name__
+        base = function_base(callee)
         residuals = self.namer.fresh(base + "_residuals")
         fwd, bwd = self.unit.build_callee(callee, tuple(name for name, _ in active), location,
                                           residuals)

@@ -27,6 +27,8 @@ Every Call node carries ``Anno.CALLEE`` (the resolved live object, or MISSING)
 unless it calls a method of a local value.
 """
 
+import types
+
 import gast
 import numpy as np
 
@@ -38,6 +40,7 @@ from srctrans.interface import API
 from srctrans.naming import RUNTIME_ALIAS, operator_name
 from srctrans.parse.resolve import MISSING
 from srctrans.nodes import clone, load, resolved_runtime_call, store
+from srctrans.normalize.dispatch import bound_name, is_call_through_value, switch, user_method_of
 from srctrans.normalize.desugar import is_range as _is_range, to_index_loop
 from srctrans.normalize.fence import with_block_kind
 from srctrans.rules.constants import casts_to_integers
@@ -354,6 +357,8 @@ class _Normalizer:
                 if "lineno" in node._attributes and getattr(node, "lineno", None) is None:
                     gast.copy_location(node, call)
             return self._flat(rewritten, out)
+        if is_call_through_value(call, self):        # model(x), self.forward(x), act(x)
+            return switch(call, self, out)
         if call.args and self.resolver.resolve(func) is np.einsum:
             call = gast.Call(func, einsum_with_subscripts(call.args), call.keywords)
         is_method = (isinstance(func, gast.Attribute) and not self._is_atom(func.value)
@@ -367,7 +372,14 @@ class _Normalizer:
             anno.set_(new, Anno.CALLEE, self._made_derivative(func))
         elif not is_method:
             callee = anno.get(call, Anno.CALLEE)          # set already on a call srctrans wrote
-            anno.set_(new, Anno.CALLEE, self.resolver.resolve(func) if callee is None else callee)
+            callee = self.resolver.resolve(func) if callee is None else callee
+            method = user_method_of(callee)
+            if method is not None:
+                # net.loss(x), model(x) of an object the function does not own: Net.loss(net, x)
+                receiver = func.value if isinstance(callee, types.MethodType) else func
+                new = gast.Call(bound_name(self, method), [receiver] + args, keywords)
+                callee = method
+            anno.set_(new, Anno.CALLEE, callee)
         elif func.attr == "astype" and self._casts_to_integers(call):
             anno.set_(new, Anno.CONSTANT, True)
         return new

@@ -22,6 +22,9 @@ class Resolver:
     Attributes:
       assumptions: dict root name -> object, every global/closure/builtin name
         the build depends on.
+      synthetic: dict name -> object, the names the compiler bound itself (the
+        classes and functions of calls through values, ``normalize.dispatch``).
+      sites: dict call site -> the kinds of callee compiled for it (``runtime.objects``).
     """
 
     def __init__(self, fn, local_names, generated=frozenset()):
@@ -29,12 +32,16 @@ class Resolver:
         self.local_names = frozenset(local_names)
         self.generated = generated        # names the compiler made (a live set): locals too
         self.assumptions = {}
+        self.synthetic = {}
+        self.sites = {}
         code = fn.__code__
         cells = fn.__closure__ or ()
         self._closure = dict(zip(code.co_freevars, cells))
 
     def lookup_root(self, name):
         """The object bound to the non-local ``name``, or ``_MISSING``."""
+        if name in self.synthetic:
+            return self.synthetic[name]
         if name in self.local_names or name in self.generated:
             return _MISSING
         if name in self._closure:

@@ -70,6 +70,8 @@ def save(fn, options, build):
 
 
 def _entry(fn, build):
+    if build.sites:              # what a call through a value meets: known to this process only
+        return None
     closure = []
     for name, value in build.compiled.closure.items():
         spec = _closure_spec(value, build.callees)

@@ -1,0 +1,114 @@
+"""Calls through objects: which callee a call like ``model(x)`` meets at run time.
+
+A differentiated function may call an object or a function it was passed
+(``model(x)``, ``layer.apply(x)``, ``self.forward(x)``, ``act(x)``). What is
+called depends on the value, so srctrans compiles such a call as a switch over
+the kinds of callee the call has met so far, each branch an ordinary call of
+a known function, and a last branch that calls :func:`unseen_callee`. That
+branch raises :class:`UnseenCallee`; the API records the new kind with
+:func:`note_callee` (in :data:`SITES`) and runs the call again with code
+rebuilt to include it, as a JIT compiler does when a type guard fails.
+
+A *site* is the text ``"file:line:column"`` of the call in the user's source.
+A *kind* is ``("class", cls)`` for an object (dispatched on its exact class) or
+``("is", value)`` for a function or other callable compared by identity.
+"""
+
+import types
+
+import numpy as np
+
+SITES = {}
+"""site -> list of the kinds of callee seen there, in the order they were first seen."""
+
+VERSION = [0]
+"""Bumped by each :func:`note_callee`: a build made at an older version re-checks its sites."""
+
+BY_IDENTITY = (types.FunctionType, types.BuiltinFunctionType, np.ufunc, type)
+
+
+class UnseenCallee(Exception):
+    """A call through a value met a kind of callee its compiled switch does not have."""
+
+    def __init__(self, site, kind):
+        super().__init__(f"{site}: a call through a {_describe(kind)} not seen there before")
+        self.site, self.kind = site, kind
+
+
+def kind_of(value, by_class=False):
+    """The kind a call of ``value`` dispatches on (by its class when ``by_class``: a method call)."""
+    if not by_class and isinstance(value, BY_IDENTITY):
+        return ("is", value)
+    return ("class", type(value))
+
+
+def unseen_callee(value, site, by_class=False):
+    """The last branch of a switch: raise :class:`UnseenCallee` for ``value`` at ``site``."""
+    raise UnseenCallee(site, kind_of(value, by_class))
+
+
+def has_class(value, cls):
+    """Whether ``value``'s class is exactly ``cls`` (a switch's test for an object)."""
+    return type(value) is cls
+
+
+def is_same(value, known):
+    """Whether ``value`` is ``known`` (a switch's test for a function passed in)."""
+    return value is known
+
+
+def note_callee(error):
+    """Record the kind :class:`UnseenCallee` ``error`` met, so that the next build includes it."""
+    kinds = SITES.setdefault(error.site, [])
+    if error.kind not in kinds:
+        kinds.append(error.kind)
+        VERSION[0] += 1
+
+
+def sites_covered(sites):
+    """Whether a build that compiled ``sites`` (site -> kinds) has every kind seen since."""
+    for site, kinds in sites.items():
+        seen = SITES.get(site)
+        if seen is not None and any(kind not in kinds for kind in seen):
+            return False
+    return True
+
+
+def _describe(kind):
+    how, value = kind
+    if how == "is":
+        return getattr(value, "__qualname__", None) or repr(value)
+    return f"{value.__qualname__} object"
+
+
+def is_plain_object(value):
+    """An object of a user's class that is not a container (its attributes are its entries)."""
+    from .containers import is_container
+    from .foreign import is_foreign
+    return not (value is None or isinstance(value, (bool, int, float, complex, str, bytes,
+                                                    np.ndarray, np.generic, type, ObjectTangent))
+                or is_container(value) or callable(value) and not hasattr(value, "__dict__")
+                or isinstance(value, BY_IDENTITY) or is_foreign(value)) \
+        and hasattr(value, "__dict__")
+
+
+class ObjectTangent:
+    """The tangent of a plain object in forward mode: reading an attribute gives that
+    attribute's tangent, zeros for an attribute given none (a dict of the attributes'
+    tangents is how a user passes one, as reverse mode returns an object's gradient)."""
+
+    __slots__ = ("_primal", "_entries")
+
+    def __init__(self, primal, entries):
+        object.__setattr__(self, "_primal", primal)
+        object.__setattr__(self, "_entries", entries)
+
+    def __getattr__(self, name):
+        entries = object.__getattribute__(self, "_entries")
+        if name in entries:
+            return entries[name]
+        from .accumulate import zeros_like
+        return zeros_like(getattr(object.__getattribute__(self, "_primal"), name))
+
+    def __repr__(self):
+        return f"ObjectTangent({object.__getattribute__(self, '_entries')!r})"

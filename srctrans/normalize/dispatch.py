@@ -1,0 +1,179 @@
+"""Calls through values: ``model(x)``, ``layer.apply(x)``, ``self.forward(x)``, ``act(x)``.
+
+Requires: a call met by A-normal form whose callee is a local value (a
+parameter, a loop variable, an attribute or item of one), and the
+normaliser that met it (for its atoms, names and resolver).
+Guarantees: :func:`switch` emits an ``if``/``elif`` chain over the kinds of
+callee this call site has met at run time (``runtime.objects.SITES``): each
+branch tests the value cheaply (``rt.has_class(model, MLP)``,
+``rt.is_same(act, tanh)``) and calls a known function, the method itself
+with the object first (``MLP.__call__(model, x)``), so the passes after it
+differentiate an ordinary call of user source or of a function with a rule.
+The last branch calls ``rt.unseen_callee``, which raises for a kind not seen
+yet; the API records it and runs the call again on a rebuilt derivative
+(``runtime.objects``). The kinds compiled are recorded in
+``resolver.sites`` so that a cached build can tell when it is stale.
+"""
+
+import inspect
+import types
+
+import gast
+
+from srctrans import annotations as anno
+from srctrans.annotations import Anno
+from srctrans.emit.printer import unparse
+from srctrans.errors import MissingRuleError
+from srctrans.naming import function_base
+from srctrans.nodes import clone, load
+from srctrans.places import is_installed
+from srctrans.rules import METHODS
+from srctrans.runtime.objects import BY_IDENTITY, SITES
+
+# methods of lists, dicts and arrays that later passes handle where they meet them
+_CONTAINER_METHODS = frozenset({
+    "append", "extend", "insert", "pop", "pop_many", "get", "keys", "values", "items",
+    "fill", "sort", "put", "partition", "resize", "itemset", "setfield", "setflags",
+    "byteswap", "item", "tolist", "at", "copyto"})
+
+
+def is_call_through_value(call, normalizer):
+    """Whether ``call`` calls a value of the function (so what it calls is known only at run time)."""
+    func = call.func
+    if isinstance(func, gast.Name):
+        return func.id in normalizer.resolver.local_names or func.id in normalizer.resolver.generated
+    if isinstance(func, gast.Subscript):
+        return normalizer._reads_local(func)
+    return (isinstance(func, gast.Attribute) and func.attr not in METHODS
+            and func.attr not in _CONTAINER_METHODS and normalizer._reads_local(func.value))
+
+
+def switch(call, normalizer, out):
+    """The flat expression (a temporary) the switch for ``call`` leaves its result in."""
+    func = call.func
+    by_class = isinstance(func, gast.Attribute)
+    receiver = normalizer._atom(func.value if by_class else func, out)
+    method = func.attr if by_class else "__call__"
+    args = [normalizer._argument(a, out) for a in call.args]
+    keywords = [gast.keyword(k.arg, normalizer._argument(k.value, out)) for k in call.keywords]
+    site = _site(call, normalizer.parsed)
+    return _switch(_Site(call, normalizer, site, receiver, method, by_class, args, keywords), out)
+
+
+class _Site:
+    """One call through a value, as the switch for it needs it."""
+
+    def __init__(self, call, normalizer, site, receiver, method, by_class, args, keywords):
+        self.call, self.normalizer, self.site = call, normalizer, site
+        self.receiver, self.method, self.by_class = receiver, method, by_class
+        self.args, self.keywords = args, keywords
+
+
+def _switch(at, out):
+    normalizer = at.normalizer
+    kinds = tuple(SITES.get(at.site, ()))
+    normalizer.resolver.sites[at.site] = kinds
+    result = normalizer.namer.temporary(at.method.strip("_") or "call")
+    unseen = normalizer._runtime_call("unseen_callee", [
+        clone(at.receiver), gast.Constant(at.site, None), gast.Constant(at.by_class, None)])
+    orelse = [_assign(result, unseen)]
+    for how, value in reversed(kinds):
+        block = []
+        block.append(_assign(result, _branch(at, how, value, block)))
+        test_name = normalizer.namer.temporary("is_" + _base(value))
+        known = _constant(normalizer, _base(value), value)
+        test = normalizer._runtime_call("has_class" if how == "class" else "is_same",
+                                        [clone(at.receiver), known])
+        orelse = [_assign(test_name, test), gast.If(load(test_name), block, orelse)]
+    out.extend(orelse)
+    return load(result)
+
+
+def _branch(at, how, value, block):
+    """The call that runs in the branch for the kind ``(how, value)``; may add to ``block``."""
+    normalizer = at.normalizer
+    if how == "is":                                    # a function passed in: call it
+        return _known_call(normalizer, _constant(normalizer, _base(value), value), value,
+                           at.args, at.keywords)
+    attribute = inspect.getattr_static(value, at.method, None)
+    if isinstance(attribute, staticmethod):
+        function, args = attribute.__func__, at.args
+    elif isinstance(attribute, types.FunctionType):
+        function, args = attribute, [clone(at.receiver)] + at.args
+    elif at.by_class and attribute is None and not hasattr(value, at.method):
+        # an attribute of the object holding something callable: self.layer(x)
+        held = normalizer.namer.temporary(at.method)
+        block.append(_assign(held, gast.Attribute(clone(at.receiver), at.method, gast.Load())))
+        inner = _Site(at.call, normalizer, f"{at.site}.{at.method}", load(held), "__call__", False,
+                      at.args, at.keywords)
+        return _switch(inner, block)
+    else:
+        function = None
+    if function is None or _is_library(function):
+        if at.by_class:       # a method of a library object: the passes' own message for it
+            return gast.Call(gast.Attribute(clone(at.receiver), at.method, gast.Load()),
+                             [clone(a) for a in at.args], [clone(k) for k in at.keywords])
+        raise MissingRuleError(
+            f"`{unparse(at.call.func)}` is a {value.__qualname__} object, and srctrans cannot "
+            f"differentiate calling it: its `{at.method}` "
+            + ("belongs to an installed package" if function is not None else
+               "is not a Python function"),
+            normalizer.parsed.location(at.call),
+            "pass a function with a derivative rule, or an object of a class of yours "
+            "whose __call__ is written in Python")
+    name = _constant(normalizer, function_base(function), function)
+    return _known_call(normalizer, name, function, args, at.keywords)
+
+
+def _known_call(normalizer, name, function, args, keywords):
+    call = gast.Call(name, [clone(a) for a in args], [clone(k) for k in keywords])
+    anno.set_(call, Anno.CALLEE, function)
+    return call
+
+
+def user_method_of(value):
+    """The user's function a call of the non-local ``value`` runs with ``value`` first: that
+    of a bound method (``net.loss``) or the ``__call__`` of an object (``model``); else None."""
+    if isinstance(value, types.MethodType):
+        function = value.__func__
+    elif isinstance(value, BY_IDENTITY) or type(value).__module__.split(".")[0] == "srctrans":
+        return None
+    else:
+        function = inspect.getattr_static(type(value), "__call__", None)
+    if isinstance(function, types.FunctionType) and not _is_library(function):
+        return function
+    return None
+
+
+def bound_name(normalizer, function):
+    """The name generated code calls ``function`` by (``Net_loss`` for ``Net.loss``)."""
+    return _constant(normalizer, function_base(function), function)
+
+
+def _constant(normalizer, base, value):
+    """A name generated code reads ``value`` by (one per object, not a local)."""
+    resolver = normalizer.resolver
+    for name, known in resolver.synthetic.items():
+        if known is value:
+            return load(name)
+    name = normalizer.namer.constant(base)
+    resolver.synthetic[name] = value
+    return load(name)
+
+
+def _base(value):
+    return getattr(value, "__name__", None) or type(value).__name__
+
+
+def _is_library(function):
+    module = getattr(function, "__module__", None) or ""
+    return module.split(".")[0] == "numpy" or is_installed(function)
+
+
+def _site(call, parsed):
+    return f"{parsed.filename}:{getattr(call, 'lineno', None) or parsed.node.lineno}:" \
+           f"{getattr(call, 'col_offset', 0) or 0}"
+
+
+def _assign(name, value):
+    return gast.Assign([gast.Name(name, gast.Store(), None, None)], value, None)

@@ -1,0 +1,305 @@
+"""Calls through values: objects and functions a differentiated function is passed and calls.
+
+``model(x)``, ``model.apply(x)``, ``self.forward(x)``, ``self.layer(x)``, layers
+held in lists and dicts, and functions passed in (``act(x)``): each is compiled
+as a switch over the callees the call has met (``runtime.objects``), checked
+here against finite differences in both modes and to second order.
+"""
+
+import copy
+import functools
+
+import numpy as np
+import pytest
+
+import srctrans as st
+from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
+
+RNG = np.random.default_rng(7)
+
+
+class Dense:
+    def __init__(self, W, b):
+        self.W, self.b = W, b
+
+    def __call__(self, x):
+        return np.tanh(x @ self.W + self.b)
+
+
+class Scale:
+    def __init__(self, s):
+        self.s = s
+
+    def __call__(self, x):
+        return x * self.s
+
+
+class MLP:
+    def __init__(self, layers):
+        self.layers = layers
+
+    def __call__(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+    def apply(self, x):
+        return self(x)
+
+
+class Net:
+    """A model whose parts are attributes: a layer object and an activation function."""
+
+    def __init__(self, first, act, width):
+        self.first, self.act, self.width = first, act, width
+
+    def forward(self, x):
+        return self.act(self.first(x))
+
+    def loss(self, x):
+        return np.sum(self.forward(x) ** 2) / self.width
+
+
+def loss(model, x, y):
+    return np.mean((model(x) - y) ** 2)
+
+
+def loss_by_method(model, x, y):
+    return np.mean((model.apply(x) - y) ** 2)
+
+
+def loss_of_dict(layers, x):
+    for name in sorted(layers):
+        x = layers[name](x)
+    return np.sum(x ** 2)
+
+
+def loss_of_first(layers, x):
+    return np.sum(layers[0](x))
+
+
+def weighted(act, x):
+    return np.sum(act(x) * x)
+
+
+def smooth(u):
+    return u * np.exp(-u * u)
+
+
+def summed_activations(x):
+    total = 0.0
+    for act in [np.tanh, np.sin, smooth]:
+        total = total + np.sum(act(x))
+    return total
+
+
+def model_of(*layers):
+    return MLP(list(layers))
+
+
+def dense(n, m):
+    return Dense(RNG.normal(size=(n, m)), RNG.normal(size=m) * 0.1)
+
+
+def leaves_of(obj, path=()):
+    """(path, array) of every float array reachable through attributes, lists and dicts."""
+    if isinstance(obj, np.ndarray):
+        return [(path, obj)]
+    if isinstance(obj, (list, tuple)):
+        return [leaf for i, v in enumerate(obj) for leaf in leaves_of(v, path + (i,))]
+    if isinstance(obj, dict):
+        return [leaf for k, v in obj.items() for leaf in leaves_of(v, path + (k,))]
+    if hasattr(obj, "__dict__"):
+        return [leaf for k, v in vars(obj).items() for leaf in leaves_of(v, path + (k,))]
+    return []
+
+
+def entry(tree, path):
+    for key in path:
+        tree = getattr(tree, key) if not isinstance(tree, (list, tuple, dict)) else tree[key]
+    return tree
+
+
+def numeric_gradient(f, obj, rest, eps=1e-6):
+    """Central differences of ``f(obj, *rest)`` at every leaf of ``obj``: path -> array."""
+    result = {}
+    for path, leaf in leaves_of(obj):
+        grad = np.zeros_like(leaf)
+        for index in np.ndindex(leaf.shape):
+            values = []
+            for sign in (1, -1):
+                moved = copy.deepcopy(obj)
+                entry(moved, path)[index] += sign * eps
+                values.append(f(moved, *rest))
+            grad[index] = (values[0] - values[1]) / (2 * eps)
+        result[path] = grad
+    return result
+
+
+def assert_gradient_of_object(f, obj, rest):
+    g = st.grad(f)(obj, *rest)
+    expected = numeric_gradient(f, obj, rest)
+    for path, value in expected.items():
+        np.testing.assert_allclose(read_gradient(g, path), value, rtol=1e-5, atol=1e-7)
+
+
+def read_gradient(g, path):
+    """The gradient at ``path``: an object's gradient lists the attributes it read, so a
+    missing entry is a zero."""
+    for key in path:
+        if isinstance(g, dict) and key not in g:
+            return 0.0
+        g = g[key]
+    return g
+
+
+@pytest.fixture
+def model():
+    return model_of(dense(3, 4), Scale(RNG.normal(size=4)), dense(4, 2))
+
+
+@pytest.fixture
+def data():
+    return RNG.normal(size=(5, 3)), RNG.normal(size=(5, 2))
+
+
+@pytest.mark.parametrize("f", [loss, loss_by_method])
+def test_a_model_called_inside_the_loss_has_the_gradient_of_its_attributes(f, model, data):
+    x, y = data
+    for _ in range(2):                     # the generic code, then the specialised code
+        assert_gradient_of_object(f, model, (x, y))
+    g = st.grad(f)(model, x, y)
+    assert set(g) == {"layers"}
+    assert g["layers"][0]["W"].shape == (3, 4) and set(g["layers"][1]) == {"s"}
+
+
+@pytest.mark.parametrize("f", [loss, loss_by_method])
+def test_the_input_gradient_through_a_model_agrees_in_both_modes_to_second_order(f, model, data):
+    x, y = data
+    st.check_grads(lambda_free(f, model, y), (x,), order=2)
+
+
+def lambda_free(f, model, y):
+    """``x -> f(model, x, y)`` as a function with source (a closure over the model)."""
+    def of_x(x):
+        return f(model, x, y)
+    return of_x
+
+
+def test_layers_held_in_a_dict_and_a_list_are_called_by_key_and_by_position(model, data):
+    x, _ = data
+    layers = {"a": model.layers[0], "b": model.layers[1]}
+    assert_gradient_of_object(loss_of_dict, layers, (x,))
+    assert_gradient_of_object(loss_of_first, model.layers, (x,))
+
+
+def test_methods_and_attributes_called_through_self(data):
+    x, _ = data
+    net = Net(dense(3, 4), np.tanh, 4)
+    g = st.grad(net.loss, wrt="self")(x)
+    assert set(g) == {"first"}                # the activation and the int are constants
+    expected = numeric_gradient(lambda n, x: n.loss(x), net, (x,))
+    for path, value in expected.items():
+        np.testing.assert_allclose(read_gradient(g, path), value, rtol=1e-5, atol=1e-7)
+    st.check_grads(net.loss, (x,))
+
+    def of_x(x):
+        return net.loss(x)
+    st.check_grads(of_x, (x,), order=2)
+
+
+def test_a_function_passed_in_is_called_by_identity(data):
+    x, _ = data
+    for act, slope in [(np.tanh, lambda u: 1 - np.tanh(u) ** 2), (np.sin, np.cos),
+                       (smooth, lambda u: (1 - 2 * u * u) * np.exp(-u * u))]:
+        g = st.grad(weighted, wrt=1)(act, x)
+        np.testing.assert_allclose(g, slope(x) * x + act(x), rtol=1e-10)
+    st.check_grads(summed_activations, (x,), order=2)
+
+
+def test_a_class_met_after_the_first_call_is_compiled_in(data):
+    x, y = data
+    first = model_of(dense(3, 2))
+    assert_gradient_of_object(loss, first, (x, y))
+    later = model_of(Scale(RNG.normal(size=3)), dense(3, 2))     # Scale is new at this site
+    assert_gradient_of_object(loss, later, (x, y))
+    assert_gradient_of_object(loss, first, (x, y))               # and the first still works
+
+
+def test_forward_mode_takes_an_objects_tangent_as_a_dict_or_an_object(model, data):
+    x, y = data
+    tangent = {"layers": [{"W": RNG.normal(size=(3, 4)), "b": RNG.normal(size=4)},
+                          {"s": RNG.normal(size=4)}, {"W": RNG.normal(size=(4, 2))}]}
+    out, derivative = st.jvp(loss, (model, x, y), (tangent, None, None))
+    assert out == pytest.approx(loss(model, x, y))
+    eps = 1e-6
+
+    def moved(sign):
+        shifted = copy.deepcopy(model)
+        for layer, change in zip(shifted.layers, tangent["layers"]):
+            for name, value in change.items():
+                setattr(layer, name, getattr(layer, name) + sign * eps * value)
+        return loss(shifted, x, y)
+    assert derivative == pytest.approx((moved(1) - moved(-1)) / (2 * eps), rel=1e-6)
+    g = st.grad(loss)(model, x, y)
+    dot = sum(np.sum(g["layers"][i][name] * value)
+              for i, change in enumerate(tangent["layers"]) for name, value in change.items())
+    assert derivative == pytest.approx(dot, rel=1e-9)
+    as_object = model_of(Dense(tangent["layers"][0]["W"], tangent["layers"][0]["b"]),
+                         Scale(tangent["layers"][1]["s"]),
+                         Dense(tangent["layers"][2]["W"], np.zeros(2)))
+    _, again = st.jvp(loss, (model, x, y), (as_object, None, None))
+    assert again == pytest.approx(derivative, rel=1e-12)
+
+
+def test_hessian_and_hvp_through_a_model(model, data):
+    x, y = data
+    of_x = lambda_free(loss, model, y)
+    H = st.hessian(of_x)(x)
+    v = RNG.normal(size=x.shape)
+    hv, = st.hvp(of_x, (x,), (v,))
+    np.testing.assert_allclose(hv, np.tensordot(H, v, axes=2), rtol=1e-8, atol=1e-12)
+    eps = 1e-6
+    numeric = (st.grad(of_x)(x + eps * v) - st.grad(of_x)(x - eps * v)) / (2 * eps)
+    np.testing.assert_allclose(hv, numeric, rtol=1e-5, atol=1e-7)
+
+
+def test_the_generated_code_shows_the_switch(model, data):
+    x, y = data
+    text = st.source(loss, args=(model, x, y))
+    assert "rt.has_class(model, MLP)" in text
+    assert "MLP_call_fwd(model, x)" in text
+
+
+def test_a_callable_without_python_source_is_a_clear_error(data):
+    x, _ = data
+    with pytest.raises(MissingRuleError) as caught:
+        st.grad(weighted, wrt=1)(functools.partial(np.multiply, 2.0), x)
+    message = str(caught.value)
+    assert "partial" in message and "test_calls_through_values.py" in message
+    assert "act" in message
+
+
+class Chain:
+    """A model holding models of its own kind: recursion, which srctrans refuses."""
+
+    def __init__(self, inner, s):
+        self.inner, self.s = inner, s
+
+    def __call__(self, x):
+        if self.inner is None:
+            return x * self.s
+        return self.inner(x) * self.s
+
+
+def test_a_model_calling_its_own_class_is_refused_as_recursion(data):
+    x, _ = data
+    chain = Chain(Chain(None, 2.0), 3.0)
+    with pytest.raises(UnsupportedSyntaxError, match="recursi"):
+        st.grad(lambda_free_chain(chain))(x)
+
+
+def lambda_free_chain(chain):
+    def total(x):
+        return np.sum(chain(x))
+    return total
