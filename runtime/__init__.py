@@ -77,7 +77,7 @@ from .writes import (
     put_along_values_grad_transpose, written_part,
     written_part_transpose, sort_grad, sort_tangent)
 from .tangents import broadcast_like
-from .objects import has_class, is_same, unseen_callee
+from .objects import has_class, is_same, unseen_callee, attribute_tangent
 from .refusals import unsupported
 from .foreign import as_array, numpy_only
 from .composites import (

@@ -1,4 +1,5 @@
-"""Cotangents of containers: tuples, lists, dicts, named tuples and dataclasses.
+"""Cotangents of containers: tuples, lists, dicts, named tuples, dataclasses and the
+classes registered with :func:`register_pytree`.
 
 The cotangent of a container is a container of the same kind with a
 cotangent in each entry (``{"W": dW, "b": db}`` for ``{"W": W, "b": b}``).
@@ -7,18 +8,44 @@ the same kind back together, so every other function here is written once
 for all kinds.
 """
 
+import copy
 import dataclasses
 
 from .refusals import unsupported
 
+REGISTERED = {}
+"""class -> (fields, rebuild) of each class registered with :func:`register_pytree`."""
+
+
+def register_pytree(cls, fields, rebuild=None):
+    """Make objects of ``cls`` containers whose entries are the attributes ``fields``.
+
+    Their gradients and tangents are then objects of ``cls`` too (as a
+    dataclass's are), made by ``rebuild(obj, values)``: ``obj`` an object of
+    the class and ``values`` a dict field -> entry. The default copies ``obj``
+    (``copy.copy``) and sets the fields on the copy; the attributes that are
+    not fields are constants, carried over as they are.
+    """
+    REGISTERED[cls] = (tuple(fields), rebuild or _copy_with)
+
+
+def _copy_with(obj, values):
+    new = copy.copy(obj)
+    for name, value in values.items():
+        setattr(new, name, value)
+    return new
+
 
 def is_container(value):
-    return isinstance(value, (tuple, list, dict)) or (
+    return isinstance(value, (tuple, list, dict)) or type(value) in REGISTERED or (
         dataclasses.is_dataclass(value) and not isinstance(value, type))
 
 
 def entries(value):
     """The (key, entry) pairs of a container, in its own order."""
+    registered = REGISTERED.get(type(value))
+    if registered is not None:
+        return [(name, getattr(value, name)) for name in registered[0]]
     if isinstance(value, dict):
         return list(value.items())
     if isinstance(value, tuple) and hasattr(value, "_fields"):      # a named tuple: by field
@@ -47,6 +74,9 @@ def rebuild(like, pairs):
     values = [v for _, v in pairs]
     if isinstance(like, (tuple, list)):
         return type(like)(values)
+    registered = REGISTERED.get(type(like))
+    if registered is not None:
+        return registered[1](like, dict(pairs))
     return dataclasses.replace(like, **dict(pairs))
 
 

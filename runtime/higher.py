@@ -30,9 +30,9 @@ from .containers import entries, entries_like, is_container, rebuild, restored_e
 # the marker saved_entry returns for a key that did not exist yet
 from .containers import _ABSENT
 from .linalg import einsum_grads
+from .objects import attribute_entry
 from .reductions import prod_grad, unreduce
 from .reshaping import getitem_grad
-from .seeding import is_integer
 from .foreign import as_array, is_array
 
 
@@ -205,10 +205,8 @@ def choice_tangent_transpose(c, choice, args):
 
 def getattr_grad_transpose(c, obj, name):
     """The transpose of ``g -> getattr_grad(g, obj, name)``: the entry ``name`` of ``c`` (zero
-    for an integer field, which getattr_grad leaves without a cotangent)."""
-    value = c.get(name) if isinstance(c, dict) else getattr(c, name, None)
-    field = getattr(obj, name)
-    return zeros_like(field) if value is None or is_integer(field) else value
+    for a constant attribute, which getattr_grad leaves without a cotangent)."""
+    return attribute_entry(c, obj, name)
 
 
 def last_and_rest_transpose(c):

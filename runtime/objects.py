@@ -112,3 +112,28 @@ class ObjectTangent:
 
     def __repr__(self):
         return f"ObjectTangent({object.__getattribute__(self, '_entries')!r})"
+
+
+def attribute_tangent(t, obj, name):
+    """The tangent of ``obj.name`` given the tangent ``t`` of ``obj`` (forward mode).
+
+    ``t`` is of ``obj``'s kind (a named tuple, a dataclass, a registered class),
+    an :class:`ObjectTangent`, or a dict of attributes' tangents; see
+    :func:`attribute_entry`.
+    """
+    return attribute_entry(t, obj, name)
+
+
+def attribute_entry(t, obj, name):
+    """The derivative at attribute ``name`` in ``t``, a derivative of ``obj``: zeros for an
+    attribute that is a constant (one holding an int, or one a registered class does not
+    list among its fields) or that ``t`` lacks."""
+    from .containers import REGISTERED
+    from .accumulate import zeros_like
+    from .seeding import is_integer
+    field = getattr(obj, name)
+    registered = REGISTERED.get(type(obj))
+    if is_integer(field) or registered is not None and name not in registered[0]:
+        return zeros_like(field)
+    value = t.get(name) if isinstance(t, dict) else getattr(t, name, None)
+    return zeros_like(field) if value is None else value

@@ -12,6 +12,7 @@ The public API:
   stop_gradient, stop_recording, grad_of, custom_gradient,
   register_vjp, register_jvp, nondifferentiable, differentiate_through
                              -- controlling gradients (srctrans.gradient_control)
+  register_pytree            -- which attributes of a class of yours carry derivatives
   SrcTransError and its subclasses -- every error srctrans raises on purpose
 """
 
@@ -35,6 +36,7 @@ _PUBLIC = {
     "register_vjp": "srctrans.gradient_control", "register_jvp": "srctrans.gradient_control",
     "nondifferentiable": "srctrans.gradient_control",
     "differentiate_through": "srctrans.gradient_control",
+    "register_pytree": "srctrans.pytrees",
 }
 _RENAMED = {"clear_cache": ("srctrans.cache", "clear"),
             "cache_directory": ("srctrans.cache", "cache_directory"),
@@ -69,12 +71,13 @@ if TYPE_CHECKING:                          # what type checkers and the docs see
     from srctrans.gradient_control import (
         stop_gradient, stop_recording, grad_of, custom_gradient, register_vjp, register_jvp,
         nondifferentiable, differentiate_through)
+    from srctrans.pytrees import register_pytree
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "jacobian", "batch_jacobian", "hessian", "hvp",
     "source", "export", "check_grads", "clear_cache", "cache_directory", "set_cache_directory",
     "stop_gradient", "stop_recording", "grad_of", "custom_gradient", "register_vjp",
-    "register_jvp", "nondifferentiable", "differentiate_through",
+    "register_jvp", "nondifferentiable", "differentiate_through", "register_pytree",
     "SrcTransError", "UnsupportedSyntaxError", "NoSourceError", "MissingRuleError",
     "NonDifferentiableError", "ShapeError", "UsageError", "UnsupportedArrayError", "CallError",
     "InternalError",

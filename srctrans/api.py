@@ -405,14 +405,11 @@ def vjp(f: Function, *args: Any, wrt: Wrt | None = None,
     if specialize and optimize:
         found = found.for_call(fn, call_args, kwargs)
     out, residuals = found.fwd(*call_args, **kwargs)
-    bwd, tape_index = found.bwd, found.build.tape_index
+    bwd = found.bwd
 
     @user_facing
-    def pullback(v):
-        saved = residuals
-        if tape_index is not None:       # each backward pass empties its own copy of the tape
-            saved = saved[:tape_index] + (list(saved[tape_index]),) + saved[tape_index + 1:]
-        raw = bwd(saved, runtime.seed_cotangent(out, v))
+    def pullback(v):               # the backward pass pops from a copy of the tape: reusable
+        raw = bwd(residuals, runtime.seed_cotangent(out, v))
         gradients = _finish(raw, values, selection.names, unconnected_gradients)
         if every is None:
             return tuple(gradients)

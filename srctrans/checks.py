@@ -12,6 +12,7 @@ Randomness is seeded, so a failing check fails the same way every time.
 import numpy as np
 
 from srctrans.runtime.containers import is_container, leaves, map_leaves
+from srctrans.pytrees import is_tree, tree_leaves, tree_map
 from srctrans.runtime.foreign import is_foreign
 from srctrans.runtime.seeding import is_float
 
@@ -141,7 +142,7 @@ def _check_first_order(f, wide, kwargs, modes, indices, rng, name, eps, rtol, at
 def _fresh(values):
     """Copies of ``values`` (arrays and containers), for a plain run of a function that may
     write into its arguments: every run must see the same arguments."""
-    return tuple(map_leaves(lambda v: v.copy() if isinstance(v, np.ndarray) else v, value)
+    return tuple(tree_map(lambda v: v.copy() if isinstance(v, np.ndarray) else v, value)
                  for value in values)
 
 
@@ -158,7 +159,7 @@ def _widen(value):
         if (isinstance(leaf, np.ndarray) or is_foreign(leaf)) and leaf.dtype.kind in "fc":
             return leaf.astype(np.float64)
         return float(leaf) if is_float(leaf) else leaf
-    return map_leaves(widen, value)
+    return tree_map(widen, value)
 
 
 def _random_like(rng, value):
@@ -168,16 +169,21 @@ def _random_like(rng, value):
         if isinstance(leaf, np.ndarray) or np.ndim(leaf):
             return rng.standard_normal(np.shape(leaf))
         return float(rng.standard_normal())
-    return map_leaves(draw, value)
+    return tree_map(draw, value, as_dicts=True)      # an object's: a dict of its attributes'
 
 
 def _step(value, direction, step):
-    return map_leaves(lambda v, d: v + step * d if is_float(v) else v, value, direction)
+    return tree_map(lambda v, d: v + step * d if is_float(v) and d is not None else v,
+                    value, direction)
+
 
 
 def _inner(a, b):
+    """The inner product of two derivatives of one value, entry by entry (an entry one of
+    them lacks, as an object's gradient lacks the attributes not read, counts as zero)."""
     if a is None or b is None:
         return 0.0
-    if is_container(a):
-        return sum(_inner(x, y) for x, y in zip(leaves(a), leaves(b)))
+    if is_tree(a) or is_tree(b):
+        like, other = (a, b) if is_tree(a) and not isinstance(a, dict) else (b, a)
+        return sum(tree_leaves(tree_map(lambda x, y: _inner(x, y), like, other, as_dicts=True)))
     return float(np.sum(np.asarray(a, dtype=np.float64) * np.asarray(b, dtype=np.float64)))

@@ -14,7 +14,7 @@ import itertools
 import numpy as np
 
 from srctrans import cache
-from srctrans.runtime.containers import is_container, leaves, map_leaves
+from srctrans.pytrees import is_tree, tree_leaves, tree_map
 from srctrans.runtime.foreign import as_array, is_foreign
 from srctrans.runtime.seeding import is_float
 from srctrans.reporting import user_facing
@@ -72,8 +72,8 @@ def jacobian(f: Function, wrt: Wrt = 0, *, mode: JacobianMode = "auto",
             by_leaf = [[[] for _ in leaves_] for leaves_ in inputs]
             for row in range(rows):
                 gradients = pullback(_unit(out_shape, row, _float_dtype(out)))
-                for pieces, g in zip(by_leaf, gradients):
-                    for leaf_pieces, leaf_g in zip(pieces, _leaves_of(g)):
+                for pieces, g, argument in zip(by_leaf, gradients, selected):
+                    for leaf_pieces, leaf_g in zip(pieces, _aligned(argument, g)):
                         leaf_pieces.append(leaf_g)
             blocks = [[None if x is None else
                        _assembled(p, x.shape, 0, out_shape + x.shape, _float_dtype(out, x))
@@ -98,13 +98,15 @@ def batch_jacobian(f: Function, wrt: Wrt = 0, *, mode: JacobianMode = "auto",
 
     Args:
       f: a function whose selected argument and output both have the batch
-        axis first.
+        axis first (for a container or an object, each of its arrays).
       wrt: one argument index or name.
       mode: ``"reverse"``, ``"forward"`` or ``"auto"``, as in :func:`jacobian`.
 
     Returns:
       A function returning an array of shape
-      ``(batch,) + out.shape[1:] + x.shape[1:]``.
+      ``(batch,) + out.shape[1:] + x.shape[1:]``; for a container argument, a
+      container of its structure holding one such block per array (None for
+      its ints and strings).
     """
     _check_mode(mode)
     if isinstance(wrt, (tuple, list)):
@@ -114,27 +116,43 @@ def batch_jacobian(f: Function, wrt: Wrt = 0, *, mode: JacobianMode = "auto",
     @user_facing
     def batch_jacobian_of_f(*args):
         fn, call_args, names, indices, _ = _selected(f, args, wrt)
-        x = as_array(call_args[indices[0]])
+        argument = call_args[indices[0]]
+        inputs = _float_leaves(argument)          # its arrays (itself for an array)
         out, pullback = _output(fn, call_args, names, optimize, mode)
         out_shape = _array_shape(out, "batch_jacobian")
-        if not out_shape or not x.shape or out_shape[0] != x.shape[0]:
-            raise ShapeError(f"batch_jacobian needs the output and the argument to share the batch "
-                             f"axis, but they have shapes {out_shape} and {x.shape}")
-        batch, out_row, in_row = x.shape[0], out_shape[1:], x.shape[1:]
-        shape, dtype = (batch,) + out_row + in_row, _float_dtype(out, x)
-        out_size, in_size = int(np.prod(out_row)), int(np.prod(in_row))
-        if mode == "forward" or mode == "auto" and in_size < out_size:
-            columns = []
-            for k in range(in_size):
-                tangent = _row_unit(x.shape, k, x.dtype)
-                _, column = _jvp(fn, call_args, indices, [tangent], optimize)
-                columns.append(np.reshape(_broadcast(column, out_shape), (batch, out_size)))
-            return _assembled(columns, (batch, out_size), 2, shape, dtype)
-        rows = []
+        for x in inputs:
+            if x is not None and (not out_shape or not x.shape or out_shape[0] != x.shape[0]):
+                raise ShapeError(f"batch_jacobian needs the output and the argument to share "
+                                 f"the batch axis, but they have shapes {out_shape} and "
+                                 f"{x.shape}", hint="put the batch axis first in the output "
+                                 "and in every array of the argument")
+        batch, out_row = out_shape[0], out_shape[1:]
+        out_size = int(np.prod(out_row))
+        sizes = [None if x is None else int(np.prod(x.shape[1:])) for x in inputs]
+        shapes = [None if x is None else (batch,) + out_row + x.shape[1:] for x in inputs]
+        dtypes = [None if x is None else _float_dtype(out, x) for x in inputs]
+        if mode == "forward" or mode == "auto" and sum(filter(None, sizes)) < out_size:
+            blocks = []
+            for l, x in enumerate(inputs):
+                if x is None:
+                    blocks.append(None)
+                    continue
+                columns = []
+                for k in range(sizes[l]):
+                    tangent = _tangent(argument, l, _row_unit(x.shape, k, x.dtype))
+                    _, column = _jvp(fn, call_args, indices, [tangent], optimize)
+                    columns.append(np.reshape(_broadcast(column, out_shape), (batch, out_size)))
+                blocks.append(_assembled(columns, (batch, out_size), 2, shapes[l], dtypes[l]))
+            return _rebuilt(argument, blocks)
+        rows = [[] for _ in inputs]
         for o in range(out_size):
             (g,) = pullback(_row_unit(out_shape, o, _float_dtype(out)))
-            rows.append(np.reshape(_broadcast(g, x.shape), (batch, in_size)))
-        return _assembled(rows, (batch, in_size), 1, shape, dtype)
+            for l, (x, piece) in enumerate(zip(inputs, _aligned(argument, g))):
+                if x is not None:
+                    rows[l].append(np.reshape(_broadcast(piece, x.shape), (batch, sizes[l])))
+        return _rebuilt(argument, [
+            None if x is None else _assembled(rows[l], (batch, sizes[l]), 1, shapes[l], dtypes[l])
+            for l, x in enumerate(inputs)])
 
     return batch_jacobian_of_f
 
@@ -172,7 +190,7 @@ def hessian(f: Function, wrt: Wrt = 0, *, optimize: bool = True) -> Function:
                 tangents[j] = _tangent(selected[j], l, _unit(y.shape, k, y.dtype))
                 _, columns = _jvp(gradient, call_args, indices, tangents, optimize)
                 for i, column in enumerate(columns):
-                    for m, piece in enumerate(_leaves_of(column)):
+                    for m, piece in enumerate(_aligned(selected[i], column)):
                         if inputs[i][m] is not None:
                             pieces[(i, m), (j, l)].append(piece)
         blocks = [[_rebuilt(x_arg, [None if x is None else _rebuilt(y_arg, [
@@ -313,22 +331,37 @@ def _float_leaves(argument):
 
 
 def _leaves_of(value):
-    return leaves(value) if is_container(value) else [value]
+    return tree_leaves(value) if is_tree(value) else [value]
+
+
+def _aligned(argument, derivative):
+    """The leaves of ``derivative`` (of ``argument``'s structure) in the order of
+    ``argument``'s, zeros where it has none (an object's gradient lists only the
+    attributes the function read)."""
+    if not is_tree(argument):
+        return [derivative]
+
+    def piece(leaf, part):
+        if part is None and is_float(leaf):
+            return np.zeros_like(as_array(leaf), dtype=_float_dtype(leaf))
+        return part
+    return tree_leaves(tree_map(piece, argument, derivative, as_dicts=True))
 
 
 def _rebuilt(argument, blocks):
     """``argument``'s structure holding ``blocks``, one per leaf in order (for an array, its
-    one block): a derivative nested like the argument, as JAX's ``jacrev`` and ``hessian``."""
-    if not is_container(argument):
+    one block): a derivative nested like the argument, as JAX's ``jacrev`` and ``hessian``
+    (an object's as a dict of its attributes, as its gradient is)."""
+    if not is_tree(argument):
         return blocks[0]
     found = iter(blocks)
-    return map_leaves(lambda _: next(found), argument)
+    return tree_map(lambda _: next(found), argument, as_dicts=True)
 
 
 def _tangent(argument, position, unit):
     """A tangent of ``argument``: ``unit`` at leaf ``position``, zeros at its other float
     leaves, None at the others."""
-    if not is_container(argument):
+    if not is_tree(argument):
         return unit
     counter = itertools.count()
 
@@ -338,7 +371,7 @@ def _tangent(argument, position, unit):
             return unit
         return np.zeros_like(as_array(leaf), dtype=_float_dtype(leaf)) if is_float(leaf) \
             else None
-    return map_leaves(leaf_tangent, argument)
+    return tree_map(leaf_tangent, argument, as_dicts=True)
 
 
 def _broadcast(piece, shape):

@@ -220,7 +220,8 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
                                       lambda s: True)
     seed = result.seed or unit.namer.fresh("dout")
     functions = [_forward_function(unit, forward, result.output, residuals),
-                 _backward_function(unit, backward, seed, residuals, gradients)]
+                 _backward_function(unit, backward, seed, residuals, gradients,
+                                    result.tape if result.tape in residuals else None)]
     if scalar_output:
         functions.append(_gradient_function(unit, untouched_forward, backward, seed, gradients))
     elif gradient is not None:
@@ -401,8 +402,8 @@ def _is_pure(stmt):
         callee = anno.get(call, Anno.CALLEE)
         if callee is None and isinstance(call.func, gast.Attribute) and call.func.attr in METHODS:
             continue
-        if callee is MISSING or callee is None:
-            return False
+        if callee is MISSING or callee is None or callee is runtime.unseen_callee:
+            return False           # (a call through a value meeting a new callee must raise)
         rule = REGISTRY.lookup(callee)              # user rules may belong to impure functions
         if (rule is None or rule.vjp is None) and not REGISTRY.is_nondifferentiable(callee):
             return False
@@ -422,7 +423,10 @@ def _forward_function(unit, forward, output, residuals):
     return _function(name, copy.deepcopy(unit.function.args), [doc] + forward + [returned])
 
 
-def _backward_function(unit, backward, seed, residuals, gradients):
+def _backward_function(unit, backward, seed, residuals, gradients, tape=None):
+    """The backward pass; it pops the values the forward pass pushed on ``tape`` from a
+    copy of it, so that the residuals can be used again (a pullback called once per
+    row of a Jacobian, a callee's residuals inside its caller's)."""
     name = unit.namer.fresh(unit.function.name + "_bwd")
     residuals_name = unit.namer.fresh(RESIDUALS)
     args = gast.arguments(_names([residuals_name, seed], gast.Param), [], None, [], [], None, [])
@@ -433,6 +437,10 @@ def _backward_function(unit, backward, seed, residuals, gradients):
         unpack = gast.Assign([gast.Tuple(_names(residuals, gast.Store), gast.Store())],
                              gast.Name(residuals_name, gast.Load(), None, None), None)
         body.append(unpack)
+    if tape is not None:
+        body.append(gast.Assign([gast.Name(tape, gast.Store(), None, None)], gast.Call(
+            gast.Name("list", gast.Load(), None, None), [gast.Name(tape, gast.Load(), None, None)],
+            []), None))
     body.extend(backward)
     body.append(gast.Return(gast.Tuple(list(gradients), gast.Load())))
     return _function(name, args, body)

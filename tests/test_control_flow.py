@@ -1,5 +1,7 @@
 """Reverse mode through if/elif/else, for over range(...), and while loops."""
 
+import builtins
+
 import numpy as np
 import pytest
 
@@ -90,7 +92,7 @@ def test_branch_taken_decides_the_gradient():
     np.testing.assert_allclose(st.grad(control.elif_chain)(-x), -np.ones(3))
 
 
-def test_the_tape_is_empty_after_the_backward_pass():
+def test_the_tape_is_empty_after_the_backward_pass(monkeypatch):
     rng = _rng(1)
     args = (rng.standard_normal((6, 2, 3)), 0.5 * rng.standard_normal((3, 4)),
             0.5 * rng.standard_normal((4, 4)), rng.standard_normal((2, 4)))
@@ -98,9 +100,17 @@ def test_the_tape_is_empty_after_the_backward_pass():
     index = found.build.tape_index
     assert index is not None
     out, residuals = found.fwd(*args)
-    assert len(residuals[index]) > 0                 # the forward pass saved values
+    saved = len(residuals[index])
+    assert saved > 0                                 # the forward pass saved values
+    copies = []                                      # the backward pass pops from a copy
+
+    def recording_list(items):
+        copies.append(builtins.list(items))
+        return copies[-1]
+    monkeypatch.setattr(control, "list", recording_list, raising=False)
     found.bwd(residuals, 1.0)
-    assert residuals[index] == []                    # and the backward pass used every one
+    assert len(copies) == 1 and copies[0] == []      # and used every value
+    assert len(residuals[index]) == saved            # leaving the residuals for another call
 
 
 def test_the_tape_saves_only_what_the_backward_pass_reads():

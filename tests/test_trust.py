@@ -270,3 +270,17 @@ def test_concatenating_lists_srctrans_cannot_see_are_refused_in_reverse_mode():
     out, tangent = st.jvp(trust.concatenated_parameters, (xs, ys),
                           ([np.ones(2)], [np.zeros(2), np.ones(2)]))
     assert np.isclose(tangent, np.sum(xs[0] + ys[-1]))
+
+
+def test_a_pullback_whose_callee_loops_can_be_called_again():
+    """The backward pass pops saved values from its tape; a callee's tape lives in its
+    caller's residuals, so a second call of the pullback (one per row of a Jacobian)
+    once found it empty."""
+    x = R.standard_normal(3)
+    _, pullback = st.vjp(trust.through_a_looping_helper, x)
+    first, = pullback(np.ones(3))
+    again, = pullback(np.ones(3))
+    np.testing.assert_array_equal(first, again)
+    J = st.jacobian(trust.through_a_looping_helper)(x)
+    np.testing.assert_allclose(np.diag(J), first, rtol=1e-12)
+    st.check_grads(trust.through_a_looping_helper, (x,), order=2)

@@ -240,8 +240,12 @@ class _Tangents(Generator):
             return self._call(target, value, stmt)
         elif isinstance(value, gast.Attribute):
             source = self.tangent(value.value)
-            if source is not None and ATTRIBUTES.get(value.attr, MISSING) is not None:
-                tangent = gast.Attribute(source, value.attr, gast.Load())   # x.T, a field
+            primal = ATTRIBUTES.get(value.attr, MISSING)
+            if source is not None and primal is MISSING:          # a field of an object
+                tangent = runtime_call(self.aliases, "attribute_tangent", [
+                    source, clone(value.value), gast.Constant(value.attr, None)])
+            elif source is not None and primal is not None:
+                tangent = gast.Attribute(source, value.attr, gast.Load())   # x.T, x.real
         elif isinstance(value, gast.Subscript):
             source = self.tangent(value.value)
             if source is not None:

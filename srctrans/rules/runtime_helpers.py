@@ -534,6 +534,11 @@ def getattr_grad(g, ans, v, obj, name):
 def getattr_grad_transpose(g, ans, c, obj, name):
     return rt.getattr_grad(g, obj, name)
 
+# the tangent of an attribute read (forward mode): the transpose of getattr_grad too
+@vjp(rt.attribute_tangent)
+def attribute_tangent(g, ans, t, obj, name):
+    return rt.getattr_grad(g, obj, name)
+
 # NumPy's named tuple of a decomposition's tangent or cotangent (runtime/decompositions.py)
 @vjp(rt.tuple_like)
 def tuple_like(g, ans, like, parts):
@@ -651,8 +656,8 @@ def last_and_rest(g, ans, v):
 def last_and_rest_transpose(g, ans, c):
     return rt.last_and_rest(g)
 
-linear(rt.copied, rt.getitem_grad, rt.getattr_grad, rt.getattr_grad_transpose, rt.zero_at,
-       rt.transpose_grad, rt.reshape_like, rt.as_array, rt.asarray_grad, rt.last_and_rest, rt.last_and_rest_transpose)
+linear(rt.copied, rt.getitem_grad, rt.getattr_grad, rt.getattr_grad_transpose,
+       rt.attribute_tangent, rt.zero_at, rt.transpose_grad, rt.reshape_like, rt.as_array, rt.asarray_grad, rt.last_and_rest, rt.last_and_rest_transpose)
 
 
 # The tape of a subscript write: saved_at copies what the write overwrites,

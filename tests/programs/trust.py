@@ -463,3 +463,13 @@ def repeated_list(a, b):
 def concatenated_parameters(xs, ys):
     zs = xs + ys
     return np.sum(zs[0] * zs[-1])
+
+
+def sines(x):
+    for _ in range(3):
+        x = np.sin(x)
+    return x
+
+
+def through_a_looping_helper(x):
+    return sines(x) * x
