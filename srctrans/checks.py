@@ -63,6 +63,9 @@ def check_grads(f: Function, args: tuple, modes: tuple[Mode, ...] = ("forward", 
         else (wrt,) if isinstance(wrt, int) else tuple(wrt)
     if not indices:
         raise UsageError("check_grads found no float argument to check")
+    fn, bound_self = _unwrap(f)
+    if bound_self is not None:       # a bound method: its function, the object a constant
+        f, args, indices = fn, (bound_self,) + args, tuple(i + 1 for i in indices)
     rng = np.random.default_rng(seed)
     wide = tuple(_widen(a) if i in indices else a for i, a in enumerate(args))
     tolerances = dict(eps=eps, rtol=rtol, atol=atol)

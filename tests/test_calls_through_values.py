@@ -201,7 +201,7 @@ def test_methods_and_attributes_called_through_self(data):
     expected = numeric_gradient(lambda n, x: n.loss(x), net, (x,))
     for path, value in expected.items():
         np.testing.assert_allclose(read_gradient(g, path), value, rtol=1e-5, atol=1e-7)
-    st.check_grads(net.loss, (x,))
+    st.check_grads(net.loss, (x,), order=2)
 
     def of_x(x):
         return net.loss(x)
@@ -303,3 +303,33 @@ def lambda_free_chain(chain):
     def total(x):
         return np.sum(chain(x))
     return total
+
+
+GLOBAL_MODEL = MLP([Dense(RNG.normal(size=(3, 4)), np.zeros(4)), Scale(RNG.normal(size=4))])
+
+
+def through_the_global_model(x):
+    return np.sum(GLOBAL_MODEL(x) ** 2)
+
+
+def through_a_global_layer(x):
+    return np.sum(GLOBAL_MODEL.layers[0](x) * GLOBAL_MODEL.layers[1].__call__(x @ np.ones((3, 4))))
+
+
+@pytest.mark.parametrize("f", [through_the_global_model, through_a_global_layer])
+def test_a_model_of_the_enclosing_scope_is_a_constant_called_through(f, data):
+    x, _ = data
+    st.check_grads(f, (x,), order=2)
+
+
+def counted(d, x):
+    t = len(d) * x
+    if "a" in d:
+        t = t * d["a"]
+    return np.sum(t)
+
+
+def test_len_and_membership_of_a_dict_argument(data):
+    x, _ = data
+    g = st.grad(counted)({"a": 2.0, "b": 1.0}, x)
+    assert g["a"] == pytest.approx(2 * np.sum(x)) and g["b"] == 0.0

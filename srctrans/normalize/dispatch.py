@@ -29,6 +29,7 @@ from srctrans.nodes import clone, load
 from srctrans.places import is_installed
 from srctrans.rules import METHODS
 from srctrans.runtime.objects import BY_IDENTITY, SITES
+from srctrans.treewalk import walk
 
 # methods of lists, dicts and arrays that later passes handle where they meet them
 _CONTAINER_METHODS = frozenset({
@@ -40,12 +41,15 @@ _CONTAINER_METHODS = frozenset({
 def is_call_through_value(call, normalizer):
     """Whether ``call`` calls a value of the function (so what it calls is known only at run time)."""
     func = call.func
+    resolver = normalizer.resolver
     if isinstance(func, gast.Name):
-        return func.id in normalizer.resolver.local_names or func.id in normalizer.resolver.generated
-    if isinstance(func, gast.Subscript):
-        return normalizer._reads_local(func)
+        return func.id in resolver.local_names or func.id in resolver.generated
+    if isinstance(func, gast.Subscript):                 # layers[0](x), MODEL.layers[0](x)
+        return True
     return (isinstance(func, gast.Attribute) and func.attr not in METHODS
-            and func.attr not in _CONTAINER_METHODS and normalizer._reads_local(func.value))
+            and func.attr not in _CONTAINER_METHODS
+            and (normalizer._reads_local(func.value)
+                 or any(isinstance(n, (gast.Subscript, gast.Call)) for n in walk(func.value))))
 
 
 def switch(call, normalizer, out):

@@ -15,9 +15,11 @@ nested and through ``*rest``, and appended to a list; the list that
 ``np.array_split`` returns), comprehensions, calls
 of helper functions, a local function and a lambda, boolean masks, the builtins
 ``max``, ``min``, ``sum`` and ``float``, ``dict(...)``, ``d.get``, ``d.values()``,
-``sorted`` and ``max``/``min`` with ``key=`` (a lambda or a function), and SciPy (``special``, ``stats``' densities
+``sorted`` and ``max``/``min`` with ``key=`` (a lambda or a function), SciPy (``special``, ``stats``' densities
 and distribution functions, ``signal.convolve``, and ``linalg``'s solves,
-factorizations and ``expm`` of the matrix argument ``W``).
+factorizations and ``expm`` of the matrix argument ``W``), and calls through
+values: a model object of the module called, its layers called by position and
+their methods, and functions called through a loop variable.
 
 Every operation is smooth where the fuzzer evaluates it (denominators and
 logarithms kept away from zero), so finite differences are a fair reference.
@@ -54,6 +56,30 @@ def helper_branch(a):
 
 def helper_seq(xs, *rest):
     return xs[0] * np.cos(xs[1][0]) + rest[0][1] * xs[1][1]
+
+
+class Affine:
+    def __init__(self, scale, shift):
+        self.scale, self.shift = scale, shift
+
+    def __call__(self, a):
+        return np.tanh(a * self.scale) + self.shift
+
+    def apply(self, a, b):
+        return self(a) * b
+
+
+class Stack:
+    def __init__(self, layers):
+        self.layers = layers
+
+    def __call__(self, a):
+        for layer in self.layers:
+            a = layer(a)
+        return a
+
+
+MODEL = Stack([Affine(0.8, 0.1), Affine(1.3, -0.2)])
 '''
 
 # the shapes of x (main), y (broadcasts against x), a scalar s, and W (matmul on x's last axis);
@@ -81,6 +107,8 @@ UNARY = [
     "{a} @ sl.cho_solve(sl.cho_factor(W @ W.T + np.eye(len(W))), W)",
     "{a} @ sl.lu_solve(sl.lu_factor(W + 3.0 * np.eye(len(W))), W.T)",
     "{a} @ sl.solve_triangular(W + 3.0 * np.eye(len(W)), W, lower=True)",
+    # objects called through values
+    "MODEL({a})", "MODEL.layers[1].apply({a}, 0.5)", "MODEL.layers[0]({a}) * {a}",
 ]
 BINARY = [
     "{a} + {b}", "{a} - {b}", "{a} * {b}", "{a} / (1.5 + np.cos({b}))", "helper_mix({a}, {b})",
@@ -286,8 +314,12 @@ class _Builder:
         a = self._pick()
         b = self._compatible(a)
         t, parts = self._fresh(), self._fresh()
-        choice = self.rng.randrange(15)
-        if choice == 14:             # nested tuple targets of a loop
+        choice = self.rng.randrange(16)
+        if choice == 15:             # functions called through a loop variable
+            lines = [f"{t} = {a} * 0.5",
+                     "for act in [np.sin, helper_branch, np.tanh]:",
+                     f"    {t} = {t} + act({b}) * {a}"]
+        elif choice == 14:             # nested tuple targets of a loop
             lines = [f"{t} = {a} * 0.0",
                      f"for k, (u, w) in enumerate(zip([{a}, {b}], [np.sin({b}), {a} * 2.0])):",
                      f"    {t} = {t} + u * w * (k + 1.0)"]
