@@ -30,7 +30,8 @@ def jacobian(f: Function, wrt: Wrt = 0, *, mode: JacobianMode = "auto",
     """The Jacobian of ``f`` as a new function.
 
     Args:
-      f: a function of arrays returning one array or number (not a container).
+      f: a function of arrays returning an array, a number, or a container
+        (or object) of them.
       wrt: an argument index or name, or a tuple of them.
       mode: ``"reverse"`` runs the forward pass once and the pullback once
         per output element; ``"forward"`` runs one JVP per input element;
@@ -44,8 +45,10 @@ def jacobian(f: Function, wrt: Wrt = 0, *, mode: JacobianMode = "auto",
       A selected argument that is a container (a dict, list or tuple of
       arrays, a named tuple, a dataclass) gets a container of the same
       structure holding one such block per array, as JAX's ``jacrev``; its
-      ints and strings are constants, with None. Where the output does not
-      depend on an argument the Jacobian is zero.
+      ints and strings are constants, with None. A container output nests
+      the same way, outside: ``J["loss"]["W"]`` has shape ``loss.shape +
+      W.shape``. Where the output does not depend on an argument the
+      Jacobian is zero.
 
     >>> def f(x):
     ...     return x * x
@@ -62,24 +65,19 @@ def jacobian(f: Function, wrt: Wrt = 0, *, mode: JacobianMode = "auto",
         selected = [call_args[i] for i in indices]
         inputs = [_float_leaves(a) for a in selected]             # per argument, its arrays
         out, pullback = _output(fn, call_args, names, optimize, mode)
-        out_shape = _array_shape(out, "jacobian")
-        rows = int(np.prod(out_shape))
+        outputs = _output_leaves(out)                              # the output's arrays
+        rows = sum(o.size for o in outputs if o is not None)
         columns = sum(x.size for leaves_ in inputs for x in leaves_ if x is not None)
         if mode == "forward" or mode == "auto" and columns < rows:
-            blocks = _forward_columns(fn, call_args, indices, selected, inputs, out_shape,
+            blocks = _forward_columns(fn, call_args, indices, selected, inputs, out, outputs,
                                       optimize)
         else:
-            by_leaf = [[[] for _ in leaves_] for leaves_ in inputs]
-            for row in range(rows):
-                gradients = pullback(_unit(out_shape, row, _float_dtype(out)))
-                for pieces, g, argument in zip(by_leaf, gradients, selected):
-                    for leaf_pieces, leaf_g in zip(pieces, _aligned(argument, g)):
-                        leaf_pieces.append(leaf_g)
-            blocks = [[None if x is None else
-                       _assembled(p, x.shape, 0, out_shape + x.shape, _float_dtype(out, x))
-                       for p, x in zip(pieces, leaves_)] for pieces, leaves_ in zip(by_leaf, inputs)]
-        blocks = [_rebuilt(a, b) for a, b in zip(selected, blocks)]
-        return blocks[0] if single else tuple(blocks)
+            blocks = _reverse_rows(pullback, selected, inputs, out, outputs)
+        per_argument = [[_rebuilt(a, by_output[i]) for by_output in blocks]
+                        for i, a in enumerate(selected)]
+        result = [_rebuilt(out, [None if o is None else parts[m] for m, o in enumerate(outputs)])
+                  for parts in per_argument]
+        return result[0] if single else tuple(result)
 
     return jacobian_of_f
 
@@ -301,25 +299,48 @@ def _gradient_function(fn, names, call_args):
     return cache.gradient_instance(fn, names).grad
 
 
-def _forward_columns(fn, call_args, indices, selected, inputs, out_shape, optimize):
-    """The Jacobian blocks of each selected argument's arrays, one JVP per element."""
-    blocks = []
+def _forward_columns(fn, call_args, indices, selected, inputs, out, outputs, optimize):
+    """The Jacobian blocks, ``blocks[output leaf][argument][leaf]``, one JVP per input element."""
+    blocks = [[[None] * len(leaves_) for leaves_ in inputs] for _ in outputs]
     for position, (argument, leaves_) in enumerate(zip(selected, inputs)):
-        argument_blocks = []
         for l, x in enumerate(leaves_):
             if x is None:
-                argument_blocks.append(None)
                 continue
-            columns = []
+            columns = [[] for _ in outputs]
             for k in range(x.size):
                 tangents = [None] * len(inputs)
                 tangents[position] = _tangent(argument, l, _unit(x.shape, k, _float_dtype(x)))
                 _, column = _jvp(fn, call_args, indices, tangents, optimize)
-                columns.append(column)
-            argument_blocks.append(_assembled(columns, out_shape, -1, out_shape + x.shape,
-                                              _float_dtype(x)))
-        blocks.append(argument_blocks)
+                for pieces, piece in zip(columns, _aligned(out, column)):
+                    pieces.append(piece)
+            for m, o in enumerate(outputs):
+                if o is not None:
+                    blocks[m][position][l] = _assembled(columns[m], o.shape, -1,
+                                                        o.shape + x.shape, _float_dtype(o, x))
     return blocks
+
+
+def _reverse_rows(pullback, selected, inputs, out, outputs):
+    """The Jacobian blocks, ``blocks[output leaf][argument][leaf]``, one pullback per
+    output element."""
+    blocks = []
+    for m, o in enumerate(outputs):
+        by_leaf = [[[] for _ in leaves_] for leaves_ in inputs]
+        for row in range(0 if o is None else o.size):
+            gradients = pullback(_tangent(out, m, _unit(o.shape, row, _float_dtype(o))))
+            for pieces, g, argument in zip(by_leaf, gradients, selected):
+                for leaf_pieces, leaf_g in zip(pieces, _aligned(argument, g)):
+                    leaf_pieces.append(leaf_g)
+        blocks.append([[None if x is None or o is None else
+                        _assembled(p, x.shape, 0, o.shape + x.shape, _float_dtype(o, x))
+                        for p, x in zip(pieces, leaves_)]
+                       for pieces, leaves_ in zip(by_leaf, inputs)])
+    return blocks
+
+
+def _output_leaves(out):
+    """The output's arrays, None for its ints and strings (an array output is its one leaf)."""
+    return _float_leaves(out) if is_tree(out) else [as_array(out)]
 
 
 # -- pytrees: a selected argument may be a container of arrays (its leaves) -----------

@@ -66,9 +66,30 @@ def test_batch_jacobian_needs_a_shared_batch_axis():
         st.batch_jacobian(programs.dense_relu, wrt=1)(np.ones((7, 5)), np.ones((5, 10)), np.ones(10))
 
 
-def test_jacobian_rejects_container_outputs():
-    with pytest.raises(st.UsageError, match="one array"):
-        st.jacobian(programs.returns_tuple)(np.ones(2), np.ones(2))
+def named_outputs(x, params):
+    return {"h": np.tanh(x @ params["W"]), "norm": np.sum(x * x), "count": 3}
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_jacobian_of_container_outputs_nests_outputs_outside(mode):
+    rng = _rng(5)
+    x, params = rng.standard_normal((2, 3)), {"W": rng.standard_normal((3, 4)), "k": 2}
+    Jx, Jp = st.jacobian(named_outputs, wrt=(0, 1), mode=mode)(x, params)
+    assert Jx["count"] is None and Jp["count"] is None and Jp["h"]["k"] is None
+    assert Jx["h"].shape == (2, 4, 2, 3) and Jp["h"]["W"].shape == (2, 4, 3, 4)
+    np.testing.assert_allclose(Jx["norm"], 2 * x, rtol=1e-12)
+    eps = 1e-6
+    for index in np.ndindex(3, 4):
+        moved = [dict(params, W=params["W"] + sign * eps * (np.arange(12).reshape(3, 4) ==
+                                                             np.ravel_multi_index(index, (3, 4))))
+                 for sign in (1, -1)]
+        numeric = (named_outputs(x, moved[0])["h"] - named_outputs(x, moved[1])["h"]) / (2 * eps)
+        np.testing.assert_allclose(Jp["h"]["W"][(...,) + index], numeric, rtol=1e-6, atol=1e-9)
+    values = st.jacobian(programs.returns_tuple, wrt=(0, 1))(np.ones(2), np.full(2, 2.0))
+    assert isinstance(values[0], tuple) and len(values[0]) == 2
+    np.testing.assert_allclose(values[0][0], np.diag([2.0, 2.0]), rtol=1e-12)     # d(x y)/dx
+    np.testing.assert_allclose(values[0][1], np.diag(np.cos([1.0, 1.0])), rtol=1e-12)
+    np.testing.assert_allclose(values[1][1], np.zeros((2, 2)))                  # sin(x) by y
 
 
 # -- Hessians and HVPs ----------------------------------------------------------------
