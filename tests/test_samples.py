@@ -70,8 +70,8 @@ def test_gaussian_process_finds_a_minimum_of_the_likelihood():
 
 def test_the_notebook_runs_in_a_real_kernel():
     """samples/notebook.ipynb, executed by nbclient in an IPython kernel: functions defined in
-    cells differentiate (reverse, Hessian, methods with wrt="self", dicts) and st.source reads
-    them."""
+    cells differentiate (reverse, Hessian, methods with wrt="self", dicts, a model calling
+    its layers) and st.source reads them."""
     import nbclient             # the test extra installs both, with ipykernel
     import nbformat
     notebook = nbformat.read(SAMPLES / "notebook.ipynb", as_version=4)
@@ -83,4 +83,5 @@ def test_the_notebook_runs_in_a_real_kernel():
     assert "(['b', 'w'], (3,)" in outputs[0]
     assert outputs[1] == "(array([ 1. , -2. ,  0.5]), 0.3)"
     assert outputs[3] == "True"
-    assert "def energy_bwd(residuals, d_out):" in outputs[4]
+    assert outputs[4] == "((3, 8), True)"          # a model calling its layers, trained
+    assert "def energy_bwd(residuals, d_out):" in outputs[5]
