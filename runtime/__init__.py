@@ -64,6 +64,7 @@ from .accumulate import (
     add, zeros_like, spread_grads, choice_grads, sum_tangents, choice_tangent)
 from .containers import (
     saved_entry, restored_entry, entry_cotangent, without_entry, keys_of, has_key, sort_order,
+    sequence_length,
     best_index)
 from .reshaping import (
     identity, copied, getitem_grad, getattr_grad, last_and_rest, pushed, pushed_many, pushed_many_transpose, transpose_grad, reshape_like, asarray_grad, zero_at,

@@ -141,6 +141,15 @@ def without_entry(cotangent, key):
 # -- what the builtins of containers select (constants: the derivative follows the
 # entries they pick, through subscripts) ------------------------------------------------
 
+def sequence_length(items):
+    """``len(items)`` for a loop ``for x in items`` over an argument; a dict there is refused
+    (srctrans compiled the loop to read ``items`` by position)."""
+    if isinstance(items, dict):
+        unsupported("`for k in d` over a dict passed in, when the loop does not read d[k]",
+                    "write `for k in d.keys()` (or `for k, v in d.items()`, `for k in sorted(d)`)")
+    return len(items)
+
+
 def keys_of(mapping):
     """``list(mapping)`` for a dict (``d.keys()``, ``d.values()``, ``dict(d)``, ``sorted(d)``);
     anything else is refused, since srctrans wrote the call for a dict."""

@@ -137,7 +137,7 @@ def _front_end(fn, wrt, build_callee, mode):
     fence.check(parsed)
     unit = Unit(parsed, wrt, build_callee)
     data_names = _nonlocal_data(parsed.node, unit.resolver)
-    desugar(unit.function, unit.namer)
+    desugar(unit.function, unit.namer, unit.aliases[RUNTIME_ALIAS])
     unit.resolver.local_names = frozenset(_local_names(unit.function))
     model_effects(parsed, unit.resolver, unit.aliases)
     pin_positions(unit.function, unit.aliases)

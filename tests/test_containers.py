@@ -53,6 +53,11 @@ CASES = [
      (0, 1, 2)),
     (c.sorted_and_keyed, lambda r: (r.standard_normal(3), r.standard_normal(3) + 0.5,
                                     r.standard_normal(3) - 0.5), (0, 1, 2)),
+    (c.written_after_building, lambda r: ({"a": r.standard_normal(3), "b": r.standard_normal(3)},
+                                          [r.standard_normal(3), r.standard_normal(3)],
+                                          r.standard_normal(3)), (0, 1, 2)),
+    (c.iterates_a_dict, lambda r: ({"a": r.standard_normal(3), "bc": r.standard_normal(3)},
+                                   r.standard_normal(3)), (0, 1)),
 ]
 
 
@@ -160,3 +165,22 @@ def test_max_with_default_is_refused_at_the_user_s_line():
     with pytest.raises(st.SrcTransError, match="default=") as raised:
         st.grad(c.max_with_default)(np.ones(3))
     assert "containers.py" in str(raised.value)
+
+
+def test_iterating_a_dict_argument_the_loop_does_not_index_says_what_to_write():
+    with pytest.raises(st.UnsupportedSyntaxError, match=r"d\.keys\(\)") as caught:
+        st.grad(c.iterates_a_dict_without_reading_it, wrt=1)({"a": 1.0}, np.ones(3))
+    assert "containers.py" in str(caught.value)
+
+
+def test_an_object_s_int_and_string_attributes_get_no_gradient():
+    class Tagged:
+        def __init__(self, W, name, count):
+            self.W, self.name, self.count = W, name, count
+
+    def tagged_loss(obj, x):
+        return np.sum(x @ obj.W) * obj.count * len(obj.name)
+
+    g = st.grad(tagged_loss)(Tagged(np.ones((3, 2)), "abc", 2), np.ones(3))
+    assert set(g) == {"W"}
+    np.testing.assert_allclose(g["W"], np.full((3, 2), 6.0))

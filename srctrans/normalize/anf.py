@@ -71,6 +71,7 @@ class _Normalizer:
         function = self.parsed.node
         self._depth = -1
         self._local_functions = {}                 # name -> FunctionDef or Lambda, inlined at calls
+        self._built = set()                        # the temporaries comprehensions build
         self._inlining = []
         function.body = self._block(function.body)
 
@@ -197,7 +198,16 @@ class _Normalizer:
             return
         if len(targets) == 1 and isinstance(targets[0], gast.Name):
             name = targets[0].id
+            start = len(out)
             flat = self._flat(value, out)
+            if isinstance(flat, gast.Name) and flat.id in self._built and not any(
+                    isinstance(n, gast.Name) and n.id == name for stmt in out[start:]
+                    for n in walk(stmt)):
+                # d = {k: ... for ...}, d = dict(e): build d itself, not a temporary that d
+                # would alias (a later d[k] = v would change the temporary the loop saved)
+                for stmt in out[start:]:
+                    _rename(stmt, {flat.id: name})
+                return
             if self._depth > 0 and not isinstance(flat, gast.Name) and any(
                     isinstance(n, gast.Name) and n.id == name for n in walk(flat)):
                 # x = f(x) inside a block (SSA renames it outside): compute into a
@@ -305,11 +315,13 @@ class _Normalizer:
         ``{k: v for ...}`` -> a dict built by item writes."""
         if isinstance(expr, gast.DictComp):
             name = self.namer.temporary("dict")
+            self._built.add(name)
             out.append(_assign_name(name, gast.Dict([], [])))
             item = gast.Subscript(gast.Name(name, gast.Load(), None, None), expr.key, gast.Store())
             body = [gast.Assign([item], expr.value, None)]
         else:
             name = self.namer.temporary("list")
+            self._built.add(name)
             out.append(_assign_name(name, gast.List([], gast.Load())))
             append = gast.Attribute(gast.Name(name, gast.Load(), None, None), "append", gast.Load())
             body = [gast.Expr(gast.Call(append, [expr.elt], []))]

@@ -25,20 +25,52 @@ from srctrans.treewalk import walk
 _LOOPS = (gast.For, gast.While)
 
 
-def desugar(function, namer):
-    """Apply both rewrites to ``function`` (a gast FunctionDef), in place."""
-    _index_loops(function, namer)
+def desugar(function, namer, runtime_name="rt"):
+    """Apply both rewrites to ``function`` (a gast FunctionDef), in place.
+
+    ``runtime_name`` is the name generated code uses for the runtime package.
+    """
+    _index_loops(function, namer, runtime_name)
     _Jumps(namer).run(function)
 
 
 # -- loops over sequences ---------------------------------------------------------
 
-def _index_loops(function, namer):
+def _index_loops(function, namer, runtime_name):
+    dicts = _dict_names(function)
+    parameters = {a.id for a in function.args.args + function.args.posonlyargs
+                  + function.args.kwonlyargs}
     for node in list(walk(function)):
         if isinstance(node, gast.For) and _pops_many(node.iter):
             _to_pop_loop(node, namer)
         elif isinstance(node, gast.For) and not is_range(node.iter):
-            to_index_loop(node, namer)
+            over_keys = _iterates_keys(node, dicts)
+            iterated = node.iter
+            to_index_loop(node, namer, over_keys)
+            if not over_keys and isinstance(iterated, gast.Name) and iterated.id in parameters:
+                # for x in xs, xs an argument: a dict there is an error that says what to write
+                node.iter.args[0].func = gast.Attribute(
+                    gast.Name(runtime_name, gast.Load(), None, None), "sequence_length", gast.Load())
+
+
+def _dict_names(function):
+    """The names the function assigns a dict display, ``dict(...)`` or a dict comprehension."""
+    return {target.id for node in walk(function) if isinstance(node, gast.Assign)
+            and (isinstance(node.value, (gast.Dict, gast.DictComp)) or _is_call_of(node.value, "dict"))
+            for target in node.targets if isinstance(target, gast.Name)}
+
+
+def _iterates_keys(loop, dicts):
+    """``for k in d`` over a dict: ``d`` is assigned a dict, or the body reads ``d[k]``."""
+    iterator, target = loop.iter, loop.target
+    if not isinstance(iterator, gast.Name):
+        return False
+    if iterator.id in dicts:
+        return True
+    return isinstance(target, gast.Name) and any(
+        isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name)
+        and n.value.id == iterator.id and isinstance(n.slice, gast.Name)
+        and n.slice.id == target.id for stmt in loop.body for n in walk(stmt))
 
 
 def _pops_many(iterator):
@@ -66,12 +98,13 @@ def is_range(iterator):
             and iterator.func.id == "range")
 
 
-def to_index_loop(loop, namer):
-    """``for t in seq`` -> ``for i in range(len(seq)): t = seq[i]`` (zip, enumerate alike)."""
+def to_index_loop(loop, namer, over_keys=False):
+    """``for t in seq`` -> ``for i in range(len(seq)): t = seq[i]`` (zip, enumerate alike);
+    ``over_keys``: ``seq`` is a dict, whose keys the loop takes (as ``seq.keys()``)."""
     index = namer.fresh("_index")
     iterator, target = loop.iter, loop.target
     reads = []                                    # (target, value expression for this index)
-    view = _dict_view(iterator)
+    view = (iterator, "keys") if over_keys else _dict_view(iterator)
     if view is not None:                          # for k, v in d.items(): over list(d), the keys
         mapping, kind = view
         keys = _call("list", [_copy_load(mapping)])

@@ -288,16 +288,19 @@ def _check_aliases(parsed, resolver):
               for name in [_changed_in_place(stmt)] if name is not None]
     if not writes:
         return
-    bindings = []                   # (position, name, the names whose memory it may share)
+    bindings = []     # (position, name, the names whose memory it may share, a new container)
     for position, stmt in order.statements:
         for target, value in _bindings(stmt):
             roots = _roots(value, resolver)
             if roots:
-                bindings.extend((position, name, roots) for name in _names_in(target))
+                fresh = _is_new_container(value, resolver) and not isinstance(stmt, gast.For)
+                bindings.extend((position, name, roots, fresh) for name in _names_in(target))
     for position, written in writes:
         classes = _AliasClasses()
-        for bound, name, roots in bindings:
-            if order.before(bound, position):
+        entry = _replaces_an_entry(order.at(position))
+        for bound, name, roots, fresh in bindings:
+            if order.before(bound, position) and not (fresh and entry):
+                # (d = dict(e); d[k] = v replaces an entry of the new dict, not e's)
                 for root in roots:
                     classes.join(name, root)
         for name in sorted(classes.members(written) - {written}):
@@ -460,6 +463,21 @@ def _roots(value, resolver):
         # a user function or another callable may return its argument itself
         return set().union(set(), *(_roots(a, resolver) for a in arguments))
     return set()
+
+
+def _is_new_container(value, resolver):
+    """A new list or dict holding the values (a display, a comprehension, ``list(...)``,
+    ``dict(...)``, ``sorted(...)``): replacing one of its entries changes no other value."""
+    if isinstance(value, (gast.List, gast.Dict, gast.ListComp, gast.DictComp)):
+        return True
+    return isinstance(value, gast.Call) and any(
+        resolver.resolve(value.func) is kind for kind in (list, dict, sorted))
+
+
+def _replaces_an_entry(stmt):
+    """``d[k] = v``: a write that replaces one entry of the container ``d`` names."""
+    return isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Subscript) \
+        and isinstance(stmt.targets[0].value, gast.Name)
 
 
 def _changed_in_place(stmt):

@@ -415,7 +415,8 @@ def power_exponent_factor_jvp(dpower, dx, ans, power, x):
 REGISTRY.nondifferentiable(rt.zeros_like, rt.zeros_of)
 REGISTRY.nondifferentiable(rt.position, rt.slice_position)     # positions in a list: integers
 # what the builtins of containers select: keys, a test, positions (constants)
-REGISTRY.nondifferentiable(rt.keys_of, rt.has_key, rt.sort_order, rt.best_index)
+REGISTRY.nondifferentiable(rt.keys_of, rt.has_key, rt.sort_order, rt.best_index,
+                           rt.sequence_length)
 REGISTRY.nondifferentiable(rt.has_class, rt.is_same, rt.unseen_callee)   # calls through values
 
 # add broadcasts like ``+``, so each side's cotangent is summed to its shape.

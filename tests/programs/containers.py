@@ -237,3 +237,34 @@ def nested_loop_targets(a, b, d):
     for first, second in [(a[0], b[1]), (b[0], a[1])]:
         total = total + np.sum(first * np.sin(second))
     return total + sum([np.sum(u * v) * k for k, (u, v) in enumerate(zip(a, b), 1)])
+
+
+def written_after_building(d, xs, x):
+    """Containers the function built from others (a comprehension, dict(...), list(...)),
+    written into while the values they were built from are read later."""
+    scaled = {k: v * x for k, v in d.items()}
+    scaled["w"] = scaled["a"] * 2.0
+    copy = dict(d)
+    copy["a"] = copy["b"] * x
+    rows = list(xs)
+    rows[0] = rows[1] * 3.0
+    rows.append(x)
+    return np.sum(scaled["w"] * scaled["b"] + copy["a"] * d["a"]) + np.sum(rows[0] * rows[2] * xs[0])
+
+
+def iterates_a_dict(d, x):
+    """``for k in d``: over a dict the function made, and over an argument indexed by key."""
+    weights = {"p": 2.0, "q": -1.0}
+    total = 0.0
+    for k in weights:
+        total = total + weights[k] * np.sum(x)
+    for k in d:
+        total = total + np.sum(d[k] * x) * len(k)
+    return total
+
+
+def iterates_a_dict_without_reading_it(d, x):
+    total = 0.0
+    for k in d:
+        total = total + len(k) * np.sum(x)
+    return total
