@@ -19,7 +19,8 @@ of helper functions, a local function and a lambda, boolean masks, the builtins
 and distribution functions, ``signal.convolve``, and ``linalg``'s solves,
 factorizations and ``expm`` of the matrix argument ``W``), and calls through
 values: a model object of the module called, its layers called by position and
-their methods, and functions called through a loop variable.
+their methods, functions called through a loop variable, and a dict built from
+another, written into and iterated by key.
 
 Every operation is smooth where the fuzzer evaluates it (denominators and
 logarithms kept away from zero), so finite differences are a fair reference.
@@ -314,8 +315,15 @@ class _Builder:
         a = self._pick()
         b = self._compatible(a)
         t, parts = self._fresh(), self._fresh()
-        choice = self.rng.randrange(16)
-        if choice == 15:             # functions called through a loop variable
+        choice = self.rng.randrange(17)
+        if choice == 16:             # a dict built from another, written, iterated by key
+            other = self._fresh()
+            lines = [f"{parts} = {{'p': {a}, 'q': np.sin({b})}}",
+                     f"{other} = {{k: v * 2.0 for k, v in {parts}.items()}}",
+                     f"{other}['p'] = {other}['q'] * {a}",
+                     f"{t} = {parts}['p'] * 0.5",
+                     f"for key in {other}:", f"    {t} = {t} + {other}[key] * {parts}['q']"]
+        elif choice == 15:             # functions called through a loop variable
             lines = [f"{t} = {a} * 0.5",
                      "for act in [np.sin, helper_branch, np.tanh]:",
                      f"    {t} = {t} + act({b}) * {a}"]
