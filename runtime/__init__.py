@@ -67,7 +67,7 @@ from .containers import (
     sequence_length,
     best_index)
 from .reshaping import (
-    identity, copied, getitem_grad, getattr_grad, last_and_rest, pushed, pushed_many, pushed_many_transpose, transpose_grad, reshape_like, asarray_grad, zero_at,
+    identity, copied, getitem_grad, getattr_grad, sequence_grad, sequence_grad_transpose, last_and_rest, pushed, pushed_many, pushed_many_transpose, transpose_grad, reshape_like, asarray_grad, zero_at,
     saved_at, restored_at, position, slice_position, snapshot, writable_copy, argument_copy,
     entry_zero_like)
 from .scans import (

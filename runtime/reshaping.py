@@ -164,6 +164,18 @@ def getattr_grad(g, obj, name):
     return {} if is_integer(field) else {name: g}
 
 
+def sequence_grad(g, iterable):
+    """The cotangent of ``iterable`` for ``ans = list(iterable)`` (or ``tuple``): ``g``, entry
+    by entry, except for a dict, whose list is its keys: they carry no derivative."""
+    return zeros_like(iterable) if isinstance(iterable, dict) else g
+
+
+def sequence_grad_transpose(c, iterable):
+    """The transpose of ``g -> sequence_grad(g, iterable)``: ``c``, or zeros for the keys of a
+    dict."""
+    return [0.0] * len(iterable) if isinstance(iterable, dict) else c
+
+
 def pushed(g, value):
     """A list's cotangent ``g`` with ``value`` added at its end (the adjoint of a ``pop``)."""
     return list(g) + [value]

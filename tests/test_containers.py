@@ -58,6 +58,8 @@ CASES = [
                                           r.standard_normal(3)), (0, 1, 2)),
     (c.iterates_a_dict, lambda r: ({"a": r.standard_normal(3), "bc": r.standard_normal(3)},
                                    r.standard_normal(3)), (0, 1)),
+    (c.sorted_keys_of_dicts, lambda r: ({"b": r.standard_normal(3), "a": r.standard_normal(3)},
+                                        r.standard_normal(3), r.standard_normal(3)), (0, 1, 2)),
 ]
 
 

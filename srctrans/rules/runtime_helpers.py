@@ -535,6 +535,15 @@ def getattr_grad(g, ans, v, obj, name):
 def getattr_grad_transpose(g, ans, c, obj, name):
     return rt.getattr_grad(g, obj, name)
 
+# list(iterable) and its transpose: entry by entry, nothing for a dict's keys
+@vjp(rt.sequence_grad)
+def sequence_grad(g, ans, v, iterable):
+    return rt.sequence_grad_transpose(g, iterable)
+
+@vjp(rt.sequence_grad_transpose)
+def sequence_grad_transpose(g, ans, c, iterable):
+    return rt.sequence_grad(g, iterable)
+
 # the tangent of an attribute read (forward mode): the transpose of getattr_grad too
 @vjp(rt.attribute_tangent)
 def attribute_tangent(g, ans, t, obj, name):
@@ -658,7 +667,8 @@ def last_and_rest_transpose(g, ans, c):
     return rt.last_and_rest(g)
 
 linear(rt.copied, rt.getitem_grad, rt.getattr_grad, rt.getattr_grad_transpose,
-       rt.attribute_tangent, rt.zero_at, rt.transpose_grad, rt.reshape_like, rt.as_array, rt.asarray_grad, rt.last_and_rest, rt.last_and_rest_transpose)
+       rt.attribute_tangent, rt.sequence_grad, rt.sequence_grad_transpose, rt.zero_at,
+       rt.transpose_grad, rt.reshape_like, rt.as_array, rt.asarray_grad, rt.last_and_rest, rt.last_and_rest_transpose)
 
 
 # The tape of a subscript write: saved_at copies what the write overwrites,

@@ -268,3 +268,16 @@ def iterates_a_dict_without_reading_it(d, x):
     for k in d:
         total = total + len(k) * np.sum(x)
     return total
+
+
+def sorted_keys_of_dicts(d, x, y):
+    """``sorted`` of a dict display and of a dict argument, beside a loop over ``d.keys()``:
+    ``list`` of a dict is its keys, which carry no derivative (to second order too)."""
+    v = y * 1.0
+    for key in d.keys():
+        v = v + d[key] * x
+    for key in sorted({"q": v, "p": y}):
+        v = v * 0.5 + len(key)
+    for key in sorted(d):
+        v = v + np.sin(d[key]) * y
+    return np.sum(v * v)
