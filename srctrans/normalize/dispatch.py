@@ -118,8 +118,8 @@ def _branch(at, how, value, block):
             return gast.Call(gast.Attribute(clone(at.receiver), at.method, gast.Load()),
                              [clone(a) for a in at.args], [clone(k) for k in at.keywords])
         raise MissingRuleError(
-            f"`{unparse(at.call.func)}` is a {value.__qualname__} object, and srctrans cannot "
-            f"differentiate calling it: its `{at.method}` "
+            f"`{unparse(at.call.func)}` is an object of class {value.__qualname__}, and srctrans "
+            f"cannot differentiate calling it: its `{at.method}` "
             + ("belongs to an installed package" if function is not None else
                "is not a Python function"),
             normalizer.parsed.location(at.call),
