@@ -24,11 +24,37 @@ import warnings
 from srctrans.runtime.custom import CustomGradient, grad_of, stop_gradient, stop_recording
 from srctrans import cache
 from srctrans.errors import UsageError
+from srctrans.interface import CHECKPOINTED
 from srctrans.rules import REGISTRY
 from srctrans.hints import Any, Callable, Function
 
-__all__ = ["stop_gradient", "stop_recording", "grad_of", "custom_gradient", "register_vjp",
-           "register_jvp", "nondifferentiable"]
+__all__ = ["stop_gradient", "stop_recording", "grad_of", "custom_gradient", "checkpoint",
+           "register_vjp", "register_jvp", "nondifferentiable"]
+
+
+def checkpoint(f: Function) -> Function:
+    """Decorator: a derivative that calls ``f`` recomputes ``f``'s intermediates instead of
+    keeping them (JAX's ``checkpoint``, also called rematerialisation).
+
+    The reverse pass of a function that calls ``f`` runs ``f`` itself in the
+    forward pass, keeping only its arguments, and runs ``f``'s forward pass
+    again in the backward pass, just before ``f``'s backward pass needs what it
+    saves. The gradient is the same; the memory a call of ``f`` holds between
+    the two passes drops to its arguments, for the price of running ``f``
+    twice. Forward mode and plain calls are unaffected.
+
+    Returns ``f`` itself, marked; apply it where ``f`` is defined (a derivative
+    built before the mark does not see it).
+
+    >>> @checkpoint
+    ... def block(h, W):
+    ...     return np.tanh(h @ W)
+    """
+    if not isinstance(f, types.FunctionType):
+        raise UsageError(f"checkpoint expects a function defined with def, not "
+                         f"{type(f).__name__}", hint="decorate the def of the function")
+    setattr(f, CHECKPOINTED, True)
+    return f
 
 
 def custom_gradient(f: Function) -> Function:

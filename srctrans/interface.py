@@ -40,3 +40,7 @@ class _Api:
 
 
 API = _Api()
+
+CHECKPOINTED = "__srctrans_checkpoint__"
+"""The attribute ``st.checkpoint`` sets on a function: a derivative that calls it keeps
+none of its intermediates and computes them again in the backward pass."""

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import srctrans as st
+import srctrans.cache
 from programs import controlling as c
 from programs import line_of
 from srctrans.rules import REGISTRY
@@ -482,6 +483,7 @@ DOC_BLOCKS = {
     "clipped_square": lambda: st.source(c.clipped_square),
     "softplus_loss": lambda: st.source(c.softplus_loss),
     "rnn": lambda: st.source(c.rnn, wrt=(1, 2)),
+    "checkpointed_steps": lambda: st.source(c.checkpointed_steps),
 }
 
 
@@ -523,3 +525,32 @@ def test_the_doc_sessions_run():
         warnings.simplefilter("ignore", RuntimeWarning)          # the overflow it mentions
         runner.run(test)
     assert runner.tries > 10 and runner.failures == 0
+
+
+# -- checkpoint --------------------------------------------------------------------------
+
+def test_a_checkpointed_function_gives_the_same_gradient_and_keeps_only_its_arguments():
+    rng = np.random.default_rng(3)
+    W, x = 0.5 * rng.standard_normal((4, 4)), rng.standard_normal((3, 4))
+    np.testing.assert_allclose(st.grad(c.checkpointed_steps)(W, x), st.grad(c.plain_steps)(W, x),
+                               rtol=1e-13)
+    st.check_grads(c.checkpointed_steps, (W, x), order=2)
+    kept = {}
+    for fn in (c.checkpointed_steps, c.plain_steps):
+        _, residuals = srctrans.cache.instance(fn, ("W",)).fwd(W, x)
+        kept[fn.__name__] = _arrays_in(residuals)
+    assert kept["checkpointed_steps"] < kept["plain_steps"] / 2   # h per step, not the block's values
+    assert "remat_block_fwd(h, W)[1]" in st.source(c.checkpointed_steps)
+
+
+def _arrays_in(value):
+    if isinstance(value, np.ndarray):
+        return value.size
+    if isinstance(value, (list, tuple)):
+        return sum(_arrays_in(v) for v in value)
+    return 0
+
+
+def test_checkpoint_takes_a_function():
+    with pytest.raises(st.UsageError, match="def"):
+        st.checkpoint(np.tanh)

@@ -34,6 +34,7 @@ from srctrans.differentiate.calls import Generator, is_library, resolve_call
 from srctrans.differentiate.custom import CustomGradients, gradient_hooks
 from srctrans.differentiate.templates import cotangents
 from srctrans.errors import UnsupportedSyntaxError
+from srctrans.interface import CHECKPOINTED
 from srctrans.naming import function_base, NUMPY_ALIAS, RUNTIME_ALIAS
 from srctrans.nodes import (
     runtime_call, popped_from,
@@ -455,9 +456,17 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
         fwd_name = self._closure(base + "_fwd", fwd)
         bwd_name = self._closure(base + "_bwd", bwd)
         forward_call = gast.Call(_load(fwd_name), call.args, call.keywords)
-        replacement = gast.Assign([gast.Tuple([_store(target), _store(residuals)], gast.Store())],
-                                  forward_call, None)
-        anno.copy(stmt, replacement)
+        if getattr(inspect.unwrap(callee), CHECKPOINTED, False):
+            # @st.checkpoint: the forward pass calls the function itself and keeps only its
+            # arguments; the backward pass runs its forward pass again for what it saves
+            replacement = None
+            self._emit(_assign(residuals, gast.Subscript(
+                gast.Call(_load(fwd_name), [clone(a) for a in call.args],
+                          [clone(k) for k in call.keywords]), gast.Constant(1, None), gast.Load())))
+        else:
+            replacement = gast.Assign([gast.Tuple([_store(target), _store(residuals)],
+                                                  gast.Store())], forward_call, None)
+            anno.copy(stmt, replacement)
         backward_call = gast.Call(_load(bwd_name), [_load(residuals), g], [])
         if all(key is None for _, parts in active for _, key in parts):
             self._contribute_all([(parts[0][0], i) for i, (_, parts) in enumerate(active)],

@@ -20,7 +20,7 @@ and distribution functions, ``signal.convolve``, and ``linalg``'s solves,
 factorizations and ``expm`` of the matrix argument ``W``), and calls through
 values: a model object of the module called, its layers called by position and
 their methods, functions called through a loop variable, and a dict built from
-another, written into and iterated by key.
+another, written into and iterated by key, and a helper marked ``@st.checkpoint``.
 
 Every operation is smooth where the fuzzer evaluates it (denominators and
 logarithms kept away from zero), so finite differences are a fair reference.
@@ -36,6 +36,7 @@ import scipy.linalg as sl
 import scipy.signal as signal
 import scipy.special as special
 import scipy.stats as stats
+import srctrans as st
 
 
 def helper_mix(a, b):
@@ -53,6 +54,11 @@ def helper_branch(a):
     if np.sum(a) > 0.0:
         return a * a
     return -a
+
+
+@st.checkpoint
+def helper_remat(a, b):
+    return np.sin(a * b) * np.tanh(a) + b
 
 
 def helper_seq(xs, *rest):
@@ -93,7 +99,8 @@ UNARY = [
     "np.log(1.0 + {a} * {a})", "np.sqrt(1.0 + {a} * {a})", "{a} ** 2", "{a} ** 3", "-{a}",
     "1.0 / (1.5 + np.sin({a}))", "np.square({a})", "({a} > 0.2) * {a}",
     "np.where({a} > 0.1, {a}, 0.5 * {a})", "np.maximum({a}, 0.1 * {a})",
-    "helper_mix({a}, {a})", "helper_loop({a}, 2)", "helper_branch({a})", "loc({a})",
+    "helper_mix({a}, {a})", "helper_remat({a}, 0.7)", "helper_loop({a}, 2)",
+    "helper_branch({a})", "loc({a})",
     "lam({a})", "np.clip({a}, -0.8, 0.8)", "{a} * 2.0 + 1.0", "np.abs({a} + 3.0)",
     "np.hypot({a}, 0.5)", "np.cbrt(1.0 + {a} * {a})", "np.logaddexp2({a}, 0.3)",
     "np.deg2rad({a}) * 30.0", "np.sinc({a})", "np.fmax({a}, 0.2)",
@@ -113,6 +120,7 @@ UNARY = [
 ]
 BINARY = [
     "{a} + {b}", "{a} - {b}", "{a} * {b}", "{a} / (1.5 + np.cos({b}))", "helper_mix({a}, {b})",
+    "helper_remat({a}, {b})",
     "np.maximum({a}, {b} - 1.0)", "({a} > {b}) * {a} + ({a} < 1.0) * {b}",
     "np.where({a} > {b}, {a} * {b}, {a} + {b})",
 ]

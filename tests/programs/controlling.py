@@ -476,3 +476,26 @@ def nested_hooks(x):
         with st.stop_recording():  # marker: nested-with
             dh = dh * 2.0
     return h
+
+
+@st.checkpoint
+def remat_block(h, W):
+    return np.tanh(h @ W) * np.sin(h @ W)
+
+
+def plain_block(h, W):
+    return np.tanh(h @ W) * np.sin(h @ W)
+
+
+def checkpointed_steps(W, x):
+    h = x
+    for _ in range(5):
+        h = remat_block(h, W)
+    return np.sum(h * h)
+
+
+def plain_steps(W, x):
+    h = x
+    for _ in range(5):
+        h = plain_block(h, W)
+    return np.sum(h * h)
