@@ -14,6 +14,7 @@ A *kind* is ``("class", cls)`` for an object (dispatched on its exact class) or
 ``("is", value)`` for a function or other callable compared by identity.
 """
 
+import functools
 import types
 
 import numpy as np
@@ -62,6 +63,14 @@ def note_callee(error):
     kinds = SITES.setdefault(error.site, [])
     if error.kind not in kinds:
         kinds.append(error.kind)
+        VERSION[0] += 1
+
+
+def forget_callee(error):
+    """Undo :func:`note_callee` for ``error``: the run that followed it failed."""
+    kinds = SITES.get(error.site)
+    if kinds is not None and error.kind in kinds:
+        kinds.remove(error.kind)
         VERSION[0] += 1
 
 
@@ -131,9 +140,35 @@ def attribute_entry(t, obj, name):
     from .containers import REGISTERED
     from .accumulate import zeros_like
     from .seeding import is_integer
+    refuse_computed(obj, name)
     field = getattr(obj, name)
     registered = REGISTERED.get(type(obj))
     if is_integer(field) or registered is not None and name not in registered[0]:
         return zeros_like(field)
     value = t.get(name) if isinstance(t, dict) else getattr(t, name, None)
     return zeros_like(field) if value is None else value
+
+
+_COMPUTED = {}          # (class, attribute name) -> the kind of descriptor computing it, or None
+
+
+def refuse_computed(obj, name):
+    """Raise for ``obj.name`` when the class computes it (a ``property``, a
+    ``cached_property``): its derivative belongs to the attributes the getter reads,
+    which srctrans does not see; else nothing."""
+    key = (type(obj), name)
+    kind = _COMPUTED.get(key, key)
+    if kind is key:
+        kind = None
+        for klass in type(obj).__mro__:
+            if name in vars(klass):
+                if isinstance(vars(klass)[name], (property, functools.cached_property)):
+                    kind = type(vars(klass)[name]).__name__
+                break
+        _COMPUTED[key] = kind
+    if kind is not None:
+        from .refusals import unsupported
+        unsupported(f"reading `{name}`, a {kind} of {type(obj).__qualname__}, in a function "
+                    "differentiated with respect to the object",
+                    f"make it a method and call it (`obj.{name}()`), or read the attributes "
+                    "it is computed from")

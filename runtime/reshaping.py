@@ -7,6 +7,7 @@ from .seeding import is_integer
 from .containers import entries, is_container, rebuild, replace_entry
 from .joins import array_grads
 from .refusals import unsupported
+from .objects import refuse_computed
 from .foreign import copy_of, is_foreign, numpy_only, zeros_for
 
 
@@ -154,8 +155,10 @@ def getattr_grad(g, obj, name):
 
     A named tuple or dataclass gets one of its own kind (zeros in the other
     fields); any other object a dict of the attributes read (``{"W": dW}``),
-    which leaves out an attribute holding an int or bool (a constant).
+    which leaves out an attribute holding an int or bool (a constant). An
+    attribute the class computes (a property) is refused.
     """
+    refuse_computed(obj, name)
     field = getattr(obj, name)
     if is_container(obj):
         if is_integer(field):                    # an int field is a constant: no cotangent

@@ -90,6 +90,11 @@ def check(parsed, resolver=None):
         if kind is gast.Lambda and node not in local_functions and node not in key_functions:
             _reject(parsed, node, "lambda used other than as `name = lambda ...`",
                     "assign the lambda to a name at the top of the function, or use `def`")
+        if kind is gast.Call and isinstance(node.func, gast.Name) and node.func.id == "super" \
+                and resolver.resolve(node.func) is super:
+            _reject(parsed, node, "`super()`",
+                    "call the base class's method by name, with the object first: "
+                    "Base.__call__(self, x)")
         if kind in SUPPORTED or kind in (gast.FunctionDef, gast.Lambda):
             _check_targets(parsed, node)
             _check_dict_display(parsed, node)
