@@ -91,14 +91,31 @@ def _describe(kind):
 
 
 def is_plain_object(value):
-    """An object of a user's class that is not a container (its attributes are its entries)."""
+    """An object of a user's class that is not a container (its attributes are its entries:
+    :func:`attributes`)."""
     from .containers import is_container
     from .foreign import is_foreign
     return not (value is None or isinstance(value, (bool, int, float, complex, str, bytes,
                                                     np.ndarray, np.generic, type, ObjectTangent))
-                or is_container(value) or callable(value) and not hasattr(value, "__dict__")
-                or isinstance(value, BY_IDENTITY) or is_foreign(value)) \
-        and hasattr(value, "__dict__")
+                or is_container(value) or isinstance(value, BY_IDENTITY) or is_foreign(value)) \
+        and (hasattr(value, "__dict__") or bool(_slots(type(value))))
+
+
+def attributes(obj):
+    """The attributes of a plain object, by name: its ``__dict__`` and its ``__slots__``."""
+    found = dict(vars(obj)) if hasattr(obj, "__dict__") else {}
+    for name in _slots(type(obj)):
+        if name not in ("__dict__", "__weakref__") and hasattr(obj, name):
+            found[name] = getattr(obj, name)
+    return found
+
+
+def _slots(cls):
+    names = []
+    for klass in cls.__mro__:
+        slots = vars(klass).get("__slots__", ())
+        names.extend([slots] if isinstance(slots, str) else slots)
+    return names
 
 
 class ObjectTangent:

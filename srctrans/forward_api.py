@@ -156,7 +156,8 @@ def _conformed_tangent(tangent, primal, name):
         if t is None:
             return runtime.zeros_like(p)
         if objects.is_plain_object(p):       # an object's tangent: its attributes' tangents
-            given = t if isinstance(t, dict) else vars(t) if type(t) is type(p) else None
+            given = t if isinstance(t, dict) else objects.attributes(t) if type(t) is type(p) \
+                else None
             if given is None:
                 raise ShapeError(f"the tangent of an object of class {type(p).__qualname__} "
                                  f"in {name!r} is a {type(t).__qualname__}",

@@ -5,8 +5,9 @@ Requires: values made of arrays, numbers, containers (``runtime.containers``:
 tuples, lists, dicts, named tuples, dataclasses, registered classes) and
 plain objects of the user's classes.
 Guarantees: a plain object is a node whose entries are its attributes
-(``vars(obj)``), as the gradient of an object is a dict of its attributes'
-gradients; :func:`tree_map` rebuilds it as such a dict (``as_dicts``, for
+(``vars(obj)`` and its ``__slots__``), as the gradient of an object is a dict
+of its attributes' gradients; :func:`tree_map` rebuilds it as such a dict
+(``as_dicts``, for
 derivatives) or as a copy of the object with the mapped attributes (for
 moved arguments). An entry that another tree lacks is None there, as an
 object's gradient lists only the attributes the function read.
@@ -17,7 +18,7 @@ import copy
 from srctrans.errors import UsageError
 from srctrans.runtime import containers
 from srctrans.runtime.containers import entries, entries_like, is_container, rebuild
-from srctrans.runtime.objects import ObjectTangent, is_plain_object
+from srctrans.runtime.objects import ObjectTangent, attributes, is_plain_object
 
 
 def register_pytree(cls, fields, rebuild=None):
@@ -62,11 +63,12 @@ def tree_map(fn, value, *others, as_dicts=False):
     if is_plain_object(value):
         theirs = [_entries_of(o, value) for o in others]
         mapped = {k: tree_map(fn, v, *(t.get(k) for t in theirs), as_dicts=as_dicts)
-                  for k, v in vars(value).items()}
+                  for k, v in attributes(value).items()}
         if as_dicts:
             return mapped
         moved = copy.copy(value)
-        moved.__dict__.update(mapped)
+        for name, entry in mapped.items():
+            object.__setattr__(moved, name, entry)
         return moved
     return fn(value, *others)
 
@@ -89,7 +91,7 @@ def _entries_of(other, like):
     if isinstance(other, ObjectTangent):
         return dict(object.__getattribute__(other, "_entries"))
     if is_plain_object(other):
-        return vars(other)
+        return attributes(other)
     if is_container(other) or isinstance(other, dict):
         return entries_like(other, like)
     return {}

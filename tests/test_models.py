@@ -192,3 +192,27 @@ def test_a_registered_class_with_its_own_rebuild():
     np.testing.assert_allclose(g.left, np.cos(pair.left * x) * x * pair.right, rtol=1e-12)
     np.testing.assert_allclose(g.right, np.sin(pair.left * x), rtol=1e-12)
     st.check_grads(pair_loss, (pair, x), wrt=0, order=2)
+
+
+class Slotted:
+    """An object with __slots__ and no __dict__: its slots are its attributes."""
+
+    __slots__ = ("W", "bias")
+
+    def __init__(self, W, bias):
+        self.W, self.bias = W, bias
+
+    def __call__(self, x):
+        return x @ self.W + self.bias
+
+
+def test_an_object_with_slots_is_taken_apart_by_its_slots():
+    model, x = Slotted(RNG.normal(size=(3, 2)), 0.5), RNG.normal(size=(4, 3))
+    J = st.jacobian(predict)(model, x)
+    h = x @ model.W + model.bias
+    expected = np.einsum("ij,ik,jl->ijkl", 1 - np.tanh(h) ** 2, x, np.eye(2))
+    np.testing.assert_allclose(J["W"], expected, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(J["bias"], 1 - np.tanh(h) ** 2, rtol=1e-12)
+    st.check_grads(loss, (model, x), wrt=0, order=2)
+    _, t = st.jvp(predict, (model, x), ({"W": np.ones((3, 2))}, None))
+    np.testing.assert_allclose(t, np.tensordot(J["W"], np.ones((3, 2)), axes=2), rtol=1e-12)
