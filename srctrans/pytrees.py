@@ -7,9 +7,8 @@ plain objects of the user's classes.
 Guarantees: a plain object is a node whose entries are its attributes
 (``vars(obj)`` and its ``__slots__``), as the gradient of an object is a dict
 of its attributes' gradients; :func:`tree_map` rebuilds it as such a dict
-(``as_dicts``, for
-derivatives) or as a copy of the object with the mapped attributes (for
-moved arguments). An entry that another tree lacks is None there, as an
+(``as_dicts``, for derivatives) or as a copy of the object with the mapped
+attributes (for moved arguments). An entry that another tree lacks is None there, as an
 object's gradient lists only the attributes the function read.
 """
 
