@@ -11,6 +11,8 @@ for all kinds.
 import copy
 import dataclasses
 
+import numpy as np
+
 from .refusals import unsupported
 
 REGISTERED = {}
@@ -36,9 +38,16 @@ def _copy_with(obj, values):
     return new
 
 
+_NOT_CONTAINERS = frozenset({np.ndarray, float, int, bool, str, type(None), np.float64,
+                             np.float32})
+
+
 def is_container(value):
-    return isinstance(value, (tuple, list, dict)) or type(value) in REGISTERED or (
-        dataclasses.is_dataclass(value) and not isinstance(value, type))
+    kind = type(value)
+    if kind in _NOT_CONTAINERS:                 # the common leaves, in one look-up
+        return False
+    return isinstance(value, (tuple, list, dict)) or kind in REGISTERED or (
+        hasattr(kind, "__dataclass_fields__") and not isinstance(value, type))
 
 
 def entries(value):

@@ -17,7 +17,7 @@ from srctrans import cache
 from srctrans.reporting import user_facing
 from srctrans.errors import NonDifferentiableError, ShapeError, UsageError
 from srctrans.signatures import positional_names
-from srctrans.hints import Any, Callable, Function
+from srctrans.hints import Any, Function
 from srctrans.interface import API
 
 
