@@ -111,8 +111,12 @@ class _Tangents(Generator):
                 out.append(anno.copy(stmt, gast.If(stmt.test, self._block(stmt.body) or [gast.Pass()],
                                                    self._block(stmt.orelse))))
             elif isinstance(stmt, gast.For):
-                out.append(anno.copy(stmt, gast.For(stmt.target, stmt.iter, self._block(stmt.body),
-                                                    [], None)))
+                body = self._block(stmt.body)
+                if isinstance(stmt.target, gast.Name) and stmt.target.id in self.active:
+                    # the counter of a loop over range: an int, whose tangent is zero (a
+                    # tangent of the same name from before the loop must not leak in)
+                    body.insert(0, self._zero(stmt.target.id, gast.Constant(0, None)))
+                out.append(anno.copy(stmt, gast.For(stmt.target, stmt.iter, body, [], None)))
             elif isinstance(stmt, gast.While):
                 out.append(anno.copy(stmt, gast.While(stmt.test, self._block(stmt.body), [])))
             elif isinstance(stmt, gast.With):         # st.grad_of: code of the backward pass only
