@@ -97,7 +97,7 @@ def _branch(at, how, value, block):
     """The call that runs in the branch for the kind ``(how, value)``; may add to ``block``."""
     normalizer = at.normalizer
     if how == "is":                                    # a function passed in: call it
-        return _known_call(normalizer, _constant(normalizer, _base(value), value), value,
+        return _known_call(_constant(normalizer, _base(value), value), value,
                            at.args, at.keywords)
     attribute = inspect.getattr_static(value, at.method, None)
     if isinstance(attribute, staticmethod):
@@ -126,10 +126,11 @@ def _branch(at, how, value, block):
             "pass a function with a derivative rule, or an object of a class of yours "
             "whose __call__ is written in Python")
     name = _constant(normalizer, function_base(function), function)
-    return _known_call(normalizer, name, function, args, at.keywords)
+    return _known_call(name, function, args, at.keywords)
 
 
-def _known_call(normalizer, name, function, args, keywords):
+def _known_call(name, function, args, keywords):
+    """``name(*args, **keywords)``, annotated as a call of ``function``."""
     call = gast.Call(name, [clone(a) for a in args], [clone(k) for k in keywords])
     anno.set_(call, Anno.CALLEE, function)
     return call
