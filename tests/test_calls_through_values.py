@@ -6,6 +6,7 @@ as a switch over the callees the call has met (``runtime.objects``), checked
 here against finite differences in both modes and to second order.
 """
 
+import collections
 import copy
 import functools
 
@@ -389,3 +390,49 @@ def test_super_is_refused_and_the_base_method_by_name_works(data):
     with pytest.raises(UnsupportedSyntaxError, match="super"):
         st.grad(squared)(CallsSuper(W), x)
     assert_gradient_of_object(squared, CallsBaseByName(W), (x,))
+
+
+Holder = collections.namedtuple("Holder", "layer scale")
+
+
+class ClassActivation:
+    act = np.tanh                       # a class attribute holding a function
+
+    def __init__(self, W):
+        self.W = W
+
+    def __call__(self, x):
+        return self.act(x @ self.W)
+
+
+def held_layer(holder, x):
+    return np.sum(holder.layer(x) * holder.scale)
+
+
+def named_attribute(model, x):
+    return np.sum(x @ getattr(model, "W"))
+
+
+def noisy(rng, x):
+    return np.sum(x * x + rng.normal(size=x.shape))
+
+
+def test_values_held_by_fields_and_class_attributes_are_called(data):
+    """A named tuple's field holding a layer, and a class attribute holding a function,
+    are called as the values they hold (they once met 'no derivative rule for the
+    method')."""
+    x, _ = data
+    st.check_grads(held_layer, (Holder(dense(3, 2), 2.0), x), wrt=0, order=2)
+    assert_gradient_of_object(squared, ClassActivation(RNG.normal(size=(3, 2))), (x,))
+
+
+def test_getattr_with_a_constant_name_is_the_attribute(data):
+    x, _ = data
+    model = Dense(RNG.normal(size=(3, 2)), np.zeros(2))
+    np.testing.assert_allclose(st.grad(named_attribute)(model, x)["W"],
+                               np.repeat(x.sum(axis=0)[:, None], 2, axis=1), rtol=1e-12)
+
+
+def test_draws_of_a_generator_passed_in_are_constants(data):
+    x, _ = data
+    np.testing.assert_allclose(st.grad(noisy, wrt=1)(np.random.default_rng(0), x), 2 * x)

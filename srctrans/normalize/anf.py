@@ -399,7 +399,8 @@ class _Normalizer:
     # -- the builtins and dict methods of containers, as subscripts, displays and comprehensions
 
     def _container_call(self, call, out):
-        """``dict(...)``, ``sorted(...)``, ``max``/``min`` with ``key=``, and ``d.get``,
+        """``dict(...)``, ``sorted(...)``, ``max``/``min`` with ``key=``, ``getattr(obj,
+        "name")`` (the attribute ``obj.name``), and ``d.get``,
         ``d.keys()``, ``d.values()``, ``d.items()`` of a local value, rewritten into what
         srctrans differentiates: the entries they pick are read by subscripts (the
         selection itself is a constant: ``rt.sort_order``, ``rt.best_index``). None for
@@ -413,6 +414,10 @@ class _Normalizer:
                 return self._sorted_call(call, out)
             if (callee is max or callee is min) and any(k.arg == "key" for k in call.keywords):
                 return self._keyed_extremum(call, out, callee is max)
+            if callee is getattr and len(call.args) == 2 and not call.keywords and isinstance(
+                    call.args[1], gast.Constant) and isinstance(call.args[1].value, str) \
+                    and call.args[1].value.isidentifier():
+                return gast.Attribute(call.args[0], call.args[1].value, gast.Load())  # m.W
             return None
         if isinstance(func, gast.Attribute) and func.attr in ("get", "keys", "values", "items") \
                 and self._reads_local(func.value):

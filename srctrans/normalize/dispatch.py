@@ -16,6 +16,7 @@ yet; the API records it and runs the call again on a rebuilt derivative
 """
 
 import inspect
+import sys
 import types
 
 import gast
@@ -26,7 +27,7 @@ from srctrans.emit.printer import unparse
 from srctrans.errors import MissingRuleError
 from srctrans.naming import function_base
 from srctrans.nodes import clone, load
-from srctrans.places import is_installed
+from srctrans.places import is_installed, is_installed_file
 from srctrans.rules import METHODS
 from srctrans.runtime.objects import BY_IDENTITY, SITES
 from srctrans.treewalk import walk
@@ -104,8 +105,8 @@ def _branch(at, how, value, block):
         function, args = attribute.__func__, at.args
     elif isinstance(attribute, types.FunctionType):
         function, args = attribute, [clone(at.receiver)] + at.args
-    elif at.by_class and attribute is None and not hasattr(value, at.method):
-        # an attribute of the object holding something callable: self.layer(x)
+    elif at.by_class and _holds_values(value, attribute):
+        # an attribute of the object holding something callable: self.layer(x), p.layer(x)
         held = normalizer.namer.temporary(at.method)
         block.append(_assign(held, gast.Attribute(clone(at.receiver), at.method, gast.Load())))
         inner = _Site(at.call, normalizer, f"{at.site}.{at.method}", load(held), "__call__", False,
@@ -127,6 +128,23 @@ def _branch(at, how, value, block):
             "whose __call__ is written in Python")
     name = _constant(normalizer, function_base(function), function)
     return _known_call(name, function, args, at.keywords)
+
+
+# what a class attribute is when obj.name(...) calls a method, not a value obj.name holds
+_METHOD_KINDS = (classmethod, property, types.BuiltinFunctionType, types.MethodDescriptorType,
+                 types.WrapperDescriptorType, types.ClassMethodDescriptorType)
+
+
+def _holds_values(cls, attribute):
+    """Whether ``obj.name`` of a ``cls`` object is a value the object holds: an instance
+    attribute (no class attribute), a named tuple's field, a slot, a class attribute
+    holding a function or an object (``act = np.tanh``); not a method, and nothing of a
+    class from NumPy or an installed package."""
+    module = sys.modules.get(getattr(cls, "__module__", None) or "")
+    if cls.__module__.split(".")[0] == "numpy" or (
+            module is not None and is_installed_file(getattr(module, "__file__", None) or "")):
+        return False
+    return not isinstance(attribute, _METHOD_KINDS)
 
 
 def _known_call(name, function, args, keywords):
