@@ -64,10 +64,11 @@ from .accumulate import (
     add, zeros_like, spread_grads, choice_grads, sum_tangents, choice_tangent)
 from .containers import (
     saved_entry, restored_entry, entry_cotangent, without_entry, keys_of, has_key, sort_order,
-    sequence_length,
-    best_index)
+    best_index, sequence_length)
 from .reshaping import (
-    identity, copied, getitem_grad, getattr_grad, sequence_grad, sequence_grad_transpose, last_and_rest, pushed, pushed_many, pushed_many_transpose, transpose_grad, reshape_like, asarray_grad, zero_at,
+    identity, copied, getitem_grad, getattr_grad, sequence_grad, sequence_grad_transpose,
+    last_and_rest, pushed, pushed_many, pushed_many_transpose, transpose_grad, reshape_like,
+    asarray_grad, zero_at,
     saved_at, restored_at, position, slice_position, snapshot, writable_copy, argument_copy,
     entry_zero_like)
 from .scans import (

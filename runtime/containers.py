@@ -171,7 +171,9 @@ def keys_of(mapping):
 
 def has_key(mapping, key):
     """``key in mapping`` for a dict (``d.get(key, default)``); anything else is refused."""
-    return key in keys_of(mapping)
+    if not isinstance(mapping, dict):
+        keys_of(mapping)                           # refuses it, saying why
+    return key in mapping
 
 
 def sort_order(items, key=None, reverse=False):

@@ -30,7 +30,7 @@ from .containers import entries, entries_like, is_container, rebuild, restored_e
 # the marker saved_entry returns for a key that did not exist yet
 from .containers import _ABSENT
 from .linalg import einsum_grads
-from .objects import attribute_entry
+from .objects import attribute_tangent
 from .reductions import prod_grad, unreduce
 from .reshaping import getitem_grad
 from .foreign import as_array, is_array
@@ -206,7 +206,7 @@ def choice_tangent_transpose(c, choice, args):
 def getattr_grad_transpose(c, obj, name):
     """The transpose of ``g -> getattr_grad(g, obj, name)``: the entry ``name`` of ``c`` (zero
     for a constant attribute, which getattr_grad leaves without a cotangent)."""
-    return attribute_entry(c, obj, name)
+    return attribute_tangent(c, obj, name)
 
 
 def last_and_rest_transpose(c):

@@ -19,6 +19,12 @@ import types
 
 import numpy as np
 
+from .accumulate import zeros_like
+from .containers import REGISTERED, is_container
+from .foreign import is_foreign
+from .refusals import unsupported
+from .seeding import is_integer
+
 SITES = {}
 """site -> list of the kinds of callee seen there, in the order they were first seen."""
 
@@ -93,8 +99,6 @@ def _describe(kind):
 def is_plain_object(value):
     """An object of a user's class that is not a container (its attributes are its entries:
     :func:`attributes`)."""
-    from .containers import is_container
-    from .foreign import is_foreign
     return not (value is None or isinstance(value, (bool, int, float, complex, str, bytes,
                                                     np.ndarray, np.generic, type, ObjectTangent))
                 or is_container(value) or isinstance(value, BY_IDENTITY) or is_foreign(value)) \
@@ -133,7 +137,6 @@ class ObjectTangent:
         entries = object.__getattribute__(self, "_entries")
         if name in entries:
             return entries[name]
-        from .accumulate import zeros_like
         return zeros_like(getattr(object.__getattribute__(self, "_primal"), name))
 
     def __repr__(self):
@@ -141,22 +144,15 @@ class ObjectTangent:
 
 
 def attribute_tangent(t, obj, name):
-    """The tangent of ``obj.name`` given the tangent ``t`` of ``obj`` (forward mode).
+    """The tangent of ``obj.name`` given the tangent ``t`` of ``obj`` (forward mode), and so
+    also the entry ``name`` of a cotangent ``t`` of ``obj`` (the transpose of
+    ``getattr_grad``).
 
     ``t`` is of ``obj``'s kind (a named tuple, a dataclass, a registered class),
-    an :class:`ObjectTangent`, or a dict of attributes' tangents; see
-    :func:`attribute_entry`.
+    an :class:`ObjectTangent`, or a dict of attributes' derivatives. An attribute
+    that is a constant (one holding an int, or one a registered class does not list
+    among its fields), or that ``t`` lacks, gets zeros.
     """
-    return attribute_entry(t, obj, name)
-
-
-def attribute_entry(t, obj, name):
-    """The derivative at attribute ``name`` in ``t``, a derivative of ``obj``: zeros for an
-    attribute that is a constant (one holding an int, or one a registered class does not
-    list among its fields) or that ``t`` lacks."""
-    from .containers import REGISTERED
-    from .accumulate import zeros_like
-    from .seeding import is_integer
     refuse_computed(obj, name)
     field = getattr(obj, name)
     registered = REGISTERED.get(type(obj))
@@ -184,7 +180,6 @@ def refuse_computed(obj, name):
                 break
         _COMPUTED[key] = kind
     if kind is not None:
-        from .refusals import unsupported
         unsupported(f"reading `{name}`, a {kind} of {type(obj).__qualname__}, in a function "
                     "differentiated with respect to the object",
                     f"make it a method and call it (`obj.{name}()`), or read the attributes "
