@@ -180,7 +180,6 @@ def _step(value, direction, step):
                     value, direction)
 
 
-
 def _inner(a, b):
     """The inner product of two derivatives of one value, entry by entry (an entry one of
     them lacks, as an object's gradient lacks the attributes not read, counts as zero)."""

@@ -363,9 +363,7 @@ def _aligned(argument, derivative):
         return [derivative]
 
     def piece(leaf, part):
-        if part is None and is_float(leaf):
-            return np.zeros_like(as_array(leaf), dtype=_float_dtype(leaf))
-        return part
+        return _zero_of(leaf) if part is None else part
     return tree_leaves(tree_map(piece, argument, derivative, as_dicts=True))
 
 
@@ -388,11 +386,13 @@ def _tangent(argument, position, unit):
 
     def leaf_tangent(leaf):
         index = next(counter)
-        if index == position:
-            return unit
-        return np.zeros_like(as_array(leaf), dtype=_float_dtype(leaf)) if is_float(leaf) \
-            else None
+        return unit if index == position else _zero_of(leaf)
     return tree_map(leaf_tangent, argument, as_dicts=True)
+
+
+def _zero_of(leaf):
+    """A zero derivative for the leaf ``leaf``: zeros of its shape for a float, else None."""
+    return np.zeros_like(as_array(leaf), dtype=_float_dtype(leaf)) if is_float(leaf) else None
 
 
 def _broadcast(piece, shape):

@@ -438,9 +438,7 @@ def _backward_function(unit, backward, seed, residuals, gradients, tape=None):
                              gast.Name(residuals_name, gast.Load(), None, None), None)
         body.append(unpack)
     if tape is not None:
-        body.append(gast.Assign([gast.Name(tape, gast.Store(), None, None)], gast.Call(
-            gast.Name("list", gast.Load(), None, None), [gast.Name(tape, gast.Load(), None, None)],
-            []), None))
+        body.append(nodes.assign(tape, gast.Call(nodes.load("list"), [nodes.load(tape)], [])))
     body.extend(backward)
     body.append(gast.Return(gast.Tuple(list(gradients), gast.Load())))
     return _function(name, args, body)

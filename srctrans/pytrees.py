@@ -91,6 +91,6 @@ def _entries_of(other, like):
         return dict(object.__getattribute__(other, "_entries"))
     if is_plain_object(other):
         return attributes(other)
-    if is_container(other) or isinstance(other, dict):
+    if is_container(other):
         return entries_like(other, like)
     return {}

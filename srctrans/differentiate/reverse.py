@@ -461,8 +461,7 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
             # arguments; the backward pass runs its forward pass again for what it saves
             replacement = None
             self._emit(_assign(residuals, gast.Subscript(
-                gast.Call(_load(fwd_name), [clone(a) for a in call.args],
-                          [clone(k) for k in call.keywords]), gast.Constant(1, None), gast.Load())))
+                clone(forward_call), gast.Constant(1, None), gast.Load())))
         else:
             replacement = gast.Assign([gast.Tuple([_store(target), _store(residuals)],
                                                   gast.Store())], forward_call, None)

@@ -400,9 +400,9 @@ class _Normalizer:
 
     def _container_call(self, call, out):
         """``dict(...)``, ``sorted(...)``, ``max``/``min`` with ``key=``, ``getattr(obj,
-        "name")`` (the attribute ``obj.name``), and ``d.get``,
-        ``d.keys()``, ``d.values()``, ``d.items()`` of a local value, rewritten into what
-        srctrans differentiates: the entries they pick are read by subscripts (the
+        "name")`` (the attribute ``obj.name``), and ``d.get``, ``d.keys()``,
+        ``d.values()``, ``d.items()`` of a local value, rewritten into what srctrans
+        differentiates: the entries they pick are read by subscripts (the
         selection itself is a constant: ``rt.sort_order``, ``rt.best_index``). None for
         any other call."""
         func = call.func

@@ -26,8 +26,9 @@ from srctrans.annotations import Anno
 from srctrans.emit.printer import unparse
 from srctrans.errors import MissingRuleError
 from srctrans.naming import function_base
-from srctrans.nodes import clone, load
-from srctrans.places import is_installed, is_installed_file
+from srctrans.differentiate.calls import is_library
+from srctrans.nodes import assign, clone, load
+from srctrans.places import is_installed_file
 from srctrans.rules import METHODS
 from srctrans.runtime.objects import BY_IDENTITY, SITES
 from srctrans.treewalk import walk
@@ -81,15 +82,15 @@ def _switch(at, out):
     result = normalizer.namer.temporary(at.method.strip("_") or "call")
     unseen = normalizer._runtime_call("unseen_callee", [
         clone(at.receiver), gast.Constant(at.site, None), gast.Constant(at.by_class, None)])
-    orelse = [_assign(result, unseen)]
+    orelse = [assign(result, unseen)]
     for how, value in reversed(kinds):
         block = []
-        block.append(_assign(result, _branch(at, how, value, block)))
+        block.append(assign(result, _branch(at, how, value, block)))
         test_name = normalizer.namer.temporary("is_" + _base(value))
         known = _constant(normalizer, _base(value), value)
         test = normalizer._runtime_call("has_class" if how == "class" else "is_same",
                                         [clone(at.receiver), known])
-        orelse = [_assign(test_name, test), gast.If(load(test_name), block, orelse)]
+        orelse = [assign(test_name, test), gast.If(load(test_name), block, orelse)]
     out.extend(orelse)
     return load(result)
 
@@ -108,13 +109,13 @@ def _branch(at, how, value, block):
     elif at.by_class and _holds_values(value, attribute):
         # an attribute of the object holding something callable: self.layer(x), p.layer(x)
         held = normalizer.namer.temporary(at.method)
-        block.append(_assign(held, gast.Attribute(clone(at.receiver), at.method, gast.Load())))
+        block.append(assign(held, gast.Attribute(clone(at.receiver), at.method, gast.Load())))
         inner = _Site(at.call, normalizer, f"{at.site}.{at.method}", load(held), "__call__", False,
                       at.args, at.keywords)
         return _switch(inner, block)
     else:
         function = None
-    if function is None or _is_library(function):
+    if function is None or is_library(function):
         if at.by_class:       # a method of a library object: the passes' own message for it
             return gast.Call(gast.Attribute(clone(at.receiver), at.method, gast.Load()),
                              [clone(a) for a in at.args], [clone(k) for k in at.keywords])
@@ -126,8 +127,7 @@ def _branch(at, how, value, block):
             normalizer.parsed.location(at.call),
             "pass a function with a derivative rule, or an object of a class of yours "
             "whose __call__ is written in Python")
-    name = _constant(normalizer, function_base(function), function)
-    return _known_call(name, function, args, at.keywords)
+    return _known_call(bound_name(normalizer, function), function, args, at.keywords)
 
 
 # what a class attribute is when obj.name(...) calls a method, not a value obj.name holds
@@ -163,7 +163,7 @@ def user_method_of(value):
         return None
     else:
         function = inspect.getattr_static(type(value), "__call__", None)
-    if isinstance(function, types.FunctionType) and not _is_library(function):
+    if isinstance(function, types.FunctionType) and not is_library(function):
         return function
     return None
 
@@ -188,15 +188,6 @@ def _base(value):
     return getattr(value, "__name__", None) or type(value).__name__
 
 
-def _is_library(function):
-    module = getattr(function, "__module__", None) or ""
-    return module.split(".")[0] == "numpy" or is_installed(function)
-
-
 def _site(call, parsed):
     return f"{parsed.filename}:{getattr(call, 'lineno', None) or parsed.node.lineno}:" \
            f"{getattr(call, 'col_offset', 0) or 0}"
-
-
-def _assign(name, value):
-    return gast.Assign([gast.Name(name, gast.Store(), None, None)], value, None)
