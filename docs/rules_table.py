@@ -45,6 +45,8 @@ GROUPS = [
     ("srctrans.rules.reductions", "Reductions"),
     ("srctrans.rules.linalg", "Products and linear algebra"),
     ("srctrans.rules.shapes", "Shapes, joins and conversions"),
+    ("srctrans.rules.complex_numbers", "Complex numbers' parts (docs/complex.md)"),
+    ("srctrans.rules.fourier", "Fourier transforms (np.fft)"),
     ("srctrans.rules.builtins", "Python builtins"),
     ("srctrans.rules.scipy_special", "SciPy (scipy.special; loaded when a program imports it)"),
     ("srctrans.rules.scipy_linalg", "SciPy (scipy.linalg; loaded when a program imports it)"),

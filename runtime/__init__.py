@@ -49,6 +49,7 @@ from .linalg import (
     symmetric_sum)
 from .decompositions import (
     eigh_grad, eigh_jvp, eigvalsh_grad, eigvalsh_jvp, svd_grad, svd_jvp, qr_grad, qr_jvp,
+    eig_grad, eig_jvp, eigvals_grad, eigvals_jvp,
     pinv_grad, pinv_jvp, lstsq_grads, lstsq_jvp, matrix_power_grad, matrix_power_jvp,
     multi_dot_grads, multi_dot_jvp, tuple_like, det_grad, det_jvp)
 from .joins import (
@@ -59,6 +60,11 @@ from .elementwise import (
     clip_mask, tie_weight, nan_tie_weight, power_base_factor, power_exponent_factor, polygamma, LN2,
     LN10)
 from .singular import zero_guard
+from .complex_numbers import (
+    is_complex_value, real_for, conj_if_complex, real_if_complex, abs_direction, abs_grad, abs_jvp, angle_grad, angle_jvp, sign_grad,
+    sign_jvp, imag_grad, imag_tangent, complex_grads, real_only)
+from .fourier import (
+    fft_grad, fftn_grad, rfft_grad, rfftn_grad, irfft_grad, irfftn_grad, hfft_grad, ihfft_grad)
 from .seeding import seed_cotangent, conform_gradient
 from .accumulate import (
     add, zeros_like, spread_grads, choice_grads, sum_tangents, choice_tangent)

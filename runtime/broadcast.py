@@ -11,7 +11,10 @@ comparison.
 
 import numpy as np
 
+from .complex_numbers import is_complex_value
 from .refusals import unsupported
+
+_REAL = np.dtype(np.float64)
 
 
 def unbroadcast(g, x):
@@ -24,7 +27,8 @@ def unbroadcast(g, x):
         Python int or float (shape ``()``).
 
     Returns:
-      ``g`` itself when it already has ``x``'s shape. Otherwise ``g`` summed
+      ``g`` itself when it already has ``x``'s shape (its real part when ``g`` is
+      complex and ``x`` real: docs/complex.md). Otherwise ``g`` summed
       over its leading axes that ``x`` lacks and over the axes where ``x`` has
       length 1 (keeping them), so the result has exactly ``x``'s shape; for a
       scalar ``x`` that is the total sum, a NumPy scalar. A ``g`` with fewer
@@ -45,6 +49,8 @@ def unbroadcast(g, x):
                 isinstance(g, (list, tuple)) and len(g) == len(x)):
             _refuse_sequence_operand()    # concatenated or repeated, not a list's own cotangent
         x_shape = ()
+    if getattr(g, "dtype", _REAL).kind == "c" and not is_complex_value(x):
+        g = np.real(g)       # a real operand of a complex result: its cotangent is real
     if getattr(g, "shape", ()) == x_shape:
         return g
     return _sum_to_shape(g, x_shape)

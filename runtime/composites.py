@@ -13,6 +13,7 @@ from .joins import linspace_grads
 from .scans import diagonal_grad
 from .refusals import unsupported
 from .foreign import as_array, numpy_only
+from .complex_numbers import conj_if_complex, real_for, real_if_complex
 
 
 def _last(x, axis):
@@ -67,7 +68,7 @@ def cumprod_jvp(da, a, axis=None):
             running = running * x[..., k] + product[..., k - 1] * dx[..., k]
             out.append(running)
         tangent = np.stack(out, axis=-1)
-    return _back(tangent, a, axis)
+    return tangent if axis is None else _back(tangent, a, axis)     # axis=None: a flat result
 
 
 # -- NaN-skipping variance and weighted averages ------------------------------------------
@@ -76,17 +77,17 @@ def nanvar_grad(g, a, axis=None, ddof=0, keepdims=False):
     """The cotangent of ``a`` for ``np.nanvar(a, axis, ddof=ddof, keepdims=keepdims)``."""
     kept = ~np.isnan(a)
     count = np.sum(kept, axis=axis, keepdims=True).astype(np.result_type(a, 1.0))
-    centred = np.where(kept, a - np.nanmean(a, axis=axis, keepdims=True), 0.0)
-    g = _kept(g, axis, keepdims)
+    centred = conj_if_complex(np.where(kept, a - np.nanmean(a, axis=axis, keepdims=True), 0.0))
+    g = _kept(real_if_complex(g, a), axis, keepdims)
     return g * 2.0 * centred / (count - ddof)
 
 
 def nanvar_jvp(da, a, axis=None, ddof=0, keepdims=False):
     kept = ~np.isnan(a)
     count = np.sum(kept, axis=axis, keepdims=keepdims).astype(np.result_type(a, 1.0))
-    centred = np.where(kept, a - np.nanmean(a, axis=axis, keepdims=True), 0.0)
-    return 2.0 * np.sum(np.where(kept, centred * da, 0.0), axis=axis, keepdims=keepdims) / (
-        count - ddof)
+    centred = conj_if_complex(np.where(kept, a - np.nanmean(a, axis=axis, keepdims=True), 0.0))
+    return 2.0 * real_if_complex(np.sum(np.where(kept, centred * da, 0.0), axis=axis,
+                                        keepdims=keepdims), a) / (count - ddof)
 
 
 def average_grad(g, a, axis=None, weights=None, returned=False, keepdims=False):
@@ -175,15 +176,16 @@ def convolve_grads(g, a, v, mode="full"):
     start = _full_offset(n, m, mode)
     full = np.concatenate([np.zeros(start, g.dtype), g,
                            np.zeros(n + m - 1 - start - g.shape[0], g.dtype)])
-    return np.correlate(full, v, "valid"), np.correlate(full, a, "valid")
+    # correlations without np.correlate's conjugate (docs/complex.md)
+    return np.convolve(full, v[::-1], "valid"), np.convolve(full, a[::-1], "valid")
 
 
 def correlate_grads(g, a, v, mode="valid"):
     """The cotangents of ``a`` and ``v`` for ``np.correlate(a, v, mode)``, which is
-    ``np.convolve(a, v[::-1], mode)`` for real arrays."""
+    ``np.convolve(a, np.conj(v)[::-1], mode)``."""
     numpy_only("np.correlate", g, a, v)
-    ga, gv = convolve_grads(g, a, v[::-1], mode)
-    return ga, gv[::-1]
+    ga, gv = convolve_grads(g, a, conj_if_complex(v)[::-1], mode)
+    return ga, conj_if_complex(gv)[::-1]
 
 
 # -- interpolation and grids ---------------------------------------------------------------------
@@ -416,7 +418,13 @@ def _shared(mask, axes, like):
 
 
 def norm_weights(ans, x, ord=None, axis=None):
-    """``d norm / d x``, shaped like ``x`` (the output's entries broadcast back over ``axes``)."""
+    """``d norm / d x``, shaped like ``x`` (the output's entries broadcast back over ``axes``);
+    for a complex ``x``, the factor of ``Re(weights * dx)`` (the conjugates of the real
+    formulas' ``x / |x|``, ``sign(x)`` and ``u @ vh``)."""
+    return conj_if_complex(_norm_weights(ans, x, ord, axis))
+
+
+def _norm_weights(ans, x, ord=None, axis=None):
     axes, matrix = _norm_axes(x, ord, axis)
     value = np.reshape(ans, np.shape(np.sum(x, axis=axes, keepdims=True)))
     if ord is None or ord == "fro" or (ord == 2 and not matrix):
@@ -453,14 +461,14 @@ def norm_weights(ans, x, ord=None, axis=None):
 def norm_grad(g, ans, x, ord=None, axis=None, keepdims=False):
     """The cotangent of ``x`` for ``np.linalg.norm(x, ord, axis, keepdims)``."""
     axes, _ = _norm_axes(x, ord, axis)
-    g = np.reshape(g, np.shape(np.sum(x, axis=axes, keepdims=True)))
+    g = np.reshape(real_if_complex(g, x), np.shape(np.sum(x, axis=axes, keepdims=True)))
     return g * norm_weights(ans, x, ord, axis)
 
 
 def norm_jvp(dx, ans, x, ord=None, axis=None, keepdims=False):
     axes, _ = _norm_axes(x, ord, axis)
-    return np.reshape(np.sum(norm_weights(ans, x, ord, axis) * dx, axis=axes, keepdims=True),
-                      np.shape(ans))
+    return np.reshape(real_if_complex(np.sum(norm_weights(ans, x, ord, axis) * dx, axis=axes,
+                                             keepdims=True), x), np.shape(ans))
 
 
 # -- interpolation, weighted means, sinc -----------------------------------------------------
@@ -470,7 +478,8 @@ def _segments(x, xp, fp, period):
     last outside ``xp``), the position ``t`` in it, its slope, and whether ``x`` is inside."""
     if period is not None:
         unsupported("the derivative of np.interp with period=", "wrap x into one period first")
-    x = as_array(x, dtype=np.result_type(x, fp, 1.0))
+    x = as_array(x, dtype=np.result_type(x, np.real(as_array(fp)), 1.0))
+    xp, fp = as_array(xp), as_array(fp)
     i = np.clip(np.searchsorted(xp, x, side="right") - 1, 0, np.shape(xp)[0] - 2)
     width = xp[i + 1] - xp[i]
     inside = (x >= xp[0]) & (x <= xp[-1])
@@ -480,6 +489,7 @@ def _segments(x, xp, fp, period):
 def interp_grads(g, x, xp, fp, left=None, right=None, period=None):
     """The cotangents of ``x``, ``xp``, ``fp``, ``left`` and ``right`` for ``np.interp``."""
     numpy_only("np.interp", g, x, xp, fp)
+    xp = as_array(xp)                # a list of points too
     x, i, t, slope, inside = _segments(x, xp, fp, period)
     below, above = x < xp[0], x > xp[-1]
     g = g * np.ones_like(x)
@@ -492,12 +502,14 @@ def interp_grads(g, x, xp, fp, left=None, right=None, period=None):
     np.add.at(gxp, np.ravel(i + 1), np.ravel(-g_in * slope * t))
     g_left = None if left is None else np.sum(np.where(below, g, 0.0))
     g_right = None if right is None else np.sum(np.where(above, g, 0.0))
-    return g_in * slope, gxp, gfp, g_left, g_right
+    return (real_for(g_in * slope, x), real_for(gxp, xp), gfp,      # x and xp are real
+            g_left, g_right)
 
 
 def interp_jvp(dx, dxp, dfp, dleft, dright, x, xp, fp, left=None, right=None, period=None):
     numpy_only("np.interp", dx, dxp, dfp, x, xp, fp)
     x, i, t, slope, inside = _segments(x, xp, fp, period)
+    dxp, dfp = as_array(dxp), as_array(dfp)
     n = np.shape(xp)[0]
     d_inside = (dfp[i] * (1.0 - t) + dfp[i + 1] * t + slope * (dx - dxp[i] * (1.0 - t)
                                                                - dxp[i + 1] * t))

@@ -25,6 +25,7 @@ so rather than guessing:
 import numpy as np
 
 from .refusals import unsupported
+from .complex_numbers import is_complex_value, real_for, real_only
 from .foreign import as_array, is_foreign
 
 
@@ -77,6 +78,7 @@ def symmetric_from_triangle_transpose(m, uplo="L"):
 
 def eigh_grad(g, ans, uplo="L"):
     """The cotangent of ``a`` for ``(w, v) = np.linalg.eigh(a, UPLO=uplo)``."""
+    real_only(ans[1], "np.linalg.eigh")
     w, v = ans
     gw, gv = g
     inner = _diag(gw) if not _is_zero(gw) else np.zeros(v.shape, dtype=v.dtype)
@@ -87,18 +89,85 @@ def eigh_grad(g, ans, uplo="L"):
 
 def eigh_jvp(da, ans, uplo="L"):
     """The tangent ``(dw, dv)`` of ``np.linalg.eigh(a, UPLO=uplo)`` along ``da``."""
+    real_only(ans[1], "np.linalg.eigh")
     w, v = ans
     p = _t(v) @ symmetric_from_triangle(da, uplo) @ v
     return tuple_like(ans, (np.diagonal(p, axis1=-2, axis2=-1), v @ (_gaps(w) * p)))
 
 
+# -- general (not symmetric) matrices: np.linalg.eig and eigvals ---------------------------
+# a = v diag(w) inv(v), so inv(v) da v = p has dw = diag(p) and dv = v (gaps * p), which
+# then keeps LAPACK's choice of each eigenvector: unit length, and (complex vectors) its
+# largest entry real. The eigenvalues of a real matrix are real or come in conjugate
+# pairs; the dtype NumPy returns says which, and the derivatives follow it.
+
+def eig_jvp(da, ans):
+    """The tangent ``(dw, dv)`` of ``np.linalg.eig(a)`` along ``da``."""
+    w, v = ans
+    p = np.linalg.solve(v, da @ v)
+    return tuple_like(ans, (np.diagonal(p, axis1=-2, axis2=-1), _eig_gauge(v @ (_gaps(w) * p), v)))
+
+
+def eig_grad(g, ans, a):
+    """The cotangent of ``a`` for ``(w, v) = np.linalg.eig(a)`` (the transpose of
+    :func:`eig_jvp` for the pairing ``Re(sum(g * d))``, docs/complex.md)."""
+    w, v = ans
+    gw, gv = g
+    inner = _diag(gw) if not _is_zero(gw) else np.zeros(v.shape, dtype=v.dtype)
+    if not _is_zero(gv):
+        inner = inner + _gaps(w) * (_t(v) @ _eig_gauge_transpose(gv, v))
+    return real_for(np.linalg.solve(_t(v), inner @ _t(v)), a)
+
+
+def eigvals_grad(g, a):
+    """The cotangent of ``a`` for ``w = np.linalg.eigvals(a)``."""
+    v = np.linalg.eig(a)[1]
+    return real_for(np.linalg.solve(_t(v), _diag(g) @ _t(v)), a)
+
+
+def eigvals_jvp(da, a):
+    """The tangent of ``np.linalg.eigvals(a)`` along ``da``."""
+    v = np.linalg.eig(a)[1]
+    return np.diagonal(np.linalg.solve(v, da @ v), axis1=-2, axis2=-1)
+
+
+def _eig_gauge(dv, v):
+    """``dv`` made a tangent of eigenvectors of unit length whose largest entry (by
+    modulus) stays real, as LAPACK returns them."""
+    dv = dv - v * np.real(np.sum(np.conj(v) * dv, axis=-2, keepdims=True))
+    if is_complex_value(v):
+        largest = _largest_entries(v)
+        top = np.sum(np.where(largest, v, 0), axis=-2, keepdims=True)
+        dtop = np.sum(np.where(largest, dv, 0), axis=-2, keepdims=True)
+        dv = dv - 1j * v * (np.imag(dtop * np.conj(top)) / np.abs(top) ** 2)
+    return dv
+
+
+def _eig_gauge_transpose(gv, v):
+    """The transpose of :func:`_eig_gauge` (a linear map of ``dv``), applied to ``gv``."""
+    if is_complex_value(v):
+        largest = _largest_entries(v)
+        top = np.sum(np.where(largest, v, 0), axis=-2, keepdims=True)
+        turned = np.imag(np.sum(gv * v, axis=-2, keepdims=True))
+        gv = gv + np.where(largest, -1j * np.conj(top) * turned / np.abs(top) ** 2, 0)
+    return gv - np.conj(v) * np.real(np.sum(gv * v, axis=-2, keepdims=True))
+
+
+def _largest_entries(v):
+    """A mask of each column's entry of largest modulus (a constant: it only picks)."""
+    rows = np.arange(v.shape[-2])[:, None]
+    return rows == np.argmax(np.abs(v), axis=-2)[..., None, :]
+
+
 def eigvalsh_grad(g, a, uplo="L"):
     """The cotangent of ``a`` for ``w = np.linalg.eigvalsh(a, UPLO=uplo)``."""
+    real_only(a, "np.linalg.eigvalsh")
     v = np.linalg.eigh(a, UPLO=uplo)[1]
     return symmetric_from_triangle_transpose(v @ _diag(g) @ _t(v), uplo)
 
 
 def eigvalsh_jvp(da, a, uplo="L"):
+    real_only(a, "np.linalg.eigvalsh")
     v = np.linalg.eigh(a, UPLO=uplo)[1]
     return np.diagonal(_t(v) @ symmetric_from_triangle(da, uplo) @ v, axis1=-2, axis2=-1)
 
@@ -119,6 +188,7 @@ def _inverse_or_zero(s):
 
 def svd_jvp(da, ans, a, full_matrices=True, compute_uv=True):
     """The tangent of ``np.linalg.svd(a, full_matrices, compute_uv)`` along ``da``."""
+    real_only(a, "np.linalg.svd")
     if not compute_uv:
         u, s, vh = np.linalg.svd(a, full_matrices=False)
         return np.diagonal(_t(u) @ da @ _t(vh), axis1=-2, axis2=-1)
@@ -140,6 +210,7 @@ def svd_jvp(da, ans, a, full_matrices=True, compute_uv=True):
 
 def svd_grad(g, ans, a, full_matrices=True, compute_uv=True):
     """The cotangent of ``a`` for ``np.linalg.svd(a, full_matrices, compute_uv)``."""
+    real_only(a, "np.linalg.svd")
     if not compute_uv:
         u, s, vh = np.linalg.svd(a, full_matrices=False)
         return u @ _diag(g) @ vh
@@ -180,6 +251,7 @@ def _check_qr(a, mode):
 
 def qr_jvp(da, ans, a, mode="reduced"):
     """The tangent of ``np.linalg.qr(a, mode)`` along ``da`` (``m >= n``)."""
+    real_only(a, "np.linalg.qr")
     _check_qr(a, mode)
     q, r = (np.linalg.qr(a)) if mode == "r" else ans
     da_rinv = _t(np.linalg.solve(_t(r), _t(da)))         # da @ inv(r)
@@ -194,6 +266,7 @@ def qr_jvp(da, ans, a, mode="reduced"):
 
 def qr_grad(g, ans, a, mode="reduced"):
     """The cotangent of ``a`` for ``np.linalg.qr(a, mode)`` (``m >= n``)."""
+    real_only(a, "np.linalg.qr")
     _check_qr(a, mode)
     if mode == "r":
         q, r = np.linalg.qr(a)

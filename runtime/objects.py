@@ -31,7 +31,9 @@ SITES = {}
 VERSION = [0]
 """Bumped by each :func:`note_callee`: a build made at an older version re-checks its sites."""
 
-BY_IDENTITY = (types.FunctionType, types.BuiltinFunctionType, np.ufunc, type)
+# callees a switch tells apart by identity: functions (NumPy's non-ufunc functions, such as
+# np.sinc, are objects of a dispatcher class of their own) and classes
+BY_IDENTITY = (types.FunctionType, types.BuiltinFunctionType, np.ufunc, type(np.sinc), type)
 
 
 class UnseenCallee(Exception):

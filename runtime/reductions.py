@@ -22,6 +22,7 @@ import numpy as np
 
 from .broadcast import float_dtype as _float_dtype
 from .foreign import as_array, count_true, full_for, is_foreign
+from .complex_numbers import conj_if_complex, real_if_complex
 
 
 def unreduce(g, x, axis=None, keepdims=False):
@@ -182,7 +183,7 @@ def _deviation_along(dx, x, axis, ddof, keepdims):
     if dof <= 0:
         still = ~np.any(np.not_equal(dx, 0), axis=axes, keepdims=keepdims)
         return _undefined(still, np.shape(still), _float_dtype(dx, x)), None
-    return np.sum(_deviation(x, axis) * dx, axis=axes, keepdims=keepdims), dof
+    return real_if_complex(np.sum(_deviation(x, axis) * dx, axis=axes, keepdims=keepdims), x), dof
 
 
 def std_grad(g, ans, x, axis=None, ddof=0, keepdims=False):
@@ -263,5 +264,6 @@ def _count(shape, axis):
 
 
 def _deviation(x, axis):
+    """``x - mean(x)``; its conjugate for a complex ``x`` (var and std are of ``|x - mean|``)."""
     x = as_array(x)
-    return x - np.mean(x, axis=_axes(x.ndim, axis), keepdims=True)
+    return conj_if_complex(x - np.mean(x, axis=_axes(x.ndim, axis), keepdims=True))

@@ -6,6 +6,7 @@ from .accumulate import zeros_like
 from .seeding import is_integer
 from .containers import entries, is_container, rebuild, replace_entry
 from .joins import array_grads
+from .complex_numbers import real_for
 from .refusals import unsupported
 from .objects import refuse_computed
 from .foreign import copy_of, is_foreign, numpy_only, zeros_for
@@ -79,7 +80,7 @@ def asarray_grad(g, obj):
     list or tuple (one cotangent per element), else ``g`` itself."""
     if isinstance(obj, (list, tuple)):
         return array_grads(g, obj)
-    return g
+    return real_for(g, obj)
 
 
 def zero_at(g, index):

@@ -171,7 +171,11 @@ def pad_grad(g, array, pad_width, mode="constant"):
     source = (np.pad(positions, pad_width, mode, constant_values=-1) if mode == "constant"
               else np.pad(positions, pad_width, mode))
     copied = source >= 0
-    flat = np.bincount(source[copied], weights=as_array(g)[copied], minlength=positions.size)
+    weights = as_array(g)[copied]
+    flat = np.bincount(source[copied], weights=np.real(weights), minlength=positions.size)
+    if weights.dtype.kind == "c":           # bincount adds real weights only
+        flat = flat + 1j * np.bincount(source[copied], weights=np.imag(weights),
+                                       minlength=positions.size)
     return flat.reshape(shape).astype(_float_dtype(array, g), copy=False)
 
 

@@ -86,7 +86,9 @@ def conform_gradient(g, x):
     dtype = _floating_dtype_of(x)
     if is_foreign(g):          # a Dask or CuPy gradient stays lazy, in its library (0-d for a
         return as_array(g, dtype or np.dtype(np.float64))         # number's)
-    if isinstance(x, (int, float, np.generic)):
+    if is_complex(g) and not is_complex(x):
+        g = np.real(g)          # a real input's gradient is real: the rest is no direction of it
+    if isinstance(x, (int, float, complex, np.generic)):
         return (dtype or np.dtype(np.float64)).type(g)
     g = np.asarray(g, dtype=dtype)
     if not g.flags.writeable:
@@ -115,7 +117,10 @@ def _seed_one(out, cotangent, name):
     check_output(out)
     if cotangent is None:
         return _ones_like(out)
-    cotangent = as_array(cotangent, dtype=_floating_dtype_of(out))
+    dtype = _floating_dtype_of(out)
+    if is_complex(cotangent) and not is_complex(out):
+        cotangent = np.real(cotangent)       # a real output's cotangent is real (docs/complex.md)
+    cotangent = as_array(cotangent, dtype=dtype)
     if not _same_shape(cotangent.shape, np.shape(out)):
         from srctrans.errors import ShapeError
         raise ShapeError(f"{name} has shape {cotangent.shape} but the output "
@@ -144,16 +149,13 @@ def is_complex(value):
 
 
 def check_output(out):
-    """Raise ``NonDifferentiableError`` unless ``out`` can have a derivative (a real number or
-    array, or a container of them); ints and bools can (their derivative is zero)."""
-    if out is None or isinstance(out, (str, bytes)) or is_complex(out):
+    """Raise ``NonDifferentiableError`` unless ``out`` can have a derivative (a real or complex
+    number or array, or a container of them); ints and bools can (their derivative is zero)."""
+    if out is None or isinstance(out, (str, bytes)):
         from srctrans.errors import NonDifferentiableError
-        what = "complex" if is_complex(out) else type(out).__name__
-        hint = ("srctrans does not differentiate complex numbers yet: return the real and "
-                "imaginary parts (np.real(z), np.imag(z)) as two outputs"
-                if what == "complex" else "return the number or array to differentiate")
-        raise NonDifferentiableError(f"the function's output is {what}, which has no derivative",
-                                     hint=hint)
+        raise NonDifferentiableError(
+            f"the function's output is {type(out).__name__}, which has no derivative",
+            hint="return the number or array to differentiate")
 
 
 def _ones_like(out):
@@ -196,7 +198,8 @@ def is_float(value):
         return False
     if isinstance(value, np.ndarray) or is_foreign(value):
         return value.dtype.kind in "fc"
-    return isinstance(value, (numbers.Real, np.floating)) and not isinstance(value, numbers.Integral)
+    return (isinstance(value, (numbers.Complex, np.inexact))
+            and not isinstance(value, numbers.Integral))
 
 
 def is_integer(value):

@@ -47,11 +47,11 @@ def zero_guard(g, value):
     array([0. , 0.5, inf])
     """
     if isinstance(value, np.ndarray):
-        if math.isfinite(_squares(value, value)):
+        if math.isfinite(_squares(value, value).real):     # complex: the sum of |value|**2
             return value
     elif is_foreign(value) or is_foreign(g):     # a lazy array: repair without looking
         return np.where(np.equal(g, 0), 0, value)
-    elif math.isfinite(value):                    # a Python or NumPy scalar
+    elif math.isfinite(abs(value)):               # a Python or NumPy scalar
         return value
     repaired = np.where(np.equal(g, 0), 0, value)
     return repaired if repaired.ndim else repaired[()]

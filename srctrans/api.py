@@ -13,8 +13,8 @@ import types
 import numpy as np
 
 from srctrans import runtime
-from srctrans.runtime.containers import is_container, leaves
-from srctrans.runtime.seeding import is_complex, is_integer
+from srctrans.runtime.containers import is_container
+from srctrans.runtime.seeding import is_integer
 from srctrans import cache
 from srctrans.reporting import chained_cause, for_user, noting_callees, user_facing
 from srctrans import repeat as repeat_path
@@ -100,19 +100,12 @@ class _Selection:
 
 
 def _check_differentiable(value, name):
-    if is_container(value):         # int and str fields are constants; complex ones are refused
-        for leaf in leaves(value):
-            if is_complex(leaf):
-                _check_differentiable(leaf, name)
+    if is_container(value):         # int and str fields are constants
         return
     if value is None or isinstance(value, (str, bytes)):
         raise NonDifferentiableError(
             f"argument {name!r} is selected for differentiation but is {type(value).__name__}",
             hint="select only arguments that hold floats or arrays of floats (wrt=...)")
-    if is_complex(value):
-        raise NonDifferentiableError(
-            f"argument {name!r} is complex; srctrans does not differentiate complex numbers yet",
-            hint="differentiate with respect to the real and imaginary parts as two float arguments")
     if is_integer(value):
         kind = type(value).__name__ if not isinstance(value, np.ndarray) else f"{value.dtype} array"
         article = "an" if kind[0] in "aeiou" else "a"

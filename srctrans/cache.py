@@ -25,7 +25,7 @@ import weakref
 import numpy as np
 
 from srctrans.runtime import objects
-from srctrans.runtime.seeding import check_output
+from srctrans.runtime.seeding import check_output, is_complex
 
 from srctrans.builds import Build
 from srctrans.emit.compile import forget_sources
@@ -321,7 +321,9 @@ class Instance:
     def _specialised(self, fn, args, kwargs):
         (out, residuals), values, varying = _run_keeping_locals(
             self.fwd, args, kwargs, watch_lines=self.build.has_loops)
-        check_output(out)         # before a fused gradient that seeds nothing
+        check_output(out)
+        if any(map(is_complex, values.values())) or is_complex(out):
+            return self       # complex values run the generic code (docs/complex.md)
         _, wrt, optimize, unconnected_zero, _ = self.build.options
         return instance(fn, wrt, optimize, unconnected_zero,
                         shapes=_measure(self.build, out, residuals, values, varying))
@@ -444,20 +446,21 @@ def _shape_key(fn, args, kwargs, data_names, float_values=False):
 def args_key(args, float_values=False):
     """The positional arguments' part of a shape key (a list), or None if one is not simple."""
     if float_values:
-        key = [value.shape if type(value) is np.ndarray else
+        key = [value.shape if type(value) is np.ndarray and value.dtype.kind != "c" else
                (type(value), value) if isinstance(value, float) else key_part(value)
                for value in args]
     else:
-        key = [value.shape if type(value) is np.ndarray else key_part(value) for value in args]
+        key = [value.shape if type(value) is np.ndarray and value.dtype.kind != "c" else
+               key_part(value) for value in args]
     return None if None in key else key
 
 
 def key_part(value):
     """One argument's part of a shape key: a shape, a type, or (type, value); None if not simple."""
     kind = type(value)
-    if kind is np.ndarray:
-        return value.shape
-    if kind in (float, np.float64, np.float32, np.float16, complex):
+    if kind is np.ndarray:        # complex arrays run other code (they are not specialised)
+        return value.shape if value.dtype.kind != "c" else (value.shape, "complex")
+    if kind in (float, np.float64, np.float32, np.float16, complex, np.complex128, np.complex64):
         return kind
     if kind in (int, bool, str, type(None)) or isinstance(value, (np.integer, np.bool_)):
         return (kind, value)

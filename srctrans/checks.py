@@ -2,7 +2,9 @@
 
 One inner product per check: for a random input direction ``u`` and a random
 output cotangent ``v``, both modes must satisfy
-``<v, (f(x + eps u) - f(x - eps u)) / (2 eps)> ~= <v, jvp(u)> ~= <vjp(v), u>``.
+``<v, (f(x + eps u) - f(x - eps u)) / (2 eps)> ~= <v, jvp(u)> ~= <vjp(v), u>``,
+where ``<a, b>`` is ``Re(sum(a * b))`` (complex values get complex directions and
+cotangents: docs/complex.md).
 The reverse check runs every backward pass srctrans may use for ``f``: the
 generic one, the one specialised on the arguments' shapes, and the fused
 gradient of a scalar output; the value ``vjp`` returns must be the function's. Order 2 checks the generated derivatives the same way.
@@ -127,7 +129,7 @@ def _check_first_order(f, wide, kwargs, modes, indices, rng, name, eps, rtol, at
     # and, for a scalar output, the fused gradient (which takes the cotangent 1)
     for path in ("generic", "specialised", "fused"):
         if path == "fused":
-            if is_container(out) or np.ndim(out) != 0:
+            if is_container(out) or np.ndim(out) != 0 or np.iscomplexobj(out):
                 continue
             gradients = grad(f, wrt=indices)(*wide, **kwargs)
             scale = float(cotangent)
@@ -160,8 +162,10 @@ def _compare_values(got, expected, what):
 def _widen(value):
     def widen(leaf):
         if (isinstance(leaf, np.ndarray) or is_foreign(leaf)) and leaf.dtype.kind in "fc":
-            return leaf.astype(np.float64)
-        return float(leaf) if is_float(leaf) else leaf
+            return leaf.astype(np.complex128 if leaf.dtype.kind == "c" else np.float64)
+        if is_float(leaf):
+            return complex(leaf) if np.iscomplexobj(leaf) else float(leaf)
+        return leaf
     return tree_map(widen, value)
 
 
@@ -169,6 +173,9 @@ def _random_like(rng, value):
     def draw(leaf):
         if not is_float(leaf):              # ints and bools are not perturbed
             return np.zeros(np.shape(leaf)) if np.ndim(leaf) else 0.0
+        if np.iscomplexobj(leaf):           # a complex direction (docs/complex.md)
+            draw = rng.standard_normal(np.shape(leaf)) + 1j * rng.standard_normal(np.shape(leaf))
+            return draw if np.ndim(leaf) else complex(draw)
         if isinstance(leaf, np.ndarray) or np.ndim(leaf):
             return rng.standard_normal(np.shape(leaf))
         return float(rng.standard_normal())
@@ -188,4 +195,10 @@ def _inner(a, b):
     if is_tree(a) or is_tree(b):
         like, other = (a, b) if is_tree(a) and not isinstance(a, dict) else (b, a)
         return sum(tree_leaves(tree_map(lambda x, y: _inner(x, y), like, other, as_dicts=True)))
-    return float(np.sum(np.asarray(a, dtype=np.float64) * np.asarray(b, dtype=np.float64)))
+    return float(np.real(np.sum(_wide(a) * _wide(b))))   # Re(sum(a * b)): docs/complex.md
+
+
+def _wide(value):
+    """``value`` as a float64 or complex128 array."""
+    value = np.asarray(value)
+    return value.astype(np.complex128 if value.dtype.kind == "c" else np.float64)

@@ -74,12 +74,13 @@ def run_jvp(fn, bound_self, primals, tangents, kwargs, optimize=True, tangent_on
     for index, keyword in plan.tangents:
         primal, tangent = primals[index], tangents[index]
         if not (type(tangent) is np.ndarray and type(primal) is np.ndarray
-                and tangent.shape == primal.shape and primal.dtype.kind == "f"):
-            if is_complex(primal) or is_complex(tangent):
+                and tangent.shape == primal.shape and primal.dtype.kind == "f"
+                and tangent.dtype.kind == "f"):
+            if is_complex(tangent) and not is_complex(primal):
                 raise NonDifferentiableError(
-                    f"argument {plan.names[index]!r} or its tangent is complex; srctrans does "
-                    f"not differentiate complex numbers yet",
-                    hint="pass the real and imaginary parts as two float arguments")
+                    f"argument {plan.names[index]!r} is real but its tangent is complex",
+                    hint="a real argument's tangent is real: pass np.real(tangent), or make "
+                         "the argument complex (x.astype(complex))")
             if is_integer(primal):
                 raise NonDifferentiableError(
                     f"argument {plan.names[index]!r} is an integer but was given a tangent",
@@ -96,7 +97,7 @@ def run_jvp(fn, bound_self, primals, tangents, kwargs, optimize=True, tangent_on
 
 
 def _check_output(out):
-    if type(out) is np.ndarray and out.dtype.kind == "f" or type(out) in (float, np.float64):
+    if type(out) is np.ndarray and out.dtype.kind in "fc" or type(out) in (float, np.float64):
         return                                             # the common case
     if isinstance(out, tuple) and not hasattr(out, "_fields"):
         for each in out:
@@ -177,7 +178,7 @@ def _conformed_tangent(tangent, primal, name):
             raise ShapeError(f"the tangent of {name!r} has shape {np.shape(t)} but the argument "
                              f"has shape {np.shape(p)}", hint="give each tangent its argument's shape")
         if isinstance(p, np.ndarray) and not isinstance(t, np.ndarray):
-            return np.asarray(t, dtype=p.dtype if p.dtype.kind == "f" else float)
+            return np.asarray(t, dtype=p.dtype if p.dtype.kind in "fc" else float)
         return t
     try:
         return map_leaves(lambda p, t: conform(t, p), primal, tangent)

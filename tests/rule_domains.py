@@ -53,6 +53,20 @@ def nonzero(*shape):
     return Arg(shape, 0.5, 2.0, away_from_zero=True)
 
 
+class Complex(Arg):
+    """Complex numbers whose real and imaginary parts are standard normal (``shape`` None:
+    a Python complex)."""
+
+    def build(self, rng):
+        shape = () if self.shape is None else self.shape
+        z = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+        return complex(z) if self.shape is None else np.asarray(z, dtype=np.complex128)
+
+
+def cnormal(*shape):
+    return Complex(shape)
+
+
 def pyfloat(low=-2.0, high=2.0):
     return Arg(None, low, high)
 

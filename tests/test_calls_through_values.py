@@ -218,6 +218,20 @@ def test_a_function_passed_in_is_called_by_identity(data):
     st.check_grads(summed_activations, (x,), order=2)
 
 
+def through_numpy_functions(x):
+    total = x * 0.0
+    for fn in [np.sinc, np.fft.fft, np.sin]:
+        total = total + np.real(fn(x))
+    return np.sum(total * total)
+
+
+def test_numpy_functions_that_are_not_ufuncs_are_called_by_identity(data):
+    """np.sinc and np.fft.fft are objects of NumPy's dispatcher class, not
+    functions: called through a value, each is the function with its rule."""
+    x, _ = data
+    st.check_grads(through_numpy_functions, (x,), order=2)
+
+
 def test_a_class_met_after_the_first_call_is_compiled_in(data):
     x, y = data
     first = model_of(dense(3, 2))

@@ -33,8 +33,8 @@ import numpy as np
 import pytest
 
 from srctrans import runtime as rt
-from rule_domains import (Arg, Matrices, factored, fixed, matrices, nonzero, normal, positive,
-                          positive_definite, pyfloat, simplex, uniform)
+from rule_domains import (Arg, Matrices, cnormal, factored, fixed, matrices, nonzero, normal,
+                          positive, positive_definite, pyfloat, simplex, uniform)
 from srctrans.rules import REGISTRY
 
 VAR_POSITIONAL = inspect.Parameter.VAR_POSITIONAL
@@ -274,6 +274,13 @@ PRODUCTS = [
     Case("eigh-upper-batch", np.linalg.eigh, [positive_definite(2, 3, 3)], {"UPLO": "U"}),
     Case("eigh-nonsymmetric-input", np.linalg.eigh, [matrices(3, 3)]),      # reads one triangle
     Case("eigvalsh", np.linalg.eigvalsh, [positive_definite(3, 3)]),
+    # general matrices: complex eigenvalues and eigenvectors (and real ones where all are real)
+    Case("eig", np.linalg.eig, [normal(4, 4)]),
+    Case("eig-batch", np.linalg.eig, [normal(2, 3, 3)]),
+    Case("eig-real-spectrum", np.linalg.eig, [positive_definite(3, 3)]),
+    Case("eig-complex", np.linalg.eig, [cnormal(3, 3)]),
+    Case("eigvals", np.linalg.eigvals, [normal(4, 4)]),
+    Case("eigvals-batch", np.linalg.eigvals, [normal(2, 3, 3)]),
     Case("eigvalsh-upper-batch", np.linalg.eigvalsh, [positive_definite(2, 3, 3)], {"UPLO": "U"}),
     Case("svd-square", np.linalg.svd, [matrices(3, 3)]),
     Case("svd-tall-reduced", np.linalg.svd, [normal(4, 3)], {"full_matrices": False}),
@@ -594,8 +601,54 @@ SCIPY_STATS = (
         Case("dirichlet-pdf", stats.dirichlet.pdf, [simplex(4, drop_last=True), positive(4)]),
     ])
 
+# complex parts (rules/complex_numbers.py), on complex and on real arrays
+COMPLEX = [
+    Case("real-complex", np.real, [cnormal(2, 3)]),
+    Case("conjugate-complex", np.conjugate, [cnormal(2, 3)]),
+    Case("imag", np.imag, [cnormal(2, 3)]),
+    Case("imag-real", np.imag, [normal(2, 3)]),
+    Case("angle", np.angle, [cnormal(2, 3)]),
+    Case("angle-degrees", np.angle, [cnormal(2, 3)], {"deg": True}),
+    Case("angle-real", np.angle, [nonzero(2, 3)]),
+    Case("sign-complex", np.sign, [cnormal(2, 3)]),
+    Case("sign", np.sign, [nonzero(2, 3)]),
+    Case("absolute-complex", np.absolute, [cnormal(2, 3)]),
+    Case("complex", builtins.complex, [pyfloat(), pyfloat()]),
+    Case("multiply-complex-real", np.multiply, [cnormal(2, 3), normal(3)]),
+    Case("exp-complex", np.exp, [cnormal(2, 3)]),
+]
+
+# np.fft (rules/fourier.py): every transform with n/s, axis/axes and norm
+FOURIER = [
+    Case("fft", np.fft.fft, [cnormal(3, 6)]),
+    Case("fft-real", np.fft.fft, [normal(3, 6)], {"axis": 0}),
+    Case("fft-padded-ortho", np.fft.fft, [cnormal(3, 6)], {"n": 8, "norm": "ortho"}),
+    Case("fft-cropped-forward", np.fft.fft, [cnormal(3, 6)], {"n": 4, "norm": "forward"}),
+    Case("ifft", np.fft.ifft, [cnormal(3, 6)], {"n": 7, "axis": 0}),
+    Case("fft2", np.fft.fft2, [cnormal(2, 3, 4)], {"s": (5, 3), "norm": "ortho"}),
+    Case("ifft2", np.fft.ifft2, [cnormal(3, 4)]),
+    Case("fftn", np.fft.fftn, [cnormal(3, 4)], {"axes": (1,)}),
+    Case("ifftn", np.fft.ifftn, [cnormal(3, 4)], {"s": (2, 6), "axes": (0, 1)}),
+    Case("rfft", np.fft.rfft, [normal(3, 6)]),
+    Case("rfft-odd-ortho", np.fft.rfft, [normal(3, 6)], {"n": 9, "axis": 0, "norm": "ortho"}),
+    Case("rfft-cropped", np.fft.rfft, [normal(3, 6)], {"n": 4, "norm": "forward"}),
+    Case("rfft2", np.fft.rfft2, [normal(3, 4)]),
+    Case("rfftn", np.fft.rfftn, [normal(3, 4)], {"s": (5, 7), "axes": (0, 1), "norm": "ortho"}),
+    Case("irfft", np.fft.irfft, [cnormal(3, 6)]),
+    Case("irfft-odd-ortho", np.fft.irfft, [cnormal(3, 6)], {"n": 9, "axis": 1, "norm": "ortho"}),
+    Case("irfft-cropped", np.fft.irfft, [cnormal(3, 6)], {"n": 4, "axis": 0, "norm": "forward"}),
+    Case("irfft2", np.fft.irfft2, [cnormal(3, 4)]),
+    Case("irfftn", np.fft.irfftn, [cnormal(3, 4)], {"s": (3, 7), "axes": (0, 1), "norm": "ortho"}),
+    Case("hfft", np.fft.hfft, [cnormal(3, 6)]),
+    Case("hfft-odd-ortho", np.fft.hfft, [cnormal(3, 6)], {"n": 7, "axis": 0, "norm": "ortho"}),
+    Case("ihfft", np.fft.ihfft, [normal(3, 6)]),
+    Case("ihfft-padded", np.fft.ihfft, [normal(3, 6)], {"n": 8, "norm": "forward"}),
+    Case("fftshift", np.fft.fftshift, [cnormal(3, 5)]),
+    Case("ifftshift-axes", np.fft.ifftshift, [normal(3, 5)], {"axes": 0}),
+]
+
 CASES = (ELEMENTWISE + REDUCTIONS + PRODUCTS + SHAPES + BUILTINS + SCIPY + SCIPY_LINALG
-         + SCIPY_SIGNAL + SCIPY_STATS)
+         + SCIPY_SIGNAL + SCIPY_STATS + COMPLEX + FOURIER)
 
 assert len({c.id for c in CASES}) == len(CASES), "case ids must be unique"
 
@@ -631,7 +684,8 @@ def _slots(rule, args, kwargs):
 def _is_float(value):
     if isinstance(value, (list, tuple)):
         return bool(value) and all(_is_float(v) for v in value)
-    return isinstance(value, float) or (isinstance(value, np.ndarray) and value.dtype.kind == "f")
+    return isinstance(value, (float, complex)) or (isinstance(value, np.ndarray)
+                                                   and value.dtype.kind in "fc")
 
 
 def _active(rule, args, kwargs):
@@ -674,15 +728,24 @@ def _like(value, rng):
         return type(value)(_like(v, rng) for v in value)
     if isinstance(value, float):
         return float(rng.standard_normal())
+    if np.iscomplexobj(value):               # a complex direction (docs/complex.md)
+        draw = rng.standard_normal(np.shape(value)) + 1j * rng.standard_normal(np.shape(value))
+        return complex(draw) if isinstance(value, complex) else draw.astype(np.result_type(value))
     return rng.standard_normal(np.shape(value)).astype(np.result_type(value))
 
 
 def _inner(a, b):
-    """The inner product of two values of the same structure, in float64."""
+    """The inner product ``Re(sum(a * b))`` of two values of the same structure, in float64
+    (complex128 for complex values: docs/complex.md)."""
     if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
         assert len(a) == len(b)
         return builtins.sum(_inner(x, y) for x, y in zip(a, b))
-    return float(np.sum(np.asarray(a, dtype=np.float64) * np.asarray(b, dtype=np.float64)))
+    return float(np.real(np.sum(_wide(a) * _wide(b))))
+
+
+def _wide(value):
+    """``value`` as a float64 array, or complex128 when complex."""
+    return np.asarray(value, dtype=np.complex128 if np.iscomplexobj(value) else np.float64)
 
 
 _ENTRIES = {}
@@ -833,7 +896,8 @@ def test_linear_rules_have_no_template():
 RULE_FILES = {"srctrans.rules.elementwise", "srctrans.rules.reductions", "srctrans.rules.linalg",
               "srctrans.rules.shapes", "srctrans.rules.builtins", "srctrans.rules.scipy_special",
               "srctrans.rules.scipy_linalg", "srctrans.rules.scipy_signal",
-              "srctrans.rules.scipy_stats"}
+              "srctrans.rules.scipy_stats", "srctrans.rules.complex_numbers",
+              "srctrans.rules.fourier"}
 
 
 def _identity(primal):
@@ -875,7 +939,7 @@ def _finite_difference(case, rule, args, kwargs, tangents):
 def _scaled_difference(plus, minus):
     if isinstance(plus, (list, tuple)):
         return [_scaled_difference(p, m) for p, m in zip(plus, minus)]
-    return (np.asarray(plus, dtype=np.float64) - np.asarray(minus, dtype=np.float64)) / (2 * STEP)
+    return (_wide(plus) - _wide(minus)) / (2 * STEP)
 
 
 def _assert_close(got, expected, what):
@@ -885,8 +949,7 @@ def _assert_close(got, expected, what):
             _assert_close(g, e, what)
         return
     assert np.shape(got) == np.shape(expected), f"{what}: shape {np.shape(got)}, expected {np.shape(expected)}"
-    np.testing.assert_allclose(np.asarray(got, dtype=np.float64), expected, rtol=1e-5, atol=1e-6,
-                               err_msg=what)
+    np.testing.assert_allclose(_wide(got), expected, rtol=1e-5, atol=1e-6, err_msg=what)
 
 
 def _directions(case, rule, args, kwargs, rng):
@@ -950,6 +1013,8 @@ def _float32(value, scalars=False):
         return type(value)(_float32(v, scalars) for v in value)
     if isinstance(value, np.ndarray) and value.dtype == np.float64:
         return value.astype(np.float32)
+    if isinstance(value, np.ndarray) and value.dtype == np.complex128:
+        return value.astype(np.complex64)
     if scalars and isinstance(value, float):
         return np.float32(value)
     return value
@@ -977,10 +1042,10 @@ def test_float32(case):
     ans32 = case.primal(*args32, **kwargs32)
     got = jvp(rule, args32, kwargs32, ans32, tangents32)
     for g, e, a in zip(_leaves(got), _leaves(expected), _leaves(ans32)):
-        if isinstance(a, (np.ndarray, np.generic)) and a.dtype == np.float32:
-            assert np.result_type(g) == np.float32, np.result_type(g)
+        if isinstance(a, (np.ndarray, np.generic)) and a.dtype in (np.float32, np.complex64):
+            assert np.result_type(g) == a.dtype, np.result_type(g)
         scale = max(1.0, float(np.max(np.abs(e))) if np.size(e) else 1.0)
-        np.testing.assert_allclose(np.asarray(g, dtype=np.float64), e, rtol=1e-4, atol=1e-4 * scale)
+        np.testing.assert_allclose(_wide(g), e, rtol=1e-4, atol=1e-4 * scale)
 
 
 def _leaves(value):

@@ -41,8 +41,8 @@ def _differentiable(value):
     if isinstance(value, list):
         return any(_differentiable(v) for v in value)
     if isinstance(value, np.ndarray):
-        return value.dtype.kind == "f"
-    return isinstance(value, float)
+        return value.dtype.kind in "fc"
+    return isinstance(value, (float, complex))
 
 
 def _literal(value):

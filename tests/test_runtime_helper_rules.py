@@ -546,6 +546,7 @@ CASES = [
          [0, 1, 2]),
     Case("tril_halved", rt.tril_halved, lambda r: (normal(r, 2, 3, 3),)),
     Case("symmetric_sum", rt.symmetric_sum, lambda r: (normal(r, 2, 3, 3),)),
+    Case("real_only", rt.real_only, lambda r: (normal(r, 2, 3, 3), "np.linalg.cholesky"), [0]),
 ]
 
 

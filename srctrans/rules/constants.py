@@ -20,7 +20,7 @@ REGISTRY.nondifferentiable(
     np.shape, np.ndim, np.size, builtins.len, builtins.range, builtins.isinstance,
     # indices and rounding
     np.argmax, np.argmin, np.argsort, np.nonzero, np.floor, np.ceil, np.round,
-    np.around, np.rint, np.trunc, np.fix, np.sign, np.floor_divide,
+    np.around, np.rint, np.trunc, np.fix, np.floor_divide,
     np.argwhere, np.flatnonzero, np.searchsorted, np.digitize, np.count_nonzero,
     np.argpartition, np.result_type, np.promote_types,
     builtins.round, math.floor, math.ceil, math.trunc,
@@ -31,8 +31,8 @@ REGISTRY.nondifferentiable(
     np.isnan, np.isfinite, np.isinf, np.allclose, np.isclose, np.array_equal,
     np.signbit, np.isposinf, np.isneginf, math.isnan, math.isfinite, math.isinf,
     np.any, np.all,
-    # the imaginary part of a real array is zeros; a step function
-    np.imag, np.heaviside,
+    # a step function
+    np.heaviside,
     # fresh arrays (np.full, np.full_like, np.arange and np.linspace have rules: their
     # values depend on their arguments)
     np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like, np.eye, np.identity,

@@ -112,13 +112,14 @@ def reciprocal(g, ans, x):
 def reciprocal_jvp(dx, ans, x):
     return -rt.zero_guard(dx, dx * ans * ans)
 
+# |z| of a complex z is not holomorphic: its factor is conj(z) / |z| (runtime/complex_numbers.py)
 @vjp(np.absolute, np.fabs, builtins.abs, math.fabs, elementwise=True)
 def absolute(g, ans, x):
-    return g * np.sign(x)
+    return rt.abs_grad(g, x)
 
 @jvp(np.absolute, np.fabs, builtins.abs, math.fabs)
 def absolute_jvp(dx, ans, x):
-    return dx * np.sign(x)
+    return rt.abs_jvp(dx, x)
 
 # -- exponentials and logarithms ---------------------------------------------
 @vjp(np.exp, math.exp, elementwise=True)
@@ -276,11 +277,11 @@ def arcsinh_jvp(dx, ans, x):
 
 @vjp(np.arccosh, math.acosh, elementwise=True)
 def arccosh(g, ans, x):
-    return rt.zero_guard(g, g / np.sqrt(x * x - 1))
+    return rt.zero_guard(g, g / np.sinh(ans))
 
 @jvp(np.arccosh, math.acosh)
 def arccosh_jvp(dx, ans, x):
-    return rt.zero_guard(dx, dx / np.sqrt(x * x - 1))
+    return rt.zero_guard(dx, dx / np.sinh(ans))
 
 @vjp(np.arctanh, math.atanh, elementwise=True)
 def arctanh(g, ans, x):

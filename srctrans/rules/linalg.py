@@ -100,14 +100,16 @@ def det_jvp(da, ans, a):
 # a result of the same kind with a zero sign (rt.getitem_grad places the entry)
 @vjp(np.linalg.slogdet)
 def slogdet(g, ans, a):
-    return np.expand_dims(g[1], (-2, -1)) * np.swapaxes(np.linalg.inv(a), -1, -2)
+    return np.expand_dims(g[1], (-2, -1)) * np.swapaxes(
+        np.linalg.inv(rt.real_only(a, "np.linalg.slogdet")), -1, -2)
 
 @jvp(np.linalg.slogdet)
 def slogdet_jvp(da, ans, a):
-    return rt.getitem_grad(np.trace(np.linalg.inv(a) @ da, axis1=-2, axis2=-1), ans, 1)
+    return rt.getitem_grad(np.trace(np.linalg.inv(rt.real_only(a, "np.linalg.slogdet")) @ da,
+                                    axis1=-2, axis2=-1), ans, 1)
 
-REGISTRY.returns_tuple(np.linalg.slogdet, np.linalg.eigh, np.linalg.svd, np.linalg.qr,
-                       np.linalg.lstsq)
+REGISTRY.returns_tuple(np.linalg.slogdet, np.linalg.eigh, np.linalg.eig, np.linalg.svd,
+                       np.linalg.qr, np.linalg.lstsq)
 
 # Norms of every order NumPy has, for vectors and matrices (runtime/composites.py):
 # at a zero vector the cotangent is zero; ties of inf-norms and of the columns or rows
@@ -134,13 +136,14 @@ def solve_jvp(da, db, ans, a, b):
 # stands for itself and its mirror image, so its cotangent counts both.
 @vjp(np.linalg.cholesky)
 def cholesky(g, ans, a):
-    return rt.tril_halved(np.swapaxes(np.linalg.inv(ans), -1, -2)
+    return rt.tril_halved(np.swapaxes(np.linalg.inv(rt.real_only(ans, "np.linalg.cholesky")), -1, -2)
                           @ rt.symmetric_sum(rt.tril_halved(np.swapaxes(ans, -1, -2) @ g))
                           @ np.linalg.inv(ans))
 
 @jvp(np.linalg.cholesky)
 def cholesky_jvp(da, ans, a):
-    return ans @ rt.tril_halved(np.linalg.inv(ans) @ rt.symmetric_sum(rt.tril_halved(da))
+    return ans @ rt.tril_halved(np.linalg.inv(rt.real_only(ans, "np.linalg.cholesky"))
+                                @ rt.symmetric_sum(rt.tril_halved(da))
                                 @ np.swapaxes(np.linalg.inv(ans), -1, -2))
 
 # -- decompositions (runtime/decompositions.py: formulas, and what happens at repeated
@@ -153,6 +156,24 @@ def eigh(g, ans, a, UPLO="L"):
 @jvp(np.linalg.eigh)
 def eigh_jvp(da, ans, a, UPLO="L"):
     return rt.eigh_jvp(da, ans, UPLO)
+
+# eig and eigvals of general matrices: complex eigenvalues and eigenvectors (docs/complex.md);
+# eigenvectors keep LAPACK's normalisation (unit length, largest entry real)
+@vjp(np.linalg.eig)
+def eig(g, ans, a):
+    return rt.eig_grad(g, ans, a)
+
+@jvp(np.linalg.eig)
+def eig_jvp(da, ans, a):
+    return rt.eig_jvp(da, ans)
+
+@vjp(np.linalg.eigvals)
+def eigvals(g, ans, a):
+    return rt.eigvals_grad(g, a)
+
+@jvp(np.linalg.eigvals)
+def eigvals_jvp(da, ans, a):
+    return rt.eigvals_jvp(da, a)
 
 @vjp(np.linalg.eigvalsh)
 def eigvalsh(g, ans, a, UPLO="L"):

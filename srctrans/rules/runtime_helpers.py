@@ -110,7 +110,8 @@ def prod_grad_jvp(dv, dprod, dx, ans, v, prod, x, axis=None, keepdims=False):
 # centering is a symmetric projection), so it is its own transpose.
 @vjp(rt.var_grad)
 def var_grad(g, ans, v, x, axis=None, ddof=0, keepdims=False):
-    return (np.sum(g * rt.var_grad(np.ones_like(v), x, axis, ddof, keepdims), axis=axis, keepdims=keepdims),
+    return (rt.real_for(np.sum(g * rt.var_grad(np.ones_like(v), x, axis, ddof, keepdims), axis=axis,
+                               keepdims=keepdims), v),
             rt.var_grad(v, g, axis, ddof, keepdims))
 
 @jvp(rt.var_grad)
@@ -122,8 +123,9 @@ def var_grad_jvp(dv, dx, ans, v, x, axis=None, ddof=0, keepdims=False):
 # v, symmetric-linear in x like var_grad, and ``-ans / std`` in std.
 @vjp(rt.std_grad)
 def std_grad(g, ans, v, std, x, axis=None, ddof=0, keepdims=False):
-    return (np.sum(g * rt.std_grad(np.ones_like(v), std, x, axis, ddof, keepdims), axis=axis, keepdims=keepdims),
-            -rt.ratio_or_zero(np.sum(g * ans, axis=axis, keepdims=keepdims), std),
+    return (rt.real_for(np.sum(g * rt.std_grad(np.ones_like(v), std, x, axis, ddof, keepdims),
+                               axis=axis, keepdims=keepdims), v),
+            -rt.ratio_or_zero(rt.real_for(np.sum(g * ans, axis=axis, keepdims=keepdims), std), std),
             rt.std_grad(v, std, g, axis, ddof, keepdims))
 
 @jvp(rt.std_grad)
@@ -881,3 +883,14 @@ def cofactor(g, ans, a):
 @jvp(decompositions._cofactor)
 def cofactor_jvp(da, ans, a):
     return rt.decompositions.refuse_cofactor_derivative()
+
+
+# -- complex numbers -------------------------------------------------------------
+
+@vjp(rt.real_only)                 # a check that passes its matrix through
+def real_only(g, ans, a, what):
+    return g, None
+
+@jvp(rt.real_only)
+def real_only_jvp(da, ans, a, what):
+    return da

@@ -37,13 +37,6 @@ def transpose(g, ans, a, axes=None):
 
 linear(np.transpose)
 
-# On the real arrays srctrans differentiates (complex ones are refused), the real
-# part and the conjugate are the array itself (x.real, np.conj(x)).
-@vjp(np.real, np.conjugate)        # np.conj is np.conjugate
-def real(g, ans, val):
-    return g
-
-linear(np.real, np.conjugate)
 
 if hasattr(np, "matrix_transpose"):          # NumPy 2: x.mT
     @vjp(np.matrix_transpose)
@@ -101,11 +94,14 @@ def repeat(g, ans, a, repeats, axis=None):
 
 linear(np.take, np.take_along_axis, np.tile, np.repeat)
 
+# the real part when every imaginary part is within tol machine epsilons of zero
 @vjp(np.real_if_close)
 def real_if_close(g, ans, a, tol=100):
-    return g
+    return g, None
 
-linear(np.real_if_close)
+@jvp(np.real_if_close)
+def real_if_close_jvp(da, ans, a, tol=100):
+    return rt.real_for(da, ans)
 
 @vjp(np.diagonal)
 def diagonal(g, ans, a, offset=0, axis1=0, axis2=1):
@@ -323,7 +319,7 @@ linear(np.array, np.asarray, np.asanyarray, np.ascontiguousarray)
 # tangent) must not reach it.
 @vjp(rt.identity)
 def identity(g, ans, x, *args, **kwargs):
-    return g
+    return rt.real_for(g, x)
 
 @jvp(rt.identity)
 def identity_jvp(dx, ans, x, *args, **kwargs):

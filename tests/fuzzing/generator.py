@@ -20,7 +20,8 @@ and distribution functions, ``signal.convolve``, and ``linalg``'s solves,
 factorizations and ``expm`` of the matrix argument ``W``), and calls through
 values: a model object of the module called, its layers called by position and
 their methods, functions called through a loop variable, and a dict built from
-another, written into and iterated by key, and a helper marked ``@st.checkpoint``.
+another, written into and iterated by key, a helper marked ``@st.checkpoint``, and
+real values computed through complex ones (phases, parts, ``np.fft``, ``eigvals``).
 
 Every operation is smooth where the fuzzer evaluates it (denominators and
 logarithms kept away from zero), so finite differences are a fair reference.
@@ -181,7 +182,8 @@ class _Builder:
     def build(self):
         self.scalar_output = self.rng.random() > 0.2
         makers = [self._assign] * 6 + [self._write, self._if, self._for, self._while,
-                                       self._container, self._rows, self._early_return]
+                                       self._container, self._rows, self._early_return,
+                                       self._complex]
         for _ in range(self.rng.randint(3, 9)):
             self.rng.choice(makers)()
         returned = self._returned()
@@ -388,6 +390,31 @@ class _Builder:
         else:
             lines = [f"{parts} = ({a}, {b})", f"{t} = {parts}[0] + {parts}[1] * {parts}[0]"]
         self._try(lines)
+
+    def _complex(self):
+        """A real value computed through complex ones: phases, parts, FFTs, eigenvalues."""
+        a = self._pick()
+        b, t, z = self._compatible(a), self._fresh(), self._fresh()
+        choices = [
+            [f"{z} = np.exp(1j * {a}) * ({b} + 0.5j)",
+             f"{t} = np.abs({z}) + np.angle({z} + 2.0) * np.real({z})"],
+            [f"{z} = {a} * (1.0 + 0.5j) + {b}.astype(complex)",
+             f"{t} = (np.conj({z}) * {z}).real + np.imag({z} ** 2) * 0.5 + abs(complex(1.0, 0.5))"],
+            [f"{z} = np.sqrt({a} + 3.0j) / ({b} + 2.0 - 1.0j)",
+             f"{t} = np.abs({z}) ** 2 + np.var(np.atleast_1d({z}))"],
+        ]
+        if np.ndim(self.namespace[a]) >= 1:
+            n = self._shape(a)[-1]
+            choices += [
+                [f"{z} = np.fft.rfft({a}, axis=-1, norm='ortho') * np.exp(-0.3j * np.arange({n // 2 + 1}))",
+                 f"{t} = np.fft.irfft({z}, n={n}, axis=-1, norm='ortho') + np.sum(np.abs({z}) ** 2)"],
+                [f"{z} = np.fft.fft({a} + 0.5j * {b}, n={n + 1}, axis=-1)",
+                 f"{t} = np.real(np.fft.ifft(np.fft.fftshift({z}, axes=-1), axis=-1))[..., :{n}]"],
+            ]
+        if np.ndim(self.namespace[a]) == 0:
+            choices.append([f"{z} = np.linalg.eigvals(W + {a} * np.array([[0.0, 1.0], [-1.0, 0.0]])[:W.shape[0], :W.shape[0]])",
+                            f"{t} = np.sum(np.abs({z})) + np.max(np.real({z}))"])
+        self._try(self.rng.choice(choices))
 
     def _rows(self):
         arrays = [a for a in self._arrays() if np.ndim(self.namespace[a]) >= 2]

@@ -1,0 +1,262 @@
+"""Complex numbers, in both modes and to second order (docs/complex.md).
+
+srctrans pairs a cotangent ``g`` with a tangent ``dz`` as ``Re(sum(g * dz))``, the
+convention of autograd and JAX; ``st.check_grads`` checks with that pairing, drawing
+complex directions and cotangents for complex values. Each function of the table runs
+on complex128 arrays (with broadcasting where it takes two), complex64 arrays, real
+arrays meeting complex constants, and Python complex numbers; holomorphic and
+non-holomorphic functions alike.
+"""
+
+import numpy as np
+import pytest
+
+import srctrans as st
+
+
+def crandom(rng, shape, dtype=np.complex128):
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+
+
+# -- holomorphic elementwise functions: their real rules hold ------------------
+def f_negative(z): return np.negative(z)
+def f_positive(z): return np.positive(z)
+def f_square(z): return np.square(z)
+def f_sqrt(z): return np.sqrt(z)
+def f_reciprocal(z): return np.reciprocal(z)
+def f_exp(z): return np.exp(z)
+def f_exp2(z): return np.exp2(z)
+def f_expm1(z): return np.expm1(z)
+def f_log(z): return np.log(z)
+def f_log2(z): return np.log2(z)
+def f_log10(z): return np.log10(z)
+def f_log1p(z): return np.log1p(z)
+def f_sin(z): return np.sin(z)
+def f_cos(z): return np.cos(z)
+def f_tan(z): return np.tan(z)
+def f_arcsin(z): return np.arcsin(z)
+def f_arccos(z): return np.arccos(z)
+def f_arctan(z): return np.arctan(z)
+def f_sinh(z): return np.sinh(z)
+def f_cosh(z): return np.cosh(z)
+def f_tanh(z): return np.tanh(z)
+def f_arcsinh(z): return np.arcsinh(z)
+def f_arccosh(z): return np.arccosh(z)
+def f_arctanh(z): return np.arctanh(z)
+def f_sinc(z): return np.sinc(z)
+def f_power_int(z): return z ** 3
+def f_power_complex(z): return np.power(z, 0.5 + 0.25j)
+def f_operators(z): return (z * 2.0 - 1j) / (z + 3.0)
+
+# -- not holomorphic ------------------------------------------------------------
+def f_abs(z): return np.abs(z)
+def f_abs_builtin(z): return abs(z)
+def f_real(z): return np.real(z)
+def f_imag(z): return np.imag(z)
+def f_real_attribute(z): return z.real * z.imag
+def f_conj(z): return np.conj(z) * z
+def f_conj_method(z): return z.conj() + z.conjugate()
+def f_angle(z): return np.angle(z)
+def f_angle_degrees(z): return np.angle(z, deg=True)
+def f_sign(z): return np.sign(z)
+def f_abs_squared(z): return np.abs(z) ** 2 + np.real(z * np.conj(z))
+
+UNARY = [f_negative, f_positive, f_square, f_sqrt, f_reciprocal, f_exp, f_exp2, f_expm1,
+         f_log, f_log2, f_log10, f_log1p, f_sin, f_cos, f_tan, f_arcsin, f_arccos, f_arctan,
+         f_sinh, f_cosh, f_tanh, f_arcsinh, f_arccosh, f_arctanh, f_sinc, f_power_int,
+         f_power_complex, f_operators,
+         f_abs, f_abs_builtin, f_real, f_imag, f_real_attribute, f_conj, f_conj_method, f_angle,
+         f_angle_degrees, f_sign, f_abs_squared]
+
+
+@pytest.mark.parametrize("fn", UNARY, ids=lambda f: f.__name__[2:])
+def test_unary_both_modes_second_order(fn):
+    z = crandom(np.random.default_rng(0), (2, 3))
+    st.check_grads(fn, (z,), order=2, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("fn", UNARY, ids=lambda f: f.__name__[2:])
+def test_unary_complex64(fn):
+    z = crandom(np.random.default_rng(1), (4,))
+    reference = st.vjp(fn, z)[1](np.ones(4))[0]
+    out, pullback = st.vjp(fn, z.astype(np.complex64))
+    cotangent = np.ones(np.shape(out), dtype=np.float32)
+    gradient = pullback(cotangent)[0]
+    assert gradient.dtype == np.complex64
+    np.testing.assert_allclose(gradient, reference, rtol=2e-3, atol=2e-3)
+
+
+@pytest.mark.parametrize("fn", [f for f in UNARY if f is not f_conj_method],  # no complex.conj
+                         ids=lambda f: f.__name__[2:])
+def test_unary_python_complex(fn):
+    z = complex(0.3, -0.7)
+    st.check_grads(fn, (z,), rtol=1e-4, atol=1e-6)
+
+
+# -- two arguments, broadcasting, real and complex mixed ------------------------
+def f_add(z, w): return np.add(z, w)
+def f_subtract(z, w): return np.subtract(z, w)
+def f_multiply(z, w): return np.multiply(z, w)
+def f_divide(z, w): return np.divide(z, w)
+def f_true_divide(z, w): return np.true_divide(z, w)
+def f_power(z, w): return np.power(z, w)
+def f_float_power(z, w): return np.float_power(z, w)
+def f_where(z, w): return np.where(np.real(z) > 0, z, w)
+def f_mixed(z, w): return np.abs(z * w) + np.angle(z + w) * np.real(w)
+
+BINARY = [f_add, f_subtract, f_multiply, f_divide, f_true_divide, f_power, f_float_power,
+          f_where, f_mixed]
+
+
+@pytest.mark.parametrize("kinds", ["complex-complex", "real-complex", "complex-real"])
+@pytest.mark.parametrize("fn", BINARY, ids=lambda f: f.__name__[2:])
+def test_binary_broadcasting(fn, kinds):
+    rng = np.random.default_rng(2)
+    left, right = kinds.split("-")
+    z = crandom(rng, (3, 1)) if left == "complex" else rng.uniform(0.5, 2.0, (3, 1))
+    w = crandom(rng, (4,)) if right == "complex" else rng.uniform(0.5, 2.0, (4,))
+    st.check_grads(fn, (z, w), order=2, rtol=1e-4, atol=1e-6)
+    gradients = st.vjp(fn, z, w)[1](np.ones((3, 4)))
+    for gradient, argument in zip(gradients, (z, w)):
+        assert gradient.shape == argument.shape
+        assert gradient.dtype == argument.dtype     # a real argument's gradient is real
+
+
+# -- real inputs whose values pass through complex numbers ----------------------
+def r_phase(x):
+    return np.sum(np.real(np.exp(1j * x)))
+
+def r_rotate(x):
+    return np.sum(np.abs(x * (1 + 1j)))
+
+def r_astype(x):
+    w = x.astype(complex)
+    return np.sum((w * w).imag + np.abs(w))
+
+def r_builtin_complex(x, y):
+    return abs(complex(x, y)) + np.angle(complex(x, y))
+
+def r_stacked(x):
+    z = np.array([x, 1j * x])
+    return np.sum(np.abs(z) ** 3)
+
+def r_matrix(x, m):
+    z = m @ (x + 0.5j)
+    return np.sum(np.abs(z) ** 2)
+
+def r_reductions(x):
+    z = np.exp(1j * x) * x
+    return np.abs(np.sum(z)) + np.abs(np.prod(z)) + np.real(np.mean(np.cumsum(z)))
+
+def r_linear_algebra(a):
+    z = a + 1j * np.eye(3)
+    return np.abs(np.linalg.det(z)) + np.sum(np.abs(np.linalg.inv(z)))
+
+
+def test_real_inputs_through_complex_values():
+    rng = np.random.default_rng(3)
+    x = rng.uniform(0.5, 1.5, 4)
+    for fn, args in ((r_phase, (x,)), (r_rotate, (x,)), (r_astype, (x,)),
+                     (r_builtin_complex, (0.4, -0.8)), (r_stacked, (x,)),
+                     (r_matrix, (x, crandom(rng, (3, 4)))), (r_reductions, (x,)),
+                     (r_linear_algebra, (rng.standard_normal((3, 3)),))):
+        st.check_grads(fn, args, order=2, rtol=1e-4, atol=1e-6, wrt=0)
+        gradient = st.grad(fn)(*args)
+        assert not np.iscomplexobj(gradient), fn.__name__
+
+
+def test_known_values():
+    """The convention itself, on values worked by hand."""
+    z = np.array([3.0 + 4.0j])
+    # |z|**2 = x**2 + y**2: dL/dx - 1j dL/dy = 2x - 2yj = 2 conj(z)
+    np.testing.assert_allclose(st.grad(lambda_abs2)(z), 2 * np.conj(z))
+    # the real part of a holomorphic function: its derivative
+    np.testing.assert_allclose(st.grad(real_of_square)(z), 2 * z)
+    # grad of a complex output: that of its real part (f'(z) for a holomorphic f)
+    np.testing.assert_allclose(st.grad(cube)(z), 3 * z ** 2)
+    # the tangent of |z| along dz: Re(conj(z) dz) / |z|
+    _, tangent = st.jvp(abs_sum, (z,), (np.array([1j]),))
+    np.testing.assert_allclose(tangent, 4.0 / 5.0)
+
+
+def lambda_abs2(z):
+    return np.sum(np.abs(z) ** 2)
+
+def real_of_square(z):
+    return np.sum(np.real(z * z))
+
+def cube(z):
+    return np.sum(z ** 3)
+
+def abs_sum(z):
+    return np.sum(np.abs(z))
+
+
+def test_gradient_descent_with_the_conjugate():
+    """Step against the conjugate of the gradient to descend (docs/complex.md)."""
+    target = np.array([1.0 - 2.0j, 0.5j])
+    z = np.zeros(2, dtype=complex)
+    for _ in range(200):
+        z = z - 0.1 * np.conj(st.grad(distance)(z, target))
+    np.testing.assert_allclose(z, target, atol=1e-6)
+
+
+def distance(z, target):
+    return np.sum(np.abs(z - target) ** 2)
+
+
+def test_a_real_argument_rejects_a_complex_tangent():
+    with pytest.raises(st.NonDifferentiableError, match="tangent is complex"):
+        st.jvp(r_phase, (np.ones(3),), (np.ones(3) * 1j,))
+
+
+# -- every elementwise rule NumPy defines for complex numbers ------------------------
+def call_one(fn, z):
+    return fn(z)
+
+def call_two(fn, z, w):
+    return fn(z, w)
+
+
+def _elementwise_primals():
+    """The NumPy functions with elementwise rules, and how many arrays they take."""
+    from srctrans.rules import REGISTRY
+    found = []
+    for primal, rule in REGISTRY._rules.items():
+        if rule.vjp is None or rule.vjp.__module__ not in (
+                "srctrans.rules.elementwise", "srctrans.rules.complex_numbers"):
+            continue
+        if not (isinstance(primal, np.ufunc) or getattr(primal, "__module__", "").startswith("numpy")):
+            continue                                  # math.* take real numbers only
+        arity = primal.nin if isinstance(primal, np.ufunc) else \
+            len([p for p in rule.template.signature.parameters.values()
+                 if p.default is p.empty and p.kind is p.POSITIONAL_OR_KEYWORD])
+        if arity in (1, 2):
+            found.append((primal, arity))
+    return found
+
+
+ELEMENTWISE = _elementwise_primals()
+
+
+@pytest.mark.parametrize("primal, arity", ELEMENTWISE, ids=[p.__name__ for p, _ in ELEMENTWISE])
+def test_every_elementwise_rule_numpy_defines_for_complex(primal, arity):
+    """Each elementwise rule whose function NumPy evaluates on complex numbers, on complex
+    arguments (broadcast against each other), in both modes and to second order; the
+    functions NumPy refuses for complex numbers are left to NumPy's error."""
+    rng = np.random.default_rng(4)
+    args = (crandom(rng, (2, 3)),) if arity == 1 else (crandom(rng, (2, 3)), crandom(rng, (3,)))
+    try:
+        with np.errstate(all="ignore"):
+            primal(*args)
+    except TypeError:
+        pytest.skip(f"NumPy does not define {primal.__name__} for complex numbers")
+    caller = call_one if arity == 1 else call_two
+    st.check_grads(caller, (primal,) + args, order=2, wrt=tuple(range(1, arity + 1)),
+                   rtol=1e-4, atol=1e-6)
+
+
+def test_the_sweep_covers_the_complex_functions():
+    """A guard on the sweep above: it reaches the functions of complex numbers."""
+    names = {p.__name__ for p, _ in ELEMENTWISE}
+    assert {"exp", "sqrt", "absolute", "multiply", "divide", "power", "arcsin"} <= names
