@@ -69,8 +69,9 @@ def spelled(primal):
     for module, prefix in ((math, "math"), (np.random, "np.random"), (srctrans, "st")):
         if getattr(module, name, None) is primal:
             return f"`{prefix}.{name}`"
-    for module, prefix in ((np.linalg, "np.linalg"), (scipy.special, "scipy.special"),
-                           (scipy.linalg, "scipy.linalg"), (scipy.signal, "scipy.signal")):
+    for module, prefix in ((np.linalg, "np.linalg"), (np.fft, "np.fft"),
+                           (scipy.special, "scipy.special"), (scipy.linalg, "scipy.linalg"),
+                           (scipy.signal, "scipy.signal")):
         if getattr(module, name, None) is primal:
             return f"`{prefix}.{name}`"
     owner = getattr(primal, "__self__", None)

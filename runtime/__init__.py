@@ -53,7 +53,7 @@ from .decompositions import (
     pinv_grad, pinv_jvp, lstsq_grads, lstsq_jvp, matrix_power_grad, matrix_power_jvp,
     multi_dot_grads, multi_dot_jvp, tuple_like, det_grad, det_jvp)
 from .joins import (
-    concatenate_grads, stack_grads, hstack_grads, vstack_grads, array_grads, r_concat, c_concat,
+    concatenate_grads, block_grads, block_of, stack_grads, hstack_grads, vstack_grads, array_grads, r_concat, c_concat,
     r_concat_grads, c_concat_grads, linspace_grads, linspace_grads_transpose,
     arange_grads, arange_tangent, concat, concat_grads, repeated, repeated_grads)
 from .elementwise import (

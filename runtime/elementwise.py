@@ -111,7 +111,13 @@ def polygamma(n, x):
     SciPy's own ``polygamma`` is a Python function that turns ``x`` into a NumPy
     array; written with the ufuncs ``zeta`` and ``gamma`` it stays lazy on a Dask
     array. (The derivatives of ``digamma`` and ``polygamma`` need only ``n >= 1``.)
-    Float64 whatever the dtype of ``x``, as SciPy's.
+    Float64 whatever the dtype of ``x``, as SciPy's. SciPy's ``zeta`` takes real numbers
+    only, so a complex ``x`` (digamma's derivative, gamma's second) is refused.
     """
     import scipy.special
+    if np.iscomplexobj(x):
+        from .refusals import unsupported
+        unsupported("the derivative of scipy.special.digamma (polygamma) at complex numbers",
+                    "SciPy's polygamma takes real numbers only; differentiate with respect to "
+                    "a real argument")
     return (-1.0) ** (n + 1) * scipy.special.gamma(n + 1.0) * scipy.special.zeta(n + 1.0, x)

@@ -27,6 +27,58 @@ def concatenate_grads(g, arrays, axis=0):
     return _split(g, [np.shape(a)[axis] for a in arrays], axis, arrays)
 
 
+def block_grads(g, arrays):
+    """Gradients of ``np.block(arrays)``: ``g`` cut back into the blocks of the nested lists,
+    as nested tuples. The innermost lists were joined along the last axis, the outermost
+    along axis ``-depth``, each block first given leading axes of length 1 up to the
+    result's dimensions (as ``np.block`` does).
+
+    >>> block_grads(np.arange(6.).reshape(2, 3), [[np.zeros((2, 1)), np.zeros((2, 2))]])
+    ((array([[0.],
+           [3.]]), array([[1., 2.],
+           [4., 5.]])),)
+    """
+    depth = _block_depth(arrays)
+    ndim = max(depth, max(np.ndim(leaf) for leaf in _block_leaves(arrays)))
+    return _block_split(g, arrays, ndim, depth)
+
+
+def block_of(parts):
+    """``np.block`` of nested tuples or lists (the transpose of :func:`block_grads`)."""
+    return np.block(_as_lists(parts))
+
+
+def _as_lists(parts):
+    return [_as_lists(p) for p in parts] if isinstance(parts, (list, tuple)) else parts
+
+
+def _block_depth(part):
+    return 1 + _block_depth(part[0]) if isinstance(part, list) else 0
+
+
+def _block_leaves(part):
+    return [leaf for p in part for leaf in _block_leaves(p)] if isinstance(part, list) else [part]
+
+
+def _block_shape(part, ndim, depth):
+    """The shape ``part`` (a block or a nested list of ``depth`` levels) takes in the result."""
+    if not isinstance(part, list):
+        return (1,) * (ndim - np.ndim(part)) + np.shape(part)
+    shapes = [_block_shape(p, ndim, depth - 1) for p in part]
+    axis = ndim - depth
+    return shapes[0][:axis] + (sum(s[axis] for s in shapes),) + shapes[0][axis + 1:]
+
+
+def _block_split(g, part, ndim, depth):
+    if not isinstance(part, list):
+        return np.reshape(g, np.shape(part))
+    axis = ndim - depth
+    shapes = [_block_shape(p, ndim, depth - 1) for p in part]
+    pieces = _split(g, [shape[axis] for shape in shapes], axis,
+                    [np.broadcast_to(0.0, shape) for shape in shapes])
+    return tuple(_block_split(piece, p, ndim, depth - 1) for piece, p in zip(pieces, part))
+
+
 def stack_grads(g, arrays, axis=0):
     """Gradients of ``np.stack(arrays, axis)``: the slices of ``g`` along ``axis``."""
     pieces = np.moveaxis(g, axis, 0)

@@ -83,6 +83,11 @@ def _has_complex(value):
     return np.iscomplexobj(value)
 
 
+def _ones_tree(value):
+    """Ones shaped like ``value``, list by list (np.block's nested lists)."""
+    return [_ones_tree(v) for v in value] if isinstance(value, list) else np.ones_like(value)
+
+
 def _ones(out):
     if hasattr(out, "_fields"):
         return type(out)(*map(_ones, out))
@@ -143,7 +148,7 @@ def test_rule_stays_in_the_array_library(case, mode, library, directory):
                 pytest.skip("the primal itself converts or is missing (plain Python would fail too)")
         if not _same(back(primal), call(*floats)):
             pytest.skip(f"{library}'s {case.id} differs from NumPy's")
-        tangents = tuple([np.ones_like(v) for v in f] if isinstance(f, list) else np.ones_like(f)
+        tangents = tuple(_ones_tree(f)
                          for f in floats)
         if mode == "vjp":
             out_numpy, back_numpy = st.vjp(call, *floats, wrt=wrt)

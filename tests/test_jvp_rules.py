@@ -79,8 +79,8 @@ class Case:
 def _build(spec, rng):
     if isinstance(spec, Arg):
         return spec.build(rng)
-    if isinstance(spec, list) and any(isinstance(s, Arg) for s in spec):
-        return [_build(s, rng) for s in spec]
+    if isinstance(spec, list) and any(isinstance(s, (Arg, list)) for s in spec):
+        return [_build(s, rng) for s in spec]          # nested lists too (np.block's)
     return spec
 
 
@@ -411,6 +411,9 @@ SHAPES = [
     Case("moveaxis", np.moveaxis, [normal(2, 3, 4), (0, 1), (2, 0)]),
     Case("broadcast_to", np.broadcast_to, [normal(3, 1), (2, 3, 4)]),
     Case("concatenate", np.concatenate, [[normal(2, 3), normal(1, 3)]]),
+    Case("block", np.block, [[[normal(2, 3), normal(2, 1)], [normal(1, 3), normal(1, 1)]]]),
+    Case("block-promoted", np.block, [[[[normal(2, 2), normal(2, 1)]], [[normal(2, 3)]]]]),
+    Case("block-flat", np.block, [[normal(2), normal(3), pyfloat()]]),
     Case("concatenate-axis-none", np.concatenate, [[normal(2, 2), normal(3)]], {"axis": None}),
     Case("stack", np.stack, [[normal(3), normal(3), normal(3)]], {"axis": -1}),
     Case("hstack", np.hstack, [[normal(2, 1), normal(2, 3)]]),

@@ -277,6 +277,8 @@ CASES = [
     Case("concatenate_grads-flat", rt.concatenate_grads,
          lambda r: (normal(r, 5), [normal(r, 2), normal(r, 1, 3)], None)),
     Case("stack_grads", rt.stack_grads, lambda r: (normal(r, 2, 3), [normal(r, 3), normal(r, 3)], 0)),
+    Case("block_grads", rt.block_grads,
+         lambda r: (normal(r, 3, 4), [[normal(r, 2, 3), normal(r, 2, 1)], [normal(r, 1, 4)]])),
     Case("stack_grads-axis1", rt.stack_grads,
          lambda r: (normal(r, 3, 2), (normal(r, 3), normal(r, 3)), 1)),
     Case("hstack_grads-1d", rt.hstack_grads, lambda r: (normal(r, 5), [normal(r, 2), normal(r, 3)])),
@@ -982,6 +984,7 @@ WITHOUT_RULES = {
     "einsum_jvp_doperands": "in the JVP of rt.einsum_jvp",
     "solve_grads_vjp": "in the VJP of rt.solve_grads",
     "solve_grads_jvp": "in the JVP of rt.solve_grads",
+    "block_of": "in the VJP of rt.block_grads",
     # gradient control: the fence and ANF take `with` blocks apart, and forward
     # passes call the .forward method of a custom_gradient object, never the class
     "stop_recording": "marks a `with` block; generated code never calls it",

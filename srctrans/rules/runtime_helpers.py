@@ -310,6 +310,10 @@ def einsum_jvp_jvp(dtangents, doperands, ans, tangents, product, subscripts, ope
 def concatenate_grads(g, ans, v, arrays, axis=0):
     return np.concatenate(g, axis)
 
+@vjp(rt.block_grads)
+def block_grads(g, ans, v, arrays):
+    return rt.block_of(g), None
+
 @vjp(rt.stack_grads)
 def stack_grads(g, ans, v, arrays, axis=0):
     return np.stack(g, axis)
@@ -369,7 +373,7 @@ def arange_tangent_jvp(ddstart, ddstop, ddstep, ans, dstart, dstop, dstep, like,
 linear(rt.r_concat_grads, rt.c_concat_grads, rt.linspace_grads, rt.linspace_grads_transpose,
        rt.arange_grads)
 
-linear(rt.concatenate_grads, rt.stack_grads, rt.hstack_grads, rt.vstack_grads, rt.array_grads)
+linear(rt.concatenate_grads, rt.block_grads, rt.stack_grads, rt.hstack_grads, rt.vstack_grads, rt.array_grads)
 
 
 # -- elementwise factors -------------------------------------------------------

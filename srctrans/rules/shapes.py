@@ -169,6 +169,13 @@ linear(np.broadcast_to)
 def concatenate(g, ans, arrays, axis=0):
     return rt.concatenate_grads(g, arrays, axis)
 
+# nested lists of blocks: the cotangent is cut back into them (nested tuples)
+@vjp(np.block)
+def block(g, ans, arrays):
+    return rt.block_grads(g, arrays)
+
+linear(np.block)
+
 linear(np.concatenate)
 
 @vjp(np.stack)
