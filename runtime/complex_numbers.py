@@ -21,6 +21,9 @@ import numpy as np
 
 from .refusals import unsupported
 
+# NumPy 2 defines the sign of a complex number as z / |z|; NumPy 1 as the sign of its real part
+SIGN_IS_UNIT = complex(np.sign(1j)) == 1j
+
 
 def is_complex_value(x):
     """Whether ``x`` is a complex number or array (a constant: it only reads the dtype)."""
@@ -61,9 +64,10 @@ def abs_direction(x):
     >>> abs_direction(np.array([3 + 4j, 0j]))
     array([0.6-0.8j, 0. +0.j ])
     """
-    direction = np.sign(x)                # NumPy 2: sign(z) = z / |z|, and 0 at 0
     if is_complex_value(x):
-        direction = np.conj(direction)
+        direction = np.conj(_unit(x))
+    else:
+        direction = np.sign(x)
     return direction
 
 
@@ -103,9 +107,10 @@ def angle_jvp(dx, x, deg=False):
 
 def sign_grad(g, x):
     """The cotangent of ``x`` in ``np.sign(x)``: zero for real ``x`` (a step function); a
-    complex ``sign(x) = x / |x|`` turns with the angle: ``d sign = 1j * sign * d angle``."""
-    if is_complex_value(x):
-        cotangent = angle_grad(np.real(1j * np.sign(x) * g), x)
+    complex ``sign(x) = x / |x|`` turns with the angle: ``d sign = 1j * sign * d angle``
+    (NumPy before 2.0 gives the sign of the real part, a step function too)."""
+    if is_complex_value(x) and SIGN_IS_UNIT:
+        cotangent = angle_grad(np.real(1j * _unit(x) * g), x)
     else:
         cotangent = np.zeros_like(np.real(g))
     return cotangent
@@ -113,8 +118,8 @@ def sign_grad(g, x):
 
 def sign_jvp(dx, x):
     """The tangent of ``np.sign(x)``: ``1j * sign(x) * Im(dx / x)``; zero for real ``x``."""
-    if is_complex_value(x):
-        tangent = 1j * np.sign(x) * angle_jvp(dx, x)
+    if is_complex_value(x) and SIGN_IS_UNIT:
+        tangent = 1j * _unit(x) * angle_jvp(dx, x)
     else:
         tangent = np.zeros_like(np.real(dx))
     return tangent
@@ -154,6 +159,11 @@ def real_only(a, what):
 def _scale(deg):
     """Degrees per radian when ``deg``, else 1."""
     return 180.0 / np.pi if deg else 1.0
+
+
+def _unit(x):
+    """``x / |x|``, and 0 where ``x`` is 0."""
+    return x * _inverse(np.abs(x))
 
 
 def _inverse(x):
