@@ -16,9 +16,9 @@ import numpy as np
 from srctrans import cache
 from srctrans.pytrees import is_tree, tree_leaves, tree_map
 from srctrans.runtime.foreign import as_array, is_foreign
-from srctrans.runtime.seeding import is_float
+from srctrans.runtime.seeding import is_complex, is_float
 from srctrans.reporting import user_facing
-from srctrans.errors import ShapeError, UsageError
+from srctrans.errors import NonDifferentiableError, ShapeError, UsageError
 from srctrans.hints import Function, JacobianMode, Wrt
 
 _MODES = ("auto", "reverse", "forward")
@@ -61,7 +61,7 @@ def jacobian(f: Function, wrt: Wrt = 0, *, mode: JacobianMode = "auto",
     @functools.wraps(f, updated=())
     @user_facing
     def jacobian_of_f(*args):
-        fn, call_args, names, indices, single = _selected(f, args, wrt)
+        fn, call_args, names, indices, single = _selected(f, args, wrt, "jacobian")
         selected = [call_args[i] for i in indices]
         inputs = [_float_leaves(a) for a in selected]             # per argument, its arrays
         out, pullback = _output(fn, call_args, names, optimize, mode)
@@ -113,7 +113,7 @@ def batch_jacobian(f: Function, wrt: Wrt = 0, *, mode: JacobianMode = "auto",
     @functools.wraps(f, updated=())
     @user_facing
     def batch_jacobian_of_f(*args):
-        fn, call_args, names, indices, _ = _selected(f, args, wrt)
+        fn, call_args, names, indices, _ = _selected(f, args, wrt, "batch_jacobian")
         argument = call_args[indices[0]]
         inputs = _float_leaves(argument)          # its arrays (itself for an array)
         out, pullback = _output(fn, call_args, names, optimize, mode)
@@ -144,7 +144,7 @@ def batch_jacobian(f: Function, wrt: Wrt = 0, *, mode: JacobianMode = "auto",
             return _rebuilt(argument, blocks)
         rows = [[] for _ in inputs]
         for o in range(out_size):
-            (g,) = pullback(_row_unit(out_shape, o, _float_dtype(out)))
+            (g,) = _pulled_back(pullback, _row_unit(out_shape, o, _float_dtype(out)))
             for l, (x, piece) in enumerate(zip(inputs, _aligned(argument, g))):
                 if x is not None:
                     rows[l].append(np.reshape(_broadcast(piece, x.shape), (batch, sizes[l])))
@@ -175,7 +175,7 @@ def hessian(f: Function, wrt: Wrt = 0, *, optimize: bool = True) -> Function:
     @functools.wraps(f, updated=())
     @user_facing
     def hessian_of_f(*args):
-        fn, call_args, names, indices, single = _selected(f, args, wrt)
+        fn, call_args, names, indices, single = _selected(f, args, wrt, "hessian")
         gradient = _gradient_function(fn, names, call_args)
         selected = [call_args[i] for i in indices]
         inputs = [_float_leaves(a) for a in selected]
@@ -236,8 +236,11 @@ def _check_mode(mode):
         raise UsageError(f"mode must be one of {', '.join(map(repr, _MODES))}, not {mode!r}")
 
 
-def _selected(f, args, wrt):
-    """(function, call arguments, selected names, their indices in the call arguments, single)."""
+def _selected(f, args, wrt, matrix=None):
+    """(function, call arguments, selected names, their indices in the call arguments, single).
+
+    ``matrix`` names a transform that returns a matrix of derivatives (``"jacobian"``):
+    it refuses complex arguments (below)."""
     from srctrans.api import _check_differentiable, _unwrap
     fn, bound_self = _unwrap(f)
     key = (wrt if not isinstance(wrt, list) else tuple(wrt), len(args), bound_self is not None)
@@ -249,6 +252,12 @@ def _selected(f, args, wrt):
     call_args = tuple(args) if bound_self is None else (bound_self,) + tuple(args)
     for name, index in zip(names, indices):
         _check_differentiable(call_args[index], name)
+        if matrix is not None and is_complex(call_args[index]):
+            raise NonDifferentiableError(
+                f"argument {name!r} is complex: st.{matrix} builds a matrix of derivatives, "
+                f"which exists for complex arguments only where the function is holomorphic",
+                hint="use st.jvp or st.vjp (docs/complex.md), or pass the real and imaginary "
+                     "parts as real arguments")
     return fn, call_args, names, indices, single
 
 
@@ -327,7 +336,8 @@ def _reverse_rows(pullback, selected, inputs, out, outputs):
     for m, o in enumerate(outputs):
         by_leaf = [[[] for _ in leaves_] for leaves_ in inputs]
         for row in range(0 if o is None else o.size):
-            gradients = pullback(_tangent(out, m, _unit(o.shape, row, _float_dtype(o))))
+            gradients = _pulled_back(pullback, _tangent(out, m, _unit(o.shape, row,
+                                                                      _float_dtype(o))))
             for pieces, g, argument in zip(by_leaf, gradients, selected):
                 for leaf_pieces, leaf_g in zip(pieces, _aligned(argument, g)):
                     leaf_pieces.append(leaf_g)
@@ -336,6 +346,19 @@ def _reverse_rows(pullback, selected, inputs, out, outputs):
                         for p, x in zip(pieces, leaves_)]
                        for pieces, leaves_ in zip(by_leaf, inputs)])
     return blocks
+
+
+def _pulled_back(pullback, cotangent):
+    """The gradients a row of the Jacobian is made of: ``pullback(cotangent)``, or, for a
+    complex output of real arguments, ``pullback(e) - 1j * pullback(1j * e)``. A real
+    argument's cotangent is the real part of the row (docs/complex.md), so the imaginary
+    part takes a second pullback."""
+    gradients = pullback(cotangent)
+    if not is_complex(cotangent):
+        return gradients
+    turned = pullback(tree_map(lambda leaf: 1j * leaf, cotangent))
+    return tuple(None if g is None else tree_map(lambda a, b: a - 1j * b, g, t)
+                 for g, t in zip(gradients, turned))
 
 
 def _output_leaves(out):

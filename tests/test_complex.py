@@ -277,3 +277,46 @@ def test_the_sweep_covers_the_complex_functions():
     names = {p.__name__ for p, _ in ELEMENTWISE}
     assert {"exp", "sqrt", "absolute", "multiply", "divide", "power", "arcsin", "erf",
             "gamma"} <= names
+
+
+# -- matrices of derivatives ----------------------------------------------------------
+def spectrum_weighted(x):
+    return np.fft.rfft(x) * np.exp(1j * x[:3])
+
+def rows_through_fft(x):
+    return np.fft.fft(x, axis=-1) * np.exp(1j * x)
+
+def modulus_loss(z):
+    return np.sum(np.abs(np.sin(z) * z) ** 2)
+
+
+def test_jacobians_of_complex_outputs_agree_in_both_modes():
+    """A real argument's Jacobian of a complex output is a complex matrix; reverse mode takes
+    two pullbacks per row for it (the cotangent of a real argument is real)."""
+    x = np.array([0.3, -1.2, 0.8, 0.5])
+    reverse = st.jacobian(spectrum_weighted, mode="reverse")(x)
+    forward = st.jacobian(spectrum_weighted, mode="forward")(x)
+    assert reverse.dtype == np.complex128 and reverse.shape == (3, 4)
+    np.testing.assert_allclose(reverse, forward, atol=1e-12)
+    step = 1e-6 * np.eye(4)[1]
+    numeric = (spectrum_weighted(x + step) - spectrum_weighted(x - step)) / 2e-6
+    np.testing.assert_allclose(reverse[:, 1], numeric, atol=1e-8)
+    batch = np.array([[0.3, -1.2, 0.8], [0.5, 0.1, -0.7]])
+    np.testing.assert_allclose(st.batch_jacobian(rows_through_fft, mode="reverse")(batch),
+                               st.batch_jacobian(rows_through_fft, mode="forward")(batch))
+
+
+def test_matrices_of_derivatives_refuse_complex_arguments():
+    z = np.array([0.3 + 0.2j, -0.5 + 1j])
+    for transform in (st.jacobian, st.batch_jacobian, st.hessian):
+        with pytest.raises(st.NonDifferentiableError, match="holomorphic"):
+            transform(modulus_loss)(z)
+
+
+def test_hessian_vector_products_of_complex_arguments():
+    """st.hvp is the JVP of the gradient, which is defined for complex arguments too."""
+    z = np.array([0.3 + 0.2j, -0.5 + 1j, 0.1 - 0.4j])
+    v = np.array([1.0 + 0.5j, -0.3j, 0.7])
+    step = 1e-6
+    numeric = (st.grad(modulus_loss)(z + step * v) - st.grad(modulus_loss)(z - step * v)) / (2 * step)
+    np.testing.assert_allclose(st.hvp(modulus_loss, (z,), (v,))[0], numeric, rtol=1e-5, atol=1e-6)
