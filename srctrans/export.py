@@ -109,8 +109,12 @@ def _module_text(fn, names, mode, builds):
     parts = [_header(fn, names, mode), "\n".join(["import numpy"] + globals_.imports)]
     if globals_.definitions:
         parts.append("\n\n\n".join(globals_.definitions))
+    if globals_.runtime_helpers and runtime_alias is None:
+        runtime_alias = "rt"
     if runtime_alias is not None:
-        parts.append(runtime_section(_runtime_attributes(generated, runtime_alias), runtime_alias))
+        helpers = _runtime_attributes(generated, runtime_alias) | globals_.runtime_helpers
+        parts.append(runtime_section(helpers, runtime_alias) + "".join(
+            f"\n{name} = {runtime_alias}.{name}" for name in sorted(globals_.runtime_helpers)))
     parts.append(generated)
     return "\n\n\n".join(part.rstrip("\n") for part in parts) + "\n"
 
@@ -178,6 +182,7 @@ class _Globals:
 
     def __init__(self):
         self.imports, self.definitions = [], []
+        self.runtime_helpers = set()     # runtime helpers read as globals (differentiated helpers)
         self._bound = {}                          # name -> the object it was bound to
 
     def add(self, name, value, where):
@@ -210,6 +215,9 @@ class _Globals:
             raise UsageError(f"cannot export: {where} reads {name}, which is not defined")
         value = namespace[name]
         if self.add(name, value, where):
+            return
+        if getattr(runtime, name, None) is value and callable(value):
+            self.runtime_helpers.add(name)     # a helper's derivative reads another helper
             return
         if isinstance(value, (types.FunctionType, type)) and not is_generated(value) \
                 and value.__module__.split(".")[0] != "srctrans":

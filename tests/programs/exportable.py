@@ -80,3 +80,9 @@ def _weight(n):
 def constant_helper(x):
     """Calls a helper of its own on constants only: the helper's source is copied."""
     return np.sum(x * x) * _weight(3)
+
+
+def l1_spectrum(x):
+    """Complex values (np.fft), and helpers whose derivatives read other runtime helpers."""
+    spectrum = np.fft.rfft(x)
+    return np.sum(np.abs(spectrum)) + np.sum(np.abs(x) * x)
