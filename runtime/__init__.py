@@ -89,7 +89,7 @@ from .objects import has_class, is_same, unseen_callee, attribute_tangent
 from .refusals import unsupported
 from .foreign import as_array, numpy_only
 from .composites import (
-    cumprod_grad, cumprod_jvp, nanvar_grad, nanvar_jvp, average_grad, average_weights_grad, average_jvp, kron_grads,
+    vdot_grads, cumprod_grad, cumprod_jvp, nanvar_grad, nanvar_jvp, average_grad, average_weights_grad, average_jvp, kron_grads,
     polyval_grads, polyder_coefficients, convolve_grads, correlate_grads, meshgrid_grads,
     meshgrid_jvp, geomspace_grads, select_grads, compress_grad, extract_grad, choose_grads,
     partition_grad, partition_jvp, rollaxis_grad, column_stack_grads, dstack_grads,

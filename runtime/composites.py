@@ -123,6 +123,15 @@ def _interleaved(a, b):
             np.reshape(b, (1,) * (n - np.ndim(b)) + np.shape(b)))
 
 
+def vdot_grads(g, a, b):
+    """The cotangents of ``a`` and ``b`` for ``np.vdot(a, b) = sum(conj(a) * b)`` over the
+    flattened arrays: ``conj(g * b)`` and ``g * conj(a)``, each shaped like its argument
+    (real for a real argument: docs/complex.md)."""
+    ga = np.reshape(conj_if_complex(g * np.ravel(b)), np.shape(a))
+    gb = np.reshape(g * conj_if_complex(np.ravel(a)), np.shape(b))
+    return real_for(ga, a), real_for(gb, b)
+
+
 def kron_grads(g, a, b):
     """The cotangents of ``a`` and ``b`` for ``np.kron(a, b)``: ``g`` seen with the axes of
     ``a`` and ``b`` interleaved, ``(a0, b0, a1, b1, ...)``, summed against the other one."""

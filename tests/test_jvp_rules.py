@@ -275,6 +275,9 @@ PRODUCTS = [
     Case("eigh-nonsymmetric-input", np.linalg.eigh, [matrices(3, 3)]),      # reads one triangle
     Case("eigvalsh", np.linalg.eigvalsh, [positive_definite(3, 3)]),
     # general matrices: complex eigenvalues and eigenvectors (and real ones where all are real)
+    Case("vdot", np.vdot, [normal(2, 3), normal(6)]),
+    Case("vdot-complex", np.vdot, [cnormal(2, 3), cnormal(3, 2)]),
+    Case("vdot-mixed", np.vdot, [normal(4), cnormal(4)]),
     Case("eig", np.linalg.eig, [normal(4, 4)]),
     Case("eig-batch", np.linalg.eig, [normal(2, 3, 3)]),
     Case("eig-real-spectrum", np.linalg.eig, [positive_definite(3, 3)]),

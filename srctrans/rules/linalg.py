@@ -36,6 +36,15 @@ def dot(g, ans, a, b):
 def dot_jvp(da, db, ans, a, b):
     return np.dot(da, b), np.dot(a, db)
 
+# sum(conj(a) * b) over the flattened arrays: conjugate-linear in a
+@vjp(np.vdot)
+def vdot(g, ans, a, b):
+    return (*rt.vdot_grads(g, a, b),)
+
+@jvp(np.vdot)
+def vdot_jvp(da, db, ans, a, b):
+    return np.vdot(da, b), np.vdot(a, db)
+
 @vjp(np.inner)
 def inner(g, ans, a, b):
     return rt.inner_lhs(g, a, b), rt.inner_rhs(g, a, b)
