@@ -320,3 +320,80 @@ def test_hessian_vector_products_of_complex_arguments():
     step = 1e-6
     numeric = (st.grad(modulus_loss)(z + step * v) - st.grad(modulus_loss)(z - step * v)) / (2 * step)
     np.testing.assert_allclose(st.hvp(modulus_loss, (z,), (v,))[0], numeric, rtol=1e-5, atol=1e-6)
+
+
+# -- complex values through the language: loops, branches, writes, containers, calls ----
+def loop_state(z):
+    h = z * 0.5
+    for t in range(3):
+        h = np.tanh(h * z + 0.1j * t)
+    return np.sum(np.abs(h) ** 2)
+def while_state(z):
+    h = z
+    k = 0
+    while k < 3:
+        h = h * 0.9 + np.sin(h) * 0.1j
+        k = k + 1
+    return np.sum(np.real(h * np.conj(h)))
+def branch(z):
+    if np.sum(np.real(z)) > 0:
+        w = z * z
+    else:
+        w = np.exp(z)
+    return np.sum(np.abs(w))
+def writes(z):
+    y = np.zeros(4, dtype=complex)
+    y[0] = z[1] * 2.0
+    y[1:] = np.conj(z[:3]) * z[1:]
+    y[2] += 1j * z[0]
+    return np.sum(np.abs(y) ** 2)
+def writes_real_into_complex(x):
+    y = np.zeros(4, dtype=complex)
+    y[1:] = x[:3] * 1j
+    y[0] = x[3]
+    return np.sum(np.abs(y + 0.5) ** 2)
+def containers(z):
+    parts = [z * 2.0, np.conj(z)]
+    d = {"a": parts[0], "b": parts[1] * 1j}
+    total = 0.0
+    for k, v in d.items():
+        total = total + np.sum(np.abs(v) ** 2)
+    return total + np.abs(np.sum(np.stack(parts)))
+def helper(w):
+    return np.sum(w * np.conj(w)).real
+def calls_helper(z):
+    return helper(z * (1 + 2j)) + helper(np.sin(z))
+def rows(z):
+    m = np.outer(z, z)
+    total = 0.0
+    for row in m:
+        total = total + np.abs(np.sum(row))
+    return total
+def comprehension(z):
+    return sum([np.abs(np.sum(z ** k)) for k in range(1, 4)])
+def matmul_loop(z):
+    A = np.outer(z, np.conj(z)) + np.eye(4)
+    v = z
+    for _ in range(3):
+        v = A @ v / np.linalg.norm(v)
+    return np.abs(np.vdot(v, z)) + np.abs(np.sum(v * np.conj(z)))
+
+LANGUAGE = [loop_state, while_state, branch, writes, containers, calls_helper, rows,
+            comprehension, matmul_loop]
+
+
+@pytest.mark.parametrize("fn", LANGUAGE, ids=lambda f: f.__name__)
+def test_complex_values_through_the_language(fn):
+    """Loops and their tapes, branches, writes into complex arrays, containers, calls of
+    user functions: complex arguments to second order, generic and repeated calls."""
+    z = crandom(np.random.default_rng(5), (4,))
+    st.check_grads(fn, (z,), order=2, rtol=1e-4, atol=1e-6)
+    for _ in range(3):                       # the calls that would specialise real code
+        st.grad(fn)(z)
+    st.check_grads(fn, (z,), rtol=1e-4, atol=1e-6)
+
+
+def test_real_values_written_into_a_complex_array():
+    x = np.random.default_rng(6).normal(size=4)
+    st.check_grads(writes_real_into_complex, (x,), order=2, rtol=1e-4, atol=1e-6)
+    assert st.grad(writes_real_into_complex)(x).dtype == np.float64
