@@ -397,3 +397,21 @@ def test_real_values_written_into_a_complex_array():
     x = np.random.default_rng(6).normal(size=4)
     st.check_grads(writes_real_into_complex, (x,), order=2, rtol=1e-4, atol=1e-6)
     assert st.grad(writes_real_into_complex)(x).dtype == np.float64
+
+
+def test_complex_values_on_dask_arrays_stay_lazy():
+    """np.fft and complex arithmetic on a Dask array: the gradient is a Dask array, equal to
+    NumPy's (the rule harness of tests/test_duck_arrays.py compares floats only)."""
+    da = pytest.importorskip("dask.array")
+    x = np.linspace(0.0, 1.0, 8)
+    for fn in (high_frequency_power, rotated_modulus):
+        lazy = st.grad(fn)(da.from_array(x, chunks=8))
+        assert isinstance(lazy, da.Array)
+        np.testing.assert_allclose(lazy.compute(), st.grad(fn)(x), rtol=1e-12)
+
+
+def high_frequency_power(signal):
+    return np.sum(np.abs(np.fft.rfft(signal)[2:]) ** 2)
+
+def rotated_modulus(x):
+    return np.sum(np.abs(x * (1 + 2j)) + np.angle(x + 0.5j))
