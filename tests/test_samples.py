@@ -68,6 +68,18 @@ def test_gaussian_process_finds_a_minimum_of_the_likelihood():
     assert "a minimum: True" in out
 
 
+def test_spectral_fits_through_fft_complex_numbers_and_eigenvalues():
+    out = run_sample("spectral.py")
+    width = float(re.search(r"blur width: fitted ([\d.]+)", out).group(1))
+    assert abs(width - 2.0) < 0.05
+    fitted, best = (complex(v) for v in re.search(
+        r"complex gain: fitted (\S+) \(least squares (\S+)\)", out).groups())
+    assert abs(fitted - best) < 1e-3 and abs(best - (0.8 + 0.6j)) < 0.05
+    rate = float(re.search(r"slowest decay rate ([\d.]+)", out).group(1))
+    assert abs(rate - 0.25) < 1e-3
+    assert "checked against finite differences: passed" in out
+
+
 def test_the_notebook_runs_in_a_real_kernel():
     """samples/notebook.ipynb, executed by nbclient in an IPython kernel: functions defined in
     cells differentiate (reverse, Hessian, methods with wrt="self", dicts, a model calling
