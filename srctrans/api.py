@@ -331,6 +331,10 @@ def grad(f: Function | None = None, wrt: Wrt = 0, *,
       gradient of its sum. It returns one gradient for one selected argument,
       or a tuple in the order of ``wrt``; each has its argument's shape and
       dtype (a Python float argument gets a ``numpy.float64`` gradient).
+      Complex values follow docs/complex.md: a complex argument's gradient of
+      a real loss is ``dL/dx - 1j * dL/dy``, and a complex output is seeded
+      with ones (the gradient of the real part of its sum: ``f'(z)`` for a
+      holomorphic ``f``).
 
     >>> import numpy as np
     >>> def f(x):

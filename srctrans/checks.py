@@ -44,7 +44,8 @@ def check_grads(f: Function, args: tuple, modes: tuple[Mode, ...] = ("forward", 
         is among the modes, the JVP function (forward over forward, reverse
         over forward).
       wrt: the argument index or indices to check; default every float argument.
-      eps: the finite-difference step (inputs are promoted to float64).
+      eps: the finite-difference step (inputs are promoted to float64, complex
+        ones to complex128).
       rtol: relative tolerance on the two inner products.
       atol: absolute tolerance on the two inner products.
       seed: seed of the random directions.
