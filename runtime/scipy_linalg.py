@@ -31,6 +31,7 @@ import numpy as np
 import scipy.linalg as linalg
 
 from .broadcast import unbroadcast
+from .complex_numbers import is_complex_value, real_only
 from .decompositions import symmetric_from_triangle, symmetric_from_triangle_transpose
 from .linalg import tril_halved
 
@@ -57,6 +58,23 @@ def _outer(gb, ans, vector):
 def _transposes(trans):
     """Whether ``solve_triangular``'s ``trans`` solves with the transpose (real matrices)."""
     return trans in (1, 2, "T", "C")
+
+
+def _checked_complex(a, assume_a=None, trans=0, what="scipy.linalg.solve"):
+    """Refuse what these formulas do not cover for a complex ``a``: a Hermitian matrix read
+    from one triangle, and a solve with the conjugate transpose (docs/complex.md)."""
+    if is_complex_value(a) and (_kind(assume_a) == "symmetric" and assume_a not in (
+            "sym", "symmetric") or trans in (2, "C")):
+        real_only(a, what + (" (a conjugate transpose)" if trans in (2, "C") else
+                             f" (assume_a={assume_a!r})"))
+
+
+def _solved(a, b, lower, assume_a, transposed):
+    """``linalg.solve(a, b, ..., transposed=transposed)``; SciPy refuses ``transposed`` for
+    complex matrices, which are transposed here instead."""
+    if transposed and is_complex_value(a):
+        a, transposed, lower = _t(a), False, not lower
+    return linalg.solve(a, b, lower=lower, assume_a=_structure(assume_a), transposed=transposed)
 
 
 # -- what a solve reads of its matrix (each a linear function of the matrix) ----------
@@ -116,6 +134,7 @@ def _triangle(a, lower, unit_diagonal):
 
 def solve_triangular_grads(g, ans, a, b, trans=0, lower=False, unit_diagonal=False):
     """The cotangents of ``a`` and ``b`` for ``x = solve_triangular(a, b, ...)``."""
+    _checked_complex(a, trans=trans, what="scipy.linalg.solve_triangular")
     vector = np.ndim(b) == 1
     gb = linalg.solve_triangular(a, g, trans=0 if _transposes(trans) else 1, lower=lower,
                                  unit_diagonal=unit_diagonal)
@@ -126,6 +145,7 @@ def solve_triangular_grads(g, ans, a, b, trans=0, lower=False, unit_diagonal=Fal
 
 def solve_triangular_jvp_a(da, ans, a, b, trans=0, lower=False, unit_diagonal=False):
     """The tangent of ``solve_triangular(a, b, ...)`` along ``da``."""
+    _checked_complex(a, trans=trans, what="scipy.linalg.solve_triangular")
     vector = np.ndim(b) == 1
     step = _triangle(da, lower, unit_diagonal)
     step = _t(step) if _transposes(trans) else step
@@ -135,14 +155,15 @@ def solve_triangular_jvp_a(da, ans, a, b, trans=0, lower=False, unit_diagonal=Fa
 
 
 def solve_triangular_jvp_b(db, a, trans=0, lower=False, unit_diagonal=False):
+    _checked_complex(a, trans=trans, what="scipy.linalg.solve_triangular")
     return linalg.solve_triangular(a, db, trans=trans, lower=lower, unit_diagonal=unit_diagonal)
 
 
 def solve_grads(g, ans, a, b, lower=False, assume_a=None, transposed=False):
     """The cotangents of ``a`` and ``b`` for ``x = scipy.linalg.solve(a, b, ...)``."""
+    _checked_complex(a, assume_a)
     vector = np.ndim(b) == 1
-    gb = _uncolumns(linalg.solve(a, _columns(g, vector), lower=lower, assume_a=_structure(assume_a),
-                                 transposed=not transposed), vector)
+    gb = _uncolumns(_solved(a, _columns(g, vector), lower, assume_a, not transposed), vector)
     outer = _outer(gb, ans, vector)
     used = _t(outer) if transposed else outer
     return unbroadcast(read_matrix_transpose(used, assume_a, lower), a), unbroadcast(gb, b)
@@ -150,26 +171,28 @@ def solve_grads(g, ans, a, b, lower=False, assume_a=None, transposed=False):
 
 def solve_jvp_a(da, ans, a, b, lower=False, assume_a=None, transposed=False):
     """The tangent of ``scipy.linalg.solve(a, b, ...)`` along ``da``."""
+    _checked_complex(a, assume_a)
     vector = np.ndim(b) == 1
     step = read_matrix(da, assume_a, lower)
     step = _t(step) if transposed else step
     change = step @ _columns(ans, vector)
-    return -_uncolumns(linalg.solve(a, change, lower=lower, assume_a=_structure(assume_a),
-                                    transposed=transposed), vector)
+    return -_uncolumns(_solved(a, change, lower, assume_a, transposed), vector)
 
 
 def solve_jvp_b(db, a, b, lower=False, assume_a=None, transposed=False):
+    _checked_complex(a, assume_a)
     vector = np.ndim(b) == 1
-    return _uncolumns(linalg.solve(a, _columns(db, vector), lower=lower, assume_a=_structure(assume_a),
-                                   transposed=transposed), vector)
+    return _uncolumns(_solved(a, _columns(db, vector), lower, assume_a, transposed), vector)
 
 
 def inv_grad(g, ans, assume_a=None, lower=False):
     """The cotangent of ``a`` for ``ans = scipy.linalg.inv(a, ...)``."""
+    _checked_complex(ans, assume_a, what="scipy.linalg.inv")
     return read_matrix_transpose(-(_t(ans) @ g @ _t(ans)), assume_a, lower)
 
 
 def inv_jvp(da, ans, assume_a=None, lower=False):
+    _checked_complex(ans, assume_a, what="scipy.linalg.inv")
     return -(ans @ read_matrix(da, assume_a, lower) @ ans)
 
 
@@ -195,7 +218,7 @@ def cho_factor_grad(g, ans, a, lower=False):
     ``c`` holds the factor in one triangle, and in the other ``a``'s own entries or zeros
     (``KEEPS_OTHER_TRIANGLE``).
     """
-    c = ans[0]
+    c = real_only(ans[0], "scipy.linalg.cho_factor")
     gc = g[0]
     factor = _factor(c, lower)
     g_factor = np.tril(gc) if lower else _t(np.triu(gc))
@@ -212,7 +235,7 @@ def cho_factor_grad(g, ans, a, lower=False):
 
 def cho_factor_jvp(da, ans, a, lower=False):
     """The tangent ``(dc, 0)`` of ``cho_factor(a, lower)`` along ``da``."""
-    c = ans[0]
+    c = real_only(ans[0], "scipy.linalg.cho_factor")
     factor = _factor(c, lower)
     read = symmetric_from_triangle(da, "L" if lower else "U")
     middle = linalg.solve_triangular(factor, _t(linalg.solve_triangular(
@@ -227,6 +250,7 @@ def cho_factor_jvp(da, ans, a, lower=False):
 def cho_solve_grads(g, ans, c_and_lower, b):
     """The cotangents of ``(c, lower)`` and ``b`` for ``x = cho_solve((c, lower), b)``."""
     c, lower = c_and_lower
+    real_only(c, "scipy.linalg.cho_solve")
     lower = _is_lower(lower)
     vector = np.ndim(b) == 1
     gb = _uncolumns(linalg.cho_solve((c, lower), _columns(g, vector)), vector)
@@ -240,6 +264,7 @@ def cho_solve_grads(g, ans, c_and_lower, b):
 
 def cho_solve_jvp_c(dc_and_lower, ans, c_and_lower, b):
     c, lower = c_and_lower
+    real_only(c, "scipy.linalg.cho_solve")
     lower = _is_lower(lower)
     dc = dc_and_lower[0]
     vector = np.ndim(b) == 1
@@ -306,6 +331,7 @@ def lu_factor_jvp(da, ans, a):
 
 def lu_solve_grads(g, ans, lu_and_piv, b, trans=0):
     """The cotangents of ``(lu, piv)`` and ``b`` for ``x = lu_solve((lu, piv), b, trans)``."""
+    _checked_complex(lu_and_piv[0], trans=trans, what="scipy.linalg.lu_solve")
     lu, piv = lu_and_piv
     vector = np.ndim(b) == 1
     gb = _uncolumns(linalg.lu_solve((lu, piv), _columns(g, vector),
@@ -319,6 +345,7 @@ def lu_solve_grads(g, ans, lu_and_piv, b, trans=0):
 
 
 def lu_solve_jvp_lu(dlu_and_piv, ans, lu_and_piv, b, trans=0):
+    _checked_complex(lu_and_piv[0], trans=trans, what="scipy.linalg.lu_solve")
     lu, piv = lu_and_piv
     dlu = dlu_and_piv[0]
     vector = np.ndim(b) == 1
@@ -331,6 +358,7 @@ def lu_solve_jvp_lu(dlu_and_piv, ans, lu_and_piv, b, trans=0):
 
 
 def lu_solve_jvp_b(db, lu_and_piv, b, trans=0):
+    _checked_complex(lu_and_piv[0], trans=trans, what="scipy.linalg.lu_solve")
     return linalg.lu_solve(lu_and_piv, db, trans=trans)
 
 

@@ -415,3 +415,39 @@ def high_frequency_power(signal):
 
 def rotated_modulus(x):
     return np.sum(np.abs(x * (1 + 2j)) + np.angle(x + 0.5j))
+
+
+# -- scipy.linalg with complex matrices -------------------------------------------------
+def l_expm(z): return np.sum(np.abs(sl.expm(z)) ** 2)
+def l_solve(z): return np.sum(np.abs(sl.solve(z, B)) ** 2)
+def l_solve_symmetric(z): return np.sum(np.abs(sl.solve(z + z.T, B, assume_a="sym")) ** 2)
+def l_inv_det(z): return np.sum(np.abs(sl.inv(z))) + np.abs(sl.det(z))
+def l_triangular(z):
+    return np.sum(np.abs(sl.solve_triangular(np.triu(z), B, trans=1)) ** 2)
+def l_lu(z): return np.sum(np.abs(sl.lu_solve(sl.lu_factor(z), B, trans=1)) ** 2)
+def l_sqrtm(z): return np.sum(np.abs(sl.sqrtm(z)) ** 2)
+def l_sylvester(z): return np.sum(np.abs(sl.solve_sylvester(z, z.T + 3 * np.eye(3), np.outer(B, B))))
+def l_cholesky(z): return np.sum(np.abs(sl.cho_solve(sl.cho_factor(z @ np.conj(z).T), B)))
+def l_positive(z): return np.sum(np.abs(sl.solve(z @ np.conj(z).T, B, assume_a="pos")))
+def l_conjugate_transpose(z):
+    return np.sum(np.abs(sl.solve_triangular(np.triu(z), B, trans="C")))
+
+sl = pytest.importorskip("scipy.linalg")
+B = np.array([1.0 + 0.5j, -0.3j, 0.7])
+
+
+@pytest.mark.parametrize("fn", [l_expm, l_solve, l_solve_symmetric, l_inv_det, l_triangular,
+                                l_lu, l_sqrtm, l_sylvester], ids=lambda f: f.__name__[2:])
+def test_scipy_linalg_of_complex_matrices(fn):
+    z = crandom(np.random.default_rng(7), (3, 3)) * 0.5 + 2.0 * np.eye(3)
+    st.check_grads(fn, (z,), order=2, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("fn", [l_cholesky, l_positive, l_conjugate_transpose],
+                         ids=lambda f: f.__name__[2:])
+def test_scipy_linalg_refuses_what_it_reads_as_hermitian(fn):
+    """A Hermitian matrix read from one triangle, and conjugate-transposed solves, have
+    derivatives these rules do not compute for complex matrices: a clear error."""
+    z = crandom(np.random.default_rng(7), (3, 3)) * 0.5 + 2.0 * np.eye(3)
+    with pytest.raises(st.UnsupportedSyntaxError, match="complex matrix"):
+        st.grad(fn)(z)
