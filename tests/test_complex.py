@@ -451,3 +451,23 @@ def test_scipy_linalg_refuses_what_it_reads_as_hermitian(fn):
     z = crandom(np.random.default_rng(7), (3, 3)) * 0.5 + 2.0 * np.eye(3)
     with pytest.raises(st.UnsupportedSyntaxError, match="complex matrix"):
         st.grad(fn)(z)
+
+
+# -- convolutions: np.correlate and scipy.signal.correlate conjugate their second input --
+def c_np_convolve(z, w): return np.convolve(z, w)
+def c_np_correlate(z, w): return np.correlate(z, w, "full")
+def c_signal_convolve(z, w): return signal.convolve(z, w, mode="same")
+def c_signal_correlate(z, w): return signal.correlate(z, w, mode="valid")
+
+signal = pytest.importorskip("scipy.signal")
+
+
+@pytest.mark.parametrize("kinds", ["complex-complex", "real-complex", "complex-real"])
+@pytest.mark.parametrize("fn", [c_np_convolve, c_np_correlate, c_signal_convolve,
+                                c_signal_correlate], ids=lambda f: f.__name__[2:])
+def test_convolutions_of_complex_signals(fn, kinds):
+    rng = np.random.default_rng(8)
+    left, right = kinds.split("-")
+    z = crandom(rng, (6,)) if left == "complex" else rng.normal(size=6)
+    w = crandom(rng, (3,)) if right == "complex" else rng.normal(size=3)
+    st.check_grads(fn, (z, w), order=2, rtol=1e-4, atol=1e-6)
