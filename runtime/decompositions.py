@@ -286,6 +286,7 @@ def qr_grad(g, ans, a, mode="reduced"):
 
 def pinv_jvp(da, ans, a):
     """The tangent of ``np.linalg.pinv(a)`` (a matrix of constant rank) along ``da``."""
+    real_only(a, "np.linalg.pinv")
     p = ans
     m, n = a.shape[-2:]
     return (-p @ da @ p + p @ _t(p) @ _t(da) @ (np.eye(m, dtype=p.dtype) - a @ p)
@@ -294,6 +295,7 @@ def pinv_jvp(da, ans, a):
 
 def pinv_grad(g, ans, a):
     """The cotangent of ``a`` for ``p = np.linalg.pinv(a)`` (a matrix of constant rank)."""
+    real_only(a, "np.linalg.pinv")
     p = ans
     m, n = a.shape[-2:]
     return (-_t(p) @ g @ _t(p) + (np.eye(m, dtype=p.dtype) - a @ p) @ _t(g) @ p @ _t(p)

@@ -148,6 +148,23 @@ def r_reductions(x):
     z = np.exp(1j * x) * x
     return np.abs(np.sum(z)) + np.abs(np.prod(z)) + np.real(np.mean(np.cumsum(z)))
 
+def c_pinv(z):
+    return np.sum(np.abs(np.linalg.pinv(z)))
+
+
+def test_decompositions_of_complex_matrices_are_refused():
+    """Their rules read conjugate transposes as transposes: a clear error, not a guess."""
+    z = crandom(np.random.default_rng(9), (3, 5))
+    with pytest.raises(st.UnsupportedSyntaxError, match="np.linalg.pinv of a complex matrix"):
+        st.grad(c_pinv)(z)
+    with pytest.raises(st.UnsupportedSyntaxError, match="np.linalg.svd of a complex matrix"):
+        st.grad(c_svd)(z)
+
+
+def c_svd(z):
+    return np.sum(np.linalg.svd(z, compute_uv=False))
+
+
 def r_linear_algebra(a):
     z = a + 1j * np.eye(3)
     return np.abs(np.linalg.det(z)) + np.sum(np.abs(np.linalg.inv(z)))
