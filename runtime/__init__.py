@@ -62,7 +62,7 @@ from .elementwise import (
 from .singular import zero_guard
 from .complex_numbers import (
     is_complex_value, real_for, conj_if_complex, real_if_complex, abs_direction, abs_grad, abs_jvp, angle_grad, angle_jvp, sign_grad,
-    sign_jvp, imag_grad, imag_tangent, complex_grads, real_only)
+    sign_jvp, imag_grad, imag_tangent, complex_grads, real_only, finite_parts)
 from .fourier import (
     fft_grad, fftn_grad, rfft_grad, rfftn_grad, irfft_grad, irfftn_grad, hfft_grad, ihfft_grad)
 from .seeding import seed_cotangent, conform_gradient

@@ -135,6 +135,16 @@ def imag_grad(g, x):
     return cotangent
 
 
+def finite_parts(t, x):
+    """``t`` where ``x`` is finite, 0 elsewhere: the derivative of ``np.nan_to_num(x)``, which
+    replaces a complex number's real and imaginary parts apart (each its own mask)."""
+    if is_complex_value(x):
+        t = np.real(t) * np.isfinite(np.real(x)) + 1j * (np.imag(t) * np.isfinite(np.imag(x)))
+    else:
+        t = t * np.isfinite(x)
+    return t
+
+
 def imag_tangent(dx):
     """The tangent of ``np.imag(x)``: ``np.imag(dx)``, as a new (writable) array."""
     return np.imag(dx) * 1.0

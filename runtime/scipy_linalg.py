@@ -69,11 +69,16 @@ def _checked_complex(a, assume_a=None, trans=0, what="scipy.linalg.solve"):
                              f" (assume_a={assume_a!r})"))
 
 
+_TRANSPOSED_STRUCTURE = {"lower triangular": "upper triangular",
+                         "upper triangular": "lower triangular"}
+
+
 def _solved(a, b, lower, assume_a, transposed):
     """``linalg.solve(a, b, ..., transposed=transposed)``; SciPy refuses ``transposed`` for
     complex matrices, which are transposed here instead."""
     if transposed and is_complex_value(a):
         a, transposed, lower = _t(a), False, not lower
+        assume_a = _TRANSPOSED_STRUCTURE.get(assume_a, assume_a)
     return linalg.solve(a, b, lower=lower, assume_a=_structure(assume_a), transposed=transposed)
 
 

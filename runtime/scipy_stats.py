@@ -24,6 +24,7 @@ import scipy.special as special
 from .broadcast import unbroadcast
 from .decompositions import symmetric_from_triangle, symmetric_from_triangle_transpose
 from .refusals import unsupported
+from .complex_numbers import real_only
 
 LOG_SQRT_2PI = 0.9189385332046727
 
@@ -174,6 +175,8 @@ def _covariance_transpose(m, cov):
 
 def _whitened(x, mean, cov):
     """``(r, w, sigma)``: the residuals ``x - mean``, ``sigma^-1 r`` and the covariance."""
+    for value in (x, mean, cov):
+        real_only(value, "scipy.stats.multivariate_normal")     # densities of real points
     d = np.shape(x)[-1]
     r = x - (0.0 if mean is None else mean)
     sigma = _covariance(cov, d)

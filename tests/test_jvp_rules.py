@@ -1157,3 +1157,52 @@ def test_every_named_function_has_both_rules():
                if (REGISTRY.lookup(getattr(module, name)) is None
                    or not REGISTRY.lookup(getattr(module, name)).has_jvp)]
     assert not missing, missing
+
+
+# -- every rule again, on complex arguments -----------------------------------------------
+
+def _complexified(value, rng):
+    """``value`` with an imaginary part added to its float arrays."""
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        return value + 0.5j * rng.standard_normal(value.shape)
+    if isinstance(value, list):
+        return [_complexified(v, rng) for v in value]
+    return value
+
+
+def _has_complex(value):
+    if isinstance(value, list):
+        return any(_has_complex(v) for v in value)
+    return isinstance(value, np.ndarray) and value.dtype.kind == "c"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_every_rule_on_complex_arguments_is_right_or_refused(case):
+    """Each case with its float arrays made complex (docs/complex.md): where NumPy or SciPy
+    evaluate it, the JVP matches finite differences and the VJP is its transpose for
+    ``Re(sum(a * b))``, or the rule refuses complex values with a clear error."""
+    from srctrans.errors import UnsupportedSyntaxError
+    rule = REGISTRY.lookup(case.primal)
+    args, kwargs = case.build(_seed(case))
+    rng = np.random.default_rng(_seed(case) + 7)
+    args = tuple(_complexified(a, rng) for a in args)
+    if not any(_has_complex(a) for a in args):
+        pytest.skip("no float array to make complex")
+    try:
+        with np.errstate(all="ignore"):
+            ans = case.primal(*args, **kwargs)
+    except Exception:
+        pytest.skip(f"{case.id} is not defined for complex arrays")
+    try:
+        for tangents in _directions(case, rule, args, kwargs, rng):
+            got = jvp(rule, args, kwargs, ans, tangents)
+            with np.errstate(all="ignore"):
+                _assert_close(got, _finite_difference(case, rule, args, kwargs, tangents),
+                              f"tangent along {sorted(map(str, tangents))}")
+            u = _like(ans, rng)
+            cotangents = vjp(rule, args, kwargs, ans, u, set(tangents))
+            np.testing.assert_allclose(
+                _inner(got, u), builtins.sum(_inner(tangents[s], cotangents[s]) for s in tangents),
+                rtol=1e-6, atol=1e-8)
+    except UnsupportedSyntaxError as error:
+        assert "complex" in str(error)

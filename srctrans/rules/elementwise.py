@@ -345,12 +345,12 @@ def fmod_jvp(dx1, dx2, ans, x1, x2):
 
 @vjp(np.nan_to_num, elementwise=True)
 def nan_to_num(g, ans, x, copy=True, nan=0.0, posinf=None, neginf=None):
-    """NaN and infinities become constants; finite values pass unchanged."""
-    return g * np.isfinite(x)
+    """NaN and infinities become constants; finite values (or parts) pass unchanged."""
+    return rt.finite_parts(g, x)
 
 @jvp(np.nan_to_num)
 def nan_to_num_jvp(dx, ans, x, copy=True, nan=0.0, posinf=None, neginf=None):
-    return dx * np.isfinite(x)
+    return rt.finite_parts(dx, x)
 
 # -- selection ---------------------------------------------------------------
 @vjp(np.maximum, elementwise=True)
