@@ -11,7 +11,6 @@ are constants, its sign a step function).
 """
 
 import builtins
-import inspect
 
 import numpy as np
 
@@ -69,7 +68,5 @@ def complex_jvp(dreal, dimag, ans, real=0, imag=0):
 
 # Their second derivatives: srctrans differentiates the helpers' source
 REGISTRY.nondifferentiable(rt.is_complex_value)
-for _helper in vars(complex_numbers).values():
-    if inspect.isfunction(_helper) and _helper.__module__ == complex_numbers.__name__ \
-            and _helper not in (rt.is_complex_value, rt.real_only):
-        REGISTRY.differentiate_through(_helper)
+REGISTRY.differentiate_through_module(complex_numbers,
+                                     except_=(rt.is_complex_value, rt.real_only))

@@ -7,7 +7,6 @@ each is made). ``rfft`` and ``ihfft`` read real signals; ``irfft`` and ``hfft`` 
 real ones. Complex values follow docs/complex.md.
 """
 
-import inspect
 
 import numpy as np
 
@@ -73,6 +72,4 @@ linear(np.fft.fft, np.fft.ifft, np.fft.fft2, np.fft.ifft2, np.fft.fftn, np.fft.i
        np.fft.hfft, np.fft.ihfft, np.fft.fftshift, np.fft.ifftshift)
 
 # Their second derivatives: srctrans differentiates the helpers' source
-for _helper in vars(fourier).values():
-    if inspect.isfunction(_helper) and _helper.__module__ == fourier.__name__:
-        REGISTRY.differentiate_through(_helper)
+REGISTRY.differentiate_through_module(fourier)

@@ -8,7 +8,6 @@ linear in each operand, so the tangent is the product with one operand
 replaced by its tangent, summed over the operands.
 """
 
-import inspect
 
 import numpy as np
 
@@ -247,10 +246,8 @@ def multi_dot_jvp(darrays, ans, arrays):
 # whose second derivative is refused (rules/runtime_helpers.py);
 # the same holds for runtime/composites.py.
 for _module in (decompositions, composites):
-    for _helper in vars(_module).values():
-        if inspect.isfunction(_helper) and _helper.__module__ == _module.__name__ \
-                and _helper is not rt.tuple_like and _helper is not decompositions._cofactor:
-            REGISTRY.differentiate_through(_helper)
+    REGISTRY.differentiate_through_module(_module,
+                                         except_=(rt.tuple_like, decompositions._cofactor))
 REGISTRY.nondifferentiable(rt.unsupported)       # raises: a refusal has no derivative
 REGISTRY.nondifferentiable(rt.numpy_only)       # a check that raises or returns None
 

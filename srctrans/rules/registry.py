@@ -317,6 +317,15 @@ class RuleRegistry:
         self._through.add(_key(fn))
         self.version += 1
 
+    def differentiate_through_module(self, module, *, except_=()):
+        """:meth:`differentiate_through` for every function ``module`` defines (not the ones
+        it imports), but those in ``except_``: a runtime module of formulas in plain NumPy,
+        whose second derivatives srctrans gets by reading their source."""
+        for value in vars(module).values():
+            if inspect.isfunction(value) and value.__module__ == module.__name__ \
+                    and value not in except_:
+                self.differentiate_through(value)
+
     def differentiated_through(self, fn):
         """Whether :meth:`differentiate_through` was asked for ``fn``."""
         return _key(fn) in self._through

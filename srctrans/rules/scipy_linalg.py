@@ -11,7 +11,6 @@ argument could not be read by the backward pass. ``check_finite=`` is accepted
 and changes nothing.
 """
 
-import inspect
 
 import scipy.linalg as linalg
 
@@ -127,8 +126,6 @@ def solve_sylvester_jvp(da, db, dq, ans, a, b, q):
 
 # second derivatives: srctrans differentiates the formulas' source (they call only
 # functions with rules); the row order of lu_factor's interchanges is integers
-for _helper in vars(formulas).values():
-    if inspect.isfunction(_helper) and _helper.__module__ == formulas.__name__:
-        REGISTRY.differentiate_through(_helper)
+REGISTRY.differentiate_through_module(formulas)
 REGISTRY.nondifferentiable(formulas._permutation, formulas._is_lower, formulas._kind,
                            formulas._transposes)

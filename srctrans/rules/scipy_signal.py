@@ -7,7 +7,6 @@ functions are linear in each input, so the tangent is the same call with one
 input replaced by its tangent, summed over the inputs.
 """
 
-import inspect
 
 import scipy.signal as signal
 
@@ -38,6 +37,4 @@ def correlate_jvp(din1, din2, ans, in1, in2, mode="full", method="auto"):
             rt.scipy_signal.signal.correlate(in1, din2, mode, method))
 
 
-for _helper in vars(formulas).values():
-    if inspect.isfunction(_helper) and _helper.__module__ == formulas.__name__:
-        REGISTRY.differentiate_through(_helper)
+REGISTRY.differentiate_through_module(formulas)

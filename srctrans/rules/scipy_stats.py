@@ -14,7 +14,6 @@ of t, beta and gamma in their shape parameters (``df``, ``a``, ``b``). A Poisson
 count ``k`` and ``loc`` are integers: they get no derivative.
 """
 
-import inspect
 
 import scipy.stats as stats
 
@@ -337,8 +336,6 @@ def dirichlet_pdf_jvp(dx, dalpha, ans, x, alpha):
             ans * rt.scipy_stats.dirichlet_logpdf_jvp_alpha(dalpha, x, alpha))
 
 
-for _helper in vars(formulas).values():
-    if inspect.isfunction(_helper) and _helper.__module__ == formulas.__name__:
-        REGISTRY.differentiate_through(_helper)
+REGISTRY.differentiate_through_module(formulas)
 REGISTRY.nondifferentiable(formulas.no_derivative)          # raises
 REGISTRY.nondifferentiable(formulas._drops_last)            # a test of shapes
