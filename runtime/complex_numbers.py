@@ -73,17 +73,12 @@ def abs_direction(x):
 
 def abs_grad(g, x):
     """The cotangent of ``x`` in ``|x|`` given the cotangent ``g`` of ``|x|`` (a real value)."""
-    if is_complex_value(x):
-        g = np.real(g)
-    return g * abs_direction(x)
+    return real_if_complex(g, x) * abs_direction(x)
 
 
 def abs_jvp(dx, x):
     """The tangent of ``|x|`` given the tangent ``dx`` of ``x``: ``Re(conj(x) dx) / |x|``."""
-    tangent = dx * abs_direction(x)
-    if is_complex_value(x):
-        tangent = np.real(tangent)
-    return tangent
+    return real_if_complex(dx * abs_direction(x), x)
 
 
 def angle_grad(g, x, deg=False):
@@ -155,14 +150,15 @@ def complex_grads(g):
     return np.real(g), -np.imag(g)
 
 
-def real_only(a, what):
-    """``a``, checked to be real: ``what`` (a decomposition) has derivative rules for real
-    matrices only. Raises ``UnsupportedSyntaxError`` for a complex ``a``."""
+def real_only(a, what, subject="a complex matrix", hint=None):
+    """``a``, checked to be real: ``what`` (a decomposition, by default) has derivative rules
+    for real values only. Raises ``UnsupportedSyntaxError`` for a complex ``a``, saying
+    "the derivative of ``what`` of ``subject``", with ``hint`` (by default, how to
+    differentiate a complex matrix as a real one)."""
     if is_complex_value(a):
-        unsupported(f"the derivative of {what} of a complex matrix",
-                    "srctrans differentiates it for real matrices; for a complex one, "
-                    "differentiate the real and imaginary parts as a real block matrix "
-                    "[[re, -im], [im, re]]")
+        unsupported(f"the derivative of {what} of {subject}", hint or (
+            "srctrans differentiates it for real matrices; for a complex one, differentiate "
+            "the real and imaginary parts as a real block matrix [[re, -im], [im, re]]"))
     return a
 
 

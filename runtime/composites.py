@@ -13,8 +13,7 @@ from .joins import linspace_grads
 from .scans import diagonal_grad
 from .refusals import unsupported
 from .foreign import as_array, numpy_only
-from .complex_numbers import (conj_if_complex, is_complex_value, real_for, real_if_complex,
-                              real_only)
+from .complex_numbers import conj_if_complex, real_for, real_if_complex, real_only
 
 
 def _last(x, axis):
@@ -576,8 +575,9 @@ def _logsumexp_weight(ans, a, axis, keepdims, return_sign):
     ``return_sign``), and ``log|sum|``."""
     value, sign = ans, 1.0
     if return_sign:
-        if is_complex_value(a):
-            real_only(a, "scipy.special.logsumexp with return_sign=True (a complex sign)")
+        real_only(a, "scipy.special.logsumexp with return_sign=True", "complex values",
+                  "a complex sum's sign is complex too; without return_sign, logsumexp of "
+                  "complex values is differentiated")
         value, sign = ans
         sign = _kept(sign, axis, keepdims)
     return sign * np.exp(a - _kept(value, axis, keepdims)), value

@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from .broadcast import float_dtype as _float_dtype
+from .complex_numbers import real_only
 from .foreign import as_array, is_array
 
 LN2 = math.log(2.0)
@@ -115,9 +116,7 @@ def polygamma(n, x):
     only, so a complex ``x`` (digamma's derivative, gamma's second) is refused.
     """
     import scipy.special
-    if np.iscomplexobj(x):
-        from .refusals import unsupported
-        unsupported("the derivative of scipy.special.digamma (polygamma) at complex numbers",
-                    "SciPy's polygamma takes real numbers only; differentiate with respect to "
-                    "a real argument")
+    real_only(x, "scipy.special.digamma (polygamma)", "complex numbers",
+              "SciPy's polygamma takes real numbers only; differentiate with respect to a real "
+              "argument")
     return (-1.0) ** (n + 1) * scipy.special.gamma(n + 1.0) * scipy.special.zeta(n + 1.0, x)

@@ -63,8 +63,8 @@ def _transposes(trans):
 def _checked_complex(a, assume_a=None, trans=0, what="scipy.linalg.solve"):
     """Refuse what these formulas do not cover for a complex ``a``: a Hermitian matrix read
     from one triangle, and a solve with the conjugate transpose (docs/complex.md)."""
-    if is_complex_value(a) and (_kind(assume_a) == "symmetric" and assume_a not in (
-            "sym", "symmetric") or trans in (2, "C")):
+    hermitian = _kind(assume_a) == "symmetric" and assume_a not in ("sym", "symmetric")
+    if is_complex_value(a) and (hermitian or trans in (2, "C")):
         real_only(a, what + (" (a conjugate transpose)" if trans in (2, "C") else
                              f" (assume_a={assume_a!r})"))
 

@@ -176,7 +176,8 @@ def _covariance_transpose(m, cov):
 def _whitened(x, mean, cov):
     """``(r, w, sigma)``: the residuals ``x - mean``, ``sigma^-1 r`` and the covariance."""
     for value in (x, mean, cov):
-        real_only(value, "scipy.stats.multivariate_normal")     # densities of real points
+        real_only(value, "scipy.stats.multivariate_normal", "complex values",
+                  "its densities are of real points: pass real x, mean and cov")
     d = np.shape(x)[-1]
     r = x - (0.0 if mean is None else mean)
     sigma = _covariance(cov, d)

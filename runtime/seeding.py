@@ -15,6 +15,7 @@ from .accumulate import zeros_like
 from .broadcast import unbroadcast
 from .containers import is_container, leaves, map_leaves
 from .foreign import as_array, is_foreign, ones_for
+from .complex_numbers import is_complex_value
 
 
 def seed_cotangent(out, output_gradients):
@@ -136,11 +137,8 @@ def _same_shape(a, b):
 
 def is_complex(value):
     """Whether ``value`` is a complex number or array, or a container holding one."""
-    if isinstance(value, (complex, np.complexfloating)):
+    if is_complex_value(value):
         return True
-    dtype = getattr(value, "dtype", None)
-    if dtype is not None:
-        return getattr(dtype, "kind", None) == "c"
     if isinstance(value, (list, tuple)):
         return any(is_complex(v) for v in value)
     if isinstance(value, dict):

@@ -891,10 +891,10 @@ def cofactor_jvp(da, ans, a):
 
 # -- complex numbers -------------------------------------------------------------
 
-@vjp(rt.real_only)                 # a check that passes its matrix through
-def real_only(g, ans, a, what):
-    return g, None
+@vjp(rt.real_only)                 # a check that passes its value through
+def real_only(g, ans, a, what, subject="a complex matrix", hint=None):
+    return g, None, None, None
 
 @jvp(rt.real_only)
-def real_only_jvp(da, ans, a, what):
+def real_only_jvp(da, ans, a, what, subject="a complex matrix", hint=None):
     return da
