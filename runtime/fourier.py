@@ -57,11 +57,10 @@ def rfftn_grad(g, a, s=None, axes=None, norm=None):
     which is ``rfft`` along the last axis, then ``fft`` along the others."""
     shape = np.shape(a)
     axes = transformed_axes(len(shape), s, axes)
-    lengths = [shape[k] for k in axes] if s is None else list(s)
     cotangent = g
     for k in axes[:-1]:
         cotangent = _fft_transpose(cotangent, shape[k], k, norm, False)
-    return _rfft_transpose(cotangent, shape[axes[-1]], lengths[-1], axes[-1], norm)
+    return rfft_grad(cotangent, a, None if s is None else s[-1], axes[-1], norm)
 
 
 def irfft_grad(g, a, n=None, axis=-1, norm=None):
@@ -77,8 +76,8 @@ def irfftn_grad(g, a, s=None, axes=None, norm=None):
     shape = np.shape(a)
     axes = transformed_axes(len(shape), s, axes)
     last = axes[-1]
-    lengths = [shape[k] for k in axes[:-1]] + [2 * (shape[last] - 1)] if s is None else list(s)
-    cotangent = _irfft_transpose(g, shape[last], lengths[-1], last, norm)
+    n = 2 * (shape[last] - 1) if s is None else s[-1]
+    cotangent = _irfft_transpose(g, shape[last], n, last, norm)
     for k in axes[-2::-1]:
         cotangent = _fft_transpose(cotangent, shape[k], k, norm, True)
     return real_for(cotangent, a)
