@@ -170,13 +170,20 @@ def r_linear_algebra(a):
     return np.abs(np.linalg.det(z)) + np.sum(np.abs(np.linalg.inv(z)))
 
 
+def r_complex_constant(x):
+    # a complex constant added to a real value: the real value's cotangent is the real part
+    # (it then reaches np.deg2rad's rule, which takes no complex numbers)
+    return np.sum(np.abs(np.sqrt(np.deg2rad(x) + 3.0j)) + np.abs(np.deg2rad(x) * 2j))
+
+
 def test_real_inputs_through_complex_values():
     rng = np.random.default_rng(3)
     x = rng.uniform(0.5, 1.5, 4)
     for fn, args in ((r_phase, (x,)), (r_rotate, (x,)), (r_astype, (x,)),
                      (r_builtin_complex, (0.4, -0.8)), (r_stacked, (x,)),
                      (r_matrix, (x, crandom(rng, (3, 4)))), (r_reductions, (x,)),
-                     (r_linear_algebra, (rng.standard_normal((3, 3)),))):
+                     (r_linear_algebra, (rng.standard_normal((3, 3)),)),
+                     (r_complex_constant, (x,)), (r_complex_constant, (0.5,))):
         st.check_grads(fn, args, order=2, rtol=1e-4, atol=1e-6, wrt=0)
         gradient = st.grad(fn)(*args)
         assert not np.iscomplexobj(gradient), fn.__name__

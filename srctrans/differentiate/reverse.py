@@ -402,7 +402,10 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
         if whole is not None:
             self._contribute_all([(argument, i) for i, (_, argument) in enumerate(pairs)], whole, "grads")
             return
-        constants = [isinstance(b.argument, gast.Constant) for b in bindings]
+        # a constant leaves the other operand's shape alone; a complex one changes its type,
+        # and rt.unbroadcast takes a real operand's part of the cotangent
+        constants = [isinstance(b.argument, gast.Constant) and not isinstance(b.argument.value, complex)
+                     for b in bindings]
         for position, binding in enumerate(bindings):
             if binding.cotangent is None:
                 continue
