@@ -23,6 +23,7 @@ CORRECT = [
     (trust.augmented_constant, vector()),
     (trust.augmented_constant_kinds, vector(5)),
     (trust.augmented_constant_in_loop, vector()),
+    (trust.sum_seeds_a_loop_carried_adjoint, vector()),
     (trust.add_at, vector()),
     (trust.copy_to, vector()),
     (trust.put, vector()),

@@ -31,7 +31,6 @@ import numpy as np
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.nodes import substitute_names
-from srctrans.optimise.dce import reads_of
 from srctrans.treewalk import walk
 
 # Which argument of a runtime helper its result has the shape of.
@@ -285,20 +284,22 @@ def _drop_scalar_spreads(statements, known):
     """``d = rt.unreduce(s, A, ...); e = d * E`` -> ``e = s * E``.
 
     Valid when ``s`` broadcasts against ``A`` (a scalar, or reduced with
-    ``keepdims=True``), ``E`` has ``A``'s shape and ``d`` is read nowhere
-    else: broadcasting does the spreading.
+    ``keepdims=True``), ``E`` has ``A``'s shape, ``d`` is read nowhere else
+    and assigned nowhere else (a loop that reassigns it reads its other values).
     """
-    uses = {}
+    uses, assignments = {}, {}
     for stmt in statements:
-        for name in reads_of(stmt):
-            uses[name] = uses.get(name, 0) + 1
+        for node in walk(stmt):
+            if isinstance(node, gast.Name):
+                counts = assignments if isinstance(node.ctx, gast.Store) else uses
+                counts[node.id] = counts.get(node.id, 0) + 1
     kept = []
     replace = {}
     for stmt in statements:
         if replace:
             substitute_names(stmt, replace)
         spread = _scalar_spread(stmt, known)
-        if spread is not None and uses.get(spread[0]) == 1:
+        if spread is not None and uses.get(spread[0]) == 1 and assignments.get(spread[0]) == 1:
             name, scalar, shape = spread
             if _only_use_is_product(statements, name, shape, known):
                 replace[name] = scalar

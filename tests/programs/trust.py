@@ -28,6 +28,18 @@ def augmented_constant_in_loop(x):
     return np.sum(y * y)
 
 
+def sum_seeds_a_loop_carried_adjoint(x):
+    # np.sum(h) seeds h's adjoint with a scalar, which the specialised code once put in
+    # place of every later value of the adjoint the loop carries
+    w = x * 0.5
+    hs = []
+    h = x
+    for t in range(3):
+        hs.append(np.sin(h))
+        h = np.tanh(h * w)
+    return np.sum(np.stack(hs)) + np.sum(h)
+
+
 # 2. in-place calls in statement position
 def add_at(x):
     y = np.zeros(3)
