@@ -388,8 +388,9 @@ def _measure(build, out, residuals, values=None, varying=frozenset()):
         if name not in build.callee_residuals and _has_shape(value):
             own[name] = np.shape(value)
     for name, value in zip(build.residuals, residuals):
-        if name in build.callee_residuals and name in varying:
-            continue                 # a callee called with other shapes as a loop ran: generic
+        if name in build.callee_residuals and (name in varying or value is None):
+            continue                 # a callee called with other shapes as a loop ran, or in
+                                     # a loop that never ran (its placeholder): generic
         if name in build.callee_residuals:
             callee = build.callee_residuals[name].build
             callees[name] = _measure(callee, None, value)

@@ -205,6 +205,12 @@ def test_second_order_over_a_list_selected_as_a_tuple():
     np.testing.assert_allclose(cotangent[1], [18.0, 24.0])
 
 
+@pytest.mark.parametrize("trips", [0, 2])
+def test_second_order_through_a_loop_that_never_runs_its_call(trips):
+    st.check_grads(trust.loop_that_never_runs_calls_a_function, (R.standard_normal(2), trips),
+                   order=2, wrt=0)
+
+
 def test_third_derivative_through_a_loop():
     x = np.array([0.3, 0.5, 0.9])
     third = st.grad(st.grad(st.grad(trust.cubic_loop)))(x)

@@ -485,3 +485,19 @@ def sines(x):
 
 def through_a_looping_helper(x):
     return sines(x) * x
+
+
+def _steps(a, n):
+    t = a * 0.0
+    for k in range(n):
+        t = t + np.sin(a * (k + 1))
+    return t
+
+
+def loop_that_never_runs_calls_a_function(s, n):
+    # the call's saved values are the placeholder None: the gradient of the gradient once
+    # failed measuring their shapes
+    v = s * 1.0
+    for i in range(n):
+        v = v + _steps(v, 2) * 0.3
+    return np.sum(np.tanh(v) * v)
