@@ -211,6 +211,11 @@ def test_second_order_through_a_loop_that_never_runs_its_call(trips):
                    order=2, wrt=0)
 
 
+def test_a_list_read_before_an_append_nothing_reads():
+    st.check_grads(trust.read_then_appended_after, (R.standard_normal(3), R.standard_normal(3)),
+                   order=2, wrt=(0, 1))
+
+
 def test_third_derivative_through_a_loop():
     x = np.array([0.3, 0.5, 0.9])
     third = st.grad(st.grad(st.grad(trust.cubic_loop)))(x)

@@ -230,6 +230,12 @@ class _Reverser(ControlFlow, CustomGradients, Generator):
             self._refuse_append(stmt, xs)
         adjoint = self.namer.adjoint(xs)
         constant = not self._carries_gradient(value)      # a name, or a display of names
+        if adjoint not in self.initialised and xs in self.active:
+            # nothing read the list after this append, but a read before it may: that read's
+            # cotangent must have the list's length then, so the entry starts at zero and goes
+            self._emit(_assign(adjoint, runtime_call(self.aliases, "zeros_like", [_load(xs)])))
+            self.initialised.add(adjoint)
+            constant = True
         if (quiet or constant) and adjoint in self.initialised:   # v is a constant: drop its entry
             split = runtime_call(self.aliases, "last_and_rest", [_load(adjoint)])
             self._emit(_assign(adjoint, gast.Subscript(split, gast.Constant(1, None), gast.Load())))

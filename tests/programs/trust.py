@@ -501,3 +501,19 @@ def loop_that_never_runs_calls_a_function(s, n):
     for i in range(n):
         v = v + _steps(v, 2) * 0.3
     return np.sum(np.tanh(v) * v)
+
+
+def read_then_appended_after(x, w):
+    # hs[-1] is read before the last append, which nothing reads: the read's cotangent was
+    # once sized like the list after it, so the inner loop's appends took the wrong entries
+    total = 0.0
+    for it in range(3):
+        hs = [x]
+        for k in range(it):
+            item = hs[-1]
+            h = item * w
+            hs.append(h)
+        item = hs[-1]
+        hs.append(item * w)
+        total = total + np.sum(item * item)
+    return total
