@@ -108,6 +108,7 @@ from .higher import (
 from .custom import (
     stop_gradient, stop_recording, grad_of, CustomGradient, custom_cotangents)
 from .fastpath import pop_many, zeros_of
+from .checkpoints import checkpoint_plan, checkpoint_keeps, checkpoint_start, state_copy
 
 
 # rt.NAME for these imports the module when first read, so the runtime needs SciPy

@@ -9,7 +9,7 @@ The public API:
                              -- the caches: in memory, and on disk for later processes
   export                     -- the derivative as a standalone module that needs only NumPy
   check_grads                -- compare derivatives with finite differences
-  stop_gradient, stop_recording, grad_of, custom_gradient, checkpoint,
+  stop_gradient, stop_recording, grad_of, custom_gradient, checkpoint, checkpointed,
   register_vjp, register_jvp, nondifferentiable, differentiate_through
                              -- controlling gradients (srctrans.gradient_control)
   register_pytree            -- which attributes of a class of yours carry derivatives
@@ -33,7 +33,7 @@ _PUBLIC = {
     "check_grads": "srctrans.checks", "export": "srctrans.export",
     "stop_gradient": "srctrans.gradient_control", "stop_recording": "srctrans.gradient_control",
     "grad_of": "srctrans.gradient_control", "custom_gradient": "srctrans.gradient_control",
-    "checkpoint": "srctrans.gradient_control",
+    "checkpoint": "srctrans.gradient_control", "checkpointed": "srctrans.gradient_control",
     "register_vjp": "srctrans.gradient_control", "register_jvp": "srctrans.gradient_control",
     "nondifferentiable": "srctrans.gradient_control",
     "differentiate_through": "srctrans.gradient_control",
@@ -70,15 +70,15 @@ if TYPE_CHECKING:                          # what type checkers and the docs see
     from srctrans.checks import check_grads
     from srctrans.export import export
     from srctrans.gradient_control import (
-        stop_gradient, stop_recording, grad_of, custom_gradient, checkpoint, register_vjp,
-        register_jvp, nondifferentiable, differentiate_through)
+        stop_gradient, stop_recording, grad_of, custom_gradient, checkpoint, checkpointed,
+        register_vjp, register_jvp, nondifferentiable, differentiate_through)
     from srctrans.pytrees import register_pytree
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "jacobian", "batch_jacobian", "hessian", "hvp",
     "source", "export", "check_grads", "clear_cache", "cache_directory", "set_cache_directory",
-    "stop_gradient", "stop_recording", "grad_of", "custom_gradient", "checkpoint", "register_vjp",
-    "register_jvp", "nondifferentiable", "differentiate_through", "register_pytree",
+    "stop_gradient", "stop_recording", "grad_of", "custom_gradient", "checkpoint", "checkpointed",
+    "register_vjp", "register_jvp", "nondifferentiable", "differentiate_through", "register_pytree",
     "SrcTransError", "UnsupportedSyntaxError", "NoSourceError", "MissingRuleError",
     "NonDifferentiableError", "ShapeError", "UsageError", "UnsupportedArrayError", "CallError",
     "InternalError",

@@ -18,6 +18,8 @@ class Anno(enum.Enum):
     CONSTANT = ("on a Call: its result is a constant whatever its arguments (an integer cast "
                 "such as `x.astype(int)`)")
     REVERSES = "on a backward loop: the forward loop (a gast.For or gast.While) it reverses"
+    CHECKPOINTED = ("on a `for` loop marked `st.checkpointed(...)`: the name holding how many of "
+                    "its states the backward pass may keep (None: the default)")
 
 
 def get(node, key, default=None):

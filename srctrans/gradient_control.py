@@ -3,6 +3,8 @@
   stop_gradient(x)             the identity; its result carries no gradient
   with stop_recording(): ...   the statements of the block contribute no gradient
   with grad_of(h) as dh: ...   code the backward pass runs once ``dh`` is complete
+  checkpointed(range(T), s)    a loop that keeps at most ``s`` of its states and
+                               runs its steps again in the backward pass
   custom_gradient(f)           ``f`` returns ``(y, backward)``; ``backward(dy)``
                                gives the input gradients
   register_vjp(fn, rule)       the user's vector-Jacobian product of any callable
@@ -21,6 +23,7 @@ code srctrans generates.
 import types
 import warnings
 
+from srctrans.runtime.checkpoints import checkpointed
 from srctrans.runtime.custom import CustomGradient, grad_of, stop_gradient, stop_recording
 from srctrans import cache
 from srctrans.errors import UsageError
@@ -28,7 +31,7 @@ from srctrans.interface import CHECKPOINTED
 from srctrans.rules import REGISTRY
 from srctrans.hints import Any, Callable, Function
 
-__all__ = ["stop_gradient", "stop_recording", "grad_of", "custom_gradient", "checkpoint",
+__all__ = ["stop_gradient", "stop_recording", "grad_of", "custom_gradient", "checkpoint", "checkpointed",
            "register_vjp", "register_jvp", "nondifferentiable"]
 
 

@@ -3,6 +3,8 @@
     parse      read the source, parse it with gast        (parse.source)
     fence      reject unsupported syntax before anything   (normalize.fence)
                else, so later passes never see it
+    marks      a loop marked st.checkpointed keeps the     (normalize.checkpoints)
+               mark as an annotation
     desugar    loops over sequences become index loops,    (normalize.desugar)
                jumps become flags and guarded blocks
     effects    in-place calls srctrans models become       (normalize.effects)
@@ -50,7 +52,7 @@ from srctrans.analyse.values import (
     array_valued, dict_valued, fresh_arrays, maybe_not_float, written_arrays)
 from srctrans.annotations import Anno
 from srctrans.differentiate.control import (
-    drop_empty_blocks, drop_unneeded_saves, iterate_saved_values)
+    drop_empty_blocks, drop_unneeded_saves, exposed_reads, iterate_saved_values)
 from srctrans.differentiate.forward import forward
 from srctrans.differentiate.custom import differentiate_as_call, hooked_shapes
 from srctrans.differentiate.reverse import reverse
@@ -59,6 +61,7 @@ from srctrans.emit.printer import block_lines, function_lines
 from srctrans.naming import NUMPY_ALIAS, RESIDUALS, RUNTIME_ALIAS, Namer, identifiers
 from srctrans.normalize import fence
 from srctrans.normalize.anf import normalize
+from srctrans.normalize.checkpoints import mark_checkpointed_loops
 from srctrans.normalize.desugar import desugar
 from srctrans.normalize.effects import model_effects
 from srctrans.normalize.positions import pin_positions
@@ -137,6 +140,7 @@ def _front_end(fn, wrt, build_callee, mode):
     fence.check(parsed)
     unit = Unit(parsed, wrt, build_callee)
     data_names = _nonlocal_data(parsed.node, unit.resolver)
+    mark_checkpointed_loops(parsed, unit.resolver, unit.namer, mode)
     desugar(unit.function, unit.namer, unit.aliases[RUNTIME_ALIAS])
     unit.resolver.local_names = frozenset(_local_names(unit.function))
     model_effects(parsed, unit.resolver, unit.aliases)
@@ -377,8 +381,10 @@ def _residuals(unit, forward, backward, gradients):
     residuals = {}                              # an ordered set
     assigned = set()
     for node in backward + gradients:
+        # a block that assigns a name before it reads it does not read the forward value
+        exposed = exposed_reads([node]) if isinstance(node, gast.stmt) else None
         for name in _ordered_reads(node):
-            if name in forward_names and name not in assigned:
+            if name in forward_names and name not in assigned and (exposed is None or name in exposed):
                 residuals.setdefault(name)
         assigned.update(targets_of(node))
     return list(residuals)

@@ -45,6 +45,8 @@ class ControlFlow:
             self._origin = anno.get(stmt, Anno.ORIGIN)
             if isinstance(stmt, gast.If):
                 f, b = self._if(stmt, depth)
+            elif isinstance(stmt, gast.For) and anno.get(stmt, Anno.CHECKPOINTED) is not None:
+                f, b = self._checkpointed(stmt, depth)
             elif isinstance(stmt, gast.For):
                 f, b = self._loop(stmt, depth, stmt.target.id)
             elif isinstance(stmt, gast.While):
@@ -128,10 +130,11 @@ class ControlFlow:
         return [forward], [backward]
 
     # -- loops ------------------------------------------------------------------
-    def _loop(self, stmt, depth, target):
-        """A ``for`` (``target`` is its variable) or a ``while`` (``target`` None)."""
+    def _loop_body(self, stmt, depth):
+        """``(before the loop, body forward, body backward, back edge)`` of a loop's body: the
+        adjoints that flow around the loop start at zero before it and again after each
+        reversed iteration (the back edge)."""
         origin = self._origin
-        trips = self.namer.fresh("trips")
         carried = {self.namer.adjoint(n) for n in exposed_reads(stmt.body) if n in self.active}
         before_loop = self._zeros(carried - self.initialised)
         self.initialised |= carried
@@ -143,6 +146,21 @@ class ControlFlow:
         self._origin = origin
         back_edge = self._zeros((carried | overwritten) - self.initialised)
         self.initialised |= carried | overwritten
+        return before_loop, body_forward, body_backward, back_edge
+
+    def _loop_variable_kept(self, target):
+        """``(forward, after)`` statements that keep a ``for`` loop's variable for code before
+        the loop: the backward loop leaves it at its first value, and code before the loop (a
+        loop that used the same name) reads the value it had before."""
+        if target is not None and self._assignments(target) > 1:
+            return [self._push(target)], [self._pop(target)]
+        return [], []
+
+    def _loop(self, stmt, depth, target):
+        """A ``for`` (``target`` is its variable) or a ``while`` (``target`` None)."""
+        origin = self._origin
+        trips = self.namer.fresh("trips")
+        before_loop, body_forward, body_backward, back_edge = self._loop_body(stmt, depth)
         count = assign(trips, gast.BinOp(load(trips), gast.Add(), gast.Constant(1, None)))
         anno.set_(count, Anno.ORIGIN, origin)
         iteration = self.namer.fresh("_iteration")
@@ -172,12 +190,7 @@ class ControlFlow:
                                                 restore_target + body_backward + back_edge, [], None))
         anno.set_(reverse_loop, Anno.REVERSES, loop)
         anno.set_(reset, Anno.ORIGIN, origin)
-        forward, after = [], []
-        if target is not None and self._assignments(target) > 1:
-            # the backward loop leaves the variable at its first value; code before the loop
-            # (a loop that used the same name) reads the value it had before
-            forward.append(self._push(target))
-            after.append(self._pop(target))
+        forward, after = self._loop_variable_kept(target)
         for start in setup + [reset]:
             saved_forward, saved_backward = self._saving(start, [], targets_of(start), depth)
             forward += saved_forward
@@ -192,8 +205,11 @@ def exposed_reads(statements):
         if isinstance(stmt, COMPOUND):
             header = stmt.test if not isinstance(stmt, gast.For) else stmt.iter
             exposed |= reads_of(header) - assigned
+            own = set()                                  # a for loop's variable: the loop sets it
+            if isinstance(stmt, gast.For):
+                own = {n.id for n in walk(stmt.target) if isinstance(n, gast.Name)}
             for block in (stmt.body, getattr(stmt, "orelse", [])):
-                exposed |= exposed_reads(block) - assigned
+                exposed |= exposed_reads(block) - assigned - own
         else:
             exposed |= reads_of(stmt) - assigned
             assigned |= {n.id for n in walk(stmt)

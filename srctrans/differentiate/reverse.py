@@ -29,6 +29,7 @@ from srctrans import runtime
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.runtime.custom import CustomGradient
+from srctrans.differentiate.checkpointing import CheckpointedLoops
 from srctrans.differentiate.control import ControlFlow
 from srctrans.differentiate.calls import Generator, is_library, resolve_call
 from srctrans.differentiate.custom import CustomGradients, gradient_hooks
@@ -75,7 +76,7 @@ def reverse(unit):
     return _Reverser(unit).run()
 
 
-class _Reverser(ControlFlow, CustomGradients, Generator):
+class _Reverser(ControlFlow, CheckpointedLoops, CustomGradients, Generator):
     def __init__(self, unit):
         self.unit = unit
         self.namer = unit.namer

@@ -148,6 +148,8 @@ class _Normalizer:
             anno.set_(iterator, Anno.CALLEE, self.resolver.resolve(stmt.iter.func))
             new = gast.For(gast.Name(stmt.target.id, gast.Store(), None, None), iterator,
                            self._block(stmt.body), [], None)
+            if anno.get(stmt, Anno.CHECKPOINTED) is not None:
+                anno.set_(new, Anno.CHECKPOINTED, anno.get(stmt, Anno.CHECKPOINTED))
             out.append(self._with_origin(new, stmt))
         elif isinstance(stmt, gast.While):
             # while c: body  ->  _cond = c; while _cond: body; _cond = c

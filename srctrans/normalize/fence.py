@@ -8,6 +8,7 @@ what to do instead. Later passes may assume only supported syntax remains.
 
 import gast
 
+from srctrans.runtime.checkpoints import checkpointed
 from srctrans.runtime.custom import grad_of, stop_recording
 from srctrans.emit.compile import is_generated
 from srctrans.errors import UnsupportedSyntaxError
@@ -104,7 +105,7 @@ def check(parsed, resolver=None):
             _reject(parsed, node, construct, hint)
         if isinstance(node, (gast.expr, gast.stmt)):
             _reject(parsed, node, f"`{kind.__name__}`", "rewrite it with supported syntax (see docs/syntax.md)")
-    _check_control_flow(parsed)
+    _check_control_flow(parsed, resolver)
 
 
 # calls whose key= (or, for the runtime's, second) argument may be a lambda: it only ranks
@@ -159,11 +160,16 @@ def _check_local_functions(parsed):
     return found
 
 
-def _check_control_flow(parsed):
-    """``for`` over range(...), a sequence, sorted(...), or zip/enumerate of sequences."""
+def _check_control_flow(parsed, resolver):
+    """``for`` over range(...), a sequence, sorted(...), or zip/enumerate of sequences (marked
+    ``st.checkpointed(...)`` or not)."""
     for node in walk(parsed.node):
         if isinstance(node, (gast.For, gast.comprehension)):
             iterator, target = node.iter, node.target
+            if (isinstance(iterator, gast.Call) and iterator.args
+                    and isinstance(iterator.func, (gast.Name, gast.Attribute))
+                    and resolver.resolve(iterator.func) is checkpointed):
+                iterator = iterator.args[0]
             call = iterator.func.id if (isinstance(iterator, gast.Call)
                                         and isinstance(iterator.func, gast.Name)) else None
             if (isinstance(iterator, gast.Call) and isinstance(iterator.func, gast.Attribute)

@@ -424,6 +424,8 @@ REGISTRY.nondifferentiable(rt.position, rt.slice_position)     # positions in a 
 REGISTRY.nondifferentiable(rt.keys_of, rt.has_key, rt.sort_order, rt.best_index,
                            rt.sequence_length)
 REGISTRY.nondifferentiable(rt.has_class, rt.is_same, rt.unseen_callee)   # calls through values
+REGISTRY.nondifferentiable(rt.checkpoint_plan, rt.checkpoint_keeps,   # which steps a checkpointed
+                           rt.checkpoint_start)                        # loop keeps, restores
 
 # add broadcasts like ``+``, so each side's cotangent is summed to its shape.
 @vjp(rt.add)
@@ -592,12 +594,13 @@ def repeated_grads(g, ans, v, x, n):
 
 linear(rt.repeated, rt.repeated_grads)
 
-# a list as a call read it, a tangent's own copy, an argument's copy: the cotangent passes
-@vjp(rt.snapshot, rt.writable_copy, rt.argument_copy)
+# a list as a call read it, a tangent's own copy, an argument's copy, a checkpointed loop's
+# kept state: the cotangent passes
+@vjp(rt.snapshot, rt.writable_copy, rt.argument_copy, rt.state_copy)
 def snapshot(g, ans, xs):
     return g
 
-linear(rt.snapshot, rt.writable_copy, rt.argument_copy)
+linear(rt.snapshot, rt.writable_copy, rt.argument_copy, rt.state_copy)
 
 @vjp(rt.copied)
 def copied(g, ans, value):

@@ -20,8 +20,9 @@ and distribution functions, ``signal.convolve``, and ``linalg``'s solves,
 factorizations and ``expm`` of the matrix argument ``W``), and calls through
 values: a model object of the module called, its layers called by position and
 their methods, functions called through a loop variable, and a dict built from
-another, written into and iterated by key, a helper marked ``@st.checkpoint``, and
-real values computed through complex ones (phases, parts, ``np.fft``, ``eigvals``).
+another, written into and iterated by key, a helper marked ``@st.checkpoint``, loops
+marked ``st.checkpointed`` (carrying values, branching, growing a list, calling helpers),
+and real values computed through complex ones (phases, parts, ``np.fft``, ``eigvals``).
 
 Every operation is smooth where the fuzzer evaluates it (denominators and
 logarithms kept away from zero), so finite differences are a fair reference.
@@ -183,7 +184,7 @@ class _Builder:
         self.scalar_output = self.rng.random() > 0.2
         makers = [self._assign] * 6 + [self._write, self._if, self._for, self._while,
                                        self._container, self._rows, self._early_return,
-                                       self._complex]
+                                       self._complex, self._checkpointed]
         for _ in range(self.rng.randint(3, 9)):
             self.rng.choice(makers)()
         returned = self._returned()
@@ -316,6 +317,35 @@ class _Builder:
         lines += [f"    {acc} += np.sin({a} * i) * 0.5" if augmented else f"    {acc} = {step}"]
         self._try(lines)
 
+    def _checkpointed(self):
+        """A loop marked ``st.checkpointed``: carried values, a branch, a list it grows or an
+        array it writes into, a helper call, over a range or the rows of a list."""
+        a, acc, aux = self._pick(), self._fresh(), self._fresh()
+        snapshots = self.rng.choice(["1", "2", "None", "snapshots=3"])
+        steps = self.rng.randint(0, 5)
+        over = self.rng.random()
+        if over < 0.6:
+            header, index = f"for i in st.checkpointed(range({steps}), {snapshots}):", "i"
+        else:
+            header = (f"for i, w in st.checkpointed(enumerate([{a} * 0.5, np.sin({a}), {a} + 1.0]"
+                      f"[:{steps}]), {snapshots}):")
+            index = "i"
+        body = self.rng.choice([
+            [f"    {acc} = np.tanh({acc} * 0.9 + {a} * {index})"],
+            [f"    {aux} = np.sin({acc}) * {a}", f"    {acc} = {acc} * 0.5 + {aux} * {aux}"],
+            [f"    if np.sum({acc}) > 0.5:", f"        {acc} = {acc} * 0.8 + np.cos({a})",
+             "    else:", f"        {acc} = helper_mix({acc}, {a})"],
+            [f"    {aux}.append({acc} * 0.5)", f"    {acc} = np.sin({acc}) + {aux}[-1] * {a}"],
+            [f"    {acc} = {acc} + helper_loop({acc}, 2) * 0.3"],
+        ])
+        if over >= 0.6:
+            body = body + [f"    {acc} = {acc} + w * 0.25"]
+        lines = [f"{acc} = {a} * 1.0", f"{aux} = []" if any(".append" in b for b in body)
+                 else f"{aux} = {a} * 0.0", header] + body
+        if any(".append" in b for b in body):
+            lines.append(f"{acc} = {acc} + sum({aux}) * 0.5" if steps else f"{acc} = {acc} * 1.0")
+        self._try(lines)
+
     def _while(self):
         a, acc, k = self._pick(), self._fresh(), self._fresh()
         self._try([f"{acc} = {a} * 0.5", f"{k} = 0", f"while {k} < {self.rng.randint(1, 3)}:",
@@ -440,4 +470,6 @@ class _Builder:
             arrays = [v for v in chosen if np.ndim(self.namespace[v]) >= 1]
             if arrays:
                 return f"np.tanh({arrays[0]}) * 2.0"        # a non-scalar output
-        return " + ".join(f"np.sum(np.tanh({v}) * {v})" for v in chosen)
+        # a plain sum or mean seeds an adjoint with a scalar, which the specialiser spreads
+        forms = ["np.sum(np.tanh({v}) * {v})"] * 3 + ["np.sum({v})", "np.mean(np.sin({v}))"]
+        return " + ".join(self.rng.choice(forms).format(v=v) for v in chosen)
