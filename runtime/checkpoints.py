@@ -149,14 +149,14 @@ def _schedule(steps, snapshots):
                 keeps[b - 1] = frozenset(pending)
                 pending = []
             continue
-        m = a + _split(b - a, free + 1)
+        m = a + _first_split(b - a, free + 1)
         pending.append(m)
         segments.append((a, m, free))           # reversed second
         segments.append((m, b, free - 1))       # reversed first
     return keeps
 
 
-def _split(steps, snapshots):
+def _first_split(steps, snapshots):
     """How many steps an optimal schedule runs before keeping its next state, for ``steps``
     steps and ``snapshots`` states (the first included, at least two).
 
