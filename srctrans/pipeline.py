@@ -376,8 +376,9 @@ def _reads_all(expressions):
 def _residuals(unit, forward, backward, gradients):
     """The forward values the backward pass reads, in order of first use."""
     forward_names = set(parameter_names(unit.function))
-    for stmt in forward:
-        forward_names.update(targets_of(stmt))
+    for stmt in forward:                        # a loop's or a branch's names too
+        forward_names.update(n.id for n in walk(stmt)
+                             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
     residuals = {}                              # an ordered set
     assigned = set()
     for node in backward + gradients:

@@ -35,7 +35,7 @@ import gast
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.differentiate.control import assigned_names, exposed_reads
+from srctrans.differentiate.control import COMPOUND, assigned_names, exposed_reads
 from srctrans.nodes import assign, clone, load, parameter_names, runtime_call, store
 from srctrans.optimise.dce import targets_of
 from srctrans.treewalk import walk
@@ -61,6 +61,10 @@ class CheckpointedLoops:
         unsaved = _assigned_once(primal) - set(state) - changed
         body_forward, body_backward = (_without_saves_of(body_forward, unsaved),
                                        _without_saves_of(body_backward, unsaved))
+        # no placeholder before the loop either, for a name the step always assigns (one a
+        # branch assigns may be read, conservatively, as the forward pass left it)
+        self.saved -= unsaved & {n for stmt in primal if not isinstance(stmt, COMPOUND)
+                                 for n in targets_of(stmt)}
         changed &= set(state)
         keep = _Keeper(self.aliases, plan, states, state, changed)
 
