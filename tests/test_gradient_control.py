@@ -484,6 +484,7 @@ DOC_BLOCKS = {
     "softplus_loss": lambda: st.source(c.softplus_loss),
     "rnn": lambda: st.source(c.rnn, wrt=(1, 2)),
     "checkpointed_steps": lambda: st.source(c.checkpointed_steps),
+    "checkpointed_rnn": lambda: st.source(c.checkpointed_rnn),
 }
 
 
