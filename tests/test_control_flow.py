@@ -140,3 +140,17 @@ def test_the_reversed_loop_reads_like_the_loop():
     assert "t = _range[_iteration]" not in backward      # nothing here reads t
     assert "# line" in backward and "h = np.tanh(xs[t] @ W + h @ U)" in backward
     assert "h = tape.pop()" in backward
+
+
+@pytest.mark.parametrize("scale", [3.0, 0.5, -0.5])
+def test_branches_outside_loops_need_no_tape(scale):
+    x = np.abs(np.linspace(0.2, 1.0, 4)) * np.sign(scale)
+    w = np.full(4, abs(scale))
+    st.check_grads(control.branches_outside_loops, (x, w), order=2, wrt=(0, 1))
+    assert "tape" not in st.source(control.branches_outside_loops, wrt=(0, 1))
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_a_parameter_reassigned_in_a_branch_keeps_its_old_value(sign):
+    x, w = np.linspace(-0.5, 0.7, 3), sign * np.array([0.3, 0.9, 0.4])
+    st.check_grads(control.parameter_reassigned_in_a_branch, (x, w), order=2, wrt=(0, 1))

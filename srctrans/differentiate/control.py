@@ -28,7 +28,7 @@ import gast
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.nodes import assign, clone, load, runtime_call, store
+from srctrans.nodes import assign, clone, load, parameter_names, runtime_call, store
 from srctrans.optimise.dce import reads_of, targets_of
 from srctrans.treewalk import walk
 
@@ -58,6 +58,13 @@ class ControlFlow:
             forward[:0] = f
             backward.extend(b)
         return forward, backward
+
+    @property
+    def _parameters(self):
+        found = getattr(self, "_parameter_set", None)
+        if found is None:
+            found = self._parameter_set = set(parameter_names(self.unit.function))
+        return found
 
     def _assignments(self, name):
         """How many times the function assigns ``name`` (a loop variable: once, as the loop's
@@ -92,7 +99,17 @@ class ControlFlow:
         return stmt
 
     def _saving(self, forward_stmt, backward, names, depth):
-        """Wrap one statement that assigns ``names``: save and restore them inside blocks."""
+        """Wrap one statement that assigns ``names``: save and restore them inside blocks.
+
+        Outside every loop, a name the function assigns only here (not a
+        parameter) runs this statement at most once: no value of it is
+        overwritten, so none is saved
+        (a branch's own temporaries; a placeholder still stands in for it when the
+        branch does not run)."""
+        if depth and not getattr(self, "_loop_depth", 0):
+            once = [n for n in names if self._assignments(n) == 1 and n not in self._parameters]
+            self.saved.update(once)
+            names = [n for n in names if n not in once]
         if depth == 0 or not names:
             return [forward_stmt], backward
         return ([self._push(n) for n in names] + [forward_stmt],
@@ -142,7 +159,9 @@ class ControlFlow:
         # the loop: the last iteration's value flows there, an earlier one's nowhere
         overwritten = {self.namer.adjoint(n) for n in assigned_names(stmt.body)
                        if n in self.active} & self.initialised
+        self._loop_depth = getattr(self, "_loop_depth", 0) + 1
         body_forward, body_backward = self._block(stmt.body, depth + 1)
+        self._loop_depth -= 1
         self._origin = origin
         back_edge = self._zeros((carried | overwritten) - self.initialised)
         self.initialised |= carried | overwritten

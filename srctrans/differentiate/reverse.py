@@ -171,15 +171,15 @@ class _Reverser(ControlFlow, CheckpointedLoops, CustomGradients, Generator):
         """Forward statements before everything: the tape, and placeholders for saved names.
 
         A name first assigned inside a loop has no old value to save on the
-        first iteration; ``None`` stands in for it.
+        first iteration, and one a branch assigns none when the branch does not
+        run; ``None`` stands in for it.
         """
-        if self._tape is None:
-            return []
-        start = _assign(self._tape, gast.List([], gast.Load()))
         params = set(parameter_names(self.unit.function))
         placeholders = [self._saves(_assign(n, gast.Constant(None, None)), n)
                         for n in sorted(self.saved - params)]
-        return [start] + placeholders
+        if self._tape is None:
+            return placeholders
+        return [_assign(self._tape, gast.List([], gast.Load()))] + placeholders
 
     # -- statements ----------------------------------------------------------
     def _simple(self, stmt, depth):

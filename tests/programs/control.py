@@ -254,3 +254,24 @@ def enumerate_with_start(X):
 def shaped_like(alpha, x):
     """The output reads x only for its number of dimensions: its tangent along x is zero."""
     return alpha[:, None] if np.ndim(x) == 2 else alpha
+
+
+def parameter_reassigned_in_a_branch(x, w):
+    # x is assigned once, in a branch, but had a value before: its old value is saved
+    if np.sum(w) > 0.0:
+        x = np.sin(x) * w
+    else:
+        w = np.cos(w) * x
+    return np.sum(x * w)
+
+
+def branches_outside_loops(x, w):
+    # each branch's temporaries are assigned once: nothing needs the tape
+    r = x * w
+    if np.mean(r * r) > 1.0:
+        loss = np.sum(np.sqrt(r * r + 1.0))
+    elif np.mean(r) > 0.0:
+        loss = 0.5 * np.sum(r * r)
+    else:
+        loss = np.sum(np.tanh(r) * w)
+    return loss
