@@ -211,6 +211,11 @@ def test_second_order_through_a_loop_that_never_runs_its_call(trips):
                    order=2, wrt=0)
 
 
+@pytest.mark.parametrize("s", [1.0, -1.0])
+def test_a_self_assignment_passes_the_adjoint_unchanged(s):
+    st.check_grads(trust.self_assignment_in_a_branch, (R.standard_normal(3), s), order=2, wrt=0)
+
+
 def test_a_list_read_before_an_append_nothing_reads():
     st.check_grads(trust.read_then_appended_after, (R.standard_normal(3), R.standard_normal(3)),
                    order=2, wrt=(0, 1))

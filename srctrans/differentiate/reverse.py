@@ -187,6 +187,9 @@ class _Reverser(ControlFlow, CheckpointedLoops, CustomGradients, Generator):
         self._pending = []
         replacement = None
         quiet = anno.get(stmt, Anno.NO_GRADIENT)        # from a stop_recording block
+        if (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
+                and isinstance(stmt.value, gast.Name) and stmt.value.id == stmt.targets[0].id):
+            return [stmt], []            # x = x changes nothing: its adjoint passes unchanged
         if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Subscript):
             return self._subscript_write(stmt, quiet)
         appended = appended_to(stmt)

@@ -517,3 +517,11 @@ def read_then_appended_after(x, w):
         hs.append(item * w)
         total = total + np.sum(item * item)
     return total
+
+
+def self_assignment_in_a_branch(x, s):
+    # y = y changes nothing; its backward statement once added y's adjoint to itself
+    y = np.sin(x)
+    if s > 0.0:
+        y = y
+    return np.sum(y * y)
