@@ -33,6 +33,7 @@ class Build:
         self.data_names = ()       # non-local names read as values (their shapes matter)
         self.float_values_matter = False   # a float's value may decide a shape (int(s))
         self.has_loops = True      # the function has a loop (names may change shape as it runs)
+        self.path_dependent = ()   # names whose shape depends on the path a call takes
         self.consulted = ()        # the callables whose rules the build looked up; set by the cache
         self.sites = {}            # call site through a value -> the kinds of callee compiled
 

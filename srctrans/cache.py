@@ -321,6 +321,9 @@ class Instance:
     def _specialised(self, fn, args, kwargs):
         (out, residuals), values, varying = _run_keeping_locals(
             self.fwd, args, kwargs, watch_lines=self.build.has_loops)
+        varying = set(varying) | set(self.build.path_dependent)   # another call may differ
+        for name in self.build.path_dependent:
+            values.pop(name, None)
         check_output(out)
         if any(map(is_complex, values.values())) or is_complex(out):
             return self       # complex values run the generic code (docs/complex.md)
@@ -396,7 +399,7 @@ def _measure(build, out, residuals, values=None, varying=frozenset()):
             callees[name] = _measure(callee, None, value)
         elif _has_shape(value) and name not in varying:
             own[name] = np.shape(value)
-    if _has_shape(out):
+    if _has_shape(out) and build.seed not in varying:
         own[build.seed] = np.shape(out)
     return tuple(sorted(own.items())), tuple(sorted(callees.items()))
 

@@ -74,6 +74,7 @@ from srctrans.optimise.negation import sink_negations
 from srctrans.optimise.remat import rematerialise
 from srctrans.optimise.simplify import simplify
 from srctrans.optimise.specialise import (
+    path_dependent_names,
     infer_shapes, shapes_follow_inputs, specialise, use_array_methods)
 from srctrans import nodes
 from srctrans.nodes import (appended_to, clone, parameter_names, rename_reads, runtime_call,
@@ -180,6 +181,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     unit.dict_valued = dict_valued(unit.function)
     follows_inputs = shapes_follow_inputs(unit.function)
     result = reverse(unit)
+    path_dependent = path_dependent_names(result.prologue + result.forward)
     if optimize and shapes:
         shapes = infer_shapes(result.prologue + result.forward, shapes)   # what the probe missed
         use_array_methods(result.forward, shapes)
@@ -246,6 +248,9 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     build.data_names = data_names
     build.float_values_matter = float_values_matter
     build.has_loops = has_loops
+    if isinstance(result.output, gast.Name) and result.output.id in path_dependent:
+        path_dependent.add(seed)                     # the output's shape too
+    build.path_dependent = tuple(sorted(path_dependent))
     return build
 
 

@@ -154,3 +154,42 @@ def test_branches_outside_loops_need_no_tape(scale):
 def test_a_parameter_reassigned_in_a_branch_keeps_its_old_value(sign):
     x, w = np.linspace(-0.5, 0.7, 3), sign * np.array([0.3, 0.9, 0.4])
     st.check_grads(control.parameter_reassigned_in_a_branch, (x, w), order=2, wrt=(0, 1))
+
+
+# -- specialised code of branches and while loops holds on every path -------------------------
+
+def _finite_difference_gradient(fn, args, eps=1e-6):
+    x = args[0]
+    return np.array([(np.sum(fn(x + eps * e, *args[1:])) - np.sum(fn(x - eps * e, *args[1:])))
+                     / (2 * eps) for e in np.eye(x.size).reshape((x.size,) + x.shape)]
+                    ).reshape(x.shape)
+
+
+@pytest.mark.parametrize("fn, make, paths", [
+    (control.shape_depends_on_the_path, lambda x, c: (x, x[::-1] + 0.5, c), (1.0, -1.0)),
+    (control.output_shape_depends_on_the_path, lambda x, c: (x, c), (1.0, -1.0)),
+    (control.list_grows_on_one_path, lambda x, c: (x, c), (1.0, -1.0)),
+    (control.while_loop_grows_the_state, lambda x, s: (x * s, np.array([0.9])), (0.5, 2.0, 1.0)),
+    (control.loop_breaks_after_the_state_changes_shape,
+     lambda x, s: (np.outer([1.0, -0.4], x) * s, 0.97 * s), (1.0, -1.0)),
+])
+@pytest.mark.parametrize("backwards", [False, True])
+def test_specialised_code_holds_on_every_path(fn, make, paths, backwards):
+    """Two calls with the same shapes specialise the gradient on the path the second took;
+    every later call, on any path, must still get the right gradient."""
+    x = np.linspace(0.5, 1.5, 3)
+    gradient = st.grad(fn)
+    for value in (paths[::-1] if backwards else paths) * 3:
+        args = make(x, value)
+        np.testing.assert_allclose(gradient(*args), _finite_difference_gradient(fn, args),
+                                   rtol=1e-6, atol=1e-6)
+
+
+def test_functions_with_branches_and_while_loops_are_specialised():
+    from srctrans.pipeline import build_reverse
+    args = (np.linspace(0.5, 1.5, 3), np.array([0.9, 1.1, 1.3]), 1.0)
+    generic = st.source(control.branches_outside_loops, wrt=(0, 1))
+    specialised = st.source(control.branches_outside_loops, wrt=(0, 1), args=args[:2])
+    assert specialised != generic and "rt.unbroadcast" not in specialised.split("_bwd")[1]
+    build = build_reverse(control.shape_depends_on_the_path, ("x",), None)
+    assert {"y", "z"} <= set(build.path_dependent) and "x" not in build.path_dependent

@@ -31,6 +31,7 @@ import numpy as np
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.nodes import substitute_names
+from srctrans.optimise.dce import reads_of
 from srctrans.treewalk import walk
 
 # Which argument of a runtime helper its result has the shape of.
@@ -41,6 +42,9 @@ RESULT_SHAPE_OF_ARGUMENT = {
     "tensordot_lhs": 1, "tensordot_rhs": 2, "getitem_grad": 1, "tie_weight": None,
     "zeros_like": 0, "zeros_of": 0, "zero_at": 0, "restored_at": 0, "zero_guard": 1,
 }
+
+# Reductions of a whole array, to one number, when called with the array alone.
+_WHOLE_REDUCTIONS = (np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var, np.std)
 
 # Functions whose result's shape depends on the values of their arguments.
 VALUE_DEPENDENT_SHAPES = frozenset({
@@ -79,20 +83,20 @@ def use_array_methods(statements, shapes):
 
 
 def shapes_follow_inputs(function):
-    """True when every shape in ``function`` (ANF) is fixed by the shapes of its inputs.
+    """True when every shape in ``function`` (ANF) is fixed by the shapes of its inputs and
+    the path a call takes through its branches and ``while`` loops.
 
     Subscripts with computed indices (boolean masks) and functions such as
-    ``np.nonzero`` make shapes depend on values, and so may branches and
-    ``while`` loops; such functions are not specialised. A ``for`` loop over
-    ``range(...)`` repeats the same statements a number of times fixed by its
-    bounds, which come from shapes and int arguments (both in the shape key);
-    a name whose shape changes from one iteration to the next is left out of
-    the measured shapes (see ``cache._run_keeping_locals``).
+    ``np.nonzero`` make shapes depend on values; such functions are not
+    specialised. A ``for`` loop over ``range(...)`` repeats the same statements
+    a number of times fixed by its bounds, which come from shapes and int
+    arguments (both in the shape key); a name whose shape changes from one
+    iteration to the next is left out of the measured shapes (see
+    ``cache._run_keeping_locals``). Names whose shape depends on the path are
+    left out too (:func:`path_dependent_names`).
     """
     counters = set()                       # variables of loops over range(...): ints
     for node in walk(function):
-        if isinstance(node, (gast.If, gast.While)):
-            return False
         if isinstance(node, gast.For):
             if not (isinstance(node.iter, gast.Call) and isinstance(node.iter.func, gast.Name)
                     and node.iter.func.id == "range"):
@@ -112,6 +116,78 @@ def shapes_follow_inputs(function):
             if callee is np.where and len(node.args) == 1:
                 return False
     return True
+
+
+# list and dict methods that change how many entries the container has
+_RESIZING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update",
+                               "setdefault", "popitem"})
+
+
+def path_dependent_names(statements):
+    """The names of forward-pass ``statements`` whose shape may depend on the path a call
+    takes through their ``if`` and ``while`` statements, not only on the inputs' shapes.
+
+    A name assigned at one place has the shape that place gives it whenever it
+    has a value (when its branch did not run, nothing reads it). A name assigned
+    at several places, one of them inside an ``if`` or a ``while``, has the shape
+    of whichever ran last, and a container written into or resized there holds
+    what that path put in it: both depend on values. So does every name computed
+    from one of them (the saved values of a call too). Specialised code takes none
+    of their measured shapes. The tape's pushes, pops and placeholders
+    (``Anno.SAVES``) are not assignments of the program's.
+    """
+    sites, inside, dependents = {}, set(), {}
+    pending = [(stmt, False) for stmt in statements]
+    while pending:
+        stmt, within = pending.pop()
+        if anno.get(stmt, Anno.SAVES) is not None:
+            continue
+        if isinstance(stmt, (gast.If, gast.For, gast.While)):
+            nested = within or not isinstance(stmt, gast.For)
+            pending.extend((inner, nested) for inner in stmt.body + stmt.orelse)
+            if isinstance(stmt, gast.For):
+                _depends(dependents, reads_of(stmt.iter), _stored(stmt.target))
+                _assigned_at(sites, inside, _stored(stmt.target), within)
+            continue
+        if isinstance(stmt, gast.Assign):
+            targets = [n for t in stmt.targets for n in _stored(t)]
+            _depends(dependents, reads_of(stmt.value), targets)
+            _assigned_at(sites, inside, targets, within)
+        for node in walk(stmt):
+            changed = None
+            if (isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store)
+                    and isinstance(node.value, gast.Name)):
+                changed = node.value.id
+            elif (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+                  and node.func.attr in _RESIZING_METHODS and isinstance(node.func.value, gast.Name)):
+                changed = node.func.value.id
+            if changed is not None and within:
+                sites[changed] = 2                     # a container changed on one path
+                inside.add(changed)
+    tainted = {name for name in inside if sites.get(name, 0) > 1}
+    work = list(tainted)
+    while work:
+        for name in dependents.get(work.pop(), ()):
+            if name not in tainted:
+                tainted.add(name)
+                work.append(name)
+    return tainted
+
+
+def _stored(target):
+    return [n.id for n in walk(target) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)]
+
+
+def _depends(dependents, reads, targets):
+    for name in reads:
+        dependents.setdefault(name, set()).update(targets)
+
+
+def _assigned_at(sites, inside, names, within):
+    for name in names:
+        sites[name] = sites.get(name, 0) + 1
+        if within:
+            inside.add(name)
 
 
 def infer_shapes(statements, shapes):
@@ -134,6 +210,7 @@ def infer_shapes(statements, shapes):
                     and anno.get(stmt, Anno.SAVES) is None):        # not a tape's placeholder
                 assigned[node.id] = assigned.get(node.id, 0) + 1
     known = dict(shapes)
+    sites = {}                                       # name -> values it is assigned
 
     def visit(block):
         for stmt in block:
@@ -145,26 +222,52 @@ def infer_shapes(statements, shapes):
             elif (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
                   and isinstance(stmt.targets[0], gast.Name)):
                 name = stmt.targets[0].id
+                sites.setdefault(name, []).append(stmt.value)
                 if name not in known and assigned.get(name) == 1:
                     shape = shape_of(stmt.value, known)
                     if shape is not None:
                         known[name] = shape
+
     visit(statements)
+    # a name assigned at several places (the branches of an if) has one shape when every
+    # place gives it the same, from operands of known shape; then what follows from it
+    joined = False
+    for name, values in sites.items():
+        if name not in known and assigned.get(name) == len(values) > 1:
+            shapes_of = {shape_of(value, known) for value in values}
+            if len(shapes_of) == 1 and None not in shapes_of:
+                known[name] = shapes_of.pop()
+                joined = True
+    if joined:
+        sites.clear()
+        visit(statements)
     return known
 
 
 def specialise(statements, shapes):
     """``statements`` rewritten for values of the given ``shapes`` (name -> tuple)."""
     known = dict(shapes)
-    _specialise_block(statements, known, _Rewriter(known), shapes)
-    return _drop_scalar_spreads(statements, known)
+    spreads = _Spreads(statements)
+    _specialise_block(statements, known, _Rewriter(known), shapes, spreads)
+    return spreads.drop(statements, known)
 
 
-def _specialise_block(statements, known, rewriter, measured):
+def _specialise_block(statements, known, rewriter, measured, spreads):
     for stmt in statements:
-        if isinstance(stmt, (gast.If, gast.For, gast.While)):
-            _specialise_block(stmt.body, known, rewriter, measured)
-            _specialise_block(getattr(stmt, "orelse", []), known, rewriter, measured)
+        if isinstance(stmt, gast.If):
+            # each branch from the shapes before it; after it, the shapes both agree on
+            branches = [dict(known), dict(known)]
+            for field, shapes in zip(("body", "orelse"), branches):
+                block = getattr(stmt, field)
+                _specialise_block(block, shapes, _Rewriter(shapes), measured, spreads)
+                setattr(stmt, field, spreads.drop(block, shapes) or
+                        ([gast.Pass()] if field == "body" else []))
+            merged = {k: v for k, v in branches[0].items() if branches[1].get(k) == v}
+            known.clear()
+            known.update(merged)
+        elif isinstance(stmt, (gast.For, gast.While)):
+            _specialise_block(stmt.body, known, rewriter, measured, spreads)
+            _specialise_block(getattr(stmt, "orelse", []), known, rewriter, measured, spreads)
         elif isinstance(stmt, gast.Assign):
             stmt.value = rewriter.visit(stmt.value)
             target = stmt.targets[0]
@@ -199,6 +302,19 @@ def shape_of(expression, known):
     if isinstance(expression, gast.Attribute) and expression.attr == "T":
         inner = shape_of(expression.value, known)
         return None if inner is None else tuple(reversed(inner))
+    if isinstance(expression, gast.Call) and not expression.keywords:
+        callee = anno.get(expression, Anno.CALLEE)
+        if isinstance(callee, np.ufunc) and callee.nin == len(expression.args) and callee.nout == 1:
+            shapes = [shape_of(a, known) for a in expression.args]   # np.tanh(x), np.maximum(x, 0)
+            if None in shapes:
+                return None
+            try:
+                return tuple(np.broadcast_shapes(*shapes))
+            except ValueError:
+                return None
+        if any(callee is f for f in _WHOLE_REDUCTIONS) and len(expression.args) == 1 \
+                and shape_of(expression.args[0], known) is not None:
+            return ()                                                # np.sum(x)
     if isinstance(expression, gast.Call) and isinstance(expression.func, gast.Attribute):
         index = RESULT_SHAPE_OF_ARGUMENT.get(expression.func.attr)
         if index is not None and len(expression.args) > index:
@@ -280,32 +396,41 @@ class _Rewriter(gast.NodeTransformer):
         return node
 
 
-def _drop_scalar_spreads(statements, known):
-    """``d = rt.unreduce(s, A, ...); e = d * E`` -> ``e = s * E``.
+class _Spreads:
+    """``d = rt.unreduce(s, A, ...); e = d * E`` -> ``e = s * E``, block by block.
 
     Valid when ``s`` broadcasts against ``A`` (a scalar, or reduced with
-    ``keepdims=True``), ``E`` has ``A``'s shape, ``d`` is read nowhere else
-    and assigned nowhere else (a loop that reassigns it reads its other values).
+    ``keepdims=True``), ``E`` has ``A``'s shape, and ``d`` is read nowhere
+    else and assigned nowhere else in all of ``statements`` (a loop that
+    reassigns it reads its other values). A branch's spreads are dropped with
+    the shapes known in that branch.
     """
-    uses, assignments = {}, {}
-    for stmt in statements:
-        for node in walk(stmt):
-            if isinstance(node, gast.Name):
-                counts = assignments if isinstance(node.ctx, gast.Store) else uses
-                counts[node.id] = counts.get(node.id, 0) + 1
-    kept = []
-    replace = {}
-    for stmt in statements:
-        if replace:
-            substitute_names(stmt, replace)
-        spread = _scalar_spread(stmt, known)
-        if spread is not None and uses.get(spread[0]) == 1 and assignments.get(spread[0]) == 1:
-            name, scalar, shape = spread
-            if _only_use_is_product(statements, name, shape, known):
-                replace[name] = scalar
-                continue
-        kept.append(stmt)
-    return kept
+
+    def __init__(self, statements):
+        self.statements = statements
+        self.uses, self.assignments = {}, {}
+        for stmt in statements:
+            for node in walk(stmt):
+                if isinstance(node, gast.Name):
+                    counts = self.assignments if isinstance(node.ctx, gast.Store) else self.uses
+                    counts[node.id] = counts.get(node.id, 0) + 1
+        self.replace = {}
+
+    def drop(self, block, known):
+        """``block`` without its droppable spreads (their one use reads the scalar instead)."""
+        kept = []
+        for stmt in block:
+            if self.replace:
+                substitute_names(stmt, self.replace)
+            spread = _scalar_spread(stmt, known)
+            if (spread is not None and self.uses.get(spread[0]) == 1
+                    and self.assignments.get(spread[0]) == 1):
+                name, scalar, shape = spread
+                if _only_use_is_product(self.statements, name, shape, known):
+                    self.replace[name] = scalar
+                    continue
+            kept.append(stmt)
+        return kept
 
 
 def _scalar_spread(stmt, known):

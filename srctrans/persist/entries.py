@@ -31,7 +31,7 @@ from srctrans.rules import REGISTRY
 
 FORMAT = 1
 _REVERSE_FACTS = ("residuals", "seed", "tape_index", "follows_inputs", "data_names",
-                  "float_values_matter", "has_loops")
+                  "float_values_matter", "has_loops", "path_dependent")
 _rules = [None, None]          # [REGISTRY.version, of_user_rules] of the last computation
 
 

@@ -11,7 +11,9 @@ registered in ``sys.modules``, so the helpers it calls can be found by name);
 then the gradient and a JVP with every array argument a ``Duck`` (a NEP-18
 array that fails on any conversion to NumPy, ``tests/duck_arrays.py``): each
 must equal the NumPy one and stay a ``Duck``, or be refused with
-``UnsupportedArrayError`` (a program whose plain run converts is not checked).
+``UnsupportedArrayError`` (a program whose plain run converts is not checked);
+then the gradient at other values of the same shapes, which run the code
+specialised on them, on whichever branches and ``while`` trips those take.
 
 Outcomes: ``ok``; ``wrong`` (a derivative or value disagrees at every
 finite-difference step tried); ``refused`` (a ``SrcTransError`` for a program
@@ -89,6 +91,9 @@ def check(text, args, directory):
         if different is not None:
             return Outcome("wrong", different)
         different = _on_duck_arrays(fn, args, first)
+        if different is not None:
+            return Outcome("wrong", different)
+        different = _on_other_values(fn, args)
         if different is not None:
             return Outcome("wrong", different)
     except st.InternalError as error:           # a failure of srctrans, not a refusal
@@ -192,6 +197,37 @@ def _on_duck_arrays(fn, args, gradient):
         if not np.allclose(np.asarray(unwrap(a), dtype=float), b, rtol=1e-9, atol=1e-12,
                            equal_nan=True):
             return f"on duck arrays, the {what} differs: {unwrap(a)!r} against {b!r}"
+    return None
+
+
+# other values of the same shapes: the code specialised on the shapes runs for them too, and
+# they may take other branches and other numbers of while iterations
+OTHER_VALUES = ((-1.0, 0.0), (0.5, 0.7), (2.0, -0.4))
+
+
+def _on_other_values(fn, args):
+    """None if the derivatives (specialised on ``args``' shapes by the checks before) are right
+    for other values of those shapes, where the program is defined; else what differs."""
+    for scale, shift in OTHER_VALUES:
+        other = tuple(a * scale + shift for a in args)
+        try:
+            with np.errstate(all="raise"):
+                value = fn(*_copies(other))
+            if not np.all(np.isfinite(value)) or np.max(np.abs(value)) > 1e6:
+                continue
+        except Exception:                           # not defined there: the program's own limit
+            continue
+        wrong = None
+        for eps in STEPS:
+            try:
+                st.check_grads(fn, _copies(other), order=1, wrt=(0, 1, 2, 3), eps=eps,
+                               rtol=1e-4, atol=1e-6)
+                wrong = None
+                break
+            except AssertionError as error:
+                wrong = error
+        if wrong is not None:
+            return f"at {scale} * args + {shift} (the same shapes): {wrong}"
     return None
 
 

@@ -275,3 +275,51 @@ def branches_outside_loops(x, w):
     else:
         loss = np.sum(np.tanh(r) * w)
     return loss
+
+
+def shape_depends_on_the_path(x, w, c):
+    # y is (3,) on one path and () on the other, and z follows it
+    if c > 0.0:
+        y = x * w
+    else:
+        y = np.sum(x * w)
+    z = y * 2.0
+    return np.sum(z * x)
+
+
+def output_shape_depends_on_the_path(x, c):
+    if c > 0.0:
+        out = x * x
+    else:
+        out = np.sum(x * x)
+    return out
+
+
+def list_grows_on_one_path(x, c):
+    hs = [x]
+    if c > 0.0:
+        hs.append(x * 2.0)
+    s = np.stack(hs)
+    return np.sum(s * s)
+
+
+def while_loop_grows_the_state(x, w):
+    h = x * 1.0
+    while np.sum(h * h) < 40.0:
+        h = np.concatenate([h, h * w[0]])
+    return np.sum(np.sin(h))
+
+
+def _mix(a, b):
+    return np.tanh(a) * b + a
+
+
+def loop_breaks_after_the_state_changes_shape(x, s):
+    # a number on the first step, an array after: how many steps run depends on values, and
+    # so do the shapes _mix is called with
+    v = s * 1.0
+    for i in range(2):
+        if np.sum(v) > 2.0:
+            break
+        v = v * 0.5 + _mix(x, v)
+    return np.mean(np.sin(v))
