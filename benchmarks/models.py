@@ -167,6 +167,84 @@ def _recurrence_case(name, size, ratio_target):
                 (2.5, 0.3), wrt=(0, 1))
 
 
+# --- a piecewise loss: if/elif on a statistic of the residuals ------------------------
+
+def piecewise_loss(w, X, y):
+    r = X @ w - y
+    scale = np.mean(r * r)
+    if scale > 4.0:                   # far off: a penalty that grows linearly
+        loss = np.sum(np.sqrt(r * r + 1.0))
+    elif scale > 0.25:
+        loss = 0.5 * np.sum(r * r)
+    else:                             # close: squares, and a little weight decay
+        loss = 0.5 * np.sum(r * r) + 0.1 * np.sum(w * w)
+    return loss
+
+
+def piecewise_loss_hand_grad(w, X, y):
+    r = X @ w - y
+    scale = np.mean(r * r)
+    if scale > 4.0:
+        return (X.T @ (r / np.sqrt(r * r + 1.0)),)
+    if scale > 0.25:
+        return (X.T @ r,)
+    g = X.T @ r
+    g += 0.2 * w
+    return (g,)
+
+
+def _piecewise_case(name, size, ratio_target, rows, columns, noise):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((rows, columns)) / np.sqrt(columns)
+    w = rng.standard_normal(columns)
+    y = X @ w + noise * rng.standard_normal(rows)
+    return Case(name, size, ratio_target, piecewise_loss, piecewise_loss_hand_grad,
+                (0.5 * w, X, y), wrt=(0,))
+
+
+# --- a fixed-point iteration: a while loop until the state stops changing ------------
+
+def fixed_point(W, b, x):
+    h = np.tanh(x @ W + b)
+    delta = 1.0
+    while delta > 1e-8:
+        h_next = np.tanh(x + h @ W + b)
+        delta = np.max(np.abs(h_next - h))
+        h = h_next
+    return np.sum(h * h)
+
+
+def fixed_point_hand_grad(W, b, x):
+    hs = [np.tanh(x @ W + b)]        # every iterate, the first one included
+    delta = 1.0
+    while delta > 1e-8:
+        h_next = np.tanh(x + hs[-1] @ W + b)
+        delta = np.max(np.abs(h_next - hs[-1]))
+        hs.append(h_next)
+    g = 2.0 * hs[-1]
+    dW, db = np.zeros_like(W), np.zeros_like(b)
+    for k in range(len(hs) - 1, 0, -1):
+        da = g * (1.0 - hs[k] * hs[k])
+        dW += hs[k - 1].T @ da
+        db += da.sum(axis=0)
+        g = da @ W.T
+    da = g * (1.0 - hs[0] * hs[0])
+    dW += x.T @ da
+    db += da.sum(axis=0)
+    return dW, db
+
+
+def _fixed_point_case(name, size, ratio_target, batch, n):
+    rng = np.random.default_rng(0)
+    # a contraction (spectral norm 0.5), so the iteration converges in about 25 steps
+    W = rng.standard_normal((n, n))
+    W *= 0.5 / np.linalg.norm(W, 2)
+    b = 0.1 * rng.standard_normal(n)
+    x = rng.standard_normal((batch, n))
+    return Case(name, size, ratio_target, fixed_point, fixed_point_hand_grad, (W, b, x),
+                wrt=(0, 1))
+
+
 # --- the table -----------------------------------------------------------------------
 
 # name: builder(name, size, ratio target, dimensions...)
@@ -179,4 +257,10 @@ CASES = {
     "rnn_small": lambda: _rnn_case("rnn_small", "small", 1.30, 20, 8, 16, 32),
     "rnn_large": lambda: _rnn_case("rnn_large", "large", 1.30, 50, 64, 256, 256),
     "scalar_recurrence": lambda: _recurrence_case("scalar_recurrence", "small", 1.30),
+    # rows, columns, noise (the middle branch is taken)
+    "piecewise_small": lambda: _piecewise_case("piecewise_small", "small", 1.15, 64, 16, 1.0),
+    "piecewise_large": lambda: _piecewise_case("piecewise_large", "large", 1.15, 4096, 256, 1.0),
+    # batch, state size
+    "fixed_point_small": lambda: _fixed_point_case("fixed_point_small", "small", 1.15, 8, 16),
+    "fixed_point_large": lambda: _fixed_point_case("fixed_point_large", "large", 1.15, 128, 256),
 }
