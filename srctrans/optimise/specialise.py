@@ -393,6 +393,13 @@ class _Rewriter(gast.NodeTransformer):
                     if name == "matmul_lhs":        # g @ b.T
                         return gast.BinOp(g, gast.MatMult(), gast.Attribute(b, "T", gast.Load()))
                     return gast.BinOp(gast.Attribute(a, "T", gast.Load()), gast.MatMult(), g)
+                g_shape = shape_of(g, known)
+                if (name == "matmul_rhs" and a_shape is not None and b_shape is not None
+                        and len(a_shape) == 2 and len(b_shape) == 1 and g_shape == a_shape[:1]):
+                    return gast.BinOp(gast.Attribute(a, "T", gast.Load()), gast.MatMult(), g)  # X.T @ g
+                if (name == "matmul_lhs" and a_shape is not None and b_shape is not None
+                        and len(a_shape) == 1 and len(b_shape) == 2 and g_shape == b_shape[1:]):
+                    return gast.BinOp(b, gast.MatMult(), g)                                     # W @ g
         return node
 
 
