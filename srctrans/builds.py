@@ -34,6 +34,7 @@ class Build:
         self.float_values_matter = False   # a float's value may decide a shape (int(s))
         self.has_loops = True      # the function has a loop (names may change shape as it runs)
         self.path_dependent = ()   # names whose shape depends on the path a call takes
+        self.path_conditions = ()  # (name, trip counters): its shape holds if each counted a step
         self.consulted = ()        # the callables whose rules the build looked up; set by the cache
         self.sites = {}            # call site through a value -> the kinds of callee compiled
 

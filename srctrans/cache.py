@@ -322,7 +322,10 @@ class Instance:
         (out, residuals), values, varying = _run_keeping_locals(
             self.fwd, args, kwargs, watch_lines=self.build.has_loops)
         varying = set(varying) | set(self.build.path_dependent)   # another call may differ
-        for name in self.build.path_dependent:
+        for name, counters in self.build.path_conditions:     # a while loop that ran no step
+            if any(not isinstance(values.get(c), int) or values[c] < 1 for c in counters):
+                varying.add(name)
+        for name in varying:
             values.pop(name, None)
         check_output(out)
         if any(map(is_complex, values.values())) or is_complex(out):

@@ -181,7 +181,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     unit.dict_valued = dict_valued(unit.function)
     follows_inputs = shapes_follow_inputs(unit.function)
     result = reverse(unit)
-    path_dependent = path_dependent_names(result.prologue + result.forward)
+    path_dependent, path_conditions = path_dependent_names(result.prologue + result.forward)
     if optimize and shapes:
         shapes = infer_shapes(result.prologue + result.forward, shapes)   # what the probe missed
         use_array_methods(result.forward, shapes)
@@ -248,9 +248,14 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     build.data_names = data_names
     build.float_values_matter = float_values_matter
     build.has_loops = has_loops
-    if isinstance(result.output, gast.Name) and result.output.id in path_dependent:
-        path_dependent.add(seed)                     # the output's shape too
+    if isinstance(result.output, gast.Name):         # the output's cotangent: the output's shape
+        if result.output.id in path_dependent:
+            path_dependent.add(seed)
+        if result.output.id in path_conditions:
+            path_conditions[seed] = path_conditions[result.output.id]
     build.path_dependent = tuple(sorted(path_dependent))
+    build.path_conditions = tuple((name, tuple(sorted(counters)))
+                                  for name, counters in sorted(path_conditions.items()))
     return build
 
 

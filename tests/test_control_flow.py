@@ -170,6 +170,7 @@ def _finite_difference_gradient(fn, args, eps=1e-6):
     (control.output_shape_depends_on_the_path, lambda x, c: (x, c), (1.0, -1.0)),
     (control.list_grows_on_one_path, lambda x, c: (x, c), (1.0, -1.0)),
     (control.while_loop_grows_the_state, lambda x, s: (x * s, np.array([0.9])), (0.5, 2.0, 1.0)),
+    (control.while_grows_when_it_runs, lambda x, c: (x, c), (-10.0, 10.0)),
     (control.loop_breaks_after_the_state_changes_shape,
      lambda x, s: (np.outer([1.0, -0.4], x) * s, 0.97 * s), (1.0, -1.0)),
 ])
@@ -193,3 +194,42 @@ def test_functions_with_branches_and_while_loops_are_specialised():
     assert specialised != generic and "rt.unbroadcast" not in specialised.split("_bwd")[1]
     build = build_reverse(control.shape_depends_on_the_path, ("x",), None)
     assert {"y", "z"} <= set(build.path_dependent) and "x" not in build.path_dependent
+
+
+def test_the_state_a_while_loop_carries_is_specialised_when_it_keeps_its_shape():
+    """The measuring call ran the loop and the state kept its shape: the reversed loop is
+    specialised, and calls that run fewer or more steps still get the right gradient."""
+    rng = np.random.default_rng(5)
+    W = rng.standard_normal((4, 4))
+    W *= 0.5 / np.linalg.norm(W, 2)
+    x = rng.standard_normal((3, 4))
+    gradient = st.grad(control.fixed_point_iteration, wrt=0)
+    for scale in (1.0, 1.0, 0.0, 3.0, 1.0):
+        args = (W, x * scale)
+        want = _finite_difference_gradient(lambda W_, x_: control.fixed_point_iteration(W_, x_),
+                                           args)
+        np.testing.assert_allclose(gradient(*args), want, rtol=1e-5, atol=1e-7)
+    code = st.source(control.fixed_point_iteration, wrt=(0,), args=(W, x))
+    reversed_loop = code.split("_bwd")[1].split("for _iteration")[1]
+    assert "rt.matmul" not in reversed_loop and "rt.unbroadcast" not in reversed_loop
+
+
+def test_a_while_loop_that_ran_no_step_does_not_vouch_for_its_state():
+    """Measured on a call whose loop ran no step, the state's shape says nothing about what
+    the body makes of it: the code after the loop keeps the generic helpers for it."""
+    x, b = np.linspace(0.1, 0.3, 3), np.array([0.7])
+    st.clear_cache()                   # one measurement per shape key: measure each afresh
+    ran = st.source(control.while_then_broadcast, wrt=(0, 1), args=(x, b, 5.0))
+    st.clear_cache()
+    did_not = st.source(control.while_then_broadcast, wrt=(0, 1), args=(x, b, -5.0))
+    after_the_loop = "# line {}".format(_line_of(control.while_then_broadcast, "return"))
+    assert "rt.unbroadcast" not in ran.split("_bwd")[1].split(after_the_loop)[1].split("#")[0]
+    assert "rt.unbroadcast" in did_not.split("_bwd")[1].split(after_the_loop)[1].split("#")[0]
+    for c in (-5.0, 5.0, -5.0):
+        st.check_grads(control.while_then_broadcast, (x, b, c), wrt=(0, 1))
+
+
+def _line_of(fn, text):
+    import inspect
+    lines, start = inspect.getsourcelines(fn)
+    return start + next(i for i, line in enumerate(lines) if text in line)

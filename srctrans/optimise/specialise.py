@@ -124,35 +124,50 @@ _RESIZING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "c
 
 
 def path_dependent_names(statements):
-    """The names of forward-pass ``statements`` whose shape may depend on the path a call
-    takes through their ``if`` and ``while`` statements, not only on the inputs' shapes.
+    """``(names, conditional)``: the names of forward-pass ``statements`` whose shape may
+    depend on the path a call takes through their ``if`` and ``while`` statements, not
+    only on the inputs' shapes.
 
     A name assigned at one place has the shape that place gives it whenever it
     has a value (when its branch did not run, nothing reads it). A name assigned
-    at several places, one of them inside an ``if`` or a ``while``, has the shape
-    of whichever ran last, and a container written into or resized there holds
-    what that path put in it: both depend on values. So does every name computed
-    from one of them (the saved values of a call too). Specialised code takes none
-    of their measured shapes. The tape's pushes, pops and placeholders
-    (``Anno.SAVES``) are not assignments of the program's.
+    at several places, one of them inside an ``if``, has the shape of whichever
+    ran last, and a container written into or resized inside an ``if`` or a
+    ``while`` holds what that path put in it: both depend on values, and so does
+    every name computed from one of them (the saved values of a call too). These
+    are ``names``: specialised code takes none of their measured shapes.
+
+    A name that only a ``while`` loop's body assigns again (the state the loop
+    carries) keeps one shape for any number of steps when the measuring call ran
+    the body at least once without its shape changing (the measuring call drops
+    the names that changed): the body then maps that shape to itself.
+    ``conditional`` maps such a name, and each name computed from it, to the
+    trip counters of its loops (``trips = trips + 1`` heads each ``while`` body of
+    the forward pass); the cache keeps its measured shape only when each counted
+    at least one step. The tape's pushes, pops and placeholders (``Anno.SAVES``)
+    are not assignments of the program's.
     """
-    sites, inside, dependents = {}, set(), {}
-    pending = [(stmt, False) for stmt in statements]
+    sites, branch, loops, dependents = {}, set(), {}, {}
+    pending = [(stmt, None) for stmt in statements]      # context: None, "if", or counters
     while pending:
-        stmt, within = pending.pop()
+        stmt, context = pending.pop()
         if anno.get(stmt, Anno.SAVES) is not None:
             continue
         if isinstance(stmt, (gast.If, gast.For, gast.While)):
-            nested = within or not isinstance(stmt, gast.For)
-            pending.extend((inner, nested) for inner in stmt.body + stmt.orelse)
+            inner = context
+            if isinstance(stmt, gast.If) or context == "if":
+                inner = "if"
+            elif isinstance(stmt, gast.While):
+                counter = _trip_counter(stmt)
+                inner = "if" if counter is None else (context or ()) + (counter,)
+            pending.extend((s, inner) for s in stmt.body + stmt.orelse)
             if isinstance(stmt, gast.For):
                 _depends(dependents, reads_of(stmt.iter), _stored(stmt.target))
-                _assigned_at(sites, inside, _stored(stmt.target), within)
+                _assigned_at(sites, branch, loops, _stored(stmt.target), context)
             continue
         if isinstance(stmt, gast.Assign):
             targets = [n for t in stmt.targets for n in _stored(t)]
             _depends(dependents, reads_of(stmt.value), targets)
-            _assigned_at(sites, inside, targets, within)
+            _assigned_at(sites, branch, loops, targets, context)
         for node in walk(stmt):
             changed = None
             if (isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store)
@@ -161,17 +176,36 @@ def path_dependent_names(statements):
             elif (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
                   and node.func.attr in _RESIZING_METHODS and isinstance(node.func.value, gast.Name)):
                 changed = node.func.value.id
-            if changed is not None and within:
-                sites[changed] = 2                     # a container changed on one path
-                inside.add(changed)
-    tainted = {name for name in inside if sites.get(name, 0) > 1}
-    work = list(tainted)
+            if changed is not None and context is not None:
+                sites[changed] = 2                     # a container changed on one path,
+                branch.add(changed)                    # or as many times as a loop ran
+    names = _closure({name for name in branch if sites.get(name, 0) > 1}, dependents)
+    conditional = {}
+    for root, counters in loops.items():
+        if sites.get(root, 0) > 1 and root not in names:
+            for name in _closure({root}, dependents) - names:
+                conditional.setdefault(name, set()).update(counters)
+    return names, conditional
+
+
+def _trip_counter(loop):
+    """The name of ``trips = trips + 1``, the first statement of a forward ``while`` body."""
+    first = loop.body[0] if loop.body else None
+    if (isinstance(first, gast.Assign) and isinstance(first.targets[0], gast.Name)
+            and isinstance(first.value, gast.BinOp) and isinstance(first.value.left, gast.Name)
+            and first.value.left.id == first.targets[0].id):
+        return first.targets[0].id
+    return None
+
+
+def _closure(roots, dependents):
+    found, work = set(roots), list(roots)
     while work:
         for name in dependents.get(work.pop(), ()):
-            if name not in tainted:
-                tainted.add(name)
+            if name not in found:
+                found.add(name)
                 work.append(name)
-    return tainted
+    return found
 
 
 def _stored(target):
@@ -183,11 +217,13 @@ def _depends(dependents, reads, targets):
         dependents.setdefault(name, set()).update(targets)
 
 
-def _assigned_at(sites, inside, names, within):
+def _assigned_at(sites, branch, loops, names, context):
     for name in names:
         sites[name] = sites.get(name, 0) + 1
-        if within:
-            inside.add(name)
+        if context == "if":
+            branch.add(name)
+        elif context:
+            loops.setdefault(name, set()).update(context)
 
 
 def infer_shapes(statements, shapes):

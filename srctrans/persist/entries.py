@@ -31,7 +31,8 @@ from srctrans.rules import REGISTRY
 
 FORMAT = 1
 _REVERSE_FACTS = ("residuals", "seed", "tape_index", "follows_inputs", "data_names",
-                  "float_values_matter", "has_loops", "path_dependent")
+                  "float_values_matter", "has_loops", "path_dependent",
+                  "path_conditions")
 _rules = [None, None]          # [REGISTRY.version, of_user_rules] of the last computation
 
 

@@ -323,3 +323,29 @@ def loop_breaks_after_the_state_changes_shape(x, s):
             break
         v = v * 0.5 + _mix(x, v)
     return np.mean(np.sin(v))
+
+
+def while_grows_when_it_runs(x, c):
+    # no step at all on one path: the state keeps its shape; steps on the other: it grows
+    h = x * 1.0
+    while np.sum(h) < c:
+        h = np.concatenate([h, h * 0.5]) + 1.0
+    return np.sum(np.sin(h))
+
+
+def fixed_point_iteration(W, x):
+    # the state keeps its shape however many steps run
+    h = np.tanh(x @ W)
+    delta = 1.0
+    while delta > 1e-10:
+        h_next = np.tanh(x + h @ W)
+        delta = np.max(np.abs(h_next - h))
+        h = h_next
+    return np.sum(h * h)
+
+
+def while_then_broadcast(x, b, c):
+    h = x * 1.0
+    while np.sum(h) < c:
+        h = h * 1.5 + 1.0
+    return np.sum(h * b)
