@@ -8,6 +8,11 @@ from srctrans import annotations
 from srctrans.treewalk import replace_names, walk
 
 
+# Methods of lists and dicts that change how many entries they hold.
+RESIZING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update",
+                              "setdefault", "popitem"})
+
+
 def load(name):
     """``name`` read."""
     return gast.Name(name, gast.Load(), None, None)

@@ -36,14 +36,14 @@ import gast
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.differentiate.control import COMPOUND, assigned_names, exposed_reads
-from srctrans.nodes import assign, clone, load, parameter_names, runtime_call, store
+from srctrans.nodes import (
+    RESIZING_METHODS, assign, clone, load, parameter_names, runtime_call, store)
 from srctrans.optimise.dce import targets_of
 from srctrans.treewalk import walk
 
 # Methods of lists, dicts and arrays that change their object: a name the body calls
 # one of them on is kept as a copy.
-_CHANGING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update",
-                               "setdefault", "popitem", "sort", "reverse", "fill", "put"})
+_CHANGING_METHODS = RESIZING_METHODS | {"sort", "reverse", "fill", "put"}
 
 
 class CheckpointedLoops:

@@ -30,7 +30,7 @@ import numpy as np
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.nodes import substitute_names
+from srctrans.nodes import RESIZING_METHODS, substitute_names
 from srctrans.optimise.dce import reads_of
 from srctrans.treewalk import walk
 
@@ -118,11 +118,6 @@ def shapes_follow_inputs(function):
     return True
 
 
-# list and dict methods that change how many entries the container has
-_RESIZING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update",
-                               "setdefault", "popitem"})
-
-
 def path_dependent_names(statements):
     """``(names, conditional)``: the names of forward-pass ``statements`` whose shape may
     depend on the path a call takes through their ``if`` and ``while`` statements, not
@@ -174,7 +169,7 @@ def path_dependent_names(statements):
                     and isinstance(node.value, gast.Name)):
                 changed = node.value.id
             elif (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
-                  and node.func.attr in _RESIZING_METHODS and isinstance(node.func.value, gast.Name)):
+                  and node.func.attr in RESIZING_METHODS and isinstance(node.func.value, gast.Name)):
                 changed = node.func.value.id
             if changed is not None and context is not None:
                 sites[changed] = 2                     # a container changed on one path,
