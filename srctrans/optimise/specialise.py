@@ -21,8 +21,11 @@ spread of a scalar cotangent over an array (``rt.unreduce``) is dropped
 when its only use multiplies it by an array of that shape
 (``rt.mean_grad`` likewise, divided by the count). Whether a function's
 shapes are fixed by its inputs' shapes is decided by
-:func:`shapes_follow_inputs`; :func:`infer_shapes` adds the shapes of the
-temporaries the measuring run did not see.
+:func:`shapes_follow_inputs`; :func:`path_dependent_names` names the values
+whose shape may depend on the path a call takes through ``if`` and ``while``
+(the cache drops their measured shapes); :func:`infer_shapes` adds the shapes
+of the temporaries the measuring run did not see, and of names that every
+branch gives one shape.
 """
 
 import gast
