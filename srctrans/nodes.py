@@ -13,6 +13,18 @@ RESIZING_METHODS = frozenset({"append", "extend", "insert", "pop", "remove", "cl
                               "setdefault", "popitem"})
 
 
+def changed_in_place(node, methods=RESIZING_METHODS):
+    """The name ``node`` changes in place: ``y`` of a write ``y[i] = ...`` or of a call
+    ``y.m(...)`` of one of ``methods``; None for any other node."""
+    if (isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store)
+            and isinstance(node.value, gast.Name)):
+        return node.value.id
+    if (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+            and node.func.attr in methods and isinstance(node.func.value, gast.Name)):
+        return node.func.value.id
+    return None
+
+
 def load(name):
     """``name`` read."""
     return gast.Name(name, gast.Load(), None, None)

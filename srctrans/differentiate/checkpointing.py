@@ -35,9 +35,9 @@ import gast
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.differentiate.control import COMPOUND, assigned_names, exposed_reads
+from srctrans.differentiate.control import COMPOUND, assigned_names, exposed_reads, without_saves
 from srctrans.nodes import (
-    RESIZING_METHODS, assign, clone, load, parameter_names, runtime_call, store)
+    RESIZING_METHODS, assign, changed_in_place, clone, load, runtime_call, store)
 from srctrans.optimise.dce import targets_of
 from srctrans.treewalk import walk
 
@@ -55,12 +55,15 @@ class CheckpointedLoops:
         fresh = self.namer.fresh
         trips, indices, plan, states = fresh("trips"), fresh("_range"), fresh("_plan"), fresh("_states")
         before_loop, body_forward, body_backward, back_edge = self._loop_body(stmt, depth)
-        primal = without_saves(body_forward)
+        primal = _plain_steps(body_forward)
         changed = _changed_in_place(primal)
         state = self._loop_state(stmt, primal, target, changed)
         unsaved = _assigned_once(primal) - set(state) - changed
-        body_forward, body_backward = (_without_saves_of(body_forward, unsaved),
-                                       _without_saves_of(body_backward, unsaved))
+        def keep(saved):
+            return saved not in unsaved
+
+        body_forward, body_backward = (without_saves(body_forward, keep),
+                                       without_saves(body_backward, keep))
         # no placeholder before the loop either, for a name the step always assigns (one a
         # branch assigns may be read, conservatively, as the forward pass left it)
         self.saved -= unsaved & {n for stmt in primal if not isinstance(stmt, COMPOUND)
@@ -84,7 +87,7 @@ class CheckpointedLoops:
         if state:
             following = fresh("_next")
             again = [gast.For(store(step), _call("range", load(start), load(iteration)),
-                              [assign(target, _item(indices, step))] + without_saves(body_forward)
+                              [assign(target, _item(indices, step))] + _plain_steps(body_forward)
                               + [assign(following, gast.BinOp(load(step), gast.Add(),
                                                               gast.Constant(1, None))),
                                  keep.at(following)], [], None)]
@@ -113,7 +116,7 @@ class CheckpointedLoops:
         (``primal``) assign or change in place (``changed``) and read before assigning, or
         that have a value before the loop."""
         inside = {id(node) for node in walk(loop)}
-        outside = set(parameter_names(self.unit.function))
+        outside = set(self.parameters)
         outside.update(node.id for node in walk(self.unit.function)
                        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store)
                        and id(node) not in inside)
@@ -154,31 +157,10 @@ class _Keeper:
                            gast.Constant(None, None), None)
 
 
-def without_saves(statements):
-    """A copy of ``statements`` without the tape's pushes and pops (``Anno.SAVES``), in
-    nested blocks too: the steps as a plain run computes them."""
-    copies = [clone(stmt) for stmt in statements if anno.get(stmt, Anno.SAVES) is None]
-    pending = [copies]
-    while pending:
-        for stmt in pending.pop():
-            for block in ("body", "orelse"):
-                inner = getattr(stmt, block, None)
-                if isinstance(inner, list) and inner:
-                    inner[:] = [s for s in inner if anno.get(s, Anno.SAVES) is None] or [gast.Pass()]
-                    pending.append(inner)
-    return copies
-
-
-def _without_saves_of(statements, names):
-    """``statements`` (changed in place) without the pushes and pops that save ``names``."""
-    pending = [statements]
-    while pending:
-        block = pending.pop()
-        block[:] = [s for s in block if anno.get(s, Anno.SAVES) not in names] or [gast.Pass()]
-        for stmt in block:
-            pending.extend(getattr(stmt, field) for field in ("body", "orelse")
-                           if isinstance(getattr(stmt, field, None), list) and getattr(stmt, field))
-    return [s for s in statements if not isinstance(s, gast.Pass)]
+def _plain_steps(statements):
+    """A copy of ``statements`` without the tape's pushes and pops: the steps as a plain run
+    computes them."""
+    return without_saves([clone(stmt) for stmt in statements])
 
 
 def _assigned_once(statements):
@@ -198,15 +180,9 @@ def _assigned_once(statements):
 
 def _changed_in_place(statements):
     """Names ``statements`` write into (``y[i] = v``) or call a changing method on."""
-    changed = set()
-    for node in (n for stmt in statements for n in walk(stmt)):
-        if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store) \
-                and isinstance(node.value, gast.Name):
-            changed.add(node.value.id)
-        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
-                and node.func.attr in _CHANGING_METHODS and isinstance(node.func.value, gast.Name):
-            changed.add(node.func.value.id)
-    return changed
+    changed = (changed_in_place(node, _CHANGING_METHODS)
+               for stmt in statements for node in walk(stmt))
+    return {name for name in changed if name is not None}
 
 
 def _call(name, *args):

@@ -28,7 +28,7 @@ import gast
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.nodes import assign, clone, load, parameter_names, runtime_call, store
+from srctrans.nodes import assign, clone, load, runtime_call, store
 from srctrans.optimise.dce import reads_of, targets_of
 from srctrans.treewalk import walk
 
@@ -36,7 +36,10 @@ COMPOUND = (gast.If, gast.For, gast.While)
 
 
 class ControlFlow:
-    """Mixin of the reverse pass: blocks, branches, loops and the tape."""
+    """Mixin of the reverse pass: blocks, branches, loops and the tape.
+
+    Reads ``self.parameters`` (the function's parameter names) and keeps
+    ``self.loop_depth`` (how many loops enclose the statement at hand)."""
 
     def _block(self, statements, depth):
         """(forward statements, backward statements) of ``statements`` at nesting ``depth``."""
@@ -58,13 +61,6 @@ class ControlFlow:
             forward[:0] = f
             backward.extend(b)
         return forward, backward
-
-    @property
-    def _parameters(self):
-        found = getattr(self, "_parameter_set", None)
-        if found is None:
-            found = self._parameter_set = set(parameter_names(self.unit.function))
-        return found
 
     def _assignments(self, name):
         """How many times the function assigns ``name`` (a loop variable: once, as the loop's
@@ -106,8 +102,8 @@ class ControlFlow:
         overwritten, so none is saved
         (a branch's own temporaries; a placeholder still stands in for it when the
         branch does not run)."""
-        if depth and not getattr(self, "_loop_depth", 0):
-            once = [n for n in names if self._assignments(n) == 1 and n not in self._parameters]
+        if depth and not self.loop_depth:
+            once = [n for n in names if self._assignments(n) == 1 and n not in self.parameters]
             self.saved.update(once)
             names = [n for n in names if n not in once]
         if depth == 0 or not names:
@@ -159,9 +155,9 @@ class ControlFlow:
         # the loop: the last iteration's value flows there, an earlier one's nowhere
         overwritten = {self.namer.adjoint(n) for n in assigned_names(stmt.body)
                        if n in self.active} & self.initialised
-        self._loop_depth = getattr(self, "_loop_depth", 0) + 1
+        self.loop_depth += 1
         body_forward, body_backward = self._block(stmt.body, depth + 1)
-        self._loop_depth -= 1
+        self.loop_depth -= 1
         self._origin = origin
         back_edge = self._zeros((carried | overwritten) - self.initialised)
         self.initialised |= carried | overwritten
@@ -263,22 +259,26 @@ def drop_empty_blocks(statements):
 
 def drop_unneeded_saves(forward, backward, needed):
     """Remove the push/pop pairs (and placeholders) of names not in ``needed``."""
-    def keep(stmt):
-        return anno.get(stmt, Anno.SAVES) in needed or anno.get(stmt, Anno.SAVES) is None
+    def keep(saved):
+        return saved is None or saved in needed
 
-    def prune(statements):
-        kept = []
-        for stmt in statements:
-            if not keep(stmt):
-                continue
-            if isinstance(stmt, COMPOUND):
-                stmt.body = prune(stmt.body) or [gast.Pass()]
-                if isinstance(stmt, gast.If):
-                    stmt.orelse = prune(stmt.orelse)
-            kept.append(stmt)
-        return kept
+    return without_saves(forward, keep), without_saves(backward, keep)
 
-    return prune(forward), prune(backward)
+
+def without_saves(statements, keep=lambda saved: saved is None):
+    """``statements`` (changed in place, nested blocks too) without the saves ``keep``
+    rejects: ``keep`` gets the name a push, pop or placeholder saves (``Anno.SAVES``),
+    None for any other statement; by default every save goes. A block left empty holds
+    ``pass``."""
+    kept = []
+    for stmt in statements:
+        if not keep(anno.get(stmt, Anno.SAVES)):
+            continue
+        if isinstance(stmt, COMPOUND):
+            stmt.body = without_saves(stmt.body, keep) or [gast.Pass()]
+            stmt.orelse = without_saves(stmt.orelse, keep)
+        kept.append(stmt)
+    return kept
 
 
 def iterate_saved_values(statements, runtime_alias):

@@ -88,6 +88,8 @@ class _Reverser(ControlFlow, CheckpointedLoops, CustomGradients, Generator):
         self._origin = None
         self._tape = None
         self.saved = set()          # names whose overwritten values the tape saves
+        self.parameters = frozenset(parameter_names(unit.function))
+        self.loop_depth = 0         # loops around the statement being differentiated
 
     # -- driver --------------------------------------------------------------
     def run(self):
@@ -174,9 +176,8 @@ class _Reverser(ControlFlow, CheckpointedLoops, CustomGradients, Generator):
         first iteration, and one a branch assigns none when the branch does not
         run; ``None`` stands in for it.
         """
-        params = set(parameter_names(self.unit.function))
         placeholders = [self._saves(_assign(n, gast.Constant(None, None)), n)
-                        for n in sorted(self.saved - params)]
+                        for n in sorted(self.saved - self.parameters)]
         if self._tape is None:
             return placeholders
         return [_assign(self._tape, gast.List([], gast.Load()))] + placeholders

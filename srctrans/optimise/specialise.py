@@ -33,7 +33,7 @@ import numpy as np
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.nodes import RESIZING_METHODS, substitute_names
+from srctrans.nodes import changed_in_place, substitute_names
 from srctrans.optimise.dce import reads_of
 from srctrans.treewalk import walk
 
@@ -167,13 +167,7 @@ def path_dependent_names(statements):
             _depends(dependents, reads_of(stmt.value), targets)
             _assigned_at(sites, branch, loops, targets, context)
         for node in walk(stmt):
-            changed = None
-            if (isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store)
-                    and isinstance(node.value, gast.Name)):
-                changed = node.value.id
-            elif (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
-                  and node.func.attr in RESIZING_METHODS and isinstance(node.func.value, gast.Name)):
-                changed = node.func.value.id
+            changed = changed_in_place(node)
             if changed is not None and context is not None:
                 sites[changed] = 2                     # a container changed on one path,
                 branch.add(changed)                    # or as many times as a loop ran
