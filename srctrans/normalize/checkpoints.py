@@ -30,7 +30,7 @@ _BLOCKS = ("body", "orelse")
 def mark_checkpointed_loops(parsed, resolver, namer, mode):
     """Take the marks off ``parsed``'s loops (in place), annotating them in ``"reverse"`` mode."""
     marks = [node for node in walk(parsed.node)
-             if isinstance(node, gast.Call) and _is_mark(node, resolver)]
+             if isinstance(node, gast.Call) and is_mark(node, resolver)]
     if not marks:
         return
     iterables = {id(node.iter) for node in walk(parsed.node) if isinstance(node, gast.For)}
@@ -45,7 +45,8 @@ def mark_checkpointed_loops(parsed, resolver, namer, mode):
                 setattr(node, field, _unmarked(parsed, block, marks, namer, mode))
 
 
-def _is_mark(call, resolver):
+def is_mark(call, resolver):
+    """Whether ``call`` calls ``st.checkpointed`` (however it was imported)."""
     return isinstance(call.func, (gast.Name, gast.Attribute)) and \
         resolver.resolve(call.func) is checkpointed
 

@@ -8,10 +8,10 @@ what to do instead. Later passes may assume only supported syntax remains.
 
 import gast
 
-from srctrans.runtime.checkpoints import checkpointed
 from srctrans.runtime.custom import grad_of, stop_recording
 from srctrans.emit.compile import is_generated
 from srctrans.errors import UnsupportedSyntaxError
+from srctrans.normalize.checkpoints import is_mark
 from srctrans.nodes import parameter_names
 from srctrans.parse.resolve import Resolver
 from srctrans.treewalk import walk
@@ -166,9 +166,7 @@ def _check_control_flow(parsed, resolver):
     for node in walk(parsed.node):
         if isinstance(node, (gast.For, gast.comprehension)):
             iterator, target = node.iter, node.target
-            if (isinstance(iterator, gast.Call) and iterator.args
-                    and isinstance(iterator.func, (gast.Name, gast.Attribute))
-                    and resolver.resolve(iterator.func) is checkpointed):
+            if isinstance(iterator, gast.Call) and iterator.args and is_mark(iterator, resolver):
                 iterator = iterator.args[0]
             call = iterator.func.id if (isinstance(iterator, gast.Call)
                                         and isinstance(iterator.func, gast.Name)) else None
