@@ -181,7 +181,9 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     unit.dict_valued = dict_valued(unit.function)
     follows_inputs = shapes_follow_inputs(unit.function)
     result = reverse(unit)
-    path_dependent, path_conditions = path_dependent_names(result.prologue + result.forward)
+    path_dependent, path_conditions = set(), {}
+    if optimize and shapes is None and follows_inputs:     # what the cache's measuring reads
+        path_dependent, path_conditions = path_dependent_names(result.prologue + result.forward)
     if optimize and shapes:
         shapes = infer_shapes(result.prologue + result.forward, shapes)   # what the probe missed
         use_array_methods(result.forward, shapes)
