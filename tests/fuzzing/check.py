@@ -63,22 +63,13 @@ def check(text, args, directory):
     """The :class:`Outcome` of one program (module ``text``) called with ``args``."""
     try:
         fn = load(text, directory)
-        with np.errstate(all="raise"):
-            value = fn(*_copies(args))
-        if not np.all(np.isfinite(value)) or np.max(np.abs(value)) > 1e6:
-            return Outcome("invalid", "not finite")
     except Exception as error:                      # the program, not srctrans
         return Outcome("invalid", f"{type(error).__name__}: {error}")
+    invalid = _invalid(fn, args)
+    if invalid is not None:
+        return Outcome("invalid", invalid)
     try:
-        wrong = None
-        for eps in STEPS:
-            try:
-                st.check_grads(fn, _copies(args), order=2, wrt=(0, 1, 2, 3), eps=eps,
-                               rtol=1e-4, atol=1e-6)
-                wrong = None
-                break
-            except AssertionError as error:
-                wrong = error
+        eps, wrong = _checked(fn, args, order=2)
         if wrong is not None:
             return Outcome("wrong", str(wrong))
         first = st.grad(fn, wrt=(0, 1, 2, 3))(*_copies(args))
@@ -210,25 +201,39 @@ def _on_other_values(fn, args):
     for other values of those shapes, where the program is defined; else what differs."""
     for scale, shift in OTHER_VALUES:
         other = tuple(a * scale + shift for a in args)
-        try:
-            with np.errstate(all="raise"):
-                value = fn(*_copies(other))
-            if not np.all(np.isfinite(value)) or np.max(np.abs(value)) > 1e6:
-                continue
-        except Exception:                           # not defined there: the program's own limit
+        if _invalid(fn, other) is not None:         # not defined there: the program's own limit
             continue
-        wrong = None
-        for eps in STEPS:
-            try:
-                st.check_grads(fn, _copies(other), order=1, wrt=(0, 1, 2, 3), eps=eps,
-                               rtol=1e-4, atol=1e-6)
-                wrong = None
-                break
-            except AssertionError as error:
-                wrong = error
+        _, wrong = _checked(fn, other, order=1)
         if wrong is not None:
             return f"at {scale} * args + {shift} (the same shapes): {wrong}"
     return None
+
+
+def _invalid(fn, args):
+    """Why ``fn`` is no fair test at ``args`` (it fails, or its value is not finite), or None."""
+    try:
+        with np.errstate(all="raise"):
+            value = fn(*_copies(args))
+    except Exception as error:                      # the program, not srctrans
+        return f"{type(error).__name__}: {error}"
+    if not np.all(np.isfinite(value)) or np.max(np.abs(value)) > 1e6:
+        return "not finite"
+    return None
+
+
+def _checked(fn, args, order):
+    """``(step, None)`` for the first finite-difference step at which ``st.check_grads``
+    passes to ``order``, else ``(None, the error at the last step)``: a disagreement at
+    every step is a wrong derivative, not noise."""
+    wrong = None
+    for eps in STEPS:
+        try:
+            st.check_grads(fn, _copies(args), order=order, wrt=(0, 1, 2, 3), eps=eps,
+                           rtol=1e-4, atol=1e-6)
+            return eps, None
+        except AssertionError as error:
+            wrong = error
+    return None, wrong
 
 
 def _copies(args):
