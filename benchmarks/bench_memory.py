@@ -25,7 +25,6 @@ measured, not an installed copy.
 import argparse
 import os
 import sys
-import time
 import tracemalloc
 
 import numpy as np
@@ -35,6 +34,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 
 import srctrans as st                 # noqa: E402
+from bench_reverse import per_call    # noqa: E402  (interleaved best of repeats)
 from models import CASES              # noqa: E402
 
 RATIO_TARGET = 1.10
@@ -94,17 +94,6 @@ def rnn_checkpointed_loop(Wx, Wh, b, xs, h0):
     return np.sum(h * h)
 
 
-def best_times(calls, rounds=7):
-    """The best time of each of ``calls`` over ``rounds`` interleaved rounds, in seconds."""
-    best = [float("inf")] * len(calls)
-    for _ in range(rounds):
-        for i, call in enumerate(calls):
-            start = time.perf_counter()
-            call()
-            best[i] = min(best[i], time.perf_counter() - start)
-    return best
-
-
 def measure_case(case):
     """(forward, hand, srctrans) peaks of one case, in bytes."""
     gradient = st.grad(case.fn, wrt=case.wrt)
@@ -154,9 +143,10 @@ def main(argv=None):
             line += f"  <= {CHECKPOINTED_TARGET_MB:.0f} MB " + \
                 ("PASS" if value <= CHECKPOINTED_TARGET_MB else "MISS")
         print(line + ("" if same else "  (gradient differs!)"))
-    plain, marked = best_times([lambda: gradients[rnn_plain](*args),
-                                lambda: gradients[rnn_checkpointed_loop](*args)])
-    ratio = marked / plain
+    times = per_call({"plain": lambda: gradients[rnn_plain](*args),
+                      "marked": lambda: gradients[rnn_checkpointed_loop](*args)},
+                     repeats=7, min_time=0.0, notes={})
+    ratio = times["marked"]["best"] / times["plain"]["best"]
     print(f"\ntime of the checkpointed loop's gradient / the plain loop's: {ratio:.2f}x "
           f"(best of 7 interleaved)  <= {CHECKPOINTED_TIME_TARGET:.1f}x "
           + ("PASS" if ratio <= CHECKPOINTED_TIME_TARGET else "MISS"))
