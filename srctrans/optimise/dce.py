@@ -1,8 +1,10 @@
-"""Dead-code elimination and copy propagation over straight-line statements.
+"""Dead-code elimination and copy propagation.
 
-Requires: a flat list of gast statements.
+Requires: a list of gast statements; ``if`` statements are looked into, loops are
+kept whole (everything a loop reads is live before it).
 Guarantees: :func:`eliminate_dead_code` keeps exactly the statements that have
-an effect or whose targets are read later (or are in ``live_out``);
+an effect or whose targets are read later (or are in ``live_out``), in the
+branches of an ``if`` too, and drops an ``if`` left with nothing to do;
 :func:`propagate_copies` removes ``a = b`` copies whose names are never
 reassigned and renames the later reads of ``a`` to ``b``.
 """
@@ -32,9 +34,27 @@ def eliminate_dead_code(statements, live_out, is_pure):
     ``is_pure(stmt)`` tells whether a statement can be dropped when its targets
     are dead.
     """
-    live = set(live_out)
+    return _live_block(statements, set(live_out), is_pure)[0]
+
+
+def _live_block(statements, live, is_pure):
+    """(the statements of one block that are kept, the names live before it); ``live``
+    (the names live after the block) is updated in place."""
     kept = []
     for stmt in reversed(statements):
+        if isinstance(stmt, gast.If):
+            stmt.body, live_body = _live_block(stmt.body, set(live), is_pure)
+            stmt.orelse, live_else = _live_block(stmt.orelse, set(live), is_pure)
+            if not stmt.body and not stmt.orelse and not _calls(stmt.test):
+                continue                              # a branch left with nothing to do
+            if not stmt.body and stmt.orelse:         # if c: pass else: B  ->  if not c: B
+                stmt.test = gast.UnaryOp(gast.Not(), stmt.test)
+                stmt.body, stmt.orelse = stmt.orelse, []
+            stmt.body = stmt.body or [gast.Pass()]
+            live.clear()
+            live |= live_body | live_else | reads_of(stmt.test)
+            kept.append(stmt)
+            continue
         targets = targets_of(stmt)
         if targets and is_pure(stmt) and not live.intersection(targets):
             continue
@@ -42,7 +62,11 @@ def eliminate_dead_code(statements, live_out, is_pure):
         live |= reads_of(stmt)
         kept.append(stmt)
     kept.reverse()
-    return kept
+    return kept, live
+
+
+def _calls(node):
+    return any(isinstance(n, gast.Call) for n in walk(node))
 
 
 def propagate_copies(statements):

@@ -22,26 +22,53 @@ keep NumPy from reusing a temporary array (see :func:`keeps_reuse`).
 'dz + -(d_sum * e)'
 """
 
+import math
 import operator
 
 import gast
+
+from srctrans.nodes import substitute_names
+from srctrans.treewalk import walk
 
 _FOLD = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
          gast.Pow: operator.pow}
 
 
 def simplify(statements, nonsingular=frozenset(), not_float=frozenset()):
-    """Simplify every expression of ``statements`` in place.
+    """Simplify every expression of ``statements`` in place, the branches of an ``if`` too.
 
     ``nonsingular`` names values known to be nonzero and finite wherever the
     function's inputs are finite (``analyse.invariance.softmax_normalisers``).
     ``not_float`` names values that may be booleans or integers
     (``analyse.values.maybe_not_float``): ``1.0 * m`` stays, since it makes a
     boolean mask a float array.
+
+    A name that ``statements`` assign once, to a number, is read as that number
+    by the statements after the assignment in its block (and the blocks inside
+    them), so that ``d = 0.5; e = d * x + d * x`` folds to ``e = 1.0 * x``.
+    The assignment stays (dead-code elimination drops it if nothing else reads it).
     """
+    counts = {}
     for stmt in statements:
-        if isinstance(stmt, (gast.Assign, gast.Return, gast.Expr)) and stmt.value is not None:
-            stmt.value = simplify_expression(stmt.value, nonsingular, not_float)
+        for node in walk(stmt):
+            if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
+                counts[node.id] = counts.get(node.id, 0) + 1
+    simplifier = _Simplifier(nonsingular, not_float)
+    blocks = [(statements, {})]               # (block, the numbers its names stand for)
+    while blocks:
+        block, numbers = blocks.pop()
+        for stmt in block:
+            if numbers:
+                substitute_names(stmt, numbers)
+            if isinstance(stmt, gast.If):
+                stmt.test = simplifier.visit(stmt.test)
+                blocks.extend((branch, dict(numbers)) for branch in (stmt.body, stmt.orelse))
+            elif isinstance(stmt, (gast.Assign, gast.Return, gast.Expr)) and stmt.value is not None:
+                stmt.value = simplifier.visit(stmt.value)
+                if (isinstance(stmt, gast.Assign) and _number(stmt.value)
+                        and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)
+                        and counts.get(stmt.targets[0].id) == 1):
+                    numbers[stmt.targets[0].id] = stmt.value
 
 
 def simplify_expression(expression, nonsingular=frozenset(), not_float=frozenset()):
@@ -104,6 +131,12 @@ class _Simplifier(gast.NodeTransformer):
             return left
         if op is gast.Mult and _is(left, 1) and self._keeps_dtype(right, left):
             return right
+        if op is gast.Add and self._doubles(left, right):
+            return self.visit_BinOp(gast.BinOp(gast.Constant(2, None), gast.Mult(), left))  # a + a
+        if op is gast.Mult:
+            scaled = _scaled(left, right) or _scaled(right, left)
+            if scaled is not None:
+                return self.visit_BinOp(scaled)
         if op is gast.Add and _negated(right) and keeps_reuse(left, right.operand):
             return gast.BinOp(left, gast.Sub(), right.operand)      # a + -b -> a - b
         if op is gast.Add and _negated(left) and keeps_reuse(right, left.operand):
@@ -111,6 +144,14 @@ class _Simplifier(gast.NodeTransformer):
         if op is gast.Sub and _negated(right):                       # a - -b -> a + b
             return gast.BinOp(left, gast.Add(), right.operand)
         return node
+
+    def _doubles(self, left, right):
+        """Whether ``left + right`` is ``2 * left``: the same arithmetic on the same floats
+        (``m * m + m * m`` on booleans is a logical or, not 2)."""
+        signature = _arithmetic(left)
+        return (signature is not None and signature == _arithmetic(right)
+                and not any(isinstance(n, gast.Name) and n.id in self.not_float
+                            for n in walk(left)))
 
     def visit_Call(self, node):
         if _needs_no_guard(node, self.nonsingular):
@@ -135,6 +176,37 @@ class _Simplifier(gast.NodeTransformer):
         if isinstance(node.op, gast.USub) and _number(node.operand):
             return gast.Constant(-node.operand.value, None)
         return node
+
+
+def _arithmetic(node):
+    """A comparable description of ``node`` if it is arithmetic on names and numbers, else None."""
+    described = []
+    for n in walk(node):
+        if isinstance(n, gast.Name):
+            described.append(("name", n.id))
+        elif _number(n):
+            described.append((type(n.value), n.value))
+        elif isinstance(n, (gast.BinOp, gast.UnaryOp, gast.operator, gast.unaryop, gast.expr_context)):
+            described.append(type(n))
+        else:
+            return None
+    return tuple(described)
+
+
+def _power_of_two(node):
+    return _number(node) and node.value != 0 and math.frexp(abs(node.value))[0] == 0.5
+
+
+def _scaled(constant, product):
+    """``c1 * (c2 * x)`` as ``(c1 * c2) * x`` when that rounds alike: one of the numbers is
+    a power of two, so that multiplying by it is exact. None otherwise."""
+    if not (_number(constant) and isinstance(product, gast.BinOp)
+            and isinstance(product.op, gast.Mult)):
+        return None
+    for inner, x in ((product.left, product.right), (product.right, product.left)):
+        if _number(inner) and (_power_of_two(constant) or _power_of_two(inner)):
+            return gast.BinOp(gast.Constant(constant.value * inner.value, None), gast.Mult(), x)
+    return None
 
 
 def _needs_no_guard(node, nonsingular):

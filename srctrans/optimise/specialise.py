@@ -309,6 +309,19 @@ def _specialise_block(statements, known, rewriter, measured, spreads):
                     known.pop(target.id, None)
 
 
+def _matmul_shape(left, right):
+    """The shape of ``a @ b`` for matrices and vectors of these shapes, or None."""
+    if len(left) == 2 and len(right) == 2 and left[1] == right[0]:
+        return (left[0], right[1])
+    if len(left) == 2 and len(right) == 1 and left[1] == right[0]:
+        return (left[0],)
+    if len(left) == 1 and len(right) == 2 and left[0] == right[0]:
+        return (right[1],)
+    if len(left) == 1 and len(right) == 1 and left[0] == right[0]:
+        return ()
+    return None
+
+
 def shape_of(expression, known):
     """The shape of ``expression`` given the shapes of names, or None if unknown."""
     if isinstance(expression, gast.Name):
@@ -322,7 +335,7 @@ def shape_of(expression, known):
         if left is None or right is None:
             return None
         if isinstance(expression.op, gast.MatMult):
-            return (left[0], right[1]) if len(left) == 2 and len(right) == 2 else None
+            return _matmul_shape(left, right)
         try:
             return tuple(np.broadcast_shapes(left, right))
         except ValueError:
@@ -435,33 +448,43 @@ class _Spreads:
     """``d = rt.unreduce(s, A, ...); e = d * E`` -> ``e = s * E``, block by block.
 
     Valid when ``s`` broadcasts against ``A`` (a scalar, or reduced with
-    ``keepdims=True``), ``E`` has ``A``'s shape, and ``d`` is read nowhere
-    else and assigned nowhere else in all of ``statements`` (a loop that
-    reassigns it reads its other values). A branch's spreads are dropped with
-    the shapes known in that branch.
+    ``keepdims=True``), every read of ``d`` is a factor of a product (or the
+    dividend of a quotient) whose other operand has ``A``'s shape, and ``d`` is
+    assigned nowhere else in all of ``statements`` (a loop that reassigns it
+    reads its other values). A branch's spreads are dropped with the shapes
+    known in that branch.
     """
 
     def __init__(self, statements):
         self.statements = statements
-        self.uses, self.assignments = {}, {}
+        self.uses, self.assignments, self.factors = {}, {}, {}
         for stmt in statements:
             for node in walk(stmt):
                 if isinstance(node, gast.Name):
                     counts = self.assignments if isinstance(node.ctx, gast.Store) else self.uses
                     counts[node.id] = counts.get(node.id, 0) + 1
+                elif isinstance(node, gast.BinOp) and isinstance(node.op, (gast.Mult, gast.Div)):
+                    sides = [(node.left, node.right)]
+                    if isinstance(node.op, gast.Mult):
+                        sides.append((node.right, node.left))
+                    for this, other in sides:
+                        if isinstance(this, gast.Name):
+                            self.factors.setdefault(this.id, []).append(other)
         self.replace = {}
 
     def drop(self, block, known):
-        """``block`` without its droppable spreads (their one use reads the scalar instead)."""
+        """``block`` without its droppable spreads (their uses read the scalar instead)."""
         kept = []
         for stmt in block:
             if self.replace:
                 substitute_names(stmt, self.replace)
             spread = _scalar_spread(stmt, known)
-            if (spread is not None and self.uses.get(spread[0]) == 1
-                    and self.assignments.get(spread[0]) == 1):
+            if spread is not None and self.assignments.get(spread[0]) == 1:
                 name, scalar, shape = spread
-                if _only_use_is_product(self.statements, name, shape, known):
+                others = self.factors.get(name, ())
+                if (len(others) == self.uses.get(name) and shape is not None
+                        and all(shape_of(other, known) == shape and name not in reads_of(other)
+                                for other in others)):
                     self.replace[name] = scalar
                     continue
             kept.append(stmt)
@@ -499,16 +522,3 @@ def _count(shape, axis):
     if isinstance(axis.value, int) and shape:
         return shape[axis.value % len(shape)]
     return None
-
-
-def _only_use_is_product(statements, name, shape, known):
-    for stmt in statements:
-        for node in walk(stmt):
-            if isinstance(node, gast.BinOp) and isinstance(node.op, (gast.Mult, gast.Div)):
-                sides = [(node.left, node.right)]
-                if isinstance(node.op, gast.Mult):
-                    sides.append((node.right, node.left))
-                for this, other in sides:
-                    if isinstance(this, gast.Name) and this.id == name:
-                        return shape is not None and shape_of(other, known) == shape
-    return False
