@@ -10,6 +10,7 @@ import srctrans.runtime.fastpath
 from srctrans import runtime
 import srctrans as st
 import srctrans.cache
+from programs import control
 from programs import scalar_loops as loops
 from srctrans import pipeline
 from srctrans.emit.printer import block_lines
@@ -174,3 +175,70 @@ def test_a_negation_moves_through_sums_of_arrays():
     moved = negation.sink_negations(_statements(
         "d = -g\ne = rt.unbroadcast(d, b)\nf = e.sum(axis=0)\nh = k + f"), set())
     assert _text(moved) == "d = g\ne = rt.unbroadcast(d, b)\nf = e.sum(axis=0)\nh = k - f"
+
+
+def test_dead_code_goes_from_branches_and_an_idle_if_goes():
+    kept = pipeline.eliminate_dead_code(_statements(
+        "a = f(x)\nif c:\n    b = a * 2\n    u = a + 1\nelse:\n    b = a\nif d:\n    e = 1"),
+        {"u"}, lambda stmt: True)
+    assert _text(kept) == "a = f(x)\nif c:\n    u = a + 1"
+
+
+def test_a_branch_left_empty_turns_the_test_around():
+    kept = pipeline.eliminate_dead_code(_statements(
+        "if c:\n    b = 1\nelse:\n    u = 2"), {"u"}, lambda stmt: True)
+    assert _text(kept) == "if not c:\n    u = 2"
+
+
+def test_numbers_and_copies_are_propagated_inside_branches():
+    statements = _statements("if c:\n    d = 1.0 * 0.5\n    e = d * r + d * r\n    f = e\n"
+                             "    g = f * 3\nelse:\n    f = r\n    g = f")
+    simplify.simplify(statements)
+    statements, _ = pipeline.propagate_copies(statements)
+    assert _text(statements) == ("if c:\n    d = 0.5\n    e = r\n    f = r\n    g = r * 3\n"
+                                 "else:\n    f = r\n    g = r")
+
+
+@pytest.mark.parametrize("text, simplified", [
+    ("e = d * r + d * r", "e = 2 * (d * r)"),
+    ("e = m * m + m * m", "e = m * m + m * m"),          # booleans: a logical or, not 2
+    ("e = 2 * (0.75 * y)", "e = 1.5 * y"),               # multiplying by 2 is exact
+    ("e = 3.0 * (y * 0.5)", "e = 1.5 * y"),
+    ("e = 3.0 * (y * 3.0)", "e = 3.0 * (y * 3.0)"),      # 9.0 * y may round differently
+    ("e = f(x) + f(x)", "e = f(x) + f(x)"),              # a call may not give the same twice
+])
+def test_sums_of_equal_terms_and_products_of_powers_of_two(text, simplified):
+    statements = _statements(text)
+    simplify.simplify(statements, not_float={"m"})
+    assert _text(statements) == simplified
+
+
+def test_a_spread_read_by_several_products_or_a_square():
+    w = np.array([0.3, -0.2, 0.5, 0.1])
+    X = _rng(0).standard_normal((6, 4))
+    y = _rng(1).standard_normal(6)
+    source = _fused_source(control.piecewise_loss, (w, X, 2.0 * y))        # the middle branch
+    assert "dw = X.T @ r" in source and "rt.unreduce" not in source.split("if _cond_2:")[1]
+    for x, c in [(_rng(2).standard_normal(3), 1.0), (_rng(3).standard_normal(3), -1.0)]:
+        st.check_grads(control.products_of_a_spread_seed, (x, c), wrt=(0,), seed=4)
+
+
+@pytest.mark.parametrize("scale", [0.01, 2.0, 30.0])
+def test_a_gradient_added_after_a_branch_moves_into_it(scale):
+    """Each branch adds X.T @ r itself; the one that had only zeros for dw does not add them."""
+    w = np.array([0.3, -0.2, 0.5, 0.1])
+    X = _rng(0).standard_normal((6, 4))
+    y = _rng(1).standard_normal(6)
+    source = _fused_source(control.piecewise_loss, (w, X, scale * y))
+    assert "zeros" not in source and source.count("X.T @") == 3
+    for other in (0.01, 2.0, 30.0):                        # every path, on the specialised code
+        st.check_grads(control.piecewise_loss, (w, X, other * y), wrt=(0,), seed=5)
+
+
+@pytest.mark.parametrize("left, right, shape", [
+    ((3, 4), (4, 5), (3, 5)), ((3, 4), (4,), (3,)), ((4,), (4, 5), (5,)), ((4,), (4,), ()),
+    ((3, 4), (5,), None), ((2, 3, 4), (4, 5), None),
+])
+def test_shapes_of_matrix_and_vector_products(left, right, shape):
+    product = gast.parse("a @ b").body[0].value
+    assert specialise.shape_of(product, {"a": left, "b": right}) == shape

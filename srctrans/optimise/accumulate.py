@@ -32,6 +32,7 @@ import gast
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
+from srctrans.nodes import clone
 from srctrans.optimise.dce import reads_of
 from srctrans.optimise.simplify import simplify_expression
 from srctrans.treewalk import walk
@@ -119,3 +120,74 @@ def _accumulated(stmt):
             and name not in reads_of(value.right)):     # (walks only the few accumulations)
         return name
     return None
+
+
+def sink_into_branches(statements):
+    """``statements`` with ``n = rt.add(n, e)`` after an ``if`` moved into its branches when
+    a branch sets ``n`` to zeros (``rt.zeros_like(x)``, as the reverse of an ``if``
+    does where a branch leaves ``n`` alone); blocks in place.
+
+    Each path still adds ``e`` once, and in that branch the sum starts from the
+    zeros, which specialisation then drops (``e`` alone, when it has ``x``'s
+    shape). The few plain assignments between the ``if`` and the sum (which
+    compute ``e``) move with it, when none of them reads or assigns ``n``.
+    """
+    blocks = [statements]
+    while blocks:
+        block = blocks.pop()
+        index = 0
+        while index < len(block):
+            stmt = block[index]
+            if isinstance(stmt, COMPOUND):
+                blocks.extend((stmt.body, stmt.orelse))
+            if isinstance(stmt, gast.If):
+                moving = _sinkable(block, index)
+                if moving:
+                    stmt.body.extend(moving)
+                    stmt.orelse.extend(clone(s) for s in moving)
+                    del block[index + 1:index + 1 + len(moving)]
+            index += 1
+    return statements
+
+
+_MOST_MOVED = 8
+
+
+def _sinkable(block, index):
+    """The statements after ``block[index]`` (an ``if``) up to ``n = rt.add(n, e)``, when the
+    ``if`` sets ``n`` to zeros and the ones before the sum are plain assignments that
+    leave ``n`` alone; else []."""
+    following = block[index + 1:index + 1 + _MOST_MOVED]
+    for end, stmt in enumerate(following):
+        name = _added_to(stmt)
+        if name is not None:
+            if _zeroes(block[index], name) and all(name not in _names(s)[0] | _names(s)[1]
+                                                   for s in following[:end]):
+                return following[:end + 1]
+            return []
+        if not (isinstance(stmt, gast.Assign) and anno.get(stmt, Anno.SAVES) is None):
+            return []
+    return []
+
+
+def _added_to(stmt):
+    """``n`` when ``stmt`` is ``n = rt.add(n, e)`` with ``e`` not reading ``n``, else None."""
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name)) or anno.get(stmt, Anno.SAVES) is not None:
+        return None
+    value, name = stmt.value, stmt.targets[0].id
+    if (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
+            and value.func.attr == "add" and len(value.args) == 2 and not value.keywords
+            and isinstance(value.args[0], gast.Name) and value.args[0].id == name
+            and name not in reads_of(value.args[1])):
+        return name
+    return None
+
+
+def _zeroes(stmt, name):
+    """Whether ``stmt`` assigns ``rt.zeros_like(x)`` (or ``rt.zeros_of``) to ``name`` somewhere."""
+    return any(isinstance(node, gast.Assign) and len(node.targets) == 1
+               and isinstance(node.targets[0], gast.Name) and node.targets[0].id == name
+               and isinstance(node.value, gast.Call) and isinstance(node.value.func, gast.Attribute)
+               and node.value.func.attr in ("zeros_like", "zeros_of")
+               for node in walk(stmt))

@@ -15,6 +15,9 @@ from srctrans.nodes import rename_reads
 from srctrans.treewalk import walk
 
 
+_COMPOUND = (gast.If, gast.For, gast.While)
+
+
 def targets_of(stmt):
     """The names a statement assigns."""
     if isinstance(stmt, gast.Assign):
@@ -70,7 +73,11 @@ def _calls(node):
 
 
 def propagate_copies(statements):
-    """Remove single-assignment copies ``a = b``; return (statements, renaming)."""
+    """Remove single-assignment copies ``a = b``; return (statements, renaming).
+
+    A copy inside an ``if``'s branch stays, and the reads after it in that branch
+    may read ``b`` instead (see :func:`_propagate_in_branch`).
+    """
     count, last = {}, {}
     for index, stmt in enumerate(statements):
         for node in walk(stmt):                # assignments inside blocks count too
@@ -88,4 +95,40 @@ def propagate_copies(statements):
                 renaming[target] = source
                 continue
         kept.append(stmt)
+    blocks = [block for stmt in kept if isinstance(stmt, gast.If) for block in (stmt.body, stmt.orelse)]
+    while blocks:
+        blocks.extend(_propagate_in_branch(blocks.pop()))
     return kept, renaming
+
+
+def _propagate_in_branch(block):
+    """Rename, in place, the reads of a copy ``a = b`` made in an ``if``'s branch by the
+    statements after it there (and the blocks inside them), until ``a`` or ``b`` is
+    assigned again, when ``b`` comes from before the branch (a value the branch
+    computed is left to :func:`inline_temporaries`); the copy stays for reads after
+    the ``if`` (dead-code elimination drops it if there are none). Returns the
+    branches of the ``if`` statements inside."""
+    copies, inner, assigned = {}, [], set()
+    for stmt in block:
+        stores = _stores(stmt)
+        if isinstance(stmt, _COMPOUND):
+            for name in [a for a, b in copies.items() if a in stores or b in stores]:
+                del copies[name]              # changed inside it: reads there see the change
+            rename_reads(stmt, copies)
+            if isinstance(stmt, gast.If):
+                inner.extend((stmt.body, stmt.orelse))
+            assigned |= stores
+            continue
+        rename_reads(stmt, copies)
+        for name in [a for a, b in copies.items() if a in stores or b in stores]:
+            del copies[name]
+        if (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Name)
+                and stmt.value.id not in assigned and stmt.value.id != stmt.targets[0].id):
+            copies[stmt.targets[0].id] = stmt.value.id
+        assigned |= stores
+    return inner
+
+
+def _stores(stmt):
+    return {n.id for n in walk(stmt) if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}

@@ -34,6 +34,7 @@ import numpy as np
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.nodes import changed_in_place, substitute_names
+from srctrans.optimise.accumulate import sink_into_branches
 from srctrans.optimise.dce import reads_of
 from srctrans.treewalk import walk
 
@@ -275,6 +276,7 @@ def infer_shapes(statements, shapes):
 def specialise(statements, shapes):
     """``statements`` rewritten for values of the given ``shapes`` (name -> tuple)."""
     known = dict(shapes)
+    statements = sink_into_branches(statements)
     spreads = _Spreads(statements)
     _specialise_block(statements, known, _Rewriter(known), shapes, spreads)
     return spreads.drop(statements, known)
@@ -287,18 +289,27 @@ def _specialise_block(statements, known, rewriter, measured, spreads):
             branches = [dict(known), dict(known)]
             for field, shapes in zip(("body", "orelse"), branches):
                 block = getattr(stmt, field)
-                _specialise_block(block, shapes, _Rewriter(shapes), measured, spreads)
+                _specialise_block(block, shapes, _Rewriter(shapes, rewriter.zeros), measured,
+                                  spreads)
                 setattr(stmt, field, spreads.drop(block, shapes) or
                         ([gast.Pass()] if field == "body" else []))
             merged = {k: v for k, v in branches[0].items() if branches[1].get(k) == v}
             known.clear()
             known.update(merged)
+            rewriter.zeros.clear()
         elif isinstance(stmt, (gast.For, gast.While)):
+            rewriter.zeros.clear()            # a later step may have changed them
             _specialise_block(stmt.body, known, rewriter, measured, spreads)
             _specialise_block(getattr(stmt, "orelse", []), known, rewriter, measured, spreads)
+            rewriter.zeros.clear()
         elif isinstance(stmt, gast.Assign):
             stmt.value = rewriter.visit(stmt.value)
             target = stmt.targets[0]
+            if rewriter.zeros:
+                for name in _stored(target):
+                    rewriter.zeros.pop(name, None)
+            if isinstance(target, gast.Name) and _runtime_call(stmt.value, "zeros_of"):
+                rewriter.zeros[target.id] = shape_of(stmt.value, known)
             if isinstance(target, gast.Name):
                 if target.id in measured:
                     continue              # measured: one shape all along (a pop restores it)
@@ -398,8 +409,12 @@ def _sum(expression, axes, keepdims=False):
 
 
 class _Rewriter(gast.NodeTransformer):
-    def __init__(self, known):
+    """Rewrites the runtime's calls for the shapes ``known``; ``zeros`` maps the names
+    that hold ``rt.zeros_of(x)`` in the block being rewritten to ``x``'s shape."""
+
+    def __init__(self, known, zeros=None):
         self.known = known
+        self.zeros = dict(zeros or {})
 
     def visit_Call(self, node):
         self.generic_visit(node)
@@ -410,6 +425,10 @@ class _Rewriter(gast.NodeTransformer):
             return node
         if _runtime_call(node, "add") and len(node.args) == 2:
             left, right = (shape_of(a, known) for a in node.args)
+            first = node.args[0]
+            if isinstance(first, gast.Name) and first.id in self.zeros and \
+                    right is not None and right == self.zeros[first.id]:
+                return node.args[1]                     # zeros + e, e of the zeros' shape
             if left is not None and right is not None:     # arrays or numbers, not containers
                 return gast.BinOp(node.args[0], gast.Add(), node.args[1])
         if _runtime_call(node, "unbroadcast") and len(node.args) == 2:

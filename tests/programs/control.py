@@ -349,3 +349,24 @@ def while_then_broadcast(x, b, c):
     while np.sum(h) < c:
         h = h * 1.5 + 1.0
     return np.sum(h * b)
+
+
+def piecewise_loss(w, X, y):
+    """A loss with one formula per range of the residuals' scale (each branch adds to dw)."""
+    r = X @ w - y
+    scale = np.mean(r * r)
+    if scale > 4.0:
+        loss = np.sum(np.sqrt(r * r + 1.0))
+    elif scale > 0.25:
+        loss = 0.5 * np.sum(r * r)
+    else:
+        loss = 0.5 * np.sum(r * r) + 0.1 * np.sum(w * w)
+    return loss
+
+
+def products_of_a_spread_seed(x, c):
+    """The cotangent np.sum spreads is read by several products, and by a square."""
+    s = np.sum(x * x)
+    if c > 0.0:
+        s = s * s
+    return s
