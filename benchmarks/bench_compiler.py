@@ -4,6 +4,7 @@ Run from the repository root:
 
     python benchmarks/bench_compiler.py            # every measurement
     python benchmarks/bench_compiler.py --quick    # skips the 2,000-statement build
+    python benchmarks/bench_compiler.py --instructions   # the length scaling, under valgrind
 
 Each build runs in a new process (``python -c``), so that nothing is cached and
 the figure is what a script that starts, imports srctrans and asks for the
@@ -22,6 +23,12 @@ derivative once pays. Prints, one line each (best of ``--repeat`` processes):
 * the build and first call of the 20-statement gradient in a new process when an
   earlier process built it (the persistent cache), and ``import srctrans`` plus the
   first ``st.grad`` attribute in that case.
+
+``--instructions`` counts, with valgrind's cachegrind, the machine instructions of the
+1,000- and 2,000-statement builds instead of timing them: the ratio of the counts says
+whether the work grows linearly, free of the noise of a shared machine and of the
+memory caches (a larger build's data spills further from the processor, so its time
+grows a little faster than its work).
 
 The 20-, 1,000- and 2,000-statement builds take turns, a process each per round, so
 that the machine's slow spells fall on all sizes alike (their ratio is the figure of
@@ -86,6 +93,46 @@ def run(snippet, repeat, keep_cache=False):
     return best
 
 
+def counted_instructions(snippet):
+    """Machine instructions that ``snippet`` runs in a fresh process, counted by
+    valgrind's cachegrind (deterministic, unlike times: no other load, no cache misses
+    or clock changes of the machine count)."""
+    env = dict(os.environ, SRCTRANS_CACHE_DIR=os.path.join(CACHE, "entries"))
+    shutil.rmtree(CACHE, ignore_errors=True)
+    done = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no",
+                           "--cachegrind-out-file=/dev/null", sys.executable, "-c", snippet],
+                          capture_output=True, text=True, cwd=ROOT, check=True, env=env)
+    for line in done.stderr.splitlines():
+        if "I   refs:" in line or "I refs:" in line:
+            return int(line.split(":")[1].replace(",", "").strip())
+    raise RuntimeError("valgrind printed no instruction count:\n" + done.stderr[-2000:])
+
+
+def build_instructions(statements):
+    """Instructions of the build and first call of the gradient of a straight-line
+    function of ``statements`` statements: those of a process that builds it, less
+    those of the same process without the build."""
+    counts = []
+    for call in ("st.grad(module.f)(np.ones(3))", "np.ones(3)"):
+        path = os.path.join(CACHE + "-modules", f"counted_{statements}.py")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as stream:
+            stream.write(straight_line(statements))
+        counts.append(counted_instructions(textwrap.dedent(f'''
+            import sys, importlib.util
+            sys.path.insert(0, {ROOT!r})
+            import numpy as np
+            import srctrans as st
+            st.grad
+            import srctrans.pipeline
+            spec = importlib.util.spec_from_file_location("built", {path!r})
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            {call}
+        ''')))
+    return counts[0] - counts[1]
+
+
 def timed_build(source, call, repeat, setup="", keep_cache=False):
     """A snippet that writes ``source`` to a module, imports srctrans, and times ``call``.
 
@@ -119,8 +166,18 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--instructions", action="store_true",
+                        help="only count the instructions of the 1,000- and 2,000-statement "
+                             "builds under valgrind (a few minutes)")
     options = parser.parse_args()
     repeat = options.repeat
+    if options.instructions:
+        counts = {n: build_instructions(n) for n in (1000, 2000)}
+        for statements, count in counts.items():
+            print(f"instructions to build and call once, {statements:,} statements: "
+                  f"{count / 1e9:.2f} billion")
+        print(f"2,000 / 1,000 statements, instructions: {counts[2000] / counts[1000]:.3f}")
+        return
 
     imported = run(textwrap.dedent(f'''
         import sys, time
