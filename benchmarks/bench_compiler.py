@@ -97,7 +97,9 @@ def counted_instructions(snippet):
     """Machine instructions that ``snippet`` runs in a fresh process, counted by
     valgrind's cachegrind (deterministic, unlike times: no other load, no cache misses
     or clock changes of the machine count)."""
-    env = dict(os.environ, SRCTRANS_CACHE_DIR=os.path.join(CACHE, "entries"))
+    # one BLAS thread: an idle OpenBLAS thread spins, and its count would follow the time
+    env = dict(os.environ, SRCTRANS_CACHE_DIR=os.path.join(CACHE, "entries"),
+               OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     shutil.rmtree(CACHE, ignore_errors=True)
     done = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no",
                            "--cachegrind-out-file=/dev/null", sys.executable, "-c", snippet],

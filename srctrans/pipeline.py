@@ -69,6 +69,7 @@ from srctrans.normalize.sequences import split_sequence_arithmetic
 from srctrans.normalize.ssa import rename_reassignments
 from srctrans.optimise.accumulate import fold_accumulations
 from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, reads_of, targets_of
+from srctrans.optimise.release import release_dead_arrays
 from srctrans.optimise.inline import inline_temporaries
 from srctrans.optimise.negation import sink_negations
 from srctrans.optimise.remat import rematerialise
@@ -139,6 +140,7 @@ def _front_end(fn, wrt, build_callee, mode):
     parsed = parse_function(fn)
     itself = differentiate_as_call(parsed, mode)     # a function with a user rule: one call of itself
     fence.check(parsed)
+    fence.drop_releases(parsed.node)                  # `del name` only releases a value
     unit = Unit(parsed, wrt, build_callee)
     data_names = _nonlocal_data(parsed.node, unit.resolver)
     mark_checkpointed_loops(parsed, unit.resolver, unit.namer, mode)
@@ -231,7 +233,9 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
                  _backward_function(unit, backward, seed, residuals, gradients,
                                     result.tape if result.tape in residuals else None)]
     if scalar_output:
-        functions.append(_gradient_function(unit, untouched_forward, backward, seed, gradients))
+        arrays = {name for name, shape in shapes.items() if shape}    # not numbers
+        functions.append(_gradient_function(unit, untouched_forward, backward, seed, gradients,
+                                            arrays=arrays))
     elif gradient is not None:
         seeding = runtime_call(unit.aliases, "seed_cotangent", [clone(result.output), gast.Constant(None, None)])
         functions.append(_gradient_function(unit, untouched_forward, backward, seed, gradients,
@@ -472,14 +476,16 @@ def _block_text(statements):
     return "\n".join(block_lines(statements, 0))
 
 
-def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, single=False):
+def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, single=False,
+                       arrays=frozenset()):
     """``NAME_grad(*params)``: the gradient of a scalar output, forward and backward in one.
 
     The output's cotangent is the constant 1.0 (a Python float, so it keeps
     float32 results float32), folded away where it multiplies; the forward statements
     that only computed the output's value are dropped. A ``seeding`` expression
     (ones shaped like an output of unknown shape) replaces the constant; ``single``
-    returns the one gradient rather than a tuple.
+    returns the one gradient rather than a tuple. Each of ``arrays`` (names known to
+    be arrays) is released after its last use (``optimise.release``).
     """
     one = {seed: gast.Constant(1.0, None)}
     reassigned = any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == seed
@@ -499,6 +505,9 @@ def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, s
     forward = eliminate_dead_code([clone(s) for s in forward], needed, _is_pure)
     body = inline_temporaries(forward + backward, unit.namer.temporaries, _reads_all(gradients),
                               _is_pure)
+    if arrays:
+        body = release_dead_arrays(body, arrays,
+                                   _reads_all(gradients) | set(parameter_names(unit.function)))
     name = unit.namer.fresh(unit.function.name + "_grad")
     of = "of a scalar output" if seeding is None else "of the sum of the output"
     doc = gast.Expr(gast.Constant(

@@ -175,3 +175,19 @@ def test_rebinding_a_global_helper_is_seen(monkeypatch):
     np.testing.assert_allclose(before, 2 * x * np.exp(2 * y))
     monkeypatch.setattr(language, "helper_scale", language.helper_cube)
     np.testing.assert_allclose(st.grad(language.calls_helper)(x, y), 6 * x ** 5 * y ** 2)
+
+
+def releases_its_temporaries(x, W):
+    h = np.tanh(x @ W)
+    z = h * h
+    del h                                   # the value is released, as in plain Python
+    loss = np.sum(z)
+    if loss > 0.0:
+        del z
+    return loss
+
+
+def test_a_del_that_only_releases_a_value_is_accepted():
+    x, W = np.array([[0.5, -1.0]]), np.array([[0.3, 0.2], [-0.4, 0.1]])
+    st.check_grads(releases_its_temporaries, (x, W), order=2)
+    assert "del" not in st.source(releases_its_temporaries).split("_fwd")[1].split("return")[0]

@@ -184,7 +184,7 @@ class _Builder:
         self.scalar_output = self.rng.random() > 0.2
         makers = [self._assign] * 6 + [self._write, self._if, self._for, self._while,
                                        self._container, self._rows, self._early_return,
-                                       self._complex, self._checkpointed]
+                                       self._complex, self._checkpointed, self._release]
         for _ in range(self.rng.randint(3, 9)):
             self.rng.choice(makers)()
         returned = self._returned()
@@ -316,6 +316,13 @@ class _Builder:
             lines += [f"    if np.sum({acc}) > 2.0:", "        break"]
         lines += [f"    {acc} += np.sin({a} * i) * 0.5" if augmented else f"    {acc} = {step}"]
         self._try(lines)
+
+    def _release(self):
+        """A temporary released with ``del`` after its one use (a ``del`` srctrans drops);
+        the names read after it never include it (its value is gone)."""
+        tmp, name = self._fresh(), self._fresh()
+        self._try([f"{tmp} = {self._expression()}", f"{name} = {tmp} * 0.5 + np.tanh({tmp})",
+                   f"del {tmp}"])
 
     def _checkpointed(self):
         """A loop marked ``st.checkpointed``: carried values, a branch, a list it grows or an

@@ -51,6 +51,23 @@ def make_nonlocal():
 def uses_del(x):
     y = x * 2.0
     del y  # marker: del
+    y = x * 3.0                 # read again after the del: not a release
+    return y
+
+
+def del_in_a_loop_of_a_name_it_reads(x):
+    y = x * 2.0
+    for i in range(3):
+        x = x + y
+        del y  # marker: release-in-loop
+    return x
+
+
+def del_twice(x):
+    y = x * 2.0
+    if x[0] > 0.0:
+        del y
+    del y  # marker: released-twice
     return x
 
 
