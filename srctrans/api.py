@@ -14,6 +14,7 @@ import numpy as np
 
 from srctrans import runtime
 from srctrans.runtime.containers import is_container
+from srctrans.runtime.objects import UnseenCallee
 from srctrans.runtime.seeding import is_integer
 from srctrans import cache
 from srctrans.reporting import chained_cause, for_user, noting_callees, user_facing
@@ -249,6 +250,16 @@ class _Differentiated:
         return finish
 
     def __call__(self, *args, output_gradients=None, **kwargs):
+        repeat = self._repeat
+        if repeat is not None and not kwargs and output_gradients is None:
+            try:
+                gradients = repeat(self._fn, args)  # a call shaped like the last: the short path
+            except UnseenCallee:
+                gradients = None                    # the full path notes the callee
+            except Exception as error:
+                raise for_user(error, self._f, args, kwargs) from chained_cause(error)
+            if gradients is not None:
+                return gradients
         try:
             return noting_callees(self._call, (args, output_gradients, kwargs), {})
         except Exception as error:
@@ -257,7 +268,7 @@ class _Differentiated:
     def _call(self, args, output_gradients, kwargs):
         repeat = self._repeat
         if repeat is not None and not kwargs and output_gradients is None:
-            gradients = repeat(self._fn, args)      # a call shaped like the last: the short path
+            gradients = repeat(self._fn, args)      # (again, when a callee was noted)
             if gradients is not None:
                 return gradients
         selection = self._selection or self._select()

@@ -6,6 +6,7 @@ changes one thing the path depends on and checks the gradient still follows.
 """
 
 import inspect
+import traceback
 
 import numpy as np
 import pytest
@@ -142,3 +143,22 @@ def test_the_dtype_of_an_unselected_array_counts(rng):
         dx = g(x, wide)
         assert dx.dtype == np.float32
         np.testing.assert_allclose(dx, w)
+
+
+def test_an_error_on_the_short_path_reads_as_on_the_full_path():
+    """A call shaped like the last one runs the guard straight from the gradient's call;
+    the user's own error then reaches the caller as the full path reports it."""
+    negative = -np.ones(3)
+    with pytest.raises(Exception) as first:
+        st.grad(rc.positive_log)(negative)             # a new gradient: the full path
+    gradient = st.grad(rc.positive_log)
+    for _ in range(3):
+        gradient(np.ones(3))                          # now the short path is ready
+    assert gradient._repeat is not None
+    with pytest.raises(Exception) as short:
+        gradient(negative)
+    assert type(short.value) is type(first.value)
+    assert str(short.value) == str(first.value)
+    assert short.value.__suppress_context__ == first.value.__suppress_context__
+    frames = [frame.filename for frame in traceback.extract_tb(short.value.__traceback__)]
+    assert not any("repeat guard" in name for name in frames)   # srctrans's own frames go
