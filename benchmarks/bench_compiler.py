@@ -174,6 +174,8 @@ def main():
     options = parser.parse_args()
     repeat = options.repeat
     if options.instructions:
+        if shutil.which("valgrind") is None:
+            sys.exit("--instructions counts with valgrind, which is not installed here")
         counts = {n: build_instructions(n) for n in (1000, 2000)}
         for statements, count in counts.items():
             print(f"instructions to build and call once, {statements:,} statements: "
