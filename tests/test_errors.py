@@ -31,6 +31,8 @@ ERRORS = [
     (unsupported.del_in_a_loop_of_a_name_it_reads, (X,), st.UnsupportedSyntaxError,
      "release-in-loop", ["`del`", "never reads after"]),
     (unsupported.del_twice, (X,), st.UnsupportedSyntaxError, "released-twice", ["`del`"]),
+    (unsupported.del_of_a_name_a_local_function_reads, (X,), st.UnsupportedSyntaxError,
+     "released-before-closure", ["`del`"]),
     (unsupported.uses_import, (X,), st.UnsupportedSyntaxError, "import",
      ["`import`", "module level"]),
     (unsupported.uses_from_import, (X,), st.UnsupportedSyntaxError, "from-import",

@@ -114,7 +114,8 @@ def releases(function):
     """The ``del`` statements of ``function`` that only release names: ``del a, b`` where
     each target is a name the function binds before it for sure (a parameter, or a
     plain assignment in the function's own body, not in a block), deletes nowhere
-    else, and reads nowhere after it (nor anywhere in a loop around it). Dropping them changes no value the
+    else, and reads nowhere after it (nor anywhere in a loop around it, nor in a
+    local function or lambda, which may run later). Dropping them changes no value the
     function computes, and no error it raises; :func:`drop_releases` does.
     """
     bound, reads = {}, []
@@ -128,6 +129,9 @@ def releases(function):
     for node in walk(function):
         if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
             reads.append((_position(node), node.id))
+    enclosed = {n.id for node in walk(function)       # a local function may run after the del
+                if node is not function and isinstance(node, (gast.FunctionDef, gast.Lambda))
+                for n in walk(node) if isinstance(n, gast.Name)}
     deleted = {}
     for node in walk(function):
         if isinstance(node, gast.Delete):
@@ -147,7 +151,7 @@ def releases(function):
             names = [t.id for t in stmt.targets if isinstance(t, gast.Name)]
             if (len(names) == len(stmt.targets)
                     and all(bound.get(n, where) < where and n not in looped
-                            and deleted[n] == 1 for n in names)
+                            and n not in enclosed and deleted[n] == 1 for n in names)
                     and not any(at > where and n in names for at, n in reads)):
                 found.append(stmt)
         inner = loop if loop is not None or not isinstance(stmt, (gast.For, gast.While)) else stmt

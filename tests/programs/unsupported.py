@@ -135,3 +135,13 @@ def writes_subscript(x):
 
 def calls_writing_helper(x):
     return writes_subscript(x) * 2.0  # marker: writing-helper
+
+
+def del_of_a_name_a_local_function_reads(x):
+    y = x * 2.0
+
+    def later():
+        return y + 1.0
+
+    del y  # marker: released-before-closure
+    return later()
