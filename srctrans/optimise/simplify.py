@@ -148,10 +148,10 @@ class _Simplifier(gast.NodeTransformer):
     def _doubles(self, left, right):
         """Whether ``left + right`` is ``2 * left``: the same arithmetic on the same floats
         (``m * m + m * m`` on booleans is a logical or, not 2)."""
-        signature = _arithmetic(left)
-        return (signature is not None and signature == _arithmetic(right)
+        signature = _arithmetic(right)
+        return (signature is not None and signature == _arithmetic(left, len(signature))
                 and not any(isinstance(n, gast.Name) and n.id in self.not_float
-                            for n in walk(left)))
+                            for n in walk(right)))
 
     def visit_Call(self, node):
         if _needs_no_guard(node, self.nonsingular):
@@ -178,10 +178,14 @@ class _Simplifier(gast.NodeTransformer):
         return node
 
 
-def _arithmetic(node):
-    """A comparable description of ``node`` if it is arithmetic on names and numbers, else None."""
+def _arithmetic(node, most=None):
+    """A comparable description of ``node`` if it is arithmetic on names and numbers (of at
+    most ``most`` nodes, when given: a long sum is not walked to compare it with a term),
+    else None."""
     described = []
     for n in walk(node):
+        if most is not None and len(described) > most:
+            return None
         if isinstance(n, gast.Name):
             described.append(("name", n.id))
         elif _number(n):
