@@ -242,3 +242,20 @@ def test_a_gradient_added_after_a_branch_moves_into_it(scale):
 def test_shapes_of_matrix_and_vector_products(left, right, shape):
     product = gast.parse("a @ b").body[0].value
     assert specialise.shape_of(product, {"a": left, "b": right}) == shape
+
+
+def test_a_sum_after_an_if_moves_into_both_branches_with_what_computes_it():
+    moved = accumulate.sink_into_branches(_statements(
+        "if c:\n    n = rt.zeros_like(w)\nelse:\n    n = a\ne = f(d)\nn = rt.add(n, e)"))
+    assert _text(moved) == ("if c:\n    n = rt.zeros_like(w)\n    e = f(d)\n    n = rt.add(n, e)\n"
+                            "else:\n    n = a\n    e = f(d)\n    n = rt.add(n, e)")
+
+
+@pytest.mark.parametrize("text", [
+    "if c:\n    n = rt.zeros_like(w)\n    break\nelse:\n    n = a\nn = rt.add(n, e)",   # ends early
+    "if c:\n    n = a\nelse:\n    n = b\nn = rt.add(n, e)",                     # no zeros
+    "if c:\n    n = rt.zeros_like(w)\nm = n * 2\nn = rt.add(n, e)",            # n read between
+    "if c:\n    n = rt.zeros_like(w)\nn = rt.add(n, e * n)",                   # e reads n
+])
+def test_a_sum_after_an_if_that_may_not_move_stays(text):
+    assert _text(accumulate.sink_into_branches(_statements(text))) == text

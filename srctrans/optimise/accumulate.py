@@ -130,7 +130,8 @@ def sink_into_branches(statements):
     Each path still adds ``e`` once, and in that branch the sum starts from the
     zeros, which specialisation then drops (``e`` alone, when it has ``x``'s
     shape). The few plain assignments between the ``if`` and the sum (which
-    compute ``e``) move with it, when none of them reads or assigns ``n``.
+    compute ``e``) move with it, when none of them reads or assigns ``n``, and
+    only when no branch ends early (``return``, ``break``, ``continue``).
     """
     blocks = [statements]
     while blocks:
@@ -161,8 +162,8 @@ def _sinkable(block, index):
     for end, stmt in enumerate(following):
         name = _added_to(stmt)
         if name is not None:
-            if _zeroes(block[index], name) and all(name not in _names(s)[0] | _names(s)[1]
-                                                   for s in following[:end]):
+            if (_zeroes(block[index], name) and not _jumps(block[index])
+                    and all(name not in _names(s)[0] | _names(s)[1] for s in following[:end])):
                 return following[:end + 1]
             return []
         if not (isinstance(stmt, gast.Assign) and anno.get(stmt, Anno.SAVES) is None):
@@ -182,6 +183,12 @@ def _added_to(stmt):
             and name not in reads_of(value.args[1])):
         return name
     return None
+
+
+def _jumps(stmt):
+    """Whether ``stmt`` holds a ``return``, ``break`` or ``continue`` (after which what was
+    moved to the end of a branch would not run)."""
+    return any(isinstance(node, (gast.Return, gast.Break, gast.Continue)) for node in walk(stmt))
 
 
 def _zeroes(stmt, name):
