@@ -114,12 +114,12 @@ def build_instructions(statements):
     """Instructions of the build and first call of the gradient of a straight-line
     function of ``statements`` statements: those of a process that builds it, less
     those of the same process without the build."""
+    path = os.path.join(CACHE + "-modules", f"counted_{statements}.py")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as stream:
+        stream.write(straight_line(statements))
     counts = []
     for call in ("st.grad(module.f)(np.ones(3))", "np.ones(3)"):
-        path = os.path.join(CACHE + "-modules", f"counted_{statements}.py")
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as stream:
-            stream.write(straight_line(statements))
         counts.append(counted_instructions(textwrap.dedent(f'''
             import sys, importlib.util
             sys.path.insert(0, {ROOT!r})

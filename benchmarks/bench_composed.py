@@ -85,9 +85,8 @@ def mlp_rows(case, settings):
         verdict = "" if target is None else ("PASS" if ratio <= target else "MISS")
         bound = over = ""
         if column in bounds:
-            bound = f"{bounds[column]:.2f}x"
-            over = f"{ratio / bounds[column]:.2f}x " + (
-                "PASS" if ratio / bounds[column] <= BOUND_TARGET else "MISS")
+            bound, over_bound = f"{bounds[column]:.2f}x", ratio / bounds[column]
+            over = f"{over_bound:.2f}x " + ("PASS" if over_bound <= BOUND_TARGET else "MISS")
         rows.append((case.name, column, f"{result['best']:.1f}", f"{ratio:.2f}x",
                      f"<= {target}x" if target else "", verdict, bound, over))
     return rows, notes

@@ -118,6 +118,14 @@ def releases(function):
     local function or lambda, which may run later). Dropping them changes no value the
     function computes, and no error it raises; :func:`drop_releases` does.
     """
+    deleted = {}
+    for node in walk(function):
+        if isinstance(node, gast.Delete):
+            for target in node.targets:
+                if isinstance(target, gast.Name):
+                    deleted[target.id] = deleted.get(target.id, 0) + 1
+    if not deleted:
+        return []                                # (every build asks: one walk when none)
     bound, reads = {}, []
     for name in parameter_names(function):
         bound[name] = (-1, -1)
@@ -132,12 +140,6 @@ def releases(function):
     enclosed = {n.id for node in walk(function)       # a local function may run after the del
                 if node is not function and isinstance(node, (gast.FunctionDef, gast.Lambda))
                 for n in walk(node) if isinstance(n, gast.Name)}
-    deleted = {}
-    for node in walk(function):
-        if isinstance(node, gast.Delete):
-            for target in node.targets:
-                if isinstance(target, gast.Name):
-                    deleted[target.id] = deleted.get(target.id, 0) + 1
     found, pending = [], [(stmt, None) for stmt in function.body]
     while pending:
         stmt, loop = pending.pop()

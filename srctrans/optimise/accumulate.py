@@ -163,7 +163,8 @@ def _sinkable(block, index):
         name = _added_to(stmt)
         if name is not None:
             if (_zeroes(block[index], name) and not _jumps(block[index])
-                    and all(name not in _names(s)[0] | _names(s)[1] for s in following[:end])):
+                    and not any(name in reads or name in writes
+                                for reads, writes in map(_names, following[:end]))):
                 return following[:end + 1]
             return []
         if not (isinstance(stmt, gast.Assign) and anno.get(stmt, Anno.SAVES) is None):
@@ -173,10 +174,10 @@ def _sinkable(block, index):
 
 def _added_to(stmt):
     """``n`` when ``stmt`` is ``n = rt.add(n, e)`` with ``e`` not reading ``n``, else None."""
-    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
-            and isinstance(stmt.targets[0], gast.Name)) or anno.get(stmt, Anno.SAVES) is not None:
+    name = _assigned_name(stmt)
+    if name is None or anno.get(stmt, Anno.SAVES) is not None:
         return None
-    value, name = stmt.value, stmt.targets[0].id
+    value = stmt.value
     if (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
             and value.func.attr == "add" and len(value.args) == 2 and not value.keywords
             and isinstance(value.args[0], gast.Name) and value.args[0].id == name
@@ -193,8 +194,7 @@ def _jumps(stmt):
 
 def _zeroes(stmt, name):
     """Whether ``stmt`` assigns ``rt.zeros_like(x)`` (or ``rt.zeros_of``) to ``name`` somewhere."""
-    return any(isinstance(node, gast.Assign) and len(node.targets) == 1
-               and isinstance(node.targets[0], gast.Name) and node.targets[0].id == name
-               and isinstance(node.value, gast.Call) and isinstance(node.value.func, gast.Attribute)
+    return any(_assigned_name(node) == name and isinstance(node.value, gast.Call)
+               and isinstance(node.value.func, gast.Attribute)
                and node.value.func.attr in ("zeros_like", "zeros_of")
                for node in walk(stmt))

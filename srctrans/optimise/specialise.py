@@ -475,7 +475,6 @@ class _Spreads:
     """
 
     def __init__(self, statements):
-        self.statements = statements
         self.uses, self.assignments, self.factors = {}, {}, {}
         for stmt in statements:
             for node in walk(stmt):
