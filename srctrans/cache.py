@@ -348,11 +348,12 @@ def _run_keeping_locals(generated, args, kwargs, watch_lines=True):
 
     With ``watch_lines``, every line of the run is watched (this thread only,
     this one call): a name whose shape changes during the run (in a loop) is
-    left out, so code specialised on the returned values holds for every
+    left out (and one that held a list or another object without a shape as well
+    as an array), so code specialised on the returned values holds for every
     iteration. Code without loops assigns each name once, so only its return
     is watched (watching every line would cost time quadratic in its length).
     """
-    values, shapes, varying = {}, {}, set()
+    values, shapes, varying, unshaped = {}, {}, set(), set()
     code = generated.__code__
     previous = sys.gettrace()
 
@@ -364,8 +365,13 @@ def _run_keeping_locals(generated, args, kwargs, watch_lines=True):
         if event in ("line", "return"):
             for name, value in frame.f_locals.items():
                 shape = _signature(value)
-                if shape is not None and shapes.setdefault(name, shape) != shape:
-                    varying.add(name)
+                if shape is None:           # a list or another object (None: not yet set)
+                    if value is not None:
+                        unshaped.add(name)
+                        if name in shapes:
+                            varying.add(name)
+                elif shapes.setdefault(name, shape) != shape or name in unshaped:
+                    varying.add(name)       # (a name that held a list, then an array, too)
             if event == "return":
                 values.update(frame.f_locals)
         return watch

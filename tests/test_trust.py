@@ -77,6 +77,18 @@ CORRECT = [
     (trust.concatenated_lists, lambda: (R.standard_normal(3), R.standard_normal(3), R.standard_normal(3))),
     (trust.concatenated_tuples, lambda: (R.standard_normal(3), R.standard_normal(3), R.standard_normal(3))),
     (trust.repeated_list, lambda: (R.standard_normal(3), R.standard_normal(3))),
+    (trust.list_rebound_in_its_loop, vector()),
+    (trust.array_rebound_in_its_loop, vector()),
+    (trust.loop_target_named_as_its_sequence, vector()),
+    (trust.zip_rebound_in_its_loop, vector()),
+    (trust.enumerate_rebound_in_its_loop, vector()),
+    (trust.items_rebound_in_their_loop, vector()),
+    (trust.loop_over_a_slice, vector()),
+    (trust.comprehension_over_a_slice, vector()),
+    (trust.reversed_list, vector()),
+    (trust.reversed_array, vector()),
+    (trust.reversed_ranges, vector()),
+    (trust.reversed_sorted, vector()),
 ]
 
 # (function, arguments, words the error must contain): refused at the user's line

@@ -331,9 +331,8 @@ class _Normalizer:
             for condition in reversed(generator.ifs):
                 body = [gast.If(condition, body, [])]
             loop = gast.For(generator.target, generator.iter, body, [], None)
-            if not _is_range(generator.iter):
-                to_index_loop(loop, self.namer)
-            body = [loop]
+            before = [] if _is_range(generator.iter) else to_index_loop(loop, self.namer)
+            body = before + [loop]
         for stmt in body:
             for node in walk(stmt):
                 if "lineno" in node._attributes and getattr(node, "lineno", None) is None:

@@ -5,9 +5,14 @@ Guarantees: afterwards
 
 * every ``for`` loops over ``range(...)``: ``for x in xs`` becomes
   ``for _index in range(len(xs)): x = xs[_index]``, and ``zip``/``enumerate``
-  of sequences (``enumerate(zip(a, b))`` too) and ``d.items()``/``.values()``/
-  ``.keys()`` (over ``list(d)``) become index loops the same way; a target may
-  be a nested tuple of names (``for i, (u, v) in ...``), assigned from the item;
+  of sequences (``enumerate(zip(a, b))`` too), ``reversed(xs)`` (read from
+  the end, ``xs[-1 - _index]``) and ``d.items()``/``.values()``/``.keys()``
+  (over ``list(d)``) become index loops the same way; a target may be a
+  nested tuple of names (``for i, (u, v) in ...``), assigned from the item;
+  ``reversed(range(...))`` becomes the ``range`` of the same integers;
+* a sequence is evaluated once, before the loop, as Python evaluates it: one
+  that is not a name, or is a name the loop assigns, is assigned to a new
+  name (``_items``) before the loop, which the loop reads;
 * there is no ``continue`` and no ``return`` but the last statement, and a
   ``break`` only as ``if stop: break`` at the end of a loop body: a jump sets
   flags, the statements it would skip run under ``if not flag:``, and an
@@ -40,17 +45,31 @@ def _index_loops(function, namer, runtime_name):
     dicts = _dict_names(function)
     parameters = {a.id for a in function.args.args + function.args.posonlyargs
                   + function.args.kwonlyargs}
-    for node in list(walk(function)):
-        if isinstance(node, gast.For) and _pops_many(node.iter):
-            _to_pop_loop(node, namer)
-        elif isinstance(node, gast.For) and not is_range(node.iter):
-            over_keys = _iterates_keys(node, dicts)
-            iterated = node.iter
-            to_index_loop(node, namer, over_keys)
-            if not over_keys and isinstance(iterated, gast.Name) and iterated.id in parameters:
-                # for x in xs, xs an argument: a dict there is an error that says what to write
-                node.iter.args[0].func = gast.Attribute(
-                    gast.Name(runtime_name, gast.Load(), None, None), "sequence_length", gast.Load())
+    for block in _blocks(function):
+        rewritten = []
+        for stmt in block:
+            if isinstance(stmt, gast.For) and _pops_many(stmt.iter):
+                _to_pop_loop(stmt, namer)
+            elif isinstance(stmt, gast.For) and _reverses_range(stmt.iter):
+                rewritten.extend(_to_reversed_range(stmt, namer))
+            elif isinstance(stmt, gast.For) and not is_range(stmt.iter):
+                over_keys = _iterates_keys(stmt, dicts)
+                iterated = stmt.iter.args[0] if _is_call_of(stmt.iter, "reversed") else stmt.iter
+                rewritten.extend(to_index_loop(stmt, namer, over_keys))
+                if not over_keys and isinstance(iterated, gast.Name) and iterated.id in parameters:
+                    # for x in xs, xs an argument: a dict there is an error that says what to write
+                    stmt.iter.args[0].func = gast.Attribute(
+                        gast.Name(runtime_name, gast.Load(), None, None), "sequence_length",
+                        gast.Load())
+            rewritten.append(stmt)
+        block[:] = rewritten
+
+
+def _blocks(function):
+    """Every statement list of ``function`` (bodies, else branches, finally blocks), its own
+    included; a rewrite changes them in place, so the list stays true."""
+    return [value for node in walk(function) for field in ("body", "orelse", "finalbody")
+            if isinstance(value := getattr(node, field, None), list)]
 
 
 def _dict_names(function):
@@ -88,7 +107,7 @@ def _to_pop_loop(loop, namer):
     read = _located(gast.Assign([loop.target], pop, None), loop)
     loop.target = gast.Name(namer.fresh("_index"), gast.Store(), None, None)
     loop.iter = _call("range", [_copy_load(count)])
-    loop.body = [read] + loop.body
+    loop.body[:0] = [read]
     _located(loop, loop)
 
 
@@ -98,47 +117,121 @@ def is_range(iterator):
             and iterator.func.id == "range")
 
 
+def _reverses_range(iterator):
+    """``reversed(range(...))``."""
+    return (_is_call_of(iterator, "reversed") and len(iterator.args) == 1
+            and is_range(iterator.args[0]) and not iterator.args[0].keywords)
+
+
+def _to_reversed_range(loop, namer):
+    """``for t in reversed(range(...))`` -> ``for t in range(last, before_first, -step)``, the
+    same integers, each bound evaluated once as Python does; returns the assignments of the
+    bounds to put before the loop (none for names and numbers)."""
+    bounds = loop.iter.args[0].args
+    before = []
+    if len(bounds) == 1:                               # range(stop): stop - 1 down to 0
+        (stop,) = bounds
+        loop.iter = _call("range", [_minus(stop, 1), gast.Constant(-1, None), gast.Constant(-1, None)])
+        return before
+    if len(bounds) == 2:                               # range(start, stop): stop - 1 down to start
+        start, stop = bounds
+        loop.iter = _call("range", [_minus(stop, 1), _minus(start, 1), gast.Constant(-1, None)])
+        return before
+    start, stop, step = (_once(bound, loop, namer, before) for bound in bounds)
+    count = _call("len", [_call("range", [_copy_load(start), _copy_load(stop), _copy_load(step)])])
+    last = gast.BinOp(_copy_load(start), gast.Add(),
+                      gast.BinOp(_minus(count, 1), gast.Mult(), _copy_load(step)))
+    loop.iter = _call("range", [last, gast.BinOp(_copy_load(start), gast.Sub(), _copy_load(step)),
+                                gast.UnaryOp(gast.USub(), _copy_load(step))])
+    _located(loop, loop)
+    return before
+
+
+def _minus(node, number):
+    return gast.BinOp(node, gast.Sub(), gast.Constant(number, None))
+
+
+def _once(node, loop, namer, before, rebound=frozenset()):
+    """``node``, or a new name assigned its value before ``loop`` (appended to ``before``) when
+    reading ``node`` again in the loop could give another value or do the work again: any
+    expression but a name or a number, and a name the loop assigns."""
+    if isinstance(node, gast.Constant) or (isinstance(node, gast.Name) and node.id not in rebound):
+        return node
+    name = namer.fresh("_items")
+    before.append(_located(assign(name, node), loop))
+    return load(name)
+
+
+def _assigned_in(loop):
+    """The names ``loop`` assigns: its target's and those its body stores."""
+    return {node.id for part in [loop.target] + loop.body for node in walk(part)
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store)}
+
+
 def to_index_loop(loop, namer, over_keys=False):
-    """``for t in seq`` -> ``for i in range(len(seq)): t = seq[i]`` (zip, enumerate alike);
-    ``over_keys``: ``seq`` is a dict, whose keys the loop takes (as ``seq.keys()``)."""
+    """``for t in seq`` -> ``for i in range(len(seq)): t = seq[i]`` (zip, enumerate alike;
+    ``reversed(seq)`` reads ``seq[-1 - i]``); ``over_keys``: ``seq`` is a dict, whose keys the
+    loop takes (as ``seq.keys()``).
+
+    Python evaluates ``seq`` once, before the first step, so a sequence that is not a name, or
+    is a name the loop assigns, is assigned to a new name before the loop: returns those
+    assignments, which the caller puts before the loop.
+    """
     index = namer.fresh("_index")
     iterator, target = loop.iter, loop.target
+    rebound = _assigned_in(loop)
+    before = []
+
+    def once(node):
+        return _once(node, loop, namer, before, rebound)
+
+    def part(node):
+        """``(sequence, its item at this step)``; ``reversed(seq)`` counts from the end."""
+        if _is_call_of(node, "reversed") and len(node.args) == 1:
+            sequence = once(node.args[0])
+            backwards = gast.BinOp(gast.Constant(-1, None), gast.Sub(), load(index))
+            return sequence, _item(sequence, backwards)
+        sequence = once(node)
+        return sequence, _item(sequence, load(index))
+
     reads = []                                    # (target, value expression for this index)
     view = (iterator, "keys") if over_keys else _dict_view(iterator)
     if view is not None:                          # for k, v in d.items(): over list(d), the keys
         mapping, kind = view
-        keys = _call("list", [_copy_load(mapping)])
-        key = gast.Subscript(keys, load(index), gast.Load())
+        mapping = once(mapping)
+        keys = once(_call("list", [_copy_load(mapping)]))
+        key = gast.Subscript(_copy_load(keys), load(index), gast.Load())
         value = gast.Subscript(_copy_load(mapping), _copy_load(key), gast.Load())
         if kind == "items" and isinstance(target, gast.Tuple) and len(target.elts) == 2:
             reads = [(target.elts[0], _copy_load(key)), (target.elts[1], value)]
         else:
             reads = [(target, _copy_load(key) if kind == "keys" else value)]
-        sequences = [_copy_load(mapping)]
+        sequences = [keys]
     elif _is_call_of(iterator, "enumerate") and isinstance(target, gast.Tuple) and len(target.elts) == 2:
-        sequences = [iterator.args[0]]
-        item = _item(iterator.args[0], index)
-        if _is_call_of(iterator.args[0], "zip"):   # enumerate(zip(a, b)): the items of each
-            sequences = list(iterator.args[0].args)
-            item = gast.Tuple([_item(s, index) for s in sequences], gast.Load())
+        zipped = _is_call_of(iterator.args[0], "zip")   # enumerate(zip(a, b)): the items of each
+        sequences, items = zip(*[part(s) for s in (iterator.args[0].args if zipped
+                                                   else iterator.args[:1])])
+        item = gast.Tuple(list(items), gast.Load()) if zipped else items[0]
         count = load(index)
         if len(iterator.args) > 1:                 # enumerate(xs, start)
-            count = gast.BinOp(count, gast.Add(), _copy_load(iterator.args[1]))
+            count = gast.BinOp(count, gast.Add(), once(iterator.args[1]))
         reads = [(target.elts[0], count), (target.elts[1], item)]
     elif _is_call_of(iterator, "zip") and isinstance(target, gast.Tuple) \
             and len(target.elts) == len(iterator.args):
-        sequences = list(iterator.args)
-        reads = [(t, _item(s, index)) for t, s in zip(target.elts, iterator.args)]
+        sequences, items = zip(*[part(s) for s in iterator.args])
+        reads = list(zip(target.elts, items))
     else:
-        sequences = [iterator]
-        reads = [(target, _item(iterator, index))]
-    lengths = [_call("len", [s]) for s in sequences]
+        sequence, item = part(iterator)
+        sequences = [sequence]
+        reads = [(target, item)]
+    lengths = [_call("len", [_copy_load(s)]) for s in sequences]
     count = lengths[0] if len(lengths) == 1 else _call("min", lengths)
     loop.iter = _call("range", [count])
     loop.target = store(index)
-    loop.body = [gast.Assign([t], value, None) for t, value in reads] + loop.body
+    loop.body[:0] = [gast.Assign([t], value, None) for t, value in reads]
     for stmt in loop.body[:len(reads)]:
         gast.copy_location(stmt, loop)
+    return before
 
 
 def _dict_view(node):
@@ -155,7 +248,7 @@ def _is_call_of(node, name):
 
 
 def _item(sequence, index):
-    return gast.Subscript(_copy_load(sequence), load(index), gast.Load())
+    return gast.Subscript(_copy_load(sequence), index, gast.Load())
 
 
 def _copy_load(node):

@@ -250,6 +250,8 @@ def _check_control_flow(parsed, resolver):
             if (isinstance(iterator, gast.Call) and isinstance(iterator.func, gast.Attribute)
                     and iterator.func.attr in ("items", "values", "keys") and not iterator.args):
                 call = "items"
+            if call == "reversed" and _reverses(parsed, node, iterator):
+                call = "range" if _is_range_call(iterator.args[0]) else "sorted"
             if call == "items" or _pops_saved_values(parsed, iterator):
                 pass                   # d.items(), d.values(), d.keys(); a generated backward loop
             elif call in ("zip", "enumerate"):
@@ -268,7 +270,7 @@ def _check_control_flow(parsed, resolver):
             else:
                 _reject(parsed, node, "`for` loop over this kind of iterable",
                         "not supported yet; loop over range(...), an array, a list, sorted(...), "
-                        "zip(...) or enumerate(...)")
+                        "reversed(...), zip(...) or enumerate(...)")
             if call != "range" or not isinstance(target, gast.Name) or not isinstance(node, gast.For):
                 continue
             for inner in node.body:
@@ -280,6 +282,25 @@ def _check_control_flow(parsed, resolver):
         if (isinstance(node, (gast.For, gast.While)) and node.orelse):
             _reject(parsed, node, "`else` clause of a loop",
                     "not supported yet; set a flag before `break` and test it after the loop")
+
+
+def _reverses(parsed, loop, iterator):
+    """``reversed(seq)`` of a sequence or a ``range(...)`` (refused with a reason otherwise)."""
+    if len(iterator.args) != 1 or iterator.keywords:
+        _reject(parsed, loop, "`reversed(...)` without exactly one argument", "pass one sequence")
+    inner = iterator.args[0]
+    sorts = (isinstance(inner, gast.Call) and isinstance(inner.func, gast.Name)
+             and inner.func.id == "sorted")
+    if _is_range_call(inner) or sorts or isinstance(
+            inner, (gast.Name, gast.Attribute, gast.Subscript, gast.List, gast.Tuple)):
+        return True
+    _reject(parsed, loop, "`for` loop over reversed(...) of this kind of iterable",
+            "reverse a list, a tuple, an array, sorted(...) or range(...)")
+
+
+def _is_range_call(node):
+    return (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
+            and node.func.id == "range")
 
 
 def _names_only(target):

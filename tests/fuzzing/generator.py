@@ -362,8 +362,17 @@ class _Builder:
         a = self._pick()
         b = self._compatible(a)
         t, parts = self._fresh(), self._fresh()
-        choice = self.rng.randrange(17)
-        if choice == 16:             # a dict built from another, written, iterated by key
+        choice = self.rng.randrange(19)
+        if choice == 18:             # a list iterated once as built, rebound inside the loop
+            lines = [f"{parts} = [{a}, np.sin({b}), {a} * {b}]", f"{t} = {a} * 0.5",
+                     f"for u in {parts}:", f"    {t} = {t} * 0.5 + u * {b}",
+                     f"    {parts} = [{t}, {t}, {t}]"]
+        elif choice == 17:           # reversed(...) of a list, of a slice and of a range
+            lines = [f"{parts} = [{a}, np.sin({b}) * 2.0, {a} * {a}]", f"{t} = {b} * 0.5",
+                     f"for u in reversed({parts}):", f"    {t} = {t} * 0.7 + u * np.cos({t})",
+                     f"for k, u in enumerate(reversed({parts}[1:])):", f"    {t} = {t} + u * k",
+                     "for k in reversed(range(1, 3)):", f"    {t} = {t} * 0.5 + {parts}[k]"]
+        elif choice == 16:             # a dict built from another, written, iterated by key
             other = self._fresh()
             lines = [f"{parts} = {{'p': {a}, 'q': np.sin({b})}}",
                      f"{other} = {{k: v * 2.0 for k, v in {parts}.items()}}",

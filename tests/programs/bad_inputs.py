@@ -66,7 +66,7 @@ def unpacks_items(x, pairs):
 
 def loops_over_reversed(x):
     total = 0.0
-    for v in reversed(x):  # marker: reversed
+    for v in reversed(np.tanh(x)):  # marker: reversed
         total = total + v
     return total
 

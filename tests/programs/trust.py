@@ -525,3 +525,118 @@ def self_assignment_in_a_branch(x, s):
     if s > 0.0:
         y = y
     return np.sum(y * y)
+
+
+def list_rebound_in_its_loop(x):
+    # Python iterates the list the loop started with; the loop once read the new one's items
+    xs = [x, 2.0 * x, np.sin(x)]
+    s = 0.0
+    for v in xs:
+        s = s + np.sum(v * v)
+        xs = [x * 10.0, x * 10.0, x * 10.0]
+    return s
+
+
+def array_rebound_in_its_loop(x):
+    t = np.tanh(x)
+    s = 0.0
+    for v in t:
+        s = s + v * v
+        t = x * 10.0
+    return s
+
+
+def loop_target_named_as_its_sequence(x):
+    v = [x, x * x, np.cos(x)]
+    s = 0.0
+    for v in v:
+        s = s + np.sum(v * x)
+    return s
+
+
+def zip_rebound_in_its_loop(x):
+    a, b = [x, x * x], [np.sin(x), 3.0 * x]
+    s = 0.0
+    for u, w in zip(a, b):
+        s = s + np.sum(u * w)
+        a = [x, x]
+        b = [x, x]
+    return s
+
+
+def enumerate_rebound_in_its_loop(x):
+    xs = [x, 2.0 * x, x * x]
+    s = 0.0
+    for i, v in enumerate(xs, 1):
+        s = s + i * np.sum(v * v)
+        xs = [x, x, x]
+    return s
+
+
+def items_rebound_in_their_loop(x):
+    d = {"a": x, "b": x * x}
+    s = 0.0
+    for k, v in d.items():
+        s = s + np.sum(v * np.sin(v))
+        d = {"a": x * 10.0, "b": x * 10.0}
+    return s
+
+
+def loop_over_a_slice(x):
+    xs = [x, 2.0 * x, np.sin(x), x * x]
+    s = 0.0
+    for v in xs[::-1]:
+        s = s * 0.5 + np.sum(v * v)
+    for v in xs[1:3]:
+        s = s * 0.5 + np.sum(v)
+    return s
+
+
+def comprehension_over_a_slice(x):
+    xs = [x, 2.0 * x, np.sin(x)]
+    ys = [np.sum(v * v) for v in xs[::-1]]
+    return ys[0] * 0.5 + ys[2]
+
+
+def reversed_list(x):
+    hs = []
+    h = x
+    for i in range(4):
+        hs.append(h)
+        h = np.tanh(h * 1.5 + 0.1)
+    s = 0.0
+    for v in reversed(hs):
+        s = s * 0.5 + np.sum(v * v)
+    return s
+
+
+def reversed_array(x):
+    s = 0.0
+    for v in reversed(x):
+        s = s * 0.7 + v * v
+    for i, v in enumerate(reversed(x)):
+        s = s + i * np.sin(v)
+    return s
+
+
+def reversed_ranges(x):
+    s = 0.0
+    for t in reversed(range(3)):
+        s = s * 0.9 + x[t] * t
+    for t in reversed(range(1, 3)):
+        s = s * 0.8 + x[t] ** 2
+    for t in reversed(range(0, 3, 2)):
+        s = s * 0.7 + np.sin(x[t])
+    n = 3
+    for t in reversed(range(n - 1, -1, -2)):
+        s = s * 0.6 + x[t] * s
+    for t in reversed(range(n, 0)):
+        s = s + x[t]                 # an empty range, reversed: no step
+    return s
+
+
+def reversed_sorted(x):
+    s = 0.0
+    for v in reversed(sorted([x[0], x[1] * 2.0, x[2] - 1.0])):
+        s = s * 0.5 + v * v
+    return s

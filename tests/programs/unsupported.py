@@ -122,7 +122,7 @@ def loop_with_else(x):
 
 def loops_over_items(x):
     total = 0.0
-    for value in reversed(x):  # marker: for-items
+    for value in iter(x):  # marker: for-items
         total = total + value
     return total
 
