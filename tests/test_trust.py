@@ -4,6 +4,7 @@ at second order, or a clear error at the user's line."""
 
 import importlib.util
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -207,6 +208,29 @@ def test_a_file_edited_after_import_is_an_error(tmp_path):
         st.grad(module.f)(2.0)
     assert "has changed since Python compiled it" in str(info.value)
     assert "reload" in str(info.value)
+
+
+def test_a_module_reloaded_without_writing_bytecode_is_read_as_it_is(tmp_path, monkeypatch):
+    """Python compiles an edited module again on reload but, told not to write bytecode,
+    leaves the old cached bytecode: srctrans once took that for an edit after import and
+    refused the reloaded function (Python 3.11 compiles a def alone with other instructions
+    than in its module, which sends srctrans to the cached bytecode)."""
+    path = tmp_path / "trust_reloaded.py"
+    module = _module(path, "trust_reloaded",
+                     "import numpy as np\n\ndef f(x):\n    return np.sum(np.sin(x))\n")
+    import py_compile
+    py_compile.compile(str(path), cfile=module.__cached__)      # the bytecode of the old text
+    path.write_text("import numpy as np\n\n\ndef f(x):\n    return np.sum(np.sin(x) * 2.0)\n")
+    stat = os.stat(path)
+    os.utime(path, (stat.st_atime, stat.st_mtime + 5))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    spec = importlib.util.spec_from_file_location("trust_reloaded", path)
+    reloaded = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "trust_reloaded", reloaded)
+    spec.loader.exec_module(reloaded)                            # compiled again, not written
+    assert reloaded.__cached__ == module.__cached__
+    x = np.array([0.1, 0.2])
+    np.testing.assert_allclose(st.grad(reloaded.f)(x), 2.0 * np.cos(x))
 
 
 def test_second_order_over_a_list_selected_as_a_tuple():

@@ -147,7 +147,25 @@ def _compiles_to(source, code, module, first=1):
         return True
     if not any(_same_code(candidate, code, False) for candidate in found):
         return False
-    return not _file_changed_since_compiled(code.co_filename, module)
+    if not _file_changed_since_compiled(code.co_filename, module):
+        return True
+    # The cached bytecode is older than the file, which Python may have compiled again
+    # without writing it (PYTHONDONTWRITEBYTECODE, a reload): the file compiled whole, as
+    # the import compiled it (Python 3.11 calls an imported module's functions with other
+    # instructions than a def compiled alone), says whether this code came from it.
+    return _compiled_from_file(code)
+
+
+def _compiled_from_file(code):
+    """Whether the file ``code`` names, compiled whole, has ``code`` (same line, same code)."""
+    text = "".join(linecache.getlines(code.co_filename))
+    try:
+        whole = compile(text, code.co_filename, "exec", dont_inherit=True,
+                        flags=code.co_flags & _FUTURE_FLAGS)
+    except (SyntaxError, ValueError):
+        return False
+    return any(c.co_name == code.co_name and c.co_firstlineno == code.co_firstlineno
+               and _same_code(c, code, True) for c in _code_objects(whole))
 
 
 def _file_changed_since_compiled(filename, module):
