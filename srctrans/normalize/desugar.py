@@ -199,7 +199,7 @@ def to_index_loop(loop, namer, over_keys=False):
     if view is not None:                          # for k, v in d.items(): over list(d), the keys
         mapping, kind = view
         mapping = once(mapping)
-        keys = once(_call("list", [_copy_load(mapping)]))
+        keys = _call("list", [_copy_load(mapping)])  # read at each step: an inactive key
         key = gast.Subscript(_copy_load(keys), load(index), gast.Load())
         value = gast.Subscript(_copy_load(mapping), _copy_load(key), gast.Load())
         if kind == "items" and isinstance(target, gast.Tuple) and len(target.elts) == 2:
