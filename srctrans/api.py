@@ -440,8 +440,8 @@ def source(f: Function, mode: Mode = "reverse", wrt: Wrt = 0, optimize: bool = T
       optimize: show the optimised code (default) or the raw output of the
         differentiation pass.
       args: example arguments (a tuple); when given, show the code specialised
-        on their shapes, as :func:`grad` runs it for such arguments (the
-        function is run once to measure them).
+        on their shapes, as :func:`grad` and :func:`jvp` run it for such
+        arguments (the function is run once to measure them).
 
     Returns the generated functions of ``f``, followed by those of every user
     function they differentiate through.
@@ -455,9 +455,13 @@ def source(f: Function, mode: Mode = "reverse", wrt: Wrt = 0, optimize: bool = T
         found = cache.forward_instance(fn, selection.names, optimize)
     else:
         found = cache.instance(fn, selection.names, optimize)
-    if args is not None and optimize and mode == "reverse":
+    if args is not None and optimize:
         call_args = tuple(args) if bound_self is None else (bound_self,) + tuple(args)
-        found = found.for_call(fn, call_args, {}, now=True)
+        keywords = {}
+        if mode == "forward":                   # the JVP runs with zero tangents to measure
+            keywords = {found.build.tangents[name]: runtime.zeros_like(value) for name, value
+                        in zip(selection.names, selection.values(tuple(args), {}))}
+        found = found.for_call(fn, call_args, keywords, now=True)
     texts, pending, seen = [], [found.build], set()
     while pending:                               # callees after callers, each once
         build = pending.pop(0)

@@ -63,6 +63,15 @@ class ForwardBuild:
         self.options = None
         self.consulted = ()        # the callables whose rules the build looked up; set by the cache
         self.sites = {}            # call site through a value -> the kinds of callee compiled
+        # what specialising it on a call's shapes needs, as for a reverse build (see Build)
+        self.follows_inputs = False
+        self.specialisable = False
+        self.call_depth = 1
+        self.data_names = ()
+        self.float_values_matter = False
+        self.has_loops = True
+        self.path_dependent = ()
+        self.path_conditions = ()
 
     @property
     def source(self):

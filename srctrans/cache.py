@@ -27,7 +27,6 @@ import numpy as np
 from srctrans.runtime import objects
 from srctrans.runtime.seeding import check_output, is_complex
 
-from srctrans.builds import Build
 from srctrans.emit.compile import forget_sources
 from srctrans.interface import API
 from srctrans.persist import entries as stored
@@ -189,7 +188,7 @@ def _recorded_build(fn, options, location, new_build):
         made = build is None
         if made:
             build = new_build(fn, options, location)
-        elif isinstance(build, Build):
+        else:
             _link_callees(build)
     finally:
         _nesting[0] -= 1
@@ -208,7 +207,7 @@ def _instance_for(fn, options):
 
 
 def _link_callees(build):
-    """Set what a reverse build's callees decide: its call depth, whether it may be specialised."""
+    """Set what a build's callees decide: its call depth, whether it may be specialised."""
     callees = build.callees
     build.call_depth = 1 + max((found.build.call_depth for _, found in callees), default=0)
     build.specialisable = build.follows_inputs and build.call_depth <= MAX_SPECIALISED_DEPTH \
@@ -640,7 +639,11 @@ def set_cache_directory(path):
 # -- forward mode ----------------------------------------------------------------
 
 class ForwardInstance(Instance):
-    """The generated JVP bound to one function object (``jvp``), and what it assumes."""
+    """The generated JVP bound to one function object (``jvp``), and what it assumes.
+
+    :meth:`for_call` specialises it as it does a reverse instance: the JVP's
+    tangents are keyword arguments of the call.
+    """
 
     __slots__ = ()
 
@@ -651,16 +654,34 @@ class ForwardInstance(Instance):
     def jvp(self):
         return self.fwd
 
+    def _specialised(self, fn, args, kwargs):
+        out, values, varying = _run_keeping_locals(self.jvp, args, kwargs,
+                                                   watch_lines=self.build.has_loops)
+        varying = set(varying) | set(self.build.path_dependent)
+        for name, counters in self.build.path_conditions:     # a while loop that ran no step
+            if any(not isinstance(values.get(c), int) or values[c] < 1 for c in counters):
+                varying.add(name)
+        if any(map(is_complex, values.values())) or is_complex(out):
+            return self       # complex values run the generic code (docs/complex.md)
+        shapes = tuple(sorted((name, np.shape(value)) for name, value in values.items()
+                              if name not in varying and _has_shape(value)))
+        _, wrt, optimize, tangent_only, _ = self.build.options
+        return forward_instance(fn, wrt, optimize, tangent_only=tangent_only, shapes=shapes)
 
-def forward_instance(fn, wrt, optimize=True, location=None, tangent_only=False):
-    """The :class:`ForwardInstance` of ``fn``'s JVP with respect to ``wrt``, built if needed."""
-    options = ("forward", tuple(wrt), bool(optimize), bool(tangent_only))
+
+def forward_instance(fn, wrt, optimize=True, location=None, tangent_only=False, shapes=None):
+    """The :class:`ForwardInstance` of ``fn``'s JVP with respect to ``wrt``, built if needed.
+
+    ``shapes`` (a tuple of (name, shape) pairs) asks for the JVP specialised on
+    those shapes of its values (see :meth:`Instance.for_call`).
+    """
+    options = ("forward", tuple(wrt), bool(optimize), bool(tangent_only), shapes)
     return _cached(fn, options, location, _new_forward_build, ForwardInstance)
 
 
 def _new_forward_build(fn, options, location):
     """A forward-mode build of ``fn`` for ``options`` (``_cached`` records it)."""
-    _, wrt, optimize, tangent_only = options
+    _, wrt, optimize, tangent_only, shapes = options
     callees = []
 
     def build_callee(callee, callee_wrt, call_location):
@@ -672,9 +693,10 @@ def _new_forward_build(fn, options, location):
         from srctrans import pipeline
         with REGISTRY.recording() as consulted:
             build = _with_location(pipeline.build_forward, fn, location, wrt, build_callee,
-                                   optimize, tangent_only)
+                                   optimize, tangent_only, dict(shapes) if shapes else None)
     build.consulted = list(consulted.values())
     build.callees = tuple(callees)
+    _link_callees(build)
     return build
 
 

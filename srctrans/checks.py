@@ -35,7 +35,8 @@ def check_grads(f: Function, args: tuple, modes: tuple[Mode, ...] = ("forward", 
     Args:
       f: the function to check (a plain function defined with ``def``).
       args: a tuple of its positional arguments (ints and bools are constants).
-      modes: which modes to check: ``"forward"`` (``<v, jvp(u)>``) and
+      modes: which modes to check: ``"forward"`` (``<v, jvp(u)>``, through
+        the generic JVP and the one specialised on the arguments' shapes) and
         ``"reverse"`` (``<vjp(v), u>``, through every backward pass srctrans
         may run); default both.
       order: 1 checks the derivatives of ``f``; 2 also checks, in every mode,
@@ -122,8 +123,11 @@ def _check_first_order(f, wide, kwargs, modes, indices, rng, name, eps, rtol, at
         tangents = [None] * len(wide)
         for i, u in zip(indices, directions):
             tangents[i] = u
-        _, out_tangent = run_jvp(fn, bound_self, tuple(wide), tuple(tangents), kwargs)
-        compare(_inner(cotangent, out_tangent), "forward-mode", "<v, jvp(u)>")
+        # the first call with these shapes runs the generic JVP, the second the one
+        # specialised on them
+        for path in ("generic", "specialised"):
+            _, out_tangent = run_jvp(fn, bound_self, tuple(wide), tuple(tangents), kwargs)
+            compare(_inner(cotangent, out_tangent), f"forward-mode ({path} code)", "<v, jvp(u)>")
     if "reverse" not in modes:
         return
     # every way srctrans may run the backward pass: generic, shape-specialised,

@@ -6,6 +6,7 @@ arguments (those given a tangent) and cached like every other derivative.
 
 import functools
 import inspect
+import types
 
 import numpy as np
 
@@ -14,6 +15,7 @@ from srctrans.runtime import objects
 from srctrans.runtime.containers import map_leaves
 from srctrans.runtime.seeding import check_output, is_complex, is_integer
 from srctrans import cache
+from srctrans import repeat as repeat_path
 from srctrans.reporting import user_facing
 from srctrans.errors import NonDifferentiableError, ShapeError, UsageError
 from srctrans.signatures import positional_names
@@ -21,7 +23,22 @@ from srctrans.hints import Any, Function
 from srctrans.interface import API
 
 
-@user_facing
+def _repeat_jvp(args, kwargs):
+    """:func:`jvp` for a call shaped like the last one of its function, by the guard made for
+    that call (``repeat.make_jvp_repeat``); None when there is none or it does not hold."""
+    if len(args) != 3 or kwargs or type(args[0]) is not types.FunctionType:
+        return None
+    plans = _plans.get(args[0])
+    repeat = plans.get(_REPEAT) if plans is not None else None
+    if repeat is None:
+        return None
+    try:
+        return repeat(*args)
+    except objects.UnseenCallee:
+        return None                    # the full path notes the callee
+
+
+@user_facing(fast=_repeat_jvp)
 def jvp(f: Function, primals: tuple, tangents: tuple, *,
         optimize: bool = True) -> tuple[Any, Any]:
     """The output of ``f`` at ``primals`` and its directional derivative along ``tangents``.
@@ -55,13 +72,17 @@ def jvp(f: Function, primals: tuple, tangents: tuple, *,
                          hint="give one tangent per argument, None for a constant one")
     from srctrans.api import _unwrap
     fn, bound_self = _unwrap(f)
-    return run_jvp(fn, bound_self, primals, tangents, {}, optimize)
+    return run_jvp(fn, bound_self, primals, tangents, {}, optimize,
+                   repeatable=fn is f and optimize)
 
 
-def run_jvp(fn, bound_self, primals, tangents, kwargs, optimize=True, tangent_only=False):
+def run_jvp(fn, bound_self, primals, tangents, kwargs, optimize=True, tangent_only=False,
+            repeatable=False):
     """:func:`jvp` of the plain function ``fn`` (bound to ``bound_self`` unless None);
     ``kwargs`` are passed to ``fn`` as constants; ``tangent_only`` returns the output's
-    tangent alone, from code that computes only what the tangent needs."""
+    tangent alone, from code that computes only what the tangent needs. ``repeatable``
+    (a call of :func:`jvp` with ``f`` itself a plain function) makes the guard that lets the
+    next call shaped like this one skip to the JVP specialised for it."""
     call_args = primals if bound_self is None else (bound_self,) + primals
     pattern = tuple(t is not None for t in tangents)
     key = (len(primals), pattern, bool(optimize), bound_self is not None, tangent_only)
@@ -76,6 +97,7 @@ def run_jvp(fn, bound_self, primals, tangents, kwargs, optimize=True, tangent_on
         if not (type(tangent) is np.ndarray and type(primal) is np.ndarray
                 and tangent.shape == primal.shape and primal.dtype.kind == "f"
                 and tangent.dtype.kind == "f"):
+            repeatable = False                  # the guard passes tangents on unchecked
             if is_complex(tangent) and not is_complex(primal):
                 raise NonDifferentiableError(
                     f"argument {plan.names[index]!r} is real but its tangent is complex",
@@ -87,13 +109,40 @@ def run_jvp(fn, bound_self, primals, tangents, kwargs, optimize=True, tangent_on
                     hint="pass None as the tangent of an int or bool argument, or pass a float")
             tangent = _conformed_tangent(tangent, primal, plan.names[index])
         keywords[keyword] = tangent
-    if plan.instance.jvp is None:
+    found = plan.instance
+    if found.jvp is None:
         out = fn(*call_args, **kwargs)
         return runtime.zeros_like(out) if tangent_only else (out, runtime.zeros_like(out))
-    result = plan.instance.jvp(*call_args, **kwargs, **keywords)
+    keywords.update(kwargs)
+    if found.build.specialisable:
+        found = found.for_call(fn, call_args, keywords)    # the JVP for this call's shapes
+    result = found.jvp(*call_args, **keywords)
     if not tangent_only:
         _check_output(result[0])
+    if (repeatable and found is not plan.instance and bound_self is None and not kwargs
+            and not tangent_only and not plan.instance.build.data_names
+            and not plan.instance.build.float_values_matter):
+        _note_repeat(fn, plan, found, primals, tangents, result[0])
     return result
+
+
+def _note_repeat(fn, plan, specialised, primals, tangents, out):
+    """Make the call's guard the one :func:`jvp` tries first (made once per shape key and
+    dtypes, at most ``cache.MAX_SPECIALISATIONS`` of them per function)."""
+    key = cache.args_key(primals)
+    if key is None:
+        return
+    given = dict(plan.tangents)
+    tangents = tuple(t if i in given else None for i, t in enumerate(tangents))
+    kinds = (plan.tangents, tuple(key), tuple(p.dtype for p in primals if type(p) is np.ndarray),
+             tuple(t.dtype for t in tangents if t is not None))
+    guards = _plans[fn]
+    guard = guards.get(kinds)
+    if guard is None and len(guards) < 2 * cache.MAX_SPECIALISATIONS:
+        guard = guards[kinds] = repeat_path.make_jvp_repeat(
+            fn, plan.instance, specialised.jvp, primals, tangents, plan.tangents, out)
+    if guard is not None:
+        guards[_REPEAT] = guard
 
 
 def _check_output(out):
@@ -117,7 +166,9 @@ class _Plan:
         self.tangents = tangents     # (primal index, tangent keyword) per given tangent
 
 
-_plans = cache.memo()      # function -> {call pattern: _Plan}
+_plans = cache.memo()      # function -> {call pattern: _Plan, kinds of call: its guard,
+                           #              _REPEAT: the guard of the last call}
+_REPEAT = "repeat"
 
 
 def _plan(fn, bound_self, primals, pattern, optimize, tangent_only):

@@ -76,7 +76,7 @@ from srctrans.optimise.remat import rematerialise
 from srctrans.optimise.simplify import simplify
 from srctrans.optimise.specialise import (
     path_dependent_names,
-    infer_shapes, shapes_follow_inputs, specialise, use_array_methods)
+    infer_shapes, shapes_follow_inputs, specialise, specialise_tangents, use_array_methods)
 from srctrans import nodes
 from srctrans.nodes import (appended_to, clone, parameter_names, rename_reads, runtime_call,
                             substitute_names)
@@ -265,26 +265,39 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     return build
 
 
-def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False):
+def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False, shapes=None):
     """Compile the JVP of ``fn`` with respect to ``wrt`` (forward mode).
 
     ``tangent_only`` returns the output's tangent alone (the output's own
     statements are dropped where the tangent does not need them: an HVP
     needs the gradient's tangent, not the gradient).
 
+    ``shapes`` (name -> shape of the JVP's values, measured on a call of
+    this same build without ``shapes``) specialises the JVP on them: a
+    tangent already of its output's shape is not broadcast again, and
+    reductions of arrays are called as their methods.
+
     The passes up to activity are those of :func:`build_reverse`; then every
     active statement gets its tangent statement, and the result is optimised
     like a backward pass (constants folded, copies propagated, dead code
     dropped, single-use temporaries folded back).
     """
-    unit, itself, _ = _front_end(fn, wrt, build_callee, "forward")
+    unit, itself, data_names = _front_end(fn, wrt, build_callee, "forward")
+    float_values_matter = _rounds_numbers(unit.function)
+    has_loops = any(isinstance(n, (gast.For, gast.While)) for n in walk(unit.function))
+    follows_inputs = shapes_follow_inputs(unit.function)
     unit.written_arrays = written_arrays(unit.function)
     unit.fresh_arrays = _writable(unit, fresh_arrays(unit.function))
     result = forward(unit)
     body = result.body
+    path_dependent, path_conditions = set(), {}
+    if optimize and shapes is None and follows_inputs:     # what the cache's measuring reads
+        path_dependent, path_conditions = path_dependent_names(body)
     returned = [result.tangent] if tangent_only else [result.output, result.tangent]
     if optimize:
         simplify(result.tangent_statements, not_float=unit.not_float)     # not the user's: x * 1.0 there makes a copy
+        if shapes:
+            specialise_tangents(body, infer_shapes(body, shapes))
         body, renaming = propagate_copies(body)
         returned = [_rename(r, renaming) for r in returned]
         body = eliminate_dead_code(body, _reads_all(returned), _is_pure)
@@ -310,6 +323,13 @@ def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False):
     _trace("generated", lambda: compiled.source)
     build = ForwardBuild(compiled, unit.wrt, dict(result.tangents), dict(unit.resolver.assumptions))
     build.sites = dict(unit.resolver.sites)
+    build.follows_inputs = follows_inputs and optimize and shapes is None
+    build.data_names = data_names
+    build.float_values_matter = float_values_matter
+    build.has_loops = has_loops
+    build.path_dependent = tuple(sorted(path_dependent))
+    build.path_conditions = tuple((name, tuple(sorted(counters)))
+                                  for name, counters in sorted(path_conditions.items()))
     return build
 
 

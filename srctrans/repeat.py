@@ -41,6 +41,11 @@ call, as the full path does (the same type and dtype as its argument, its
 own memory, its argument's shape), handing those that fail to ``finish``.
 
 A selected Python float gets an ``np.float64`` gradient, as :func:`grad` documents.
+
+:func:`make_jvp_repeat` makes the same kind of guard for :func:`srctrans.jvp`:
+it checks the primals and the tangents (None at the same places, arrays of
+the same shapes and dtypes elsewhere) and calls the JVP specialised on their
+shapes.
 """
 
 import builtins
@@ -49,6 +54,7 @@ import numpy as np
 
 from srctrans import cache
 from srctrans.emit.compile import register_source
+from srctrans.runtime.seeding import check_output
 
 
 def fits(args, key, places):
@@ -75,11 +81,7 @@ def make_repeat(fn, instance, fused, args, key, places, single, finish, raw):
         same types, shapes and dtypes in give the same out. The guard then
         checks every array's dtype instead of the gradients.
     """
-    namespace = {"ndarray": np.ndarray, "float64": np.float64, "fused": fused,
-                 "finish": finish, "defaults": fn.__defaults__, "kwdefaults": fn.__kwdefaults__,
-                 "namespace": fn.__globals__, "builtin": builtins.__dict__,
-                 "cell_changed": _cell_changed, "callees_current": cache.callees_current,
-                 "build": instance.build}
+    namespace = {"ndarray": np.ndarray, "float64": np.float64, "fused": fused, "finish": finish}
     count = len(args)
     names = [f"a{i}" for i in range(count)]
     selected = [index for index, _, _ in places]
@@ -103,18 +105,7 @@ def make_repeat(fn, instance, fused, args, key, places, single, finish, raw):
             test = f"type(a{i}) is type_{i} and a{i} == value_{i}"
         shapes.append(test)
 
-    stale = ["fn.__defaults__ is not defaults", "fn.__kwdefaults__ is not kwdefaults"]
-    for n, (name, value) in enumerate(instance.assumed_globals()):
-        namespace[f"assumed_{n}"] = value
-        if fn.__globals__.get(name, _MISSING) is value:
-            stale.append(f"namespace.get({name!r}) is not assumed_{n}")
-        else:
-            stale.append(f"{name!r} in namespace or builtin.get({name!r}) is not assumed_{n}")
-    for n, (cell, value) in enumerate(instance.assumed_cells()):
-        namespace[f"cell_{n}"], namespace[f"in_cell_{n}"] = cell, value
-        stale.append(f"cell_changed(cell_{n}, in_cell_{n})")
-    if instance.build.callees:
-        stale.append("not callees_current(build)")
+    stale = _stale_tests(fn, instance, namespace)
 
     conforming, converted = [], []
     for g, index in zip(gradients, selected):
@@ -148,6 +139,95 @@ def make_repeat(fn, instance, fused, args, key, places, single, finish, raw):
         *_condition("if", stale, "        return None"),
         *call,
     ]
+    return _compiled(lines, name, namespace, fn)
+
+
+def make_jvp_repeat(fn, instance, jvp, primals, tangents, keywords, out):
+    """``repeat(fn, primals, tangents)``: ``jvp(*primals, **tangents by keyword)`` for calls
+    shaped like this one of :func:`srctrans.jvp`, else None (the caller takes the full path).
+
+    Args:
+      fn: the user's plain function (no bound self, no keyword arguments).
+      instance: its generic :class:`~srctrans.cache.ForwardInstance`.
+      jvp: the JVP specialised on this call's shape key.
+      primals, tangents: this call's, each tangent None or as it was passed
+        (an array of its primal's shape, of floats, as was the primal).
+      keywords: ``(position, keyword)`` of each given tangent.
+      out: the output of this call, checked (a later output of another type
+        is checked again).
+
+    A later call takes this path when its primals have the same types,
+    shapes, dtypes (and values of ints, bools, strings and None) and its
+    tangents are None at the same places and elsewhere arrays of the same
+    shapes and dtypes, and ``fn``'s defaults and called names are unchanged.
+    """
+    namespace = {"ndarray": np.ndarray, "jvp": jvp, "out_type": type(out),
+                 "check_output": check_output}
+    count = len(primals)
+    tests = []
+    for i, (primal, tangent) in enumerate(zip(primals, tangents)):
+        part = cache.key_part(primal)
+        if type(primal) is np.ndarray:
+            namespace[f"dtype_{i}"] = primal.dtype
+            tests.append(f"type(p{i}) is ndarray and p{i}.shape == {primal.shape!r} "
+                         f"and p{i}.dtype is dtype_{i}")
+        elif isinstance(part, type):
+            namespace[f"type_{i}"] = part
+            tests.append(f"type(p{i}) is type_{i}")
+        else:
+            namespace[f"type_{i}"], namespace[f"value_{i}"] = part
+            tests.append(f"type(p{i}) is type_{i} and p{i} == value_{i}")
+        if tangent is None:
+            tests.append(f"t{i} is None")
+        else:
+            namespace[f"tangent_dtype_{i}"] = tangent.dtype
+            tests.append(f"type(t{i}) is ndarray and t{i}.shape == {tangent.shape!r} "
+                         f"and t{i}.dtype is tangent_dtype_{i}")
+    primal_names = _tuple([f"p{i}" for i in range(count)])
+    tangent_names = _tuple([f"t{i}" for i in range(count)])
+    arguments = ", ".join([f"p{i}" for i in range(count)] + [f"{k}=t{i}" for i, k in keywords])
+    name = f"{fn.__name__}_jvp_repeat"
+    lines = [
+        f"def {name}(fn, primals, tangents):",
+        f"    # {fn.__name__}'s JVP, for calls shaped like the one this guard was made for",
+        f"    if len(primals) != {count} or len(tangents) != {count}:",
+        "        return None",
+        f"    {primal_names} = primals",
+        f"    {tangent_names} = tangents",
+        *_condition("if not", tests, "        return None"),
+        *_condition("if", _stale_tests(fn, instance, namespace), "        return None"),
+        f"    result = jvp({arguments})",
+        "    if type(result[0]) is not out_type:",
+        "        check_output(result[0])",
+        "    return result",
+    ]
+    return _compiled(lines, name, namespace, fn)
+
+
+def _stale_tests(fn, instance, namespace):
+    """The tests that ``instance`` no longer holds for ``fn`` (its defaults, the objects its
+    called names denote, here and in its callees); adds what they read to ``namespace``."""
+    namespace.update({"defaults": fn.__defaults__, "kwdefaults": fn.__kwdefaults__,
+                      "namespace": fn.__globals__, "builtin": builtins.__dict__,
+                      "cell_changed": _cell_changed, "callees_current": cache.callees_current,
+                      "build": instance.build})
+    stale = ["fn.__defaults__ is not defaults", "fn.__kwdefaults__ is not kwdefaults"]
+    for n, (name, value) in enumerate(instance.assumed_globals()):
+        namespace[f"assumed_{n}"] = value
+        if fn.__globals__.get(name, _MISSING) is value:
+            stale.append(f"namespace.get({name!r}) is not assumed_{n}")
+        else:
+            stale.append(f"{name!r} in namespace or builtin.get({name!r}) is not assumed_{n}")
+    for n, (cell, value) in enumerate(instance.assumed_cells()):
+        namespace[f"cell_{n}"], namespace[f"in_cell_{n}"] = cell, value
+        stale.append(f"cell_changed(cell_{n}, in_cell_{n})")
+    if instance.build.callees:
+        stale.append("not callees_current(build)")
+    return stale
+
+
+def _compiled(lines, name, namespace, fn):
+    """The function ``name`` that ``lines`` define, run in ``namespace``."""
     text = "\n".join(line for line in lines if line) + "\n"
     # made once per instance and shape key (st.clear_cache takes the linecache entry back)
     exec(compile(text, register_source(text, f"repeat guard of {fn.__qualname__}"), "exec"),

@@ -177,19 +177,25 @@ def _origin(frames):
     return None
 
 
-def user_facing(function=None, *, keeps=(), calls=None):
+def user_facing(function=None, *, keeps=(), calls=None, fast=None):
     """``function`` (a public entry point) raising what :func:`for_user` makes of its errors,
     but those of the classes ``keeps`` (``check_grads``'s AssertionError) as they are.
 
     ``calls(*args, **kwargs)`` gives ``(f, f's args, f's kwargs)`` for an entry point that
     calls the user's ``f`` (``vjp``), so that arguments not fitting ``f`` are a CallError.
+    ``fast(args, kwargs)``, tried first, returns the result of a call it can shorten, else
+    None.
     """
     if function is None:
-        return functools.partial(user_facing, keeps=keeps, calls=calls)
+        return functools.partial(user_facing, keeps=keeps, calls=calls, fast=fast)
 
     @functools.wraps(function)
     def entry(*args, **kwargs):
         try:
+            if fast is not None:
+                result = fast(args, kwargs)
+                if result is not None:
+                    return result
             return noting_callees(function, args, kwargs)
         except Exception as error:
             if isinstance(error, keeps):

@@ -194,7 +194,7 @@ def test_check_grads_order_2_catches_a_wrong_second_derivative():
         REGISTRY.register_jvp(np.cos, _wrong_cos_jvp, replace=True)
         st.clear_cache()
         st.check_grads(programs.smooth, args, modes=("forward",))
-        with pytest.raises(AssertionError, match="forward-mode derivative of the (gradient|JVP) of smooth"):
+        with pytest.raises(AssertionError, match=r"forward-mode \(generic code\) derivative of the (gradient|JVP) of smooth"):
             st.check_grads(programs.smooth, args, order=2, modes=("forward",))
     finally:
         REGISTRY.register_jvp(np.cos, original, replace=True)

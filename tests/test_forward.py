@@ -124,6 +124,11 @@ def test_docs_show_the_generated_tangent_code_as_it_is():
     loop = st.source(programs.loop_with_branch, mode="forward")
     body = loop[loop.index("    for i in range(n):"):loop.index("    # line 94")]
     assert body.strip() in page
+    R = np.random.default_rng(0)
+    example = (R.standard_normal((8, 3)), R.standard_normal((3, 4)), R.standard_normal(4),
+               R.standard_normal((4, 2)), R.standard_normal((8, 2)))
+    specialised = st.source(programs.mlp_loss, mode="forward", wrt=(1, 2), args=example)
+    assert specialised.strip() in page and specialised != text
 
 
 def test_a_constant_appended_after_active_values_keeps_the_list_cotangent_aligned():

@@ -32,6 +32,7 @@ import gast
 import numpy as np
 
 from srctrans import annotations as anno
+from srctrans import runtime
 from srctrans.annotations import Anno
 from srctrans.nodes import changed_in_place, substitute_names
 from srctrans.optimise.accumulate import sink_into_branches
@@ -45,6 +46,7 @@ RESULT_SHAPE_OF_ARGUMENT = {
     "dot_rhs": 2, "inner_lhs": 1, "inner_rhs": 2, "outer_lhs": 1, "outer_rhs": 2,
     "tensordot_lhs": 1, "tensordot_rhs": 2, "getitem_grad": 1, "tie_weight": None,
     "zeros_like": 0, "zeros_of": 0, "zero_at": 0, "restored_at": 0, "zero_guard": 1,
+    "broadcast_like": 1,
 }
 
 # Reductions of a whole array, to one number, when called with the array alone.
@@ -66,8 +68,9 @@ REDUCTION_METHODS = {
 def use_array_methods(statements, shapes):
     """Call reductions of known arrays as methods: ``np.sum(a, axis=1)`` -> ``a.sum(axis=1)``.
 
-    Only where ``a`` is known to be an array of at least one dimension; the
-    method gives the same result and skips NumPy's function-level dispatch.
+    Only where ``a`` is known to be an array of at least one dimension (a name,
+    or an expression of names: ``np.sum(d * (2 * r))``); the method gives the
+    same result and skips NumPy's function-level dispatch.
     """
     for stmt in statements:
         for node in walk(stmt):
@@ -79,10 +82,29 @@ def use_array_methods(statements, shapes):
             except TypeError:
                 continue
             receiver = node.args[0]
-            if method and isinstance(receiver, gast.Name) and len(shapes.get(receiver.id, ())) >= 1:
+            if method and len(shape_of(receiver, shapes) or ()) >= 1:
                 node.func = gast.Attribute(receiver, method, gast.Load())
                 node.args = node.args[1:]
                 anno.set_(node, Anno.CALLEE, None)
+    return statements
+
+
+def specialise_tangents(statements, shapes):
+    """A JVP's ``statements`` rewritten, in place, for values of the given ``shapes``.
+
+    ``shapes`` holds each name's one shape whenever it has a value (measured,
+    then :func:`infer_shapes`). ``rt.broadcast_like(t, y)`` becomes ``t`` where
+    ``t`` already has ``y``'s shape, reductions of arrays become their methods
+    (:func:`use_array_methods`), and the runtime's other helpers their plain
+    NumPy form, as in a backward pass (``rt.zeros_like`` of a number or an
+    array, ``rt.unbroadcast``, 2-D ``rt.matmul_*``).
+    """
+    use_array_methods(statements, shapes)
+    rewriter = _Rewriter(shapes)
+    for stmt in statements:
+        for node in walk(stmt):
+            if isinstance(node, (gast.Assign, gast.Return, gast.Expr)) and node.value is not None:
+                node.value = rewriter.visit(node.value)
     return statements
 
 
@@ -395,8 +417,14 @@ def _summed_shape(call, known):
 
 
 def _runtime_call(node, name):
-    return (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
-            and node.func.attr == name and isinstance(node.func.value, gast.Name))
+    """``rt.name(...)``: a call of the runtime's helper ``name``, not of a function of the
+    user's with that name (``np.zeros_like`` in a JVP's own statements), which the resolver
+    annotated with what it calls."""
+    if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+            and node.func.attr == name and isinstance(node.func.value, gast.Name)):
+        return False
+    callee = anno.get(node, Anno.CALLEE)
+    return callee is None or callee is getattr(runtime, name, None)
 
 
 def _sum(expression, axes, keepdims=False):
@@ -422,6 +450,11 @@ class _Rewriter(gast.NodeTransformer):
         if _runtime_call(node, "zeros_like") and len(node.args) == 1 \
                 and shape_of(node.args[0], known) is not None:   # a number or an array
             node.func.attr = "zeros_of"
+            return node
+        if _runtime_call(node, "broadcast_like") and len(node.args) == 2:
+            tangent, like = (shape_of(a, known) for a in node.args)
+            if tangent is not None and tangent == like:
+                return node.args[0]                     # already the output's shape
             return node
         if _runtime_call(node, "add") and len(node.args) == 2:
             left, right = (shape_of(a, known) for a in node.args)

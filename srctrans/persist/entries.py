@@ -30,9 +30,9 @@ from srctrans.parse.resolve import MISSING, current_value
 from srctrans.rules import REGISTRY
 
 FORMAT = 1
-_REVERSE_FACTS = ("residuals", "seed", "tape_index", "follows_inputs", "data_names",
-                  "float_values_matter", "has_loops", "path_dependent",
-                  "path_conditions")
+_FORWARD_FACTS = ("follows_inputs", "data_names", "float_values_matter", "has_loops",
+                  "path_dependent", "path_conditions")
+_REVERSE_FACTS = ("residuals", "seed", "tape_index") + _FORWARD_FACTS
 _rules = [None, None]          # [REGISTRY.version, of_user_rules] of the last computation
 
 
@@ -102,8 +102,8 @@ def _entry(fn, build):
     facts = {"wrt": list(build.wrt)}
     if isinstance(build, ForwardBuild):
         facts["tangents"] = build.tangents
-    else:
-        facts.update((fact, getattr(build, fact)) for fact in _REVERSE_FACTS)
+    facts.update((fact, getattr(build, fact)) for fact in
+                 (_FORWARD_FACTS if isinstance(build, ForwardBuild) else _REVERSE_FACTS))
     compiled = build.compiled
     return {"format": FORMAT, "kind": "forward" if isinstance(build, ForwardBuild) else "reverse",
             "label": compiled.label, "text": compiled.text, "source": compiled.source,
@@ -198,10 +198,10 @@ def _build(fn, entry, request):
         build = ForwardBuild(compiled, tuple(facts["wrt"]), dict(facts["tangents"]), assumptions)
     else:
         build = Build(compiled, tuple(facts["wrt"]), assumptions)
-        for fact in _REVERSE_FACTS:
-            value = facts[fact]
-            setattr(build, fact, tuple(value) if isinstance(value, list) else value)
         build.callee_residuals = residuals
+    for fact in _FORWARD_FACTS if entry["kind"] == "forward" else _REVERSE_FACTS:
+        value = facts[fact]
+        setattr(build, fact, tuple(value) if isinstance(value, list) else value)
     build.callees = tuple(callees)
     build.consulted = consulted
     return build
