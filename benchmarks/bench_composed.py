@@ -9,7 +9,8 @@ along all weights) and its gradient (``st.grad``), and reports each as a
 multiple of the function's time next to the targets of the issue (JVP <=
 1.5x, HVP <= 4x, gradient <= 3x), and each JVP against the fewest
 multiply-adds any implementation needs (``flop_bounds``): its ratio over that
-bound, with issue 13's target (<= 1.1x). Then, for a 100 -> 100 function, counts the
+bound, with issue 13's target (<= 1.1x), and against a JVP written by hand
+for that direction (``models.mlp_loss_hand_jvp_*``), timed in the same run. Then, for a 100 -> 100 function, counts the
 passes a reverse Jacobian runs (one forward pass, one pullback per output)
 and times it against 100 separate vjp calls (a forward pass each).
 """
@@ -24,6 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import srctrans as st                                   # noqa: E402
 from bench_reverse import per_call                     # noqa: E402
+import models                                          # noqa: E402
 from models import CASES                               # noqa: E402
 
 BOUND_TARGET = 1.1        # issue 13: a JVP within 1.1x of its multiply-add lower bound
@@ -63,11 +65,25 @@ def mlp_rows(case, settings):
     along_w2 = tuple(rng.standard_normal(np.shape(a)) if i == 2 else None
                      for i, a in enumerate(args))              # the output layer's kernel
     gradient = st.grad(fn, wrt=wrt)
+    by_hand = {
+        "jvp (weights)": lambda: models.mlp_loss_hand_jvp_weights(*args, *weights[:4]),
+        "jvp (input)": lambda: models.mlp_loss_hand_jvp_input(*args, along_input[x_index]),
+        "jvp (W2)": lambda: models.mlp_loss_hand_jvp_w2(*args, along_w2[2]),
+    }
+    for column, hand in by_hand.items():          # the hand-written JVPs compute the same
+        jvp_tangents = {"jvp (weights)": weights, "jvp (input)": along_input,
+                        "jvp (W2)": along_w2}[column]
+        expected = st.jvp(fn, args, jvp_tangents)
+        if not np.allclose(hand(), expected, rtol=1e-10):
+            raise AssertionError(f"the hand-written {column} of {case.name} is wrong")
     columns = {
         "function": lambda: fn(*args),
         "jvp (weights)": lambda: st.jvp(fn, args, weights),
+        "hand jvp (weights)": by_hand["jvp (weights)"],
         "jvp (input)": lambda: st.jvp(fn, args, along_input),
+        "hand jvp (input)": by_hand["jvp (input)"],
         "jvp (W2)": lambda: st.jvp(fn, args, along_w2),
+        "hand jvp (W2)": by_hand["jvp (W2)"],
         "hvp (weights)": lambda: st.hvp(fn, args, weights),
         "hvp (W2)": lambda: st.hvp(fn, args, along_w2),
         "grad": lambda: gradient(*args),
@@ -83,12 +99,13 @@ def mlp_rows(case, settings):
         ratio = result["best"] / base
         target = TARGETS.get(column)
         verdict = "" if target is None else ("PASS" if ratio <= target else "MISS")
-        bound = over = ""
+        bound = over = versus = ""
         if column in bounds:
             bound, over_bound = f"{bounds[column]:.2f}x", ratio / bounds[column]
             over = f"{over_bound:.2f}x " + ("PASS" if over_bound <= BOUND_TARGET else "MISS")
+            versus = f"{result['best'] / times['hand ' + column]['best']:.2f}x"
         rows.append((case.name, column, f"{result['best']:.1f}", f"{ratio:.2f}x",
-                     f"<= {target}x" if target else "", verdict, bound, over))
+                     f"<= {target}x" if target else "", verdict, bound, over, versus))
     return rows, notes
 
 
@@ -135,14 +152,14 @@ def main(argv=None):
     options = parser.parse_args(argv)
     settings = {"repeats": 3, "min_time": 0.02} if options.quick else {"repeats": 7, "min_time": 0.2}
     print(f"numpy {np.__version__}, python {sys.version.split()[0]}")
-    print(f"{'case':<12} {'what':<15} {'best us':>10} {'ratio':>8} {'target':>9}  {'verdict':<8}"
-          f"{'flop bound':<11} over the bound (<= {BOUND_TARGET}x)")
+    print(f"{'case':<12} {'what':<18} {'best us':>10} {'ratio':>8} {'target':>9}  {'verdict':<8}"
+          f"{'flop bound':<11} {f'over it (<= {BOUND_TARGET}x)':<20} srctrans/hand")
     for name in ("mlp_small", "mlp_large"):
         case = CASES[name]()
         rows, notes = mlp_rows(case, settings)
         for row in rows:
-            print(f"{row[0]:<12} {row[1]:<15} {row[2]:>10} {row[3]:>8} {row[4]:>9}  {row[5]:<8}"
-                  f"{row[6]:<11} {row[7]}")
+            print(f"{row[0]:<12} {row[1]:<18} {row[2]:>10} {row[3]:>8} {row[4]:>9}  {row[5]:<8}"
+                  f"{row[6]:<11} {row[7]:<20} {row[8]}")
         for column, note in notes.items():
             print(f"  {column}: {note}")
     counts, times = jacobian_rows(settings)
