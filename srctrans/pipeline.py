@@ -76,7 +76,8 @@ from srctrans.optimise.remat import rematerialise
 from srctrans.optimise.simplify import simplify
 from srctrans.optimise.specialise import (
     path_dependent_names,
-    infer_shapes, shapes_follow_inputs, specialise, specialise_tangents, use_array_methods)
+    factor_out_of_sums, infer_shapes, shapes_follow_inputs, specialise, specialise_tangents,
+    use_array_methods)
 from srctrans import nodes
 from srctrans.nodes import (appended_to, clone, parameter_names, rename_reads, runtime_call,
                             substitute_names)
@@ -304,6 +305,8 @@ def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False, shap
         temporaries = unit.namer.temporaries | {unit.namer.adjoint(t) for t in unit.namer.temporaries
                                                 if t in unit.active}
         body = inline_temporaries(body, temporaries, _reads_all(returned), _is_pure)
+        if shapes:
+            factor_out_of_sums(body, {t for s in result.tangent_statements for t in targets_of(s)})
     name = unit.namer.fresh(unit.function.name + "_jvp")
     args = clone(unit.function.args)
     args.kwonlyargs = list(args.kwonlyargs) + _names([result.tangents[n] for n in unit.wrt],

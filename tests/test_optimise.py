@@ -259,3 +259,16 @@ def test_a_sum_after_an_if_moves_into_both_branches_with_what_computes_it():
 ])
 def test_a_sum_after_an_if_that_may_not_move_stays(text):
     assert _text(accumulate.sink_into_branches(_statements(text))) == text
+
+
+@pytest.mark.parametrize("before, after", [
+    ("d = (t * (2 * r)).sum()", "d = 2 * (t * r).sum()"),
+    ("d = ((0.5 * r) * t).sum()", "d = 0.5 * (r * t).sum()"),
+    ("d = (t * (3 * r)).sum()", "d = (t * (3 * r)).sum()"),          # not exact: stays
+    ("d = (t * (2 * r)).sum(axis=0)", "d = (t * (2 * r)).sum(axis=0)"),   # not a whole sum
+    ("d = np.sum(t * (2 * r))", "d = np.sum(t * (2 * r))"),          # not known to be an array
+    ("y = (t * (2 * r)).sum()", "y = (t * (2 * r)).sum()"),          # not a tangent
+])
+def test_a_power_of_two_leaves_a_whole_sum_of_a_tangent(before, after):
+    statements = _statements(before)
+    assert _text(specialise.factor_out_of_sums(statements, {"d"})) == after

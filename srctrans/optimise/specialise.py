@@ -28,6 +28,8 @@ of the temporaries the measuring run did not see, and of names that every
 branch gives one shape.
 """
 
+import math
+
 import gast
 import numpy as np
 
@@ -106,6 +108,41 @@ def specialise_tangents(statements, shapes):
             if isinstance(node, (gast.Assign, gast.Return, gast.Expr)) and node.value is not None:
                 node.value = rewriter.visit(node.value)
     return statements
+
+
+def factor_out_of_sums(statements, tangents):
+    """The assignments of ``statements`` to the names ``tangents``, rewritten in place:
+    ``(d * (2 * r)).sum()`` -> ``2 * (d * r).sum()`` (:func:`_factor_out_of_sum`)."""
+    for stmt in statements:
+        for node in walk(stmt):
+            if (isinstance(node, gast.Assign) and len(node.targets) == 1
+                    and isinstance(node.targets[0], gast.Name) and node.targets[0].id in tangents):
+                node.value = _factor_out_of_sum(node.value)
+    return statements
+
+
+def _factor_out_of_sum(node):
+    """``(d * (2 * r)).sum()`` -> ``2 * (d * r).sum()``: a power of two out of a whole sum (one
+    array operation less; multiplying by a power of two is exact, so each term rounds alike).
+    The tangent of ``np.sum((y - t) ** 2)`` is such a sum."""
+    if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+            and node.func.attr == "sum" and not node.args and not node.keywords
+            and isinstance(node.func.value, gast.BinOp) and isinstance(node.func.value.op, gast.Mult)):
+        return node
+    product = node.func.value
+    for side, other in (("left", product.right), ("right", product.left)):
+        inner = getattr(product, side)
+        if isinstance(inner, gast.BinOp) and isinstance(inner.op, gast.Mult):
+            for factor, rest in ((inner.left, inner.right), (inner.right, inner.left)):
+                if _power_of_two(factor):
+                    setattr(product, side, rest)
+                    return gast.BinOp(factor, gast.Mult(), node)
+    return node
+
+
+def _power_of_two(node):
+    return (isinstance(node, gast.Constant) and type(node.value) in (int, float)
+            and node.value != 0 and math.frexp(abs(node.value))[0] == 0.5)
 
 
 def shapes_follow_inputs(function):
