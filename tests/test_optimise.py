@@ -272,3 +272,28 @@ def test_a_sum_after_an_if_that_may_not_move_stays(text):
 def test_a_power_of_two_leaves_a_whole_sum_of_a_tangent(before, after):
     statements = _statements(before)
     assert _text(specialise.factor_out_of_sums(statements, {"d"})) == after
+
+
+def _copies_then_dead_code(text, live):
+    from srctrans.optimise import dce
+    statements, renaming = dce.propagate_copies(_statements(text))
+    return _text(dce.eliminate_dead_code(statements, live, lambda s: True))
+
+
+def test_a_copy_in_a_loop_body_is_read_through_and_dropped():
+    text = ("for i in range(n):\n    d2 = g * h\n    d = d2\n    e = d\n"
+            "    g = e @ w\n    a = a + d")
+    assert _copies_then_dead_code(text, {"a", "g"}) == (
+        "for i in range(n):\n    d2 = g * h\n    g = d2 @ w\n    a = a + d2")
+
+
+@pytest.mark.parametrize("text, live", [
+    # d is read by the next step before the copy assigns it: the copy stays, reads keep d
+    ("for i in range(n):\n    y = d * 2.0\n    d = e\n    z = d + 1.0", {"y", "z"}),
+    # d is read after the loop
+    ("for i in range(n):\n    e = f * 2.0\n    d = e", {"d"}),
+    # t is assigned in the loop and read by a later step only
+    ("for i in range(n):\n    s = s + t\n    t = u * 2.0", {"s"}),
+])
+def test_what_a_later_step_or_the_code_after_a_loop_reads_stays(text, live):
+    assert _copies_then_dead_code(text, live) == text

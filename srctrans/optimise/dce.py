@@ -58,6 +58,13 @@ def _live_block(statements, live, is_pure):
             live |= live_body | live_else | reads_of(stmt.test)
             kept.append(stmt)
             continue
+        if isinstance(stmt, (gast.For, gast.While)) and not stmt.orelse:
+            # live after a step: what follows the loop, and what any step reads (more than
+            # the next step needs, never less)
+            stmt.body = _live_block(stmt.body, live | reads_of(stmt), is_pure)[0] or [gast.Pass()]
+            live |= reads_of(stmt)
+            kept.append(stmt)
+            continue
         targets = targets_of(stmt)
         if targets and is_pure(stmt) and not live.intersection(targets):
             continue
@@ -75,8 +82,8 @@ def _calls(node):
 def propagate_copies(statements):
     """Remove single-assignment copies ``a = b``; return (statements, renaming).
 
-    A copy inside an ``if``'s branch stays, and the reads after it in that branch
-    may read ``b`` instead (see :func:`_propagate_in_branch`).
+    A copy inside an ``if``'s branch or a loop's body stays, and the reads after it
+    there may read ``b`` instead (see :func:`_propagate_in_branch`).
     """
     count, last = {}, {}
     for index, stmt in enumerate(statements):
@@ -95,19 +102,37 @@ def propagate_copies(statements):
                 renaming[target] = source
                 continue
         kept.append(stmt)
-    blocks = [block for stmt in kept if isinstance(stmt, gast.If) for block in (stmt.body, stmt.orelse)]
+    blocks = [block for stmt in kept if isinstance(stmt, _COMPOUND) for block in _blocks_of(stmt)]
     while blocks:
-        blocks.extend(_propagate_in_branch(blocks.pop()))
+        blocks.extend(_propagate_in_block(*blocks.pop()))
     return kept, renaming
 
 
-def _propagate_in_branch(block):
-    """Rename, in place, the reads of a copy ``a = b`` made in an ``if``'s branch by the
-    statements after it there (and the blocks inside them), until ``a`` or ``b`` is
-    assigned again, when ``b`` comes from before the branch (a value the branch
-    computed is left to :func:`inline_temporaries`); the copy stays for reads after
-    the ``if`` (dead-code elimination drops it if there are none). Returns the
-    branches of the ``if`` statements inside."""
+def _blocks_of(stmt):
+    """``(block, carried)`` for each block of a compound statement: ``carried`` names what
+    a loop's body reads before it assigns it (a value from the step before), else None."""
+    if isinstance(stmt, gast.If):
+        return [(stmt.body, None), (stmt.orelse, None)]
+    return [(stmt.body, _read_before_assigned(stmt.body))]
+
+
+def _read_before_assigned(block):
+    assigned, exposed = set(), set()
+    for stmt in block:
+        exposed |= reads_of(stmt) - assigned
+        assigned |= _stores(stmt)
+    return exposed
+
+
+def _propagate_in_block(block, carried):
+    """Rename, in place, the reads of a copy ``a = b`` made in an ``if``'s branch or a
+    loop's body by the statements after it there (and the blocks inside them), until
+    ``a`` or ``b`` is assigned again; the copy stays for reads after the block, and
+    dead-code elimination drops it if there are none. In a branch ``b`` must come from
+    before the branch (a value the branch computed is left to
+    :func:`inline_temporaries`); in a loop's body ``a`` must not be ``carried`` (read
+    by the next step before it is assigned: the copy stays, and ``a`` reads better).
+    Returns the blocks of the compound statements inside."""
     copies, inner, assigned = {}, [], set()
     for stmt in block:
         stores = _stores(stmt)
@@ -115,8 +140,7 @@ def _propagate_in_branch(block):
             for name in [a for a, b in copies.items() if a in stores or b in stores]:
                 del copies[name]              # changed inside it: reads there see the change
             rename_reads(stmt, copies)
-            if isinstance(stmt, gast.If):
-                inner.extend((stmt.body, stmt.orelse))
+            inner.extend(_blocks_of(stmt))
             assigned |= stores
             continue
         rename_reads(stmt, copies)
@@ -124,7 +148,9 @@ def _propagate_in_branch(block):
             del copies[name]
         if (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
                 and isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Name)
-                and stmt.value.id not in assigned and stmt.value.id != stmt.targets[0].id):
+                and stmt.value.id != stmt.targets[0].id
+                and (stmt.targets[0].id not in carried if carried is not None
+                     else stmt.value.id not in assigned)):
             copies[stmt.targets[0].id] = stmt.value.id
         assigned |= stores
     return inner
