@@ -26,8 +26,9 @@ from srctrans.interface import API
 def _repeat_jvp(args, kwargs):
     """:func:`jvp` for a call shaped like the last one of its function, by the guard made for
     that call (``repeat.make_jvp_repeat``); None when there is none or it does not hold."""
-    if len(args) != 3 or kwargs or type(args[0]) is not types.FunctionType:
-        return None
+    if (len(args) != 3 or kwargs or type(args[0]) is not types.FunctionType
+            or type(args[1]) is not tuple or type(args[2]) is not tuple):
+        return None                    # (lists are refused by the full path)
     plans = _plans.get(args[0])
     repeat = plans.get(_REPEAT) if plans is not None else None
     if repeat is None:

@@ -136,3 +136,12 @@ def test_errors_on_the_short_path_read_as_on_the_full_path():
     wrong = tangents[:4] + (np.ones((2, 2)),) + tangents[5:]
     with pytest.raises(st.ShapeError, match="the tangent of 'x' has shape"):
         st.jvp(p.mlp, args, wrong)
+
+
+def test_lists_for_tuples_are_refused_after_the_guard_too():
+    args = mlp_args()
+    tangents = along(args, (4,))
+    for _ in range(3):
+        st.jvp(p.mlp, args, tangents)
+    with pytest.raises(st.UsageError, match="as tuples"):
+        st.jvp(p.mlp, list(args), list(tangents))
