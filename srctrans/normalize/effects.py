@@ -303,7 +303,9 @@ def _check_aliases(parsed, resolver):
                 # (d = dict(e); d[k] = v replaces an entry of the new dict, not e's)
                 for root in roots:
                     classes.join(name, root)
-        for name in sorted(classes.members(written) - {written}):
+        # the names the user wrote first (srctrans's own start with "_": `_items`, a loop's
+        # sequence bound before it), so that the message names one of the user's
+        for name in sorted(classes.members(written) - {written}, key=lambda n: (n[:1] == "_", n)):
             read = order.read_after(name, position)
             if read is not None:
                 raise UnsupportedSyntaxError(

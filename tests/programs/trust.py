@@ -640,3 +640,13 @@ def reversed_sorted(x):
     for v in reversed(sorted([x[0], x[1] * 2.0, x[2] - 1.0])):
         s = s * 0.5 + v * v
     return s
+
+
+def loop_writes_and_rebinds_its_sequence(x):
+    X = np.outer(x, x)
+    s = 0.0
+    for row in X:
+        X[0] = X[0] * 2.0
+        s = s + np.sum(row * row)
+        X = X * 0.5
+    return s
