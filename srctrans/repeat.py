@@ -22,10 +22,10 @@ with ``wrt=(0, 1)``:
         if len(args) != 4:
             return None
         (a0, a1, a2, a3) = args
-        if not (type(a0) is ndarray and a0.shape == (32, 10) and a0.dtype is dtype_0
-                and type(a1) is ndarray and a1.shape == (10,) and a1.dtype is dtype_1
-                and type(a2) is ndarray and a2.shape == (64, 32) and a2.dtype is dtype_2
-                and type(a3) is ndarray and a3.shape == (64, 10) and a3.dtype is dtype_3):
+        if not (type(a0) is ndarray and a0.shape == (32, 10) and a0.dtype is dtype_a0
+                and type(a1) is ndarray and a1.shape == (10,) and a1.dtype is dtype_a1
+                and type(a2) is ndarray and a2.shape == (64, 32) and a2.dtype is dtype_a2
+                and type(a3) is ndarray and a3.shape == (64, 10) and a3.dtype is dtype_a3):
             return None
         if (fn.__defaults__ is not defaults
                 or fn.__kwdefaults__ is not kwdefaults
@@ -89,20 +89,10 @@ def make_repeat(fn, instance, fused, args, key, places, single, finish, raw):
 
     trusted = all(_conforms(g, args[index]) for g, index in zip(raw, selected))
     shapes = []
-    for i, part in enumerate(key):
-        if type(args[i]) is np.ndarray:
-            test = f"type(a{i}) is ndarray and a{i}.shape == {part!r}"
-            if trusted:
-                namespace[f"dtype_{i}"] = args[i].dtype
-                test += f" and a{i}.dtype is dtype_{i}"
-            elif i in selected:
-                test += f" and a{i}.dtype.kind == 'f'"
-        elif isinstance(part, type):              # a float: its type
-            namespace[f"type_{i}"] = part
-            test = f"type(a{i}) is type_{i}"
-        else:                                     # (type, value)
-            namespace[f"type_{i}"], namespace[f"value_{i}"] = part
-            test = f"type(a{i}) is type_{i} and a{i} == value_{i}"
+    for i, (value, part) in enumerate(zip(args, key)):
+        test = _kind_test(f"a{i}", value, part, namespace, dtype=trusted)
+        if type(value) is np.ndarray and not trusted and i in selected:
+            test += f" and a{i}.dtype.kind == 'f'"
         shapes.append(test)
 
     stale = _stale_tests(fn, instance, namespace)
@@ -166,23 +156,9 @@ def make_jvp_repeat(fn, instance, jvp, primals, tangents, keywords, out):
     count = len(primals)
     tests = []
     for i, (primal, tangent) in enumerate(zip(primals, tangents)):
-        part = cache.key_part(primal)
-        if type(primal) is np.ndarray:
-            namespace[f"dtype_{i}"] = primal.dtype
-            tests.append(f"type(p{i}) is ndarray and p{i}.shape == {primal.shape!r} "
-                         f"and p{i}.dtype is dtype_{i}")
-        elif isinstance(part, type):
-            namespace[f"type_{i}"] = part
-            tests.append(f"type(p{i}) is type_{i}")
-        else:
-            namespace[f"type_{i}"], namespace[f"value_{i}"] = part
-            tests.append(f"type(p{i}) is type_{i} and p{i} == value_{i}")
-        if tangent is None:
-            tests.append(f"t{i} is None")
-        else:
-            namespace[f"tangent_dtype_{i}"] = tangent.dtype
-            tests.append(f"type(t{i}) is ndarray and t{i}.shape == {tangent.shape!r} "
-                         f"and t{i}.dtype is tangent_dtype_{i}")
+        tests.append(_kind_test(f"p{i}", primal, cache.key_part(primal), namespace, dtype=True))
+        tests.append(f"t{i} is None" if tangent is None else
+                     _kind_test(f"t{i}", tangent, tangent.shape, namespace, dtype=True))
     primal_names = _tuple([f"p{i}" for i in range(count)])
     tangent_names = _tuple([f"t{i}" for i in range(count)])
     arguments = ", ".join([f"p{i}" for i in range(count)] + [f"{k}=t{i}" for i, k in keywords])
@@ -202,6 +178,24 @@ def make_jvp_repeat(fn, instance, jvp, primals, tangents, keywords, out):
         "    return result",
     ]
     return _compiled(lines, name, namespace, fn)
+
+
+def _kind_test(name, value, part, namespace, dtype):
+    """The test that the argument ``name`` has the shape key part ``part`` of ``value``: an
+    array of that shape (and, with ``dtype``, of ``value``'s dtype; a complex array's part is
+    no shape, so none passes), a float of its type, an int, bool, string or None of its type
+    and value; adds what the test reads to ``namespace``."""
+    if type(value) is np.ndarray:
+        test = f"type({name}) is ndarray and {name}.shape == {part!r}"
+        if dtype:
+            namespace[f"dtype_{name}"] = value.dtype
+            test += f" and {name}.dtype is dtype_{name}"
+        return test
+    if isinstance(part, type):                    # a float: its type
+        namespace[f"type_{name}"] = part
+        return f"type({name}) is type_{name}"
+    namespace[f"type_{name}"], namespace[f"value_{name}"] = part     # (type, value)
+    return f"type({name}) is type_{name} and {name} == value_{name}"
 
 
 def _stale_tests(fn, instance, namespace):
