@@ -318,20 +318,28 @@ class Instance:
         return variant
 
     def _specialised(self, fn, args, kwargs):
-        (out, residuals), values, varying = _run_keeping_locals(
-            self.fwd, args, kwargs, watch_lines=self.build.has_loops)
-        varying = set(varying) | set(self.build.path_dependent)   # another call may differ
-        for name, counters in self.build.path_conditions:     # a while loop that ran no step
-            if any(not isinstance(values.get(c), int) or values[c] < 1 for c in counters):
-                varying.add(name)
-        for name in varying:
-            values.pop(name, None)
+        (out, residuals), values, varying = self._probe(self.fwd, args, kwargs)
         check_output(out)
         if any(map(is_complex, values.values())) or is_complex(out):
             return self       # complex values run the generic code (docs/complex.md)
         _, wrt, optimize, unconnected_zero, _ = self.build.options
         return instance(fn, wrt, optimize, unconnected_zero,
                         shapes=_measure(self.build, out, residuals, values, varying))
+
+    def _probe(self, generated, args, kwargs):
+        """``(generated(*args, **kwargs), its local values, varying names)``: the values
+        whose shape another call with this shape key may change (they changed during the
+        run, depend on the path, or a ``while`` loop that carries them ran no step) are
+        named in ``varying`` and left out of the values."""
+        out, values, varying = _run_keeping_locals(generated, args, kwargs,
+                                                   watch_lines=self.build.has_loops)
+        varying = set(varying) | set(self.build.path_dependent)   # another call may differ
+        for name, counters in self.build.path_conditions:     # a while loop that ran no step
+            if any(not isinstance(values.get(c), int) or values[c] < 1 for c in counters):
+                varying.add(name)
+        for name in varying:
+            values.pop(name, None)
+        return out, values, varying
 
 
 MAX_SPECIALISATIONS = 8
@@ -655,16 +663,11 @@ class ForwardInstance(Instance):
         return self.fwd
 
     def _specialised(self, fn, args, kwargs):
-        out, values, varying = _run_keeping_locals(self.jvp, args, kwargs,
-                                                   watch_lines=self.build.has_loops)
-        varying = set(varying) | set(self.build.path_dependent)
-        for name, counters in self.build.path_conditions:     # a while loop that ran no step
-            if any(not isinstance(values.get(c), int) or values[c] < 1 for c in counters):
-                varying.add(name)
+        out, values, _ = self._probe(self.jvp, args, kwargs)
         if any(map(is_complex, values.values())) or is_complex(out):
             return self       # complex values run the generic code (docs/complex.md)
         shapes = tuple(sorted((name, np.shape(value)) for name, value in values.items()
-                              if name not in varying and _has_shape(value)))
+                              if _has_shape(value)))
         _, wrt, optimize, tangent_only, _ = self.build.options
         return forward_instance(fn, wrt, optimize, tangent_only=tangent_only, shapes=shapes)
 
