@@ -174,19 +174,14 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     for derivatives of derivatives.
     """
     unit, itself, data_names = _front_end(fn, wrt, build_callee, "reverse")
-    # read off the function before inlining, which shares expressions between its statements
-    float_values_matter = _rounds_numbers(unit.function)
-    has_loops = any(isinstance(n, (gast.For, gast.While)) for n in walk(unit.function))
+    facts = _ShapeFacts(unit, optimize and shapes is None)
     unit.nonsingular = frozenset(softmax_normalisers(unit.function))
     unit.array_valued = array_valued(unit.function)
     unit.written_arrays = written_arrays(unit.function)
     unit.fresh_arrays = _writable(unit, fresh_arrays(unit.function))
     unit.dict_valued = dict_valued(unit.function)
-    follows_inputs = shapes_follow_inputs(unit.function)
     result = reverse(unit)
-    path_dependent, path_conditions = set(), {}
-    if optimize and shapes is None and follows_inputs:     # what the cache's measuring reads
-        path_dependent, path_conditions = path_dependent_names(result.prologue + result.forward)
+    facts.find_paths(result.prologue + result.forward)     # what the cache's measuring reads
     if optimize and shapes:
         shapes = infer_shapes(result.prologue + result.forward, shapes)   # what the probe missed
         use_array_methods(result.forward, shapes)
@@ -251,18 +246,9 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     build.sites = dict(unit.resolver.sites)
     build.residuals, build.seed = tuple(residuals), seed
     build.tape_index = residuals.index(result.tape) if result.tape in residuals else None
-    build.follows_inputs = follows_inputs and optimize and shapes is None
-    build.data_names = data_names
-    build.float_values_matter = float_values_matter
-    build.has_loops = has_loops
     if isinstance(result.output, gast.Name):         # the output's cotangent: the output's shape
-        if result.output.id in path_dependent:
-            path_dependent.add(seed)
-        if result.output.id in path_conditions:
-            path_conditions[seed] = path_conditions[result.output.id]
-    build.path_dependent = tuple(sorted(path_dependent))
-    build.path_conditions = tuple((name, tuple(sorted(counters)))
-                                  for name, counters in sorted(path_conditions.items()))
+        facts.same_shape(seed, result.output.id)
+    facts.record(build, data_names)
     return build
 
 
@@ -284,16 +270,12 @@ def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False, shap
     dropped, single-use temporaries folded back).
     """
     unit, itself, data_names = _front_end(fn, wrt, build_callee, "forward")
-    float_values_matter = _rounds_numbers(unit.function)
-    has_loops = any(isinstance(n, (gast.For, gast.While)) for n in walk(unit.function))
-    follows_inputs = shapes_follow_inputs(unit.function)
+    facts = _ShapeFacts(unit, optimize and shapes is None)
     unit.written_arrays = written_arrays(unit.function)
     unit.fresh_arrays = _writable(unit, fresh_arrays(unit.function))
     result = forward(unit)
     body = result.body
-    path_dependent, path_conditions = set(), {}
-    if optimize and shapes is None and follows_inputs:     # what the cache's measuring reads
-        path_dependent, path_conditions = path_dependent_names(body)
+    facts.find_paths(body)                                  # what the cache's measuring reads
     returned = [result.tangent] if tangent_only else [result.output, result.tangent]
     if optimize:
         simplify(result.tangent_statements, not_float=unit.not_float)     # not the user's: x * 1.0 there makes a copy
@@ -326,14 +308,46 @@ def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False, shap
     _trace("generated", lambda: compiled.source)
     build = ForwardBuild(compiled, unit.wrt, dict(result.tangents), dict(unit.resolver.assumptions))
     build.sites = dict(unit.resolver.sites)
-    build.follows_inputs = follows_inputs and optimize and shapes is None
-    build.data_names = data_names
-    build.float_values_matter = float_values_matter
-    build.has_loops = has_loops
-    build.path_dependent = tuple(sorted(path_dependent))
-    build.path_conditions = tuple((name, tuple(sorted(counters)))
-                                  for name, counters in sorted(path_conditions.items()))
+    facts.record(build, data_names)
     return build
+
+
+class _ShapeFacts:
+    """What the cache needs to specialise a build on the shapes of a call (see
+    ``cache.Instance.for_call``), for a build of ``unit`` that may be specialised
+    (``specialisable``: optimised, and not specialised already).
+
+    Read off the function before it is differentiated: inlining then shares
+    expressions between statements.
+    """
+
+    def __init__(self, unit, specialisable):
+        self.float_values_matter = _rounds_numbers(unit.function)
+        self.has_loops = any(isinstance(n, (gast.For, gast.While)) for n in walk(unit.function))
+        self.follows_inputs = specialisable and shapes_follow_inputs(unit.function)
+        self.path_dependent, self.path_conditions = set(), {}
+
+    def find_paths(self, statements):
+        """The names of ``statements`` (those the measuring call runs) whose shape depends
+        on the path a call takes (:func:`path_dependent_names`)."""
+        if self.follows_inputs:
+            self.path_dependent, self.path_conditions = path_dependent_names(statements)
+
+    def same_shape(self, name, like):
+        """``name`` has the shape of ``like`` (the output's cotangent, the output's)."""
+        if like in self.path_dependent:
+            self.path_dependent.add(name)
+        if like in self.path_conditions:
+            self.path_conditions[name] = self.path_conditions[like]
+
+    def record(self, build, data_names):
+        build.follows_inputs = self.follows_inputs
+        build.data_names = data_names
+        build.float_values_matter = self.float_values_matter
+        build.has_loops = self.has_loops
+        build.path_dependent = tuple(sorted(self.path_dependent))
+        build.path_conditions = tuple((name, tuple(sorted(counters)))
+                                      for name, counters in sorted(self.path_conditions.items()))
 
 
 # Calls that turn numbers into integers: after them a float's value may decide a shape.
