@@ -12,6 +12,7 @@ from srctrans.runtime.custom import grad_of, stop_recording
 from srctrans.emit.compile import is_generated
 from srctrans.errors import UnsupportedSyntaxError
 from srctrans.normalize.checkpoints import is_mark
+from srctrans.normalize.desugar import is_range
 from srctrans.nodes import parameter_names
 from srctrans.parse.resolve import Resolver
 from srctrans.treewalk import walk
@@ -251,7 +252,7 @@ def _check_control_flow(parsed, resolver):
                     and iterator.func.attr in ("items", "values", "keys") and not iterator.args):
                 call = "items"
             if call == "reversed" and _reverses(parsed, node, iterator):
-                call = "range" if _is_range_call(iterator.args[0]) else "sorted"
+                call = "range" if is_range(iterator.args[0]) else "sorted"
             if call == "items" or _pops_saved_values(parsed, iterator):
                 pass                   # d.items(), d.values(), d.keys(); a generated backward loop
             elif call in ("zip", "enumerate"):
@@ -291,16 +292,11 @@ def _reverses(parsed, loop, iterator):
     inner = iterator.args[0]
     sorts = (isinstance(inner, gast.Call) and isinstance(inner.func, gast.Name)
              and inner.func.id == "sorted")
-    if _is_range_call(inner) or sorts or isinstance(
+    if is_range(inner) or sorts or isinstance(
             inner, (gast.Name, gast.Attribute, gast.Subscript, gast.List, gast.Tuple)):
         return True
     _reject(parsed, loop, "`for` loop over reversed(...) of this kind of iterable",
             "reverse a list, a tuple, an array, sorted(...) or range(...)")
-
-
-def _is_range_call(node):
-    return (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
-            and node.func.id == "range")
 
 
 def _names_only(target):

@@ -197,7 +197,9 @@ def _arithmetic(node, most=None):
     return tuple(described)
 
 
-def _power_of_two(node):
+def power_of_two(node):
+    """Whether ``node`` is a number (not a bool) that is a power of two: multiplying by it
+    is exact."""
     return _number(node) and node.value != 0 and math.frexp(abs(node.value))[0] == 0.5
 
 
@@ -208,7 +210,7 @@ def _scaled(constant, product):
             and isinstance(product.op, gast.Mult)):
         return None
     for inner, x in ((product.left, product.right), (product.right, product.left)):
-        if _number(inner) and (_power_of_two(constant) or _power_of_two(inner)):
+        if _number(inner) and (power_of_two(constant) or power_of_two(inner)):
             return gast.BinOp(gast.Constant(constant.value * inner.value, None), gast.Mult(), x)
     return None
 

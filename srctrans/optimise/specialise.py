@@ -28,8 +28,6 @@ of the temporaries the measuring run did not see, and of names that every
 branch gives one shape.
 """
 
-import math
-
 import gast
 import numpy as np
 
@@ -39,6 +37,7 @@ from srctrans.annotations import Anno
 from srctrans.nodes import changed_in_place, substitute_names
 from srctrans.optimise.accumulate import sink_into_branches
 from srctrans.optimise.dce import reads_of
+from srctrans.optimise.simplify import power_of_two
 from srctrans.treewalk import walk
 
 # Which argument of a runtime helper its result has the shape of.
@@ -134,15 +133,10 @@ def _factor_out_of_sum(node):
         inner = getattr(product, side)
         if isinstance(inner, gast.BinOp) and isinstance(inner.op, gast.Mult):
             for factor, rest in ((inner.left, inner.right), (inner.right, inner.left)):
-                if _power_of_two(factor):
+                if power_of_two(factor):
                     setattr(product, side, rest)
                     return gast.BinOp(factor, gast.Mult(), node)
     return node
-
-
-def _power_of_two(node):
-    return (isinstance(node, gast.Constant) and type(node.value) in (int, float)
-            and node.value != 0 and math.frexp(abs(node.value))[0] == 0.5)
 
 
 def shapes_follow_inputs(function):
