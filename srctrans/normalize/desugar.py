@@ -129,20 +129,21 @@ def _to_reversed_range(loop, namer):
     bounds to put before the loop (none for names and numbers)."""
     bounds = loop.iter.args[0].args
     before = []
+    down = gast.Constant(-1, None)
     if len(bounds) == 1:                               # range(stop): stop - 1 down to 0
         (stop,) = bounds
-        loop.iter = _call("range", [_minus(stop, 1), gast.Constant(-1, None), gast.Constant(-1, None)])
-        return before
-    if len(bounds) == 2:                               # range(start, stop): stop - 1 down to start
+        loop.iter = _call("range", [_minus(stop, 1), gast.Constant(-1, None), down])
+    elif len(bounds) == 2:                             # range(start, stop): stop - 1 down to start
         start, stop = bounds
-        loop.iter = _call("range", [_minus(stop, 1), _minus(start, 1), gast.Constant(-1, None)])
-        return before
-    start, stop, step = (_once(bound, loop, namer, before) for bound in bounds)
-    count = _call("len", [_call("range", [_copy_load(start), _copy_load(stop), _copy_load(step)])])
-    last = gast.BinOp(_copy_load(start), gast.Add(),
-                      gast.BinOp(_minus(count, 1), gast.Mult(), _copy_load(step)))
-    loop.iter = _call("range", [last, gast.BinOp(_copy_load(start), gast.Sub(), _copy_load(step)),
-                                gast.UnaryOp(gast.USub(), _copy_load(step))])
+        loop.iter = _call("range", [_minus(stop, 1), _minus(start, 1), down])
+    else:
+        start, stop, step = (_once(bound, loop, namer, before) for bound in bounds)
+        count = _call("len", [_call("range", [_copy_load(start), _copy_load(stop),
+                                              _copy_load(step)])])
+        last = gast.BinOp(_copy_load(start), gast.Add(),
+                          gast.BinOp(_minus(count, 1), gast.Mult(), _copy_load(step)))
+        loop.iter = _call("range", [last, gast.BinOp(_copy_load(start), gast.Sub(), _copy_load(step)),
+                                    gast.UnaryOp(gast.USub(), _copy_load(step))])
     _located(loop, loop)
     return before
 
