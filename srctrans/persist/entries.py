@@ -30,9 +30,10 @@ from srctrans.parse.resolve import MISSING, current_value
 from srctrans.rules import REGISTRY
 
 FORMAT = 1
-_FORWARD_FACTS = ("follows_inputs", "data_names", "float_values_matter", "has_loops",
+# what specialising a build on a call's shapes needs (pipeline._ShapeFacts), in both modes
+_SHAPE_FACTS = ("follows_inputs", "data_names", "float_values_matter", "has_loops",
                   "path_dependent", "path_conditions")
-_REVERSE_FACTS = ("residuals", "seed", "tape_index") + _FORWARD_FACTS
+_REVERSE_FACTS = ("residuals", "seed", "tape_index") + _SHAPE_FACTS
 _rules = [None, None]          # [REGISTRY.version, of_user_rules] of the last computation
 
 
@@ -103,7 +104,7 @@ def _entry(fn, build):
     if isinstance(build, ForwardBuild):
         facts["tangents"] = build.tangents
     facts.update((fact, getattr(build, fact)) for fact in
-                 (_FORWARD_FACTS if isinstance(build, ForwardBuild) else _REVERSE_FACTS))
+                 (_SHAPE_FACTS if isinstance(build, ForwardBuild) else _REVERSE_FACTS))
     compiled = build.compiled
     return {"format": FORMAT, "kind": "forward" if isinstance(build, ForwardBuild) else "reverse",
             "label": compiled.label, "text": compiled.text, "source": compiled.source,
@@ -199,7 +200,7 @@ def _build(fn, entry, request):
     else:
         build = Build(compiled, tuple(facts["wrt"]), assumptions)
         build.callee_residuals = residuals
-    for fact in _FORWARD_FACTS if entry["kind"] == "forward" else _REVERSE_FACTS:
+    for fact in _SHAPE_FACTS if entry["kind"] == "forward" else _REVERSE_FACTS:
         value = facts[fact]
         setattr(build, fact, tuple(value) if isinstance(value, list) else value)
     build.callees = tuple(callees)
