@@ -31,8 +31,8 @@ Modules:
   refusals     -- the UnsupportedSyntaxError generated code raises for what a value reveals
   foreign      -- arrays of other libraries (Dask, CuPy) kept in their library; the error
                   for derivatives that need NumPy arrays
-  fastpath     -- shortcuts for hot loops (a reversed loop's saved values, all at once;
-                  the zero of a known number or array)
+  fastpath     -- shortcuts for hot loops (a reversed loop's saved values, all at once,
+                  or from a loop's own list; the zero of a known number or array)
   scipy_linalg -- derivatives of scipy.linalg (imported on first use, as rt.scipy_linalg)
   scipy_signal -- derivatives of scipy.signal's convolutions (likewise, rt.scipy_signal)
   scipy_stats  -- derivatives of scipy.stats's distributions (likewise, rt.scipy_stats)
@@ -107,7 +107,7 @@ from .higher import (
     custom_cotangents_tangent, custom_cotangents_transpose)
 from .custom import (
     stop_gradient, stop_recording, grad_of, CustomGradient, custom_cotangents)
-from .fastpath import pop_many, zeros_of
+from .fastpath import pop_many, reversed, zeros_of
 from .checkpoints import checkpoint_plan, checkpoint_keeps, checkpoint_start, state_copy
 
 

@@ -8,7 +8,11 @@ code knows from its measured shapes: a Python float's zero without the checks
 for containers.
 """
 
+import builtins
+
 from .accumulate import zeros_like
+
+reversed = builtins.reversed      # rt.reversed(steps): a loop's own saved values, last first
 
 
 def pop_many(tape, count):

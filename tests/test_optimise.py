@@ -58,17 +58,19 @@ def _fused_source(fn, args):
 
 
 def test_cheap_scalar_temporaries_are_recomputed_not_saved():
+    backward = st.source(loops.logistic, wrt=(0, 1), args=(2.5, 0.3)).split("def logistic_grad")[0]
+    assert "for x in rt.pop_many(tape, trips):" in backward  # the loop walks the saved values
     source = _fused_source(loops.logistic, (2.5, 0.3))
-    assert "tape.append(x)" in source                       # the state is saved, once a step
-    assert "tape.append(_mul)" not in source and "tape.append(_sub)" not in source
+    assert "xs[i] = x" in source                             # the state is saved, once a step
+    assert "_mul" not in source.split("for x in")[0] and "_sub" not in source.split("for x in")[0]
     assert "d_mul = dx * (1.0 - x)" in source               # recomputed, then folded in
-    assert "for x in rt.pop_many(tape, trips):" in source   # the loop walks the saved values
+    assert "for x in rt.reversed(xs):" in source             # the loop walks its saved values
 
 
 def test_a_chain_of_temporaries_is_recomputed_in_order():
     source = _fused_source(loops.dependent_temporaries, (0.7, 0.4))
-    assert "tape.append(u)" not in source and "tape.append(v)" not in source
-    body = source.split("rt.pop_many")[1]
+    assert "xs[i] = x" in source and "[i] = u" not in source and "[i] = v" not in source
+    body = source.split("rt.reversed(xs)")[1]
     assert body.index("u_2 = a * x") < body.index("v_2 = u_2 + 1.0")
 
 
@@ -81,13 +83,13 @@ def test_shapes_of_folded_temporaries_are_inferred():
 
 def test_a_value_read_before_it_is_assigned_stays_saved():
     source = _fused_source(loops.old_value_read, (0.8, 0.5))
-    assert "tape.append(t)" in source and "t = tape.pop()" in source
+    assert "ts[i] = t" in source and "t = ts[_iteration]" in source
 
 
 def test_array_temporaries_are_not_recomputed():
     source = _fused_source(loops.scalars_and_arrays, (0.5, np.ones(3)))
     assert "c_2 = a * s" in source                          # a number
-    assert "tape.append(v)" in source                       # an array (tanh's rule reads it)
+    assert "vs[i] = v" in source                            # an array (tanh's rule reads it)
 
 
 def test_recomputing_inside_a_loop_with_a_branch():
@@ -297,3 +299,68 @@ def test_a_copy_in_a_loop_body_is_read_through_and_dropped():
 ])
 def test_what_a_later_step_or_the_code_after_a_loop_reads_stays(text, live):
     assert _copies_then_dead_code(text, live) == text
+
+
+# --- a loop's saved values in a list of its own (optimise/step_lists.py) ---------------
+
+@pytest.mark.parametrize("fn, args, own_lists", [
+    (loops.logistic, (2.5, 0.3), 1),
+    (loops.two_loops_in_turn, (0.7, 0.4), 2),
+    (loops.loop_over_an_array, (0.7, 0.4, np.array([0.1, -0.3, 0.5])), 2),
+    (loops.loop_left_early, (3.2, 0.3), 0),
+    (loops.loop_from_a_start, (2.5, 0.3), 0),
+    (loops.loop_inside_a_loop, (2.5, 0.3), 0),
+    (loops.values_saved_around_loops, (0.7, 0.4), 2),
+    (loops.old_value_read, (0.8, 0.5), 2),                  # two values a step, popped by index
+    (loops.scalars_and_arrays, (0.5, np.linspace(-1.0, 1.0, 3)), 2),
+    (loops.saved_names_that_make_keywords, (np.array([0.3, -0.2, 0.4]), 0.6), 3),
+])
+def test_a_loop_saves_its_steps_in_a_list_of_its_own_where_it_can(fn, args, own_lists):
+    """The fused gradient of specialised code, against the generic backward pass and
+    finite differences; the loops that may not (a break, a range not from 0, a loop in a
+    loop) keep the tape."""
+    wrt = tuple(i for i, a in enumerate(args) if isinstance(a, (float, np.ndarray)))
+    source = _fused_source_wrt(fn, args, wrt)
+    assert source.count("= [None] * trips") == own_lists
+    assert fn is not loops.saved_names_that_make_keywords or "i_s[_index] = i" in source
+    assert ("tape" in source) == (own_lists == 0 or fn is loops.values_saved_around_loops)
+    gradient = st.grad(fn, wrt=wrt)
+    first, second = gradient(*args), gradient(*args)      # generic, then specialised
+    for got, expected in zip(second, first):
+        np.testing.assert_allclose(got, expected, rtol=1e-13)
+    st.check_grads(fn, args, modes=("reverse",), wrt=wrt)
+
+
+def _fused_source_wrt(fn, args, wrt):
+    source = st.source(fn, wrt=wrt, args=args)
+    return source.split(f"def {fn.__name__}_grad")[1]
+
+
+def test_a_loop_of_its_own_list_reads_as_an_expert_writes_it():
+    source = _fused_source(loops.logistic, (2.5, 0.3))
+    lines = [line.strip() for line in source.splitlines() if not line.strip().startswith("#")]
+    start = lines.index("xs = [None] * trips")
+    assert lines[start:start + 4] == ["xs = [None] * trips", "for i in _range:", "xs[i] = x",
+                                      "x = a * x * (1.0 - x)"]
+    assert "for x in rt.reversed(xs):" in lines
+    assert "tape" not in source
+
+
+@pytest.mark.parametrize("fn, args", [
+    (loops.logistic, (2.5, 0.3)),                          # one value a step: rt.reversed
+    (loops.old_value_read, (0.8, 0.5)),                    # two values a step: read by index
+    (loops.values_saved_around_loops, (0.7, 0.4)),         # own lists and the tape
+])
+def test_hessians_differentiate_the_loops_own_lists(fn, args):
+    """st.hessian and st.hvp differentiate the specialised fused gradient, lists and all."""
+    hessian = np.array(st.hessian(fn, wrt=(0, 1))(*args), dtype=float)
+    gradient = st.grad(fn, wrt=(0, 1))
+    assert "[None] * trips" in _fused_source(fn, args)
+    numeric = []
+    for k in range(2):
+        step = np.eye(2)[k] * 1e-6
+        numeric.append((np.array(gradient(*(np.array(args) + step)))
+                        - np.array(gradient(*(np.array(args) - step)))) / 2e-6)
+    np.testing.assert_allclose(hessian, np.array(numeric).T, rtol=1e-5, atol=1e-7)
+    hv = st.hvp(fn, args, (1.0, -0.5))
+    np.testing.assert_allclose(hv, hessian @ np.array([1.0, -0.5]), rtol=1e-10)

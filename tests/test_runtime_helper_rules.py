@@ -998,6 +998,9 @@ WITHOUT_RULES = {
     # the tape of a reversed loop: forward mode pops tangents beside it
     # (differentiate/forward.py); reverse mode through it is an UnsupportedSyntaxError
     "pop_many": "pops a reversed loop's saved values; forward mode handles it as a pop",
+    # optimise/step_lists.py: a fused gradient's loop over its own saved values; the fence
+    # and desugar read it as `reversed(steps)` when that gradient is differentiated again
+    "reversed": "walks a loop's own saved values backwards in a fused gradient",
 }
 
 # Helpers whose rules live with the NumPy rules: rt.identity (x.copy(),

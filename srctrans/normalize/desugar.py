@@ -48,6 +48,8 @@ def _index_loops(function, namer, runtime_name):
     for block in _blocks(function):
         rewritten = []
         for stmt in block:
+            if isinstance(stmt, gast.For) and _walks_saved_values_back(stmt.iter, runtime_name):
+                stmt.iter.func = gast.Name("reversed", gast.Load(), None, None)   # read by index
             if isinstance(stmt, gast.For) and _pops_many(stmt.iter):
                 _to_pop_loop(stmt, namer)
             elif isinstance(stmt, gast.For) and _reverses_range(stmt.iter):
@@ -97,6 +99,14 @@ def _pops_many(iterator):
     accepts it only in generated code)."""
     return (isinstance(iterator, gast.Call) and isinstance(iterator.func, gast.Attribute)
             and iterator.func.attr == "pop_many")
+
+
+def _walks_saved_values_back(iterator, runtime_name):
+    """``rt.reversed(steps)``: a loop's own saved values in a generated fused gradient (the
+    fence accepts it only in generated code), read as ``reversed(steps)``."""
+    return (isinstance(iterator, gast.Call) and isinstance(iterator.func, gast.Attribute)
+            and iterator.func.attr == "reversed" and isinstance(iterator.func.value, gast.Name)
+            and iterator.func.value.id == runtime_name)
 
 
 def _to_pop_loop(loop, namer):

@@ -251,6 +251,8 @@ def _check_control_flow(parsed, resolver):
             if (isinstance(iterator, gast.Call) and isinstance(iterator.func, gast.Attribute)
                     and iterator.func.attr in ("items", "values", "keys") and not iterator.args):
                 call = "items"
+            if _walks_saved_values_back(parsed, iterator):
+                call = "reversed"              # a loop's own saved values (optimise/step_lists.py)
             if call == "reversed" and _reverses(parsed, node, iterator):
                 call = "range" if is_range(iterator.args[0]) else "sorted"
             if call == "items" or _pops_saved_values(parsed, iterator):
@@ -310,6 +312,13 @@ def _pops_saved_values(parsed, iterator):
     """``rt.pop_many(tape, n)`` in a derivative srctrans generated (desugar makes it pops)."""
     return (isinstance(iterator, gast.Call) and isinstance(iterator.func, gast.Attribute)
             and iterator.func.attr == "pop_many" and len(iterator.args) == 2
+            and is_generated(parsed.fn))
+
+
+def _walks_saved_values_back(parsed, iterator):
+    """``rt.reversed(steps)`` in a derivative srctrans generated (desugar reads ``reversed``)."""
+    return (isinstance(iterator, gast.Call) and isinstance(iterator.func, gast.Attribute)
+            and iterator.func.attr == "reversed" and isinstance(iterator.func.value, gast.Name)
             and is_generated(parsed.fn))
 
 

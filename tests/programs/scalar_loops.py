@@ -107,3 +107,67 @@ def while_scalar_loop(a, x):
         x = x * (1.0 - 0.1 * s)
         n = n + 1.0
     return x
+
+
+# --- a loop's saved values in a list of its own (optimise/step_lists.py) ---------------
+
+def two_loops_in_turn(a, x):
+    # each loop saves x once a step: each gets its own list
+    for i in range(6):
+        x = a * x * (1.0 - x)
+    for k in range(4):
+        x = x * x + 0.1 * a
+    return x
+
+
+def loop_over_an_array(a, x, weights):
+    # a loop over an array's rows is a loop over range(len(...)): its own list too
+    for w in weights:
+        x = np.sin(a * x + w)
+    return x
+
+
+def loop_left_early(a, x):
+    # a break: the steps that ran are counted, the tape stays
+    for i in range(50):
+        x = a * x * (1.0 - x)
+        if x > 0.64:
+            break
+    return x
+
+
+def loop_from_a_start(a, x):
+    # range(2, 9): the variable is not the step, the tape stays
+    for i in range(2, 9):
+        x = a * x * (1.0 - x) + 0.001 * i
+    return x
+
+
+def loop_inside_a_loop(a, x):
+    # the inner loop is not at the top: its saved values share the outer loop's tape
+    for i in range(3):
+        for j in range(4):
+            x = a * x * (1.0 - x)
+        x = x + 0.01
+    return x
+
+
+def values_saved_around_loops(a, x):
+    # a while loop's values stay on the tape, pushed after the first loop's and before the
+    # last one's: each for loop gets its own list, the tape keeps its order
+    for i in range(4):
+        x = a * x * (1.0 - x)
+    n = 0.0
+    while n < 3.0:
+        x = a * x * (1.0 - x) + 0.01
+        n = n + 1.0
+    for k in range(5):
+        x = x * x + 0.1 * a
+    return x
+
+
+def saved_names_that_make_keywords(x, y):
+    # i and a are saved each step: their lists cannot be called `is` and `as`
+    for i, a in enumerate(x):
+        y = np.sin(a * y) * (i + 1.0)
+    return y

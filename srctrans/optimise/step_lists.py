@@ -1,0 +1,215 @@
+"""Keep a loop's saved values in lists of its own, indexed by the step, in a fused gradient.
+
+Requires: the body of a fused gradient (forward statements, then the backward
+pass), after :func:`srctrans.differentiate.control.iterate_saved_values`.
+Guarantees: the values computed are unchanged. Take a top-level loop over
+``_range = range(stop)`` that runs to its end (``trips = len(_range)``, no
+``break``, its variable assigned by nothing in its body), whose body uses the
+tape only in pushes of names at its top level, and whose reversed loop (a later
+top-level loop counting ``trips`` down) uses the tape only in as many pops at
+its top level. Each pushed value is stored instead in a list made once for all
+the steps, at the step's index, and its pop reads it back from there; a
+reversed loop that iterated over its one value's pops iterates over that list
+backwards::
+
+    tape = []                               xs = [None] * trips
+    for i in _range:                        for i in _range:
+        tape.append(x)              ->          xs[i] = x
+        x = a * x * (1.0 - x)                   x = a * x * (1.0 - x)
+    ...                                     ...
+    for x in rt.pop_many(tape, trips):      for x in rt.reversed(xs):
+
+    for _iteration in range(trips - 1, -1, -1):       (two values a step)
+        h = tape.pop()                  ->          h = hs[_iteration]
+
+as an expert writes it: no list growing step by step, no copy of the popped
+values. The loop's pops, last pushed first, pair with its pushes, so each pop
+reads the list its push wrote. The tape's other values keep their order (the
+loop's were pushed after and popped before every value pushed earlier). A tape
+left unread is no longer made. A fused gradient may be differentiated again
+(``st.hessian``): the fence and desugar read ``rt.reversed(xs)`` as
+``reversed(xs)``, and the lists are lists like the user's.
+"""
+
+import keyword
+
+import gast
+
+from srctrans import annotations as anno
+from srctrans.annotations import Anno
+from srctrans.nodes import appended_to, assign, load
+from srctrans.treewalk import walk
+
+
+def save_steps_in_lists(body, namer, runtime_alias):
+    """``body`` with each qualifying loop's pushes moved to lists of its own (see above)."""
+    made, tapes = {}, set()
+    for index, loop in enumerate(body):
+        if isinstance(loop, gast.For) and _runs_to_its_end(body, index):
+            found = _reversed_loop(body, index, runtime_alias)
+            if found is not None:
+                backward, tape = found
+                made[id(loop)] = _own_lists(loop, backward, tape, namer, runtime_alias)
+                tapes.add(tape)
+    if not made:
+        return body
+    read = {n.id for stmt in body for n in walk(stmt)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    result = []
+    for stmt in body:
+        if _made_list(stmt) in tapes - read:
+            continue                                     # a tape nothing uses any more
+        result.extend(made.get(id(stmt), []))
+        result.append(stmt)
+    return result
+
+
+def _runs_to_its_end(body, index):
+    """``_range = range(stop)`` before the loop ``body[index]`` over ``_range``, no ``break``
+    in it, and its variable assigned by no statement of its body (it tells the step)."""
+    loop = body[index]
+    if not (isinstance(loop.target, gast.Name) and isinstance(loop.iter, gast.Name)):
+        return False
+    ranges = [s for s in body[:index] if _assigns(s, loop.iter.id)]
+    if len(ranges) != 1 or not _is_call(ranges[0].value, "range") or len(ranges[0].value.args) != 1:
+        return False
+    return not any(isinstance(n, gast.Break)
+                   or isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+                   and n.id == loop.target.id
+                   for stmt in loop.body for n in walk(stmt))
+
+
+def _reversed_loop(body, index, runtime_alias):
+    """``(reversed loop, tape)`` for the loop ``body[index]``, or None (see the module)."""
+    loop = body[index]
+    pushes = _pushes(loop)
+    if not pushes:
+        return None
+    tape = appended_to(pushes[0])[0]
+    if _uses(loop, tape) != len(pushes) or any(appended_to(p)[0] != tape for p in pushes):
+        return None
+    for later in body[index + 1:]:
+        if not isinstance(later, gast.For):
+            continue
+        trips = _counted_by(later, tape, runtime_alias)
+        if trips is None or not _counts(body[:index], trips, loop.iter.id):
+            continue
+        if _iterates_pops(later):                        # one value a step, iterated over
+            pushed = appended_to(pushes[0])[1].id
+            matches = len(pushes) == 1 and isinstance(later.target, gast.Name) and \
+                later.target.id == pushed and _uses(later, tape) == 1
+        else:
+            pops = [s for s in later.body if _pops(s, tape)]
+            matches = _uses(later, tape) == len(pops) and \
+                [p.targets[0].id for p in pops] == [appended_to(p)[1].id for p in reversed(pushes)]
+        return (later, tape) if matches else None
+    return None
+
+
+def _pushes(loop):
+    """The statements at the top of ``loop``'s body that push a name onto a tape."""
+    return [s for s in loop.body if anno.get(s, Anno.SAVES) is not None and appended_to(s)
+            and isinstance(appended_to(s)[1], gast.Name)]
+
+
+def _pops(stmt, tape):
+    """``stmt`` is ``name = tape.pop()``."""
+    return (isinstance(stmt, gast.Assign) and anno.get(stmt, Anno.SAVES) is not None
+            and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)
+            and isinstance(stmt.value, gast.Call) and isinstance(stmt.value.func, gast.Attribute)
+            and stmt.value.func.attr == "pop" and not stmt.value.args
+            and isinstance(stmt.value.func.value, gast.Name) and stmt.value.func.value.id == tape)
+
+
+def _counted_by(loop, tape, runtime_alias):
+    """``trips`` when ``loop`` iterates over ``rt.pop_many(tape, trips)`` or over
+    ``range(trips - 1, -1, -1)`` (into a name no statement of its body assigns), else None."""
+    call = loop.iter
+    if not (isinstance(call, gast.Call) and not call.keywords):
+        return None
+    if (isinstance(call.func, gast.Attribute) and call.func.attr == "pop_many"
+            and isinstance(call.func.value, gast.Name) and call.func.value.id == runtime_alias
+            and len(call.args) == 2 and all(isinstance(a, gast.Name) for a in call.args)
+            and call.args[0].id == tape):
+        return call.args[1].id
+    if not (_is_call(call, "range") and len(call.args) == 3 and isinstance(loop.target, gast.Name)):
+        return None
+    start, stop, step = call.args
+    if (isinstance(start, gast.BinOp) and isinstance(start.op, gast.Sub)
+            and isinstance(start.left, gast.Name) and _is_constant(start.right, 1)
+            and _is_constant(stop, -1) and _is_constant(step, -1)
+            and not any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+                        and n.id == loop.target.id for stmt in loop.body for n in walk(stmt))):
+        return start.left.id
+    return None
+
+
+def _iterates_pops(loop):
+    """``loop`` iterates over ``rt.pop_many(...)`` (not over a ``range``)."""
+    return isinstance(loop.iter.func, gast.Attribute)
+
+
+def _counts(before, trips, indices):
+    """``trips = len(indices)`` is among ``before``."""
+    return any(_assigns(s, trips) and _is_call(s.value, "len") and len(s.value.args) == 1
+               and isinstance(s.value.args[0], gast.Name) and s.value.args[0].id == indices
+               for s in before)
+
+
+def _own_lists(loop, backward, tape, namer, runtime_alias):
+    """The statements making the lists (``steps = [None] * trips``); ``steps[i] = value``
+    replaces each push in ``loop``, and each pop in ``backward`` reads its list."""
+    trips = _counted_by(backward, tape, runtime_alias)
+    made, lists = [], []
+    pushes = {id(stmt) for stmt in _pushes(loop)}
+    for k, stmt in enumerate(loop.body):
+        if id(stmt) in pushes:
+            value = appended_to(stmt)[1].id
+            steps = namer.fresh(value + "s" if not keyword.iskeyword(value + "s") else value + "_s")
+            lists.append(steps)
+            making = assign(steps, gast.BinOp(gast.List([gast.Constant(None, None)], gast.Load()),
+                                              gast.Mult(), load(trips)))
+            anno.set_(making, Anno.ORIGIN, anno.get(loop, Anno.ORIGIN))
+            made.append(making)
+            kept = gast.Assign([gast.Subscript(load(steps), load(loop.target.id), gast.Store())],
+                               load(value), None)
+            anno.set_(kept, Anno.ORIGIN, anno.get(stmt, Anno.ORIGIN))
+            loop.body[k] = kept
+    if _iterates_pops(backward):
+        backward.iter = gast.Call(gast.Attribute(load(runtime_alias), "reversed", gast.Load()),
+                                  [load(lists[0])], [])
+        return made
+    pops = [k for k, stmt in enumerate(backward.body) if _pops(stmt, tape)]
+    for k, steps in zip(pops, reversed(lists)):       # the last pushed is popped first
+        stmt = backward.body[k]
+        stmt.value = gast.Subscript(load(steps), load(backward.target.id), gast.Load())
+    return made
+
+
+def _uses(node, name):
+    return sum(isinstance(n, gast.Name) and n.id == name for n in walk(node))
+
+
+def _made_list(stmt):
+    """The name ``stmt`` binds to a new empty list (``tape = []``), else None."""
+    if (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.List)
+            and not stmt.value.elts):
+        return stmt.targets[0].id
+    return None
+
+
+def _assigns(stmt, name):
+    return (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id == name)
+
+
+def _is_call(node, function):
+    return (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
+            and node.func.id == function and not node.keywords)
+
+
+def _is_constant(node, value):
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+        return _is_constant(node.operand, -value)
+    return isinstance(node, gast.Constant) and type(node.value) is int and node.value == value
