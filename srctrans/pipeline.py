@@ -71,6 +71,7 @@ from srctrans.optimise.accumulate import fold_accumulations
 from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, reads_of, targets_of
 from srctrans.optimise.release import release_dead_arrays
 from srctrans.optimise.step_lists import save_steps_in_lists
+from srctrans.optimise.in_place import accumulate_in_place
 from srctrans.optimise.inline import inline_temporaries
 from srctrans.optimise.negation import sink_negations
 from srctrans.optimise.remat import rematerialise
@@ -232,7 +233,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     if scalar_output:
         arrays = {name for name, shape in shapes.items() if shape}    # not numbers
         functions.append(_gradient_function(unit, untouched_forward, backward, seed, gradients,
-                                            arrays=arrays, step_lists=True))
+                                            arrays=arrays, specialised=True))
     elif gradient is not None:
         seeding = runtime_call(unit.aliases, "seed_cotangent", [clone(result.output), gast.Constant(None, None)])
         functions.append(_gradient_function(unit, untouched_forward, backward, seed, gradients,
@@ -515,7 +516,7 @@ def _block_text(statements):
 
 
 def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, single=False,
-                       arrays=frozenset(), step_lists=False):
+                       arrays=frozenset(), specialised=False):
     """``NAME_grad(*params)``: the gradient of a scalar output, forward and backward in one.
 
     The output's cotangent is the constant 1.0 (a Python float, so it keeps
@@ -523,9 +524,9 @@ def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, s
     that only computed the output's value are dropped. A ``seeding`` expression
     (ones shaped like an output of unknown shape) replaces the constant; ``single``
     returns the one gradient rather than a tuple. Each of ``arrays`` (names known to
-    be arrays) is released after its last use (``optimise.release``). With ``step_lists``
-    (specialised code) a loop keeps its saved values in lists of its own
-    (``optimise.step_lists``).
+    be arrays) is released after its last use (``optimise.release``). In ``specialised``
+    code a loop keeps its saved values in lists of its own (``optimise.step_lists``) and
+    a parameter's gradient that only sums terms adds them in place (``optimise.in_place``).
     """
     one = {seed: gast.Constant(1.0, None)}
     reassigned = any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == seed
@@ -548,13 +549,18 @@ def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, s
     if arrays:
         body = release_dead_arrays(body, arrays,
                                    _reads_all(gradients) | set(parameter_names(unit.function)))
-    if step_lists:
+    returned = gast.Return(gradients[0] if single else gast.Tuple(list(gradients), gast.Load()))
+    if specialised:
         body = save_steps_in_lists(body, unit.namer, unit.aliases[RUNTIME_ALIAS])
+        assigned = {n.id for stmt in body for n in walk(stmt)
+                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        parameter_arrays = (set(parameter_names(unit.function)) & arrays) - assigned
+        body = accumulate_in_place(body + [returned], parameter_arrays,
+                                   unit.aliases[RUNTIME_ALIAS])[:-1]
     name = unit.namer.fresh(unit.function.name + "_grad")
     of = "of a scalar output" if seeding is None else "of the sum of the output"
     doc = gast.Expr(gast.Constant(
         f"The gradient with respect to {', '.join(unit.wrt)} ({of}; no value).", None))
-    returned = gast.Return(gradients[0] if single else gast.Tuple(list(gradients), gast.Load()))
     return _function(name, clone(unit.function.args), [doc] + body + [returned])
 
 

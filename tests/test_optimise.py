@@ -1,5 +1,6 @@
 """The optimisation passes: their examples, and gradients of programs that exercise them."""
 
+import ast
 import doctest
 
 import gast
@@ -14,7 +15,7 @@ from programs import control
 from programs import scalar_loops as loops
 from srctrans import pipeline
 from srctrans.emit.printer import block_lines
-from srctrans.optimise import accumulate, inline, negation, remat, simplify, specialise
+from srctrans.optimise import accumulate, in_place, inline, negation, remat, simplify, specialise
 
 
 @pytest.mark.parametrize("module", [accumulate, inline, negation, remat, simplify, specialise,
@@ -364,3 +365,80 @@ def test_hessians_differentiate_the_loops_own_lists(fn, args):
     np.testing.assert_allclose(hessian, np.array(numeric).T, rtol=1e-5, atol=1e-7)
     hv = st.hvp(fn, args, (1.0, -0.5))
     np.testing.assert_allclose(hv, hessian @ np.array([1.0, -0.5]), rtol=1e-10)
+
+
+# --- a parameter's gradient summed in place (optimise/in_place.py) ---------------------
+
+def _rnn_sums_args(dtype=np.float64, data=np.float64):
+    rng = np.random.default_rng(3)
+    return (rng.standard_normal((3, 4)).astype(dtype) * 0.5, rng.standard_normal((4, 4)).astype(dtype) * 0.5,
+            rng.standard_normal(4).astype(dtype) * 0.1, rng.standard_normal((5, 2, 3)).astype(data),
+            np.zeros((2, 4), dtype))
+
+
+def test_a_parameters_gradient_that_only_sums_adds_in_place():
+    args = _rnn_sums_args()
+    source = _fused_source_wrt(loops.rnn_sums, args, (0, 1, 2))
+    for name, parameter in [("dWx", "Wx"), ("dWh", "Wh"), ("db", "b")]:
+        assert f"{name} = rt.zeros_of({parameter})" in source and f"{name} += " in source
+    gradient = st.grad(loops.rnn_sums, wrt=(0, 1, 2))
+    first, second, third = gradient(*args), gradient(*args), gradient(*args)
+    for got, again, expected in zip(second, third, first):
+        np.testing.assert_array_equal(got, expected)         # float64 throughout: the same sums
+        np.testing.assert_array_equal(again, expected)       # and a fresh array each call
+        assert got is not again
+    st.check_grads(loops.rnn_sums, args, modes=("reverse",), wrt=(0, 1, 2))
+
+
+def test_a_gradient_summed_in_place_keeps_its_parameters_dtype():
+    """float32 weights, float64 data: each step rounds to float32, as JAX and PyTorch do;
+    the general code sums in float64 and rounds once."""
+    args = _rnn_sums_args(np.float32, np.float64)
+    gradient = st.grad(loops.rnn_sums, wrt=(0, 1, 2))
+    first, second = gradient(*args), gradient(*args)
+    for got, expected, parameter in zip(second, first, args):
+        assert got.dtype == expected.dtype == parameter.dtype == np.float32
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_hessian_of_a_gradient_summed_in_place():
+    args = _rnn_sums_args()
+    assert "dWh += " in _fused_source_wrt(loops.rnn_sums, args, (0, 1, 2))
+    hessian = st.hessian(loops.rnn_sums, wrt=1)(*args)
+    gradient = st.grad(loops.rnn_sums, wrt=1)
+    numeric = np.empty((4, 4, 4, 4))
+    for k in np.ndindex(4, 4):
+        step = np.zeros((4, 4))
+        step[k] = 1e-6
+        plus, minus = list(args), list(args)
+        plus[1], minus[1] = args[1] + step, args[1] - step
+        numeric[(...,) + k] = (gradient(*plus) - gradient(*minus)) / 2e-6
+    np.testing.assert_allclose(hessian, numeric, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("text", [
+    "dW = dW + 1.0",                                      # not made here as zeros
+    "dW = rt.zeros_of(W)\ng = dW\ndW = dW + e",            # another name holds the array
+    "dW = rt.zeros_of(W)\ndW = dW + e\ny = dW * 2.0",      # read by something else
+    "dW = rt.zeros_of(W)\ndW = dW + dW.T",                 # the term reads the sum
+    "dW = rt.zeros_of(W)\ndW = e - dW",                    # not a sum onto dW
+    "dW = rt.zeros_of(W)\ndW = dW * e",                    # not a sum
+    "dW = rt.zeros_of(V)\ndW = dW + e",                    # V is not a parameter array
+    "dW = rt.zeros_of(W)\ndW = rt.zeros_of(W)\ndW = dW + e",   # made twice
+    "dW = rt.zeros_of(W)\nfor t in range(dW.shape[0]):\n    dW = dW + e",   # read by a loop
+    "dW = rt.zeros_of(W)\nif c:\n    dW = e\ndW = dW + e",  # assigned another value
+])
+def test_what_may_not_be_summed_in_place_is_left(text):
+    body = gast.parse(text + "\nreturn (dW,)").body
+    before = ast.unparse(gast.gast_to_ast(gast.Module(body, [])))
+    after = in_place.accumulate_in_place(body, {"W"}, "rt")
+    assert ast.unparse(gast.gast_to_ast(gast.Module(after, []))) == before
+
+
+def test_sums_in_loops_and_branches_are_made_in_place():
+    text = ("dW = rt.zeros_of(W)\nfor t in range(3):\n    if c:\n        dW = dW + e\n"
+            "    dW = dW - f\ndel g\nreturn (dW,)")
+    after = in_place.accumulate_in_place(gast.parse(text).body, {"W"}, "rt")
+    assert ast.unparse(gast.gast_to_ast(gast.Module(after, []))) == (
+        "dW = rt.zeros_of(W)\nfor t in range(3):\n    if c:\n        dW += e\n    dW -= f\ndel g\n"
+        "return (dW,)")

@@ -171,3 +171,14 @@ def saved_names_that_make_keywords(x, y):
     for i, a in enumerate(x):
         y = np.sin(a * y) * (i + 1.0)
     return y
+
+
+# --- a parameter's gradient summed in place (optimise/in_place.py) ---------------------
+
+def rnn_sums(Wx, Wh, b, xs, h0):
+    # dWx, dWh, db start at zeros and only sum a term a step: added in place
+    h = h0
+    for t in range(xs.shape[0]):
+        h = np.tanh(xs[t] @ Wx + h @ Wh + b)
+    return np.sum(h * h)
+
