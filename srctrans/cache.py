@@ -286,6 +286,13 @@ class Instance:
         """(cell, object) of each closure variable the build resolved, as :meth:`current` checks."""
         return list(self._cells)
 
+    def made_for(self, fn, args, kwargs):
+        """The instance :meth:`for_call` made for this call's shapes, or None (builds nothing)."""
+        if not self.build.specialisable:
+            return None
+        key = _shape_key(fn, args, kwargs, self.build.data_names, self.build.float_values_matter)
+        return None if key is None else self.variants.get(key)
+
     def for_call(self, fn, args, kwargs, now=False):
         """The instance to run for this call: specialised on its shapes when possible.
 

@@ -10,10 +10,13 @@ itself is never needed for an HVP.
 
 import functools
 import itertools
+import types
 
 import numpy as np
 
-from srctrans import cache
+from srctrans import cache, forward_api
+from srctrans import repeat as repeat_path
+from srctrans.runtime.objects import UnseenCallee
 from srctrans.pytrees import is_tree, tree_leaves, tree_map
 from srctrans.runtime.foreign import as_array, is_foreign
 from srctrans.runtime.seeding import is_complex, is_float
@@ -201,7 +204,28 @@ def hessian(f: Function, wrt: Wrt = 0, *, optimize: bool = True) -> Function:
     return hessian_of_f
 
 
-@user_facing
+def _repeat_hvp(args, kwargs):
+    """:func:`hvp` for a call shaped like the last one of its function, by the guard made for
+    that call (``repeat.make_hvp_repeat``); None when there is none or it does not hold."""
+    if (len(args) != 3 or kwargs or type(args[0]) is not types.FunctionType
+            or type(args[1]) is not tuple or type(args[2]) is not tuple):
+        return None
+    guards = _hvp_guards.get(args[0])
+    repeat = guards.get(_LAST) if guards is not None else None
+    if repeat is None:
+        return None
+    try:
+        return repeat(*args)
+    except UnseenCallee:
+        return None                    # the full path notes the callee
+
+
+_hvp_guards = cache.memo()    # function -> {kinds of call: (gradient, its HVP guard),
+                              #              _LAST: the guard of the last call}
+_LAST = "last"
+
+
+@user_facing(fast=_repeat_hvp)
 def hvp(f: Function, primals: tuple, tangents: tuple, *, optimize: bool = True) -> tuple:
     """The Hessian of the scalar ``f`` at ``primals`` applied to ``tangents``, forward over reverse.
 
@@ -225,8 +249,43 @@ def hvp(f: Function, primals: tuple, tangents: tuple, *, optimize: bool = True) 
     fn, call_args, names, _, _ = _selected(f, primals, indices)
     gradient = _gradient_function(fn, names, call_args)
     _, products = _jvp(gradient, call_args, indices, [tangents[i] for i in indices], optimize)
+    if fn is f and optimize:
+        _note_hvp_repeat(fn, names, gradient, primals, tangents)
     by_index = dict(zip(indices, products))
     return tuple(by_index.get(i) for i in range(len(primals)))
+
+
+def _note_hvp_repeat(fn, names, gradient, primals, tangents):
+    """Make the guard :func:`hvp` tries first for calls shaped like this one, when the call ran
+    the JVP of a fused gradient specialised on its shapes, with each tangent an array of its
+    primal's shape and float dtype (at most ``cache.MAX_SPECIALISATIONS`` guards a function)."""
+    key = cache.args_key(primals)
+    instance = cache.instance(fn, names, True, True)
+    if (key is None or instance.build.data_names or instance.build.float_values_matter
+            or instance.made_for(fn, primals, {}) is None
+            or instance.made_for(fn, primals, {}).grad is not gradient):
+        return
+    for primal, tangent in zip(primals, tangents):
+        if tangent is not None and not (
+                type(tangent) is np.ndarray and type(primal) is np.ndarray
+                and tangent.shape == primal.shape and primal.dtype.kind == "f"
+                and tangent.dtype.kind == "f"):
+            return
+    found = forward_api.specialised_tangent_jvp(gradient, primals, tangents)
+    if found is None or found[0].build.data_names or found[0].build.float_values_matter:
+        return
+    jvp_instance, specialised, keywords = found
+    kinds = (tuple(key), tuple(p.dtype for p in primals if type(p) is np.ndarray),
+             tuple(None if t is None else t.dtype for t in tangents))
+    guards = _hvp_guards.setdefault(fn, {})
+    made = guards.get(kinds)
+    if made is not None and made[0] is not gradient:     # made for code since rebuilt
+        made = None
+    if made is None and len(guards) <= cache.MAX_SPECIALISATIONS:
+        made = guards[kinds] = (gradient, repeat_path.make_hvp_repeat(
+            fn, instance, gradient, jvp_instance, specialised.jvp, primals, tangents, keywords))
+    if made is not None:
+        guards[_LAST] = made[1]
 
 
 # -- helpers ---------------------------------------------------------------------

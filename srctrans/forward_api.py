@@ -85,13 +85,7 @@ def run_jvp(fn, bound_self, primals, tangents, kwargs, optimize=True, tangent_on
     (a call of :func:`jvp` with ``f`` itself a plain function) makes the guard that lets the
     next call shaped like this one skip to the JVP specialised for it."""
     call_args = primals if bound_self is None else (bound_self,) + primals
-    pattern = tuple(t is not None for t in tangents)
-    key = (len(primals), pattern, bool(optimize), bound_self is not None, tangent_only)
-    plans = _plans.get(fn)
-    plan = plans.get(key) if plans is not None else None
-    if plan is None or not plan.instance.current(fn):
-        plan = _plan(fn, bound_self, primals, pattern, optimize, tangent_only)
-        _plans.setdefault(fn, {})[key] = plan
+    plan = _current_plan(fn, bound_self, primals, tangents, optimize, tangent_only)
     keywords = {}
     for index, keyword in plan.tangents:
         primal, tangent = primals[index], tangents[index]
@@ -127,6 +121,31 @@ def run_jvp(fn, bound_self, primals, tangents, kwargs, optimize=True, tangent_on
     return result
 
 
+def _current_plan(fn, bound_self, primals, tangents, optimize, tangent_only):
+    """The :class:`_Plan` of ``fn`` for this pattern of given tangents, made if needed."""
+    pattern = tuple(t is not None for t in tangents)
+    key = (len(primals), pattern, bool(optimize), bound_self is not None, tangent_only)
+    plans = _plans.get(fn)
+    plan = plans.get(key) if plans is not None else None
+    if plan is None or not plan.instance.current(fn):
+        plan = _plan(fn, bound_self, primals, pattern, optimize, tangent_only)
+        _plans.setdefault(fn, {})[key] = plan
+    return plan
+
+
+def specialised_tangent_jvp(fn, primals, tangents):
+    """``(generic instance, specialised instance, (position, keyword) per given tangent)`` of the
+    tangent-only JVP of the plain function ``fn`` that :func:`run_jvp` has just run for these
+    arguments (``tangent_only``, optimised), or None when that call ran no JVP specialised on
+    its shapes."""
+    plan = _current_plan(fn, None, primals, tangents, True, True)
+    if plan.instance.jvp is None:
+        return None
+    keywords = {keyword: tangents[index] for index, keyword in plan.tangents}
+    found = plan.instance.made_for(fn, primals, keywords)
+    return None if found is None else (plan.instance, found, plan.tangents)
+
+
 def _note_repeat(fn, plan, specialised, primals, tangents, out):
     """Make the call's guard the one :func:`jvp` tries first (made once per shape key and
     dtypes, at most ``cache.MAX_SPECIALISATIONS`` of them per function)."""
@@ -138,12 +157,14 @@ def _note_repeat(fn, plan, specialised, primals, tangents, out):
     kinds = (plan.tangents, tuple(key), tuple(p.dtype for p in primals if type(p) is np.ndarray),
              tuple(t.dtype for t in tangents if t is not None))
     guards = _plans[fn]
-    guard = guards.get(kinds)
-    if guard is None and len(guards) < 2 * cache.MAX_SPECIALISATIONS:
-        guard = guards[kinds] = repeat_path.make_jvp_repeat(
-            fn, plan.instance, specialised.jvp, primals, tangents, plan.tangents, out)
-    if guard is not None:
-        guards[_REPEAT] = guard
+    made = guards.get(kinds)
+    if made is not None and made[0] is not specialised.jvp:   # made for code since rebuilt
+        made = None
+    if made is None and len(guards) < 2 * cache.MAX_SPECIALISATIONS:
+        made = guards[kinds] = (specialised.jvp, repeat_path.make_jvp_repeat(
+            fn, plan.instance, specialised.jvp, primals, tangents, plan.tangents, out))
+    if made is not None:
+        guards[_REPEAT] = made[1]
 
 
 def _check_output(out):
@@ -167,7 +188,7 @@ class _Plan:
         self.tangents = tangents     # (primal index, tangent keyword) per given tangent
 
 
-_plans = cache.memo()      # function -> {call pattern: _Plan, kinds of call: its guard,
+_plans = cache.memo()      # function -> {call pattern: _Plan, kinds of call: (JVP, its guard),
                            #              _REPEAT: the guard of the last call}
 _REPEAT = "repeat"
 

@@ -45,7 +45,8 @@ A selected Python float gets an ``np.float64`` gradient, as :func:`grad` documen
 :func:`make_jvp_repeat` makes the same kind of guard for :func:`srctrans.jvp`:
 it checks the primals and the tangents (None at the same places, arrays of
 the same shapes and dtypes elsewhere) and calls the JVP specialised on their
-shapes.
+shapes; :func:`make_hvp_repeat` for :func:`srctrans.hvp`, calling the JVP of
+the fused gradient specialised on them.
 """
 
 import builtins
@@ -178,6 +179,62 @@ def make_jvp_repeat(fn, instance, jvp, primals, tangents, keywords, out):
         "    return result",
     ]
     return _compiled(lines, name, namespace, fn)
+
+
+def make_hvp_repeat(fn, instance, gradient, jvp_instance, jvp, primals, tangents, keywords):
+    """``repeat(fn, primals, tangents)``: what :func:`srctrans.hvp` returns for calls shaped
+    like this one, else None (the caller takes the full path).
+
+    Args:
+      fn: the user's plain function (no bound self).
+      instance: its generic reverse :class:`~srctrans.cache.Instance`.
+      gradient: its fused gradient specialised on this call's shape key, whose JVP an
+        HVP is.
+      jvp_instance: the generic :class:`~srctrans.cache.ForwardInstance` of ``gradient``
+        (the tangent only).
+      jvp: that JVP specialised on this call's shape key.
+      primals, tangents: this call's, each tangent None or an array of its primal's
+        shape, of floats, as the primal is.
+      keywords: ``(position, keyword)`` of each given tangent.
+
+    A later call takes this path under the conditions of :func:`make_jvp_repeat`, with
+    ``fn``'s reverse instance and ``gradient``'s forward instance both current.
+    """
+    namespace = {"ndarray": np.ndarray, "jvp": jvp, "gradient": gradient,
+                 "gradient_stale": _stale_check(gradient, jvp_instance)}
+    count = len(primals)
+    tests = []
+    for i, (primal, tangent) in enumerate(zip(primals, tangents)):
+        tests.append(_kind_test(f"p{i}", primal, cache.key_part(primal), namespace, dtype=True))
+        tests.append(f"t{i} is None" if tangent is None else
+                     _kind_test(f"t{i}", tangent, tangent.shape, namespace, dtype=True))
+    arguments = ", ".join([f"p{i}" for i in range(count)] + [f"{k}=t{i}" for i, k in keywords])
+    given = [i for i, _ in keywords]
+    products = [f"products[{given.index(i)}]" if i in given else "None" for i in range(count)]
+    name = f"{fn.__name__}_hvp_repeat"
+    lines = [
+        f"def {name}(fn, primals, tangents):",
+        f"    # the HVP of {fn.__name__} (the JVP of its fused gradient), for calls shaped like",
+        "    # the one this guard was made for",
+        f"    if len(primals) != {count} or len(tangents) != {count}:",
+        "        return None",
+        f"    {_tuple([f'p{i}' for i in range(count)])} = primals",
+        f"    {_tuple([f't{i}' for i in range(count)])} = tangents",
+        *_condition("if not", tests, "        return None"),
+        *_condition("if", _stale_tests(fn, instance, namespace) + ["gradient_stale(gradient)"],
+                    "        return None"),
+        f"    products = jvp({arguments})",
+        f"    return {_tuple(products)}",
+    ]
+    return _compiled(lines, name, namespace, fn)
+
+
+def _stale_check(fn, instance):
+    """``stale(fn)``: whether :func:`_stale_tests` finds ``instance`` no longer holds for ``fn``."""
+    namespace = {}
+    tests = _stale_tests(fn, instance, namespace)
+    lines = ["def stale(fn):", f"    return ({' or '.join(tests)})"]
+    return _compiled(lines, "stale", namespace, fn)
 
 
 def _kind_test(name, value, part, namespace, dtype):

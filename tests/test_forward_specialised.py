@@ -145,3 +145,22 @@ def test_lists_for_tuples_are_refused_after_the_guard_too():
         st.jvp(p.mlp, args, tangents)
     with pytest.raises(st.UsageError, match="as tuples"):
         st.jvp(p.mlp, list(args), list(tangents))
+
+
+def test_a_guard_for_code_since_rebuilt_is_made_again():
+    """After a rebound helper, the guard made for the old code is replaced, not kept failing."""
+    from srctrans import forward_api
+    x, w = R.standard_normal((2, 3)), R.standard_normal((3, 3))
+    tangents = (np.ones((2, 3)), None)
+    for _ in range(3):
+        st.jvp(p.calls_a_helper, (x, w), tangents)
+    first = forward_api._plans[p.calls_a_helper][forward_api._REPEAT]
+    original = p.helper
+    p.helper = p.other_helper
+    try:
+        for _ in range(3):
+            st.jvp(p.calls_a_helper, (x, w), tangents)
+        guard = forward_api._plans[p.calls_a_helper][forward_api._REPEAT]
+        assert guard is not first and guard(p.calls_a_helper, (x, w), tangents) is not None
+    finally:
+        p.helper = original
