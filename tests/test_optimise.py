@@ -205,6 +205,11 @@ def test_numbers_and_copies_are_propagated_inside_branches():
 @pytest.mark.parametrize("text, simplified", [
     ("e = d * r + d * r", "e = 2 * (d * r)"),
     ("e = m * m + m * m", "e = m * m + m * m"),          # booleans: a logical or, not 2
+    ("e = d * h + h * d", "e = 2 * (d * h)"),            # factors swapped: the same product
+    ("e = d * (h + 1) + (h + 1) * d", "e = 2 * (d * (h + 1))"),
+    ("e = d * h + h * e", "e = d * h + h * e"),          # another product
+    ("e = d / h + h / d", "e = d / h + h / d"),          # a quotient swapped is another
+    ("e = d * m + m * d", "e = d * m + m * d"),          # booleans
     ("e = 2 * (0.75 * y)", "e = 1.5 * y"),               # multiplying by 2 is exact
     ("e = 3.0 * (y * 0.5)", "e = 1.5 * y"),
     ("e = 3.0 * (y * 3.0)", "e = 3.0 * (y * 3.0)"),      # 9.0 * y may round differently

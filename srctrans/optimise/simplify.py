@@ -17,6 +17,9 @@ keep NumPy from reusing a temporary array (see :func:`keeps_reuse`).
 >>> e = gast.parse("-d_sub + d_mul * a").body[0].value
 >>> ast.unparse(gast.gast_to_ast(simplify_expression(e)))
 'd_mul * a - d_sub'
+>>> e = gast.parse("d * h + h * d").body[0].value
+>>> ast.unparse(gast.gast_to_ast(simplify_expression(e)))
+'2 * (d * h)'
 >>> e = gast.parse("dz + -(d_sum * e)").body[0].value     # dz - d_sum * e would allocate
 >>> ast.unparse(gast.gast_to_ast(simplify_expression(e)))
 'dz + -(d_sum * e)'
@@ -146,12 +149,19 @@ class _Simplifier(gast.NodeTransformer):
         return node
 
     def _doubles(self, left, right):
-        """Whether ``left + right`` is ``2 * left``: the same arithmetic on the same floats
-        (``m * m + m * m`` on booleans is a logical or, not 2)."""
+        """Whether ``left + right`` is ``2 * left``: the same arithmetic on the same floats,
+        or the same product with its factors swapped (``a * b + b * a``: a product of floats
+        is the same either way round) (``m * m + m * m`` on booleans is a logical or, not 2)."""
         signature = _arithmetic(right)
-        return (signature is not None and signature == _arithmetic(left, len(signature))
-                and not any(isinstance(n, gast.Name) and n.id in self.not_float
-                            for n in walk(right)))
+        if signature is None or any(isinstance(n, gast.Name) and n.id in self.not_float
+                                    for n in walk(right)):
+            return False
+        if signature == _arithmetic(left, len(signature)):
+            return True
+        return (isinstance(left, gast.BinOp) and isinstance(right, gast.BinOp)
+                and isinstance(left.op, gast.Mult) and isinstance(right.op, gast.Mult)
+                and _arithmetic(left.left) == _arithmetic(right.right) is not None
+                and _arithmetic(left.right) == _arithmetic(right.left))
 
     def visit_Call(self, node):
         if _needs_no_guard(node, self.nonsingular):
