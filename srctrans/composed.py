@@ -261,9 +261,9 @@ def _note_hvp_repeat(fn, names, gradient, primals, tangents):
     primal's shape and float dtype (at most ``cache.MAX_SPECIALISATIONS`` guards a function)."""
     key = cache.args_key(primals)
     instance = cache.instance(fn, names, True, True)
+    specialised_gradient = instance.made_for(fn, primals, {})
     if (key is None or instance.build.data_names or instance.build.float_values_matter
-            or instance.made_for(fn, primals, {}) is None
-            or instance.made_for(fn, primals, {}).grad is not gradient):
+            or specialised_gradient is None or specialised_gradient.grad is not gradient):
         return
     for primal, tangent in zip(primals, tangents):
         if tangent is not None and not (
