@@ -17,6 +17,9 @@ derivative once pays. Prints, one line each (best of ``--repeat`` processes):
   and 2,000 statements, and the ratio of the last two (linear would be 2); the
   first call runs the generic gradient, so the second call of the 20-statement
   gradient, which builds the code specialised on the shapes, is printed too;
+* the second call of the gradient of a function of 100 and of 200 loops, one after
+  another, which builds the code specialised on the shapes (its probe runs the generic
+  forward pass under a line tracer), and the ratio of the two;
 * the build and first call of a single 1,000-term expression's gradient;
 * the first ``st.hvp`` and ``st.hessian`` of a small MLP loss;
 * asking again for a built gradient (``st.grad(f)`` then a call, in one process);
@@ -67,6 +70,13 @@ def straight_line(statements):
         op = ("np.sin(v{p}) + v{p}", "v{p} * 0.5 + np.tanh(v{p})", "np.exp(-v{p} * v{p}) * v{p}")[i % 3]
         lines.append(f"    v{i} = " + op.format(p=i - 1))
     return STRAIGHT_LINE.format(body="\n".join(lines), last=statements - 1)
+
+
+def loops(count):
+    """``f(a, x)``: ``count`` loops of three steps of the logistic map, one after another."""
+    body = "\n".join(f"    for i{k} in range(3):\n        x = a * x * (1.0 - x) + 0.01"
+                     for k in range(count))
+    return f"def f(a, x):\n{body}\n    return x\n"
 
 
 def one_expression(terms):
@@ -227,6 +237,13 @@ def main():
           f"{second * 1e3:,.0f} ms")
     if 2000 in results:
         print(f"2,000 / 1,000 statements: {results[2000] / results[1000]:.2f}")
+        specialising = {}
+        for count in (100, 200):
+            specialising[count] = timed_build(loops(count), "g(0.5, 0.3)", repeat,
+                                              setup="g = st.grad(module.f, wrt=(0, 1)); g(0.5, 0.3)")
+            print(f"second call, {count} loops (builds the code specialised on the shapes): "
+                  f"{specialising[count] * 1e3:,.0f} ms")
+        print(f"200 / 100 loops: {specialising[200] / specialising[100]:.2f}")
     expression = timed_build(one_expression(1000), call, repeat)
     print(f"build and first call, one 1,000-term expression: {expression * 1e3:,.0f} ms")
 

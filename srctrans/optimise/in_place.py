@@ -37,14 +37,15 @@ def accumulate_in_place(body, parameter_arrays, runtime_alias):
         parameter = _zeros_of(stmt, runtime_alias)
         if parameter in parameter_arrays:
             starts.setdefault(stmt.targets[0].id, []).append(stmt)
+    replaced = {}
     for name, made in starts.items():
         if len(made) == 1:
-            sums = _sums_only(body, name, made[0])
-            for stmt in sums or ():
+            for stmt in _sums_only(body, name, made[0]) or ():
                 augmented = gast.AugAssign(gast.Name(name, gast.Store(), None, None),
                                            stmt.value.op, stmt.value.right)
-                anno.copy(stmt, augmented)
-                _replace(body, stmt, augmented)
+                replaced[id(stmt)] = anno.copy(stmt, augmented)
+    for block in _blocks(body):
+        block[:] = [replaced.get(id(stmt), stmt) for stmt in block]
     return body
 
 
@@ -109,16 +110,6 @@ def _statements(body):
         if isinstance(stmt, (gast.If, gast.For, gast.While)):
             pending.extend(reversed(stmt.orelse))
             pending.extend(reversed(stmt.body))
-
-
-def _replace(body, old, new):
-    """Put ``new`` where ``old`` is, in ``body`` or a block nested in it."""
-    for block in _blocks(body):
-        for k, stmt in enumerate(block):
-            if stmt is old:
-                block[k] = new
-                return
-    raise AssertionError("statement not found")
 
 
 def _blocks(body):

@@ -86,6 +86,8 @@ for _iteration in range(trips - 1, -1, -1):
 (The pops of ``_sub`` and ``_mul``, now unread, are left to ``drop_unneeded_saves``.)
 """
 
+import collections
+
 import gast
 
 from srctrans import annotations as anno
@@ -105,10 +107,20 @@ def rematerialise(backward, shapes, namer):
     the new names (temporaries stay temporaries, so the inliner can fold them).
     """
     done = []
+    everywhere = _loads(backward)           # reads of each name, kept current as loops change
     for loop in list(_reversed_loops(backward)):
         forward_loop = anno.get(loop, Anno.REVERSES)
-        done += _rematerialise_loop(forward_loop, loop, backward, shapes, namer)
+        inside = _loads([loop])
+        outside = everywhere - inside
+        done += _rematerialise_loop(forward_loop, loop, outside, shapes, namer)
+        everywhere = outside + _loads([loop])
     return done
+
+
+def _loads(statements):
+    """How many times ``statements`` (nested ones included) read each name."""
+    return collections.Counter(n.id for stmt in statements for n in walk(stmt)
+                               if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
 
 
 def _reversed_loops(statements):
@@ -121,7 +133,9 @@ def _reversed_loops(statements):
                 yield stmt
 
 
-def _rematerialise_loop(forward_loop, loop, backward, shapes, namer):
+def _rematerialise_loop(forward_loop, loop, outside, shapes, namer):
+    """Recompute the loop's cheap scalar temporaries; ``outside`` counts the reads of each
+    name in the backward pass outside ``loop``."""
     body = forward_loop.body
     assigned = _assignment_counts(body)
     done = []
@@ -132,7 +146,7 @@ def _rematerialise_loop(forward_loop, loop, backward, shapes, namer):
         name = _cheap_scalar(stmt, shapes)
         if name is None or assigned.get(name) != 1 or not _pushed_before(body, k, name):
             continue
-        renamed = _recompute(stmt, k, name, forward_loop, loop, backward, assigned, namer)
+        renamed = _recompute(stmt, k, name, forward_loop, loop, outside, assigned, namer)
         if renamed:
             done.append(name)
     return done
@@ -178,12 +192,13 @@ def _assignment_counts(statements):
     return counts
 
 
-def _recompute(stmt, k, name, forward_loop, loop, backward, assigned, namer):
-    """Recompute ``name`` (assigned by ``stmt``, the ``k``-th forward statement) in ``loop``."""
+def _recompute(stmt, k, name, forward_loop, loop, outside, assigned, namer):
+    """Recompute ``name`` (assigned by ``stmt``, the ``k``-th forward statement) in ``loop``;
+    ``outside`` counts the reads of each name outside ``loop``."""
     # every read of the saved value is in the reversed body, before its pop
     body = list(loop.body)                   # a trial copy: pops may move
     pop = _pop_index(body, name)
-    if pop is None or _reads_outside(backward, loop, name):
+    if pop is None or outside[name]:
         return False
     reading = [i for i, s in enumerate(body) if name in reads_of(s)]
     if not reading or reading[-1] > pop:
@@ -260,21 +275,6 @@ def _is_pop(value):
     return (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
             and value.func.attr == "pop" and isinstance(value.func.value, gast.Name)
             and not value.args)
-
-
-def _reads_outside(statements, loop, name):
-    """Whether a statement of ``statements`` outside ``loop``'s body reads ``name``."""
-    for stmt in statements:
-        if stmt is loop:
-            continue
-        if isinstance(stmt, (gast.If, gast.For, gast.While)):
-            header = stmt.iter if isinstance(stmt, gast.For) else stmt.test
-            if name in reads_of(header) or _reads_outside(stmt.body, loop, name) \
-                    or _reads_outside(getattr(stmt, "orelse", []), loop, name):
-                return True
-        elif name in reads_of(stmt):
-            return True
-    return False
 
 
 def _renamed(stmt, old, new):

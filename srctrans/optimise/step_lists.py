@@ -31,6 +31,7 @@ left unread is no longer made. A fused gradient may be differentiated again
 ``reversed(xs)``, and the lists are lists like the user's.
 """
 
+import collections
 import keyword
 
 import gast
@@ -43,10 +44,24 @@ from srctrans.treewalk import walk
 
 def save_steps_in_lists(body, namer, runtime_alias):
     """``body`` with each qualifying loop's pushes moved to lists of its own (see above)."""
+    position = {id(stmt): index for index, stmt in enumerate(body)}
+    assigned = collections.defaultdict(list)         # name -> the top-level statements assigning it
+    lengths = collections.defaultdict(list)          # _range -> the statements trips = len(_range)
+    for stmt in body:
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
+                and isinstance(stmt.targets[0], gast.Name):
+            assigned[stmt.targets[0].id].append(stmt)
+            if (_is_call(stmt.value, "len") and len(stmt.value.args) == 1
+                    and isinstance(stmt.value.args[0], gast.Name)):
+                lengths[stmt.value.args[0].id].append(stmt)
+    counting_down = {}                                # trips -> the top-level loop counting it down
+    for stmt in body:
+        if isinstance(stmt, gast.For) and (trips := _counted_by(stmt, runtime_alias)) is not None:
+            counting_down.setdefault(trips, stmt)
     made, tapes = {}, set()
-    for index, loop in enumerate(body):
-        if isinstance(loop, gast.For) and _runs_to_its_end(body, index):
-            found = _reversed_loop(body, index, runtime_alias)
+    for loop in body:
+        if isinstance(loop, gast.For) and _runs_to_its_end(loop, assigned):
+            found = _reversed_loop(loop, assigned, lengths[loop.iter.id], counting_down, position)
             if found is not None:
                 backward, tape = found
                 made[id(loop)] = _own_lists(loop, backward, tape, namer, runtime_alias)
@@ -64,13 +79,12 @@ def save_steps_in_lists(body, namer, runtime_alias):
     return result
 
 
-def _runs_to_its_end(body, index):
-    """``_range = range(stop)`` before the loop ``body[index]`` over ``_range``, no ``break``
-    in it, and its variable assigned by no statement of its body (it tells the step)."""
-    loop = body[index]
+def _runs_to_its_end(loop, assigned):
+    """The loop iterates over ``_range``, assigned once, ``range(stop)``; no ``break`` in it, and
+    its variable assigned by no statement of its body (it tells the step)."""
     if not (isinstance(loop.target, gast.Name) and isinstance(loop.iter, gast.Name)):
         return False
-    ranges = [s for s in body[:index] if _assigns(s, loop.iter.id)]
+    ranges = assigned.get(loop.iter.id, [])
     if len(ranges) != 1 or not _is_call(ranges[0].value, "range") or len(ranges[0].value.args) != 1:
         return False
     return not any(isinstance(n, gast.Break)
@@ -79,31 +93,32 @@ def _runs_to_its_end(body, index):
                    for stmt in loop.body for n in walk(stmt))
 
 
-def _reversed_loop(body, index, runtime_alias):
-    """``(reversed loop, tape)`` for the loop ``body[index]``, or None (see the module)."""
-    loop = body[index]
+def _reversed_loop(loop, assigned, counts, counting_down, position):
+    """``(reversed loop, tape)`` for ``loop``, or None (see the module); ``counts`` are the
+    statements ``trips = len(_range)`` of its ``_range``."""
     pushes = _pushes(loop)
     if not pushes:
         return None
     tape = appended_to(pushes[0])[0]
     if _uses(loop, tape) != len(pushes) or any(appended_to(p)[0] != tape for p in pushes):
         return None
-    for later in body[index + 1:]:
-        if not isinstance(later, gast.For):
-            continue
-        trips = _counted_by(later, tape, runtime_alias)
-        if trips is None or not _counts(body[:index], trips, loop.iter.id):
-            continue
-        if _iterates_pops(later):                        # one value a step, iterated over
-            pushed = appended_to(pushes[0])[1].id
-            matches = len(pushes) == 1 and isinstance(later.target, gast.Name) and \
-                later.target.id == pushed and _uses(later, tape) == 1
-        else:
-            pops = [s for s in later.body if _pops(s, tape)]
-            matches = _uses(later, tape) == len(pops) and \
-                [p.targets[0].id for p in pops] == [appended_to(p)[1].id for p in reversed(pushes)]
-        return (later, tape) if matches else None
-    return None
+    if len(counts) != 1 or position[id(counts[0])] > position[id(loop)] \
+            or len(assigned[counts[0].targets[0].id]) != 1:
+        return None
+    later = counting_down.get(counts[0].targets[0].id)
+    if later is None or position[id(later)] < position[id(loop)]:
+        return None
+    if _iterates_pops(later):                        # one value a step, iterated over
+        if not (later.iter.args[0].id == tape and len(pushes) == 1
+                and isinstance(later.target, gast.Name)
+                and later.target.id == appended_to(pushes[0])[1].id and _uses(later, tape) == 1):
+            return None
+    else:
+        pops = [s for s in later.body if _pops(s, tape)]
+        if not (_uses(later, tape) == len(pops) and [p.targets[0].id for p in pops]
+                == [appended_to(p)[1].id for p in reversed(pushes)]):
+            return None
+    return later, tape
 
 
 def _pushes(loop):
@@ -121,7 +136,7 @@ def _pops(stmt, tape):
             and isinstance(stmt.value.func.value, gast.Name) and stmt.value.func.value.id == tape)
 
 
-def _counted_by(loop, tape, runtime_alias):
+def _counted_by(loop, runtime_alias):
     """``trips`` when ``loop`` iterates over ``rt.pop_many(tape, trips)`` or over
     ``range(trips - 1, -1, -1)`` (into a name no statement of its body assigns), else None."""
     call = loop.iter
@@ -129,8 +144,7 @@ def _counted_by(loop, tape, runtime_alias):
         return None
     if (isinstance(call.func, gast.Attribute) and call.func.attr == "pop_many"
             and isinstance(call.func.value, gast.Name) and call.func.value.id == runtime_alias
-            and len(call.args) == 2 and all(isinstance(a, gast.Name) for a in call.args)
-            and call.args[0].id == tape):
+            and len(call.args) == 2 and all(isinstance(a, gast.Name) for a in call.args)):
         return call.args[1].id
     if not (_is_call(call, "range") and len(call.args) == 3 and isinstance(loop.target, gast.Name)):
         return None
@@ -149,17 +163,10 @@ def _iterates_pops(loop):
     return isinstance(loop.iter.func, gast.Attribute)
 
 
-def _counts(before, trips, indices):
-    """``trips = len(indices)`` is among ``before``."""
-    return any(_assigns(s, trips) and _is_call(s.value, "len") and len(s.value.args) == 1
-               and isinstance(s.value.args[0], gast.Name) and s.value.args[0].id == indices
-               for s in before)
-
-
 def _own_lists(loop, backward, tape, namer, runtime_alias):
     """The statements making the lists (``steps = [None] * trips``); ``steps[i] = value``
     replaces each push in ``loop``, and each pop in ``backward`` reads its list."""
-    trips = _counted_by(backward, tape, runtime_alias)
+    trips = _counted_by(backward, runtime_alias)
     made, lists = [], []
     pushes = {id(stmt) for stmt in _pushes(loop)}
     for k, stmt in enumerate(loop.body):
