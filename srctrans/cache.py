@@ -16,6 +16,7 @@ expression (the passes recurse over syntax trees).
 
 import builtins
 import contextlib
+import dis
 import gc
 import sys
 import threading
@@ -364,12 +365,26 @@ def _run_keeping_locals(generated, args, kwargs, watch_lines=True):
     this one call): a name whose shape changes during the run (in a loop) is
     left out (and one that held a list or another object without a shape as well
     as an array), so code specialised on the returned values holds for every
-    iteration. Code without loops assigns each name once, so only its return
-    is watched (watching every line would cost time quadratic in its length).
+    iteration. At each line only the names the line run before it assigns are
+    looked at (``_stores_by_line``), so the watching costs time linear in the
+    lines run. Code without loops assigns each name once, so only its return
+    is watched.
     """
     values, shapes, varying, unshaped = {}, {}, set(), set()
     code = generated.__code__
     previous = sys.gettrace()
+    stores, anywhere = _stores_by_line(code)
+    last = [None]                     # the line run before this event (None: every name)
+
+    def note(name, value):
+        shape = _signature(value)
+        if shape is None:           # a list or another object (None: not yet set)
+            if value is not None:
+                unshaped.add(name)
+                if name in shapes:
+                    varying.add(name)
+        elif shapes.setdefault(name, shape) != shape or name in unshaped:
+            varying.add(name)       # (a name that held a list, then an array, too)
 
     def watch(frame, event, arg):
         if frame.f_code is not code:
@@ -377,17 +392,17 @@ def _run_keeping_locals(generated, args, kwargs, watch_lines=True):
         if event == "call" and not watch_lines:
             frame.f_trace_lines = False
         if event in ("line", "return"):
-            for name, value in frame.f_locals.items():
-                shape = _signature(value)
-                if shape is None:           # a list or another object (None: not yet set)
-                    if value is not None:
-                        unshaped.add(name)
-                        if name in shapes:
-                            varying.add(name)
-                elif shapes.setdefault(name, shape) != shape or name in unshaped:
-                    varying.add(name)       # (a name that held a list, then an array, too)
+            local = frame.f_locals
+            if last[0] is None:
+                for name, value in local.items():
+                    note(name, value)
+            else:
+                for name in stores.get(last[0], ()) + anywhere:
+                    if name in local:
+                        note(name, local[name])
+            last[0] = frame.f_lineno
             if event == "return":
-                values.update(frame.f_locals)
+                values.update(local)
         return watch
 
     sys.settrace(watch)
@@ -398,6 +413,25 @@ def _run_keeping_locals(generated, args, kwargs, watch_lines=True):
     for name in varying:
         values.pop(name, None)
     return result, values, varying
+
+
+def _stores_by_line(code):
+    """``(line -> the names its instructions assign, the names assigned by instructions of no
+    line)`` of the code object ``code``."""
+    stores, anywhere, current = {}, [], None
+    for instruction in dis.get_instructions(code):
+        positions = getattr(instruction, "positions", None)       # Python 3.11 and later
+        if positions is None and instruction.starts_line is not None:
+            current = instruction.starts_line
+        if not instruction.opname.startswith(("STORE_FAST", "STORE_DEREF", "DELETE_FAST")):
+            continue
+        names = instruction.argval if isinstance(instruction.argval, tuple) else (instruction.argval,)
+        line = positions.lineno if positions is not None else current
+        if line is None:
+            anywhere.extend(names)
+        else:
+            stores[line] = stores.get(line, ()) + tuple(names)
+    return stores, tuple(anywhere)
 
 
 def _measure(build, out, residuals, values=None, varying=frozenset()):

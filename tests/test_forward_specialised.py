@@ -84,6 +84,7 @@ def test_a_tangent_smaller_than_the_output_is_still_broadcast():
 
 @pytest.mark.parametrize("fn, args", [
     (p.grows_in_a_loop, (R.standard_normal(3), 4)),
+    (p.list_then_array_over_lines, (R.standard_normal(3),)),
     (p.branch_shapes, (R.standard_normal(3), 0.5)),
     (p.branch_shapes, (R.standard_normal(3), -0.5)),
     (p.calls_a_helper, (R.standard_normal((2, 3)), R.standard_normal((3, 3)))),

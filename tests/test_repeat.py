@@ -162,3 +162,17 @@ def test_an_error_on_the_short_path_reads_as_on_the_full_path():
     assert short.value.__suppress_context__ == first.value.__suppress_context__
     frames = [frame.filename for frame in traceback.extract_tb(short.value.__traceback__)]
     assert not any("repeat guard" in name for name in frames)   # srctrans's own frames go
+
+
+
+def test_the_probe_sees_what_every_line_of_a_statement_assigns():
+    """The measuring run looks, at each line, at what the line before it assigned: a name
+    that holds a list and then arrays, assigned by statements spread over lines, is left
+    generic (else the specialised gradient adds lists)."""
+    from programs import specialised_jvps as programs
+    x = np.random.default_rng(5).standard_normal(3)
+    gradient = st.grad(programs.list_then_array_over_lines)
+    first = gradient(x)
+    for _ in range(3):                                   # specialised from the second call
+        np.testing.assert_allclose(gradient(x), first, rtol=1e-13)
+    np.testing.assert_allclose(first, 2 * x + 3 * x * x)

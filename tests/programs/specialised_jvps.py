@@ -54,3 +54,17 @@ def loop_of_scalars(a, x):
 
 def other_helper(a, w):
     return np.sin(a @ w)
+
+
+
+def list_then_array_over_lines(x):
+    # v holds a list, then each of its arrays, assigned by statements spread over lines:
+    # the measuring run must see each line's assignments to leave v generic
+    v = [x,
+         x * x]
+    s = 0.0
+    for v in (
+            v):
+        s = s + np.sum(
+            v * x)
+    return s
