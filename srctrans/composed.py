@@ -10,13 +10,11 @@ itself is never needed for an HVP.
 
 import functools
 import itertools
-import types
 
 import numpy as np
 
 from srctrans import cache, forward_api
 from srctrans import repeat as repeat_path
-from srctrans.runtime.objects import UnseenCallee
 from srctrans.pytrees import is_tree, tree_leaves, tree_map
 from srctrans.runtime.foreign import as_array, is_foreign
 from srctrans.runtime.seeding import is_complex, is_float
@@ -207,17 +205,7 @@ def hessian(f: Function, wrt: Wrt = 0, *, optimize: bool = True) -> Function:
 def _repeat_hvp(args, kwargs):
     """:func:`hvp` for a call shaped like the last one of its function, by the guard made for
     that call (``repeat.make_hvp_repeat``); None when there is none or it does not hold."""
-    if (len(args) != 3 or kwargs or type(args[0]) is not types.FunctionType
-            or type(args[1]) is not tuple or type(args[2]) is not tuple):
-        return None
-    guards = _hvp_guards.get(args[0])
-    repeat = guards.get(_LAST) if guards is not None else None
-    if repeat is None:
-        return None
-    try:
-        return repeat(*args)
-    except UnseenCallee:
-        return None                    # the full path notes the callee
+    return repeat_path.call_last(_hvp_guards, _LAST, args, kwargs)
 
 
 _hvp_guards = cache.memo()    # function -> {kinds of call: (gradient, its HVP guard),
@@ -265,27 +253,20 @@ def _note_hvp_repeat(fn, names, gradient, primals, tangents):
     if (key is None or instance.build.data_names or instance.build.float_values_matter
             or specialised_gradient is None or specialised_gradient.grad is not gradient):
         return
-    for primal, tangent in zip(primals, tangents):
-        if tangent is not None and not (
-                type(tangent) is np.ndarray and type(primal) is np.ndarray
-                and tangent.shape == primal.shape and primal.dtype.kind == "f"
-                and tangent.dtype.kind == "f"):
-            return
+    if not all(tangent is None or forward_api.taken_as_given(primal, tangent)
+               for primal, tangent in zip(primals, tangents)):
+        return
     found = forward_api.specialised_tangent_jvp(gradient, primals, tangents)
     if found is None or found[0].build.data_names or found[0].build.float_values_matter:
         return
     jvp_instance, specialised, keywords = found
     kinds = (tuple(key), tuple(p.dtype for p in primals if type(p) is np.ndarray),
              tuple(None if t is None else t.dtype for t in tangents))
-    guards = _hvp_guards.setdefault(fn, {})
-    made = guards.get(kinds)
-    if made is not None and made[0] is not gradient:     # made for code since rebuilt
-        made = None
-    if made is None and len(guards) <= cache.MAX_SPECIALISATIONS:
-        made = guards[kinds] = (gradient, repeat_path.make_hvp_repeat(
-            fn, instance, gradient, jvp_instance, specialised.jvp, primals, tangents, keywords))
-    if made is not None:
-        guards[_LAST] = made[1]
+    repeat_path.remember(_hvp_guards.setdefault(fn, {}), kinds, gradient,
+                         lambda: repeat_path.make_hvp_repeat(
+                             fn, instance, gradient, jvp_instance, specialised.jvp, primals,
+                             tangents, keywords),
+                         _LAST, cache.MAX_SPECIALISATIONS + 1)
 
 
 # -- helpers ---------------------------------------------------------------------

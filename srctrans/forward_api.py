@@ -6,7 +6,6 @@ arguments (those given a tangent) and cached like every other derivative.
 
 import functools
 import inspect
-import types
 
 import numpy as np
 
@@ -26,17 +25,7 @@ from srctrans.interface import API
 def _repeat_jvp(args, kwargs):
     """:func:`jvp` for a call shaped like the last one of its function, by the guard made for
     that call (``repeat.make_jvp_repeat``); None when there is none or it does not hold."""
-    if (len(args) != 3 or kwargs or type(args[0]) is not types.FunctionType
-            or type(args[1]) is not tuple or type(args[2]) is not tuple):
-        return None                    # (lists are refused by the full path)
-    plans = _plans.get(args[0])
-    repeat = plans.get(_REPEAT) if plans is not None else None
-    if repeat is None:
-        return None
-    try:
-        return repeat(*args)
-    except objects.UnseenCallee:
-        return None                    # the full path notes the callee
+    return repeat_path.call_last(_plans, _REPEAT, args, kwargs)
 
 
 @user_facing(fast=_repeat_jvp)
@@ -89,9 +78,7 @@ def run_jvp(fn, bound_self, primals, tangents, kwargs, optimize=True, tangent_on
     keywords = {}
     for index, keyword in plan.tangents:
         primal, tangent = primals[index], tangents[index]
-        if not (type(tangent) is np.ndarray and type(primal) is np.ndarray
-                and tangent.shape == primal.shape and primal.dtype.kind == "f"
-                and tangent.dtype.kind == "f"):
+        if not taken_as_given(primal, tangent):
             repeatable = False                  # the guard passes tangents on unchecked
             if is_complex(tangent) and not is_complex(primal):
                 raise NonDifferentiableError(
@@ -119,6 +106,14 @@ def run_jvp(fn, bound_self, primals, tangents, kwargs, optimize=True, tangent_on
             and not plan.instance.build.float_values_matter):
         _note_repeat(fn, plan, found, primals, tangents, result[0])
     return result
+
+
+def taken_as_given(primal, tangent):
+    """Whether :func:`run_jvp` passes ``tangent`` on as it is: an array of ``primal``'s
+    shape, both of floats (any other tangent is checked and conformed first)."""
+    return (type(tangent) is np.ndarray and type(primal) is np.ndarray
+            and tangent.shape == primal.shape and primal.dtype.kind == "f"
+            and tangent.dtype.kind == "f")
 
 
 def _current_plan(fn, bound_self, primals, tangents, optimize, tangent_only):
@@ -156,15 +151,9 @@ def _note_repeat(fn, plan, specialised, primals, tangents, out):
     tangents = tuple(t if i in given else None for i, t in enumerate(tangents))
     kinds = (plan.tangents, tuple(key), tuple(p.dtype for p in primals if type(p) is np.ndarray),
              tuple(t.dtype for t in tangents if t is not None))
-    guards = _plans[fn]
-    made = guards.get(kinds)
-    if made is not None and made[0] is not specialised.jvp:   # made for code since rebuilt
-        made = None
-    if made is None and len(guards) < 2 * cache.MAX_SPECIALISATIONS:
-        made = guards[kinds] = (specialised.jvp, repeat_path.make_jvp_repeat(
-            fn, plan.instance, specialised.jvp, primals, tangents, plan.tangents, out))
-    if made is not None:
-        guards[_REPEAT] = made[1]
+    repeat_path.remember(_plans[fn], kinds, specialised.jvp, lambda: repeat_path.make_jvp_repeat(
+        fn, plan.instance, specialised.jvp, primals, tangents, plan.tangents, out),
+        _REPEAT, 2 * cache.MAX_SPECIALISATIONS)
 
 
 def _check_output(out):

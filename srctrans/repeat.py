@@ -50,12 +50,48 @@ the fused gradient specialised on them.
 """
 
 import builtins
+import types
 
 import numpy as np
 
 from srctrans import cache
 from srctrans.emit.compile import register_source
+from srctrans.runtime.objects import UnseenCallee
 from srctrans.runtime.seeding import check_output
+
+
+def call_last(guards, last, args, kwargs):
+    """What the last guard made for ``args[0]`` returns for a call ``entry(f, primals,
+    tangents)`` of :func:`srctrans.jvp` or :func:`srctrans.hvp`, or None when the call is of
+    another form, there is no guard, or it does not hold (the caller takes the full path).
+
+    ``guards`` maps a function to its table, which holds the last guard under ``last``.
+    """
+    if (len(args) != 3 or kwargs or type(args[0]) is not types.FunctionType
+            or type(args[1]) is not tuple or type(args[2]) is not tuple):
+        return None                    # (lists are refused by the full path)
+    table = guards.get(args[0])
+    guard = table.get(last) if table is not None else None
+    if guard is None:
+        return None
+    try:
+        return guard(*args)
+    except UnseenCallee:
+        return None                    # the full path notes the callee
+
+
+def remember(table, kinds, code, make, last, bound):
+    """Make ``table[last]`` the guard for calls of these ``kinds`` that runs the generated
+    ``code``: the one made before for them, unless it was made for code since rebuilt (a
+    rebound helper), else ``make()``, kept while ``table`` holds fewer than ``bound``
+    entries."""
+    made = table.get(kinds)
+    if made is not None and made[0] is not code:
+        made = None
+    if made is None and len(table) < bound:
+        made = table[kinds] = (code, make())
+    if made is not None:
+        table[last] = made[1]
 
 
 def fits(args, key, places):
@@ -154,24 +190,12 @@ def make_jvp_repeat(fn, instance, jvp, primals, tangents, keywords, out):
     """
     namespace = {"ndarray": np.ndarray, "jvp": jvp, "out_type": type(out),
                  "check_output": check_output}
-    count = len(primals)
-    tests = []
-    for i, (primal, tangent) in enumerate(zip(primals, tangents)):
-        tests.append(_kind_test(f"p{i}", primal, cache.key_part(primal), namespace, dtype=True))
-        tests.append(f"t{i} is None" if tangent is None else
-                     _kind_test(f"t{i}", tangent, tangent.shape, namespace, dtype=True))
-    primal_names = _tuple([f"p{i}" for i in range(count)])
-    tangent_names = _tuple([f"t{i}" for i in range(count)])
-    arguments = ", ".join([f"p{i}" for i in range(count)] + [f"{k}=t{i}" for i, k in keywords])
+    checks, arguments = _primals_and_tangents(primals, tangents, keywords, namespace)
     name = f"{fn.__name__}_jvp_repeat"
     lines = [
         f"def {name}(fn, primals, tangents):",
         f"    # {fn.__name__}'s JVP, for calls shaped like the one this guard was made for",
-        f"    if len(primals) != {count} or len(tangents) != {count}:",
-        "        return None",
-        f"    {primal_names} = primals",
-        f"    {tangent_names} = tangents",
-        *_condition("if not", tests, "        return None"),
+        *checks,
         *_condition("if", _stale_tests(fn, instance, namespace), "        return None"),
         f"    result = jvp({arguments})",
         "    if type(result[0]) is not out_type:",
@@ -202,31 +226,44 @@ def make_hvp_repeat(fn, instance, gradient, jvp_instance, jvp, primals, tangents
     """
     namespace = {"ndarray": np.ndarray, "jvp": jvp, "gradient": gradient,
                  "gradient_stale": _stale_check(gradient, jvp_instance)}
-    count = len(primals)
-    tests = []
-    for i, (primal, tangent) in enumerate(zip(primals, tangents)):
-        tests.append(_kind_test(f"p{i}", primal, cache.key_part(primal), namespace, dtype=True))
-        tests.append(f"t{i} is None" if tangent is None else
-                     _kind_test(f"t{i}", tangent, tangent.shape, namespace, dtype=True))
-    arguments = ", ".join([f"p{i}" for i in range(count)] + [f"{k}=t{i}" for i, k in keywords])
+    checks, arguments = _primals_and_tangents(primals, tangents, keywords, namespace)
     given = [i for i, _ in keywords]
-    products = [f"products[{given.index(i)}]" if i in given else "None" for i in range(count)]
+    products = [f"products[{given.index(i)}]" if i in given else "None"
+                for i in range(len(primals))]
     name = f"{fn.__name__}_hvp_repeat"
     lines = [
         f"def {name}(fn, primals, tangents):",
         f"    # the HVP of {fn.__name__} (the JVP of its fused gradient), for calls shaped like",
         "    # the one this guard was made for",
-        f"    if len(primals) != {count} or len(tangents) != {count}:",
-        "        return None",
-        f"    {_tuple([f'p{i}' for i in range(count)])} = primals",
-        f"    {_tuple([f't{i}' for i in range(count)])} = tangents",
-        *_condition("if not", tests, "        return None"),
+        *checks,
         *_condition("if", _stale_tests(fn, instance, namespace) + ["gradient_stale(gradient)"],
                     "        return None"),
         f"    products = jvp({arguments})",
         f"    return {_tuple(products)}",
     ]
     return _compiled(lines, name, namespace, fn)
+
+
+def _primals_and_tangents(primals, tangents, keywords, namespace):
+    """``(lines, arguments)``: the lines of a guard of ``guard(fn, primals, tangents)`` that
+    return None unless the primals and tangents are of the kinds of this call's (primals of
+    the same types, shapes, dtypes and values of ints, bools, strings and None; tangents None
+    at the same places and arrays of the same shapes and dtypes elsewhere), and the arguments
+    that call the JVP with them (tangents by ``keywords``, ``(position, keyword)`` each);
+    adds what the lines read to ``namespace``."""
+    count = len(primals)
+    tests = []
+    for i, (primal, tangent) in enumerate(zip(primals, tangents)):
+        tests.append(_kind_test(f"p{i}", primal, cache.key_part(primal), namespace, dtype=True))
+        tests.append(f"t{i} is None" if tangent is None else
+                     _kind_test(f"t{i}", tangent, tangent.shape, namespace, dtype=True))
+    lines = [f"    if len(primals) != {count} or len(tangents) != {count}:",
+             "        return None",
+             f"    {_tuple([f'p{i}' for i in range(count)])} = primals",
+             f"    {_tuple([f't{i}' for i in range(count)])} = tangents",
+             *_condition("if not", tests, "        return None")]
+    arguments = ", ".join([f"p{i}" for i in range(count)] + [f"{k}=t{i}" for i, k in keywords])
+    return lines, arguments
 
 
 def _stale_check(fn, instance):
