@@ -374,6 +374,7 @@ def _run_keeping_locals(generated, args, kwargs, watch_lines=True):
     code = generated.__code__
     previous = sys.gettrace()
     stores, anywhere = _stores_by_line(code)
+    stores = {line: names + anywhere for line, names in stores.items()}
     last = [None]                     # the line run before this event (None: every name)
 
     def note(name, value):
@@ -397,7 +398,7 @@ def _run_keeping_locals(generated, args, kwargs, watch_lines=True):
                 for name, value in local.items():
                     note(name, value)
             else:
-                for name in stores.get(last[0], ()) + anywhere:
+                for name in stores.get(last[0], anywhere):
                     if name in local:
                         note(name, local[name])
             last[0] = frame.f_lineno

@@ -52,7 +52,7 @@ from srctrans.analyse.values import (
     array_valued, dict_valued, fresh_arrays, maybe_not_float, written_arrays)
 from srctrans.annotations import Anno
 from srctrans.differentiate.control import (
-    drop_empty_blocks, drop_unneeded_saves, exposed_reads, iterate_saved_values)
+    assigned_names, drop_empty_blocks, drop_unneeded_saves, exposed_reads, iterate_saved_values)
 from srctrans.differentiate.forward import forward
 from srctrans.differentiate.custom import differentiate_as_call, hooked_shapes
 from srctrans.differentiate.reverse import reverse
@@ -552,9 +552,7 @@ def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, s
     returned = gast.Return(gradients[0] if single else gast.Tuple(list(gradients), gast.Load()))
     if specialised:
         body = save_steps_in_lists(body, unit.namer, unit.aliases[RUNTIME_ALIAS])
-        assigned = {n.id for stmt in body for n in walk(stmt)
-                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-        parameter_arrays = (set(parameter_names(unit.function)) & arrays) - assigned
+        parameter_arrays = (set(parameter_names(unit.function)) & arrays) - assigned_names(body)
         body = accumulate_in_place(body + [returned], parameter_arrays,
                                    unit.aliases[RUNTIME_ALIAS])[:-1]
     name = unit.namer.fresh(unit.function.name + "_grad")

@@ -311,7 +311,7 @@ def _iterate_pops(loop, runtime_alias):
         return
     if any(iteration.id in reads_of(stmt) for stmt in loop.body):
         return
-    pops = [i for i, stmt in enumerate(loop.body) if _is_pop(stmt)]
+    pops = [i for i, stmt in enumerate(loop.body) if is_pop(stmt)]
     if len(pops) != 1:
         return
     pop = loop.body[pops[0]]
@@ -331,7 +331,7 @@ def _iterate_pops(loop, runtime_alias):
     loop.body = loop.body or [gast.Pass()]
 
 
-def _is_pop(stmt):
+def is_pop(stmt):
     """``name = tape.pop()``, as :meth:`ControlFlow._pop` makes it."""
     return (isinstance(stmt, gast.Assign) and anno.get(stmt, Anno.SAVES) is not None
             and isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Call)

@@ -38,6 +38,7 @@ import gast
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
+from srctrans.differentiate.control import is_pop
 from srctrans.nodes import appended_to, assign, load
 from srctrans.treewalk import walk
 
@@ -87,10 +88,14 @@ def _runs_to_its_end(loop, assigned):
     ranges = assigned.get(loop.iter.id, [])
     if len(ranges) != 1 or not _is_call(ranges[0].value, "range") or len(ranges[0].value.args) != 1:
         return False
-    return not any(isinstance(n, gast.Break)
-                   or isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-                   and n.id == loop.target.id
-                   for stmt in loop.body for n in walk(stmt))
+    return not (any(isinstance(n, gast.Break) for stmt in loop.body for n in walk(stmt))
+                or _assigned_in_body(loop, loop.target.id))
+
+
+def _assigned_in_body(loop, name):
+    """Whether a statement of ``loop``'s body assigns ``name``."""
+    return any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == name
+               for stmt in loop.body for n in walk(stmt))
 
 
 def _reversed_loop(loop, assigned, counts, counting_down, position):
@@ -129,11 +134,7 @@ def _pushes(loop):
 
 def _pops(stmt, tape):
     """``stmt`` is ``name = tape.pop()``."""
-    return (isinstance(stmt, gast.Assign) and anno.get(stmt, Anno.SAVES) is not None
-            and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)
-            and isinstance(stmt.value, gast.Call) and isinstance(stmt.value.func, gast.Attribute)
-            and stmt.value.func.attr == "pop" and not stmt.value.args
-            and isinstance(stmt.value.func.value, gast.Name) and stmt.value.func.value.id == tape)
+    return is_pop(stmt) and stmt.value.func.value.id == tape
 
 
 def _counted_by(loop, runtime_alias):
@@ -152,8 +153,7 @@ def _counted_by(loop, runtime_alias):
     if (isinstance(start, gast.BinOp) and isinstance(start.op, gast.Sub)
             and isinstance(start.left, gast.Name) and _is_constant(start.right, 1)
             and _is_constant(stop, -1) and _is_constant(step, -1)
-            and not any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-                        and n.id == loop.target.id for stmt in loop.body for n in walk(stmt))):
+            and not _assigned_in_body(loop, loop.target.id)):
         return start.left.id
     return None
 
@@ -204,11 +204,6 @@ def _made_list(stmt):
             and not stmt.value.elts):
         return stmt.targets[0].id
     return None
-
-
-def _assigns(stmt, name):
-    return (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
-            and isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id == name)
 
 
 def _is_call(node, function):
