@@ -202,15 +202,12 @@ def hessian(f: Function, wrt: Wrt = 0, *, optimize: bool = True) -> Function:
     return hessian_of_f
 
 
-def _repeat_hvp(args, kwargs):
-    """:func:`hvp` for a call shaped like the last one of its function, by the guard made for
-    that call (``repeat.make_hvp_repeat``); None when there is none or it does not hold."""
-    return repeat_path.call_last(_hvp_guards, _LAST, args, kwargs)
-
-
 _hvp_guards = cache.memo()    # function -> {kinds of call: (gradient, its HVP guard),
                               #              _LAST: the guard of the last call}
 _LAST = "last"
+# hvp(f, primals, tangents) for a call shaped like the last one of f, by the guard made for
+# that call (repeat.make_hvp_repeat); None when there is none or it does not hold
+_repeat_hvp = functools.partial(repeat_path.call_last, _hvp_guards, _LAST)
 
 
 @user_facing(fast=_repeat_hvp)

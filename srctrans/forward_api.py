@@ -22,10 +22,12 @@ from srctrans.hints import Any, Function
 from srctrans.interface import API
 
 
-def _repeat_jvp(args, kwargs):
-    """:func:`jvp` for a call shaped like the last one of its function, by the guard made for
-    that call (``repeat.make_jvp_repeat``); None when there is none or it does not hold."""
-    return repeat_path.call_last(_plans, _REPEAT, args, kwargs)
+_plans = cache.memo()      # function -> {call pattern: _Plan, kinds of call: (JVP, its guard),
+                           #              _REPEAT: the guard of the last call}
+_REPEAT = "repeat"
+# jvp(f, primals, tangents) for a call shaped like the last one of f, by the guard made for
+# that call (repeat.make_jvp_repeat); None when there is none or it does not hold
+_repeat_jvp = functools.partial(repeat_path.call_last, _plans, _REPEAT)
 
 
 @user_facing(fast=_repeat_jvp)
@@ -177,9 +179,6 @@ class _Plan:
         self.tangents = tangents     # (primal index, tangent keyword) per given tangent
 
 
-_plans = cache.memo()      # function -> {call pattern: _Plan, kinds of call: (JVP, its guard),
-                           #              _REPEAT: the guard of the last call}
-_REPEAT = "repeat"
 
 
 def _plan(fn, bound_self, primals, pattern, optimize, tangent_only):
