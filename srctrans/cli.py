@@ -119,7 +119,10 @@ def _cache_command(argv):
         sys.stdout.write(f"{place}: deleted {_entries(directory.clear(place))}\n")
         return 0
     count, size = directory.usage(place)
-    sys.stdout.write(f"{place}: {_entries(count)}, {size / 1e6:.1f} MB\n")
+    sys.stdout.write(f"{place}: {_entries(count)}, {size / 2**20:.1f} MiB "
+                     f"(bounds: {directory.MAX_ENTRIES} entries, "
+                     f"{directory.MAX_BYTES / 2**20:.0f} MiB; the least recently used go "
+                     f"beyond either)\n")
     return 0
 
 

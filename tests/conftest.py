@@ -34,3 +34,34 @@ def _suite_cache_directory(tmp_path_factory):
 def no_persistent_cache(monkeypatch):
     """The persistent cache off for one test (its builds happen in this process)."""
     monkeypatch.setenv("SRCTRANS_CACHE_DIR", "")
+
+
+# -- the user's own cache is left as it was ------------------------------------------------
+
+def _real_cache_entries():
+    """The entry names in the cache directory srctrans uses outside the tests (the platform's
+    user cache directory, or ``$SRCTRANS_CACHE_DIR`` as the user set it)."""
+    from srctrans.persist import directory
+    place = _REAL_CACHE[0]
+    return set(directory._names(place, (directory.SUFFIX, ".tmp"))) if place else set()
+
+
+_REAL_CACHE = [None]
+_BEFORE = [set()]
+
+
+def pytest_sessionstart(session):
+    from srctrans.persist import directory
+    _REAL_CACHE[0] = os.environ.get(directory.ENVIRONMENT) or directory._platform_directory()
+    _BEFORE[0] = _real_cache_entries()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Fail the run when it wrote into the real cache: every test's builds belong in the
+    suite's own directory (``_suite_cache_directory``)."""
+    written = _real_cache_entries() - _BEFORE[0]
+    if written:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        print(f"\nthe test run wrote {len(written)} entries into the real cache "
+              f"{_REAL_CACHE[0]} (e.g. {sorted(written)[:3]}); tests must use the suite's "
+              f"own cache directory", flush=True)

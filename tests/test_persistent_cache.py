@@ -409,6 +409,20 @@ def test_the_least_recently_used_entries_go_when_there_are_too_many(tmp_path):
     assert kept == sorted([names[0]] + names[7:])
 
 
+def test_the_least_recently_used_entries_go_when_they_take_too_many_bytes(tmp_path):
+    folder = tmp_path / "entries"
+    folder.mkdir(mode=0o700)
+    names = [f"{k:02d}{directory.SUFFIX}" for k in range(6)]
+    for age, name in enumerate(names):
+        assert directory.write(str(folder), name, "x" * 1000)
+        os.utime(folder / name, ns=(10**18 + age * 10**9,) * 2)
+    size = os.path.getsize(folder / names[0])
+    assert directory.prune(str(folder), max_bytes=6 * size) == 0           # at the bound: kept
+    # over 4 entries' bytes: down to 3/4 of that, so the four oldest go and two stay
+    assert directory.prune(str(folder), max_bytes=4 * size) == 4
+    assert sorted(os.listdir(folder)) == names[4:]
+
+
 def test_a_notebook_kernel_started_again_reads_back_its_cells_derivatives(tmp_path, monkeypatch):
     """Cells are compiled under a file name that changes with each kernel."""
     import nbclient             # the test extra installs both, with ipykernel
@@ -433,7 +447,9 @@ def test_the_command_line_shows_and_clears_the_cache(tmp_path, monkeypatch, caps
     monkeypatch.setenv("SRCTRANS_CACHE_DIR", str(tmp_path / "entries"))
     directory.write(directory.location(), "a" + directory.SUFFIX, "{}")
     assert main(["cache"]) == 0
-    assert capsys.readouterr().out.startswith(f"{tmp_path / 'entries'}: 1 entry, 0.0 MB")
+    assert capsys.readouterr().out == (
+        f"{tmp_path / 'entries'}: 1 entry, 0.0 MiB (bounds: {directory.MAX_ENTRIES} entries, "
+        f"{directory.MAX_BYTES // 2**20} MiB; the least recently used go beyond either)\n")
     assert main(["cache", "--clear"]) == 0
     assert "deleted 1 entry" in capsys.readouterr().out
     assert os.listdir(tmp_path / "entries") == []

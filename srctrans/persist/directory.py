@@ -10,8 +10,8 @@ replaces an entry atomically (a new private file renamed over the old name, so
 a reader sees the old entry or the new one, never part of one); :func:`read`
 opens without following symlinks and returns None for anything it cannot trust
 (not a regular file, another owner, readable by others). The directory holds
-at most about ``MAX_ENTRIES`` entries: :func:`prune` deletes the least recently
-used (read or written) beyond it.
+at most about ``MAX_ENTRIES`` entries and ``MAX_BYTES`` bytes: :func:`prune` deletes the
+least recently used (read or written) beyond either bound.
 
 The directory is, in order: the one :func:`set_location` gave; else
 ``$SRCTRANS_CACHE_DIR`` (set and empty: off); else the platform's user cache
@@ -176,26 +176,37 @@ def write(directory, name, text):
     return True
 
 
-MAX_ENTRIES = 20_000         # about 100 MB; beyond it the least recently used quarter goes
+MAX_ENTRIES = 20_000         # beyond either bound, the least recently used go
+MAX_BYTES = 100 * 2**20      # 100 MiB of entries
 PRUNE_EVERY = 500
 _writes = [0]
 
 
-def prune(directory, limit=None):
+def prune(directory, limit=None, max_bytes=None):
     """Delete the least recently used entries while ``directory`` holds more than ``limit``
-    (``MAX_ENTRIES``): down to three quarters of it. Reading an entry marks it used."""
+    entries (``MAX_ENTRIES``) or more than ``max_bytes`` bytes of them (``MAX_BYTES``): down to
+    three quarters of each bound. Reading an entry marks it used. Returns how many it deleted."""
     limit = MAX_ENTRIES if limit is None else limit
-    names = _names(directory)
-    if len(names) <= limit:
-        return 0
+    max_bytes = MAX_BYTES if max_bytes is None else max_bytes
     used = []
-    for name in names:
+    for name in _names(directory):
         try:
-            used.append((os.lstat(os.path.join(directory, name)).st_mtime_ns, name))
+            info = os.lstat(os.path.join(directory, name))
         except OSError:
-            pass
+            continue
+        used.append((info.st_mtime_ns, info.st_size, name))
+    total = sum(size for _, size, _ in used)
+    if len(used) <= limit and total <= max_bytes:
+        return 0
     used.sort()
-    return _removed(directory, [name for _, name in used[:len(used) - limit * 3 // 4]])
+    keep_entries, keep_bytes = limit * 3 // 4, max_bytes * 3 // 4
+    doomed = []
+    for _, size, name in used:
+        if len(used) - len(doomed) <= keep_entries and total <= keep_bytes:
+            break
+        doomed.append(name)
+        total -= size
+    return _removed(directory, doomed)
 
 
 SUFFIX = ".json"
