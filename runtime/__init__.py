@@ -53,16 +53,17 @@ from .decompositions import (
     pinv_grad, pinv_jvp, lstsq_grads, lstsq_jvp, matrix_power_grad, matrix_power_jvp,
     multi_dot_grads, multi_dot_jvp, tuple_like, det_grad, det_jvp)
 from .joins import (
-    concatenate_grads, block_grads, block_of, stack_grads, hstack_grads, vstack_grads, array_grads, r_concat, c_concat,
-    r_concat_grads, c_concat_grads, linspace_grads, linspace_grads_transpose,
+    concatenate_grads, block_grads, block_of, stack_grads, hstack_grads, vstack_grads, array_grads,
+    r_concat, c_concat, r_concat_grads, c_concat_grads, linspace_grads, linspace_grads_transpose,
     arange_grads, arange_tangent, concat, concat_grads, repeated, repeated_grads)
 from .elementwise import (
     clip_mask, tie_weight, nan_tie_weight, power_base_factor, power_exponent_factor, polygamma, LN2,
     LN10)
 from .singular import zero_guard
 from .complex_numbers import (
-    is_complex_value, real_for, conj_if_complex, real_if_complex, abs_direction, abs_grad, abs_jvp, angle_grad, angle_jvp, sign_grad,
-    sign_jvp, imag_grad, imag_tangent, complex_grads, real_only, finite_parts)
+    is_complex_value, real_for, conj_if_complex, real_if_complex, abs_direction, abs_grad, abs_jvp,
+    angle_grad, angle_jvp, sign_grad, sign_jvp, imag_grad, imag_tangent, complex_grads, real_only,
+    finite_parts)
 from .fourier import (
     fft_grad, fftn_grad, rfft_grad, rfftn_grad, irfft_grad, irfftn_grad, hfft_grad, ihfft_grad)
 from .seeding import seed_cotangent, conform_gradient
@@ -89,12 +90,14 @@ from .objects import has_class, is_same, unseen_callee, attribute_tangent
 from .refusals import unsupported
 from .foreign import as_array, numpy_only
 from .composites import (
-    vdot_grads, cumprod_grad, cumprod_jvp, nanvar_grad, nanvar_jvp, average_grad, average_weights_grad, average_jvp, kron_grads,
+    vdot_grads, cumprod_grad, cumprod_jvp, nanvar_grad, nanvar_jvp, average_grad, average_weights_grad,
+    average_jvp, kron_grads,
     polyval_grads, polyder_coefficients, convolve_grads, correlate_grads, meshgrid_grads,
     meshgrid_jvp, geomspace_grads, select_grads, compress_grad, extract_grad, choose_grads,
     partition_grad, partition_jvp, rollaxis_grad, column_stack_grads, dstack_grads,
     append_grads, ediff1d_grads, ediff1d_jvp, tensorinv_grad, tensorinv_jvp, tensorsolve_grads,
-    tensorsolve_jvp, norm_weights, norm_grad, norm_jvp, interp_grads, interp_jvp, sinc_slope, diag_grad, diagflat_grad,
+    tensorsolve_jvp, norm_weights, norm_grad, norm_jvp, interp_grads, interp_jvp, sinc_slope, diag_grad,
+    diagflat_grad,
     logsumexp_share, logsumexp_jvp, digamma, over_x)
 from .higher import (
     unbroadcast_transpose, unbroadcast_tree, broadcast_tree, ratio_or_zero, spread_grads_transpose,

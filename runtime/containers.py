@@ -15,7 +15,7 @@ import numpy as np
 
 from .refusals import unsupported
 
-REGISTERED = {}
+REGISTERED: dict[type, tuple] = {}
 """class -> (fields, rebuild) of each class registered with :func:`register_pytree`."""
 
 

@@ -100,7 +100,7 @@ class CustomGradient:
 
 
 # function -> the CustomGradient wrapping it, while that object lives
-_WRAPPERS = weakref.WeakValueDictionary()
+_WRAPPERS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
 def custom_gradient_of(function):

@@ -16,6 +16,7 @@ A *kind* is ``("class", cls)`` for an object (dispatched on its exact class) or
 
 import functools
 import types
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +26,7 @@ from .foreign import is_foreign
 from .refusals import unsupported
 from .seeding import is_integer
 
-SITES = {}
+SITES: dict[tuple, list] = {}
 """site -> list of the kinds of callee seen there, in the order they were first seen."""
 
 VERSION = [0]
@@ -164,7 +165,8 @@ def attribute_tangent(t, obj, name):
     return zeros_like(field) if value is None else value
 
 
-_COMPUTED = {}          # (class, attribute name) -> the kind of descriptor computing it, or None
+# (class, attribute name) -> the kind of descriptor computing it, or None
+_COMPUTED: dict[tuple[type, str], Any] = {}
 
 
 def refuse_computed(obj, name):

@@ -293,8 +293,9 @@ def _permutation(piv):
         j = piv[..., i]
         rows = np.indices(j.shape)
         here = order[..., i].copy()
-        order[..., i] = order[(*rows, j)]
-        order[(*rows, j)] = here
+        swapped = (*rows, j)
+        order[..., i] = order[swapped]
+        order[swapped] = here
     return order
 
 

@@ -38,7 +38,8 @@ class _Selection:
     """
 
     def __init__(self, fn, wrt):
-        name = getattr(fn, "__qualname__", None) or getattr(getattr(fn, "func", None), "__qualname__", repr(fn))
+        name = getattr(fn, "__qualname__", None) or \
+            getattr(getattr(fn, "func", None), "__qualname__", repr(fn))
         parameters = list(inspect.signature(fn).parameters.values())
         positional = [p for p in parameters
                       if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -116,10 +117,10 @@ def _check_differentiable(value, name):
                  "unselected arguments are constants")
 
 
-def _finish(gradients, values, names, unconnected):
+def _finish(gradients, values, unconnected):
     """Shape and type the raw gradients like their inputs."""
     finished = []
-    for g, value, name in zip(gradients, values, names):
+    for g, value in zip(gradients, values):
         if (type(g) is np.ndarray and type(value) is np.ndarray and g.dtype is value.dtype
                 and g.shape == value.shape and g.base is None):
             finished.append(g)        # the common case: a fresh array of the right kind
@@ -242,10 +243,10 @@ class _Differentiated:
 
     def _finisher(self, selection):
         """``finish(raw, values)``: the gradients conformed the general way, as returned."""
-        names, unconnected, single = selection.names, self._unconnected, selection.single
+        unconnected, single = self._unconnected, selection.single
 
         def finish(raw, values):
-            gradients = _finish(raw, values, names, unconnected)
+            gradients = _finish(raw, values, unconnected)
             return gradients[0] if single else tuple(gradients)
         return finish
 
@@ -293,7 +294,7 @@ class _Differentiated:
             found = found.for_call(self._fn, args, kwargs)
             if found.grad is not None and output_gradients is None and not self._with_value:
                 raw = found.grad(*args, **kwargs)          # the fused gradient of a scalar output
-                gradients = _finish(raw, values, selection.names, self._unconnected)
+                gradients = _finish(raw, values, self._unconnected)
                 build = self._instance.build
                 if (not kwargs and self._self is None and build.data_names == ()
                         and not build.float_values_matter
@@ -302,7 +303,7 @@ class _Differentiated:
                 return gradients[0] if selection.single else tuple(gradients)
         out, residuals = found.fwd(*args, **kwargs)
         raw = found.bwd(residuals, runtime.seed_cotangent(out, output_gradients))
-        gradients = _finish(raw, values, selection.names, self._unconnected)
+        gradients = _finish(raw, values, self._unconnected)
         result = gradients[0] if selection.single else tuple(gradients)
         return (out, result) if self._with_value else result
 
@@ -418,7 +419,7 @@ def vjp(f: Function, *args: Any, wrt: Wrt | None = None,
     @user_facing
     def pullback(v):               # the backward pass pops from a copy of the tape: reusable
         raw = bwd(residuals, runtime.seed_cotangent(out, v))
-        gradients = _finish(raw, values, selection.names, unconnected_gradients)
+        gradients = _finish(raw, values, unconnected_gradients)
         if every is None:
             return tuple(gradients)
         by_position = dict(zip(float_like, gradients))

@@ -38,10 +38,10 @@ from srctrans.parse.source import nesting_depth, parse_function
 from srctrans.rules import REGISTRY
 
 _lock = threading.RLock()
-_builds = {}                                 # (code, options) -> [Build]
-_instances = weakref.WeakKeyDictionary()     # function -> {options: (fwd, bwd, build)}
-_in_progress = set()
-_memos = []                                  # the API's per-function memos (see memo)
+_builds: dict[tuple, list] = {}              # (code, options) -> [Build]
+_instances: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # function -> {options: ...}
+_in_progress: set = set()
+_memos: list = []                            # the API's per-function memos (see memo)
 
 
 def memo():

@@ -7,7 +7,8 @@ where ``<a, b>`` is ``Re(sum(a * b))`` (complex values get complex directions an
 cotangents: docs/complex.md).
 The reverse check runs every backward pass srctrans may use for ``f``: the
 generic one, the one specialised on the arguments' shapes, and the fused
-gradient of a scalar output; the value ``vjp`` returns must be the function's. Order 2 checks the generated derivatives the same way.
+gradient of a scalar output; the value ``vjp`` returns must be the function's.
+Order 2 checks the generated derivatives the same way.
 Randomness is seeded, so a failing check fails the same way every time.
 """
 
@@ -72,7 +73,7 @@ def check_grads(f: Function, args: tuple, modes: tuple[Mode, ...] = ("forward", 
         f, args, indices = fn, (bound_self,) + args, tuple(i + 1 for i in indices)
     rng = np.random.default_rng(seed)
     wide = tuple(_widen(a) if i in indices else a for i, a in enumerate(args))
-    tolerances = dict(eps=eps, rtol=rtol, atol=atol)
+    tolerances = {"eps": eps, "rtol": rtol, "atol": atol}
     name = str(getattr(f, "__qualname__", f))
     _check_first_order(f, wide, {}, modes, indices, rng, name, **tolerances)
     if order == 2:

@@ -132,26 +132,26 @@ def batch_jacobian(f: Function, wrt: Wrt = 0, *, mode: JacobianMode = "auto",
         dtypes = [None if x is None else _float_dtype(out, x) for x in inputs]
         if mode == "forward" or mode == "auto" and sum(filter(None, sizes)) < out_size:
             blocks = []
-            for l, x in enumerate(inputs):
+            for leaf, x in enumerate(inputs):
                 if x is None:
                     blocks.append(None)
                     continue
                 columns = []
-                for k in range(sizes[l]):
-                    tangent = _tangent(argument, l, _row_unit(x.shape, k, x.dtype))
+                for k in range(sizes[leaf]):
+                    tangent = _tangent(argument, leaf, _row_unit(x.shape, k, x.dtype))
                     _, column = _jvp(fn, call_args, indices, [tangent], optimize)
                     columns.append(np.reshape(_broadcast(column, out_shape), (batch, out_size)))
-                blocks.append(_assembled(columns, (batch, out_size), 2, shapes[l], dtypes[l]))
+                blocks.append(_assembled(columns, (batch, out_size), 2, shapes[leaf], dtypes[leaf]))
             return _rebuilt(argument, blocks)
         rows = [[] for _ in inputs]
         for o in range(out_size):
             (g,) = _pulled_back(pullback, _row_unit(out_shape, o, _float_dtype(out)))
-            for l, (x, piece) in enumerate(zip(inputs, _aligned(argument, g))):
+            for leaf, (x, piece) in enumerate(zip(inputs, _aligned(argument, g))):
                 if x is not None:
-                    rows[l].append(np.reshape(_broadcast(piece, x.shape), (batch, sizes[l])))
+                    rows[leaf].append(np.reshape(_broadcast(piece, x.shape), (batch, sizes[leaf])))
         return _rebuilt(argument, [
-            None if x is None else _assembled(rows[l], (batch, sizes[l]), 1, shapes[l], dtypes[l])
-            for l, x in enumerate(inputs)])
+            None if x is None else _assembled(rows[leaf], (batch, sizes[leaf]), 1, shapes[leaf], dtypes[leaf])
+            for leaf, x in enumerate(inputs)])
 
     return batch_jacobian_of_f
 
@@ -183,19 +183,19 @@ def hessian(f: Function, wrt: Wrt = 0, *, optimize: bool = True) -> Function:
         flat = [(i, m, x) for i, leaves_ in enumerate(inputs) for m, x in enumerate(leaves_)
                 if x is not None]
         pieces = {(a[:2], b[:2]): [] for a in flat for b in flat}     # (row leaf, column leaf)
-        for j, l, y in flat:
+        for j, leaf, y in flat:
             for k in range(y.size):
                 tangents = [None] * len(selected)
-                tangents[j] = _tangent(selected[j], l, _unit(y.shape, k, y.dtype))
+                tangents[j] = _tangent(selected[j], leaf, _unit(y.shape, k, y.dtype))
                 _, columns = _jvp(gradient, call_args, indices, tangents, optimize)
                 for i, column in enumerate(columns):
                     for m, piece in enumerate(_aligned(selected[i], column)):
                         if inputs[i][m] is not None:
-                            pieces[(i, m), (j, l)].append(piece)
+                            pieces[(i, m), (j, leaf)].append(piece)
         blocks = [[_rebuilt(x_arg, [None if x is None else _rebuilt(y_arg, [
             None if y is None else
-            _assembled(pieces[(i, m), (j, l)], x.shape, -1, x.shape + y.shape, _float_dtype(x, y))
-            for l, y in enumerate(inputs[j])]) for m, x in enumerate(inputs[i])])
+            _assembled(pieces[(i, m), (j, leaf)], x.shape, -1, x.shape + y.shape, _float_dtype(x, y))
+            for leaf, y in enumerate(inputs[j])]) for m, x in enumerate(inputs[i])])
             for j, y_arg in enumerate(selected)] for i, x_arg in enumerate(selected)]
         return blocks[0][0] if single else tuple(tuple(row) for row in blocks)
 
@@ -349,19 +349,19 @@ def _forward_columns(fn, call_args, indices, selected, inputs, out, outputs, opt
     """The Jacobian blocks, ``blocks[output leaf][argument][leaf]``, one JVP per input element."""
     blocks = [[[None] * len(leaves_) for leaves_ in inputs] for _ in outputs]
     for position, (argument, leaves_) in enumerate(zip(selected, inputs)):
-        for l, x in enumerate(leaves_):
+        for leaf, x in enumerate(leaves_):
             if x is None:
                 continue
             columns = [[] for _ in outputs]
             for k in range(x.size):
                 tangents = [None] * len(inputs)
-                tangents[position] = _tangent(argument, l, _unit(x.shape, k, _float_dtype(x)))
+                tangents[position] = _tangent(argument, leaf, _unit(x.shape, k, _float_dtype(x)))
                 _, column = _jvp(fn, call_args, indices, tangents, optimize)
                 for pieces, piece in zip(columns, _aligned(out, column)):
                     pieces.append(piece)
             for m, o in enumerate(outputs):
                 if o is not None:
-                    blocks[m][position][l] = _assembled(columns[m], o.shape, -1,
+                    blocks[m][position][leaf] = _assembled(columns[m], o.shape, -1,
                                                         o.shape + x.shape, _float_dtype(o, x))
     return blocks
 

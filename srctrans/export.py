@@ -254,7 +254,7 @@ def _literal(value):
         return repr(value)
     if isinstance(value, numbers.Integral) and not isinstance(value, np.generic):
         return repr(int(value))
-    if isinstance(value, float) or isinstance(value, np.floating):
+    if isinstance(value, (float, np.floating)):
         number = float(value)
         if math.isnan(number):
             return "float('nan')"

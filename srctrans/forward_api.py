@@ -247,7 +247,8 @@ def _conformed_tangent(tangent, primal, name):
         if isinstance(error, ShapeError):
             raise
         raise ShapeError(f"the tangent of {name!r} does not have the structure of the argument "
-                         f"({error})", hint="give a container of tangents shaped like the argument")
+                         f"({error})", hint="give a container of tangents shaped like the argument"
+                         ) from error
 
 
 API.jvp = jvp

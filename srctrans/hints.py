@@ -4,14 +4,15 @@ Arrays, numbers and containers of them pass through srctrans unchanged, so
 values are ``Any``; what the hints pin down is the shape of each call.
 """
 
-from typing import Any, Callable, Literal, Union
+from typing import Any, Literal
+from collections.abc import Callable
 
 __all__ = ["Any", "Callable", "Function", "Wrt", "Unconnected", "Mode", "JacobianMode"]
 
 Function = Callable[..., Any]
 """A Python function defined with ``def`` (or a bound method of one)."""
 
-Wrt = Union[int, str, tuple[Union[int, str], ...]]
+Wrt = int | str | tuple[int | str, ...]
 """The selected arguments: an index, a parameter name, or a tuple of them."""
 
 Unconnected = Literal["none", "zero"]

@@ -235,7 +235,8 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
         functions.append(_gradient_function(unit, untouched_forward, backward, seed, gradients,
                                             arrays=arrays, specialised=True))
     elif gradient is not None:
-        seeding = runtime_call(unit.aliases, "seed_cotangent", [clone(result.output), gast.Constant(None, None)])
+        seeding = runtime_call(unit.aliases, "seed_cotangent",
+                               [clone(result.output), gast.Constant(None, None)])
         functions.append(_gradient_function(unit, untouched_forward, backward, seed, gradients,
                                             seeding, single=gradient == "single"))
     closure = {unit.aliases[NUMPY_ALIAS]: numpy, unit.aliases[RUNTIME_ALIAS]: runtime}
@@ -280,7 +281,8 @@ def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False, shap
     facts.find_paths(body)                                  # what the cache's measuring reads
     returned = [result.tangent] if tangent_only else [result.output, result.tangent]
     if optimize:
-        simplify(result.tangent_statements, not_float=unit.not_float)     # not the user's: x * 1.0 there makes a copy
+        # not the user's statements: x * 1.0 there makes a copy
+        simplify(result.tangent_statements, not_float=unit.not_float)
         if shapes:
             specialise_tangents(body, infer_shapes(body, shapes))
         body, renaming = propagate_copies(body)

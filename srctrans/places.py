@@ -37,7 +37,7 @@ def source_lines(fn):
 def _installed_directories():
     paths = sysconfig.get_paths()
     places = {paths.get(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")}
-    places.update(getattr(site, "getsitepackages", lambda: [])())
+    places.update(getattr(site, "getsitepackages", list)())
     places.add(getattr(site, "getusersitepackages", lambda: None)())
     return tuple(os.path.abspath(p) + os.sep for p in places if p)
 

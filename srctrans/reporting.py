@@ -27,7 +27,7 @@ from srctrans.emit.compile import GENERATED_PREFIX, generated_origin
 from srctrans.errors import CallError, InternalError, Location, SrcTransError, UsageError
 from srctrans.runtime import objects
 
-_OWN_DIRECTORIES = tuple(os.path.dirname(os.path.abspath(module.__file__)) + os.sep
+_OWN_DIRECTORIES = tuple(os.path.dirname(os.path.abspath(str(module.__file__))) + os.sep
                          for module in (runtime, __import__("srctrans")))
 _REPORTED = "__srctrans_reported__"
 

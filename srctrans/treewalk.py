@@ -18,7 +18,7 @@ _AST = gast.AST
 _NEVER_NODES = frozenset({"id", "attr", "arg", "asname", "module", "level", "kind",
                           "conversion", "is_async", "type_comment", "n", "s", "rest"})
 _NAME_IS_A_NODE = frozenset({"ExceptHandler", "TypeAlias"})
-_CHILD_FIELDS = {}
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def child_fields(cls):

@@ -23,7 +23,7 @@ import gast
 from srctrans.emit.printer import INDENT, function_lines
 
 FACTORY = "__srctrans_factory__"
-_registered = {}               # pseudo file name of generated code -> (user's file, function)
+_registered: dict[str, tuple] = {}   # pseudo file name of generated code -> (user's file, function)
 _LINE_COMMENT = re.compile(r"\s*# line (\d+): (.*)")
 
 

@@ -20,7 +20,7 @@ from srctrans.errors import UsageError
 
 RUNTIME_DIR = pathlib.Path(__file__).resolve().parents[2] / "runtime"
 _LAZY_MODULES = {"special": "scipy.special"}    # runtime.__getattr__'s lazy attributes
-_tables = {}                                    # module name -> _Module
+_tables: dict[str, "_Module"] = {}                               # module name -> _Module
 
 
 class _Module:

@@ -107,7 +107,8 @@ def check(parsed, resolver=None):
             construct, hint = UNSUPPORTED[kind]
             _reject(parsed, node, construct, hint)
         if isinstance(node, (gast.expr, gast.stmt)):
-            _reject(parsed, node, f"`{kind.__name__}`", "rewrite it with supported syntax (see docs/syntax.md)")
+            _reject(parsed, node, f"`{kind.__name__}`",
+                    "rewrite it with supported syntax (see docs/syntax.md)")
     _check_control_flow(parsed, resolver)
 
 

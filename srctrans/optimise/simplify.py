@@ -5,10 +5,10 @@ Guarantees: the values computed are unchanged (at finite inputs, for the guards
 dropped by :func:`_needs_no_guard`); products with 1, sums with 0,
 powers of 1 and arithmetic on two numeric constants are folded, so that a
 rule such as ``g * y * x ** (y - 1)`` instantiated at ``y = 2`` reads
-``g * 2 * x``; the same holds for ``rt.power_base_factor(x, 2)``. Negation moves outside ``rt.unbroadcast`` (summing is linear),
-so it runs on the reduced array, and an added negation becomes a subtraction
-(``a + -b`` is ``a - b``, exactly, in floating point too) unless that would
-keep NumPy from reusing a temporary array (see :func:`keeps_reuse`).
+``g * 2 * x``; the same holds for ``rt.power_base_factor(x, 2)``. Negation moves
+outside ``rt.unbroadcast`` (summing is linear), so it runs on the reduced array,
+and an added negation becomes a subtraction (``a + -b`` is ``a - b``, exactly,
+in floating point too) unless that would keep NumPy from reusing a temporary array (see :func:`keeps_reuse`).
 
 >>> import gast, ast
 >>> e = gast.parse("g * 2 * x ** (2 - 1)").body[0].value

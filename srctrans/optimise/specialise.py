@@ -129,7 +129,7 @@ def _factor_out_of_sum(node):
             and isinstance(node.func.value, gast.BinOp) and isinstance(node.func.value.op, gast.Mult)):
         return node
     product = node.func.value
-    for side, other in (("left", product.right), ("right", product.left)):
+    for side in ("left", "right"):
         inner = getattr(product, side)
         if isinstance(inner, gast.BinOp) and isinstance(inner.op, gast.Mult):
             for factor, rest in ((inner.left, inner.right), (inner.right, inner.left)):

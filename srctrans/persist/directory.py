@@ -29,7 +29,7 @@ import warnings
 ENVIRONMENT = "SRCTRANS_CACHE_DIR"
 _DEFAULT = object()
 _chosen = [_DEFAULT]          # set_location's choice: a path, None (off) or _DEFAULT
-_checked = {}                 # directory -> whether it passed the checks (once per process)
+_checked: dict[str, bool] = {}  # directory -> whether it passed the checks (once per process)
 
 
 def set_location(path=_DEFAULT):
@@ -148,7 +148,7 @@ def payload(stored, name):
 
 
 def _checksum(text, name):
-    return hashlib.sha256(f"{name}\0{text}".encode("utf-8")).hexdigest()
+    return hashlib.sha256(f"{name}\0{text}".encode()).hexdigest()
 
 
 def write(directory, name, text):

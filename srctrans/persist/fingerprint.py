@@ -21,6 +21,7 @@ import inspect
 import os
 import sys
 import types
+from typing import Any
 
 import numpy as np
 
@@ -34,7 +35,7 @@ def digest(data):
     return hashlib.sha256(repr(data).encode("utf-8")).hexdigest()
 
 
-_functions = {}          # code object -> of_function's answer (forget() empties it)
+_functions: dict[types.CodeType, Any] = {}   # code object -> of_function's answer (forget() empties it)
 
 
 def of_function(fn):
@@ -169,7 +170,7 @@ def _is_library(value):
     return is_installed_file(path)
 
 
-_versions = {}
+_versions: dict[str, str] = {}
 
 
 def _package_version(module):
@@ -186,7 +187,7 @@ def _package_version(module):
     return _versions[top]
 
 
-_installation = []
+_installation: list[str] = []
 
 
 def of_installation():

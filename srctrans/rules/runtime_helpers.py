@@ -677,7 +677,8 @@ def last_and_rest_transpose(g, ans, c):
 
 linear(rt.copied, rt.getitem_grad, rt.getattr_grad, rt.getattr_grad_transpose,
        rt.attribute_tangent, rt.sequence_grad, rt.sequence_grad_transpose, rt.zero_at,
-       rt.transpose_grad, rt.reshape_like, rt.as_array, rt.asarray_grad, rt.last_and_rest, rt.last_and_rest_transpose)
+       rt.transpose_grad, rt.reshape_like, rt.as_array, rt.asarray_grad, rt.last_and_rest,
+       rt.last_and_rest_transpose)
 
 
 # The tape of a subscript write: saved_at copies what the write overwrites,
