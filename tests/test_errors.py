@@ -47,8 +47,6 @@ ERRORS = [
      ["recursive call of recursive", "hint:"]),
     (unsupported.mutual_a, (X,), st.SrcTransError, "mutual-b",
      ["recursive call of mutual_a", "hint:"]),
-    (unsupported.loop_with_else, (X,), st.UnsupportedSyntaxError, "loop-else",
-     ["`else` clause of a loop", "after the loop"]),
     (unsupported.loops_over_items, (X,), st.UnsupportedSyntaxError, "for-items",
      ["`for` loop over this kind of iterable", "not supported yet"]),
     (unsupported.calls_writing_helper, (X,), st.UnsupportedSyntaxError, "subscript-write",
@@ -109,14 +107,14 @@ def test_reserved_parameter_names_file_and_line():
 
 
 def test_error_names_the_function():
-    with pytest.raises(st.UnsupportedSyntaxError, match=r"\(in loop_with_else\)"):
-        st.grad(unsupported.loop_with_else)(X)
+    with pytest.raises(st.UnsupportedSyntaxError, match=r"\(in loops_over_items\)"):
+        st.grad(unsupported.loops_over_items)(X)
 
 
 def test_errors_are_not_cached_as_successes():
     for _ in range(2):
         with pytest.raises(st.UnsupportedSyntaxError):
-            st.grad(unsupported.loop_with_else)(X)
+            st.grad(unsupported.loops_over_items)(X)
 
 
 @pytest.mark.parametrize("call, words", [

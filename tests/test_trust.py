@@ -22,6 +22,14 @@ def vector(n=3):
 # (function, arguments): derivatives agree with finite differences, to second order
 CORRECT = [
     (trust.augmented_constant, vector()),
+    (trust.for_else_over_an_array, vector()),
+    (trust.for_else_over_a_list, vector()),
+    (trust.for_else_over_a_range, vector()),
+    (trust.while_else, vector()),
+    (trust.for_else_with_a_break_taken, vector()),
+    (trust.for_else_with_a_break_not_taken, vector()),
+    (trust.nested_loop_else, vector()),
+    (trust.loop_else_with_a_return, vector()),
     (trust.augmented_constant_kinds, vector(5)),
     (trust.augmented_constant_in_loop, vector()),
     (trust.sum_seeds_a_loop_carried_adjoint, vector()),
@@ -347,3 +355,13 @@ def test_a_pullback_whose_callee_loops_can_be_called_again():
     J = st.jacobian(trust.through_a_looping_helper)(x)
     np.testing.assert_allclose(np.diag(J), first, rtol=1e-12)
     st.check_grads(trust.through_a_looping_helper, (x,), order=2)
+
+
+def test_a_loop_s_else_block_is_not_dropped():
+    """The issue's reproducer: the else block doubles the sum, so the gradient is 2, not 1."""
+    x = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(st.grad(trust.for_else_over_an_array)(x), [2.0, 2.0, 2.0])
+    _, tangent = st.jvp(trust.for_else_over_an_array, (x,), (np.array([1.0, 2.0, 3.0]),))
+    np.testing.assert_allclose(tangent, 12.0)
+    # a break that is taken skips the else block
+    np.testing.assert_allclose(st.grad(trust.for_else_with_a_break_taken)(x), [1.0, -2.0, 0.0])

@@ -156,6 +156,8 @@ def _is_fresh(value):
         callee = anno.get(value, Anno.CALLEE)
         if callee is None:
             return isinstance(value.func, gast.Attribute) and value.func.attr in _FRESH_METHODS
+        if callee is np.ndarray:          # new memory, unless it is given a buffer to use
+            return not any(k.arg == "buffer" for k in value.keywords) and len(value.args) < 3
         rule = REGISTRY.lookup(callee)
         try:
             return callee in _FRESH_FUNCTIONS or (rule is not None and rule.elementwise)

@@ -16,9 +16,12 @@ import ast
 import pathlib
 import textwrap
 
+from srctrans import runtime
 from srctrans.errors import UsageError
 
-RUNTIME_DIR = pathlib.Path(__file__).resolve().parents[2] / "runtime"
+# the runtime package's folder, wherever it was installed from (runtime/ in a checkout,
+# srctrans/runtime/ in a wheel)
+RUNTIME_DIR = pathlib.Path(str(runtime.__file__)).resolve().parent
 _LAZY_MODULES = {"special": "scipy.special"}    # runtime.__getattr__'s lazy attributes
 _tables: dict[str, "_Module"] = {}                               # module name -> _Module
 

@@ -10,6 +10,9 @@ Guarantees: afterwards
   (over ``list(d)``) become index loops the same way; a target may be a
   nested tuple of names (``for i, (u, v) in ...``), assigned from the item;
   ``reversed(range(...))`` becomes the ``range`` of the same integers;
+* no loop has an ``else`` block: Python runs it when the loop ends without
+  ``break``, so it follows the loop, under ``if not _broke:`` when a ``break``
+  of that loop sets ``_broke = True``;
 * a sequence is evaluated once, before the loop, as Python evaluates it: one
   that is not a name, or is a name the loop assigns, is assigned to a new
   name (``_items``) before the loop, which the loop reads;
@@ -35,8 +38,55 @@ def desugar(function, namer, runtime_name="rt"):
 
     ``runtime_name`` is the name generated code uses for the runtime package.
     """
+    _loop_else_blocks(function, namer)
     _index_loops(function, namer, runtime_name)
     _Jumps(namer).run(function)
+
+
+# -- else blocks of loops ----------------------------------------------------------
+
+def _loop_else_blocks(function, namer):
+    """Move each loop's ``else`` block after the loop, guarded by a flag its breaks set."""
+    for block in reversed(_blocks(function)):      # inner blocks first (_blocks is breadth-first)
+        if not any(isinstance(stmt, _LOOPS) and stmt.orelse for stmt in block):
+            continue
+        rewritten = []
+        for stmt in block:
+            rewritten.append(stmt)
+            if isinstance(stmt, _LOOPS) and stmt.orelse:
+                rewritten[-1:] = _else_after(stmt, namer)
+        block[:] = rewritten
+
+
+def _else_after(loop, namer):
+    """``loop`` without its ``else`` block, and the statements that run that block as Python
+    does: when the loop ends without a ``break`` (a ``return`` inside leaves the function)."""
+    orelse, loop.orelse = loop.orelse, []
+    breaks = [node for node in _own_nodes(loop) if isinstance(node, gast.Break)]
+    if not breaks:
+        return [loop] + orelse
+    broke = namer.fresh("_broke")
+    for statements in _own_blocks(loop):
+        if any(isinstance(stmt, gast.Break) for stmt in statements):
+            statements[:] = [new for stmt in statements for new in (
+                [_located(assign(broke, gast.Constant(True, None)), stmt), stmt]
+                if isinstance(stmt, gast.Break) else [stmt])]
+    start = _located(assign(broke, gast.Constant(False, None)), loop)
+    after = _located(gast.If(gast.UnaryOp(gast.Not(), load(broke)), orelse, []), orelse[0])
+    return [start, loop, after]
+
+
+def _own_blocks(loop):
+    """The statement lists of ``loop``'s body outside nested loops and local functions (where a
+    ``break`` belongs to ``loop``)."""
+    stack = [loop.body]
+    while stack:
+        statements = stack.pop()
+        yield statements
+        for stmt in statements:
+            if not isinstance(stmt, (*_LOOPS, gast.FunctionDef)):
+                stack.extend(value for field in ("body", "orelse", "finalbody")
+                             if isinstance(value := getattr(stmt, field, None), list))
 
 
 # -- loops over sequences ---------------------------------------------------------

@@ -94,6 +94,10 @@ class _Rewriter:
                                      hint)
 
     def _check_out(self, call):
+        if self.resolver.resolve(call.func) is np.ndarray and (
+                len(call.args) >= 3 or any(k.arg == "buffer" for k in call.keywords)):
+            self._fail(call, "`np.ndarray(...)` over a buffer (an array viewing another's memory)",
+                       "make the array from the values instead: `np.asarray(values).reshape(shape)`")
         if any(k.arg == "out" for k in call.keywords) and _is_numpy(self.resolver.resolve(call.func)):
             self._fail(call, "`out=` (writing a NumPy result into an existing array)",
                        "assign the result instead: `y = np.sin(x)`, or `y[...] = np.sin(x)` to "
@@ -288,21 +292,30 @@ def _check_aliases(parsed, resolver):
               for name in [_changed_in_place(stmt)] if name is not None]
     if not writes:
         return
-    bindings = []     # (position, name, the names whose memory it may share, a new container)
+    arrays, containers = _fresh_names(parsed.node, order, resolver)
+    bindings = []     # (position, name, the names whose memory it may share, how it is bound)
     for position, stmt in order.statements:
-        for target, value in _bindings(stmt):
+        for target, value in _bindings(stmt, arrays):
             roots = _roots(value, resolver)
             if roots:
                 fresh = _is_new_container(value, resolver) and not isinstance(stmt, gast.For)
-                bindings.extend((position, name, roots, fresh) for name in _names_in(target))
+                entry_of = _root(value) if isinstance(value, gast.Subscript) else None
+                bindings.extend((position, name, roots, fresh, entry_of, stmt, value)
+                                for name in _names_in(target))
     for position, written in writes:
         classes = _AliasClasses()
         entry = _replaces_an_entry(order.at(position))
-        for bound, name, roots, fresh in bindings:
-            if order.before(bound, position) and not (fresh and entry):
-                # (d = dict(e); d[k] = v replaces an entry of the new dict, not e's)
-                for root in roots:
-                    classes.join(name, root)
+        sharing = {}          # name -> the (target, value) of a binding that shares memory
+        for bound, name, roots, fresh, entry_of, stmt, value in bindings:
+            if not order.before(bound, position):
+                continue
+            if entry and fresh:
+                continue      # d = dict(e); d[k] = v replaces an entry of the new dict, not e's
+            if entry and written in containers and entry_of == written:
+                continue      # a = d[k]; d[j] = v: a holds an entry, which stays as it was
+            for root in roots:
+                classes.join(name, root)
+            sharing.setdefault(name, (bound, stmt, value))
         # the names the user wrote first (srctrans's own start with "_": `_items`, a loop's
         # sequence bound before it), so that the message names one of the user's
         for name in sorted(classes.members(written) - {written}, key=lambda n: (n[:1] == "_", n)):
@@ -311,8 +324,34 @@ def _check_aliases(parsed, resolver):
                 raise UnsupportedSyntaxError(
                     f"`{written}` is changed in place here while `{name}` may share its memory "
                     f"and is read after the change (line {read})", parsed.location(order.at(position)),
-                    f"make the copy explicit (`{name} = {written}.copy()` where it is bound), or "
-                    f"rebind instead of changing in place (`{written} = {written} + ...`)")
+                    _alias_hint(written, name, sharing, order))
+
+
+def _alias_hint(written, name, sharing, order):
+    """What to write instead: copy where the sharing began (the statement that bound ``name``,
+    or ``written``, to memory the other one holds), or rebind instead of changing in place."""
+    from srctrans.emit.printer import unparse
+    rebind = f"or rebind instead of changing in place (`{written} = {written} + ...`)"
+    for holder in (name, written):
+        if holder not in sharing:
+            continue
+        bound, stmt, value = sharing[holder]
+        copied = unparse(value)
+        if not isinstance(value, (gast.Name, gast.Subscript, gast.Attribute, gast.Call)):
+            copied = f"({copied})"
+        copied += ".copy()"
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 and stmt.value is value:
+            fixed = f"{unparse(stmt.targets[0])} = {copied}"
+        elif isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call):   # xs.append(v)
+            call = stmt.value
+            fixed = f"{unparse(call.func)}({copied})" if len(call.args) == 1 else None
+        else:
+            fixed = None              # a tuple unpacked, a loop's target: no one-line fix
+        if fixed is not None:
+            where = order.line(bound)
+            line = f" (line {where})" if where is not None else ""
+            return f"copy where they begin to share{line}: `{fixed}`, {rebind}"
+    return f"make a copy of `{written}` before the change, {rebind}"
 
 
 class _Order:
@@ -397,16 +436,19 @@ class _AliasClasses:
         return {n for n in list(self.parent) if self.find(n) == root}
 
 
-def _bindings(stmt):
+def _bindings(stmt, arrays=frozenset()):
     """``(target, value)`` pairs by which ``stmt`` binds a name to a value (or puts the value in
-    a container: ``xs.append(v)``, ``d[k] = v``)."""
+    a container: ``xs.append(v)``, ``d[k] = v``). A store into one of ``arrays`` (names that
+    only ever hold new NumPy arrays) copies the value: it binds nothing. A tuple assigned to a
+    tuple of the same length binds each name to its own element."""
     if isinstance(stmt, (gast.Assign, gast.AnnAssign)) and stmt.value is not None:
         targets = stmt.targets if isinstance(stmt, gast.Assign) else [stmt.target]
         for target in targets:
             if isinstance(target, gast.Subscript):
-                yield gast.Name(_root(target), gast.Store(), None, None), stmt.value
+                if _root(target) not in arrays:
+                    yield gast.Name(_root(target), gast.Store(), None, None), stmt.value
             else:
-                yield target, stmt.value
+                yield from _paired(target, stmt.value)
     elif isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call):
         func = stmt.value.func
         if isinstance(func, gast.Attribute) and func.attr in ("append", "extend", "insert") \
@@ -415,6 +457,61 @@ def _bindings(stmt):
                 yield gast.Name(_root(func.value), gast.Store(), None, None), arg
     elif isinstance(stmt, gast.For):
         yield stmt.target, stmt.iter
+
+
+def _paired(target, value):
+    """``(target, value)`` pairs of an assignment, element by element where both sides are
+    tuples or lists of one length without a starred element."""
+    pending = [(target, value)]
+    while pending:
+        target, value = pending.pop()
+        if (isinstance(target, (gast.Tuple, gast.List)) and isinstance(value, (gast.Tuple, gast.List))
+                and len(target.elts) == len(value.elts)
+                and not any(isinstance(e, gast.Starred) for e in target.elts + value.elts)):
+            pending.extend(zip(target.elts, value.elts))
+        else:
+            yield target, value
+
+
+def _fresh_names(function, order, resolver):
+    """``(arrays, containers)``: the local names every binding of which is a new NumPy array
+    (``np.zeros(...)``, ``np.empty_like(x)``, ``np.ndarray(shape)``; a store into one copies
+    the value), and those every binding of which is a new list or dict (replacing one of its
+    entries changes no other value). Parameters and loop variables are neither."""
+    values = {}
+    for _, stmt in order.statements:
+        if isinstance(stmt, (gast.For, gast.With)):
+            targets = [stmt.target] if isinstance(stmt, gast.For) else \
+                [item.optional_vars for item in stmt.items if item.optional_vars is not None]
+            for name in (n for target in targets for n in _names_in(target)):
+                values.setdefault(name, []).append(None)
+        elif isinstance(stmt, (gast.Assign, gast.AnnAssign)) and stmt.value is not None:
+            targets = stmt.targets if isinstance(stmt, gast.Assign) else [stmt.target]
+            for target in targets:
+                for bound, value in _paired(target, stmt.value):
+                    if isinstance(bound, gast.Name):
+                        values.setdefault(bound.id, []).append(value)
+                    elif not isinstance(bound, (gast.Subscript, gast.Attribute)):
+                        for name in _names_in(bound):
+                            values.setdefault(name, []).append(None)
+    parameters = set(parameter_names(function))
+    arrays = {name for name, bound in values.items() if name not in parameters
+              and all(_is_new_array(v, resolver) for v in bound)}
+    containers = {name for name, bound in values.items() if name not in parameters
+                  and all(v is not None and _is_new_container(v, resolver) for v in bound)}
+    return frozenset(arrays), frozenset(containers)
+
+
+def _is_new_array(value, resolver):
+    """A call of a NumPy function that returns a new array (not a view, never its argument)."""
+    if not isinstance(value, gast.Call):
+        return False
+    callee = resolver.resolve(value.func)
+    if callee is None or callee is MISSING or not (_is_numpy(callee) or callee is np.ndarray):
+        return False
+    if any(callee is f for f in _VIEW_FUNCTIONS) or isinstance(callee, np.ufunc):
+        return False          # a ufunc may write into out= and return it
+    return callee is not np.array or not any(k.arg == "copy" for k in value.keywords)
 
 
 def _names_in(target):

@@ -283,9 +283,6 @@ def _check_control_flow(parsed, resolver):
                             and sub.id == node.target.id):
                         _reject(parsed, sub, f"assignment to the loop variable `{sub.id}` inside its loop",
                                 "use another name for the new value")
-        if (isinstance(node, (gast.For, gast.While)) and node.orelse):
-            _reject(parsed, node, "`else` clause of a loop",
-                    "not supported yet; set a flag before `break` and test it after the loop")
 
 
 def _reverses(parsed, loop, iterator):

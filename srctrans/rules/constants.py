@@ -36,6 +36,7 @@ REGISTRY.nondifferentiable(
     # fresh arrays (np.full, np.full_like, np.arange and np.linspace have rules: their
     # values depend on their arguments)
     np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like, np.eye, np.identity,
+    np.ndarray,                 # np.ndarray(shape, dtype): new, uninitialised memory
     # random draws (np.random.normal and the like are methods of a RandomState:
     # see constant_methods_of below)
     np.random.default_rng, np.random.seed,

@@ -650,3 +650,86 @@ def loop_writes_and_rebinds_its_sequence(x):
         s = s + np.sum(row * row)
         X = X * 0.5
     return s
+
+
+# -- else blocks of loops: they run when the loop ends without break -----------------------
+
+def for_else_over_an_array(x):
+    s = 0.0
+    for v in x:
+        s = s + v
+    else:
+        s = s * 2.0
+    return s
+
+
+def for_else_over_a_list(x):
+    s = 0.0
+    for v in [x[0], x[1] * x[2]]:
+        s = s + v * v
+    else:
+        s = s + np.sum(x)
+    return s
+
+
+def for_else_over_a_range(x):
+    y = x
+    for _ in range(3):
+        y = y * x
+    else:
+        y = y + 1.0
+    return np.sum(y)
+
+
+def while_else(x):
+    y, n = x, 0
+    while n < 3:
+        y = np.sin(y) * x
+        n += 1
+    else:
+        y = y * y
+    return np.sum(y)
+
+
+def for_else_with_a_break_taken(x):
+    s = 0.0
+    for i in range(len(x)):
+        s = s + x[i] * x[i]
+        if i == 1:
+            break
+    else:
+        s = s * 10.0
+    return s
+
+
+def for_else_with_a_break_not_taken(x):
+    s = 0.0
+    for v in x:
+        if v > 100.0:
+            break
+        s = s + np.exp(v)
+    else:
+        s = s * 3.0
+    return s
+
+
+def nested_loop_else(x):
+    s = 0.0
+    for i in range(2):
+        for v in x:
+            if v * i > 100.0:
+                break
+            s = s + v * x[i]
+        else:
+            s = s * 1.5
+    else:
+        s = s + x[0]
+    return s
+
+
+def loop_else_with_a_return(x):
+    for v in x:
+        if v > 100.0:
+            return v * 2.0
+    else:
+        return np.sum(x * x)

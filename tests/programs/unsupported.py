@@ -111,15 +111,6 @@ def mutual_b(x):
     return mutual_a(x) + 1.0  # marker: mutual-b
 
 
-def loop_with_else(x):
-    y = x
-    for _ in range(3):  # marker: loop-else
-        y = y * x
-    else:
-        y = y + 1.0
-    return y
-
-
 def loops_over_items(x):
     total = 0.0
     for value in iter(x):  # marker: for-items

@@ -1,0 +1,90 @@
+"""Stores, tuple bindings and new dict keys that share no memory (issue 30, point 2): each
+differentiates as written. And the aliases that do share memory, with their hints applied."""
+
+import numpy as np
+
+
+def filled_in_a_loop(x):
+    y = np.zeros(3)
+    for i in range(3):
+        y[i] = x[i]
+    return np.sum(y * x)
+
+
+def rows_stored(x):
+    h = np.zeros((2, 3))
+    h[0] = x
+    h[1] = 2.0
+    return np.sum(h) + np.sum(x)
+
+
+def tuple_bound_then_added_to(x):
+    c, e = x * 1.0, x
+    c += 1.0
+    return np.sum(c * e)
+
+
+def counter_bound_in_a_tuple(x):
+    y, n = x, 0
+    while n < 3:
+        y = np.sin(y) * x
+        n += 1
+    return np.sum(y)
+
+
+def new_key_beside_a_read_entry(x):
+    p = {"a": np.zeros(3)}
+    a = p["a"]
+    p["b"] = 1.0
+    return np.sum((a + x) * x) + p["b"]
+
+
+def ndarray_then_written(x):
+    y = np.ndarray((3,), dtype=x.dtype)
+    y[:] = x * 2.0
+    return np.sum(y * x)
+
+
+# -- these share memory: refused, and the hint's rewrite works ------------------------------
+
+def view_read_in_a_loop(x):
+    y = x * 1.0
+    v = y[0:2]
+    s = 0.0
+    for _ in range(2):
+        s = s + np.sum(v * v)
+        y[0] = y[0] * 2.0
+    return s
+
+
+def view_read_in_a_loop_copied(x):          # the hint applied: v = y[0:2].copy()
+    y = x * 1.0
+    v = y[0:2].copy()
+    s = 0.0
+    for _ in range(2):
+        s = s + np.sum(v * v)
+        y[0] = y[0] * 2.0
+    return s
+
+
+def fresh_array_stored_then_changed(x):
+    d = {}
+    for t in range(2):
+        v = x * (t + 1.0)
+        d[t] = v
+        v[0] = 0.0
+    return np.sum(d[0] * d[1])
+
+
+def fresh_array_stored_then_changed_copied(x):     # the hint applied: d[t] = v.copy()
+    d = {}
+    for t in range(2):
+        v = x * (t + 1.0)
+        d[t] = v.copy()
+        v[0] = 0.0
+    return np.sum(d[0] * d[1])
+
+
+def ndarray_over_a_buffer(x):
+    y = np.ndarray((3,), dtype=x.dtype, buffer=x)
+    return np.sum(y * y)

@@ -1,0 +1,48 @@
+"""Code as people write it (issue 30): the reproducers of what srctrans refused or got
+wrong, each differentiated as written, in both modes and to second order, or refused with a
+hint that, applied, works."""
+
+import numpy as np
+import pytest
+
+import srctrans as st
+from programs import stores
+
+X = np.array([0.5, -1.0, 2.0])
+
+AS_WRITTEN = [stores.filled_in_a_loop, stores.rows_stored, stores.tuple_bound_then_added_to,
+              stores.counter_bound_in_a_tuple, stores.new_key_beside_a_read_entry,
+              stores.ndarray_then_written, stores.view_read_in_a_loop_copied,
+              stores.fresh_array_stored_then_changed_copied]
+
+
+@pytest.mark.parametrize("fn", AS_WRITTEN, ids=[f.__name__ for f in AS_WRITTEN])
+def test_differentiates_as_written(fn):
+    st.check_grads(fn, (X.copy(),), order=2)
+
+
+def test_the_stored_values_have_the_gradients_python_computes():
+    np.testing.assert_allclose(st.grad(stores.filled_in_a_loop)(X), 2 * X)
+    np.testing.assert_allclose(st.grad(stores.rows_stored)(X), [2.0, 2.0, 2.0])
+    np.testing.assert_allclose(st.grad(stores.tuple_bound_then_added_to)(X), 2 * X + 1.0)
+
+
+# (refused function, the hint it gives, the function with the hint applied)
+HINTED = [
+    (stores.view_read_in_a_loop, "`v = y[0:2].copy()`", stores.view_read_in_a_loop_copied),
+    (stores.fresh_array_stored_then_changed, "`d[t] = v.copy()`",
+     stores.fresh_array_stored_then_changed_copied),
+]
+
+
+@pytest.mark.parametrize("refused, hint, applied", HINTED, ids=[h[0].__name__ for h in HINTED])
+def test_memory_that_is_shared_is_refused_with_a_hint_that_works(refused, hint, applied):
+    with pytest.raises(st.UnsupportedSyntaxError) as info:
+        st.grad(refused)(X)
+    assert hint in str(info.value) and "stores.py:" in str(info.value)
+    st.check_grads(applied, (X.copy(),), order=2)
+
+
+def test_an_ndarray_over_a_buffer_is_refused():
+    with pytest.raises(st.UnsupportedSyntaxError, match="over a buffer"):
+        st.grad(stores.ndarray_over_a_buffer)(X)
