@@ -46,3 +46,39 @@ def test_memory_that_is_shared_is_refused_with_a_hint_that_works(refused, hint, 
 def test_an_ndarray_over_a_buffer_is_refused():
     with pytest.raises(st.UnsupportedSyntaxError, match="over a buffer"):
         st.grad(stores.ndarray_over_a_buffer)(X)
+
+
+# -- the source srctrans reads is the code Python runs ------------------------------------
+
+@pytest.mark.parametrize("fn, want", [
+    (stores.Model().loss, lambda x: 2 * x),
+    (stores.Model.Inner().energy, np.cos),
+    (stores.decorated, lambda x: 3 * x ** 2),
+    (stores.closure_with_a_docstring(1.5), lambda x: 3.0 * x),
+], ids=["method", "nested-class", "decorated", "closure"])
+def test_docstrings_of_several_lines_are_read_as_written(fn, want):
+    np.testing.assert_allclose(st.grad(fn)(X), want(X))
+
+
+@pytest.mark.parametrize("write_bytecode", [True, False])
+def test_an_edit_that_keeps_names_and_constants_is_seen(tmp_path, monkeypatch, write_bytecode):
+    """The issue's reproducer: the edit changes only instructions (x * x -> x * x * x), so the
+    names and constants agree; the function still runs x * x, so there is no derivative to
+    read from the file."""
+    import importlib.util
+    import os
+    import sys
+    monkeypatch.setattr(sys, "dont_write_bytecode", not write_bytecode)
+    path = tmp_path / "real_code_edited.py"
+    path.write_text("import numpy as np\n\ndef f(x):\n    return np.sum(x * x) + 0.125\n")
+    spec = importlib.util.spec_from_file_location("real_code_edited", path)
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "real_code_edited", module)
+    spec.loader.exec_module(module)
+    path.write_text("import numpy as np\n\ndef f(x):\n    return np.sum(x * x * x) + 0.125\n")
+    stat = os.stat(path)
+    os.utime(path, (stat.st_atime, stat.st_mtime + 5))
+    with pytest.raises(st.NoSourceError, match="has changed since Python compiled it"):
+        st.grad(module.f)(X)
+    with pytest.raises(st.NoSourceError, match="has changed since Python compiled it"):
+        st.jvp(module.f, (X,), (X,))

@@ -8,8 +8,6 @@ file line numbers, and a way to name a place in that file for error messages.
 
 import ast
 import linecache
-import os
-import sys
 import textwrap
 import types
 
@@ -105,7 +103,7 @@ def parse_function(fn):
     if not isinstance(node, gast.FunctionDef):
         raise NoSourceError(f"the source of {_describe(fn)} is not a `def`",
                             hint="define the function with `def`")
-    if not _compiles_to(source, fn.__code__, sys.modules.get(fn.__module__), first):
+    if not _compiles_to(lines, fn.__code__, first):
         raise NoSourceError(
             f"the source of {_describe(fn)} in {filename} has changed since Python compiled "
             f"it: srctrans would differentiate the new text while the function runs the old code",
@@ -118,46 +116,59 @@ def parse_function(fn):
     return ParsedFunction(fn, node, filename, file_lines)
 
 
-def _compiles_to(source, code, module, first=1):
-    """Whether ``source`` (a ``def``, decorators included, from line ``first`` of its file)
-    is the text ``code`` came from.
+def _compiles_to(lines, code, first=1):
+    """Whether ``lines`` (a ``def``, decorators included, at its file's indentation, from line
+    ``first`` of the file) is the text ``code`` came from: exact in both directions.
 
-    The source is compiled again and compared with ``code``: names, constants
-    and variables must agree. Instructions may differ without an edit (a tool
-    such as pytest compiles a rewritten tree), so when only they differ the
-    verdict comes from ``module``'s cached bytecode, which records the size
-    and time of the file it was compiled from.
+    The text is compiled again, at its own indentation (so that a docstring's lines keep
+    theirs) and at its own lines, and must give ``code``'s instructions, names, constants
+    and variables. When it does not, the whole file is compiled as an import compiles it
+    (Python 3.11 gives a module's functions other instructions than a ``def`` compiled
+    alone) and must hold ``code`` at its line. Only a function of a module pytest rewrote
+    (its ``assert`` statements become other instructions) is judged without instructions.
     """
+    found = list(_compiled_alone(lines, code, first))
+    if any(_same_code(candidate, code, True) for candidate in found):
+        return True
+    if _compiled_from_file(code):
+        return True
+    return _rewritten_by_pytest(code) and any(_same_code(c, code, False) for c in found)
+
+
+def _compiled_alone(lines, code, first):
+    """The code objects named like ``code`` that ``lines`` compile to."""
+    indent = lines[0][:len(lines[0]) - len(lines[0].lstrip())] if lines else ""
+    source = "".join(lines)
+    header = []
     if code.co_freevars:             # compiled inside a function that gives the same cells
-        own = "" if code.co_name in code.co_freevars else f"    global {code.co_name}\n"
-        cells = "".join(f"    {name} = None\n" for name in code.co_freevars)
-        text = "def __srctrans_outer__():\n" + own + cells + textwrap.indent(source, "    ")
-    else:
-        text = source
+        inner = indent if indent else "    "
+        header.append("def __srctrans_outer__():")
+        if code.co_name not in code.co_freevars:
+            header.append(f"{inner}global {code.co_name}")
+        header.extend(f"{inner}{name} = None" for name in code.co_freevars)
+        if not indent:
+            source = textwrap.indent(source, inner)
+    elif indent:
+        header.append("if 1:")         # a method or a nested def, at its own indentation
     # at the source's own lines: line numbers are constants too (a class body's
     # __firstlineno__ in Python 3.13)
-    text = "\n" * max(0, first - 1 - (text.count("\n") - source.count("\n"))) + text
+    text = "\n" * max(0, first - 1 - len(header)) + "".join(h + "\n" for h in header) + source
     try:
         outer = compile(text, code.co_filename, "exec", dont_inherit=True,
                         flags=code.co_flags & _FUTURE_FLAGS)
     except (SyntaxError, ValueError):
-        return True                      # no verdict (a source Python itself reads differently)
-    found = [c for c in _code_objects(outer) if c.co_name == code.co_name]
-    if any(_same_code(candidate, code, True) for candidate in found):
-        return True
-    if not any(_same_code(candidate, code, False) for candidate in found):
-        return False
-    if not _file_changed_since_compiled(code.co_filename, module):
-        return True
-    # The cached bytecode is older than the file, which Python may have compiled again
-    # without writing it (PYTHONDONTWRITEBYTECODE, a reload): the file compiled whole, as
-    # the import compiled it (Python 3.11 calls an imported module's functions with other
-    # instructions than a def compiled alone), says whether this code came from it.
-    return _compiled_from_file(code)
+        return
+    yield from (c for c in _code_objects(outer) if c.co_name == code.co_name)
+
+
+def _rewritten_by_pytest(code):
+    """Whether ``code`` was compiled from a tree pytest's assertion rewriting changed."""
+    return any(name.startswith("@py") for name in code.co_names)
 
 
 def _compiled_from_file(code):
     """Whether the file ``code`` names, compiled whole, has ``code`` (same line, same code)."""
+    linecache.checkcache(code.co_filename)
     text = "".join(linecache.getlines(code.co_filename))
     try:
         whole = compile(text, code.co_filename, "exec", dont_inherit=True,
@@ -166,24 +177,6 @@ def _compiled_from_file(code):
         return False
     return any(c.co_name == code.co_name and c.co_firstlineno == code.co_firstlineno
                and _same_code(c, code, True) for c in _code_objects(whole))
-
-
-def _file_changed_since_compiled(filename, module):
-    """True when ``module``'s cached bytecode says ``filename`` changed after it was compiled."""
-    if getattr(module, "__file__", None) != filename:
-        return False                     # not a module's own function: no verdict
-    try:
-        with open(module.__cached__, "rb") as handle:
-            header = handle.read(16)
-        stat = os.stat(filename)
-    except (AttributeError, OSError, TypeError):
-        return False
-    if len(header) < 16 or int.from_bytes(header[4:8], "little") != 0:
-        return False                     # a hash-based or unreadable cache: no verdict
-    recorded_time = int.from_bytes(header[8:12], "little")
-    recorded_size = int.from_bytes(header[12:16], "little")
-    return (recorded_time != int(stat.st_mtime) & 0xFFFFFFFF
-            or recorded_size != stat.st_size & 0xFFFFFFFF)
 
 
 _FUTURE_FLAGS = 0

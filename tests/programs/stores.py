@@ -88,3 +88,45 @@ def fresh_array_stored_then_changed_copied(x):     # the hint applied: d[t] = v.
 def ndarray_over_a_buffer(x):
     y = np.ndarray((3,), dtype=x.dtype, buffer=x)
     return np.sum(y * y)
+
+
+# -- source read exactly: docstrings of several lines, nested classes, decorators ----------
+
+class Model:
+    """A model with methods documented at length."""
+
+    def loss(self, x):
+        """The squared norm.
+
+        Args:
+          x: the point.
+        """
+        return np.sum(x * x)
+
+    class Inner:
+        def energy(self, x):
+            """Energy.
+
+                An indented line, kept as written.
+            """
+            return np.sum(np.sin(x))
+
+
+def _identity_decorator(fn):
+    return fn
+
+
+@_identity_decorator
+def decorated(x):
+    """A decorated function
+    with a docstring of two lines."""
+    return np.sum(x ** 3)
+
+
+def closure_with_a_docstring(scale):
+    def inner(x):
+        """Scaled square.
+
+        Reads `scale` from the enclosing function."""
+        return scale * np.sum(x * x)
+    return inner
