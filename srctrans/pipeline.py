@@ -3,6 +3,8 @@
     parse      read the source, parse it with gast        (parse.source)
     fence      reject unsupported syntax before anything   (normalize.fence)
                else, so later passes never see it
+    namespaces a local name for a module is the module      (normalize.namespaces)
+               (xp = np), so its calls meet their rules
     marks      a loop marked st.checkpointed keeps the     (normalize.checkpoints)
                mark as an annotation
     desugar    loops over sequences become index loops,    (normalize.desugar)
@@ -64,6 +66,7 @@ from srctrans.normalize.anf import normalize
 from srctrans.normalize.checkpoints import mark_checkpointed_loops
 from srctrans.normalize.desugar import desugar
 from srctrans.normalize.effects import model_effects
+from srctrans.normalize.namespaces import inline_module_aliases
 from srctrans.normalize.positions import pin_positions
 from srctrans.normalize.sequences import split_sequence_arithmetic
 from srctrans.normalize.ssa import rename_reassignments
@@ -145,6 +148,7 @@ def _front_end(fn, wrt, build_callee, mode):
     fence.check(parsed)
     fence.drop_releases(parsed.node)                  # `del name` only releases a value
     unit = Unit(parsed, wrt, build_callee)
+    inline_module_aliases(unit.function, unit.resolver)     # xp = np: xp.sum is np.sum
     data_names = _nonlocal_data(parsed.node, unit.resolver)
     mark_checkpointed_loops(parsed, unit.resolver, unit.namer, mode)
     desugar(unit.function, unit.namer, unit.aliases[RUNTIME_ALIAS])

@@ -82,3 +82,20 @@ def test_an_edit_that_keeps_names_and_constants_is_seen(tmp_path, monkeypatch, w
         st.grad(module.f)(X)
     with pytest.raises(st.NoSourceError, match="has changed since Python compiled it"):
         st.jvp(module.f, (X,), (X,))
+
+
+def test_a_local_name_for_numpy_is_numpy():
+    """`xp = np; xp.sum(x * x, 0)` gave a gradient of None (its call was read as a method of
+    a value named xp); with `axis=0` it was refused."""
+    x = np.array([[1.0, 2.0], [3.0, -1.0]])
+    _, pullback = st.vjp(stores.namespace_positional_axis, x)
+    np.testing.assert_allclose(pullback(np.array([1.0, 2.0]))[0], 2 * x * [1.0, 2.0])
+    st.check_grads(stores.namespace_positional_axis, (x,), order=2)
+    st.check_grads(stores.namespace_keyword_axis, (x,), order=2)
+
+
+def test_the_namespace_pass_example():
+    import doctest
+
+    from srctrans.normalize import namespaces
+    assert doctest.testmod(namespaces).failed == 0

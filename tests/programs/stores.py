@@ -130,3 +130,16 @@ def closure_with_a_docstring(scale):
         Reads `scale` from the enclosing function."""
         return scale * np.sum(x * x)
     return inner
+
+
+# -- a local name for the array namespace -------------------------------------------------
+
+def namespace_positional_axis(x):
+    xp = np
+    return xp.sum(x * x, 0)
+
+
+def namespace_keyword_axis(x):
+    xp = np
+    la = np.linalg
+    return xp.sum(xp.tanh(x), axis=0) + la.norm(x)
