@@ -43,6 +43,8 @@ def zeros_like(value):
         return 0.0
     if isinstance(value, range):          # a loop's range (integers): a zero for each entry
         return [0.0] * len(value)
+    if isinstance(value, (str, bytes)):   # text has no derivative (None, as for ints)
+        return None
     if not isinstance(value, (numbers.Number, np.ndarray, np.generic)) and not is_foreign(value):
         return {}                         # an object: no attribute has a gradient yet
     # the dtype of the value itself (a Python float is float64, not a weak scalar)

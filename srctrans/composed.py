@@ -423,6 +423,8 @@ def _aligned(argument, derivative):
         return [derivative]
 
     def piece(leaf, part):
+        if not is_float(leaf):
+            return None                   # a string's or an int's derivative holds no leaf
         return _zero_of(leaf) if part is None else part
     return tree_leaves(tree_map(piece, argument, derivative, as_dicts=True))
 

@@ -99,3 +99,21 @@ def test_the_namespace_pass_example():
 
     from srctrans.normalize import namespaces
     assert doctest.testmod(namespaces).failed == 0
+
+
+def test_a_string_entry_of_a_dict_shifts_no_block():
+    """`jacobian` (reverse) and `hessian` of a dict with a string entry put each block under
+    its own key (they were shifted by one), and every transform gives the string None."""
+    def f(p):
+        return np.sum(p["a"] * p["b"])
+    p = {"activation": "tanh", "a": np.array([1.0, 2.0]), "b": np.array([3.0, 4.0])}
+    want = {"a": [3.0, 4.0], "b": [1.0, 2.0]}
+    for jacobian in (st.jacobian(f), st.jacobian(f, mode="forward"), st.grad(f)):
+        got = jacobian(p)
+        assert got["activation"] is None
+        for key in want:
+            np.testing.assert_allclose(got[key], want[key])
+    h = st.hessian(f)(p)
+    assert h["activation"] is None and h["a"]["activation"] is None
+    np.testing.assert_allclose(h["a"]["b"], np.eye(2))
+    np.testing.assert_allclose(h["a"]["a"], np.zeros((2, 2)))
