@@ -38,7 +38,10 @@ def unreduce(g, x, axis=None, keepdims=False):
     if axis is None and not keepdims and np.ndim(g) == 0:
         # the usual seed of a scalar loss: a filled array beats a broadcast view downstream
         return full_for(shape, g, _float_dtype(g, x), x)
-    return np.broadcast_to(_keep_reduced_axes(g, shape, axis, keepdims), shape)
+    kept = _keep_reduced_axes(g, shape, axis, keepdims)
+    if any(n != n for n in shape):       # lengths not known yet (Dask): spread by arithmetic
+        return kept + np.zeros_like(x, dtype=_float_dtype(g, x))
+    return np.broadcast_to(kept, shape)
 
 
 def mean_grad(g, x, axis=None, keepdims=False):
@@ -47,8 +50,7 @@ def mean_grad(g, x, axis=None, keepdims=False):
     ``n`` is the number of elements averaged in each slice. Returns a new
     array of ``x``'s shape.
     """
-    shape = np.shape(x)
-    return unreduce(g, x, axis, keepdims) / _count(shape, axis)
+    return unreduce(g, x, axis, keepdims) / _count_of(x, axis)
 
 
 def extremum_grad(g, ans, x, axis=None, keepdims=False):
@@ -155,7 +157,7 @@ def var_grad(g, x, axis=None, ddof=0, keepdims=False):
     """
     shape = np.shape(x)
     g = _keep_reduced_axes(g, shape, axis, keepdims)
-    dof = _count(shape, axis) - ddof
+    dof = _known_count(shape, axis, 'np.var and np.std') - ddof
     if dof <= 0:
         return _undefined(np.equal(g, 0), shape, _float_dtype(g, x))
     return g * _deviation(x, axis) * (2.0 / dof)
@@ -179,7 +181,7 @@ def _deviation_along(dx, x, axis, ddof, keepdims):
     """
     shape = np.shape(x)
     axes = _axes(len(shape), axis)
-    dof = _count(shape, axis) - ddof
+    dof = _known_count(shape, axis, 'np.var and np.std') - ddof
     if dof <= 0:
         still = ~np.any(np.not_equal(dx, 0), axis=axes, keepdims=keepdims)
         return _undefined(still, np.shape(still), _float_dtype(dx, x)), None
@@ -199,7 +201,7 @@ def std_grad(g, ans, x, axis=None, ddof=0, keepdims=False):
     shape = np.shape(x)
     g = _keep_reduced_axes(g, shape, axis, keepdims)
     ans = _keep_reduced_axes(ans, shape, axis, keepdims)
-    dof = _count(shape, axis) - ddof
+    dof = _known_count(shape, axis, 'np.var and np.std') - ddof
     if dof <= 0:
         return _undefined(np.equal(g, 0), shape, _float_dtype(g, x))
     constant = np.equal(ans, 0)
@@ -253,6 +255,34 @@ def _keep_reduced_axes(g, shape, axis, keepdims):
     reduced = _axes(len(shape), axis)
     kept_shape = tuple(1 if i in reduced else n for i, n in enumerate(shape))
     return np.reshape(g, kept_shape)
+
+
+def _count_of(x, axis):
+    """How many elements of ``x`` went into each result element: a number, or (for an array
+    of another library whose length along a reduced axis is not known yet, as a Dask array
+    after a boolean selection has NaN there) an array counted lazily, broadcastable
+    against ``x``."""
+    shape = np.shape(x)
+    axes = _axes(len(shape), axis)
+    if all(shape[a] == shape[a] for a in axes):          # no NaN: the lengths are known
+        return _count(shape, axis)
+    everywhere = np.equal(x, x) | np.not_equal(x, x)     # True at every element, NaN included
+    return count_true(everywhere, axes, True)
+
+
+def _known_count(shape, axis, function):
+    """``_count(shape, axis)``, refused with a clear error when a reduced length is not known
+    yet (a Dask array after a boolean selection)."""
+    if all(shape[a] == shape[a] for a in _axes(len(shape), axis)):
+        return _count(shape, axis)
+    message = (f"the derivative of {function} needs the length of each reduced axis, and this "
+               f"array's is not known yet (shape {shape})")
+    hint = "compute the lengths first: x.compute_chunk_sizes() for a Dask array"
+    try:
+        from srctrans.errors import UnsupportedArrayError
+    except ImportError:                    # in a module st.export wrote
+        raise NotImplementedError(f"{message}; {hint}") from None
+    raise UnsupportedArrayError(message, hint=hint)
 
 
 def _count(shape, axis):

@@ -177,7 +177,7 @@ def _floating_dtype_of(value):
 
 def _to_shape(g, x):
     shape = np.shape(x)
-    if np.shape(g) == shape:
+    if _same_shape(np.shape(g), shape):
         return g
     try:
         return unbroadcast(g, x if hasattr(x, "shape") else np.asarray(x))   # x: a number
@@ -185,6 +185,12 @@ def _to_shape(g, x):
         from srctrans.errors import ShapeError
         raise ShapeError(f"the gradient has shape {np.shape(g)} but the input "
                          f"has shape {shape}") from None
+
+
+def _same_shape(a, b):
+    """Whether shapes ``a`` and ``b`` agree, a length not known yet (NaN, as Dask gives after a
+    boolean selection) agreeing with another unknown one: both come from the same array."""
+    return len(a) == len(b) and all(m == n or (m != m and n != n) for m, n in zip(a, b))
 
 
 def is_float(value):

@@ -154,6 +154,31 @@ def lambda_free_loss(w, X):
     return np.sum(np.tanh(X @ w) ** 2)
 
 
+def mean_loss(w, X):
+    return np.mean(X @ w) + np.mean(np.tanh(X), axis=0) @ w
+
+
+def variance_loss(w, X):
+    return np.var(X @ w)
+
+
+def test_a_mean_over_unknown_chunk_sizes_counts_lazily(client):
+    """The issue's reproducer: the mean's gradient divided by a length that was NaN, so both
+    gradients computed to NaN (and the one with respect to X failed its shape check)."""
+    X = da.from_array(X_NP, chunks=(100, 5))
+    rows = X[X[:, 0] > 0.0]
+    kept = X_NP[X_NP[:, 0] > 0.0]
+    w = np.linspace(-1.0, 1.0, 5)
+    for wrt in (0, 1):
+        with dask.config.set(scheduler=_refuse):
+            g = st.grad(mean_loss, wrt=wrt)(w, rows)
+        assert isinstance(g, da.Array)
+        np.testing.assert_allclose(client.compute(g, sync=True),
+                                   st.grad(mean_loss, wrt=wrt)(w, kept), rtol=1e-12)
+    with pytest.raises(st.UnsupportedArrayError, match="compute_chunk_sizes"):
+        st.grad(variance_loss)(w, rows)
+
+
 @pytest.mark.parametrize("function, name", [
     ("taken", "np.take"), ("masked_write", "writing through a boolean mask")])
 def test_a_derivative_that_needs_numpy_says_so(client, function, name):
