@@ -187,12 +187,6 @@ def _to_shape(g, x):
                          f"has shape {shape}") from None
 
 
-def _same_shape(a, b):
-    """Whether shapes ``a`` and ``b`` agree, a length not known yet (NaN, as Dask gives after a
-    boolean selection) agreeing with another unknown one: both come from the same array."""
-    return len(a) == len(b) and all(m == n or (m != m and n != n) for m, n in zip(a, b))
-
-
 def is_float(value):
     """Whether ``value`` is a real number (not a bool or int), a float or complex array, or a
     container holding one: what a derivative can be taken with respect to."""
