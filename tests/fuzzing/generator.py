@@ -9,7 +9,8 @@ arithmetic with broadcasting over two or more leading axes, reductions with
 ``axis``/``keepdims``, matmul, indexing and slicing, writes and augmented
 writes into fresh arrays and into the argument ``x`` (repeated indices, masks, constants), ``if``,
 ``for`` (over ``range``, rows, ``enumerate``, ``d.items()``) with ``break``
-and ``continue``, ``while``, early ``return``, a loop variable reused by a
+and ``continue``, ``while`` (its counter bound with the carried value in one tuple
+assignment), loops with an ``else`` block, early ``return``, a loop variable reused by a
 later loop, lists, dicts and tuples (also as displays passed to a helper,
 nested and through ``*rest``, and appended to a list; the list that
 ``np.array_split`` returns), comprehensions, calls
@@ -315,6 +316,8 @@ class _Builder:
         elif jump < 0.5:
             lines += [f"    if np.sum({acc}) > 2.0:", "        break"]
         lines += [f"    {acc} += np.sin({a} * i) * 0.5" if augmented else f"    {acc} = {step}"]
+        if self.rng.random() < 0.3:              # runs when no break ended the loop
+            lines += ["else:", f"    {acc} = {acc} * 1.5 + np.cos({acc})"]
         self._try(lines)
 
     def _release(self):
@@ -355,8 +358,13 @@ class _Builder:
 
     def _while(self):
         a, acc, k = self._pick(), self._fresh(), self._fresh()
-        self._try([f"{acc} = {a} * 0.5", f"{k} = 0", f"while {k} < {self.rng.randint(1, 3)}:",
-                   f"    {acc} = {acc} * 0.9 + np.sin({acc})", f"    {k} = {k} + 1"])
+        start = [f"{acc}, {k} = {a} * 0.5, 0"] if self.rng.random() < 0.4 else \
+            [f"{acc} = {a} * 0.5", f"{k} = 0"]
+        lines = start + [f"while {k} < {self.rng.randint(1, 3)}:",
+                         f"    {acc} = {acc} * 0.9 + np.sin({acc})", f"    {k} += 1"]
+        if self.rng.random() < 0.3:
+            lines += ["else:", f"    {acc} = {acc} * {acc} + 0.5"]
+        self._try(lines)
 
     def _container(self):
         a = self._pick()
