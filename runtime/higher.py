@@ -241,7 +241,10 @@ def restored_entry_tangent(dmapping, dold, key, old):
 
     ``dold`` is put back at ``key``, unless ``old`` is the marker of an entry
     that did not exist: then the key is dropped, as the forward helper does.
+    A ``dmapping`` that is not a dict is a zero tangent (no entry has one yet).
     """
+    if not isinstance(dmapping, dict):
+        dmapping = {}
     return restored_entry(dmapping, key, old if old is _ABSENT else dold)
 
 

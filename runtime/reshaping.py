@@ -102,6 +102,17 @@ def writable_copy(value):
     return list(value) if isinstance(value, list) else copy_of(value)
 
 
+def entry_copy(value):
+    """The entry ``xs[t]`` of a chained write ``xs[t][i] = v``, copied to be written into: an
+    array's copy, a new list (its entries shared). An entry that is a dict is refused: the
+    passes after this one cannot tell that it is a dict."""
+    if isinstance(value, dict):
+        unsupported("writing through a chain of subscripts into a dict (`d[k][j] = v` with "
+                    "`d[k]` a dict)", "write into the inner dict by its own name: "
+                    "inner = dict(d[k]); inner[j] = v; d[k] = inner")
+    return list(value) if isinstance(value, list) else copy_of(value)
+
+
 def argument_copy(value):
     """A copy of an argument the function writes into, made first (the derivative is with
     respect to its value on entry; the caller's object is left as it was): a new list (its

@@ -12,6 +12,7 @@ gives the cotangent of ``v`` accordingly.
 
 import numpy as np
 
+from .accumulate import zeros_like
 from .broadcast import unbroadcast
 from .reshaping import is_basic_index
 from .foreign import as_array, numpy_only
@@ -108,7 +109,12 @@ def written_part(g, index):
 
 def written_part_transpose(c, g, index):
     """The transpose of ``g -> written_part(g, index)``: zeros shaped like ``g``, ``c`` written
-    at ``index`` (where ``index`` repeats a position, the kept entry's value)."""
+    at ``index`` (where ``index`` repeats a position, the kept entry's value). For a list
+    ``g`` (a list's cotangent), a list of zeros with ``c`` at ``index``."""
+    if isinstance(g, list):
+        out_list = [zeros_like(entry) for entry in g]
+        out_list[index] = c
+        return out_list
     out = np.zeros(np.shape(g), dtype=np.result_type(c, g))
     out[index] = c
     return out

@@ -12,6 +12,9 @@
     effects    in-place calls srctrans models become       (normalize.effects)
                writes; other effects, and changes an alias
                would see, are refused
+    chained    xs[t][i] = v becomes a write into one      (normalize.chained_writes)
+               named value at a time (the effects pass
+               has refused what an alias would see)
     anf        one operation per statement, so every       (normalize.anf)
                rule sees atoms and every value has a name
     ssa        rename reassignments, so the forward pass   (normalize.ssa)
@@ -63,6 +66,7 @@ from srctrans.emit.printer import block_lines, function_lines
 from srctrans.naming import NUMPY_ALIAS, RESIDUALS, RUNTIME_ALIAS, Namer, identifiers
 from srctrans.normalize import fence
 from srctrans.normalize.anf import normalize
+from srctrans.normalize.chained_writes import split_chained_writes
 from srctrans.normalize.checkpoints import mark_checkpointed_loops
 from srctrans.normalize.desugar import desugar
 from srctrans.normalize.effects import model_effects
@@ -154,6 +158,7 @@ def _front_end(fn, wrt, build_callee, mode):
     desugar(unit.function, unit.namer, unit.aliases[RUNTIME_ALIAS])
     unit.resolver.local_names = frozenset(_local_names(unit.function))
     model_effects(parsed, unit.resolver, unit.aliases)
+    split_chained_writes(unit.function, unit.namer, unit.aliases[RUNTIME_ALIAS])
     pin_positions(unit.function, unit.aliases)
     split_sequence_arithmetic(unit.function, unit.aliases)
     normalize(parsed, unit.resolver, unit.namer, unit.aliases[RUNTIME_ALIAS])

@@ -36,7 +36,6 @@ SYNTAX, MISSING = st.UnsupportedSyntaxError, st.MissingRuleError
 
 # (id, call, error class, marker of the line named (None: no line), words the message holds)
 ERRORS = [
-    ("raise", grad(b.raises, X), SYNTAX, "raise", ["`raise`"]),
     ("class", grad(b.defines_class, X), SYNTAX, "class", ["class"]),
     ("yield-from", grad(b.yields_from, X), SYNTAX, "yield-from", ["yield"]),
     ("attribute-write", grad(b.writes_attribute, X, b.Box()), SYNTAX, "attribute-write",
@@ -49,8 +48,6 @@ ERRORS = [
      ["unpacking each item into something other than names", "assign inside the loop"]),
     ("reversed", grad(b.loops_over_reversed, X), SYNTAX, "reversed", ["range(...)"]),
     ("chained-write", grad(b.chained_subscript_write, X), SYNTAX, "chained-write",
-     ["one named array at a time"]),
-    ("nested-write", grad(b.nested_subscript_write, X), SYNTAX, "nested-write",
      ["one named array at a time"]),
     ("out", grad(b.out_keyword, X), SYNTAX, "out", ["out="]),
     ("unused-call", grad(b.unused_numpy_call, X), SYNTAX, "unused-call", ["assign"]),

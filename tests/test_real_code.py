@@ -117,3 +117,55 @@ def test_a_string_entry_of_a_dict_shifts_no_block():
     assert h["activation"] is None and h["a"]["activation"] is None
     np.testing.assert_allclose(h["a"]["b"], np.eye(2))
     np.testing.assert_allclose(h["a"]["a"], np.zeros((2, 2)))
+
+
+def test_raise_in_a_branch_not_taken_costs_nothing_and_taken_raises():
+    st.check_grads(stores.validated, (X,), order=2)
+    st.check_grads(stores.validated_in_a_loop, (X, 3), order=2, wrt=(0,))
+    for call in (lambda: st.grad(stores.validated)(np.ones((2, 2))),
+                 lambda: st.jvp(stores.validated, (np.ones((2, 2)),), (np.ones((2, 2)),))):
+        with pytest.raises(ValueError, match="x must be 1-D"):
+            call()
+    for transform in (lambda f: f and st.grad(f)(X), lambda f: st.jvp(f, (X,), (X,)),
+                      lambda f: st.hvp(f, (X,), (X,)), lambda f: st.hessian(f)(X)):
+        with pytest.raises(ValueError, match="rejected"):
+            transform(stores.rejects_everything)
+
+
+def test_second_order_through_a_loop_accumulating_into_a_dict_entry():
+    """st.hessian, st.hvp and st.jvp(st.grad(f)) of it were internal errors (iteration over
+    a 0-d array: the zero tangent of a dict)."""
+    w = np.array([0.3, 0.2, -0.1])
+    xs = [np.array([1.0, 2.0, 3.0]), np.array([0.5, 0.5, -1.0])]
+    data = np.stack(xs)
+    f = stores.accumulates_into_a_dict_entry
+    np.testing.assert_allclose(st.hessian(f)(w, xs), 2 * data.T @ data)
+    zero = [np.zeros(3), np.zeros(3)]
+    np.testing.assert_allclose(st.jvp(st.grad(f), (w, xs), (w, zero))[1], 2 * data.T @ data @ w)
+    st.check_grads(f, (w, xs), order=2, wrt=(0,))
+
+
+@pytest.mark.parametrize("fn", [stores.chained_in_a_loop, stores.chained_into_a_dict_of_arrays,
+                                stores.chained_three_deep, stores.chained_into_a_row_view,
+                                stores.chained_seen_through_an_alias_copied],
+                         ids=lambda fn: fn.__name__)
+def test_chained_subscript_writes(fn):
+    st.check_grads(fn, (X.copy(),), order=2)
+
+
+def test_a_chained_write_an_alias_would_see_is_refused_with_a_working_hint():
+    with pytest.raises(st.UnsupportedSyntaxError) as info:
+        st.grad(stores.chained_seen_through_an_alias)(X)
+    assert "`first = xs[0].copy()`" in str(info.value)
+
+
+def test_a_chained_write_leaves_the_caller_s_list_and_arrays_as_they_were():
+    def f(xs, x):
+        xs[0][1] = x[0] * 3.0
+        return np.sum(xs[0] * xs[1] * x)
+    xs = [np.ones(3), np.full(3, 2.0)]
+    st.check_grads(f, (xs, X), order=2)
+    g = st.grad(f, wrt=(0, 1))(xs, X)
+    # f = 2 x0 + 6 x0 x1 + 2 x2 (xs[0] becomes [1, 3 x0, 1] inside)
+    np.testing.assert_allclose(g[1], [2.0 + 6.0 * X[1], 6.0 * X[0], 2.0])
+    assert [a.tolist() for a in xs] == [[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]]

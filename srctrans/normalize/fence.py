@@ -24,7 +24,7 @@ RESERVED_PARAMETERS = ("output_gradients",)
 SUPPORTED = frozenset({
     # statements
     gast.FunctionDef, gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Return,
-    gast.Expr, gast.Pass, gast.Assert, gast.If, gast.For, gast.While, gast.Break, gast.Continue,
+    gast.Expr, gast.Pass, gast.Assert, gast.Raise, gast.If, gast.For, gast.While, gast.Break, gast.Continue,
     # expressions
     gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute,
     gast.Subscript, gast.Slice, gast.Name, gast.Constant, gast.Tuple, gast.List,
@@ -63,7 +63,6 @@ UNSUPPORTED = {
     gast.Import: ("`import` inside the function", "import at module level"),
     gast.ImportFrom: ("`import` inside the function", "import at module level"),
     gast.ClassDef: ("class definition inside the function", "define the class at module level"),
-    gast.Raise: ("`raise` statement", "validate the inputs before calling the differentiated function"),
     gast.SetComp: ("set comprehension", "sets have no order to differentiate along; use a list or a tuple"),
     gast.Set: ("set display", "sets have no order to differentiate along; use a list or a tuple"),
     gast.Starred: ("starred expression (`*args`)", "pass the arguments one by one"),
@@ -340,7 +339,7 @@ def _check_targets(parsed, node):
         for target in targets:
             for sub in walk(target):
                 if isinstance(sub, gast.Subscript) and isinstance(sub.ctx, gast.Store) and not (
-                        target is sub and isinstance(sub.value, gast.Name)
+                        target is sub and _subscripts_of_a_name(sub)
                         and not isinstance(node, gast.AnnAssign)
                         and (isinstance(node, gast.AugAssign) or len(node.targets) == 1)):
                     _reject(parsed, sub, "this assignment to a subscript",
@@ -348,6 +347,14 @@ def _check_targets(parsed, node):
                 if isinstance(sub, gast.Attribute) and isinstance(sub.ctx, gast.Store):
                     _reject(parsed, sub, "assignment to an attribute (`obj.a = ...`)",
                             "keep the value in a local variable")
+
+
+def _subscripts_of_a_name(target):
+    """``name[i]``, or a chain ``name[i][j]...`` (normalize.chained_writes splits it)."""
+    node = target.value
+    while isinstance(node, gast.Subscript):
+        node = node.value
+    return isinstance(node, gast.Name)
 
 
 def with_block_kind(node, resolver):

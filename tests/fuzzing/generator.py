@@ -7,10 +7,12 @@ generator knows the shape of every name and combines only values whose shapes
 broadcast; a statement that fails is dropped. The program mixes straight-line
 arithmetic with broadcasting over two or more leading axes, reductions with
 ``axis``/``keepdims``, matmul, indexing and slicing, writes and augmented
-writes into fresh arrays and into the argument ``x`` (repeated indices, masks, constants), ``if``,
+writes into fresh arrays and into the argument ``x`` (repeated indices, masks, constants),
+chained writes into a list of arrays (``hs[i][j] += v``), ``if``,
 ``for`` (over ``range``, rows, ``enumerate``, ``d.items()``) with ``break``
 and ``continue``, ``while`` (its counter bound with the carried value in one tuple
-assignment), loops with an ``else`` block, early ``return``, a loop variable reused by a
+assignment), loops with an ``else`` block, early ``return``, input validation (``raise`` in a branch,
+``assert``), a loop variable reused by a
 later loop, lists, dicts and tuples (also as displays passed to a helper,
 nested and through ``*rest``, and appended to a list; the list that
 ``np.array_split`` returns), comprehensions, calls
@@ -290,6 +292,11 @@ class _Builder:
         if self.rng.random() < 0.3:
             lines += [f"for i in range({self._shape(a)[0]}):",
                       f"    {z}[i] += {self.rng.choice(['1.0', '2.0 * np.pi', f'np.cos({a}[i])'])}"]
+        if self.rng.random() < 0.2:             # a chain of subscripts, into a list of arrays
+            hs, rows = self._fresh(), self._shape(a)[0]
+            lines += [f"{hs} = [{z} * 1.0, {z} * 0.5]",
+                      f"for i in range(2):", f"    {hs}[i][{rows - 1}] {op} np.sin({a}[0]) * i",
+                      f"{z} = {hs}[0] + {hs}[1]"]
         self._try(lines)
 
     def _if(self):
@@ -486,6 +493,11 @@ class _Builder:
         a = self._pick()
         if self.scalar_output and self.rng.random() < 0.5:
             self.lines += [f"if np.sum({a}) > 4.0:", f"    return np.sum({a} * {a})"]
+        elif self.rng.random() < 0.5:          # input validation, as real code does it
+            check = self.rng.choice([f"np.any(np.isnan({a}))", f"np.ndim({a}) > 3"])
+            self.lines += [f"if {check}:", f"    raise ValueError(f\"bad input: {{np.shape({a})}}\")"]
+        else:
+            self.lines += [f"assert np.all(np.isfinite({a})), \"{a} must be finite\""]
 
     def _returned(self):
         values = self._values()

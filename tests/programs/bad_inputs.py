@@ -20,12 +20,6 @@ class Box:
     pass
 
 
-def raises(x):
-    if np.sum(x) > 1e9:
-        raise ValueError("too big")  # marker: raise
-    return x * 2.0
-
-
 def defines_class(x):
     class Local:  # marker: class
         pass
@@ -76,12 +70,6 @@ def chained_subscript_write(x):
     b = np.zeros(3)
     a[0] = b[1] = np.sum(x)  # marker: chained-write
     return a + b
-
-
-def nested_subscript_write(x):
-    y = np.zeros((2, 2))
-    y[0][1] = np.sum(x)  # marker: nested-write
-    return y
 
 
 def out_keyword(x):

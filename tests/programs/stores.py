@@ -143,3 +143,78 @@ def namespace_keyword_axis(x):
     xp = np
     la = np.linalg
     return xp.sum(xp.tanh(x), axis=0) + la.norm(x)
+
+
+# -- input validation --------------------------------------------------------------------
+
+def validated(x):
+    if x.ndim != 1:
+        raise ValueError("x must be 1-D")
+    assert np.all(np.isfinite(x)), "x must be finite"
+    return np.sum(x ** 2)
+
+
+def validated_in_a_loop(x, n):
+    s = 0.0
+    for i in range(n):
+        if i > 10:
+            raise RuntimeError(f"too many steps: {i}")
+        s = s + np.sum(np.sin(x) * i)
+    return s
+
+
+def rejects_everything(x):
+    if np.sum(x) > -100.0:
+        raise ValueError("rejected")
+    return np.sum(x)
+
+
+def accumulates_into_a_dict_entry(w, xs):
+    out = {"a": 0.0}
+    for x in xs:
+        out["a"] = out["a"] + np.sum(x * w) ** 2
+    return out["a"]
+
+
+# -- chained subscript writes ---------------------------------------------------------------
+
+def chained_in_a_loop(x):
+    hs = [np.zeros(3), np.zeros(3)]
+    for t in range(2):
+        hs[t][1:] = x[1:] * (t + 1.0)
+        hs[t][0] += np.sin(x[0])
+    return np.sum(hs[0] * hs[1])
+
+
+def chained_into_a_dict_of_arrays(x):
+    grads = {"W": np.zeros((2, 3)), "b": np.zeros(3)}
+    grads["W"][0] = x * 2.0
+    grads["W"][1, :] = np.tanh(x)
+    grads["b"][:] = x
+    return np.sum(grads["W"] ** 2) + np.sum(grads["b"] * x)
+
+
+def chained_three_deep(x):
+    a = [[np.zeros(3)], [np.zeros(3)]]
+    a[1][0][2] = x[0] * x[1]
+    return np.sum(a[1][0] * x)
+
+
+def chained_into_a_row_view(x):
+    y = np.zeros((2, 3))
+    y[0][1] = np.sum(x * x)
+    return np.sum(y * y)
+
+
+def chained_seen_through_an_alias(x):
+    xs = [x * 1.0, x * 2.0]
+    first = xs[0]
+    xs[0][0] = 5.0
+    return np.sum(first * x)
+
+
+def chained_seen_through_an_alias_copied(x):       # the hint applied
+    xs = [x * 1.0, x * 2.0]
+    first = xs[0].copy()
+    xs[0][0] = 5.0
+    return np.sum(first * x)
