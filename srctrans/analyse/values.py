@@ -28,7 +28,8 @@ _FRESH_FUNCTIONS = frozenset({
     np.arange, np.linspace, np.eye, np.identity, list,
     runtime.zeros_like, runtime.zeros_of,       # the zero tangents of forward-mode code
     runtime.restored_at, runtime.zero_at, runtime.copied,   # copies in generated code
-    runtime.writable_copy, runtime.argument_copy, runtime.entry_copy, runtime.snapshot, runtime.concat, runtime.repeated,
+    runtime.writable_copy, runtime.argument_copy, runtime.entry_copy, runtime.snapshot,
+    runtime.concat, runtime.repeated,
 })
 _FRESH_METHODS = frozenset({"copy", "astype"})
 
