@@ -60,6 +60,7 @@ from srctrans.differentiate.control import (
     assigned_names, drop_empty_blocks, drop_unneeded_saves, exposed_reads, iterate_saved_values)
 from srctrans.differentiate.forward import forward
 from srctrans.differentiate.custom import differentiate_as_call, hooked_shapes
+from srctrans.differentiate.nested import refuse_unnestable_calls
 from srctrans.differentiate.reverse import reverse
 from srctrans.emit.compile import compile_functions, is_generated
 from srctrans.emit.printer import block_lines, function_lines
@@ -153,6 +154,7 @@ def _front_end(fn, wrt, build_callee, mode):
     fence.drop_releases(parsed.node)                  # `del name` only releases a value
     unit = Unit(parsed, wrt, build_callee)
     inline_module_aliases(unit.function, unit.resolver)     # xp = np: xp.sum is np.sum
+    refuse_unnestable_calls(parsed, unit.resolver)          # st.vjp(g, x) inside
     data_names = _nonlocal_data(parsed.node, unit.resolver)
     mark_checkpointed_loops(parsed, unit.resolver, unit.namer, mode)
     desugar(unit.function, unit.namer, unit.aliases[RUNTIME_ALIAS])

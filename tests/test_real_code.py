@@ -169,3 +169,13 @@ def test_a_chained_write_leaves_the_caller_s_list_and_arrays_as_they_were():
     # f = 2 x0 + 6 x0 x1 + 2 x2 (xs[0] becomes [1, 3 x0, 1] inside)
     np.testing.assert_allclose(g[1], [2.0 + 6.0 * X[1], 6.0 * X[0], 2.0])
     assert [a.tolist() for a in xs] == [[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]]
+
+
+def test_st_vjp_inside_a_differentiated_function_is_refused_at_the_user_s_line():
+    """It was refused after seconds by "one call met more than 64 new kinds of callee" (and
+    then at a `try` in srctrans's own file); the hint's rewrite works."""
+    with pytest.raises(st.UnsupportedSyntaxError) as info:
+        st.grad(stores.vjp_inside)(X)
+    message = str(info.value)
+    assert "stores.py:" in message and "`st.vjp`" in message and "srctrans/" not in message
+    st.check_grads(stores.vjp_inside_as_the_hint_writes_it, (X,), order=2)

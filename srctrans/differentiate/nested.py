@@ -17,15 +17,53 @@ import gast
 from srctrans.errors import UnsupportedSyntaxError
 from srctrans.interface import API
 from srctrans.signatures import positional_names
+from srctrans.treewalk import walk
+
+
+# srctrans's modules whose functions make or run derivatives: called inside a differentiated
+# function, only st.grad(g)(x) (and the objects of grad and value_and_grad) and st.jvp are
+# generated source srctrans can differentiate again
+_TRANSFORMS = ("srctrans.api", "srctrans.composed", "srctrans.forward_api", "srctrans.checks",
+               "srctrans.export")
+# the ones whose result is no such source (a pullback closure, a matrix assembled in Python)
+_NOT_NESTABLE = frozenset({"vjp", "hessian", "jacobian", "batch_jacobian", "hvp",
+                           "check_grads", "source", "export"})
+
+
+def refuse_unnestable_calls(parsed, resolver):
+    """Refuse, at the user's line, each call of a srctrans transform whose result cannot be
+    differentiated again (``st.vjp(g, x)`` inside the function): before any other pass, so
+    that a pullback it returns is never taken for a value called through."""
+    for node in walk(parsed.node):
+        if isinstance(node, gast.Call):
+            callee = resolver.resolve(node.func)
+            if getattr(callee, "__module__", None) in _TRANSFORMS and \
+                    getattr(callee, "__name__", None) in _NOT_NESTABLE:
+                _refuse(callee, parsed.location(node))
+
+
+def _refuse(callee, location):
+    name = getattr(callee, "__name__", "this function")
+    raise UnsupportedSyntaxError(
+        f"calling `st.{name}` inside a differentiated function", location,
+        "inside a differentiated function call st.grad(g)(x) or st.jvp(g, (x,), (dx,)) "
+        "(for a vector-Jacobian product v^T J, st.grad of `def gv(x, v): return "
+        f"np.sum(g(x) * v)`); call st.{name} outside it")
 
 
 def derivative_call(callee, call, resolver, location):
-    """``(function, call)`` running the same derivative as generated source, or None."""
+    """``(function, call)`` running the same derivative as generated source, or None.
+
+    Raises :class:`UnsupportedSyntaxError` at the call for another of srctrans's transforms
+    (``st.vjp``, ``st.hessian``...): its result is no generated source to differentiate.
+    """
     plain = API.plain_function(callee)
     if plain is not None:
         return plain, call
     if API.is_jvp(callee):
         return _jvp_call(call, resolver, location)
+    if getattr(callee, "__module__", None) in _TRANSFORMS:
+        _refuse(callee, location)
     return None
 
 

@@ -230,22 +230,32 @@ def _copy_written_arguments(function, aliases):
     differentiates through a function writing into its parameter is refused: there the
     change would be seen, see :func:`_check_user_calls`.)"""
     parameters = parameter_names(function)
-    written, rebound = {}, set()
-    for node in walk(function):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-            rebound.add(node.id)            # x = dict(x) first: the writes go to its own copy
-        targets = node.targets if isinstance(node, gast.Assign) else \
-            [node.target] if isinstance(node, gast.AugAssign) else []
-        for target in targets:
-            base = target
-            while isinstance(base, gast.Subscript):
-                base = base.value
-            if base is not target and isinstance(base, gast.Name) and base.id in parameters:
-                written.setdefault(base.id, node)
+    written, first_write = {}, {}
+    for position, stmt in enumerate(function.body):
+        for node in walk(stmt):
+            targets = node.targets if isinstance(node, gast.Assign) else \
+                [node.target] if isinstance(node, gast.AugAssign) else []
+            for target in targets:
+                base = target
+                while isinstance(base, gast.Subscript):
+                    base = base.value
+                if base is not target and isinstance(base, gast.Name) and base.id in parameters:
+                    written.setdefault(base.id, node)
+                    first_write.setdefault(base.id, position)
+    # x = dict(x) first, in the body itself: the writes go to the function's own copy
+    rebound_first = {name for position, stmt in enumerate(function.body)
+                     for name in _plainly_bound(stmt) if position < first_write.get(name, -1)}
     function.body[:0] = [
         gast.copy_location(assign(name, resolved_runtime_call(aliases, "argument_copy",
                                                               [load(name)])), written[name])
-        for name in parameters if name in written and name not in rebound]
+        for name in parameters if name in written and name not in rebound_first]
+
+
+def _plainly_bound(stmt):
+    """The names a top-level ``name = ...`` statement binds (whatever else it does)."""
+    if isinstance(stmt, gast.Assign):
+        return [t.id for t in stmt.targets if isinstance(t, gast.Name)]
+    return []
 
 
 def _written_parameter(function):

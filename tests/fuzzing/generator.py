@@ -294,8 +294,8 @@ class _Builder:
                       f"    {z}[i] += {self.rng.choice(['1.0', '2.0 * np.pi', f'np.cos({a}[i])'])}"]
         if self.rng.random() < 0.2:             # a chain of subscripts, into a list of arrays
             hs, rows = self._fresh(), self._shape(a)[0]
-            lines += [f"{hs} = [{z} * 1.0, {z} * 0.5]",
-                      f"for i in range(2):", f"    {hs}[i][{rows - 1}] {op} np.sin({a}[0]) * i",
+            lines += [f"{hs} = [{z} * 0.5, {z} * 0.25]",
+                      "for i in range(2):", f"    {hs}[i][{rows - 1}] {op} np.sin({a}[0]) * 0.5",
                       f"{z} = {hs}[0] + {hs}[1]"]
         self._try(lines)
 
@@ -324,7 +324,7 @@ class _Builder:
             lines += [f"    if np.sum({acc}) > 2.0:", "        break"]
         lines += [f"    {acc} += np.sin({a} * i) * 0.5" if augmented else f"    {acc} = {step}"]
         if self.rng.random() < 0.3:              # runs when no break ended the loop
-            lines += ["else:", f"    {acc} = {acc} * 1.5 + np.cos({acc})"]
+            lines += ["else:", f"    {acc} = {acc} * 0.5 + np.cos({acc}) * 0.5"]   # bounded
         self._try(lines)
 
     def _release(self):
@@ -370,7 +370,7 @@ class _Builder:
         lines = start + [f"while {k} < {self.rng.randint(1, 3)}:",
                          f"    {acc} = {acc} * 0.9 + np.sin({acc})", f"    {k} += 1"]
         if self.rng.random() < 0.3:
-            lines += ["else:", f"    {acc} = {acc} * {acc} + 0.5"]
+            lines += ["else:", f"    {acc} = np.tanh({acc}) + 0.5"]
         self._try(lines)
 
     def _container(self):

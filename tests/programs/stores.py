@@ -218,3 +218,26 @@ def chained_seen_through_an_alias_copied(x):       # the hint applied
     first = xs[0].copy()
     xs[0][0] = 5.0
     return np.sum(first * x)
+
+
+# -- srctrans called inside a differentiated function ------------------------------------
+
+import srctrans as st  # noqa: E402  (the programs below call it)
+
+
+def _inner(x):
+    return np.sin(x) * x
+
+
+def _inner_dot(x, v):
+    return np.sum(_inner(x) * v)
+
+
+def vjp_inside(x):
+    value, pullback = st.vjp(_inner, x)
+    return np.sum(pullback(np.ones(3))[0] ** 2)
+
+
+def vjp_inside_as_the_hint_writes_it(x):
+    g = st.grad(_inner_dot)(x, np.array([1.0, 2.0, 3.0]))
+    return np.sum(g * g)
