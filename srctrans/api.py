@@ -17,6 +17,7 @@ from srctrans.runtime.containers import is_container
 from srctrans.runtime.objects import UnseenCallee
 from srctrans.runtime.seeding import is_integer
 from srctrans import cache
+from srctrans.ownership import argument_arrays, owned
 from srctrans.reporting import chained_cause, for_user, noting_callees, user_facing
 from srctrans import repeat as repeat_path
 from srctrans.errors import NonDifferentiableError, UsageError
@@ -117,20 +118,27 @@ def _check_differentiable(value, name):
                  "unselected arguments are constants")
 
 
-def _finish(gradients, values, unconnected):
-    """Shape and type the raw gradients like their inputs."""
+def _finish(gradients, values, unconnected, arguments=()):
+    """Shape and type the raw gradients like their inputs, each an array of its own: none
+    shares memory with one of ``arguments`` (the call's) or with another gradient, so the
+    caller may change it in place (``g *= lr``) and change nothing else."""
     finished = []
+    taken = argument_arrays(arguments)
     for g, value in zip(gradients, values):
         if (type(g) is np.ndarray and type(value) is np.ndarray and g.dtype is value.dtype
-                and g.shape == value.shape and g.base is None):
+                and g.shape == value.shape and g.base is None and id(g) not in taken):
+            taken.add(id(g))
             finished.append(g)        # the common case: a fresh array of the right kind
         elif g is None:
             if unconnected == "zero":
                 g = runtime.zeros_like(value)
-            finished.append(runtime.conform_gradient(g, value) if g is not None else None)
+            finished.append(owned(runtime.conform_gradient(g, value), taken)
+                            if g is not None else None)
         else:
-            finished.append(runtime.conform_gradient(g, value))
+            finished.append(owned(runtime.conform_gradient(g, value), taken))
     return finished
+
+
 
 
 def _selects_self(fn, wrt):
@@ -245,8 +253,8 @@ class _Differentiated:
         """``finish(raw, values)``: the gradients conformed the general way, as returned."""
         unconnected, single = self._unconnected, selection.single
 
-        def finish(raw, values):
-            gradients = _finish(raw, values, unconnected)
+        def finish(raw, values, arguments=()):
+            gradients = _finish(raw, values, unconnected, arguments)
             return gradients[0] if single else tuple(gradients)
         return finish
 
@@ -294,7 +302,7 @@ class _Differentiated:
             found = found.for_call(self._fn, args, kwargs)
             if found.grad is not None and output_gradients is None and not self._with_value:
                 raw = found.grad(*args, **kwargs)          # the fused gradient of a scalar output
-                gradients = _finish(raw, values, self._unconnected)
+                gradients = _finish(raw, values, self._unconnected, (*args, *kwargs.values()))
                 build = self._instance.build
                 if (not kwargs and self._self is None and build.data_names == ()
                         and not build.float_values_matter
@@ -303,7 +311,8 @@ class _Differentiated:
                 return gradients[0] if selection.single else tuple(gradients)
         out, residuals = found.fwd(*args, **kwargs)
         raw = found.bwd(residuals, runtime.seed_cotangent(out, output_gradients))
-        gradients = _finish(raw, values, self._unconnected)
+        gradients = _finish(raw, values, self._unconnected,
+                            (*args, *kwargs.values(), output_gradients, out))
         result = gradients[0] if selection.single else tuple(gradients)
         return (out, result) if self._with_value else result
 
@@ -419,7 +428,8 @@ def vjp(f: Function, *args: Any, wrt: Wrt | None = None,
     @user_facing
     def pullback(v):               # the backward pass pops from a copy of the tape: reusable
         raw = bwd(residuals, runtime.seed_cotangent(out, v))
-        gradients = _finish(raw, values, unconnected_gradients)
+        gradients = _finish(raw, values, unconnected_gradients,
+                            (*call_args, *kwargs.values(), v, out))
         if every is None:
             return tuple(gradients)
         by_position = dict(zip(float_like, gradients))

@@ -15,6 +15,7 @@ from srctrans.runtime.containers import map_leaves
 from srctrans.runtime.seeding import check_output, is_complex, is_integer
 from srctrans import cache
 from srctrans import repeat as repeat_path
+from srctrans.ownership import owned_tangent
 from srctrans.reporting import user_facing
 from srctrans.errors import NonDifferentiableError, ShapeError, UsageError
 from srctrans.signatures import positional_names
@@ -103,6 +104,7 @@ def run_jvp(fn, bound_self, primals, tangents, kwargs, optimize=True, tangent_on
     result = found.jvp(*call_args, **keywords)
     if not tangent_only:
         _check_output(result[0])
+        result = owned_tangent(result, primals, tangents)
     if (repeatable and found is not plan.instance and bound_self is None and not kwargs
             and not tangent_only and not plan.instance.build.data_names
             and not plan.instance.build.float_values_matter):

@@ -56,6 +56,7 @@ import numpy as np
 
 from srctrans import cache
 from srctrans.emit.compile import register_source
+from srctrans.ownership import owned_tangent
 from srctrans.runtime.objects import UnseenCallee
 from srctrans.runtime.seeding import check_output
 
@@ -124,7 +125,8 @@ def make_repeat(fn, instance, fused, args, key, places, single, finish, raw):
     selected = [index for index, _, _ in places]
     gradients = [f"g{k}" for k in range(len(selected))]
 
-    trusted = all(_conforms(g, args[index]) for g, index in zip(raw, selected))
+    trusted = all(_conforms(g, args[index]) for g, index in zip(raw, selected)) and \
+        _owns_its_memory(raw, args)
     shapes = []
     for i, (value, part) in enumerate(zip(args, key)):
         test = _kind_test(f"a{i}", value, part, namespace, dtype=trusted)
@@ -135,10 +137,15 @@ def make_repeat(fn, instance, fused, args, key, places, single, finish, raw):
     stale = _stale_tests(fn, instance, namespace)
 
     conforming, converted = [], []
-    for g, index in zip(gradients, selected):
+    arrays = [f"a{i}" for i, value in enumerate(args) if type(value) is np.ndarray]
+    for k, (g, index) in enumerate(zip(gradients, selected)):
         if type(args[index]) is np.ndarray:
+            # an array of its own: no argument, and no other gradient (the caller may write
+            # into it); owning its memory (base None), it is no view of one either
+            others = " and ".join(f"{g} is not {other}" for other in arrays + gradients[:k])
             conforming.append(f"type({g}) is ndarray and {g}.dtype is a{index}.dtype and "
-                              f"{g}.base is None and {g}.shape == a{index}.shape")
+                              f"{g}.base is None and {g}.shape == a{index}.shape"
+                              + (f" and {others}" if others else ""))
             converted.append(g)
         else:                                     # a Python float gets an np.float64
             conforming.append(f"(type({g}) is float or type({g}) is float64)")
@@ -152,7 +159,8 @@ def make_repeat(fn, instance, fused, args, key, places, single, finish, raw):
     else:
         call = [f"    {', '.join(gradients)}{',' if len(gradients) == 1 else ''} = fused({', '.join(names)})",
                 *_condition("if not", conforming, f"        return finish({_tuple(gradients)}, "
-                                                  f"{_tuple([f'a{i}' for i in selected])})"),
+                                                  f"{_tuple([f'a{i}' for i in selected])}, "
+                                                  f"{_tuple(names) if names else '()'})"),
                 f"    return {returned}"]
 
     name = f"{fn.__name__}_repeat"
@@ -189,7 +197,7 @@ def make_jvp_repeat(fn, instance, jvp, primals, tangents, keywords, out):
     shapes and dtypes, and ``fn``'s defaults and called names are unchanged.
     """
     namespace = {"ndarray": np.ndarray, "jvp": jvp, "out_type": type(out),
-                 "check_output": check_output}
+                 "check_output": check_output, "owned_tangent": owned_tangent}
     checks, arguments = _primals_and_tangents(primals, tangents, keywords, namespace)
     name = f"{fn.__name__}_jvp_repeat"
     lines = [
@@ -200,7 +208,7 @@ def make_jvp_repeat(fn, instance, jvp, primals, tangents, keywords, out):
         f"    result = jvp({arguments})",
         "    if type(result[0]) is not out_type:",
         "        check_output(result[0])",
-        "    return result",
+        "    return owned_tangent(result, primals, tangents)",
     ]
     return _compiled(lines, name, namespace, fn)
 
@@ -329,6 +337,12 @@ def _conforms(g, value):
         return (type(g) is np.ndarray and g.dtype is value.dtype and g.base is None
                 and g.shape == value.shape)
     return type(g) is float or type(g) is np.float64
+
+
+def _owns_its_memory(gradients, args):
+    """Whether each array among ``gradients`` is none of ``args`` and no other gradient."""
+    arrays = [g for g in gradients if type(g) is np.ndarray]
+    return all(g is not a for g in arrays for a in args) and len({id(g) for g in arrays}) == len(arrays)
 
 
 def _tuple(items):

@@ -78,6 +78,9 @@ def check(text, args, directory):
             if (a is None) != (b is None) or a is not None and not np.allclose(a, b, rtol=1e-12,
                                                                               atol=0):
                 return Outcome("wrong", "a cached call gave another gradient")
+        shared = _shared_memory(first, args) or _shared_memory(again, args)
+        if shared is not None:
+            return Outcome("wrong", shared)
         different = _read_back(fn, args, first, eps)
         if different is not None:
             return Outcome("wrong", different)
@@ -95,6 +98,28 @@ def check(text, args, directory):
     except Exception as error:
         return Outcome("internal", "".join(traceback.format_exception(error))[-3000:])
     return Outcome("ok")
+
+
+def _shared_memory(gradients, args):
+    """What a returned gradient shares memory with (an argument, another gradient), or None:
+    the caller may change any of them in place."""
+    arrays = [("an argument", a) for a in _arrays_in(args)]
+    for g in _arrays_in(gradients):
+        for what, other in arrays:
+            if np.shares_memory(g, other):
+                return f"a gradient shares memory with {what}"
+        arrays.append(("another gradient", g))
+    return None
+
+
+def _arrays_in(value):
+    if isinstance(value, np.ndarray):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [a for v in value for a in _arrays_in(v)]
+    if isinstance(value, dict):
+        return [a for v in value.values() for a in _arrays_in(v)]
+    return []
 
 
 def _read_back(fn, args, gradient, eps):
