@@ -184,7 +184,7 @@ def _random_like(rng, value):
             return draw if np.ndim(leaf) else complex(draw)
         if isinstance(leaf, np.ndarray) or np.ndim(leaf):
             return rng.standard_normal(np.shape(leaf))
-        return float(rng.standard_normal())
+        return np.float64(rng.standard_normal())     # a tangent as st.jvp passes it on
     return tree_map(draw, value, as_dicts=True)      # an object's: a dict of its attributes'
 
 

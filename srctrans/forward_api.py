@@ -242,6 +242,8 @@ def _conformed_tangent(tangent, primal, name):
                              f"has shape {np.shape(p)}", hint="give each tangent its argument's shape")
         if isinstance(p, np.ndarray) and not isinstance(t, np.ndarray):
             return np.asarray(t, dtype=p.dtype if p.dtype.kind in "fc" else float)
+        if type(t) is float:                 # as NumPy's results are: a scalar with .reshape
+            return np.float64(t)
         return t
     try:
         return map_leaves(lambda p, t: conform(t, p), primal, tangent)

@@ -17,7 +17,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "srctrans"
 LAYERS = [
     ("api", ["srctrans.api", "srctrans.forward_api", "srctrans.composed", "srctrans.checks",
              "srctrans.export", "srctrans.cli", "srctrans.__main__", "srctrans.gradient_control",
-             "srctrans.repeat", "srctrans.hints", "srctrans.pytrees"]),
+             "srctrans.repeat", "srctrans.hints", "srctrans.pytrees", "srctrans.ownership"]),
     ("cache", ["srctrans.cache", "srctrans.persist", "srctrans.reporting"]),
     ("pipeline", ["srctrans.pipeline"]),
     ("passes", ["srctrans.parse", "srctrans.normalize", "srctrans.analyse",

@@ -179,3 +179,11 @@ def test_st_vjp_inside_a_differentiated_function_is_refused_at_the_user_s_line()
     message = str(info.value)
     assert "stores.py:" in message and "`st.vjp`" in message and "srctrans/" not in message
     st.check_grads(stores.vjp_inside_as_the_hint_writes_it, (X,), order=2)
+
+
+def test_the_tangent_of_a_numpy_result_of_floats_has_numpy_s_methods():
+    """np.add(p, p) of a float p is an np.float64 (with .reshape); its tangent was a Python
+    float, so the tangent of v.reshape(-1) failed in generated code."""
+    out, tangent = st.jvp(stores.float_through_a_ufunc, (0.7,), (1.0,))
+    assert np.isclose(out, 4.2) and np.isclose(tangent, 6.0)
+    st.check_grads(stores.float_through_a_ufunc, (0.7,), order=2)

@@ -241,3 +241,8 @@ def vjp_inside(x):
 def vjp_inside_as_the_hint_writes_it(x):
     g = st.grad(_inner_dot)(x, np.array([1.0, 2.0, 3.0]))
     return np.sum(g * g)
+
+
+def float_through_a_ufunc(p):
+    v = np.add(p, p)
+    return np.sum(v.reshape(-1) * 3.0)
