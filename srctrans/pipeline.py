@@ -1,6 +1,8 @@
 """The whole compiler in one place: the passes, in order, and why in that order.
 
     parse      read the source, parse it with gast        (parse.source)
+    starred    f(*t) and f(**d) of displays the source    (normalize.starred)
+               fixes pass their entries one by one
     fence      reject unsupported syntax before anything   (normalize.fence)
                else, so later passes never see it
     namespaces a local name for a module is the module      (normalize.namespaces)
@@ -74,6 +76,7 @@ from srctrans.normalize.effects import model_effects
 from srctrans.normalize.namespaces import inline_module_aliases
 from srctrans.normalize.positions import pin_positions
 from srctrans.normalize.sequences import split_sequence_arithmetic
+from srctrans.normalize.starred import expand_static_unpacking
 from srctrans.normalize.ssa import rename_reassignments
 from srctrans.optimise.accumulate import fold_accumulations
 from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, reads_of, targets_of
@@ -150,6 +153,7 @@ def _front_end(fn, wrt, build_callee, mode):
     """
     parsed = parse_function(fn)
     itself = differentiate_as_call(parsed, mode)     # a function with a user rule: one call of itself
+    expand_static_unpacking(parsed.node, parsed.fn.__globals__)    # f(*(a, b)), f(**opts)
     fence.check(parsed)
     fence.drop_releases(parsed.node)                  # `del name` only releases a value
     unit = Unit(parsed, wrt, build_callee)

@@ -187,3 +187,17 @@ def test_the_tangent_of_a_numpy_result_of_floats_has_numpy_s_methods():
     out, tangent = st.jvp(stores.float_through_a_ufunc, (0.7,), (1.0,))
     assert np.isclose(out, 4.2) and np.isclose(tangent, 6.0)
     st.check_grads(stores.float_through_a_ufunc, (0.7,), order=2)
+
+
+@pytest.mark.parametrize("fn", [stores.huber_with_args, stores.options_unpacked,
+                                stores.active_entries_unpacked], ids=lambda fn: fn.__name__)
+def test_unpacking_a_display_in_a_call(fn):
+    st.check_grads(fn, (np.array([0.5, -1.5, 2.0]),), order=2)
+
+
+@pytest.mark.parametrize("call", [lambda: st.grad(stores.unpacks_a_list_it_changes)(X),
+                                  lambda: st.grad(stores.unpacks_its_own_varargs)(X, 2.0)])
+def test_unpacking_of_a_length_the_source_does_not_fix_is_refused(call):
+    with pytest.raises(st.UnsupportedSyntaxError, match="does not fix") as info:
+        call()
+    assert "stores.py:" in str(info.value)

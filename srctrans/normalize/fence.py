@@ -65,7 +65,9 @@ UNSUPPORTED = {
     gast.ClassDef: ("class definition inside the function", "define the class at module level"),
     gast.SetComp: ("set comprehension", "sets have no order to differentiate along; use a list or a tuple"),
     gast.Set: ("set display", "sets have no order to differentiate along; use a list or a tuple"),
-    gast.Starred: ("starred expression (`*args`)", "pass the arguments one by one"),
+    gast.Starred: ("starred expression (`*args`) of a length the source does not fix",
+                   "pass the arguments one by one, or unpack a tuple display (or a name bound "
+                   "once to one: `p = (a, b)` then `f(*p)`); `**d` likewise with a dict display"),
     gast.NamedExpr: ("assignment expression (`:=`)", "assign with a separate `=` statement"),
 }
 
@@ -98,6 +100,10 @@ def check(parsed, resolver=None):
             _reject(parsed, node, "`super()`",
                     "call the base class's method by name, with the object first: "
                     "Base.__call__(self, x)")
+        if kind is gast.keyword and node.arg is None:
+            _reject(parsed, node.value, "`**` unpacking of a dict whose keys the source does not fix",
+                    "pass the keywords one by one, or unpack a dict display (or a name bound "
+                    "once to one: `opts = {'scale': 2.0}` then `f(**opts)`)")
         if kind in SUPPORTED or kind in (gast.FunctionDef, gast.Lambda):
             _check_targets(parsed, node)
             _check_dict_display(parsed, node)

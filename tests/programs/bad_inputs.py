@@ -123,9 +123,8 @@ def lambda_argument(x):
     return np.sum(np.apply_along_axis(lambda r: r * 2.0, 0, x))  # marker: lambda-argument
 
 
-def starred_call(x):
-    parts = (x, x)
-    return np.add(*parts)  # marker: starred-call
+def starred_call(x, *parts):
+    return np.add(x, *parts)  # marker: starred-call
 
 
 def walrus(x):

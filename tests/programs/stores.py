@@ -246,3 +246,40 @@ def vjp_inside_as_the_hint_writes_it(x):
 def float_through_a_ufunc(p):
     v = np.add(p, p)
     return np.sum(v.reshape(-1) * 3.0)
+
+
+# -- unpacking in calls ----------------------------------------------------------------------
+
+def _huber(r, *args):
+    delta, = args
+    return np.where(np.abs(r) < delta, 0.5 * r ** 2, delta * (np.abs(r) - 0.5 * delta))
+
+
+def huber_with_args(x):
+    params = (1.0,)
+    return np.sum(_huber(x, *params))
+
+
+def _scaled(x, scale=1.0, shift=0.0):
+    return x * scale + shift
+
+
+def options_unpacked(x):
+    options = {"scale": 2.0, "shift": 0.5}
+    return np.sum(_scaled(x, **options) ** 2)
+
+
+def active_entries_unpacked(x):
+    parts = (x * 2.0, np.sin(x))
+    extra = dict(shift=np.cos(x))
+    return np.sum(_scaled(*parts, **extra) + _scaled(*(x, 3.0), **{"shift": x * x}))
+
+
+def unpacks_a_list_it_changes(x):
+    parts = [x, 2.0]
+    parts[1] = 3.0
+    return np.sum(_scaled(*parts))
+
+
+def unpacks_its_own_varargs(x, *args):
+    return np.sum(_scaled(x, *args))
