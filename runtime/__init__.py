@@ -77,7 +77,7 @@ from .reshaping import (
     last_and_rest, pushed, pushed_many, pushed_many_transpose, transpose_grad, reshape_like,
     asarray_grad, zero_at,
     saved_at, restored_at, position, slice_position, snapshot, writable_copy, argument_copy,
-    entry_copy, entry_zero_like)
+    entry_copy, dict_copy, entry_zero_like)
 from .scans import (
     cumsum_grad, diff_grad, diagonal_grad, trace_grad, take_grad, take_along_axis_grad,
     tile_grad, repeat_grad, pad_grad, pad_tangent)

@@ -102,6 +102,17 @@ def writable_copy(value):
     return list(value) if isinstance(value, list) else copy_of(value)
 
 
+def dict_copy(value):
+    """A copy of a dict argument the function writes entries into (its entries shared:
+    assigning to an entry replaces it), made first, so the caller's dict is left as it was.
+    The source showed it is a dict (``d.get(...)``, ``d.items()``...); anything else is
+    refused."""
+    if not isinstance(value, dict):
+        unsupported(f"writing entries into an argument used as a dict that is a "
+                    f"{type(value).__name__}", "pass a dict, or copy it into one first")
+    return dict(value)
+
+
 def entry_copy(value):
     """The entry ``xs[t]`` of a chained write ``xs[t][i] = v``, copied to be written into: an
     array's copy, a new list (its entries shared). An entry that is a dict is refused: the

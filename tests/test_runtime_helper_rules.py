@@ -444,6 +444,7 @@ CASES = [
     Case("argument_copy-array", rt.argument_copy, lambda r: (normal(r, 2, 3),)),
     Case("entry_copy-list", rt.entry_copy, lambda r: ([normal(r, 2), normal(r, 3)],)),
     Case("entry_copy-array", rt.entry_copy, lambda r: (normal(r, 2, 3),)),
+    Case("dict_copy", rt.dict_copy, lambda r: ({"a": normal(r, 2), "b": normal(r, 3)},)),
     # a checkpointed loop's kept state: a list, a dict, an array, a number
     Case("state_copy-list", rt.state_copy, lambda r: ([normal(r, 2), normal(r, 3)],)),
     Case("state_copy-dict", rt.state_copy, lambda r: ({"a": normal(r, 2), "b": normal(r, 3)},)),

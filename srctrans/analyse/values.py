@@ -28,7 +28,8 @@ _FRESH_FUNCTIONS = frozenset({
     np.arange, np.linspace, np.eye, np.identity, list,
     runtime.zeros_like, runtime.zeros_of,       # the zero tangents of forward-mode code
     runtime.restored_at, runtime.zero_at, runtime.copied,   # copies in generated code
-    runtime.writable_copy, runtime.argument_copy, runtime.entry_copy, runtime.snapshot,
+    runtime.writable_copy, runtime.argument_copy, runtime.entry_copy, runtime.dict_copy,
+    runtime.snapshot,
     runtime.concat, runtime.repeated,
 })
 _FRESH_METHODS = frozenset({"copy", "astype"})
@@ -122,14 +123,37 @@ def maybe_not_float(function, wrt):
 def dict_valued(function):
     """Names every assignment of which is a dict display (``d = {}``): item writes are dict writes.
     (Placeholders and values restored from a tape do not count.)"""
-    values = {}
+    values, doubtful = {}, set()
     for stmt in walk(function):
-        if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
-            values.setdefault(stmt.targets[0].id, []).append(stmt.value)
-    candidates = {name for name, assigned in values.items()
-                  if any(isinstance(v, gast.Dict) or _restored_entry(v) for v in assigned)}
+        if not isinstance(stmt, gast.Assign):
+            continue
+        target = stmt.targets[0]
+        if isinstance(target, gast.Name):
+            values.setdefault(target.id, []).append(stmt.value)
+        elif _paired(target, stmt.value):                 # xs, hs = {}, {}
+            for name, value in zip(target.elts, stmt.value.elts):
+                values.setdefault(name.id, []).append(value)
+        elif isinstance(target, (gast.Tuple, gast.List)):
+            doubtful.update(n.id for n in walk(target) if isinstance(n, gast.Name))
+    candidates = {name for name, assigned in values.items() if name not in doubtful
+                  and any(isinstance(v, gast.Dict) or _restored_entry(v)
+                          or _zeros_of(v) is not None for v in assigned)}
+    candidates |= {name for name, assigned in values.items() if any(_dict_copy(v) for v in assigned)}
     return greatest_closed(values, candidates, lambda v, dicts: isinstance(v, gast.Dict)
-                           or _restores(v) or isinstance(v, gast.Name) and v.id in dicts)
+                           or _restores(v) or isinstance(v, gast.Name) and v.id in dicts
+                           or _zeros_of(v) in dicts or _dict_copy(v))
+
+
+def _dict_copy(value):
+    return isinstance(value, gast.Call) and anno.get(value, Anno.CALLEE) is runtime.dict_copy
+
+
+def _zeros_of(value):
+    """``name`` for ``rt.zeros_like(name)`` (a tangent made like a dict is a dict), else None."""
+    if (isinstance(value, gast.Call) and anno.get(value, Anno.CALLEE) is runtime.zeros_like
+            and len(value.args) == 1 and isinstance(value.args[0], gast.Name)):
+        return value.args[0].id
+    return None
 
 
 def _restores(value):

@@ -245,10 +245,23 @@ def _copy_written_arguments(function, aliases):
     # x = dict(x) first, in the body itself: the writes go to the function's own copy
     rebound_first = {name for position, stmt in enumerate(function.body)
                      for name in _plainly_bound(stmt) if position < first_write.get(name, -1)}
+    dicts = used_as_dicts(function)
     function.body[:0] = [
-        gast.copy_location(assign(name, resolved_runtime_call(aliases, "argument_copy",
-                                                              [load(name)])), written[name])
+        gast.copy_location(assign(name, resolved_runtime_call(
+            aliases, "dict_copy" if name in dicts else "argument_copy", [load(name)])),
+            written[name])
         for name in parameters if name in written and name not in rebound_first]
+
+
+_DICT_METHODS = frozenset({"get", "items", "keys", "values", "setdefault", "update"})
+
+
+def used_as_dicts(function):
+    """Names the function calls a method only dicts have on (``d.get(k, v)``, ``d.items()``):
+    if they held anything else, Python would stop there."""
+    return {node.func.value.id for node in walk(function)
+            if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+            and node.func.attr in _DICT_METHODS and isinstance(node.func.value, gast.Name)}
 
 
 def _plainly_bound(stmt):
@@ -303,13 +316,14 @@ def _check_aliases(parsed, resolver):
     if not writes:
         return
     arrays, containers = _fresh_names(parsed.node, order, resolver)
+    containers |= used_as_dicts(parsed.node)          # replacing an entry changes no other
     bindings = []     # (position, name, the names whose memory it may share, how it is bound)
     for position, stmt in order.statements:
         for target, value in _bindings(stmt, arrays):
             roots = _roots(value, resolver)
             if roots:
                 fresh = _is_new_container(value, resolver) and not isinstance(stmt, gast.For)
-                entry_of = _root(value) if isinstance(value, gast.Subscript) else None
+                entry_of = _entry_of(value)
                 bindings.extend((position, name, roots, fresh, entry_of, stmt, value)
                                 for name in _names_in(target))
     for position, written in writes:
@@ -335,6 +349,16 @@ def _check_aliases(parsed, resolver):
                     f"`{written}` is changed in place here while `{name}` may share its memory "
                     f"and is read after the change (line {read})", parsed.location(order.at(position)),
                     _alias_hint(written, name, sharing, order))
+
+
+def _entry_of(value):
+    """The container ``value`` reads one entry of (``d[k]``, ``d.get(k, default)``), or None."""
+    if isinstance(value, gast.Subscript):
+        return _root(value)
+    if (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
+            and value.func.attr == "get" and isinstance(value.func.value, gast.Name)):
+        return value.func.value.id
+    return None
 
 
 def _alias_hint(written, name, sharing, order):

@@ -596,11 +596,13 @@ linear(rt.repeated, rt.repeated_grads)
 
 # a list as a call read it, a tangent's own copy, an argument's copy, an entry copied for a
 # chained write, a checkpointed loop's kept state: the cotangent passes
-@vjp(rt.snapshot, rt.writable_copy, rt.argument_copy, rt.entry_copy, rt.state_copy)
+@vjp(rt.snapshot, rt.writable_copy, rt.argument_copy, rt.entry_copy, rt.dict_copy,
+     rt.state_copy)
 def snapshot(g, ans, xs):
     return g
 
-linear(rt.snapshot, rt.writable_copy, rt.argument_copy, rt.entry_copy, rt.state_copy)
+linear(rt.snapshot, rt.writable_copy, rt.argument_copy, rt.entry_copy, rt.dict_copy,
+       rt.state_copy)
 
 @vjp(rt.copied)
 def copied(g, ans, value):
