@@ -87,6 +87,14 @@ class Generator:
         missing = [(line, name, callee) for line, _, name, callee in   # in source order
                    sorted(self._missing, key=lambda entry: entry[:2])]
         parsed = self.unit.parsed
+        for lineno, name, callee in missing:
+            if isinstance(callee, type) and not is_library(callee) and not is_installed(callee):
+                raise UnsupportedSyntaxError(
+                    f"making an object of your class `{name}` from values that carry "
+                    f"derivatives, inside the differentiated function", parsed.location_of_line(lineno),
+                    f"make the {name} outside and pass it in as an argument (the gradient of an "
+                    "object is a dict of its attributes' gradients, see docs/models.md), or "
+                    "compute with its values directly")
         written = {}                                    # each function once, as first written
         for _, name, callee in missing:
             written.setdefault(id(callee), (name, callee))

@@ -303,3 +303,153 @@ def tsne_kl_hand(Y, P):
     for i in range(n):
         dY[i, :] = 4.0 * np.sum((PQ[:, i] * num[:, i])[:, None] * (Y[i, :] - Y), 0)
     return dY
+
+
+# -- softmax cross-entropy, written three common ways -----------------------------------------
+
+def softmax_xent_shifted(z, T):
+    """Shift by the row max, then log-sum-exp."""
+    m = np.max(z, axis=1, keepdims=True)
+    lse = np.log(np.sum(np.exp(z - m), axis=1, keepdims=True)) + m
+    return -np.sum(T * (z - lse))
+
+
+def softmax_xent_probs(z, T):
+    """Normalise the exponentials into probabilities, then take their log."""
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    p = e / e.sum(axis=-1, keepdims=True)
+    return -np.sum(T * np.log(p))
+
+
+def softmax_xent_logaddexp(z, T):
+    """Log-sum-exp over a row by folding np.logaddexp along it."""
+    lse = z[:, 0]
+    for j in range(1, z.shape[1]):
+        lse = np.logaddexp(lse, z[:, j])
+    return -np.sum(T * (z - lse[:, None]))
+
+
+def softmax_xent_hand(z, T):
+    """Right for any T: each row's labels sum to what they sum to."""
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    p = e / e.sum(axis=1, keepdims=True)
+    return p * T.sum(axis=1, keepdims=True) - T
+
+
+# -- an optimisation test function taking the array namespace of its argument ---------------
+
+def rosen(x):
+    """The Rosenbrock function of N variables."""
+    xp = np
+    x = xp.asarray(x)
+    r = xp.sum(100.0 * (x[1:] - x[:-1] ** 2.0) ** 2.0 + (1 - x[:-1]) ** 2.0, axis=0)
+    return r
+
+
+def rosen_der(x):
+    xm = x[1:-1]
+    xm_m1 = x[:-2]
+    xm_p1 = x[2:]
+    der = np.zeros_like(x)
+    der[1:-1] = (200 * (xm - xm_m1 ** 2) - 400 * (xm_p1 - xm ** 2) * xm - 2 * (1 - xm))
+    der[0] = -400 * x[0] * (x[1] - x[0] ** 2) - 2 * (1 - x[0])
+    der[-1] = 200 * (x[-1] - x[-2] ** 2)
+    return der
+
+
+# -- a normal model's log-likelihood, with validation --------------------------------------
+
+class NormalModel:
+    """Independent normal observations with a common location and log-scale."""
+
+    def __init__(self, data):
+        data = np.asarray(data, dtype=float)
+        if data.ndim != 1:
+            raise ValueError("data must be 1-D")
+        self.data = data
+
+    def loglike(self, params):
+        """Log-likelihood of ``params = (loc, log_scale)``."""
+        loc, log_scale = params[0], params[1]
+        if not np.isfinite(log_scale):
+            raise ValueError("log_scale must be finite")
+        z = (self.data - loc) / np.exp(log_scale)
+        n = self.data.shape[0]
+        return -0.5 * np.sum(z ** 2) - n * log_scale - 0.5 * n * np.log(2 * np.pi)
+
+    def score(self, params):
+        loc, log_scale = params
+        s = np.exp(log_scale)
+        z = (self.data - loc) / s
+        return np.array([np.sum(z) / s, np.sum(z ** 2) - self.data.shape[0]])
+
+
+# -- a VAE's loss --------------------------------------------------------------------------
+
+def vae_loss(x, x_recon_logits, mu, logvar):
+    """Bernoulli reconstruction cross-entropy plus the KL to a standard normal prior."""
+    recon = np.sum(np.maximum(x_recon_logits, 0) - x_recon_logits * x
+                   + np.log1p(np.exp(-np.abs(x_recon_logits))))
+    kl = -0.5 * np.sum(1 + logvar - mu ** 2 - np.exp(logvar))
+    return (recon + kl) / x.shape[0]
+
+
+def vae_loss_hand(x, x_recon_logits, mu, logvar):
+    n = x.shape[0]
+    d_logits = (1.0 / (1.0 + np.exp(-x_recon_logits)) - x) / n
+    return d_logits, mu / n, 0.5 * (np.exp(logvar) - 1) / n
+
+
+# -- a robust loss with a branch on an argument and a counted damping loop -------------------
+
+def damped_clipped_loss(w, X, y, clip, steps):
+    """Residuals clipped when ``clip`` is positive, then damped ``steps`` times."""
+    r = X @ w - y
+    if clip > 0:
+        r = np.clip(r, -clip, clip)
+    else:
+        r = r * 1.0
+    n = 0
+    while n < steps:
+        r = 0.5 * r
+        n += 1
+    return np.sum(r ** 2)
+
+
+def damped_clipped_loss_hand(w, X, y, clip, steps):
+    r = X @ w - y
+    inside = np.ones_like(r)
+    if clip > 0:
+        inside = (np.abs(r) <= clip).astype(float)
+        r = np.clip(r, -clip, clip)
+    scale = 0.5 ** steps
+    return X.T @ (2 * r * scale * scale * inside)
+
+
+# -- a per-example loop over zipped rows, calling a model object's methods --------------------
+
+class Linear:
+    def __init__(self, W, b):
+        self.W, self.b = W, b
+
+    def __call__(self, x):
+        return self.W @ x + self.b
+
+
+def per_example_loss(layer, X, Y):
+    """Mean squared error, one example at a time, through a layer object."""
+    total = 0.0
+    for x, y in zip(X, Y):
+        err = layer(x) - y
+        total = total + err @ err
+    return total / len(X)
+
+
+def per_example_loss_hand(layer, X, Y):
+    E = X @ layer.W.T + layer.b - Y
+    return {"W": 2 * E.T @ X / len(X), "b": 2 * E.sum(axis=0) / len(X)}
+
+
+def per_example_loss_building_its_layer(W, b, X, Y):
+    layer = Linear(W, b)
+    return per_example_loss(layer, X, Y)
