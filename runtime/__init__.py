@@ -43,7 +43,7 @@ from .reductions import (
     unreduce, mean_grad, extremum_grad, prod_grad, var_grad, std_grad,
     extremum_jvp, prod_jvp, var_jvp, std_jvp)
 from .linalg import (
-    matmul_lhs, matmul_rhs, dot_lhs, dot_rhs, inner_lhs, inner_rhs,
+    cross_grads, matmul_lhs, matmul_rhs, dot_lhs, dot_rhs, inner_lhs, inner_rhs,
     outer_lhs, outer_rhs, tensordot_lhs, tensordot_rhs, einsum_grads, einsum_jvp,
     solve_column, solve_uncolumn, solve_grads, solve_grads_vjp, solve_grads_jvp, tril_halved,
     symmetric_sum)

@@ -357,6 +357,19 @@ def _einsum_onto(labels, other_terms, other_arrays, sizes):
 _NUMPY_2 = int(np.__version__.split(".")[0]) >= 2
 
 
+def cross_grads(g, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """The cotangents of ``a`` and ``b`` for ``c = np.cross(a, b, axisa, axisb, axisc, axis)``
+    of 3-vectors (``axis`` sets all three axes): in the vectors' own axes, ``b x g`` and
+    ``g x a``, each summed to its argument's shape."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a_last, b_last = np.moveaxis(a, axisa, -1), np.moveaxis(b, axisb, -1)
+    g_last = np.moveaxis(g, axisc, -1) if np.ndim(g) else g
+    da = np.moveaxis(unbroadcast(np.cross(b_last, g_last), a_last), -1, axisa)
+    db = np.moveaxis(unbroadcast(np.cross(g_last, a_last), b_last), -1, axisb)
+    return da, db
+
+
 def solve_is_vector(a, b):
     """Whether ``np.linalg.solve(a, b)`` reads ``b`` as (stacked) vectors, not matrices:
     NumPy 2 when ``b`` is 1-D, NumPy 1 when ``b`` has one axis fewer than ``a``."""

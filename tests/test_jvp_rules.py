@@ -246,6 +246,8 @@ PRODUCTS = [
     Case("einsum-batch-broadcast", np.einsum, ["...ij,...jk->...ik", normal(2, 3, 4), normal(1, 4, 2)]),
     Case("einsum-three", np.einsum, ["ij,jk,k->i", normal(3, 4), normal(4, 2), normal(2)]),
     Case("cross", np.cross, [normal(2, 3), normal(3)]),
+    Case("cross-axes", np.cross, [normal(3, 2), normal(2, 3)], {"axisa": 0, "axisb": 1, "axisc": 0}),
+    Case("cross-axis", np.cross, [normal(3, 2), normal(3, 2)], {"axis": 0}),
     Case("kron", np.kron, [normal(2, 3), normal(3, 2)]),
     Case("kron-mixed-ndim", np.kron, [normal(3), normal(2, 2)]),
     Case("polyval", np.polyval, [normal(4), normal(3, 2)]),

@@ -77,14 +77,18 @@ def einsum_jvp(doperands, ans, subscripts, *operands):
     return rt.einsum_jvp(doperands, ans, subscripts, operands)
 
 
-# the cross product of 3-vectors in the last axis (axisa=, axisb=, axisc= are refused)
+# the cross product of 3-vectors, in the last axes or those axisa=, axisb=, axisc= (or axis=)
+# name; linear in each argument
 @vjp(np.cross)
-def cross(g, ans, a, b):
-    return rt.unbroadcast(np.cross(b, g), a), rt.unbroadcast(np.cross(g, a), b)
+def cross(g, ans, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    return (*rt.cross_grads(g, a, b, axisa, axisb, axisc, axis), None, None, None, None)
+
+REGISTRY.differentiate_through(rt.cross_grads)    # plain NumPy: its second derivative
 
 @jvp(np.cross)
-def cross_jvp(da, db, ans, a, b):
-    return np.cross(da, b), np.cross(a, db)
+def cross_jvp(da, db, ans, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    return (np.cross(da, b, axisa, axisb, axisc, axis),
+            np.cross(a, db, axisa, axisb, axisc, axis))
 
 # -- np.linalg: stacked matrices in the last two axes -------------------------
 @vjp(np.linalg.inv)
