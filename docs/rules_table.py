@@ -32,10 +32,12 @@ from srctrans.rules import ATTRIBUTES, METHODS, REGISTRY, operators
 from srctrans.rules.registry import JvpTemplate, Template
 import scipy.linalg  # noqa: E402,F401  (the table lists SciPy's rules too)
 import scipy.signal  # noqa: E402,F401
+import scipy.spatial.distance  # noqa: E402,F401
 import scipy.special  # noqa: E402,F401
 import scipy.stats  # noqa: E402,F401
 import srctrans.rules.scipy_linalg  # noqa: E402,F401
 import srctrans.rules.scipy_signal  # noqa: E402,F401
+import srctrans.rules.scipy_distance  # noqa: E402,F401
 import srctrans.rules.scipy_special  # noqa: E402,F401
 import srctrans.rules.scipy_stats  # noqa: E402,F401
 
@@ -51,6 +53,8 @@ GROUPS = [
     ("srctrans.rules.scipy_special", "SciPy (scipy.special; loaded when a program imports it)"),
     ("srctrans.rules.scipy_linalg", "SciPy (scipy.linalg; loaded when a program imports it)"),
     ("srctrans.rules.scipy_signal", "SciPy (scipy.signal; loaded when a program imports it)"),
+    ("srctrans.rules.scipy_distance",
+     "SciPy (scipy.spatial.distance; loaded when a program imports it)"),
     ("srctrans.rules.scipy_stats", "SciPy (scipy.stats; loaded when a program imports it)"),
     ("srctrans.rules.runtime_helpers", "Runtime helpers (what derivatives of derivatives differentiate)"),
 ]
@@ -71,7 +75,8 @@ def spelled(primal):
             return f"`{prefix}.{name}`"
     for module, prefix in ((np.linalg, "np.linalg"), (np.fft, "np.fft"),
                            (scipy.special, "scipy.special"), (scipy.linalg, "scipy.linalg"),
-                           (scipy.signal, "scipy.signal")):
+                           (scipy.signal, "scipy.signal"),
+                           (scipy.spatial.distance, "scipy.spatial.distance")):
         if getattr(module, name, None) is primal:
             return f"`{prefix}.{name}`"
     owner = getattr(primal, "__self__", None)

@@ -35,6 +35,7 @@ Modules:
                   or from a loop's own list; the zero of a known number or array)
   scipy_linalg -- derivatives of scipy.linalg (imported on first use, as rt.scipy_linalg)
   scipy_signal -- derivatives of scipy.signal's convolutions (likewise, rt.scipy_signal)
+  scipy_distance -- derivatives of scipy.spatial.distance (likewise, rt.scipy_distance)
   scipy_stats  -- derivatives of scipy.stats's distributions (likewise, rt.scipy_stats)
 """
 
@@ -118,7 +119,8 @@ from .checkpoints import checkpoint_plan, checkpoint_keeps, checkpoint_start, st
 # only where a program uses SciPy
 _ON_DEMAND = {"special": "scipy.special", "scipy_linalg": "srctrans.runtime.scipy_linalg",
               "scipy_signal": "srctrans.runtime.scipy_signal",
-              "scipy_stats": "srctrans.runtime.scipy_stats"}
+              "scipy_stats": "srctrans.runtime.scipy_stats",
+              "scipy_distance": "srctrans.runtime.scipy_distance"}
 
 
 def __getattr__(name):

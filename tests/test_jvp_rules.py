@@ -567,6 +567,17 @@ SCIPY_SIGNAL = [
          {"mode": "valid"}),
 ]
 
+scipy_distance = pytest.importorskip("scipy.spatial.distance")
+
+# points away from each other (the Euclidean distance has no derivative where two coincide)
+SCIPY_DISTANCE = [
+    Case("ssd-cdist", scipy_distance.cdist, [normal(3, 2), normal(4, 2)]),
+    Case("ssd-cdist-sq", scipy_distance.cdist, [normal(3, 2), normal(4, 2), "sqeuclidean"]),
+    Case("ssd-pdist", scipy_distance.pdist, [normal(4, 3)]),
+    Case("ssd-pdist-sq", scipy_distance.pdist, [normal(4, 3)], {"metric": "sqeuclidean"}),
+    Case("ssd-squareform-vector", scipy_distance.squareform, [normal(6)]),
+]
+
 stats = pytest.importorskip("scipy.stats")
 import srctrans.rules.scipy_stats  # noqa: E402,F401
 
@@ -656,7 +667,7 @@ FOURIER = [
 ]
 
 CASES = (ELEMENTWISE + REDUCTIONS + PRODUCTS + SHAPES + BUILTINS + SCIPY + SCIPY_LINALG
-         + SCIPY_SIGNAL + SCIPY_STATS + COMPLEX + FOURIER)
+         + SCIPY_SIGNAL + SCIPY_DISTANCE + SCIPY_STATS + COMPLEX + FOURIER)
 
 assert len({c.id for c in CASES}) == len(CASES), "case ids must be unique"
 

@@ -107,3 +107,15 @@ def test_a_frozen_distribution_gets_a_clear_error():
         st.grad(sp.frozen, wrt=1)(R.standard_normal(3), 1.5)
     assert "scipy_programs.py" in str(raised.value)
     assert "stats.norm.logpdf(x, loc, scale)" in str(raised.value)
+
+
+def test_distances_in_a_loss_and_another_metric_refused():
+    """scipy.spatial.distance in code as people write it (issue 30): cdist and pdist with
+    squareform differentiate to second order; a metric without a rule says which exist."""
+    from programs import distances
+    rng = np.random.default_rng(5)
+    A, B, X = rng.standard_normal((3, 2)), rng.standard_normal((4, 2)), rng.standard_normal((4, 3))
+    st.check_grads(distances.rbf_weighted, (A, B), order=2, wrt=(0, 1))
+    st.check_grads(distances.pair_penalty, (X,), order=2)
+    with pytest.raises(st.UnsupportedSyntaxError, match="euclidean"):
+        st.grad(distances.city_blocks)(X)

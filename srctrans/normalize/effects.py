@@ -33,6 +33,8 @@ from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
 from srctrans.nodes import assign, clone, in_runtime, load, parameter_names, resolved_runtime_call
 from srctrans.parse.resolve import MISSING
 from srctrans.parse.source import parse_function
+from srctrans.places import is_installed
+from srctrans.rules import REGISTRY
 from srctrans.treewalk import walk
 
 # NumPy functions whose result may share memory with their (first) argument.
@@ -205,6 +207,8 @@ def _check_user_calls(parsed, resolver):
         if code is None or callee is parsed.fn or _is_numpy(callee) \
                 or (getattr(callee, "__module__", "") or "").split(".")[0] == "srctrans":
             continue
+        if is_installed(callee) and not REGISTRY.differentiated_through(callee):
+            continue      # an installed package's function: a primitive, by rule, never by source
         if id(callee) not in written_by:
             try:
                 called = parse_function(callee)

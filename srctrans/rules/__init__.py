@@ -16,4 +16,5 @@ REGISTRY.load_on_demand("scipy.special", "srctrans.rules.scipy_special")
 REGISTRY.load_on_demand("scipy.linalg", "srctrans.rules.scipy_linalg")
 REGISTRY.load_on_demand("scipy.signal", "srctrans.rules.scipy_signal")
 REGISTRY.load_on_demand("scipy.stats", "srctrans.rules.scipy_stats")
+REGISTRY.load_on_demand("scipy.spatial.distance", "srctrans.rules.scipy_distance")
 from srctrans.rules.methods import METHODS, ATTRIBUTES  # noqa: E402,F401
