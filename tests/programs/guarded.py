@@ -1,0 +1,32 @@
+"""Programs that pin guards no other test noticed (issue 36): each gives a wrong answer or
+an error when the guard it names is removed."""
+
+import numpy as np
+
+
+def exp_sum(x):                    # the fused gradient's del of dead arrays spares `_exp`
+    return np.sum(np.exp(x))
+
+
+def sorted_rows(x, w):             # y.sort() of a 2-D array sorts along the last axis
+    y = x * 1.0
+    y.sort()
+    return np.sum(y * w)
+
+
+def mask_entries(x, mask):         # booleans read from a mask by subscript stay not-float
+    a = mask[0]
+    b = mask[1]
+    return np.sum(x * a + x * b)
+
+
+def _activation(x):
+    return np.sin(x)
+
+
+def _helper(x):
+    return _activation(x) * 1.0
+
+
+def calls_a_helper(x):             # the short path checks its callees are the ones it built for
+    return np.sum(_helper(x) * x)
