@@ -41,5 +41,4 @@ def squareform_jvp(dX, ans, X, force="no", checks=True):
     return rt.scipy_distance.squareform_jvp(dX, ans, X, force)
 
 
-REGISTRY.differentiate_through_module(formulas, except_=(formulas._metric,))
-REGISTRY.nondifferentiable(formulas._metric)
+REGISTRY.differentiate_through_module(formulas)
