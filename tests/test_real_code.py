@@ -201,3 +201,12 @@ def test_unpacking_of_a_length_the_source_does_not_fix_is_refused(call):
     with pytest.raises(st.UnsupportedSyntaxError, match="does not fix") as info:
         call()
     assert "stores.py:" in str(info.value)
+
+
+def test_an_array_made_anew_each_step_and_stored_is_not_an_alias():
+    """`v = np.zeros(2); v[0] = 1.0; d[t] = v` in a loop was refused: each step's write goes
+    into the array made in that step, never into one a dict already holds."""
+    st.check_grads(stores.fresh_array_stored_each_step, (X,), order=2)
+    # the same store of one array kept across steps does share: refused
+    with pytest.raises(st.UnsupportedSyntaxError, match="`d` may share its memory"):
+        st.grad(stores.array_stored_then_changed_next_step)(X)

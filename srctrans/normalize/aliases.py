@@ -83,17 +83,26 @@ def check_aliases(parsed, resolver):
                 entry_of = _entry_of(value)
                 bindings.extend((position, name, roots, fresh, entry_of, stmt, value)
                                 for name in _names_in(target))
+    def new_value(value):
+        return isinstance(value, (gast.BinOp, gast.UnaryOp)) or _is_new_array(value, resolver) \
+            or (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
+                and value.func.attr == "copy" and not value.args)
+
     for position, written in writes:
         classes = _AliasClasses()
         entry = _replaces_an_entry(order.at(position))
+        renewed = order.renewed_before(written, position, new_value)
         sharing = {}          # name -> the (target, value) of a binding that shares memory
         for bound, name, roots, fresh, entry_of, stmt, value in bindings:
             if not order.before(bound, position):
                 continue
+            if renewed and bound > position and roots == {written}:
+                continue      # d[t] = v at the end of a step, v made anew before this write
             if entry and fresh:
                 continue      # d = dict(e); d[k] = v replaces an entry of the new dict, not e's
-            if entry and written in containers and entry_of == written:
-                continue      # a = d[k]; d[j] = v: a holds an entry, which stays as it was
+            if entry and written in containers and (entry_of == written or name == written):
+                continue      # a = d[k]; d[j] = v: a holds an entry, which stays as it was;
+                #               d[k] = a: d holds a, and replacing an entry changes no value
             for root in roots:
                 classes.join(name, root)
             sharing.setdefault(name, (bound, stmt, value))
@@ -152,13 +161,15 @@ class _Order:
         self.statements = []
         self.loops = {}                      # position -> positions of its enclosing loops' spans
         self.reads = {}                      # name -> positions that read it
-        self._walk(function.body, [])
+        self.owners = {}                     # position -> position of the statement around it
+        self._walk(function.body, [], None)
 
-    def _walk(self, statements, loops):
+    def _walk(self, statements, loops, owner):
         for stmt in statements:
             position = len(self.statements)
             self.statements.append((position, stmt))
             self.loops[position] = list(loops)
+            self.owners[position] = owner
             for node in _own_nodes(stmt):
                 if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
                     self.reads.setdefault(node.id, []).append(position)
@@ -171,7 +182,7 @@ class _Order:
             for field in ("body", "orelse"):
                 inner = getattr(stmt, field, None)
                 if isinstance(inner, list):
-                    self._walk(inner, inner_loops)
+                    self._walk(inner, inner_loops, position)
             if isinstance(stmt, (gast.For, gast.While)):
                 span[1] = len(self.statements) - 1
 
@@ -179,6 +190,20 @@ class _Order:
         """Whether a binding at ``first`` may be in force at ``second`` (earlier, or in a loop
         around both)."""
         return first < second or any(start <= first <= end for start, end in self.loops[second])
+
+    def renewed_before(self, name, position, fresh):
+        """Whether every step of the innermost loop around ``position`` binds ``name`` to a new
+        value (``fresh(value)``) before ``position``: by a statement of the loop's own body."""
+        if not self.loops[position]:
+            return False
+        start = self.loops[position][-1][0]
+        for earlier in range(start + 1, position):
+            stmt = self.at(earlier)
+            if (self.owners[earlier] == start and isinstance(stmt, gast.Assign)
+                    and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)
+                    and stmt.targets[0].id == name and fresh(stmt.value)):
+                return True
+        return False
 
     def read_after(self, name, position):
         """The line of a read of ``name`` that may run after ``position``, or None."""

@@ -283,3 +283,22 @@ def unpacks_a_list_it_changes(x):
 
 def unpacks_its_own_varargs(x, *args):
     return np.sum(_scaled(x, *args))
+
+
+def fresh_array_stored_each_step(x):
+    d = {}
+    for t in range(3):
+        v = np.zeros(3)
+        v[0] = 1.0
+        v = v * x + t
+        d[t] = v
+    return np.sum(d[0] * d[1] * d[2])
+
+
+def array_stored_then_changed_next_step(x):
+    d = {}
+    v = x * 1.0
+    for t in range(3):
+        v[0] = t * 1.0
+        d[t] = v
+    return np.sum(d[0] * d[2])
