@@ -218,3 +218,41 @@ def test_cli_export_errors_are_one_line(tmp_path, capsys):
     assert status == 2 and err.startswith("srctrans: error: cannot export") and err.count("\n") == 1
     assert not (tmp_path / "x.py").exists()
     assert cli.main(["export", f"{exportable.__file__}:mlp_loss"]) == 2      # -o is required
+
+
+def test_two_globals_of_one_name_in_two_modules_are_refused_or_kept_apart(tmp_path):
+    """The function reads SCALE = 0.5 and its callee, in another module, SCALE = 3.0: the
+    exported module must not read one for the other (issue 36)."""
+    x = np.array([0.5, -1.0, 2.0])
+    path = tmp_path / "two_scales.py"
+    try:
+        st.export(exportable.reads_two_scales, path)
+    except st.SrcTransError as error:
+        assert "SCALE" in str(error)
+        return
+    got = run_exported(tmp_path, path, "reads_two_scales_grad", x,
+                       path_entry=str(Path(__file__).parent))
+    assert_tree_close(got, st.grad(exportable.reads_two_scales)(x))
+
+
+def test_a_float32_global_stays_float32(tmp_path):
+    x = np.array([0.5, -1.0, 2.0], dtype=np.float32)
+    path = tmp_path / "float32_constant.py"
+    text = st.export(exportable.float32_constant, path)
+    assert "float32" in text
+    got = run_exported(tmp_path, path, "float32_constant_grad", x)
+    want = st.grad(exportable.float32_constant)(x)
+    assert got.dtype == want.dtype == np.float32
+    np.testing.assert_array_equal(got, want)
+    # a Python float times the np.float32 global is an np.float32, in Python and exported
+    out, _ = run_exported(tmp_path, path, "float32_constant_fwd", 1.5)
+    assert type(out) is type(exportable.float32_constant(1.5)) is np.float32
+
+
+def test_a_function_imported_under_another_name_is_bound(tmp_path):
+    x = np.array([0.5, -1.0, 2.0])
+    path = tmp_path / "renamed_import.py"
+    st.export(exportable.renamed_import, path)
+    got = run_exported(tmp_path, path, "renamed_import_grad", x,
+                       path_entry=str(Path(__file__).parent))
+    assert_tree_close(got, st.grad(exportable.renamed_import)(x))

@@ -138,6 +138,21 @@ def test_an_edited_function_is_built_again(program):
     np.testing.assert_allclose(edited["grad"], expected, rtol=1e-12)
 
 
+def test_an_edit_of_instructions_only_is_built_again(program):
+    """`+` -> `-` keeps every name and constant: the entry's digest must cover the code's
+    instructions (co_code), or the stale derivative is read back (issue 36)."""
+    program()
+    model = program.folder / "model.py"
+    model.write_text(MODEL.replace("s + np.sum", "s - np.sum"))
+    edited = program()
+    assert edited["built_for_grad"]
+    w = np.linspace(-0.5, 0.5, 6).reshape(3, 2)
+    x = np.linspace(-1.0, 1.0, 12).reshape(4, 3)
+    h = np.tanh(x @ w)
+    np.testing.assert_allclose(edited["grad"], x.T @ ((2 * h + np.exp(-h)) * (1 - h * h)),
+                               rtol=1e-12)
+
+
 def test_an_edited_callee_is_built_again(program):
     program()
     (program.folder / "helpers.py").write_text(HELPERS.replace("act(x @ w)", "act(x @ w) * 2.0"))

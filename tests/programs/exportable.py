@@ -86,3 +86,24 @@ def l1_spectrum(x):
     """Complex values (np.fft), and helpers whose derivatives read other runtime helpers."""
     spectrum = np.fft.rfft(x)
     return np.sum(np.abs(spectrum)) + np.sum(np.abs(x) * x)
+
+
+# -- issue 36: what export must keep apart, keep as it is, and bind --------------------------
+
+from programs.exportable_other import scaled, square as sq  # noqa: E402
+from programs.exportable_other import SCALE as OTHER_SCALE  # noqa: E402,F401
+
+HALF32 = np.float32(0.5)
+
+
+def reads_two_scales(x):
+    """SCALE here is 0.5; the callee reads its own module's SCALE, 3.0."""
+    return np.sum(scaled(x) * SCALE)
+
+
+def float32_constant(x):
+    return np.sum(x * HALF32)
+
+
+def renamed_import(x):
+    return np.sum(sq(x))
