@@ -143,9 +143,31 @@ def per_example():
     return models.per_example_loss, (layer, X, Y), 0, models.per_example_loss_hand(layer, X, Y)
 
 
+def lstm_layer():
+    N, T, D, H = 2, 3, 3, 2
+    args = (R.standard_normal((N, T, D)), R.standard_normal((N, H)),
+            R.standard_normal((D, 4 * H)) * 0.5, R.standard_normal((H, 4 * H)) * 0.5,
+            R.standard_normal(4 * H) * 0.1, R.standard_normal((N, T, H)))
+    return models.lstm_loss, args, (0, 1, 2, 3, 4), models.lstm_loss_hand(*args)
+
+
+def gmm():
+    X, means = R.standard_normal((10, 2)), R.standard_normal((3, 2))
+    log_weights = np.log(np.array([0.2, 0.3, 0.5]))
+    return (models.gmm_loglik, (means, X, log_weights, 0.8), 0,
+            models.gmm_loglik_hand(means, X, log_weights, 0.8))
+
+
+def kernel_ridge():
+    X, Z, y = R.standard_normal((8, 2)), R.standard_normal((4, 2)), R.standard_normal(8)
+    alpha = R.standard_normal(4)
+    return (models.kernel_ridge_loss, (alpha, X, Z, y, 0.7, 0.1), 0,
+            models.kernel_ridge_loss_hand(alpha, X, Z, y, 0.7, 0.1))
+
+
 CASES = [logistic, two_layer, textbook_network, rnn_layer, char_rnn, batchnorm, poisson, tsne,
          softmax_shifted, softmax_probs, softmax_logaddexp, rosenbrock, normal_likelihood, vae,
-         damped_clipped, per_example]
+         damped_clipped, per_example, lstm_layer, gmm, kernel_ridge]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.__name__ for c in CASES])

@@ -5,6 +5,8 @@ recurrent loops with dicts of states, statistical models' likelihood methods. Ea
 gradient written by hand beside it (``*_hand``), right for every input it accepts."""
 
 import numpy as np
+from scipy.spatial.distance import cdist
+from scipy.special import logsumexp
 
 
 # -- a logistic regression model class ------------------------------------------------------
@@ -453,3 +455,98 @@ def per_example_loss_hand(layer, X, Y):
 def per_example_loss_building_its_layer(W, b, X, Y):
     layer = Linear(W, b)
     return per_example_loss(layer, X, Y)
+
+
+# -- an LSTM layer filling an (N, T, H) array ---------------------------------------------
+
+def _sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def lstm_forward(x, h0, Wx, Wh, b):
+    """An LSTM over a whole sequence. x: (N, T, D), h0: (N, H), Wx: (D, 4H), Wh: (H, 4H),
+    b: (4H,). Returns the hidden states, (N, T, H)."""
+    N, T, _ = x.shape
+    H = h0.shape[1]
+    h = np.zeros((N, T, H))
+    prev_h, prev_c = h0, np.zeros_like(h0)
+    for t in range(T):
+        a = x[:, t, :] @ Wx + prev_h @ Wh + b
+        i = _sigmoid(a[:, :H])
+        f = _sigmoid(a[:, H:2 * H])
+        o = _sigmoid(a[:, 2 * H:3 * H])
+        g = np.tanh(a[:, 3 * H:])
+        prev_c = f * prev_c + i * g
+        prev_h = o * np.tanh(prev_c)
+        h[:, t, :] = prev_h
+    return h
+
+
+def lstm_loss(x, h0, Wx, Wh, b, dout):
+    return np.sum(lstm_forward(x, h0, Wx, Wh, b) * dout)
+
+
+def lstm_loss_hand(x, h0, Wx, Wh, b, dout):
+    N, T, _ = x.shape
+    H = h0.shape[1]
+    cache, prev_h, prev_c = [], h0, np.zeros_like(h0)
+    for t in range(T):
+        a = x[:, t, :] @ Wx + prev_h @ Wh + b
+        i, f, o = _sigmoid(a[:, :H]), _sigmoid(a[:, H:2 * H]), _sigmoid(a[:, 2 * H:3 * H])
+        g = np.tanh(a[:, 3 * H:])
+        c = f * prev_c + i * g
+        cache.append((prev_h, prev_c, i, f, o, g, c))
+        prev_h, prev_c = o * np.tanh(c), c
+    dx = np.zeros_like(x)
+    dWx, dWh, db = np.zeros_like(Wx), np.zeros_like(Wh), np.zeros_like(b)
+    dh_next, dc_next = np.zeros_like(h0), np.zeros_like(h0)
+    for t in reversed(range(T)):
+        hp, cp, i, f, o, g, c = cache[t]
+        dh = dout[:, t, :] + dh_next
+        tc = np.tanh(c)
+        do = dh * tc
+        dc = dc_next + dh * o * (1 - tc ** 2)
+        di, df, dg = dc * g, dc * cp, dc * i
+        da = np.concatenate([di * i * (1 - i), df * f * (1 - f), do * o * (1 - o),
+                             dg * (1 - g ** 2)], axis=1)
+        dx[:, t, :] = da @ Wx.T
+        dWx += x[:, t, :].T @ da
+        dWh += hp.T @ da
+        db += da.sum(axis=0)
+        dh_next, dc_next = da @ Wh.T, dc * f
+    return dx, dh_next, dWx, dWh, db
+
+
+# -- a Gaussian mixture's log-likelihood, with scipy.special.logsumexp ---------------------
+
+def gmm_loglik(means, X, log_weights, sigma):
+    """Log-likelihood of the rows of X under an isotropic Gaussian mixture."""
+    sq = np.sum((X[:, None, :] - means[None, :, :]) ** 2, axis=-1)
+    d = X.shape[1]
+    log_comp = log_weights - 0.5 * sq / sigma ** 2 - d * np.log(sigma) - 0.5 * d * np.log(2 * np.pi)
+    return np.sum(logsumexp(log_comp, axis=1))
+
+
+def gmm_loglik_hand(means, X, log_weights, sigma):
+    sq = np.sum((X[:, None, :] - means[None, :, :]) ** 2, axis=-1)
+    log_comp = log_weights - 0.5 * sq / sigma ** 2
+    resp = np.exp(log_comp - log_comp.max(axis=1, keepdims=True))
+    resp /= resp.sum(axis=1, keepdims=True)
+    return (resp[:, :, None] * (X[:, None, :] - means[None, :, :])).sum(axis=0) / sigma ** 2
+
+
+# -- kernel ridge regression's loss on an RBF kernel built with cdist -------------------------
+
+def kernel_ridge_loss(alpha, X, Z, y, gamma, lam):
+    """Squared error of the kernel expansion at the centres Z, plus the RKHS penalty."""
+    K = np.exp(-gamma * cdist(X, Z, "sqeuclidean"))
+    Kzz = np.exp(-gamma * cdist(Z, Z, "sqeuclidean"))
+    r = K @ alpha - y
+    return r @ r + lam * alpha @ Kzz @ alpha
+
+
+def kernel_ridge_loss_hand(alpha, X, Z, y, gamma, lam):
+    D = np.sum((X[:, None, :] - Z[None, :, :]) ** 2, axis=-1)
+    Dzz = np.sum((Z[:, None, :] - Z[None, :, :]) ** 2, axis=-1)
+    K, Kzz = np.exp(-gamma * D), np.exp(-gamma * Dzz)
+    return 2 * K.T @ (K @ alpha - y) + 2 * lam * Kzz @ alpha
