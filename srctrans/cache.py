@@ -34,7 +34,7 @@ from srctrans.persist import entries as stored
 from srctrans.reporting import definition, internal_failure
 from srctrans.errors import NoSourceError, SrcTransError, UnsupportedSyntaxError
 from srctrans.parse.resolve import still_valid
-from srctrans.parse.source import nesting_depth, parse_function
+from srctrans.parse.source import forget_compiled_files, nesting_depth, parse_function
 from srctrans.rules import REGISTRY
 
 _lock = threading.RLock()
@@ -657,6 +657,7 @@ def clear(persistent=False):
         for table in _memos:
             table.clear()
         forget_sources()
+        forget_compiled_files()
         stored.forget()
         if persistent:
             stored.clear()

@@ -170,13 +170,37 @@ def _compiled_from_file(code):
     """Whether the file ``code`` names, compiled whole, has ``code`` (same line, same code)."""
     linecache.checkcache(code.co_filename)
     text = "".join(linecache.getlines(code.co_filename))
-    try:
-        whole = compile(text, code.co_filename, "exec", dont_inherit=True,
-                        flags=code.co_flags & _FUTURE_FLAGS)
-    except (SyntaxError, ValueError):
-        return False
-    return any(c.co_name == code.co_name and c.co_firstlineno == code.co_firstlineno
-               and _same_code(c, code, True) for c in _code_objects(whole))
+    found = _file_code_objects(code.co_filename, text, code.co_flags & _FUTURE_FLAGS)
+    return any(_same_code(c, code, True) for c in found.get((code.co_name, code.co_firstlineno), ()))
+
+
+_FILES: dict[tuple, dict] = {}      # (file, text, flags) -> {(name, first line): code objects}
+_MAX_FILES = 32
+
+
+def forget_compiled_files():
+    """Drop the files compiled whole for the staleness check (``st.clear_cache``)."""
+    _FILES.clear()
+
+
+def _file_code_objects(filename, text, flags):
+    """The code objects of ``text`` compiled whole, by name and first line: compiled once per
+    text of a file (Python 3.11 gives most functions of a module other instructions than
+    their ``def`` compiled alone, so every function of a file is looked up here)."""
+    key = (filename, text, flags)
+    found = _FILES.get(key)
+    if found is None:
+        found = {}
+        try:
+            whole = compile(text, filename, "exec", dont_inherit=True, flags=flags)
+        except (SyntaxError, ValueError):
+            whole = None
+        for c in _code_objects(whole) if whole is not None else ():
+            found.setdefault((c.co_name, c.co_firstlineno), []).append(c)
+        if len(_FILES) >= _MAX_FILES:
+            _FILES.pop(next(iter(_FILES)))            # the oldest file
+        _FILES[key] = found
+    return found
 
 
 _FUTURE_FLAGS = 0
