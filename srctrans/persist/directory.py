@@ -188,13 +188,7 @@ def prune(directory, limit=None, max_bytes=None):
     three quarters of each bound. Reading an entry marks it used. Returns how many it deleted."""
     limit = MAX_ENTRIES if limit is None else limit
     max_bytes = MAX_BYTES if max_bytes is None else max_bytes
-    used = []
-    for name in _names(directory):
-        try:
-            info = os.lstat(os.path.join(directory, name))
-        except OSError:
-            continue
-        used.append((info.st_mtime_ns, info.st_size, name))
+    used = _entries(directory)
     total = sum(size for _, size, _ in used)
     if len(used) <= limit and total <= max_bytes:
         return 0
@@ -232,16 +226,22 @@ def _removed(directory, names):
     return removed
 
 
-def usage(directory):
-    """``(entries, bytes)`` that ``directory`` holds."""
-    count = size = 0
+def _entries(directory):
+    """``(last used, size, name)`` of each entry of ``directory``."""
+    found = []
     for name in _names(directory):
         try:
-            size += os.lstat(os.path.join(directory, name)).st_size
-            count += 1
+            info = os.lstat(os.path.join(directory, name))
         except OSError:
-            pass
-    return count, size
+            continue
+        found.append((info.st_mtime_ns, info.st_size, name))
+    return found
+
+
+def usage(directory):
+    """``(entries, bytes)`` that ``directory`` holds."""
+    found = _entries(directory)
+    return len(found), sum(size for _, size, _ in found)
 
 
 def clear(directory):
