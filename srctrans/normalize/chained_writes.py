@@ -33,14 +33,12 @@ from srctrans import annotations as anno
 from srctrans import runtime
 from srctrans.annotations import Anno
 from srctrans.nodes import assign, clone, load
-from srctrans.treewalk import walk
+from srctrans.normalize.desugar import located, statement_lists
 
 
 def split_chained_writes(function, namer, runtime_name):
     """Rewrite the chained subscript writes of ``function`` in place (see the module)."""
-    blocks = [value for node in walk(function) for field in ("body", "orelse")
-              if isinstance(value := getattr(node, field, None), list)]
-    for block in blocks:
+    for block in statement_lists(function):
         if not any(_chained_target(stmt) is not None for stmt in block):
             continue
         rewritten = []
@@ -94,8 +92,4 @@ def _split(stmt, target, namer, runtime_name):
     for holder, index, entry in reversed(list(zip(holders, indices, holders[1:]))):
         out.append(gast.Assign([gast.Subscript(clone(holder), clone(index), gast.Store())],
                                clone(entry), None))
-    for new in out:
-        for node in walk(new):
-            if "lineno" in node._attributes and getattr(node, "lineno", None) is None:
-                gast.copy_location(node, stmt)
-    return out
+    return [located(new, stmt) for new in out]

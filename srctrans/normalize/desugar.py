@@ -47,7 +47,7 @@ def desugar(function, namer, runtime_name="rt"):
 
 def _loop_else_blocks(function, namer):
     """Move each loop's ``else`` block after the loop, guarded by a flag its breaks set."""
-    for block in reversed(_blocks(function)):      # inner blocks first (_blocks is breadth-first)
+    for block in reversed(statement_lists(function)):      # inner blocks first (_blocks is breadth-first)
         if not any(isinstance(stmt, _LOOPS) and stmt.orelse for stmt in block):
             continue
         rewritten = []
@@ -69,10 +69,10 @@ def _else_after(loop, namer):
     for statements in _own_blocks(loop):
         if any(isinstance(stmt, gast.Break) for stmt in statements):
             statements[:] = [new for stmt in statements for new in (
-                [_located(assign(broke, gast.Constant(True, None)), stmt), stmt]
+                [located(assign(broke, gast.Constant(True, None)), stmt), stmt]
                 if isinstance(stmt, gast.Break) else [stmt])]
-    start = _located(assign(broke, gast.Constant(False, None)), loop)
-    after = _located(gast.If(gast.UnaryOp(gast.Not(), load(broke)), orelse, []), orelse[0])
+    start = located(assign(broke, gast.Constant(False, None)), loop)
+    after = located(gast.If(gast.UnaryOp(gast.Not(), load(broke)), orelse, []), orelse[0])
     return [start, loop, after]
 
 
@@ -95,7 +95,7 @@ def _index_loops(function, namer, runtime_name):
     dicts = _dict_names(function)
     parameters = {a.id for a in function.args.args + function.args.posonlyargs
                   + function.args.kwonlyargs}
-    for block in _blocks(function):
+    for block in statement_lists(function):
         rewritten = []
         for stmt in block:
             if isinstance(stmt, gast.For) and _walks_saved_values_back(stmt.iter, runtime_name):
@@ -117,7 +117,7 @@ def _index_loops(function, namer, runtime_name):
         block[:] = rewritten
 
 
-def _blocks(function):
+def statement_lists(function):
     """Every statement list of ``function`` (bodies, else branches, finally blocks), its own
     included; a rewrite changes them in place, so the list stays true."""
     return [value for node in walk(function) for field in ("body", "orelse", "finalbody")
@@ -164,11 +164,11 @@ def _to_pop_loop(loop, namer):
     stands for, which the reverse pass knows how to undo."""
     tape, count = loop.iter.args
     pop = gast.Call(gast.Attribute(_copy_load(tape), "pop", gast.Load()), [], [])
-    read = _located(gast.Assign([loop.target], pop, None), loop)
+    read = located(gast.Assign([loop.target], pop, None), loop)
     loop.target = gast.Name(namer.fresh("_index"), gast.Store(), None, None)
     loop.iter = _call("range", [_copy_load(count)])
     loop.body[:0] = [read]
-    _located(loop, loop)
+    located(loop, loop)
 
 
 def is_range(iterator):
@@ -204,7 +204,7 @@ def _to_reversed_range(loop, namer):
                           gast.BinOp(_minus(count, 1), gast.Mult(), _copy_load(step)))
         loop.iter = _call("range", [last, gast.BinOp(_copy_load(start), gast.Sub(), _copy_load(step)),
                                     gast.UnaryOp(gast.USub(), _copy_load(step))])
-    _located(loop, loop)
+    located(loop, loop)
     return before
 
 
@@ -219,7 +219,7 @@ def _once(node, loop, namer, before, rebound=frozenset()):
     if isinstance(node, gast.Constant) or (isinstance(node, gast.Name) and node.id not in rebound):
         return node
     name = namer.fresh("_items")
-    before.append(_located(assign(name, node), loop))
+    before.append(located(assign(name, node), loop))
     return load(name)
 
 
@@ -355,7 +355,7 @@ class _Jumps:
             self.value = self.namer.fresh("_result")
             last = body[-1]
             if isinstance(last, gast.Return):
-                body = body[:-1] + [_located(gast.If(
+                body = body[:-1] + [located(gast.If(
                     gast.UnaryOp(gast.Not(), load(self.returned)),
                     [assign(self.value, last.value or gast.Constant(None, None))], []), last)]
             start = [assign(self.returned, gast.Constant(False, None)),
@@ -377,7 +377,7 @@ class _Jumps:
             rest = statements[position + 1:]
             if rest and guard is not None and _sets(replaced, guard):
                 condition = gast.UnaryOp(gast.Not(), load(guard))
-                out.append(_located(gast.If(condition, self._block(rest, loops, guard), []), rest[0]))
+                out.append(located(gast.If(condition, self._block(rest, loops, guard), []), rest[0]))
                 return out
         return out
 
@@ -387,12 +387,12 @@ class _Jumps:
         if isinstance(stmt, gast.Return):
             flags = [(self.returned, True)] + [(f, True) for loop in loops for f in (loop.stop, loop.skip)]
             value = [assign(self.value, stmt.value or gast.Constant(None, None))]
-            return [_located(s, stmt) for s in value + [assign(f, gast.Constant(v, None)) for f, v in flags]]
+            return [located(s, stmt) for s in value + [assign(f, gast.Constant(v, None)) for f, v in flags]]
         if isinstance(stmt, gast.Break):
             loop = loops[-1]
-            return [_located(assign(f, gast.Constant(True, None)), stmt) for f in (loop.stop, loop.skip)]
+            return [located(assign(f, gast.Constant(True, None)), stmt) for f in (loop.stop, loop.skip)]
         if isinstance(stmt, gast.Continue):
-            return [_located(assign(loops[-1].skip, gast.Constant(True, None)), stmt)]
+            return [located(assign(loops[-1].skip, gast.Constant(True, None)), stmt)]
         if isinstance(stmt, gast.If):
             guard = loops[-1].skip if loops else self.returned
             stmt.body = self._block(stmt.body, loops, guard) or [gast.Pass()]
@@ -412,12 +412,12 @@ class _Jumps:
             return [loop]
         this = _Loop(self.namer, jumps)
         body = self._block(loop.body, loops + [this], this.skip)
-        start = _located(assign(this.skip, gast.Constant(False, None)), loop)
+        start = located(assign(this.skip, gast.Constant(False, None)), loop)
         ending = []
         if jumps:
-            ending = [_located(gast.If(load(this.stop), [gast.Break()], []), loop)]
+            ending = [located(gast.If(load(this.stop), [gast.Break()], []), loop)]
         loop.body = [start] + body + ending
-        before = [_located(assign(this.stop, gast.Constant(False, None)), loop)] if jumps else []
+        before = [located(assign(this.stop, gast.Constant(False, None)), loop)] if jumps else []
         return before + [loop]
 
 
@@ -452,7 +452,8 @@ def _own_nodes(loop):
                     yield sub
 
 
-def _located(stmt, origin):
+def located(stmt, origin):
+    """``stmt`` with ``origin``'s line on each of its nodes that has none (made by a rewrite)."""
     for node in walk(stmt):
         if "lineno" in node._attributes and getattr(node, "lineno", None) is None:
             gast.copy_location(node, origin)
