@@ -136,9 +136,8 @@ def dict_valued(function):
         elif isinstance(target, (gast.Tuple, gast.List)):
             doubtful.update(n.id for n in walk(target) if isinstance(n, gast.Name))
     candidates = {name for name, assigned in values.items() if name not in doubtful
-                  and any(isinstance(v, gast.Dict) or _restored_entry(v)
+                  and any(isinstance(v, gast.Dict) or _restored_entry(v) or _dict_copy(v)
                           or _zeros_of(v) is not None for v in assigned)}
-    candidates |= {name for name, assigned in values.items() if any(_dict_copy(v) for v in assigned)}
     return greatest_closed(values, candidates, lambda v, dicts: isinstance(v, gast.Dict)
                            or _restores(v) or isinstance(v, gast.Name) and v.id in dicts
                            or _zeros_of(v) in dicts or _dict_copy(v))

@@ -26,43 +26,50 @@ import types
 import gast
 
 from srctrans.nodes import clone, parameter_names
-from srctrans.treewalk import walk
+from srctrans.treewalk import replace_names, walk
 
 
 def inline_module_aliases(function, resolver):
     """Replace the reads of local names bound once to a module by the module's expression."""
+    aliases = bound_once(function, lambda value: value if isinstance(
+        value, (gast.Name, gast.Attribute)) and isinstance(resolver.resolve(value),
+                                                            types.ModuleType) else None)
+    if not aliases:
+        return
+    dropped = {position for position, _ in aliases.values()}
+    function.body[:] = [stmt for position, stmt in enumerate(function.body) if position not in dropped]
+
+    def module(name):
+        if isinstance(name.ctx, gast.Load) and name.id in aliases:
+            return gast.copy_location(clone(aliases[name.id][1]), name)
+        return name
+    replace_names(function, module)
+
+
+def bound_once(function, accept):
+    """Local name -> ``(position, accept(value))`` for each name the function binds exactly
+    once, by a plain ``name = value`` statement of its body (not a parameter, no other
+    binding or ``del``) that no statement before it reads, where ``accept(value)`` is not
+    None."""
     bindings = {}                              # name -> how many statements bind it
     for node in walk(function):
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
             bindings[node.id] = bindings.get(node.id, 0) + 1
     parameters = set(parameter_names(function))
-    aliases = {}                               # name -> (position of its binding, expression)
+    found = {}
     for position, stmt in enumerate(function.body):
         if (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
-                and isinstance(stmt.targets[0], gast.Name)
-                and isinstance(stmt.value, (gast.Name, gast.Attribute))):
+                and isinstance(stmt.targets[0], gast.Name)):
             name = stmt.targets[0].id
-            if bindings.get(name) == 1 and name not in parameters and \
-                    isinstance(resolver.resolve(stmt.value), types.ModuleType):
-                aliases[name] = (position, stmt.value)
-    if not aliases:
-        return
+            if bindings.get(name) == 1 and name not in parameters:
+                accepted = accept(stmt.value)
+                if accepted is not None:
+                    found[name] = (position, accepted)
+    if not found:
+        return found
     for position, stmt in enumerate(function.body):
         for node in walk(stmt):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) \
-                    and node.id in aliases and position <= aliases[node.id][0]:
-                del aliases[node.id]           # read before its binding: Python's error stays
-    if not aliases:
-        return
-    dropped = {position for position, _ in aliases.values()}
-    function.body[:] = [stmt for position, stmt in enumerate(function.body) if position not in dropped]
-    for node in walk(function):
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if isinstance(value, gast.Name) and isinstance(value.ctx, gast.Load) and value.id in aliases:
-                setattr(node, field, gast.copy_location(clone(aliases[value.id][1]), value))
-            elif isinstance(value, list):
-                for index, item in enumerate(value):
-                    if isinstance(item, gast.Name) and isinstance(item.ctx, gast.Load) \
-                            and item.id in aliases:
-                        value[index] = gast.copy_location(clone(aliases[item.id][1]), item)
+                    and node.id in found and position <= found[node.id][0]:
+                del found[node.id]             # read before its binding: Python's error stays
+    return found

@@ -26,7 +26,7 @@ def f(x):
 
 import gast
 
-from srctrans.nodes import parameter_names
+from srctrans.normalize.namespaces import bound_once
 from srctrans.treewalk import walk
 
 _READS = ("Starred", "keyword", "Subscript")      # how a list or dict display may be read
@@ -87,31 +87,15 @@ def _displays(function, builtin_dict=True):
     statement of the body, to a tuple, list or dict display (or ``dict(k=v)``) that nothing
     can change: a list or dict is read only by subscript or unpacking, and never before
     its binding."""
-    bindings = {}
-    for node in walk(function):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
-            bindings[node.id] = bindings.get(node.id, 0) + 1
-    parameters = set(parameter_names(function))
-    found, position = {}, {}
-    for index, stmt in enumerate(function.body):
-        if (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
-                and isinstance(stmt.targets[0], gast.Name)):
-            name, value = stmt.targets[0].id, _as_display(stmt.value, builtin_dict)
-            if value is not None and bindings.get(name) == 1 and name not in parameters:
-                found[name], position[name] = value, index
-    if not found:
-        return found
-    for index, stmt in enumerate(function.body):
-        for parent in walk(stmt):
-            for child in gast.iter_child_nodes(parent):
-                if isinstance(child, gast.Name) and isinstance(child.ctx, gast.Load) \
-                        and child.id in found:
-                    if index <= position[child.id] or (
-                            not isinstance(found[child.id], gast.Tuple)
-                            and (type(parent).__name__ not in _READS
-                                 or not isinstance(getattr(parent, "ctx", gast.Load()),
-                                                   gast.Load))):
-                        del found[child.id]     # read before, handed on or written: may change
+    bound = bound_once(function, lambda value: _as_display(value, builtin_dict))
+    found = {name: display for name, (_, display) in bound.items()}
+    for parent in walk(function):
+        for child in gast.iter_child_nodes(parent):
+            if isinstance(child, gast.Name) and isinstance(child.ctx, gast.Load) \
+                    and child.id in found and not isinstance(found[child.id], gast.Tuple) \
+                    and (type(parent).__name__ not in _READS
+                         or not isinstance(getattr(parent, "ctx", gast.Load()), gast.Load)):
+                del found[child.id]             # handed on or written: may change
     return found
 
 
