@@ -121,7 +121,7 @@ def entry_copy(value):
         unsupported("writing through a chain of subscripts into a dict (`d[k][j] = v` with "
                     "`d[k]` a dict)", "write into the inner dict by its own name: "
                     "inner = dict(d[k]); inner[j] = v; d[k] = inner")
-    return list(value) if isinstance(value, list) else copy_of(value)
+    return writable_copy(value)
 
 
 def argument_copy(value):
@@ -132,7 +132,7 @@ def argument_copy(value):
     if isinstance(value, dict):
         unsupported("writing into an entry of a dict passed as an argument",
                     "copy it first: d = dict(d)")
-    return list(value) if isinstance(value, list) else copy_of(value)
+    return writable_copy(value)
 
 
 def entry_zero_like(g, index, x):

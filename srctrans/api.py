@@ -139,8 +139,6 @@ def _finish(gradients, values, unconnected, arguments=()):
     return finished
 
 
-
-
 def _selects_self(fn, wrt):
     """Whether ``wrt`` names a method's own object (its first parameter, usually ``self``)."""
     parameters = list(inspect.signature(fn).parameters)
