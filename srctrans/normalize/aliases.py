@@ -83,15 +83,11 @@ def check_aliases(parsed, resolver):
                 entry_of = _entry_of(value)
                 bindings.extend((position, name, roots, fresh, entry_of, stmt, value)
                                 for name in _names_in(target))
-    def new_value(value):
-        return isinstance(value, (gast.BinOp, gast.UnaryOp)) or _is_new_array(value, resolver) \
-            or (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
-                and value.func.attr == "copy" and not value.args)
-
     for position, written in writes:
         classes = _AliasClasses()
         entry = _replaces_an_entry(order.at(position))
-        renewed = order.renewed_before(written, position, new_value)
+        renewed = order.renewed_before(written, position,
+                                       lambda value: _makes_new_value(value, resolver))
         sharing = {}          # name -> the (target, value) of a binding that shares memory
         for bound, name, roots, fresh, entry_of, stmt, value in bindings:
             if not order.before(bound, position):
@@ -316,6 +312,14 @@ def _fresh_names(function, order, resolver):
     containers = {name for name, bound in values.items() if name not in parameters
                   and all(v is not None and _is_new_container(v, resolver) for v in bound)}
     return frozenset(arrays), frozenset(containers)
+
+
+def _makes_new_value(value, resolver):
+    """Arithmetic, a NumPy call that returns a new array, or ``x.copy()``: never a value
+    another name holds."""
+    return isinstance(value, (gast.BinOp, gast.UnaryOp)) or _is_new_array(value, resolver) \
+        or (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
+            and value.func.attr == "copy" and not value.args)
 
 
 def _is_new_array(value, resolver):
