@@ -103,8 +103,14 @@ def numpy_only(function, *values):
             hint = ("srctrans would have to turn it into a NumPy array (for Dask: compute all of "
                     "it); convert it yourself where that is what you want (np.asarray(x), "
                     "x.compute()), or see docs/beyond_one_machine.md for what is supported")
-            try:
-                from srctrans.errors import UnsupportedArrayError
-            except ImportError:
-                raise NotImplementedError(f"{message}; {hint}") from None
-            raise UnsupportedArrayError(message, hint=hint)
+            refuse_array(message, hint)
+
+
+def refuse_array(message, hint):
+    """Raise srctrans's ``UnsupportedArrayError`` (a ``NotImplementedError`` in a module
+    ``st.export`` wrote, which runs without srctrans)."""
+    try:
+        from srctrans.errors import UnsupportedArrayError
+    except ImportError:
+        raise NotImplementedError(f"{message}; {hint}") from None
+    raise UnsupportedArrayError(message, hint=hint)

@@ -21,7 +21,7 @@ NaN, except that a zero ``g`` or ``dx`` still gives zero.
 import numpy as np
 
 from .broadcast import float_dtype as _float_dtype
-from .foreign import as_array, count_true, full_for, is_foreign
+from .foreign import as_array, count_true, full_for, is_foreign, refuse_array
 from .complex_numbers import conj_if_complex, real_if_complex
 
 
@@ -39,7 +39,7 @@ def unreduce(g, x, axis=None, keepdims=False):
         # the usual seed of a scalar loss: a filled array beats a broadcast view downstream
         return full_for(shape, g, _float_dtype(g, x), x)
     kept = _keep_reduced_axes(g, shape, axis, keepdims)
-    if any(n != n for n in shape):       # lengths not known yet (Dask): spread by arithmetic
+    if not _lengths_known(shape, range(len(shape))):     # Dask's NaN: spread by arithmetic
         return kept + np.zeros_like(x, dtype=_float_dtype(g, x))
     return np.broadcast_to(kept, shape)
 
@@ -264,7 +264,7 @@ def _count_of(x, axis):
     against ``x``."""
     shape = np.shape(x)
     axes = _axes(len(shape), axis)
-    if all(shape[a] == shape[a] for a in axes):          # no NaN: the lengths are known
+    if _lengths_known(shape, axes):
         return _count(shape, axis)
     everywhere = np.equal(x, x) | np.not_equal(x, x)     # True at every element, NaN included
     return count_true(everywhere, axes, True)
@@ -273,16 +273,17 @@ def _count_of(x, axis):
 def _known_count(shape, axis, function):
     """``_count(shape, axis)``, refused with a clear error when a reduced length is not known
     yet (a Dask array after a boolean selection)."""
-    if all(shape[a] == shape[a] for a in _axes(len(shape), axis)):
+    if _lengths_known(shape, _axes(len(shape), axis)):
         return _count(shape, axis)
-    message = (f"the derivative of {function} needs the length of each reduced axis, and this "
-               f"array's is not known yet (shape {shape})")
-    hint = "compute the lengths first: x.compute_chunk_sizes() for a Dask array"
-    try:
-        from srctrans.errors import UnsupportedArrayError
-    except ImportError:                    # in a module st.export wrote
-        raise NotImplementedError(f"{message}; {hint}") from None
-    raise UnsupportedArrayError(message, hint=hint)
+    refuse_array(f"the derivative of {function} needs the length of each reduced axis, and "
+                 f"this array's is not known yet (shape {shape})",
+                 "compute the lengths first: x.compute_chunk_sizes() for a Dask array")
+
+
+def _lengths_known(shape, axes):
+    """Whether every length of ``shape`` along ``axes`` is known (not NaN, as a Dask array's
+    after a boolean selection is)."""
+    return all(shape[a] == shape[a] for a in axes)
 
 
 def _count(shape, axis):
