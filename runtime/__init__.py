@@ -67,7 +67,8 @@ from .complex_numbers import (
     finite_parts)
 from .fourier import (
     fft_grad, fftn_grad, rfft_grad, rfftn_grad, irfft_grad, irfftn_grad, hfft_grad, ihfft_grad)
-from .seeding import seed_cotangent, conform_gradient
+from .seeding import (
+    seed_cotangent, seed_sum, conform_gradient, not_an_aux_pair, aux_pair_error, split_aux_pair)
 from .accumulate import (
     add, zeros_like, spread_grads, choice_grads, sum_tangents, choice_tangent)
 from .containers import (

@@ -31,24 +31,75 @@ def seed_cotangent(out, output_gradients):
     Returns:
       Ones of ``out``'s shape and floating dtype when ``output_gradients`` is
       None: ``1.0`` for a Python scalar, that type's one for a NumPy floating
-      scalar, and float64 ones for integer outputs. Otherwise
-      ``np.asarray(output_gradients)``, cast to ``out``'s dtype when that is
-      floating. A tuple ``out`` gives a tuple.
+      scalar. Otherwise ``np.asarray(output_gradients)``, cast to ``out``'s
+      dtype when that is floating. A tuple ``out`` gives a tuple. An entry of
+      a container output that has no derivative (None, a str, an int, a bool,
+      an integer array) given None or zeros as its cotangent gets None.
 
     Raises:
       ShapeError: a cotangent's shape differs from its output's, or the
         number of cotangents differs from the number of outputs.
+      NonDifferentiableError: the output has no derivative, or an entry of
+        it that has none is seeded with ones (``output_gradients`` None) or
+        given a nonzero cotangent.
 
     >>> seed_cotangent(np.zeros(2, np.float32), None)
     array([1., 1.], dtype=float32)
     """
+    return _seed(out, output_gradients, output_gradients is not None)
+
+
+def _seed(out, output_gradients, given, within=False):
+    """:func:`seed_cotangent`; ``given``: the caller gave cotangents (None entries of them
+    are ones for floats, and no derivative asked of entries that have none)."""
     if isinstance(out, tuple) and not hasattr(out, "_fields"):
-        return _seed_each(out, output_gradients)
+        return _seed_each(out, output_gradients, given)
     if is_container(out):
         if output_gradients is None:
-            return map_leaves(lambda o: _seed_one(o, None, "output_gradients"), out)
-        return map_leaves(lambda o, v: _seed_one(o, v, "output_gradients"), out, output_gradients)
-    return _seed_one(out, output_gradients, "output_gradients")
+            return map_leaves(lambda o: _seed_one(o, None, "output_gradients", True, given), out)
+        return map_leaves(lambda o, v: _seed_one(o, v, "output_gradients", True, given), out,
+                          output_gradients)
+    return _seed_one(out, output_gradients, "output_gradients", within, given)
+
+
+def seed_sum(output, has_aux=False):
+    """The cotangent that starts the gradient of the sum of ``output``'s entries (the plain
+    gradient function's seed): ones shaped like each float entry, None for its int and
+    bool entries (constants, as in container arguments). With ``has_aux``, ``output`` is
+    ``(primary, aux)`` and only ``primary`` is seeded: ``(seed, None)``.
+
+    Raises ``NonDifferentiableError`` (see :func:`check_output`) for an output with no
+    derivative, or an entry that is None or a str.
+    """
+    if has_aux:
+        return seed_sum(output[0]), None
+    check_outputs(output)
+    return _seed(output, None, given=True)
+
+
+def not_an_aux_pair(value):
+    """Whether ``value``, returned by a function differentiated with ``has_aux=True``, is not
+    the pair ``(output, aux)`` it must be (a tuple of length 2, as JAX requires)."""
+    return not (type(value) is tuple and len(value) == 2)
+
+
+def split_aux_pair(value):
+    """``(output, aux)`` from what a has-aux function returned; ``aux_pair_error`` if it is
+    not such a pair."""
+    if not_an_aux_pair(value):
+        raise aux_pair_error(value)
+    return value
+
+
+def aux_pair_error(value):
+    """The ``UsageError`` for a has-aux function that returned ``value``, not a pair."""
+    from srctrans.errors import UsageError
+    what = f"a tuple of length {len(value)}" if isinstance(value, tuple) else \
+        "None" if value is None else _with_article(type(value).__name__)
+    error = UsageError(f"with has_aux=True the function must return a pair (output, aux), "
+                       f"but it returned {what}", hint="return (output, aux)")
+    error.about_output = True               # located at the user's return
+    return error
 
 
 def conform_gradient(g, x):
@@ -97,7 +148,7 @@ def conform_gradient(g, x):
     return g
 
 
-def _seed_each(outs, output_gradients):
+def _seed_each(outs, output_gradients, given):
     from srctrans.errors import ShapeError
     if output_gradients is None:
         output_gradients = (None,) * len(outs)
@@ -109,13 +160,21 @@ def _seed_each(outs, output_gradients):
     if len(output_gradients) != len(outs):
         raise ShapeError(f"output_gradients has {len(output_gradients)} entries "
                          f"but the function returns {len(outs)} outputs")
-    return tuple(seed_cotangent(out, cotangent) if is_container(out)    # a list output: a list
-                 else _seed_one(out, cotangent, f"output_gradients[{i}]")
+    return tuple(_seed(out, cotangent, given, True) if is_container(out)    # a list output: a list
+                 else _seed_one(out, cotangent, f"output_gradients[{i}]", True, given)
                  for i, (out, cotangent) in enumerate(zip(outs, output_gradients)))
 
 
-def _seed_one(out, cotangent, name):
-    check_output(out)
+def _seed_one(out, cotangent, name, within=False, given=False):
+    if within and given and (out is None or isinstance(out, (str, bytes)) or is_integer(out)):
+        if cotangent is None or not np.any(as_array(cotangent)):
+            return None                 # an entry without a derivative, none asked of it
+        from srctrans.errors import NonDifferentiableError
+        raise NonDifferentiableError(
+            f"{name} gives a nonzero cotangent to an entry of the output that has no "
+            f"derivative ({_with_article(type(out).__name__)})",
+            hint="give such entries None (or zeros) as their cotangent")
+    check_output(out, within)
     if cotangent is None:
         return _ones_like(out)
     dtype = _floating_dtype_of(out)
@@ -146,14 +205,46 @@ def is_complex(value):
     return False
 
 
-def check_output(out):
-    """Raise ``NonDifferentiableError`` unless ``out`` can have a derivative (a real or complex
-    number or array, or a container of them); ints and bools can (their derivative is zero)."""
-    if out is None or isinstance(out, (str, bytes)):
+def check_output(out, within=False):
+    """Raise ``NonDifferentiableError`` unless ``out`` can have a derivative: a real or complex
+    number or array. None, strings, ints, bools and integer or boolean arrays have none
+    (an int output's derivative would be zero whatever the function did with its inputs,
+    which hides the mistake). ``within``: ``out`` is an entry of a container output.
+
+    The error's ``about_output`` is True, and its ``output_type`` says what was found: the
+    entry points name the line of the user's ``return`` (``srctrans.outputs``)."""
+    if out is None or isinstance(out, (str, bytes)) or is_integer(out):
         from srctrans.errors import NonDifferentiableError
-        raise NonDifferentiableError(
-            f"the function's output is {type(out).__name__}, which has no derivative",
-            hint="return the number or array to differentiate")
+        kind = (f"an array of {out.dtype}" if hasattr(out, "dtype") and np.ndim(out)
+                else "None" if out is None else _with_article(type(out).__name__))
+        kind = f"a container holding {kind}" if within else kind
+        error = NonDifferentiableError(f"the function's output is {kind}, which has no derivative",
+                                       hint=OUTPUT_HINT)
+        error.about_output = True
+        error.output_type = kind
+        raise error
+
+
+def check_outputs(out):
+    """:func:`check_output` of ``out``, or, for a container, of its entries that are None or
+    strings: its int and bool entries have a zero tangent (``np.linalg.lstsq``'s rank)."""
+    if type(out) is np.ndarray and out.dtype.kind in "fc" or type(out) in (float, np.float64):
+        return                                             # the common case
+    if is_container(out):
+        for each in leaves(out):
+            if each is None or isinstance(each, (str, bytes)):
+                check_output(each, within=True)
+        return
+    check_output(out)
+
+
+def _with_article(noun):
+    return f"{'an' if noun[0] in 'aeiou' else 'a'} {noun}"
+
+
+OUTPUT_HINT = ("return the float or float array to differentiate; to return other values "
+               "beside it (metrics, labels, counts), return (output, aux) and pass "
+               "has_aux=True")
 
 
 def _ones_like(out):

@@ -6,116 +6,25 @@ then reuses the cached build.
 """
 
 import functools
-import inspect
-import numbers
-import types
 
 import numpy as np
 
 from srctrans import runtime
-from srctrans.runtime.containers import is_container
 from srctrans.runtime.objects import UnseenCallee
-from srctrans.runtime.seeding import is_integer
+from srctrans.runtime.seeding import check_outputs, is_integer
 from srctrans import cache
 from srctrans.ownership import argument_arrays, owned
 from srctrans.reporting import chained_cause, for_user, noting_callees, user_facing
 from srctrans import repeat as repeat_path
-from srctrans.errors import NonDifferentiableError, UsageError
-from srctrans.parse.source import parse_function
-from srctrans.hints import Any, Callable, Function, Mode, Unconnected, Wrt
+from srctrans.errors import UsageError
+from srctrans.hints import Any, Function, Mode, Unconnected, Wrt
 from srctrans.interface import API
+from srctrans.selection import Selection, check_differentiable, selects_self, unwrap
+from srctrans.normalize.auxiliary import variant_with_aux
 
 _UNCONNECTED = ("none", "zero")
-# function -> {(bound, as tuple, wrt): (_Selection, whether wrt selects the bound object)}
+# function -> {(bound, as tuple, wrt): (Selection, whether wrt selects the bound object)}
 _SELECTIONS = cache.memo()
-
-
-class _Selection:
-    """Which parameters of a function are differentiated, and how to find their values.
-
-    Attributes:
-      names: the selected parameter names, in the order gradients are returned.
-      single: True when ``wrt`` was one index or name (one gradient, not a tuple).
-    """
-
-    def __init__(self, fn, wrt):
-        name = getattr(fn, "__qualname__", None) or \
-            getattr(getattr(fn, "func", None), "__qualname__", repr(fn))
-        parameters = list(inspect.signature(fn).parameters.values())
-        positional = [p for p in parameters
-                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        by_name = {p.name: p for p in parameters}       # *rest and **options too, by name
-        self.single = not isinstance(wrt, (tuple, list))
-        items = [wrt] if self.single else list(wrt)
-        if not items:
-            raise UsageError("wrt selects no argument", hint="pass an index, a name, or a tuple of them")
-        names = []
-        for item in items:
-            if isinstance(item, bool) or not isinstance(item, (numbers.Integral, str)):
-                raise UsageError(f"wrt entries must be argument indices or names, not {item!r}")
-            if isinstance(item, str):
-                if item not in by_name:
-                    raise UsageError(f"{name} has no parameter named {item!r}",
-                                     hint=f"choose one of {', '.join(by_name)}")
-                names.append(item)
-            else:
-                if not -len(positional) <= item < len(positional):
-                    starred = [p.name for p in parameters if p.kind == p.VAR_POSITIONAL]
-                    raise UsageError(
-                        f"wrt={item} but {name} has {len(positional)} positional "
-                        f"parameter{'' if len(positional) == 1 else 's'}",
-                        hint=f"select the extra positional arguments together by name: "
-                             f"wrt={starred[0]!r} (their gradients come as a tuple)"
-                        if starred else None)
-                names.append(positional[item].name)
-        if len(set(names)) != len(names):
-            raise UsageError(f"wrt selects the same argument twice: {wrt!r}")
-        self.names = tuple(names)
-        position = {p.name: i for i, p in enumerate(positional)}
-        self._starred = {p.name: p.kind for p in parameters
-                         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
-        self._named = {p.name for p in parameters} - set(self._starred)
-        self._first_extra = len(positional)
-        self.places = self._places = [(position.get(n), n, by_name[n].default) for n in names]
-        self._indices = [position.get(n) for n in names]
-        # how many positional arguments a call needs for every selected one to be positional
-        self._all_positional = (max(self._indices) + 1 if None not in self._indices
-                                else float("inf"))
-
-    def values(self, args, kwargs):
-        """The values of the selected arguments in one call."""
-        if not kwargs and self._all_positional <= len(args):
-            return [args[index] for index in self._indices]      # the common case
-        values = []
-        for index, name, default in self._places:
-            kind = self._starred.get(name)
-            if kind is inspect.Parameter.VAR_POSITIONAL:          # *rest: a tuple
-                values.append(tuple(args[self._first_extra:]))
-            elif kind is inspect.Parameter.VAR_KEYWORD:           # **options: a dict
-                values.append({k: v for k, v in kwargs.items() if k not in self._named})
-            elif index is not None and index < len(args):
-                values.append(args[index])
-            elif name in kwargs:
-                values.append(kwargs[name])
-            else:
-                values.append(default)
-        return values
-
-
-def _check_differentiable(value, name):
-    if is_container(value):         # int and str fields are constants
-        return
-    if value is None or isinstance(value, (str, bytes)):
-        raise NonDifferentiableError(
-            f"argument {name!r} is selected for differentiation but is {type(value).__name__}",
-            hint="select only arguments that hold floats or arrays of floats (wrt=...)")
-    if is_integer(value):
-        kind = type(value).__name__ if not isinstance(value, np.ndarray) else f"{value.dtype} array"
-        article = "an" if kind[0] in "aeiou" else "a"
-        raise NonDifferentiableError(
-            f"argument {name!r} is selected for differentiation but is {article} {kind}",
-            hint="pass a float (e.g. 2.0 or x.astype(float)), or leave it out of wrt: "
-                 "unselected arguments are constants")
 
 
 def _finish(gradients, values, unconnected, arguments=()):
@@ -139,37 +48,11 @@ def _finish(gradients, values, unconnected, arguments=()):
     return finished
 
 
-def _selects_self(fn, wrt):
-    """Whether ``wrt`` names a method's own object (its first parameter, usually ``self``)."""
-    parameters = list(inspect.signature(fn).parameters)
-    first = parameters[0] if parameters else None
-    items = wrt if isinstance(wrt, (tuple, list)) else (wrt,)
-    return first is not None and first in items
-
-
-def _unwrap(f):
-    """(function, bound self or None) for a function or bound method.
-
-    Raises NoSourceError for any other callable (a builtin, a C function, a
-    callable object): srctrans differentiates functions defined with ``def``.
-    """
-    if isinstance(f, _Differentiated):
-        return f.plain_function(), None       # derivatives of derivatives: its generated code
-    if isinstance(f, types.MethodType):
-        f, bound_self = f.__func__, f.__self__
-    else:
-        bound_self = None
-    if isinstance(f, runtime.CustomGradient):
-        f = f.function                  # built as a call of the custom-gradient object
-    if not isinstance(f, types.FunctionType):
-        parse_function(f)               # raises NoSourceError naming what f is
-    return f, bound_self
-
-
 class _Differentiated:
     """The callable returned by :func:`grad` and :func:`value_and_grad`."""
 
-    def __init__(self, f, wrt, unconnected_gradients, optimize, with_value, specialize=True):
+    def __init__(self, f, wrt, unconnected_gradients, optimize, with_value, specialize=True,
+                 has_aux=False):
         if unconnected_gradients not in _UNCONNECTED:
             raise UsageError(f"unconnected_gradients must be 'none' or 'zero', not {unconnected_gradients!r}")
         if not callable(f):
@@ -185,6 +68,7 @@ class _Differentiated:
         self._optimize = optimize
         self._specialize = specialize and optimize
         self._with_value = with_value
+        self._has_aux = bool(has_aux)
         functools.update_wrapper(self, f, updated=())    # not f.__dict__: f may be a derivative too
 
     def plain_function(self):
@@ -197,6 +81,9 @@ class _Differentiated:
         if self._with_value:
             raise UsageError("derivatives of value_and_grad are not supported",
                              hint="differentiate grad(f) instead")
+        if self._has_aux:
+            raise UsageError("derivatives of grad(f, has_aux=True) are not supported",
+                             hint="differentiate grad of a function returning the output alone")
         selection = self._selection or self._select()
         if self._self is not None:
             raise UsageError("derivatives of the gradient of a bound method are not supported",
@@ -205,7 +92,9 @@ class _Differentiated:
 
     def _select(self):
         # lazily, so the function and its callees may be defined after grad() runs
-        fn, bound_self = _unwrap(self._f)
+        fn, bound_self = unwrap(self._f)
+        if self._has_aux:
+            fn = variant_with_aux(fn)           # returns (output, aux); aux not differentiated
         wrt = self._wrt
         key = (bound_self is not None, type(wrt) in (tuple, list),
                tuple(wrt) if type(wrt) in (tuple, list) else wrt)
@@ -214,12 +103,12 @@ class _Differentiated:
         except TypeError:                                # an unhashable wrt: UsageError below
             known = None
         if known is None:
-            self_selected = bound_self is not None and _selects_self(fn, wrt)
+            self_selected = bound_self is not None and selects_self(fn, wrt)
             if bound_self is None or self_selected:
                 signature_fn = fn            # wrt="self": the object is the first argument
             else:
                 signature_fn = functools.partial(fn, bound_self)
-            known = (_Selection(signature_fn, wrt), self_selected)
+            known = (Selection(signature_fn, wrt), self_selected)
             _SELECTIONS.setdefault(fn, {})[key] = known
         selection, self._self_selected = known
         self._fn, self._self = fn, bound_self
@@ -257,7 +146,7 @@ class _Differentiated:
         return finish
 
     def __call__(self, *args, output_gradients=None, **kwargs):
-        repeat = self._repeat
+        repeat = self._repeat    # (never set for has_aux: its output is a pair)
         if repeat is not None and not kwargs and output_gradients is None:
             try:
                 gradients = repeat(self._fn, args)  # a call shaped like the last: the short path
@@ -293,12 +182,13 @@ class _Differentiated:
         values = selection.values(args, kwargs)
         for value, name in zip(values, selection.names):
             if type(value) is not np.ndarray or value.dtype.kind != "f":
-                _check_differentiable(value, name)
+                check_differentiable(value, name)
         if self._self is not None and not self._self_selected:
             args = (self._self,) + args
         if self._specialize:
             found = found.for_call(self._fn, args, kwargs)
-            if found.grad is not None and output_gradients is None and not self._with_value:
+            if (found.grad is not None and output_gradients is None and not self._with_value
+                    and not self._has_aux):
                 raw = found.grad(*args, **kwargs)          # the fused gradient of a scalar output
                 gradients = _finish(raw, values, self._unconnected, (*args, *kwargs.values()))
                 build = self._instance.build
@@ -308,11 +198,21 @@ class _Differentiated:
                     self._repeat = self._repeat_for(args, found, selection, raw)
                 return gradients[0] if selection.single else tuple(gradients)
         out, residuals = found.fwd(*args, **kwargs)
-        raw = found.bwd(residuals, runtime.seed_cotangent(out, output_gradients))
+        raw = found.bwd(residuals, _seed(out, output_gradients, self._has_aux))
         gradients = _finish(raw, values, self._unconnected,
                             (*args, *kwargs.values(), output_gradients, out))
         result = gradients[0] if selection.single else tuple(gradients)
+        if self._has_aux:                      # JAX's order: (g, aux), ((value, aux), g)
+            return (out, result) if self._with_value else (result, out[1])
         return (out, result) if self._with_value else result
+
+
+def _seed(out, output_gradients, has_aux):
+    """The output's cotangent: ``output_gradients`` (None: ones) for ``out``, or, for a
+    has-aux function (``out`` is ``(output, aux)``), for ``output`` with None for ``aux``."""
+    if has_aux:
+        return runtime.seed_cotangent(out[0], output_gradients), None
+    return runtime.seed_cotangent(out, output_gradients)
 
 
 def _decorator_or_call(f, make):
@@ -324,7 +224,7 @@ def _decorator_or_call(f, make):
 @user_facing
 def grad(f: Function | None = None, wrt: Wrt = 0, *,
          unconnected_gradients: Unconnected = "none", optimize: bool = True,
-         specialize: bool = True) -> Function:
+         specialize: bool = True, has_aux: bool = False) -> Function:
     """The gradient (vector-Jacobian product) of ``f``, as a new function.
 
     Args:
@@ -341,6 +241,10 @@ def grad(f: Function | None = None, wrt: Wrt = 0, *,
         runs the generic code; the second builds code without the generic
         broadcasting helpers, which it and later calls with those shapes run.
         ``False`` keeps one generic version.
+      has_aux: ``f`` returns a pair ``(output, aux)``: only ``output`` is
+        differentiated, and ``aux`` (any value: metrics, predictions, labels)
+        comes back as the forward pass computed it, as the second item of the
+        result: ``(gradients, aux)`` (JAX's convention). docs/outputs.md.
 
     Returns:
       A function taking ``f``'s arguments plus the keyword
@@ -362,28 +266,32 @@ def grad(f: Function | None = None, wrt: Wrt = 0, *,
     array([2., 4.])
     """
     return _decorator_or_call(f, lambda fn: _Differentiated(
-        fn, wrt, unconnected_gradients, optimize, with_value=False, specialize=specialize))
+        fn, wrt, unconnected_gradients, optimize, with_value=False, specialize=specialize,
+        has_aux=has_aux))
 
 
 @user_facing
 def value_and_grad(f: Function | None = None, wrt: Wrt = 0, *,
                    unconnected_gradients: Unconnected = "none", optimize: bool = True,
-                   specialize: bool = True) -> Function:
+                   specialize: bool = True, has_aux: bool = False) -> Function:
     """Like :func:`grad`, but the new function returns ``(value, gradients)``
-    where ``value`` is ``f``'s output, computed once."""
+    where ``value`` is ``f``'s output, computed once; with ``has_aux``,
+    ``((output, aux), gradients)``."""
     return _decorator_or_call(f, lambda fn: _Differentiated(
-        fn, wrt, unconnected_gradients, optimize, with_value=True, specialize=specialize))
+        fn, wrt, unconnected_gradients, optimize, with_value=True, specialize=specialize,
+        has_aux=has_aux))
 
 
 def _call_of_vjp(f, *args, wrt=None, unconnected_gradients="none", optimize=True,
-                 specialize=True, **kwargs):
+                 specialize=True, has_aux=False, **kwargs):
     return f, args, kwargs
 
 
 @user_facing(calls=_call_of_vjp)
 def vjp(f: Function, *args: Any, wrt: Wrt | None = None,
         unconnected_gradients: Unconnected = "none", optimize: bool = True,
-        specialize: bool = True, **kwargs: Any) -> tuple[Any, Callable[[Any], tuple]]:
+        specialize: bool = True, has_aux: bool = False,
+        **kwargs: Any) -> tuple:
     """Run ``f(*args, **kwargs)`` and return ``(out, pullback)``.
 
     Args:
@@ -394,6 +302,8 @@ def vjp(f: Function, *args: Any, wrt: Wrt | None = None,
       unconnected_gradients: ``"none"`` or ``"zero"``, as in :func:`grad`.
       optimize: as in :func:`grad`.
       specialize: as in :func:`grad`.
+      has_aux: ``f`` returns ``(out, aux)``; the result is then
+        ``(out, pullback, aux)`` (JAX's convention), ``aux`` not differentiated.
       **kwargs: its keyword arguments.
 
     Returns:
@@ -401,31 +311,39 @@ def vjp(f: Function, *args: Any, wrt: Wrt | None = None,
       selected argument for the cotangent ``v`` (shaped like ``out``). The
       pullback reuses the forward pass and can be called many times.
     """
-    fn, bound_self = _unwrap(f)
+    fn, bound_self = unwrap(f)
+    if has_aux:
+        fn = variant_with_aux(fn)
     call_args = args if bound_self is None else (bound_self,) + args
     signature_fn = fn if bound_self is None else functools.partial(fn, bound_self)
     if wrt is None:
         float_like = tuple(i for i, a in enumerate(args) if not is_integer(a))
-        selection = _Selection(signature_fn, float_like) if float_like else None
+        selection = Selection(signature_fn, float_like) if float_like else None
         every = list(range(len(args)))
     else:
-        selection = _Selection(signature_fn, wrt if isinstance(wrt, (tuple, list)) else (wrt,))
+        selection = Selection(signature_fn, wrt if isinstance(wrt, (tuple, list)) else (wrt,))
         every = None
     if selection is None:
         out = fn(*call_args, **kwargs)
-        return out, lambda v: tuple(None for _ in args)
+        def nothing(v):
+            return tuple(None for _ in args)
+        if has_aux:
+            output, aux = runtime.split_aux_pair(out)
+            return output, nothing, aux
+        return out, nothing
     values = selection.values(args, kwargs)
     for value, name in zip(values, selection.names):
-        _check_differentiable(value, name)
+        check_differentiable(value, name)
     found = cache.instance(fn, selection.names, optimize)
     if specialize and optimize:
         found = found.for_call(fn, call_args, kwargs)
     out, residuals = found.fwd(*call_args, **kwargs)
+    check_outputs(out[0] if has_aux else out)
     bwd = found.bwd
 
-    @user_facing
+    @user_facing(calls=lambda v: (f, args, kwargs))
     def pullback(v):               # the backward pass pops from a copy of the tape: reusable
-        raw = bwd(residuals, runtime.seed_cotangent(out, v))
+        raw = bwd(residuals, _seed(out, v, has_aux))
         gradients = _finish(raw, values, unconnected_gradients,
                             (*call_args, *kwargs.values(), v, out))
         if every is None:
@@ -433,7 +351,7 @@ def vjp(f: Function, *args: Any, wrt: Wrt | None = None,
         by_position = dict(zip(float_like, gradients))
         return tuple(by_position.get(i) for i in every)
 
-    return out, pullback
+    return (out[0], pullback, out[1]) if has_aux else (out, pullback)
 
 
 @user_facing
@@ -457,9 +375,9 @@ def source(f: Function, mode: Mode = "reverse", wrt: Wrt = 0, optimize: bool = T
     """
     if mode not in ("reverse", "forward"):
         raise UsageError(f"mode must be 'reverse' or 'forward', not {mode!r}")
-    fn, bound_self = _unwrap(f)
+    fn, bound_self = unwrap(f)
     signature_fn = fn if bound_self is None else functools.partial(fn, bound_self)
-    selection = _Selection(signature_fn, wrt)
+    selection = Selection(signature_fn, wrt)
     if mode == "forward":
         found = cache.forward_instance(fn, selection.names, optimize)
     else:

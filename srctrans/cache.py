@@ -26,7 +26,9 @@ import weakref
 import numpy as np
 
 from srctrans.runtime import objects
-from srctrans.runtime.seeding import check_output, is_complex
+from srctrans.runtime.seeding import check_outputs, is_complex
+from srctrans.outputs import refuse_missing_return
+from srctrans.normalize.auxiliary import has_aux
 
 from srctrans.emit.compile import forget_sources
 from srctrans.interface import API
@@ -38,7 +40,7 @@ from srctrans.parse.source import forget_compiled_files, nesting_depth, parse_fu
 from srctrans.rules import REGISTRY
 
 _lock = threading.RLock()
-_builds: dict[tuple, list] = {}              # (code, options) -> [Build]
+_builds: dict[tuple, list] = {}              # _build_key(fn, options) -> [Build]
 _instances: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # function -> {options: ...}
 _in_progress: set = set()
 _memos: list = []                            # the API's per-function memos (see memo)
@@ -196,7 +198,7 @@ def _recorded_build(fn, options, location, new_build):
     build.options = options
     if made:
         stored.save(fn, options, build)
-    _builds.setdefault((fn.__code__, options), []).append(build)
+    _builds.setdefault(_build_key(fn, options), []).append(build)
     return build
 
 
@@ -327,7 +329,7 @@ class Instance:
 
     def _specialised(self, fn, args, kwargs):
         (out, residuals), values, varying = self._probe(self.fwd, args, kwargs)
-        check_output(out)
+        check_outputs(out[0] if has_aux(fn) else out)      # (output, aux): aux is any value
         if any(map(is_complex, values.values())) or is_complex(out):
             return self       # complex values run the generic code (docs/complex.md)
         _, wrt, optimize, unconnected_zero, _ = self.build.options
@@ -546,8 +548,14 @@ def callees_current(build):
 _MISSING = object()
 
 
+def _build_key(fn, options):
+    """Builds of one code object for ``options`` are shared by the functions running it, but
+    for the variant of a function differentiated with ``has_aux`` (another transform of it)."""
+    return (fn.__code__, has_aux(fn), options)
+
+
 def _find_build(fn, options):
-    for build in _builds.get((fn.__code__, options), ()):
+    for build in _builds.get(_build_key(fn, options), ()):
         if still_valid(fn, build.assumptions) and objects.sites_covered(build.sites) \
                 and callees_current(build):
             return build
@@ -575,6 +583,7 @@ def _new_build(fn, options, location):
 
     with _building(fn, location):
         from srctrans import pipeline           # not needed when every build is stored
+        _refuse_missing_return(fn, location)
         with REGISTRY.recording() as consulted:
             build = _with_location(pipeline.build_reverse, fn, location, wrt, build_callee,
                                    optimize, unconnected_zero, dict(own_shapes) or None, gradient)
@@ -583,6 +592,12 @@ def _new_build(fn, options, location):
     build.callee_residuals = build_callee.residuals
     _link_callees(build)
     return build
+
+
+def _refuse_missing_return(fn, location):
+    """A function differentiated itself (not called, ``location`` None) must return a value."""
+    if location is None:
+        _with_location(refuse_missing_return, fn, None)
 
 
 @contextlib.contextmanager
@@ -737,6 +752,7 @@ def _new_forward_build(fn, options, location):
 
     with _building(fn, location):
         from srctrans import pipeline
+        _refuse_missing_return(fn, location)
         with REGISTRY.recording() as consulted:
             build = _with_location(pipeline.build_forward, fn, location, wrt, build_callee,
                                    optimize, tangent_only, dict(shapes) if shapes else None)

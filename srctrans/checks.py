@@ -20,14 +20,14 @@ from srctrans.runtime.foreign import is_foreign
 from srctrans.runtime.seeding import is_float
 
 from srctrans.errors import UsageError
-from srctrans.reporting import user_facing
+from srctrans.reporting import calls_with_primals, user_facing
 from srctrans.signatures import positional_names
 from srctrans.hints import Function, Mode
 
 _MODES = ("forward", "reverse")
 
 
-@user_facing(keeps=(AssertionError,))
+@user_facing(keeps=(AssertionError,), calls=calls_with_primals)
 def check_grads(f: Function, args: tuple, modes: tuple[Mode, ...] = ("forward", "reverse"),
                 order: int = 1, *, wrt: int | tuple[int, ...] | None = None, eps: float = 1e-6,
                 rtol: float = 1e-5, atol: float = 1e-6, seed: int = 0) -> None:
@@ -55,7 +55,8 @@ def check_grads(f: Function, args: tuple, modes: tuple[Mode, ...] = ("forward", 
     Returns None when every check passes.
     """
     from srctrans import cache
-    from srctrans.api import _Differentiated, _unwrap
+    from srctrans.api import _Differentiated
+    from srctrans.selection import unwrap
 
     modes = tuple(modes)
     for mode in modes:
@@ -68,7 +69,7 @@ def check_grads(f: Function, args: tuple, modes: tuple[Mode, ...] = ("forward", 
         else (wrt,) if isinstance(wrt, int) else tuple(wrt)
     if not indices:
         raise UsageError("check_grads found no float argument to check")
-    fn, bound_self = _unwrap(f)
+    fn, bound_self = unwrap(f)
     if bound_self is not None:       # a bound method: its function, the object a constant
         f, args, indices = fn, (bound_self,) + args, tuple(i + 1 for i in indices)
     rng = np.random.default_rng(seed)
@@ -81,7 +82,7 @@ def check_grads(f: Function, args: tuple, modes: tuple[Mode, ...] = ("forward", 
         _check_first_order(gradient, wide, {}, modes, indices, rng, "the gradient of " + name,
                            **tolerances)
         if "forward" in modes:
-            fn, _ = _unwrap(f)
+            fn, _ = unwrap(f)
             positional = positional_names(fn)
             names = tuple(positional[i] for i in indices)
             found = cache.forward_instance(fn, names)
@@ -94,7 +95,8 @@ def check_grads(f: Function, args: tuple, modes: tuple[Mode, ...] = ("forward", 
 def _check_first_order(f, wide, kwargs, modes, indices, rng, name, eps, rtol, atol):
     """Check ``f(*wide, **kwargs)``'s first derivatives in ``modes`` along one random direction
     (``name`` says what ``f`` is in the error)."""
-    from srctrans.api import _unwrap, grad, vjp
+    from srctrans.api import grad, vjp
+    from srctrans.selection import unwrap
     from srctrans.forward_api import run_jvp
 
     out = f(*_fresh(wide), **kwargs)
@@ -120,7 +122,7 @@ def _check_first_order(f, wide, kwargs, modes, indices, rng, name, eps, rtol, at
                 f"(difference {abs(analytic - numeric):.3g}, arguments {indices})")
 
     if "forward" in modes:
-        fn, bound_self = _unwrap(f)
+        fn, bound_self = unwrap(f)
         tangents = [None] * len(wide)
         for i, u in zip(indices, directions):
             tangents[i] = u

@@ -17,8 +17,9 @@ from srctrans import cache, forward_api
 from srctrans import repeat as repeat_path
 from srctrans.pytrees import is_tree, tree_leaves, tree_map
 from srctrans.runtime.foreign import as_array, is_foreign
-from srctrans.runtime.seeding import is_complex, is_float
-from srctrans.reporting import user_facing
+from srctrans.runtime.seeding import check_outputs, is_complex, is_float, split_aux_pair
+from srctrans.normalize import auxiliary
+from srctrans.reporting import calls_of, calls_with_primals, user_facing
 from srctrans.errors import NonDifferentiableError, ShapeError, UsageError
 from srctrans.hints import Function, JacobianMode, Wrt
 
@@ -27,7 +28,7 @@ _MODES = ("auto", "reverse", "forward")
 
 @user_facing
 def jacobian(f: Function, wrt: Wrt = 0, *, mode: JacobianMode = "auto",
-             optimize: bool = True) -> Function:
+             optimize: bool = True, has_aux: bool = False) -> Function:
     """The Jacobian of ``f`` as a new function.
 
     Args:
@@ -38,6 +39,8 @@ def jacobian(f: Function, wrt: Wrt = 0, *, mode: JacobianMode = "auto",
         per output element; ``"forward"`` runs one JVP per input element;
         ``"auto"`` (default) picks the mode with fewer passes, reverse on a tie.
       optimize: run the optimisation passes (default True).
+      has_aux: ``f`` returns ``(output, aux)``: the Jacobian is of ``output``
+        alone, and the function returns ``(jacobian, aux)`` (JAX's convention).
 
     Returns:
       A function taking ``f``'s arguments and returning the Jacobian with
@@ -60,12 +63,12 @@ def jacobian(f: Function, wrt: Wrt = 0, *, mode: JacobianMode = "auto",
     _check_mode(mode)
 
     @functools.wraps(f, updated=())
-    @user_facing
+    @user_facing(calls=calls_of(f))
     def jacobian_of_f(*args):
-        fn, call_args, names, indices, single = _selected(f, args, wrt, "jacobian")
+        fn, call_args, names, indices, single = _selected(f, args, wrt, "jacobian", has_aux)
         selected = [call_args[i] for i in indices]
         inputs = [_float_leaves(a) for a in selected]             # per argument, its arrays
-        out, pullback = _output(fn, call_args, names, optimize, mode)
+        out, pullback, aux = _output(fn, call_args, names, optimize, mode)
         outputs = _output_leaves(out)                              # the output's arrays
         rows = sum(o.size for o in outputs if o is not None)
         columns = sum(x.size for leaves_ in inputs for x in leaves_ if x is not None)
@@ -78,7 +81,8 @@ def jacobian(f: Function, wrt: Wrt = 0, *, mode: JacobianMode = "auto",
                         for i, a in enumerate(selected)]
         result = [_rebuilt(out, [None if o is None else parts[m] for m, o in enumerate(outputs)])
                   for parts in per_argument]
-        return result[0] if single else tuple(result)
+        result = result[0] if single else tuple(result)
+        return (result, aux) if has_aux else result
 
     return jacobian_of_f
 
@@ -112,12 +116,12 @@ def batch_jacobian(f: Function, wrt: Wrt = 0, *, mode: JacobianMode = "auto",
         raise UsageError("batch_jacobian takes one argument in wrt", hint="call it once per argument")
 
     @functools.wraps(f, updated=())
-    @user_facing
+    @user_facing(calls=calls_of(f))
     def batch_jacobian_of_f(*args):
         fn, call_args, names, indices, _ = _selected(f, args, wrt, "batch_jacobian")
         argument = call_args[indices[0]]
         inputs = _float_leaves(argument)          # its arrays (itself for an array)
-        out, pullback = _output(fn, call_args, names, optimize, mode)
+        out, pullback, _ = _output(fn, call_args, names, optimize, mode)
         out_shape = _array_shape(out, "batch_jacobian")
         for x in inputs:
             if x is not None and (not out_shape or not x.shape or out_shape[0] != x.shape[0]):
@@ -157,12 +161,16 @@ def batch_jacobian(f: Function, wrt: Wrt = 0, *, mode: JacobianMode = "auto",
 
 
 @user_facing
-def hessian(f: Function, wrt: Wrt = 0, *, optimize: bool = True) -> Function:
+def hessian(f: Function, wrt: Wrt = 0, *, optimize: bool = True,
+            has_aux: bool = False) -> Function:
     """The Hessian of a scalar function, forward over reverse, as a new function.
 
     Args:
       f: a function returning a scalar.
       wrt: an argument index or name, or a tuple of them.
+      has_aux: ``f`` returns ``(output, aux)``: the Hessian is of ``output``
+        alone, and the function returns ``(hessian, aux)`` (JAX's convention;
+        ``aux`` comes from one more run of ``f``).
 
     Returns:
       A function returning the Hessian with shape ``x.shape + x.shape`` for
@@ -174,9 +182,9 @@ def hessian(f: Function, wrt: Wrt = 0, *, optimize: bool = True) -> Function:
       column is one JVP of the generated gradient function.
     """
     @functools.wraps(f, updated=())
-    @user_facing
+    @user_facing(calls=calls_of(f))
     def hessian_of_f(*args):
-        fn, call_args, names, indices, single = _selected(f, args, wrt, "hessian")
+        fn, call_args, names, indices, single = _selected(f, args, wrt, "hessian", has_aux)
         gradient = _gradient_function(fn, names, call_args)
         selected = [call_args[i] for i in indices]
         inputs = [_float_leaves(a) for a in selected]
@@ -197,7 +205,8 @@ def hessian(f: Function, wrt: Wrt = 0, *, optimize: bool = True) -> Function:
             _assembled(pieces[(i, m), (j, leaf)], x.shape, -1, x.shape + y.shape, _float_dtype(x, y))
             for leaf, y in enumerate(inputs[j])]) for m, x in enumerate(inputs[i])])
             for j, y_arg in enumerate(selected)] for i, x_arg in enumerate(selected)]
-        return blocks[0][0] if single else tuple(tuple(row) for row in blocks)
+        result = blocks[0][0] if single else tuple(tuple(row) for row in blocks)
+        return (result, split_aux_pair(fn(*call_args))[1]) if has_aux else result
 
     return hessian_of_f
 
@@ -210,7 +219,7 @@ _LAST = "last"
 _repeat_hvp = functools.partial(repeat_path.call_last, _hvp_guards, _LAST)
 
 
-@user_facing(fast=_repeat_hvp)
+@user_facing(fast=_repeat_hvp, calls=calls_with_primals)
 def hvp(f: Function, primals: tuple, tangents: tuple, *, optimize: bool = True) -> tuple:
     """The Hessian of the scalar ``f`` at ``primals`` applied to ``tangents``, forward over reverse.
 
@@ -273,13 +282,16 @@ def _check_mode(mode):
         raise UsageError(f"mode must be one of {', '.join(map(repr, _MODES))}, not {mode!r}")
 
 
-def _selected(f, args, wrt, matrix=None):
+def _selected(f, args, wrt, matrix=None, with_aux=False):
     """(function, call arguments, selected names, their indices in the call arguments, single).
 
     ``matrix`` names a transform that returns a matrix of derivatives (``"jacobian"``):
-    it refuses complex arguments (below)."""
-    from srctrans.api import _check_differentiable, _unwrap
-    fn, bound_self = _unwrap(f)
+    it refuses complex arguments (below). ``with_aux``: the function is the variant of
+    ``f`` that returns ``(output, aux)`` (``has_aux=True``)."""
+    from srctrans.selection import check_differentiable, unwrap
+    fn, bound_self = unwrap(f)
+    if with_aux:
+        fn = auxiliary.variant_with_aux(fn)
     key = (wrt if not isinstance(wrt, list) else tuple(wrt), len(args), bound_self is not None)
     memo = _selections.setdefault(fn, {})
     found = memo.get(key)
@@ -288,7 +300,7 @@ def _selected(f, args, wrt, matrix=None):
     names, indices, single = found
     call_args = tuple(args) if bound_self is None else (bound_self,) + tuple(args)
     for name, index in zip(names, indices):
-        _check_differentiable(call_args[index], name)
+        check_differentiable(call_args[index], name)
         if matrix is not None and is_complex(call_args[index]):
             raise NonDifferentiableError(
                 f"argument {name!r} is complex: st.{matrix} builds a matrix of derivatives, "
@@ -302,9 +314,9 @@ _selections = cache.memo()    # function -> {(wrt, argument count, bound): selec
 
 
 def _selection(fn, bound_self, args, wrt):
-    from srctrans.api import _Selection
+    from srctrans.selection import Selection
     signature_fn = fn if bound_self is None else functools.partial(fn, bound_self)
-    selection = _Selection(signature_fn, wrt)
+    selection = Selection(signature_fn, wrt)
     shift = 0 if bound_self is None else 1       # indices count from the bound object, if any
     indices = []
     for index, name, _ in selection.places:
@@ -315,12 +327,20 @@ def _selection(fn, bound_self, args, wrt):
 
 
 def _output(fn, call_args, names, optimize, mode):
-    """``(out, pullback)``: the pullback only when reverse mode may be used (``mode`` is not
-    ``"forward"``); its forward pass gives ``out``, else a plain call does."""
+    """``(out, pullback, aux)``: the pullback only when reverse mode may be used (``mode`` is
+    not ``"forward"``); its forward pass gives ``out``, else a plain call does. ``aux`` is
+    None but for the variant of a function returning ``(out, aux)`` (``has_aux``)."""
     from srctrans.api import vjp
+    with_aux = auxiliary.has_aux(fn)
     if mode == "forward":
-        return fn(*call_args), None
-    return vjp(fn, *call_args, wrt=names, unconnected_gradients="zero", optimize=optimize)
+        out, aux = fn(*call_args), None
+        if with_aux:
+            out, aux = split_aux_pair(out)
+        check_outputs(out)
+        return out, None, aux
+    found = vjp(fn, *call_args, wrt=names, unconnected_gradients="zero", optimize=optimize,
+                has_aux=with_aux)
+    return found if with_aux else (*found, None)
 
 
 def _jvp(fn, call_args, indices, tangents, optimize):
@@ -330,7 +350,8 @@ def _jvp(fn, call_args, indices, tangents, optimize):
     full = [None] * len(call_args)
     for index, tangent in zip(indices, tangents):
         full[index] = tangent
-    return None, run_jvp(fn, None, tuple(call_args), tuple(full), {}, optimize, tangent_only=True)
+    tangent = run_jvp(fn, None, tuple(call_args), tuple(full), {}, optimize, tangent_only=True)
+    return None, tangent[0] if auxiliary.has_aux(fn) else tangent    # (output, aux): output's
 
 
 def _gradient_function(fn, names, call_args):

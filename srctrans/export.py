@@ -57,14 +57,14 @@ def export(f: Function, path: str | os.PathLike | None = None, wrt: Wrt = 0,
     number, a string, a small array, nor a function or class with source
     is a :class:`UsageError` naming it: pass it as an argument instead.
     """
-    from srctrans.api import _Selection, _unwrap     # the API builds on this module's callers
+    from srctrans.selection import Selection, unwrap     # the API builds on this module's callers
     if mode not in MODES:
         raise UsageError(f"mode must be 'reverse' or 'forward', not {mode!r}")
-    fn, bound_self = _unwrap(f)
+    fn, bound_self = unwrap(f)
     if bound_self is not None:
         raise UsageError(f"cannot export the bound method {fn.__qualname__}: export a "
                          "function that takes the object as an argument")
-    names = _Selection(fn, wrt).names
+    names = Selection(fn, wrt).names
     if mode == "forward":
         build = cache.forward_instance(fn, names).build
     else:

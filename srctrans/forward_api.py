@@ -12,15 +12,16 @@ import numpy as np
 from srctrans import runtime
 from srctrans.runtime import objects
 from srctrans.runtime.containers import map_leaves
-from srctrans.runtime.seeding import check_output, is_complex, is_integer
+from srctrans.runtime.seeding import check_outputs, is_complex, is_integer
 from srctrans import cache
 from srctrans import repeat as repeat_path
 from srctrans.ownership import owned_tangent
-from srctrans.reporting import user_facing
+from srctrans.reporting import calls_with_primals, user_facing
 from srctrans.errors import NonDifferentiableError, ShapeError, UsageError
 from srctrans.signatures import positional_names
-from srctrans.hints import Any, Function
+from srctrans.hints import Function
 from srctrans.interface import API
+from srctrans.normalize import auxiliary
 
 
 _plans = cache.memo()      # function -> {call pattern: _Plan, kinds of call: (JVP, its guard),
@@ -31,9 +32,9 @@ _REPEAT = "repeat"
 _repeat_jvp = functools.partial(repeat_path.call_last, _plans, _REPEAT)
 
 
-@user_facing(fast=_repeat_jvp)
+@user_facing(fast=_repeat_jvp, calls=calls_with_primals)
 def jvp(f: Function, primals: tuple, tangents: tuple, *,
-        optimize: bool = True) -> tuple[Any, Any]:
+        optimize: bool = True, has_aux: bool = False) -> tuple:
     """The output of ``f`` at ``primals`` and its directional derivative along ``tangents``.
 
     Args:
@@ -44,6 +45,8 @@ def jvp(f: Function, primals: tuple, tangents: tuple, *,
         tangents). ``None`` marks an argument held constant; int and bool
         arguments must take ``None``.
       optimize: run the optimisation passes (default True).
+      has_aux: ``f`` returns ``(out, aux)``: ``aux`` is not differentiated,
+        and the result is ``(out, out_tangent, aux)`` (JAX's convention).
 
     Returns:
       ``(out, out_tangent)``: ``f(*primals)`` and ``J v``, the Jacobian of
@@ -63,8 +66,12 @@ def jvp(f: Function, primals: tuple, tangents: tuple, *,
     if len(primals) != len(tangents):
         raise UsageError(f"jvp got {len(primals)} primals but {len(tangents)} tangents",
                          hint="give one tangent per argument, None for a constant one")
-    from srctrans.api import _unwrap
-    fn, bound_self = _unwrap(f)
+    from srctrans.selection import unwrap
+    fn, bound_self = unwrap(f)
+    if has_aux:
+        (out, aux), (tangent, _) = run_jvp(auxiliary.variant_with_aux(fn), bound_self, primals, tangents,
+                                           {}, optimize)
+        return out, tangent, aux
     return run_jvp(fn, bound_self, primals, tangents, {}, optimize,
                    repeatable=fn is f and optimize)
 
@@ -97,13 +104,20 @@ def run_jvp(fn, bound_self, primals, tangents, kwargs, optimize=True, tangent_on
     found = plan.instance
     if found.jvp is None:
         out = fn(*call_args, **kwargs)
-        return runtime.zeros_like(out) if tangent_only else (out, runtime.zeros_like(out))
+        if auxiliary.has_aux(fn):            # (output, aux): the tangent of output alone
+            out = runtime.split_aux_pair(out)
+            zeros = (runtime.zeros_like(out[0]), None)
+        else:
+            zeros = runtime.zeros_like(out)
+        if not tangent_only:
+            check_outputs(out[0] if auxiliary.has_aux(fn) else out)
+        return zeros if tangent_only else (out, zeros)
     keywords.update(kwargs)
     if found.build.specialisable:
         found = found.for_call(fn, call_args, keywords)    # the JVP for this call's shapes
     result = found.jvp(*call_args, **keywords)
     if not tangent_only:
-        _check_output(result[0])
+        check_outputs(result[0][0] if auxiliary.has_aux(fn) else result[0])
         result = owned_tangent(result, primals, tangents)
     if (repeatable and found is not plan.instance and bound_self is None and not kwargs
             and not tangent_only and not plan.instance.build.data_names
@@ -158,16 +172,6 @@ def _note_repeat(fn, plan, specialised, primals, tangents, out):
     repeat_path.remember(_plans[fn], kinds, specialised.jvp, lambda: repeat_path.make_jvp_repeat(
         fn, plan.instance, specialised.jvp, primals, tangents, plan.tangents, out),
         _REPEAT, 2 * cache.MAX_SPECIALISATIONS)
-
-
-def _check_output(out):
-    if type(out) is np.ndarray and out.dtype.kind in "fc" or type(out) in (float, np.float64):
-        return                                             # the common case
-    if isinstance(out, tuple) and not hasattr(out, "_fields"):
-        for each in out:
-            _check_output(each)
-        return
-    check_output(out)
 
 
 class _Plan:

@@ -69,6 +69,7 @@ from srctrans.emit.printer import block_lines, function_lines
 from srctrans.naming import NUMPY_ALIAS, RESIDUALS, RUNTIME_ALIAS, Namer, identifiers
 from srctrans.normalize import fence
 from srctrans.normalize.anf import normalize
+from srctrans.normalize.auxiliary import has_aux, split_aux_returns
 from srctrans.normalize.chained_writes import split_chained_writes
 from srctrans.normalize.checkpoints import mark_checkpointed_loops
 from srctrans.normalize.desugar import desugar
@@ -157,6 +158,8 @@ def _front_end(fn, wrt, build_callee, mode):
     fence.check(parsed)
     fence.drop_releases(parsed.node)                  # `del name` only releases a value
     unit = Unit(parsed, wrt, build_callee)
+    if has_aux(fn):                                   # return (output, aux): aux not differentiated
+        split_aux_returns(parsed, unit.namer, unit.aliases)
     inline_module_aliases(unit.function, unit.resolver)     # xp = np: xp.sum is np.sum
     refuse_unnestable_calls(parsed, unit.resolver)          # st.vjp(g, x) inside
     data_names = _nonlocal_data(parsed.node, unit.resolver)
@@ -250,8 +253,8 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
         functions.append(_gradient_function(unit, untouched_forward, backward, seed, gradients,
                                             arrays=arrays, specialised=True))
     elif gradient is not None:
-        seeding = runtime_call(unit.aliases, "seed_cotangent",
-                               [clone(result.output), gast.Constant(None, None)])
+        seeding = runtime_call(unit.aliases, "seed_sum",
+                               [clone(result.output), gast.Constant(has_aux(fn), None)])
         functions.append(_gradient_function(unit, untouched_forward, backward, seed, gradients,
                                             seeding, single=gradient == "single"))
     closure = {unit.aliases[NUMPY_ALIAS]: numpy, unit.aliases[RUNTIME_ALIAS]: runtime}

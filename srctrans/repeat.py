@@ -58,7 +58,7 @@ from srctrans import cache
 from srctrans.emit.compile import register_source
 from srctrans.ownership import owned_tangent
 from srctrans.runtime.objects import UnseenCallee
-from srctrans.runtime.seeding import check_output
+from srctrans.runtime.seeding import check_outputs
 
 
 def call_last(guards, last, args, kwargs):
@@ -197,7 +197,7 @@ def make_jvp_repeat(fn, instance, jvp, primals, tangents, keywords, out):
     shapes and dtypes, and ``fn``'s defaults and called names are unchanged.
     """
     namespace = {"ndarray": np.ndarray, "jvp": jvp, "out_type": type(out),
-                 "check_output": check_output, "owned_tangent": owned_tangent}
+                 "check_outputs": check_outputs, "owned_tangent": owned_tangent}
     checks, arguments = _primals_and_tangents(primals, tangents, keywords, namespace)
     name = f"{fn.__name__}_jvp_repeat"
     lines = [
@@ -207,7 +207,7 @@ def make_jvp_repeat(fn, instance, jvp, primals, tangents, keywords, out):
         *_condition("if", _stale_tests(fn, instance, namespace), "        return None"),
         f"    result = jvp({arguments})",
         "    if type(result[0]) is not out_type:",
-        "        check_output(result[0])",
+        "        check_outputs(result[0])",
         "    return owned_tangent(result, primals, tangents)",
     ]
     return _compiled(lines, name, namespace, fn)

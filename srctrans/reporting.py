@@ -22,7 +22,7 @@ import functools
 import inspect
 import os
 
-from srctrans import runtime
+from srctrans import outputs, runtime
 from srctrans.emit.compile import GENERATED_PREFIX, generated_origin
 from srctrans.errors import CallError, InternalError, Location, SrcTransError, UsageError
 from srctrans.runtime import objects
@@ -46,6 +46,8 @@ def for_user(error, called=None, args=(), kwargs=None):
     """
     if full_tracebacks():
         return error
+    if getattr(error, "about_output", False) and called is not None:
+        outputs.locate(error, called, args, kwargs)      # at the user's return
     frames = _frames(error.__traceback__)
     if getattr(error, _REPORTED, False):          # reported by an inner entry point already
         return _reported(error, [f for f in frames if not _is_own(f)])
@@ -208,6 +210,16 @@ def user_facing(function=None, *, keeps=(), calls=None, fast=None):
             called = calls(*args, **kwargs) if calls is not None else (None, (), None)
             raise for_user(error, *called) from chained_cause(error)
     return entry
+
+
+def calls_with_primals(f, primals=(), *rest, **options):
+    """``calls`` for an entry point taking ``(f, primals, ...)``: f and its arguments."""
+    return f, tuple(primals) if isinstance(primals, (tuple, list)) else (), {}
+
+
+def calls_of(f):
+    """``calls`` for the function a transform of ``f`` returns, called with f's arguments."""
+    return lambda *args, **kwargs: (f, args, kwargs)
 
 
 # How many new kinds of callee one call may meet through values (each costs a rebuild).

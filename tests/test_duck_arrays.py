@@ -74,7 +74,7 @@ def _structured(make, value):
         return type(value)(*(_structured(make, v) for v in value))
     if isinstance(value, (list, tuple)):
         return type(value)(_structured(make, v) for v in value)
-    return make(np.asarray(value, dtype=float))
+    return None if value is None else make(np.asarray(value, dtype=float))
 
 
 def _has_complex(value):
@@ -93,6 +93,8 @@ def _ones(out):
         return type(out)(*map(_ones, out))
     if isinstance(out, (list, tuple)):
         return type(out)(map(_ones, out))
+    if np.asarray(out).dtype.kind in "biu":
+        return None                         # an int entry (lstsq's rank): no derivative asked
     return np.ones(np.shape(out))
 
 

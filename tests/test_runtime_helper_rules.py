@@ -1012,6 +1012,9 @@ WITHOUT_RULES = {
     # optimise/step_lists.py: a fused gradient's loop over its own saved values; the fence
     # and desugar read it as `reversed(steps)` when that gradient is differentiated again
     "reversed": "walks a loop's own saved values backwards in a fused gradient",
+    # has_aux: the API splits what a has-aux function returned (generated code checks the
+    # pair with the non-differentiable rt.not_an_aux_pair)
+    "split_aux_pair": "called by srctrans.api and srctrans.composed only",
 }
 
 # Helpers whose rules live with the NumPy rules: rt.identity (x.copy(),

@@ -34,10 +34,13 @@ _LOOPS = (gast.For, gast.While)
 
 
 def desugar(function, namer, runtime_name="rt"):
-    """Apply both rewrites to ``function`` (a gast FunctionDef), in place.
+    """Apply both rewrites to ``function`` (a gast FunctionDef), in place; a function
+    that can end without a ``return`` gets its implicit ``return None``.
 
     ``runtime_name`` is the name generated code uses for the runtime package.
     """
+    if not isinstance(function.body[-1], gast.Return):    # it falls off its end: returns None
+        function.body.append(located(gast.Return(gast.Constant(None, None)), function.body[-1]))
     _loop_else_blocks(function, namer)
     _index_loops(function, namer, runtime_name)
     _Jumps(namer).run(function)

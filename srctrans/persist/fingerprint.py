@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from srctrans.normalize.auxiliary import has_aux
 from srctrans.places import is_installed_file, source_lines
 
 _LARGEST_ARRAY = 1 << 20          # bytes; a larger array global is not fingerprinted
@@ -58,7 +59,7 @@ def of_function(fn):
         found = _functions[code] = [
             code.co_firstlineno, hashlib.sha256(text.encode("utf-8")).hexdigest(),
             _code_digest(code)]
-    return [fn.__qualname__, *found]
+    return [fn.__qualname__, *found, *(["has_aux"] if has_aux(fn) else [])]
 
 
 def _source(fn):

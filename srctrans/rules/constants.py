@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from srctrans.runtime.custom import stop_gradient
+from srctrans.runtime.seeding import aux_pair_error, not_an_aux_pair, seed_sum
 from srctrans.rules.registry import REGISTRY
 
 REGISTRY.nondifferentiable(
@@ -43,8 +44,10 @@ REGISTRY.nondifferentiable(
     # integer casts and side effects
     builtins.int, builtins.bool, builtins.print, np.bool_,
     np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
-    # the user's explicit stop
-    stop_gradient,
+    # the user's explicit stop; the ones that start a plain gradient function's backward pass
+    stop_gradient, seed_sum,
+    # has_aux=True: the check that the function returned a pair (output, aux)
+    not_an_aux_pair, aux_pair_error,
 )
 
 # Every method of a random generator draws numbers that do not depend on the

@@ -81,6 +81,9 @@ def check(text, args, directory):
         shared = _shared_memory(first, args) or _shared_memory(again, args)
         if shared is not None:
             return Outcome("wrong", shared)
+        different = _with_aux(fn, args, first)
+        if different is not None:
+            return Outcome("wrong", different)
         different = _read_back(fn, args, first, eps)
         if different is not None:
             return Outcome("wrong", different)
@@ -98,6 +101,39 @@ def check(text, args, directory):
     except Exception as error:
         return Outcome("internal", "".join(traceback.format_exception(error))[-3000:])
     return Outcome("ok")
+
+
+def _with_aux(fn, args, gradients):
+    """What the program's has-aux twin (``program_with_aux``, returning ``(output, aux)``)
+    gets wrong against ``program``'s ``gradients``, its JVP and its aux, or None."""
+    twin = fn.__globals__.get("program_with_aux")
+    if twin is None:
+        return None
+    expected_aux = twin(*_copies(args))[1]
+    tangents = tuple(np.ones_like(a) if isinstance(a, np.ndarray) else 1.0 for a in args)
+    _, expected_tangent = st.jvp(fn, _copies(args), tangents)
+    for _ in range(2):                               # generic, then specialised code
+        got, aux = st.grad(twin, wrt=(0, 1, 2, 3), has_aux=True)(*_copies(args))
+        for a, b in zip(got, gradients):
+            if (a is None) != (b is None) or a is not None and not np.allclose(a, b, rtol=1e-9,
+                                                                              atol=1e-12):
+                return "has_aux=True gave another gradient than the program without aux"
+        _, tangent, aux2 = st.jvp(twin, _copies(args), tangents, has_aux=True)
+        if not np.allclose(tangent, expected_tangent, rtol=1e-9, atol=1e-12):
+            return "has_aux=True gave another JVP than the program without aux"
+        for found in (aux, aux2):
+            if not _same_tree(found, expected_aux):
+                return f"the aux value came back changed: {found!r} for {expected_aux!r}"
+    return None
+
+
+def _same_tree(a, b):
+    if isinstance(b, dict):
+        return isinstance(a, dict) and a.keys() == b.keys() and all(
+            _same_tree(a[k], b[k]) for k in b)
+    if isinstance(b, str):
+        return a == b
+    return np.allclose(a, b, rtol=1e-12, atol=0)
 
 
 def _shared_memory(gradients, args):

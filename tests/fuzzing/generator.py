@@ -193,7 +193,21 @@ class _Builder:
         returned = self._returned()
         body = self.prelude + self.lines + [f"return {returned}"]
         text = HELPERS + "\n\ndef program(x, y, s, W):\n" + textwrap.indent("\n".join(body), "    ")
+        if self.rng.random() < 0.25:       # the same program returning (output, aux) too
+            early = [line + ", 'early'" if line.strip().startswith("return ") else line
+                     for line in self.lines]
+            body = self.prelude + early + [f"return {returned}, {self._aux()}"]
+            text += "\n\ndef program_with_aux(x, y, s, W):\n" + textwrap.indent("\n".join(body), "    ")
         return Program(text + "\n", self.args, self.seed)
+
+    def _aux(self):
+        """An auxiliary value: a dict of some of the program's values, a count and a label,
+        or one value (has_aux=True: returned unchanged, never differentiated)."""
+        values = self.rng.sample(self._values(), min(2, len(self._values())))
+        if self.rng.random() < 0.3:
+            return values[0]
+        entries = ", ".join(f"{v!r}: {v}" for v in values)
+        return "{" + entries + ", 'count': len(W), 'label': 'aux'}"
 
     def _fresh(self):
         self.counter += 1
