@@ -22,6 +22,7 @@ from srctrans.emit.printer import unparse
 from srctrans.differentiate.templates import bind
 from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
 from srctrans.parse.resolve import MISSING
+from srctrans.emit.compile import is_generated
 from srctrans.nodes import in_runtime
 from srctrans.places import is_installed
 from srctrans.rules import METHODS, REGISTRY
@@ -180,8 +181,8 @@ def is_library(callee):
     module = getattr(callee, "__module__", None) or ""
     if module.split(".")[0] == "numpy":
         return True
-    if in_runtime(callee) or is_installed(callee):
-        return not REGISTRY.differentiated_through(callee)
+    if in_runtime(callee) or is_installed(callee):    # (a derivative generated of one of those
+        return not (REGISTRY.differentiated_through(callee) or is_generated(callee))  # is read)
     return False
 
 

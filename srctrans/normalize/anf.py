@@ -44,6 +44,7 @@ from srctrans.normalize.dispatch import bound_name, is_call_through_value, switc
 from srctrans.normalize.desugar import is_range as _is_range, to_index_loop
 from srctrans.normalize.fence import with_block_kind
 from srctrans.rules.constants import casts_to_integers
+from srctrans.rules.registry import REGISTRY
 from srctrans.treewalk import walk
 
 
@@ -386,6 +387,7 @@ class _Normalizer:
         elif not is_method:
             callee = anno.get(call, Anno.CALLEE)          # set already on a call srctrans wrote
             callee = self.resolver.resolve(func) if callee is None else callee
+            callee = REGISTRY.computed_as(callee)         # np.gradient: runtime/stencils.py
             method = user_method_of(callee)
             if method is not None:
                 # net.loss(x), model(x) of an object the function does not own: Net.loss(net, x)

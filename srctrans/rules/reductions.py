@@ -8,6 +8,7 @@ among tied positions, in both modes.
 import numpy as np
 
 from srctrans import runtime as rt
+from srctrans.runtime import stencils
 from srctrans.rules.registry import REGISTRY
 
 vjp = REGISTRY.vjp
@@ -129,6 +130,12 @@ def diff(g, ans, a, n=1, axis=-1):
     return rt.diff_grad(g, a, n, axis)
 
 linear(np.diff)
+
+# np.gradient: differentiated as runtime/stencils.py computes it (the same values, in plain
+# NumPy), so its derivatives in f and in the spacings, in both modes and to any order, are
+# srctrans's derivatives of that source
+REGISTRY.compute_as(np.gradient, stencils.gradient)
+REGISTRY.differentiate_through_module(stencils)
 
 @vjp(np.trace)
 def trace(g, ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):

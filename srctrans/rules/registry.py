@@ -177,6 +177,7 @@ class RuleRegistry:
         self._through = set()           # installed functions whose source the user let srctrans read
         self._declared = {}             # the non-differentiable declarations users made
         self._tuple_valued = set()      # primals whose results are tuples
+        self._computed_as = {}          # a NumPy function -> the plain NumPy srctrans reads for it
         self._on_demand = {}            # package -> rule module, imported once the user imports it
         self._consulted = None          # while a build records: id -> each callable looked up
 
@@ -325,6 +326,25 @@ class RuleRegistry:
             if inspect.isfunction(value) and value.__module__ == module.__name__ \
                     and value not in except_:
                 self.differentiate_through(value)
+
+    def compute_as(self, primal, equivalent):
+        """Let srctrans differentiate calls of ``primal`` (a library function it cannot read)
+        as calls of ``equivalent``: plain NumPy computing the same values from the same
+        arguments, whose source srctrans reads (``np.gradient``: ``runtime/stencils.py``)."""
+        self._computed_as[_key(primal)] = (primal, equivalent)
+        self.differentiate_through(equivalent)
+
+    def computed_as(self, primal):
+        """What srctrans differentiates a call of ``primal`` as: the equivalent registered
+        with :meth:`compute_as`, else ``primal`` itself."""
+        try:
+            return self._computed_as.get(_key(primal), (None, primal))[1]
+        except TypeError:            # unhashable: no equivalent
+            return primal
+
+    def computed_equivalents(self):
+        """``[(primal, equivalent)]``: every :meth:`compute_as` registration."""
+        return list(self._computed_as.values())
 
     def differentiated_through(self, fn):
         """Whether :meth:`differentiate_through` was asked for ``fn``."""
