@@ -226,13 +226,14 @@ def check_output(out, within=False):
 
 
 def check_outputs(out):
-    """:func:`check_output` of ``out``, or, for a container, of its entries that are None or
-    strings: its int and bool entries have a zero tangent (``np.linalg.lstsq``'s rank)."""
+    """:func:`check_output` of ``out``, or, for a container, of its entries that are strings:
+    its int and bool entries have a zero tangent (``np.linalg.lstsq``'s rank), and its None
+    entries none (a gradient's, for an argument's entry without a derivative)."""
     if type(out) is np.ndarray and out.dtype.kind in "fc" or type(out) in (float, np.float64):
         return                                             # the common case
     if is_container(out):
         for each in leaves(out):
-            if each is None or isinstance(each, (str, bytes)):
+            if isinstance(each, (str, bytes)):
                 check_output(each, within=True)
         return
     check_output(out)

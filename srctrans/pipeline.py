@@ -73,6 +73,8 @@ from srctrans.normalize.auxiliary import has_aux, split_aux_returns
 from srctrans.normalize.chained_writes import split_chained_writes
 from srctrans.normalize.checkpoints import mark_checkpointed_loops
 from srctrans.normalize.desugar import desugar
+from srctrans.normalize.dict_calls import split_dict_calls
+from srctrans.normalize.imports import hoist_imports
 from srctrans.normalize.effects import model_effects
 from srctrans.normalize.namespaces import inline_module_aliases
 from srctrans.normalize.positions import pin_positions
@@ -155,12 +157,15 @@ def _front_end(fn, wrt, build_callee, mode):
     parsed = parse_function(fn)
     itself = differentiate_as_call(parsed, mode)     # a function with a user rule: one call of itself
     expand_static_unpacking(parsed.node, parsed.fn.__globals__)    # f(*(a, b)), f(**opts)
+    imported = hoist_imports(parsed.node, parsed.fn.__globals__.get("__package__"))
     fence.check(parsed)
     fence.drop_releases(parsed.node)                  # `del name` only releases a value
     unit = Unit(parsed, wrt, build_callee)
+    unit.resolver.synthetic.update(imported)          # `import math` inside: math is the module
     if has_aux(fn):                                   # return (output, aux): aux not differentiated
         split_aux_returns(parsed, unit.namer, unit.aliases)
     inline_module_aliases(unit.function, unit.resolver)     # xp = np: xp.sum is np.sum
+    split_dict_calls(unit.function, unit.namer, unit.resolver)   # dict(p, k=v): copy, then write
     refuse_unnestable_calls(parsed, unit.resolver)          # st.vjp(g, x) inside
     data_names = _nonlocal_data(parsed.node, unit.resolver)
     mark_checkpointed_loops(parsed, unit.resolver, unit.namer, mode)

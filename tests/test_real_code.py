@@ -210,3 +210,29 @@ def test_an_array_made_anew_each_step_and_stored_is_not_an_alias():
     # the same store of one array kept across steps does share: refused
     with pytest.raises(st.UnsupportedSyntaxError, match="`d` may share its memory"):
         st.grad(stores.array_stored_then_changed_next_step)(X)
+
+
+def test_imports_inside_the_function_bind_what_a_module_level_import_binds():
+    from programs import statements
+    x = np.array([1.0, 2.0, 3.0])
+    expected = (np.pi * (1 - np.tanh(x) ** 2) + x / np.linalg.norm(x)
+                + np.exp(-x) / (1 + np.exp(-x)) ** 2)
+    np.testing.assert_allclose(st.grad(statements.imports_where_used)(x), expected, rtol=1e-12)
+    st.check_grads(statements.imports_where_used, (x,), order=2)
+    with pytest.raises(st.UnsupportedSyntaxError, match="`import` inside the function") as raised:
+        st.grad(statements.import_also_assigned)(x)
+    assert raised.value.location.lineno == \
+        statements.import_also_assigned.__code__.co_firstlineno + 1
+
+
+def test_a_dict_copied_with_keys_added():
+    from programs import statements
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(st.grad(statements.dict_of_pairs_with_keys)(x), 12 * x)
+    st.check_grads(statements.dict_of_pairs_with_keys, (x,), order=2)
+    p = {"w": np.array([0.5, -1.0, 2.0]), "name": "linear"}
+    dp, dx = st.grad(statements.parameters_updated, wrt=(0, 1))(p, x)
+    np.testing.assert_allclose(dp["w"], 2 * x + 1)
+    np.testing.assert_allclose(dx, 2 * p["w"])
+    assert set(p) == {"w", "name"}                   # the caller's dict is unchanged
+    st.check_grads(statements.parameters_updated, (p, x), order=2)

@@ -392,8 +392,16 @@ class _Builder:
         a = self._pick()
         b = self._compatible(a)
         t, parts = self._fresh(), self._fresh()
-        choice = self.rng.randrange(19)
-        if choice == 18:             # a list iterated once as built, rebound inside the loop
+        choice = self.rng.randrange(21)
+        if choice == 20:             # a dict copied with keys added, as a statement
+            other = self._fresh()
+            lines = [f"{parts} = {{'p': {a}, 'name': 'layer'}}",
+                     f"{other} = dict({parts}, q={parts}['p'] * {b}, r=2.0)",
+                     f"{t} = {other}['q'] * {other}['r'] + {other}['p']"]
+        elif choice == 19:           # a module imported where it is used
+            lines = ["import math", "from numpy import tanh as th",
+                     f"{t} = th({a}) * math.pi + {b} * math.e"]
+        elif choice == 18:           # a list iterated once as built, rebound inside the loop
             lines = [f"{parts} = [{a}, np.sin({b}), {a} * {b}]", f"{t} = {a} * 0.5",
                      f"for u in {parts}:", f"    {t} = {t} * 0.5 + u * {b}",
                      f"    {parts} = [{t}, {t}, {t}]"]

@@ -73,12 +73,15 @@ def del_twice(x):
 
 def uses_import(x):
     import math as m  # marker: import
-    return x * m.pi
+    m = m.pi                      # the name is bound otherwise too: refused
+    return x * m
 
 
 def uses_from_import(x):
     from math import pi  # marker: from-import
-    return x * pi
+    for pi in (pi, 2.0):          # the name is bound otherwise too: refused
+        x = x * pi
+    return x
 
 
 def calls_remainder(x):

@@ -1,0 +1,67 @@
+"""``name = dict(source, key=value, ...)``: a copy of a mapping (or of pairs) with keys added.
+
+Requires: the parsed function and its resolver, before desugaring (the writes this pass
+makes are then modelled as every other store into a fresh dict).
+Guarantees: :func:`split_dict_calls` rewrites each such assignment statement into
+
+    _dict = dict(source)
+    _value = value                 # each keyword's value, in order
+    _dict["key"] = _value
+    name = _dict
+
+which evaluates the same expressions in the same order (the values read the bindings
+they read in Python: ``p = dict(p, m=p["w"])`` reads the old ``p``) and binds ``name``
+to an equal new dict. ``dict(...)`` elsewhere in an expression, or with ``**``, is left as it is (ANF
+refuses it with a hint to write these statements).
+
+>>> import gast, ast
+>>> from srctrans.naming import Namer
+>>> f = gast.parse("def f(p, x):\\n    q = dict(p, m=x * 2.0)\\n    return q").body[0]
+>>> split_dict_calls(f, Namer({"f", "p", "x", "q"}))
+>>> print(ast.unparse(gast.gast_to_ast(f)))
+def f(p, x):
+    _dict = dict(p)
+    _value = x * 2.0
+    _dict['m'] = _value
+    q = _dict
+    return q
+"""
+
+import gast
+
+from srctrans.nodes import assign, load
+from srctrans.normalize.desugar import located, statement_lists
+
+
+def split_dict_calls(function, namer, resolver=None):
+    """Rewrite ``name = dict(source, key=value)`` statements of ``function`` in place (see
+    the module); ``resolver`` says whether ``dict`` is the builtin (None: assume it)."""
+    if resolver is not None and resolver.lookup_root("dict") is not dict:
+        return
+    for statements in statement_lists(function):
+        for position in reversed(range(len(statements))):
+            stmt = statements[position]
+            if _is_dict_call_with_keys(stmt):
+                statements[position:position + 1] = [located(s, stmt) for s in _split(stmt, namer)]
+
+
+def _is_dict_call_with_keys(stmt):
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name)):
+        return False
+    call = stmt.value
+    return (isinstance(call, gast.Call) and isinstance(call.func, gast.Name)
+            and call.func.id == "dict" and len(call.args) == 1
+            and not isinstance(call.args[0], gast.Starred) and call.keywords
+            and all(k.arg is not None for k in call.keywords))
+
+
+def _split(stmt, namer):
+    name, call = stmt.targets[0].id, stmt.value
+    made = namer.fresh("_dict")
+    values = [namer.fresh("_value") for _ in call.keywords]
+    return ([assign(made, gast.Call(gast.Name("dict", gast.Load(), None, None), call.args, []))]
+            + [assign(v, k.value) for v, k in zip(values, call.keywords)]
+            + [gast.Assign([gast.Subscript(load(made), gast.Constant(k.arg, None), gast.Store())],
+                           load(v), None) for v, k in zip(values, call.keywords)]
+            + [assign(name, load(made))])
