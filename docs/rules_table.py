@@ -202,9 +202,10 @@ def equivalents_list():
     found = REGISTRY.computed_equivalents()
     if not found:
         return []
-    return (["### Differentiated as plain NumPy", "",
-             "These library functions have no rule: srctrans differentiates the runtime's plain "
-             "NumPy equivalent of each (the same values), in both modes and to any order.", ""]
+    return (["### Differentiated through an equivalent", "",
+             "These library functions have no rule: srctrans reads the source of an equivalent "
+             "in the runtime (the same values, in plain NumPy or with functions that have "
+             "rules), in both modes and to any order.", ""]
             + [f"- {spelled(primal)}: `{equivalent.__module__.replace('srctrans.', '')}."
                f"{equivalent.__name__}`" for primal, equivalent in found] + [""])
 

@@ -172,11 +172,19 @@ def _is_library(tb):
 
 
 def _origin(frames):
-    """The user's line behind the innermost generated frame, or None."""
+    """The user's line behind the innermost generated frame that stands for the user's code,
+    or None: a derivative srctrans generated of its own runtime (``np.gradient``'s, a
+    decomposition's at second order) or of a derivative (at second order) stands for the
+    user's line that called it."""
+    innermost = None
     for tb in reversed(frames):
         if _is_generated(tb):
-            return generated_origin(_filename(tb), tb.tb_lineno)
-    return None
+            origin = generated_origin(_filename(tb), tb.tb_lineno)
+            if origin is None or not str(origin.filename).startswith(
+                    (*_OWN_DIRECTORIES, GENERATED_PREFIX)):     # (a derivative of a derivative)
+                return origin
+            innermost = innermost or origin
+    return innermost
 
 
 def user_facing(function=None, *, keeps=(), calls=None, fast=None):

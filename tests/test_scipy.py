@@ -119,3 +119,25 @@ def test_distances_in_a_loss_and_another_metric_refused():
     st.check_grads(distances.pair_penalty, (X,), order=2)
     with pytest.raises(st.UnsupportedSyntaxError, match="euclidean"):
         st.grad(distances.city_blocks)(X)
+
+
+def test_private_methods_of_distributions_are_read_as_the_public_ones():
+    x = np.array([-0.7, 0.2, 1.1])
+    args = (x, 3.5, 2.5, 1.7)
+    st.check_grads(sp.private_methods, args, order=2, rtol=1e-4, atol=1e-6)
+    expected = st.grad(lambda_free_normal_logpdf)(x)
+    np.testing.assert_allclose(expected, -x)
+    model = sp.StudentT(4.0)
+    params, xs, y = R.standard_normal(3), R.standard_normal((6, 2)), R.standard_normal(6)
+    value, g = st.value_and_grad(model.loglike)(params, xs, y)
+    assert value == pytest.approx(model.loglike(params, xs, y), rel=1e-12)
+    st.check_grads(model.loglike, (params, xs, y), order=2, wrt=0, rtol=1e-4, atol=1e-6)
+    with pytest.raises(st.UnsupportedSyntaxError, match="with respect to df") as raised:
+        st.grad(sp.t_cdf_in_df, wrt=1)(x, 3.0)       # no closed form: refused at the user's line
+    assert raised.value.location.filename == sp.__file__
+    assert raised.value.location.lineno == sp.t_cdf_in_df.__code__.co_firstlineno + 1
+
+
+def lambda_free_normal_logpdf(x):
+    import scipy.stats as stats
+    return np.sum(stats.norm._logpdf(x))

@@ -9,6 +9,10 @@ loc, scale)``; a frozen distribution (``stats.norm(loc, scale).logpdf(x)``) is
 made while the function runs, so srctrans cannot see which rule it needs: pass
 the parameters to the method instead.
 
+Their private methods (``stats.t._logpdf(x, df)``, as a distribution subclass or a
+library's likelihood calls them) are differentiated as the public ones at ``loc`` 0 and
+``scale`` 1 (``runtime/scipy_stats_private.py``).
+
 What has no closed form is refused when it is asked for: the cdf and logcdf
 of t, beta and gamma in their shape parameters (``df``, ``a``, ``b``). A Poisson
 count ``k`` and ``loc`` are integers: they get no derivative.
@@ -19,6 +23,7 @@ import scipy.stats as stats
 
 from srctrans import runtime as rt
 from srctrans.runtime import scipy_stats as formulas
+from srctrans.runtime import scipy_stats_private
 from srctrans.rules.registry import REGISTRY
 
 vjp = REGISTRY.vjp
@@ -339,3 +344,9 @@ def dirichlet_pdf_jvp(dx, dalpha, ans, x, alpha):
 REGISTRY.differentiate_through_module(formulas)
 REGISTRY.nondifferentiable(formulas.no_derivative)          # raises
 REGISTRY.nondifferentiable(formulas._drops_last)            # a test of shapes
+
+
+# -- the private methods (stats.norm._logpdf(x)): as the public ones at loc 0 and scale 1,
+# through runtime/scipy_stats_private.py, whose source srctrans reads
+for _distribution, _method, _equivalent in scipy_stats_private.PRIVATE_METHODS:
+    REGISTRY.compute_as(getattr(getattr(stats, _distribution), "_" + _method), _equivalent)

@@ -142,6 +142,7 @@ REDUCTIONS = [
     "special.logsumexp({a}, b=1.5 + np.cos({a}), return_sign=True)[0]",
     "stats.multivariate_normal.logpdf({a}, np.zeros({a}.shape[-1]), W @ W.T + np.eye(len(W)))",
     "np.gradient({a}, axis=-1)", "np.gradient({a}, 0.5 + s, axis=0, edge_order=2)",
+    "stats.t._logpdf({a}, 3.0 + s)", "stats.norm._logcdf({a})",
 ]
 
 

@@ -117,3 +117,35 @@ def frozen(x, scale):
 
 def overwritten(a, b):
     return np.sum(sl.solve(a, b, overwrite_a=True))
+
+
+class StudentT:
+    """A model class whose likelihood calls the distributions' private methods, as a
+    subclass of scipy's or a statistics library's own code does."""
+
+    def __init__(self, df):
+        self.df = df
+
+    def loglike(self, params, x, y):
+        """Student-t regression log-likelihood with a standardised residual."""
+        scale = np.exp(params[-1])
+        z = (y - x @ params[:-1]) / scale
+        return np.sum(stats.t._logpdf(z, self.df)) - len(y) * np.log(scale)
+
+
+def private_methods(x, a, b, mu):
+    """Every private method srctrans reads as its public one, in the variable and shapes."""
+    u = 1.0 / (1.0 + np.exp(-x))                        # in (0, 1): beta's support
+    v = np.exp(x)                                       # positive: gamma's support
+    total = np.sum(stats.norm._logpdf(x) + stats.norm._pdf(x) + stats.norm._cdf(x)
+                   + stats.norm._logcdf(x))
+    total = total + np.sum(stats.t._logpdf(x, a) + stats.t._pdf(x, a) + stats.t._cdf(x, 3.0)
+                           + stats.t._logcdf(x, 3.0))
+    total = total + np.sum(stats.beta._logpdf(u, a, b) + stats.beta._pdf(u, a, b))
+    total = total + np.sum(stats.gamma._logpdf(v, a) + stats.gamma._pdf(v, a))
+    counts = np.array([0.0, 1.0, 3.0])
+    return total + np.sum(stats.poisson._logpmf(counts, mu) + stats.poisson._pmf(counts, mu))
+
+
+def t_cdf_in_df(x, df):
+    return np.sum(stats.t._cdf(x, df))

@@ -1,0 +1,103 @@
+"""The private methods of ``scipy.stats`` distributions (``stats.norm._logpdf(x)``), written as
+the public methods srctrans has rules for: srctrans reads this source for them.
+
+``srctrans/rules/scipy_stats.py`` registers each with ``REGISTRY.compute_as``: a call of
+``stats.t._logpdf(x, df)`` is differentiated as :func:`t_logpdf`, which calls
+``stats.t.logpdf(x, df)`` (``loc`` 0, ``scale`` 1). SciPy calls its private methods inside
+the support and for valid shape parameters, where the two agree; outside it the public
+method's value (``-inf``, ``nan``) is computed instead of whatever the private formula
+gives there. Imported only once ``scipy.stats`` is (it is an optional dependency).
+"""
+
+import scipy.stats as stats
+
+
+def norm_pdf(x):
+    return stats.norm.pdf(x)
+
+
+def norm_logpdf(x):
+    return stats.norm.logpdf(x)
+
+
+def norm_cdf(x):
+    return stats.norm.cdf(x)
+
+
+def norm_logcdf(x):
+    return stats.norm.logcdf(x)
+
+
+def t_pdf(x, df):
+    return stats.t.pdf(x, df)
+
+
+def t_logpdf(x, df):
+    return stats.t.logpdf(x, df)
+
+
+def t_cdf(x, df):
+    return stats.t.cdf(x, df)
+
+
+def t_logcdf(x, df):
+    return stats.t.logcdf(x, df)
+
+
+def beta_pdf(x, a, b):
+    return stats.beta.pdf(x, a, b)
+
+
+def beta_logpdf(x, a, b):
+    return stats.beta.logpdf(x, a, b)
+
+
+def beta_cdf(x, a, b):
+    return stats.beta.cdf(x, a, b)
+
+
+def beta_logcdf(x, a, b):
+    return stats.beta.logcdf(x, a, b)
+
+
+def gamma_pdf(x, a):
+    return stats.gamma.pdf(x, a)
+
+
+def gamma_logpdf(x, a):
+    return stats.gamma.logpdf(x, a)
+
+
+def gamma_cdf(x, a):
+    return stats.gamma.cdf(x, a)
+
+
+def gamma_logcdf(x, a):
+    return stats.gamma.logcdf(x, a)
+
+
+def poisson_pmf(k, mu):
+    return stats.poisson.pmf(k, mu)
+
+
+def poisson_logpmf(k, mu):
+    return stats.poisson.logpmf(k, mu)
+
+
+def poisson_cdf(k, mu):
+    return stats.poisson.cdf(k, mu)
+
+
+def poisson_logcdf(k, mu):
+    return stats.poisson.logcdf(k, mu)
+
+
+# (distribution, its private method's name, the function above), for the registry
+PRIVATE_METHODS = [
+    (distribution, method, globals()[f"{distribution}_{method}"])
+    for distribution, methods in [("norm", ("pdf", "logpdf", "cdf", "logcdf")),
+                                  ("t", ("pdf", "logpdf", "cdf", "logcdf")),
+                                  ("beta", ("pdf", "logpdf", "cdf", "logcdf")),
+                                  ("gamma", ("pdf", "logpdf", "cdf", "logcdf")),
+                                  ("poisson", ("pmf", "logpmf", "cdf", "logcdf"))]
+    for method in methods]
