@@ -28,7 +28,7 @@ Modules:
   higher       -- derivatives of these helpers, for derivatives of derivatives
   custom       -- gradient control: stop_gradient, stop_recording, grad_of,
                   custom_gradient functions, and checking user-written cotangents
-  refusals     -- the UnsupportedSyntaxError generated code raises for what a value reveals
+  refusals     -- the errors generated code raises (srctrans's classes, built-in ones when exported)
   foreign      -- arrays of other libraries (Dask, CuPy) kept in their library; the error
                   for derivatives that need NumPy arrays
   fastpath     -- shortcuts for hot loops (a reversed loop's saved values, all at once,

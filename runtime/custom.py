@@ -22,6 +22,7 @@ import numpy as np
 
 from .accumulate import zeros_like
 from .containers import is_container
+from .refusals import error
 
 
 _T = typing.TypeVar("_T")
@@ -114,11 +115,11 @@ def custom_gradient_of(function):
 def _checked_pair(custom, result):
     """``result`` checked to be the ``(y, backward)`` pair a custom-gradient function returns."""
     if not (isinstance(result, tuple) and len(result) == 2 and callable(result[1])):
-        from srctrans.errors import UsageError
-        raise UsageError(
-            f"{_name(custom)} is decorated with custom_gradient, so it must return "
-            f"(value, backward function), not {type(result).__name__}",
-            hint="end it with `return y, backward` where backward(dy) returns the input gradients")
+        raise error("UsageError",
+                    f"{_name(custom)} is decorated with custom_gradient, so it must return "
+                    f"(value, backward function), not {type(result).__name__}",
+                    "end it with `return y, backward` where backward(dy) returns the input "
+                    "gradients")
     return result
 
 
@@ -174,6 +175,5 @@ def _name(obj):
 
 
 def _fail(message):
-    from srctrans.errors import ShapeError
-    raise ShapeError(message, hint="return one cotangent per positional argument, "
-                                   "each shaped like its argument (None for no derivative)")
+    raise error("ShapeError", message, "return one cotangent per positional argument, each "
+                "shaped like its argument (None for no derivative)")

@@ -17,6 +17,8 @@ computation of all the data.
 
 import numpy as np
 
+from .refusals import error
+
 
 def is_foreign(value):
     """True for an array of another library: not a NumPy array, but NumPy dispatches to it."""
@@ -109,8 +111,4 @@ def numpy_only(function, *values):
 def refuse_array(message, hint):
     """Raise srctrans's ``UnsupportedArrayError`` (a ``NotImplementedError`` in a module
     ``st.export`` wrote, which runs without srctrans)."""
-    try:
-        from srctrans.errors import UnsupportedArrayError
-    except ImportError:
-        raise NotImplementedError(f"{message}; {hint}") from None
-    raise UnsupportedArrayError(message, hint=hint)
+    raise error("UnsupportedArrayError", message, hint)

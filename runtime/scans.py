@@ -14,6 +14,7 @@ import numpy as np
 
 from .broadcast import float_dtype as _float_dtype
 from .foreign import as_array, numpy_only
+from .refusals import error
 
 
 def cumsum_grad(g, a, axis=None):
@@ -189,7 +190,5 @@ def pad_tangent(t, pad_width, mode="constant"):
 def _check_pad_mode(mode):
     """np.pad's other modes compute their border (a maximum, a mean): no rule here."""
     if mode not in PAD_MODES:
-        from srctrans.errors import UnsupportedSyntaxError
-        raise UnsupportedSyntaxError(
-            f"np.pad with mode={mode!r} has no derivative rule",
-            hint=f"use one of the modes {', '.join(PAD_MODES)}")
+        raise error("UnsupportedSyntaxError", f"np.pad with mode={mode!r} has no derivative rule",
+                    f"use one of the modes {', '.join(PAD_MODES)}")

@@ -16,6 +16,7 @@ from .broadcast import unbroadcast
 from .containers import is_container, leaves, map_leaves
 from .foreign import as_array, is_foreign, ones_for
 from .complex_numbers import is_complex_value
+from .refusals import error
 
 
 def seed_cotangent(out, output_gradients):
@@ -93,13 +94,12 @@ def split_aux_pair(value):
 
 def aux_pair_error(value):
     """The ``UsageError`` for a has-aux function that returned ``value``, not a pair."""
-    from srctrans.errors import UsageError
     what = f"a tuple of length {len(value)}" if isinstance(value, tuple) else \
         "None" if value is None else _with_article(type(value).__name__)
-    error = UsageError(f"with has_aux=True the function must return a pair (output, aux), "
-                       f"but it returned {what}", hint="return (output, aux)")
-    error.about_output = True               # located at the user's return
-    return error
+    made = error("UsageError", f"with has_aux=True the function must return a pair (output, "
+                 f"aux), but it returned {what}", "return (output, aux)")
+    made.about_output = True                # located at the user's return
+    return made
 
 
 def conform_gradient(g, x):
@@ -149,17 +149,15 @@ def conform_gradient(g, x):
 
 
 def _seed_each(outs, output_gradients, given):
-    from srctrans.errors import ShapeError
     if output_gradients is None:
         output_gradients = (None,) * len(outs)
     elif not isinstance(output_gradients, (tuple, list)):
-        raise ShapeError(f"the function returns {len(outs)} outputs, so "
-                         f"output_gradients must be a tuple or list of "
-                         f"{len(outs)} cotangents, not "
-                         f"{type(output_gradients).__name__}")
+        raise error("ShapeError", f"the function returns {len(outs)} outputs, so "
+                    f"output_gradients must be a tuple or list of {len(outs)} cotangents, not "
+                    f"{type(output_gradients).__name__}")
     if len(output_gradients) != len(outs):
-        raise ShapeError(f"output_gradients has {len(output_gradients)} entries "
-                         f"but the function returns {len(outs)} outputs")
+        raise error("ShapeError", f"output_gradients has {len(output_gradients)} entries "
+                    f"but the function returns {len(outs)} outputs")
     return tuple(_seed(out, cotangent, given, True) if is_container(out)    # a list output: a list
                  else _seed_one(out, cotangent, f"output_gradients[{i}]", True, given)
                  for i, (out, cotangent) in enumerate(zip(outs, output_gradients)))
@@ -169,11 +167,10 @@ def _seed_one(out, cotangent, name, within=False, given=False):
     if within and given and (out is None or isinstance(out, (str, bytes)) or is_integer(out)):
         if cotangent is None or not np.any(as_array(cotangent)):
             return None                 # an entry without a derivative, none asked of it
-        from srctrans.errors import NonDifferentiableError
-        raise NonDifferentiableError(
-            f"{name} gives a nonzero cotangent to an entry of the output that has no "
-            f"derivative ({_with_article(type(out).__name__)})",
-            hint="give such entries None (or zeros) as their cotangent")
+        raise error("NonDifferentiableError",
+                    f"{name} gives a nonzero cotangent to an entry of the output that has no "
+                    f"derivative ({_with_article(type(out).__name__)})",
+                    "give such entries None (or zeros) as their cotangent")
     check_output(out, within)
     if cotangent is None:
         return _ones_like(out)
@@ -182,9 +179,8 @@ def _seed_one(out, cotangent, name, within=False, given=False):
         cotangent = np.real(cotangent)       # a real output's cotangent is real (docs/complex.md)
     cotangent = as_array(cotangent, dtype=dtype)
     if not _same_shape(cotangent.shape, np.shape(out)):
-        from srctrans.errors import ShapeError
-        raise ShapeError(f"{name} has shape {cotangent.shape} but the output "
-                         f"has shape {np.shape(out)}")
+        raise error("ShapeError", f"{name} has shape {cotangent.shape} but the output "
+                    f"has shape {np.shape(out)}")
     return cotangent
 
 
@@ -214,15 +210,14 @@ def check_output(out, within=False):
     The error's ``about_output`` is True, and its ``output_type`` says what was found: the
     entry points name the line of the user's ``return`` (``srctrans.outputs``)."""
     if out is None or isinstance(out, (str, bytes)) or is_integer(out):
-        from srctrans.errors import NonDifferentiableError
         kind = (f"an array of {out.dtype}" if hasattr(out, "dtype") and np.ndim(out)
                 else "None" if out is None else _with_article(type(out).__name__))
         kind = f"a container holding {kind}" if within else kind
-        error = NonDifferentiableError(f"the function's output is {kind}, which has no derivative",
-                                       hint=OUTPUT_HINT)
-        error.about_output = True
-        error.output_type = kind
-        raise error
+        made = error("NonDifferentiableError",
+                     f"the function's output is {kind}, which has no derivative", OUTPUT_HINT)
+        made.about_output = True
+        made.output_type = kind
+        raise made
 
 
 def check_outputs(out):
@@ -274,9 +269,8 @@ def _to_shape(g, x):
     try:
         return unbroadcast(g, x if hasattr(x, "shape") else np.asarray(x))   # x: a number
     except ValueError:
-        from srctrans.errors import ShapeError
-        raise ShapeError(f"the gradient has shape {np.shape(g)} but the input "
-                         f"has shape {shape}") from None
+        raise error("ShapeError", f"the gradient has shape {np.shape(g)} but the input "
+                    f"has shape {shape}") from None
 
 
 def is_float(value):

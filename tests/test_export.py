@@ -256,3 +256,48 @@ def test_a_function_imported_under_another_name_is_bound(tmp_path):
     got = run_exported(tmp_path, path, "renamed_import_grad", x,
                        path_entry=str(Path(__file__).parent))
     assert_tree_close(got, st.grad(exportable.renamed_import)(x))
+
+
+@pytest.mark.parametrize("fn", [exportable.output_array, exportable.output_float,
+                                exportable.output_tuple, exportable.output_dict,
+                                exportable.output_dataclass], ids=lambda f: f.__name__)
+def test_every_kind_of_output_exports_and_runs_without_srctrans(fn, tmp_path):
+    """The gradient (of the output's sum), the forward pass and the JVP of a function returning
+    an array, a float, a tuple, a dict and a dataclass run where only NumPy is installed."""
+    x = np.random.default_rng(4).normal(size=3)
+    path = tmp_path / f"{fn.__name__}_grad.py"
+    st.export(fn, path)
+    path_entry = str(Path(exportable.__file__).parents[1])
+    name = fn.__name__
+    got = run_exported(tmp_path, path, f"{name}_grad", x, path_entry=path_entry)
+    assert_tree_close(got, st.grad(fn)(x))
+    out, _ = run_exported(tmp_path, path, f"{name}_fwd", x, path_entry=path_entry)
+    assert_tree_close(out, fn(x))
+    forward = tmp_path / f"{fn.__name__}_jvp.py"
+    st.export(fn, forward, mode="forward")
+    out, tangent = run_exported(tmp_path, forward, f"{name}_jvp", x, dx=np.ones(3),
+                                path_entry=path_entry)
+    assert_tree_close(tangent, st.jvp(fn, (x,), (np.ones(3),))[1])
+
+
+def test_an_exported_error_is_a_built_in_exception_without_srctrans(tmp_path):
+    """An output without a derivative raises Python's own exception where srctrans is absent."""
+    path = tmp_path / "output_tuple_grad.py"
+    st.export(exportable.output_tuple, path)
+    runner = tmp_path / "runner.py"
+    runner.write_text(textwrap.dedent(f"""
+        import importlib.util, sys
+        sys.modules["srctrans"] = None
+        spec = importlib.util.spec_from_file_location("exported", {str(path)!r})
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        import numpy as np
+        try:
+            module.rt.seed_sum((1.0, "label"))
+        except TypeError as error:
+            print("TypeError:", error)
+    """))
+    done = subprocess.run([sys.executable, str(runner)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("TypeError: the function's output is a container holding a str")

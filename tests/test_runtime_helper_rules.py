@@ -1,4 +1,5 @@
-"""The derivative rules of the runtime helpers (srctrans/rules/runtime_helpers.py).
+"""The derivative rules of the runtime helpers (srctrans/rules/runtime_helpers.py and
+container_helpers.py).
 
 Generated code calls the runtime, so derivatives of derivatives differentiate
 those calls. Each rule is checked here by calling its templates directly as
@@ -35,7 +36,9 @@ from srctrans import runtime as rt
 import srctrans as st
 from srctrans.runtime.containers import is_container, leaves, map_leaves
 from srctrans.rules import REGISTRY
-from srctrans.rules import runtime_helpers
+from srctrans.rules import container_helpers, runtime_helpers
+
+HELPER_RULE_FILES = {runtime_helpers.__name__, container_helpers.__name__}
 from srctrans.rules.registry import JvpTemplate, Template
 
 STEP = 1e-6
@@ -1054,14 +1057,14 @@ def test_every_rule_is_checked_against_finite_differences():
     tested = {case.helper for case in CASES}
     for name, helper in _exports().items():
         rule = REGISTRY.lookup(helper)
-        if rule is not None and rule.vjp is not None and rule.vjp.__module__ == runtime_helpers.__name__:
+        if rule is not None and rule.vjp is not None and rule.vjp.__module__ in HELPER_RULE_FILES:
             assert helper in tested, f"rt.{name} has rules but no row in CASES"
 
 
 def test_templates_parse():
     for helper in _exports().values():
         rule = REGISTRY.lookup(helper)
-        if rule is not None and rule.vjp is not None and rule.vjp.__module__ == runtime_helpers.__name__:
+        if rule is not None and rule.vjp is not None and rule.vjp.__module__ in HELPER_RULE_FILES:
             assert rule.template is not None
             assert rule.jvp is None or rule.jvp_template is not None
 

@@ -9,7 +9,7 @@ from srctrans.rules.registry import REGISTRY
 
 # Each module registers its rules into REGISTRY when imported.
 from srctrans.rules import elementwise, reductions, linalg, shapes, constants, builtins, runtime_helpers  # noqa: E402,F401
-from srctrans.rules import complex_numbers, fourier  # noqa: E402,F401
+from srctrans.rules import complex_numbers, fourier, container_helpers  # noqa: E402,F401
 from srctrans.rules.operators import operator_primal  # noqa: E402,F401
 # SciPy's rules load when a SciPy function is first looked up (SciPy is optional)
 REGISTRY.load_on_demand("scipy.special", "srctrans.rules.scipy_special")

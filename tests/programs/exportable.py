@@ -107,3 +107,25 @@ def float32_constant(x):
 
 def renamed_import(x):
     return np.sum(sq(x))
+
+
+# -- one function per kind of output, for exports run without srctrans ------------------
+
+def output_array(x):
+    return np.tanh(x) * x
+
+
+def output_float(x):
+    return float(np.sum(x * x))
+
+
+def output_tuple(x):
+    return np.sum(np.sin(x)), x * 2.0
+
+
+def output_dict(x):
+    return {"energy": np.sum(x ** 2), "direction": np.cos(x)}
+
+
+def output_dataclass(x):
+    return Params(np.exp(x), np.sum(x))
