@@ -73,7 +73,7 @@ from .accumulate import (
     add, zeros_like, spread_grads, choice_grads, sum_tangents, choice_tangent)
 from .containers import (
     saved_entry, restored_entry, entry_cotangent, without_entry, keys_of, has_key, sort_order,
-    best_index, sequence_length)
+    best_index, sequence_length, record, record_fields, record_fields_transpose)
 from .reshaping import (
     identity, copied, getitem_grad, getattr_grad, sequence_grad, sequence_grad_transpose,
     last_and_rest, pushed, pushed_many, pushed_many_transpose, transpose_grad, reshape_like,

@@ -188,3 +188,30 @@ def best_index(items, key, largest):
     """The position of the item ``max(items, key=key)`` (``largest``) or ``min`` returns:
     the first of the best, as Python's."""
     return (max if largest else min)(range(len(items)), key=lambda i: key(items[i]))
+
+
+def record(kind, values):
+    """``kind(*values)``: a dataclass or named tuple the differentiated function makes, its
+    fields in order (srctrans writes ``Params(w, b=x)`` as ``rt.record(Params, [w, x])``)."""
+    return kind(*values)
+
+
+def record_fields(g, like):
+    """The cotangents of the fields of ``like`` (a record :func:`record` made) held by its
+    cotangent ``g`` (one of its kind, a dict of some fields, or None): a list, in field
+    order, zeros for a field without one."""
+    from .accumulate import zeros_like
+    if g is None:
+        found = {}
+    elif isinstance(g, dict):
+        found = g
+    else:
+        found = dict(entries_like(g, like))
+    return [zeros_like(value) if found.get(name) is None else found[name]
+            for name, value in entries(like)]
+
+
+def record_fields_transpose(c, like):
+    """The transpose of ``g -> record_fields(g, like)``: the cotangents ``c`` (a list, in
+    field order) as one of ``like``'s kind."""
+    return rebuild(like, list(zip([name for name, _ in entries(like)], c)))

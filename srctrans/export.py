@@ -28,6 +28,7 @@ from srctrans import cache
 from srctrans import runtime
 from srctrans.emit.compile import is_generated
 from srctrans.emit.standalone import runtime_section
+from srctrans.places import is_installed_file
 from srctrans.errors import UsageError
 from srctrans.reporting import definition, user_facing
 from srctrans.hints import Function, Mode, Wrt
@@ -219,6 +220,13 @@ class _Globals:
         if getattr(runtime, name, None) is value and callable(value):
             self.runtime_helpers.add(name)     # a helper's derivative reads another helper
             return
+        library = _library_import(value)
+        if library is not None:                # `dataclass` for a copied class: imported
+            module, qualname = library
+            self.imports.append(f"from {module} import {qualname}"
+                                + (f" as {name}" if name != qualname else ""))
+            self._bound[name] = value
+            return
         if isinstance(value, (types.FunctionType, type)) and not is_generated(value) \
                 and value.__module__.split(".")[0] != "srctrans":
             self._copy_source(name, value, where)
@@ -242,6 +250,21 @@ class _Globals:
         for read in sorted(_free_names(text) - _top_level_names(text)):
             self.resolve(read, namespace, inner)
         self.definitions.append(text.rstrip("\n"))
+
+
+def _library_import(value):
+    """``(module, name)`` to import ``value`` from, for a function or class of the standard
+    library or an installed package (not srctrans) that its module binds by its name;
+    else None."""
+    module = sys.modules.get(getattr(value, "__module__", None) or "")
+    qualname = getattr(value, "__qualname__", "")
+    if module is None or "." in qualname or getattr(module, qualname, None) is not value \
+            or module.__name__.split(".")[0] in ("srctrans", "__main__"):
+        return None
+    path = getattr(module, "__file__", None)
+    if path is not None and not is_installed_file(path):
+        return None                            # the user's own module: its source is copied
+    return module.__name__, qualname
 
 
 def _same_constant(a, b):

@@ -52,10 +52,22 @@ class _Module:
                     self.defines[target] = statement
 
     def segment(self, statement):
-        """The statement's text as written (decorators, comments inside it and all)."""
+        """The statement's text as written (decorators, comments inside it and all), but its
+        relative imports inside functions (``from .accumulate import zeros_like``, written
+        there against a circular import): what they bind is defined beside it."""
         first = min([statement.lineno] + [d.lineno for d in getattr(statement, "decorator_list", [])])
         lines = self.text.splitlines()[first - 1:statement.end_lineno]
+        for inner in inner_relative_imports(statement):
+            for lineno in range(inner.lineno, inner.end_lineno + 1):
+                line = lines[lineno - first]
+                lines[lineno - first] = line[:len(line) - len(line.lstrip())] + "pass"
         return textwrap.dedent("\n".join(lines))
+
+
+def inner_relative_imports(statement):
+    """The ``from .m import n`` statements inside ``statement`` (a function or class)."""
+    return [node for node in ast.walk(statement) if node is not statement
+            and isinstance(node, ast.ImportFrom) and node.level == 1]
 
 
 def _module_path(name):
@@ -126,6 +138,12 @@ def runtime_section(helpers, alias="rt"):
         seen.add(key)
         for bound in _bound_names(statement):
             claim(bound, key)
+        for inner in inner_relative_imports(statement):
+            for alias in inner.names:
+                if alias.asname not in (None, alias.name):
+                    raise UsageError(f"cannot export: runtime/{module}.py imports "
+                                     f"{alias.name} as {alias.asname} inside {name}")
+                need(inner.module, alias.name)
         for read in sorted(_read_names(statement) - {name}):
             need(module, read)
         order.append(table.segment(statement))

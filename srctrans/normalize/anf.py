@@ -43,6 +43,7 @@ from srctrans.nodes import clone, load, resolved_runtime_call, store
 from srctrans.normalize.dispatch import bound_name, is_call_through_value, switch, user_method_of
 from srctrans.normalize.desugar import is_range as _is_range, to_index_loop
 from srctrans.normalize.fence import with_block_kind
+from srctrans.normalize.records import record_fields
 from srctrans.rules.constants import casts_to_integers
 from srctrans.rules.registry import REGISTRY
 from srctrans.treewalk import walk
@@ -417,6 +418,9 @@ class _Normalizer:
                 return self._sorted_call(call, out)
             if (callee is max or callee is min) and any(k.arg == "key" for k in call.keywords):
                 return self._keyed_extremum(call, out, callee is max)
+            fields = record_fields(callee, call)
+            if fields is not None:                   # Params(w, b=x): rt.record(Params, [w, x])
+                return self._runtime_call("record", [func, gast.List(fields, gast.Load())])
             if callee is getattr and len(call.args) == 2 and not call.keywords and isinstance(
                     call.args[1], gast.Constant) and isinstance(call.args[1].value, str) \
                     and call.args[1].value.isidentifier():

@@ -296,3 +296,25 @@ def restored_entry_jvp(dmapping, dold, ans, mapping, key, old):
 
 linear(rt.entry_cotangent, rt.entry_cotangent_transpose, rt.without_entry,
        rt.without_entry_transpose, rt.saved_entry)
+
+
+# A dataclass or named tuple made inside the function: its cotangent's fields are the
+# values' cotangents; its tangent is one of its kind made of the values' tangents.
+@vjp(rt.record)
+def record(g, ans, kind, values):
+    return None, rt.record_fields(g, ans)
+
+@jvp(rt.record)
+def record_jvp(dvalues, ans, kind, values):
+    return rt.record(kind, dvalues)
+
+@vjp(rt.record_fields)
+def record_fields(g, ans, v, like):
+    return rt.record_fields_transpose(g, like)
+
+@vjp(rt.record_fields_transpose)
+def record_fields_transpose(g, ans, c, like):
+    return rt.record_fields(g, like)
+
+linear(rt.record_fields, rt.record_fields_transpose)
+

@@ -36,6 +36,9 @@ import textwrap
 import numpy as np
 
 HELPERS = '''\
+import collections
+import dataclasses
+
 import numpy as np
 import scipy.linalg as sl
 import scipy.signal as signal
@@ -92,6 +95,16 @@ class Stack:
 
 
 MODEL = Stack([Affine(0.8, 0.1), Affine(1.3, -0.2)])
+
+
+@dataclasses.dataclass
+class Pair:
+    first: object
+    second: object
+    weight: float = 0.5
+
+
+Carry = collections.namedtuple("Carry", ["h", "c"])
 '''
 
 # the shapes of x (main), y (broadcasts against x), a scalar s, and W (matmul on x's last axis);
@@ -393,8 +406,15 @@ class _Builder:
         a = self._pick()
         b = self._compatible(a)
         t, parts = self._fresh(), self._fresh()
-        choice = self.rng.randrange(21)
-        if choice == 20:             # a dict copied with keys added, as a statement
+        choice = self.rng.randrange(23)
+        if choice == 22:             # a named tuple carried through a loop
+            lines = [f"{parts} = Carry({a}, np.sin({b}))", "for _ in range(2):",
+                     f"    {parts} = Carry(np.tanh({parts}.h) * {parts}.c, {parts}.c * 0.5)",
+                     f"{t} = {parts}.h + {parts}[1]"]
+        elif choice == 21:           # a dataclass made inside, keyword and default fields
+            lines = [f"{parts} = Pair({a}, second=np.cos({b}))",
+                     f"{t} = {parts}.first * {parts}.weight + {parts}.second"]
+        elif choice == 20:             # a dict copied with keys added, as a statement
             other = self._fresh()
             lines = [f"{parts} = {{'p': {a}, 'name': 'layer'}}",
                      f"{other} = dict({parts}, q={parts}['p'] * {b}, r=2.0)",
