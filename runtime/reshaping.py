@@ -29,8 +29,11 @@ def getitem_grad(g, x, index):
     Integer-array indices may repeat a position; their cotangents add up.
     For a container ``x`` (tuple, list, dict) the cotangent is a container of
     the same kind with ``g`` at ``index`` and zeros elsewhere; for a slice of a
-    list or tuple, ``g`` holds the cotangents of the entries it selected.
+    list or tuple, ``g`` holds the cotangents of the entries it selected. A ``range``
+    (a loop's, read back by a derivative of a derivative) holds ints: no cotangent.
     """
+    if isinstance(x, range):
+        return None
     if is_container(x):
         if isinstance(x, (tuple, list)) and isinstance(index, slice):   # x[1:]: g is a list
             placed = dict(zip(range(len(x))[index], g))

@@ -53,8 +53,9 @@ def for_user(error, called=None, args=(), kwargs=None):
         return _reported(error, [f for f in frames if not _is_own(f)])
     origin = _origin(frames)                      # raised while generated code ran: its user line
     if isinstance(error, SrcTransError):
-        if error.location is None and origin is not None:
-            error.location = Location(origin.filename, origin.lineno, origin.function)
+        if error.location is None and (origin is not None or _raised_in_generated(frames)):
+            error.location = definition(called) if origin is None else Location(
+                origin.filename, origin.lineno, origin.function)
             error.args = (error._render(),)
         return _reported(error, [f for f in frames if _is_user(f)])
     if isinstance(error, TypeError) and called is not None and not _fits(called, args,
@@ -171,20 +172,22 @@ def _is_library(tb):
     return "site-packages" in name or "dist-packages" in name or name.startswith("<frozen")
 
 
+def _raised_in_generated(frames):
+    return any(_is_generated(tb) for tb in frames)
+
+
 def _origin(frames):
     """The user's line behind the innermost generated frame that stands for the user's code,
     or None: a derivative srctrans generated of its own runtime (``np.gradient``'s, a
     decomposition's at second order) or of a derivative (at second order) stands for the
     user's line that called it."""
-    innermost = None
     for tb in reversed(frames):
         if _is_generated(tb):
             origin = generated_origin(_filename(tb), tb.tb_lineno)
             if origin is None or not str(origin.filename).startswith(
                     (*_OWN_DIRECTORIES, GENERATED_PREFIX)):     # (a derivative of a derivative)
                 return origin
-            innermost = innermost or origin
-    return innermost
+    return None
 
 
 def user_facing(function=None, *, keeps=(), calls=None, fast=None):

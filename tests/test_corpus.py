@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import srctrans as st
-from corpus import models
+from corpus import estimators, models
 
 R = np.random.default_rng(30)
 
@@ -165,9 +165,84 @@ def kernel_ridge():
             models.kernel_ridge_loss_hand(alpha, X, Z, y, 0.7, 0.1))
 
 
+def huber():
+    X, w = R.standard_normal((12, 3)), R.standard_normal(3)
+    y = X @ w + R.standard_normal(12) * 2.0
+    r = X @ w - y
+    while np.any(np.abs(np.abs(r) - 1.2) < 1e-3):              # away from the kinks
+        y = y + 0.01
+        r = X @ w - y
+    return estimators.huber_loss, (w, X, y, 1.2), 0, estimators.huber_loss_hand(w, X, y, 1.2)
+
+
+def gaussian_process():
+    gp = estimators.GaussianProcess(R.standard_normal((6, 2)), R.standard_normal(6))
+    theta = np.array([0.1, -0.2, -1.0])
+    return gp.nll, (theta,), 0, gp.nll_hand(theta)
+
+
+def conv1d():
+    args = (R.standard_normal((2, 3, 7)), R.standard_normal((2, 3, 3)), R.standard_normal(2),
+            R.standard_normal((2, 2, 3)))
+    return estimators.conv1d_loss, args, (0, 1, 2), estimators.conv1d_loss_hand(*args)
+
+
+def layernorm():
+    args = (R.standard_normal((4, 5)), R.standard_normal(5), R.standard_normal(5), {"eps": 1e-5},
+            R.standard_normal((4, 5)))
+    return estimators.layernorm_loss, args, (0, 1, 2), estimators.layernorm_loss_hand(*args)
+
+
+def attention():
+    layer = estimators.Attention()
+    args = (R.standard_normal((3, 2)), R.standard_normal((3, 2)), R.standard_normal((3, 2)),
+            R.standard_normal((4, 3)), R.standard_normal((4, 2)))
+    return layer.loss, args, (0, 1, 2), layer.loss_hand(*args)
+
+
+def gru():
+    args = (R.standard_normal((4, 3)), R.standard_normal(2) * 0.5, R.standard_normal((3, 2)),
+            R.standard_normal((2, 2)), R.standard_normal((3, 2)), R.standard_normal((2, 2)))
+    return estimators.gru_loss, args, (0, 1, 2, 3, 4, 5), estimators.gru_loss_hand(*args)
+
+
+def total_variation():
+    f = np.sin(np.linspace(0, 3, 9)) + R.standard_normal(9) * 0.1
+    u = f + R.standard_normal(9) * 0.05
+    return estimators.tv_energy, (u, f, 0.3), 0, estimators.tv_energy_hand(u, f, 0.3)
+
+
+def skipgram():
+    emb = {"in": R.standard_normal((6, 3)) * 0.5, "out": R.standard_normal((6, 3)) * 0.5}
+    return (estimators.skipgram_loss, (emb, 2, 4, [0, 5, 1]), 0,
+            estimators.skipgram_loss_hand(emb, 2, 4, [0, 5, 1]))
+
+
+def factorisation():
+    U, V = R.standard_normal((4, 2)), R.standard_normal((5, 2))
+    ratings = [(0, 1, 4.0), (2, 3, 1.0), (0, 4, 3.5), (3, 1, 2.0), (1, 0, 5.0)]
+    return (estimators.mf_loss, (U, V, ratings, 0.05), (0, 1),
+            estimators.mf_loss_hand(U, V, ratings, 0.05))
+
+
+def t_regression():
+    exog = R.standard_normal((10, 2))
+    model = estimators.TRegression(exog @ np.array([0.5, -1.0]) + R.standard_t(5, 10), exog)
+    params = np.array([0.4, -0.8, 0.1])
+    return model.loglike, (params,), 0, model.score(params)
+
+
+def gaussian_kl():
+    q = {"mu": R.standard_normal(3), "log_sigma": R.standard_normal(3) * 0.3}
+    p = {"mu": R.standard_normal(3), "log_sigma": R.standard_normal(3) * 0.3}
+    return estimators.gaussian_kl, (q, p), 0, estimators.gaussian_kl_hand(q, p)
+
+
 CASES = [logistic, two_layer, textbook_network, rnn_layer, char_rnn, batchnorm, poisson, tsne,
          softmax_shifted, softmax_probs, softmax_logaddexp, rosenbrock, normal_likelihood, vae,
-         damped_clipped, per_example, lstm_layer, gmm, kernel_ridge]
+         damped_clipped, per_example, lstm_layer, gmm, kernel_ridge, huber, gaussian_process,
+         conv1d, layernorm, attention, gru, total_variation, skipgram, factorisation,
+         t_regression, gaussian_kl]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.__name__ for c in CASES])
