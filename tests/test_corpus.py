@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import srctrans as st
-from corpus import estimators, models
+from corpus import applied, estimators, models
 
 R = np.random.default_rng(30)
 
@@ -238,11 +238,73 @@ def gaussian_kl():
     return estimators.gaussian_kl, (q, p), 0, estimators.gaussian_kl_hand(q, p)
 
 
+def glm():
+    X, exposure = R.standard_normal((10, 3)) * 0.5, R.uniform(0.5, 2.0, 10)
+    y, params = R.poisson(2.0, 10).astype(float), R.standard_normal(3) * 0.3
+    return (applied.glm_loglike, (params, X, y, exposure), 0,
+            applied.glm_loglike_hand(params, X, y, exposure))
+
+
+def ridge_copied_params():
+    p = {"w": R.standard_normal(3), "scale": 1.3, "b": 0.2, "name": "ridge"}
+    X, y = R.standard_normal((7, 3)), R.standard_normal(7)
+    return applied.ridge_loss, (p, X, y), 0, applied.ridge_loss_hand(p, X, y)
+
+
+def multinomial():
+    W, X, labels = R.standard_normal((3, 4)), R.standard_normal((8, 3)), R.integers(0, 4, 8)
+    return (applied.multinomial_nll, (W, X, labels), 0,
+            applied.multinomial_nll_hand(W, X, labels))
+
+
+def cosine():
+    A, B = R.standard_normal((5, 3)), R.standard_normal((5, 3))
+    return applied.cosine_loss, (A, B), 0, applied.cosine_loss_hand(A, B)
+
+
+def smoothing():
+    y = np.cumsum(R.standard_normal(12))
+    return applied.smoothing_sse, (0.4, y), 0, applied.smoothing_sse_hand(0.4, y)
+
+
+def black_scholes():
+    S, sigma = R.uniform(80, 120, 4), R.uniform(0.1, 0.4, 4)
+    return (applied.call_prices, (S, sigma, 100.0, 0.5, 0.02), (0, 1),
+            applied.call_prices_hand(S, sigma, 100.0, 0.5, 0.02))
+
+
+def logistic_growth():
+    data = 1.0 / (1.0 + 9.0 * np.exp(-0.8 * np.arange(10) * 0.1 * 5)) + R.normal(0, 0.01, 10)
+    params = np.array([0.9, 1.1])
+    return (applied.growth_misfit, (params, data, 0.5), 0,
+            applied.growth_misfit_hand(params, data, 0.5))
+
+
+def lennard_jones():
+    positions = np.array([[0.0, 0.0, 0.0], [1.1, 0.1, 0.0], [0.2, 1.2, 0.1], [1.0, 1.0, 0.9]])
+    positions = positions + R.normal(0, 0.02, positions.shape)
+    return applied.lj_energy, (positions,), 0, applied.lj_energy_hand(positions)
+
+
+def hyperparameter():
+    X, y = R.standard_normal((12, 3)), R.standard_normal(12)
+    Xv, yv = R.standard_normal((6, 3)), R.standard_normal(6)
+    return (applied.validation_loss, (-0.5, X, y, Xv, yv), 0,
+            applied.validation_loss_hand(-0.5, X, y, Xv, yv))
+
+
+def temperature():
+    logits, labels = R.standard_normal((9, 4)) * 2.0, R.integers(0, 4, 9)
+    return (applied.temperature_nll, (0.3, logits, labels), 0,
+            applied.temperature_nll_hand(0.3, logits, labels))
+
+
 CASES = [logistic, two_layer, textbook_network, rnn_layer, char_rnn, batchnorm, poisson, tsne,
          softmax_shifted, softmax_probs, softmax_logaddexp, rosenbrock, normal_likelihood, vae,
          damped_clipped, per_example, lstm_layer, gmm, kernel_ridge, huber, gaussian_process,
          conv1d, layernorm, attention, gru, total_variation, skipgram, factorisation,
-         t_regression, gaussian_kl]
+         t_regression, gaussian_kl, glm, ridge_copied_params, multinomial, cosine, smoothing,
+         black_scholes, logistic_growth, lennard_jones, hyperparameter, temperature]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.__name__ for c in CASES])

@@ -526,7 +526,20 @@ class _Builder:
         if not arrays:
             return self._for()
         a, acc = self.rng.choice(arrays), self._fresh()
-        if self.rng.random() < 0.5:
+        kind = self.rng.random()
+        if kind < 0.2:        # a recurrence filling a preallocated array (smoothing, RNNs)
+            lines = [f"{acc} = np.zeros_like({a})", f"{acc}[0] = {a}[0]",
+                     f"for t in range(1, len({a})):",
+                     f"    {acc}[t] = 0.3 * {a}[t] + 0.7 * np.tanh({acc}[t - 1])"]
+        elif kind < 0.35:     # a loop over pairs of rows (pairwise energies)
+            lines = [f"{acc} = 0.0", f"for i in range(len({a})):",
+                     f"    for j in range(i + 1, len({a})):",
+                     f"        {acc} = {acc} + np.sum(np.sin({a}[i] - {a}[j]) ** 2)"]
+        elif kind < 0.45:     # a loop over (index, index, value) triples
+            lines = [f"{acc} = 0.0",
+                     f"for i, j, r in [(0, 1, 0.5), (1, 0, -1.0), (0, 0, 2.0)]:",
+                     f"    {acc} = {acc} + (r - np.sum({a}[i] * {a}[j])) ** 2"]
+        elif kind < 0.7:
             lines = [f"{acc} = 0.0", f"for row in {a}:", f"    {acc} = {acc} + np.sum(row * row)"]
         else:
             lines = [f"{acc} = 0.0", f"for i, row in enumerate({a}):",
