@@ -236,3 +236,24 @@ def test_a_dict_copied_with_keys_added():
     np.testing.assert_allclose(dx, 2 * p["w"])
     assert set(p) == {"w", "name"}                   # the caller's dict is unchanged
     st.check_grads(statements.parameters_updated, (p, x), order=2)
+
+
+@pytest.mark.parametrize("fn, args", [
+    ("gradient_penalty", (np.array([0.3, -0.5, 0.9]),)),
+    ("two_arguments", (np.array([0.3, -0.5, 0.9]), 1.3)),
+    ("directional", (np.array([0.3, -0.5, 0.9]),)),
+])
+def test_a_closure_passed_to_st_grad_or_st_jvp_inside(fn, args):
+    """Nested derivatives of closures, as autograd and JAX users write them: to second order."""
+    from programs import closures
+    st.check_grads(getattr(closures, fn), args, order=2)
+
+
+def test_the_nested_derivative_of_a_closure_matches_the_one_written_out():
+    from programs import closures
+    x = np.array([0.3, -0.5, 0.9])
+    np.testing.assert_allclose(st.grad(closures.gradient_penalty)(x),
+                               st.grad(closures.gradient_penalty_by_hand)(x), rtol=1e-12)
+    with pytest.raises(st.UnsupportedSyntaxError, match="with defaults") as raised:
+        st.grad(closures.with_defaults)(x)
+    assert raised.value.location.lineno == closures.with_defaults.__code__.co_firstlineno + 3

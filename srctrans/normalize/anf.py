@@ -40,7 +40,9 @@ from srctrans.interface import API
 from srctrans.naming import RUNTIME_ALIAS, operator_name
 from srctrans.parse.resolve import MISSING
 from srctrans.nodes import clone, load, resolved_runtime_call, store
-from srctrans.normalize.dispatch import bound_name, is_call_through_value, switch, user_method_of
+from srctrans.normalize.dispatch import (bound_name, constant_name, is_call_through_value, switch,
+                                         user_method_of)
+from srctrans.normalize.lifting import free_arguments, lift
 from srctrans.normalize.desugar import is_range as _is_range, to_index_loop
 from srctrans.normalize.fence import with_block_kind
 from srctrans.normalize.records import record_fields
@@ -356,6 +358,13 @@ class _Normalizer:
 
     def _call(self, call, out):
         func = call.func
+        if isinstance(func, gast.Call) and func.args and self._names_local_function(func.args[0]) \
+                and API.is_grad(self.resolver.resolve(func.func)):
+            return self._lifted_derivative_call(call, out)    # st.grad(h)(x), h a closure
+        if len(call.args) == 3 and self._names_local_function(call.args[0]) \
+                and isinstance(call.args[1], gast.Tuple) and isinstance(call.args[2], gast.Tuple) \
+                and API.is_jvp(self.resolver.resolve(func)):
+            return self._call(self._lifted_jvp_call(call), out)   # st.jvp(h, (x,), (v,))
         for made in (call, func) if isinstance(func, gast.Call) else (call,):   # st.grad(g)(x)
             self._refuse_local_function_values(made)
         if not call.args and not call.keywords and isinstance(func, gast.Name):
@@ -517,6 +526,47 @@ class _Normalizer:
             if isinstance(node, gast.Name) and node.id in renamed:
                 node.id = renamed[node.id]
         return function
+
+    def _names_local_function(self, node):
+        return isinstance(node, gast.Lambda) or isinstance(node, gast.Name) \
+            and node.id in self._local_functions
+
+    def _lifted_derivative_call(self, call, out):
+        """``st.grad(h, ...)(a)`` of a local function ``h`` (or a lambda): the same
+        derivative of ``h`` lifted to a function of its free variables too
+        (``normalize.lifting``), called with them."""
+        made, local = call.func, call.func.args[0]
+        name = local.id if isinstance(local, gast.Name) else "lambda"
+        definition = self._local_functions[local.id] if isinstance(local, gast.Name) else local
+        location = self.parsed.location(call)
+        lifted, free = lift(definition, name, self.resolver.local_names, self._local_functions,
+                            self.parsed, location)
+        values = [self._static_value(a) for a in made.args[1:]]
+        keywords = {k.arg: self._static_value(k.value) for k in made.keywords}
+        if MISSING in values or MISSING in keywords.values() or None in keywords:
+            raise UnsupportedSyntaxError(
+                f"st.grad of `{name}` with options computed inside the function", location,
+                "write wrt= and the other options as literals")
+        derivative = API.grad(lifted, *values, **keywords)
+        args = [self._argument(a, out) for a in call.args] + free_arguments(free)
+        keywords = [gast.keyword(k.arg, self._argument(k.value, out)) for k in call.keywords]
+        new = gast.Call(constant_name(self, f"{name}_grad", derivative), args, keywords)
+        anno.set_(new, Anno.CALLEE, derivative)
+        return new
+
+    def _lifted_jvp_call(self, call):
+        """``st.jvp(h, (a,), (v,))`` of a local function ``h``: ``st.jvp(lifted, (a, *free),
+        (v, None, ...))``, the free variables held constant in the inner JVP."""
+        local, primals, tangents = call.args
+        name = local.id if isinstance(local, gast.Name) else "lambda"
+        definition = self._local_functions[local.id] if isinstance(local, gast.Name) else local
+        lifted, free = lift(definition, name, self.resolver.local_names, self._local_functions,
+                            self.parsed, self.parsed.location(call))
+        return gast.copy_location(gast.Call(call.func, [
+            constant_name(self, name, lifted),
+            gast.Tuple(list(primals.elts) + free_arguments(free), gast.Load()),
+            gast.Tuple(list(tangents.elts) + [gast.Constant(None, None) for _ in free], gast.Load())],
+            call.keywords), call)
 
     def _refuse_local_function_values(self, call):
         """A local function is inlined where it is called; passed as a value (to st.grad,

@@ -87,7 +87,7 @@ def _switch(at, out):
         block = []
         block.append(assign(result, _branch(at, how, value, block)))
         test_name = normalizer.namer.temporary("is_" + _base(value))
-        known = _constant(normalizer, _base(value), value)
+        known = constant_name(normalizer, _base(value), value)
         test = normalizer._runtime_call("has_class" if how == "class" else "is_same",
                                         [clone(at.receiver), known])
         orelse = [assign(test_name, test), gast.If(load(test_name), block, orelse)]
@@ -99,7 +99,7 @@ def _branch(at, how, value, block):
     """The call that runs in the branch for the kind ``(how, value)``; may add to ``block``."""
     normalizer = at.normalizer
     if how == "is":                                    # a function passed in: call it
-        return _known_call(_constant(normalizer, _base(value), value), value,
+        return _known_call(constant_name(normalizer, _base(value), value), value,
                            at.args, at.keywords)
     attribute = inspect.getattr_static(value, at.method, None)
     if isinstance(attribute, staticmethod):
@@ -170,10 +170,10 @@ def user_method_of(value):
 
 def bound_name(normalizer, function):
     """The name generated code calls ``function`` by (``Net_loss`` for ``Net.loss``)."""
-    return _constant(normalizer, function_base(function), function)
+    return constant_name(normalizer, function_base(function), function)
 
 
-def _constant(normalizer, base, value):
+def constant_name(normalizer, base, value):
     """A name generated code reads ``value`` by (one per object, not a local)."""
     resolver = normalizer.resolver
     for name, known in resolver.synthetic.items():

@@ -228,12 +228,14 @@ class _Builder:
         self.counter += 1
         return f"v{self.counter}"
 
-    def _try(self, lines):
-        """Run ``lines`` on the sample values; keep them when they run and give finite values."""
+    def _try(self, lines, stand_in=None):
+        """Run ``lines`` on the sample values; keep them when they run and give finite values.
+        ``stand_in``: lines computing the same values that run where ``lines`` cannot (a
+        derivative of code exec made, which has no source)."""
         namespace = dict(self.namespace)
         try:
             with np.errstate(all="raise"):
-                exec("\n".join(lines), namespace)
+                exec("\n".join(stand_in or lines), namespace)
         except Exception:
             return False
         for name, value in namespace.items():
@@ -406,8 +408,14 @@ class _Builder:
         a = self._pick()
         b = self._compatible(a)
         t, parts = self._fresh(), self._fresh()
-        choice = self.rng.randrange(23)
-        if choice == 22:             # a named tuple carried through a loop
+        choice = self.rng.randrange(24)
+        if choice == 23:             # the nested derivative of a closure over the program's values
+            lines = [f"def {parts}(u):", f"    return np.sum(np.sin(u * {a}) * u)",
+                     f"{t} = st.grad({parts})({a} * 1.0) * {a}"]
+            # (st.grad cannot read code exec runs: the sample values come from the formula)
+            return self._try(lines, stand_in=[
+                f"{t} = (np.sin({a} * {a}) + {a} * {a} * np.cos({a} * {a})) * {a}"])
+        elif choice == 22:             # a named tuple carried through a loop
             lines = [f"{parts} = Carry({a}, np.sin({b}))", "for _ in range(2):",
                      f"    {parts} = Carry(np.tanh({parts}.h) * {parts}.c, {parts}.c * 0.5)",
                      f"{t} = {parts}.h + {parts}[1]"]

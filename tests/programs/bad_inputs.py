@@ -166,14 +166,17 @@ def reserved_parameter(x, output_gradients=None):  # marker: reserved
 
 
 def grad_of_local(x):
-    def inner(z):
-        return np.sum(z * z)
+    def inner(z, scale=2.0):         # a default: refused when passed to st.grad
+        return np.sum(z * z) * scale
     return np.sum(st.grad(inner)(x))  # marker: grad-of-local
 
 
 def jvp_of_local(x):
-    def inner(z):
-        return np.sum(z * z)
+    def square(z):
+        return z * z
+
+    def inner(z):                    # calls another local function: refused when passed
+        return np.sum(square(z))
     return st.jvp(inner, (x,), (x,))[1]  # marker: jvp-of-local
 
 
