@@ -257,3 +257,20 @@ def test_the_nested_derivative_of_a_closure_matches_the_one_written_out():
     with pytest.raises(st.UnsupportedSyntaxError, match="with defaults") as raised:
         st.grad(closures.with_defaults)(x)
     assert raised.value.location.lineno == closures.with_defaults.__code__.co_firstlineno + 3
+
+
+def test_the_function_s_own_args_passed_on_whole():
+    from programs import forwarding
+    R = np.random.default_rng(5)
+    X, w, y = R.standard_normal((6, 2)), R.standard_normal(2), R.standard_normal(6)
+    dw, ddelta, dscale = st.grad(forwarding.huber_named, wrt=(0, 3, 4))(w, X, y, 0.8, 2.0)
+    np.testing.assert_allclose(st.grad(forwarding.huber)(w, X, y, 0.8, 2.0), dw, rtol=1e-12)
+    got_w, got_args = st.grad(forwarding.huber, wrt=(0, "args"))(w, X, y, 0.8, 2.0)
+    np.testing.assert_allclose(got_w, dw, rtol=1e-12)
+    assert isinstance(got_args, tuple) and len(got_args) == 2
+    np.testing.assert_allclose(got_args, [ddelta, dscale], rtol=1e-12)
+    st.check_grads(forwarding.huber, (w, X, y, 0.8, 2.0), modes=("reverse",), order=2, wrt=0)
+    st.check_grads(forwarding.outer, (w, 0.8, 2.0), order=2)         # forward mode through it
+    with pytest.raises(st.UnsupportedSyntaxError, match="starred expression") as raised:
+        st.grad(forwarding.stacked, wrt="args")(w, (w, w))
+    assert raised.value.location.lineno == forwarding.stacked.__code__.co_firstlineno + 1

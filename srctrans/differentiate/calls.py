@@ -165,11 +165,35 @@ def resolve_call(call, unit, fail):
     if callee is MISSING:
         fail(call, MissingRuleError, f"cannot resolve `{unparse(call.func)}`",
              "make sure the name is defined before the derivative is first called")
+    if any(isinstance(a, gast.Starred) for a in args) and (
+            is_library(callee) or not inspect.isfunction(callee)):
+        fail(call, UnsupportedSyntaxError, *STARRED_REFUSAL)    # only a function of yours takes it
     nested = derivative_call(callee, call, unit.resolver, unit.parsed.location(call))
     if nested is not None:               # st.grad(g)(x), st.jvp(g, ...): their generated code
         callee, call = nested
         args, keywords = list(call.args), {k.arg: k.value for k in call.keywords}
     return callee, call, args, keywords
+
+
+STARRED_REFUSAL = (
+    "starred expression (`*args`) of a length the source does not fix",
+    "pass the arguments one by one; the function's own `*args` may be passed on whole, as "
+    "the last positional argument, to a function of yours whose `*args` receives all of it")
+
+
+def starred_to_varargs(signature, bound, args, fail):
+    """The name whose tuple a call's ``*name`` argument passes whole to the callee's ``*args``
+    (``helper(r, *args)`` of ``def helper(r, *rest)``), or None for a call without one;
+    ``fail()`` (which raises) for a starred argument that does not fill the callee's
+    ``*args`` exactly."""
+    starred = [a for a in args if isinstance(a, gast.Starred)]
+    if not starred:
+        return None
+    varargs = [name for name, p in signature.parameters.items() if p.kind is p.VAR_POSITIONAL]
+    if len(starred) > 1 or args[-1] is not starred[0] or not varargs \
+            or tuple(bound.arguments.get(varargs[0], ())) != (starred[0],):
+        fail()
+    return starred[0].value
 
 
 def is_library(callee):

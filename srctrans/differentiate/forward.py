@@ -23,7 +23,8 @@ import gast
 from srctrans.runtime.custom import CustomGradient
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.differentiate.calls import Generator, describe, is_library, resolve_call
+from srctrans.differentiate.calls import (STARRED_REFUSAL, Generator, describe, is_library,
+                                         resolve_call, starred_to_varargs)
 from srctrans.differentiate.templates import tangent_of_call
 from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
 from srctrans.naming import function_base, NUMPY_ALIAS, RUNTIME_ALIAS
@@ -343,9 +344,13 @@ class _Tangents(Generator):
             self._fail(call, UnsupportedSyntaxError, f"the call of {callee.__qualname__} does not "
                        f"match its signature ({error})", "fix the call's arguments")
         selected, tangents = [], []
+        forwarded = starred_to_varargs(signature, bound, call.args, lambda: self._fail(
+            call, UnsupportedSyntaxError, *STARRED_REFUSAL))
         for name, value in bound.arguments.items():
             kind = signature.parameters[name].kind
-            if kind is inspect.Parameter.VAR_POSITIONAL:
+            if kind is inspect.Parameter.VAR_POSITIONAL and forwarded is not None:
+                tangent = self.tangent(forwarded)          # the whole tuple's tangent
+            elif kind is inspect.Parameter.VAR_POSITIONAL:
                 parts = [self.tangent(v) for v in value]
                 if any(p is not None for p in parts):
                     tangent = gast.Tuple([p if p is not None else self._zeros_like(v)

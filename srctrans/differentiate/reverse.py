@@ -31,7 +31,8 @@ from srctrans.annotations import Anno
 from srctrans.runtime.custom import CustomGradient
 from srctrans.differentiate.checkpointing import CheckpointedLoops
 from srctrans.differentiate.control import ControlFlow
-from srctrans.differentiate.calls import Generator, is_library, resolve_call
+from srctrans.differentiate.calls import (STARRED_REFUSAL, Generator, is_library, resolve_call,
+                                         starred_to_varargs)
 from srctrans.differentiate.custom import CustomGradients, gradient_hooks
 from srctrans.differentiate.templates import cotangents
 from srctrans.errors import UnsupportedSyntaxError
@@ -450,9 +451,13 @@ class _Reverser(ControlFlow, CheckpointedLoops, CustomGradients, Generator):
 
         # (parameter, [(argument node, key within the parameter's cotangent or None)])
         active = []
+        forwarded = starred_to_varargs(signature, bound, args, lambda: self._fail(
+            call, UnsupportedSyntaxError, *STARRED_REFUSAL))
         for name, bound_value in bound.arguments.items():
             kind = signature.parameters[name].kind
-            if kind is inspect.Parameter.VAR_POSITIONAL:
+            if kind is inspect.Parameter.VAR_POSITIONAL and forwarded is not None:
+                parts = [(forwarded, None)] if is_active(forwarded) else []   # the whole tuple
+            elif kind is inspect.Parameter.VAR_POSITIONAL:
                 parts = [(node, k) for k, node in enumerate(bound_value) if is_active(node)]
             elif kind is inspect.Parameter.VAR_KEYWORD:
                 parts = [(node, k) for k, node in bound_value.items() if is_active(node)]

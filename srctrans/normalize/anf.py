@@ -665,6 +665,8 @@ class _Normalizer:
         lambda that ranks items (the fence lets one through only as ``key=``)."""
         if isinstance(expr, gast.Lambda):
             return self._key_lambda(expr)
+        if isinstance(expr, gast.Starred):             # helper(r, *args): the own *args passed on
+            return gast.Starred(self._atom(expr.value, out), gast.Load())
         if isinstance(expr, (gast.List, gast.Tuple)) and not self._is_atom(expr):
             return type(expr)([self._atom(e, out) for e in expr.elts], gast.Load())
         return self._atom(expr, out)

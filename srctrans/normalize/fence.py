@@ -84,7 +84,8 @@ def check(parsed, resolver=None):
     key_functions = _key_functions(function)
     if resolver is None:
         resolver = Resolver(parsed.fn, _local_names(function))
-    accepted = _check_with_blocks(parsed, resolver) | set(releases(function))
+    accepted = (_check_with_blocks(parsed, resolver) | set(releases(function))
+                | set(forwarded_varargs(function)))
     for node in walk(function):
         kind = type(node)
         if node in accepted:
@@ -115,6 +116,23 @@ def check(parsed, resolver=None):
             _reject(parsed, node, f"`{kind.__name__}`",
                     "rewrite it with supported syntax (see docs/syntax.md)")
     _check_control_flow(parsed, resolver)
+
+
+def forwarded_varargs(function):
+    """The ``*args`` nodes that pass the function's own var-positional parameter on, as the
+    last positional argument of a call (``helper(r, *args)``), where ``args`` is never
+    rebound: srctrans hands the tuple to a callee whose ``*args`` receives it whole
+    (``differentiate.calls.starred_to_varargs``)."""
+    vararg = function.args.vararg
+    if vararg is None:
+        return []
+    name = vararg.id
+    if any(isinstance(n, gast.Name) and n.id == name and not isinstance(n.ctx, gast.Load)
+           for n in walk(function) if n is not vararg):
+        return []
+    return [call.args[-1] for call in walk(function) if isinstance(call, gast.Call) and call.args
+            and isinstance(call.args[-1], gast.Starred) and isinstance(call.args[-1].value, gast.Name)
+            and call.args[-1].value.id == name]
 
 
 def releases(function):

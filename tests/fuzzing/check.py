@@ -277,8 +277,11 @@ def _invalid(fn, args):
             value = fn(*_copies(args))
     except Exception as error:                      # the program, not srctrans
         return f"{type(error).__name__}: {error}"
-    if not np.all(np.isfinite(value)) or np.max(np.abs(value)) > 1e6:
-        return "not finite"
+    try:
+        if not np.all(np.isfinite(value)) or np.max(np.abs(value)) > 1e6:
+            return "not finite"
+    except TypeError:                               # (a shrunk program returning no number)
+        return f"its output is a {type(value).__name__}"
     return None
 
 

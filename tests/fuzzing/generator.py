@@ -69,6 +69,14 @@ def helper_remat(a, b):
     return np.sin(a * b) * np.tanh(a) + b
 
 
+def helper_star(a, *rest):
+    return a * rest[0] + np.sin(rest[-1])
+
+
+def helper_forward(a, *rest):
+    return helper_star(a * 0.5, *rest)
+
+
 def helper_seq(xs, *rest):
     return xs[0] * np.cos(xs[1][0]) + rest[0][1] * xs[1][1]
 
@@ -209,8 +217,9 @@ class _Builder:
         body = self.prelude + self.lines + [f"return {returned}"]
         text = HELPERS + "\n\ndef program(x, y, s, W):\n" + textwrap.indent("\n".join(body), "    ")
         if self.rng.random() < 0.25:       # the same program returning (output, aux) too
-            early = [line + ", 'early'" if line.strip().startswith("return ") else line
-                     for line in self.lines]
+            early = [line + ", 'early'" if line.strip().startswith("return ")
+                     and not self.lines[k - 1].startswith("def ") else line   # (a local def's)
+                     for k, line in enumerate(self.lines)]
             body = self.prelude + early + [f"return {returned}, {self._aux()}"]
             text += "\n\ndef program_with_aux(x, y, s, W):\n" + textwrap.indent("\n".join(body), "    ")
         return Program(text + "\n", self.args, self.seed)
@@ -479,7 +488,8 @@ class _Builder:
             lines = [f"{parts} = np.array_split({a}, 2, axis=-1)",
                      f"{t} = np.sum({parts}[0] * {parts}[0]) + np.sum(np.sin({parts}[-1]) * {parts}[0][..., :1])"]
         elif choice == 6:            # displays passed to a helper, nested and through *rest
-            lines = [f"{t} = helper_seq([{a}, ({b}, {a} * 2.0)], ({a}, np.sin({b})))"]
+            lines = [f"{t} = helper_seq([{a}, ({b}, {a} * 2.0)], ({a}, np.sin({b})))"
+                     if self.rng.random() < 0.6 else f"{t} = helper_forward({a}, {b}, {a} * s)"]
         elif choice == 7:          # displays appended to a list
             lines = [f"{parts} = []", f"{parts}.append([{a}, {b} * 2.0])",
                      f"{parts}.append(({a} * {a},))", f"{t} = {parts}[0][1] * {parts}[1][0]"]
