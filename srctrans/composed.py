@@ -24,6 +24,7 @@ from srctrans.errors import NonDifferentiableError, ShapeError, UsageError
 from srctrans.hints import Function, JacobianMode, Wrt
 
 _MODES = ("auto", "reverse", "forward")
+_MISSING = object()
 
 
 @user_facing
@@ -170,7 +171,7 @@ def hessian(f: Function, wrt: Wrt = 0, *, optimize: bool = True,
       wrt: an argument index or name, or a tuple of them.
       has_aux: ``f`` returns ``(output, aux)``: the Hessian is of ``output``
         alone, and the function returns ``(hessian, aux)`` (JAX's convention;
-        ``aux`` comes from one more run of ``f``).
+        ``aux`` as the gradient function's first run computed it).
 
     Returns:
       A function returning the Hessian with shape ``x.shape + x.shape`` for
@@ -191,11 +192,18 @@ def hessian(f: Function, wrt: Wrt = 0, *, optimize: bool = True,
         flat = [(i, m, x) for i, leaves_ in enumerate(inputs) for m, x in enumerate(leaves_)
                 if x is not None]
         pieces = {(a[:2], b[:2]): [] for a in flat for b in flat}     # (row leaf, column leaf)
+        aux = _MISSING
         for j, leaf, y in flat:
             for k in range(y.size):
                 tangents = [None] * len(selected)
                 tangents[j] = _tangent(selected[j], leaf, _unit(y.shape, k, y.dtype))
-                _, columns = _jvp(gradient, call_args, indices, tangents, optimize)
+                if has_aux:          # the gradient function returns (gradients, aux)
+                    out, columns = _jvp(gradient, call_args, indices, tangents, optimize,
+                                        with_output=aux is _MISSING)
+                    columns = columns[0]
+                    aux = out[1] if aux is _MISSING else aux        # from the first column's run
+                else:
+                    _, columns = _jvp(gradient, call_args, indices, tangents, optimize)
                 for i, column in enumerate(columns):
                     for m, piece in enumerate(_aligned(selected[i], column)):
                         if inputs[i][m] is not None:
@@ -206,7 +214,9 @@ def hessian(f: Function, wrt: Wrt = 0, *, optimize: bool = True,
             for leaf, y in enumerate(inputs[j])]) for m, x in enumerate(inputs[i])])
             for j, y_arg in enumerate(selected)] for i, x_arg in enumerate(selected)]
         result = blocks[0][0] if single else tuple(tuple(row) for row in blocks)
-        return (result, split_aux_pair(fn(*call_args))[1]) if has_aux else result
+        if has_aux and aux is _MISSING:              # no float entry to differentiate
+            aux = gradient(*call_args)[1]
+        return (result, aux) if has_aux else result
 
     return hessian_of_f
 
@@ -343,13 +353,15 @@ def _output(fn, call_args, names, optimize, mode):
     return found if with_aux else (*found, None)
 
 
-def _jvp(fn, call_args, indices, tangents, optimize):
+def _jvp(fn, call_args, indices, tangents, optimize, with_output=False):
     """``(None, out_tangent)`` of ``fn`` along ``tangents`` of the arguments at ``indices``
-    (from code that computes only the tangent)."""
+    (from code that computes only the tangent); ``with_output``: ``(out, out_tangent)``."""
     from srctrans.forward_api import run_jvp
     full = [None] * len(call_args)
     for index, tangent in zip(indices, tangents):
         full[index] = tangent
+    if with_output:             # (a has-aux gradient function's output holds any aux)
+        return run_jvp(fn, None, tuple(call_args), tuple(full), {}, optimize, checked=False)
     tangent = run_jvp(fn, None, tuple(call_args), tuple(full), {}, optimize, tangent_only=True)
     return None, tangent[0] if auxiliary.has_aux(fn) else tangent    # (output, aux): output's
 

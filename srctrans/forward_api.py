@@ -77,12 +77,13 @@ def jvp(f: Function, primals: tuple, tangents: tuple, *,
 
 
 def run_jvp(fn, bound_self, primals, tangents, kwargs, optimize=True, tangent_only=False,
-            repeatable=False):
+            repeatable=False, checked=True):
     """:func:`jvp` of the plain function ``fn`` (bound to ``bound_self`` unless None);
     ``kwargs`` are passed to ``fn`` as constants; ``tangent_only`` returns the output's
     tangent alone, from code that computes only what the tangent needs. ``repeatable``
     (a call of :func:`jvp` with ``f`` itself a plain function) makes the guard that lets the
-    next call shaped like this one skip to the JVP specialised for it."""
+    next call shaped like this one skip to the JVP specialised for it. ``checked`` False
+    leaves the output unchecked (a has-aux gradient function's, whose aux is any value)."""
     call_args = primals if bound_self is None else (bound_self,) + primals
     plan = _current_plan(fn, bound_self, primals, tangents, optimize, tangent_only)
     keywords = {}
@@ -109,14 +110,14 @@ def run_jvp(fn, bound_self, primals, tangents, kwargs, optimize=True, tangent_on
             zeros = (runtime.zeros_like(out[0]), None)
         else:
             zeros = runtime.zeros_like(out)
-        if not tangent_only:
+        if not tangent_only and checked:
             check_outputs(out[0] if auxiliary.has_aux(fn) else out)
         return zeros if tangent_only else (out, zeros)
     keywords.update(kwargs)
     if found.build.specialisable:
         found = found.for_call(fn, call_args, keywords)    # the JVP for this call's shapes
     result = found.jvp(*call_args, **keywords)
-    if not tangent_only:
+    if not tangent_only and checked:
         check_outputs(result[0][0] if auxiliary.has_aux(fn) else result[0])
         result = owned_tangent(result, primals, tangents)
     if (repeatable and found is not plan.instance and bound_self is None and not kwargs

@@ -260,8 +260,11 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     elif gradient is not None:
         seeding = runtime_call(unit.aliases, "seed_sum",
                                [clone(result.output), gast.Constant(has_aux(fn), None)])
+        aux = None
+        if has_aux(fn):           # (output, aux): the gradient function returns the aux too
+            aux = gast.Subscript(clone(result.output), gast.Constant(1, None), gast.Load())
         functions.append(_gradient_function(unit, untouched_forward, backward, seed, gradients,
-                                            seeding, single=gradient == "single"))
+                                            seeding, single=gradient == "single", aux=aux))
     closure = {unit.aliases[NUMPY_ALIAS]: numpy, unit.aliases[RUNTIME_ALIAS]: runtime}
     closure.update(result.closure)
     closure.update(itself)
@@ -541,7 +544,7 @@ def _block_text(statements):
 
 
 def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, single=False,
-                       arrays=frozenset(), specialised=False):
+                       arrays=frozenset(), specialised=False, aux=None):
     """``NAME_grad(*params)``: the gradient of a scalar output, forward and backward in one.
 
     The output's cotangent is the constant 1.0 (a Python float, so it keeps
@@ -552,6 +555,8 @@ def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, s
     be arrays) is released after its last use (``optimise.release``). In ``specialised``
     code a loop keeps its saved values in lists of its own (``optimise.step_lists``) and
     a parameter's gradient that only sums terms adds them in place (``optimise.in_place``).
+    An ``aux`` expression (a has-aux function's ``output[1]``) is returned beside the
+    gradients, ``(gradients, aux)``, read from the same forward statements.
     """
     one = {seed: gast.Constant(1.0, None)}
     reassigned = any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == seed
@@ -567,14 +572,16 @@ def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, s
     backward, renaming = propagate_copies(backward)
     gradients = [_rename(g, renaming) for g in gradients]
     backward = eliminate_dead_code(backward, _reads_all(gradients), _is_not_saving)
-    needed = _reads_all(backward + gradients)
+    kept = gradients + ([aux] if aux is not None else [])     # what the function returns
+    needed = _reads_all(backward + kept)
     forward = eliminate_dead_code([clone(s) for s in forward], needed, _is_pure)
-    body = inline_temporaries(forward + backward, unit.namer.temporaries, _reads_all(gradients),
+    body = inline_temporaries(forward + backward, unit.namer.temporaries, _reads_all(kept),
                               _is_pure)
     if arrays:
         body = release_dead_arrays(body, arrays,
-                                   _reads_all(gradients) | set(parameter_names(unit.function)))
-    returned = gast.Return(gradients[0] if single else gast.Tuple(list(gradients), gast.Load()))
+                                   _reads_all(kept) | set(parameter_names(unit.function)))
+    returned = gradients[0] if single else gast.Tuple(list(gradients), gast.Load())
+    returned = gast.Return(returned if aux is None else gast.Tuple([returned, aux], gast.Load()))
     if specialised:
         body = save_steps_in_lists(body, unit.namer, unit.aliases[RUNTIME_ALIAS])
         parameter_arrays = (set(parameter_names(unit.function)) & arrays) - assigned_names(body)

@@ -159,3 +159,16 @@ def test_the_plain_function_keeps_its_own_derivative():
     assert isinstance(jacobian, tuple) and len(jacobian) == 2
     np.testing.assert_allclose(g, np.sum(st.jacobian(outputs.vector_with_aux, has_aux=True)(W)[0],
                                          axis=0))
+
+
+def test_the_hessian_reads_aux_from_the_gradient_function_s_run():
+    """The generated gradient function of a has-aux function returns (gradients, aux): the
+    Hessian's aux is read from the run that computed its first column, not from another."""
+    from srctrans import cache
+    from srctrans.normalize.auxiliary import variant_with_aux
+    x = np.array([0.5, 1.2, -0.3, 0.8])
+    st.hessian(outputs.rosen_with_aux, has_aux=True)(x)
+    built = cache.gradient_instance(variant_with_aux(outputs.rosen_with_aux), ("x",)).build.source
+    assert built.rstrip().splitlines()[-1].strip() == "return ((dx,), _out[1])"
+    hessian, aux = st.hessian(outputs.loss_with_metrics, has_aux=True, wrt=(0, 1))(W, X, Y)
+    assert aux["name"] == "tanh" and aux["hits"] == outputs.loss_with_metrics(W, X, Y)[1]["hits"]
