@@ -190,17 +190,24 @@ def best_index(items, key, largest):
     return (max if largest else min)(range(len(items)), key=lambda i: key(items[i]))
 
 
-def record(kind, values):
-    """``kind(*values)``: a dataclass or named tuple the differentiated function makes, its
-    fields in order (srctrans writes ``Params(w, b=x)`` as ``rt.record(Params, [w, x])``)."""
+def record(kind, values, attributes=None):
+    """``kind(*values)``: a dataclass, a named tuple, or an object of a class whose
+    ``__init__`` only stores its parameters (``attributes``: the attribute each value is
+    stored in) that the differentiated function makes (srctrans writes ``Params(w, b=x)``
+    as ``rt.record(Params, [w, x])``)."""
     return kind(*values)
 
 
-def record_fields(g, like):
+def record_fields(g, like, attributes=None):
     """The cotangents of the fields of ``like`` (a record :func:`record` made) held by its
-    cotangent ``g`` (one of its kind, a dict of some fields, or None): a list, in field
-    order, zeros for a field without one."""
+    cotangent ``g`` (one of its kind, a dict of some fields or attributes, or None): a
+    list, in field order, zeros for a field without one."""
     from .accumulate import zeros_like
+    if attributes is not None:                         # a plain object: by attribute
+        found = {} if g is None else g if isinstance(g, dict) else {
+            name: getattr(g, name, None) for name in attributes}
+        return [zeros_like(getattr(like, name)) if found.get(name) is None else found[name]
+                for name in attributes]
     if g is None:
         found = {}
     elif isinstance(g, dict):
@@ -211,7 +218,9 @@ def record_fields(g, like):
             for name, value in entries(like)]
 
 
-def record_fields_transpose(c, like):
-    """The transpose of ``g -> record_fields(g, like)``: the cotangents ``c`` (a list, in
-    field order) as one of ``like``'s kind."""
+def record_fields_transpose(c, like, attributes=None):
+    """The transpose of ``g -> record_fields(g, like, attributes)``: the cotangents ``c`` (a
+    list, in field order) as one of ``like``'s kind (a plain object's: a dict of them)."""
+    if attributes is not None:
+        return dict(zip(attributes, c))
     return rebuild(like, list(zip([name for name, _ in entries(like)], c)))

@@ -21,7 +21,7 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     """``np.gradient(f, *varargs, axis=axis, edge_order=edge_order)``."""
     axes = gradient_axes(np.ndim(f), axis)
     spread = spacing_is_shared(varargs, len(axes))
-    if np.asarray(f).dtype.kind in "biu":
+    if _kind(f) in "biu":
         f = np.asarray(f).astype(np.float64)
     outs = []
     for k in range(len(axes)):
@@ -35,6 +35,12 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     if len(axes) == 1:
         return outs[0]
     return tuple(outs)
+
+
+def _kind(value):
+    """The dtype kind of ``value``, without converting an array of another library."""
+    dtype = getattr(value, "dtype", None)
+    return (dtype if dtype is not None else np.asarray(value).dtype).kind
 
 
 def gradient_axes(ndim, axis):
@@ -91,7 +97,7 @@ def _uniform(g, h, edge_order):
 
 
 def _coordinates(g, x, edge_order):
-    dx = np.diff(np.asarray(x, dtype=np.float64) if np.asarray(x).dtype.kind in "biu" else x)
+    dx = np.diff(np.asarray(x, dtype=np.float64) if _kind(x) in "biu" else x)
     column = (-1,) + (1,) * (np.ndim(g) - 1)            # broadcasts along the first axis
     dx1 = np.reshape(dx[:-1], column)
     dx2 = np.reshape(dx[1:], column)

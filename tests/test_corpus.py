@@ -339,10 +339,13 @@ def test_agrees_with_finite_differences_in_both_modes_to_second_order(case):
 
 
 
-def test_making_an_object_of_carried_values_inside_is_refused_clearly():
-    """Not supported yet (the layer made inside from W and b); the error says what to do."""
+def test_a_layer_made_inside_from_its_weights_is_a_record_of_them():
+    """``Linear(W, b)`` made inside: its ``__init__`` only stores its parameters, so the object
+    is a record of them, and the gradients in W and b are the layer's attributes'."""
     W, b = R.standard_normal((2, 3)), R.standard_normal(2)
     X, Y = R.standard_normal((5, 3)), R.standard_normal((5, 2))
-    with pytest.raises(st.UnsupportedSyntaxError, match="make the Linear outside") as info:
-        st.grad(models.per_example_loss_building_its_layer, wrt=(0, 1))(W, b, X, Y)
-    assert "models.py:" in str(info.value)
+    hand = models.per_example_loss_hand(models.Linear(W, b), X, Y)
+    for _ in range(3):
+        dW, db = st.grad(models.per_example_loss_building_its_layer, wrt=(0, 1))(W, b, X, Y)
+        _close((dW, db), (hand["W"], hand["b"]))
+    st.check_grads(models.per_example_loss_building_its_layer, (W, b, X, Y), order=2, wrt=(0, 1))

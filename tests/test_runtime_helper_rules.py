@@ -46,6 +46,13 @@ STEP = 1e-6
 Pair = collections.namedtuple("Pair", ["W", "b"])
 
 
+class Stored:
+    """A class whose __init__ only stores its parameters (a record when made inside)."""
+
+    def __init__(self, W, b):
+        self.W, self.b = W, b
+
+
 # -- values that may be containers ----------------------------------------------
 
 def _random_like(rng, value):
@@ -521,6 +528,11 @@ CASES = [
          lambda r: (Pair(normal(r, 2, 3), normal(r, 3)), Pair(normal(r, 2, 3), normal(r, 3))), [0]),
     Case("record_fields-none-read", rt.record_fields,
          lambda r: ({"W": normal(r, 2, 3)}, Pair(normal(r, 2, 3), normal(r, 3))), [0]),
+    Case("record_fields-object", rt.record_fields,
+         lambda r: ({"W": normal(r, 2, 3)}, Stored(normal(r, 2, 3), normal(r, 3)), ("W", "b")), [0]),
+    Case("record_fields_transpose-object", rt.record_fields_transpose,
+         lambda r: ([normal(r, 2, 3), normal(r, 3)], Stored(normal(r, 2, 3), normal(r, 3)),
+                    ("W", "b")), [0]),
     Case("record_fields_transpose", rt.record_fields_transpose,
          lambda r: ([normal(r, 2, 3), normal(r, 3)], Pair(normal(r, 2, 3), normal(r, 3))), [0]),
     Case("restored_entry", rt.restored_entry,

@@ -82,3 +82,15 @@ def test_numpys_errors_are_raised_as_numpy_raises_them():
 def test_the_rule_table_lists_it():
     assert "`np.gradient`: `runtime.stencils.gradient`" in (
         __import__("pathlib").Path(__file__).resolve().parent.parent / "docs" / "rules.md").read_text()
+
+
+def test_an_array_of_another_library_stays_one():
+    """The gradient and the JVP of np.gradient of a duck array are duck arrays (nothing is
+    converted to NumPy on the way: found by the fuzzer, seed 20261127201)."""
+    from duck_arrays import Duck, unwrap
+    f = RNG.standard_normal(6)
+    g = st.grad(programs.second_order_edges)(Duck(f), 0.4)
+    assert isinstance(g, Duck)
+    np.testing.assert_allclose(unwrap(g), st.grad(programs.second_order_edges)(f, 0.4))
+    _, tangent = st.jvp(programs.sum_of_squares, (Duck(f),), (Duck(np.ones(6)),))
+    assert isinstance(tangent, Duck) or np.ndim(tangent) == 0

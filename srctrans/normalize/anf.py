@@ -427,9 +427,11 @@ class _Normalizer:
                 return self._sorted_call(call, out)
             if (callee is max or callee is min) and any(k.arg == "key" for k in call.keywords):
                 return self._keyed_extremum(call, out, callee is max)
-            fields = record_fields(callee, call)
-            if fields is not None:                   # Params(w, b=x): rt.record(Params, [w, x])
-                return self._runtime_call("record", [func, gast.List(fields, gast.Load())])
+            found = record_fields(callee, call)
+            if found is not None:                    # Params(w, b=x): rt.record(Params, [w, x])
+                fields, attributes = found
+                return self._runtime_call("record", [func, gast.List(fields, gast.Load()),
+                                                     gast.Constant(attributes, None)])
             if callee is getattr and len(call.args) == 2 and not call.keywords and isinstance(
                     call.args[1], gast.Constant) and isinstance(call.args[1].value, str) \
                     and call.args[1].value.isidentifier():

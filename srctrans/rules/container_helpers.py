@@ -301,20 +301,20 @@ linear(rt.entry_cotangent, rt.entry_cotangent_transpose, rt.without_entry,
 # A dataclass or named tuple made inside the function: its cotangent's fields are the
 # values' cotangents; its tangent is one of its kind made of the values' tangents.
 @vjp(rt.record)
-def record(g, ans, kind, values):
-    return None, rt.record_fields(g, ans)
+def record(g, ans, kind, values, attributes=None):
+    return None, rt.record_fields(g, ans, attributes), None
 
 @jvp(rt.record)
-def record_jvp(dvalues, ans, kind, values):
-    return rt.record(kind, dvalues)
+def record_jvp(dvalues, ans, kind, values, attributes=None):
+    return rt.record(kind, dvalues, attributes)
 
 @vjp(rt.record_fields)
-def record_fields(g, ans, v, like):
-    return rt.record_fields_transpose(g, like)
+def record_fields(g, ans, v, like, attributes=None):
+    return rt.record_fields_transpose(g, like, attributes)
 
 @vjp(rt.record_fields_transpose)
-def record_fields_transpose(g, ans, c, like):
-    return rt.record_fields(g, like)
+def record_fields_transpose(g, ans, c, like, attributes=None):
+    return rt.record_fields(g, like, attributes)
 
 linear(rt.record_fields, rt.record_fields_transpose)
 

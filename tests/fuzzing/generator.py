@@ -428,6 +428,8 @@ class _Builder:
             lines = [f"{parts} = Carry({a}, np.sin({b}))", "for _ in range(2):",
                      f"    {parts} = Carry(np.tanh({parts}.h) * {parts}.c, {parts}.c * 0.5)",
                      f"{t} = {parts}.h + {parts}[1]"]
+        elif choice == 21 and self.rng.random() < 0.5:    # a layer made inside, then called
+            lines = [f"{parts} = Affine(np.cos({a}), {b} * 0.5)", f"{t} = {parts}({a}) * 0.5"]
         elif choice == 21:           # a dataclass made inside, keyword and default fields
             lines = [f"{parts} = Pair({a}, second=np.cos({b}))",
                      f"{t} = {parts}.first * {parts}.weight + {parts}.second"]

@@ -27,8 +27,17 @@ class Validated:
 
 
 class Plain:
+    """Its __init__ only stores its parameter: made inside, a record of it."""
+
     def __init__(self, w):
         self.w = w
+
+
+class Computing:
+    """Its __init__ computes: not a record."""
+
+    def __init__(self, w):
+        self.w = w * 2.0
 
 
 def keywords_and_defaults(x):
@@ -67,4 +76,8 @@ def post_init(x):
 
 
 def plain_class(x):
-    return np.sum(Plain(x * 2.0).w)
+    return np.sum(Plain(x * 2.0).w ** 2)
+
+
+def computing_class(x):
+    return np.sum(Computing(x).w)
