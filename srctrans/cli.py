@@ -80,7 +80,7 @@ def main(argv=None):
             text = f"wrote {args.output}"
         else:
             text = srctrans.source(fn, mode=args.mode, wrt=wrt, optimize=args.optimize)
-            text = _highlighted(text) if sys.stdout.isatty() else text
+            text = _highlighted(text) if _colour() else text
     except SrcTransError as error:
         if args.traceback:
             raise
@@ -133,9 +133,15 @@ def _entries(count):
 def _parser():
     parser = argparse.ArgumentParser(
         prog="srctrans", description="Print the generated derivative of a Python function.",
-        epilog="The file is imported to find the function: its top-level code runs, as "
-               "`python -c 'import FILE'` would run it (its `if __name__ == \"__main__\":` "
-               "block does not). Run it only on files you trust.")
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="other commands:\n"
+               "  srctrans export FILE.py:FUNCTION -o OUT.py   write the derivative as a module\n"
+               "                                               that needs only NumPy\n"
+               "  srctrans cache [--clear]                     show (or empty) the persistent cache\n"
+               "\nThe file is imported to find the function: its top-level code runs, as\n"
+               "`python -c 'import FILE'` would run it (its `if __name__ == \"__main__\":`\n"
+               "block does not). Run it only on files you trust. Colour is used on a terminal\n"
+               "unless NO_COLOR is set or TERM is dumb.")
     parser.add_argument("target", metavar="FILE.py:FUNCTION",
                         help="the file and the function (dotted for a method: Model.loss)")
     parser.add_argument("--wrt", metavar="ARGS",
@@ -168,6 +174,13 @@ def _export_parser():
     parser.add_argument("--traceback", action="store_true",
                         help="on an error, show the full traceback")
     return parser
+
+
+def _colour():
+    """Whether to colour the output: a terminal, without ``NO_COLOR`` (no-color.org) or a
+    ``TERM`` of ``dumb``."""
+    return (sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+            and os.environ.get("TERM") != "dumb")
 
 
 def _highlighted(text):

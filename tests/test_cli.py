@@ -253,3 +253,20 @@ def test_help_says_the_file_runs(capsys):
     assert cli.main(["--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "top-level code runs" in text and "--traceback" in text
+
+
+def test_help_names_the_other_commands(capsys):
+    assert cli.main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert "srctrans export FILE.py:FUNCTION -o OUT.py" in out and "srctrans cache" in out
+
+
+@pytest.mark.parametrize("environment, coloured", [
+    ({}, True), ({"NO_COLOR": "1"}, False), ({"TERM": "dumb"}, False)])
+def test_colour_only_on_a_terminal_that_wants_it(monkeypatch, environment, coloured):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(cli.sys.stdout, "isatty", lambda: True, raising=False)
+    assert cli._colour() is coloured
