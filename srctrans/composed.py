@@ -230,7 +230,8 @@ _repeat_hvp = functools.partial(repeat_path.call_last, _hvp_guards, _LAST)
 
 
 @user_facing(fast=_repeat_hvp, calls=calls_with_primals)
-def hvp(f: Function, primals: tuple, tangents: tuple, *, optimize: bool = True) -> tuple:
+def hvp(f: Function, primals: tuple | None = None, tangents: tuple | None = None, *,
+        optimize: bool = True) -> tuple | Function:
     """The Hessian of the scalar ``f`` at ``primals`` applied to ``tangents``, forward over reverse.
 
     Args:
@@ -238,15 +239,23 @@ def hvp(f: Function, primals: tuple, tangents: tuple, *, optimize: bool = True) 
       primals: a tuple of ``f``'s positional arguments.
       tangents: a tuple of the same length: the vector ``v`` (one array per
         argument, shaped like it), ``None`` for arguments held constant.
+      optimize: run the optimisation passes (default True).
 
     Returns:
       A tuple with one entry per argument: ``H v`` restricted to that
       argument (shaped like it), None where the tangent is None. The Hessian
       is not formed: this is one JVP of the generated gradient function.
+      ``st.hvp(f)`` (without ``primals`` and ``tangents``) is the function
+      ``(primals, tangents) -> hvp(f, primals, tangents)``, the form
+      ``st.hessian(f)`` and ``st.jacobian(f)`` take.
     """
+    if primals is None and tangents is None:
+        return functools.wraps(f, updated=())(
+            lambda primals, tangents: hvp(f, primals, tangents, optimize=optimize))
     if not isinstance(primals, tuple) or not isinstance(tangents, tuple) or \
             len(primals) != len(tangents):
-        raise UsageError("hvp takes primals and tangents as tuples of the same length")
+        raise UsageError("hvp takes primals and tangents as tuples of the same length",
+                         hint="st.hvp(f, (x,), (v,)), or st.hvp(f)((x,), (v,))")
     indices = tuple(i for i, t in enumerate(tangents) if t is not None)
     if not indices:
         return tuple(None for _ in primals)

@@ -99,3 +99,44 @@ def test_coming_from_covers_every_use_the_seeds_ask_about():
                 "batch_jacobian", "st.jacobian", "st.hessian", "st.hvp", "ForwardAccumulator",
                 "gradient by parts", "measured outside"]:
         assert use in text, use
+
+
+# -- the README's tour: its session and its listings of generated code ----------------------
+
+def _readme_blocks():
+    return re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+
+
+def _tour_module(tmp_path, monkeypatch):
+    """The tour's `model.py` (the README's first listing), importable, and the session's
+    setup (its second) run; the session's namespace."""
+    blocks = _readme_blocks()
+    (tmp_path / "model.py").write_text(blocks[0])
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("model", None)
+    namespace = {}
+    exec(blocks[1], namespace)
+    return namespace
+
+
+def test_the_readme_session_prints_what_it_shows(tmp_path, monkeypatch):
+    import doctest
+    namespace = _tour_module(tmp_path, monkeypatch)
+    session = "\n".join(block for block in _readme_blocks() if ">>>" in block)
+    test = doctest.DocTestParser().get_doctest(session, namespace, "README.md", None, 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    runner.run(test, out=lambda text: None)
+    assert runner.failures == 0 and runner.tries >= 10, runner.summarize()
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="3.10 prints unpacked names in "
+                    "parentheses, as the README says")
+def test_the_readme_listings_of_generated_code_are_what_st_source_prints(tmp_path, monkeypatch):
+    import srctrans as st
+    namespace = _tour_module(tmp_path, monkeypatch)
+    loss, args = namespace["loss"], tuple(namespace[k] for k in ("w", "b", "x", "y"))
+    listings = [b.strip() for b in _readme_blocks() if b.startswith("def loss_")]
+    generic = st.source(loss, wrt=("w", "b")).strip()
+    specialised = st.source(loss, wrt=("w", "b"), args=args)
+    fused = specialised[specialised.index("def loss_grad"):].strip()
+    assert listings == [generic, fused]
