@@ -19,7 +19,7 @@ from fuzzing.check import check
 from fuzzing.generator import generate
 from fuzzing.regressions import files
 
-PROGRAMS = int(os.environ.get("SRCTRANS_FUZZ_PROGRAMS", "96"))   # more: tests/fuzz.py
+PROGRAMS = int(os.environ.get("SRCTRANS_FUZZ_PROGRAMS", "80"))   # more: tests/fuzz.py
 SEED = int(os.environ.get("SRCTRANS_FUZZ_SEED", "20261123"))
 BATCHES = 8
 
