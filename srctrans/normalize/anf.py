@@ -40,9 +40,9 @@ from srctrans.interface import API
 from srctrans.naming import RUNTIME_ALIAS, operator_name
 from srctrans.parse.resolve import MISSING
 from srctrans.nodes import clone, load, resolved_runtime_call, store
-from srctrans.normalize.dispatch import (bound_name, constant_name, is_call_through_value, switch,
+from srctrans.normalize.dispatch import (bound_name, is_call_through_value, switch,
                                          user_method_of)
-from srctrans.normalize.lifting import free_arguments, lift
+from srctrans.normalize.lifting import lifted_derivative_call, lifted_jvp_call
 from srctrans.normalize.desugar import is_range as _is_range, to_index_loop
 from srctrans.normalize.fence import with_block_kind
 from srctrans.normalize.records import record_fields
@@ -74,7 +74,7 @@ class _Normalizer:
     def run(self):
         function = self.parsed.node
         self._depth = -1
-        self._local_functions = {}                 # name -> FunctionDef or Lambda, inlined at calls
+        self.local_functions = {}                 # name -> FunctionDef or Lambda, inlined at calls
         self._built = set()                        # the temporaries comprehensions build
         self._inlining = []
         function.body = self._block(function.body)
@@ -112,11 +112,11 @@ class _Normalizer:
     # -- statements ----------------------------------------------------------
     def _statement(self, stmt, out):
         if isinstance(stmt, gast.FunctionDef):
-            self._local_functions[stmt.name] = stmt
+            self.local_functions[stmt.name] = stmt
             return
         if (isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Lambda)
                 and isinstance(stmt.targets[0], gast.Name)):
-            self._local_functions[stmt.targets[0].id] = stmt.value
+            self.local_functions[stmt.targets[0].id] = stmt.value
             return
         if isinstance(stmt, gast.Assign):
             self._assign(stmt.targets, stmt.value, out)
@@ -360,11 +360,11 @@ class _Normalizer:
         func = call.func
         if isinstance(func, gast.Call) and func.args and self._names_local_function(func.args[0]) \
                 and API.is_grad(self.resolver.resolve(func.func)):
-            return self._lifted_derivative_call(call, out)    # st.grad(h)(x), h a closure
+            return lifted_derivative_call(self, call, out)    # st.grad(h)(x), h a closure
         if len(call.args) == 3 and self._names_local_function(call.args[0]) \
                 and isinstance(call.args[1], gast.Tuple) and isinstance(call.args[2], gast.Tuple) \
                 and API.is_jvp(self.resolver.resolve(func)):
-            return self._call(self._lifted_jvp_call(call), out)   # st.jvp(h, (x,), (v,))
+            return self._call(lifted_jvp_call(self, call), out)   # st.jvp(h, (x,), (v,))
         for made in (call, func) if isinstance(func, gast.Call) else (call,):   # st.grad(g)(x)
             self._refuse_local_function_values(made)
         if not call.args and not call.keywords and isinstance(func, gast.Name):
@@ -373,7 +373,7 @@ class _Normalizer:
             for kind, display in empty.items():
                 if callee is kind:
                     return display                   # list() is [], a list the function made
-        if isinstance(func, gast.Name) and func.id in self._local_functions:
+        if isinstance(func, gast.Name) and func.id in self.local_functions:
             return self._inline(func.id, call, out)
         rewritten = self._container_call(call, out)
         if rewritten is not None:
@@ -389,8 +389,8 @@ class _Normalizer:
                      or isinstance(func, gast.Attribute) and self._reads_local(func.value))
         if is_method:
             func = gast.Attribute(self._atom(func.value, out), func.attr, gast.Load())
-        args = [self._argument(a, out) for a in call.args]
-        keywords = [gast.keyword(k.arg, self._argument(k.value, out)) for k in call.keywords]
+        args = [self.argument(a, out) for a in call.args]
+        keywords = [gast.keyword(k.arg, self.argument(k.value, out)) for k in call.keywords]
         new = gast.Call(func, args, keywords)
         if isinstance(func, gast.Call):                  # st.grad(g)(x)
             anno.set_(new, Anno.CALLEE, self._made_derivative(func))
@@ -531,50 +531,13 @@ class _Normalizer:
 
     def _names_local_function(self, node):
         return isinstance(node, gast.Lambda) or isinstance(node, gast.Name) \
-            and node.id in self._local_functions
-
-    def _lifted_derivative_call(self, call, out):
-        """``st.grad(h, ...)(a)`` of a local function ``h`` (or a lambda): the same
-        derivative of ``h`` lifted to a function of its free variables too
-        (``normalize.lifting``), called with them."""
-        made, local = call.func, call.func.args[0]
-        name = local.id if isinstance(local, gast.Name) else "lambda"
-        definition = self._local_functions[local.id] if isinstance(local, gast.Name) else local
-        location = self.parsed.location(call)
-        lifted, free = lift(definition, name, self.resolver.local_names, self._local_functions,
-                            self.parsed, location)
-        values = [self._static_value(a) for a in made.args[1:]]
-        keywords = {k.arg: self._static_value(k.value) for k in made.keywords}
-        if MISSING in values or MISSING in keywords.values() or None in keywords:
-            raise UnsupportedSyntaxError(
-                f"st.grad of `{name}` with options computed inside the function", location,
-                "write wrt= and the other options as literals")
-        derivative = API.grad(lifted, *values, **keywords)
-        args = [self._argument(a, out) for a in call.args] + free_arguments(free)
-        keywords = [gast.keyword(k.arg, self._argument(k.value, out)) for k in call.keywords]
-        new = gast.Call(constant_name(self, f"{name}_grad", derivative), args, keywords)
-        anno.set_(new, Anno.CALLEE, derivative)
-        return new
-
-    def _lifted_jvp_call(self, call):
-        """``st.jvp(h, (a,), (v,))`` of a local function ``h``: ``st.jvp(lifted, (a, *free),
-        (v, None, ...))``, the free variables held constant in the inner JVP."""
-        local, primals, tangents = call.args
-        name = local.id if isinstance(local, gast.Name) else "lambda"
-        definition = self._local_functions[local.id] if isinstance(local, gast.Name) else local
-        lifted, free = lift(definition, name, self.resolver.local_names, self._local_functions,
-                            self.parsed, self.parsed.location(call))
-        return gast.copy_location(gast.Call(call.func, [
-            constant_name(self, name, lifted),
-            gast.Tuple(list(primals.elts) + free_arguments(free), gast.Load()),
-            gast.Tuple(list(tangents.elts) + [gast.Constant(None, None) for _ in free], gast.Load())],
-            call.keywords), call)
+            and node.id in self.local_functions
 
     def _refuse_local_function_values(self, call):
         """A local function is inlined where it is called; passed as a value (to st.grad,
         st.jvp, or any function) it has no value to pass."""
         for argument in list(call.args) + [k.value for k in call.keywords]:
-            if isinstance(argument, gast.Name) and argument.id in self._local_functions:
+            if isinstance(argument, gast.Name) and argument.id in self.local_functions:
                 raise UnsupportedSyntaxError(
                     f"`{argument.id}`, a function defined inside the function being "
                     f"differentiated, passed to `{unparse(call.func)}`", self.parsed.location(call),
@@ -597,17 +560,17 @@ class _Normalizer:
         """
         if not API.is_grad(self.resolver.resolve(call.func)):
             return MISSING
-        values = [self._static_value(a) for a in call.args]
-        keywords = {k.arg: self._static_value(k.value) for k in call.keywords}
+        values = [self.static_value(a) for a in call.args]
+        keywords = {k.arg: self.static_value(k.value) for k in call.keywords}
         if MISSING in values or MISSING in keywords.values() or None in keywords:
             return MISSING
         return API.grad(*values, **keywords)
 
-    def _static_value(self, node):
+    def static_value(self, node):
         if isinstance(node, gast.Constant):
             return node.value
         if isinstance(node, gast.Tuple):
-            values = tuple(self._static_value(e) for e in node.elts)
+            values = tuple(self.static_value(e) for e in node.elts)
             return MISSING if MISSING in values else values
         if self._is_atom(node):
             return self.resolver.resolve(node)
@@ -619,7 +582,7 @@ class _Normalizer:
         Its parameters and locals get fresh names; the names it reads from the
         enclosing function are read where it is called, as Python would.
         """
-        function = self._local_functions[name]
+        function = self.local_functions[name]
         if name in self._inlining:
             raise UnsupportedSyntaxError(
                 f"recursive call of the local function `{name}`",
@@ -662,7 +625,7 @@ class _Normalizer:
                                                  or n.id in self.resolver.generated)
                    for n in walk(expr))
 
-    def _argument(self, expr, out):
+    def argument(self, expr, out):
         """Call arguments may be list or tuple literals of atoms (``np.stack([a, b])``), and a
         lambda that ranks items (the fence lets one through only as ``key=``)."""
         if isinstance(expr, gast.Lambda):

@@ -60,8 +60,8 @@ def switch(call, normalizer, out):
     by_class = isinstance(func, gast.Attribute)
     receiver = normalizer._atom(func.value if by_class else func, out)
     method = func.attr if by_class else "__call__"
-    args = [normalizer._argument(a, out) for a in call.args]
-    keywords = [gast.keyword(k.arg, normalizer._argument(k.value, out)) for k in call.keywords]
+    args = [normalizer.argument(a, out) for a in call.args]
+    keywords = [gast.keyword(k.arg, normalizer.argument(k.value, out)) for k in call.keywords]
     site = _site(call, normalizer.parsed)
     return _switch(_Site(call, normalizer, site, receiver, method, by_class, args, keywords), out)
 
