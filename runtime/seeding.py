@@ -70,7 +70,7 @@ def seed_sum(output, has_aux=False):
     ``(primary, aux)`` and only ``primary`` is seeded: ``(seed, None)``.
 
     Raises ``NonDifferentiableError`` (see :func:`check_output`) for an output with no
-    derivative, or an entry that is None or a str.
+    derivative, or a str entry.
     """
     if has_aux:
         return seed_sum(output[0]), None
@@ -164,7 +164,7 @@ def _seed_each(outs, output_gradients, given):
 
 
 def _seed_one(out, cotangent, name, within=False, given=False):
-    if within and given and (out is None or isinstance(out, (str, bytes)) or is_integer(out)):
+    if within and given and has_no_derivative(out):
         if cotangent is None or not np.any(as_array(cotangent)):
             return None                 # an entry without a derivative, none asked of it
         raise error("NonDifferentiableError",
@@ -209,7 +209,7 @@ def check_output(out, within=False):
 
     The error's ``about_output`` is True, and its ``output_type`` says what was found: the
     entry points name the line of the user's ``return`` (``srctrans.outputs``)."""
-    if out is None or isinstance(out, (str, bytes)) or is_integer(out):
+    if has_no_derivative(out):
         kind = (f"an array of {out.dtype}" if hasattr(out, "dtype") and np.ndim(out)
                 else "None" if out is None else _with_article(type(out).__name__))
         kind = f"a container holding {kind}" if within else kind
@@ -218,6 +218,11 @@ def check_output(out, within=False):
         made.about_output = True
         made.output_type = kind
         raise made
+
+
+def has_no_derivative(value):
+    """Whether ``value`` is None, a string, an int, a bool or an integer or boolean array."""
+    return value is None or isinstance(value, (str, bytes)) or is_integer(value)
 
 
 def check_outputs(out):

@@ -18,10 +18,9 @@ import gast
 
 from srctrans.errors import UsageError
 from srctrans.nodes import assign, load, resolved_runtime_call
-from srctrans.normalize.desugar import located, statement_lists
+from srctrans.normalize.desugar import located, statement_lists, walk_own
 
 HAS_AUX = "__srctrans_has_aux__"
-_NESTED = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 _variants: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
@@ -51,16 +50,9 @@ def variant_with_aux(fn):
 
 
 def own_returns(function):
-    """The ``return`` statements of the gast ``function`` itself (not of functions or classes
-    defined inside it), in source order."""
-    found, pending = [], list(reversed(function.body))
-    while pending:
-        node = pending.pop()
-        if isinstance(node, gast.Return):
-            found.append(node)
-        if not isinstance(node, _NESTED):
-            pending.extend(reversed(list(gast.iter_child_nodes(node))))
-    return found
+    """The ``return`` statements of the gast ``function`` itself (not of functions defined
+    inside it)."""
+    return [n for stmt in function.body for n in walk_own(stmt) if isinstance(n, gast.Return)]
 
 
 def split_aux_returns(parsed, namer, aliases):

@@ -346,11 +346,11 @@ class _Jumps:
 
     def run(self, function):
         body = function.body
-        early = [n for stmt in body[:-1] for n in _walk_own(stmt) if isinstance(n, gast.Return)]
+        early = [n for stmt in body[:-1] for n in walk_own(stmt) if isinstance(n, gast.Return)]
         early += [n for stmt in body[-1:] if not isinstance(stmt, gast.Return)
-                  for n in _walk_own(stmt) if isinstance(n, gast.Return)]
+                  for n in walk_own(stmt) if isinstance(n, gast.Return)]
         jumps = any(isinstance(n, (gast.Break, gast.Continue))
-                    for stmt in body for n in _walk_own(stmt))
+                    for stmt in body for n in walk_own(stmt))
         if not early and not jumps:
             return
         if early:
@@ -431,7 +431,7 @@ def _sets(statements, flag):
                for stmt in statements for node in walk(stmt))
 
 
-def _walk_own(node):
+def walk_own(node):
     """``walk(node)`` without the insides of local functions (their returns are their own)."""
     stack = [node]
     while stack:

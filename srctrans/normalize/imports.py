@@ -3,8 +3,8 @@ objects ``from ... import`` names), as a module-level import would bind them.
 
 Requires: the parsed function, before the fence (which refuses the imports this pass
 leaves). Guarantees: :func:`hoist_imports` imports each module named by an ``import`` or
-``from ... import`` statement of the function's body (at any depth, not in functions or
-classes defined inside), removes the statement, and returns the names it bound with their
+``from ... import`` statement of the function's body (at any depth, not in functions
+defined inside), removes the statement, and returns the names it bound with their
 objects, for the resolver to read as globals. An import is left (and refused by the fence)
 where the name it binds is also bound otherwise in the function, or ``from m import *``.
 
@@ -17,18 +17,17 @@ import importlib
 
 import gast
 
-from srctrans.normalize.desugar import statement_lists
+from srctrans.normalize.desugar import statement_lists, walk_own
 from srctrans.treewalk import walk
 
-_NESTED = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 
 
 def hoist_imports(function, package=None):
     """Remove the imports of ``function`` (a gast FunctionDef) this pass handles and return
     ``{name: object}``; ``package`` resolves relative imports (the function's module's
     ``__package__``)."""
-    imports = [stmt for stmt in walk(function) if isinstance(stmt, (gast.Import, gast.ImportFrom))
-               and _own(stmt, function)]
+    imports = [node for stmt in function.body for node in walk_own(stmt)
+               if isinstance(node, (gast.Import, gast.ImportFrom))]
     if not imports:
         return {}
     others = _bound_otherwise(function)
@@ -44,14 +43,6 @@ def hoist_imports(function, package=None):
                 statements[:] = ([s for s in statements if s is not stmt]
                                  or [gast.copy_location(gast.Pass(), stmt)])
     return bound
-
-
-def _own(stmt, function):
-    """Whether ``stmt`` is not inside a function or class defined in ``function``."""
-    for node in walk(function):
-        if isinstance(node, _NESTED) and node is not function and any(n is stmt for n in walk(node)):
-            return False
-    return True
 
 
 def _names(stmt):
@@ -88,6 +79,6 @@ def _bound_otherwise(function):
     for node in walk(function):
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
             names.add(node.id)
-        elif isinstance(node, _NESTED) and node is not function and hasattr(node, "name"):
+        elif isinstance(node, (gast.FunctionDef, gast.ClassDef)) and node is not function:
             names.add(node.name)
     return names
