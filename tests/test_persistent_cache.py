@@ -44,6 +44,10 @@ import numpy as np
 import srctrans as st
 import model, helpers
 
+if os.environ.get("REWRITE_MODEL"):                # the file edited after Python compiled it
+    with open(model.__file__, "w") as handle:
+        handle.write(os.environ["REWRITE_MODEL"])
+
 if os.environ.get("DOUBLED_RULE"):
     def doubled_layer_vjp(g, ans, x, w):          # twice tanh(x @ w)'s
         gz = 2.0 * g * (1.0 - ans * ans)
@@ -151,6 +155,21 @@ def test_an_edit_of_instructions_only_is_built_again(program):
     h = np.tanh(x @ w)
     np.testing.assert_allclose(edited["grad"], x.T @ ((2 * h + np.exp(-h)) * (1 - h * h)),
                                rtol=1e-12)
+
+
+def test_an_entry_of_the_text_on_disk_is_not_read_for_older_instructions(program):
+    """The file is edited after Python compiled the function, back to a text an entry was
+    built from: the code that runs is not that text's, so the entry must not be read (the
+    digest covers co_code; without it the derivative of `s + ...` came back for `s - ...`)."""
+    program()                                           # the entry of `s + np.sum(...)`
+    model = program.folder / "model.py"
+    model.write_text(MODEL.replace("s + np.sum", "s - np.sum"))
+    done = subprocess.run([sys.executable, str(program.folder / "driver.py")],
+                          env=dict(os.environ, SRCTRANS_CACHE_DIR=str(program.cache),
+                                   PYTHONDONTWRITEBYTECODE="1", REWRITE_MODEL=MODEL),
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0 and "model.py" in done.stderr, done.stderr    # as with no cache
+    assert "NoSourceError" in done.stderr and "changed since Python compiled it" in done.stderr
 
 
 def test_an_edited_callee_is_built_again(program):

@@ -17,7 +17,7 @@ def sorted_rows(x, w):             # y.sort() of a 2-D array sorts along the las
 def mask_entries(x, mask):         # booleans read from a mask by subscript stay not-float
     a = mask[0]
     b = mask[1]
-    return np.sum(x * a + x * b)
+    return x * a + x * b          # its gradient 1.0 * a + 1.0 * b must not fold to a + b
 
 
 def _activation(x):
@@ -30,3 +30,17 @@ def _helper(x):
 
 def calls_a_helper(x):             # the short path checks its callees are the ones it built for
     return np.sum(_helper(x) * x)
+
+
+def times_transpose(x, a):         # the fused gradient of x is a.T, a view of an argument
+    return np.sum(x * a.T)
+
+
+def view_read_in_a_loop(x):        # the alias check sees `v` read before `y` is written
+    y = x * 1.0
+    v = y[0:2]
+    s = 0.0
+    for _ in range(2):
+        s = s + np.sum(v * v)
+        y[0] = y[0] * 2.0
+    return s
