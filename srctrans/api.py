@@ -13,6 +13,7 @@ from srctrans import runtime
 from srctrans.runtime.objects import UnseenCallee
 from srctrans.runtime.seeding import check_outputs, is_integer
 from srctrans import cache
+from srctrans import examples
 from srctrans.ownership import argument_arrays, owned
 from srctrans.reporting import chained_cause, for_user, noting_callees, user_facing
 from srctrans import repeat as repeat_path
@@ -378,17 +379,15 @@ def source(f: Function, mode: Mode = "reverse", wrt: Wrt = 0, optimize: bool = T
     fn, bound_self = unwrap(f)
     signature_fn = fn if bound_self is None else functools.partial(fn, bound_self)
     selection = Selection(signature_fn, wrt)
-    if mode == "forward":
-        found = cache.forward_instance(fn, selection.names, optimize)
-    else:
-        found = cache.instance(fn, selection.names, optimize)
-    if args is not None and optimize:
+    call_args = selected = None
+    if args is not None:
         call_args = tuple(args) if bound_self is None else (bound_self,) + tuple(args)
-        keywords = {}
-        if mode == "forward":                   # the JVP runs with zero tangents to measure
-            keywords = {found.build.tangents[name]: runtime.zeros_like(value) for name, value
-                        in zip(selection.names, selection.values(tuple(args), {}))}
-        found = found.for_call(fn, call_args, keywords, now=True)
+        selected = selection.values(tuple(args), {})
+    found = examples.instance_for(fn, selection.names, mode, optimize, call_args, selected)
+    if call_args is None:
+        examples.refuse_unseen_callees(found.build, getattr(f, "__qualname__", f),
+                                       "st.source(f, args=(...)), or on the command line "
+                                       "--args '...'")
     texts, pending, seen = [], [found.build], set()
     while pending:                               # callees after callers, each once
         build = pending.pop(0)

@@ -47,6 +47,8 @@ import re
 import sys
 import types
 
+import numpy
+
 import srctrans
 from srctrans.errors import SrcTransError
 
@@ -73,13 +75,15 @@ def main(argv=None):
     if args.traceback:
         os.environ["SRCTRANS_TRACEBACK"] = "full"     # srctrans's own frames, original errors
     try:
-        fn, is_method = _load_function(args.target)
+        fn, is_method, module = _load_function(args.target)
         wrt = _parse_wrt(args.wrt, shift=1 if is_method else 0)
+        example = _example_arguments(args.args, module)
         if exporting:
-            srctrans.export(fn, args.output, wrt=wrt, mode=args.mode)
+            srctrans.export(fn, args.output, wrt=wrt, mode=args.mode, args=example)
             text = f"wrote {args.output}"
         else:
-            text = srctrans.source(fn, mode=args.mode, wrt=wrt, optimize=args.optimize)
+            text = srctrans.source(fn, mode=args.mode, wrt=wrt, optimize=args.optimize,
+                                   args=example)
             text = _highlighted(text) if _colour() else text
     except SrcTransError as error:
         if args.traceback:
@@ -87,11 +91,12 @@ def main(argv=None):
         return _fail("; ".join(line.strip() for line in str(error).splitlines()))
     except CliError as error:
         return _fail(str(error))
-    except Exception as error:           # a failure of srctrans itself
+    except Exception as error:           # raised by the user's code (run on --args)
         if args.traceback:
             raise
-        return _fail(f"internal error ({_describe(error)}); this is a bug in srctrans: "
-                     "please report it with the output of the same command with --traceback")
+        notes = "".join(f"; {note.removeprefix('srctrans: ')}"
+                        for note in getattr(error, "__notes__", ()))
+        return _fail(f"{_describe(error)}{notes}")
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return 0
 
@@ -130,6 +135,22 @@ def _entries(count):
     return f"{count} entry" if count == 1 else f"{count} entries"
 
 
+_ARGS_HELP = ("example arguments, written as in a call and evaluated in FILE's namespace "
+              "(np is NumPy): --args 'np.ones((4, 3)), 0.5'")
+
+
+def _example_arguments(text, module):
+    """The tuple of arguments ``text`` (``"a, b"``, as in a call) gives in ``module``'s
+    namespace, or None without ``text``."""
+    if text is None:
+        return None
+    namespace = {"np": numpy, **vars(module)}
+    try:
+        return eval(f"({text},)", namespace)         # the user's own expression, on their files
+    except Exception as error:
+        raise CliError(f"--args {text!r}: {_describe(error)}") from None
+
+
 def _parser():
     parser = argparse.ArgumentParser(
         prog="srctrans", description="Print the generated derivative of a Python function.",
@@ -148,6 +169,8 @@ def _parser():
                         help="comma-separated parameter names or indices (default: the first)")
     parser.add_argument("--mode", choices=MODES, default=MODES[0],
                         help=f"which derivative to print (default: {MODES[0]})")
+    parser.add_argument("--args", metavar="EXPR", help=_ARGS_HELP + "; prints the code a call "
+                        "with them runs (specialised on their shapes)")
     parser.add_argument("--no-optimize", dest="optimize", action="store_false",
                         help="print the code before the optimisation passes")
     parser.add_argument("--traceback", action="store_true",
@@ -169,6 +192,8 @@ def _export_parser():
     parser.add_argument("--mode", choices=MODES, default=MODES[0],
                         help=f"reverse: NAME_fwd, NAME_bwd and NAME_grad; forward: NAME_jvp "
                              f"(default: {MODES[0]})")
+    parser.add_argument("--args", metavar="EXPR", help=_ARGS_HELP + "; the module's NAME_grad "
+                        "is then the fused gradient specialised on their shapes")
     parser.add_argument("-o", "--output", metavar="OUT.py", required=True,
                         help="the module to write")
     parser.add_argument("--traceback", action="store_true",
@@ -220,7 +245,7 @@ def _index(entry, shift):
 
 
 def _load_function(target):
-    """``(function, is_method)`` for ``FILE.py:NAME[.NAME...]``."""
+    """``(function, is_method, module)`` for ``FILE.py:NAME[.NAME...]``."""
     path, colon, qualname = target.rpartition(":")
     if not colon or not path or not qualname:
         raise CliError(f"{target!r} names no function; write FILE.py:FUNCTION")
@@ -240,7 +265,7 @@ def _load_function(target):
         found = unwrapped
     is_method = (inspect.isclass(owner) and
                  isinstance(inspect.getattr_static(owner, reached[-1]), types.FunctionType))
-    return found, is_method
+    return found, is_method, module
 
 
 def _import_file(path):

@@ -24,10 +24,12 @@ import types
 
 import numpy as np
 
-from srctrans import cache
+from srctrans import examples
 from srctrans import runtime
 from srctrans.emit.compile import is_generated
 from srctrans.emit.standalone import runtime_section
+from srctrans.export_specialised import CHECK, edited, specialised_export
+from srctrans.naming import function_base
 from srctrans.places import is_installed_file
 from srctrans.errors import UsageError
 from srctrans.reporting import definition, user_facing
@@ -39,7 +41,7 @@ MAX_ARRAY_ENTRIES = 10_000         # larger global arrays are not written out as
 
 @user_facing
 def export(f: Function, path: str | os.PathLike | None = None, wrt: Wrt = 0,
-           mode: Mode = "reverse") -> str:
+           mode: Mode = "reverse", args: tuple | None = None) -> str:
     """The text of a standalone module computing ``f``'s derivative; written to ``path`` if given.
 
     Args:
@@ -52,6 +54,12 @@ def export(f: Function, path: str | os.PathLike | None = None, wrt: Wrt = 0,
         sum; one array for one selected argument, else a tuple); or
         ``"forward"``: ``NAME_jvp(*args, dx=..., ...) -> (output, tangent)``
         with a keyword tangent per selected argument.
+      args: example arguments (a tuple). The derivative is built for the objects
+        and functions they reach (a model object called), and, where srctrans
+        specialises a call on its shapes, the module holds the code specialised
+        on theirs (in reverse mode ``NAME_grad`` is then the fused gradient,
+        as fast as :func:`srctrans.grad`), whose entry points raise
+        ``ValueError`` for arguments of other shapes, dtypes or types.
 
     The module imports NumPy (and SciPy where a rule calls it) and nothing
     of srctrans. A global the derivative reads that is neither a module, a
@@ -65,12 +73,33 @@ def export(f: Function, path: str | os.PathLike | None = None, wrt: Wrt = 0,
     if bound_self is not None:
         raise UsageError(f"cannot export the bound method {fn.__qualname__}: export a "
                          "function that takes the object as an argument")
-    names = Selection(fn, wrt).names
-    if mode == "forward":
-        build = cache.forward_instance(fn, names).build
+    selection = Selection(fn, wrt)
+    names, base = selection.names, function_base(fn)
+    single = len(names) == 1
+    if args is None:
+        found = examples.instance_for(fn, names, mode, True,
+                                      gradient="single" if single else "tuple")
+        examples.refuse_unseen_callees(found.build, fn.__qualname__,
+                                       "st.export(f, path, args=(...)), or on the command line "
+                                       "srctrans export ... --args '...'")
+        text = _module_text(fn, names, mode, _builds(fn, found.build))
     else:
-        build = cache.gradient_instance(fn, names, single=len(names) == 1).build
-    text = _module_text(fn, names, mode, _builds(fn, build))
+        call = inspect.signature(fn).bind(*args)
+        call.apply_defaults()
+        args = tuple(call.arguments.values())
+        generic = examples.instance_for(fn, names, mode, True, args,
+                                        selection.values(args, {}), specialise=False)
+        found = examples.instance_for(fn, names, mode, True, args, selection.values(args, {}))
+        specialised = specialised_export(found, generic, args, base, mode, single)
+        if specialised is None:                   # the generic code, built for these arguments
+            if mode == "reverse":
+                found = examples.instance_for(fn, names, mode, True,
+                                              gradient="single" if single else "tuple")
+            text = _module_text(fn, names, mode, _builds(fn, found.build))
+        else:
+            build, edits = specialised
+            text = _module_text(fn, names, mode, _builds(fn, build),
+                                (edits, list(call.arguments)))
     if path is not None:
         with open(path, "w", encoding="utf-8") as out:
             out.write(text)
@@ -89,33 +118,49 @@ def _builds(fn, root):
     return found
 
 
-def _module_text(fn, names, mode, builds):
+def _module_text(fn, names, mode, builds, specialised=None):
+    """The module's text; ``specialised``: ``(edits, parameters)`` of
+    :func:`srctrans.export_specialised.edited` for the first build's entry points."""
     texts = [build.source.rstrip("\n") + "\n" for _, build in builds]
+    check = None
+    if specialised is not None:
+        texts[0], check = edited(texts[0], *specialised)
+        texts[0] = texts[0].rstrip("\n") + "\n"
     generated = "\n\n".join(texts)
-    defined = _top_level_names(generated)
+    defined = _top_level_names(generated) | {CHECK}
     globals_ = _Globals()
     runtime_alias = None
     for (user_fn, build), text in zip(builds, texts):
         seen_here = _user_scope(user_fn)
+        read = _free_names(text)
         for name, value in build.compiled._closure.items():
             if value is runtime:
                 runtime_alias = name
             elif value is np:
                 globals_.add(name, np, definition(user_fn))
-            elif not is_generated(value):
+            elif name not in read or is_generated(value):
+                continue
+            elif isinstance(value, type) and _importable(value):
+                globals_.import_class(name, value)   # its objects are passed in: the user's class
+            else:
                 raise UsageError(f"cannot export {fn.__qualname__}: its derivative calls "
                                  f"{name}, which is not generated code")
         for name in sorted(_free_names(text) - defined - set(build.compiled._closure)):
             globals_.resolve(name, seen_here, definition(user_fn))
-    parts = [_header(fn, names, mode), "\n".join(["import numpy"] + globals_.imports)]
+    parts = [_header(fn, names, mode, specialised is not None),
+             "\n".join(["import numpy as np"] + globals_.imports)]
     if globals_.definitions:
         parts.append("\n\n\n".join(globals_.definitions))
     if globals_.runtime_helpers and runtime_alias is None:
         runtime_alias = "rt"
+    helpers = set()
     if runtime_alias is not None:
         helpers = _runtime_attributes(generated, runtime_alias) | globals_.runtime_helpers
+    if helpers:
         parts.append(runtime_section(helpers, runtime_alias) + "".join(
             f"\n{name} = {runtime_alias}.{name}" for name in sorted(globals_.runtime_helpers)))
+    if check is not None:
+        parts.append(check)
     parts.append(generated)
     return "\n\n\n".join(part.rstrip("\n") for part in parts) + "\n"
 
@@ -132,10 +177,12 @@ def _user_scope(user_fn):
     return scope
 
 
-def _header(fn, names, mode):
+def _header(fn, names, mode, specialised=False):
     import srctrans
     file = inspect.getsourcefile(fn) or "<unknown>"
-    name = fn.__name__
+    relative = os.path.relpath(file) if os.path.isabs(file) else file
+    file = file if relative.startswith("..") else relative      # the command, run from here
+    name = function_base(fn)
     entries = ([f"{name}_jvp(*args, {', '.join('d' + n + '=...' for n in names)}) -> "
                 "(output, tangent)"] if mode == "forward" else
                [f"{name}_grad(*args) -> the gradient of the output's sum",
@@ -143,13 +190,17 @@ def _header(fn, names, mode):
                 f"{name}_bwd(residuals, cotangent) -> the vector-Jacobian product"])
     entry = "".join(f"\n            {line}" for line in entries)
     wrt = ",".join(names)
+    example = " --args ..." if specialised else ""
+    scope = ("Specialised on the example arguments' shapes: other arguments raise ValueError."
+             if specialised else "For arguments of any shape.")
     return textwrap.dedent(f'''\
         """The {mode}-mode derivative of {fn.__qualname__} with respect to {", ".join(names)}.
 
         Generated by srctrans {srctrans.__version__} from {file}; it needs only NumPy.
+        {scope}
         Entry points:{entry}
         Regenerate it with:
-            srctrans export {file}:{fn.__qualname__} --wrt {wrt} --mode {mode} -o OUT.py
+            srctrans export {file}:{fn.__qualname__} --wrt {wrt} --mode {mode}{example} -o OUT.py
         Edits to this file are lost when it is regenerated.
         """''')
 
@@ -184,7 +235,7 @@ class _Globals:
     def __init__(self):
         self.imports, self.definitions = [], []
         self.runtime_helpers = set()     # runtime helpers read as globals (differentiated helpers)
-        self._bound = {}                          # name -> the object it was bound to
+        self._bound = {"np": np}                  # name -> the object it was bound to
 
     def add(self, name, value, where):
         """Bind ``name`` to ``value``: True if done (or done before), False if ``value``
@@ -198,7 +249,7 @@ class _Globals:
             if value.__name__.split(".")[0] == "srctrans":
                 raise UsageError(f"cannot export: {where} reads {name}, part of srctrans; an "
                                  "exported derivative cannot call srctrans")
-            if name != "numpy" or value.__name__ != "numpy":      # numpy is always imported
+            if name != "np" or value.__name__ != "numpy":      # numpy is always imported as np
                 self.imports.append(f"import {value.__name__}" if name == value.__name__ else
                                     f"import {value.__name__} as {name}")
         elif _literal(value) is not None:
@@ -207,6 +258,17 @@ class _Globals:
             return False
         self._bound[name] = value
         return True
+
+    def import_class(self, name, cls):
+        """Bind ``name`` to the user's class ``cls`` by importing it from its module: the
+        derivative tells objects passed in by their class, which a copy would not be."""
+        if self._bound.get(name, cls) is not cls:
+            raise UsageError(f"cannot export: two different globals are named {name!r}; "
+                             "rename one")
+        if name not in self._bound:
+            self.imports.append(f"from {cls.__module__} import {cls.__qualname__}"
+                                + (f" as {name}" if name != cls.__qualname__ else ""))
+            self._bound[name] = cls
 
     def resolve(self, name, namespace, where):
         """Bind the global ``name`` as code reading ``namespace`` (at ``where``) sees it."""
@@ -252,6 +314,13 @@ class _Globals:
         self.definitions.append(text.rstrip("\n"))
 
 
+def _importable(cls):
+    """Whether the class ``cls`` can be imported by its module's name and its own."""
+    module = sys.modules.get(cls.__module__)
+    return (module is not None and cls.__module__ != "__main__" and "." not in cls.__qualname__
+            and getattr(module, cls.__qualname__, None) is cls)
+
+
 def _library_import(value):
     """``(module, name)`` to import ``value`` from, for a function or class of the standard
     library or an installed package (not srctrans) that its module binds by its name;
@@ -283,7 +352,7 @@ def _literal(value):
             return "float('nan')"
         if math.isinf(number):
             return "float('inf')" if number > 0 else "-float('inf')"
-        return repr(number) if isinstance(value, float) else f"numpy.{value.dtype.name}({number!r})"
+        return repr(number) if isinstance(value, float) else f"np.{value.dtype.name}({number!r})"
     if isinstance(value, tuple) and type(value) is tuple:
         entries = [_literal(v) for v in value]
         if any(e is None for e in entries):
@@ -291,7 +360,7 @@ def _literal(value):
         return "(" + "".join(e + ", " for e in entries).rstrip(" ") + ")"
     if isinstance(value, np.ndarray) and value.size <= MAX_ARRAY_ENTRIES and \
             value.dtype.kind in "biuf":
-        return f"numpy.array({_nested(value.tolist())}, dtype=numpy.{value.dtype.name})"
+        return f"np.array({_nested(value.tolist())}, dtype=np.{value.dtype.name})"
     return None
 
 

@@ -30,6 +30,8 @@ def function_base(fn):
     """The word generated names of ``fn``'s derivatives start with: ``loss`` for a function,
     ``MLP_call`` for ``MLP.__call__``, ``Net_forward`` for a method ``Net.forward``."""
     parts = getattr(fn, "__qualname__", fn.__name__).split(".")
+    if parts[-1] != fn.__name__:        # a generated function bears its user function's qualname
+        parts = [fn.__name__]
     parts = [p for p in parts[-2:] if p != "<locals>"]
     return "_".join(p[2:-2] if p.startswith("__") and p.endswith("__") and len(p) > 4 else p
                     for p in parts)

@@ -66,7 +66,7 @@ from srctrans.differentiate.nested import refuse_unnestable_calls
 from srctrans.differentiate.reverse import reverse
 from srctrans.emit.compile import compile_functions, is_generated
 from srctrans.emit.printer import block_lines, function_lines
-from srctrans.naming import NUMPY_ALIAS, RESIDUALS, RUNTIME_ALIAS, Namer, identifiers
+from srctrans.naming import NUMPY_ALIAS, RESIDUALS, RUNTIME_ALIAS, Namer, function_base, identifiers
 from srctrans.normalize import fence
 from srctrans.normalize.anf import normalize
 from srctrans.normalize.auxiliary import has_aux, split_aux_returns
@@ -319,7 +319,7 @@ def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False, shap
         body = inline_temporaries(body, temporaries, _reads_all(returned), _is_pure)
         if shapes:
             factor_out_of_sums(body, {t for s in result.tangent_statements for t in targets_of(s)})
-    name = unit.namer.fresh(unit.function.name + "_jvp")
+    name = unit.namer.fresh(function_base(unit.parsed.fn) + "_jvp")
     args = clone(unit.function.args)
     args.kwonlyargs = list(args.kwonlyargs) + _names([result.tangents[n] for n in unit.wrt],
                                                      gast.Param)
@@ -508,7 +508,7 @@ def _forward_function(unit, forward, output, residuals):
     saved = gast.Tuple(_names(residuals, gast.Load), gast.Load())
     returned = gast.Return(gast.Tuple([copy.deepcopy(output), saved], gast.Load()))
     anno.set_(returned, Anno.ORIGIN, None)
-    name = unit.namer.fresh(unit.function.name + "_fwd")
+    name = unit.namer.fresh(function_base(unit.parsed.fn) + "_fwd")
     doc = gast.Expr(gast.Constant("Forward pass: returns (output, residuals for the backward pass).", None))
     return _function(name, copy.deepcopy(unit.function.args), [doc] + forward + [returned])
 
@@ -517,7 +517,7 @@ def _backward_function(unit, backward, seed, residuals, gradients, tape=None):
     """The backward pass; it pops the values the forward pass pushed on ``tape`` from a
     copy of it, so that the residuals can be used again (a pullback called once per
     row of a Jacobian, a callee's residuals inside its caller's)."""
-    name = unit.namer.fresh(unit.function.name + "_bwd")
+    name = unit.namer.fresh(function_base(unit.parsed.fn) + "_bwd")
     residuals_name = unit.namer.fresh(RESIDUALS)
     args = gast.arguments(_names([residuals_name, seed], gast.Param), [], None, [], [], None, [])
     body = [gast.Expr(gast.Constant(
@@ -587,7 +587,7 @@ def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, s
         parameter_arrays = (set(parameter_names(unit.function)) & arrays) - assigned_names(body)
         body = accumulate_in_place(body + [returned], parameter_arrays,
                                    unit.aliases[RUNTIME_ALIAS])[:-1]
-    name = unit.namer.fresh(unit.function.name + "_grad")
+    name = unit.namer.fresh(function_base(unit.parsed.fn) + "_grad")
     of = "of a scalar output" if seeding is None else "of the sum of the output"
     doc = gast.Expr(gast.Constant(
         f"The gradient with respect to {', '.join(unit.wrt)} ({of}; no value).", None))

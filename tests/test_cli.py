@@ -139,7 +139,7 @@ def test_mode_reverse_is_accepted(model, capsys):
 def test_method_indices_skip_self(model, capsys):
     status, out, _ = run([f"{model}:Model.energy"], capsys)
     assert status == 0
-    assert "def energy_bwd" in out and "cotangents of w given" in out
+    assert "def Model_energy_bwd" in out and "cotangents of w given" in out    # as callers name it
     _, by_index, _ = run([f"{model}:Model.energy", "--wrt", "1"], capsys)
     assert "cotangents of x given" in by_index
 

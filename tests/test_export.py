@@ -166,11 +166,13 @@ def test_containers_export(tmp_path):
 def test_header_says_where_it_came_from_and_how_to_regenerate(tmp_path):
     text = st.export(exportable.helper_loop, wrt=("x", "y"))
     head = text.split('"""')[1]
-    assert exportable.__file__ in head
-    assert f"srctrans export {exportable.__file__}:helper_loop --wrt x,y --mode reverse" in head
+    file = os.path.relpath(exportable.__file__)            # relative to where it was run
+    file = exportable.__file__ if file.startswith("..") else file
+    assert f"from {file};" in head and "/work/" not in head.replace(exportable.__file__, "")
+    assert f"srctrans export {file}:helper_loop --wrt x,y --mode reverse" in head
     assert f"srctrans {st.__version__}" in head
     # the globals it reads are literals and imports, and the helper's source is copied
-    assert "SCALE = 0.5" in text and "OFFSETS = numpy.array([0.25, -0.5, 1.0]" in text
+    assert "SCALE = 0.5" in text and "OFFSETS = np.array([0.25, -0.5, 1.0]" in text
     assert "def _shifted_fwd(v):" in text and "import math" in text
     # a helper called on constants only runs as written: its source (and its globals) come along
     copied = st.export(exportable.constant_helper)
@@ -204,7 +206,7 @@ def test_every_runtime_helper_can_be_copied():
     helpers = {name for name in dir(runtime) if not name.startswith("_")
                and callable(getattr(runtime, name)) and not isinstance(getattr(runtime, name),
                                                                        type(np))}
-    namespace = {}
+    namespace = {"np": np}                      # the exported module's `import numpy as np`
     exec(runtime_section(helpers, "rt"), namespace)
     assert set(vars(namespace["rt"])) == helpers
     x = np.arange(6.0).reshape(2, 3)
@@ -320,3 +322,108 @@ def test_an_exported_error_is_a_built_in_exception_without_srctrans(tmp_path):
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("TypeError: the function's output is a container holding a str")
+
+
+# -- exports built for example arguments (issue 34) ---------------------------------------
+
+MLP_ARGS = (np.linspace(-1, 1, 48).reshape(3, 16), np.zeros(16), np.linspace(-1, 1, 16).reshape(16, 1),
+            np.zeros(1), np.linspace(-1, 1, 24).reshape(8, 3), np.linspace(0, 1, 8).reshape(8, 1))
+
+
+def test_an_export_for_example_arguments_holds_the_fused_gradient_and_no_runtime(tmp_path):
+    sys.path.insert(0, str(Path(__file__).parent.parent / "samples"))
+    try:
+        import mlp
+    finally:
+        sys.path.pop(0)
+    path = tmp_path / "mlp_grad.py"
+    text = st.export(mlp.loss, path, wrt=(0, 1, 2, 3), args=MLP_ARGS)
+    assert "_srctrans_runtime" not in text and "rt." not in text       # nothing to copy
+    assert text.count("import numpy") == 1 and "import numpy as np" in text
+    assert len(text.splitlines()) < 120 and "/work/" not in text.split('"""')[1]
+    got = run_exported(tmp_path, path, "loss_grad", *MLP_ARGS)
+    assert_tree_close(got, st.grad(mlp.loss, wrt=(0, 1, 2, 3))(*MLP_ARGS))
+    # one selected argument: one array, as the generic export and st.grad return
+    one = tmp_path / "one.py"
+    st.export(mlp.loss, one, wrt=0, args=MLP_ARGS)
+    got = run_exported(tmp_path, one, "loss_grad", *MLP_ARGS)
+    assert isinstance(got, np.ndarray)
+    np.testing.assert_allclose(got, st.grad(mlp.loss)(*MLP_ARGS), rtol=1e-12)
+
+
+def test_a_specialised_export_refuses_arguments_of_other_shapes(tmp_path):
+    path = tmp_path / "specialised.py"
+    x = np.array([0.5, -1.0, 2.0])
+    st.export(exportable.output_float, path, args=(x,))
+    runner = tmp_path / "other_shape.py"
+    runner.write_text(textwrap.dedent(f"""
+        import importlib.util, numpy as np
+        spec = importlib.util.spec_from_file_location("m", {str(path)!r})
+        m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
+        print(m.output_float_grad(np.array([1.0, 2.0, 3.0])))       # another value: fine
+        for bad in (np.ones(4), np.ones(3, dtype=np.float32), 1.5):
+            try:
+                m.output_float_grad(bad)
+            except ValueError as error:
+                print("refused", "exported for" in str(error))
+    """))
+    done = subprocess.run([sys.executable, str(runner)], capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "PYTHONPATH": ""})
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert lines[1:] == ["refused True"] * 3, done.stdout
+
+
+def test_a_specialised_export_copies_a_gradient_that_is_a_view_of_an_argument(tmp_path):
+    path = tmp_path / "transpose.py"
+    x, a = np.ones((2, 3)), np.arange(6.0).reshape(3, 2)
+    text = st.export(exportable.times_transpose, path, wrt=(0, 1), args=(x, a))
+    assert ".copy()" in text
+    runner = tmp_path / "views.py"
+    runner.write_text(textwrap.dedent(f"""
+        import importlib.util, numpy as np
+        spec = importlib.util.spec_from_file_location("m", {str(path)!r})
+        m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
+        x, a = np.ones((2, 3)), np.arange(6.0).reshape(3, 2)
+        dx, da = m.times_transpose_grad(x, a)
+        print(np.shares_memory(dx, a), np.shares_memory(da, x), (dx == a.T).all())
+    """))
+    done = subprocess.run([sys.executable, str(runner)], capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "PYTHONPATH": ""})
+    assert done.returncode == 0 and done.stdout.split() == ["False", "False", "True"], done.stderr
+
+
+def test_a_loss_over_a_model_object_needs_example_arguments(tmp_path):
+    model = exportable.Layer(np.linspace(-1, 1, 6).reshape(3, 2), np.array([0.1, -0.2]))
+    x, y = np.linspace(-1, 1, 12).reshape(4, 3), np.zeros((4, 2))
+    for make in (lambda: st.export(exportable.model_loss),
+                 lambda: st.source(exportable.model_loss)):
+        with pytest.raises(st.UsageError, match=r"calls a value passed in") as info:
+            make()
+        assert "exportable.py:" in str(info.value) and "args=" in str(info.value)
+    shown = st.source(exportable.model_loss, args=(model, x, y))
+    assert "def Layer_call_fwd(self, x)" in shown and "Layer_call_fwd(model, x)" in shown
+    assert "__call___fwd" not in shown               # defined as it is called
+    path = tmp_path / "model_loss.py"
+    text = st.export(exportable.model_loss, path, args=(model, x, y))
+    assert "from programs.exportable import Layer" in text     # the class of the objects passed in
+    got = run_exported(tmp_path, path, "model_loss_grad", model, x, y,
+                       path_entry=str(Path(__file__).parent))
+    want = st.grad(exportable.model_loss)(model, x, y)
+    np.testing.assert_allclose(got["w"], want["w"], rtol=1e-12)
+    np.testing.assert_allclose(got["b"], want["b"], rtol=1e-12)
+
+
+def test_cli_args_print_the_specialised_code_and_export_it(tmp_path, capsys):
+    sample = str(Path(__file__).parent.parent / "samples" / "mlp.py")
+    example = ("np.ones((3, 16)), np.zeros(16), np.ones((16, 1)), np.zeros(1), "
+               "np.ones((8, 3)), np.ones((8, 1))")
+    assert cli.main([sample + ":loss", "--wrt", "w1,b1", "--args", example]) == 0
+    shown = capsys.readouterr().out
+    assert "d_sub = 0.25 * (prediction - y)" in shown and "rt." not in shown
+    out = tmp_path / "out.py"
+    assert cli.main(["export", sample + ":loss", "--args", example, "-o", str(out)]) == 0
+    assert "--args ..." in out.read_text() and "_like_example(" in out.read_text()
+    capsys.readouterr()
+    assert cli.main([sample + ":loss", "--args", "np.ones((3, 16)) +"]) == 2
+    assert "--args" in capsys.readouterr().err

@@ -4,6 +4,7 @@ import pathlib
 import re
 import subprocess
 import sys
+import warnings
 
 import pytest
 
@@ -86,7 +87,10 @@ def test_the_notebook_runs_in_a_real_kernel():
     its layers) and st.source reads them."""
     import nbclient             # the test extra installs both, with ipykernel
     import nbformat
-    notebook = nbformat.read(SAMPLES / "notebook.ipynb", as_version=4)
+    with warnings.catch_warnings():           # every cell has an id: nbformat warns otherwise
+        warnings.simplefilter("error")
+        notebook = nbformat.read(SAMPLES / "notebook.ipynb", as_version=4)
+        nbformat.validate(notebook)
     nbclient.NotebookClient(notebook, timeout=120, kernel_name="python3").execute()
     outputs = ["".join(o.get("text", "") or o.get("data", {}).get("text/plain", ""))
                for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs]

@@ -7,7 +7,9 @@ Guarantees: :func:`runtime_section` returns the text of a function
 ``_srctrans_runtime()`` holding the definitions the named helpers need (and
 those they need, transitively), in an order in which every module-level
 statement runs after what it reads, returning a namespace with the helpers.
-Being a function, its names never collide with the exported module's own.
+Being a function, its names never collide with the exported module's own; it
+reads NumPy as the module's global ``np``. Copied helpers keep the first
+sentence of their docstrings.
 An imported name the runtime does not define (a lazily loaded SciPy module)
 becomes an import of that module.
 """
@@ -61,7 +63,35 @@ class _Module:
             for lineno in range(inner.lineno, inner.end_lineno + 1):
                 line = lines[lineno - first]
                 lines[lineno - first] = line[:len(line) - len(line.lstrip())] + "pass"
+        for start, end, summary in sorted(_docstrings(statement), reverse=True):
+            line = lines[start - first]
+            indent = line[:len(line) - len(line.lstrip())]
+            lines[start - first:end - first + 1] = _docstring_lines(summary, indent)
         return textwrap.dedent("\n".join(lines))
+
+
+def _docstrings(statement):
+    """``(first line, last line, replacement)`` of each docstring in ``statement``: a copied
+    helper keeps its docstring's first sentence (its arguments, doctests and notes stay in
+    the runtime's source)."""
+    found = []
+    for node in ast.walk(statement):
+        body = getattr(node, "body", None)
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and body \
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            text = " ".join(body[0].value.value.split())
+            summary = text.split(". ")[0].rstrip(".") + "."
+            found.append((body[0].lineno, body[0].end_lineno, summary))
+    return found
+
+
+def _docstring_lines(summary, indent):
+    """The lines of a docstring saying ``summary``, wrapped to fit 92 columns."""
+    if '"""' in summary or "\\" in summary or summary.endswith('"'):
+        return [indent + repr(summary)]
+    wrapped = textwrap.wrap('"""' + summary + '"""', width=92 - len(indent))
+    return [indent + line for line in wrapped]
 
 
 def inner_relative_imports(statement):
@@ -153,6 +183,7 @@ def runtime_section(helpers, alias="rt"):
                 and helper not in _LAZY_MODULES:
             raise UsageError(f"cannot export: the runtime has no helper {helper!r}")
         need("__init__", helper)
+    imports.pop("import numpy as np", None)      # the exported module's own import serves
     body = ["import types"] + sorted(imports)
     for name, module in sorted(lazy.items()):
         package, _, leaf = module.rpartition(".")

@@ -129,3 +129,22 @@ def output_dict(x):
 
 def output_dataclass(x):
     return Params(np.exp(x), np.sum(x))
+
+
+# -- issue 34: exports built for example arguments ------------------------------------
+
+class Layer:
+    def __init__(self, w, b):
+        self.w = w
+        self.b = b
+
+    def __call__(self, x):
+        return np.tanh(x @ self.w + self.b)
+
+
+def model_loss(model, x, y):
+    return np.mean((model(x) - y) ** 2)
+
+
+def times_transpose(x, a):           # the fused gradient of x is a.T, a view of an argument
+    return np.sum(x * a.T)
