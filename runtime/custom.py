@@ -1,16 +1,16 @@
 """Gradient control: the markers users write, and what user-written gradients return.
 
-A user's function calls :func:`stop_gradient` and opens ``with``
-:func:`stop_recording` or :func:`grad_of` blocks; srctrans recognises these
+A user's function calls [`stop_gradient`][srctrans.stop_gradient] and opens ``with``
+[`stop_recording`][srctrans.stop_recording] or [`grad_of`][srctrans.grad_of] blocks; srctrans recognises these
 objects when it compiles the function (by identity, whatever name they were
 imported under). Called without differentiation they do what the function
 means when nothing is differentiated: ``stop_gradient`` returns its argument,
 ``stop_recording`` does nothing, and a ``grad_of`` block runs once with
 zeros for the gradient (nothing depends on the value yet).
 
-:class:`CustomGradient` is the object ``@st.custom_gradient`` makes; the
+`CustomGradient` is the object ``@st.custom_gradient`` makes; the
 generated forward pass calls its ``forward`` and keeps the backward function it
-returns. :func:`custom_cotangents` checks what a user-written
+returns. `custom_cotangents` checks what a user-written
 backward function or VJP rule returned, in the generated backward pass.
 """
 
@@ -78,7 +78,7 @@ class CustomGradient:
     """A function whose gradient the user wrote (made by ``st.custom_gradient``).
 
     ``function(*args, **kwargs)`` returns ``(y, backward)``; calling the
-    object returns ``y`` alone. Differentiated code calls :meth:`forward` in
+    object returns ``y`` alone. Differentiated code calls `forward` in
     the forward pass and ``backward(dy)`` in the backward pass.
     """
 
@@ -105,7 +105,7 @@ _WRAPPERS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
 def custom_gradient_of(function):
-    """The :class:`CustomGradient` made of ``function``, or None."""
+    """The `CustomGradient` made of ``function``, or None."""
     try:
         return _WRAPPERS.get(function)
     except TypeError:                 # unhashable

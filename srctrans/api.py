@@ -50,7 +50,7 @@ def _finish(gradients, values, unconnected, arguments=()):
 
 
 class _Differentiated:
-    """The callable returned by :func:`grad` and :func:`value_and_grad`."""
+    """The callable returned by [`grad`][srctrans.grad] and [`value_and_grad`][srctrans.value_and_grad]."""
 
     def __init__(self, f, wrt, unconnected_gradients, optimize, with_value, specialize=True,
                  has_aux=False):
@@ -275,7 +275,7 @@ def grad(f: Function | None = None, wrt: Wrt = 0, *,
 def value_and_grad(f: Function | None = None, wrt: Wrt = 0, *,
                    unconnected_gradients: Unconnected = "none", optimize: bool = True,
                    specialize: bool = True, has_aux: bool = False) -> Function:
-    """Like :func:`grad`, but the new function returns ``(value, gradients)``
+    """Like [`grad`][srctrans.grad], but the new function returns ``(value, gradients)``
     where ``value`` is ``f``'s output, computed once; with ``has_aux``,
     ``((output, aux), gradients)``."""
     return _decorator_or_call(f, lambda fn: _Differentiated(
@@ -300,9 +300,9 @@ def vjp(f: Function, *args: Any, wrt: Wrt | None = None,
       *args: its positional arguments.
       wrt: the selected arguments (index, name or tuple); None selects every
         positional argument, and those that are ints or bools get None.
-      unconnected_gradients: ``"none"`` or ``"zero"``, as in :func:`grad`.
-      optimize: as in :func:`grad`.
-      specialize: as in :func:`grad`.
+      unconnected_gradients: ``"none"`` or ``"zero"``, as in [`grad`][srctrans.grad].
+      optimize: as in [`grad`][srctrans.grad].
+      specialize: as in [`grad`][srctrans.grad].
       has_aux: ``f`` returns ``(out, aux)``; the result is then
         ``(out, pullback, aux)`` (JAX's convention), ``aux`` not differentiated.
       **kwargs: its keyword arguments.
@@ -364,11 +364,11 @@ def source(f: Function, mode: Mode = "reverse", wrt: Wrt = 0, optimize: bool = T
       f: the function.
       mode: ``"reverse"`` (the forward and backward passes of the adjoint) or
         ``"forward"`` (the JVP: the function computing the output and its tangent).
-      wrt: the selected arguments, as in :func:`grad`.
+      wrt: the selected arguments, as in [`grad`][srctrans.grad].
       optimize: show the optimised code (default) or the raw output of the
         differentiation pass.
       args: example arguments (a tuple); when given, show the code specialised
-        on their shapes, as :func:`grad` and :func:`jvp` run it for such
+        on their shapes, as [`grad`][srctrans.grad] and [`jvp`][srctrans.jvp] run it for such
         arguments (the function is run once to measure them).
 
     Returns the generated functions of ``f``, followed by those of every user
@@ -399,7 +399,7 @@ def source(f: Function, mode: Mode = "reverse", wrt: Wrt = 0, optimize: bool = T
 
 
 def _plain_function(value):
-    """The plain gradient function an object made by :func:`grad` computes, else None."""
+    """The plain gradient function an object made by [`grad`][srctrans.grad] computes, else None."""
     return value.plain_function() if isinstance(value, _Differentiated) else None
 
 

@@ -47,7 +47,7 @@ _memos: list = []                            # the API's per-function memos (see
 
 
 def memo():
-    """A new per-function memo (weak on the function) that :func:`clear` empties too."""
+    """A new per-function memo (weak on the function) that `clear` empties too."""
     table = weakref.WeakKeyDictionary()
     _memos.append(table)
     return table
@@ -64,17 +64,17 @@ def reverse_pair(fn, wrt, optimize=True, unconnected_zero=False, location=None):
 
 
 def instance(fn, wrt, optimize=True, unconnected_zero=False, location=None, shapes=None):
-    """The :class:`Instance` of ``fn``'s derivative for these options, built if needed.
+    """The `Instance` of ``fn``'s derivative for these options, built if needed.
 
     ``shapes`` (a tuple of (name, shape) pairs) asks for the backward pass
-    specialised on those shapes of the forward values (see :meth:`Instance.for_call`).
+    specialised on those shapes of the forward values (see `Instance.for_call`).
     """
     options = ("reverse", tuple(wrt), bool(optimize), bool(unconnected_zero), shapes)
     return _cached(fn, options, location, _new_build, Instance)
 
 
 def gradient_instance(fn, wrt, single=False, location=None):
-    """The :class:`Instance` of ``fn`` whose ``grad`` is the plain gradient function.
+    """The `Instance` of ``fn`` whose ``grad`` is the plain gradient function.
 
     ``grad(*args)`` returns the gradient of the output's sum with respect to
     ``wrt`` (the only one when ``single``, else a tuple; zeros where the output
@@ -125,7 +125,7 @@ def _build_callees_first(fn, options, location, new_build):
 
     The stack of Python frames does not grow with the depth of the user's call
     chain: a build nested ``MAX_NESTED_BUILDS`` deep stops and asks (with
-    :class:`_NeedsCallee`) for its callee to be built first; the outermost
+    `_NeedsCallee`) for its callee to be built first; the outermost
     build keeps a list of such requests and works through it, retrying each
     caller once its callee is cached. Each function is then built about twice
     at worst. A request for a function whose build is waiting on the list is
@@ -141,7 +141,7 @@ def _build_callees_first(fn, options, location, new_build):
 
 
 def _build_pending(request):
-    """The outermost build's loop (see :func:`_build_callees_first`)."""
+    """The outermost build's loop (see `_build_callees_first`)."""
     pending = [request]          # the codes of all but the last are in _in_progress
     try:
         while True:
@@ -222,7 +222,7 @@ class Instance:
 
     The generated functions read the user's globals and closure cells live.
     What the build fixed is which objects the called names denote (a called
-    helper, the ``np`` module) and the defaults it copied; :meth:`current`
+    helper, the ``np`` module) and the defaults it copied; `current`
     checks those in a few dictionary look-ups, here and in every called user
     function, so a rebound helper (at any depth), new ``__defaults__`` or a
     rule registered since (``st.register_vjp``) get a fresh instance.
@@ -257,7 +257,7 @@ class Instance:
         return self.current_here(fn) and (not self.build.callees or callees_current(self.build))
 
     def current_here(self, fn):
-        """:meth:`current` but for the callees."""
+        """`current` but for the callees."""
         if fn.__defaults__ is not self._defaults or fn.__kwdefaults__ is not self._kwdefaults:
             return False
         if self._rules != REGISTRY.version:
@@ -282,15 +282,15 @@ class Instance:
         return True
 
     def assumed_globals(self):
-        """(name, object) of each global or builtin name the build resolved, as :meth:`current` checks."""
+        """(name, object) of each global or builtin name the build resolved, as `current` checks."""
         return list(self._globals)
 
     def assumed_cells(self):
-        """(cell, object) of each closure variable the build resolved, as :meth:`current` checks."""
+        """(cell, object) of each closure variable the build resolved, as `current` checks."""
         return list(self._cells)
 
     def made_for(self, fn, args, kwargs):
-        """The instance :meth:`for_call` made for this call's shapes, or None (builds nothing)."""
+        """The instance `for_call` made for this call's shapes, or None (builds nothing)."""
         if not self.build.specialisable:
             return None
         key = _shape_key(fn, args, kwargs, self.build.data_names, self.build.float_values_matter)
@@ -663,7 +663,7 @@ def clear(persistent=False):
     """Forget every build and instance, and the generated source kept for tracebacks.
 
     With ``persistent=True``, also delete every entry of the persistent cache
-    (the directory :func:`srctrans.cache_directory` names), so that later
+    (the directory [`cache_directory`][srctrans.cache_directory] names), so that later
     processes build afresh too.
     """
     with _lock:
@@ -683,7 +683,7 @@ def cache_directory():
 
     Derivatives built by one process are kept there as generated source text
     (JSON entries, never pickles) and read back by later processes instead of
-    being built again. It is, in order: the directory :func:`set_cache_directory`
+    being built again. It is, in order: the directory [`set_cache_directory`][srctrans.set_cache_directory]
     gave; ``$SRCTRANS_CACHE_DIR`` (an empty value switches the cache off); the
     platform's user cache directory (``~/.cache/srctrans`` on Linux,
     ``~/Library/Caches/srctrans`` on macOS, ``%LOCALAPPDATA%\\srctrans\\Cache``
@@ -697,7 +697,7 @@ def cache_directory():
 def set_cache_directory(path):
     """Use ``path`` for the persistent cache from now on; ``None`` switches it off.
 
-    See :func:`cache_directory`. Builds already in memory are kept.
+    See [`cache_directory`][srctrans.cache_directory]. Builds already in memory are kept.
     """
     stored.directory.set_location(path)
 
@@ -707,7 +707,7 @@ def set_cache_directory(path):
 class ForwardInstance(Instance):
     """The generated JVP bound to one function object (``jvp``), and what it assumes.
 
-    :meth:`for_call` specialises it as it does a reverse instance: the JVP's
+    `for_call` specialises it as it does a reverse instance: the JVP's
     tangents are keyword arguments of the call.
     """
 
@@ -731,10 +731,10 @@ class ForwardInstance(Instance):
 
 
 def forward_instance(fn, wrt, optimize=True, location=None, tangent_only=False, shapes=None):
-    """The :class:`ForwardInstance` of ``fn``'s JVP with respect to ``wrt``, built if needed.
+    """The `ForwardInstance` of ``fn``'s JVP with respect to ``wrt``, built if needed.
 
     ``shapes`` (a tuple of (name, shape) pairs) asks for the JVP specialised on
-    those shapes of its values (see :meth:`Instance.for_call`).
+    those shapes of its values (see `Instance.for_call`).
     """
     options = ("forward", tuple(wrt), bool(optimize), bool(tangent_only), shapes)
     return _cached(fn, options, location, _new_forward_build, ForwardInstance)

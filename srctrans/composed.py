@@ -1,7 +1,7 @@
 """Derivatives composed from the two modes: Jacobians, batch Jacobians, Hessians, HVPs.
 
-Each is built from the generated functions of :mod:`srctrans.api` and
-:mod:`srctrans.forward_api`: a reverse Jacobian runs the forward pass once
+Each is built from the generated functions of `api` and
+`forward_api`: a reverse Jacobian runs the forward pass once
 and the pullback once per output element; a forward Jacobian runs one JVP
 per input element; a Hessian and a Hessian-vector product run forward mode
 over the generated gradient function (forward over reverse), so the Hessian
@@ -51,9 +51,9 @@ def jacobian(f: Function, wrt: Wrt = 0, *, mode: JacobianMode = "auto",
       arrays, a named tuple, a dataclass) gets a container of the same
       structure holding one such block per array, as JAX's ``jacrev``; its
       ints and strings are constants, with None. A container output nests
-      the same way, outside: ``J["loss"]["W"]`` has shape ``loss.shape +
-      W.shape``. Where the output does not depend on an argument the
-      Jacobian is zero.
+      the same way, outside: ``J["loss"]["W"]`` has shape
+      ``loss.shape + W.shape``. Where the output does not depend on an
+      argument the Jacobian is zero.
 
     >>> def f(x):
     ...     return x * x
@@ -104,7 +104,7 @@ def batch_jacobian(f: Function, wrt: Wrt = 0, *, mode: JacobianMode = "auto",
       f: a function whose selected argument and output both have the batch
         axis first (for a container or an object, each of its arrays).
       wrt: one argument index or name.
-      mode: ``"reverse"``, ``"forward"`` or ``"auto"``, as in :func:`jacobian`.
+      mode: ``"reverse"``, ``"forward"`` or ``"auto"``, as in [`jacobian`][srctrans.jacobian].
 
     Returns:
       A function returning an array of shape
@@ -178,8 +178,8 @@ def hessian(f: Function, wrt: Wrt = 0, *, optimize: bool = True,
       one selected argument, or for several a tuple of rows of blocks, block
       ``[i][j]`` with shape ``x_i.shape + x_j.shape``. A container argument
       nests its blocks by pairs of its arrays, as JAX's ``hessian``: for a
-      dict ``params``, ``H["mu"]["sigma"]`` has shape ``mu.shape +
-      sigma.shape`` (None for ints and strings, which are constants). Each
+      dict ``params``, ``H["mu"]["sigma"]`` has shape
+      ``mu.shape + sigma.shape`` (None for ints and strings, which are constants). Each
       column is one JVP of the generated gradient function.
     """
     @functools.wraps(f, updated=())
@@ -269,7 +269,7 @@ def hvp(f: Function, primals: tuple | None = None, tangents: tuple | None = None
 
 
 def _note_hvp_repeat(fn, names, gradient, primals, tangents):
-    """Make the guard :func:`hvp` tries first for calls shaped like this one, when the call ran
+    """Make the guard [`hvp`][srctrans.hvp] tries first for calls shaped like this one, when the call ran
     the JVP of a fused gradient specialised on its shapes, with each tangent an array of its
     primal's shape and float dtype (at most ``cache.MAX_SPECIALISATIONS`` guards a function)."""
     key = cache.args_key(primals)

@@ -1,6 +1,6 @@
 """The errors srctrans raises.
 
-Every error about the user's program is a :class:`SrcTransError` that names
+Every error about the user's program is a [`SrcTransError`][srctrans.SrcTransError] that names
 where the problem is (file and line), what construct it is, and what to do
 instead. Errors about how the API was called (a wrong ``wrt``, a cotangent of
 the wrong shape) are subclasses too, without a location.
@@ -12,7 +12,7 @@ class SrcTransError(Exception):
 
     Args:
       message: what is wrong, in one sentence.
-      location: a :class:`Location` in the user's source, or None.
+      location: a [`Location`][srctrans.errors.Location] in the user's source, or None.
       hint: what to do instead, or None.
     """
 

@@ -47,7 +47,7 @@ def export(f: Function, path: str | os.PathLike | None = None, wrt: Wrt = 0,
     Args:
       f: a function defined with ``def`` in a file (or a cell).
       path: where to write the module (None: only return the text).
-      wrt: the selected arguments, as in :func:`srctrans.grad`.
+      wrt: the selected arguments, as in [`grad`][srctrans.grad].
       mode: ``"reverse"``: ``NAME_fwd(*args) -> (output, residuals)``,
         ``NAME_bwd(residuals, cotangent) -> gradients`` (a VJP with any
         cotangent) and ``NAME_grad(*args) -> gradients`` (of the output's
@@ -58,13 +58,13 @@ def export(f: Function, path: str | os.PathLike | None = None, wrt: Wrt = 0,
         and functions they reach (a model object called), and, where srctrans
         specialises a call on its shapes, the module holds the code specialised
         on theirs (in reverse mode ``NAME_grad`` is then the fused gradient,
-        as fast as :func:`srctrans.grad`), whose entry points raise
+        as fast as [`grad`][srctrans.grad]), whose entry points raise
         ``ValueError`` for arguments of other shapes, dtypes or types.
 
     The module imports NumPy (and SciPy where a rule calls it) and nothing
     of srctrans. A global the derivative reads that is neither a module, a
     number, a string, a small array, nor a function or class with source
-    is a :class:`UsageError` naming it: pass it as an argument instead.
+    is a [`UsageError`][srctrans.UsageError] naming it: pass it as an argument instead.
     """
     from srctrans.selection import Selection, unwrap     # the API builds on this module's callers
     if mode not in MODES:
@@ -120,7 +120,7 @@ def _builds(fn, root):
 
 def _module_text(fn, names, mode, builds, specialised=None):
     """The module's text; ``specialised``: ``(edits, parameters)`` of
-    :func:`srctrans.export_specialised.edited` for the first build's entry points."""
+    `edited` for the first build's entry points."""
     texts = [build.source.rstrip("\n") + "\n" for _, build in builds]
     check = None
     if specialised is not None:

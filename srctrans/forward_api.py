@@ -1,4 +1,4 @@
-"""Forward mode in the public API: :func:`jvp` (TensorFlow's ``ForwardAccumulator``).
+"""Forward mode in the public API: [`jvp`][srctrans.jvp] (TensorFlow's ``ForwardAccumulator``).
 
 The JVP of a function is built from its source once per selection of
 arguments (those given a tangent) and cached like every other derivative.
@@ -78,10 +78,10 @@ def jvp(f: Function, primals: tuple, tangents: tuple, *,
 
 def run_jvp(fn, bound_self, primals, tangents, kwargs, optimize=True, tangent_only=False,
             repeatable=False, checked=True):
-    """:func:`jvp` of the plain function ``fn`` (bound to ``bound_self`` unless None);
+    """[`jvp`][srctrans.jvp] of the plain function ``fn`` (bound to ``bound_self`` unless None);
     ``kwargs`` are passed to ``fn`` as constants; ``tangent_only`` returns the output's
     tangent alone, from code that computes only what the tangent needs. ``repeatable``
-    (a call of :func:`jvp` with ``f`` itself a plain function) makes the guard that lets the
+    (a call of [`jvp`][srctrans.jvp] with ``f`` itself a plain function) makes the guard that lets the
     next call shaped like this one skip to the JVP specialised for it. ``checked`` False
     leaves the output unchecked (a has-aux gradient function's, whose aux is any value)."""
     call_args = primals if bound_self is None else (bound_self,) + primals
@@ -128,7 +128,7 @@ def run_jvp(fn, bound_self, primals, tangents, kwargs, optimize=True, tangent_on
 
 
 def taken_as_given(primal, tangent):
-    """Whether :func:`run_jvp` passes ``tangent`` on as it is: an array of ``primal``'s
+    """Whether `run_jvp` passes ``tangent`` on as it is: an array of ``primal``'s
     shape, both of floats (any other tangent is checked and conformed first)."""
     return (type(tangent) is np.ndarray and type(primal) is np.ndarray
             and tangent.shape == primal.shape and primal.dtype.kind == "f"
@@ -136,7 +136,7 @@ def taken_as_given(primal, tangent):
 
 
 def _current_plan(fn, bound_self, primals, tangents, optimize, tangent_only):
-    """The :class:`_Plan` of ``fn`` for this pattern of given tangents, made if needed."""
+    """The `_Plan` of ``fn`` for this pattern of given tangents, made if needed."""
     pattern = tuple(t is not None for t in tangents)
     key = (len(primals), pattern, bool(optimize), bound_self is not None, tangent_only)
     plans = _plans.get(fn)
@@ -149,7 +149,7 @@ def _current_plan(fn, bound_self, primals, tangents, optimize, tangent_only):
 
 def specialised_tangent_jvp(fn, primals, tangents):
     """``(generic instance, specialised instance, (position, keyword) per given tangent)`` of the
-    tangent-only JVP of the plain function ``fn`` that :func:`run_jvp` has just run for these
+    tangent-only JVP of the plain function ``fn`` that `run_jvp` has just run for these
     arguments (``tangent_only``, optimised), or None when that call ran no JVP specialised on
     its shapes."""
     plan = _current_plan(fn, None, primals, tangents, True, True)
@@ -161,7 +161,7 @@ def specialised_tangent_jvp(fn, primals, tangents):
 
 
 def _note_repeat(fn, plan, specialised, primals, tangents, out):
-    """Make the call's guard the one :func:`jvp` tries first (made once per shape key and
+    """Make the call's guard the one [`jvp`][srctrans.jvp] tries first (made once per shape key and
     dtypes, at most ``cache.MAX_SPECIALISATIONS`` of them per function)."""
     key = cache.args_key(primals)
     if key is None:

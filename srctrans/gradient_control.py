@@ -15,7 +15,7 @@
 source of a differentiated function, whatever name srctrans was imported
 under; the ``with`` forms are the only ``with`` statements srctrans accepts.
 Rules registered here are kept in the one rule registry
-(:mod:`srctrans.rules`), and every derivative built before a registration
+(`rules`), and every derivative built before a registration
 is rebuilt on its next call. docs/controlling.md shows each of them with the
 code srctrans generates.
 """
@@ -109,7 +109,7 @@ def register_vjp(fn: Callable[..., Any], rule: Function) -> None:
         cotangent may also be returned bare.
 
     Registering a rule for the same ``fn`` again replaces it, with a
-    ``UserWarning``. A function declared with :func:`nondifferentiable` (or
+    ``UserWarning``. A function declared with [`nondifferentiable`][srctrans.nondifferentiable] (or
     in srctrans's table, such as ``np.round``) becomes differentiable by its
     rule.
 
@@ -129,14 +129,14 @@ def register_jvp(fn: Callable[..., Any], rule: Function) -> None:
     """Register ``rule`` as the Jacobian-vector product of ``fn`` (for forward mode).
 
     Args:
-      fn: any callable, as for :func:`register_vjp`.
+      fn: any callable, as for [`register_vjp`][srctrans.register_vjp].
       rule: ``rule(tangents, ans, *args, **kwargs)``, where ``tangents`` is a
         tuple with one tangent per positional argument (zeros for those that
         carry none) and ``ans`` the output; it returns the output's tangent.
 
     Registering again replaces the rule, with a ``UserWarning``. Reverse mode
     does not use JVP rules: a function without Python source needs a rule
-    from :func:`register_vjp` there.
+    from [`register_vjp`][srctrans.register_vjp] there.
     """
     _check_registrable(fn, rule, "register_jvp")
     if REGISTRY.set_custom_jvp(fn, rule):

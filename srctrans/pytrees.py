@@ -6,7 +6,7 @@ tuples, lists, dicts, named tuples, dataclasses, registered classes) and
 plain objects of the user's classes.
 Guarantees: a plain object is a node whose entries are its attributes
 (``vars(obj)`` and its ``__slots__``), as the gradient of an object is a dict
-of its attributes' gradients; :func:`tree_map` rebuilds it as such a dict
+of its attributes' gradients; `tree_map` rebuilds it as such a dict
 (``as_dicts``, for derivatives) or as a copy of the object with the mapped
 attributes (for moved arguments). An entry that another tree lacks is None there, as an
 object's gradient lists only the attributes the function read.
@@ -73,7 +73,7 @@ def tree_map(fn, value, *others, as_dicts=False):
 
 
 def tree_leaves(value):
-    """The leaves of ``value``, depth first, in :func:`tree_map`'s order."""
+    """The leaves of ``value``, depth first, in `tree_map`'s order."""
     found = []
     tree_map(found.append, value)
     return found

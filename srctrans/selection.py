@@ -1,10 +1,10 @@
 """Which arguments a derivative is taken with respect to, and of which function.
 
-* :class:`Selection` -- ``wrt`` (indices, names, a tuple of them) resolved against a
+* `Selection` -- ``wrt`` (indices, names, a tuple of them) resolved against a
   function's signature once, and the selected values found in each call;
-* :func:`check_differentiable` -- a selected value that cannot carry a derivative
+* `check_differentiable` -- a selected value that cannot carry a derivative
   (None, a str, an int) is a ``NonDifferentiableError`` naming the argument;
-* :func:`unwrap` -- the plain function behind what the user passed (a bound method,
+* `unwrap` -- the plain function behind what the user passed (a bound method,
   a custom-gradient object, a derivative made by ``grad``).
 """
 

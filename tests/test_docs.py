@@ -58,9 +58,47 @@ def test_the_site_builds_strictly(tmp_path):
                            "-d", str(tmp_path / "site")], cwd=ROOT, capture_output=True,
                           text=True, timeout=300, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     assert done.returncode == 0, done.stderr
-    api = (tmp_path / "site" / "api" / "index.html").read_text()
+    site = tmp_path / "site"
+    api = (site / "api" / "index.html").read_text()
     for name in ["srctrans.grad", "srctrans.export", "srctrans.stop_gradient", "CallError"]:
         assert name in api
+    # public names have anchors of their own, as users write them
+    for name in ["grad", "export", "stop_gradient", "stop_recording", "grad_of", "checkpointed"]:
+        assert f'id="srctrans.{name}"' in api, name
+    # the export entry is the function, not its module's docstring under a nested heading
+    assert "Write a derivative as a standalone Python module" not in api
+    _check_built_pages(site)
+
+
+def _check_built_pages(site):
+    """What the built HTML shows: docstrings in the site's syntax (no Sphinx roles, no
+    literal double backticks), no fonts fetched from the network, a dark-mode toggle, the
+    repository and the version on every page."""
+    import srctrans
+    pages = sorted(site.rglob("*.html"))
+    assert len(pages) > 10
+    for page in pages:
+        html = page.read_text()
+        text = re.sub(r"<(script|style)\b.*?</\1>|<[^>]+>", " ", html, flags=re.S)
+        for raw in (":func:", ":class:", ":meth:", ":mod:", "``"):
+            assert raw not in text, f"{page.relative_to(site)} shows {raw!r}"
+        assert "fonts.googleapis.com" not in html and "fonts.gstatic.com" not in html, page
+        if page.name == "404.html":
+            continue
+        assert 'data-md-color-scheme="slate"' in html and "Dark mode" in html, page
+        assert "https://github.com/srctrans/srctrans" in html, page
+        assert f"srctrans {srctrans.__version__}" in html, page
+
+
+def test_the_landing_page_shows_the_generated_gradient_beside_the_function():
+    """docs/index.md's listing of generated code is the README's (tested to be what
+    st.source prints), beside the same function."""
+    index = (ROOT / "docs" / "index.md").read_text()
+    shown = re.findall(r"```python\n(.*?)```", index, re.S)
+    fused = [b for b in _readme_blocks() if b.startswith("def loss_grad")]
+    assert fused and fused[0] in shown
+    function = re.search(r"def loss\(w, b, x, y\):\n(?:    .*\n)+", _readme_blocks()[0]).group(0)
+    assert any(function in block for block in shown)
 
 
 def test_the_readme_links_every_page():
