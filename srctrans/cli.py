@@ -209,14 +209,30 @@ def _colour():
 
 
 def _highlighted(text):
-    """``text`` coloured for a terminal when Pygments is installed (else as it is)."""
+    """``text`` coloured for a terminal when Pygments is installed (else as it is): comments
+    (the user's lines) in cyan and strings in red, readable on light and dark backgrounds
+    alike (Pygments' own grey comments and yellow strings fade on a white one)."""
     try:
         from pygments import highlight
         from pygments.formatters import TerminalFormatter
+        from pygments.formatters.terminal import TERMINAL_COLORS
         from pygments.lexers import PythonLexer
+        from pygments.token import Comment, String, Whitespace
     except ImportError:
         return text
-    return highlight(text, PythonLexer(), TerminalFormatter())
+    colours = dict(TERMINAL_COLORS)
+    colours[Comment] = ("cyan", "brightcyan")
+    colours[String] = ("red", "brightred")
+    colours[Whitespace] = ("", "")
+    return highlight(text, PythonLexer(), TerminalFormatter(bg=_background(),
+                                                            colorscheme=colours))
+
+
+def _background():
+    """``"dark"`` when the terminal says its background is dark (``COLORFGBG``, as rxvt, xterm
+    and others set it: ``"15;0"``), else ``"light"``."""
+    background = os.environ.get("COLORFGBG", "").split(";")[-1]
+    return "dark" if background in ("0", "1", "2", "3", "4", "5", "6", "8") else "light"
 
 
 def _fail(message):

@@ -37,6 +37,17 @@ def test_printed_code_is_highlighted_on_a_terminal(monkeypatch):
     monkeypatch.setattr("sys.stdout", out)
     assert cli.main([f"{exportable.__file__}:mlp_loss"]) == 0
     assert "\x1b[" in out.getvalue() and "mlp_loss_bwd" in out.getvalue()
+    # comments in cyan, not the grey (ANSI 37, white) that fades on a light background
+    assert "\x1b[36m# line" in out.getvalue() and "\x1b[37m" not in out.getvalue()
+
+
+def test_a_dark_background_gets_the_bright_colours(monkeypatch):
+    out = io.StringIO()
+    out.isatty = lambda: True
+    monkeypatch.setattr("sys.stdout", out)
+    monkeypatch.setenv("COLORFGBG", "15;0")
+    assert cli.main([f"{exportable.__file__}:mlp_loss"]) == 0
+    assert "\x1b[96m# line" in out.getvalue()
 
 
 def test_printed_code_is_plain_in_a_pipe(capsys):
