@@ -444,9 +444,15 @@ def _measure(build, out, residuals, values=None, varying=frozenset()):
     local values (``values``, else just the residuals) and of the output's
     cotangent, and (residual name, shapes) pairs for each called user
     function, measured on the residuals it saved. Names in ``varying``
-    changed shape during the run: they get none.
+    changed shape during the run: they get none; nor do a callee's names
+    whose shape depends on its path, or any of a callee with a loop (its
+    residuals show its loops' last step only).
     """
     own, callees = {}, {}
+    if values is None:       # a callee, seen only through the residuals it saved
+        if build.has_loops:  # its names may change shape as its loops run (u = xs[i] over
+            return (), ()    # [array, float]): residuals show the last step only; generic
+        varying = set(varying) | set(build.path_dependent)   # another call may differ
     for name, value in (values or {}).items():
         if name not in build.callee_residuals and _has_shape(value):
             own[name] = np.shape(value)

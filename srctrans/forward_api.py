@@ -102,6 +102,13 @@ def run_jvp(fn, bound_self, primals, tangents, kwargs, optimize=True, tangent_on
                     hint="pass None as the tangent of an int or bool argument, or pass a float")
             tangent = _conformed_tangent(tangent, primal, plan.names[index])
         keywords[keyword] = tangent
+    if plan.starred is not None:                # *args's tangents: a tuple, zeros for None
+        repeatable = False
+        start, keyword = plan.starred
+        keywords[keyword] = tuple(
+            _conformed_tangent(tangent, primal, plan.names[start + k]) if tangent is not None
+            else runtime.zeros_like(primal)
+            for k, (primal, tangent) in enumerate(zip(primals[start:], tangents[start:])))
     found = plan.instance
     if found.jvp is None:
         out = fn(*call_args, **kwargs)
@@ -178,25 +185,30 @@ def _note_repeat(fn, plan, specialised, primals, tangents, out):
 class _Plan:
     """How to run the JVP of one function for one pattern of given tangents."""
 
-    __slots__ = ("instance", "names", "tangents")
+    __slots__ = ("instance", "names", "tangents", "starred")
 
-    def __init__(self, instance, names, tangents):
+    def __init__(self, instance, names, tangents, starred=None):
         self.instance = instance     # a ForwardInstance (its jvp None when no tangent is given)
-        self.names = names           # the positional parameter names of the primals
+        self.names = names           # a name per primal (``args[0]`` for one *args takes)
         self.tangents = tangents     # (primal index, tangent keyword) per given tangent
-
-
+        self.starred = starred       # (first primal *args takes, its tangents' keyword), or None
 
 
 def _plan(fn, bound_self, primals, pattern, optimize, tangent_only):
     signature_fn = fn if bound_self is None else functools.partial(fn, bound_self)
-    names = _positional_names(signature_fn, len(primals), fn)
-    selected = tuple(name for name, given in zip(names, pattern) if given)
+    names, starred = _positional_names(signature_fn, len(primals), fn)
+    named = len(names)
+    selected = [name for name, given in zip(names, pattern) if given]
+    extra = starred is not None and any(pattern[named:])
+    if extra:
+        selected.append(starred)      # the primals *args takes: one tuple of tangents
+    names = names + [f"{starred}[{k}]" for k in range(len(primals) - named)]
     if not selected:
         return _Plan(_NoTangents(), names, ())
-    found = cache.forward_instance(fn, selected, optimize, tangent_only=tangent_only)
+    found = cache.forward_instance(fn, tuple(selected), optimize, tangent_only=tangent_only)
     return _Plan(found, names, tuple((i, found.build.tangents[names[i]])
-                                     for i, given in enumerate(pattern) if given))
+                                     for i, given in enumerate(pattern[:named]) if given),
+                 (named, found.build.tangents[starred]) if extra else None)
 
 
 class _NoTangents:
@@ -207,16 +219,18 @@ class _NoTangents:
 
 
 def _positional_names(signature_fn, count, fn):
-    names = positional_names(signature_fn)
-    if count > len(names):
-        starred = any(p.kind is p.VAR_POSITIONAL
-                      for p in inspect.signature(signature_fn).parameters.values())
+    """The names of the positional parameters the first ``count`` primals bind, and the name
+    of the ``*args`` parameter that takes the rest (None when none is left for it)."""
+    names = list(positional_names(signature_fn))
+    if count <= len(names):
+        return names[:count], None
+    starred = [p.name for p in inspect.signature(signature_fn).parameters.values()
+               if p.kind is p.VAR_POSITIONAL]
+    if not starred:
         raise UsageError(f"jvp got {count} primals but {fn.__qualname__} has "
                          f"{len(names)} positional parameter{'' if len(names) == 1 else 's'}",
-                         hint="forward mode through *args is not supported; give the function "
-                              "named parameters" if starred else
-                              "give one primal (and one tangent) per parameter")
-    return names[:count]
+                         hint="give one primal (and one tangent) per parameter")
+    return names, starred[0]
 
 
 def _conformed_tangent(tangent, primal, name):

@@ -108,3 +108,16 @@ def test_a_view_read_before_its_base_is_written_in_a_loop_is_refused():
     with pytest.raises(st.UnsupportedSyntaxError, match=r"`v` may share its memory") as info:
         st.grad(guarded.view_read_in_a_loop)(X)
     assert "guarded.py:" in str(info.value) and "y[0:2].copy()" in str(info.value)
+
+
+def test_a_callee_whose_loop_changes_a_shape_keeps_its_generic_code():
+    """A callee's loop binds u to an array, a float, then an array: its residuals show u's last
+    shape only, so a specialised callee dropped the sum of u's cotangent for the float step
+    (the second call's gradient was 12.43 where the answer is 2.32)."""
+    W = np.full((3, 3), 0.3)
+    gradient = st.grad(guarded.calls_a_loop_over_mixed_shapes)
+    expected = (guarded.calls_a_loop_over_mixed_shapes(0.7 + 1e-6, W)
+                - guarded.calls_a_loop_over_mixed_shapes(0.7 - 1e-6, W)) / 2e-6
+    for _ in range(4):                                 # generic, specialised, short path
+        np.testing.assert_allclose(gradient(0.7, W), expected, rtol=1e-6)
+    st.check_grads(guarded.calls_a_loop_over_mixed_shapes, (0.7, W), order=2)

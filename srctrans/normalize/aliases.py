@@ -87,7 +87,7 @@ def check_aliases(parsed, resolver):
         classes = _AliasClasses()
         entry = _replaces_an_entry(order.at(position))
         renewed = order.renewed_before(written, position,
-                                       lambda value: _makes_new_value(value, resolver))
+                                       lambda value: makes_new_value(value, resolver))
         sharing = {}          # name -> the (target, value) of a binding that shares memory
         for bound, name, roots, fresh, entry_of, stmt, value in bindings:
             if not order.before(bound, position):
@@ -314,7 +314,7 @@ def _fresh_names(function, order, resolver):
     return frozenset(arrays), frozenset(containers)
 
 
-def _makes_new_value(value, resolver):
+def makes_new_value(value, resolver):
     """Arithmetic, a NumPy call that returns a new array, or ``x.copy()``: never a value
     another name holds."""
     return isinstance(value, (gast.BinOp, gast.UnaryOp)) or _is_new_array(value, resolver) \

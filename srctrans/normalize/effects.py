@@ -30,9 +30,10 @@ from srctrans.annotations import Anno
 from srctrans.emit.compile import is_generated
 from srctrans.errors import NoSourceError, UnsupportedSyntaxError
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
-from srctrans.normalize.aliases import check_aliases, is_numpy, root_of, used_as_dicts
+from srctrans.normalize.aliases import (check_aliases, is_numpy, makes_new_value, root_of,
+                                       used_as_dicts)
 from srctrans.nodes import assign, clone, load, parameter_names, resolved_runtime_call
-from srctrans.parse.resolve import MISSING
+from srctrans.parse.resolve import MISSING, Resolver
 from srctrans.parse.source import parse_function
 from srctrans.places import is_installed
 from srctrans.rules import REGISTRY
@@ -187,7 +188,10 @@ def _check_user_calls(parsed, resolver):
         if id(callee) not in written_by:
             try:
                 called = parse_function(callee)
-                written_by[id(callee)] = called, _written_parameter(called.node)
+                local = {n.id for n in walk(called.node) if isinstance(n, gast.Name)
+                         and not isinstance(n.ctx, gast.Load)}
+                written_by[id(callee)] = called, _written_parameter(
+                    called.node, Resolver(callee, local | set(parameter_names(called.node))))
             except (NoSourceError, OSError, TypeError, SyntaxError):
                 written_by[id(callee)] = None, None
         called, found = written_by[id(callee)]
@@ -239,11 +243,26 @@ def _plainly_bound(stmt):
     return []
 
 
-def _written_parameter(function):
+def _written_parameter(function, resolver):
     """``(parameter, node)``: the first parameter of ``function`` that it writes into
-    (``p[i] = v``, ``p[i] += v``, ``np.copyto(p, v)``, ``p.fill(c)``...) and where; or None."""
+    (``p[i] = v``, ``p[i] += v``, ``np.copyto(p, v)``, ``p.fill(c)``...) and where; or None.
+    A parameter its body rebinds first, at its top level, to a new array (``p = p.copy()``,
+    ``p = p * 1.0``, ``p = np.array(p)``) is the function's own from there on."""
     params = set(parameter_names(function))
-    for node in walk(function):
+    for stmt in function.body:
+        found = _write_into(stmt, params)
+        if found is not None:
+            return found
+        if (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id in params
+                and makes_new_value(stmt.value, resolver)):
+            params.discard(stmt.targets[0].id)
+    return None
+
+
+def _write_into(stmt, params):
+    """``(parameter, node)`` of the first write into one of ``params`` in ``stmt``, or None."""
+    for node in walk(stmt):
         targets = []
         if isinstance(node, gast.Assign):
             targets = node.targets

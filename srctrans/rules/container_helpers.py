@@ -105,7 +105,9 @@ def zero_at(g, ans, v, index):
 
 @vjp(rt.entry_zero_like)
 def entry_zero_like(g, ans, v, index, x):
-    return rt.entry_zero_like(g, index, x), None, None
+    # the output's entry is a constant zero: v's entry gets none, shaped like v's own entry
+    # (x's may have another shape: the entry before a write, which the output's zero copies)
+    return rt.entry_zero_like(g, index, v), None, None
 
 linear(rt.entry_zero_like)
 

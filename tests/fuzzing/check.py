@@ -84,6 +84,9 @@ def check(text, args, directory):
         different = _with_aux(fn, args, first)
         if different is not None:
             return Outcome("wrong", different)
+        different = _with_varargs(fn, args, first)
+        if different is not None:
+            return Outcome("wrong", different)
         different = _read_back(fn, args, first, eps)
         if different is not None:
             return Outcome("wrong", different)
@@ -127,13 +130,37 @@ def _with_aux(fn, args, gradients):
     return None
 
 
-def _same_tree(a, b):
+def _with_varargs(fn, args, gradients):
+    """What the program's twin taking ``y, s, W`` through ``*args`` (``program_with_varargs``,
+    passing them on whole to a function of its own) gets wrong against ``program``'s
+    ``gradients`` and JVP (both modes), or None."""
+    twin = fn.__globals__.get("program_with_varargs")
+    if twin is None:
+        return None
+    tangents = tuple(np.ones_like(a) if isinstance(a, np.ndarray) else 1.0 for a in args)
+    _, expected_tangent = st.jvp(fn, _copies(args), tangents)
+    for _ in range(2):                               # generic, then specialised code
+        gx, rest = st.grad(twin, wrt=(0, "args"))(*_copies(args))
+        for a, b, arg in zip((gx, *rest), gradients, args):
+            a, b = (np.zeros_like(arg) if g is None else g for g in (a, b))    # unconnected:
+            if not np.allclose(a, b, rtol=1e-9, atol=1e-12):      # None here, zeros through
+                return "the *args twin gave another gradient than the program"    # a call
+        _, tangent = st.jvp(twin, _copies(args), tangents)
+        if not _same_tree(tangent, expected_tangent, rtol=1e-9, atol=1e-12):
+            return "the *args twin gave another JVP than the program"
+    return None
+
+
+def _same_tree(a, b, rtol=1e-12, atol=0.0):
     if isinstance(b, dict):
         return isinstance(a, dict) and a.keys() == b.keys() and all(
-            _same_tree(a[k], b[k]) for k in b)
+            _same_tree(a[k], b[k], rtol, atol) for k in b)
+    if isinstance(b, (tuple, list)):
+        return isinstance(a, (tuple, list)) and len(a) == len(b) and all(
+            _same_tree(x, y, rtol, atol) for x, y in zip(a, b))
     if isinstance(b, str):
         return a == b
-    return np.allclose(a, b, rtol=1e-12, atol=0)
+    return np.allclose(a, b, rtol=rtol, atol=atol)
 
 
 def _shared_memory(gradients, args):
@@ -280,7 +307,7 @@ def _invalid(fn, args):
     try:
         if not np.all(np.isfinite(value)) or np.max(np.abs(value)) > 1e6:
             return "not finite"
-    except TypeError:                               # (a shrunk program returning no number)
+    except (TypeError, ValueError):                 # (a shrunk program returning no number)
         return f"its output is a {type(value).__name__}"
     return None
 

@@ -222,6 +222,12 @@ class _Builder:
                      for k, line in enumerate(self.lines)]
             body = self.prelude + early + [f"return {returned}, {self._aux()}"]
             text += "\n\ndef program_with_aux(x, y, s, W):\n" + textwrap.indent("\n".join(body), "    ")
+        if self.rng.random() < 0.15:       # the same program taking y, s, W through *args
+            # (copies: a function that writes into what its caller passed is refused)
+            body = (["x = x * 1.0", "y = rest[0] * 1.0", "s = rest[1]", "W = rest[2] * 1.0"]
+                    + self.prelude + self.lines + [f"return {returned}"])
+            text += ("\n\ndef program_with_varargs(x, *args):\n    return program_spread(x, *args)"
+                     "\n\n\ndef program_spread(x, *rest):\n" + textwrap.indent("\n".join(body), "    "))
         return Program(text + "\n", self.args, self.seed)
 
     def _aux(self):

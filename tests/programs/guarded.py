@@ -44,3 +44,15 @@ def view_read_in_a_loop(x):        # the alias check sees `v` read before `y` is
         s = s + np.sum(v * v)
         y[0] = y[0] * 2.0
     return s
+
+
+def _mixed_steps(s, W):            # u is an array, then a float, then an array again
+    v1 = W * 0.5
+    v3 = v1 * 0.5
+    for u in [v1, np.sin(s), v1 * s]:
+        v3 = v3 * 0.5 + u * s
+    return np.sum(np.tanh(v3) * v3)
+
+
+def calls_a_loop_over_mixed_shapes(s, W):   # the callee's loop: specialised on its residuals,
+    return _mixed_steps(s, W)               # u's last shape would stand for every step's

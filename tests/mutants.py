@@ -1,0 +1,154 @@
+"""Mutation testing: does the test suite notice when one line of srctrans changes?
+
+    python tests/mutants.py map                      # once (about 15 minutes on 2 cores)
+    python tests/mutants.py run --sample 0.1 --seed 1 srctrans/optimise srctrans/repeat.py
+    python tests/mutants.py report
+
+``map`` runs the suite under coverage (needs the ``mutation`` extra:
+coverage, pytest-cov) and records which tests run each line; ``run`` makes
+the mutants of the named modules (tests/mutating/operators.py), draws a
+random sample of them (stratified by module, ``--sample`` of each), and runs
+each one's line's tests in a copy of the package; ``report`` prints the
+score per module and every surviving mutant. Results accumulate in
+``--work`` (default ``.mutants/``, not committed): a mutant already run is
+not run again. Mutants judged equivalent (no test can tell them apart from
+the original: the behaviour is the same) are listed, each with its reason,
+in tests/mutating/equivalent.json and count neither way.
+"""
+
+import argparse
+import collections
+import json
+import os
+import random
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from mutating.operators import mutants                              # noqa: E402
+from mutating.runner import (REPO, copied_path, covering_tests, map_lines, prepare,  # noqa: E402
+                             run_mutant)
+
+EQUIVALENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mutating",
+                          "equivalent.json")
+# the modules issue 36 names
+DEFAULT_MODULES = ("srctrans/optimise", "srctrans/normalize/effects.py", "srctrans/analyse",
+                   "srctrans/persist", "srctrans/repeat.py", "runtime/foreign.py",
+                   "srctrans/export.py")
+
+
+def _modules(names):
+    found = []
+    for name in names:
+        path = os.path.join(REPO, name)
+        if os.path.isdir(path):
+            found += sorted(os.path.join(path, f) for f in os.listdir(path)
+                            if f.endswith(".py") and f != "__init__.py")
+        else:
+            found.append(path)
+    return [os.path.relpath(p, REPO) for p in found]
+
+
+def _results(work):
+    path = os.path.join(work, "results.json")
+    if not os.path.exists(path):
+        return {}
+    with open(path) as handle:
+        return json.load(handle)
+
+
+def _save(work, results):
+    path = os.path.join(work, "results.json")
+    with open(path + ".tmp", "w") as handle:
+        json.dump(results, handle, indent=1, sort_keys=True)
+    os.replace(path + ".tmp", path)
+
+
+def _equivalent():
+    if not os.path.exists(EQUIVALENT):
+        return {}
+    with open(EQUIVALENT) as handle:
+        return json.load(handle)
+
+
+def command_run(args):
+    with open(os.path.join(args.work, "map.json")) as handle:
+        mapping = json.load(handle)
+    results = _results(args.work)       # the copy the map was made of: the checkout may change
+    rng = random.Random(args.seed)
+    chosen = []
+    for module in _modules(args.modules or DEFAULT_MODULES):
+        with open(copied_path(args.work, module), encoding="utf-8") as handle:
+            made = mutants(module, handle.read())
+        count = max(1, round(len(made) * args.sample)) if made else 0
+        chosen += rng.sample(made, count) if args.sample < 1 else made
+    for index, mutant in enumerate(chosen):
+        if mutant.key in results and not args.again:
+            continue
+        tests, covering = covering_tests(mapping, args.work, mutant, args.budget)
+        outcome, seconds = run_mutant(args.work, mutant, tests, args.timeout)
+        results[mutant.key] = {"module": mutant.path, "line": mutant.line,
+                               "operator": mutant.operator, "before": mutant.before,
+                               "after": mutant.after, "outcome": outcome,
+                               "tests run": len(tests), "covering tests": covering,
+                               "seconds": round(seconds, 1)}
+        _save(args.work, results)
+        print(f"[{index + 1}/{len(chosen)}] {outcome:9} {mutant.path}:{mutant.line} "
+              f"{mutant.operator}: {mutant.before[:50]!r} -> {mutant.after[:50]!r}", flush=True)
+
+
+def command_report(args):
+    results, equivalent = _results(args.work), _equivalent()
+    per_module = collections.defaultdict(collections.Counter)
+    survivors = []
+    for key, result in sorted(results.items()):
+        outcome = "equivalent" if key in equivalent else result["outcome"]
+        outcome = "killed" if outcome == "timeout" else outcome
+        per_module[result["module"]][outcome] += 1
+        if outcome in ("survived", "uncovered"):
+            survivors.append((key, result))
+    total = collections.Counter()
+    print(f"{'module':45} {'killed':>7} {'survived':>9} {'uncovered':>10} {'equivalent':>11} {'score':>7}")
+    for module, counts in sorted(per_module.items()):
+        total.update(counts)
+        print(_row(module, counts))
+    print(_row("all", total))
+    for key, result in survivors:
+        print(f"{result['outcome']:9} {key}  ({result['before'][:60]!r})")
+
+
+def _row(name, counts):
+    judged = counts["killed"] + counts["survived"] + counts["uncovered"]
+    score = f"{100 * counts['killed'] / judged:.1f}%" if judged else "-"
+    return (f"{name:45} {counts['killed']:7} {counts['survived']:9} {counts['uncovered']:10} "
+            f"{counts['equivalent']:11} {score:>7}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--work", default=os.path.join(REPO, ".mutants"))
+    commands = parser.add_subparsers(dest="command", required=True)
+    mapped = commands.add_parser("map", help="record which tests run each line")
+    mapped.add_argument("--workers", type=int, default=2)
+    run = commands.add_parser("run", help="run mutants of modules (default: issue 36's)")
+    run.add_argument("modules", nargs="*")
+    run.add_argument("--sample", type=float, default=1.0, help="fraction of each module's mutants")
+    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--budget", type=float, default=20.0,
+                     help="seconds of (recorded) test time per mutant, fastest tests first")
+    run.add_argument("--timeout", type=float, default=300.0)
+    run.add_argument("--again", action="store_true", help="run mutants already run again")
+    commands.add_parser("report", help="the score per module and the survivors")
+    args = parser.parse_args(argv)
+    os.makedirs(args.work, exist_ok=True)
+    if args.command == "map":
+        status = map_lines(args.work, args.workers)
+        print(f"map written to {os.path.join(args.work, 'map.json')} (pytest exit {status})")
+    elif args.command == "run":
+        command_run(args)
+    else:
+        command_report(args)
+
+
+if __name__ == "__main__":
+    main()
