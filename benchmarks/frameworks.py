@@ -1,4 +1,5 @@
-"""Other AD frameworks for comparison: autograd, JAX (plain and jitted), PyTorch on CPU.
+"""Other AD frameworks for comparison: autograd, JAX (plain and jitted), PyTorch on CPU,
+TensorFlow (``GradientTape`` eager and inside ``tf.function``).
 
 None of them is required. Each entry of ``FRAMEWORKS`` turns a ``models.Case`` into a
 zero-argument ``run`` that computes the case's gradients and returns them as a tuple of
@@ -7,7 +8,8 @@ arrays ``np.asarray`` accepts, finished (JAX results are blocked on), so that ti
 cannot be imported; any other exception means the framework failed on the case.
 
 The user's function is reused as written: its global ``np`` is rebound to
-``autograd.numpy``, ``jax.numpy``, or a small NumPy-like view of ``torch``.
+``autograd.numpy``, ``jax.numpy``, ``tf.experimental.numpy`` (with NumPy behaviour on
+tensors), or a small NumPy-like view of ``torch``.
 """
 
 import importlib
@@ -85,9 +87,39 @@ def torch_runner(case):
     return run
 
 
+def _tf_gradient(case, compiled):
+    tf = _import("tensorflow")
+    tnp = tf.experimental.numpy
+    tnp.experimental_enable_numpy_behavior()      # x.T, x @ w on tensors
+    fn = rebind(case.fn, np=tnp)
+    args = [tf.constant(a) for a in case.args]
+
+    def gradient(*args):
+        watched = [args[i] for i in case.wrt]
+        with tf.GradientTape() as tape:
+            for value in watched:
+                tape.watch(value)
+            out = fn(*args)
+        return tape.gradient(out, watched)
+
+    if compiled:
+        gradient = tf.function(gradient)
+    return lambda: gradient(*args)        # eager tensors are computed when returned
+
+
+def tensorflow_runner(case):
+    return _tf_gradient(case, compiled=False)
+
+
+def tf_function_runner(case):
+    return _tf_gradient(case, compiled=True)
+
+
 FRAMEWORKS = {
     "autograd": autograd_runner,
     "jax": jax_runner,
     "jax.jit": jax_jit_runner,
     "torch": torch_runner,
+    "tensorflow": tensorflow_runner,
+    "tf.function": tf_function_runner,
 }

@@ -12,7 +12,8 @@ hand-written gradient and every other framework that was measured. Needs matplot
 import json
 import sys
 
-ORDER = ["hand", "srctrans", "autograd", "jax", "jax_jit", "torch"]   # bars, left to right
+# bars, left to right: the columns bench_reverse.py measures (frameworks.FRAMEWORKS' keys)
+ORDER = ["hand", "srctrans", "autograd", "jax", "jax.jit", "torch", "tensorflow", "tf.function"]
 
 
 def ratios(results):
