@@ -6,6 +6,7 @@ then reuses the cached build.
 """
 
 import functools
+import textwrap
 
 import numpy as np
 
@@ -388,14 +389,29 @@ def source(f: Function, mode: Mode = "reverse", wrt: Wrt = 0, optimize: bool = T
         examples.refuse_unseen_callees(found.build, getattr(f, "__qualname__", f),
                                        "st.source(f, args=(...)), or on the command line "
                                        "--args '...'")
-    texts, pending, seen = [], [found.build], set()
+    texts, pending, seen = [_path_comment(fn, found, call_args, optimize)], [found.build], set()
     while pending:                               # callees after callers, each once
         build = pending.pop(0)
         if id(build) not in seen:
             seen.add(id(build))
             texts.append(build.source)
             pending.extend(callee.build for _, callee in build.callees)
-    return "\n".join(texts)
+    return "\n".join(text for text in texts if text)
+
+
+def _path_comment(fn, found, call_args, optimize):
+    """The comment above the code ``st.source`` shows for example arguments: which code a
+    call with them runs, and why it is not specialised when it is not."""
+    if call_args is None or not optimize:
+        return ""
+    if found.build.options[-1] is not None:
+        said = ("The code a call with these arguments runs: specialised on their shapes (a "
+                "call with other shapes runs the generic code first, then its own).")
+    else:
+        reason = found.why_generic(fn, call_args, {}) or "it is not specialised"
+        said = ("The code a call with these arguments runs: the generic code, not specialised "
+                f"on their shapes, because {reason}.")
+    return "".join(f"# {line}\n" for line in textwrap.wrap(said, 88))
 
 
 def _plain_function(value):

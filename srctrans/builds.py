@@ -27,6 +27,7 @@ class Build:
         self.seed = None           # name of the output's cotangent in the backward pass
         self.tape_index = None     # where the tape is among the residuals (the backward pass empties it)
         self.follows_inputs = False   # shapes fixed by input shapes: may be specialised
+        self.shape_obstacle = None    # else what makes a shape depend on values, if found
         self.specialisable = False    # follows_inputs, and so do all callees; set by the cache
         self.call_depth = 1        # the longest chain of user functions it calls, itself included
         self.options = None        # the cache options it was built for; set by the cache
@@ -65,6 +66,7 @@ class ForwardBuild:
         self.sites = {}            # call site through a value -> the kinds of callee compiled
         # what specialising it on a call's shapes needs, as for a reverse build (see Build)
         self.follows_inputs = False
+        self.shape_obstacle = None
         self.specialisable = False
         self.call_depth = 1
         self.data_names = ()

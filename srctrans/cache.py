@@ -209,6 +209,22 @@ def _instance_for(fn, options):
     return _cached(fn, options, None, _new_build, Instance)
 
 
+def _unspecialisable(build):
+    """Why ``build`` cannot be specialised on a call's shapes (``build.specialisable`` false)."""
+    if build.shape_obstacle is not None:
+        return f"a shape in it depends on values ({build.shape_obstacle})"
+    if not build.follows_inputs:
+        return "it was built without the optimisation passes"
+    if build.call_depth > MAX_SPECIALISED_DEPTH:
+        return (f"it calls a chain of {build.call_depth - 1} functions of yours (code is "
+                f"specialised down chains of at most {MAX_SPECIALISED_DEPTH})")
+    for callee, found in build.callees:
+        if not found.build.specialisable:
+            name = getattr(callee, "__qualname__", "a function")
+            return f"it calls {name}, which is not specialised: {_unspecialisable(found.build)}"
+    return "it cannot be"
+
+
 def _link_callees(build):
     """Set what a build's callees decide: its call depth, whether it may be specialised."""
     callees = build.callees
@@ -326,6 +342,24 @@ class Instance:
             self._seen.discard(key)
             variant = self.variants[key] = self._specialised(fn, args, kwargs)
         return variant
+
+    def why_generic(self, fn, args, kwargs):
+        """Why a call with ``args`` runs this (generic) instance's code rather than code
+        specialised on its shapes, as a phrase; None when it is specialised (after
+        :meth:`for_call` with ``now``)."""
+        build = self.build
+        if not build.specialisable:
+            return _unspecialisable(build)
+        key = _shape_key(fn, args, kwargs, build.data_names, build.float_values_matter)
+        if key is None:
+            return ("an argument is not an array, a number, a string or None (containers, "
+                    "objects and functions are not keyed on their shapes)")
+        variant = self.variants.get(key)
+        if variant is self:
+            return "its values are complex (complex values run the generic code)"
+        if variant is None:
+            return f"{MAX_SPECIALISATIONS} shapes of it have specialised code already"
+        return None
 
     def _specialised(self, fn, args, kwargs):
         (out, residuals), values, varying = self._probe(self.fwd, args, kwargs)

@@ -92,7 +92,7 @@ from srctrans.optimise.remat import rematerialise
 from srctrans.optimise.simplify import simplify
 from srctrans.optimise.specialise import (
     path_dependent_names,
-    factor_out_of_sums, infer_shapes, shapes_follow_inputs, specialise, specialise_tangents,
+    factor_out_of_sums, infer_shapes, shape_obstacle, specialise, specialise_tangents,
     use_array_methods)
 from srctrans import nodes
 from srctrans.nodes import (appended_to, clone, parameter_names, rename_reads, runtime_call,
@@ -354,7 +354,8 @@ class _ShapeFacts:
     def __init__(self, unit, specialisable):
         self.float_values_matter = _rounds_numbers(unit.function)
         self.has_loops = any(isinstance(n, (gast.For, gast.While)) for n in walk(unit.function))
-        self.follows_inputs = specialisable and shapes_follow_inputs(unit.function)
+        self.shape_obstacle = shape_obstacle(unit.function) if specialisable else None
+        self.follows_inputs = specialisable and self.shape_obstacle is None
         self.path_dependent, self.path_conditions = set(), {}
 
     def find_paths(self, statements):
@@ -372,6 +373,7 @@ class _ShapeFacts:
 
     def record(self, build, data_names):
         build.follows_inputs = self.follows_inputs
+        build.shape_obstacle = self.shape_obstacle
         build.data_names = data_names
         build.float_values_matter = self.float_values_matter
         build.has_loops = self.has_loops

@@ -121,3 +121,20 @@ def test_a_callee_whose_loop_changes_a_shape_keeps_its_generic_code():
     for _ in range(4):                                 # generic, specialised, short path
         np.testing.assert_allclose(gradient(0.7, W), expected, rtol=1e-6)
     st.check_grads(guarded.calls_a_loop_over_mixed_shapes, (0.7, W), order=2)
+
+
+@pytest.mark.parametrize("fn, args, said", [
+    (guarded.squares, (X,), "specialised on their shapes (a call"),
+    (guarded.positive_squares, (X,), "because a shape in it depends on values (line "),
+    (guarded.dict_squares, ({"w": X},), "because an argument is not an array, a number"),
+    (guarded.calls_counts, (X,), "because it calls _counts, which is not specialised: a shape "
+                                 "in it depends on values (line"),
+    (guarded.squares, (X + 1j,), "because its values are complex"),
+], ids=["specialised", "mask", "dict", "callee", "complex"])
+def test_the_source_for_example_arguments_says_which_code_runs_and_why(fn, args, said):
+    """st.source(f, args=...) starts with a comment naming the path a call with them takes
+    and, for the generic code, why it is not specialised (issue 32)."""
+    head = st.source(fn, args=args).split("\n\ndef ")[0]
+    assert head.startswith("# The code a call with these arguments runs")
+    assert said in " ".join(line.lstrip("# ") for line in head.splitlines())
+    assert not st.source(fn).startswith("#")           # without arguments: no claim

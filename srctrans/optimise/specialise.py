@@ -21,7 +21,7 @@ spread of a scalar cotangent over an array (``rt.unreduce``) is dropped
 when its only use multiplies it by an array of that shape
 (``rt.mean_grad`` likewise, divided by the count). Whether a function's
 shapes are fixed by its inputs' shapes is decided by
-:func:`shapes_follow_inputs`; :func:`path_dependent_names` names the values
+:func:`shape_obstacle`; :func:`path_dependent_names` names the values
 whose shape may depend on the path a call takes through ``if`` and ``while``
 (the cache drops their measured shapes); :func:`infer_shapes` adds the shapes
 of the temporaries the measuring run did not see, and of names that every
@@ -139,9 +139,10 @@ def _factor_out_of_sum(node):
     return node
 
 
-def shapes_follow_inputs(function):
-    """True when every shape in ``function`` (ANF) is fixed by the shapes of its inputs and
-    the path a call takes through its branches and ``while`` loops.
+def shape_obstacle(function):
+    """What in ``function`` (ANF) makes a shape depend on values, as a phrase naming its
+    line; None when every shape is fixed by the shapes of its inputs and the path a call
+    takes through its branches and ``while`` loops.
 
     Subscripts with computed indices (boolean masks) and functions such as
     ``np.nonzero`` make shapes depend on values; such functions are not
@@ -157,22 +158,27 @@ def shapes_follow_inputs(function):
         if isinstance(node, gast.For):
             if not (isinstance(node.iter, gast.Call) and isinstance(node.iter.func, gast.Name)
                     and node.iter.func.id == "range"):
-                return False
+                return f"{_at(node)}a `for` loop over a sequence srctrans did not turn into a range"
             counters.add(node.target.id)
     for node in walk(function):
         if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load):
             if any(isinstance(n, gast.Name) and n.id not in counters for n in walk(node.slice)):
-                return False
+                return f"{_at(node)}a subscript by a computed index (a mask or an index array)"
         if isinstance(node, gast.Call):
             callee = anno.get(node, Anno.CALLEE)
             try:
                 if callee in VALUE_DEPENDENT_SHAPES:
-                    return False
+                    return f"{_at(node)}`np.{callee.__name__}`, whose result's shape depends on values"
             except TypeError:
                 continue
             if callee is np.where and len(node.args) == 1:
-                return False
-    return True
+                return f"{_at(node)}`np.where(condition)`, whose result's shape depends on values"
+    return None
+
+
+def _at(node):
+    line = getattr(node, "lineno", None)
+    return "" if line is None else f"line {line}: "
 
 
 def path_dependent_names(statements):

@@ -56,3 +56,23 @@ def _mixed_steps(s, W):            # u is an array, then a float, then an array 
 
 def calls_a_loop_over_mixed_shapes(s, W):   # the callee's loop: specialised on its residuals,
     return _mixed_steps(s, W)               # u's last shape would stand for every step's
+
+
+def squares(x):                    # specialised on its shapes
+    return np.sum(x * x)
+
+
+def positive_squares(x):           # a mask makes a shape depend on values
+    return np.sum(x[x > 0] ** 2)
+
+
+def dict_squares(d):               # a dict argument is not keyed on its shapes
+    return np.sum(d["w"] ** 2)
+
+
+def _counts(x):
+    return np.sum(np.nonzero(x)[0] * 1.0) + np.sum(x * x)
+
+
+def calls_counts(x):               # a callee that cannot be specialised
+    return _counts(x) * 2.0
