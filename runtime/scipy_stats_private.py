@@ -1,5 +1,6 @@
 """The private methods of ``scipy.stats`` distributions (``stats.norm._logpdf(x)``), written as
-the public methods srctrans has rules for: srctrans reads this source for them.
+the public methods srctrans has rules for (the normal distribution's as SciPy's own formulas,
+``special.ndtr`` and ``special.log_ndtr``): srctrans reads this source for them.
 
 ``srctrans/rules/scipy_stats.py`` registers each with ``REGISTRY.compute_as``: a call of
 ``stats.t._logpdf(x, df)`` is differentiated as :func:`t_logpdf`, which calls
@@ -9,23 +10,28 @@ method's value (``-inf``, ``nan``) is computed instead of whatever the private f
 gives there. Imported only once ``scipy.stats`` is (it is an optional dependency).
 """
 
+import numpy as np
+import scipy.special as special
 import scipy.stats as stats
+
+# The normal distribution's private methods are SciPy's own formulas (ufuncs, which keep
+# an array of another library, as the private methods do): srctrans has their rules.
 
 
 def norm_pdf(x):
-    return stats.norm.pdf(x)
+    return np.exp(-0.5 * x * x) * 0.3989422804014327          # 1 / sqrt(2 pi)
 
 
 def norm_logpdf(x):
-    return stats.norm.logpdf(x)
+    return -0.5 * x * x - 0.9189385332046727                 # log(sqrt(2 pi))
 
 
 def norm_cdf(x):
-    return stats.norm.cdf(x)
+    return special.ndtr(x)
 
 
 def norm_logcdf(x):
-    return stats.norm.logcdf(x)
+    return special.log_ndtr(x)
 
 
 def t_pdf(x, df):

@@ -460,6 +460,8 @@ SCIPY = [
     Case("logsumexp-return-sign-all", special.logsumexp, [normal(3)],
          {"b": nonzero(3), "return_sign": True}),
     Case("erfc", special.erfc, [normal(2, 3)]),
+    Case("ndtr", special.ndtr, [normal(2, 3)]),
+    Case("log_ndtr", special.log_ndtr, [uniform(-6.0, 3.0, 2, 3)]),
     Case("erfinv", special.erfinv, [uniform(-0.8, 0.8, 2, 3)]),
     Case("erfcinv", special.erfcinv, [uniform(0.2, 1.8, 2, 3)]),
     Case("gamma", special.gamma, [uniform(0.5, 3.0, 2, 3)]),

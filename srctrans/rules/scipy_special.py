@@ -1,4 +1,5 @@
-"""Derivative rules of ``scipy.special``: error functions, gamma functions, the logistic
+"""Derivative rules of ``scipy.special``: error functions and the normal distribution's
+``ndtr`` and ``log_ndtr``, gamma functions, the logistic
 function, log-sum-exp and softmax, and the information-theory functions.
 
 Loaded on demand: the registry imports this module at the first look-up once the
@@ -38,6 +39,22 @@ def erfc(g, ans, x):
 @jvp(special.erfc)
 def erfc_jvp(dx, ans, x):
     return -dx * 1.1283791670955126 * np.exp(-x * x)
+
+@vjp(special.ndtr, elementwise=True)
+def ndtr(g, ans, x):
+    return g * 0.3989422804014327 * np.exp(-0.5 * x * x)      # 1 / sqrt(2 pi)
+
+@jvp(special.ndtr)
+def ndtr_jvp(dx, ans, x):
+    return dx * 0.3989422804014327 * np.exp(-0.5 * x * x)
+
+@vjp(special.log_ndtr, elementwise=True)
+def log_ndtr(g, ans, x):
+    return g * np.exp(-0.5 * x * x - 0.9189385332046727 - ans)   # pdf / cdf, in logs
+
+@jvp(special.log_ndtr)
+def log_ndtr_jvp(dx, ans, x):
+    return dx * np.exp(-0.5 * x * x - 0.9189385332046727 - ans)
 
 @vjp(special.erfinv, elementwise=True)
 def erfinv(g, ans, y):
