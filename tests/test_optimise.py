@@ -447,3 +447,11 @@ def test_sums_in_loops_and_branches_are_made_in_place():
     assert ast.unparse(gast.gast_to_ast(gast.Module(after, []))) == (
         "dW = rt.zeros_of(W)\nfor t in range(3):\n    if c:\n        dW += e\n    dW -= f\ndel g\n"
         "return (dW,)")
+
+
+def test_a_temporary_of_the_loop_counter_is_recomputed_from_the_range():
+    source = _fused_source(loops.counted_factor, (0.7, 0.4))
+    assert "c_2 = i * a" in source and "cs[i] = c" not in source
+    body = source.split("for _iteration in")[1]
+    assert body.index("i = _range[_iteration]") < body.index("c_2 = i * a")
+    st.check_grads(loops.counted_factor, (0.7, 0.4), order=2)
