@@ -1,0 +1,125 @@
+"""Code written by other people, against its authors' gradients: the real-code corpus timed.
+
+Run from the repository root:
+
+    OPENBLAS_NUM_THREADS=1 python benchmarks/bench_real.py            # every corpus case
+    python benchmarks/bench_real.py --case rnn_layer --case tsne       # some
+    python benchmarks/bench_real.py --json real.json
+
+Each case of ``tests/test_corpus.py`` (published NumPy code, written as its authors wrote
+it: methods of model classes, parameters in dicts, per-example loops, recurrent layers,
+likelihood methods, ...) gives the function, its arguments, the arguments to differentiate
+and the authors' hand-written gradient beside it (``loss_hand``, ``rnn_loss_hand``, a
+model's ``score``). This times ``st.grad(f, wrt=...)(*args)`` (its short path, after the
+calls that specialise it) against that hand gradient, interleaved, best of the repeats, at
+the sizes the corpus uses, and prints the ratio per case and their geometric mean.
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+import timeit
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))                       # this checkout's srctrans
+sys.path.insert(0, os.path.join(HERE, "..", "tests"))              # the corpus and its cases
+
+import numpy as np                                                   # noqa: E402
+
+import srctrans as st                                                # noqa: E402
+import test_corpus                                                   # noqa: E402
+
+# where the authors' gradient is not NAME_hand
+_HAND_NAMES = {"loglike": "score", "rosen": "rosen_der", "softmax_xent_shifted": "softmax_xent_hand",
+               "softmax_xent_probs": "softmax_xent_hand",
+               "softmax_xent_logaddexp": "softmax_xent_hand"}
+
+
+def hand_gradient(fn):
+    """The hand-written gradient beside ``fn`` (``NAME_hand``, a model's ``score``), or None."""
+    owner = getattr(fn, "__self__", None)
+    name = fn.__name__
+    hand_name = _HAND_NAMES.get(name, name + "_hand")
+    if hand_name is None:
+        return None
+    if owner is not None:
+        return getattr(owner, hand_name, None)
+    return getattr(sys.modules[fn.__module__], hand_name, None)
+
+
+def cases(names=None):
+    """``(name, gradient thunk, hand thunk)`` per corpus case (hand None where it has none
+    taking the function's arguments)."""
+    found = []
+    for build in test_corpus.CASES:
+        if names and build.__name__ not in names:
+            continue
+        fn, args, wrt, _ = build()
+        hand = hand_gradient(fn)
+        gradient = st.grad(fn, wrt=wrt)
+        found.append((build.__name__, lambda g=gradient, a=args: g(*a),
+                      None if hand is None else (lambda h=hand, a=args: h(*a))))
+    return found
+
+
+def best_us(columns, repeats, min_time=0.05):
+    """Microseconds per call of each thunk: the best of ``repeats`` interleaved loops."""
+    numbers = {}
+    for column, fn in columns.items():
+        number = 1
+        while (elapsed := timeit.timeit(fn, number=number)) < min_time:
+            number = max(2 * number, int(number * 1.2 * min_time / max(elapsed, 1e-9)))
+        numbers[column] = number
+    best = {column: math.inf for column in columns}
+    for _ in range(repeats):
+        for column, fn in columns.items():
+            best[column] = min(best[column], timeit.timeit(fn, number=numbers[column])
+                               / numbers[column])
+    return {column: 1e6 * value for column, value in best.items()}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--case", action="append", help="a corpus case's name (repeatable)")
+    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--json", metavar="PATH")
+    options = parser.parse_args(argv)
+    st.set_cache_directory(None)
+    rows, ratios = [], []
+    for name, gradient, hand in cases(options.case):
+        for _ in range(3):
+            gradient()                     # generic, specialised, then the short path
+        if hand is None:
+            rows.append({"case": name, "note": "no hand gradient with the same arguments"})
+            continue
+        try:
+            hand()
+        except Exception as error:         # the authors' gradient takes other arguments
+            rows.append({"case": name, "note": f"hand gradient: {type(error).__name__}"})
+            continue
+        us = best_us({"hand": hand, "srctrans": gradient}, options.repeats)
+        ratio = us["srctrans"] / us["hand"]
+        ratios.append(ratio)
+        rows.append({"case": name, "hand_us": us["hand"], "srctrans_us": us["srctrans"],
+                     "ratio": ratio})
+    print(f"{'case':24} {'hand us':>10} {'srctrans us':>12} {'ratio':>7}")
+    for row in rows:
+        if "ratio" in row:
+            print(f"{row['case']:24} {row['hand_us']:10.1f} {row['srctrans_us']:12.1f} "
+                  f"{row['ratio']:6.2f}x")
+        else:
+            print(f"{row['case']:24} {row['note']}")
+    if ratios:
+        mean = math.exp(sum(map(math.log, ratios)) / len(ratios))
+        worst = max(rows, key=lambda r: r.get("ratio", 0))
+        print(f"\n{len(ratios)} cases: geometric mean {mean:.2f}x, worst {worst['ratio']:.2f}x "
+              f"({worst['case']})")
+    if options.json:
+        with open(options.json, "w") as handle:
+            json.dump({"rows": rows, "numpy": np.__version__}, handle, indent=1)
+
+
+if __name__ == "__main__":
+    main()
