@@ -26,6 +26,7 @@ import weakref
 import numpy as np
 
 from srctrans.runtime import objects
+from srctrans.runtime.containers import entries, is_container
 from srctrans.runtime.seeding import check_outputs, is_complex
 from srctrans.outputs import refuse_missing_return
 from srctrans.normalize.auxiliary import has_aux
@@ -352,8 +353,8 @@ class Instance:
             return _unspecialisable(build)
         key = _shape_key(fn, args, kwargs, build.data_names, build.float_values_matter)
         if key is None:
-            return ("an argument is not an array, a number, a string or None (containers, "
-                    "objects and functions are not keyed on their shapes)")
+            return ("an argument is neither an array, a number, a string, None, nor a "
+                    "container or object of those (a function, say, or a call through a value)")
         variant = self.variants.get(key)
         if variant is self:
             return "its values are complex (complex values run the generic code)"
@@ -527,11 +528,14 @@ def _shape_key(fn, args, kwargs, data_names, float_values=False):
     so a float may decide a shape). The non-local values the function reads
     count as arguments.
     """
-    key = args_key(args, float_values)
-    if key is None:
-        return None
+    key = []
+    for value in args:
+        part = _spec_part(value, float_values)
+        if part is None:
+            return None
+        key.append(part)
     for name in sorted(kwargs) if kwargs else ():
-        part = key_part(kwargs[name])
+        part = _spec_part(kwargs[name], float_values)
         if part is None:
             return None
         key.append((name, part))
@@ -545,6 +549,32 @@ def _shape_key(fn, args, kwargs, data_names, float_values=False):
                     return None
                 key.append((name, part))
     return tuple(key)
+
+
+def _spec_part(value, float_values=False):
+    """One argument's part of a shape key for specialising: as :func:`key_part` (a float's
+    value too with ``float_values``), and for a container (a dict, list or tuple, a named
+    tuple, a dataclass) or a plain object (a model's ``self``) its class and, in order, each
+    entry's or attribute's part; None when one is not simple (a function, say). (The short
+    path's guards take arrays and numbers only: :func:`args_key`.)"""
+    if float_values and isinstance(value, float):
+        return (type(value), value)
+    part = key_part(value)
+    if part is not None:
+        return part
+    if is_container(value):
+        pairs = entries(value)
+    elif objects.is_plain_object(value):
+        pairs = sorted(objects.attributes(value).items())
+    else:
+        return None
+    parts = []
+    for name, entry in pairs:
+        part = _spec_part(entry, float_values)
+        if part is None:
+            return None
+        parts.append((name, part))
+    return (type(value), tuple(parts))
 
 
 def args_key(args, float_values=False):

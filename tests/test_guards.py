@@ -126,11 +126,13 @@ def test_a_callee_whose_loop_changes_a_shape_keeps_its_generic_code():
 @pytest.mark.parametrize("fn, args, said", [
     (guarded.squares, (X,), "specialised on their shapes (a call"),
     (guarded.positive_squares, (X,), "because a shape in it depends on values (line "),
-    (guarded.dict_squares, ({"w": X},), "because an argument is not an array, a number"),
+    (guarded.dict_squares, ({"w": X},), "specialised on their shapes (a call"),
+    (guarded.scaled_by_spec, (X, (2.0, np.sin)), "because an argument is neither an array, a "
+                                                "number, a string, None, nor a container"),
     (guarded.calls_counts, (X,), "because it calls _counts, which is not specialised: a shape "
                                  "in it depends on values (line"),
     (guarded.squares, (X + 1j,), "because its values are complex"),
-], ids=["specialised", "mask", "dict", "callee", "complex"])
+], ids=["specialised", "mask", "dict", "function-in-a-tuple", "callee", "complex"])
 def test_the_source_for_example_arguments_says_which_code_runs_and_why(fn, args, said):
     """st.source(f, args=...) starts with a comment naming the path a call with them takes
     and, for the generic code, why it is not specialised (issue 32)."""
@@ -138,3 +140,18 @@ def test_the_source_for_example_arguments_says_which_code_runs_and_why(fn, args,
     assert head.startswith("# The code a call with these arguments runs")
     assert said in " ".join(line.lstrip("# ") for line in head.splitlines())
     assert not st.source(fn).startswith("#")           # without arguments: no claim
+
+
+def test_containers_and_objects_of_changing_entry_shapes_get_their_own_gradients():
+    """Calls whose dict entry or object attribute has another shape (x's the same) get the
+    gradient of their own shapes, call after call (the shape key covers the entries and
+    attributes of containers and objects, which are specialised now)."""
+    gradient = st.grad(guarded.dict_and_object, wrt=(0, 1))
+    x = np.linspace(0.3, 0.9, 3)
+    for n, m in ((3, 3), (3, 3), (3, 3), (1, 3), (1, 3), (3, 1), (3, 1), (1, 1), (1, 1)):
+        w, v = np.linspace(0.1, 1.0, n), np.linspace(-1.0, 0.5, m)
+        dd, dobj = gradient({"w": w}, guarded.Scales(v), x)
+        np.testing.assert_allclose(dd["w"], np.full(n, np.sum(x) / n))
+        np.testing.assert_allclose(dobj["w"], np.full(m, np.sum(x * x) / m))
+    w = np.linspace(0.1, 1.0, 3)                       # an int entry: its value is in the key
+    st.check_grads(guarded.dict_and_object, ({"w": w, "n": 2}, guarded.Scales(w), w), order=2)

@@ -76,3 +76,16 @@ def _counts(x):
 
 def calls_counts(x):               # a callee that cannot be specialised
     return _counts(x) * 2.0
+
+
+def scaled_by_spec(x, spec):       # spec holds a function: not keyed on shapes
+    return np.sum(x * spec[0])
+
+
+class Scales:
+    def __init__(self, w):
+        self.w = w
+
+
+def dict_and_object(d, obj, x):    # specialised on d's and obj's entries' shapes
+    return np.mean(d["w"]) * np.sum(x) + np.mean(obj.w) * np.sum(x * x)   # (a mean's count)
