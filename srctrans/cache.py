@@ -551,7 +551,10 @@ def _shape_key(fn, args, kwargs, data_names, float_values=False):
     return tuple(key)
 
 
-def _spec_part(value, float_values=False):
+_DEEPEST_KEY = 6        # containers and objects nested deeper give no key (a cycle, say)
+
+
+def _spec_part(value, float_values=False, depth=0):
     """One argument's part of a shape key for specialising: as :func:`key_part` (a float's
     value too with ``float_values``), and for a container (a dict, list or tuple, a named
     tuple, a dataclass) or a plain object (a model's ``self``) its class and, in order, each
@@ -562,6 +565,8 @@ def _spec_part(value, float_values=False):
     part = key_part(value)
     if part is not None:
         return part
+    if depth >= _DEEPEST_KEY:
+        return None
     if is_container(value):
         pairs = entries(value)
     elif objects.is_plain_object(value):
@@ -570,7 +575,7 @@ def _spec_part(value, float_values=False):
         return None
     parts = []
     for name, entry in pairs:
-        part = _spec_part(entry, float_values)
+        part = _spec_part(entry, float_values, depth + 1)
         if part is None:
             return None
         parts.append((name, part))

@@ -155,3 +155,12 @@ def test_containers_and_objects_of_changing_entry_shapes_get_their_own_gradients
         np.testing.assert_allclose(dobj["w"], np.full(m, np.sum(x * x) / m))
     w = np.linspace(0.1, 1.0, 3)                       # an int entry: its value is in the key
     st.check_grads(guarded.dict_and_object, ({"w": w, "n": 2}, guarded.Scales(w), w), order=2)
+
+
+def test_an_object_that_refers_to_itself_runs_the_generic_code():
+    """The shape key walks containers and attributes to a bounded depth: a cycle gives none."""
+    node = guarded.Scales(np.ones(3))
+    node.me = node
+    gradient = st.grad(guarded.scaled_attribute, wrt=1)
+    for _ in range(3):
+        np.testing.assert_allclose(gradient(node, np.arange(3.0)), np.ones(3))

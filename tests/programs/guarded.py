@@ -89,3 +89,7 @@ class Scales:
 
 def dict_and_object(d, obj, x):    # specialised on d's and obj's entries' shapes
     return np.mean(d["w"]) * np.sum(x) + np.mean(obj.w) * np.sum(x * x)   # (a mean's count)
+
+
+def scaled_attribute(obj, x):
+    return np.sum(obj.w * x)
