@@ -93,3 +93,34 @@ def dict_and_object(d, obj, x):    # specialised on d's and obj's entries' shape
 
 def scaled_attribute(obj, x):
     return np.sum(obj.w * x)
+
+
+# -- the README's guarantees (tests/test_guarantees.py) ----------------------------------
+
+def sine_into(x):
+    y = np.zeros(3)
+    np.sin(x, out=y)
+    return np.sum(y)
+
+
+def _fill(buf, v):
+    buf[:] = v
+
+
+def fills_a_buffer(x):
+    y = np.zeros(3)
+    _fill(y, x)
+    return np.sum(y)
+
+
+def alias_read_after_a_change(x):
+    u = np.sin(x)
+    v = u
+    v += 1.0
+    return np.sum(u * v)
+
+
+def raises_on_negative(x):
+    if np.any(x < 0):
+        raise ValueError("negative entries")
+    return np.sum(x)
