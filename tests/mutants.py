@@ -13,7 +13,8 @@ score per module and every surviving mutant. Results accumulate in
 ``--work`` (default ``.mutants/``, not committed): a mutant already run is
 not run again. Mutants judged equivalent (no test can tell them apart from
 the original: the behaviour is the same) are listed, each with its reason,
-in tests/mutating/equivalent.json and count neither way.
+in tests/mutating/equivalent.json and count neither way. A line only an
+import runs (a module's table) is tried with the tests that run its module.
 """
 
 import argparse
@@ -65,10 +66,13 @@ def _save(work, results):
 
 
 def _equivalent():
+    """``(module, operator, before, after)`` -> why the mutant is equivalent (what it changes
+    cannot change what srctrans computes), from tests/mutating/equivalent.json."""
     if not os.path.exists(EQUIVALENT):
         return {}
     with open(EQUIVALENT) as handle:
-        return json.load(handle)
+        return {(e["module"], e["operator"], e["before"], e["after"]): e["why"]
+                for e in json.load(handle)}
 
 
 def command_run(args):
@@ -78,12 +82,19 @@ def command_run(args):
     rng = random.Random(args.seed)
     chosen = []
     for module in _modules(args.modules or DEFAULT_MODULES):
-        with open(copied_path(args.work, module), encoding="utf-8") as handle:
-            made = mutants(module, handle.read())
+        made = _mutants_of(args.work, module)
         count = max(1, round(len(made) * args.sample)) if made else 0
         chosen += rng.sample(made, count) if args.sample < 1 else made
+    if args.survivors:          # those that survived before, found again by what they change
+        earlier = {(r["module"], r["operator"], r["before"], r["after"])
+                   for r in results.values() if r["outcome"] in ("survived", "uncovered")}
+        chosen = [m for module in _modules(args.modules or DEFAULT_MODULES)
+                  for m in _mutants_of(args.work, module)
+                  if (m.path, m.operator, m.before, m.after) in earlier]
+        for key in [k for k, r in results.items() if r["outcome"] in ("survived", "uncovered")]:
+            del results[key]    # (their lines may have moved: the new keys replace them)
     for index, mutant in enumerate(chosen):
-        if mutant.key in results and not args.again:
+        if mutant.key in results and not (args.again or args.survivors):
             continue
         tests, covering = covering_tests(mapping, args.work, mutant, args.budget)
         outcome, seconds = run_mutant(args.work, mutant, tests, args.timeout)
@@ -97,12 +108,18 @@ def command_run(args):
               f"{mutant.operator}: {mutant.before[:50]!r} -> {mutant.after[:50]!r}", flush=True)
 
 
+def _mutants_of(work, module):
+    with open(copied_path(work, module), encoding="utf-8") as handle:
+        return mutants(module, handle.read())
+
+
 def command_report(args):
     results, equivalent = _results(args.work), _equivalent()
     per_module = collections.defaultdict(collections.Counter)
     survivors = []
     for key, result in sorted(results.items()):
-        outcome = "equivalent" if key in equivalent else result["outcome"]
+        change = (result["module"], result["operator"], result["before"], result["after"])
+        outcome = "equivalent" if change in equivalent else result["outcome"]
         outcome = "killed" if outcome == "timeout" else outcome
         per_module[result["module"]][outcome] += 1
         if outcome in ("survived", "uncovered"):
@@ -138,6 +155,8 @@ def main(argv=None):
                      help="seconds of (recorded) test time per mutant, fastest tests first")
     run.add_argument("--timeout", type=float, default=300.0)
     run.add_argument("--again", action="store_true", help="run mutants already run again")
+    run.add_argument("--survivors", action="store_true",
+                     help="run again the mutants that survived (after a new map: new tests)")
     commands.add_parser("report", help="the score per module and the survivors")
     args = parser.parse_args(argv)
     os.makedirs(args.work, exist_ok=True)

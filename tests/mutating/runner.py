@@ -98,9 +98,13 @@ def _relative_test(test_id, cwd=None):
 
 
 def covering_tests(mapping, work, mutant, budget):
-    """The tests that ran ``mutant``'s line, fastest first, while their time fits ``budget``
-    seconds (always at least one); and how many ran it in all."""
-    numbers = mapping["lines"].get(copied_path(work, mutant.path), {}).get(str(mutant.line), [])
+    """The tests that ran ``mutant``'s line (a line only imports run: the tests that ran its
+    module), fastest first, while their time fits ``budget`` seconds (always at least one);
+    and how many ran it in all."""
+    lines = mapping["lines"].get(copied_path(work, mutant.path), {})
+    numbers = lines.get(str(mutant.line))
+    if not numbers:         # a line run on import (a module's table): no test's context holds
+        numbers = sorted({n for each in lines.values() for n in each})   # it; the module's tests
     tests = [mapping["tests"][n] for n in numbers]
     failing = set(mapping.get("failed", ()))
     tests = [t for t in tests if t not in failing]
