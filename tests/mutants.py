@@ -27,8 +27,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from mutating.operators import mutants                              # noqa: E402
-from mutating.runner import (REPO, copied_path, covering_tests, map_lines, prepare,  # noqa: E402
-                             run_mutant)
+from mutating.runner import (REPO, copied_path, covering_tests, map_lines, run_mutant)
 
 EQUIVALENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mutating",
                           "equivalent.json")
