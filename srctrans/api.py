@@ -368,9 +368,15 @@ def source(f: Function, mode: Mode = "reverse", wrt: Wrt = 0, optimize: bool = T
       wrt: the selected arguments, as in [`grad`][srctrans.grad].
       optimize: show the optimised code (default) or the raw output of the
         differentiation pass.
-      args: example arguments (a tuple); when given, show the code specialised
-        on their shapes, as [`grad`][srctrans.grad] and [`jvp`][srctrans.jvp] run it for such
-        arguments (the function is run once to measure them).
+      args: example arguments (a tuple); when given, show the code a call with
+        them runs, as [`grad`][srctrans.grad] and [`jvp`][srctrans.jvp] run it:
+        built for the objects and functions they reach, specialised on their
+        shapes where srctrans specialises such a call (the function is run once
+        to measure them), under a comment saying which, and why not when not.
+
+    Raises [`UsageError`][srctrans.errors.UsageError] without ``args`` for a function that calls
+    a value passed in to it (``model(x)``) with no branch built yet: the code to
+    show depends on the arguments.
 
     Returns the generated functions of ``f``, followed by those of every user
     function they differentiate through.
