@@ -4,6 +4,7 @@ Claims no other test showed are shown below."""
 
 import ast
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -134,4 +135,5 @@ def test_a_traceback_shows_the_user_s_frames_and_one_line_of_srctrans():
     assert files[0].endswith("test_guarantees.py")
     assert len([f for f in files if "/srctrans/" in f]) == 1, files
     assert [f for f in files if f.startswith("<srctrans")] == files[-1:], files
-    assert any("guarded.py" in note and "raise ValueError" in note for note in notes), notes
+    if sys.version_info >= (3, 11):                    # (exceptions have notes from 3.11)
+        assert any("guarded.py" in note and "raise ValueError" in note for note in notes), notes
