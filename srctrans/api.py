@@ -14,6 +14,7 @@ from srctrans import runtime
 from srctrans.runtime.objects import UnseenCallee
 from srctrans.runtime.seeding import check_outputs, is_integer
 from srctrans import cache
+from srctrans import shape_keys
 from srctrans import examples
 from srctrans.ownership import argument_arrays, owned
 from srctrans.reporting import chained_cause, for_user, noting_callees, user_facing
@@ -122,7 +123,7 @@ class _Differentiated:
 
         ``raw`` is what the fused gradient returned for ``args``.
         """
-        key = cache.args_key(args)
+        key = shape_keys.args_key(args)
         if not repeat_path.fits(args, key, selection.places):
             return None
         key = tuple(key)

@@ -26,7 +26,7 @@ import weakref
 import numpy as np
 
 from srctrans.runtime import objects
-from srctrans.runtime.containers import entries, is_container
+from srctrans.shape_keys import shape_key
 from srctrans.runtime.seeding import check_outputs, is_complex
 from srctrans.outputs import refuse_missing_return
 from srctrans.normalize.auxiliary import has_aux
@@ -310,7 +310,7 @@ class Instance:
         """The instance `for_call` made for this call's shapes, or None (builds nothing)."""
         if not self.build.specialisable:
             return None
-        key = _shape_key(fn, args, kwargs, self.build.data_names, self.build.float_values_matter)
+        key = shape_key(fn, args, kwargs, self.build.data_names, self.build.float_values_matter)
         return None if key is None else self.variants.get(key)
 
     def for_call(self, fn, args, kwargs, now=False):
@@ -328,7 +328,7 @@ class Instance:
         """
         if not self.build.specialisable:
             return self
-        key = _shape_key(fn, args, kwargs, self.build.data_names, self.build.float_values_matter)
+        key = shape_key(fn, args, kwargs, self.build.data_names, self.build.float_values_matter)
         if key is None:
             return self
         variant = self.variants.get(key)
@@ -351,7 +351,7 @@ class Instance:
         build = self.build
         if not build.specialisable:
             return _unspecialisable(build)
-        key = _shape_key(fn, args, kwargs, build.data_names, build.float_values_matter)
+        key = shape_key(fn, args, kwargs, build.data_names, build.float_values_matter)
         if key is None:
             return ("an argument is neither an array, a number, a string, None, nor a "
                     "container or object of those (a function, say, or a call through a value)")
@@ -517,93 +517,6 @@ def _signature(value):
 
 def _has_shape(value):
     return isinstance(value, (np.ndarray, np.generic, float, int)) and not isinstance(value, bool)
-
-
-def _shape_key(fn, args, kwargs, data_names, float_values=False):
-    """What the shapes inside ``fn`` can depend on in this call, or None if not simple.
-
-    Array arguments contribute their shapes; ints, bools, strings and None
-    their values (a shape may be computed from them); floats their type, or
-    their value when ``float_values`` (the function turns numbers into ints,
-    so a float may decide a shape). The non-local values the function reads
-    count as arguments.
-    """
-    key = []
-    for value in args:
-        part = _spec_part(value, float_values)
-        if part is None:
-            return None
-        key.append(part)
-    for name in sorted(kwargs) if kwargs else ():
-        part = _spec_part(kwargs[name], float_values)
-        if part is None:
-            return None
-        key.append((name, part))
-    if data_names:
-        closure = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-        for name in data_names:
-            value = closure[name].cell_contents if name in closure else fn.__globals__.get(name)
-            if not isinstance(value, (types.ModuleType, types.FunctionType, type)):
-                part = key_part(value)
-                if part is None:
-                    return None
-                key.append((name, part))
-    return tuple(key)
-
-
-_DEEPEST_KEY = 6        # containers and objects nested deeper give no key (a cycle, say)
-
-
-def _spec_part(value, float_values=False, depth=0):
-    """One argument's part of a shape key for specialising: as :func:`key_part` (a float's
-    value too with ``float_values``), and for a container (a dict, list or tuple, a named
-    tuple, a dataclass) or a plain object (a model's ``self``) its class and, in order, each
-    entry's or attribute's part; None when one is not simple (a function, say). (The short
-    path's guards take arrays and numbers only: :func:`args_key`.)"""
-    if float_values and isinstance(value, float):
-        return (type(value), value)
-    part = key_part(value)
-    if part is not None:
-        return part
-    if depth >= _DEEPEST_KEY:
-        return None
-    if is_container(value):
-        pairs = entries(value)
-    elif objects.is_plain_object(value):
-        pairs = sorted(objects.attributes(value).items())
-    else:
-        return None
-    parts = []
-    for name, entry in pairs:
-        part = _spec_part(entry, float_values, depth + 1)
-        if part is None:
-            return None
-        parts.append((name, part))
-    return (type(value), tuple(parts))
-
-
-def args_key(args, float_values=False):
-    """The positional arguments' part of a shape key (a list), or None if one is not simple."""
-    if float_values:
-        key = [value.shape if type(value) is np.ndarray and value.dtype.kind != "c" else
-               (type(value), value) if isinstance(value, float) else key_part(value)
-               for value in args]
-    else:
-        key = [value.shape if type(value) is np.ndarray and value.dtype.kind != "c" else
-               key_part(value) for value in args]
-    return None if None in key else key
-
-
-def key_part(value):
-    """One argument's part of a shape key: a shape, a type, or (type, value); None if not simple."""
-    kind = type(value)
-    if kind is np.ndarray:        # complex arrays run other code (they are not specialised)
-        return value.shape if value.dtype.kind != "c" else (value.shape, "complex")
-    if kind in (float, np.float64, np.float32, np.float16, complex, np.complex128, np.complex64):
-        return kind
-    if kind in (int, bool, str, type(None)) or isinstance(value, (np.integer, np.bool_)):
-        return (kind, value)
-    return None
 
 
 def callees_current(build):

@@ -13,7 +13,7 @@ import itertools
 
 import numpy as np
 
-from srctrans import cache, forward_api
+from srctrans import cache, forward_api, shape_keys
 from srctrans import repeat as repeat_path
 from srctrans.pytrees import is_tree, tree_leaves, tree_map
 from srctrans.runtime.foreign import as_array, is_foreign
@@ -272,7 +272,7 @@ def _note_hvp_repeat(fn, names, gradient, primals, tangents):
     """Make the guard [`hvp`][srctrans.hvp] tries first for calls shaped like this one, when the call ran
     the JVP of a fused gradient specialised on its shapes, with each tangent an array of its
     primal's shape and float dtype (at most ``cache.MAX_SPECIALISATIONS`` guards a function)."""
-    key = cache.args_key(primals)
+    key = shape_keys.args_key(primals)
     instance = cache.instance(fn, names, True, True)
     specialised_gradient = instance.made_for(fn, primals, {})
     if (key is None or instance.build.data_names or instance.build.float_values_matter

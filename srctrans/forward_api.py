@@ -14,6 +14,7 @@ from srctrans.runtime import objects
 from srctrans.runtime.containers import map_leaves
 from srctrans.runtime.seeding import check_outputs, is_complex, is_integer
 from srctrans import cache
+from srctrans import shape_keys
 from srctrans import repeat as repeat_path
 from srctrans.ownership import owned_tangent
 from srctrans.reporting import calls_with_primals, user_facing
@@ -170,7 +171,7 @@ def specialised_tangent_jvp(fn, primals, tangents):
 def _note_repeat(fn, plan, specialised, primals, tangents, out):
     """Make the call's guard the one [`jvp`][srctrans.jvp] tries first (made once per shape key and
     dtypes, at most ``cache.MAX_SPECIALISATIONS`` of them per function)."""
-    key = cache.args_key(primals)
+    key = shape_keys.args_key(primals)
     if key is None:
         return
     given = dict(plan.tangents)

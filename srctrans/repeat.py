@@ -55,6 +55,7 @@ import types
 import numpy as np
 
 from srctrans import cache
+from srctrans import shape_keys
 from srctrans.emit.compile import register_source
 from srctrans.ownership import owned_tangent
 from srctrans.runtime.objects import UnseenCallee
@@ -109,7 +110,7 @@ def make_repeat(fn, instance, fused, args, key, places, single, finish, raw):
       instance: its generic :class:`~srctrans.cache.Instance` (what it assumed).
       fused: the fused gradient specialised on ``key``.
       args: the positional arguments of the call the guard is made for.
-      key: their shape key (:func:`srctrans.cache.args_key`, as a tuple).
+      key: their shape key (:func:`srctrans.shape_keys.args_key`, as a tuple).
       places: the selected arguments, ``(position, name, default)`` each.
       single: return the one gradient rather than a tuple.
       finish: ``finish(raw, values)`` conforms gradients the general way.
@@ -262,7 +263,7 @@ def _primals_and_tangents(primals, tangents, keywords, namespace):
     count = len(primals)
     tests = []
     for i, (primal, tangent) in enumerate(zip(primals, tangents)):
-        tests.append(_kind_test(f"p{i}", primal, cache.key_part(primal), namespace, dtype=True))
+        tests.append(_kind_test(f"p{i}", primal, shape_keys.key_part(primal), namespace, dtype=True))
         tests.append(f"t{i} is None" if tangent is None else
                      _kind_test(f"t{i}", tangent, tangent.shape, namespace, dtype=True))
     lines = [f"    if len(primals) != {count} or len(tangents) != {count}:",

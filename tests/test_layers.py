@@ -18,7 +18,7 @@ LAYERS = [
     ("api", ["srctrans.api", "srctrans.selection", "srctrans.examples", "srctrans.export_specialised", "srctrans.forward_api", "srctrans.composed", "srctrans.checks",
              "srctrans.export", "srctrans.cli", "srctrans.__main__", "srctrans.gradient_control",
              "srctrans.repeat", "srctrans.hints", "srctrans.pytrees", "srctrans.ownership"]),
-    ("cache", ["srctrans.cache", "srctrans.persist", "srctrans.reporting", "srctrans.outputs"]),
+    ("cache", ["srctrans.cache", "srctrans.shape_keys", "srctrans.persist", "srctrans.reporting", "srctrans.outputs"]),
     ("pipeline", ["srctrans.pipeline"]),
     ("passes", ["srctrans.parse", "srctrans.normalize", "srctrans.analyse",
                 "srctrans.differentiate", "srctrans.optimise", "srctrans.emit",
