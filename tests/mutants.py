@@ -85,18 +85,26 @@ def command_run(args):
         count = max(1, round(len(made) * args.sample)) if made else 0
         chosen += rng.sample(made, count) if args.sample < 1 else made
     if args.survivors:          # those that survived before, found again by what they change
-        earlier = {(r["module"], r["operator"], r["before"], r["after"])
-                   for r in results.values() if r["outcome"] in ("survived", "uncovered")}
-        chosen = [m for module in _modules(args.modules or DEFAULT_MODULES)
-                  for m in _mutants_of(args.work, module)
-                  if (m.path, m.operator, m.before, m.after) in earlier]
-        for key in [k for k, r in results.items() if r["outcome"] in ("survived", "uncovered")]:
-            del results[key]    # (their lines may have moved: the new keys replace them)
+        earlier = [r for r in results.values() if r["outcome"] in ("survived", "uncovered")]
+        candidates = {}
+        for module in {r["module"] for r in earlier}:
+            for m in _mutants_of(args.work, module):
+                candidates.setdefault((m.path, m.operator, m.before, m.after), []).append(m)
+        chosen, replaces = [], {}
+        old_keys = {id(r): k for k, r in results.items()}
+        for r in earlier:       # the same change nearest the line it was on (lines move)
+            same = candidates.get((r["module"], r["operator"], r["before"], r["after"]), [])
+            if same:
+                found = min(same, key=lambda m: abs(m.line - r["line"]))
+                chosen.append(found)
+                replaces[found.key] = old_keys[id(r)]   # its earlier entry, dropped when it runs
     for index, mutant in enumerate(chosen):
         if mutant.key in results and not (args.again or args.survivors):
             continue
         tests, covering = covering_tests(mapping, args.work, mutant, args.budget)
         outcome, seconds = run_mutant(args.work, mutant, tests, args.timeout)
+        if args.survivors:
+            results.pop(replaces.get(mutant.key), None)
         results[mutant.key] = {"module": mutant.path, "line": mutant.line,
                                "operator": mutant.operator, "before": mutant.before,
                                "after": mutant.after, "outcome": outcome,
