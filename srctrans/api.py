@@ -411,7 +411,7 @@ def _path_comment(fn, found, call_args, optimize):
     call with them runs, and why it is not specialised when it is not."""
     if call_args is None or not optimize:
         return ""
-    if found.build.options[-1] is not None:
+    if found.specialised:
         said = ("The code a call with these arguments runs: specialised on their shapes (a "
                 "call with other shapes runs the generic code first, then its own).")
     else:

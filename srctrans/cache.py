@@ -344,6 +344,12 @@ class Instance:
             variant = self.variants[key] = self._specialised(fn, args, kwargs)
         return variant
 
+    @property
+    def specialised(self):
+        """Whether this instance's code is specialised on a call's shapes (made by
+        :meth:`for_call`), not the generic code."""
+        return self.build.options[-1] is not None
+
     def why_generic(self, fn, args, kwargs):
         """Why a call with ``args`` runs this (generic) instance's code rather than code
         specialised on its shapes, as a phrase; None when it is specialised (after

@@ -15,12 +15,11 @@ from srctrans.errors import UsageError
 from srctrans.reporting import noting_callees
 
 
-def instance_for(fn, names, mode, optimize, args=None, selected=(), gradient=None,
-                 specialise=True):
+def instance_for(fn, names, mode, optimize, args=None, selected=(), gradient=None):
     """The instance of ``fn``'s derivative (``mode``: ``"reverse"`` or ``"forward"``) with
     respect to parameters ``names`` for a call with ``args`` (all of the call's arguments,
     the bound object included; ``selected``: the values of ``names`` among them), or the
-    generic one without them (or with ``specialise`` false). ``gradient``: the plain
+    generic one without them. ``gradient``: the plain
     gradient function's instance (``"single"`` or ``"tuple"``), as :mod:`srctrans.export`
     writes it without arguments."""
     def built():
@@ -40,7 +39,7 @@ def instance_for(fn, names, mode, optimize, args=None, selected=(), gradient=Non
         return found, given
 
     found, keywords = noting_callees(built, (), {})
-    if args is not None and optimize and specialise:
+    if args is not None and optimize:
         found = found.for_call(fn, args, keywords, now=True)
     return found
 

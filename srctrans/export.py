@@ -87,10 +87,8 @@ def export(f: Function, path: str | os.PathLike | None = None, wrt: Wrt = 0,
         call = inspect.signature(fn).bind(*args)
         call.apply_defaults()
         args = tuple(call.arguments.values())
-        generic = examples.instance_for(fn, names, mode, True, args,
-                                        selection.values(args, {}), specialise=False)
         found = examples.instance_for(fn, names, mode, True, args, selection.values(args, {}))
-        specialised = specialised_export(found, generic, args, base, mode, single)
+        specialised = specialised_export(found, args, base, mode, single)
         if specialised is None:                   # the generic code, built for these arguments
             if mode == "reverse":
                 found = examples.instance_for(fn, names, mode, True,
@@ -145,7 +143,7 @@ def _module_text(fn, names, mode, builds, specialised=None):
             else:
                 raise UsageError(f"cannot export {fn.__qualname__}: its derivative calls "
                                  f"{name}, which is not generated code")
-        for name in sorted(_free_names(text) - defined - set(build.compiled._closure)):
+        for name in sorted(read - defined - set(build.compiled._closure)):
             globals_.resolve(name, seen_here, definition(user_fn))
     parts = [_header(fn, names, mode, specialised is not None),
              "\n".join(["import numpy as np"] + globals_.imports)]

@@ -21,12 +21,12 @@ from srctrans.ownership import argument_arrays
 CHECK = "_like_example"
 
 
-def specialised_export(found, generic, args, base, mode, single):
-    """``(build, edits)`` for the specialised instance ``found`` (``generic``: the instance it
-    was specialised from), or None when it is not specialised, or when its fused gradient
-    does not return gradients of the arguments' kinds for ``args`` (the generic code is
-    then exported). ``edits`` is applied to the generated text by :func:`edited`."""
-    if found is generic or found.build.options[-1] is None:
+def specialised_export(found, args, base, mode, single):
+    """``(build, edits)`` for the instance ``found`` a call with ``args`` runs, or None when
+    it is not specialised, or when its fused gradient does not return gradients of the
+    arguments' kinds for ``args`` (the generic code is then exported). ``edits`` is applied
+    to the generated text by :func:`edited`."""
+    if not found.specialised:
         return None
     entries = [f"{base}_jvp"] if mode == "forward" else [f"{base}_fwd", f"{base}_grad"]
     copies = ()

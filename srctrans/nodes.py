@@ -126,6 +126,14 @@ def parameter_names(function):
     return names
 
 
+def local_names(function):
+    """The names a FunctionDef binds: its parameters and every name it assigns."""
+    names = set(parameter_names(function))
+    names.update(n.id for n in walk(function)
+                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
+    return names
+
+
 def substitute_names(tree, replacements):
     """``tree`` with each read of a name in ``replacements`` replaced by a copy of its node."""
     def substitute(node):

@@ -95,7 +95,7 @@ from srctrans.optimise.specialise import (
     factor_out_of_sums, infer_shapes, shape_obstacle, specialise, specialise_tangents,
     use_array_methods)
 from srctrans import nodes
-from srctrans.nodes import (appended_to, clone, parameter_names, rename_reads, runtime_call,
+from srctrans.nodes import (appended_to, clone, local_names, parameter_names, rename_reads, runtime_call,
                             substitute_names)
 from srctrans.parse.resolve import MISSING, Resolver
 from srctrans.parse.source import parse_function
@@ -126,7 +126,7 @@ class Unit:
         self.wrt = tuple(wrt)
         self.build_callee = build_callee
         self.namer = Namer(identifiers(parsed.node))
-        self.resolver = Resolver(parsed.fn, _local_names(parsed.node), self.namer.generated)
+        self.resolver = Resolver(parsed.fn, local_names(parsed.node), self.namer.generated)
         self.aliases = {RUNTIME_ALIAS: self._alias(RUNTIME_ALIAS, runtime),
                         NUMPY_ALIAS: self._alias(NUMPY_ALIAS, numpy)}
         self.active = set()
@@ -170,7 +170,7 @@ def _front_end(fn, wrt, build_callee, mode):
     data_names = _nonlocal_data(parsed.node, unit.resolver)
     mark_checkpointed_loops(parsed, unit.resolver, unit.namer, mode)
     desugar(unit.function, unit.namer, unit.aliases[RUNTIME_ALIAS])
-    unit.resolver.local_names = frozenset(_local_names(unit.function))
+    unit.resolver.local_names = frozenset(local_names(unit.function))
     model_effects(parsed, unit.resolver, unit.aliases)
     split_chained_writes(unit.function, unit.namer, unit.aliases[RUNTIME_ALIAS])
     pin_positions(unit.function, unit.aliases)
@@ -420,14 +420,6 @@ def _writable(unit, fresh):
         appended = {found[0] for found in map(appended_to, walk(unit.function)) if found}
         return set(fresh) | set(unit.written_arrays) | appended
     return fresh
-
-
-def _local_names(function):
-    names = set(parameter_names(function))
-    for node in walk(function):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-            names.add(node.id)
-    return names
 
 
 def _gradient_expression(unit, name, adjoint, unconnected_zero):

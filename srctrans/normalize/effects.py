@@ -32,7 +32,8 @@ from srctrans.errors import NoSourceError, UnsupportedSyntaxError
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
 from srctrans.normalize.aliases import (check_aliases, is_numpy, makes_new_value, root_of,
                                        used_as_dicts)
-from srctrans.nodes import assign, clone, load, parameter_names, resolved_runtime_call
+from srctrans.nodes import (assign, clone, load, local_names, parameter_names,
+                            resolved_runtime_call)
 from srctrans.parse.resolve import MISSING, Resolver
 from srctrans.parse.source import parse_function
 from srctrans.places import is_installed
@@ -188,10 +189,8 @@ def _check_user_calls(parsed, resolver):
         if id(callee) not in written_by:
             try:
                 called = parse_function(callee)
-                local = {n.id for n in walk(called.node) if isinstance(n, gast.Name)
-                         and not isinstance(n.ctx, gast.Load)}
                 written_by[id(callee)] = called, _written_parameter(
-                    called.node, Resolver(callee, local | set(parameter_names(called.node))))
+                    called.node, Resolver(callee, local_names(called.node)))
             except (NoSourceError, OSError, TypeError, SyntaxError):
                 written_by[id(callee)] = None, None
         called, found = written_by[id(callee)]

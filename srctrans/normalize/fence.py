@@ -13,7 +13,7 @@ from srctrans.emit.compile import is_generated
 from srctrans.errors import UnsupportedSyntaxError
 from srctrans.normalize.checkpoints import is_mark
 from srctrans.normalize.desugar import is_range
-from srctrans.nodes import parameter_names
+from srctrans.nodes import local_names, parameter_names
 from srctrans.parse.resolve import Resolver
 from srctrans.treewalk import walk
 
@@ -83,7 +83,7 @@ def check(parsed, resolver=None):
     local_functions = _check_local_functions(parsed)
     key_functions = _key_functions(function)
     if resolver is None:
-        resolver = Resolver(parsed.fn, _local_names(function))
+        resolver = Resolver(parsed.fn, local_names(function))
     accepted = (_check_with_blocks(parsed, resolver) | set(releases(function))
                 | set(forwarded_varargs(function)))
     for node in walk(function):
@@ -514,13 +514,6 @@ def _statement_lists(statements, top):
             if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt) \
                     and not isinstance(stmt, gast.FunctionDef):
                 yield from _statement_lists(inner, False)
-
-
-def _local_names(function):
-    names = set(parameter_names(function))
-    names.update(n.id for n in walk(function)
-                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
-    return names
 
 
 def _reject(parsed, node, construct, hint):
