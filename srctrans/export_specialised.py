@@ -127,7 +127,7 @@ def edited(text, edits, parameters):
         if not isinstance(node, ast.FunctionDef) or node.name not in edits["entries"]:
             continue
         first = node.body[0]           # the docstring: the check goes right after it
-        at = first.end_lineno if _is_docstring(first) else first.lineno - 1
+        at = first.end_lineno if ast.get_docstring(node) is not None else first.lineno - 1
         names = [a.arg for a in node.args.posonlyargs + node.args.args]
         changes.append((at, 0, [" " * first.col_offset + f"{CHECK}({', '.join(names)})"]))
         returned = node.body[-1]
@@ -156,7 +156,3 @@ def edited(text, edits, parameters):
                                     arguments="".join(f"{p}, " for p in parameters).rstrip())])
     return "\n".join(lines), check
 
-
-def _is_docstring(stmt):
-    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) \
-        and isinstance(stmt.value.value, str)

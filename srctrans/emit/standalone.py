@@ -71,18 +71,17 @@ class _Module:
 
 
 def _docstrings(statement):
-    """``(first line, last line, replacement)`` of each docstring in ``statement``: a copied
+    """``(first line, last line, first sentence)`` of each docstring in ``statement``: a copied
     helper keeps its docstring's first sentence (its arguments, doctests and notes stay in
     the runtime's source)."""
     found = []
     for node in ast.walk(statement):
-        body = getattr(node, "body", None)
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and body \
-                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                and isinstance(body[0].value.value, str):
-            text = " ".join(body[0].value.value.split())
-            summary = text.split(". ")[0].rstrip(".") + "."
-            found.append((body[0].lineno, body[0].end_lineno, summary))
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            docstring = ast.get_docstring(node, clean=False)
+            if docstring is not None:
+                text = " ".join(docstring.split())
+                summary = text.split(". ")[0].rstrip(".") + "."
+                found.append((node.body[0].lineno, node.body[0].end_lineno, summary))
     return found
 
 
