@@ -1,54 +1,300 @@
-"""Shift invariance: the maximum subtracted before a softmax carries no derivative.
+"""Shift invariance: an offset that no later value sees carries no derivative.
 
 Requires: a body in A-normal form with SSA names.
-Guarantees: :func:`softmax_offsets` returns the names ``m`` of statements
-``m = np.max(z, axis=A, keepdims=True)`` whose only use is ``z2 = z - m`` and
-where ``z2`` only feeds a softmax or log-softmax along the same axis ``A``::
+Guarantees: :func:`softmax_offsets` returns names ``m`` such that adding any
+``c`` to ``m`` (``m`` has size 1 along the axes where it can vary, so ``c`` does
+too) changes no value that the function goes on to use: the derivative
+through ``m`` is exactly zero, so activity analysis treats ``m`` as a constant
+and the backward pass does not compute the zero (the maximum's branch of a
+numerically stable softmax costs as much as the rest of its gradient).
 
-    e = np.exp(z2); s = np.sum(e, axis=A, keepdims=True); p = e / s
-    o = z2 - np.log(np.sum(np.exp(z2), axis=A, keepdims=True))
+This is found from the algebra, not from a spelling. An *offset* is any
+reduction along a literal axis ``A`` (``np.max(z, axis=A, keepdims=True)``,
+``z.mean(A)``, ``np.max(z, axis=A)[:, None]``; or over every axis, a scalar).
+Each value computed from it is either *shifted* by ``k * c`` (``z - m``,
+``np.log(s)``, ``-x``) or *scaled* by ``exp(k * c)`` (``np.exp(z - m)``, its
+products and its sums along ``A``), or neither (then ``m`` is no offset).
+When ``k`` reaches 0 the value no longer depends on ``m``: ``e / s``,
+``(z - m) - np.log(s)``, ``np.log(s) + m``. ``m`` is an offset when every
+value computed from it reaches 0 before anything else reads it.
 
-Those results do not change when a constant is added along ``A``, so the
-derivative through ``m`` is exactly zero: activity analysis treats ``m`` as a
-constant and the backward pass does not compute the zero (the ``max`` branch
-of a numerically stable softmax costs as much as the rest of its gradient).
-
-:func:`softmax_normalisers` returns the names ``s`` of such sums of
-exponentials of a shifted value, ``s = np.sum(np.exp(z - m), axis=A,
-keepdims=True)``, at least 1 wherever ``z`` is finite (the maximum's own term
-is ``exp(0)``), so ``np.log(s)`` and ``e / s`` have no singular point there.
+:func:`softmax_normalisers` returns the names ``s`` of sums of exponentials of
+a shifted value, ``s = np.sum(np.exp(z - m), axis=A, keepdims=True)`` with
+``m = np.max(z, axis=A, keepdims=True)``: at least 1 wherever ``z`` is finite
+(the maximum's own term is ``exp(0)``), so ``np.log(s)`` and ``e / s`` have no
+singular point there.
 """
+
+from dataclasses import dataclass, replace
 
 import gast
 import numpy as np
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
+from srctrans.nodes import int_literal
 from srctrans.treewalk import walk
+
+# reductions: which forms each keeps (a sum of shifted values is not shifted)
+_REDUCTIONS = {np.sum: "sum", np.mean: "mean", np.max: "max", np.amax: "max",
+               np.min: "min", np.amin: "min"}
+_REDUCTION_METHODS = {"sum", "mean", "max", "min"}
+_KEEPS_SHIFT = {"mean", "max", "min"}
+# statements an offset's values may travel through before it is left alone (cost bound)
+_MOST_FOLLOWED = 64
+
+
+@dataclass(frozen=True)
+class _Form:
+    """How a value changes when ``c`` is added to the offset: ``kind`` ``"shift"``
+    (it becomes ``value + k * c``) or ``"scale"`` (``value * exp(k * c)``).
+    ``place`` says where ``c``'s axes sit in it: ``"kept"`` (the offset's own
+    shape, size 1 along ``A``), ``"reduced"`` (``A`` removed) or ``"scalar"``;
+    ``widened`` records that an operand of unknown rank joined it, so a positive
+    ``A`` may no longer name ``c``'s axis."""
+    kind: str
+    k: int
+    place: str
+    widened: bool = False
+
+
+@dataclass(frozen=True)
+class _Offset:
+    name: str
+    source: str | None         # the reduced name (its own rank: joining it keeps A's meaning)
+    axis: int | None
+    place: str
 
 
 def softmax_offsets(function):
-    """The names whose derivative is exactly zero because of shift invariance."""
+    """The names whose derivative is exactly zero because no later value sees their shift."""
     body = function.body
-    definitions, uses = {}, {}
-    for stmt in body:
-        if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
-            definitions[stmt.targets[0].id] = stmt.value
+    readers = {}                                  # name -> indices of statements reading it
+    stores = {}                                   # name -> how many places assign it
+    candidates = []
+    for index, stmt in enumerate(body):
         for node in walk(stmt):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
-                uses.setdefault(node.id, []).append(stmt)
-    offsets = set()
-    for shifted, value in definitions.items():
-        if not (isinstance(value, gast.BinOp) and isinstance(value.op, gast.Sub)
-                and isinstance(value.left, gast.Name) and isinstance(value.right, gast.Name)):
+            if isinstance(node, gast.Name):
+                if isinstance(node.ctx, gast.Load):
+                    readers.setdefault(node.id, []).append(index)
+                else:
+                    stores[node.id] = stores.get(node.id, 0) + 1
+        offset = _offset(stmt)
+        if offset is not None:
+            candidates.append((index, offset))
+    once = {name for name, count in stores.items() if count == 1}
+    return {offset.name for index, offset in candidates
+            if _unseen(body, readers, once, index, offset)}
+
+
+def _offset(stmt):
+    """The :class:`_Offset` ``stmt`` defines, if it assigns a reduction to a name."""
+    if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
+        return None
+    reduction = _reduction(stmt.value)
+    if reduction is None:
+        return None
+    _, operand, axis, keepdims = reduction
+    if axis is None:
+        place = None if keepdims else "scalar"
+    else:
+        place = "kept" if keepdims else "reduced"
+    if place is None:
+        return None
+    source = operand.id if isinstance(operand, gast.Name) else None
+    return _Offset(stmt.targets[0].id, source, axis, place)
+
+
+def _unseen(body, readers, once, start, offset):
+    """Whether every value computed from ``offset`` (defined at ``start``) stops depending
+    on it before any statement but a form-keeping assignment reads it (each such value is
+    assigned ``once``: no other statement can replace it)."""
+    if offset.name not in once:
+        return False
+    forms = {offset.name: _Form("shift", 1, offset.place)}
+    pending = sorted(set(readers.get(offset.name, ())))
+    if not pending:
+        return False
+    done = set()
+    while pending:
+        index = pending.pop(0)
+        if index in done:
             continue
-        z, m = value.left.id, value.right.id
-        axis = _maximum_axis(definitions.get(m), z)
-        if axis is None or len(uses.get(m, ())) != 1:
-            continue
-        if _only_normalised(shifted, axis, definitions, uses):
-            offsets.add(m)
-    return offsets
+        done.add(index)
+        if len(done) > _MOST_FOLLOWED or index <= start:
+            return False
+        stmt = body[index]
+        if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
+            return False
+        form = _form(stmt.value, forms, offset)
+        if form is None:
+            return False
+        if form.k != 0:
+            name = stmt.targets[0].id
+            if name not in once:
+                return False
+            forms[name] = form
+            pending = sorted(set(pending) | set(readers.get(name, ())))
+    return True
+
+
+def _form(value, forms, offset):
+    """The :class:`_Form` of ``value``, one A-normal-form operation reading at least one
+    name of ``forms``; None when it is neither shifted nor scaled."""
+    if isinstance(value, gast.BinOp):
+        return _binary(value, forms, offset)
+    if isinstance(value, gast.UnaryOp) and isinstance(value.op, (gast.USub, gast.UAdd)):
+        inner = _operand(value.operand, forms)
+        if isinstance(inner, _Form) and isinstance(value.op, gast.USub) and inner.kind == "shift":
+            return replace(inner, k=-inner.k)
+        return inner if isinstance(inner, _Form) else None
+    if isinstance(value, gast.Subscript):
+        return _subscript(value, forms, offset)
+    if isinstance(value, gast.Call):
+        return _call(value, forms, offset)
+    return None
+
+
+def _operand(node, forms):
+    """The operand's form; ``"constant"`` for a literal number; ``"free"`` for a name that
+    does not depend on the offset; None for anything else (it may read a form)."""
+    if isinstance(node, gast.Constant):
+        return "constant" if type(node.value) in (int, float) else None
+    if isinstance(node, gast.Name):
+        return forms.get(node.id, "free")
+    return None
+
+
+def _binary(value, forms, offset):
+    left, right = _operand(value.left, forms), _operand(value.right, forms)
+    if left is None or right is None:
+        return None
+    shaped = [f for f in (left, right) if isinstance(f, _Form)]
+    if not shaped:
+        return None                          # cannot happen: the statement reads a form
+    if len(shaped) == 2 and left.place != right.place:
+        return None
+    first = shaped[0]
+    widened = any(f.widened for f in shaped) or any(
+        f == "free" and not _is_name(node, offset.source)
+        for f, node in ((left, value.left), (right, value.right)))
+    if isinstance(value.op, (gast.Add, gast.Sub)):
+        sign = 1 if isinstance(value.op, gast.Add) else -1
+        if all(isinstance(f, _Form) and f.kind == "scale" for f in (left, right)):
+            if left.k != right.k:                      # e1 +- e2, both scaled alike
+                return None
+            return replace(first, widened=widened)
+        if any(isinstance(f, _Form) and f.kind != "shift" for f in (left, right)):
+            return None
+        k = _k(left) + sign * _k(right)
+        return _Form("shift", k, first.place, widened)
+    if isinstance(value.op, (gast.Mult, gast.Div)):
+        if any(isinstance(f, _Form) and f.kind != "scale" for f in (left, right)):
+            return None
+        sign = 1 if isinstance(value.op, gast.Mult) else -1
+        return _Form("scale", _k(left) + sign * _k(right), first.place, widened)
+    if isinstance(value.op, gast.MatMult) and first.place == "scalar" and len(shaped) == 1:
+        return first if first.kind == "scale" else None  # a scalar factor leaves a product
+    return None
+
+
+def _k(form):
+    return form.k if isinstance(form, _Form) else 0
+
+
+def _subscript(value, forms, offset):
+    inner = _operand(value.value, forms)
+    if not isinstance(inner, _Form) or any(
+            isinstance(n, gast.Name) and n.id in forms for n in walk(value.slice)):
+        return None
+    if inner.place == "scalar":
+        return inner                         # a scalar factor or term survives any indexing
+    if inner.place == "reduced" and not (inner.widened and offset.axis >= 0) \
+            and _inserts_axis(value.slice, offset.axis):
+        return replace(inner, place="kept")  # m[:, None]: the reduced axis back, size 1
+    return None
+
+
+def _inserts_axis(index, axis):
+    """Whether ``index`` is ``[:, ..., :, None]`` with the ``None`` at position ``axis``, or
+    ``[..., None]`` for axis -1."""
+    parts = index.elts if isinstance(index, gast.Tuple) else [index]
+    if not parts or not (isinstance(parts[-1], gast.Constant) and parts[-1].value is None):
+        return False
+    leading = parts[:-1]
+    if axis == -1 and len(leading) == 1 and isinstance(leading[0], gast.Constant) \
+            and leading[0].value is Ellipsis:
+        return True
+    return axis == len(leading) and all(
+        isinstance(p, gast.Slice) and p.lower is None and p.upper is None and p.step is None
+        for p in leading)
+
+
+def _call(value, forms, offset):
+    callee = anno.get(value, Anno.CALLEE)
+    if callee in (np.exp, np.log) and len(value.args) == 1 and not value.keywords:
+        inner = _operand(value.args[0], forms)
+        wanted, made = ("shift", "scale") if callee is np.exp else ("scale", "shift")
+        if isinstance(inner, _Form) and inner.kind == wanted:
+            return replace(inner, kind=made)
+        return None
+    if callee in (np.squeeze, np.expand_dims):
+        return _axis_moved(value, callee, forms, offset)
+    reduction = _reduction(value)
+    if reduction is None:
+        return None
+    kind, operand, axis, keepdims = reduction
+    inner = _operand(operand, forms)
+    if not isinstance(inner, _Form) or any(
+            isinstance(n, gast.Name) and n.id in forms for a in value.args[1:] for n in walk(a)):
+        return None
+    if inner.kind == "shift" and kind not in _KEEPS_SHIFT:
+        return None
+    if inner.place == "scalar":
+        return inner
+    if inner.place != "kept" or axis != offset.axis or (inner.widened and axis >= 0):
+        return None
+    return inner if keepdims else replace(inner, place="reduced")
+
+
+def _axis_moved(value, callee, forms, offset):
+    """``np.squeeze(x, axis=A)`` of a kept form, ``np.expand_dims(x, A)`` of a reduced one."""
+    options = {k.arg: k.value for k in value.keywords}
+    axis = int_literal(value.args[1] if len(value.args) > 1 else options.get("axis"))
+    inner = _operand(value.args[0], forms) if value.args else None
+    if not isinstance(inner, _Form) or axis != offset.axis or inner.widened:
+        return None
+    before, after = ("kept", "reduced") if callee is np.squeeze else ("reduced", "kept")
+    return replace(inner, place=after) if inner.place == before else None
+
+
+def _reduction(value):
+    """``(kind, operand, axis, keepdims)`` when ``value`` reduces one operand with a literal
+    (or no) axis: ``np.max(x, axis=1, keepdims=True)``, ``x.sum(1)``, ``np.mean(x)``."""
+    if not isinstance(value, gast.Call):
+        return None
+    callee = anno.get(value, Anno.CALLEE)
+    args = list(value.args)
+    if callee is None and isinstance(value.func, gast.Attribute) \
+            and value.func.attr in _REDUCTION_METHODS:
+        kind = value.func.attr
+        args = [value.func.value] + args
+    elif callee in _REDUCTIONS:
+        kind = _REDUCTIONS[callee]
+    else:
+        return None
+    options = {k.arg: k.value for k in value.keywords}
+    if not args or len(args) > 2 or set(options) - {"axis", "keepdims"}:
+        return None
+    axis_node = args[1] if len(args) > 1 else options.get("axis")
+    axis = int_literal(axis_node)
+    keepdims = options.get("keepdims")
+    if axis is None and not (axis_node is None or _is_none(axis_node)):
+        return None                              # an axis not written as a literal
+    if keepdims is not None and not (isinstance(keepdims, gast.Constant)
+                                     and type(keepdims.value) is bool):
+        return None
+    return kind, args[0], axis, keepdims is not None and keepdims.value
 
 
 def softmax_normalisers(function):
@@ -57,153 +303,27 @@ def softmax_normalisers(function):
                    if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)}
     normalisers = set()
     for s, total in definitions.items():
-        summed = _sum_operand(total)
-        if summed is None:
+        summed = _reduction(total)
+        if summed is None or summed[0] != "sum" or not summed[3] or summed[2] is None \
+                or not isinstance(summed[1], gast.Name):
             continue
-        e, axis = summed
-        exp = definitions.get(e)
+        exp = definitions.get(summed[1].id)
         if not (isinstance(exp, gast.Call) and anno.get(exp, Anno.CALLEE) is np.exp
                 and len(exp.args) == 1 and isinstance(exp.args[0], gast.Name)):
             continue
         shifted = definitions.get(exp.args[0].id)
-        if (isinstance(shifted, gast.BinOp) and isinstance(shifted.op, gast.Sub)
-                and isinstance(shifted.left, gast.Name) and isinstance(shifted.right, gast.Name)
-                and _maximum_axis(definitions.get(shifted.right.id), shifted.left.id) == axis):
+        if not (isinstance(shifted, gast.BinOp) and isinstance(shifted.op, gast.Sub)
+                and isinstance(shifted.left, gast.Name) and isinstance(shifted.right, gast.Name)):
+            continue
+        maximum = _reduction(definitions.get(shifted.right.id))
+        if maximum is not None and maximum[0] == "max" and maximum[3] \
+                and _is_name(maximum[1], shifted.left.id) and maximum[2] == summed[2]:
             normalisers.add(s)
     return normalisers
 
 
-def _sum_operand(value):
-    """``(x, A)`` when ``value`` is ``np.sum(x, axis=A, keepdims=True)`` or ``x.sum(...)``."""
-    if not isinstance(value, gast.Call):
-        return None
-    args = list(value.args)
-    if anno.get(value, Anno.CALLEE) is None and isinstance(value.func, gast.Attribute):
-        args = [value.func.value] + args
-    axis = _reduction_axis(args, value.keywords) if args else None
-    if axis is None or not isinstance(args[0], gast.Name):
-        return None
-    return (args[0].id, axis) if _summed_name(value, axis) == args[0].id else None
-
-
-def _maximum_axis(value, z):
-    """``A`` when ``value`` is ``np.max(z, axis=A, keepdims=True)`` (or ``z.max(...)``)."""
-    if not isinstance(value, gast.Call):
-        return None
-    callee = anno.get(value, Anno.CALLEE)
-    args = list(value.args)
-    if callee is None and isinstance(value.func, gast.Attribute) and value.func.attr == "max":
-        args = [value.func.value] + args                   # z.max(axis=A, keepdims=True)
-    elif not (callee is np.max or callee is np.amax):
-        return None
-    if not args or not _is_name(args[0], z):
-        return None
-    return _reduction_axis(args, value.keywords)
-
-
-def _reduction_axis(args, keywords):
-    """The constant axis of a reduction called with ``keepdims=True``, else None."""
-    options = {k.arg: k.value for k in keywords}
-    axis = args[1] if len(args) > 1 else options.get("axis")
-    keepdims = options.get("keepdims")
-    if len(args) > 2 or not (isinstance(keepdims, gast.Constant) and keepdims.value is True):
-        return None
-    return _integer(axis)
-
-
-def _integer(node):
-    """The value of an integer literal (``1``, ``-1``), else None."""
-    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
-        inner = _integer(node.operand)
-        return None if inner is None else -inner
-    if isinstance(node, gast.Constant) and type(node.value) is int:
-        return node.value
-    return None
-
-
-def _only_normalised(shifted, axis, definitions, uses):
-    """True when every use of ``shifted`` is part of a softmax or log-softmax along ``axis``."""
-    for stmt in uses.get(shifted, ()):
-        value = _assigned(stmt)
-        if _is_call(value, np.exp, shifted):
-            if not _exp_only_normalised(stmt.targets[0].id, axis, shifted, definitions, uses):
-                return False
-        elif _is_log_softmax(value, shifted, axis, definitions):
-            continue
-        else:
-            return False
-    return True
-
-
-def _exp_only_normalised(e, axis, shifted, definitions, uses):
-    """``e = exp(shifted)`` is used only as ``sum(e, axis)``, ``e / that sum``, or inside a log-softmax."""
-    for stmt in uses.get(e, ()):
-        value = _assigned(stmt)
-        if _is_sum_of(value, e, axis):
-            s = stmt.targets[0].id
-            for use in uses.get(s, ()):
-                inner = _assigned(use)
-                if _is_division(inner, e, s):
-                    continue
-                if _is_call(inner, np.log, s) and all(
-                        _is_log_softmax(_assigned(u), shifted, axis, definitions)
-                        for u in uses.get(use.targets[0].id, ())):
-                    continue
-                return False
-        elif not (_is_division(value, e, None) and _is_sum_of(
-                definitions.get(getattr(value.right, "id", None)), e, axis)):
-            return False
-    return True
-
-
-def _is_log_softmax(value, shifted, axis, definitions):
-    """``shifted - log(sum(exp(shifted), axis, keepdims=True))``."""
-    if not (isinstance(value, gast.BinOp) and isinstance(value.op, gast.Sub)
-            and _is_name(value.left, shifted) and isinstance(value.right, gast.Name)):
-        return False
-    log = definitions.get(value.right.id)
-    if not (isinstance(log, gast.Call) and anno.get(log, Anno.CALLEE) is np.log
-            and len(log.args) == 1 and isinstance(log.args[0], gast.Name)):
-        return False
-    total = definitions.get(log.args[0].id)
-    if total is None or not isinstance(total, gast.Call):
-        return False
-    summed = _summed_name(total, axis)
-    return summed is not None and _is_call(definitions.get(summed), np.exp, shifted)
-
-
-def _is_sum_of(value, e, axis):
-    return isinstance(value, gast.Call) and _summed_name(value, axis) == e
-
-
-def _summed_name(value, axis):
-    """``x`` when ``value`` is ``np.sum(x, axis=axis, keepdims=True)`` or ``x.sum(...)``."""
-    callee = anno.get(value, Anno.CALLEE)
-    args = list(value.args)
-    if callee is None and isinstance(value.func, gast.Attribute) and value.func.attr == "sum":
-        args = [value.func.value] + args
-    elif callee is not np.sum:
-        return None
-    if not args or not isinstance(args[0], gast.Name):
-        return None
-    return args[0].id if _reduction_axis(args, value.keywords) == axis else None
-
-
-def _is_division(value, e, s):
-    return (isinstance(value, gast.BinOp) and isinstance(value.op, gast.Div)
-            and _is_name(value.left, e) and isinstance(value.right, gast.Name)
-            and (s is None or value.right.id == s))
-
-
-def _is_call(value, function, argument):
-    return (isinstance(value, gast.Call) and anno.get(value, Anno.CALLEE) is function
-            and len(value.args) == 1 and not value.keywords and _is_name(value.args[0], argument))
-
-
-def _assigned(stmt):
-    if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
-        return stmt.value
-    return None
+def _is_none(node):
+    return isinstance(node, gast.Constant) and node.value is None
 
 
 def _is_name(node, name):

@@ -210,7 +210,8 @@ class _Builder:
         self.scalar_output = self.rng.random() > 0.2
         makers = [self._assign] * 6 + [self._write, self._if, self._for, self._while,
                                        self._container, self._rows, self._early_return,
-                                       self._complex, self._checkpointed, self._release]
+                                       self._complex, self._checkpointed, self._release,
+                                       self._normalised]
         for _ in range(self.rng.randint(3, 9)):
             self.rng.choice(makers)()
         returned = self._returned()
@@ -571,6 +572,41 @@ class _Builder:
             lines = [f"{acc} = 0.0", f"for i, row in enumerate({a}):",
                      f"    {acc} = {acc} + np.sum(np.tanh(row)) * i"]
         self._try(lines)
+
+    def _normalised(self):
+        """A softmax, log-softmax or log-sum-exp with an offset subtracted, written one of the
+        ways people write it; sometimes the offset is seen again (it must be differentiated)."""
+        arrays = [a for a in self._arrays() if np.ndim(self.namespace[a]) >= 1]
+        if not arrays:
+            return self._assign()
+        a, m, e, t = self.rng.choice(arrays), self._fresh(), self._fresh(), self._fresh()
+        axis = self.rng.choice([-1, 0] if np.ndim(self.namespace[a]) > 1 else [-1])
+        offset = self.rng.choice([
+            f"np.max({a}, axis={axis}, keepdims=True)", f"{a}.max(axis={axis}, keepdims=True)",
+            f"np.mean({a}, axis={axis}, keepdims=True)", f"np.max({a})", f"np.amax({a})"])
+        kept = f"axis={axis}, keepdims=True"
+        forms = [
+            [f"{t} = np.log(np.sum(np.exp({a} - {m}), {kept})) + {m}"],
+            [f"{t} = {a} - {m} - np.log(np.sum(np.exp({a} - {m}), {kept}))"],
+            [f"{e} = np.exp({a} - {m})", f"{t} = {e} / np.sum({e}, {kept})"],
+            [f"{e} = np.exp({a} - {m})", f"{e} /= {e}.sum({kept})", f"{t} = np.log({e})"],
+            [f"{e} = np.exp({a} - {m}) * (1.5 + np.cos(y))",
+             f"{t} = {e} / np.sum({e}, {kept})"],
+            # the offset is seen: these depend on it
+            [f"{t} = np.log(np.sum(np.exp({a} - {m}), {kept}))"],
+            [f"{t} = np.log(np.sum(np.exp({a} - {m}), {kept})) + 2.0 * {m}"],
+            [f"{e} = np.exp({a} - {m})", f"{t} = ({e} + {e} * {e}) / np.sum({e}, {kept})"],
+        ]
+        if offset.startswith(("np.max", f"{a}.max")) and "keepdims" in offset:
+            reduced = f"np.max({a}, axis={axis})"
+            inserted = "[..., None]" if axis == -1 else "[None]"
+            forms.append([f"{t} = np.log(np.sum(np.exp({a} - {m}{inserted}), axis={axis})) + {m}"])
+            forms.append([f"{t} = np.log(np.sum(np.exp({a} - np.expand_dims({m}, {axis})), "
+                          f"axis={axis})) + {m}"])
+            if self.rng.random() < 0.5:
+                offset = reduced
+                forms = forms[-2:]
+        self._try([f"{m} = {offset}"] + self.rng.choice(forms))
 
     def _early_return(self):
         a = self._pick()

@@ -33,3 +33,90 @@ def maximum_also_returned(z, w):
     shifted = z - m
     e = np.exp(shifted)
     return np.sum(w * (e / np.sum(e, axis=1, keepdims=True))) + np.sum(m)
+
+
+def log_sum_exp_loss(z, labels):
+    m = np.max(z, axis=1, keepdims=True)
+    lse = np.log(np.sum(np.exp(z - m), axis=1, keepdims=True)) + m
+    return -np.sum(labels * (z - lse))
+
+
+def log_sum_exp_squeezed(z, w):
+    m = np.max(z, axis=-1)
+    out = m + np.log(np.sum(np.exp(z - m[..., None]), axis=-1))
+    return np.sum(w[:, 0] * out)
+
+
+def log_sum_exp_expand_dims(z, w):
+    m = np.amax(z, axis=1)
+    s = np.sum(np.exp(z - np.expand_dims(m, 1)), axis=1)
+    return np.sum(w[:, 0] * (np.log(s) + m))
+
+
+def softmax_in_place(z, w):
+    probs = np.exp(z - np.max(z, axis=1, keepdims=True))
+    probs /= np.sum(probs, axis=1, keepdims=True)
+    return np.sum(w * np.log(probs))
+
+
+def shifted_by_the_mean(z, w):
+    shifted = z - z.mean(axis=1, keepdims=True)     # any value constant along the axis
+    e = np.exp(shifted)
+    return np.sum(w * e / e.sum(axis=1, keepdims=True))
+
+
+def shifted_by_a_scalar(z, w):
+    e = np.exp(z - np.max(z))                        # one shift for every row
+    return np.sum(w * (e / np.sum(e, axis=1, keepdims=True)))
+
+
+def weighted_softmax(z, w):
+    e = np.exp(z - np.max(z, axis=-1, keepdims=True)) * w   # a weight of any rank, axis -1
+    return np.sum(np.log(e / np.sum(e, axis=-1, keepdims=True)))
+
+
+# the shift matters in each of these
+
+
+def log_sum_exp_without_the_maximum(z, w):
+    m = np.max(z, axis=1, keepdims=True)
+    return np.sum(w * np.log(np.sum(np.exp(z - m), axis=1, keepdims=True)))
+
+
+def maximum_added_twice(z, w):
+    m = np.max(z, axis=1, keepdims=True)
+    lse = np.log(np.sum(np.exp(z - m), axis=1, keepdims=True)) + m + m
+    return np.sum(w * lse)
+
+
+def shifted_by_a_scalar_summed_by_row(z, w):
+    m = np.max(z)
+    lse = np.log(np.sum(np.exp(z - m), axis=1, keepdims=True))     # m is not added back
+    return np.sum(w * lse)
+
+
+def widened_before_a_positive_axis(z, w):
+    m = np.max(z, axis=1, keepdims=True)
+    e = np.exp(z - m) * w[:, None]                    # (N, C) * (N, 1, C) -> (N, N, C)
+    return np.sum(e / np.sum(e, axis=1, keepdims=True) * w)
+
+
+def exponentials_summed_unscaled(z, w):
+    m = np.max(z, axis=1, keepdims=True)
+    e = np.exp(z - m)
+    return np.sum(w * (e + 1.0) / np.sum(e, axis=1, keepdims=True))
+
+
+def shift_replaced_in_a_loop(z, w):
+    m = np.max(z, axis=1, keepdims=True)
+    t = z - m
+    for _ in range(2):
+        t = w                                        # t + m is w + m, not z
+    return np.sum(w * (t + m))
+
+
+def exponentials_scaled_unalike(z, w):
+    m = np.max(z, axis=1, keepdims=True)
+    e = np.exp(z - m)
+    u = e + e * e                                    # exp(-c) and exp(-2c): no common factor
+    return np.sum(w * u / np.sum(u, axis=1, keepdims=True))
