@@ -25,6 +25,14 @@ def changed_in_place(node, methods=RESIZING_METHODS):
     return None
 
 
+def int_literal(node):
+    """The value of an integer literal (``1``, ``-1``: a minus sign is an operator), else None."""
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+        inner = int_literal(node.operand)
+        return None if inner is None else -inner
+    return node.value if isinstance(node, gast.Constant) and type(node.value) is int else None
+
+
 def load(name):
     """``name`` read."""
     return gast.Name(name, gast.Load(), None, None)

@@ -34,7 +34,7 @@ import numpy as np
 from srctrans import annotations as anno
 from srctrans import runtime
 from srctrans.annotations import Anno
-from srctrans.nodes import changed_in_place, substitute_names
+from srctrans.nodes import changed_in_place, int_literal, substitute_names
 from srctrans.optimise.accumulate import sink_into_branches
 from srctrans.optimise.dce import reads_of
 from srctrans.optimise.simplify import power_of_two
@@ -444,10 +444,10 @@ def _summed_shape(call, known):
     keepdims = isinstance(keywords.get("keepdims"), gast.Constant) and keywords["keepdims"].value
     if axis is None:
         return tuple(1 for _ in inner) if keepdims else ()
-    axes = [axis] if isinstance(axis, gast.Constant) else getattr(axis, "elts", None)
-    if not axes or not all(isinstance(a, gast.Constant) and isinstance(a.value, int) for a in axes):
+    axes = [int_literal(a) for a in getattr(axis, "elts", [axis])]
+    if not axes or None in axes or not inner:
         return None
-    reduced = {a.value % len(inner) for a in axes}
+    reduced = {a % len(inner) for a in axes}
     if keepdims:
         return tuple(1 if i in reduced else n for i, n in enumerate(inner))
     return tuple(n for i, n in enumerate(inner) if i not in reduced)
