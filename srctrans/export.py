@@ -127,7 +127,7 @@ def _module_text(fn, names, mode, builds, specialised=None):
     generated = "\n\n".join(texts)
     defined = _top_level_names(generated) | {CHECK}
     globals_ = _Globals()
-    runtime_alias = None
+    runtime_alias = "rt"                 # (every build's closure binds the runtime to a name)
     for (user_fn, build), text in zip(builds, texts):
         seen_here = _user_scope(user_fn)
         read = _free_names(text)
@@ -149,11 +149,7 @@ def _module_text(fn, names, mode, builds, specialised=None):
              "\n".join(["import numpy as np"] + globals_.imports)]
     if globals_.definitions:
         parts.append("\n\n\n".join(globals_.definitions))
-    if globals_.runtime_helpers and runtime_alias is None:
-        runtime_alias = "rt"
-    helpers = set()
-    if runtime_alias is not None:
-        helpers = _runtime_attributes(generated, runtime_alias) | globals_.runtime_helpers
+    helpers = _runtime_attributes(generated, runtime_alias) | globals_.runtime_helpers
     if helpers:
         parts.append(runtime_section(helpers, runtime_alias) + "".join(
             f"\n{name} = {runtime_alias}.{name}" for name in sorted(globals_.runtime_helpers)))
@@ -247,9 +243,8 @@ class _Globals:
             if value.__name__.split(".")[0] == "srctrans":
                 raise UsageError(f"cannot export: {where} reads {name}, part of srctrans; an "
                                  "exported derivative cannot call srctrans")
-            if name != "np" or value.__name__ != "numpy":      # numpy is always imported as np
-                self.imports.append(f"import {value.__name__}" if name == value.__name__ else
-                                    f"import {value.__name__} as {name}")
+            self.imports.append(f"import {value.__name__}" if name == value.__name__ else
+                                f"import {value.__name__} as {name}")  # (np is bound already)
         elif _literal(value) is not None:
             self.definitions.append(f"{name} = {_literal(value)}")
         else:

@@ -65,13 +65,19 @@ def _save(work, results):
 
 
 def _equivalent():
-    """``(module, operator, before, after)`` -> why the mutant is equivalent (what it changes
-    cannot change what srctrans computes), from tests/mutating/equivalent.json."""
+    """``(module, line text, operator, before, after)`` -> why the mutant is equivalent (what
+    it changes cannot change what srctrans computes), from tests/mutating/equivalent.json.
+    The line's text (stripped) tells apart equal changes on different lines, and survives
+    edits elsewhere in the module."""
     if not os.path.exists(EQUIVALENT):
         return {}
     with open(EQUIVALENT) as handle:
-        return {(e["module"], e["operator"], e["before"], e["after"]): e["why"]
-                for e in json.load(handle)}
+        return {_change(e): e["why"] for e in json.load(handle)}
+
+
+def _change(result):
+    return (result["module"], result["context"], result["operator"], result["before"],
+            result["after"])
 
 
 def command_run(args):
@@ -98,6 +104,9 @@ def command_run(args):
                 found = min(same, key=lambda m: abs(m.line - r["line"]))
                 chosen.append(found)
                 replaces[found.key] = old_keys[id(r)]   # its earlier entry, dropped when it runs
+            else:
+                r["outcome"] = "gone"       # the code it changed is no longer there
+        _save(args.work, results)
     for index, mutant in enumerate(chosen):
         if mutant.key in results and not (args.again or args.survivors):
             continue
@@ -106,6 +115,7 @@ def command_run(args):
         if args.survivors:
             results.pop(replaces.get(mutant.key), None)
         results[mutant.key] = {"module": mutant.path, "line": mutant.line,
+                               "context": mutant.context,
                                "operator": mutant.operator, "before": mutant.before,
                                "after": mutant.after, "outcome": outcome,
                                "tests run": len(tests), "covering tests": covering,
@@ -125,9 +135,10 @@ def command_report(args):
     per_module = collections.defaultdict(collections.Counter)
     survivors = []
     for key, result in sorted(results.items()):
-        change = (result["module"], result["operator"], result["before"], result["after"])
-        outcome = "equivalent" if change in equivalent else result["outcome"]
+        outcome = "equivalent" if _change(result) in equivalent else result["outcome"]
         outcome = "killed" if outcome == "timeout" else outcome
+        if outcome == "gone":
+            continue
         per_module[result["module"]][outcome] += 1
         if outcome in ("survived", "uncovered"):
             survivors.append((key, result))

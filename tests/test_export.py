@@ -190,6 +190,8 @@ def test_copied_helper_runs(tmp_path):
 def test_a_global_that_cannot_be_rebuilt_is_named():
     with pytest.raises(st.UsageError, match=r"reads the global GLOBAL_OBJECT, a Opaque.*argument"):
         st.export(exportable.reads_an_object)
+    with pytest.raises(st.UsageError, match=r"reads the global LIBRARY_METHOD, a method"):
+        st.export(exportable.reads_a_library_method)
 
 
 def test_bound_methods_and_bad_modes_are_refused():

@@ -31,6 +31,16 @@ def test_sorting_a_2d_array_in_place_sorts_each_row():
     st.check_grads(guarded.sorted_rows, (x, w), order=2)
 
 
+def test_sorting_with_the_axis_and_kind_given_by_position():
+    x = np.array([[3.0, 1.0, 2.0], [0.5, -1.0, 4.0], [1.0, 1.0, 0.0]])   # a tie in column 1
+    w = np.arange(9.0).reshape(3, 3)
+    order = np.argsort(x, axis=0, kind="stable")
+    want = np.zeros_like(x)
+    np.put_along_axis(want, order, w, axis=0)         # the stable order breaks the tie
+    np.testing.assert_allclose(st.grad(guarded.sorted_columns)(x, w), want)
+    st.check_grads(guarded.sorted_columns, (x + 0.01 * w, w), order=2)
+
+
 def test_booleans_read_from_a_mask_are_not_folded_as_floats():
     """x * a + x * b with a and b booleans read from a mask: the gradient is 2 where both are
     True; folding 1.0 * a + 1.0 * b to a + b gives their logical or, 1."""
@@ -39,6 +49,14 @@ def test_booleans_read_from_a_mask_are_not_folded_as_floats():
                        (np.array([False, False]), 0.0)):
         for _ in range(3):                             # generic, fused, short path
             assert float(gradient(0.5, mask)) == want
+
+
+def test_booleans_from_numpy_predicates_are_not_folded_as_floats():
+    gradient = st.grad(guarded.tested_entries)
+    for y, want in (([1.0, 2.0], 2.0), ([-1.0, 2.0], 1.0), ([1.0, np.inf], 1.0),
+                    ([-1.0, np.nan], 0.0)):
+        for _ in range(3):                             # generic, fused, short path
+            assert float(gradient(0.5, np.array(y))) == want
 
 
 def test_a_rebound_callee_after_warm_up_gives_the_new_derivative(monkeypatch):
@@ -71,6 +89,28 @@ def test_a_cache_directory_its_group_may_write_is_not_used(tmp_path, monkeypatch
         assert directory.location() is None
 
 
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="owners are POSIX's")
+def test_a_cache_directory_another_user_owns_is_not_used(tmp_path, monkeypatch):
+    from srctrans.persist import directory
+    folder = tmp_path / "theirs"
+    folder.mkdir(mode=0o700)
+    monkeypatch.setattr(directory, "_checked", {})
+    monkeypatch.setenv("SRCTRANS_CACHE_DIR", str(folder))
+    monkeypatch.setattr(os, "getuid", lambda: os.stat(folder).st_uid + 1)
+    with pytest.warns(RuntimeWarning, match="another user owns it"):
+        assert directory.location() is None
+
+
+def test_writing_and_keeping_entries_say_whether_they_did(tmp_path, monkeypatch):
+    from srctrans.persist import directory, entries
+    assert directory.write(str(tmp_path), "entry", "text") is True
+    (tmp_path / "taken" / "inside").mkdir(parents=True)     # a directory where the entry goes
+    assert directory.write(str(tmp_path), "taken", "text") is False
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["entry", "taken"]   # no temporary left
+    monkeypatch.setattr(directory, "location", lambda: None)
+    assert entries.save(np.sin, (), None) is False
+
+
 def test_zeros_and_ones_follow_the_dask_operand_beside_a_numpy_one():
     da = pytest.importorskip("dask.array")
     from srctrans.runtime import foreign
@@ -82,6 +122,20 @@ def test_zeros_and_ones_follow_the_dask_operand_beside_a_numpy_one():
     g = st.grad(lambda_free, wrt=1)(x, y)
     assert isinstance(g, da.Array)
     np.testing.assert_allclose(g.compute(), x[0])
+
+
+def test_dask_arrays_are_cast_and_shaped_as_asked():
+    """as_array casts a Dask array only when the dtype differs; zeros_for keeps the operand's
+    chunks when the shape is the operand's, and makes the shape asked for otherwise."""
+    da = pytest.importorskip("dask.array")
+    from srctrans.runtime import foreign
+    y = da.from_array(np.arange(6.0, dtype=np.float32), chunks=2)
+    assert foreign.as_array(y, np.float64).dtype == np.float64
+    assert foreign.as_array(y, np.float32) is y
+    same = foreign.zeros_for((6,), np.float64, y)
+    assert same.chunks == y.chunks
+    other = foreign.zeros_for((2, 3), np.float64, y)
+    assert other.shape == (2, 3) and isinstance(other, da.Array)
 
 
 def lambda_free(x, y):
@@ -164,3 +218,38 @@ def test_an_object_that_refers_to_itself_runs_the_generic_code():
     gradient = st.grad(guarded.scaled_attribute, wrt=1)
     for _ in range(3):
         np.testing.assert_allclose(gradient(node, np.arange(3.0)), np.ones(3))
+
+
+def test_a_dict_written_in_a_loop_has_second_derivatives():
+    x = np.array([0.3, -0.7, 1.1])
+    st.check_grads(guarded.dict_filled_in_a_loop, (x,), order=2)
+    st.check_grads(st.grad(guarded.dict_filled_in_a_loop), (x,), order=1)
+
+
+
+def test_a_helper_writing_into_its_parameter_by_augmented_assignment_is_refused():
+    with pytest.raises(st.UnsupportedSyntaxError, match=r"writing into `p`.*`_bump`"):
+        st.grad(guarded.calls_a_bumping_helper)(np.ones(3))
+
+
+def test_a_parameter_written_then_rebound_is_copied_first():
+    x = np.array([1.0, 2.0, 3.0])
+    g = st.grad(guarded.written_then_rebound)(x)
+    np.testing.assert_allclose(x, [1.0, 2.0, 3.0])              # the caller's array as it was
+    np.testing.assert_allclose(g, [72.0, 16.0, 24.0])           # 8 * x * [9, 1, 1]
+
+
+def test_an_entry_is_named_for_the_installation_that_built_it(monkeypatch):
+    from srctrans.persist import entries, fingerprint
+    name = entries.entry_name(guarded.mask_entries, ("reverse", ("x",)))
+    assert name is not None
+    monkeypatch.setattr(fingerprint, "_installation", ["another installation"])
+    assert entries.entry_name(guarded.mask_entries, ("reverse", ("x",))) != name
+
+
+def test_a_method_of_a_module_not_imported_is_not_located():
+    from srctrans.persist import fingerprint
+    assert fingerprint.locate("no_such_module_here", "Model.__init__") is None
+    assert fingerprint.locate(__name__, "test_a_method_of_a_module_not_imported_is_not_located."
+                              "<locals>.inner") is None
+    assert fingerprint.locate("numpy", "linalg.norm") is np.linalg.norm

@@ -174,6 +174,16 @@ def test_a_negation_that_would_not_be_absorbed_stays(text, live):
     assert _text(negation.sink_negations(_statements(text), live)) == text
 
 
+@pytest.mark.parametrize("text, moved", [
+    ("d = -g\ne = h - d", "d = g\ne = h + d"),              # a - -b -> a + b
+    ("d = -g\ne = h + d", "d = g\ne = h - d"),              # a + -b -> a - b
+    ("d = -g\ne = d + h", "d = g\ne = h - d"),              # -a + b -> b - a
+    ("d = -g\ne = d * x\nf = h - e", "d = g\ne = d * x\nf = h + e"),   # through a product
+])
+def test_a_negation_is_absorbed_by_a_sum_or_difference(text, moved):
+    assert _text(negation.sink_negations(_statements(text), set())) == moved
+
+
 def test_a_negation_moves_through_sums_of_arrays():
     moved = negation.sink_negations(_statements(
         "d = -g\ne = rt.unbroadcast(d, b)\nf = e.sum(axis=0)\nh = k + f"), set())
@@ -202,6 +212,18 @@ def test_numbers_and_copies_are_propagated_inside_branches():
                                  "else:\n    f = r\n    g = r")
 
 
+@pytest.mark.parametrize("text, propagated", [
+    ("if c:\n    a = b\n    for i in r:\n        y = a * 3\n    z = a + y",
+     "if c:\n    a = b\n    for i in r:\n        y = b * 3\n    z = b + y"),
+    # b changes inside the loop: a there is the old b
+    ("if c:\n    a = b\n    for i in r:\n        b = b * 2\n        y = a * 3\n    z = a + y",
+     "if c:\n    a = b\n    for i in r:\n        b = b * 2\n        y = a * 3\n    z = a + y"),
+])
+def test_a_copy_is_propagated_into_a_loop_unless_the_loop_changes_it(text, propagated):
+    statements, _ = pipeline.propagate_copies(_statements(text))
+    assert _text(statements) == propagated
+
+
 @pytest.mark.parametrize("text, simplified", [
     ("e = d * r + d * r", "e = 2 * (d * r)"),
     ("e = m * m + m * m", "e = m * m + m * m"),          # booleans: a logical or, not 2
@@ -218,6 +240,18 @@ def test_numbers_and_copies_are_propagated_inside_branches():
 def test_sums_of_equal_terms_and_products_of_powers_of_two(text, simplified):
     statements = _statements(text)
     simplify.simplify(statements, not_float={"m"})
+    assert _text(statements) == simplified
+
+
+@pytest.mark.parametrize("text, simplified", [
+    ("e = f(1.0 * x)", "e = f(x)"),                                # inside a call's arguments
+    ("e = -(1.0 * x)", "e = -x"),                                  # inside a negation
+    ("e = rt.unbroadcast(-d, x)", "e = -rt.unbroadcast(d, x)"),    # negated after summing
+    ("e = rt.unreduce(-d, x, 0, True)", "e = rt.unreduce(-d, x, 0, True)"),   # only there
+])
+def test_operands_are_simplified_and_a_sign_leaves_unbroadcast(text, simplified):
+    statements = _statements(text)
+    simplify.simplify(statements)
     assert _text(statements) == simplified
 
 
@@ -455,3 +489,72 @@ def test_a_temporary_of_the_loop_counter_is_recomputed_from_the_range():
     body = source.split("for _iteration in")[1]
     assert body.index("i = _range[_iteration]") < body.index("c_2 = i * a")
     st.check_grads(loops.counted_factor, (0.7, 0.4), order=2)
+
+
+def test_each_helper_result_has_the_shape_the_specialiser_assumes(monkeypatch):
+    """specialise.RESULT_SHAPE_OF_ARGUMENT says which argument's shape each runtime helper's
+    result has: the shapes of specialised code are inferred from it. Every helper is called
+    by the derivatives of one program, and each call's result is checked against it."""
+    from programs import guarded
+    seen = {}
+    for name, index in specialise.RESULT_SHAPE_OF_ARGUMENT.items():
+        real = getattr(runtime, name)
+
+        def recorded(*args, _real=real, _name=name, _index=index, **keywords):
+            out = _real(*args, **keywords)
+            seen[_name] = seen.get(_name, 0) + 1
+            if _index is not None:
+                assert np.shape(out) == np.shape(args[_index]), _name
+            return out
+        monkeypatch.setattr(runtime, name, recorded)
+    rng = np.random.default_rng(0)
+    args = (rng.standard_normal((4, 3)) + 2.0, rng.standard_normal((3, 2)), rng.standard_normal(3))
+    st.clear_cache()
+    st.grad(guarded.every_shaped_helper, wrt=(0, 1, 2))(*args)
+    for _ in range(2):                        # the generic JVP, then the specialised one
+        st.jvp(guarded.every_shaped_helper, args, args)
+    st.clear_cache()
+    assert set(seen) == set(specialise.RESULT_SHAPE_OF_ARGUMENT) - {"tie_weight"}
+
+
+@pytest.mark.parametrize("text, names", [
+    ("if c:\n    y = x * 2\n    z = y + 1", set()),           # assigned at one place each
+    ("y = x\nif c:\n    y = x * 2\nz = y + 1", {"y", "z"}),  # the last place that ran
+    ("for i in r:\n    y = x * 2", set()),                     # a loop's body: one place
+])
+def test_names_whose_shape_depends_on_the_path_taken(text, names):
+    found, _ = specialise.path_dependent_names(_statements(text))
+    assert found == names
+
+
+def test_a_shape_two_branches_give_alike_is_known_after_them_and_what_follows():
+    known = specialise.infer_shapes(_statements(
+        "if c:\n    y = a * 2\nelse:\n    y = a + 1\nz = y * 3"), {"a": (3,)})
+    assert known == {"a": (3,), "y": (3,), "z": (3,)}
+
+
+def test_a_shape_the_branches_disagree_on_is_unknown_after_them():
+    specialised = specialise.specialise(_statements(
+        "if c:\n    d = g * 1.0\nelse:\n    d = rt.unbroadcast(g, b)\n"
+        "e = rt.unbroadcast(d, a)"), {"g": (2, 3), "b": (3,), "a": (3,)})
+    assert _text(specialised).endswith("\ne = rt.unbroadcast(d, a)")   # d is (2, 3) or (3,)
+
+
+@pytest.mark.parametrize("text, specialised", [
+    ("d = rt.unreduce(s, A, None, False)\ne = E * d", "e = E * s"),     # a factor, either side
+    ("d = rt.unreduce(s, A, None, False)\ne = d * E", "e = s * E"),
+    ("d = rt.unreduce(s, A, None, False)\ne = d / E", "e = s / E"),     # a dividend
+    ("d = rt.unreduce(s, A, None, False)\ne = E / d",                   # a divisor: kept
+     "d = rt.unreduce(s, A, None, False)\ne = E / d"),
+])
+def test_a_spread_scalar_is_read_where_its_spread_was_a_factor(text, specialised):
+    shapes = {"s": (), "A": (3,), "E": (3,)}
+    assert _text(specialise.specialise(_statements(text), shapes)) == specialised
+
+
+@pytest.mark.parametrize("call, shape", [
+    ("a.sum(keepdims=True)", (1, 1)), ("a.sum()", ()), ("a.sum(axis=0)", (3,)),
+    ("a.sum(axis=-1, keepdims=True)", (2, 1)), ("a.sum(axis=(0, 1))", ()),
+])
+def test_the_shape_of_a_sum_method(call, shape):
+    assert specialise.shape_of(_statements(call)[0].value, {"a": (2, 3)}) == shape

@@ -133,6 +133,16 @@ def test_the_guard_reads_like_python(rng):
     assert "namespace.get('helper') is not" in text                   # a rebound helper is seen
 
 
+def test_float_gradients_of_floats_are_trusted_without_a_check():
+    """The gradients of the call the guard was made for were floats: those of later calls of
+    the same types are too (specialised code has no branches), so the guard checks nothing
+    after the fused gradient."""
+    g = st.grad(rc.scalar_product, wrt=(0, 1))
+    g(2.0, 3.0), g(2.0, 3.0)
+    text = inspect.getsource(g._repeat)
+    assert "g0, g1 = fused(a0, a1)\n    return (float64(g0), float64(g1))" in text, text
+
+
 def test_the_dtype_of_an_unselected_array_counts(rng):
     x, w = rng.standard_normal(3).astype(np.float32), rng.standard_normal(3).astype(np.float32)
     g = st.grad(rc.weighted_sum)

@@ -122,13 +122,14 @@ class _Rewriter:
             if func.attr == "sort" and _holds_a_list(self.parsed.node, root_of(array)):
                 self._fail(call, "sorting a list in place (`xs.sort()`)",
                            "sort a copy as an array instead: xs = np.sort(np.array(xs))")
-            if func.attr == "sort" and len(call.args) <= 1 and all(
+            if func.attr == "sort" and len(call.args) <= 2 and all(
                     k.arg in ("axis", "kind") for k in call.keywords):
-                axis = call.args[0] if call.args else next(
-                    (k.value for k in call.keywords if k.arg == "axis"), gast.Constant(-1, None))
+                options = dict(zip(("axis", "kind"), call.args))
+                options.update((k.arg, k.value) for k in call.keywords)
                 numpy = gast.Name(self.aliases[NUMPY_ALIAS], gast.Load(), None, None)
                 sort = gast.Call(gast.Attribute(numpy, "sort", gast.Load()),
-                                 [_load_copy(array), axis], [])
+                                 [_load_copy(array), options.get("axis", gast.Constant(-1, None))],
+                                 [gast.keyword("kind", options["kind"])] if "kind" in options else [])
                 anno.set_(sort, Anno.CALLEE, np.sort)
                 return _write_all(array, sort)
             self._fail(call, f"the in-place array method `.{func.attr}(...)` in this form",

@@ -31,13 +31,16 @@ _DELETABLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Raise, ast
 
 @dataclasses.dataclass(frozen=True)
 class Mutant:
-    """One changed line: ``text`` is the whole module with the change."""
+    """One changed line: ``text`` is the whole module with the change; ``context`` the
+    function the change is in and the changed line as it was, stripped (what tells equal
+    changes on two lines apart, and stays when other lines move)."""
     path: str
     line: int
     operator: str
     before: str
     after: str
     text: str
+    context: str = ""
 
     @property
     def key(self):
@@ -50,12 +53,13 @@ def mutants(path, text):
     lines = text.encode("utf-8").splitlines(keepends=True)
     skipped = _docstrings_and_annotations(tree)
     skipped.update(id(stmt) for stmt in tree.body)     # removing a module's own line: an import error
+    scopes = _scopes(tree)
     found = []
     for node in ast.walk(tree):
         if id(node) in skipped or not hasattr(node, "lineno"):
             continue
         for operator, replacement in _replacements(node):
-            mutant = _spliced(path, lines, node, operator, replacement)
+            mutant = _spliced(path, lines, node, operator, replacement, scopes.get(id(node), ""))
             if mutant is not None:
                 found.append(mutant)
     found.sort(key=lambda m: (m.line, m.operator, m.after))
@@ -95,7 +99,21 @@ def _unparse_with(node, **fields):
     return f"({ast.unparse(copy)})"
 
 
-def _spliced(path, lines, node, operator, replacement):
+def _scopes(tree):
+    """id(node) -> the qualified name of the function or class holding it ("" at top level)."""
+    scopes, todo = {}, [(tree, "")]
+    while todo:
+        node, scope = todo.pop()
+        for child in ast.iter_child_nodes(node):
+            inner = scope
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                inner = f"{scope}.{child.name}" if scope else child.name
+            scopes[id(child)] = inner if not isinstance(child, ast.ClassDef) else scope
+            todo.append((child, inner))
+    return scopes
+
+
+def _spliced(path, lines, node, operator, replacement, scope=""):
     """The mutant replacing ``node``'s source (or its test's, for ``("test", text)``); its
     other lines become blank, so the module keeps its line numbers."""
     target = node.test if isinstance(replacement, tuple) else node
@@ -113,7 +131,8 @@ def _spliced(path, lines, node, operator, replacement):
         ast.parse(text)
     except SyntaxError:
         return None
-    return Mutant(path, node.lineno, operator, " ".join(before.split()), replacement, text)
+    return Mutant(path, node.lineno, operator, " ".join(before.split()), replacement, text,
+                  f"{scope}: {lines[first].decode('utf-8').strip()}")
 
 
 def _docstrings_and_annotations(tree):

@@ -4,7 +4,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
+from scipy import special, stats
 
 SCALE = 0.5
 OFFSETS = np.array([0.25, -0.5, 1.0])
@@ -67,10 +67,15 @@ class Opaque:
 
 
 GLOBAL_OBJECT = Opaque(2.0)
+LIBRARY_METHOD = stats.norm.logpdf    # a method of a library's object: not importable by name
 
 
 def reads_an_object(x):
     return np.sum(x * GLOBAL_OBJECT.value)
+
+
+def reads_a_library_method(x):
+    return np.sum(LIBRARY_METHOD(x) * x)
 
 
 def _weight(n):

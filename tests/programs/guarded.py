@@ -14,10 +14,22 @@ def sorted_rows(x, w):             # y.sort() of a 2-D array sorts along the las
     return np.sum(y * w)
 
 
+def sorted_columns(x, w):          # y.sort(0, "stable"): axis and kind given by position
+    y = x * 1.0
+    y.sort(0, "stable")
+    return np.sum(y * w)
+
+
 def mask_entries(x, mask):         # booleans read from a mask by subscript stay not-float
     a = mask[0]
     b = mask[1]
     return x * a + x * b          # its gradient 1.0 * a + 1.0 * b must not fold to a + b
+
+
+def tested_entries(x, y):       # booleans made by NumPy's predicates stay not-float
+    a = np.greater(y[0], 0.0)
+    b = np.isfinite(y[1])
+    return x * a + x * b          # its gradient is a + b as numbers: 2 when both hold
 
 
 def _activation(x):
@@ -124,3 +136,49 @@ def raises_on_negative(x):
     if np.any(x < 0):
         raise ValueError("negative entries")
     return np.sum(x)
+
+
+def dict_filled_in_a_loop(x):     # its backward pass restores the dict: a dict at 2nd order
+    d = {}
+    for i in range(3):
+        d[i] = np.sin(x * (i + 1.0))
+        d[i] = d[i] * x
+    total = 0.0
+    for i in range(3):
+        total = total + np.sum(d[i] * d[i])
+    return total
+
+
+
+def _bump(p):
+    p[0] += 1.0                   # an augmented write into the caller's array
+    return np.sum(p * p)
+
+
+def calls_a_bumping_helper(x):
+    y = x * 2.0
+    return _bump(y) + np.sum(y * y)   # reads the bumped array
+
+
+def written_then_rebound(x):      # the write goes into srctrans's copy, not the caller's x
+    x[0] = x[0] * 3.0
+    x = x * 2.0
+    return np.sum(x * x)
+
+
+def every_shaped_helper(x, W, v):      # its derivatives call each helper of specialise's table
+    a = np.sum(x * v)
+    b = np.sum(np.sum(x, axis=0) ** 2)
+    c = np.sum(np.mean(x, axis=1) ** 2) + np.sum(np.var(x, axis=0))
+    d = np.sum(np.max(x, axis=1)) + np.sum(np.prod(x, axis=0)) + np.sum(np.std(x, axis=1))
+    e = np.sum((x @ W) ** 2) + np.sum(np.dot(x, W)) + np.sum(np.inner(x, v)) \
+        + np.sum(np.outer(v, x[:, 0]))
+    f = np.sum(np.tensordot(x, W, axes=1)) + np.sum(x[0] * x[1])
+    g = np.sum(x / (1.0 + x * x)) + np.sum((v + WIDE) ** 2)
+    y = np.zeros_like(x)
+    for i in range(len(x)):
+        y[i] = x[i] * 2.0
+    return a + b + c + d + e + f + g + np.sum(y * y)
+
+
+WIDE = np.linspace(0.0, 1.0, 9).reshape(3, 3)      # a constant wider than v
