@@ -117,6 +117,11 @@ def attributes(obj):
     return found
 
 
+def has_slots(cls):
+    """Whether objects of ``cls`` keep attributes in ``__slots__``."""
+    return any(name not in ("__dict__", "__weakref__") for name in _slots(cls))
+
+
 def _slots(cls):
     names = []
     for klass in cls.__mro__:

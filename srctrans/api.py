@@ -17,6 +17,7 @@ from srctrans import cache
 from srctrans import shape_keys
 from srctrans import examples
 from srctrans.ownership import argument_arrays, owned
+from srctrans.repeat_structures import leaf_arrays
 from srctrans.reporting import chained_cause, for_user, noting_callees, user_facing
 from srctrans import repeat as repeat_path
 from srctrans.errors import UsageError
@@ -121,23 +122,27 @@ class _Differentiated:
     def _repeat_for(self, args, specialised, selection, raw):
         """The short path for calls like ``args`` (made once per shape key and dtypes), or None.
 
-        ``raw`` is what the fused gradient returned for ``args``.
+        ``raw`` is what the fused gradient returned for ``args`` (a bound method's object
+        first, as the guard sees them).
         """
-        key = shape_keys.args_key(args)
-        if not repeat_path.fits(args, key, selection.places):
+        places = selection.places
+        if self._self is not None and not self._self_selected:     # args[0] is the object
+            places = [(index + 1, name, default) for index, name, default in places]
+        key = shape_keys.guard_key(args)
+        if not repeat_path.fits(args, key, places):
             return None
         key = tuple(key)
-        kinds = (key, tuple(a.dtype for a in args if type(a) is np.ndarray), selection.single,
+        kinds = (key, tuple(a.dtype for a in leaf_arrays(args)), selection.single,
                  self._unconnected)
         repeats = self._instance.repeats      # shared by every grad(f) of this instance
         repeat = repeats.get(kinds)
         if repeat is None and len(repeats) < cache.MAX_SPECIALISATIONS:
             repeat = repeats[kinds] = repeat_path.make_repeat(
-                self._fn, self._instance, specialised.grad, args, key, selection.places,
-                selection.single, self._finisher(selection), raw)
-        if repeat is not None:
+                self._fn, self._instance, specialised.grad, args, key, places,
+                selection.single, self._finisher(selection), raw) or False
+        if repeat:                                # (False: no guard can be made for these)
             repeats[selection.single, self._unconnected] = repeat    # what a new grad(f) tries first
-        return repeat
+        return repeat or None
 
     def _finisher(self, selection):
         """``finish(raw, values)``: the gradients conformed the general way, as returned."""
@@ -151,8 +156,8 @@ class _Differentiated:
     def __call__(self, *args, output_gradients=None, **kwargs):
         repeat = self._repeat    # (never set for has_aux: its output is a pair)
         if repeat is not None and not kwargs and output_gradients is None:
-            try:
-                gradients = repeat(self._fn, args)  # a call shaped like the last: the short path
+            try:                                    # a call shaped like the last: the short path
+                gradients = repeat(self._fn, args if self._self is None else (self._self, *args))
             except UnseenCallee:
                 gradients = None                    # the full path notes the callee
             except Exception as error:
@@ -167,7 +172,8 @@ class _Differentiated:
     def _call(self, args, output_gradients, kwargs):
         repeat = self._repeat
         if repeat is not None and not kwargs and output_gradients is None:
-            gradients = repeat(self._fn, args)      # (again, when a callee was noted)
+            # (again, when a callee was noted)
+            gradients = repeat(self._fn, args if self._self is None else (self._self, *args))
             if gradients is not None:
                 return gradients
         selection = self._selection or self._select()
@@ -195,7 +201,7 @@ class _Differentiated:
                 raw = found.grad(*args, **kwargs)          # the fused gradient of a scalar output
                 gradients = _finish(raw, values, self._unconnected, (*args, *kwargs.values()))
                 build = self._instance.build
-                if (not kwargs and self._self is None and build.data_names == ()
+                if (not kwargs and build.data_names == ()
                         and not build.float_values_matter
                         and None not in [index for index, _, _ in selection.places]):
                     self._repeat = self._repeat_for(args, found, selection, raw)

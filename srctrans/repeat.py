@@ -57,6 +57,7 @@ import numpy as np
 from srctrans import cache
 from srctrans import shape_keys
 from srctrans.emit.compile import register_source
+from srctrans.repeat_structures import StructureTests, leaf_arrays, same_leaves
 from srctrans.ownership import owned_tangent
 from srctrans.runtime.objects import UnseenCallee
 from srctrans.runtime.seeding import check_outputs
@@ -97,9 +98,11 @@ def remember(table, kinds, code, make, last, bound):
 
 
 def fits(args, key, places):
-    """Whether a call's arguments can take this path: a key, selected arrays or Python floats."""
+    """Whether a call's arguments can take this path: a key, selected arrays, Python floats,
+    containers or objects (whose gradients must then need no conforming: see make_repeat)."""
     return key is not None and all(
-        type(args[index]) is np.ndarray or type(args[index]) is float for index, _, _ in places)
+        type(args[index]) is np.ndarray or type(args[index]) is float
+        or shape_keys.key_part(args[index]) is None for index, _, _ in places)
 
 
 def make_repeat(fn, instance, fused, args, key, places, single, finish, raw):
@@ -126,14 +129,25 @@ def make_repeat(fn, instance, fused, args, key, places, single, finish, raw):
     selected = [index for index, _, _ in places]
     gradients = [f"g{k}" for k in range(len(selected))]
 
-    trusted = all(_conforms(g, args[index]) for g, index in zip(raw, selected)) and \
-        _owns_its_memory(raw, args)
+    structured = any(shape_keys.key_part(value) is None for value in args)
+    if structured:      # containers, objects: trusted when the full path returns raw's own
+        finished = finish(raw, tuple(args[i] for i in selected), args)
+        trusted = all(same_leaves(f, g) for f, g in zip(
+            (finished,) if single else finished, raw)) and _owns_its_memory(raw, args)
+        if not trusted:
+            return None
+    else:
+        trusted = all(_conforms(g, args[index]) for g, index in zip(raw, selected)) and \
+            _owns_its_memory(raw, args)
     shapes = []
+    structures = StructureTests(namespace)
     for i, (value, part) in enumerate(zip(args, key)):
-        test = _kind_test(f"a{i}", value, part, namespace, dtype=trusted)
+        tests = structures.tests(f"a{i}", value, part, dtype=trusted)
+        if tests is None:
+            return None
         if type(value) is np.ndarray and not trusted and i in selected:
-            test += f" and a{i}.dtype.kind == 'f'"
-        shapes.append(test)
+            tests.append(f"a{i}.dtype.kind == 'f'")
+        shapes.append(" and ".join(tests))
 
     stale = _stale_tests(fn, instance, namespace)
 
@@ -147,6 +161,8 @@ def make_repeat(fn, instance, fused, args, key, places, single, finish, raw):
             conforming.append(f"type({g}) is ndarray and {g}.dtype is a{index}.dtype and "
                               f"{g}.base is None and {g}.shape == a{index}.shape"
                               + (f" and {others}" if others else ""))
+            converted.append(g)
+        elif type(args[index]) is not float:      # a container's or object's: as fused gave it
             converted.append(g)
         else:                                     # a Python float gets an np.float64
             conforming.append(f"(type({g}) is float or type({g}) is float64)")
@@ -341,9 +357,12 @@ def _conforms(g, value):
 
 
 def _owns_its_memory(gradients, args):
-    """Whether each array among ``gradients`` is none of ``args`` and no other gradient."""
-    arrays = [g for g in gradients if type(g) is np.ndarray]
-    return all(g is not a for g in arrays for a in args) and len({id(g) for g in arrays}) == len(arrays)
+    """Whether each array among ``gradients`` (in containers too) is none of the arrays in
+    ``args`` (their containers' and objects' too), no view, and no other gradient."""
+    arrays = leaf_arrays(gradients)
+    taken = {id(a) for a in leaf_arrays(args)}
+    return (all(id(g) not in taken and g.base is None for g in arrays)
+            and len({id(g) for g in arrays}) == len(arrays))
 
 
 def _tuple(items):

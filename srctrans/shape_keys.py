@@ -5,7 +5,8 @@ Guarantees: :func:`shape_key` is equal for two calls exactly when the code
 specialised for one (``cache.Instance.for_call``) is right for the other, or
 None when a call cannot be keyed (it runs the generic code); :func:`args_key`
 and :func:`key_part` are the narrower keys of arrays and numbers alone that
-the short paths' generated guards test (``srctrans.repeat``).
+the JVP's and HVP's short paths test, :func:`guard_key` the key the gradient's
+short path tests (``srctrans.repeat``).
 """
 
 import types
@@ -55,8 +56,7 @@ def _spec_part(value, float_values=False, depth=0):
     """One argument's part of a shape key for specialising: as :func:`key_part` (a float's
     value too with ``float_values``), and for a container (a dict, list or tuple, a named
     tuple, a dataclass) or a plain object (a model's ``self``) its class and, in order, each
-    entry's or attribute's part; None when one is not simple (a function, say). (The short
-    path's guards take arrays and numbers only: :func:`args_key`.)"""
+    entry's or attribute's part; None when one is not simple (a function, say)."""
     if float_values and isinstance(value, float):
         return (type(value), value)
     part = key_part(value)
@@ -77,6 +77,13 @@ def _spec_part(value, float_values=False, depth=0):
             return None
         parts.append((name, part))
     return (type(value), tuple(parts))
+
+
+def guard_key(args):
+    """The positional arguments' parts of a shape key as the short path's guard tests them
+    (containers and objects by their entries, as :func:`shape_key`), or None."""
+    key = [_spec_part(value) for value in args]
+    return None if None in key else key
 
 
 def args_key(args, float_values=False):

@@ -17,7 +17,8 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "srctrans"
 LAYERS = [
     ("api", ["srctrans.api", "srctrans.selection", "srctrans.examples", "srctrans.export_specialised", "srctrans.forward_api", "srctrans.composed", "srctrans.checks",
              "srctrans.export", "srctrans.cli", "srctrans.__main__", "srctrans.gradient_control",
-             "srctrans.repeat", "srctrans.hints", "srctrans.pytrees", "srctrans.ownership"]),
+             "srctrans.repeat", "srctrans.repeat_structures", "srctrans.hints", "srctrans.pytrees",
+             "srctrans.ownership"]),
     ("cache", ["srctrans.cache", "srctrans.shape_keys", "srctrans.persist", "srctrans.reporting", "srctrans.outputs"]),
     ("pipeline", ["srctrans.pipeline"]),
     ("passes", ["srctrans.parse", "srctrans.normalize", "srctrans.analyse",

@@ -186,3 +186,129 @@ def test_the_probe_sees_what_every_line_of_a_statement_assigns():
     for _ in range(3):                                   # specialised from the second call
         np.testing.assert_allclose(gradient(x), first, rtol=1e-13)
     np.testing.assert_allclose(first, 2 * x + 3 * x * x)
+
+
+# -- containers and objects (issue 32: a method's or a dict's gradient costs what a plain one does)
+
+def _layer(rng, n=3, m=2):
+    return rc.Layer(rng.standard_normal((n, m)), rng.standard_normal(m))
+
+
+def _expected_layer_gradients(W, b, x):
+    z = np.tanh(x @ W + b)
+    dpre = 2.0 * z * (1.0 - z * z)
+    return dpre @ W.T, np.outer(x, dpre) if x.ndim == 1 else x.T @ dpre, dpre.sum(axis=0)
+
+
+@pytest.mark.parametrize("kind", ["method wrt x", "method wrt self", "dict", "nested"])
+def test_containers_and_objects_take_the_short_path(rng, no_full_path, kind):
+    layer, x = _layer(rng), rng.standard_normal((4, 3))
+    params = {"W": layer.W, "b": layer.b}
+    gradient, args = {
+        "method wrt x": (st.grad(layer.loss), (x,)),
+        "method wrt self": (st.grad(layer.loss, wrt="self"), (x,)),
+        "dict": (st.grad(rc.dict_loss), (params, x)),
+        "nested": (st.grad(rc.nested_loss), ([params, {"W": np.eye(2), "b": np.zeros(2)}], x)),
+    }[kind]
+    first = gradient(*args)
+    gradient(*args)
+    no_full_path()
+    again = gradient(*args)
+    for got, want in zip(_leaves(again), _leaves(first)):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+        assert got is not want and got.flags.writeable         # a new array, the caller's own
+        assert not any(np.shares_memory(got, a) for a in _leaves(args) + [layer.W, layer.b])
+    dx, dW, db = _expected_layer_gradients(layer.W, layer.b, x)
+    if kind == "method wrt x":
+        np.testing.assert_allclose(again, dx)
+    elif kind in ("method wrt self", "dict"):
+        np.testing.assert_allclose(again["W"], dW)
+        np.testing.assert_allclose(again["b"], db)
+
+
+def _leaves(value):
+    if isinstance(value, dict):
+        return [leaf for v in value.values() for leaf in _leaves(v)]
+    if isinstance(value, (list, tuple)):
+        return [leaf for v in value for leaf in _leaves(v)]
+    return [value] if isinstance(value, np.ndarray) else []
+
+
+def test_an_object_or_dict_that_changed_takes_the_full_path(rng):
+    """Each change the guard must see: an attribute's shape, a new attribute, a dict's keys
+    (or their order), an entry's dtype, another class."""
+    layer, x = _layer(rng), rng.standard_normal((4, 3))
+    gradient = st.grad(layer.loss, wrt="self")
+    for _ in range(3):
+        gradient(x)
+    layer.W = rng.standard_normal((3, 5))                      # another shape
+    layer.b = rng.standard_normal(5)
+    got = gradient(x)
+    _, dW, db = _expected_layer_gradients(layer.W, layer.b, x)
+    np.testing.assert_allclose(got["W"], dW)
+    layer.scale = 2.0                                           # another attribute
+    for _ in range(3):
+        np.testing.assert_allclose(gradient(x)["b"], db)
+    layer.W = layer.W.astype(np.float32)                        # another dtype
+    assert gradient(x)["W"].dtype == np.float32
+
+    params = {"W": rng.standard_normal((3, 2)), "b": rng.standard_normal(2)}
+    dict_gradient = st.grad(rc.dict_loss)
+    for _ in range(3):
+        dict_gradient(params, x)
+    reordered = {"b": params["b"], "W": params["W"]}
+    assert list(dict_gradient(reordered, x)) == ["b", "W"]     # the full path keeps its order
+    extra = dict(params, c=np.ones(1))
+    got = dict_gradient(extra, x)
+    np.testing.assert_allclose(got["c"], 0.0)
+    _, dW, _ = _expected_layer_gradients(params["W"], params["b"], x)
+    np.testing.assert_allclose(dict_gradient(params, x)["W"], dW)
+
+
+def test_objects_with_slots_still_differentiate_without_a_guard(rng):
+    W, x = rng.standard_normal((3, 2)), rng.standard_normal((4, 3))
+    gradient = st.grad(rc.Slotted(W).loss, wrt="self")
+    for _ in range(3):
+        got = gradient(x)
+        np.testing.assert_allclose(got["W"], 2.0 * x.T @ (x @ W))
+    assert gradient._repeat is None
+
+
+def test_the_structure_tests_hold_exactly_for_the_same_key_part():
+    """repeat_structures: the tests written for a value hold for another value exactly when
+    their key parts are equal (and, with dtypes, their arrays' dtypes)."""
+    from srctrans.repeat_structures import StructureTests
+    from srctrans.shape_keys import guard_key
+
+    def holds(example, other):
+        namespace = {}
+        tests = StructureTests(namespace).tests("a0", example, guard_key([example])[0], True)
+        return eval(f"lambda a0: {' and '.join(tests)}", namespace)(other)
+
+    layer = rc.Layer(np.ones((3, 2)), np.zeros(2))
+    value = {"W": np.ones((3, 2)), "layers": [layer, (1.5, 2)], "name": "x"}
+    same = {"W": np.zeros((3, 2)), "layers": [rc.Layer(np.ones((3, 2)), np.ones(2)), (0.5, 2)],
+            "name": "x"}
+    assert holds(value, value) and holds(value, same)
+    others = [
+        {"layers": same["layers"], "W": same["W"], "name": "x"},              # key order
+        {"W": same["W"], "layers": same["layers"]},                            # a key fewer
+        dict(same, extra=1),                                                   # a key more
+        dict(same, W=np.ones((2, 3))),                                         # a shape
+        dict(same, W=np.ones((3, 2), np.float32)),                             # a dtype
+        dict(same, name="y"),                                                  # a string's value
+        dict(same, layers=[layer, (1.5, 3)]),                                  # an int's value
+        dict(same, layers=[layer, [1.5, 2]]),                                  # a list for a tuple
+        dict(same, layers=[layer]),                                            # a length
+        dict(same, layers=[rc.Slotted(np.ones((3, 2))), (1.5, 2)]),            # a class
+        [same["W"], same["layers"], "x"],                                      # a list for a dict
+    ]
+    extra = rc.Layer(np.ones((3, 2)), np.zeros(2))
+    extra.scale = 1.0
+    others.append(dict(same, layers=[extra, (1.5, 2)]))                         # an attribute more
+    missing = rc.Layer(np.ones((3, 2)), np.zeros(2))
+    del missing.b
+    missing.c = np.zeros(2)
+    others.append(dict(same, layers=[missing, (1.5, 2)]))                       # another attribute
+    for other in others:
+        assert not holds(value, other), other

@@ -19,7 +19,7 @@ import sys
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-_DURATION = re.compile(r"^\s*([\d.]+)s (?:call|setup|teardown)\s+(\S+)")
+_DURATION = re.compile(r"^\s*([\d.]+)s (?:call|setup|teardown)\s+(.+?)\s*$")   # ids hold spaces
 
 
 def prepare(work):
