@@ -75,7 +75,9 @@ from .containers import (
     saved_entry, restored_entry, entry_cotangent, without_entry, keys_of, has_key, sort_order,
     best_index, sequence_length, record, record_fields, record_fields_transpose)
 from .reshaping import (
-    identity, copied, getitem_grad, getattr_grad, sequence_grad, sequence_grad_transpose,
+    identity, copied, getitem_grad, sequence_cotangent, sequence_cotangent_transpose,
+    getattr_grad, sequence_grad,
+    sequence_grad_transpose,
     last_and_rest, pushed, pushed_many, pushed_many_transpose, transpose_grad, reshape_like,
     asarray_grad, zero_at,
     saved_at, restored_at, position, slice_position, snapshot, writable_copy, argument_copy,

@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from .accumulate import zeros_like
+from .accumulate import add, zeros_like
+from .broadcast import unbroadcast
 from .seeding import is_integer
 from .containers import entries, is_container, rebuild, replace_entry
 from .joins import array_grads
@@ -52,6 +53,35 @@ def getitem_grad(g, x, index):
                    x, g)
         np.add.at(out, index, g)
     return out
+
+
+def sequence_cotangent(found, sequence):
+    """The cotangent of a list or tuple ``sequence`` from ``found``, its entries' cotangents
+    by position (None where none was written): what adding each to the sequence's zeros
+    entry by entry gives (``add(zeros_like(sequence), ...)``), made once. Linear in
+    ``found``.
+
+    >>> sequence_cotangent([np.array([1.0, 2.0]), None, 0.5], [np.ones(2), 3, 1.5])
+    [array([1., 2.]), 0.0, 0.5]
+    """
+    entries_found = []
+    for g, entry in zip(found, sequence):
+        if (type(g) is np.ndarray and type(entry) is np.ndarray and g.shape == entry.shape
+                and g.dtype == entry.dtype and g.dtype.kind == "f"):
+            entries_found.append(g)                  # zeros + g is g: no new array needed
+        elif g is None or is_integer(entry):
+            entries_found.append(zeros_like(entry))
+        else:
+            entries_found.append(add(zeros_like(entry), g))
+    return rebuild(sequence, [(key, g) for (key, _), g in zip(entries(sequence), entries_found)])
+
+
+def sequence_cotangent_transpose(c, found, sequence):
+    """The transpose of :func:`sequence_cotangent` in ``found``: ``c``'s entries (a list or
+    tuple like ``sequence``), each summed to its ``found`` entry's shape, None where that was
+    None or the sequence's entry an int."""
+    return [None if g is None or is_integer(entry) else unbroadcast(ci, g)
+            for ci, g, entry in zip(c, found, sequence)]
 
 
 def is_basic_index(index):

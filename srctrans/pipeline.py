@@ -85,6 +85,7 @@ from srctrans.optimise.accumulate import fold_accumulations
 from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, reads_of, targets_of
 from srctrans.optimise.release import release_dead_arrays
 from srctrans.optimise.step_lists import save_steps_in_lists
+from srctrans.optimise.entry_cotangents import write_entry_cotangents
 from srctrans.optimise.in_place import accumulate_in_place
 from srctrans.optimise.inline import inline_temporaries
 from srctrans.optimise.negation import sink_negations
@@ -547,7 +548,8 @@ def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, s
     (ones shaped like an output of unknown shape) replaces the constant; ``single``
     returns the one gradient rather than a tuple. Each of ``arrays`` (names known to
     be arrays) is released after its last use (``optimise.release``). In ``specialised``
-    code a loop keeps its saved values in lists of its own (``optimise.step_lists``) and
+    code a loop keeps its saved values in lists of its own (``optimise.step_lists``), a
+    loop over a list writes the list's cotangent entry by entry (``optimise.entry_cotangents``) and
     a parameter's gradient that only sums terms adds them in place (``optimise.in_place``).
     An ``aux`` expression (a has-aux function's ``output[1]``) is returned beside the
     gradients, ``(gradients, aux)``, read from the same forward statements.
@@ -578,6 +580,7 @@ def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, s
     returned = gast.Return(returned if aux is None else gast.Tuple([returned, aux], gast.Load()))
     if specialised:
         body = save_steps_in_lists(body, unit.namer, unit.aliases[RUNTIME_ALIAS])
+        body = write_entry_cotangents(body, unit.aliases[RUNTIME_ALIAS])
         parameter_arrays = (set(parameter_names(unit.function)) & arrays) - assigned_names(body)
         body = accumulate_in_place(body + [returned], parameter_arrays,
                                    unit.aliases[RUNTIME_ALIAS])[:-1]

@@ -87,6 +87,8 @@ def command_run(args):
     rng = random.Random(args.seed)
     chosen = []
     for module in _modules(args.modules or DEFAULT_MODULES):
+        if not os.path.exists(copied_path(args.work, module)):
+            continue                    # new since the map: not in its copy (map again)
         made = _mutants_of(args.work, module)
         count = max(1, round(len(made) * args.sample)) if made else 0
         chosen += rng.sample(made, count) if args.sample < 1 else made

@@ -19,7 +19,7 @@ from srctrans.optimise import accumulate, in_place, inline, negation, remat, sim
 
 
 @pytest.mark.parametrize("module", [accumulate, inline, negation, remat, simplify, specialise,
-                                    runtime.fastpath], ids=lambda m: m.__name__)
+                                    runtime.fastpath, runtime.reshaping], ids=lambda m: m.__name__)
 def test_the_examples_in_the_docstrings(module):
     assert doctest.testmod(module).failed == 0
 
@@ -558,3 +558,56 @@ def test_a_spread_scalar_is_read_where_its_spread_was_a_factor(text, specialised
 ])
 def test_the_shape_of_a_sum_method(call, shape):
     assert specialise.shape_of(_statements(call)[0].value, {"a": (2, 3)}) == shape
+
+
+# --- a loop over a list writes the list's cotangent entry by entry (entry_cotangents.py) ---
+
+def _list_cases():
+    rng = np.random.default_rng(3)
+    return [
+        (loops.over_a_list, ([rng.standard_normal(3) for _ in range(3)], rng.standard_normal(3)),
+         True),
+        (loops.over_a_tuple_of_dicts, (tuple({"W": rng.standard_normal((2, 2)),
+                                              "b": rng.standard_normal(2)} for _ in range(3)),
+                                       rng.standard_normal((4, 2))), True),
+        (loops.over_pairs, ([(rng.standard_normal(3), rng.standard_normal(2), 2)
+                             for _ in range(4)], rng.standard_normal((3, 2))), True),
+        (loops.over_a_list_left_early, ([rng.standard_normal(3) + 2.0 for _ in range(6)],
+                                        rng.standard_normal(3) + 3.0), True),
+        (loops.entry_read_twice, ([rng.standard_normal(3) for _ in range(3)],
+                                  rng.standard_normal(3)), False),     # two reads a step: adds
+    ]
+
+
+@pytest.mark.parametrize("fn, args, written", _list_cases(),
+                         ids=lambda v: getattr(v, "__name__", ""))
+def test_a_loop_over_a_list_writes_its_cotangent_entry_by_entry(fn, args, written):
+    fused = _fused_source_wrt(fn, args, (0, 1))
+    assert ("rt.sequence_cotangent(" in fused) == written
+    assert ("= rt.zeros_like(" in fused) != written             # no list of zeros made first
+    gradient = st.grad(fn, wrt=(0, 1))
+    first, second, third = (gradient(*args) for _ in range(3))  # generic, fused, short path
+    for got in (second, third):
+        for a, b in zip(_flat(got), _flat(first)):
+            assert type(a) is type(b)
+            if b is not None:                                  # (an int entry's is None)
+                np.testing.assert_allclose(a, b, rtol=1e-12)
+    assert type(second[0]) is type(args[0]) and len(second[0]) == len(args[0])
+    st.check_grads(fn, args, wrt=(0, 1), order=2, modes=("reverse",))
+
+
+def _flat(value):
+    if isinstance(value, dict):
+        return [leaf for v in value.values() for leaf in _flat(v)]
+    if isinstance(value, (list, tuple)):
+        return [leaf for v in value for leaf in _flat(v)]
+    return [value]
+
+
+def test_the_entries_a_loop_left_early_never_read_get_zeros():
+    ws = [np.full(3, 2.0), np.full(3, 2.0), np.full(3, 30.0), np.full(3, 2.0)]
+    gradient = st.grad(loops.over_a_list_left_early, wrt=0)
+    for _ in range(3):
+        got = gradient(ws, np.ones(3))
+        np.testing.assert_array_equal(got[3], np.zeros(3))     # the loop broke before it
+        assert got[3].dtype == np.float64

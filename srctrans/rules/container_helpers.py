@@ -170,10 +170,19 @@ def last_and_rest(g, ans, v):
 def last_and_rest_transpose(g, ans, c):
     return rt.last_and_rest(g)
 
+# a list's cotangent made from its entries' (optimise/entry_cotangents.py), and back
+@vjp(rt.sequence_cotangent)
+def sequence_cotangent(g, ans, found, sequence):
+    return rt.sequence_cotangent_transpose(g, found, sequence)
+
+@vjp(rt.sequence_cotangent_transpose)
+def sequence_cotangent_transpose(g, ans, c, found, sequence):
+    return rt.sequence_cotangent(g, sequence)
+
 linear(rt.copied, rt.getitem_grad, rt.getattr_grad, rt.getattr_grad_transpose,
        rt.attribute_tangent, rt.sequence_grad, rt.sequence_grad_transpose, rt.zero_at,
        rt.transpose_grad, rt.reshape_like, rt.as_array, rt.asarray_grad, rt.last_and_rest,
-       rt.last_and_rest_transpose)
+       rt.last_and_rest_transpose, rt.sequence_cotangent, rt.sequence_cotangent_transpose)
 
 
 # The tape of a subscript write: saved_at copies what the write overwrites,

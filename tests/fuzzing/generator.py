@@ -566,6 +566,11 @@ class _Builder:
             lines = [f"{acc} = 0.0",
                      f"for i, j, r in [(0, 1, 0.5), (1, 0, -1.0), (0, 0, 2.0)]:",
                      f"    {acc} = {acc} + (r - np.sum({a}[i] * {a}[j])) ** 2"]
+        elif kind < 0.55:     # a per-example loop over a list of (input, target) pairs
+            b = self._compatible(a)
+            lines = [f"{acc}_pairs = [({a}[0], {b}), ({a}[-1] * 0.5, {b} + 1.0), ({a}[0] - 1.0, {b})]",
+                     f"{acc} = 0.0", f"for u, v in {acc}_pairs:",
+                     f"    {acc} = {acc} + np.sum(np.tanh(u * v) ** 2)"]
         elif kind < 0.7:
             lines = [f"{acc} = 0.0", f"for row in {a}:", f"    {acc} = {acc} + np.sum(row * row)"]
         else:

@@ -190,3 +190,38 @@ def counted_factor(a, x):
         c = i * a
         x = x * c + x
     return x
+
+
+# loops over lists: their cotangents written entry by entry (optimise/entry_cotangents.py)
+
+def over_a_list(ws, x):
+    for w in ws:
+        x = np.tanh(w * x)
+    return np.sum(x)
+
+
+def over_a_tuple_of_dicts(layers, x):
+    for layer in layers:
+        x = np.tanh(x @ layer["W"] + layer["b"])
+    return np.sum(x * x)
+
+
+def over_pairs(pairs, w):             # per-example loss over (x, y) pairs, an int among them
+    total = 0.0
+    for x, y, n in pairs:
+        total = total + n * np.sum((np.tanh(x @ w) - y) ** 2)
+    return total
+
+
+def over_a_list_left_early(ws, x):
+    for w in ws:
+        if np.sum(x) > 50.0:
+            break
+        x = x * w + 1.0
+    return np.sum(x)
+
+
+def entry_read_twice(ws, x):          # two reads of each step's entry: still one write
+    for i in range(len(ws)):
+        x = np.sin(ws[i] * x) + ws[i]
+    return np.sum(x)
