@@ -186,7 +186,10 @@ def test_a_callee_whose_loop_changes_a_shape_keeps_its_generic_code():
     (guarded.calls_counts, (X,), "because it calls _counts, which is not specialised: a shape "
                                  "in it depends on values (line"),
     (guarded.squares, (X + 1j,), "because its values are complex"),
-], ids=["specialised", "mask", "dict", "function-in-a-tuple", "callee", "complex"])
+    (guarded.smoothed, (0.4, np.cumsum(X)), "specialised on their shapes (a call"),
+    (guarded.picked_by_a_flag, (X,), "because a shape in it depends on values (line "),
+], ids=["specialised", "mask", "dict", "function-in-a-tuple", "callee", "complex",
+        "int-index", "bool-index"])
 def test_the_source_for_example_arguments_says_which_code_runs_and_why(fn, args, said):
     """st.source(f, args=...) starts with a comment naming the path a call with them takes
     and, for the generic code, why it is not specialised (issue 32)."""

@@ -33,6 +33,7 @@ import numpy as np
 
 from srctrans import annotations as anno
 from srctrans import runtime
+from srctrans.analyse.values import int_valued
 from srctrans.annotations import Anno
 from srctrans.nodes import changed_in_place, int_literal, substitute_names
 from srctrans.optimise.accumulate import sink_into_branches
@@ -153,16 +154,15 @@ def shape_obstacle(function):
     ``cache._run_keeping_locals``). Names whose shape depends on the path are
     left out too (:func:`path_dependent_names`).
     """
-    counters = set()                       # variables of loops over range(...): ints
     for node in walk(function):
         if isinstance(node, gast.For):
             if not (isinstance(node.iter, gast.Call) and isinstance(node.iter.func, gast.Name)
                     and node.iter.func.id == "range"):
                 return f"{_at(node)}a `for` loop over a sequence srctrans did not turn into a range"
-            counters.add(node.target.id)
+    ints = int_valued(function)           # loop counters, t - 1, len(x): ints whatever they hold
     for node in walk(function):
         if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load):
-            if any(isinstance(n, gast.Name) and n.id not in counters for n in walk(node.slice)):
+            if any(isinstance(n, gast.Name) and n.id not in ints for n in walk(node.slice)):
                 return f"{_at(node)}a subscript by a computed index (a mask or an index array)"
         if isinstance(node, gast.Call):
             callee = anno.get(node, Anno.CALLEE)

@@ -182,3 +182,16 @@ def every_shaped_helper(x, W, v):      # its derivatives call each helper of spe
 
 
 WIDE = np.linspace(0.0, 1.0, 9).reshape(3, 3)      # a constant wider than v
+
+
+def smoothed(alpha, y):           # indices computed from a loop's counter are ints: specialised
+    level = np.zeros(len(y))
+    level[0] = y[0]
+    for t in range(1, len(y)):
+        level[t] = alpha * y[t] + (1.0 - alpha) * level[t - 1]
+    return np.sum((y[1:] - level[:-1]) ** 2)
+
+
+def picked_by_a_flag(x):          # a bool index adds an axis of length 1 or 0: by its value
+    flag = np.sum(x) > 0
+    return np.sum(x[flag] ** 2)
