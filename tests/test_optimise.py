@@ -552,6 +552,17 @@ def test_a_spread_scalar_is_read_where_its_spread_was_a_factor(text, specialised
     assert _text(specialise.specialise(_statements(text), shapes)) == specialised
 
 
+@pytest.mark.parametrize("text, specialised", [
+    ("if c:\n    d = rt.unreduce(s, A, None, False)\nelse:\n    u = E\ne = E * d",
+     "if c:\n    pass\nelse:\n    u = E\ne = E * s"),          # an emptied body: pass
+    ("if c:\n    u = E\nelse:\n    d = rt.unreduce(s, A, None, False)\ne = E * d",
+     "if c:\n    u = E\ne = E * s"),                              # an emptied else: gone
+])
+def test_a_branch_a_spread_leaves_empty(text, specialised):
+    shapes = {"s": (), "A": (3,), "E": (3,)}
+    assert _text(specialise.specialise(_statements(text), shapes)) == specialised
+
+
 @pytest.mark.parametrize("call, shape", [
     ("a.sum(keepdims=True)", (1, 1)), ("a.sum()", ()), ("a.sum(axis=0)", (3,)),
     ("a.sum(axis=-1, keepdims=True)", (2, 1)), ("a.sum(axis=(0, 1))", ()),
