@@ -622,3 +622,33 @@ def test_the_entries_a_loop_left_early_never_read_get_zeros():
         got = gradient(ws, np.ones(3))
         np.testing.assert_array_equal(got[3], np.zeros(3))     # the loop broke before it
         assert got[3].dtype == np.float64
+
+
+@pytest.mark.parametrize("text, shapes, r", [
+    # both branches and a loop's body keep r's shape: by induction r always has it
+    ("r = a - b\nif c:\n    _clip = np.clip(r, lo, hi)\n    r = _clip\nelse:\n"
+     "    _mul = r * 1.0\n    r = _mul\nwhile d:\n    _mul_2 = 0.5 * r\n    r = _mul_2\n"
+     "_pow = r ** 2", {"a": (8,), "b": (8,), "lo": (), "hi": ()}, (8,)),
+    ("r = a\nfor i in s:\n    _m = r @ W\n    r = _m", {"a": (3,), "W": (3, 3)}, (3,)),
+    # a step that changes the shape, or one srctrans cannot follow: unknown
+    ("r = a\nfor i in s:\n    _m = r @ W\n    r = _m", {"a": (3,), "W": (3, 2)}, None),
+    ("r = a\nfor i in s:\n    _m = f(r)\n    r = _m", {"a": (3,)}, None),
+    ("r = a\nif c:\n    r = b", {"a": (3,), "b": (2,)}, None),
+])
+def test_a_name_assigned_in_branches_and_loops_keeps_a_shape_they_all_keep(text, shapes, r):
+    known = specialise.infer_shapes(_annotated(_statements(text)), shapes)
+    assert known.get("r") == r
+    if r is not None and "_pow" in text:
+        assert known["_pow"] == r and known["_clip"] == r
+
+
+def _annotated(statements):
+    """The calls of np.* annotated with what they call, as the resolver does."""
+    from srctrans import annotations as anno
+    from srctrans.annotations import Anno
+    for stmt in statements:
+        for node in gast.walk(stmt):
+            if (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+                    and isinstance(node.func.value, gast.Name) and node.func.value.id == "np"):
+                anno.set_(node, Anno.CALLEE, getattr(np, node.func.attr))
+    return statements

@@ -54,6 +54,9 @@ RESULT_SHAPE_OF_ARGUMENT = {
 # Reductions of a whole array, to one number, when called with the array alone.
 _WHOLE_REDUCTIONS = (np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var, np.std)
 
+# Functions of three arguments whose result has their broadcast shape.
+_BROADCASTING = (np.clip, np.where)
+
 # Functions whose result's shape depends on the values of their arguments.
 VALUE_DEPENDENT_SHAPES = frozenset({
     np.nonzero, np.unique, np.argwhere, np.flatnonzero, np.compress, np.extract,
@@ -297,38 +300,45 @@ def infer_shapes(statements, shapes):
             if (isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store)
                     and anno.get(stmt, Anno.SAVES) is None):        # not a tape's placeholder
                 assigned[node.id] = assigned.get(node.id, 0) + 1
-    known = dict(shapes)
     sites = {}                                       # name -> values it is assigned
 
-    def visit(block):
+    def visit(block, known, record=False):
         for stmt in block:
             if anno.get(stmt, Anno.SAVES) is not None:
                 continue
             if isinstance(stmt, (gast.If, gast.For, gast.While)):
-                visit(stmt.body)
-                visit(stmt.orelse)
+                visit(stmt.body, known, record)
+                visit(stmt.orelse, known, record)
             elif (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
                   and isinstance(stmt.targets[0], gast.Name)):
                 name = stmt.targets[0].id
-                sites.setdefault(name, []).append(stmt.value)
+                if record:
+                    sites.setdefault(name, []).append(stmt.value)
                 if name not in known and assigned.get(name) == 1:
                     shape = shape_of(stmt.value, known)
                     if shape is not None:
                         known[name] = shape
 
-    visit(statements)
-    # a name assigned at several places (the branches of an if) has one shape when every
-    # place gives it the same, from operands of known shape; then what follows from it
-    joined = False
-    for name, values in sites.items():
-        if name not in known and assigned.get(name) == len(values) > 1:
-            shapes_of = {shape_of(value, known) for value in values}
-            if len(shapes_of) == 1 and None not in shapes_of:
-                known[name] = shapes_of.pop()
-                joined = True
-    if joined:
-        sites.clear()
-        visit(statements)
+    known = dict(shapes)
+    visit(statements, known, record=True)
+    # a name assigned at several places (the branches of an if, a loop's body) has one
+    # shape S when every place gives it S, from operands of known shape or from the name
+    # itself taken to be S (r = 0.5 * r in a loop keeps r's shape: by induction, each
+    # assignment keeps S); then what follows from it
+    joined = True
+    while joined:
+        joined = False
+        for name, values in sites.items():
+            if name in known or assigned.get(name) != len(values) or len(values) < 2:
+                continue
+            found = {shape_of(value, known) for value in values} - {None}
+            for shape in found or ({known.get(v.id) for v in values
+                                    if isinstance(v, gast.Name)} - {None}):
+                trial = dict(known, **{name: shape})
+                visit(statements, trial)                 # what follows from the guess
+                if all(shape_of(value, trial) == shape for value in sites[name]):
+                    known, joined = trial, True
+                    break
     return known
 
 
@@ -421,6 +431,12 @@ def shape_of(expression, known):
                 return None
             try:
                 return tuple(np.broadcast_shapes(*shapes))
+            except ValueError:
+                return None
+        if callee in _BROADCASTING and len(expression.args) == 3:     # np.clip(r, lo, hi)
+            shapes = [shape_of(a, known) for a in expression.args]
+            try:
+                return None if None in shapes else tuple(np.broadcast_shapes(*shapes))
             except ValueError:
                 return None
         if any(callee is f for f in _WHOLE_REDUCTIONS) and len(expression.args) == 1 \

@@ -370,3 +370,10 @@ def products_of_a_spread_seed(x, c):
     if c > 0.0:
         s = s * s
     return s
+
+
+def while_then_broadcast_rolled(x, b, c):    # a body whose shape srctrans cannot follow
+    h = x * 1.0
+    while np.sum(h) < c:
+        h = np.roll(h, 1) * 1.5 + 1.0
+    return np.sum(h * b)
