@@ -256,3 +256,42 @@ def test_a_method_of_a_module_not_imported_is_not_located():
     assert fingerprint.locate(__name__, "test_a_method_of_a_module_not_imported_is_not_located."
                               "<locals>.inner") is None
     assert fingerprint.locate("numpy", "linalg.norm") is np.linalg.norm
+
+
+def test_the_installation_digest_follows_srctrans_files(monkeypatch):
+    """An entry built by another srctrans (a file of it changed since) is not the same entry:
+    the installation digest holds every source file's size and modification time."""
+    from srctrans.persist import fingerprint
+    monkeypatch.setattr(fingerprint, "_installation", [])
+    first = fingerprint.of_installation()
+    real_stat = os.stat
+
+    def edited(path, *args, **kwargs):
+        info = real_stat(path, *args, **kwargs)
+        if str(path).endswith(os.path.join("srctrans", "api.py")):
+            return os.stat_result((info.st_mode, info.st_ino, info.st_dev, info.st_nlink,
+                                   info.st_uid, info.st_gid, info.st_size + 1, 0, 0, 0))
+        return info
+    monkeypatch.setattr(fingerprint, "_installation", [])
+    monkeypatch.setattr(os, "stat", edited)
+    assert fingerprint.of_installation() != first
+
+
+def test_a_package_without_a_version_attribute_is_versioned_by_its_metadata(monkeypatch):
+    pytest.importorskip("iniconfig")
+    import iniconfig
+    from srctrans.persist import fingerprint
+    assert getattr(iniconfig, "__version__", None) is None
+    monkeypatch.setattr(fingerprint, "_versions", {})
+    import importlib.metadata
+    assert fingerprint._package_version("iniconfig.x") == importlib.metadata.version("iniconfig")
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts open files by /proc")
+def test_reading_entries_leaves_no_file_open(tmp_path):
+    from srctrans.persist import directory
+    assert directory.write(str(tmp_path), "entry", "text")
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(50):
+        directory.read(str(tmp_path), "entry")
+    assert len(os.listdir("/proc/self/fd")) <= before + 1

@@ -533,6 +533,13 @@ def test_a_shape_two_branches_give_alike_is_known_after_them_and_what_follows():
     assert known == {"a": (3,), "y": (3,), "z": (3,)}
 
 
+def test_a_shape_known_before_a_branch_that_changes_it_is_unknown_after():
+    specialised = specialise.specialise(_statements(
+        "d = rt.unbroadcast(g, b)\nif c:\n    d = g * 1.0\ne = rt.unbroadcast(d, a)"),
+        {"g": (2, 3), "b": (3,), "a": (3,)})
+    assert _text(specialised).endswith("\ne = rt.unbroadcast(d, a)")   # d is (3,) or (2, 3)
+
+
 def test_a_shape_the_branches_disagree_on_is_unknown_after_them():
     specialised = specialise.specialise(_statements(
         "if c:\n    d = g * 1.0\nelse:\n    d = rt.unbroadcast(g, b)\n"

@@ -120,3 +120,22 @@ def exponentials_scaled_unalike(z, w):
     e = np.exp(z - m)
     u = e + e * e                                    # exp(-c) and exp(-2c): no common factor
     return np.sum(w * u / np.sum(u, axis=1, keepdims=True))
+
+
+def softmax_of_a_negated_difference(z, w):
+    m = np.max(z, axis=1, keepdims=True)
+    lse = np.log(np.sum(np.exp(-(m - z)), axis=1, keepdims=True)) + m   # -(m - z) is z - m
+    return np.sum(w * lse)
+
+
+def log_sum_exp_sliced_back(z, w):
+    m = np.max(z, axis=1)
+    lse = np.log(np.sum(np.exp(z - m[:, None]), axis=1)) + m     # positive axis brought back
+    return np.sum(w[:, 0] * lse)
+
+
+def offset_brought_back_at_another_axis(z, w):       # m[None] puts it on axis 0, not 1
+    square = z[:4] * 1.0
+    m = np.max(square, axis=1)
+    lse = np.log(np.sum(np.exp(square - m[None]), axis=1, keepdims=True)) + m[None]
+    return np.sum(w[:4] * lse)
