@@ -431,3 +431,11 @@ def test_cli_args_print_the_specialised_code_and_export_it(tmp_path, capsys):
     capsys.readouterr()
     assert cli.main([sample + ":loss", "--args", "np.ones((3, 16)) +"]) == 2
     assert "--args" in capsys.readouterr().err
+
+
+def test_plain_constants_read_as_globals_are_written_out(tmp_path):
+    path = tmp_path / "constants_grad.py"
+    text = st.export(exportable.reads_plain_constants, path)
+    assert "LABEL = 'scaled'" in text and "ENABLED = True" in text and "NOTHING = None" in text
+    x = np.array([0.5, -2.0])
+    assert_tree_close(run_exported(tmp_path, path, "reads_plain_constants_grad", x), 4.0 * x)

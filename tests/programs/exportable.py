@@ -153,3 +153,14 @@ def model_loss(model, x, y):
 
 def times_transpose(x, a):           # the fused gradient of x is a.T, a view of an argument
     return np.sum(x * a.T)
+
+
+LABEL = "scaled"                 # constants of every plain kind, read as globals
+ENABLED = True
+NOTHING = None
+
+
+def reads_plain_constants(x):
+    if ENABLED and LABEL == "scaled" and NOTHING is None:
+        return np.sum(x * x) * 2.0
+    return np.sum(x)
