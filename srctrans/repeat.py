@@ -10,7 +10,10 @@ selected arguments (arrays of the same dtypes, when that call's gradients
 needed no conforming), and an instance that is still current (no called
 name rebound, the same defaults); otherwise None, and the caller takes the
 full path. The gradients are conformed to their arguments as the full path
-conforms them.
+conforms them. Containers and objects among the arguments (a bound method's
+object first) are tested entry by entry (:mod:`srctrans.repeat_structures`);
+for them :func:`make_repeat` returns None unless the full path would return the
+fused gradient's own containers and arrays, none of them an argument's.
 
 Checking all that in a generic loop costs more than the fused gradient of
 a small problem, so the checks are written out for the key at hand, one
