@@ -144,6 +144,10 @@ class _Differentiated:
             repeats[selection.single, self._unconnected] = repeat    # what a new grad(f) tries first
         return repeat or None
 
+    def _guarded(self, args):
+        """The arguments the short path's guard takes: a bound method's object first."""
+        return args if self._self is None else (self._self, *args)
+
     def _finisher(self, selection):
         """``finish(raw, values)``: the gradients conformed the general way, as returned."""
         unconnected, single = self._unconnected, selection.single
@@ -157,7 +161,7 @@ class _Differentiated:
         repeat = self._repeat    # (never set for has_aux: its output is a pair)
         if repeat is not None and not kwargs and output_gradients is None:
             try:                                    # a call shaped like the last: the short path
-                gradients = repeat(self._fn, args if self._self is None else (self._self, *args))
+                gradients = repeat(self._fn, self._guarded(args))
             except UnseenCallee:
                 gradients = None                    # the full path notes the callee
             except Exception as error:
@@ -172,8 +176,7 @@ class _Differentiated:
     def _call(self, args, output_gradients, kwargs):
         repeat = self._repeat
         if repeat is not None and not kwargs and output_gradients is None:
-            # (again, when a callee was noted)
-            gradients = repeat(self._fn, args if self._self is None else (self._self, *args))
+            gradients = repeat(self._fn, self._guarded(args))   # (again: a callee was noted)
             if gradients is not None:
                 return gradients
         selection = self._selection or self._select()

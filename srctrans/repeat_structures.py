@@ -20,6 +20,7 @@ import numpy as np
 
 from srctrans.runtime import objects
 from srctrans.runtime.containers import entries, is_container, REGISTERED
+from srctrans.shape_keys import DEEPEST_KEY, keyed_entries
 
 _MISSING = object()
 
@@ -70,8 +71,7 @@ class StructureTests:
             reads = [f"{fields}.get({k!r}, missing)" for k, _ in parts]
         else:
             return None
-        for read, (key, entry_part) in zip(reads, parts):
-            entry = _entry(value, key)
+        for read, (_, entry), (_, entry_part) in zip(reads, keyed_entries(value), parts):
             inner = self.tests(f"({self._fresh('e')} := {read})", entry, entry_part, dtype)
             if inner is None:
                 return None
@@ -97,12 +97,6 @@ def _is_structure(part):
             and type(part[1]) is tuple and all(type(p) is tuple and len(p) == 2 for p in part[1]))
 
 
-def _entry(value, key):
-    if is_container(value):
-        return dict(entries(value))[key]
-    return objects.attributes(value)[key]
-
-
 def same_leaves(a, b):
     """Whether ``a`` and ``b`` are containers of the same kinds, keys and order whose leaves
     are the same objects (or are themselves the same object)."""
@@ -116,13 +110,12 @@ def same_leaves(a, b):
 
 
 def leaf_arrays(values, depth=0):
-    """The NumPy arrays among ``values``, in their containers and objects' attributes."""
+    """The NumPy arrays among ``values``, in their containers and objects' attributes (as
+    deep as a shape key looks)."""
     found = []
     for value in values:
         if type(value) is np.ndarray:
             found.append(value)
-        elif depth < 6 and is_container(value):
-            found += leaf_arrays([v for _, v in entries(value)], depth + 1)
-        elif depth < 6 and objects.is_plain_object(value):
-            found += leaf_arrays(list(objects.attributes(value).values()), depth + 1)
+        elif depth < DEEPEST_KEY and (pairs := keyed_entries(value)) is not None:
+            found += leaf_arrays([v for _, v in pairs], depth + 1)
     return found

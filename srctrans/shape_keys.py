@@ -49,7 +49,18 @@ def shape_key(fn, args, kwargs, data_names, float_values=False):
     return tuple(key)
 
 
-_DEEPEST_KEY = 6        # containers and objects nested deeper give no key (a cycle, say)
+DEEPEST_KEY = 6         # containers and objects nested deeper give no key (a cycle, say)
+
+
+def keyed_entries(value):
+    """A container's ``(key, entry)`` pairs in its own order, or a plain object's attributes
+    sorted by name (a model's ``self``); None for any other value. A shape key holds their
+    parts in this order."""
+    if is_container(value):
+        return entries(value)
+    if objects.is_plain_object(value):
+        return sorted(objects.attributes(value).items())
+    return None
 
 
 def _spec_part(value, float_values=False, depth=0):
@@ -62,13 +73,8 @@ def _spec_part(value, float_values=False, depth=0):
     part = key_part(value)
     if part is not None:
         return part
-    if depth >= _DEEPEST_KEY:
-        return None
-    if is_container(value):
-        pairs = entries(value)
-    elif objects.is_plain_object(value):
-        pairs = sorted(objects.attributes(value).items())
-    else:
+    pairs = keyed_entries(value) if depth < DEEPEST_KEY else None
+    if pairs is None:
         return None
     parts = []
     for name, entry in pairs:

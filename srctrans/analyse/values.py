@@ -127,7 +127,8 @@ def int_valued(function):
     """Names that hold a Python int wherever they have a value: loop variables of
     ``range(...)``, ``len(...)``, int literals (not bools) and ``+ - * // %`` of those (``t - 1``).
     An index made of them picks the same shape whatever its value (a bool, a mask or an
-    array might not)."""
+    array might not). Narrower than ``activity.integer_names``, which also counts
+    comparisons and ``bool(...)`` (constants for derivatives, but not for shapes)."""
     values = {}
     for node in walk(function):
         if isinstance(node, gast.Assign):

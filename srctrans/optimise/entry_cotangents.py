@@ -22,19 +22,19 @@ stored at its index instead, and the list is made once after the loop::
 cotangent gives (zeros where no step wrote one, and for an integer entry).
 """
 
+import collections
+
 import gast
 
+from srctrans.differentiate.control import assigned_names
 from srctrans.nodes import assign, load
 from srctrans.treewalk import walk
 
 
 def write_entry_cotangents(body, runtime_alias):
     """``body`` with each qualifying loop's sequence cotangent written entry by entry."""
-    assigned = {}
-    for stmt in body:
-        for node in walk(stmt):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-                assigned[node.id] = assigned.get(node.id, 0) + 1
+    assigned = collections.Counter(n.id for stmt in body for n in walk(stmt)
+                                   if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
     ranges = {stmt.targets[0].id for stmt in body if _assigns_call(stmt, "range")
               and assigned.get(stmt.targets[0].id) == 1}
     result = list(body)
@@ -44,7 +44,7 @@ def write_entry_cotangents(body, runtime_alias):
             continue
         for name, sequence, update in _entry_updates(loop, ranges, runtime_alias):
             start = _zeros_before(result, position, name, sequence, runtime_alias)
-            if start is None or _assigned_between(result, start, position, sequence) \
+            if start is None or sequence in assigned_names(result[start:position + 1]) \
                     or assigned.get(sequence, 0) > 1:
                 continue
             result[start] = gast.copy_location(assign(name, gast.BinOp(
@@ -58,18 +58,12 @@ def write_entry_cotangents(body, runtime_alias):
     return result
 
 
-def _assigned_between(body, start, end, name):
-    return any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == name
-               for stmt in body[start:end + 1] for n in walk(stmt))
-
-
 def _counts_down(loop):
     """``for _iteration in range(...)``: each step a new value of the loop's name, which no
     statement of the body assigns."""
     return (isinstance(loop.target, gast.Name) and isinstance(loop.iter, gast.Call)
             and isinstance(loop.iter.func, gast.Name) and loop.iter.func.id == "range"
-            and not any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-                        and n.id == loop.target.id for stmt in loop.body for n in walk(stmt)))
+            and loop.target.id not in assigned_names(loop.body))
 
 
 def _entry_updates(loop, ranges, runtime_alias):
@@ -95,9 +89,8 @@ def _entry_updates(loop, ranges, runtime_alias):
             continue
         touching = [s for s in loop.body if any(isinstance(n, gast.Name) and n.id == name
                                                 for n in walk(s))]
-        reassigned = [s for s in loop.body if any(
-            isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-            and n.id in (index, sequence) for n in walk(s)) and s is not defined]
+        reassigned = [s for s in loop.body if s is not defined
+                      and {index, sequence} & assigned_names([s])]
         if touching == [stmt] and not reassigned:
             found.append((name, sequence, stmt))
     return found

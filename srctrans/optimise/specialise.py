@@ -331,9 +331,7 @@ def infer_shapes(statements, shapes):
         for name, values in sites.items():
             if name in known or assigned.get(name) != len(values) or len(values) < 2:
                 continue
-            found = {shape_of(value, known) for value in values} - {None}
-            for shape in found or ({known.get(v.id) for v in values
-                                    if isinstance(v, gast.Name)} - {None}):
+            for shape in {shape_of(value, known) for value in values} - {None}:
                 trial = dict(known, **{name: shape})
                 visit(statements, trial)                 # what follows from the guess
                 if all(shape_of(value, trial) == shape for value in sites[name]):
