@@ -33,6 +33,8 @@ Modules:
                   for derivatives that need NumPy arrays
   fastpath     -- shortcuts for hot loops (a reversed loop's saved values, all at once,
                   or from a loop's own list; the zero of a known number or array)
+  batching     -- what batched code (st.vmap) calls, as rt.batch.NAME: ranks lifted, axes
+                  moved, members spread, and a call without a batching rule run per member
   scipy_linalg -- derivatives of scipy.linalg (imported on first use, as rt.scipy_linalg)
   scipy_signal -- derivatives of scipy.signal's convolutions (likewise, rt.scipy_signal)
   scipy_distance -- derivatives of scipy.spatial.distance (likewise, rt.scipy_distance)
@@ -116,6 +118,7 @@ from .custom import (
     stop_gradient, stop_recording, grad_of, CustomGradient, custom_cotangents)
 from .fastpath import pop_many, reversed, zeros_of
 from .checkpoints import checkpoint_plan, checkpoint_keeps, checkpoint_start, state_copy
+from . import batching as batch
 
 
 # rt.NAME for these imports the module when first read, so the runtime needs SciPy

@@ -4,6 +4,7 @@ The public API:
   grad, value_and_grad, vjp  -- reverse mode (vector-Jacobian products)
   jvp                        -- forward mode (Jacobian-vector products)
   jacobian, batch_jacobian, hessian, hvp -- composed from the two modes
+  vmap                       -- a function of one example run on a batch, vectorised
   source                     -- the generated derivative's source text
   clear_cache, cache_directory, set_cache_directory
                              -- the caches: in memory, and on disk for later processes
@@ -38,6 +39,7 @@ _PUBLIC = {
     "nondifferentiable": "srctrans.gradient_control",
     "differentiate_through": "srctrans.gradient_control",
     "register_pytree": "srctrans.pytrees",
+    "vmap": "srctrans.batch_api", "BatchingWarning": "srctrans.batch_api",
 }
 _RENAMED = {"clear_cache": ("srctrans.cache", "clear"),
             "cache_directory": ("srctrans.cache", "cache_directory"),

@@ -389,8 +389,13 @@ def source(f: Function, mode: Mode = "reverse", wrt: Wrt = 0, optimize: bool = T
     show depends on the arguments.
 
     Returns the generated functions of ``f``, followed by those of every user
-    function they differentiate through.
+    function they differentiate through. For ``f`` made by [`vmap`][srctrans.vmap],
+    the batched code a call with ``args`` (required) runs, with the batched forms of
+    the functions it calls.
     """
+    from srctrans.batch_api import batched_source, is_vmapped
+    if is_vmapped(f):                       # st.vmap(f): the batched code a call runs
+        return batched_source(f, args)
     if mode not in ("reverse", "forward"):
         raise UsageError(f"mode must be 'reverse' or 'forward', not {mode!r}")
     fn, bound_self = unwrap(f)

@@ -13,7 +13,7 @@ import itertools
 
 import numpy as np
 
-from srctrans import cache, forward_api, shape_keys
+from srctrans import batched_matrices, cache, forward_api, shape_keys
 from srctrans import repeat as repeat_path
 from srctrans.pytrees import is_tree, tree_leaves, tree_map
 from srctrans.runtime.foreign import as_array, is_foreign
@@ -77,7 +77,8 @@ def jacobian(f: Function, wrt: Wrt = 0, *, mode: JacobianMode = "auto",
             blocks = _forward_columns(fn, call_args, indices, selected, inputs, out, outputs,
                                       optimize)
         else:
-            blocks = _reverse_rows(pullback, selected, inputs, out, outputs)
+            blocks = batched_matrices.reverse_rows(fn, call_args, names, indices, optimize, out) \
+                or _reverse_rows(pullback, selected, inputs, out, outputs)
         per_argument = [[_rebuilt(a, by_output[i]) for by_output in blocks]
                         for i, a in enumerate(selected)]
         result = [_rebuilt(out, [None if o is None else parts[m] for m, o in enumerate(outputs)])
@@ -194,6 +195,12 @@ def hessian(f: Function, wrt: Wrt = 0, *, optimize: bool = True,
         pieces = {(a[:2], b[:2]): [] for a in flat for b in flat}     # (row leaf, column leaf)
         aux = _MISSING
         for j, leaf, y in flat:
+            batched = None if has_aux or is_tree(selected[j]) else _hessian_columns(
+                gradient, call_args, indices, j, y, selected, optimize)
+            if batched is not None:                   # every column in one batched JVP
+                for i, block in enumerate(batched):
+                    pieces[(i, 0), (j, leaf)] = block
+                continue
             for k in range(y.size):
                 tangents = [None] * len(selected)
                 tangents[j] = _tangent(selected[j], leaf, _unit(y.shape, k, y.dtype))
@@ -209,7 +216,8 @@ def hessian(f: Function, wrt: Wrt = 0, *, optimize: bool = True,
                         if inputs[i][m] is not None:
                             pieces[(i, m), (j, leaf)].append(piece)
         blocks = [[_rebuilt(x_arg, [None if x is None else _rebuilt(y_arg, [
-            None if y is None else
+            None if y is None else pieces[(i, m), (j, leaf)]
+            if isinstance(pieces[(i, m), (j, leaf)], np.ndarray) else
             _assembled(pieces[(i, m), (j, leaf)], x.shape, -1, x.shape + y.shape, _float_dtype(x, y))
             for leaf, y in enumerate(inputs[j])]) for m, x in enumerate(inputs[i])])
             for j, y_arg in enumerate(selected)] for i, x_arg in enumerate(selected)]
@@ -219,6 +227,26 @@ def hessian(f: Function, wrt: Wrt = 0, *, optimize: bool = True,
         return (result, aux) if has_aux else result
 
     return hessian_of_f
+
+
+def _hessian_columns(gradient, call_args, indices, j, y, selected, optimize):
+    """The Hessian's columns for the selected argument ``j`` (an array ``y``), one block per
+    selected argument, from one batched JVP of the gradient; None when that does not apply
+    (then one JVP per column)."""
+    if any(is_tree(x) for x in selected):
+        return None
+    position = indices[j]
+    tangents = [None] * len(call_args)
+    tangents[position] = np.zeros_like(y)
+    plan = forward_api.current_plan(gradient, None, tuple(call_args), tuple(tangents), optimize,
+                                    True)
+    found = plan.instance
+    if found.jvp is None or plan.starred is not None:
+        return None
+    keyword = dict(plan.tangents)[position]
+    if found.build.specialisable:
+        found = found.for_call(gradient, call_args, {keyword: tangents[position]}, now=True)
+    return batched_matrices.hessian_columns(found.jvp, call_args, keyword, y, selected)
 
 
 _hvp_guards = cache.memo()    # function -> {kinds of call: (gradient, its HVP guard),

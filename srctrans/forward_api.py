@@ -86,7 +86,7 @@ def run_jvp(fn, bound_self, primals, tangents, kwargs, optimize=True, tangent_on
     next call shaped like this one skip to the JVP specialised for it. ``checked`` False
     leaves the output unchecked (a has-aux gradient function's, whose aux is any value)."""
     call_args = primals if bound_self is None else (bound_self,) + primals
-    plan = _current_plan(fn, bound_self, primals, tangents, optimize, tangent_only)
+    plan = current_plan(fn, bound_self, primals, tangents, optimize, tangent_only)
     keywords = {}
     for index, keyword in plan.tangents:
         primal, tangent = primals[index], tangents[index]
@@ -143,7 +143,7 @@ def taken_as_given(primal, tangent):
             and tangent.dtype.kind == "f")
 
 
-def _current_plan(fn, bound_self, primals, tangents, optimize, tangent_only):
+def current_plan(fn, bound_self, primals, tangents, optimize, tangent_only):
     """The `_Plan` of ``fn`` for this pattern of given tangents, made if needed."""
     pattern = tuple(t is not None for t in tangents)
     key = (len(primals), pattern, bool(optimize), bound_self is not None, tangent_only)
@@ -160,7 +160,7 @@ def specialised_tangent_jvp(fn, primals, tangents):
     tangent-only JVP of the plain function ``fn`` that `run_jvp` has just run for these
     arguments (``tangent_only``, optimised), or None when that call ran no JVP specialised on
     its shapes."""
-    plan = _current_plan(fn, None, primals, tangents, True, True)
+    plan = current_plan(fn, None, primals, tangents, True, True)
     if plan.instance.jvp is None:
         return None
     keywords = {keyword: tangents[index] for index, keyword in plan.tangents}

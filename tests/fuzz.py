@@ -19,6 +19,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from fuzzing import check as fuzz_check         # noqa: E402
 from fuzzing.check import check, shrink        # noqa: E402
 from fuzzing.generator import generate         # noqa: E402
 from fuzzing.regressions import save           # noqa: E402
@@ -63,7 +64,10 @@ def main(argv=None):
     parser.add_argument("--programs", type=int, default=300)
     parser.add_argument("--seed", type=int, default=int(time.time()) % 100000)
     parser.add_argument("--no-keep", action="store_true", help="do not write regression files")
+    parser.add_argument("--vmap", action="store_true",
+                        help="also check st.vmap of each program and its gradient against a loop")
     options = parser.parse_args(argv)
+    fuzz_check.VMAP = options.vmap
     started = time.perf_counter()
     counts, failures = run(options.programs, options.seed, keep=not options.no_keep)
     checked = sum(counts.values()) - counts["invalid"]

@@ -160,7 +160,8 @@ def differentiate_as_call(parsed, mode="reverse"):
     When ``parsed.fn`` has a VJP from ``st.register_vjp`` (a JVP from
     ``st.register_jvp`` when ``mode`` is ``"forward"``), is declared
     non-differentiable, or is the function of a ``st.custom_gradient`` object,
-    its source is not differentiated: the body becomes ``return fn(params...)``
+    its source is not differentiated (``"batch"`` mode batches the body of any but the
+    last): the body becomes ``return fn(params...)``
     (a call of the custom-gradient object for the last), a call the reverse
     pass differentiates by the rule. Returns ``{name: callee}``, the name the
     call uses (for the generated code's closure), or ``{}`` for any other
@@ -169,6 +170,8 @@ def differentiate_as_call(parsed, mode="reverse"):
     fn = parsed.fn
     rule = REGISTRY.lookup(fn)
     callee = custom_gradient_of(fn) or fn          # st.grad of a custom_gradient function
+    if mode == "batch" and callee is fn:           # batching runs the body as written
+        return {}
     custom = None if rule is None else rule.custom_vjp if mode == "reverse" else rule.custom_jvp
     if not (callee is not fn or custom is not None or REGISTRY.is_nondifferentiable(fn)):
         return {}

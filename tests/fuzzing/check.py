@@ -13,7 +13,10 @@ array that fails on any conversion to NumPy, ``tests/duck_arrays.py``): each
 must equal the NumPy one and stay a ``Duck``, or be refused with
 ``UnsupportedArrayError`` (a program whose plain run converts is not checked);
 then the gradient at other values of the same shapes, which run the code
-specialised on them, on whichever branches and ``while`` trips those take.
+specialised on them, on whichever branches and ``while`` trips those take;
+then, with ``VMAP`` set (``tests/fuzz.py --vmap``), ``st.vmap`` of the program and
+of its gradient over a batch of three members (one argument batched along its
+last axis) against a loop.
 
 Outcomes: ``ok``; ``wrong`` (a derivative or value disagrees at every
 finite-difference step tried); ``refused`` (a ``SrcTransError`` for a program
@@ -27,6 +30,7 @@ import itertools
 import os
 import sys
 import traceback
+import warnings
 
 import numpy as np
 
@@ -94,6 +98,9 @@ def check(text, args, directory):
         if different is not None:
             return Outcome("wrong", different)
         different = _on_other_values(fn, args)
+        if different is not None:
+            return Outcome("wrong", different)
+        different = _batched(fn, args) if VMAP else None
         if different is not None:
             return Outcome("wrong", different)
     except st.InternalError as error:           # a failure of srctrans, not a refusal
@@ -295,6 +302,51 @@ def _on_other_values(fn, args):
         if wrong is not None:
             return f"at {scale} * args + {shift} (the same shapes): {wrong}"
     return None
+
+
+VMAP = False     # also check st.vmap (``tests/fuzz.py --vmap``; it still finds bugs, issue 33)
+MEMBER_SCALES = (1.0, 0.9, 1.1)       # the members of a batch: the arguments, scaled
+
+
+def _batched(fn, args):
+    """None if ``st.vmap`` of the program and of its gradient equal a loop over a batch of
+    three members (the arguments scaled, where the program is defined there), with every
+    float argument batched, the first along its last axis; else what differs."""
+    members = [tuple(a * scale if _is_float(a) else a for a in args) for scale in MEMBER_SCALES]
+    if any(_invalid(fn, m) is not None for m in members):
+        return None
+    axes = [None if not _is_float(a) else 0 for a in args]
+    first = next((i for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.ndim), None)
+    if first is not None:
+        axes[first] = -1
+    batch = []
+    for i, ax in enumerate(axes):
+        if ax is None:
+            batch.append(args[i])
+        else:
+            batch.append(np.stack([np.asarray(m[i], dtype=float) for m in members], axis=ax))
+    wrt = tuple(i for i, a in enumerate(args) if _is_float(a))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", st.BatchingWarning)
+        got = st.vmap(fn, in_axes=tuple(axes))(*_copies(tuple(batch)))
+        expected = np.stack([fn(*_copies(m)) for m in members])
+        if not np.allclose(got, expected, rtol=1e-9, atol=1e-12):
+            return f"vmap of the program: {got} for {expected}"
+        if not wrt:
+            return None
+        gradient = st.grad(fn, wrt=wrt, unconnected_gradients="zero")
+        got = st.vmap(gradient, in_axes=tuple(axes))(*_copies(tuple(batch)))
+        for position, index in enumerate(wrt):
+            expected = np.stack([np.broadcast_to(gradient(*_copies(m))[position],
+                                                 np.shape(args[index])) for m in members])
+            if not np.allclose(np.broadcast_to(got[position], expected.shape), expected,
+                               rtol=1e-7, atol=1e-9):
+                return f"vmap of the gradient, argument {index}: {got[position]} for {expected}"
+    return None
+
+
+def _is_float(value):
+    return isinstance(value, float) or isinstance(value, np.ndarray) and value.dtype.kind == "f"
 
 
 def _invalid(fn, args):

@@ -1,0 +1,355 @@
+"""What batched code calls (``st.vmap``): a batched value has its batch axis first.
+
+Generated batched code keeps every value that depends on a batched argument
+with the batch axis at position 0 and every other value as the unbatched
+function computes it. Where the transform knows the ranks it writes the
+NumPy expression itself (``x[:, None] * y``); these helpers do the same work
+when a rank or a type is known only when the code runs, and run a call that
+has no batching rule once per member of the batch (:func:`loop`).
+
+"Per-example rank" below is the rank a value has in the unbatched function:
+a batched value's ``ndim`` less one.
+"""
+
+import numpy as np
+
+
+def rank(x, batched):
+    """The per-example rank of ``x`` (``np.ndim``, less one for a batched value)."""
+    return np.ndim(x) - 1 if batched else np.ndim(x)
+
+
+def lifted(x, target):
+    """The batched ``x`` with axes of length 1 inserted after the batch axis, so that its
+    per-example rank is at least ``target``: it then broadcasts against values of that rank
+    as the unbatched value did (``x[:, None]`` for a batch of numbers against vectors)."""
+    missing = target - (np.ndim(x) - 1)
+    if missing <= 0:
+        return x
+    x = np.asarray(x)
+    return x.reshape(x.shape[:1] + (1,) * missing + x.shape[1:])
+
+
+def aligned(values, batched):
+    """``values`` for an elementwise operation: each batched one lifted to the highest
+    per-example rank among all of them (unbatched ones broadcast from the right already)."""
+    target = max(rank(v, b) for v, b in zip(values, batched))
+    return tuple(lifted(v, target) if b else v for v, b in zip(values, batched))
+
+
+def spread(value, size):
+    """An unbatched value as a batch of ``size`` copies (a writable array; a container entry
+    by entry), for a name that holds batched values elsewhere."""
+    if isinstance(value, (tuple, list)):
+        return type(value)(spread(v, size) for v in value)
+    if isinstance(value, dict):
+        return {k: spread(v, size) for k, v in value.items()}
+    value = np.asarray(value)
+    out = np.empty((size,) + value.shape, dtype=value.dtype)
+    out[...] = value
+    return out
+
+
+def axis(ax, x):
+    """The batched array ``x``'s axis for the per-example axis argument ``ax`` (None: every
+    axis but the batch axis; a tuple axis by axis)."""
+    if ax is None:
+        return tuple(range(1, np.ndim(x)))
+    if isinstance(ax, (tuple, list)):
+        return tuple(axis(a, x) for a in ax)
+    return ax + 1 if ax >= 0 else ax
+
+
+def index(key):
+    """The subscript of a batched array for the per-example subscript ``key``."""
+    return (slice(None),) + (key if isinstance(key, tuple) else (key,))
+
+
+def _is_array(part):
+    return not isinstance(part, (slice, int, np.integer, type(None), type(Ellipsis)))
+
+
+def getitem(x, key):
+    """``x[key]`` of each member of the batched ``x`` (a batched array or a container of
+    batched values) for an unbatched ``key``."""
+    if isinstance(x, (tuple, list, dict)):
+        return x[key]
+    parts = key if isinstance(key, tuple) else (key,)
+    if any(_is_array(p) for p in parts):          # then ints index as arrays too
+        arrays = [i for i, p in enumerate(parts) if _is_array(p) or isinstance(p, (int, np.integer))]
+    else:
+        arrays = []
+    if len(arrays) > 1 and arrays[-1] - arrays[0] + 1 != len(arrays):
+        # separated advanced indices put their axes first: per example, and again here
+        out = x[index(key)]
+        return np.moveaxis(out, np.ndim(np.broadcast(*[parts[i] for i in arrays])), 0)
+    return x[index(key)]
+
+
+def take(x, key, x_batched):
+    """``x[key]`` per member for a batched ``key`` (one array of indices or a number).
+
+    Members of a batched ``x`` are gathered along their own first axis; an unbatched ``x``
+    is gathered by the batch of indices at once."""
+    key = np.asarray(key)
+    if not x_batched:
+        return np.asarray(x)[key]
+    rows = np.arange(key.shape[0]).reshape((-1,) + (1,) * (key.ndim - 1))
+    return np.asarray(x)[rows, key]
+
+
+def setitem(x, key, value, value_batched):
+    """``x[key] = value`` in each member of the batched array ``x`` (in place)."""
+    if isinstance(x, (list, dict)):
+        x[key] = value
+        return
+    if value_batched:
+        target = np.ndim(x[index(key)]) - 1
+        value = lifted(value, target)
+    x[index(key)] = value
+
+
+def reshape(x, shape):
+    """Each member of the batched ``x`` reshaped to ``shape``."""
+    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    x = np.asarray(x)
+    return x.reshape(x.shape[:1] + shape)
+
+
+def transpose(x, axes=None):
+    """Each member of the batched ``x`` transposed (``axes`` per example)."""
+    x = np.asarray(x)
+    if axes is None:
+        return x.transpose((0,) + tuple(range(x.ndim - 1, 0, -1)))
+    return x.transpose((0,) + tuple(a + 1 if a >= 0 else a + x.ndim for a in axes))
+
+
+def shape(x):
+    """The per-example shape of the batched ``x``."""
+    return np.shape(x)[1:]
+
+
+def matmul(a, b, a_batched, b_batched):
+    """``a @ b`` of each member (NumPy's rules for vectors and stacks)."""
+    ra, rb = rank(a, a_batched), rank(b, b_batched)
+    if a_batched and not b_batched:
+        if ra == 1 and rb > 2:
+            return np.matmul(a[:, None, :], b)[..., 0, :]
+        return np.matmul(a, b)
+    if b_batched and not a_batched:
+        if rb == 1:
+            return np.matmul(b, np.swapaxes(a, -1, -2)) if ra >= 2 else np.matmul(b, a)
+        return np.matmul(a, b)
+    if ra == 1 and rb == 1:
+        return np.einsum("bi,bi->b", a, b)
+    if rb == 1:
+        return np.matmul(a, b[..., None])[..., 0]
+    if ra == 1:
+        return np.matmul(a[:, None, :], b)[:, 0]
+    return np.matmul(lifted(a, rb), lifted(b, ra))
+
+
+def dot(a, b, a_batched, b_batched):
+    """``np.dot(a, b)`` of each member."""
+    ra, rb = rank(a, a_batched), rank(b, b_batched)
+    if ra == 0 or rb == 0:
+        return np.multiply(*aligned((a, b), (a_batched, b_batched)))
+    if ra <= 2 and rb <= 2:
+        return matmul(a, b, a_batched, b_batched)
+    flags = (a_batched, b_batched)
+    return loop(np.dot, (a, b), flags, size_of((a, b), flags))
+
+
+def concatenate(values, batched, ax=0):
+    """``np.concatenate(values, ax)`` of each member; unbatched members are spread first."""
+    size = next(np.shape(v)[0] for v, b in zip(values, batched) if b)
+    parts = [v if b else spread(v, size) for v, b in zip(values, batched)]
+    return np.concatenate(parts, axis=ax + 1 if ax >= 0 else ax)
+
+
+def stack(values, batched, ax=0):
+    """``np.stack(values, ax)`` of each member; unbatched members are spread first."""
+    size = next(np.shape(v)[0] for v, b in zip(values, batched) if b)
+    parts = [v if b else spread(v, size) for v, b in zip(values, batched)]
+    return np.stack(parts, axis=ax + 1 if ax >= 0 else ax)
+
+
+def member(value, i, batched):
+    """Member ``i`` of a batched value (an array or a container of them)."""
+    if not batched:
+        return value
+    if isinstance(value, (tuple, list)):
+        parts = [member(v, i, True) for v in value]
+        return type(value)(*parts) if hasattr(value, "_fields") else type(value)(parts)
+    if isinstance(value, dict):
+        return {k: member(v, i, True) for k, v in value.items()}
+    return value[i]
+
+
+def stacked(results):
+    """The results of one call per member, stacked into one batched value (containers of
+    arrays entry by entry; Nones stay None)."""
+    first = results[0]
+    if first is None:
+        return None
+    if isinstance(first, (tuple, list)):
+        parts = [stacked([r[k] for r in results]) for k in range(len(first))]
+        return type(first)(*parts) if hasattr(first, "_fields") else type(first)(parts)
+    if isinstance(first, dict):
+        return {k: stacked([r[k] for r in results]) for k in first}
+    return np.stack([np.asarray(r) for r in results])
+
+
+def loop(f, args, batched, size, keywords=None, keywords_batched=None):
+    """``f(*args, **keywords)`` of each member, one call per member, stacked: the batching of
+    a call without a batching rule (slower than a rule, never wrong)."""
+    keywords = keywords or {}
+    keywords_batched = keywords_batched or {}
+    return stacked([
+        f(*[member(a, i, b) for a, b in zip(args, batched)],
+          **{k: member(v, i, keywords_batched.get(k, False)) for k, v in keywords.items()})
+        for i in range(size)])
+
+
+def size_of(values, batched):
+    """The batch size: the length of the first batched value's batch axis (a container's
+    first array)."""
+    for value, b in zip(values, batched):
+        if b:
+            return _first_length(value)
+    raise ValueError("no batched value")
+
+
+def _first_length(value):
+    if isinstance(value, (tuple, list)):
+        return _first_length(value[0])
+    if isinstance(value, dict):
+        return _first_length(next(iter(value.values())))
+    return np.shape(value)[0]
+
+
+def length(x):
+    """``len`` of each member of ``x``: a container's own length, an array's second axis."""
+    if isinstance(x, (tuple, list, dict)):
+        return len(x)
+    return np.shape(x)[1]
+
+
+def conformed(value, have, want, size):
+    """``value``, whose parts are batched as the flags ``have`` say (True, False, or a tuple
+    of flags for a tuple's or list's entries), with the parts ``want`` batches spread."""
+    if have == want or have is True or not want:
+        return value
+    if have is False and want is True:
+        return spread(value, size)
+    entries = list(value)
+    haves = have if isinstance(have, tuple) else (have,) * len(entries)
+    wants = want if isinstance(want, tuple) else (want,) * len(entries)
+    return type(value)(conformed(v, h, w, size) for v, h, w in zip(entries, haves, wants))
+
+
+# -- derivative helpers of generated code, on batches -------------------------------
+
+def broadcast_to(x, shape, x_batched=True):
+    """``np.broadcast_to(x, shape)`` of each member (``shape`` per example)."""
+    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    if not x_batched:
+        return np.broadcast_to(x, shape)
+    x = lifted(x, len(shape))
+    return np.broadcast_to(x, np.shape(x)[:1] + shape)
+
+
+def unbroadcast(g, x, g_batched, x_batched):
+    """``rt.unbroadcast(g, x)`` of each member: ``g`` summed down to a member of ``x``'s
+    shape (the result is batched)."""
+    target = np.shape(x)[1:] if x_batched else np.shape(x)
+    if not g_batched:
+        g = np.broadcast_to(g, (np.shape(x)[0],) + np.shape(g)) if x_batched else g
+    g = np.asarray(g)
+    extra = g.ndim - 1 - len(target)
+    if extra > 0:
+        g = g.sum(axis=tuple(range(1, 1 + extra)))
+    stretched = tuple(i + 1 for i, n in enumerate(target) if n == 1 and g.shape[i + 1] != 1)
+    if stretched:
+        g = g.sum(axis=stretched, keepdims=True)
+    if g.shape[1:] != target:
+        g = np.broadcast_to(g, g.shape[:1] + target)
+    return g
+
+
+def axiswise(helper, args, batched, axis_at, size, keywords=None):
+    """A helper that works along an ``axis`` argument (``rt.unreduce(g, x, axis,
+    keepdims)``, ``rt.extremum_grad``...) of each member: every array argument made batched
+    (unbatched ones as broadcast views) and the axis moved past the batch axis."""
+    keywords = dict(keywords or {})
+    args = list(args)
+    for i, (a, b) in enumerate(zip(args, batched)):
+        if i != axis_at and not b and a is not None and not isinstance(a, (bool, str)):
+            a = np.asarray(a)
+            args[i] = np.broadcast_to(a, (size,) + a.shape)
+    if axis_at < len(args):
+        args[axis_at] = axis(args[axis_at], _first_array(args, batched, axis_at))
+    elif "axis" in keywords:
+        keywords["axis"] = axis(keywords["axis"], _first_array(args, batched, axis_at))
+    else:
+        keywords["axis"] = axis(None, _first_array(args, batched, axis_at))
+    return helper(*args, **keywords)
+
+
+def _first_array(args, batched, skip):
+    """The argument the axis refers to: the last array before the axis (``x`` of
+    ``unreduce(g, x, axis)``)."""
+    arrays = [a for i, a in enumerate(args[:skip]) if i != skip and np.ndim(a) > 0]
+    return arrays[-1]
+
+
+def getitem_grad(g, x, key, g_batched, x_batched):
+    """``rt.getitem_grad(g, x, key)`` of each member for an unbatched ``key``: zeros of a
+    member's shape with ``g`` placed (added, for repeated indices) at ``key``."""
+    if isinstance(x, (tuple, list, dict)) or not g_batched and not x_batched:
+        from .reshaping import getitem_grad as one
+        size = np.shape(g)[0] if g_batched else _first_length(x)
+        return loop(one, (g, x, key), (g_batched, x_batched, False), size)
+    shape = np.shape(x)[1:] if x_batched else np.shape(x)
+    g = np.asarray(g)
+    size = g.shape[0] if g_batched else np.shape(x)[0]
+    out = np.zeros((size,) + shape, dtype=np.result_type(g.dtype, np.float64)
+                   if g.dtype.kind not in "fc" else g.dtype)
+    parts = key if isinstance(key, tuple) else (key,)
+    if any(_is_array(p) for p in parts):
+        np.add.at(out, index(key), g if g_batched else np.broadcast_to(g, out[index(key)].shape))
+    else:
+        out[index(key)] = lifted(g, np.ndim(out[index(key)]) - 1) if g_batched else g
+    return out
+
+
+def transpose_grad(g, axes=None):
+    """``rt.transpose_grad(g, axes)`` of each member of the batched ``g``."""
+    if axes is None:
+        return transpose(g)
+    ndim = np.ndim(g) - 1
+    return transpose(g, tuple(np.argsort([a % ndim for a in axes]).tolist()))
+
+
+def add(a, b, a_batched, b_batched):
+    """``rt.add(a, b)`` of cotangents of each member (None is zero)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if isinstance(a, (tuple, list, dict)) or isinstance(b, (tuple, list, dict)):
+        from .accumulate import add as one
+        return one(a, b)
+    a, b = aligned((a, b), (a_batched, b_batched))
+    return a + b
+
+
+def broadcast_like(t, ans, t_batched, ans_batched):
+    """``rt.broadcast_like(t, ans)`` of each member: ``t`` with a member of ``ans``'s shape."""
+    shape = np.shape(ans)[1:] if ans_batched else np.shape(ans)
+    if not t_batched:
+        return spread(np.broadcast_to(t, shape), np.shape(ans)[0])
+    t = lifted(t, len(shape))
+    if np.shape(t)[1:] == shape:
+        return t
+    return np.broadcast_to(t, np.shape(t)[:1] + shape).copy()

@@ -1,0 +1,437 @@
+"""``st.vmap``: a function of one example made a function of a batch, by source transformation.
+
+``vmap(f, in_axes, out_axes)`` moves each batched argument's batch axis to the
+front, runs the batched form of ``f`` that ``batch_pipeline`` generates for
+the arguments' per-example ranks (made once per pattern and cached), and moves
+the output's batch axis to ``out_axes``. A construct that has no batched form
+(an ``if`` on a batched value) makes the call run ``f`` once per member, and a
+call without a batching rule runs once per member inside the batched code;
+either way a warning names it, once.
+"""
+
+import functools
+import inspect
+import warnings
+
+import numpy as np
+
+from srctrans import cache
+from srctrans.batch_pipeline import BatchBuild, build_batched
+from srctrans.differentiate.batching import Unbatchable, truthy
+from srctrans.errors import SrcTransError, UsageError
+from srctrans.hints import Function
+from srctrans.pytrees import is_tree, tree_leaves, tree_map
+from srctrans.reporting import user_facing
+from srctrans.runtime import batching as rt_batch
+from srctrans.selection import unwrap
+
+
+class BatchingWarning(UserWarning):
+    """``st.vmap`` runs part of a function once per member of the batch: slower, not wrong."""
+
+
+def _call_of_vmap(f, *args, **kwargs):
+    return f, args, kwargs
+
+
+@user_facing
+def vmap(f: Function, in_axes=0, out_axes=0, axis_size: int | None = None) -> Function:
+    """``f`` of each member of a batch, as one vectorised function (JAX's ``vmap``).
+
+    Args:
+      f: a function of arrays (or containers of them), or a derivative made by
+        srctrans (``st.grad(loss)``), or another ``vmap``.
+      in_axes: the batch axis of each positional argument: an int for all of
+        them, or a tuple with one entry per argument, each an int, None (the
+        argument is the same for every member), or a container of the
+        argument's structure holding one such entry per array. Keyword
+        arguments are batched along axis 0.
+      out_axes: where the output's batch axis goes: an int, or a container of
+        the output's structure (None: an output that is the same for every
+        member, returned once).
+      axis_size: the batch size, needed only when no argument is batched.
+
+    Returns:
+      A function taking ``f``'s arguments with the batch axes added, returning
+      ``f``'s output for every member, stacked along ``out_axes``.
+      ``st.source(vmap(f), args=...)`` shows the batched code it runs.
+    """
+    if not callable(f):
+        raise UsageError(f"cannot vmap {f!r}: it is not callable")
+    return _Vmapped(f, in_axes, out_axes, axis_size)
+
+
+class _Vmapped:
+    """The callable [`vmap`][srctrans.vmap] returns."""
+
+    def __init__(self, f, in_axes, out_axes, axis_size):
+        _check_axes(in_axes, "in_axes")
+        _check_axes(out_axes, "out_axes")
+        self._f = f
+        self._in_axes = in_axes
+        self._out_axes = out_axes
+        self._axis_size = axis_size
+        self._fast = {}          # arrays' shapes and dtypes -> (plan, in_axes, a batched position)
+        functools.update_wrapper(self, f, updated=())
+
+    def __call__(self, *args, **kwargs):
+        key = None if kwargs else _fast_key(args)
+        found = self._fast.get(key) if key is not None else None
+        if found is None:
+            return _run(self, args, kwargs, key)
+        plan, axes, size_at = found                    # a call like an earlier one: no checks
+        moved = [(a, False) if ax is None else (a if ax == 0 else np.moveaxis(a, ax, 0), True)
+                 for a, ax in zip(args, axes)]
+        size = args[size_at].shape[axes[size_at]]
+        out = plan.run(moved, {}, size)
+        return _moved_out(out, plan.output_flag(out), self._out_axes, size)
+
+    def plan(self, args, kwargs):
+        """``(plan, moved args, moved kwargs, size)`` for a call: what :func:`_run` runs."""
+        axes = _per_argument(self._in_axes, args)
+        moved = [_moved_in(a, ax, f"argument {i}") for i, (a, ax) in enumerate(zip(args, axes))]
+        moved_kw = {k: _moved_in(v, 0, f"keyword argument {k!r}") for k, v in kwargs.items()}
+        size = _batch_size(moved + list(moved_kw.values()), self._axis_size)
+        plan = _plan_for(self._f, moved, moved_kw, size)
+        return plan, moved, moved_kw, size
+
+
+@user_facing(calls=lambda self, args, kwargs, key=None: (self._f, args, kwargs))
+def _run(vmapped, args, kwargs, key=None):
+    plan, moved, moved_kw, size = vmapped.plan(args, kwargs)
+    out = plan.run(moved, moved_kw, size)
+    if key is not None:
+        axes = _per_argument(vmapped._in_axes, args)
+        batched = [i for i, ax in enumerate(axes) if ax is not None]
+        if batched and all(isinstance(ax, (int, np.integer)) or ax is None for ax in axes):
+            vmapped._fast[key] = (plan, axes, batched[0])
+    return _moved_out(out, plan.output_flag(out), vmapped._out_axes, size)
+
+
+def _fast_key(args):
+    """The shapes and dtypes of arguments that are all arrays or numbers, else None."""
+    key = []
+    for a in args:
+        kind = type(a)
+        if kind is np.ndarray:
+            key.append((a.shape, a.dtype.char))
+        elif kind is float or kind is int:
+            key.append(kind)
+        else:
+            return None
+    return tuple(key)
+
+
+# -- in_axes and out_axes -----------------------------------------------------------
+
+def _check_axes(axes, what):
+    for leaf in (tree_leaves(axes) if is_tree(axes) else [axes]):
+        if leaf is not None and not isinstance(leaf, (int, np.integer)):
+            raise UsageError(f"{what} holds {leaf!r}: each entry must be an int or None",
+                             hint=f"{what}=0, {what}=(0, None), or a container of ints and Nones")
+
+
+def _per_argument(in_axes, args):
+    if isinstance(in_axes, (tuple, list)) and not isinstance(in_axes, (int, np.integer)):
+        if len(in_axes) != len(args):
+            raise UsageError(f"in_axes has {len(in_axes)} entries but the function was called "
+                             f"with {len(args)} positional arguments",
+                             hint="give one entry per positional argument (None for unbatched)")
+        return list(in_axes)
+    return [in_axes] * len(args)
+
+
+class _Marked:
+    """A leaf of a moved argument: its array, batch axis first, or as given (``axis`` None)."""
+
+    __slots__ = ("value", "batched")
+
+    def __init__(self, value, batched):
+        self.value, self.batched = value, batched
+
+
+def _moved_in(argument, axes, what):
+    """``(value, batched)``: the argument with each batched leaf's batch axis moved to 0, and
+    True / False / None (containers whose leaves differ: spread below)."""
+    if axes is None:
+        return argument, False
+    if not is_tree(argument):
+        return _moved_leaf(argument, axes, what), True
+    if not is_tree(axes):
+        return tree_map(lambda leaf: _moved_leaf(leaf, axes, what), argument), True
+    pairs = tree_map(lambda leaf, ax: _Marked(leaf if ax is None else _moved_leaf(leaf, ax, what),
+                                              ax is not None), argument, axes)
+    leaves = tree_leaves(pairs)
+    flags = {m.batched for m in leaves}
+    unwrapped = tree_map(lambda m: m.value, pairs)
+    if flags == {False}:
+        return unwrapped, False
+    return unwrapped, None if flags == {True, False} else True
+
+
+def _moved_leaf(leaf, axis, what):
+    array = np.asarray(leaf)
+    if array.ndim == 0:
+        raise UsageError(f"{what} is batched along axis {axis} but is a number",
+                         hint="give it in_axes None, or pass an array with a batch axis")
+    if not -array.ndim <= axis < array.ndim:
+        raise UsageError(f"{what} has {array.ndim} axes: it has no axis {axis} to batch along")
+    return np.moveaxis(array, axis, 0) if axis not in (0, -array.ndim) else array
+
+
+def _batch_size(moved, axis_size):
+    sizes = set()
+    for value, flag in moved:
+        if flag:
+            sizes.update(np.shape(leaf)[0] for leaf in (tree_leaves(value) if is_tree(value)
+                                                         else [value])
+                         if np.ndim(leaf) > 0)
+    if axis_size is not None:
+        sizes.add(axis_size)
+    if not sizes:
+        raise UsageError("vmap has no batched argument to take the batch size from",
+                         hint="batch at least one argument (in_axes), or pass axis_size")
+    if len(sizes) > 1:
+        raise UsageError(f"the batched arguments have different batch sizes: "
+                         f"{', '.join(map(str, sorted(sizes)))}",
+                         hint="batch every argument along an axis of the same length")
+    return sizes.pop()
+
+
+def _moved_out(out, flag, out_axes, size):
+    """The output with its batch axes at ``out_axes`` (unbatched parts spread, unless their
+    entry of ``out_axes`` is None)."""
+    if is_tree(out) and is_tree(out_axes):
+        flags = flag if isinstance(flag, tuple) else None
+        entries = list(out.values()) if isinstance(out, dict) else list(out)
+        axes = list(out_axes.values()) if isinstance(out_axes, dict) else list(out_axes)
+        if len(entries) != len(axes):
+            raise UsageError("out_axes does not have the output's structure")
+        parts = [_moved_out(e, flags[i] if flags else flag, ax, size)
+                 for i, (e, ax) in enumerate(zip(entries, axes))]
+        if isinstance(out, dict):
+            return dict(zip(out.keys(), parts))
+        return type(out)(parts) if not hasattr(out, "_fields") else type(out)(*parts)
+    if out_axes is None:
+        if truthy(flag):
+            raise UsageError("out_axes is None for an output that depends on the batch",
+                             hint="give it an int out_axes")
+        return out
+    if is_tree(out):
+        if isinstance(flag, tuple) and isinstance(out, (tuple, list)):
+            parts = [_moved_out(e, f, out_axes, size) for e, f in zip(out, flag)]
+            return type(out)(parts) if not hasattr(out, "_fields") else type(out)(*parts)
+        return tree_map(lambda leaf: _placed(leaf, truthy(flag), out_axes, size), out)
+    return _placed(out, truthy(flag), out_axes, size)
+
+
+def _placed(leaf, batched, axis, size):
+    if leaf is None:
+        return None
+    array = leaf if batched else rt_batch.spread(leaf, size)
+    array = np.asarray(array)
+    return array if axis in (0, -array.ndim) else np.moveaxis(array, 0, axis)
+
+
+# -- plans: the batched function for a pattern of arguments --------------------------
+
+class _Built:
+    """The generated batched function for one pattern of batched arguments and ranks."""
+
+    def __init__(self, build, prefix, post):
+        self.build, self.prefix, self.post = build, prefix, post
+
+    def output_flag(self, out):
+        return self.build.output_flag
+
+    def run(self, moved, moved_kw, size):
+        return self.post(self.build.function(*self.prefix, *[v for v, _ in moved],
+                                             **{k: v for k, (v, _) in moved_kw.items()}))
+
+
+class _Looped:
+    """The fallback: ``f`` once per member, the results stacked."""
+
+    def __init__(self, fn, prefix, post):
+        self.fn, self.prefix, self.post = fn, prefix, post
+
+    def output_flag(self, out):
+        return True
+
+    def run(self, moved, moved_kw, size):
+        results = []
+        for i in range(size):
+            args = [rt_batch.member(v, i, f is not False) for v, f in moved]
+            kwargs = {k: rt_batch.member(v, i, f is not False) for k, (v, f) in moved_kw.items()}
+            results.append(self.post(self.fn(*self.prefix, *args, **kwargs)))
+        return rt_batch.stacked(results)
+
+
+_built = cache.memo()          # per-example function -> {pattern: _Built or _Looped}
+_warned = set()
+
+
+def _plan_for(f, moved, moved_kw, size):
+    fn, prefix, post = _per_example_function(f, moved, moved_kw)
+    signature = inspect.signature(fn)
+    try:
+        flags = signature.bind(*[False] * len(prefix), *[f for _, f in moved],
+                               **{k: f for k, (_, f) in moved_kw.items()}).arguments
+        values = signature.bind(*prefix, *[v for v, _ in moved],
+                                **{k: v for k, (v, _) in moved_kw.items()}).arguments
+    except TypeError as error:
+        raise UsageError(f"the call does not fit {fn.__qualname__}'s signature: {error}") from None
+    flags = {name: flag if isinstance(flag, bool) or flag is None else
+             (None if None in flag or len(set(flag)) > 1 else flag[0] if flag else False)
+             for name, flag in flags.items()}
+    ranks = {name: _rank(value, flags[name]) for name, value in values.items()}
+    key = (tuple(flags.items()), tuple(ranks.items()), len(prefix), len(moved), tuple(moved_kw))
+    plans = _built.setdefault(fn, {})
+    plan = plans.get(key)
+    if plan is None:
+        plan = plans[key] = _make_plan(fn, prefix, post, flags, ranks)
+    return plan
+
+
+def _make_plan(fn, prefix, post, flags, ranks):
+    if any(f is None for f in flags.values()):
+        _warn(fn, "a container argument batched in some of its arrays only", None)
+        return _Looped(fn, prefix, post)
+    try:
+        build = build_batched(fn, flags, ranks, _build_callee)
+    except Unbatchable as refusal:
+        _warn(fn, refusal.what, _location(fn, refusal))
+        return _Looped(fn, prefix, post)
+    for what, location in build.loops:
+        _warn(fn, what, location)
+    return _Built(build, prefix, post)
+
+
+def _build_callee(fn, flags, ranks, location):
+    """The batched form of a function the batched code calls (every output array batched)."""
+    key = ("callee", tuple(sorted(flags.items())), tuple(sorted(ranks.items())))
+    plans = _built.setdefault(fn, {})
+    found = plans.get(key)
+    if found is None:
+        try:
+            found = build_batched(fn, flags, ranks, _build_callee, all_batched=True)
+        except SrcTransError as error:
+            raise Unbatchable(f"{fn.__qualname__} cannot be batched ({error.args[0]})", None) from None
+        plans[key] = found
+    for what, where in found.loops:
+        _warn(fn, what, where)
+    return found.function
+
+
+def _location(fn, refusal):
+    try:
+        from srctrans.parse.source import parse_function
+        lineno = getattr(refusal.node, "lineno", None)
+        return parse_function(fn).location_of_line(lineno) if lineno else None
+    except SrcTransError:
+        return None
+
+
+def _warn(fn, what, location):
+    if _quiet[0]:
+        return
+    key = (fn, what, str(location))
+    if key in _warned:
+        return
+    _warned.add(key)
+    where = f" ({location})" if location is not None else ""
+    warnings.warn(f"st.vmap of {getattr(fn, '__qualname__', fn)} runs {what}{where} once per "
+                  f"member of the batch: slower than batched code, never wrong",
+                  BatchingWarning, stacklevel=4)
+
+
+def _rank(value, batched):
+    """A value's per-example rank; for a tuple or list, a tuple of its entries' (None for a
+    value that is not an array or a number)."""
+    if type(value) in (tuple, list):
+        return tuple(_rank(v, batched) if _is_array(v) else None for v in value)
+    return np.ndim(value) - (1 if batched else 0) if _is_array(value) else None
+
+
+def _is_array(value):
+    return isinstance(value, (np.ndarray, np.generic, float, int, complex)) and \
+        not isinstance(value, bool)
+
+
+def _per_example_function(f, moved, moved_kw):
+    """``(function, prefix, post)``: the plain function whose source is batched, the unbatched
+    arguments it takes first (a bound method's object), and what turns its batched result into
+    what ``f`` returns (a gradient's one-entry tuple unwrapped)."""
+    from srctrans.api import _Differentiated
+    if isinstance(f, _Differentiated) and not f._with_value and not f._has_aux:
+        members = [rt_batch.member(v, 0, flag is not False) for v, flag in moved]
+        specialised = _specialised_gradient(f, members)
+        if specialised is not None:
+            gradient, single = specialised
+            return gradient, (), (lambda out: out[0]) if single else _same
+    fn, bound_self = unwrap(f)
+    return fn, (() if bound_self is None else (bound_self,)), _same
+
+
+def _same(out):
+    return out
+
+
+def _specialised_gradient(grad_object, members):
+    """The fused gradient specialised on one member's shapes, as ``(function, single)``, or
+    None when srctrans makes none for them (then the generic gradient is batched)."""
+    selection = grad_object._selection or grad_object._select()
+    if grad_object._self is not None:
+        return None
+    found = cache.instance(grad_object._fn, selection.names, True, True)
+    try:
+        made = found.for_call(grad_object._fn, tuple(members), {}, now=True)
+    except (SrcTransError, TypeError, ValueError):
+        return None
+    if made.grad is None:
+        return None
+    return made.grad, selection.single
+
+
+
+_quiet = [0]      # > 0 while srctrans batches its own derivatives (no warning: not the user's vmap)
+
+
+def batched_call(fn, args, flags, kwargs=None):
+    """``fn`` (a plain or generated function) of each member of a batch, by its batched form:
+    ``args`` batched along axis 0 where ``flags`` say, ``kwargs`` all batched. For srctrans's
+    own Jacobians and Hessians: no warning, and no output axes moved."""
+    moved = [(a, bool(f)) for a, f in zip(args, flags)]
+    moved_kw = {k: (v, True) for k, v in (kwargs or {}).items()}
+    size = next(np.shape(v)[0] for v, f in moved + list(moved_kw.values()) if f)
+    _quiet[0] += 1
+    try:
+        plan = _plan_for(fn, moved, moved_kw, size)
+    finally:
+        _quiet[0] -= 1
+    return plan.run(moved, moved_kw, size)
+
+
+def is_vmapped(f):
+    """Whether ``f`` is a function made by [`vmap`][srctrans.vmap]."""
+    return isinstance(f, _Vmapped)
+
+
+def batched_source(vmapped, args):
+    """The source of the batched code a call of ``vmapped`` with ``args`` runs (the batched
+    forms of the functions it calls after it), or a comment saying it runs ``f`` per member."""
+    if args is None:
+        raise UsageError("the batched code depends on the arguments' ranks",
+                         hint="pass example arguments: st.source(st.vmap(f), args=(x, y))")
+    plan, _, _, _ = vmapped.plan(tuple(args), {})
+    if isinstance(plan, _Looped):
+        return (f"# st.vmap runs {getattr(plan.fn, '__qualname__', plan.fn)} once per member of "
+                f"the batch: it has a construct with no batched form (see the warning)\n")
+    texts = [plan.build.source]
+    seen = {plan.build.source}
+    for found in (b for plans in _built.values() for b in plans.values()
+                  if isinstance(b, BatchBuild)):
+        if found.function.__name__ in plan.build.source and found.source not in seen:
+            texts.append(found.source)
+            seen.add(found.source)
+    return "\n".join(texts)

@@ -1,0 +1,65 @@
+"""The passes of batching (``st.vmap``), in order: those reverse and forward mode share up to
+SSA (``pipeline._front_end``), then which names are batched and their per-example ranks, the
+batched statements (``differentiate.batching``), single-use temporaries folded back, emit.
+"""
+
+import gast
+import numpy
+
+from srctrans import runtime
+from srctrans.analyse.values import dict_valued
+from srctrans.differentiate.batching import batch
+from srctrans.emit.compile import compile_functions
+from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS, function_base
+from srctrans.nodes import clone
+from srctrans.optimise.dce import reads_of
+from srctrans.optimise.inline import inline_temporaries
+from srctrans.pipeline import _front_end, _function, _is_pure, _trace
+
+
+class BatchBuild:
+    """A compiled batched function.
+
+    Attributes:
+      function: the generated function: the original's parameters, batched ones with their
+        members along axis 0.
+      source: its text (what ``st.source`` shows).
+      output_flag: which parts of its output are batched (``differentiate.batching``).
+      loops: ``(what, location)`` of each call it runs once per member.
+    """
+
+    def __init__(self, function, source, output_flag, loops):
+        self.function = function
+        self.source = source
+        self.output_flag = output_flag
+        self.loops = loops
+
+
+def build_batched(fn, flags, ranks, build_callee, all_batched=False):
+    """Compile the batched form of ``fn``.
+
+    ``flags``: parameter name -> whether it is batched; ``ranks``: parameter name -> the
+    per-example rank of an array argument (None where unknown); ``build_callee(fn, flags,
+    ranks, location)`` batches a called function of the user's; ``all_batched`` makes every
+    array of the output batched (unbatched ones spread). Raises
+    ``differentiate.batching.Unbatchable`` for a construct that needs a loop over members.
+    """
+    batched = tuple(name for name, flag in flags.items() if flag)
+    unit, itself, _ = _front_end(fn, batched, None, "batch")
+    unit.dict_valued = dict_valued(unit.function)
+    result = batch(unit, dict.fromkeys(batched, True), ranks, build_callee, all_batched)
+    body, returned = result.body[:-1], result.body[-1]
+    body = inline_temporaries(body, unit.namer.temporaries, reads_of(returned), _is_pure)
+    name = unit.namer.fresh(function_base(unit.parsed.fn) + "_vmap")
+    doc = gast.Expr(gast.Constant(
+        f"{fn.__name__} of each member of a batch: {', '.join(batched) or 'no argument'} "
+        f"batched along axis 0.", None))
+    function = _function(name, clone(unit.function.args), [doc] + body + [returned])
+    closure = {unit.aliases[NUMPY_ALIAS]: numpy, unit.aliases[RUNTIME_ALIAS]: runtime}
+    closure.update(result.closure)
+    closure.update(itself)
+    closure.update(unit.resolver.synthetic)
+    compiled = compile_functions([function], closure, fn, f"{fn.__qualname__} vmap")
+    _trace("generated", lambda: compiled.source)
+    (generated,) = compiled.instantiate(fn)
+    return BatchBuild(generated, compiled.source, result.output_flag, result.loops)

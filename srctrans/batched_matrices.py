@@ -1,0 +1,81 @@
+"""Jacobians and Hessians in one batched call: the pullback (or pushforward) of every basis
+vector at once, by the batched form of the generated derivative (``st.vmap``'s transform).
+
+Requires: the generated backward pass, JVP or JVP of a gradient of one function, and
+arguments that are arrays (containers take the per-vector path of ``composed``).
+Guarantees: each function returns the blocks ``composed`` would assemble from one call per
+basis vector, equal to rounding, or None when the batched form does not apply (a container
+or complex value, or no generated function to batch): the caller then loops as before.
+The basis is pushed through in chunks of at most ``CHUNK_ELEMENTS`` elements in all.
+"""
+
+import numpy as np
+
+from srctrans import cache
+from srctrans.batch_api import batched_call
+from srctrans.runtime.seeding import is_complex
+
+CHUNK_ELEMENTS = 1 << 24      # elements of one chunk's basis vectors (128 MiB of float64)
+
+
+def _plain_arrays(*values):
+    return all(type(v) is np.ndarray and v.dtype.kind == "f" for v in values)
+
+
+def _chunks(count, row_size):
+    step = max(1, min(count, CHUNK_ELEMENTS // max(row_size, 1)))
+    return [(start, min(start + step, count)) for start in range(0, count, step)]
+
+
+def _basis(start, stop, shape, dtype):
+    """Unit vectors ``start..stop-1`` of the flattened ``shape``, stacked: ``(stop - start,) +
+    shape``."""
+    size = int(np.prod(shape))
+    rows = np.zeros((stop - start, size), dtype=dtype)
+    rows[np.arange(stop - start), np.arange(start, stop)] = 1
+    return rows.reshape((stop - start,) + tuple(shape))
+
+
+def reverse_rows(fn, call_args, names, indices, optimize, out):
+    """The reverse Jacobian's blocks as ``composed`` nests them, ``[[[block of argument i]]]``
+    (one output, one leaf per argument), from one batched backward pass over the output's
+    basis, or None."""
+    selected = [call_args[i] for i in indices]
+    if not _plain_arrays(out, *selected) or out.size == 0:
+        return None
+    found = cache.instance(fn, names, optimize)
+    if optimize:
+        found = found.for_call(fn, call_args, {})
+    if found.build.tape_index is not None or found.bwd is None:
+        return None
+    _, residuals = found.fwd(*call_args)
+    parts = [[] for _ in selected]
+    for start, stop in _chunks(out.size, out.size):
+        seeds = _basis(start, stop, out.shape, out.dtype)
+        gradients = batched_call(found.bwd, (residuals, seeds), (False, True))
+        for part, g, x in zip(parts, gradients, selected):
+            if g is None:
+                g = np.zeros((stop - start,) + x.shape, dtype=np.result_type(out, x))
+            part.append(np.broadcast_to(g, (stop - start,) + x.shape))
+    return [[[np.concatenate(p).reshape(out.shape + x.shape).astype(np.result_type(out, x),
+                                                                    copy=False)]
+             for p, x in zip(parts, selected)]]
+
+
+def hessian_columns(jvp, call_args, keyword, y, others):
+    """The columns ``H[:, leaf y]`` of each selected argument from one batched JVP of the
+    gradient over ``y``'s basis: a list with one block of shape ``x.shape + y.shape`` per
+    selected argument ``x`` in ``others``, or None."""
+    if not _plain_arrays(y, *others) or is_complex(y):
+        return None
+    parts = [[] for _ in others]
+    for start, stop in _chunks(y.size, y.size):
+        tangents = _basis(start, stop, y.shape, y.dtype)
+        columns = batched_call(jvp, tuple(call_args), tuple(False for _ in call_args),
+                               {keyword: tangents})
+        if not isinstance(columns, tuple):
+            columns = (columns,)
+        for part, column, x in zip(parts, columns, others):
+            part.append(np.broadcast_to(column, (stop - start,) + x.shape))
+    return [np.moveaxis(np.concatenate(p), 0, -1).reshape(x.shape + y.shape).astype(
+        np.result_type(x, y), copy=False) for p, x in zip(parts, others)]
