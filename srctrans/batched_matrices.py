@@ -2,7 +2,8 @@
 vector at once, by the batched form of the generated derivative (``st.vmap``'s transform).
 
 Requires: the generated backward pass, JVP or JVP of a gradient of one function, and
-arguments that are arrays (containers take the per-vector path of ``composed``).
+arguments that are NumPy arrays or numbers (containers, objects and other libraries' arrays
+take the per-vector path of ``composed``).
 Guarantees: each function returns the blocks ``composed`` would assemble from one call per
 basis vector, equal to rounding, or None when the batched form does not apply (a container
 or complex value, or no generated function to batch): the caller then loops as before.
@@ -20,6 +21,12 @@ CHUNK_ELEMENTS = 1 << 24      # elements of one chunk's basis vectors (128 MiB o
 
 def _plain_arrays(*values):
     return all(type(v) is np.ndarray and v.dtype.kind == "f" for v in values)
+
+
+def _plain_call(call_args):
+    """Arguments that are all NumPy arrays or Python numbers: no object a call goes through,
+    no array of another library (their derivatives take the per-vector path)."""
+    return all(type(a) in (np.ndarray, float, int, bool) for a in call_args)
 
 
 def _chunks(count, row_size):
@@ -41,12 +48,12 @@ def reverse_rows(fn, call_args, names, indices, optimize, out):
     (one output, one leaf per argument), from one batched backward pass over the output's
     basis, or None."""
     selected = [call_args[i] for i in indices]
-    if not _plain_arrays(out, *selected) or out.size == 0:
+    if not _plain_arrays(out, *selected) or out.size == 0 or not _plain_call(call_args):
         return None
     found = cache.instance(fn, names, optimize)
     if optimize:
         found = found.for_call(fn, call_args, {})
-    if found.build.tape_index is not None or found.bwd is None:
+    if found.build.tape_index is not None or found.bwd is None or found.build.sites:
         return None
     _, residuals = found.fwd(*call_args)
     parts = [[] for _ in selected]
@@ -66,7 +73,7 @@ def hessian_columns(jvp, call_args, keyword, y, others):
     """The columns ``H[:, leaf y]`` of each selected argument from one batched JVP of the
     gradient over ``y``'s basis: a list with one block of shape ``x.shape + y.shape`` per
     selected argument ``x`` in ``others``, or None."""
-    if not _plain_arrays(y, *others) or is_complex(y):
+    if not _plain_arrays(y, *others) or is_complex(y) or not _plain_call(call_args):
         return None
     parts = [[] for _ in others]
     for start, stop in _chunks(y.size, y.size):

@@ -246,7 +246,12 @@ def _hessian_columns(gradient, call_args, indices, j, y, selected, optimize):
     keyword = dict(plan.tangents)[position]
     if found.build.specialisable:
         found = found.for_call(gradient, call_args, {keyword: tangents[position]}, now=True)
-    return batched_matrices.hessian_columns(found.jvp, call_args, keyword, y, selected)
+    if found.build.sites:               # it calls through values: kinds are learnt run by run
+        return None
+    try:
+        return batched_matrices.hessian_columns(found.jvp, call_args, keyword, y, selected)
+    except Exception:                   # a batched form that fails: one JVP per column instead
+        return None
 
 
 _hvp_guards = cache.memo()    # function -> {kinds of call: (gradient, its HVP guard),
