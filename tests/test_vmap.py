@@ -214,3 +214,17 @@ def test_the_hessian_is_one_batched_jvp_of_the_gradient():
         expected[i + 1, i] -= 400 * x[i]
     np.testing.assert_allclose(H, expected, rtol=1e-10, atol=1e-10)
     assert any(getattr(fn, "__name__", "").startswith("rosen_grad_jvp") for fn in batch_api._built)
+
+
+def filled(x, v):
+    return np.full_like(x, v)
+
+
+@pytest.mark.parametrize("in_axes", [(None, 0), (0, 0)])
+def test_a_batched_fill_value_fills_each_member(in_axes):
+    X, V = np.ones((3, 3)), np.array([1.0, 2.0, 3.0])
+    x = X[0] if in_axes[0] is None else X
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", st.BatchingWarning)
+        out = st.vmap(filled, in_axes=in_axes)(x, V)
+    np.testing.assert_allclose(out, V[:, None] * np.ones((3, 3)))

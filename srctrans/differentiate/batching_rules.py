@@ -238,9 +238,8 @@ def same_call(call):
             return None
         if call.rank_of(first) is None or call.rank_of(first) < 2:
             return None
-    elif any(call.flag(o) for o in call.operands() if o is not first) and \
-            call.callee not in (np.full_like,):
-        return None
+    elif any(call.flag(o) for o in call.operands() if o is not first):
+        return None                     # (np.full_like(x, v) of a batched v: one call per member)
     return call.call(_func(call), call.args)
 
 
