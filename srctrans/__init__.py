@@ -75,13 +75,14 @@ if TYPE_CHECKING:                          # what type checkers and the docs see
         stop_gradient, stop_recording, grad_of, custom_gradient, checkpoint, checkpointed,
         register_vjp, register_jvp, nondifferentiable, differentiate_through)
     from srctrans.pytrees import register_pytree
+    from srctrans.batch_api import vmap, BatchingWarning
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "jacobian", "batch_jacobian", "hessian", "hvp",
     "source", "export", "check_grads", "clear_cache", "cache_directory", "set_cache_directory",
     "stop_gradient", "stop_recording", "grad_of", "custom_gradient", "checkpoint", "checkpointed",
     "register_vjp", "register_jvp", "nondifferentiable", "differentiate_through", "register_pytree",
-    "SrcTransError", "UnsupportedSyntaxError", "NoSourceError", "MissingRuleError",
+    "vmap", "BatchingWarning", "SrcTransError", "UnsupportedSyntaxError", "NoSourceError", "MissingRuleError",
     "NonDifferentiableError", "ShapeError", "UsageError", "UnsupportedArrayError", "CallError",
     "InternalError",
 ]

@@ -13,6 +13,7 @@ The basis is pushed through in chunks of at most ``CHUNK_ELEMENTS`` elements in 
 import numpy as np
 
 from srctrans import cache
+from srctrans.normalize import auxiliary
 from srctrans.batch_api import batched_call
 from srctrans.runtime.seeding import is_complex
 
@@ -48,7 +49,8 @@ def reverse_rows(fn, call_args, names, indices, optimize, out):
     (one output, one leaf per argument), from one batched backward pass over the output's
     basis, or None."""
     selected = [call_args[i] for i in indices]
-    if not _plain_arrays(out, *selected) or out.size == 0 or not _plain_call(call_args):
+    if not _plain_arrays(out, *selected) or out.size == 0 or not _plain_call(call_args) \
+            or auxiliary.has_aux(fn):          # (its backward pass seeds the pair (out, aux))
         return None
     found = cache.instance(fn, names, optimize)
     if optimize:
