@@ -13,6 +13,13 @@ a batched value's ``ndim`` less one.
 
 import numpy as np
 
+from .containers import entries, is_container, rebuild
+
+
+def _each_entry(fn, value):
+    """A container like ``value`` holding ``fn(entry)`` for each of its entries."""
+    return rebuild(value, [(key, fn(entry)) for key, entry in entries(value)])
+
 
 def rank(x, batched):
     """The per-example rank of ``x`` (``np.ndim``, less one for a batched value)."""
@@ -40,10 +47,8 @@ def aligned(values, batched):
 def spread(value, size):
     """An unbatched value as a batch of ``size`` copies (a writable array; a container entry
     by entry), for a name that holds batched values elsewhere."""
-    if isinstance(value, (tuple, list)):
-        return type(value)(spread(v, size) for v in value)
-    if isinstance(value, dict):
-        return {k: spread(v, size) for k, v in value.items()}
+    if is_container(value):
+        return _each_entry(lambda entry: spread(entry, size), value)
     value = np.asarray(value)
     out = np.empty((size,) + value.shape, dtype=value.dtype)
     out[...] = value
@@ -124,11 +129,6 @@ def transpose(x, axes=None):
     return x.transpose((0,) + tuple(a + 1 if a >= 0 else a + x.ndim for a in axes))
 
 
-def shape(x):
-    """The per-example shape of the batched ``x``."""
-    return np.shape(x)[1:]
-
-
 def matmul(a, b, a_batched, b_batched):
     """``a @ b`` of each member (NumPy's rules for vectors and stacks)."""
     ra, rb = rank(a, a_batched), rank(b, b_batched)
@@ -178,11 +178,8 @@ def member(value, i, batched):
     """Member ``i`` of a batched value (an array or a container of them)."""
     if not batched:
         return value
-    if isinstance(value, (tuple, list)):
-        parts = [member(v, i, True) for v in value]
-        return type(value)(*parts) if hasattr(value, "_fields") else type(value)(parts)
-    if isinstance(value, dict):
-        return {k: member(v, i, True) for k, v in value.items()}
+    if is_container(value):
+        return _each_entry(lambda entry: member(entry, i, True), value)
     return value[i]
 
 
@@ -192,11 +189,9 @@ def stacked(results):
     first = results[0]
     if first is None:
         return None
-    if isinstance(first, (tuple, list)):
-        parts = [stacked([r[k] for r in results]) for k in range(len(first))]
-        return type(first)(*parts) if hasattr(first, "_fields") else type(first)(parts)
-    if isinstance(first, dict):
-        return {k: stacked([r[k] for r in results]) for k in first}
+    if is_container(first):
+        taken = [dict(entries(r)) for r in results]
+        return rebuild(first, [(key, stacked([t[key] for t in taken])) for key, _ in entries(first)])
     return np.stack([np.asarray(r) for r in results])
 
 
@@ -221,10 +216,8 @@ def size_of(values, batched):
 
 
 def _first_length(value):
-    if isinstance(value, (tuple, list)):
-        return _first_length(value[0])
-    if isinstance(value, dict):
-        return _first_length(next(iter(value.values())))
+    if is_container(value):
+        return _first_length(entries(value)[0][1])
     return np.shape(value)[0]
 
 
@@ -242,10 +235,11 @@ def conformed(value, have, want, size):
         return value
     if have is False and want is True:
         return spread(value, size)
-    entries = list(value)
-    haves = have if isinstance(have, tuple) else (have,) * len(entries)
-    wants = want if isinstance(want, tuple) else (want,) * len(entries)
-    return type(value)(conformed(v, h, w, size) for v, h, w in zip(entries, haves, wants))
+    parts = entries(value)
+    haves = have if isinstance(have, tuple) else (have,) * len(parts)
+    wants = want if isinstance(want, tuple) else (want,) * len(parts)
+    return rebuild(value, [(key, conformed(v, h, w, size))
+                           for (key, v), h, w in zip(parts, haves, wants)])
 
 
 # -- derivative helpers of generated code, on batches -------------------------------
@@ -288,18 +282,18 @@ def axiswise(helper, args, batched, axis_at, size, keywords=None):
             a = np.asarray(a)
             args[i] = np.broadcast_to(a, (size,) + a.shape)
     if axis_at < len(args):
-        args[axis_at] = axis(args[axis_at], _first_array(args, batched, axis_at))
+        args[axis_at] = axis(args[axis_at], _first_array(args, axis_at))
     elif "axis" in keywords:
-        keywords["axis"] = axis(keywords["axis"], _first_array(args, batched, axis_at))
+        keywords["axis"] = axis(keywords["axis"], _first_array(args, axis_at))
     else:
-        keywords["axis"] = axis(None, _first_array(args, batched, axis_at))
+        keywords["axis"] = axis(None, _first_array(args, axis_at))
     return helper(*args, **keywords)
 
 
-def _first_array(args, batched, skip):
+def _first_array(args, skip):
     """The argument the axis refers to: the last array before the axis (``x`` of
     ``unreduce(g, x, axis)``)."""
-    arrays = [a for i, a in enumerate(args[:skip]) if i != skip and np.ndim(a) > 0]
+    arrays = [a for a in args[:skip] if np.ndim(a) > 0]
     return arrays[-1]
 
 

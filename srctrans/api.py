@@ -6,6 +6,7 @@ then reuses the cached build.
 """
 
 import functools
+import types
 import textwrap
 
 import numpy as np
@@ -393,9 +394,9 @@ def source(f: Function, mode: Mode = "reverse", wrt: Wrt = 0, optimize: bool = T
     the batched code a call with ``args`` (required) runs, with the batched forms of
     the functions it calls.
     """
-    from srctrans.batch_api import batched_source, is_vmapped
-    if is_vmapped(f):                       # st.vmap(f): the batched code a call runs
-        return batched_source(f, args)
+    batched = getattr(f, "batched_source", None)
+    if isinstance(batched, types.MethodType):   # st.vmap(f): the batched code a call runs
+        return batched(args)
     if mode not in ("reverse", "forward"):
         raise UsageError(f"mode must be 'reverse' or 'forward', not {mode!r}")
     fn, bound_self = unwrap(f)

@@ -23,6 +23,7 @@ from srctrans.hints import Function
 from srctrans.pytrees import is_tree, tree_leaves, tree_map
 from srctrans.reporting import user_facing
 from srctrans.runtime import batching as rt_batch
+from srctrans.runtime.containers import entries, rebuild
 from srctrans.selection import unwrap
 
 
@@ -83,8 +84,10 @@ class _Vmapped:
         moved = [(a, False) if ax is None else (a if ax == 0 else np.moveaxis(a, ax, 0), True)
                  for a, ax in zip(args, axes)]
         size = args[size_at].shape[axes[size_at]]
-        out = plan.run(moved, {}, size)
-        return _moved_out(out, plan.output_flag(out), self._out_axes, size)
+        return _moved_out(plan.run(moved, {}, size), plan.output_flag, self._out_axes, size)
+
+    def batched_source(self, args):
+        return _batched_source(self, args)
 
     def plan(self, args, kwargs):
         """``(plan, moved args, moved kwargs, size)`` for a call: what :func:`_run` runs."""
@@ -105,7 +108,7 @@ def _run(vmapped, args, kwargs, key=None):
         batched = [i for i, ax in enumerate(axes) if ax is not None]
         if batched and all(isinstance(ax, (int, np.integer)) or ax is None for ax in axes):
             vmapped._fast[key] = (plan, axes, batched[0])
-    return _moved_out(out, plan.output_flag(out), vmapped._out_axes, size)
+    return _moved_out(out, plan.output_flag, vmapped._out_axes, size)
 
 
 def _fast_key(args):
@@ -202,16 +205,12 @@ def _moved_out(out, flag, out_axes, size):
     """The output with its batch axes at ``out_axes`` (unbatched parts spread, unless their
     entry of ``out_axes`` is None)."""
     if is_tree(out) and is_tree(out_axes):
-        flags = flag if isinstance(flag, tuple) else None
-        entries = list(out.values()) if isinstance(out, dict) else list(out)
-        axes = list(out_axes.values()) if isinstance(out_axes, dict) else list(out_axes)
-        if len(entries) != len(axes):
+        parts, axes = entries(out), [ax for _, ax in entries(out_axes)]
+        if len(parts) != len(axes):
             raise UsageError("out_axes does not have the output's structure")
-        parts = [_moved_out(e, flags[i] if flags else flag, ax, size)
-                 for i, (e, ax) in enumerate(zip(entries, axes))]
-        if isinstance(out, dict):
-            return dict(zip(out.keys(), parts))
-        return type(out)(parts) if not hasattr(out, "_fields") else type(out)(*parts)
+        flags = flag if isinstance(flag, tuple) else (flag,) * len(parts)
+        return rebuild(out, [(key, _moved_out(e, f, ax, size))
+                             for (key, e), f, ax in zip(parts, flags, axes)])
     if out_axes is None:
         if truthy(flag):
             raise UsageError("out_axes is None for an output that depends on the batch",
@@ -219,8 +218,8 @@ def _moved_out(out, flag, out_axes, size):
         return out
     if is_tree(out):
         if isinstance(flag, tuple) and isinstance(out, (tuple, list)):
-            parts = [_moved_out(e, f, out_axes, size) for e, f in zip(out, flag)]
-            return type(out)(parts) if not hasattr(out, "_fields") else type(out)(*parts)
+            return rebuild(out, [(key, _moved_out(e, f, out_axes, size))
+                                 for (key, e), f in zip(entries(out), flag)])
         return tree_map(lambda leaf: _placed(leaf, truthy(flag), out_axes, size), out)
     return _placed(out, truthy(flag), out_axes, size)
 
@@ -240,9 +239,7 @@ class _Built:
 
     def __init__(self, build, prefix, post):
         self.build, self.prefix, self.post = build, prefix, post
-
-    def output_flag(self, out):
-        return self.build.output_flag
+        self.output_flag = build.output_flag
 
     def run(self, moved, moved_kw, size):
         return self.post(self.build.function(*self.prefix, *[v for v, _ in moved],
@@ -252,11 +249,10 @@ class _Built:
 class _Looped:
     """The fallback: ``f`` once per member, the results stacked."""
 
+    output_flag = True              # each member's output, stacked
+
     def __init__(self, fn, prefix, post):
         self.fn, self.prefix, self.post = fn, prefix, post
-
-    def output_flag(self, out):
-        return True
 
     def run(self, moved, moved_kw, size):
         results = []
@@ -268,7 +264,7 @@ class _Looped:
 
 
 _built = cache.memo()          # per-example function -> {pattern: _Built or _Looped}
-_warned = set()
+_warned: set = set()
 
 
 def _plan_for(f, moved, moved_kw, size):
@@ -307,7 +303,7 @@ def _make_plan(fn, prefix, post, flags, ranks):
     return _Built(build, prefix, post)
 
 
-def _build_callee(fn, flags, ranks, location):
+def _build_callee(fn, flags, ranks):
     """The batched form of a function the batched code calls (every output array batched)."""
     key = ("callee", tuple(sorted(flags.items())), tuple(sorted(ranks.items())))
     plans = _built.setdefault(fn, {})
@@ -403,7 +399,7 @@ def batched_call(fn, args, flags, kwargs=None):
     own Jacobians and Hessians: no warning, and no output axes moved."""
     moved = [(a, bool(f)) for a, f in zip(args, flags)]
     moved_kw = {k: (v, True) for k, v in (kwargs or {}).items()}
-    size = next(np.shape(v)[0] for v, f in moved + list(moved_kw.values()) if f)
+    size = rt_batch.size_of(*zip(*moved, *moved_kw.values()))
     _quiet[0] += 1
     try:
         plan = _plan_for(fn, moved, moved_kw, size)
@@ -412,14 +408,10 @@ def batched_call(fn, args, flags, kwargs=None):
     return plan.run(moved, moved_kw, size)
 
 
-def is_vmapped(f):
-    """Whether ``f`` is a function made by [`vmap`][srctrans.vmap]."""
-    return isinstance(f, _Vmapped)
-
-
-def batched_source(vmapped, args):
+def _batched_source(vmapped, args):
     """The source of the batched code a call of ``vmapped`` with ``args`` runs (the batched
-    forms of the functions it calls after it), or a comment saying it runs ``f`` per member."""
+    forms of the functions it calls after it), or a comment saying it runs ``f`` per member
+    (``st.source(st.vmap(f), args=...)`` calls it, as the object's ``batched_source``)."""
     if args is None:
         raise UsageError("the batched code depends on the arguments' ranks",
                          hint="pass example arguments: st.source(st.vmap(f), args=(x, y))")

@@ -40,7 +40,7 @@ def build_batched(fn, flags, ranks, build_callee, all_batched=False):
 
     ``flags``: parameter name -> whether it is batched; ``ranks``: parameter name -> the
     per-example rank of an array argument (None where unknown); ``build_callee(fn, flags,
-    ranks, location)`` batches a called function of the user's; ``all_batched`` makes every
+    ranks)`` batches a called function of the user's; ``all_batched`` makes every
     array of the output batched (unbatched ones spread). Raises
     ``differentiate.batching.Unbatchable`` for a construct that needs a loop over members.
     """

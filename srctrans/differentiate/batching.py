@@ -31,10 +31,10 @@ import numpy as np
 from srctrans import annotations as anno
 from srctrans import runtime
 from srctrans.annotations import Anno
-from srctrans.differentiate.calls import is_library, resolve_call
+from srctrans.differentiate.calls import Generator, is_library, resolve_call
 from srctrans.errors import UnsupportedSyntaxError
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
-from srctrans.optimise.specialise import RESULT_SHAPE_OF_ARGUMENT
+from srctrans.optimise.specialise import REDUCTION_METHODS, RESULT_SHAPE_OF_ARGUMENT
 from srctrans.nodes import (
     assign, clone, in_runtime, int_literal, load, parameter_names, substitute_names)
 from srctrans.differentiate import batching_rules as rules
@@ -75,7 +75,7 @@ def batch(unit, flags, ranks, build_callee, all_batched=False):
     """The batched statements of ``unit``'s function.
 
     ``flags``: parameter name -> True for each batched parameter. ``ranks``: parameter ->
-    per-example rank. ``build_callee(fn, flags, ranks, location)`` returns the batched
+    per-example rank. ``build_callee(fn, flags, ranks)`` returns the batched
     function of a called user function (whose outputs are all batched) or raises
     :class:`Unbatchable`. ``all_batched``: the output's arrays are all batched (a callee's).
     """
@@ -91,7 +91,7 @@ def batch(unit, flags, ranks, build_callee, all_batched=False):
             # a call through a value: derivatives learn its kinds run by run; batching does not
             raise Unbatchable("a call through a value (an object or a function passed in)", node)
     names = batched_names(unit.function, flags)
-    known = ranks_of(unit.function, dict(ranks), names)
+    known = ranks_of(unit.function, ranks)
     return _Batcher(unit, names, known, build_callee, all_batched).run()
 
 
@@ -105,7 +105,7 @@ def join(a, b):
     if a == b:
         return a
     if a is False:
-        return b if isinstance(b, tuple) else b
+        return b
     if b is False:
         return a
     if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
@@ -214,7 +214,7 @@ _RANK_KEEPING = frozenset({np.zeros_like, np.ones_like, np.empty_like, np.full_l
                            np.real, np.imag, np.conj})
 
 
-def ranks_of(function, ranks, flags):
+def ranks_of(function, ranks):
     """name -> per-example rank of the array names whose rank follows from the parameters'
     ``ranks`` (a name assigned values of two ranks, or of one unknown, has none).
 
@@ -353,7 +353,7 @@ def _call_rank(call, ranks):
         return None if None in found else max(found)
     if callee in _RANK_KEEPING:
         return first
-    if callee in (np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.std, np.var):
+    if callee in REDUCTION_METHODS:                       # np.sum, np.mean, np.max...
         axis = args[1] if len(args) > 1 else keywords.get("axis")
         keep = keywords.get("keepdims")
         if isinstance(keep, gast.Constant) and keep.value:
@@ -369,14 +369,14 @@ def _call_rank(call, ranks):
         if callee is np.dot and (first == 0 or second == 0):
             return max(first, second)
         return _matmul_rank(first, second)
-    if callee in (np.reshape,) and len(args) == 2:
+    if callee is np.reshape and len(args) == 2:
         shape = args[1]
         return len(shape.elts) if isinstance(shape, gast.Tuple) else \
             1 if int_literal(shape) is not None else None
-    if callee in _FILLED and (not args[0:1] or not isinstance(args[0], gast.Tuple)):
-        return 1 if int_literal(args[0]) is not None or rank_of(args[0], ranks) == 0 else None
-    if callee in _FILLED:
+    if callee in _FILLED and isinstance(args[0], gast.Tuple):
         return len(args[0].elts)
+    if callee in _FILLED:
+        return 1 if int_literal(args[0]) is not None or rank_of(args[0], ranks) == 0 else None
     if in_runtime(callee):                  # a derivative helper shaped like an argument
         index = RESULT_SHAPE_OF_ARGUMENT.get(getattr(callee, "__name__", None))
         return rank_of(args[index], ranks) if index is not None and index < len(args) else None
@@ -389,9 +389,10 @@ def _call_rank(call, ranks):
 
 # -- the rewriting -----------------------------------------------------------------
 
-class _Batcher:
+class _Batcher(Generator):
     def __init__(self, unit, flags, ranks, build_callee, all_batched):
         self.unit = unit
+        self.namer = unit.namer
         self.flags = flags
         self.ranks = ranks
         self.build_callee = build_callee
@@ -483,7 +484,7 @@ class _Batcher:
                 out.append(anno.copy(stmt, gast.If(stmt.test, self._block(stmt.body) or [gast.Pass()],
                                                    self._block(stmt.orelse))))
             elif isinstance(stmt, gast.For):
-                out.append(anno.copy(stmt, gast.For(stmt.target, self.unbatched(stmt.iter),
+                out.append(anno.copy(stmt, gast.For(stmt.target, self.batched(stmt.iter),
                                                     self._block(stmt.body) or [gast.Pass()], [], None)))
             elif isinstance(stmt, gast.While):
                 out.append(anno.copy(stmt, gast.While(stmt.test, self._block(stmt.body), [])))
@@ -504,11 +505,6 @@ class _Batcher:
             else:
                 out.append(stmt)
         return out
-
-    def unbatched(self, node):
-        """An expression of unbatched value, its shape queries of batched values per member."""
-        return self.batched(node) if any(self.flag(n) for n in walk(node)
-                                         if isinstance(n, gast.Name)) else node
 
     def _assign(self, stmt):
         target, value = stmt.targets[0], stmt.value
@@ -582,12 +578,11 @@ class _Batcher:
             if isinstance(node.op, gast.MatMult):
                 return rules.matmul(self._call_of(np.matmul, None, [node.left, node.right], {}),
                                     node.left, node.right)
-            left, right = rules.aligned(self._call_of(None, None, [], {}), [node.left, node.right],
-                                        self.expression)
+            left, right = rules.aligned(self._call_of(None, None, [], {}), [node.left, node.right])
             return gast.BinOp(left, node.op, right)
         if isinstance(node, gast.Compare) and len(node.ops) == 1:
             left, right = rules.aligned(self._call_of(None, None, [], {}),
-                                        [node.left, node.comparators[0]], self.expression)
+                                        [node.left, node.comparators[0]])
             if isinstance(node.ops[0], (gast.Is, gast.IsNot, gast.In, gast.NotIn)):
                 raise Unbatchable("an identity or membership test of a batched value", node)
             return gast.Compare(left, node.ops, [right])
@@ -604,7 +599,7 @@ class _Batcher:
         if isinstance(node, gast.IfExp):
             if truthy(self.flag(node.test)):
                 parts = rules.aligned(self._call_of(None, None, [], {}),
-                                      [node.test, node.body, node.orelse], self.expression)
+                                      [node.test, node.body, node.orelse])
                 return self.expression("np.where(C, A, B)", C=parts[0], A=parts[1], B=parts[2])
             return node
         if isinstance(node, gast.Attribute):
@@ -657,13 +652,13 @@ class _Batcher:
         callee = anno.get(call, Anno.CALLEE)
         if callee is getattr:
             return self._getattr(call)
-        callee, call, args, keywords = resolve_call(call, self.unit, _fail)
+        callee, call, args, keywords = resolve_call(call, self.unit, _unbatchable)
         func = self._func(call, callee)
         found = rules.rule(self._call_of(callee, func, args, keywords))
         if found is not None:
             return found
         if isinstance(callee, (types.FunctionType, types.MethodType)) and not is_library(callee):
-            batched_callee = self._callee(callee, call, args, keywords)
+            batched_callee = self._callee(callee, args, keywords)
             if batched_callee is not None:
                 name = self._closure(callee.__name__ + "_vmap", batched_callee)
                 return gast.Call(load(name), list(call.args), list(call.keywords))
@@ -684,7 +679,7 @@ class _Batcher:
                 return self.expression(f"{prefix}.{callee.__name__}")
         return load(self._closure("_" + getattr(callee, "__name__", "f"), callee))
 
-    def _callee(self, callee, call, args, keywords):
+    def _callee(self, callee, args, keywords):
         try:
             bound = inspect.signature(callee).bind(*args, **keywords).arguments
         except (TypeError, ValueError):
@@ -693,7 +688,7 @@ class _Batcher:
                  if isinstance(node, gast.AST)}
         ranks = {name: self.rank(node) for name, node in bound.items() if isinstance(node, gast.AST)}
         try:
-            return self.build_callee(callee, flags, ranks, self.unit.parsed.location(call))
+            return self.build_callee(callee, flags, ranks)
         except Unbatchable as refusal:
             self.result.loops.append((f"{callee.__qualname__}: {refusal.what}", self._where()))
             return None
@@ -702,27 +697,19 @@ class _Batcher:
         what = getattr(callee, "__qualname__", None) or getattr(callee, "__name__", None) \
             or type(callee).__name__
         self.result.loops.append((f"a call of {what}, which has no batching rule", self._where()))
-        flags = gast.Tuple([gast.Constant(truthy(self.flag(a)), None) for a in args], gast.Load())
-        keyword_flags = gast.Dict([gast.Constant(k, None) for k in keywords],
-                                  [gast.Constant(truthy(self.flag(v)), None) for v in keywords.values()])
+        flags = gast.Tuple([_flag_node(truthy(self.flag(a))) for a in args], gast.Load())
+        names = [gast.Constant(k, None) for k in keywords]
+        keyword_flags = gast.Dict(names, [_flag_node(truthy(self.flag(v))) for v in keywords.values()])
         return self.expression("rt.batch.loop(F, A, FL, B, K, KF)", F=func,
                                A=gast.Tuple(list(args), gast.Load()), FL=flags, B=self.batch_size(),
-                               K=gast.Dict([gast.Constant(k, None) for k in keywords],
-                                           list(keywords.values())), KF=keyword_flags)
+                               K=gast.Dict(names, list(keywords.values())), KF=keyword_flags)
 
     def _where(self):
         return self.unit.parsed.location_of_line(self.line)
 
-    def _closure(self, base, value):
-        for name, existing in self.result.closure.items():
-            if existing is value:
-                return name
-        name = self.unit.namer.fresh(base)
-        self.result.closure[name] = value
-        return name
 
 
-def _fail(node, error, message, hint):
+def _unbatchable(node, error, message, hint):
     raise Unbatchable(message, node)
 
 
@@ -734,8 +721,8 @@ def _flag_node(flag):
 
 def static_key(key, ranks):
     """Whether the batched form of the subscript ``key`` is ``key`` after a ``:``: its parts
-    are slices of literal or int bounds, literal ints, None, Ellipsis, or names of ints
-    (a name of unknown value may hold a tuple or an array: not static)."""
+    are slices (their bounds are unbatched ints), literal ints, None, Ellipsis, or names of
+    ints (a name of unknown value may hold a tuple or an array: not static)."""
     parts = key.elts if isinstance(key, gast.Tuple) else [key]
     for part in parts:
         if isinstance(part, gast.Slice):

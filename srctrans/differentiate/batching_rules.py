@@ -6,13 +6,15 @@ them are batched and their per-example ranks (None where unknown), and
 returns the batched expression, whose result is batched too. Rules are
 grouped in tables by what the function does with axes:
 
-* ``ELEMENTWISE``: NumPy's ufuncs and the functions the VJP registry marks
-  ``elementwise=True`` broadcast their arguments: a batched argument of a
-  lower per-example rank than another gets axes after its batch axis
-  (``x[:, None] * y``); unbatched ones broadcast from the right already.
+* elementwise (:func:`is_elementwise`): NumPy's ufuncs, ``ELEMENTWISE_EXTRA`` and
+  the functions the VJP registry marks ``elementwise=True`` broadcast their
+  arguments: a batched argument of a lower per-example rank than another gets
+  axes after its batch axis (``x[:, None] * y``); unbatched ones broadcast from
+  the right already.
 * ``AXIS_ARGUMENTS``: reductions, scans and axis-wise functions name an axis
-  (or axes) per example: the batched call's is one further right (negative
-  axes count from the right and stay); ``axis=None`` (all axes) becomes every
+  (or axes) per example; when their first argument alone is batched, the
+  batched call's is one further right (negative axes count from the right and
+  stay); ``axis=None`` (all axes) becomes every
   axis after the batch axis. ``FLAT_WHEN_NONE`` lists those that flatten
   their argument when ``axis`` is None (``np.cumsum``): rank-known members
   are reshaped to rows first.
@@ -43,23 +45,20 @@ AXIS_ARGUMENTS = {
         np.all, np.nansum, np.nanmean, np.nanprod, np.nanmax, np.nanmin, np.nanstd, np.nanvar,
         np.median, np.ptp, np.argmax, np.argmin, np.cumsum, np.cumprod, np.sort, np.argsort,
         np.flip, np.expand_dims, np.squeeze, np.diff, np.count_nonzero, np.average,
-        np.linalg.norm, np.gradient, np.take, np.take_along_axis, np.concatenate, np.stack),
+        np.linalg.norm, np.gradient, np.take, np.take_along_axis),
         (_AXIS,)),
     np.swapaxes: ("axis1", "axis2"), np.moveaxis: ("source", "destination"),
     np.trace: ("axis1", "axis2"), np.diagonal: ("axis1", "axis2"),
 }
 # where ``axis=None`` means "the flattened array", not "every axis"
 FLAT_WHEN_NONE = frozenset({np.argmax, np.argmin, np.cumsum, np.cumprod, np.sort, np.argsort,
-                            np.take, np.take_along_axis, np.concatenate})
+                            np.take, np.take_along_axis})
 # where ``axis=None`` is not a default that applies
 _NO_NONE = frozenset({np.expand_dims, np.swapaxes, np.moveaxis, np.trace, np.diagonal,
-                      np.diff, np.stack, np.concatenate})
+                      np.diff})
 # NumPy's defaults for the axes these take when the call does not name them
 _DEFAULT_AXES = {np.trace: (0, 1), np.diagonal: (0, 1), np.diff: (-1,), np.sort: (-1,),
-                 np.argsort: (-1,), np.stack: (0,), np.concatenate: (0,)}
-# functions whose axis is meaningful only with other arguments of their own: batched here
-# only when the first argument alone is batched
-_FIRST_ONLY = frozenset({np.average, np.take, np.take_along_axis, np.gradient, np.linalg.norm})
+                 np.argsort: (-1,)}
 
 SAME_CALL = frozenset({
     np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.copy, np.array, np.asarray,
@@ -83,14 +82,14 @@ class Call:
     Attributes:
       callee: the function called; func: the expression the batched call calls it by.
       args, keywords: its argument atoms (gast), positional and by name.
-      batched: argument -> whether it is batched (``flag(node)``).
-      rank: argument -> its per-example rank, or None (``rank_of(node)``).
+      flag: ``node -> flag``, whether an argument is batched (``differentiate.batching``).
+      rank_of: ``node -> rank``, an argument's per-example rank, or None.
       template: ``(text, **nodes) -> gast expression`` with ``np``/``rt`` mapped to the
         generated module's aliases (the transform's ``expression``).
       size: ``() -> gast expression`` of the batch size.
     """
 
-    def __init__(self, callee, func, args, keywords, flag, rank_of, template, size=None):
+    def __init__(self, callee, func, args, keywords, flag, rank_of, template, size):
         self.callee = callee
         self.size = size
         self.func = func
@@ -115,10 +114,11 @@ def is_elementwise(callee):
     return rule is not None and rule.elementwise and callee is not np.matmul
 
 
-def aligned(call, operands, template):
+def aligned(call, operands):
     """``operands`` for an elementwise operation of the batched ones among them: each batched
     operand of a lower per-example rank than another lifted to the highest
     (``x[:, None]``), statically where the ranks are known."""
+    template = call.template
     ranks = [call.rank_of(o) for o in operands]
     flags = [call.flag(o) for o in operands]
     if sum(flags) == 0:
@@ -154,7 +154,7 @@ def shifted_axis(node, rank, template, array):
     if node is None or isinstance(node, gast.Constant) and node.value is None:
         if rank is not None:
             return gast.Tuple([gast.Constant(i + 1, None) for i in range(rank)], gast.Load())
-        return None
+        return template("rt.batch.axis(None, X)", X=array)
     parts = node.elts if isinstance(node, gast.Tuple) else [node]
     literals = [int_literal(p) for p in parts]
     if None in literals:
@@ -176,55 +176,47 @@ def bound_arguments(callee, args, keywords):
 def axis_rule(call):
     """A call naming axes per example, with its first argument alone batched."""
     callee = call.callee
-    names = AXIS_ARGUMENTS[callee]
     first = call.args[0] if call.args else None
-    if first is None or not call.flag(first):
-        return None
-    others = [o for o in call.operands() if o is not first]
-    if callee in (np.concatenate, np.stack):
-        return None                                          # joins: their own rule
-    if any(call.flag(o) for o in others) and callee in _FIRST_ONLY:
+    if first is None or not call.flag(first) or \
+            any(call.flag(o) for o in call.operands() if o is not first):
         return None
     bound = bound_arguments(callee, call.args, call.keywords)
     if bound is None:
         return None
     rank = call.rank_of(first)
     keywords = dict(call.keywords)
-    args = [first] + list(call.args[1:])
+    args = list(call.args)
     positional = list(inspect.signature(callee).parameters)
     defaults = _DEFAULT_AXES.get(callee, ())
-    for k, name in enumerate(names):
+    for k, name in enumerate(AXIS_ARGUMENTS[callee]):
         node = bound.get(name)
-        if node is None and callee in _NO_NONE:
-            node = gast.Constant(defaults[k], None) if k < len(defaults) else None
-            if node is None:
-                return None
-        elif node is None and k < len(defaults):
+        if node is None and k < len(defaults):
             node = gast.Constant(defaults[k], None)
-        if (node is None or isinstance(node, gast.Constant) and node.value is None) \
-                and callee in FLAT_WHEN_NONE:
+        elif node is None and callee in _NO_NONE:
+            return None
+        every_axis = node is None or isinstance(node, gast.Constant) and node.value is None
+        flattens = callee in FLAT_WHEN_NONE
+        if every_axis and callee is np.linalg.norm and rank is not None and rank > 1:
+            if not _ord_is_none(bound):
+                return None               # a matrix norm of the whole: one call per member
+            flattens = True               # the flattened array's 2-norm
+        if every_axis and flattens:
             if rank is None:
                 return None
-            flat = call.template("X.reshape(X.shape[0], -1)", X=first)
-            args = [flat] + args[1:]
-            node = gast.Constant(0, None)
-        if callee is np.linalg.norm and (node is None or isinstance(node, gast.Constant)
-                                         and node.value is None) and rank is not None and rank > 1:
-            if "ord" in bound and not (isinstance(bound["ord"], gast.Constant)
-                                       and bound["ord"].value is None):
-                return None
-            flat = call.template("X.reshape(X.shape[0], -1)", X=first)
-            args = [flat] + args[1:]
+            args[0] = call.template("X.reshape(X.shape[0], -1)", X=first)
             node = gast.Constant(0, None)
         moved = shifted_axis(node, rank, call.template, args[0])
-        if moved is None:
-            moved = call.template("rt.batch.axis(None, X)", X=first)
         index = positional.index(name)
         if index < len(args):
             args[index] = moved
         else:
             keywords[name] = moved
     return call.call(_func(call), args, keywords)
+
+
+def _ord_is_none(bound):
+    order = bound.get("ord")
+    return order is None or isinstance(order, gast.Constant) and order.value is None
 
 
 def _func(call):
@@ -281,8 +273,8 @@ def matmul(call, a, b):
             if ra == 1:
                 return t("(A[:, None] @ B)[:, 0]", A=a, B=b)
             return t("A @ B", A=lift(a, rb - ra), B=lift(b, ra - rb))
-    return t("rt.batch.matmul(A, B, FA, FB)", A=a, B=b, FA=gast.Constant(fa, None),
-             FB=gast.Constant(fb, None))
+    return t("rt.batch.matmul(A, B, FA, FB)", A=a, B=b, FA=_flag_constant(call, a),
+             FB=_flag_constant(call, b))
 
 
 def dot(call):
@@ -292,11 +284,11 @@ def dot(call):
     ra, rb = call.rank_of(a), call.rank_of(b)
     if ra is not None and rb is not None and ra <= 2 and rb <= 2:
         if ra == 0 or rb == 0:
-            x, y = aligned(call, [a, b], call.template)
+            x, y = aligned(call, [a, b])
             return call.template("X * Y", X=x, Y=y)
         return matmul(call, a, b)
-    return call.template("rt.batch.dot(A, B, FA, FB)", A=a, B=b,
-                         FA=gast.Constant(call.flag(a), None), FB=gast.Constant(call.flag(b), None))
+    return call.template("rt.batch.dot(A, B, FA, FB)", A=a, B=b, FA=_flag_constant(call, a),
+                         FB=_flag_constant(call, b))
 
 
 def einsum(call):
@@ -325,7 +317,7 @@ def join(call):
     values = call.args[0] if call.args else None
     if not isinstance(values, (gast.List, gast.Tuple)):
         return None
-    flags = gast.Tuple([gast.Constant(call.flag(v), None) for v in values.elts], gast.Load())
+    flags = gast.Tuple([_flag_constant(call, v) for v in values.elts], gast.Load())
     axis = call.args[1] if len(call.args) > 1 else call.keywords.get("axis", gast.Constant(0, None))
     if isinstance(axis, gast.Constant) and axis.value is None:
         return None
@@ -397,8 +389,8 @@ RUNTIME_AXISWISE = {helper: list(inspect.signature(helper).parameters).index("ax
                                    rt.var_jvp, rt.std_jvp)}
 
 
-def _flag_constants(call, nodes):
-    return [gast.Constant(bool(call.flag(n)), None) for n in nodes]
+def _flag_constant(call, node):
+    return gast.Constant(bool(call.flag(node)), None)
 
 
 def matmul_vjp(call):
@@ -412,11 +404,11 @@ def matmul_vjp(call):
         return None
     t = call.template
     lhs = call.callee in (rt.matmul_lhs, rt.dot_lhs)
-    other, other_rank = (b, rb) if lhs else (a, ra)
+    other = b if lhs else a
     if not call.flag(g) and not call.flag(other):
         return None                     # a member's result depends on the batch only by shape
     if ra == 1 and rb == 1:             # a number's gradient times the other vector
-        x, y = aligned(call, [g, other], t)
+        x, y = aligned(call, [g, other])
         return t("X * Y", X=x, Y=y)
     if lhs and ra == 2 and rb == 1 or not lhs and ra == 1 and rb == 2:
         first, second = (g, b) if lhs else (a, g)            # an outer product
@@ -462,36 +454,36 @@ def runtime_rule(call):
     callee = call.callee
     t = call.template
     if callee in RUNTIME_ELEMENTWISE:
-        return call.call(_func(call), aligned(call, call.args, t))
+        return call.call(_func(call), aligned(call, call.args))
     if callee in RUNTIME_SAME_CALL:
         return call.call(_func(call), call.args)
     if callee in (rt.matmul_lhs, rt.matmul_rhs, rt.dot_lhs, rt.dot_rhs):
         return matmul_vjp(call)
     if callee is rt.unbroadcast and len(call.args) == 2:
         g, x = call.args
-        return t("rt.batch.unbroadcast(G, X, FG, FX)", G=g, X=x, FG=_flag_constants(call, [g])[0],
-                 FX=_flag_constants(call, [x])[0])
+        return t("rt.batch.unbroadcast(G, X, FG, FX)", G=g, X=x, FG=_flag_constant(call, g),
+                 FX=_flag_constant(call, x))
     if callee is rt.getitem_grad and len(call.args) == 3 and not call.flag(call.args[2]):
         g, x, key = call.args
         return t("rt.batch.getitem_grad(G, X, K, FG, FX)", G=g, X=x, K=key,
-                 FG=_flag_constants(call, [g])[0], FX=_flag_constants(call, [x])[0])
+                 FG=_flag_constant(call, g), FX=_flag_constant(call, x))
     if callee is rt.transpose_grad and call.flag(call.args[0]) and not any(
             call.flag(o) for o in call.operands()[1:]):
         return call.call(t("rt.batch.transpose_grad"), call.args)
     if callee is rt.add and len(call.args) == 2:
         a, b = call.args
-        return t("rt.batch.add(A, B, FA, FB)", A=a, B=b, FA=_flag_constants(call, [a])[0],
-                 FB=_flag_constants(call, [b])[0])
+        return t("rt.batch.add(A, B, FA, FB)", A=a, B=b, FA=_flag_constant(call, a),
+                 FB=_flag_constant(call, b))
     if callee is rt.broadcast_like and len(call.args) == 2:
         x, ans = call.args
         return t("rt.batch.broadcast_like(T, A, FT, FA)", T=x, A=ans,
-                 FT=_flag_constants(call, [x])[0], FA=_flag_constants(call, [ans])[0])
+                 FT=_flag_constant(call, x), FA=_flag_constant(call, ans))
     if callee in RUNTIME_AXISWISE:
         position = RUNTIME_AXISWISE[callee]
         if any(call.flag(v) for k, v in call.keywords.items()) or \
                 any(call.flag(a) for a in call.args[position:]):
             return None
-        flags = gast.Tuple(_flag_constants(call, call.args), gast.Load())
+        flags = gast.Tuple([_flag_constant(call, a) for a in call.args], gast.Load())
         keywords = gast.Dict([gast.Constant(k, None) for k in call.keywords],
                              list(call.keywords.values()))
         return t("rt.batch.axiswise(F, A, FL, P, S, K)", F=call.func,
@@ -532,7 +524,7 @@ def rule(call):
         return same_call(call)
     if is_elementwise(callee) and not any(isinstance(v, (gast.List, gast.Tuple))
                                           for v in call.operands()):
-        positional = aligned(call, call.args + list(call.keywords.values()), call.template)
+        positional = aligned(call, call.args + list(call.keywords.values()))
         args = positional[:len(call.args)]
         keywords = dict(zip(call.keywords, positional[len(call.args):]))
         return call.call(_func(call), args, keywords)

@@ -29,7 +29,7 @@ from srctrans.rules import METHODS, REGISTRY
 
 
 class Generator:
-    """What the reverse and the forward generator share.
+    """What the generators share (reverse and forward mode, and batching).
 
     Requires ``self.unit``, ``self.namer``, ``self.result.closure`` (closure
     name -> object) and ``self._origin`` (the statement being differentiated).
