@@ -14,6 +14,7 @@ a batched value's ``ndim`` less one.
 import numpy as np
 
 from .containers import entries, is_container, rebuild
+from .refusals import error
 
 
 def _each_entry(fn, value):
@@ -53,6 +54,25 @@ def spread(value, size):
     out = np.empty((size,) + value.shape, dtype=value.dtype)
     out[...] = value
     return out
+
+
+def array_of(make, value, batched, size, keywords=None):
+    """``make(value, **keywords)`` (``np.array``, ``np.asarray``) of each member: a list or
+    tuple's entries (batched as ``batched`` says: a flag, or one per entry) stacked after
+    the batch axis, unbatched ones spread; an array as it is."""
+    keywords = keywords or {}
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        flags = batched if isinstance(batched, tuple) else (batched,) * len(value)
+        if not any(_any_batched(f) for f in flags):
+            return spread(make(value, **keywords), size)
+        parts = [array_of(np.asarray, v, f, size) for v, f in zip(value, flags)]
+        return make(np.stack(parts, axis=1), **keywords)
+    out = make(value, **keywords)
+    return out if _any_batched(batched) else spread(out, size)
+
+
+def _any_batched(flag):
+    return flag is True or isinstance(flag, tuple) and any(map(_any_batched, flag))
 
 
 def axis(ax, x):
@@ -180,6 +200,8 @@ def member(value, i, batched):
         return value
     if is_container(value):
         return _each_entry(lambda entry: member(entry, i, True), value)
+    if value is None or np.ndim(value) == 0:
+        return value            # a number in a batched container (a zero cotangent): everyone's
     return value[i]
 
 
@@ -192,7 +214,27 @@ def stacked(results):
     if is_container(first):
         taken = [dict(entries(r)) for r in results]
         return rebuild(first, [(key, stacked([t[key] for t in taken])) for key, _ in entries(first)])
-    return np.stack([np.asarray(r) for r in results])
+    arrays = [np.asarray(r) for r in results]
+    shapes = {a.shape for a in arrays}
+    if len(shapes) > 1:
+        raise Ragged(sorted(shapes))
+    return np.stack(arrays)
+
+
+class Ragged(Exception):
+    """The members' results of a call run once per member differ in shape: no one array
+    holds them (``st.vmap`` then runs the whole function per member, or reports it)."""
+
+    def __init__(self, shapes):
+        super().__init__(shapes)
+        self.shapes = shapes
+
+    def for_user(self):
+        return error("ShapeError", f"under st.vmap the members' results have different shapes "
+                     f"({', '.join(map(str, self.shapes))})",
+                     "st.vmap stacks every member's result: make each member's shape the "
+                     "same (a length that depends on an argument's value, as np.arange's, "
+                     "varies)")
 
 
 def loop(f, args, batched, size, keywords=None, keywords_batched=None):
@@ -231,7 +273,7 @@ def length(x):
 def conformed(value, have, want, size):
     """``value``, whose parts are batched as the flags ``have`` say (True, False, or a tuple
     of flags for a tuple's or list's entries), with the parts ``want`` batches spread."""
-    if have == want or have is True or not want:
+    if have == want or have is True or not want or value is None:
         return value
     if have is False and want is True:
         return spread(value, size)
@@ -274,11 +316,14 @@ def unbroadcast(g, x, g_batched, x_batched):
 def axiswise(helper, args, batched, axis_at, size, keywords=None):
     """A helper that works along an ``axis`` argument (``rt.unreduce(g, x, axis,
     keepdims)``, ``rt.extremum_grad``...) of each member: every array argument made batched
-    (unbatched ones as broadcast views) and the axis moved past the batch axis."""
+    (unbatched ones as broadcast views) and the axis moved past the batch axis. The arrays
+    come before the axis in every such helper; the arguments after it (``ddof``,
+    ``keepdims``) are the same for every member, and so are the integers before it (``n``
+    of ``diff_grad``)."""
     keywords = dict(keywords or {})
     args = list(args)
-    for i, (a, b) in enumerate(zip(args, batched)):
-        if i != axis_at and not b and a is not None and not isinstance(a, (bool, str)):
+    for i, (a, b) in enumerate(zip(args[:axis_at], batched)):
+        if not b and isinstance(a, (np.ndarray, np.generic, float, complex)):
             a = np.asarray(a)
             args[i] = np.broadcast_to(a, (size,) + a.shape)
     if axis_at < len(args):

@@ -237,13 +237,17 @@ def _placed(leaf, batched, axis, size):
 class _Built:
     """The generated batched function for one pattern of batched arguments and ranks."""
 
-    def __init__(self, build, prefix, post):
-        self.build, self.prefix, self.post = build, prefix, post
+    def __init__(self, build, fn, prefix, post):
+        self.build, self.fn, self.prefix, self.post = build, fn, prefix, post
         self.output_flag = build.output_flag
 
     def run(self, moved, moved_kw, size):
-        return self.post(self.build.function(*self.prefix, *[v for v, _ in moved],
-                                             **{k: v for k, (v, _) in moved_kw.items()}))
+        try:
+            return self.post(self.build.function(*self.prefix, *[v for v, _ in moved],
+                                                 **{k: v for k, (v, _) in moved_kw.items()}))
+        except rt_batch.Ragged:         # a call run per member gave results of other shapes
+            _warn(self.fn, "a call whose members' results differ in shape", None)
+            return _Looped(self.fn, self.prefix, self.post).run(moved, moved_kw, size)
 
 
 class _Looped:
@@ -260,7 +264,10 @@ class _Looped:
             args = [rt_batch.member(v, i, f is not False) for v, f in moved]
             kwargs = {k: rt_batch.member(v, i, f is not False) for k, (v, f) in moved_kw.items()}
             results.append(self.post(self.fn(*self.prefix, *args, **kwargs)))
-        return rt_batch.stacked(results)
+        try:
+            return rt_batch.stacked(results)
+        except rt_batch.Ragged as ragged:
+            raise ragged.for_user() from None
 
 
 _built = cache.memo()          # per-example function -> {pattern: _Built or _Looped}
@@ -293,6 +300,12 @@ def _make_plan(fn, prefix, post, flags, ranks):
     if any(f is None for f in flags.values()):
         _warn(fn, "a container argument batched in some of its arrays only", None)
         return _Looped(fn, prefix, post)
+    if any(flags[name] and isinstance(rank, tuple) for name, rank in ranks.items()):
+        # the batched code takes a batched list or tuple for a list of batched entries, which
+        # the derivative helpers that split and join containers do not (np.array of it stacks
+        # the entries first): each member's own call until they do
+        _warn(fn, "a list or tuple argument batched", None)
+        return _Looped(fn, prefix, post)
     try:
         build = build_batched(fn, flags, ranks, _build_callee)
     except Unbatchable as refusal:
@@ -300,7 +313,7 @@ def _make_plan(fn, prefix, post, flags, ranks):
         return _Looped(fn, prefix, post)
     for what, location in build.loops:
         _warn(fn, what, location)
-    return _Built(build, prefix, post)
+    return _Built(build, fn, prefix, post)
 
 
 def _build_callee(fn, flags, ranks):
@@ -364,9 +377,29 @@ def _per_example_function(f, moved, moved_kw):
         specialised = _specialised_gradient(f, members)
         if specialised is not None:
             gradient, single = specialised
-            return gradient, (), (lambda out: out[0]) if single else _same
+            conform = _as_array_gradients(f, moved)
+            return gradient, (), (lambda out: conform(out[0])) if single else conform
     fn, bound_self = unwrap(f)
+    if isinstance(f, _Differentiated) and not f._has_aux:
+        return fn, (() if bound_self is None else (bound_self,)), _as_array_gradients(f, moved)
     return fn, (() if bound_self is None else (bound_self,)), _same
+
+
+def _as_array_gradients(grad_object, moved):
+    """What makes the batched generic gradient's entries look like ``grad``'s: the gradient of
+    an array argument that the code accumulated as a list of rows (``tuple(x)``) stacked
+    into one array (``grad`` conforms it the same way, member by member)."""
+    selection = grad_object._selection or grad_object._select()
+    arrays = [isinstance(v, np.ndarray) for v in selection.values([v for v, _ in moved], {})]
+
+    def post(out):
+        single = selection.single
+        parts = [out] if single else list(out)
+        parts = [np.stack([np.asarray(e) for e in g], axis=1)
+                 if array and isinstance(g, (list, tuple)) else g
+                 for g, array in zip(parts, arrays)]
+        return parts[0] if single else tuple(parts)
+    return post
 
 
 def _same(out):
@@ -379,7 +412,10 @@ def _specialised_gradient(grad_object, members):
     selection = grad_object._selection or grad_object._select()
     if grad_object._self is not None:
         return None
-    found = cache.instance(grad_object._fn, selection.names, True, True)
+    # the instance the grad object itself runs: an unconnected argument's gradient is None
+    # there too, unless the object asked for zeros
+    found = cache.instance(grad_object._fn, selection.names, grad_object._optimize,
+                           grad_object._unconnected == "zero")
     try:
         made = found.for_call(grad_object._fn, tuple(members), {}, now=True)
     except (SrcTransError, TypeError, ValueError):

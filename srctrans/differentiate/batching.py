@@ -37,12 +37,15 @@ from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
 from srctrans.optimise.specialise import REDUCTION_METHODS, RESULT_SHAPE_OF_ARGUMENT
 from srctrans.nodes import (
     assign, clone, in_runtime, int_literal, load, parameter_names, substitute_names)
+from srctrans.differentiate import batching_helpers as helpers
 from srctrans.differentiate import batching_rules as rules
 from srctrans.treewalk import walk
 
 _QUERIES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
 _TYPE_TESTS = (isinstance, type, callable, id)
 _FILLED = (np.zeros, np.ones, np.empty, np.full)
+# methods of an array whose batched call is the same call when only the array is batched
+_SAME_METHODS = frozenset({"astype", "copy", "conj", "conjugate"})
 
 
 class Unbatchable(Exception):
@@ -120,6 +123,8 @@ def is_query(node):
     if isinstance(node, gast.Call):
         callee = anno.get(node, Anno.CALLEE)
         if callee in (np.shape, np.ndim, np.size, len) or any(callee is t for t in _TYPE_TESTS):
+            return True
+        if callee in rules.DTYPE_QUERIES:
             return True
         if callee is getattr and len(node.args) >= 2 and isinstance(node.args[1], gast.Constant) \
                 and node.args[1].value in _QUERIES:
@@ -351,6 +356,12 @@ def _call_rank(call, ranks):
     if rules.is_elementwise(callee):
         found = [rank_of(a, ranks) for a in list(args) + list(keywords.values())]
         return None if None in found else max(found)
+    if callee in rules.FLAT_WHEN_NONE and callee in _RANK_KEEPING:
+        axis = args[1] if len(args) > 1 else keywords.get("axis")
+        if axis is None and callee in (np.cumsum, np.cumprod) or \
+                isinstance(axis, gast.Constant) and axis.value is None:
+            return 1                                      # the flattened array's
+        return first
     if callee in _RANK_KEEPING:
         return first
     if callee in REDUCTION_METHODS:                       # np.sum, np.mean, np.max...
@@ -433,7 +444,7 @@ class _Batcher(Generator):
     def _size_statement(self):
         params = [p for p in parameter_names(self.unit.function) if truthy(self.flags.get(p))]
         first = params[0]
-        if self.ranks.get(first) is not None:
+        if isinstance(self.ranks.get(first), int):
             return assign(self.size, self.expression("X.shape[0]", X=load(first)))
         values = gast.Tuple([load(p) for p in params], gast.Load())
         flags = gast.Tuple([gast.Constant(True, None) for _ in params], gast.Load())
@@ -652,9 +663,16 @@ class _Batcher(Generator):
         callee = anno.get(call, Anno.CALLEE)
         if callee is getattr:
             return self._getattr(call)
+        if callee is None and isinstance(call.func, gast.Attribute) and \
+                call.func.attr in _SAME_METHODS and \
+                not any(truthy(self.flag(a)) for a in call.args + [k.value for k in call.keywords]):
+            return call                     # x.astype(t), x.copy(): each member's, as they are
         callee, call, args, keywords = resolve_call(call, self.unit, _unbatchable)
         func = self._func(call, callee)
-        found = rules.rule(self._call_of(callee, func, args, keywords))
+        call_of = self._call_of(callee, func, args, keywords)
+        found = helpers.runtime_rule(call_of) if in_runtime(callee) else None
+        if found is None:
+            found = rules.rule(call_of)
         if found is not None:
             return found
         if isinstance(callee, (types.FunctionType, types.MethodType)) and not is_library(callee):

@@ -30,6 +30,7 @@ call once per member (``rt.batch.loop``), with a one-time warning.
 """
 
 import inspect
+import math
 
 import gast
 import numpy as np
@@ -47,32 +48,62 @@ AXIS_ARGUMENTS = {
         np.flip, np.expand_dims, np.squeeze, np.diff, np.count_nonzero, np.average,
         np.linalg.norm, np.gradient, np.take, np.take_along_axis),
         (_AXIS,)),
+    **dict.fromkeys((
+        np.fft.fft, np.fft.ifft, np.fft.rfft, np.fft.irfft, np.fft.hfft, np.fft.ihfft,
+        np.roll, np.repeat, np.partition, np.split, np.array_split), (_AXIS,)),
+    **dict.fromkeys((
+        np.fft.fft2, np.fft.ifft2, np.fft.rfft2, np.fft.irfft2, np.fft.fftn, np.fft.ifftn,
+        np.fft.rfftn, np.fft.irfftn, np.fft.fftshift, np.fft.ifftshift, np.rot90), ("axes",)),
     np.swapaxes: ("axis1", "axis2"), np.moveaxis: ("source", "destination"),
     np.trace: ("axis1", "axis2"), np.diagonal: ("axis1", "axis2"),
 }
+# SciPy's functions along an axis (SciPy is optional: recognised by module and name)
+_SCIPY_AXIS_FUNCTIONS = {("scipy.special", "logsumexp"), ("scipy.special", "softmax"),
+                         ("scipy.special", "log_softmax")}
 # where ``axis=None`` means "the flattened array", not "every axis"
 FLAT_WHEN_NONE = frozenset({np.argmax, np.argmin, np.cumsum, np.cumprod, np.sort, np.argsort,
-                            np.take, np.take_along_axis})
-# where ``axis=None`` is not a default that applies
+                            np.take, np.take_along_axis, np.repeat, np.partition})
+# where ``axis=None`` is not a default that applies (np.roll's flattens and reshapes back)
 _NO_NONE = frozenset({np.expand_dims, np.swapaxes, np.moveaxis, np.trace, np.diagonal,
-                      np.diff})
+                      np.diff, np.roll, np.rot90, np.split, np.array_split, np.fft.fft,
+                      np.fft.ifft, np.fft.rfft, np.fft.irfft, np.fft.hfft, np.fft.ihfft,
+                      np.fft.fft2, np.fft.ifft2, np.fft.rfft2, np.fft.irfft2})
 # NumPy's defaults for the axes these take when the call does not name them
 _DEFAULT_AXES = {np.trace: (0, 1), np.diagonal: (0, 1), np.diff: (-1,), np.sort: (-1,),
-                 np.argsort: (-1,)}
+                 np.argsort: (-1,), np.partition: (-1,), np.rot90: ((0, 1),),
+                 np.split: (0,), np.array_split: (0,),
+                 **dict.fromkeys((np.fft.fft, np.fft.ifft, np.fft.rfft, np.fft.irfft,
+                                  np.fft.hfft, np.fft.ihfft), (-1,)),
+                 **dict.fromkeys((np.fft.fft2, np.fft.ifft2, np.fft.rfft2, np.fft.irfft2),
+                                 ((-2, -1),))}
 
 SAME_CALL = frozenset({
     np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.copy, np.array, np.asarray,
-    np.ascontiguousarray, np.linalg.inv, np.linalg.det, np.linalg.slogdet, np.linalg.cholesky,
-    np.linalg.eigh, np.linalg.eigvalsh, np.linalg.svd, np.linalg.qr, np.linalg.pinv,
-    np.linalg.eig, np.linalg.eigvals, np.real, np.imag, np.conj, np.conjugate, np.isnan,
-    np.isfinite, np.isinf, np.nan_to_num, np.around, np.round, np.sign,
+    np.ascontiguousarray, np.asanyarray, np.linalg.inv, np.linalg.det, np.linalg.slogdet,
+    np.linalg.cholesky, np.linalg.eigh, np.linalg.eigvalsh, np.linalg.svd, np.linalg.qr,
+    np.linalg.pinv, np.linalg.eig, np.linalg.eigvals, np.linalg.matrix_power, np.real, np.imag,
+    np.conj, np.conjugate, np.isnan, np.isfinite, np.isinf, np.nan_to_num, np.around, np.round, np.sign,
 })
 # functions whose batched call takes the same arguments when their first argument alone is
 # batched and is at least of rank 2 per example (they work on the last two axes)
 _LAST_TWO_AXES = frozenset({np.linalg.inv, np.linalg.det, np.linalg.slogdet, np.linalg.cholesky,
                             np.linalg.eigh, np.linalg.eigvalsh, np.linalg.svd, np.linalg.qr,
-                            np.linalg.pinv, np.linalg.eig, np.linalg.eigvals})
+                            np.linalg.pinv, np.linalg.eig, np.linalg.eigvals,
+                            np.linalg.matrix_power})
 _SHAPE_QUERIES = {np.shape: "shape", np.ndim: "ndim", np.size: "size", len: "len"}
+# what reads a value's dtype alone: the same for every member, so unbatched, and the same call
+# (and positions in a list that grows, whose length is every member's)
+DTYPE_QUERIES = frozenset({np.result_type, np.iscomplexobj, np.isrealobj, rt.is_complex_value,
+                           rt.position, rt.slice_position})
+# ``math``'s functions of numbers, as the NumPy ufuncs that compute them for every member
+MATH_AS_NUMPY = {getattr(math, name): getattr(np, numpy_name) for name, numpy_name in (
+    ("exp", "exp"), ("expm1", "expm1"), ("log", "log"), ("log1p", "log1p"), ("log2", "log2"),
+    ("log10", "log10"), ("sqrt", "sqrt"), ("sin", "sin"), ("cos", "cos"), ("tan", "tan"),
+    ("asin", "arcsin"), ("acos", "arccos"), ("atan", "arctan"), ("atan2", "arctan2"),
+    ("sinh", "sinh"), ("cosh", "cosh"), ("tanh", "tanh"), ("asinh", "arcsinh"),
+    ("acosh", "arccosh"), ("atanh", "arctanh"), ("fabs", "fabs"), ("hypot", "hypot"),
+    ("pow", "power"), ("copysign", "copysign"), ("degrees", "degrees"),
+    ("radians", "radians"))}
 ELEMENTWISE_EXTRA = (np.where, np.clip)
 
 
@@ -108,7 +139,9 @@ class Call:
 
 
 def is_elementwise(callee):
-    if isinstance(callee, np.ufunc) or callee in ELEMENTWISE_EXTRA:
+    if isinstance(callee, np.ufunc):
+        return callee.signature is None          # not a generalised ufunc (np.matmul)
+    if callee in ELEMENTWISE_EXTRA:
         return True
     rule = REGISTRY.lookup(callee)
     return rule is not None and rule.elementwise and callee is not np.matmul
@@ -188,13 +221,15 @@ def axis_rule(call):
     args = list(call.args)
     positional = list(inspect.signature(callee).parameters)
     defaults = _DEFAULT_AXES.get(callee, ())
-    for k, name in enumerate(AXIS_ARGUMENTS[callee]):
+    for k, name in enumerate(AXIS_ARGUMENTS.get(callee, (_AXIS,))):
         node = bound.get(name)
         if node is None and k < len(defaults):
             node = gast.Constant(defaults[k], None)
         elif node is None and callee in _NO_NONE:
             return None
         every_axis = node is None or isinstance(node, gast.Constant) and node.value is None
+        if every_axis and (callee in _NO_NONE or bound.get("s") is not None):
+            return None     # (np.fft.fftn's s= without axes= takes the last axes, not all)
         flattens = callee in FLAT_WHEN_NONE
         if every_axis and callee is np.linalg.norm and rank is not None and rank > 1:
             if not _ord_is_none(bound):
@@ -211,7 +246,17 @@ def axis_rule(call):
             args[index] = moved
         else:
             keywords[name] = moved
-    return call.call(_func(call), args, keywords)
+    if callee is np.take_along_axis:            # its indices need the array's rank: a batch axis
+        if len(args) < 2:
+            return None
+        args[1] = call.template("I[None]", I=args[1])
+    return call.call(same_func(call), args, keywords)
+
+
+def _scipy_axis_function(callee):
+    module = getattr(callee, "__module__", None) or ""
+    return module.startswith("scipy.special") and \
+        ("scipy.special", getattr(callee, "__name__", None)) in _SCIPY_AXIS_FUNCTIONS
 
 
 def _ord_is_none(bound):
@@ -219,12 +264,22 @@ def _ord_is_none(bound):
     return order is None or isinstance(order, gast.Constant) and order.value is None
 
 
-def _func(call):
+def same_func(call):
+    """The expression the batched call calls the primal by: the call's own."""
     return clone(call.func)
+
+
+_ARRAY_MAKERS = frozenset({np.array, np.asarray, np.ascontiguousarray, np.asanyarray})
 
 
 def same_call(call):
     first = call.args[0] if call.args else None
+    if call.callee in _ARRAY_MAKERS and first is not None and len(call.args) == 1:
+        # an array of a list of batched entries: the entries stacked after the batch axis
+        keywords = gast.Dict([gast.Constant(k, None) for k in call.keywords],
+                             list(call.keywords.values()))
+        return call.template("rt.batch.array_of(F, X, FL, S, K)", F=same_func(call), X=first,
+                             FL=_flag_node(call.flag(first)), S=call.size(), K=keywords)
     if call.callee in _LAST_TWO_AXES:
         if any(call.flag(o) for o in call.operands() if o is not first):
             return None
@@ -232,7 +287,18 @@ def same_call(call):
             return None
     elif any(call.flag(o) for o in call.operands() if o is not first):
         return None                     # (np.full_like(x, v) of a batched v: one call per member)
-    return call.call(_func(call), call.args)
+    return call.call(same_func(call), call.args)
+
+
+def flag_constant(call, node):
+    """Whether ``node`` is batched, as a literal the batched call passes on."""
+    return gast.Constant(bool(call.flag(node)), None)
+
+
+def _flag_node(flag):
+    if isinstance(flag, tuple):
+        return gast.Tuple([_flag_node(f) for f in flag], gast.Load())
+    return gast.Constant(flag, None)
 
 
 def shape_query(call):
@@ -256,25 +322,38 @@ def matmul(call, a, b):
     ra, rb = call.rank_of(a), call.rank_of(b)
     t = call.template
     if ra is not None and rb is not None:
-        if fa and not fb and not (ra == 1 and rb > 2):
+        if fa and not fb and (rb <= 2 or ra >= rb):
+            return t("A @ B", A=a, B=b)        # the batch axis meets no axis of b
+        if fb and not fa and rb >= 2 and rb >= ra:
             return t("A @ B", A=a, B=b)
-        if fb and not fa:
-            if rb >= 2:
-                return t("A @ B", A=a, B=b)
-            if ra == 1:
-                return t("B @ A", A=a, B=b)
-            if ra == 2:
-                return t("B @ A.T", A=a, B=b)
-        if fa and fb:
-            if ra == 1 and rb == 1:
-                return t("np.einsum('bi,bi->b', A, B)", A=a, B=b)
-            if rb == 1:
-                return t("(A @ B[..., None])[..., 0]", A=a, B=b)
-            if ra == 1:
-                return t("(A[:, None] @ B)[:, 0]", A=a, B=b)
-            return t("A @ B", A=lift(a, rb - ra), B=lift(b, ra - rb))
-    return t("rt.batch.matmul(A, B, FA, FB)", A=a, B=b, FA=_flag_constant(call, a),
-             FB=_flag_constant(call, b))
+        if fb and not fa and rb == 1 and ra <= 2:
+            return t("B @ A", A=a, B=b) if ra == 1 else t("B @ A.T", A=a, B=b)
+        if fa and fb and ra == 1 and rb == 1:
+            return t("np.einsum('bi,bi->b', A, B)", A=a, B=b)
+        return _matmul_of_stacks(call, a, b, ra, rb)
+    return t("rt.batch.matmul(A, B, FA, FB)", A=a, B=b, FA=flag_constant(call, a),
+             FB=flag_constant(call, b))
+
+
+def _matmul_of_stacks(call, a, b, ra, rb):
+    """``a @ b`` for any known ranks: a vector made a matrix (a row on the left, a column on
+    the right), each batched operand given axes after its batch axis up to the other's
+    rank (so that its batch axis meets no axis of the other), and the vector's axis
+    taken out of the product again."""
+    t = call.template
+    top = max(ra, rb, 2)
+    left = a if ra > 1 else t("A[..., None, :]", A=a)
+    right = b if rb > 1 else t("B[..., None]", B=b)
+    if call.flag(a):
+        left = lift(left, top - max(ra, 2))
+    if call.flag(b):
+        right = lift(right, top - max(rb, 2))
+    product = t("L @ R", L=left, R=right)
+    if ra == 1 and rb == 1:
+        return t("P[..., 0, 0]", P=product)
+    if ra == 1:
+        return t("P[..., 0, :]", P=product)
+    return t("P[..., 0]", P=product) if rb == 1 else product
 
 
 def dot(call):
@@ -287,8 +366,8 @@ def dot(call):
             x, y = aligned(call, [a, b])
             return call.template("X * Y", X=x, Y=y)
         return matmul(call, a, b)
-    return call.template("rt.batch.dot(A, B, FA, FB)", A=a, B=b, FA=_flag_constant(call, a),
-                         FB=_flag_constant(call, b))
+    return call.template("rt.batch.dot(A, B, FA, FB)", A=a, B=b, FA=flag_constant(call, a),
+                         FB=flag_constant(call, b))
 
 
 def einsum(call):
@@ -309,7 +388,7 @@ def einsum(call):
         return None
     parts = [free + p if call.flag(o) else p for p, o in zip(parts, operands)]
     spec = gast.Constant(",".join(parts) + "->" + free + output, None)
-    return call.call(_func(call), [spec] + operands)
+    return call.call(same_func(call), [spec] + operands)
 
 
 def join(call):
@@ -317,7 +396,7 @@ def join(call):
     values = call.args[0] if call.args else None
     if not isinstance(values, (gast.List, gast.Tuple)):
         return None
-    flags = gast.Tuple([_flag_constant(call, v) for v in values.elts], gast.Load())
+    flags = gast.Tuple([flag_constant(call, v) for v in values.elts], gast.Load())
     axis = call.args[1] if len(call.args) > 1 else call.keywords.get("axis", gast.Constant(0, None))
     if isinstance(axis, gast.Constant) and axis.value is None:
         return None
@@ -378,118 +457,49 @@ def outer(call):
 
 # -- the runtime's helpers that generated derivatives call ----------------------------
 
-RUNTIME_ELEMENTWISE = frozenset({rt.zero_guard, rt.power_base_factor, rt.power_exponent_factor,
-                                 rt.clip_mask, rt.abs_grad, rt.sign_grad, rt.abs_jvp, rt.sign_jvp})
-RUNTIME_SAME_CALL = frozenset({rt.zeros_like, rt.zeros_of, rt.identity, rt.copied,
-                               rt.writable_copy, rt.as_array, rt.seed_sum})
-# helpers working along an ``axis`` argument: its position in their signature
-RUNTIME_AXISWISE = {helper: list(inspect.signature(helper).parameters).index("axis")
-                    for helper in (rt.unreduce, rt.mean_grad, rt.var_grad, rt.std_grad,
-                                   rt.extremum_grad, rt.prod_grad, rt.extremum_jvp, rt.prod_jvp,
-                                   rt.var_jvp, rt.std_jvp)}
-
-
-def _flag_constant(call, node):
-    return gast.Constant(bool(call.flag(node)), None)
-
-
-def matmul_vjp(call):
-    """``rt.matmul_lhs(g, a, b)`` / ``rt.matmul_rhs`` (and ``dot``'s) for operands of rank at
-    most 2 per example: the gradient's product written for the batch."""
-    if len(call.args) != 3 or call.keywords:
+def solve(call):
+    """``np.linalg.solve(a, b)`` of each member, for a matrix ``a``: a vector ``b`` made a
+    column (NumPy takes a batched one for a matrix), the rest broadcast over the batch."""
+    if len(call.args) != 2 or call.keywords:
         return None
-    g, a, b = call.args
-    rg, ra, rb = (call.rank_of(n) for n in (g, a, b))
-    if None in (rg, ra, rb) or ra > 2 or rb > 2 or ra == 0 or rb == 0:
+    a, b = call.args
+    ra, rb = call.rank_of(a), call.rank_of(b)
+    if ra != 2 or rb not in (1, 2):
         return None
-    t = call.template
-    lhs = call.callee in (rt.matmul_lhs, rt.dot_lhs)
-    other = b if lhs else a
-    if not call.flag(g) and not call.flag(other):
-        return None                     # a member's result depends on the batch only by shape
-    if ra == 1 and rb == 1:             # a number's gradient times the other vector
-        x, y = aligned(call, [g, other])
-        return t("X * Y", X=x, Y=y)
-    if lhs and ra == 2 and rb == 1 or not lhs and ra == 1 and rb == 2:
-        first, second = (g, b) if lhs else (a, g)            # an outer product
-        return t("L * R", L=_column(call, first), R=_row(call, second))
-    if lhs and ra == 1:                                       # b @ g
-        return matmul(call, b, g)
-    if not lhs and rb == 1:                                   # a.T @ g
-        return _matmul_transposed_left(call, a, g)
-    if lhs:                                                   # g @ b.T
-        return _matmul_transposed_right(call, g, b)
-    return _matmul_transposed_left(call, a, g)
+    if rb == 2:
+        return call.call(same_func(call), [a, b])
+    return call.template("F(A, B[..., None])[..., 0]", F=same_func(call), A=a, B=b)
 
 
-def _column(call, node):
-    return call.template("X[:, :, None]" if call.flag(node) else "X[:, None]", X=node)
+def at_least(call):
+    """``np.atleast_1d/2d/3d(x)`` of one argument of known per-example rank: the axes NumPy
+    adds, added after the batch axis."""
+    if len(call.args) != 1 or call.keywords or call.rank_of(call.args[0]) is None:
+        return None
+    x, rank = call.args[0], call.rank_of(call.args[0])
+    wanted = {np.atleast_1d: 1, np.atleast_2d: 2, np.atleast_3d: 3}[call.callee]
+    if rank >= wanted:
+        return x
+    shapes = {(1, 0): "X[:, None]", (2, 0): "X[:, None, None]", (2, 1): "X[:, None, :]",
+              (3, 0): "X[:, None, None, None]", (3, 1): "X[:, None, :, None]",
+              (3, 2): "X[..., None]"}
+    return call.template(shapes[wanted, rank], X=x)
 
 
-def _row(call, node):
-    return call.template("X[:, None, :]" if call.flag(node) else "X", X=node)
-
-
-def _matmul_transposed_left(call, a, g):
-    """``a.T @ g`` per member (``a`` a matrix, ``g`` a vector or matrix)."""
-    t = call.template
-    if not call.flag(a):
-        return matmul(call, t("A.T", A=a), g) if call.rank_of(g) == 2 \
-            else (t("G @ A", G=g, A=a) if call.flag(g) else t("A.T @ G", A=a, G=g))
-    if call.rank_of(g) == 1:
-        return t("np.einsum('bij,bi->bj', A, G)" if call.flag(g) else "G @ A", A=a, G=g)
-    return t("np.swapaxes(A, -1, -2) @ G", A=a, G=g)
-
-
-def _matmul_transposed_right(call, g, b):
-    """``g @ b.T`` per member (both matrices)."""
-    t = call.template
-    if not call.flag(b):
-        return t("G @ B.T", G=g, B=b)
-    return t("G @ np.swapaxes(B, -1, -2)", G=g, B=b)
-
-
-def runtime_rule(call):
-    """The batched call of one of the runtime's helpers, or None."""
-    callee = call.callee
-    t = call.template
-    if callee in RUNTIME_ELEMENTWISE:
-        return call.call(_func(call), aligned(call, call.args))
-    if callee in RUNTIME_SAME_CALL:
-        return call.call(_func(call), call.args)
-    if callee in (rt.matmul_lhs, rt.matmul_rhs, rt.dot_lhs, rt.dot_rhs):
-        return matmul_vjp(call)
-    if callee is rt.unbroadcast and len(call.args) == 2:
-        g, x = call.args
-        return t("rt.batch.unbroadcast(G, X, FG, FX)", G=g, X=x, FG=_flag_constant(call, g),
-                 FX=_flag_constant(call, x))
-    if callee is rt.getitem_grad and len(call.args) == 3 and not call.flag(call.args[2]):
-        g, x, key = call.args
-        return t("rt.batch.getitem_grad(G, X, K, FG, FX)", G=g, X=x, K=key,
-                 FG=_flag_constant(call, g), FX=_flag_constant(call, x))
-    if callee is rt.transpose_grad and call.flag(call.args[0]) and not any(
-            call.flag(o) for o in call.operands()[1:]):
-        return call.call(t("rt.batch.transpose_grad"), call.args)
-    if callee is rt.add and len(call.args) == 2:
-        a, b = call.args
-        return t("rt.batch.add(A, B, FA, FB)", A=a, B=b, FA=_flag_constant(call, a),
-                 FB=_flag_constant(call, b))
-    if callee is rt.broadcast_like and len(call.args) == 2:
-        x, ans = call.args
-        return t("rt.batch.broadcast_like(T, A, FT, FA)", T=x, A=ans,
-                 FT=_flag_constant(call, x), FA=_flag_constant(call, ans))
-    if callee in RUNTIME_AXISWISE:
-        position = RUNTIME_AXISWISE[callee]
-        if any(call.flag(v) for k, v in call.keywords.items()) or \
-                any(call.flag(a) for a in call.args[position:]):
-            return None
-        flags = gast.Tuple([_flag_constant(call, a) for a in call.args], gast.Load())
-        keywords = gast.Dict([gast.Constant(k, None) for k in call.keywords],
-                             list(call.keywords.values()))
-        return t("rt.batch.axiswise(F, A, FL, P, S, K)", F=call.func,
-                 A=gast.Tuple(list(call.args), gast.Load()), FL=flags,
-                 P=gast.Constant(position, None), S=call.size(), K=keywords)
-    return None
+def spaced(call):
+    """``np.linspace(start, stop, num, ..., axis)`` (and ``logspace``, ``geomspace``) of
+    batched end points: aligned, and the new axis placed after the batch axis."""
+    bound = bound_arguments(call.callee, call.args, call.keywords)
+    if bound is None or any(call.flag(v) for k, v in bound.items() if k not in ("start", "stop")):
+        return None
+    start, stop = aligned(call, [bound["start"], bound["stop"]])
+    keywords = {k: v for k, v in bound.items() if k not in ("start", "stop")}
+    axis = keywords.get("axis", gast.Constant(0, None))
+    literal = int_literal(axis)
+    if literal is None:
+        return None
+    keywords["axis"] = gast.Constant(literal + 1 if literal >= 0 else literal, None)
+    return call.call(same_func(call), [start, stop], keywords)
 
 
 def broadcast_to(call):
@@ -504,6 +514,8 @@ SPECIAL = {
     else None,
     np.dot: dot, np.einsum: einsum, np.concatenate: join, np.stack: join, np.reshape: reshape,
     np.transpose: transpose, np.ravel: ravel, np.outer: outer, np.broadcast_to: broadcast_to,
+    np.linalg.solve: solve, np.atleast_1d: at_least, np.atleast_2d: at_least,
+    np.atleast_3d: at_least, np.linspace: spaced, np.logspace: spaced, np.geomspace: spaced,
 }
 
 
@@ -512,14 +524,16 @@ def rule(call):
     callee = call.callee
     if callee in _SHAPE_QUERIES:
         return shape_query(call)
+    if callee in DTYPE_QUERIES:
+        return call.call(same_func(call), call.args)
+    if callee in MATH_AS_NUMPY:
+        return call.call(call.template(f"np.{MATH_AS_NUMPY[callee].__name__}"),
+                         aligned(call, call.args))
     special = SPECIAL.get(callee)
     if special is not None:
         return special(call)
-    if callee in AXIS_ARGUMENTS:
+    if callee in AXIS_ARGUMENTS or _scipy_axis_function(callee):
         return axis_rule(call)
-    found = runtime_rule(call)
-    if found is not None:
-        return found
     if callee in SAME_CALL:
         return same_call(call)
     if is_elementwise(callee) and not any(isinstance(v, (gast.List, gast.Tuple))
@@ -527,7 +541,7 @@ def rule(call):
         positional = aligned(call, call.args + list(call.keywords.values()))
         args = positional[:len(call.args)]
         keywords = dict(zip(call.keywords, positional[len(call.args):]))
-        return call.call(_func(call), args, keywords)
+        return call.call(same_func(call), args, keywords)
     return None
 
 
