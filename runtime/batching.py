@@ -71,6 +71,48 @@ def array_of(make, value, batched, size, keywords=None):
     return out if _any_batched(batched) else spread(out, size)
 
 
+def select(taken, chosen, other):
+    """Each member's ``chosen`` where its ``taken`` holds, else its ``other`` (the value of a
+    name after an ``if`` on a batched test, or after a step of a ``while`` on one): both
+    batched or not, arrays, numbers or containers of them; None (a name one side did not
+    assign) takes the other side's value. ``taken`` is a batch of booleans."""
+    if other is None or chosen is other:
+        return chosen
+    if chosen is None:
+        return other
+    if is_container(chosen) and is_container(other):
+        theirs = dict(entries(other))
+        return rebuild(chosen, [(k, select(taken, v, theirs[k])) for k, v in entries(chosen)])
+    taken = np.asarray(taken)
+    rank = max(np.ndim(chosen), np.ndim(other))
+    if rank < taken.ndim:             # unbatched numbers on both sides
+        return np.where(taken, chosen, other)
+    return np.where(taken.reshape(taken.shape + (1,) * (rank - taken.ndim)), chosen, other)
+
+
+def unbatched_parts(value, flag):
+    """A batched value (one call per member, stacked) with the parts ``flag`` says are the same
+    for every member (False, or False entries of a tuple of flags) taken from member 0."""
+    if flag is True:
+        return value
+    if flag is False or not is_container(value):
+        return member(value, 0, True)
+    flags = flag if isinstance(flag, tuple) else (flag,) * len(entries(value))
+    return rebuild(value, [(key, unbatched_parts(v, f))
+                           for (key, v), f in zip(entries(value), flags)])
+
+
+def pad(x, pad_width, keywords):
+    """``np.pad(x, pad_width, **keywords)`` of each member of the batched ``x``: the widths
+    (and any per-axis values) made one pair per axis of a member, the batch axis unpadded."""
+    def per_axis(value):
+        pairs = np.broadcast_to(np.asarray(value), (np.ndim(x) - 1, 2))
+        return ((0, 0),) + tuple(tuple(pair) for pair in pairs.tolist())
+    keywords = {k: per_axis(v) if k != "mode" and np.ndim(v) > 0 else v
+                for k, v in keywords.items()}
+    return np.pad(x, per_axis(pad_width), **keywords)
+
+
 def _any_batched(flag):
     return flag is True or isinstance(flag, tuple) and any(map(_any_batched, flag))
 

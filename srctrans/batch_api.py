@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 
 from srctrans import cache
-from srctrans.batch_pipeline import BatchBuild, build_batched
+from srctrans.batch_pipeline import BatchBuild, build_batched, output_flag
 from srctrans.differentiate.batching import Unbatchable, truthy
 from srctrans.errors import SrcTransError, UsageError
 from srctrans.hints import Function
@@ -248,6 +248,12 @@ class _Built:
         except rt_batch.Ragged:         # a call run per member gave results of other shapes
             _warn(self.fn, "a call whose members' results differ in shape", None)
             return _Looped(self.fn, self.prefix, self.post).run(moved, moved_kw, size)
+        except Exception as error:      # noqa: BLE001 -- a branch some members do not take
+            if not self.build.selects:
+                raise
+            _warn(self.fn, f"code in a branch some members do not take, which raised "
+                  f"{type(error).__name__} ({str(error).splitlines()[0][:80]}),", None)
+            return _Looped(self.fn, self.prefix, self.post).run(moved, moved_kw, size)
 
 
 class _Looped:
@@ -307,7 +313,7 @@ def _make_plan(fn, prefix, post, flags, ranks):
         _warn(fn, "a list or tuple argument batched", None)
         return _Looped(fn, prefix, post)
     try:
-        build = build_batched(fn, flags, ranks, _build_callee)
+        build = build_batched(fn, flags, ranks, _build_callee, callee_flag=_callee_flag)
     except Unbatchable as refusal:
         _warn(fn, refusal.what, _location(fn, refusal))
         return _Looped(fn, prefix, post)
@@ -316,20 +322,42 @@ def _make_plan(fn, prefix, post, flags, ranks):
     return _Built(build, fn, prefix, post)
 
 
-def _build_callee(fn, flags, ranks):
-    """The batched form of a function the batched code calls (every output array batched)."""
-    key = ("callee", tuple(sorted(flags.items())), tuple(sorted(ranks.items())))
+def _build_callee(fn, flags, ranks, all_batched=True):
+    """The batched build of a function the batched code calls (with ``all_batched``, every
+    output array batched; else batched as its own analysis says, ``_callee_flag``'s)."""
+    key = ("callee", all_batched, tuple(sorted(flags.items())), tuple(sorted(ranks.items())))
     plans = _built.setdefault(fn, {})
     found = plans.get(key)
     if found is None:
         try:
-            found = build_batched(fn, flags, ranks, _build_callee, all_batched=True)
+            found = build_batched(fn, flags, ranks, _build_callee, all_batched=all_batched,
+                                  callee_flag=_callee_flag)
         except SrcTransError as error:
             raise Unbatchable(f"{fn.__qualname__} cannot be batched ({error.args[0]})", None) from None
         plans[key] = found
     for what, where in found.loops:
         _warn(fn, what, where)
-    return found.function
+    return found
+
+
+_flags_in_progress: set = set()
+
+
+def _callee_flag(fn, flags):
+    """The output flag of ``fn`` called with parameters batched as ``flags`` say (cached;
+    None, for batched, while ``fn`` is being analysed: a recursive call)."""
+    key = ("output flag", tuple(sorted(flags.items())))
+    plans = _built.setdefault(fn, {})
+    if key in plans:
+        return plans[key]
+    if (fn, key) in _flags_in_progress:
+        return None
+    _flags_in_progress.add((fn, key))
+    try:
+        found = plans[key] = output_flag(fn, flags, _callee_flag)
+    finally:
+        _flags_in_progress.discard((fn, key))
+    return found
 
 
 def _location(fn, refusal):

@@ -8,7 +8,8 @@ import numpy
 
 from srctrans import runtime
 from srctrans.analyse.values import dict_valued
-from srctrans.differentiate.batching import batch
+from srctrans.differentiate.batching import Unbatchable, batch, batched_names, flag_of
+from srctrans.errors import SrcTransError
 from srctrans.emit.compile import compile_functions
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS, function_base
 from srctrans.nodes import clone
@@ -26,16 +27,34 @@ class BatchBuild:
       source: its text (what ``st.source`` shows).
       output_flag: which parts of its output are batched (``differentiate.batching``).
       loops: ``(what, location)`` of each call it runs once per member.
+      selects: whether it runs code that some members do not (both branches of an ``if`` on
+        a batched value), which may raise where those members would not.
     """
 
-    def __init__(self, function, source, output_flag, loops):
+    def __init__(self, function, source, output_flag, loops, selects=False):
         self.function = function
         self.source = source
         self.output_flag = output_flag
         self.loops = loops
+        self.selects = selects
 
 
-def build_batched(fn, flags, ranks, build_callee, all_batched=False):
+def output_flag(fn, flags, callee_flag):
+    """The flag of ``fn``'s output when its parameters are batched as ``flags`` say (the
+    analysis :func:`build_batched` runs first, alone), or None when it cannot tell."""
+    try:
+        unit, _, _ = _front_end(fn, tuple(n for n, f in flags.items() if f), None, "batch")
+        names = batched_names(unit.function, {n: True for n, f in flags.items() if f},
+                              callee_flag)
+    except (SrcTransError, Unbatchable):
+        return None
+    returned = unit.function.body[-1]
+    if not isinstance(returned, gast.Return) or returned.value is None:
+        return None
+    return flag_of(returned.value, names)
+
+
+def build_batched(fn, flags, ranks, build_callee, all_batched=False, callee_flag=None):
     """Compile the batched form of ``fn``.
 
     ``flags``: parameter name -> whether it is batched; ``ranks``: parameter name -> the
@@ -47,7 +66,8 @@ def build_batched(fn, flags, ranks, build_callee, all_batched=False):
     batched = tuple(name for name, flag in flags.items() if flag)
     unit, itself, _ = _front_end(fn, batched, None, "batch")
     unit.dict_valued = dict_valued(unit.function)
-    result = batch(unit, dict.fromkeys(batched, True), ranks, build_callee, all_batched)
+    result = batch(unit, dict.fromkeys(batched, True), ranks, build_callee, all_batched,
+                   callee_flag)
     body, returned = result.body[:-1], result.body[-1]
     body = inline_temporaries(body, unit.namer.temporaries, reads_of(returned), _is_pure)
     name = unit.namer.fresh(function_base(unit.parsed.fn) + "_vmap")
@@ -62,4 +82,5 @@ def build_batched(fn, flags, ranks, build_callee, all_batched=False):
     compiled = compile_functions([function], closure, fn, f"{fn.__qualname__} vmap")
     _trace("generated", lambda: compiled.source)
     (generated,) = compiled.instantiate(fn)
-    return BatchBuild(generated, compiled.source, result.output_flag, result.loops)
+    return BatchBuild(generated, compiled.source, result.output_flag, result.loops,
+                      result.selects)

@@ -59,6 +59,37 @@ def branch_on_value(x):
     return -x
 
 
+def branches_and_a_while(x, c):
+    y = x * 2.0
+    if np.sum(x) > c and x[0] < 1.5:
+        y = np.exp(x)
+        z = y + 1.0
+    elif np.max(x) > 0.5:
+        z = -x
+    else:
+        z = x * c
+    n = 0
+    while np.sum(y ** 2) < 50.0 or n < 2:
+        y = y * 1.5 + 0.1
+        n = n + 1
+    return z * y + n
+
+
+def write_under_a_branch(x):
+    out = np.zeros(2)
+    if np.sum(x) > 0:
+        out[0] = x[0]
+    return out
+
+
+def log_where_positive(x):
+    if x > 0:
+        y = np.log(x)
+    else:
+        y = x
+    return y * 2.0
+
+
 def draws(x):
     return x + np.random.normal(size=x.shape)
 
@@ -74,6 +105,8 @@ CASES = [
     (loop_and_write, lambda r: (r.normal(size=4), r.normal())),
     (shapes, lambda r: (r.normal(size=(2, 3)),)),
     (calls_a_helper, lambda r: (r.normal(size=3), r.normal(size=3))),
+    (branch_on_value, lambda r: (r.normal(size=3),)),
+    (branches_and_a_while, lambda r: (r.normal(size=3), r.normal())),
 ]
 BATCH = 5
 
@@ -162,11 +195,36 @@ def constant(x, c):
     return c * 2.0
 
 
-def test_an_if_on_a_batched_value_runs_per_member_with_a_warning():
+def test_a_write_under_an_if_on_a_batched_value_runs_per_member_with_a_warning():
     X = np.array([[1.0, 2.0], [-3.0, 1.0]])
-    with pytest.warns(st.BatchingWarning, match="an `if` on a batched value"):
-        out = st.vmap(branch_on_value)(X)
-    np.testing.assert_allclose(out, _loop(branch_on_value, [(x,) for x in X]))
+    with pytest.warns(st.BatchingWarning, match="a write into an array under an `if`"):
+        out = st.vmap(write_under_a_branch)(X)
+    np.testing.assert_allclose(out, _loop(write_under_a_branch, [(x,) for x in X]))
+
+
+def test_an_if_on_a_batched_value_selects_and_the_branch_not_taken_leaks_no_nan():
+    x = np.array([-1.0, 0.0, 2.0, np.e])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", st.BatchingWarning)
+        warnings.simplefilter("ignore", RuntimeWarning)      # log of the members not taken
+        out = st.vmap(log_where_positive)(x)
+    np.testing.assert_allclose(out, [-2.0, 0.0, 2 * np.log(2.0), 2.0])
+    source = st.source(st.vmap(log_where_positive), args=(x,))
+    assert "rt.batch.select(" in source and "loop" not in source
+
+
+def test_a_while_on_a_batched_value_runs_until_every_member_is_done():
+    def steps(x):
+        n = 0
+        while x < 100.0:
+            x = x * 2.0
+            n = n + 1
+        return n
+    x = np.array([1.0, 60.0, 200.0, 3.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", st.BatchingWarning)
+        out = st.vmap(steps)(x)
+    np.testing.assert_array_equal(out, [7, 1, 0, 6])
 
 
 def test_a_random_draw_is_refused():

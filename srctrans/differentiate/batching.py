@@ -22,6 +22,7 @@ batch axis first, or a container whose arrays all have it) or a tuple of
 flags (a tuple or list display whose entries differ).
 """
 
+import functools
 import inspect
 import types
 
@@ -65,6 +66,9 @@ class BatchResult:
       output_flag: the flag of the returned value.
       closure: closure name -> object the generated code reads (batched callees).
       loops: ``(what, location)`` of each call run once per member.
+      selects: whether it (or a batched function it calls) runs both branches of an ``if``
+        (or more steps of a ``while``) than some members do, so that code a member never
+        runs may raise.
     """
 
     def __init__(self):
@@ -72,9 +76,10 @@ class BatchResult:
         self.output_flag = False
         self.closure = {}
         self.loops = []
+        self.selects = False
 
 
-def batch(unit, flags, ranks, build_callee, all_batched=False):
+def batch(unit, flags, ranks, build_callee, all_batched=False, callee_flag=None):
     """The batched statements of ``unit``'s function.
 
     ``flags``: parameter name -> True for each batched parameter. ``ranks``: parameter ->
@@ -93,7 +98,7 @@ def batch(unit, flags, ranks, build_callee, all_batched=False):
         if callee is runtime.unseen_callee:
             # a call through a value: derivatives learn its kinds run by run; batching does not
             raise Unbatchable("a call through a value (an object or a function passed in)", node)
-    names = batched_names(unit.function, flags)
+    names = batched_names(unit.function, flags, callee_flag)
     known = ranks_of(unit.function, ranks)
     return _Batcher(unit, names, known, build_callee, all_batched).run()
 
@@ -132,12 +137,23 @@ def is_query(node):
     return False
 
 
+class Flags(dict):
+    """name -> flag, with ``calls``: ``call node -> flag`` of the calls whose output flag the
+    called function's own analysis gives (None for the others: batched if any argument is)."""
+
+    calls = None
+
+
 def flag_of(node, flags):
     """The flag of the value of the expression ``node``."""
     if isinstance(node, gast.Name):
         return flags.get(node.id, False)
     if isinstance(node, gast.Constant) or is_query(node):
         return False
+    if isinstance(node, gast.Call) and getattr(flags, "calls", None) is not None:
+        found = flags.calls(node, flags)
+        if found is not None:
+            return found
     if isinstance(node, (gast.Tuple, gast.List)):
         parts = tuple(flag_of(e, flags) for e in node.elts)
         return parts if any(truthy(p) for p in parts) else False
@@ -150,11 +166,18 @@ def flag_of(node, flags):
     return any(truthy(flags.get(n.id, False)) for n in reads)
 
 
-def batched_names(function, params):
+def batched_names(function, params, callee_flag=None):
     """name -> flag for every name of ``function`` that holds a batched value, from the
-    batched parameters ``params``; raises :class:`Unbatchable` where a batched value decides
-    control flow. A fixed point: the loop ends when a pass changes no flag."""
-    flags = dict(params)
+    batched parameters ``params``; raises :class:`Unbatchable` for a ``for`` loop over a
+    batched value. A fixed point: the loop ends when a pass changes no flag.
+
+    ``callee_flag(fn, flags)``, when given, is the output flag of a function of the user's
+    (or a runtime helper without a batching rule) called with parameters batched as
+    ``flags`` say, or None when unknown: a helper that returns a value the same for every
+    member (a shape, a mode) makes it unbatched, not batched for its batched arguments."""
+    flags = Flags(params)
+    if callee_flag is not None:
+        flags.calls = functools.partial(_callee_flag, callee_flag)
 
     def note(name, flag):
         joined = join(flags.get(name, False), flag)
@@ -167,10 +190,10 @@ def batched_names(function, params):
         changed = False
         for stmt in block:
             if isinstance(stmt, (gast.If, gast.While)):
-                if truthy(flag_of(stmt.test, flags)):
-                    what = "an `if`" if isinstance(stmt, gast.If) else "a `while` loop"
-                    raise Unbatchable(f"{what} on a batched value", stmt)
                 changed |= visit(stmt.body) | visit(stmt.orelse)
+                if truthy(flag_of(stmt.test, flags)):         # selected per member: batched
+                    for name in assigned_in(stmt.body + stmt.orelse):
+                        changed |= note(name, True)
             elif isinstance(stmt, gast.For):
                 if truthy(flag_of(stmt.iter, flags)):
                     raise Unbatchable("a `for` loop over a batched value", stmt)
@@ -184,6 +207,84 @@ def batched_names(function, params):
     while visit(function.body):
         pass
     return flags
+
+
+def batched_in_turn(callee):
+    """Whether a call of ``callee`` runs its own batched form: a Python function of the
+    user's or a runtime helper differentiated through, with no batching rule."""
+    if not isinstance(callee, (types.FunctionType, types.MethodType)) or is_library(callee):
+        return False
+    module = getattr(callee, "__module__", None) or ""
+    if module.startswith("srctrans.") and not in_runtime(callee):
+        return False                        # st.jvp(g, ...): a derivative's own code, resolved
+    return not rules.has_rule(callee) and not helpers.has_rule(callee)
+
+
+def callee_flags(callee, args, keywords, flag):
+    """parameter -> whether it is batched, for a call of ``callee`` (``flag(node)`` of each
+    argument), or None when the call does not bind to its signature."""
+    try:
+        bound = inspect.signature(callee).bind(*args, **keywords).arguments
+    except (TypeError, ValueError):
+        return None
+    if any(isinstance(a, gast.Starred) for a in args):
+        return None
+    return {name: truthy(flag(node)) for name, node in bound.items() if isinstance(node, gast.AST)}
+
+
+def _callee_flag(callee_flag, call, flags):
+    callee = anno.get(call, Anno.CALLEE)
+    if not batched_in_turn(callee):
+        return None
+    params = callee_flags(callee, call.args, {k.arg: k.value for k in call.keywords},
+                          lambda node: flag_of(node, flags))
+    return None if params is None else callee_flag(callee, params)
+
+
+def assigned_in(block):
+    """The names the statements of ``block`` assign, in nested blocks too, in order."""
+    names = []
+    for node in (n for stmt in block for n in walk(stmt)):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) \
+                and node.id not in names:
+            names.append(node.id)
+    return names
+
+
+def _read_before_assigned(block, assigned=frozenset()):
+    """The names a pass through ``block`` may read before it assigns them (``assigned``:
+    the names assigned already), through nested blocks too."""
+    assigned, read = set(assigned), []
+
+    def loads(node):
+        return [n.id for n in walk(node) if isinstance(n, gast.Name)
+                and isinstance(n.ctx, gast.Load) and n.id not in assigned]
+    for stmt in block:
+        if isinstance(stmt, gast.Assign):
+            read += loads(stmt.value) + [n for t in stmt.targets if not isinstance(t, gast.Name)
+                                         for n in loads(t)]
+            assigned.update(assigned_in([stmt]))
+        elif isinstance(stmt, gast.If):
+            read += loads(stmt.test) + _read_before_assigned(stmt.body, assigned) + \
+                _read_before_assigned(stmt.orelse, assigned)
+            assigned |= definitely_assigned([stmt])
+        elif isinstance(stmt, (gast.For, gast.While)):
+            read += loads(stmt.iter if isinstance(stmt, gast.For) else stmt.test)
+            read += _read_before_assigned(stmt.body, assigned)
+        else:
+            read += loads(stmt)
+    return read
+
+
+def definitely_assigned(block):
+    """The names ``block`` assigns on every path through it (an ``if``'s: both branches')."""
+    names = set()
+    for stmt in block:
+        if isinstance(stmt, gast.Assign):
+            names.update(assigned_in([stmt]))
+        elif isinstance(stmt, gast.If):
+            names |= definitely_assigned(stmt.body) & definitely_assigned(stmt.orelse)
+    return names
 
 
 def _note_assign(stmt, flags, note):
@@ -414,6 +515,8 @@ class _Batcher(Generator):
         self.size = unit.namer.fresh("_batch")
         self.size_used = False
         self.line = None                     # the user's line of the statement being batched
+        self.defined = set(parameter_names(unit.function))   # names assigned on every path
+        self.maybe = set(self.defined)                       # ... and on some
 
     def run(self):
         body = self._block(self.unit.function.body)
@@ -452,8 +555,9 @@ class _Batcher(Generator):
 
     def conformed(self, value, have, want):
         """``value`` (of flag ``have``) as a value of flag ``want``: unbatched parts spread."""
-        if have == want or not truthy(want) or have is True:
-            return value
+        if have == want or not truthy(want) or have is True or \
+                isinstance(value, gast.Constant) and value.value is None:
+            return value                    # (None: a name not assigned yet, in every member)
         if have is False and want is True:
             filled = self._filled(value)
             if filled is not None:
@@ -491,6 +595,12 @@ class _Batcher(Generator):
         for stmt in statements:
             origin = anno.get(stmt, Anno.ORIGIN)
             self.line = origin.lineno if origin is not None else getattr(stmt, "lineno", None)
+            if isinstance(stmt, (gast.If, gast.While)) and truthy(self.flag(stmt.test)):
+                out.extend(self._selected(stmt) if isinstance(stmt, gast.If) else
+                           self._masked(stmt))
+                self.defined.update(assigned_in([stmt]))
+                self.maybe.update(assigned_in([stmt]))
+                continue
             if isinstance(stmt, gast.If):
                 out.append(anno.copy(stmt, gast.If(stmt.test, self._block(stmt.body) or [gast.Pass()],
                                                    self._block(stmt.orelse))))
@@ -515,7 +625,74 @@ class _Batcher(Generator):
                 out.append(anno.copy(stmt, gast.Expr(self._call_statement(stmt.value))))
             else:
                 out.append(stmt)
+            self.defined.update(definitely_assigned([stmt]))
+            self.maybe.update(assigned_in([stmt]))
         return out
+
+    # -- control flow on batched values: both branches, then a select per member ---------
+    def _selected(self, stmt):
+        """``if c: A else: B`` for a batched ``c``: A and B both run, from the same values,
+        and each name they assign takes A's value where ``c`` holds and B's elsewhere
+        (``np.where``: a NaN or inf of the branch not taken never reaches the result)."""
+        _pure_branches(stmt)
+        self.result.selects = True
+        names = self._live(stmt, assigned_in(stmt.body + stmt.orelse))
+        self._defined_or_never(stmt, names)
+        test = self.namer.fresh("_taken")
+        before = {n: self.namer.fresh(n + "_before") for n in names}
+        then = {n: self.namer.fresh(n + "_then") for n in names}
+        out = [assign(test, self.batched(stmt.test))]
+        out += [assign(before[n], load(n) if n in self.defined else gast.Constant(None, None))
+                for n in names]
+        out += self._block(stmt.body)
+        out += [assign(then[n], load(n)) for n in names]
+        out += [assign(n, load(before[n])) for n in names]
+        out += self._block(stmt.orelse)
+        out += [assign(n, self._select(test, load(then[n]), load(n))) for n in names]
+        return out
+
+    def _masked(self, stmt):
+        """``while c: A`` for a batched ``c``: A runs while ``c`` holds for any member, and
+        each name it assigns keeps its value in the members whose ``c`` no longer holds."""
+        _pure_branches(stmt)
+        self.result.selects = True
+        names = self._live(stmt, assigned_in(stmt.body))
+        self._defined_or_never(stmt, names)
+        active = self.namer.fresh("_running")
+        before = {n: self.namer.fresh(n + "_before") for n in names}
+        out = [assign(n, gast.Constant(None, None)) for n in names if n not in self.defined]
+        body = [assign(active, self.batched(stmt.test))]
+        body += [assign(before[n], load(n)) for n in names]
+        self.defined.update(names)
+        body += self._block(stmt.body)
+        body += [assign(n, self._select(active, load(n), load(before[n]))) for n in names]
+        test = self.expression("np.any(C)", C=self.batched(stmt.test))
+        return out + [anno.copy(stmt, gast.While(test, body, []))]
+
+    def _live(self, stmt, names):
+        """The names among ``names`` (assigned under ``stmt``) whose values matter after it:
+        read outside it, or read under it before it assigns them (a loop's carried values,
+        the test); the others are temporaries of one branch or one step."""
+        inside = {id(n) for n in walk(stmt)}
+        outside = {n.id for n in walk(self.unit.function) if isinstance(n, gast.Name)
+                   and isinstance(n.ctx, gast.Load) and id(n) not in inside}
+        carried = set(_read_before_assigned(stmt.body)) | {
+            n.id for n in walk(stmt.test) if isinstance(n, gast.Name)}
+        return [n for n in names if n in outside or n in carried]
+
+    def _defined_or_never(self, stmt, names):
+        """Raise :class:`Unbatchable` for a name the branches assign that earlier code, or a
+        branch, assigns on some paths only: whether it holds a value depends on the run."""
+        for name in names:
+            partly = name in self.maybe and name not in self.defined or any(
+                name in assigned_in(block) and name not in definitely_assigned(block)
+                and name not in self.defined for block in (stmt.body, stmt.orelse))
+            if partly:
+                raise Unbatchable(f"`{name}`, assigned on some paths only, then under an "
+                                  f"`{_keyword(stmt)}` on a batched value", stmt)
+
+    def _select(self, test, chosen, other):
+        return self.expression("rt.batch.select(C, A, B)", C=load(test), A=chosen, B=other)
 
     def _assign(self, stmt):
         target, value = stmt.targets[0], stmt.value
@@ -601,11 +778,12 @@ class _Batcher(Generator):
             if isinstance(node.op, gast.Not):
                 return self.expression("np.logical_not(X)", X=node.operand)
             return node
-        if isinstance(node, gast.BoolOp):
-            name = "logical_and" if isinstance(node.op, gast.And) else "logical_or"
+        if isinstance(node, gast.BoolOp):          # `a and b` is `b if a else a`, as Python's
+            text = "np.where(A, B, A)" if isinstance(node.op, gast.And) else "np.where(A, A, B)"
             out = node.values[0]
             for value in node.values[1:]:
-                out = self.expression(f"np.{name}(A, B)", A=out, B=value)
+                left, right = rules.aligned(self._call_of(None, None, [], {}), [out, value])
+                out = self.expression(text, A=left, B=right)
             return out
         if isinstance(node, gast.IfExp):
             if truthy(self.flag(node.test)):
@@ -667,6 +845,7 @@ class _Batcher(Generator):
                 call.func.attr in _SAME_METHODS and \
                 not any(truthy(self.flag(a)) for a in call.args + [k.value for k in call.keywords]):
             return call                     # x.astype(t), x.copy(): each member's, as they are
+        original = call
         callee, call, args, keywords = resolve_call(call, self.unit, _unbatchable)
         func = self._func(call, callee)
         call_of = self._call_of(callee, func, args, keywords)
@@ -675,12 +854,23 @@ class _Batcher(Generator):
             found = rules.rule(call_of)
         if found is not None:
             return found
+        precise = self.flags.calls is not None and batched_in_turn(callee) and \
+            callee is anno.get(original, Anno.CALLEE)
+        want = self.flag(original) if precise else True      # the analysis' flag of the call
         if isinstance(callee, (types.FunctionType, types.MethodType)) and not is_library(callee):
-            batched_callee = self._callee(callee, args, keywords)
-            if batched_callee is not None:
-                name = self._closure(callee.__name__ + "_vmap", batched_callee)
-                return gast.Call(load(name), list(call.args), list(call.keywords))
-        return self._loop(call, func, args, keywords, callee)
+            build = self._callee(callee, args, keywords, all_batched=not precise)
+            if build is not None:           # what it runs per member, the caller runs too
+                self.result.selects |= build.selects
+                self.result.loops += [loop for loop in build.loops
+                                      if loop not in self.result.loops]
+            if build is not None and (not precise or build.output_flag == want):
+                name = self._closure(callee.__name__ + "_vmap", build.function)
+                return self.conformed(gast.Call(load(name), list(call.args), list(call.keywords)),
+                                      build.output_flag, want)
+        looped = self._loop(call, func, args, keywords, callee)    # every output batched
+        if want is True:
+            return looped
+        return self.expression("rt.batch.unbatched_parts(V, F)", V=looped, F=_flag_node(want))
 
     def _getattr(self, call):
         x, attribute = call.args[0], call.args[1]
@@ -697,7 +887,8 @@ class _Batcher(Generator):
                 return self.expression(f"{prefix}.{callee.__name__}")
         return load(self._closure("_" + getattr(callee, "__name__", "f"), callee))
 
-    def _callee(self, callee, args, keywords):
+    def _callee(self, callee, args, keywords, all_batched):
+        """The batched build of ``callee`` for this call (``build_callee``'s), or None."""
         try:
             bound = inspect.signature(callee).bind(*args, **keywords).arguments
         except (TypeError, ValueError):
@@ -706,7 +897,7 @@ class _Batcher(Generator):
                  if isinstance(node, gast.AST)}
         ranks = {name: self.rank(node) for name, node in bound.items() if isinstance(node, gast.AST)}
         try:
-            return self.build_callee(callee, flags, ranks)
+            return self.build_callee(callee, flags, ranks, all_batched)
         except Unbatchable as refusal:
             self.result.loops.append((f"{callee.__qualname__}: {refusal.what}", self._where()))
             return None
@@ -725,6 +916,22 @@ class _Batcher(Generator):
     def _where(self):
         return self.unit.parsed.location_of_line(self.line)
 
+
+
+def _pure_branches(stmt):
+    """Raise :class:`Unbatchable` unless the blocks under ``stmt`` only assign names: a
+    write into an array or a call for its effect would happen in every member."""
+    for node in (n for block in (stmt.body, stmt.orelse) for s in block for n in walk(s)):
+        if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store):
+            raise Unbatchable(f"a write into an array under an `{_keyword(stmt)}` on a batched "
+                              f"value", node)
+        if isinstance(node, (gast.Expr, gast.Break, gast.Continue)):
+            raise Unbatchable(f"a statement with an effect under an `{_keyword(stmt)}` on a "
+                              f"batched value", node)
+
+
+def _keyword(stmt):
+    return "if" if isinstance(stmt, gast.If) else "while"
 
 
 def _unbatchable(node, error, message, hint):

@@ -94,6 +94,20 @@ def _matmul_transposed_right(call, g, b):
     return t("G @ np.swapaxes(B, -1, -2)", G=g, B=b)
 
 
+_WITH_RULES = frozenset({rt.matmul_lhs, rt.matmul_rhs, rt.dot_lhs, rt.dot_rhs, rt.unbroadcast,
+                         rt.getitem_grad, rt.transpose_grad, rt.add, rt.broadcast_like,
+                         rt.reshape_like})
+
+
+def has_rule(callee):
+    """Whether :func:`runtime_rule` has a rule for calls of ``callee`` (it may decline one)."""
+    try:
+        return callee in RUNTIME_ELEMENTWISE or callee in RUNTIME_SAME_CALL or \
+            callee in RUNTIME_AXISWISE or callee in _WITH_RULES
+    except TypeError:
+        return False
+
+
 def runtime_rule(call):
     """The batched call of one of the runtime's helpers, or None."""
     callee = call.callee

@@ -233,8 +233,12 @@ def axis_rule(call):
         flattens = callee in FLAT_WHEN_NONE
         if every_axis and callee is np.linalg.norm and rank is not None and rank > 1:
             if not _ord_is_none(bound):
-                return None               # a matrix norm of the whole: one call per member
-            flattens = True               # the flattened array's 2-norm
+                if rank != 2:
+                    return None
+                node = gast.Tuple([gast.Constant(0, None), gast.Constant(1, None)], gast.Load())
+                every_axis = False        # a matrix norm: of the member's two axes
+            else:
+                flattens = True           # the flattened array's 2-norm
         if every_axis and flattens:
             if rank is None:
                 return None
@@ -283,8 +287,8 @@ def same_call(call):
     if call.callee in _LAST_TWO_AXES:
         if any(call.flag(o) for o in call.operands() if o is not first):
             return None
-        if call.rank_of(first) is None or call.rank_of(first) < 2:
-            return None
+        if call.rank_of(first) is not None and call.rank_of(first) < 2:
+            return None                 # (they need a matrix per member: an unknown rank is one)
     elif any(call.flag(o) for o in call.operands() if o is not first):
         return None                     # (np.full_like(x, v) of a batched v: one call per member)
     return call.call(same_func(call), call.args)
@@ -502,6 +506,20 @@ def spaced(call):
     return call.call(same_func(call), [start, stop], keywords)
 
 
+def pad(call):
+    """``np.pad(x, pad_width, ...)`` of a batched ``x`` alone: no padding of the batch axis."""
+    bound = bound_arguments(call.callee, call.args, call.keywords)
+    if bound is None or "pad_width" not in bound or \
+            any(call.flag(v) for k, v in bound.items() if k != "array"):
+        return None
+    keywords = {k: v for k, v in bound.items() if k not in ("array", "pad_width")}
+    keywords.update(bound.get("kwargs", {}))
+    keywords.pop("kwargs", None)
+    return call.template("rt.batch.pad(X, W, K)", X=bound["array"], W=bound["pad_width"],
+                         K=gast.Dict([gast.Constant(k, None) for k in keywords],
+                                     list(keywords.values())))
+
+
 def broadcast_to(call):
     if len(call.args) != 2 or call.keywords or call.flag(call.args[1]):
         return None
@@ -516,7 +534,18 @@ SPECIAL = {
     np.transpose: transpose, np.ravel: ravel, np.outer: outer, np.broadcast_to: broadcast_to,
     np.linalg.solve: solve, np.atleast_1d: at_least, np.atleast_2d: at_least,
     np.atleast_3d: at_least, np.linspace: spaced, np.logspace: spaced, np.geomspace: spaced,
+    np.pad: pad,
 }
+
+
+def has_rule(callee):
+    """Whether :func:`rule` has a rule for calls of ``callee`` (that may still decline one)."""
+    try:
+        return callee in _SHAPE_QUERIES or callee in DTYPE_QUERIES or callee in MATH_AS_NUMPY \
+            or callee in SPECIAL or callee in AXIS_ARGUMENTS or callee in SAME_CALL \
+            or _scipy_axis_function(callee) or is_elementwise(callee)
+    except TypeError:                   # an unhashable callable
+        return False
 
 
 def rule(call):
