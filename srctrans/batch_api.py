@@ -17,7 +17,7 @@ import numpy as np
 
 from srctrans import cache
 from srctrans.batch_pipeline import BatchBuild, build_batched, output_flag
-from srctrans.differentiate.batching import Unbatchable, truthy
+from srctrans.differentiate.batched_names import Unbatchable, truthy
 from srctrans.errors import SrcTransError, UsageError
 from srctrans.hints import Function
 from srctrans.pytrees import is_tree, tree_leaves, tree_map

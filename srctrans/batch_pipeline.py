@@ -8,7 +8,8 @@ import numpy
 
 from srctrans import runtime
 from srctrans.analyse.values import dict_valued
-from srctrans.differentiate.batching import Unbatchable, batch, batched_names, flag_of
+from srctrans.differentiate.batched_names import Unbatchable, batched_names, flag_of
+from srctrans.differentiate.batching import batch
 from srctrans.errors import SrcTransError
 from srctrans.emit.compile import compile_functions
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS, function_base

@@ -12,17 +12,18 @@ computed from one is batched the same way; values that depend on no batched
 argument are computed once, as the function computes them. Each operation
 becomes its batched form by the rules of ``differentiate.batching_rules``; a call no rule
 covers runs once per member (``rt.batch.loop``) and is listed in
-``BatchResult.loops`` so that the caller can warn. A construct whose batching
-would change the control flow per member (an ``if`` or ``while`` on a batched
-value, a loop over a batched count, a write at a batched index) raises
-:class:`Unbatchable`: the caller then runs the whole function once per member.
+``BatchResult.loops`` so that the caller can warn. An ``if`` on a batched value
+runs both branches and selects each name it assigns per member; a ``while`` on
+one runs until every member is done, the members that are done keeping their
+values. A construct whose batching would need control flow per member (a write
+into an array or a call for its effect under such an ``if``, a loop over a
+batched count, a write at a batched index) raises :class:`Unbatchable`: the
+caller then runs the whole function once per member.
 
-Names: a name's *flag* is False (unbatched), True (batched: an array with the
-batch axis first, or a container whose arrays all have it) or a tuple of
-flags (a tuple or list display whose entries differ).
+Which names are batched (their *flags*) is ``differentiate.batched_names``'s
+analysis, their per-example ranks ``differentiate.batched_ranks``'s.
 """
 
-import functools
 import inspect
 import types
 
@@ -35,27 +36,17 @@ from srctrans.annotations import Anno
 from srctrans.differentiate.calls import Generator, is_library, resolve_call
 from srctrans.errors import UnsupportedSyntaxError
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
-from srctrans.optimise.specialise import REDUCTION_METHODS, RESULT_SHAPE_OF_ARGUMENT
 from srctrans.nodes import (
     assign, clone, in_runtime, int_literal, load, parameter_names, substitute_names)
-from srctrans.differentiate import batching_helpers as helpers
+from srctrans.differentiate.batching_rules import helpers
 from srctrans.differentiate import batching_rules as rules
+from srctrans.differentiate.batched_names import (
+    QUERIES, TYPE_TESTS, Unbatchable, assigned_in, batched_in_turn, batched_names,
+    definitely_assigned, flag_of, read_before_assigned, truthy)
+from srctrans.differentiate.batched_ranks import FILLED, indexed_rank, rank_of, ranks_of
 from srctrans.treewalk import walk
 
-_QUERIES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
-_TYPE_TESTS = (isinstance, type, callable, id)
-_FILLED = (np.zeros, np.ones, np.empty, np.full)
-# methods of an array whose batched call is the same call when only the array is batched
 _SAME_METHODS = frozenset({"astype", "copy", "conj", "conjugate"})
-
-
-class Unbatchable(Exception):
-    """A construct whose batched form would need control flow per member."""
-
-    def __init__(self, what, node):
-        super().__init__(what)
-        self.what = what
-        self.node = node
 
 
 class BatchResult:
@@ -101,402 +92,6 @@ def batch(unit, flags, ranks, build_callee, all_batched=False, callee_flag=None)
     names = batched_names(unit.function, flags, callee_flag)
     known = ranks_of(unit.function, ranks)
     return _Batcher(unit, names, known, build_callee, all_batched).run()
-
-
-# -- which names are batched ------------------------------------------------------
-
-def truthy(flag):
-    return flag is True or isinstance(flag, tuple) and any(truthy(f) for f in flag)
-
-
-def join(a, b):
-    if a == b:
-        return a
-    if a is False:
-        return b
-    if b is False:
-        return a
-    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
-        return tuple(join(x, y) for x, y in zip(a, b))
-    return True
-
-
-def is_query(node):
-    """A read of a value's shape, rank, size or type: per member the same, so unbatched."""
-    if isinstance(node, gast.Attribute) and node.attr in _QUERIES:
-        return True
-    if isinstance(node, gast.Call):
-        callee = anno.get(node, Anno.CALLEE)
-        if callee in (np.shape, np.ndim, np.size, len) or any(callee is t for t in _TYPE_TESTS):
-            return True
-        if callee in rules.DTYPE_QUERIES:
-            return True
-        if callee is getattr and len(node.args) >= 2 and isinstance(node.args[1], gast.Constant) \
-                and node.args[1].value in _QUERIES:
-            return True
-    return False
-
-
-class Flags(dict):
-    """name -> flag, with ``calls``: ``call node -> flag`` of the calls whose output flag the
-    called function's own analysis gives (None for the others: batched if any argument is)."""
-
-    calls = None
-
-
-def flag_of(node, flags):
-    """The flag of the value of the expression ``node``."""
-    if isinstance(node, gast.Name):
-        return flags.get(node.id, False)
-    if isinstance(node, gast.Constant) or is_query(node):
-        return False
-    if isinstance(node, gast.Call) and getattr(flags, "calls", None) is not None:
-        found = flags.calls(node, flags)
-        if found is not None:
-            return found
-    if isinstance(node, (gast.Tuple, gast.List)):
-        parts = tuple(flag_of(e, flags) for e in node.elts)
-        return parts if any(truthy(p) for p in parts) else False
-    if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name):
-        whole = flags.get(node.value.id, False)
-        position = int_literal(node.slice)
-        if isinstance(whole, tuple) and position is not None and -len(whole) <= position < len(whole):
-            return whole[position]
-    reads = [n for n in walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]
-    return any(truthy(flags.get(n.id, False)) for n in reads)
-
-
-def batched_names(function, params, callee_flag=None):
-    """name -> flag for every name of ``function`` that holds a batched value, from the
-    batched parameters ``params``; raises :class:`Unbatchable` for a ``for`` loop over a
-    batched value. A fixed point: the loop ends when a pass changes no flag.
-
-    ``callee_flag(fn, flags)``, when given, is the output flag of a function of the user's
-    (or a runtime helper without a batching rule) called with parameters batched as
-    ``flags`` say, or None when unknown: a helper that returns a value the same for every
-    member (a shape, a mode) makes it unbatched, not batched for its batched arguments."""
-    flags = Flags(params)
-    if callee_flag is not None:
-        flags.calls = functools.partial(_callee_flag, callee_flag)
-
-    def note(name, flag):
-        joined = join(flags.get(name, False), flag)
-        if joined != flags.get(name, False):
-            flags[name] = joined
-            return True
-        return False
-
-    def visit(block):
-        changed = False
-        for stmt in block:
-            if isinstance(stmt, (gast.If, gast.While)):
-                changed |= visit(stmt.body) | visit(stmt.orelse)
-                if truthy(flag_of(stmt.test, flags)):         # selected per member: batched
-                    for name in assigned_in(stmt.body + stmt.orelse):
-                        changed |= note(name, True)
-            elif isinstance(stmt, gast.For):
-                if truthy(flag_of(stmt.iter, flags)):
-                    raise Unbatchable("a `for` loop over a batched value", stmt)
-                changed |= visit(stmt.body)
-            elif isinstance(stmt, gast.Assign):
-                changed |= _note_assign(stmt, flags, note)
-            elif isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call):
-                changed |= _note_call_statement(stmt.value, flags, note)
-        return changed
-
-    while visit(function.body):
-        pass
-    return flags
-
-
-def batched_in_turn(callee):
-    """Whether a call of ``callee`` runs its own batched form: a Python function of the
-    user's or a runtime helper differentiated through, with no batching rule."""
-    if not isinstance(callee, (types.FunctionType, types.MethodType)) or is_library(callee):
-        return False
-    module = getattr(callee, "__module__", None) or ""
-    if module.startswith("srctrans.") and not in_runtime(callee):
-        return False                        # st.jvp(g, ...): a derivative's own code, resolved
-    return not rules.has_rule(callee) and not helpers.has_rule(callee)
-
-
-def callee_flags(callee, args, keywords, flag):
-    """parameter -> whether it is batched, for a call of ``callee`` (``flag(node)`` of each
-    argument), or None when the call does not bind to its signature."""
-    try:
-        bound = inspect.signature(callee).bind(*args, **keywords).arguments
-    except (TypeError, ValueError):
-        return None
-    if any(isinstance(a, gast.Starred) for a in args):
-        return None
-    return {name: truthy(flag(node)) for name, node in bound.items() if isinstance(node, gast.AST)}
-
-
-def _callee_flag(callee_flag, call, flags):
-    callee = anno.get(call, Anno.CALLEE)
-    if not batched_in_turn(callee):
-        return None
-    params = callee_flags(callee, call.args, {k.arg: k.value for k in call.keywords},
-                          lambda node: flag_of(node, flags))
-    return None if params is None else callee_flag(callee, params)
-
-
-def assigned_in(block):
-    """The names the statements of ``block`` assign, in nested blocks too, in order."""
-    names = []
-    for node in (n for stmt in block for n in walk(stmt)):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) \
-                and node.id not in names:
-            names.append(node.id)
-    return names
-
-
-def _read_before_assigned(block, assigned=frozenset()):
-    """The names a pass through ``block`` may read before it assigns them (``assigned``:
-    the names assigned already), through nested blocks too."""
-    assigned, read = set(assigned), []
-
-    def loads(node):
-        return [n.id for n in walk(node) if isinstance(n, gast.Name)
-                and isinstance(n.ctx, gast.Load) and n.id not in assigned]
-    for stmt in block:
-        if isinstance(stmt, gast.Assign):
-            read += loads(stmt.value) + [n for t in stmt.targets if not isinstance(t, gast.Name)
-                                         for n in loads(t)]
-            assigned.update(assigned_in([stmt]))
-        elif isinstance(stmt, gast.If):
-            read += loads(stmt.test) + _read_before_assigned(stmt.body, assigned) + \
-                _read_before_assigned(stmt.orelse, assigned)
-            assigned |= definitely_assigned([stmt])
-        elif isinstance(stmt, (gast.For, gast.While)):
-            read += loads(stmt.iter if isinstance(stmt, gast.For) else stmt.test)
-            read += _read_before_assigned(stmt.body, assigned)
-        else:
-            read += loads(stmt)
-    return read
-
-
-def definitely_assigned(block):
-    """The names ``block`` assigns on every path through it (an ``if``'s: both branches')."""
-    names = set()
-    for stmt in block:
-        if isinstance(stmt, gast.Assign):
-            names.update(assigned_in([stmt]))
-        elif isinstance(stmt, gast.If):
-            names |= definitely_assigned(stmt.body) & definitely_assigned(stmt.orelse)
-    return names
-
-
-def _note_assign(stmt, flags, note):
-    target, value = stmt.targets[0], stmt.value
-    flag = flag_of(value, flags)
-    if isinstance(target, gast.Name):
-        return note(target.id, flag)
-    if isinstance(target, (gast.Tuple, gast.List)):
-        changed = False
-        for position, element in enumerate(target.elts):
-            part = flag[position] if isinstance(flag, tuple) and position < len(flag) else truthy(flag)
-            changed |= note(element.id, part)
-        return changed
-    if isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name):
-        if truthy(flag_of(target.slice, flags)):
-            raise Unbatchable("a write at a batched index", stmt)
-        return note(target.value.id, truthy(flag))
-    return False
-
-
-def _note_call_statement(call, flags, note):
-    """``xs.append(v)`` makes ``xs`` batched when ``v`` is."""
-    if isinstance(call.func, gast.Attribute) and isinstance(call.func.value, gast.Name) \
-            and call.func.attr in ("append", "extend", "insert"):
-        return note(call.func.value.id, any(truthy(flag_of(a, flags)) for a in call.args))
-    return False
-
-
-# -- per-example ranks ------------------------------------------------------------
-
-_RANK_KEEPING = frozenset({np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.copy,
-                           np.transpose, np.sort, np.cumsum, np.cumprod, np.flip, np.clip,
-                           np.real, np.imag, np.conj})
-
-
-def ranks_of(function, ranks):
-    """name -> per-example rank of the array names whose rank follows from the parameters'
-    ``ranks`` (a name assigned values of two ranks, or of one unknown, has none).
-
-    Optimistic, then checked: a name assigned at several places (a loop's carried value)
-    takes the rank its known assignments agree on, passes repeat while they learn ranks,
-    then one pass checks that every assignment of every name found has its rank; names that
-    fail are left out for good and the search runs again (so at most once per name)."""
-    params = {name: rank for name, rank in ranks.items() if rank is not None}
-    counts = {}
-    _rank_sites(function.body, {}, counts, ())
-    once = {name for name, seen in counts.items() if len(seen) == 1 and name not in params}
-    banned = set()
-    while True:
-        current = dict(params)
-        for _ in range(_RANK_PASSES):
-            sites = {}
-            _rank_sites(function.body, dict(current), sites, once)
-            found = dict(params)
-            for name, seen in sites.items():
-                known = {r for r in seen if r is not None}
-                if name not in params and name not in banned and len(known) == 1:
-                    found[name] = known.pop()
-            if found == current:
-                break
-            current = found
-        sites = {}
-        _rank_sites(function.body, dict(current), sites, ())
-        wrong = {name for name, rank in current.items()
-                 if any(r != rank for r in sites.get(name, ()))}
-        if not wrong:
-            return current
-        banned |= wrong
-        params = {name: rank for name, rank in params.items() if name not in wrong}
-
-
-_RANK_PASSES = 6
-
-
-def _rank_sites(block, ranks, sites, once):
-    """The rank of each value assigned to a name in ``block`` (None: unknown), by name; the
-    names of ``once`` (assigned at one place) enter ``ranks`` as they are assigned."""
-    def seen(name, rank):
-        sites.setdefault(name, []).append(rank)
-        if name in once and rank is not None:
-            ranks[name] = rank
-
-    for stmt in block:
-        if isinstance(stmt, gast.For) and isinstance(stmt.target, gast.Name):
-            counter = isinstance(stmt.iter, gast.Call) and anno.get(stmt.iter, Anno.CALLEE) is range
-            seen(stmt.target.id, 0 if counter else None)
-        if isinstance(stmt, (gast.If, gast.While, gast.For)):
-            _rank_sites(stmt.body, ranks, sites, once)
-            _rank_sites(stmt.orelse, ranks, sites, once)
-        elif isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name):
-            seen(stmt.targets[0].id, _value_rank(stmt.value, ranks))
-        elif isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], (gast.Tuple, gast.List)):
-            whole = ranks.get(stmt.value.id) if isinstance(stmt.value, gast.Name) else None
-            for position, node in enumerate(stmt.targets[0].elts):
-                if isinstance(node, gast.Name):          # a, b = residuals: each entry's rank
-                    part = whole[position] if isinstance(whole, tuple) and \
-                        position < len(whole) else None
-                    seen(node.id, part)
-
-
-def _value_rank(node, ranks):
-    """:func:`rank_of`, and a tuple's entries' ranks for a name holding one."""
-    if isinstance(node, gast.Name):
-        return ranks.get(node.id)
-    return rank_of(node, ranks)
-
-
-def rank_of(node, ranks):
-    """The per-example rank of an expression's value, or None when unknown or not an array."""
-    if isinstance(node, gast.Name):
-        rank = ranks.get(node.id)
-        return rank if isinstance(rank, int) else None        # (a tuple's entries' ranks)
-    if isinstance(node, gast.Constant):
-        return 0 if isinstance(node.value, (int, float, complex, bool)) else None
-    if isinstance(node, gast.UnaryOp):
-        return rank_of(node.operand, ranks)
-    if isinstance(node, (gast.BinOp, gast.Compare)):
-        left = rank_of(node.left, ranks)
-        right = rank_of(node.right if isinstance(node, gast.BinOp) else node.comparators[0], ranks)
-        if left is None or right is None:
-            return None
-        if isinstance(node, gast.BinOp) and isinstance(node.op, gast.MatMult):
-            return _matmul_rank(left, right)
-        return max(left, right)
-    if isinstance(node, gast.Attribute) and node.attr in ("T", "real", "imag"):
-        return rank_of(node.value, ranks)
-    if isinstance(node, gast.Subscript):
-        return _indexed_rank(rank_of(node.value, ranks), node.slice, ranks)
-    if isinstance(node, gast.Call):
-        return _call_rank(node, ranks)
-    return None
-
-
-def _matmul_rank(left, right):
-    if left == 0 or right == 0:
-        return None
-    if left == 1 and right == 1:
-        return 0
-    if left == 1 or right == 1:
-        return max(left, right) - 1
-    return max(left, right)
-
-
-def _indexed_rank(rank, key, ranks):
-    if rank is None:
-        return None
-    parts = key.elts if isinstance(key, gast.Tuple) else [key]
-    out = rank
-    for part in parts:
-        if isinstance(part, gast.Slice):
-            continue
-        if isinstance(part, gast.Constant) and part.value is None:
-            out += 1
-        elif isinstance(part, gast.Constant) and part.value is Ellipsis:
-            continue
-        elif rank_of(part, ranks) == 0:
-            out -= 1
-        else:
-            return None
-    return out
-
-
-def _call_rank(call, ranks):
-    callee = anno.get(call, Anno.CALLEE)
-    args = call.args
-    if callee is None or not args:
-        return None
-    keywords = {k.arg: k.value for k in call.keywords}
-    first = rank_of(args[0], ranks)
-    if rules.is_elementwise(callee):
-        found = [rank_of(a, ranks) for a in list(args) + list(keywords.values())]
-        return None if None in found else max(found)
-    if callee in rules.FLAT_WHEN_NONE and callee in _RANK_KEEPING:
-        axis = args[1] if len(args) > 1 else keywords.get("axis")
-        if axis is None and callee in (np.cumsum, np.cumprod) or \
-                isinstance(axis, gast.Constant) and axis.value is None:
-            return 1                                      # the flattened array's
-        return first
-    if callee in _RANK_KEEPING:
-        return first
-    if callee in REDUCTION_METHODS:                       # np.sum, np.mean, np.max...
-        axis = args[1] if len(args) > 1 else keywords.get("axis")
-        keep = keywords.get("keepdims")
-        if isinstance(keep, gast.Constant) and keep.value:
-            return first
-        if axis is None or isinstance(axis, gast.Constant) and axis.value is None:
-            return 0
-        count = len(axis.elts) if isinstance(axis, gast.Tuple) else 1
-        return None if first is None else first - count
-    if callee in (np.matmul, np.dot) and len(args) == 2:
-        second = rank_of(args[1], ranks)
-        if first is None or second is None:
-            return None
-        if callee is np.dot and (first == 0 or second == 0):
-            return max(first, second)
-        return _matmul_rank(first, second)
-    if callee is np.reshape and len(args) == 2:
-        shape = args[1]
-        return len(shape.elts) if isinstance(shape, gast.Tuple) else \
-            1 if int_literal(shape) is not None else None
-    if callee in _FILLED and isinstance(args[0], gast.Tuple):
-        return len(args[0].elts)
-    if callee in _FILLED:
-        return 1 if int_literal(args[0]) is not None or rank_of(args[0], ranks) == 0 else None
-    if in_runtime(callee):                  # a derivative helper shaped like an argument
-        index = RESULT_SHAPE_OF_ARGUMENT.get(getattr(callee, "__name__", None))
-        return rank_of(args[index], ranks) if index is not None and index < len(args) else None
-    if callee is np.ravel:
-        return 1
-    if callee is np.outer:
-        return 2
-    return None
 
 
 # -- the rewriting -----------------------------------------------------------------
@@ -576,7 +171,7 @@ class _Batcher(Generator):
         if isinstance(value, gast.Constant) and type(value.value) in (int, float):
             return self.expression("np.full(B, V)", B=self.batch_size(), V=value)
         callee = anno.get(value, Anno.CALLEE) if isinstance(value, gast.Call) else None
-        if callee not in _FILLED or not value.args or any(
+        if callee not in FILLED or not value.args or any(
                 k.arg not in ("dtype", "fill_value") for k in value.keywords):
             return None
         shape = value.args[0]
@@ -676,7 +271,7 @@ class _Batcher(Generator):
         inside = {id(n) for n in walk(stmt)}
         outside = {n.id for n in walk(self.unit.function) if isinstance(n, gast.Name)
                    and isinstance(n.ctx, gast.Load) and id(n) not in inside}
-        carried = set(_read_before_assigned(stmt.body)) | {
+        carried = set(read_before_assigned(stmt.body)) | {
             n.id for n in walk(stmt.test) if isinstance(n, gast.Name)}
         return [n for n in names if n in outside or n in carried]
 
@@ -725,7 +320,7 @@ class _Batcher(Generator):
             return gast.Assign([target], value, None)
         rank = self.rank(array)
         if rank is not None and static_key(target.slice, self.ranks):
-            target_rank = _indexed_rank(rank, target.slice, self.ranks)
+            target_rank = indexed_rank(rank, target.slice, self.ranks)
             value_rank = self.rank(value)
             if truthy(have) and (target_rank is None or value_rank is None):
                 return self._helper_write(array, target.slice, value, have)
@@ -760,7 +355,7 @@ class _Batcher(Generator):
         if not any(truthy(self.flags.get(n.id, False)) for n in walk(node)
                    if isinstance(n, gast.Name)):
             return node
-        if isinstance(node, gast.Call) and any(anno.get(node, Anno.CALLEE) is t for t in _TYPE_TESTS):
+        if isinstance(node, gast.Call) and any(anno.get(node, Anno.CALLEE) is t for t in TYPE_TESTS):
             return node                                  # isinstance(x, ...): per member the same
         if isinstance(node, gast.BinOp):
             if isinstance(node.op, gast.MatMult):
@@ -874,7 +469,7 @@ class _Batcher(Generator):
 
     def _getattr(self, call):
         x, attribute = call.args[0], call.args[1]
-        if isinstance(attribute, gast.Constant) and attribute.value in _QUERIES | {"T"}:
+        if isinstance(attribute, gast.Constant) and attribute.value in QUERIES | {"T"}:
             return self._attribute(gast.Attribute(x, attribute.value, gast.Load()))
         raise Unbatchable("getattr of a batched value", call)
 

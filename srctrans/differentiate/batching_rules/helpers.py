@@ -18,7 +18,8 @@ import inspect
 import gast
 
 from srctrans import runtime as rt
-from srctrans.differentiate.batching_rules import aligned, flag_constant, matmul, same_func
+from srctrans.differentiate.batching_rules.calls import aligned, flag_constant, same_func
+from srctrans.differentiate.batching_rules.products import matmul
 
 
 RUNTIME_ELEMENTWISE = frozenset({rt.zero_guard, rt.power_base_factor, rt.power_exponent_factor,
