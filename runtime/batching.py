@@ -294,7 +294,12 @@ def size_of(values, batched):
     """The batch size: the length of the first batched value's batch axis (a container's
     first array)."""
     for value, b in zip(values, batched):
-        if b:
+        if isinstance(b, tuple):             # a tuple whose entries are batched or not
+            parts = [v for _, v in entries(value)]
+            found = [size_of(parts, b)] if any(map(_any_batched, b)) else []
+            if found:
+                return found[0]
+        elif b:
             return _first_length(value)
     raise ValueError("no batched value")
 

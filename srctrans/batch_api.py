@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 
 from srctrans import cache
-from srctrans.batch_pipeline import BatchBuild, build_batched, output_flag
+from srctrans.batch_pipeline import BatchBuild, build_batched, output_flag, output_ranks
 from srctrans.differentiate.batched_names import Unbatchable, truthy
 from srctrans.errors import SrcTransError, UsageError
 from srctrans.hints import Function
@@ -88,6 +88,11 @@ class _Vmapped:
 
     def batched_source(self, args):
         return _batched_source(self, args)
+
+    def __srctrans_rule__(self):
+        """Its derivative rules, for a function srctrans differentiates that calls it."""
+        from srctrans.batch_derivatives import rule_of
+        return rule_of(self)
 
     def plan(self, args, kwargs):
         """``(plan, moved args, moved kwargs, size)`` for a call: what :func:`_run` runs."""
@@ -306,14 +311,9 @@ def _make_plan(fn, prefix, post, flags, ranks):
     if any(f is None for f in flags.values()):
         _warn(fn, "a container argument batched in some of its arrays only", None)
         return _Looped(fn, prefix, post)
-    if any(flags[name] and isinstance(rank, tuple) for name, rank in ranks.items()):
-        # the batched code takes a batched list or tuple for a list of batched entries, which
-        # the derivative helpers that split and join containers do not (np.array of it stacks
-        # the entries first): each member's own call until they do
-        _warn(fn, "a list or tuple argument batched", None)
-        return _Looped(fn, prefix, post)
     try:
-        build = build_batched(fn, flags, ranks, _build_callee, callee_flag=_callee_flag)
+        build = build_batched(fn, flags, ranks, _build_callee, callee_flag=_callee_flag,
+                              callee_rank=_callee_rank)
     except Unbatchable as refusal:
         _warn(fn, refusal.what, _location(fn, refusal))
         return _Looped(fn, prefix, post)
@@ -331,7 +331,7 @@ def _build_callee(fn, flags, ranks, all_batched=True):
     if found is None:
         try:
             found = build_batched(fn, flags, ranks, _build_callee, all_batched=all_batched,
-                                  callee_flag=_callee_flag)
+                                  callee_flag=_callee_flag, callee_rank=_callee_rank)
         except SrcTransError as error:
             raise Unbatchable(f"{fn.__qualname__} cannot be batched ({error.args[0]})", None) from None
         plans[key] = found
@@ -355,6 +355,23 @@ def _callee_flag(fn, flags):
     _flags_in_progress.add((fn, key))
     try:
         found = plans[key] = output_flag(fn, flags, _callee_flag)
+    finally:
+        _flags_in_progress.discard((fn, key))
+    return found
+
+
+def _callee_rank(fn, flags, ranks):
+    """The output rank of ``fn`` called with parameters batched as ``flags`` say and of
+    ``ranks`` (cached; None while ``fn`` is being analysed: a recursive call)."""
+    key = ("output rank", tuple(sorted(flags.items())), tuple(sorted(ranks.items())))
+    plans = _built.setdefault(fn, {})
+    if key in plans:
+        return plans[key]
+    if (fn, key) in _flags_in_progress:
+        return None
+    _flags_in_progress.add((fn, key))
+    try:
+        found = plans[key] = output_ranks(fn, flags, ranks, _callee_flag, _callee_rank)
     finally:
         _flags_in_progress.discard((fn, key))
     return found
@@ -464,12 +481,38 @@ def batched_call(fn, args, flags, kwargs=None):
     moved = [(a, bool(f)) for a, f in zip(args, flags)]
     moved_kw = {k: (v, True) for k, v in (kwargs or {}).items()}
     size = rt_batch.size_of(*zip(*moved, *moved_kw.values()))
-    _quiet[0] += 1
-    try:
-        plan = _plan_for(fn, moved, moved_kw, size)
-    finally:
-        _quiet[0] -= 1
+    key = _ranks_key((tuple(flags), args, kwargs))
+    plans = _called.setdefault(fn, {})
+    plan = plans.get(key) if key is not None else None
+    if plan is None:
+        _quiet[0] += 1
+        try:
+            plan = _plan_for(fn, moved, moved_kw, size)
+        finally:
+            _quiet[0] -= 1
+        if key is not None:
+            plans[key] = plan
     return plan.run(moved, moved_kw, size)
+
+
+_called = cache.memo()       # function -> {flags and the arguments' ranks: plan} (batched_call)
+
+
+def _ranks_key(value):
+    """What a plan depends on in ``value``: containers' structure, arrays' ranks and dtypes,
+    numbers' types; None for anything else (no short cut)."""
+    kind = type(value)
+    if kind is np.ndarray:
+        return value.ndim, value.dtype.char
+    if kind in (float, int, bool, str) or value is None:
+        return kind
+    if kind in (tuple, list):
+        parts = [_ranks_key(v) for v in value]
+        return None if any(p is None and v is not None for p, v in zip(parts, value)) \
+            else (kind, tuple(parts))
+    if kind is dict:
+        return _ranks_key(tuple(value.items()))
+    return None
 
 
 def _batched_source(vmapped, args):

@@ -8,8 +8,9 @@ import numpy
 
 from srctrans import runtime
 from srctrans.analyse.values import dict_valued
-from srctrans.differentiate.batched_names import Unbatchable, batched_names, flag_of
-from srctrans.differentiate.batching import batch
+from srctrans.differentiate.batched_names import Unbatchable, batched_names, flag_of, truthy
+from srctrans.differentiate.batched_ranks import ranks_of, value_rank
+from srctrans.differentiate.batching import batch, rank_oracle
 from srctrans.errors import SrcTransError
 from srctrans.emit.compile import compile_functions
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS, function_base
@@ -44,8 +45,9 @@ def output_flag(fn, flags, callee_flag):
     """The flag of ``fn``'s output when its parameters are batched as ``flags`` say (the
     analysis :func:`build_batched` runs first, alone), or None when it cannot tell."""
     try:
-        unit, _, _ = _front_end(fn, tuple(n for n, f in flags.items() if f), None, "batch")
-        names = batched_names(unit.function, {n: True for n, f in flags.items() if f},
+        unit, _, _ = _front_end(fn, tuple(n for n, f in flags.items() if truthy(f)), None,
+                                "batch")
+        names = batched_names(unit.function, {n: f for n, f in flags.items() if truthy(f)},
                               callee_flag)
     except (SrcTransError, Unbatchable):
         return None
@@ -55,7 +57,25 @@ def output_flag(fn, flags, callee_flag):
     return flag_of(returned.value, names)
 
 
-def build_batched(fn, flags, ranks, build_callee, all_batched=False, callee_flag=None):
+def output_ranks(fn, flags, ranks, callee_flag, callee_rank):
+    """The per-example rank of ``fn``'s output (a tuple's entries' for a tuple) when its
+    parameters are batched as ``flags`` say and have ``ranks``, or None when unknown."""
+    try:
+        unit, _, _ = _front_end(fn, tuple(n for n, f in flags.items() if truthy(f)), None,
+                                "batch")
+        names = batched_names(unit.function, {n: f for n, f in flags.items() if truthy(f)},
+                              callee_flag)
+    except (SrcTransError, Unbatchable):
+        return None
+    known = ranks_of(unit.function, ranks, rank_oracle(callee_rank, names))
+    returned = unit.function.body[-1]
+    if not isinstance(returned, gast.Return) or returned.value is None:
+        return None
+    return value_rank(returned.value, known)
+
+
+def build_batched(fn, flags, ranks, build_callee, all_batched=False, callee_flag=None,
+                  callee_rank=None):
     """Compile the batched form of ``fn``.
 
     ``flags``: parameter name -> whether it is batched; ``ranks``: parameter name -> the
@@ -64,11 +84,11 @@ def build_batched(fn, flags, ranks, build_callee, all_batched=False, callee_flag
     array of the output batched (unbatched ones spread). Raises
     ``differentiate.batching.Unbatchable`` for a construct that needs a loop over members.
     """
-    batched = tuple(name for name, flag in flags.items() if flag)
+    batched = tuple(name for name, flag in flags.items() if truthy(flag))
     unit, itself, _ = _front_end(fn, batched, None, "batch")
     unit.dict_valued = dict_valued(unit.function)
-    result = batch(unit, dict.fromkeys(batched, True), ranks, build_callee, all_batched,
-                   callee_flag)
+    result = batch(unit, {name: flags[name] for name in batched}, ranks, build_callee, all_batched,
+                   callee_flag, callee_rank)
     body, returned = result.body[:-1], result.body[-1]
     body = inline_temporaries(body, unit.namer.temporaries, reads_of(returned), _is_pure)
     name = unit.namer.fresh(function_base(unit.parsed.fn) + "_vmap")

@@ -44,20 +44,29 @@ def _basis(start, stop, shape, dtype):
     return rows.reshape((stop - start,) + tuple(shape))
 
 
-def reverse_rows(fn, call_args, names, indices, optimize, out):
-    """The reverse Jacobian's blocks as ``composed`` nests them, ``[[[block of argument i]]]``
-    (one output, one leaf per argument), from one batched backward pass over the output's
-    basis, or None."""
-    selected = [call_args[i] for i in indices]
-    if not _plain_arrays(out, *selected) or out.size == 0 or not _plain_call(call_args) \
-            or auxiliary.has_aux(fn):          # (its backward pass seeds the pair (out, aux))
+def forward_pass(fn, call_args, names, optimize):
+    """``(instance, out, residuals)``: the forward pass of the reverse derivative whose
+    backward pass :func:`reverse_rows` batches, run once, or None where it does not apply
+    (arguments or an output that are not plain arrays, a tape, has_aux)."""
+    if not _plain_call(call_args) or auxiliary.has_aux(fn):   # (has_aux seeds (out, aux))
         return None
     found = cache.instance(fn, names, optimize)
     if optimize:
         found = found.for_call(fn, call_args, {})
     if found.build.tape_index is not None or found.bwd is None or found.build.sites:
         return None
-    _, residuals = found.fwd(*call_args)
+    out, residuals = found.fwd(*call_args)
+    if not _plain_arrays(out) or out.size == 0:
+        return None
+    return found, out, residuals
+
+
+def reverse_rows(found, residuals, out, selected):
+    """The reverse Jacobian's blocks as ``composed`` nests them, ``[[[block of argument i]]]``
+    (one output, one leaf per argument), from one batched backward pass over the output's
+    basis (after :func:`forward_pass`), or None."""
+    if not _plain_arrays(*selected):
+        return None
     parts = [[] for _ in selected]
     for start, stop in _chunks(out.size, out.size):
         seeds = _basis(start, stop, out.shape, out.dtype)
@@ -66,9 +75,8 @@ def reverse_rows(fn, call_args, names, indices, optimize, out):
             if g is None:
                 g = np.zeros((stop - start,) + x.shape, dtype=np.result_type(out, x))
             part.append(np.broadcast_to(g, (stop - start,) + x.shape))
-    return [[[np.concatenate(p).reshape(out.shape + x.shape).astype(np.result_type(out, x),
-                                                                    copy=False)]
-             for p, x in zip(parts, selected)]]
+    return [[[(p[0] if len(p) == 1 else np.concatenate(p)).reshape(out.shape + x.shape).astype(
+        np.result_type(out, x), copy=False)] for p, x in zip(parts, selected)]]
 
 
 def hessian_columns(jvp, call_args, keyword, y, others):

@@ -69,16 +69,23 @@ def jacobian(f: Function, wrt: Wrt = 0, *, mode: JacobianMode = "auto",
         fn, call_args, names, indices, single = _selected(f, args, wrt, "jacobian", has_aux)
         selected = [call_args[i] for i in indices]
         inputs = [_float_leaves(a) for a in selected]             # per argument, its arrays
-        out, pullback, aux = _output(fn, call_args, names, optimize, mode)
-        outputs = _output_leaves(out)                              # the output's arrays
-        rows = sum(o.size for o in outputs if o is not None)
         columns = sum(x.size for leaves_ in inputs for x in leaves_ if x is not None)
-        if mode == "forward" or mode == "auto" and columns < rows:
-            blocks = _forward_columns(fn, call_args, indices, selected, inputs, out, outputs,
-                                      optimize)
-        else:
-            blocks = batched_matrices.reverse_rows(fn, call_args, names, indices, optimize, out) \
-                or _reverse_rows(pullback, selected, inputs, out, outputs)
+        ran = None if mode == "forward" else \
+            batched_matrices.forward_pass(fn, call_args, names, optimize)
+        blocks = None
+        if ran is not None and (mode == "reverse" or columns >= ran[1].size):
+            out, aux = ran[1], None                # one batched backward pass over its basis
+            blocks = batched_matrices.reverse_rows(ran[0], ran[2], out, selected)
+        if blocks is None:
+            out, pullback, aux = _output(fn, call_args, names, optimize, mode)
+            outputs = _output_leaves(out)                          # the output's arrays
+            rows = sum(o.size for o in outputs if o is not None)
+            if mode == "forward" or mode == "auto" and columns < rows:
+                blocks = _forward_columns(fn, call_args, indices, selected, inputs, out,
+                                          outputs, optimize)
+            else:
+                blocks = _reverse_rows(pullback, selected, inputs, out, outputs)
+        outputs = _output_leaves(out)
         per_argument = [[_rebuilt(a, by_output[i]) for by_output in blocks]
                         for i, a in enumerate(selected)]
         result = [_rebuilt(out, [None if o is None else parts[m] for m, o in enumerate(outputs)])

@@ -167,7 +167,8 @@ def _front_end(fn, wrt, build_callee, mode):
         split_aux_returns(parsed, unit.namer, unit.aliases)
     inline_module_aliases(unit.function, unit.resolver)     # xp = np: xp.sum is np.sum
     split_dict_calls(unit.function, unit.namer, unit.resolver)   # dict(p, k=v): copy, then write
-    refuse_unnestable_calls(parsed, unit.resolver)          # st.vjp(g, x) inside
+    if mode != "batch":                    # (st.vmap runs such a call once per member)
+        refuse_unnestable_calls(parsed, unit.resolver)      # st.vjp(g, x) inside
     data_names = _nonlocal_data(parsed.node, unit.resolver)
     mark_checkpointed_loops(parsed, unit.resolver, unit.namer, mode)
     desugar(unit.function, unit.namer, unit.aliases[RUNTIME_ALIAS])

@@ -208,7 +208,9 @@ def test_an_if_on_a_batched_value_selects_and_the_branch_not_taken_leaks_no_nan(
         warnings.simplefilter("error", st.BatchingWarning)
         warnings.simplefilter("ignore", RuntimeWarning)      # log of the members not taken
         out = st.vmap(log_where_positive)(x)
+        gradients = st.vmap(st.grad(log_where_positive))(x)   # 1/x of the members at x <= 0
     np.testing.assert_allclose(out, [-2.0, 0.0, 2 * np.log(2.0), 2.0])
+    np.testing.assert_allclose(gradients, [2.0, 2.0, 1.0, 2.0 / np.e])
     source = st.source(st.vmap(log_where_positive), args=(x,))
     assert "rt.batch.select(" in source and "loop" not in source
 
@@ -286,3 +288,107 @@ def test_a_batched_fill_value_fills_each_member(in_axes):
         warnings.simplefilter("ignore", st.BatchingWarning)
         out = st.vmap(filled, in_axes=in_axes)(x, V)
     np.testing.assert_allclose(out, V[:, None] * np.ones((3, 3)))
+
+
+# -- composition with the other transforms ---------------------------------------------
+
+def member_loss(w, x):
+    return np.tanh(x @ w) ** 2
+
+
+member_losses = st.vmap(member_loss, in_axes=(None, 0))
+
+
+def weighted_total(w, X):
+    return np.sum(member_losses(w, X) * np.arange(1.0, X.shape[0] + 1.0))
+
+
+def weighted_total_by_loop(w, X):
+    total = 0.0
+    for i in range(X.shape[0]):
+        total = total + member_loss(w, X[i]) * (i + 1.0)
+    return total
+
+
+def pair(a, b):
+    return a * b, np.sin(a) + b
+
+
+pairs = st.vmap(pair, in_axes=(0, None))
+
+
+def of_pairs(a, b):
+    u, v = pairs(a, b)
+    return np.sum(u ** 2) + np.sum(v * u)
+
+
+def of_pairs_by_loop(a, b):
+    total = 0.0
+    for i in range(a.shape[0]):
+        u, v = pair(a[i], b)
+        total = total + np.sum(u ** 2) + np.sum(v * u)
+    return total
+
+
+def test_grad_of_vmap_equals_the_gradient_of_the_loop():
+    rng = np.random.default_rng(3)
+    w, X = rng.normal(size=3), rng.normal(size=(4, 3))
+    got = st.grad(weighted_total, wrt=(0, 1))(w, X)
+    want = st.grad(weighted_total_by_loop, wrt=(0, 1))(w, X)
+    for g, h in zip(got, want):
+        np.testing.assert_allclose(g, h, rtol=1e-12, atol=1e-14)
+    a, b = rng.normal(size=(5, 2)), rng.normal(size=2)      # a tuple output, b unbatched
+    for g, h in zip(st.grad(of_pairs, wrt=(0, 1))(a, b),
+                    st.grad(of_pairs_by_loop, wrt=(0, 1))(a, b)):
+        np.testing.assert_allclose(g, h, rtol=1e-12, atol=1e-14)
+
+
+def test_jvp_of_vmap_equals_the_jvp_of_the_loop():
+    rng = np.random.default_rng(4)
+    w, X = rng.normal(size=3), rng.normal(size=(4, 3))
+    t, T = rng.normal(size=3), rng.normal(size=(4, 3))
+    for tangents in ((t, None), (t, T), (None, T)):
+        _, got = st.jvp(weighted_total, (w, X), tangents)
+        _, want = st.jvp(weighted_total_by_loop, (w, X), tangents)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+
+
+def sine_times(x):
+    return np.sin(x) * x
+
+
+def scalar_sine(x):
+    return np.sum(np.sin(x) * x ** 2)
+
+
+scalar_sine_gradient = st.grad(scalar_sine)
+
+
+def tangent_of(x, t):
+    return st.jvp(sine_times, (x,), (t,))[1]
+
+
+def hessian_times(x, v):
+    return st.jvp(scalar_sine_gradient, (x,), (v,))[1]
+
+
+def hvp_call(x, v):
+    return st.hvp(scalar_sine, (x,), (v,))[0]
+
+
+def pulled_back(x, v):
+    _, back = st.vjp(sine_times, x)
+    return back(v)[0]
+
+
+@pytest.mark.parametrize("f, batched", [(tangent_of, True), (hessian_times, True),
+                                        (hvp_call, False), (pulled_back, False)])
+def test_vmap_of_jvp_hvp_and_vjp_equals_a_loop(f, batched):
+    rng = np.random.default_rng(5)
+    X, V = rng.normal(size=(4, 3)), rng.normal(size=(4, 3))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", st.BatchingWarning)
+        got = st.vmap(f)(X, V)
+    np.testing.assert_allclose(got, _loop(f, list(zip(X, V))), rtol=1e-12, atol=1e-14)
+    looped = [w for w in caught if issubclass(w.category, st.BatchingWarning)]
+    assert not looped if batched else looped         # st.hvp and pullbacks: once per member

@@ -166,7 +166,12 @@ def callee_flags(callee, args, keywords, flag):
         return None
     if any(isinstance(a, gast.Starred) for a in args):
         return None
-    return {name: truthy(flag(node)) for name, node in bound.items() if isinstance(node, gast.AST)}
+    return {name: _param_flag(flag(node)) for name, node in bound.items()
+            if isinstance(node, gast.AST)}
+
+
+def _param_flag(flag):
+    return tuple(map(_param_flag, flag)) if isinstance(flag, tuple) else bool(flag)
 
 
 def _callee_flag(callee_flag, call, flags):

@@ -24,24 +24,39 @@ _RANK_KEEPING = frozenset({np.zeros_like, np.ones_like, np.empty_like, np.full_l
                            np.real, np.imag, np.conj})
 
 
-def ranks_of(function, ranks):
+class Ranks(dict):
+    """name -> rank, with ``calls``: ``(call node, ranks) -> rank`` of the calls whose output
+    rank the called function's own analysis gives (None for the others)."""
+
+    calls = None
+
+
+def ranks_of(function, ranks, calls=None):
     """name -> per-example rank of the array names whose rank follows from the parameters'
-    ``ranks`` (a name assigned values of two ranks, or of one unknown, has none).
+    ``ranks`` (a name assigned values of two ranks, or of one unknown, has none; a name
+    holding a tuple has the tuple of its entries' ranks).
 
     Optimistic, then checked: a name assigned at several places (a loop's carried value)
     takes the rank its known assignments agree on, passes repeat while they learn ranks,
     then one pass checks that every assignment of every name found has its rank; names that
-    fail are left out for good and the search runs again (so at most once per name)."""
+    fail are left out for good and the search runs again (so at most once per name).
+    ``calls``, when given, gives the output rank of a call of a function batched in turn
+    (:class:`Ranks`)."""
+    def with_calls(found):
+        out = Ranks(found)
+        out.calls = calls
+        return out
+
     params = {name: rank for name, rank in ranks.items() if rank is not None}
     counts = {}
-    _rank_sites(function.body, {}, counts, ())
+    _rank_sites(function.body, with_calls({}), counts, ())
     once = {name for name, seen in counts.items() if len(seen) == 1 and name not in params}
     banned = set()
     while True:
         current = dict(params)
         for _ in range(_RANK_PASSES):
             sites = {}
-            _rank_sites(function.body, dict(current), sites, once)
+            _rank_sites(function.body, with_calls(current), sites, once)
             found = dict(params)
             for name, seen in sites.items():
                 known = {r for r in seen if r is not None}
@@ -51,7 +66,7 @@ def ranks_of(function, ranks):
                 break
             current = found
         sites = {}
-        _rank_sites(function.body, dict(current), sites, ())
+        _rank_sites(function.body, with_calls(current), sites, ())
         wrong = {name for name, rank in current.items()
                  if any(r != rank for r in sites.get(name, ()))}
         if not wrong:
@@ -90,10 +105,23 @@ def _rank_sites(block, ranks, sites, once):
 
 
 def _value_rank(node, ranks):
-    """:func:`rank_of`, and a tuple's entries' ranks for a name holding one."""
+    """:func:`rank_of`, and a tuple's entries' ranks for a name holding one, a tuple display,
+    or a call whose function gives its output's ranks (``Ranks.calls``)."""
     if isinstance(node, gast.Name):
         return ranks.get(node.id)
+    if isinstance(node, gast.Tuple):
+        return tuple(_value_rank(e, ranks) for e in node.elts)
+    if isinstance(node, gast.Call) and getattr(ranks, "calls", None) is not None:
+        found = ranks.calls(node, ranks)
+        if found is not None:
+            return found
     return rank_of(node, ranks)
+
+
+def value_rank(node, ranks):
+    """The rank (or a tuple's entries' ranks) of the value of ``node``: what a function
+    returns, for :class:`Ranks` ``calls``."""
+    return _value_rank(node, ranks)
 
 
 def rank_of(node, ranks):

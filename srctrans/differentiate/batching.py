@@ -35,15 +35,17 @@ from srctrans import runtime
 from srctrans.annotations import Anno
 from srctrans.differentiate.calls import Generator, is_library, resolve_call
 from srctrans.errors import UnsupportedSyntaxError
+from srctrans.interface import API
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
 from srctrans.nodes import (
     assign, clone, in_runtime, int_literal, load, parameter_names, substitute_names)
 from srctrans.differentiate.batching_rules import helpers
 from srctrans.differentiate import batching_rules as rules
 from srctrans.differentiate.batched_names import (
-    QUERIES, TYPE_TESTS, Unbatchable, assigned_in, batched_in_turn, batched_names,
+    QUERIES, TYPE_TESTS, Unbatchable, assigned_in, batched_in_turn, batched_names, callee_flags,
     definitely_assigned, flag_of, read_before_assigned, truthy)
-from srctrans.differentiate.batched_ranks import FILLED, indexed_rank, rank_of, ranks_of
+from srctrans.differentiate.batched_ranks import (
+    FILLED, indexed_rank, rank_of, ranks_of, value_rank)
 from srctrans.treewalk import walk
 
 _SAME_METHODS = frozenset({"astype", "copy", "conj", "conjugate"})
@@ -70,7 +72,8 @@ class BatchResult:
         self.selects = False
 
 
-def batch(unit, flags, ranks, build_callee, all_batched=False, callee_flag=None):
+def batch(unit, flags, ranks, build_callee, all_batched=False, callee_flag=None,
+          callee_rank=None):
     """The batched statements of ``unit``'s function.
 
     ``flags``: parameter name -> True for each batched parameter. ``ranks``: parameter ->
@@ -90,8 +93,30 @@ def batch(unit, flags, ranks, build_callee, all_batched=False, callee_flag=None)
             # a call through a value: derivatives learn its kinds run by run; batching does not
             raise Unbatchable("a call through a value (an object or a function passed in)", node)
     names = batched_names(unit.function, flags, callee_flag)
-    known = ranks_of(unit.function, ranks)
+    known = ranks_of(unit.function, ranks, rank_oracle(callee_rank, names))
     return _Batcher(unit, names, known, build_callee, all_batched).run()
+
+
+def rank_oracle(callee_rank, flags):
+    """``(call, ranks) -> rank`` for ``ranks_of``: the output rank ``callee_rank(fn, flags,
+    ranks)`` gives for a call of a function batched in turn (None where it cannot tell),
+    or None without ``callee_rank``."""
+    if callee_rank is None:
+        return None
+
+    def rank(call, ranks):
+        callee = anno.get(call, Anno.CALLEE)
+        if not batched_in_turn(callee):
+            return None
+        keywords = {k.arg: k.value for k in call.keywords}
+        params = callee_flags(callee, call.args, keywords, lambda node: flag_of(node, flags))
+        if params is None:
+            return None
+        bound = inspect.signature(callee).bind(*call.args, **keywords).arguments
+        known = {name: value_rank(node, ranks) for name, node in bound.items()
+                 if isinstance(node, gast.AST)}
+        return callee_rank(callee, params, known)
+    return rank
 
 
 # -- the rewriting -----------------------------------------------------------------
@@ -145,7 +170,7 @@ class _Batcher(Generator):
         if isinstance(self.ranks.get(first), int):
             return assign(self.size, self.expression("X.shape[0]", X=load(first)))
         values = gast.Tuple([load(p) for p in params], gast.Load())
-        flags = gast.Tuple([gast.Constant(True, None) for _ in params], gast.Load())
+        flags = gast.Tuple([_flag_node(self.flags.get(p)) for p in params], gast.Load())
         return assign(self.size, self.expression("rt.batch.size_of(V, F)", V=values, F=flags))
 
     def conformed(self, value, have, want):
@@ -343,6 +368,8 @@ class _Batcher(Generator):
             args = list(call.args)
             args[-1] = self.conformed(args[-1], self.flag(args[-1]), True)
             return gast.Call(func, args, call.keywords)
+        if anno.get(call, Anno.CALLEE) in helpers.CHECKS:
+            return call                     # a check of the dtype or the library: of all at once
         if any(truthy(self.flag(a)) for a in call.args):
             raise Unbatchable("a call made for its effect on batched values", call)
         return call
@@ -441,7 +468,15 @@ class _Batcher(Generator):
                 not any(truthy(self.flag(a)) for a in call.args + [k.value for k in call.keywords]):
             return call                     # x.astype(t), x.copy(): each member's, as they are
         original = call
-        callee, call, args, keywords = resolve_call(call, self.unit, _unbatchable)
+        if _is_transform(callee) and not API.is_jvp(callee) and \
+                API.plain_function(callee) is None:
+            return self._loop(call, self._func(call, callee), list(call.args),
+                              {k.arg: k.value for k in call.keywords}, callee)
+        try:
+            callee, call, args, keywords = resolve_call(call, self.unit, _unbatchable)
+        except UnsupportedSyntaxError:       # a derivative call with no code to batch: per member
+            return self._loop(call, self._func(call, callee), list(call.args),
+                              {k.arg: k.value for k in call.keywords}, callee)
         func = self._func(call, callee)
         call_of = self._call_of(callee, func, args, keywords)
         found = helpers.runtime_rule(call_of) if in_runtime(callee) else None
@@ -488,9 +523,10 @@ class _Batcher(Generator):
             bound = inspect.signature(callee).bind(*args, **keywords).arguments
         except (TypeError, ValueError):
             return None
-        flags = {name: truthy(self.flag(node)) for name, node in bound.items()
+        flags = {name: _param_flag(self.flag(node)) for name, node in bound.items()
                  if isinstance(node, gast.AST)}
-        ranks = {name: self.rank(node) for name, node in bound.items() if isinstance(node, gast.AST)}
+        ranks = {name: self.ranks.get(node.id) if isinstance(node, gast.Name) else self.rank(node)
+                 for name, node in bound.items() if isinstance(node, gast.AST)}
         try:
             return self.build_callee(callee, flags, ranks, all_batched)
         except Unbatchable as refusal:
@@ -511,6 +547,21 @@ class _Batcher(Generator):
     def _where(self):
         return self.unit.parsed.location_of_line(self.line)
 
+
+
+def _is_transform(callee):
+    """One of srctrans's own functions (``st.hvp``, ``st.vjp``): run once per member under
+    vmap, unless it is one whose generated code batches (``st.jvp``, a grad object)."""
+    module = getattr(callee, "__module__", None) or ""
+    return module.startswith("srctrans.") and not in_runtime(callee)
+
+
+def _param_flag(flag):
+    """A parameter's flag from its argument's: a tuple's entries' flags kept (residuals whose
+    parameters are not batched stay unbatched), a list's or dict's made one."""
+    if isinstance(flag, tuple):
+        return tuple(_param_flag(f) for f in flag)
+    return bool(flag)
 
 
 def _pure_branches(stmt):

@@ -375,6 +375,10 @@ class RuleRegistry:
             rule = self._rules.get(_key(primal))
         except TypeError:          # unhashable callables have no rule
             return None
+        if rule is None:           # an object that carries its own rule (an st.vmap function)
+            own = getattr(type(primal), "__srctrans_rule__", None)
+            if own is not None:
+                return own(primal)
         if rule is None and self._on_demand:
             ready = [package for package in self._on_demand if package in sys.modules]
             for package in ready:

@@ -18,7 +18,7 @@ import inspect
 import gast
 
 from srctrans import runtime as rt
-from srctrans.differentiate.batching_rules.calls import aligned, flag_constant, same_func
+from srctrans.differentiate.batching_rules.calls import aligned, flag_constant, flag_node, same_func
 from srctrans.differentiate.batching_rules.products import matmul
 
 
@@ -97,7 +97,12 @@ def _matmul_transposed_right(call, g, b):
 
 _WITH_RULES = frozenset({rt.matmul_lhs, rt.matmul_rhs, rt.dot_lhs, rt.dot_rhs, rt.unbroadcast,
                          rt.getitem_grad, rt.transpose_grad, rt.add, rt.broadcast_like,
-                         rt.reshape_like})
+                         rt.reshape_like, rt.tuple_like})
+
+
+# checks a helper makes for their effect (an error) that read the dtype or the array library
+# alone: the same on the batch as on each member
+CHECKS = frozenset({rt.real_only, rt.numpy_only})
 
 
 def has_rule(callee):
@@ -141,6 +146,10 @@ def runtime_rule(call):
         x, ans = call.args
         return t("rt.batch.broadcast_like(T, A, FT, FA)", T=x, A=ans,
                  FT=flag_constant(call, x), FA=flag_constant(call, ans))
+    if callee is rt.tuple_like and len(call.args) == 2 and not call.keywords:
+        ans, parts = call.args                 # every part batched, as the tuple's flag says
+        return t("rt.tuple_like(A, rt.batch.conformed(P, F, True, S))", A=ans, P=parts,
+                 F=flag_node(call.flag(parts)), S=call.size())
     if callee in RUNTIME_AXISWISE:
         return _axiswise(call)
     return None

@@ -1,0 +1,127 @@
+"""Derivatives of ``st.vmap(f)``: ``grad(vmap(f))``, ``jvp`` of it, and a vmapped function
+called inside a differentiated one.
+
+Requires: a ``batch_api._Vmapped`` with int or None ``in_axes`` (one per argument, or one
+for all) and an int ``out_axes``.
+Guarantees: :func:`rule_of` gives the registry's :class:`Rule` of such an object (the
+registry asks the object, ``__srctrans_rule__``): its VJP is the batched VJP of ``f``,
+``vmap`` of the gradient of ``sum(f(*args) * g)`` per member, summed over the batch for
+the arguments every member shares (``in_axes`` None); its JVP is ``vmap`` of ``f``'s JVP.
+Both run batched code (``st.vmap`` of generated derivatives), not a loop. The wrappers
+whose derivatives these are are generated source, made once per function, argument count
+and output structure.
+"""
+
+import numpy as np
+
+from srctrans.emit.compile import register_source
+from srctrans.errors import UsageError
+from srctrans.rules.registry import Rule
+
+_wrappers: dict = {}      # (f, kind, count, output structure) -> generated wrapper
+
+
+def rule_of(vmapped):
+    """The derivative rules of the vmapped function ``vmapped`` (made once per object)."""
+    found = vmapped.__dict__.get("_rule")
+    if found is None:
+        found = vmapped.__dict__["_rule"] = Rule(vmapped)
+        found.custom_vjp = lambda g, ans, *args, **kwargs: vjp(vmapped, g, ans, args, kwargs)
+        found.custom_jvp = lambda tangents, ans, *args, **kwargs: jvp(vmapped, tangents, ans,
+                                                                     args, kwargs)
+    return found
+
+
+def _axes(vmapped, args, kwargs):
+    from srctrans.batch_api import _per_argument
+    if kwargs:
+        raise UsageError("the derivative of an st.vmap function called with keyword arguments",
+                         hint="pass its arguments by position")
+    axes = _per_argument(vmapped._in_axes, args)
+    out_axis = vmapped._out_axes
+    if any(ax is not None and not isinstance(ax, (int, np.integer)) for ax in axes) or \
+            not isinstance(out_axis, (int, np.integer)):
+        raise UsageError("the derivative of an st.vmap function with container in_axes or "
+                         "out_axes",
+                         hint="give in_axes one int or None per argument and out_axes an int, "
+                              "or differentiate the function it batches")
+    return axes, int(out_axis)
+
+
+def _is_float(value):
+    return isinstance(value, (float, np.floating)) or \
+        isinstance(value, np.ndarray) and value.dtype.kind == "f"
+
+
+def _output_parts(ans):
+    """How many arrays the output is: None for one array, the count for a tuple of them."""
+    if isinstance(ans, tuple) and not hasattr(ans, "_fields"):
+        if not all(_is_float(np.asarray(a)) for a in ans):
+            raise UsageError("the derivative of an st.vmap function whose output is not "
+                             "float arrays", hint="return a float array, or a tuple of them")
+        return len(ans)
+    if not _is_float(np.asarray(ans)):
+        raise UsageError("the derivative of an st.vmap function whose output is not a float "
+                         "array (complex outputs have no VJP through vmap yet)",
+                         hint="return a float array, or a tuple of them")
+    return None
+
+
+def _wrapper(f, kind, count, parts):
+    """The generated source function whose derivative is the member's VJP (``kind``
+    ``"vjp"``: ``sum(f(*a) * g)``) or JVP (``"jvp"``: ``st.jvp(f, a, t)[1]``)."""
+    key = (f, kind, count, parts)
+    found = _wrappers.get(key)
+    if found is not None:
+        return found
+    names = [f"a{i}" for i in range(count)]
+    arguments = ", ".join(names)
+    if kind == "vjp":
+        if parts is None:
+            total = "np.sum(F(" + arguments + ") * g)"
+            text = f"def vjp_of_member({arguments}, g):\n    return {total}\n"
+        else:
+            terms = " + ".join(f"np.sum(out[{k}] * g[{k}])" for k in range(parts))
+            text = (f"def vjp_of_member({arguments}, g):\n    out = F({arguments})\n"
+                    f"    return {terms}\n")
+    else:
+        tangents = ", ".join(f"t{i}" for i in range(count))
+        text = (f"def jvp_of_member({arguments}, {tangents}):\n"
+                f"    return JVP(F, ({arguments},), ({tangents},))[1]\n")
+    filename = register_source(text, f"{getattr(f, '__qualname__', 'f')} vmap {kind}")
+    from srctrans.forward_api import jvp as jvp_transform
+    namespace = {"np": np, "F": f, "JVP": jvp_transform}
+    exec(compile(text, filename, "exec"), namespace)          # noqa: S102 -- generated above
+    found = _wrappers[key] = namespace[f"{kind}_of_member"]
+    return found
+
+
+def vjp(vmapped, g, ans, args, kwargs):
+    """The cotangents of ``vmapped(*args)``'s arguments for its output's cotangent ``g``."""
+    from srctrans.api import grad
+    from srctrans.batch_api import vmap
+    axes, out_axis = _axes(vmapped, args, kwargs)
+    floats = tuple(i for i, a in enumerate(args) if _is_float(a))
+    if not floats:
+        return tuple(None for _ in args)
+    member = _wrapper(vmapped._f, "vjp", len(args), _output_parts(ans))
+    gradient = grad(member, wrt=floats)
+    per_member = vmap(gradient, in_axes=(*axes, out_axis),
+                      out_axes=tuple(0 if axes[i] is None else axes[i] for i in floats),
+                      axis_size=vmapped._axis_size)(*args, g)
+    by_index = dict(zip(floats, per_member))
+    return tuple(None if i not in by_index else
+                 np.sum(by_index[i], axis=0) if axes[i] is None else by_index[i]
+                 for i in range(len(args)))
+
+
+def jvp(vmapped, tangents, ans, args, kwargs):
+    """The tangent of ``vmapped(*args)``'s output along ``tangents`` (one per argument)."""
+    from srctrans.batch_api import vmap
+    axes, out_axis = _axes(vmapped, args, kwargs)
+    _output_parts(ans)
+    member = _wrapper(vmapped._f, "jvp", len(args), None)
+    tangents = [np.zeros_like(a, dtype=np.result_type(a, 1.0)) if t is None else t
+                for a, t in zip(args, tangents)]
+    return vmap(member, in_axes=(*axes, *axes), out_axes=out_axis,
+                axis_size=vmapped._axis_size)(*args, *tangents)
