@@ -76,6 +76,11 @@ class _Vmapped:
         functools.update_wrapper(self, f, updated=())
 
     def __call__(self, *args, **kwargs):
+        if isinstance(self._f, _Vmapped):                 # vmap of vmap: one merged batch
+            from srctrans.batch_nested import nested_call
+            found = nested_call(self, args, kwargs)
+            if found is not None:
+                return found
         key = None if kwargs else _fast_key(args)
         found = self._fast.get(key) if key is not None else None
         if found is None:
@@ -88,6 +93,10 @@ class _Vmapped:
 
     def batched_source(self, args):
         return _batched_source(self, args)
+
+    def argument_axes(self, args):
+        """The batch axis of each positional argument of a call with ``args``."""
+        return _per_argument(self._in_axes, args)
 
     def __srctrans_rule__(self):
         """Its derivative rules, for a function srctrans differentiates that calls it."""
@@ -308,6 +317,9 @@ def _plan_for(f, moved, moved_kw, size):
 
 
 def _make_plan(fn, prefix, post, flags, ranks):
+    if isinstance(fn, _Vmapped):
+        _warn(fn, "an inner st.vmap with container axes or arguments", None)
+        return _Looped(fn, prefix, post)
     if any(f is None for f in flags.values()):
         _warn(fn, "a container argument batched in some of its arrays only", None)
         return _Looped(fn, prefix, post)
@@ -424,6 +436,8 @@ def _per_example_function(f, moved, moved_kw):
             gradient, single = specialised
             conform = _as_array_gradients(f, moved)
             return gradient, (), (lambda out: conform(out[0])) if single else conform
+    if isinstance(f, _Vmapped):          # (an inner vmap nested_call does not merge)
+        return f, (), _same
     fn, bound_self = unwrap(f)
     if isinstance(f, _Differentiated) and not f._has_aux:
         return fn, (() if bound_self is None else (bound_self,)), _as_array_gradients(f, moved)

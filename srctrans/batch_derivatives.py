@@ -33,11 +33,10 @@ def rule_of(vmapped):
 
 
 def _axes(vmapped, args, kwargs):
-    from srctrans.batch_api import _per_argument
     if kwargs:
         raise UsageError("the derivative of an st.vmap function called with keyword arguments",
                          hint="pass its arguments by position")
-    axes = _per_argument(vmapped._in_axes, args)
+    axes = vmapped.argument_axes(args)
     out_axis = vmapped._out_axes
     if any(ax is not None and not isinstance(ax, (int, np.integer)) for ax in axes) or \
             not isinstance(out_axis, (int, np.integer)):
@@ -99,16 +98,16 @@ def _wrapper(f, kind, count, parts):
 def vjp(vmapped, g, ans, args, kwargs):
     """The cotangents of ``vmapped(*args)``'s arguments for its output's cotangent ``g``."""
     from srctrans.api import grad
-    from srctrans.batch_api import vmap
+    vmap = type(vmapped)                  # (the class st.vmap makes: this module is below it)
     axes, out_axis = _axes(vmapped, args, kwargs)
     floats = tuple(i for i, a in enumerate(args) if _is_float(a))
     if not floats:
         return tuple(None for _ in args)
     member = _wrapper(vmapped._f, "vjp", len(args), _output_parts(ans))
     gradient = grad(member, wrt=floats)
-    per_member = vmap(gradient, in_axes=(*axes, out_axis),
-                      out_axes=tuple(0 if axes[i] is None else axes[i] for i in floats),
-                      axis_size=vmapped._axis_size)(*args, g)
+    per_member = vmap(gradient, (*axes, out_axis),
+                      tuple(0 if axes[i] is None else axes[i] for i in floats),
+                      vmapped._axis_size)(*args, g)
     by_index = dict(zip(floats, per_member))
     return tuple(None if i not in by_index else
                  np.sum(by_index[i], axis=0) if axes[i] is None else by_index[i]
@@ -117,11 +116,10 @@ def vjp(vmapped, g, ans, args, kwargs):
 
 def jvp(vmapped, tangents, ans, args, kwargs):
     """The tangent of ``vmapped(*args)``'s output along ``tangents`` (one per argument)."""
-    from srctrans.batch_api import vmap
+    vmap = type(vmapped)
     axes, out_axis = _axes(vmapped, args, kwargs)
     _output_parts(ans)
     member = _wrapper(vmapped._f, "jvp", len(args), None)
     tangents = [np.zeros_like(a, dtype=np.result_type(a, 1.0)) if t is None else t
                 for a, t in zip(args, tangents)]
-    return vmap(member, in_axes=(*axes, *axes), out_axes=out_axis,
-                axis_size=vmapped._axis_size)(*args, *tangents)
+    return vmap(member, (*axes, *axes), out_axis, vmapped._axis_size)(*args, *tangents)

@@ -392,3 +392,38 @@ def test_vmap_of_jvp_hvp_and_vjp_equals_a_loop(f, batched):
     np.testing.assert_allclose(got, _loop(f, list(zip(X, V))), rtol=1e-12, atol=1e-14)
     looped = [w for w in caught if issubclass(w.category, st.BatchingWarning)]
     assert not looped if batched else looped         # st.hvp and pullbacks: once per member
+
+
+def mixed(a, b, c):
+    return np.tanh(a @ b) * c + np.sum(b)
+
+
+@pytest.mark.parametrize("outer, inner, out_axes", [
+    ((0, None, 0), (0, 0, None), (0, 0)),
+    ((1, 0, None), (None, 0, 0), (-1, 0)),
+    ((0, 0, 0), (0, 0, 0), (1, 0)),
+])
+def test_nested_vmap_is_one_merged_batch(outer, inner, out_axes):
+    rng = np.random.default_rng(6)
+    n, m, d = 4, 3, 5
+
+    def make(k):
+        shape = [d] if k < 2 else []
+        if inner[k] is not None:
+            shape.insert(inner[k], m)
+        if outer[k] is not None:
+            shape.insert(outer[k], n)
+        return rng.normal(size=shape)
+    args = [make(k) for k in range(3)]
+
+    def member(x, i, j, k):
+        x = x if outer[k] is None else np.take(x, i, axis=outer[k])
+        return x if inner[k] is None else np.take(x, j, axis=inner[k])
+    want = np.stack([np.stack([mixed(*[member(x, i, j, k) for k, x in enumerate(args)])
+                               for j in range(m)], axis=out_axes[1]) for i in range(n)],
+                    axis=out_axes[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", st.BatchingWarning)
+        got = st.vmap(st.vmap(mixed, in_axes=inner, out_axes=out_axes[1]), in_axes=outer,
+                      out_axes=out_axes[0])(*args)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
