@@ -256,6 +256,7 @@ class _Built:
         self.output_flag = build.output_flag
 
     def run(self, moved, moved_kw, size):
+        errors = np.geterr() if self.build.selects else None
         try:
             return self.post(self.build.function(*self.prefix, *[v for v, _ in moved],
                                                  **{k: v for k, (v, _) in moved_kw.items()}))
@@ -265,6 +266,7 @@ class _Built:
         except Exception as error:      # noqa: BLE001 -- a branch some members do not take
             if not self.build.selects:
                 raise
+            np.seterr(**errors)             # (the batched code turned warnings off there)
             _warn(self.fn, f"code in a branch some members do not take, which raised "
                   f"{type(error).__name__} ({str(error).splitlines()[0][:80]}),", None)
             return _Looped(self.fn, self.prefix, self.post).run(moved, moved_kw, size)

@@ -261,7 +261,8 @@ class _Batcher(Generator):
         test = self.namer.fresh("_taken")
         before = {n: self.namer.fresh(n + "_before") for n in names}
         then = {n: self.namer.fresh(n + "_then") for n in names}
-        out = [assign(test, self.batched(stmt.test))]
+        errors = self.namer.fresh("_errors")
+        out = [assign(test, self.batched(stmt.test)), self._quiet(errors)]
         out += [assign(before[n], load(n) if n in self.defined else gast.Constant(None, None))
                 for n in names]
         out += self._block(stmt.body)
@@ -269,7 +270,16 @@ class _Batcher(Generator):
         out += [assign(n, load(before[n])) for n in names]
         out += self._block(stmt.orelse)
         out += [assign(n, self._select(test, load(then[n]), load(n))) for n in names]
-        return out
+        return out + [self._loud(errors)]
+
+    def _quiet(self, errors):
+        """NumPy's warnings off while code runs for members that would not run it (a log of
+        a negative number in the branch not taken); ``BatchBuild.selects`` makes the caller
+        restore them should that code raise."""
+        return assign(errors, self.expression("np.seterr(all='ignore')"))
+
+    def _loud(self, errors):
+        return gast.Expr(self.expression("np.seterr(**E)", E=load(errors)))
 
     def _masked(self, stmt):
         """``while c: A`` for a batched ``c``: A runs while ``c`` holds for any member, and
@@ -280,12 +290,14 @@ class _Batcher(Generator):
         self._defined_or_never(stmt, names)
         active = self.namer.fresh("_running")
         before = {n: self.namer.fresh(n + "_before") for n in names}
+        errors = self.namer.fresh("_errors")
         out = [assign(n, gast.Constant(None, None)) for n in names if n not in self.defined]
-        body = [assign(active, self.batched(stmt.test))]
+        body = [assign(active, self.batched(stmt.test)), self._quiet(errors)]
         body += [assign(before[n], load(n)) for n in names]
         self.defined.update(names)
         body += self._block(stmt.body)
         body += [assign(n, self._select(active, load(n), load(before[n]))) for n in names]
+        body += [self._loud(errors)]
         test = self.expression("np.any(C)", C=self.batched(stmt.test))
         return out + [anno.copy(stmt, gast.While(test, body, []))]
 
