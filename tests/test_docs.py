@@ -109,7 +109,7 @@ def test_the_readme_links_every_page():
 
 
 @pytest.mark.parametrize("page", ["coming_from.md", "export.md", "beyond_one_machine.md",
-                                  "complex.md", "outputs.md"])
+                                  "complex.md", "outputs.md", "batching.md"])
 def test_every_program_on_the_page_prints_what_it_shows(page, tmp_path, monkeypatch):
     """Each program on the page runs (from a file, as a user's would) and prints the text the
     page shows under it."""
