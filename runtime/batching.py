@@ -71,6 +71,20 @@ def array_of(make, value, batched, size, keywords=None):
     return out if _any_batched(batched) else spread(out, size)
 
 
+def entry(items, key, flags, key_batched, size):
+    """``items[key]`` of each member, for a list or tuple whose entries are batched as the
+    tuple ``flags`` says and a position ``key`` (batched when ``key_batched``): the entry made
+    batched (spread, if it is not), or, for a batched position, each member's own entry."""
+    def batched(position):
+        flag = flags[position] if isinstance(flags, tuple) else flags
+        return flag is True or isinstance(flag, tuple) and any(map(_any_batched, flag))
+    if not key_batched:
+        found = items[key]
+        return found if batched(key) else spread(found, size)
+    positions = np.asarray(key)
+    return stacked([member(items[int(p)], i, batched(int(p))) for i, p in enumerate(positions)])
+
+
 def select(taken, chosen, other):
     """Each member's ``chosen`` where its ``taken`` holds, else its ``other`` (the value of a
     name after an ``if`` on a batched test, or after a step of a ``while`` on one): both
@@ -357,6 +371,8 @@ def unbroadcast(g, x, g_batched, x_batched):
         g = g.sum(axis=stretched, keepdims=True)
     if g.shape[1:] != target:
         g = np.broadcast_to(g, g.shape[:1] + target)
+    if g.dtype.kind == "c" and np.asarray(x).dtype.kind != "c":
+        g = np.real(g)               # a real operand's part of a complex cotangent, as rt's
     return g
 
 
@@ -394,7 +410,7 @@ def getitem_grad(g, x, key, g_batched, x_batched):
     member's shape with ``g`` placed (added, for repeated indices) at ``key``."""
     if isinstance(x, (tuple, list, dict)) or not g_batched and not x_batched:
         from .reshaping import getitem_grad as one
-        size = np.shape(g)[0] if g_batched else _first_length(x)
+        size = _first_length(g) if g_batched else _first_length(x)
         return loop(one, (g, x, key), (g_batched, x_batched, False), size)
     shape = np.shape(x)[1:] if x_batched else np.shape(x)
     g = np.asarray(g)

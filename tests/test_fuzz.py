@@ -15,7 +15,7 @@ import pytest
 
 from srctrans import runtime as rt
 import srctrans as st
-from fuzzing.check import check
+from fuzzing.check import check, vmap_difference
 from fuzzing.generator import generate
 from fuzzing.regressions import files
 
@@ -36,6 +36,8 @@ def test_a_program_the_fuzzer_once_failed_on(path):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     st.check_grads(module.program, module.ARGS, order=2, wrt=(0, 1, 2, 3), rtol=1e-4)
+    assert vmap_difference(module.program, module.ARGS) is None      # st.vmap of it, and of its
+                                                                     # gradient: a loop's values
 
 
 @pytest.mark.parametrize("batch", range(BATCHES))

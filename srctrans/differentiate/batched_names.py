@@ -166,8 +166,19 @@ def callee_flags(callee, args, keywords, flag):
         return None
     if any(isinstance(a, gast.Starred) for a in args):
         return None
-    return {name: _param_flag(flag(node)) for name, node in bound.items()
-            if isinstance(node, gast.AST)}
+    return {name: _param_flag(_bound_flag(node, flag)) for name, node in bound.items()
+            if isinstance(node, (gast.AST, tuple, dict))}
+
+
+def _bound_flag(node, flag):
+    """The flag of what a parameter receives: an argument, or the tuple of the arguments a
+    ``*args`` parameter collects (each its own flag), or the dict of ``**kwargs``."""
+    if isinstance(node, tuple):
+        parts = tuple(flag(n) for n in node)
+        return parts if any(truthy(p) for p in parts) else False
+    if isinstance(node, dict):
+        return any(truthy(flag(n)) for n in node.values())
+    return flag(node)
 
 
 def _param_flag(flag):

@@ -113,8 +113,9 @@ def rank_oracle(callee_rank, flags):
         if params is None:
             return None
         bound = inspect.signature(callee).bind(*call.args, **keywords).arguments
-        known = {name: value_rank(node, ranks) for name, node in bound.items()
-                 if isinstance(node, gast.AST)}
+        known = {name: tuple(value_rank(n, ranks) for n in node) if isinstance(node, tuple)
+                 else value_rank(node, ranks) for name, node in bound.items()
+                 if isinstance(node, (gast.AST, tuple))}
         return callee_rank(callee, params, known)
     return rank
 
@@ -456,6 +457,12 @@ class _Batcher(Generator):
     def _read(self, node):
         x, key = node.value, node.slice
         x_flag, key_flag = self.flag(x), truthy(self.flag(key))
+        if isinstance(x_flag, tuple) and (key_flag or int_literal(key) is None) and \
+                not isinstance(key, gast.Slice):
+            # an entry of a list whose entries differ, at a position not written out: batched
+            return self.expression("rt.batch.entry(X, K, F, KF, B)", X=x, K=key,
+                                   F=_flag_node(x_flag), KF=gast.Constant(key_flag, None),
+                                   B=self.batch_size())
         if isinstance(x_flag, tuple) or (x_flag is True and not key_flag
                                          and self._is_container(x)):
             return node                                      # an entry of a container
@@ -535,15 +542,24 @@ class _Batcher(Generator):
             bound = inspect.signature(callee).bind(*args, **keywords).arguments
         except (TypeError, ValueError):
             return None
-        flags = {name: _param_flag(self.flag(node)) for name, node in bound.items()
-                 if isinstance(node, gast.AST)}
-        ranks = {name: self.ranks.get(node.id) if isinstance(node, gast.Name) else self.rank(node)
-                 for name, node in bound.items() if isinstance(node, gast.AST)}
+        flags = callee_flags(callee, args, keywords, self.flag)
+        if flags is None:
+            return None
+        ranks = {name: self._bound_rank(node) for name, node in bound.items()
+                 if isinstance(node, (gast.AST, tuple, dict))}
         try:
             return self.build_callee(callee, flags, ranks, all_batched)
         except Unbatchable as refusal:
             self.result.loops.append((f"{callee.__qualname__}: {refusal.what}", self._where()))
             return None
+
+    def _bound_rank(self, node):
+        """The rank of what a parameter receives (a ``*args`` tuple's: its entries')."""
+        if isinstance(node, tuple):
+            return tuple(self._bound_rank(n) for n in node)
+        if isinstance(node, dict):
+            return None
+        return self.ranks.get(node.id) if isinstance(node, gast.Name) else self.rank(node)
 
     def _loop(self, call, func, args, keywords, callee):
         what = getattr(callee, "__qualname__", None) or getattr(callee, "__name__", None) \

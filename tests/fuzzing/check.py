@@ -100,7 +100,7 @@ def check(text, args, directory):
         different = _on_other_values(fn, args)
         if different is not None:
             return Outcome("wrong", different)
-        different = _batched(fn, args) if VMAP else None
+        different = vmap_difference(fn, args) if VMAP else None
         if different is not None:
             return Outcome("wrong", different)
     except st.InternalError as error:           # a failure of srctrans, not a refusal
@@ -308,7 +308,7 @@ VMAP = False     # also check st.vmap (``tests/fuzz.py --vmap``; it still finds 
 MEMBER_SCALES = (1.0, 0.9, 1.1)       # the members of a batch: the arguments, scaled
 
 
-def _batched(fn, args):
+def vmap_difference(fn, args):
     """None if ``st.vmap`` of the program and of its gradient equal a loop over a batch of
     three members (the arguments scaled, where the program is defined there), with every
     float argument batched, the first along its last axis; else what differs."""
