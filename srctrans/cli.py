@@ -2,8 +2,8 @@
 
 Usage::
 
-    srctrans FILE.py:FUNCTION [--wrt NAMES_OR_INDICES] [--mode reverse|forward] [--no-optimize]
-             [--traceback]
+    srctrans FILE.py:FUNCTION [--wrt NAMES_OR_INDICES] [--mode reverse|forward|batch]
+             [--vmap IN_AXES] [--args EXPR] [--no-optimize] [--traceback]
     srctrans export FILE.py:FUNCTION [--wrt ...] [--mode reverse|forward] -o OUT.py
     srctrans cache [--clear]
     python -m srctrans FILE.py:FUNCTION ...
@@ -14,6 +14,11 @@ printed code is highlighted when Pygments is installed.
 
 ``cache`` prints where the persistent cache is (or that it is off), how many
 derivatives it holds and their size; ``--clear`` deletes them.
+
+``--vmap IN_AXES`` (comma-separated ints or None, one per argument, or one for all)
+prints the batched code ``st.vmap`` runs, for the batched example arguments ``--args``
+gives: of the gradient in reverse mode (per-example gradients), of the function
+itself with ``--mode batch`` (whose ``IN_AXES`` default to 0).
 
 ``FUNCTION`` may be dotted to reach a method (``model.py:Model.loss``); for a
 method defined with ``def`` in a class, indices count the parameters after
@@ -78,7 +83,10 @@ def main(argv=None):
         fn, is_method, module = _load_function(args.target)
         wrt = _parse_wrt(args.wrt, shift=1 if is_method else 0)
         example = _example_arguments(args.args, module)
-        if exporting:
+        if not exporting and (args.vmap is not None or args.mode == "batch"):
+            text = _batched_source(fn, args, wrt, example)
+            text = _highlighted(text) if _colour() else text
+        elif exporting:
             srctrans.export(fn, args.output, wrt=wrt, mode=args.mode, args=example)
             text = f"wrote {args.output}"
         else:
@@ -99,6 +107,32 @@ def main(argv=None):
         return _fail(f"{_describe(error)}{notes}")
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return 0
+
+
+def _batched_source(fn, args, wrt, example):
+    """The text ``--vmap`` prints: ``st.source`` of ``st.vmap`` of the function (``--mode
+    batch``) or of its gradient (reverse mode), for the batched ``--args``."""
+    if example is None:
+        raise CliError("--vmap and --mode batch need the batched example arguments: --args")
+    if args.mode == "forward":
+        raise CliError("--vmap prints the batched gradient (reverse mode) or the batched "
+                       "function (--mode batch); forward mode is not batched here")
+    in_axes = _parse_axes(args.vmap or "0")
+    target = fn if args.mode == "batch" else srctrans.grad(fn, wrt=wrt)
+    return srctrans.source(srctrans.vmap(target, in_axes=in_axes), args=example)
+
+
+def _parse_axes(text):
+    """``"None,0,0"`` -> ``(None, 0, 0)``; one entry -> that entry for every argument."""
+    axes = []
+    for part in (p.strip() for p in text.split(",")):
+        if part == "None":
+            axes.append(None)
+        elif re.fullmatch(r"-?\d+", part):
+            axes.append(int(part))
+        else:
+            raise CliError(f"--vmap {text!r}: each entry is an int or None")
+    return axes[0] if len(axes) == 1 else tuple(axes)
 
 
 def _cache_command(argv):
@@ -167,8 +201,13 @@ def _parser():
                         help="the file and the function (dotted for a method: Model.loss)")
     parser.add_argument("--wrt", metavar="ARGS",
                         help="comma-separated parameter names or indices (default: the first)")
-    parser.add_argument("--mode", choices=MODES, default=MODES[0],
-                        help=f"which derivative to print (default: {MODES[0]})")
+    parser.add_argument("--mode", choices=MODES + ("batch",), default=MODES[0],
+                        help=f"which derivative to print (default: {MODES[0]}); batch: the "
+                             f"function itself, batched (with --vmap and --args)")
+    parser.add_argument("--vmap", metavar="IN_AXES",
+                        help="print the batched code st.vmap runs (comma-separated ints or "
+                             "None per argument, or one for all): of the gradient, or of the "
+                             "function with --mode batch; needs --args (the batched arguments)")
     parser.add_argument("--args", metavar="EXPR", help=_ARGS_HELP + "; prints the code a call "
                         "with them runs (specialised on their shapes)")
     parser.add_argument("--no-optimize", dest="optimize", action="store_false",

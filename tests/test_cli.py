@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 import srctrans
@@ -270,3 +271,28 @@ def test_colour_only_on_a_terminal_that_wants_it(monkeypatch, environment, colou
         monkeypatch.setenv(name, value)
     monkeypatch.setattr(cli.sys.stdout, "isatty", lambda: True, raising=False)
     assert cli._colour() is coloured
+
+
+def test_vmap_prints_the_batched_gradient_and_the_batched_function(model, capsys):
+    batched = "np.ones((3, 2)), np.zeros(3), np.ones((5, 4, 3))"    # x batched: 5 members
+    status, out, err = run([f"{model}:loss", "--vmap", "None,None,0", "--args", batched], capsys)
+    module = cli._import_file(str(model))
+    assert status == 0 and err == ""
+    args = (np.ones((3, 2)), np.zeros(3), np.ones((5, 4, 3)))
+    assert out == srctrans.source(srctrans.vmap(srctrans.grad(module.loss),
+                                                in_axes=(None, None, 0)), args=args)
+    assert "def loss_grad_vmap(w, b, x):" in out and "x batched along axis 0" in out
+    status, out, _ = run([f"{model}:loss", "--mode", "batch", "--vmap", "None,None,0",
+                          "--args", batched], capsys)
+    assert status == 0 and out.startswith("def loss_vmap(w, b, x):")
+    assert "rt.batch.loop" not in out
+
+
+@pytest.mark.parametrize("extra, fragment", [
+    (["--vmap", "0"], "need the batched example arguments: --args"),
+    (["--vmap", "x", "--args", "1.0"], "each entry is an int or None"),
+    (["--vmap", "0", "--mode", "forward", "--args", "1.0"], "forward mode is not batched"),
+])
+def test_vmap_usage_errors_are_one_line(model, capsys, extra, fragment):
+    status, _, err = run([f"{model}:loss", *extra], capsys)
+    assert_one_line_error(status, err, fragment)
