@@ -33,12 +33,15 @@ class BatchBuild:
         a batched value), which may raise where those members would not.
     """
 
-    def __init__(self, function, source, output_flag, loops, selects=False):
+    def __init__(self, function, source, output_flag, loops, selects=False, fn=None,
+                 compiled=None):
         self.function = function
         self.source = source
         self.output_flag = output_flag
         self.loops = loops
         self.selects = selects
+        self.fn = fn                    # the function batched, and the compiled module
+        self.compiled = compiled        # (what st.export reads)
 
 
 def output_flag(fn, flags, callee_flag):
@@ -104,4 +107,4 @@ def build_batched(fn, flags, ranks, build_callee, all_batched=False, callee_flag
     _trace("generated", lambda: compiled.source)
     (generated,) = compiled.instantiate(fn)
     return BatchBuild(generated, compiled.source, result.output_flag, result.loops,
-                      result.selects)
+                      result.selects, fn, compiled)

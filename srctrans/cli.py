@@ -4,7 +4,8 @@ Usage::
 
     srctrans FILE.py:FUNCTION [--wrt NAMES_OR_INDICES] [--mode reverse|forward|batch]
              [--vmap IN_AXES] [--args EXPR] [--no-optimize] [--traceback]
-    srctrans export FILE.py:FUNCTION [--wrt ...] [--mode reverse|forward] -o OUT.py
+    srctrans export FILE.py:FUNCTION [--wrt ...] [--mode reverse|forward] [--vmap IN_AXES]
+                    [--args EXPR] -o OUT.py
     srctrans cache [--clear]
     python -m srctrans FILE.py:FUNCTION ...
 
@@ -86,6 +87,10 @@ def main(argv=None):
         if not exporting and (args.vmap is not None or args.mode == "batch"):
             text = _batched_source(fn, args, wrt, example)
             text = _highlighted(text) if _colour() else text
+        elif exporting and args.vmap is not None:
+            srctrans.export(srctrans.vmap(fn, in_axes=_parse_axes(args.vmap)), args.output,
+                            args=example)
+            text = f"wrote {args.output}"
         elif exporting:
             srctrans.export(fn, args.output, wrt=wrt, mode=args.mode, args=example)
             text = f"wrote {args.output}"
@@ -233,6 +238,9 @@ def _export_parser():
                              f"(default: {MODES[0]})")
     parser.add_argument("--args", metavar="EXPR", help=_ARGS_HELP + "; the module's NAME_grad "
                         "is then the fused gradient specialised on their shapes")
+    parser.add_argument("--vmap", metavar="IN_AXES",
+                        help="write the batched function st.vmap runs instead (ints or None "
+                             "per argument, comma-separated); needs --args, the batched ones")
     parser.add_argument("-o", "--output", metavar="OUT.py", required=True,
                         help="the module to write")
     parser.add_argument("--traceback", action="store_true",

@@ -54,7 +54,9 @@ def export(f: Function, path: str | os.PathLike | None = None, wrt: Wrt = 0,
         sum; one array for one selected argument, else a tuple); or
         ``"forward"``: ``NAME_jvp(*args, dx=..., ...) -> (output, tangent)``
         with a keyword tangent per selected argument.
-      args: example arguments (a tuple). The derivative is built for the objects
+      args: example arguments (a tuple). For ``f`` an ``st.vmap`` function, the module
+        holds its batched code for arguments of their ranks (``wrt`` and ``mode`` unused;
+        docs/batching.md). The derivative is built for the objects
         and functions they reach (a model object called), and, where srctrans
         specialises a call on its shapes, the module holds the code specialised
         on theirs (in reverse mode ``NAME_grad`` is then the fused gradient,
@@ -67,6 +69,9 @@ def export(f: Function, path: str | os.PathLike | None = None, wrt: Wrt = 0,
     is a [`UsageError`][srctrans.UsageError] naming it: pass it as an argument instead.
     """
     from srctrans.selection import Selection, unwrap     # the API builds on this module's callers
+    if hasattr(f, "argument_axes") and hasattr(f, "batched_source"):     # an st.vmap function
+        from srctrans.export_batched import export_batched
+        return export_batched(f, path, args, _module_text)
     if mode not in MODES:
         raise UsageError(f"mode must be 'reverse' or 'forward', not {mode!r}")
     fn, bound_self = unwrap(f)
@@ -116,9 +121,10 @@ def _builds(fn, root):
     return found
 
 
-def _module_text(fn, names, mode, builds, specialised=None):
+def _module_text(fn, names, mode, builds, specialised=None, header=None):
     """The module's text; ``specialised``: ``(edits, parameters)`` of
-    `edited` for the first build's entry points."""
+    `edited` for the first build's entry points; ``header``: the module's docstring, if
+    not the derivative's (batched code's)."""
     texts = [build.source.rstrip("\n") + "\n" for _, build in builds]
     check = None
     if specialised is not None:
@@ -145,13 +151,14 @@ def _module_text(fn, names, mode, builds, specialised=None):
                                  f"{name}, which is not generated code")
         for name in sorted(read - defined - set(build.compiled._closure)):
             globals_.resolve(name, seen_here, definition(user_fn))
-    parts = [_header(fn, names, mode, specialised is not None),
+    parts = [header or _header(fn, names, mode, specialised is not None),
              "\n".join(["import numpy as np"] + globals_.imports)]
     if globals_.definitions:
         parts.append("\n\n\n".join(globals_.definitions))
     helpers = _runtime_attributes(generated, runtime_alias) | globals_.runtime_helpers
+    batch_helpers = _batch_attributes(generated, runtime_alias)
     if helpers:
-        parts.append(runtime_section(helpers, runtime_alias) + "".join(
+        parts.append(runtime_section(helpers, runtime_alias, batch_helpers) + "".join(
             f"\n{name} = {runtime_alias}.{name}" for name in sorted(globals_.runtime_helpers)))
     if check is not None:
         parts.append(check)
@@ -221,6 +228,15 @@ def _runtime_attributes(text, alias):
     return {node.attr for node in ast.walk(ast.parse(text))
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
             and node.value.id == alias}
+
+
+def _batch_attributes(text, alias):
+    """The names batched code reads as ``rt.batch.NAME``."""
+    import ast
+    return {node.attr for node in ast.walk(ast.parse(text))
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "batch" and isinstance(node.value.value, ast.Name)
+            and node.value.value.id == alias}
 
 
 class _Globals:

@@ -296,3 +296,12 @@ def test_vmap_prints_the_batched_gradient_and_the_batched_function(model, capsys
 def test_vmap_usage_errors_are_one_line(model, capsys, extra, fragment):
     status, _, err = run([f"{model}:loss", *extra], capsys)
     assert_one_line_error(status, err, fragment)
+
+
+def test_export_vmap_writes_the_batched_module(model, tmp_path, capsys):
+    out = tmp_path / "batched.py"
+    status, printed, err = run(["export", f"{model}:loss", "--vmap", "None,None,0", "--args",
+                                "np.ones((3, 2)), np.zeros(2), np.ones((5, 4, 3))", "-o", out],
+                               capsys)
+    assert status == 0 and err == "" and printed.strip() == f"wrote {out}"
+    assert "def loss_vmap(w, b, x):" in out.read_text()

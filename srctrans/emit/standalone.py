@@ -122,12 +122,14 @@ def _read_names(statement):
     return {node.id for node in ast.walk(statement) if isinstance(node, ast.Name)}
 
 
-def runtime_section(helpers, alias="rt"):
+def runtime_section(helpers, alias="rt", batch_helpers=()):
     """The text of ``_srctrans_runtime()`` and of the line binding ``alias`` to its result.
 
     ``helpers`` are the attribute names generated code reads from the
-    runtime; ``alias`` is the name the runtime has in that code.
+    runtime; ``alias`` is the name the runtime has in that code; ``batch_helpers`` those
+    batched code reads as ``rt.batch.NAME`` (``runtime/batching.py``'s).
     """
+    helpers = set(helpers) - {"batch"}
     order, seen, imports, lazy = [], set(), {}, {}
     owner = {}                                   # emitted name -> what it means, (module, name)
 
@@ -182,12 +184,19 @@ def runtime_section(helpers, alias="rt"):
                 and helper not in _LAZY_MODULES:
             raise UsageError(f"cannot export: the runtime has no helper {helper!r}")
         need("__init__", helper)
+    for helper in sorted(batch_helpers):
+        if helper not in _table("batching").defines:
+            raise UsageError(f"cannot export: the runtime has no batching helper {helper!r}")
+        need("batching", helper)
     imports.pop("import numpy as np", None)      # the exported module's own import serves
     body = ["import types"] + sorted(imports)
     for name, module in sorted(lazy.items()):
         package, _, leaf = module.rpartition(".")
         body.append(f"from {package} import {leaf} as {name}")
     names = "".join(f"\n    {h}={h}," for h in sorted(helpers))
+    if batch_helpers:
+        names += "\n    batch=types.SimpleNamespace(" + "".join(
+            f"{h}={h}, " for h in sorted(batch_helpers)).rstrip(", ") + "),"
     body += ["", "\n\n".join(order), "", f"return types.SimpleNamespace({names}\n)"]
     text = "def _srctrans_runtime():\n"
     text += '    """The srctrans runtime helpers the functions below call, copied."""\n'
