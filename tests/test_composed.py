@@ -307,3 +307,30 @@ def test_hessian_of_a_dict_and_an_array_is_a_tuple_of_rows_of_nested_blocks():
     assert H[0][1]["mu"].shape == (3, 3) and H[1][0]["log_sigma"].shape == (3,)
     np.testing.assert_allclose(H[0][1]["mu"], H[1][0]["mu"].T, rtol=1e-12)
     np.testing.assert_allclose(H[1][1], H[1][1].T, rtol=1e-12)
+
+
+def rosenbrock(x):
+    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def test_the_jvp_of_a_gradient_reads_no_tangent_known_to_be_zero():
+    """The tangent of the gradient's seed (``rt.unreduce(1.0, ...)``) is zero: forward mode
+    leaves the products with it out instead of multiplying zeros."""
+    import ast
+    gradient = st.grad(rosenbrock)
+    text = st.source(gradient, mode="forward")
+    tree = ast.parse(text)
+    zeros = {node.targets[0].id for node in ast.walk(tree)
+             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+             and isinstance(node.value.func, ast.Attribute)
+             and node.value.func.attr in ("zeros_of", "zeros_like")
+             and isinstance(node.targets[0], ast.Name)}
+    assert zeros                                   # the seed's tangent is written as zeros...
+    read = {node.id for node in ast.walk(tree)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    assert not zeros & read, zeros & read          # ... and never read
+    x, v = np.linspace(-1.0, 1.5, 6), np.cos(np.arange(6.0))
+    _, hv = st.jvp(gradient, (x,), (v,))
+    step = 1e-6
+    fd = (gradient(x + step * v) - gradient(x - step * v)) / (2 * step)
+    np.testing.assert_allclose(hv, fd, rtol=1e-6, atol=1e-6)

@@ -15,6 +15,7 @@ the selected inputs (``acc = 0.0`` before a loop that adds to it), so a tangent
 is defined wherever its primal is.
 """
 
+import collections
 import inspect
 import types
 
@@ -33,6 +34,7 @@ from srctrans.nodes import (
     appended_to, assign, clone, load, parameter_names, popped_from, runtime_call, store)
 from srctrans.parse.resolve import MISSING
 from srctrans.rules import ATTRIBUTES, REGISTRY, operator_primal
+from srctrans.treewalk import walk
 
 
 class ForwardResult:
@@ -70,6 +72,22 @@ class _Tangents(Generator):
                         NUMPY_ALIAS: unit.aliases[NUMPY_ALIAS]}
         self.result = ForwardResult()
         self._origin = None
+        # names assigned at one place (not parameters, never changed in place: no write into
+        # them, no method called on them): a tangent that
+        # statement defines as zeros is zero wherever the name is read, so products with it
+        # are left out (the JVP of a gradient: the tangent of its seed)
+        stores = collections.Counter(
+            node.id for node in walk(unit.function)
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store))
+        changed = {node.func.value.id for node in walk(unit.function)       # xs.append(v)
+                   if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+                   and isinstance(node.func.value, gast.Name)} | {
+            node.value.id for node in walk(unit.function)             # x[i] = v, o.a = v
+            if isinstance(node, (gast.Subscript, gast.Attribute))
+            and isinstance(node.ctx, gast.Store) and isinstance(node.value, gast.Name)}
+        self.assigned_once = {name for name, count in stores.items() if count == 1} - \
+            set(parameter_names(unit.function)) - set(unit.written_arrays) - changed
+        self.zero_tangents = set()
 
     def run(self):
         body = self.unit.function.body
@@ -92,7 +110,9 @@ class _Tangents(Generator):
         return self.namer.adjoint(name)
 
     def tangent(self, atom):
-        """The tangent of an atom (a Name read), or None when it is a constant."""
+        """The tangent of an atom (a Name read), or None when it is a constant (or zero)."""
+        if isinstance(atom, gast.Name) and atom.id in self.zero_tangents:
+            return None
         if isinstance(atom, gast.Name) and atom.id in self.active:
             return load(self.tangent_name(atom.id))
         if isinstance(atom, (gast.List, gast.Tuple)):
@@ -152,6 +172,8 @@ class _Tangents(Generator):
             zero = gast.Constant(0.0, None)
         else:
             zero = self._zeros_like(load(name))
+        if name in self.assigned_once:
+            self.zero_tangents.add(name)
         return self._emit(assign(self.tangent_name(name), zero))
 
     def _zeros_like(self, node):
