@@ -29,7 +29,7 @@ RUNTIME_SAME_CALL = frozenset({rt.zeros_like, rt.zeros_of, rt.identity, rt.copie
                                rt.writable_copy, rt.as_array, rt.seed_sum, rt.real_only})
 # helpers working along an ``axis`` argument: helper -> (its position in their signature,
 # the helper's default axis, whether ``axis=None`` means the flattened array)
-RUNTIME_AXISWISE = {
+RUNTIME_AXISWISE: dict[object, tuple[int, int | None, bool]] = {
     **{helper: (list(inspect.signature(helper).parameters).index("axis"), None, False)
        for helper in (rt.unreduce, rt.mean_grad, rt.var_grad, rt.std_grad, rt.extremum_grad,
                       rt.prod_grad, rt.extremum_jvp, rt.prod_jvp, rt.var_jvp, rt.std_jvp,
