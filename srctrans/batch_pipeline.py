@@ -51,7 +51,7 @@ def output_flag(fn, flags, callee_flag):
         unit, _, _ = _front_end(fn, tuple(n for n, f in flags.items() if truthy(f)), None,
                                 "batch")
         names = batched_names(unit.function, {n: f for n, f in flags.items() if truthy(f)},
-                              callee_flag)
+                              callee_flag, dict_valued(unit.function))
     except (SrcTransError, Unbatchable):
         return None
     returned = unit.function.body[-1]
@@ -67,7 +67,7 @@ def output_ranks(fn, flags, ranks, callee_flag, callee_rank):
         unit, _, _ = _front_end(fn, tuple(n for n, f in flags.items() if truthy(f)), None,
                                 "batch")
         names = batched_names(unit.function, {n: f for n, f in flags.items() if truthy(f)},
-                              callee_flag)
+                              callee_flag, dict_valued(unit.function))
     except (SrcTransError, Unbatchable):
         return None
     known = ranks_of(unit.function, ranks, rank_oracle(callee_rank, names))
@@ -106,5 +106,7 @@ def build_batched(fn, flags, ranks, build_callee, all_batched=False, callee_flag
     compiled = compile_functions([function], closure, fn, f"{fn.__qualname__} vmap")
     _trace("generated", lambda: compiled.source)
     (generated,) = compiled.instantiate(fn)
+    generated.__defaults__ = fn.__defaults__            # (compiled with None for each: the
+    generated.__kwdefaults__ = fn.__kwdefaults__        # user's own defaults, as Instance does)
     return BatchBuild(generated, compiled.source, result.output_flag, result.loops,
                       result.selects, fn, compiled)

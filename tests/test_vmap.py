@@ -427,3 +427,14 @@ def test_nested_vmap_is_one_merged_batch(outer, inner, out_axes):
         got = st.vmap(st.vmap(mixed, in_axes=inner, out_axes=out_axes[1]), in_axes=outer,
                       out_axes=out_axes[0])(*args)
     np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def with_defaults(x, scale=3.0, *, shift=0.5):
+    return np.sin(x) * scale + shift
+
+
+def test_the_batched_function_keeps_the_defaults():
+    X = np.linspace(-1.0, 1.0, 12).reshape(4, 3)
+    np.testing.assert_allclose(st.vmap(with_defaults)(X), np.sin(X) * 3.0 + 0.5)
+    np.testing.assert_allclose(st.vmap(with_defaults, in_axes=(0, None))(X, 2.0),
+                               np.sin(X) * 2.0 + 0.5)

@@ -76,16 +76,28 @@ def is_query(node):
 
 class Flags(dict):
     """name -> flag, with ``calls``: ``call node -> flag`` of the calls whose output flag the
-    called function's own analysis gives (None for the others: batched if any argument is)."""
+    called function's own analysis gives (None for the others: batched if any argument is),
+    and ``dicts``: the names that hold dicts (whose keys are every member's)."""
 
     calls = None
+    dicts: frozenset = frozenset()
+
+
+_KEY_READS = (list, tuple, sorted, len)      # of a dict: its keys, the same in every member
+
+
+def reads_keys(node, flags):
+    """``list(d)``, ``sorted(d)``, ``len(d)`` of a dict ``d``: per member the same keys."""
+    return isinstance(node, gast.Call) and anno.get(node, Anno.CALLEE) in _KEY_READS and \
+        len(node.args) == 1 and not node.keywords and isinstance(node.args[0], gast.Name) and \
+        node.args[0].id in getattr(flags, "dicts", ())
 
 
 def flag_of(node, flags):
     """The flag of the value of the expression ``node``."""
     if isinstance(node, gast.Name):
         return flags.get(node.id, False)
-    if isinstance(node, gast.Constant) or is_query(node):
+    if isinstance(node, gast.Constant) or is_query(node) or reads_keys(node, flags):
         return False
     if isinstance(node, gast.Call) and getattr(flags, "calls", None) is not None:
         found = flags.calls(node, flags)
@@ -103,7 +115,7 @@ def flag_of(node, flags):
     return any(truthy(flags.get(n.id, False)) for n in reads)
 
 
-def batched_names(function, params, callee_flag=None):
+def batched_names(function, params, callee_flag=None, dicts=frozenset()):
     """name -> flag for every name of ``function`` that holds a batched value, from the
     batched parameters ``params``; raises :class:`Unbatchable` for a ``for`` loop over a
     batched value. A fixed point: the loop ends when a pass changes no flag.
@@ -113,6 +125,7 @@ def batched_names(function, params, callee_flag=None):
     ``flags`` say, or None when unknown: a helper that returns a value the same for every
     member (a shape, a mode) makes it unbatched, not batched for its batched arguments."""
     flags = Flags(params)
+    flags.dicts = frozenset(dicts)
     if callee_flag is not None:
         flags.calls = functools.partial(_callee_flag, callee_flag)
 

@@ -43,7 +43,7 @@ from srctrans.differentiate.batching_rules import helpers
 from srctrans.differentiate import batching_rules as rules
 from srctrans.differentiate.batched_names import (
     QUERIES, TYPE_TESTS, Unbatchable, assigned_in, batched_in_turn, batched_names, callee_flags,
-    definitely_assigned, flag_of, read_before_assigned, truthy)
+    definitely_assigned, flag_of, read_before_assigned, reads_keys, truthy)
 from srctrans.differentiate.batched_ranks import (
     FILLED, indexed_rank, rank_of, ranks_of, value_rank)
 from srctrans.treewalk import walk
@@ -92,7 +92,7 @@ def batch(unit, flags, ranks, build_callee, all_batched=False, callee_flag=None,
         if callee is runtime.unseen_callee:
             # a call through a value: derivatives learn its kinds run by run; batching does not
             raise Unbatchable("a call through a value (an object or a function passed in)", node)
-    names = batched_names(unit.function, flags, callee_flag)
+    names = batched_names(unit.function, flags, callee_flag, unit.dict_valued)
     known = ranks_of(unit.function, ranks, rank_oracle(callee_rank, names))
     return _Batcher(unit, names, known, build_callee, all_batched).run()
 
@@ -482,6 +482,9 @@ class _Batcher(Generator):
         callee = anno.get(call, Anno.CALLEE)
         if callee is getattr:
             return self._getattr(call)
+        if reads_keys(call, self.flags):
+            return call                     # a dict's keys: every member's
+
         if callee is None and isinstance(call.func, gast.Attribute) and \
                 call.func.attr in _SAME_METHODS and \
                 not any(truthy(self.flag(a)) for a in call.args + [k.value for k in call.keywords]):
@@ -565,12 +568,24 @@ class _Batcher(Generator):
         what = getattr(callee, "__qualname__", None) or getattr(callee, "__name__", None) \
             or type(callee).__name__
         self.result.loops.append((f"a call of {what}, which has no batching rule", self._where()))
-        flags = gast.Tuple([_flag_node(truthy(self.flag(a))) for a in args], gast.Load())
+        flags = gast.Tuple([self._argument_flag(a) for a in args], gast.Load())
         names = [gast.Constant(k, None) for k in keywords]
         keyword_flags = gast.Dict(names, [_flag_node(truthy(self.flag(v))) for v in keywords.values()])
         return self.expression("rt.batch.loop(F, A, FL, B, K, KF)", F=func,
                                A=gast.Tuple(list(args), gast.Load()), FL=flags, B=self.batch_size(),
                                K=gast.Dict(names, list(keywords.values())), KF=keyword_flags)
+
+    def _argument_flag(self, node):
+        """The flag of an argument of a call run per member: for ``*rest``, one per entry
+        of the tuple it passes (each entry's, or the whole tuple's for each)."""
+        if not isinstance(node, gast.Starred):
+            return _flag_node(truthy(self.flag(node)))
+        flag = self.flag(node.value)
+        if isinstance(flag, tuple):
+            return gast.Starred(gast.Tuple([_flag_node(truthy(f)) for f in flag], gast.Load()),
+                                gast.Load())
+        return gast.Starred(self.expression("(F,) * len(V)", F=_flag_node(truthy(flag)),
+                                            V=node.value), gast.Load())
 
     def _where(self):
         return self.unit.parsed.location_of_line(self.line)
