@@ -15,15 +15,14 @@ import warnings
 
 import numpy as np
 
+from srctrans import batch_axes as axes_
 from srctrans import cache
 from srctrans.batch_pipeline import BatchBuild, build_batched, output_flag, output_ranks
-from srctrans.differentiate.batched_names import Unbatchable, truthy
+from srctrans.differentiate.batched_names import Unbatchable
 from srctrans.errors import SrcTransError, UsageError
 from srctrans.hints import Function
-from srctrans.pytrees import is_tree, tree_leaves, tree_map
 from srctrans.reporting import user_facing
 from srctrans.runtime import batching as rt_batch
-from srctrans.runtime.containers import entries, rebuild
 from srctrans.selection import unwrap
 
 
@@ -66,8 +65,8 @@ class _Vmapped:
     """The callable [`vmap`][srctrans.vmap] returns."""
 
     def __init__(self, f, in_axes, out_axes, axis_size):
-        _check_axes(in_axes, "in_axes")
-        _check_axes(out_axes, "out_axes")
+        axes_.check_axes(in_axes, "in_axes")
+        axes_.check_axes(out_axes, "out_axes")
         self._f = f
         self._in_axes = in_axes
         self._out_axes = out_axes
@@ -89,14 +88,14 @@ class _Vmapped:
         moved = [(a, False) if ax is None else (a if ax == 0 else np.moveaxis(a, ax, 0), True)
                  for a, ax in zip(args, axes)]
         size = args[size_at].shape[axes[size_at]]
-        return _moved_out(plan.run(moved, {}, size), plan.output_flag, self._out_axes, size)
+        return axes_.moved_out(plan.run(moved, {}, size), plan.output_flag, self._out_axes, size)
 
     def batched_source(self, args):
         return _batched_source(self, args)
 
     def argument_axes(self, args):
         """The batch axis of each positional argument of a call with ``args``."""
-        return _per_argument(self._in_axes, args)
+        return axes_.per_argument(self._in_axes, args)
 
     def __srctrans_rule__(self):
         """Its derivative rules, for a function srctrans differentiates that calls it."""
@@ -105,10 +104,10 @@ class _Vmapped:
 
     def plan(self, args, kwargs):
         """``(plan, moved args, moved kwargs, size)`` for a call: what :func:`_run` runs."""
-        axes = _per_argument(self._in_axes, args)
-        moved = [_moved_in(a, ax, f"argument {i}") for i, (a, ax) in enumerate(zip(args, axes))]
-        moved_kw = {k: _moved_in(v, 0, f"keyword argument {k!r}") for k, v in kwargs.items()}
-        size = _batch_size(moved + list(moved_kw.values()), self._axis_size)
+        axes = axes_.per_argument(self._in_axes, args)
+        moved = [axes_.moved_in(a, ax, f"argument {i}") for i, (a, ax) in enumerate(zip(args, axes))]
+        moved_kw = {k: axes_.moved_in(v, 0, f"keyword argument {k!r}") for k, v in kwargs.items()}
+        size = axes_.batch_size(moved + list(moved_kw.values()), self._axis_size)
         plan = _plan_for(self._f, moved, moved_kw, size)
         return plan, moved, moved_kw, size
 
@@ -118,11 +117,11 @@ def _run(vmapped, args, kwargs, key=None):
     plan, moved, moved_kw, size = vmapped.plan(args, kwargs)
     out = plan.run(moved, moved_kw, size)
     if key is not None:
-        axes = _per_argument(vmapped._in_axes, args)
+        axes = axes_.per_argument(vmapped._in_axes, args)
         batched = [i for i, ax in enumerate(axes) if ax is not None]
         if batched and all(isinstance(ax, (int, np.integer)) or ax is None for ax in axes):
             vmapped._fast[key] = (plan, axes, batched[0])
-    return _moved_out(out, plan.output_flag, vmapped._out_axes, size)
+    return axes_.moved_out(out, plan.output_flag, vmapped._out_axes, size)
 
 
 def _fast_key(args):
@@ -137,113 +136,6 @@ def _fast_key(args):
         else:
             return None
     return tuple(key)
-
-
-# -- in_axes and out_axes -----------------------------------------------------------
-
-def _check_axes(axes, what):
-    for leaf in (tree_leaves(axes) if is_tree(axes) else [axes]):
-        if leaf is not None and not isinstance(leaf, (int, np.integer)):
-            raise UsageError(f"{what} holds {leaf!r}: each entry must be an int or None",
-                             hint=f"{what}=0, {what}=(0, None), or a container of ints and Nones")
-
-
-def _per_argument(in_axes, args):
-    if isinstance(in_axes, (tuple, list)) and not isinstance(in_axes, (int, np.integer)):
-        if len(in_axes) != len(args):
-            raise UsageError(f"in_axes has {len(in_axes)} entries but the function was called "
-                             f"with {len(args)} positional arguments",
-                             hint="give one entry per positional argument (None for unbatched)")
-        return list(in_axes)
-    return [in_axes] * len(args)
-
-
-class _Marked:
-    """A leaf of a moved argument: its array, batch axis first, or as given (``axis`` None)."""
-
-    __slots__ = ("value", "batched")
-
-    def __init__(self, value, batched):
-        self.value, self.batched = value, batched
-
-
-def _moved_in(argument, axes, what):
-    """``(value, batched)``: the argument with each batched leaf's batch axis moved to 0, and
-    True / False / None (containers whose leaves differ: spread below)."""
-    if axes is None:
-        return argument, False
-    if not is_tree(argument):
-        return _moved_leaf(argument, axes, what), True
-    if not is_tree(axes):
-        return tree_map(lambda leaf: _moved_leaf(leaf, axes, what), argument), True
-    pairs = tree_map(lambda leaf, ax: _Marked(leaf if ax is None else _moved_leaf(leaf, ax, what),
-                                              ax is not None), argument, axes)
-    leaves = tree_leaves(pairs)
-    flags = {m.batched for m in leaves}
-    unwrapped = tree_map(lambda m: m.value, pairs)
-    if flags == {False}:
-        return unwrapped, False
-    return unwrapped, None if flags == {True, False} else True
-
-
-def _moved_leaf(leaf, axis, what):
-    array = np.asarray(leaf)
-    if array.ndim == 0:
-        raise UsageError(f"{what} is batched along axis {axis} but is a number",
-                         hint="give it in_axes None, or pass an array with a batch axis")
-    if not -array.ndim <= axis < array.ndim:
-        raise UsageError(f"{what} has {array.ndim} axes: it has no axis {axis} to batch along")
-    return np.moveaxis(array, axis, 0) if axis not in (0, -array.ndim) else array
-
-
-def _batch_size(moved, axis_size):
-    sizes = set()
-    for value, flag in moved:
-        if flag:
-            sizes.update(np.shape(leaf)[0] for leaf in (tree_leaves(value) if is_tree(value)
-                                                         else [value])
-                         if np.ndim(leaf) > 0)
-    if axis_size is not None:
-        sizes.add(axis_size)
-    if not sizes:
-        raise UsageError("vmap has no batched argument to take the batch size from",
-                         hint="batch at least one argument (in_axes), or pass axis_size")
-    if len(sizes) > 1:
-        raise UsageError(f"the batched arguments have different batch sizes: "
-                         f"{', '.join(map(str, sorted(sizes)))}",
-                         hint="batch every argument along an axis of the same length")
-    return sizes.pop()
-
-
-def _moved_out(out, flag, out_axes, size):
-    """The output with its batch axes at ``out_axes`` (unbatched parts spread, unless their
-    entry of ``out_axes`` is None)."""
-    if is_tree(out) and is_tree(out_axes):
-        parts, axes = entries(out), [ax for _, ax in entries(out_axes)]
-        if len(parts) != len(axes):
-            raise UsageError("out_axes does not have the output's structure")
-        flags = flag if isinstance(flag, tuple) else (flag,) * len(parts)
-        return rebuild(out, [(key, _moved_out(e, f, ax, size))
-                             for (key, e), f, ax in zip(parts, flags, axes)])
-    if out_axes is None:
-        if truthy(flag):
-            raise UsageError("out_axes is None for an output that depends on the batch",
-                             hint="give it an int out_axes")
-        return out
-    if is_tree(out):
-        if isinstance(flag, tuple) and isinstance(out, (tuple, list)):
-            return rebuild(out, [(key, _moved_out(e, f, out_axes, size))
-                                 for (key, e), f in zip(entries(out), flag)])
-        return tree_map(lambda leaf: _placed(leaf, truthy(flag), out_axes, size), out)
-    return _placed(out, truthy(flag), out_axes, size)
-
-
-def _placed(leaf, batched, axis, size):
-    if leaf is None:
-        return None
-    array = leaf if batched else rt_batch.spread(leaf, size)
-    array = np.asarray(array)
-    return array if axis in (0, -array.ndim) else np.moveaxis(array, 0, axis)
 
 
 # -- plans: the batched function for a pattern of arguments --------------------------

@@ -14,11 +14,12 @@ and output structure.
 
 import numpy as np
 
+from srctrans import cache
 from srctrans.emit.compile import register_source
 from srctrans.errors import UsageError
 from srctrans.rules.registry import Rule
 
-_wrappers: dict = {}      # (f, kind, count, output structure) -> generated wrapper
+_wrappers = cache.memo()   # f -> {(kind, count, output structure): generated wrapper}
 
 
 def rule_of(vmapped):
@@ -69,8 +70,8 @@ def _output_parts(ans):
 def _wrapper(f, kind, count, parts):
     """The generated source function whose derivative is the member's VJP (``kind``
     ``"vjp"``: ``sum(f(*a) * g)``) or JVP (``"jvp"``: ``st.jvp(f, a, t)[1]``)."""
-    key = (f, kind, count, parts)
-    found = _wrappers.get(key)
+    key = (kind, count, parts)
+    found = _wrappers.setdefault(f, {}).get(key)
     if found is not None:
         return found
     names = [f"a{i}" for i in range(count)]
@@ -91,7 +92,7 @@ def _wrapper(f, kind, count, parts):
     from srctrans.forward_api import jvp as jvp_transform
     namespace = {"np": np, "F": f, "JVP": jvp_transform}
     exec(compile(text, filename, "exec"), namespace)          # noqa: S102 -- generated above
-    found = _wrappers[key] = namespace[f"{kind}_of_member"]
+    found = _wrappers[f][key] = namespace[f"{kind}_of_member"]
     return found
 
 
@@ -104,7 +105,10 @@ def vjp(vmapped, g, ans, args, kwargs):
     if not floats:
         return tuple(None for _ in args)
     member = _wrapper(vmapped._f, "vjp", len(args), _output_parts(ans))
-    gradient = grad(member, wrt=floats)
+    gradients = member.__dict__.setdefault("_gradients", {})     # one grad object per wrt
+    gradient = gradients.get(floats)
+    if gradient is None:
+        gradient = gradients[floats] = grad(member, wrt=floats)
     per_member = vmap(gradient, (*axes, out_axis),
                       tuple(0 if axes[i] is None else axes[i] for i in floats),
                       vmapped._axis_size)(*args, g)
