@@ -305,7 +305,7 @@ def _on_other_values(fn, args):
     return None
 
 
-VMAP = False     # also check st.vmap of every program (``tests/fuzz.py --vmap``; CI: a quarter)
+VMAP = False     # also check st.vmap of every program (``tests/fuzz.py --vmap``; CI: an eighth)
 MEMBER_SCALES = (1.0, 0.9, 1.1)       # the members of a batch: the arguments, scaled
 
 
