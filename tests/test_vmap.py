@@ -75,6 +75,16 @@ def branches_and_a_while(x, c):
     return z * y + n
 
 
+def else_reads_what_then_assigns(x, c):
+    y = x * c
+    if np.sum(x) > 0:
+        y = x * 10.0                  # the else branch must still read the y from before
+        w = y + 1.0
+    else:
+        w = y * 2.0
+    return w
+
+
 def write_under_a_branch(x):
     out = np.zeros(2)
     if np.sum(x) > 0:
@@ -107,6 +117,7 @@ CASES = [
     (calls_a_helper, lambda r: (r.normal(size=3), r.normal(size=3))),
     (branch_on_value, lambda r: (r.normal(size=3),)),
     (branches_and_a_while, lambda r: (r.normal(size=3), r.normal())),
+    (else_reads_what_then_assigns, lambda r: (r.normal(size=3), r.normal())),
 ]
 BATCH = 5
 

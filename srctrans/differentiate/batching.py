@@ -309,8 +309,8 @@ class _Batcher(Generator):
         inside = {id(n) for n in walk(stmt)}
         outside = {n.id for n in walk(self.unit.function) if isinstance(n, gast.Name)
                    and isinstance(n.ctx, gast.Load) and id(n) not in inside}
-        carried = set(read_before_assigned(stmt.body)) | {
-            n.id for n in walk(stmt.test) if isinstance(n, gast.Name)}
+        carried = set(read_before_assigned(stmt.body)) | set(read_before_assigned(stmt.orelse)) \
+            | {n.id for n in walk(stmt.test) if isinstance(n, gast.Name)}
         return [n for n in names if n in outside or n in carried]
 
     def _defined_or_never(self, stmt, names):
