@@ -247,6 +247,7 @@ def _build_callee(fn, flags, ranks, all_batched=True):
 
 
 _flags_in_progress: set = set()
+_analysed = cache.memo()        # function -> {batched parameters: its front end's unit}
 
 
 def _callee_flag(fn, flags):
@@ -260,7 +261,7 @@ def _callee_flag(fn, flags):
         return None
     _flags_in_progress.add((fn, key))
     try:
-        found = plans[key] = output_flag(fn, flags, _callee_flag)
+        found = plans[key] = output_flag(fn, flags, _callee_flag, _analysed.setdefault(fn, {}))
     finally:
         _flags_in_progress.discard((fn, key))
     return found
@@ -277,7 +278,8 @@ def _callee_rank(fn, flags, ranks):
         return None
     _flags_in_progress.add((fn, key))
     try:
-        found = plans[key] = output_ranks(fn, flags, ranks, _callee_flag, _callee_rank)
+        found = plans[key] = output_ranks(fn, flags, ranks, _callee_flag, _callee_rank,
+                                          _analysed.setdefault(fn, {}))
     finally:
         _flags_in_progress.discard((fn, key))
     return found

@@ -44,14 +44,25 @@ class BatchBuild:
         self.compiled = compiled        # (what st.export reads)
 
 
-def output_flag(fn, flags, callee_flag):
+def _analysed_unit(fn, flags, units):
+    """The front end's unit of ``fn`` for these batched parameters, kept in ``units`` (the
+    caller's, for ``fn``): the analyses below (flags, ranks) only read it (a build makes its
+    own, which it rewrites)."""
+    batched = tuple(n for n, f in flags.items() if truthy(f))
+    found = units.get(batched)
+    if found is None:
+        unit, _, _ = _front_end(fn, batched, None, "batch")
+        found = units[batched] = (unit, dict_valued(unit.function))
+    return found
+
+
+def output_flag(fn, flags, callee_flag, units):
     """The flag of ``fn``'s output when its parameters are batched as ``flags`` say (the
     analysis :func:`build_batched` runs first, alone), or None when it cannot tell."""
     try:
-        unit, _, _ = _front_end(fn, tuple(n for n, f in flags.items() if truthy(f)), None,
-                                "batch")
+        unit, dicts = _analysed_unit(fn, flags, units)
         names = batched_names(unit.function, {n: f for n, f in flags.items() if truthy(f)},
-                              callee_flag, dict_valued(unit.function))
+                              callee_flag, dicts)
     except (SrcTransError, Unbatchable):
         return None
     returned = unit.function.body[-1]
@@ -60,14 +71,13 @@ def output_flag(fn, flags, callee_flag):
     return flag_of(returned.value, names)
 
 
-def output_ranks(fn, flags, ranks, callee_flag, callee_rank):
+def output_ranks(fn, flags, ranks, callee_flag, callee_rank, units):
     """The per-example rank of ``fn``'s output (a tuple's entries' for a tuple) when its
     parameters are batched as ``flags`` say and have ``ranks``, or None when unknown."""
     try:
-        unit, _, _ = _front_end(fn, tuple(n for n, f in flags.items() if truthy(f)), None,
-                                "batch")
+        unit, dicts = _analysed_unit(fn, flags, units)
         names = batched_names(unit.function, {n: f for n, f in flags.items() if truthy(f)},
-                              callee_flag, dict_valued(unit.function))
+                              callee_flag, dicts)
     except (SrcTransError, Unbatchable):
         return None
     known = ranks_of(unit.function, ranks, rank_oracle(callee_rank, names))
