@@ -76,8 +76,7 @@ def entry(items, key, flags, key_batched, size):
     tuple ``flags`` says and a position ``key`` (batched when ``key_batched``): the entry made
     batched (spread, if it is not), or, for a batched position, each member's own entry."""
     def batched(position):
-        flag = flags[position] if isinstance(flags, tuple) else flags
-        return flag is True or isinstance(flag, tuple) and any(map(_any_batched, flag))
+        return _any_batched(flags[position] if isinstance(flags, tuple) else flags)
     if not key_batched:
         found = items[key]
         return found if batched(key) else spread(found, size)

@@ -97,6 +97,16 @@ class _Vmapped:
         """The batch axis of each positional argument of a call with ``args``."""
         return axes_.per_argument(self._in_axes, args)
 
+    def simple_axes(self, args):
+        """``(the batch axis of each argument, the output's)`` when every one is an int (or
+        None, for an argument), as derivatives, nesting and export of a vmap need; None for
+        container axes."""
+        axes = self.argument_axes(args)
+        if all(ax is None or isinstance(ax, (int, np.integer)) for ax in axes) and \
+                isinstance(self._out_axes, (int, np.integer)):
+            return axes, int(self._out_axes)
+        return None
+
     def __srctrans_rule__(self):
         """Its derivative rules, for a function srctrans differentiates that calls it."""
         from srctrans.batch_derivatives import rule_of
@@ -246,42 +256,38 @@ def _build_callee(fn, flags, ranks, all_batched=True):
     return found
 
 
-_flags_in_progress: set = set()
+_in_progress: set = set()        # (function, analysis) being computed
 _analysed = cache.memo()        # function -> {batched parameters: its front end's unit}
 
 
 def _callee_flag(fn, flags):
-    """The output flag of ``fn`` called with parameters batched as ``flags`` say (cached;
-    None, for batched, while ``fn`` is being analysed: a recursive call)."""
-    key = ("output flag", tuple(sorted(flags.items())))
-    plans = _built.setdefault(fn, {})
-    if key in plans:
-        return plans[key]
-    if (fn, key) in _flags_in_progress:
-        return None
-    _flags_in_progress.add((fn, key))
-    try:
-        found = plans[key] = output_flag(fn, flags, _callee_flag, _analysed.setdefault(fn, {}))
-    finally:
-        _flags_in_progress.discard((fn, key))
-    return found
+    """The output flag of ``fn`` called with parameters batched as ``flags`` say."""
+    return _analysis(fn, ("output flag", tuple(sorted(flags.items()))), lambda units:
+                     output_flag(fn, flags, _callee_flag, units))
 
 
 def _callee_rank(fn, flags, ranks):
     """The output rank of ``fn`` called with parameters batched as ``flags`` say and of
-    ``ranks`` (cached; None while ``fn`` is being analysed: a recursive call)."""
-    key = ("output rank", tuple(sorted(flags.items())), tuple(sorted(ranks.items())))
+    ``ranks``."""
+    return _analysis(fn, ("output rank", tuple(sorted(flags.items())),
+                          tuple(sorted(ranks.items()))),
+                     lambda units: output_ranks(fn, flags, ranks, _callee_flag, _callee_rank,
+                                                units))
+
+
+def _analysis(fn, key, compute):
+    """``compute(units)`` for ``fn`` (``units``: its front ends, shared by its analyses),
+    cached under ``key``; None, for unknown, while it is being computed (a recursive call)."""
     plans = _built.setdefault(fn, {})
     if key in plans:
         return plans[key]
-    if (fn, key) in _flags_in_progress:
+    if (fn, key) in _in_progress:
         return None
-    _flags_in_progress.add((fn, key))
+    _in_progress.add((fn, key))
     try:
-        found = plans[key] = output_ranks(fn, flags, ranks, _callee_flag, _callee_rank,
-                                          _analysed.setdefault(fn, {}))
+        found = plans[key] = compute(_analysed.setdefault(fn, {}))
     finally:
-        _flags_in_progress.discard((fn, key))
+        _in_progress.discard((fn, key))
     return found
 
 

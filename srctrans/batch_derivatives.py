@@ -37,15 +37,13 @@ def _axes(vmapped, args, kwargs):
     if kwargs:
         raise UsageError("the derivative of an st.vmap function called with keyword arguments",
                          hint="pass its arguments by position")
-    axes = vmapped.argument_axes(args)
-    out_axis = vmapped._out_axes
-    if any(ax is not None and not isinstance(ax, (int, np.integer)) for ax in axes) or \
-            not isinstance(out_axis, (int, np.integer)):
+    found = vmapped.simple_axes(args)
+    if found is None:
         raise UsageError("the derivative of an st.vmap function with container in_axes or "
                          "out_axes",
                          hint="give in_axes one int or None per argument and out_axes an int, "
                               "or differentiate the function it batches")
-    return axes, int(out_axis)
+    return found
 
 
 def _is_float(value):

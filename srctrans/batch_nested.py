@@ -13,20 +13,15 @@ caller then runs the inner vmap once per outer member).
 import numpy as np
 
 
-def _int_or_none(axes):
-    return all(ax is None or isinstance(ax, (int, np.integer)) for ax in axes)
-
-
 def nested_call(outer, args, kwargs):
     """The outer vmap of the inner one (``outer._f``) called with ``args``, or None."""
     inner = outer._f
     if kwargs or not all(isinstance(a, (np.ndarray, float, int)) for a in args):
         return None
-    outer_axes, inner_axes = outer.argument_axes(args), inner.argument_axes(args)
-    if not (_int_or_none(outer_axes) and _int_or_none(inner_axes)) or \
-            not isinstance(outer._out_axes, (int, np.integer)) or \
-            not isinstance(inner._out_axes, (int, np.integer)):
+    outer_found, inner_found = outer.simple_axes(args), inner.simple_axes(args)
+    if outer_found is None or inner_found is None:
         return None
+    (outer_axes, outer_out), (inner_axes, inner_out) = outer_found, inner_found
     arrays = [np.asarray(a) for a in args]
     moved, outer_size, inner_size = [], set(), set()
     for a, o, i in zip(arrays, outer_axes, inner_axes):
@@ -58,7 +53,7 @@ def nested_call(outer, args, kwargs):
         merged.append(np.reshape(a, (n * m,) + a.shape[2:]))
         axes.append(0)
     flat = type(inner)(inner._f, tuple(axes), 0, n * m)(*merged)
-    return _split(flat, n, m, int(inner._out_axes), int(outer._out_axes))
+    return _split(flat, n, m, inner_out, outer_out)
 
 
 def _split(out, n, m, inner_axis, outer_axis):

@@ -44,47 +44,45 @@ class BatchBuild:
         self.compiled = compiled        # (what st.export reads)
 
 
-def _analysed_unit(fn, flags, units):
-    """The front end's unit of ``fn`` for these batched parameters, kept in ``units`` (the
-    caller's, for ``fn``): the analyses below (flags, ranks) only read it (a build makes its
-    own, which it rewrites)."""
+def _analysed(fn, flags, callee_flag, units):
+    """``(value returned, names' flags)`` of ``fn``'s front end for parameters batched as
+    ``flags`` say, kept in ``units`` (the caller's, for ``fn``), or None when it cannot be
+    analysed. The analyses below only read the unit; a build makes its own, which it
+    rewrites."""
     batched = tuple(n for n, f in flags.items() if truthy(f))
-    found = units.get(batched)
-    if found is None:
-        unit, _, _ = _front_end(fn, batched, None, "batch")
-        found = units[batched] = (unit, dict_valued(unit.function))
-    return found
+    key = tuple(sorted(flags.items()))
+    if key not in units:
+        try:
+            if batched not in units:
+                unit, _, _ = _front_end(fn, batched, None, "batch")
+                units[batched] = unit, dict_valued(unit.function)
+            unit, dicts = units[batched]
+            names = batched_names(unit.function, {n: flags[n] for n in batched}, callee_flag,
+                                  dicts)
+        except (SrcTransError, Unbatchable):
+            units[key] = None
+        else:
+            returned = unit.function.body[-1]
+            units[key] = None if not isinstance(returned, gast.Return) or \
+                returned.value is None else (returned.value, unit, names)
+    return units[key]
 
 
 def output_flag(fn, flags, callee_flag, units):
     """The flag of ``fn``'s output when its parameters are batched as ``flags`` say (the
     analysis :func:`build_batched` runs first, alone), or None when it cannot tell."""
-    try:
-        unit, dicts = _analysed_unit(fn, flags, units)
-        names = batched_names(unit.function, {n: f for n, f in flags.items() if truthy(f)},
-                              callee_flag, dicts)
-    except (SrcTransError, Unbatchable):
-        return None
-    returned = unit.function.body[-1]
-    if not isinstance(returned, gast.Return) or returned.value is None:
-        return None
-    return flag_of(returned.value, names)
+    found = _analysed(fn, flags, callee_flag, units)
+    return None if found is None else flag_of(found[0], found[2])
 
 
 def output_ranks(fn, flags, ranks, callee_flag, callee_rank, units):
     """The per-example rank of ``fn``'s output (a tuple's entries' for a tuple) when its
     parameters are batched as ``flags`` say and have ``ranks``, or None when unknown."""
-    try:
-        unit, dicts = _analysed_unit(fn, flags, units)
-        names = batched_names(unit.function, {n: f for n, f in flags.items() if truthy(f)},
-                              callee_flag, dicts)
-    except (SrcTransError, Unbatchable):
+    found = _analysed(fn, flags, callee_flag, units)
+    if found is None:
         return None
-    known = ranks_of(unit.function, ranks, rank_oracle(callee_rank, names))
-    returned = unit.function.body[-1]
-    if not isinstance(returned, gast.Return) or returned.value is None:
-        return None
-    return value_rank(returned.value, known)
+    value, unit, names = found
+    return value_rank(value, ranks_of(unit.function, ranks, rank_oracle(callee_rank, names)))
 
 
 def build_batched(fn, flags, ranks, build_callee, all_batched=False, callee_flag=None,

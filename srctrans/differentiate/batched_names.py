@@ -13,7 +13,6 @@ over a batched value raises :class:`Unbatchable`.
 """
 
 import functools
-import inspect
 import types
 
 import gast
@@ -164,23 +163,32 @@ def batched_in_turn(callee):
     user's or a runtime helper differentiated through, with no batching rule."""
     if not isinstance(callee, (types.FunctionType, types.MethodType)) or is_library(callee):
         return False
-    module = getattr(callee, "__module__", None) or ""
-    if module.startswith("srctrans.") and not in_runtime(callee):
+    if is_transform(callee):
         return False                        # st.jvp(g, ...): a derivative's own code, resolved
     return not rules.has_rule(callee) and not helpers.has_rule(callee)
 
 
-def callee_flags(callee, args, keywords, flag):
-    """parameter -> whether it is batched, for a call of ``callee`` (``flag(node)`` of each
-    argument), or None when the call does not bind to its signature."""
-    try:
-        bound = inspect.signature(callee).bind(*args, **keywords).arguments
-    except (TypeError, ValueError):
-        return None
+def is_transform(callee):
+    """One of srctrans's own functions (``st.jvp``, ``st.hvp``), not a runtime helper."""
+    module = getattr(callee, "__module__", None) or ""
+    return module.startswith("srctrans.") and not in_runtime(callee)
+
+
+def bound_parameters(callee, args, keywords):
+    """parameter -> the argument node (a tuple of them for ``*args``, a dict for
+    ``**kwargs``) of a call of ``callee``, or None when the call does not bind to its
+    signature or passes ``*name``."""
     if any(isinstance(a, gast.Starred) for a in args):
         return None
-    return {name: _param_flag(_bound_flag(node, flag)) for name, node in bound.items()
-            if isinstance(node, (gast.AST, tuple, dict))}
+    bound = rules.bound_arguments(callee, args, keywords)
+    return None if bound is None else {name: node for name, node in bound.items()
+                                        if isinstance(node, (gast.AST, tuple, dict))}
+
+
+def callee_flags(bound, flag):
+    """parameter -> its flag (a tuple's entries' kept, else a bool), for the parameters
+    ``bound`` (:func:`bound_parameters`) and ``flag(node)`` of each argument."""
+    return {name: _param_flag(_bound_flag(node, flag)) for name, node in bound.items()}
 
 
 def _bound_flag(node, flag):
@@ -195,6 +203,8 @@ def _bound_flag(node, flag):
 
 
 def _param_flag(flag):
+    """A parameter's flag from its argument's: a tuple's entries' flags kept (residuals whose
+    parameters are not batched stay unbatched), a list's or dict's made one."""
     return tuple(map(_param_flag, flag)) if isinstance(flag, tuple) else bool(flag)
 
 
@@ -202,9 +212,9 @@ def _callee_flag(callee_flag, call, flags):
     callee = anno.get(call, Anno.CALLEE)
     if not batched_in_turn(callee):
         return None
-    params = callee_flags(callee, call.args, {k.arg: k.value for k in call.keywords},
-                          lambda node: flag_of(node, flags))
-    return None if params is None else callee_flag(callee, params)
+    bound = bound_parameters(callee, call.args, {k.arg: k.value for k in call.keywords})
+    return None if bound is None else \
+        callee_flag(callee, callee_flags(bound, lambda node: flag_of(node, flags)))
 
 
 def assigned_in(block):

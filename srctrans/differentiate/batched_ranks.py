@@ -124,6 +124,14 @@ def value_rank(node, ranks):
     return _value_rank(node, ranks)
 
 
+def bound_ranks(bound, ranks):
+    """parameter -> the rank of what it receives, for parameters bound to argument nodes
+    (``batched_names.bound_parameters``): a ``*args`` tuple's entries', None for ``**kwargs``."""
+    return {name: tuple(_value_rank(n, ranks) for n in node) if isinstance(node, tuple)
+            else None if isinstance(node, dict) else _value_rank(node, ranks)
+            for name, node in bound.items()}
+
+
 def rank_of(node, ranks):
     """The per-example rank of an expression's value, or None when unknown or not an array."""
     if isinstance(node, gast.Name):

@@ -24,7 +24,6 @@ Which names are batched (their *flags*) is ``differentiate.batched_names``'s
 analysis, their per-example ranks ``differentiate.batched_ranks``'s.
 """
 
-import inspect
 import types
 
 import gast
@@ -42,10 +41,12 @@ from srctrans.nodes import (
 from srctrans.differentiate.batching_rules import helpers
 from srctrans.differentiate import batching_rules as rules
 from srctrans.differentiate.batched_names import (
-    QUERIES, TYPE_TESTS, Unbatchable, assigned_in, batched_in_turn, batched_names, callee_flags,
-    definitely_assigned, flag_of, read_before_assigned, reads_keys, truthy)
+    QUERIES, TYPE_TESTS, Unbatchable, assigned_in, batched_in_turn, batched_names,
+    bound_parameters, callee_flags, definitely_assigned, flag_of, is_transform,
+    read_before_assigned, reads_keys, truthy)
 from srctrans.differentiate.batched_ranks import (
-    FILLED, indexed_rank, rank_of, ranks_of, value_rank)
+    FILLED, bound_ranks, indexed_rank, rank_of, ranks_of)
+from srctrans.differentiate.batching_rules.calls import flag_node
 from srctrans.treewalk import walk
 
 _SAME_METHODS = frozenset({"astype", "copy", "conj", "conjugate"})
@@ -108,15 +109,11 @@ def rank_oracle(callee_rank, flags):
         callee = anno.get(call, Anno.CALLEE)
         if not batched_in_turn(callee):
             return None
-        keywords = {k.arg: k.value for k in call.keywords}
-        params = callee_flags(callee, call.args, keywords, lambda node: flag_of(node, flags))
-        if params is None:
+        bound = bound_parameters(callee, call.args, {k.arg: k.value for k in call.keywords})
+        if bound is None:
             return None
-        bound = inspect.signature(callee).bind(*call.args, **keywords).arguments
-        known = {name: tuple(value_rank(n, ranks) for n in node) if isinstance(node, tuple)
-                 else value_rank(node, ranks) for name, node in bound.items()
-                 if isinstance(node, (gast.AST, tuple))}
-        return callee_rank(callee, params, known)
+        return callee_rank(callee, callee_flags(bound, lambda node: flag_of(node, flags)),
+                           bound_ranks(bound, ranks))
     return rank
 
 
@@ -171,7 +168,7 @@ class _Batcher(Generator):
         if isinstance(self.ranks.get(first), int):
             return assign(self.size, self.expression("X.shape[0]", X=load(first)))
         values = gast.Tuple([load(p) for p in params], gast.Load())
-        flags = gast.Tuple([_flag_node(self.flags.get(p)) for p in params], gast.Load())
+        flags = gast.Tuple([flag_node(self.flags.get(p)) for p in params], gast.Load())
         return assign(self.size, self.expression("rt.batch.size_of(V, F)", V=values, F=flags))
 
     def conformed(self, value, have, want):
@@ -188,8 +185,8 @@ class _Batcher(Generator):
             parts = want if isinstance(want, tuple) else (want,) * len(value.elts)
             return type(value)([self.conformed(e, h, w) for e, h, w in
                                 zip(value.elts, have, parts)], gast.Load())
-        return self.expression("rt.batch.conformed(V, H, W, B)", V=value, H=_flag_node(have),
-                               W=_flag_node(want), B=self.batch_size())
+        return self.expression("rt.batch.conformed(V, H, W, B)", V=value, H=flag_node(have),
+                               W=flag_node(want), B=self.batch_size())
 
     def _filled(self, value):
         """``np.zeros((B,) + shape)`` for ``np.zeros(shape)`` (and ``ones``, ``empty``,
@@ -461,7 +458,7 @@ class _Batcher(Generator):
                 not isinstance(key, gast.Slice):
             # an entry of a list whose entries differ, at a position not written out: batched
             return self.expression("rt.batch.entry(X, K, F, KF, B)", X=x, K=key,
-                                   F=_flag_node(x_flag), KF=gast.Constant(key_flag, None),
+                                   F=flag_node(x_flag), KF=gast.Constant(key_flag, None),
                                    B=self.batch_size())
         if isinstance(x_flag, tuple) or (x_flag is True and not key_flag
                                          and self._is_container(x)):
@@ -490,7 +487,7 @@ class _Batcher(Generator):
                 not any(truthy(self.flag(a)) for a in call.args + [k.value for k in call.keywords]):
             return call                     # x.astype(t), x.copy(): each member's, as they are
         original = call
-        if _is_transform(callee) and not API.is_jvp(callee) and \
+        if is_transform(callee) and not API.is_jvp(callee) and \
                 API.plain_function(callee) is None:
             return self._loop(call, self._func(call, callee), list(call.args),
                               {k.arg: k.value for k in call.keywords}, callee)
@@ -522,7 +519,7 @@ class _Batcher(Generator):
         looped = self._loop(call, func, args, keywords, callee)    # every output batched
         if want is True:
             return looped
-        return self.expression("rt.batch.unbatched_parts(V, F)", V=looped, F=_flag_node(want))
+        return self.expression("rt.batch.unbatched_parts(V, F)", V=looped, F=flag_node(want))
 
     def _getattr(self, call):
         x, attribute = call.args[0], call.args[1]
@@ -541,28 +538,15 @@ class _Batcher(Generator):
 
     def _callee(self, callee, args, keywords, all_batched):
         """The batched build of ``callee`` for this call (``build_callee``'s), or None."""
-        try:
-            bound = inspect.signature(callee).bind(*args, **keywords).arguments
-        except (TypeError, ValueError):
+        bound = bound_parameters(callee, args, keywords)
+        if bound is None:
             return None
-        flags = callee_flags(callee, args, keywords, self.flag)
-        if flags is None:
-            return None
-        ranks = {name: self._bound_rank(node) for name, node in bound.items()
-                 if isinstance(node, (gast.AST, tuple, dict))}
         try:
-            return self.build_callee(callee, flags, ranks, all_batched)
+            return self.build_callee(callee, callee_flags(bound, self.flag),
+                                     bound_ranks(bound, self.ranks), all_batched)
         except Unbatchable as refusal:
             self.result.loops.append((f"{callee.__qualname__}: {refusal.what}", self._where()))
             return None
-
-    def _bound_rank(self, node):
-        """The rank of what a parameter receives (a ``*args`` tuple's: its entries')."""
-        if isinstance(node, tuple):
-            return tuple(self._bound_rank(n) for n in node)
-        if isinstance(node, dict):
-            return None
-        return self.ranks.get(node.id) if isinstance(node, gast.Name) else self.rank(node)
 
     def _loop(self, call, func, args, keywords, callee):
         what = getattr(callee, "__qualname__", None) or getattr(callee, "__name__", None) \
@@ -570,7 +554,7 @@ class _Batcher(Generator):
         self.result.loops.append((f"a call of {what}, which has no batching rule", self._where()))
         flags = gast.Tuple([self._argument_flag(a) for a in args], gast.Load())
         names = [gast.Constant(k, None) for k in keywords]
-        keyword_flags = gast.Dict(names, [_flag_node(truthy(self.flag(v))) for v in keywords.values()])
+        keyword_flags = gast.Dict(names, [flag_node(truthy(self.flag(v))) for v in keywords.values()])
         return self.expression("rt.batch.loop(F, A, FL, B, K, KF)", F=func,
                                A=gast.Tuple(list(args), gast.Load()), FL=flags, B=self.batch_size(),
                                K=gast.Dict(names, list(keywords.values())), KF=keyword_flags)
@@ -579,32 +563,17 @@ class _Batcher(Generator):
         """The flag of an argument of a call run per member: for ``*rest``, one per entry
         of the tuple it passes (each entry's, or the whole tuple's for each)."""
         if not isinstance(node, gast.Starred):
-            return _flag_node(truthy(self.flag(node)))
+            return flag_node(truthy(self.flag(node)))
         flag = self.flag(node.value)
         if isinstance(flag, tuple):
-            return gast.Starred(gast.Tuple([_flag_node(truthy(f)) for f in flag], gast.Load()),
+            return gast.Starred(gast.Tuple([flag_node(truthy(f)) for f in flag], gast.Load()),
                                 gast.Load())
-        return gast.Starred(self.expression("(F,) * len(V)", F=_flag_node(truthy(flag)),
+        return gast.Starred(self.expression("(F,) * len(V)", F=flag_node(truthy(flag)),
                                             V=node.value), gast.Load())
 
     def _where(self):
         return self.unit.parsed.location_of_line(self.line)
 
-
-
-def _is_transform(callee):
-    """One of srctrans's own functions (``st.hvp``, ``st.vjp``): run once per member under
-    vmap, unless it is one whose generated code batches (``st.jvp``, a grad object)."""
-    module = getattr(callee, "__module__", None) or ""
-    return module.startswith("srctrans.") and not in_runtime(callee)
-
-
-def _param_flag(flag):
-    """A parameter's flag from its argument's: a tuple's entries' flags kept (residuals whose
-    parameters are not batched stay unbatched), a list's or dict's made one."""
-    if isinstance(flag, tuple):
-        return tuple(_param_flag(f) for f in flag)
-    return bool(flag)
 
 
 def _pure_branches(stmt):
@@ -625,12 +594,6 @@ def _keyword(stmt):
 
 def _unbatchable(node, error, message, hint):
     raise Unbatchable(message, node)
-
-
-def _flag_node(flag):
-    if isinstance(flag, tuple):
-        return gast.Tuple([_flag_node(f) for f in flag], gast.Load())
-    return gast.Constant(flag, None)
 
 
 def static_key(key, ranks):

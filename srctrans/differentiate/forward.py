@@ -72,21 +72,11 @@ class _Tangents(Generator):
                         NUMPY_ALIAS: unit.aliases[NUMPY_ALIAS]}
         self.result = ForwardResult()
         self._origin = None
-        # names assigned at one place (not parameters, never changed in place: no write into
-        # them, no method called on them): a tangent that
+        # names assigned at one place (not parameters, never changed in place): a tangent that
         # statement defines as zeros is zero wherever the name is read, so products with it
         # are left out (the JVP of a gradient: the tangent of its seed)
-        stores = collections.Counter(
-            node.id for node in walk(unit.function)
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store))
-        changed = {node.func.value.id for node in walk(unit.function)       # xs.append(v)
-                   if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
-                   and isinstance(node.func.value, gast.Name)} | {
-            node.value.id for node in walk(unit.function)             # x[i] = v, o.a = v
-            if isinstance(node, (gast.Subscript, gast.Attribute))
-            and isinstance(node.ctx, gast.Store) and isinstance(node.value, gast.Name)}
-        self.assigned_once = {name for name, count in stores.items() if count == 1} - \
-            set(parameter_names(unit.function)) - set(unit.written_arrays) - changed
+        self.assigned_once = _assigned_once(unit.function) - \
+            set(parameter_names(unit.function)) - set(unit.written_arrays)
         self.zero_tangents = set()
 
     def run(self):
@@ -415,3 +405,19 @@ def _is_bare(tangent):
 
 def _plain_name(obj):
     return getattr(obj, "__name__", None) or type(obj).__name__
+
+
+def _assigned_once(function):
+    """The names ``function`` assigns at one place and never changes in place (no method
+    called on them, no write into them), in one walk."""
+    stores, changed = collections.Counter(), set()
+    for node in walk(function):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            stores[node.id] += 1
+        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
+                and isinstance(node.func.value, gast.Name):
+            changed.add(node.func.value.id)                            # xs.append(v)
+        elif isinstance(node, (gast.Subscript, gast.Attribute)) and \
+                isinstance(node.ctx, gast.Store) and isinstance(node.value, gast.Name):
+            changed.add(node.value.id)                                 # x[i] = v, o.a = v
+    return {name for name, count in stores.items() if count == 1} - changed

@@ -39,7 +39,7 @@ import numpy as np
 from srctrans.differentiate.batching_rules.axes import (
     AXIS_ARGUMENTS, FLAT_WHEN_NONE, axis_rule, scipy_axis_function)
 from srctrans.differentiate.batching_rules.calls import (
-    Call, aligned, flag_constant, is_elementwise, lift, same_func)
+    Call, aligned, bound_arguments, flag_constant, is_elementwise, lift, same_func)
 from srctrans.differentiate.batching_rules.products import dot, einsum, matmul, outer, solve
 from srctrans.differentiate.batching_rules.shapes import (
     at_least, broadcast_to, join, pad, ravel, reshape, spaced, transpose)
@@ -47,7 +47,8 @@ from srctrans.differentiate.batching_rules.values import (
     DTYPE_QUERIES, MATH_AS_NUMPY, SAME_CALL, SHAPE_QUERIES, same_call, shape_query)
 
 # what the transform and the helpers' rules use
-__all__ = ["Call", "DTYPE_QUERIES", "FLAT_WHEN_NONE", "aligned", "flag_constant", "has_rule",
+__all__ = ["Call", "DTYPE_QUERIES", "FLAT_WHEN_NONE", "aligned", "bound_arguments",
+           "flag_constant", "has_rule",
            "is_elementwise", "is_random", "lift", "matmul", "rule", "same_func", "transpose"]
 
 
