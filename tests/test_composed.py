@@ -315,7 +315,8 @@ def rosenbrock(x):
 
 def test_the_jvp_of_a_gradient_reads_no_tangent_known_to_be_zero():
     """The tangent of the gradient's seed (``rt.unreduce(1.0, ...)``) is zero: forward mode
-    leaves the products with it out instead of multiplying zeros."""
+    leaves the products with it out instead of multiplying zeros, and then drops the zeros
+    themselves (dead code: a resolved runtime call)."""
     import ast
     gradient = st.grad(rosenbrock)
     text = st.source(gradient, mode="forward")
@@ -325,10 +326,7 @@ def test_the_jvp_of_a_gradient_reads_no_tangent_known_to_be_zero():
              and isinstance(node.value.func, ast.Attribute)
              and node.value.func.attr in ("zeros_of", "zeros_like")
              and isinstance(node.targets[0], ast.Name)}
-    assert zeros                                   # the seed's tangent is written as zeros...
-    read = {node.id for node in ast.walk(tree)
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
-    assert not zeros & read, zeros & read          # ... and never read
+    assert not zeros, text                         # neither read nor written
     x, v = np.linspace(-1.0, 1.5, 6), np.cos(np.arange(6.0))
     _, hv = st.jvp(gradient, (x,), (v,))
     step = 1e-6

@@ -31,7 +31,8 @@ from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
 from srctrans.naming import function_base, NUMPY_ALIAS, RUNTIME_ALIAS
 from srctrans.optimise.dce import targets_of
 from srctrans.nodes import (
-    appended_to, assign, clone, load, parameter_names, popped_from, runtime_call, store)
+    appended_to, assign, clone, load, parameter_names, popped_from, resolved_runtime_call,
+    runtime_call, store)
 from srctrans.parse.resolve import MISSING
 from srctrans.rules import ATTRIBUTES, REGISTRY, operator_primal
 from srctrans.treewalk import walk
@@ -169,7 +170,8 @@ class _Tangents(Generator):
     def _zeros_like(self, node):
         if isinstance(node, gast.Constant) and type(node.value) in (int, float):
             return gast.Constant(0.0, None)
-        return self._runtime("zeros_like", [clone(node)])
+        # (resolved: dead code elimination drops a zero tangent nothing reads)
+        return resolved_runtime_call(self.aliases, "zeros_like", [clone(node)])
 
     def _runtime(self, function, args):
         return runtime_call(self.aliases, function, args)

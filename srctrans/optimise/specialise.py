@@ -501,6 +501,8 @@ class _Rewriter(gast.NodeTransformer):
         if _runtime_call(node, "zeros_like") and len(node.args) == 1 \
                 and shape_of(node.args[0], known) is not None:   # a number or an array
             node.func.attr = "zeros_of"
+            if anno.get(node, Anno.CALLEE) is not None:
+                anno.set_(node, Anno.CALLEE, runtime.zeros_of)
             return node
         if _runtime_call(node, "broadcast_like") and len(node.args) == 2:
             tangent, like = (shape_of(a, known) for a in node.args)
