@@ -30,7 +30,7 @@ _PUBLIC = {
     "grad": "srctrans.api", "value_and_grad": "srctrans.api", "vjp": "srctrans.api",
     "source": "srctrans.api", "jvp": "srctrans.forward_api",
     "jacobian": "srctrans.composed", "batch_jacobian": "srctrans.composed",
-    "hessian": "srctrans.composed", "hvp": "srctrans.composed",
+    "hessian": "srctrans.second_order", "hvp": "srctrans.second_order",
     "check_grads": "srctrans.checks", "export": "srctrans.export",
     "stop_gradient": "srctrans.gradient_control", "stop_recording": "srctrans.gradient_control",
     "grad_of": "srctrans.gradient_control", "custom_gradient": "srctrans.gradient_control",
@@ -67,7 +67,8 @@ def __dir__():
 if TYPE_CHECKING:                          # what type checkers and the docs see
     from srctrans.api import grad, value_and_grad, vjp, source
     from srctrans.forward_api import jvp
-    from srctrans.composed import jacobian, batch_jacobian, hessian, hvp
+    from srctrans.composed import jacobian, batch_jacobian
+    from srctrans.second_order import hessian, hvp
     from srctrans.cache import clear as clear_cache, cache_directory, set_cache_directory
     from srctrans.checks import check_grads
     from srctrans.export import export

@@ -414,6 +414,20 @@ def batched_call(fn, args, flags, kwargs=None):
 _called = cache.memo()       # function -> {flags and the arguments' ranks: plan} (batched_call)
 
 
+def direct_function(fn, args, flags, kwargs=None):
+    """The generated batched function that :func:`batched_call` ran for arguments of these
+    ranks, when calling it directly with the same arguments does the same: no object
+    prepended, nothing done to its result, no select that may fall back to a loop; else
+    None."""
+    key = _ranks_key((tuple(flags), args, kwargs))
+    plans = _called.get(fn)
+    plan = plans.get(key) if plans is not None and key is not None else None
+    if (isinstance(plan, _Built) and not plan.prefix and plan.post is _same
+            and not plan.build.selects):
+        return plan.build.function
+    return None
+
+
 def _ranks_key(value):
     """What a plan depends on in ``value``: containers' structure, arrays' ranks and dtypes,
     numbers' types; None for anything else (no short cut)."""

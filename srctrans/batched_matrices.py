@@ -14,7 +14,7 @@ import numpy as np
 
 from srctrans import cache
 from srctrans.normalize import auxiliary
-from srctrans.batch_api import batched_call
+from srctrans.batch_api import batched_call, direct_function
 from srctrans.runtime.seeding import is_complex
 
 CHUNK_ELEMENTS = 1 << 24      # elements of one chunk's basis vectors (128 MiB of float64)
@@ -93,6 +93,48 @@ def hessian_columns(jvp, call_args, keyword, y, others):
         if not isinstance(columns, tuple):
             columns = (columns,)
         for part, column, x in zip(parts, columns, others):
-            part.append(np.broadcast_to(column, (stop - start,) + x.shape))
-    return [np.moveaxis(np.concatenate(p), 0, -1).reshape(x.shape + y.shape).astype(
-        np.result_type(x, y), copy=False) for p, x in zip(parts, others)]
+            part.append(batched_column(column, stop - start, x.shape))
+    blocks = [hessian_block(p, x.shape, y.shape, np.result_type(x, y), None)
+              for p, x in zip(parts, others)]
+    for i, block in enumerate(blocks):      # (a JVP may return one array for two arguments)
+        if any(np.may_share_memory(block, earlier) for earlier in blocks[:i]):
+            blocks[i] = block.copy()
+    return blocks
+
+
+def batched_column(column, count, shape):
+    """``column`` with its batch axis of ``count`` (broadcast, read-only, when the JVP gave one
+    value for all: a block that does not depend on the tangent)."""
+    batched = (count,) + tuple(shape)
+    return column if column.shape == batched else np.broadcast_to(column, batched)
+
+
+def hessian_block(columns, x_shape, y_shape, dtype, basis):
+    """The block ``x_shape + y_shape`` of the Hessian, of ``dtype``, from the batched JVP's
+    outputs for an argument ``x`` over the basis of an argument ``y``, chunk by chunk
+    (``columns``: a list of arrays, each batched along axis 0). A copy where it would share
+    memory with ``basis`` (a JVP that returns its tangent) or be a read-only broadcast; else
+    a view of the one chunk's output."""
+    column = columns[0] if len(columns) == 1 else np.concatenate(columns)
+    block = np.moveaxis(column, 0, -1).reshape(x_shape + y_shape)
+    if block.dtype != dtype:
+        return block.astype(dtype)
+    if not block.flags.writeable or (basis is not None and np.may_share_memory(block, basis)):
+        return block.copy()
+    return block
+
+
+def hessian_kernel(jvp, call_args, keyword, y):
+    """``(kernel, basis)`` for a guard of later Hessians of calls shaped like this one, after
+    :func:`hessian_columns` ran for it in one chunk: the batched JVP as a plain function of
+    the call's arguments and ``keyword=basis``, and ``y``'s whole basis, read-only; None when
+    the batched JVP is not that plain function (a fallback, a select that may fall back)."""
+    if len(_chunks(y.size, y.size)) != 1:
+        return None
+    basis = _basis(0, y.size, y.shape, y.dtype)
+    kernel = direct_function(jvp, tuple(call_args), tuple(False for _ in call_args),
+                             {keyword: basis})
+    if kernel is None:
+        return None
+    basis.flags.writeable = False
+    return kernel, basis

@@ -1,11 +1,11 @@
-"""Derivatives composed from the two modes: Jacobians, batch Jacobians, Hessians, HVPs.
+"""Matrices of derivatives composed from the two modes: Jacobians and batch Jacobians, and
+the helpers that select arguments and assemble blocks (which :mod:`srctrans.second_order`
+shares for Hessians).
 
-Each is built from the generated functions of `api` and
-`forward_api`: a reverse Jacobian runs the forward pass once
-and the pullback once per output element; a forward Jacobian runs one JVP
-per input element; a Hessian and a Hessian-vector product run forward mode
-over the generated gradient function (forward over reverse), so the Hessian
-itself is never needed for an HVP.
+Each is built from the generated functions of `api` and `forward_api`: a reverse Jacobian
+runs the forward pass once and the pullback over the output's basis (one batched call where
+:mod:`srctrans.batched_matrices` applies, else once per output element); a forward Jacobian
+runs one JVP per input element.
 """
 
 import functools
@@ -13,18 +13,16 @@ import itertools
 
 import numpy as np
 
-from srctrans import batched_matrices, cache, forward_api, shape_keys
-from srctrans import repeat as repeat_path
+from srctrans import batched_matrices, cache
 from srctrans.pytrees import is_tree, tree_leaves, tree_map
 from srctrans.runtime.foreign import as_array, is_foreign
 from srctrans.runtime.seeding import check_outputs, is_complex, is_float, split_aux_pair
 from srctrans.normalize import auxiliary
-from srctrans.reporting import calls_of, calls_with_primals, user_facing
+from srctrans.reporting import calls_of, user_facing
 from srctrans.errors import NonDifferentiableError, ShapeError, UsageError
 from srctrans.hints import Function, JacobianMode, Wrt
 
 _MODES = ("auto", "reverse", "forward")
-_MISSING = object()
 
 
 @user_facing
@@ -167,171 +165,6 @@ def batch_jacobian(f: Function, wrt: Wrt = 0, *, mode: JacobianMode = "auto",
             for leaf, x in enumerate(inputs)])
 
     return batch_jacobian_of_f
-
-
-@user_facing
-def hessian(f: Function, wrt: Wrt = 0, *, optimize: bool = True,
-            has_aux: bool = False) -> Function:
-    """The Hessian of a scalar function, forward over reverse, as a new function.
-
-    Args:
-      f: a function returning a scalar.
-      wrt: an argument index or name, or a tuple of them.
-      has_aux: ``f`` returns ``(output, aux)``: the Hessian is of ``output``
-        alone, and the function returns ``(hessian, aux)`` (JAX's convention;
-        ``aux`` as the gradient function's first run computed it).
-
-    Returns:
-      A function returning the Hessian with shape ``x.shape + x.shape`` for
-      one selected argument, or for several a tuple of rows of blocks, block
-      ``[i][j]`` with shape ``x_i.shape + x_j.shape``. A container argument
-      nests its blocks by pairs of its arrays, as JAX's ``hessian``: for a
-      dict ``params``, ``H["mu"]["sigma"]`` has shape
-      ``mu.shape + sigma.shape`` (None for ints and strings, which are constants). Each
-      column is one JVP of the generated gradient function.
-    """
-    @functools.wraps(f, updated=())
-    @user_facing(calls=calls_of(f))
-    def hessian_of_f(*args):
-        fn, call_args, names, indices, single = _selected(f, args, wrt, "hessian", has_aux)
-        gradient = _gradient_function(fn, names, call_args)
-        selected = [call_args[i] for i in indices]
-        inputs = [_float_leaves(a) for a in selected]
-        flat = [(i, m, x) for i, leaves_ in enumerate(inputs) for m, x in enumerate(leaves_)
-                if x is not None]
-        pieces = {(a[:2], b[:2]): [] for a in flat for b in flat}     # (row leaf, column leaf)
-        aux = _MISSING
-        for j, leaf, y in flat:
-            batched = None if has_aux or is_tree(selected[j]) else _hessian_columns(
-                gradient, call_args, indices, j, y, selected, optimize)
-            if batched is not None:                   # every column in one batched JVP
-                for i, block in enumerate(batched):
-                    pieces[(i, 0), (j, leaf)] = block
-                continue
-            for k in range(y.size):
-                tangents = [None] * len(selected)
-                tangents[j] = _tangent(selected[j], leaf, _unit(y.shape, k, y.dtype))
-                if has_aux:          # the gradient function returns (gradients, aux)
-                    out, columns = _jvp(gradient, call_args, indices, tangents, optimize,
-                                        with_output=aux is _MISSING)
-                    columns = columns[0]
-                    aux = out[1] if aux is _MISSING else aux        # from the first column's run
-                else:
-                    _, columns = _jvp(gradient, call_args, indices, tangents, optimize)
-                for i, column in enumerate(columns):
-                    for m, piece in enumerate(_aligned(selected[i], column)):
-                        if inputs[i][m] is not None:
-                            pieces[(i, m), (j, leaf)].append(piece)
-        blocks = [[_rebuilt(x_arg, [None if x is None else _rebuilt(y_arg, [
-            None if y is None else pieces[(i, m), (j, leaf)]
-            if isinstance(pieces[(i, m), (j, leaf)], np.ndarray) else
-            _assembled(pieces[(i, m), (j, leaf)], x.shape, -1, x.shape + y.shape, _float_dtype(x, y))
-            for leaf, y in enumerate(inputs[j])]) for m, x in enumerate(inputs[i])])
-            for j, y_arg in enumerate(selected)] for i, x_arg in enumerate(selected)]
-        result = blocks[0][0] if single else tuple(tuple(row) for row in blocks)
-        if has_aux and aux is _MISSING:              # no float entry to differentiate
-            aux = gradient(*call_args)[1]
-        return (result, aux) if has_aux else result
-
-    return hessian_of_f
-
-
-def _hessian_columns(gradient, call_args, indices, j, y, selected, optimize):
-    """The Hessian's columns for the selected argument ``j`` (an array ``y``), one block per
-    selected argument, from one batched JVP of the gradient; None when that does not apply
-    (then one JVP per column)."""
-    if any(is_tree(x) for x in selected):
-        return None
-    position = indices[j]
-    tangents = [None] * len(call_args)
-    tangents[position] = np.zeros_like(y)
-    plan = forward_api.current_plan(gradient, None, tuple(call_args), tuple(tangents), optimize,
-                                    True)
-    found = plan.instance
-    if found.jvp is None or plan.starred is not None:
-        return None
-    keyword = dict(plan.tangents)[position]
-    if found.build.specialisable:
-        found = found.for_call(gradient, call_args, {keyword: tangents[position]}, now=True)
-    if found.build.sites:               # it calls through values: kinds are learnt run by run
-        return None
-    try:
-        return batched_matrices.hessian_columns(found.jvp, call_args, keyword, y, selected)
-    except Exception:                   # a batched form that fails: one JVP per column instead
-        return None
-
-
-_hvp_guards = cache.memo()    # function -> {kinds of call: (gradient, its HVP guard),
-                              #              _LAST: the guard of the last call}
-_LAST = "last"
-# hvp(f, primals, tangents) for a call shaped like the last one of f, by the guard made for
-# that call (repeat.make_hvp_repeat); None when there is none or it does not hold
-_repeat_hvp = functools.partial(repeat_path.call_last, _hvp_guards, _LAST)
-
-
-@user_facing(fast=_repeat_hvp, calls=calls_with_primals)
-def hvp(f: Function, primals: tuple | None = None, tangents: tuple | None = None, *,
-        optimize: bool = True) -> tuple | Function:
-    """The Hessian of the scalar ``f`` at ``primals`` applied to ``tangents``, forward over reverse.
-
-    Args:
-      f: a function returning a scalar.
-      primals: a tuple of ``f``'s positional arguments.
-      tangents: a tuple of the same length: the vector ``v`` (one array per
-        argument, shaped like it), ``None`` for arguments held constant.
-      optimize: run the optimisation passes (default True).
-
-    Returns:
-      A tuple with one entry per argument: ``H v`` restricted to that
-      argument (shaped like it), None where the tangent is None. The Hessian
-      is not formed: this is one JVP of the generated gradient function.
-      ``st.hvp(f)`` (without ``primals`` and ``tangents``) is the function
-      ``(primals, tangents) -> hvp(f, primals, tangents)``, the form
-      ``st.hessian(f)`` and ``st.jacobian(f)`` take.
-    """
-    if primals is None and tangents is None:
-        return functools.wraps(f, updated=())(
-            lambda primals, tangents: hvp(f, primals, tangents, optimize=optimize))
-    if not isinstance(primals, tuple) or not isinstance(tangents, tuple) or \
-            len(primals) != len(tangents):
-        raise UsageError("hvp takes primals and tangents as tuples of the same length",
-                         hint="st.hvp(f, (x,), (v,)), or st.hvp(f)((x,), (v,))")
-    indices = tuple(i for i, t in enumerate(tangents) if t is not None)
-    if not indices:
-        return tuple(None for _ in primals)
-    fn, call_args, names, _, _ = _selected(f, primals, indices)
-    gradient = _gradient_function(fn, names, call_args)
-    _, products = _jvp(gradient, call_args, indices, [tangents[i] for i in indices], optimize)
-    if fn is f and optimize:
-        _note_hvp_repeat(fn, names, gradient, primals, tangents)
-    by_index = dict(zip(indices, products))
-    return tuple(by_index.get(i) for i in range(len(primals)))
-
-
-def _note_hvp_repeat(fn, names, gradient, primals, tangents):
-    """Make the guard [`hvp`][srctrans.hvp] tries first for calls shaped like this one, when the call ran
-    the JVP of a fused gradient specialised on its shapes, with each tangent an array of its
-    primal's shape and float dtype (at most ``cache.MAX_SPECIALISATIONS`` guards a function)."""
-    key = shape_keys.args_key(primals)
-    instance = cache.instance(fn, names, True, True)
-    specialised_gradient = instance.made_for(fn, primals, {})
-    if (key is None or instance.build.data_names or instance.build.float_values_matter
-            or specialised_gradient is None or specialised_gradient.grad is not gradient):
-        return
-    if not all(tangent is None or forward_api.taken_as_given(primal, tangent)
-               for primal, tangent in zip(primals, tangents)):
-        return
-    found = forward_api.specialised_tangent_jvp(gradient, primals, tangents)
-    if found is None or found[0].build.data_names or found[0].build.float_values_matter:
-        return
-    jvp_instance, specialised, keywords = found
-    kinds = (tuple(key), tuple(p.dtype for p in primals if type(p) is np.ndarray),
-             tuple(None if t is None else t.dtype for t in tangents))
-    repeat_path.remember(_hvp_guards.setdefault(fn, {}), kinds, gradient,
-                         lambda: repeat_path.make_hvp_repeat(
-                             fn, instance, gradient, jvp_instance, specialised.jvp, primals,
-                             tangents, keywords),
-                         _LAST, cache.MAX_SPECIALISATIONS + 1)
 
 
 # -- helpers ---------------------------------------------------------------------

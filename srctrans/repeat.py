@@ -49,7 +49,8 @@ A selected Python float gets an ``np.float64`` gradient, as :func:`grad` documen
 it checks the primals and the tangents (None at the same places, arrays of
 the same shapes and dtypes elsewhere) and calls the JVP specialised on their
 shapes; :func:`make_hvp_repeat` for :func:`srctrans.hvp`, calling the JVP of
-the fused gradient specialised on them.
+the fused gradient specialised on them; :func:`make_hessian_repeat` for
+:func:`srctrans.hessian`, calling that JVP's batched form over the argument's basis.
 """
 
 import builtins
@@ -272,24 +273,67 @@ def make_hvp_repeat(fn, instance, gradient, jvp_instance, jvp, primals, tangents
     return _compiled(lines, name, namespace, fn)
 
 
+def make_hessian_repeat(fn, instance, gradient, jvp_instance, kernel, basis, primals,
+                        keyword, finish):
+    """``repeat(fn, args)``: what ``st.hessian(fn)(*args)`` returns for calls shaped like this
+    one (one selected array argument, the Hessian from one batched JVP), else None.
+
+    Args:
+      fn: the user's plain function (no bound self).
+      instance: its generic reverse :class:`~srctrans.cache.Instance`.
+      gradient: its fused gradient specialised on this call's shape key.
+      jvp_instance: the generic :class:`~srctrans.cache.ForwardInstance` of ``gradient``
+        (the tangent only).
+      kernel: the batched form of that JVP specialised on this call's shape key, a plain
+        function of the primals and ``keyword`` (the tangents, batched along axis 0).
+      basis: the selected argument's basis, read-only, which every call passes.
+      primals: this call's arguments.
+      finish: makes the Hessian of the kernel's output.
+
+    A later call takes this path under the conditions of :func:`make_hvp_repeat` (the same
+    kinds of arguments, ``fn``'s reverse instance and ``gradient``'s forward instance both
+    current).
+    """
+    namespace = {"ndarray": np.ndarray, "kernel": kernel, "basis": basis, "finish": finish,
+                 "gradient": gradient, "gradient_stale": _stale_check(gradient, jvp_instance)}
+    checks, arguments = _primals_and_tangents(primals, None, (), namespace)
+    name = f"{fn.__name__}_hessian_repeat"
+    lines = [
+        f"def {name}(fn, primals):",
+        f"    # the Hessian of {fn.__name__} (one batched JVP of its fused gradient), for calls",
+        "    # shaped like the one this guard was made for",
+        *checks,
+        *_condition("if", _stale_tests(fn, instance, namespace) + ["gradient_stale(gradient)"],
+                    "        return None"),
+        f"    return finish(kernel({arguments}, {keyword}=basis))",
+    ]
+    return _compiled(lines, name, namespace, fn)
+
+
 def _primals_and_tangents(primals, tangents, keywords, namespace):
     """``(lines, arguments)``: the lines of a guard of ``guard(fn, primals, tangents)`` that
     return None unless the primals and tangents are of the kinds of this call's (primals of
     the same types, shapes, dtypes and values of ints, bools, strings and None; tangents None
     at the same places and arrays of the same shapes and dtypes elsewhere), and the arguments
     that call the JVP with them (tangents by ``keywords``, ``(position, keyword)`` each);
-    adds what the lines read to ``namespace``."""
+    adds what the lines read to ``namespace``. With ``tangents`` None, a guard of
+    ``guard(fn, primals)`` that tests the primals alone."""
     count = len(primals)
     tests = []
-    for i, (primal, tangent) in enumerate(zip(primals, tangents)):
+    for i, primal in enumerate(primals):
         tests.append(_kind_test(f"p{i}", primal, shape_keys.key_part(primal), namespace, dtype=True))
-        tests.append(f"t{i} is None" if tangent is None else
-                     _kind_test(f"t{i}", tangent, tangent.shape, namespace, dtype=True))
-    lines = [f"    if len(primals) != {count} or len(tangents) != {count}:",
-             "        return None",
-             f"    {_tuple([f'p{i}' for i in range(count)])} = primals",
-             f"    {_tuple([f't{i}' for i in range(count)])} = tangents",
-             *_condition("if not", tests, "        return None")]
+        if tangents is not None:
+            tangent = tangents[i]
+            tests.append(f"t{i} is None" if tangent is None else
+                         _kind_test(f"t{i}", tangent, tangent.shape, namespace, dtype=True))
+    unpacked = [f"    {_tuple([f'p{i}' for i in range(count)])} = primals"]
+    if tangents is None:
+        lines = [f"    if len(primals) != {count}:", "        return None", *unpacked]
+    else:
+        lines = [f"    if len(primals) != {count} or len(tangents) != {count}:",
+                 "        return None", *unpacked,
+                 f"    {_tuple([f't{i}' for i in range(count)])} = tangents"]
+    lines += _condition("if not", tests, "        return None")
     arguments = ", ".join([f"p{i}" for i in range(count)] + [f"{k}=t{i}" for i, k in keywords])
     return lines, arguments
 

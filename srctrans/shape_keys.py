@@ -37,16 +37,29 @@ def shape_key(fn, args, kwargs, data_names, float_values=False):
         if part is None:
             return None
         key.append((name, part))
-    if data_names:
-        closure = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-        for name in data_names:
-            value = closure[name].cell_contents if name in closure else fn.__globals__.get(name)
-            if not isinstance(value, (types.ModuleType, types.FunctionType, type)):
-                part = key_part(value)
-                if part is None:
-                    return None
-                key.append((name, part))
+    for name, value in _keyed_data(fn, data_names):
+        part = key_part(value)
+        if part is None:
+            return None
+        key.append((name, part))
     return tuple(key)
+
+
+def keyed_data(fn, data_names):
+    """Whether some of the non-local values ``fn`` reads (``data_names``) are part of its
+    shape key (:func:`shape_key`): any but modules, functions and classes."""
+    return any(True for _ in _keyed_data(fn, data_names))
+
+
+def _keyed_data(fn, data_names):
+    """``(name, value)`` of the non-local values ``fn`` reads that are part of its shape key."""
+    if not data_names:
+        return
+    closure = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    for name in data_names:
+        value = closure[name].cell_contents if name in closure else fn.__globals__.get(name)
+        if not isinstance(value, (types.ModuleType, types.FunctionType, type)):
+            yield name, value
 
 
 DEEPEST_KEY = 6         # containers and objects nested deeper give no key (a cycle, say)

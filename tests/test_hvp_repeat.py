@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import srctrans as st
-from srctrans import composed
+from srctrans import second_order as composed
 from programs import specialised_jvps as p
 
 R = np.random.default_rng(29)
