@@ -424,6 +424,39 @@ def getitem_grad(g, x, key, g_batched, x_batched):
     return out
 
 
+def custom_cotangents(cotangents, args, rule, single, cotangents_batched, args_batched, size):
+    """``rt.custom_cotangents(cotangents, args, rule, single)`` of each member, every entry
+    batched: a user-written gradient's cotangents (batched as ``cotangents_batched`` says,
+    a tuple of flags for a tuple's entries) checked against each member's arguments, one
+    returned for all members spread over the batch, zeros of a member's shape where the
+    rule returned None."""
+    from .accumulate import zeros_like
+    from .custom import check_cotangent_shape, rule_entries
+    count = len(args)
+    entries_ = rule_entries(cotangents, count, rule, single)
+    if single or len(entries_) == 1 and not isinstance(cotangents, (tuple, list)):
+        have = (cotangents_batched,)
+    else:
+        have = _entry_flags(cotangents_batched, count)
+    finished = []
+    for index, (cotangent, arg, c_batched, a_batched) in enumerate(
+            zip(entries_, args, have, _entry_flags(args_batched, count))):
+        if arg is not None and cotangent is None:
+            zero = zeros_like(arg)
+            finished.append(conformed(zero, a_batched, True, size))
+            continue
+        if arg is not None and not is_container(arg):
+            shape, arg_shape = np.shape(cotangent), np.shape(arg)
+            check_cotangent_shape(shape[1:] if c_batched else shape,
+                                  arg_shape[1:] if a_batched else arg_shape, index, rule)
+        finished.append(conformed(cotangent, c_batched, True, size))
+    return tuple(finished)
+
+
+def _entry_flags(flag, count):
+    return flag if isinstance(flag, tuple) else (flag,) * count
+
+
 def transpose_grad(g, axes=None):
     """``rt.transpose_grad(g, axes)`` of each member of the batched ``g``."""
     if axes is None:

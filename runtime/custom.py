@@ -143,7 +143,23 @@ def custom_cotangents(cotangents, args, rule, single=False):
       ShapeError: the rule returned the wrong number of entries, or a
         cotangent whose shape differs from its argument's.
     """
-    count = len(args)
+    cotangents = rule_entries(cotangents, len(args), rule, single)
+    finished = []
+    for index, (cotangent, arg) in enumerate(zip(cotangents, args)):
+        if arg is None:
+            finished.append(cotangent)
+        elif cotangent is None:
+            finished.append(zeros_like(arg))
+        else:
+            if not is_container(arg):
+                check_cotangent_shape(np.shape(cotangent), np.shape(arg), index, rule)
+            finished.append(cotangent)
+    return tuple(finished)
+
+
+def rule_entries(cotangents, count, rule, single=False):
+    """What a user-written gradient returned, as a tuple of ``count`` entries (see
+    :func:`custom_cotangents`); raises ShapeError for another count."""
     if single:
         cotangents = (cotangents,)
     elif isinstance(cotangents, (tuple, list)) and not hasattr(cotangents, "_fields"):
@@ -156,18 +172,14 @@ def custom_cotangents(cotangents, args, rule, single=False):
     if len(cotangents) != count:
         _fail(f"the gradient of {rule} returned {len(cotangents)} cotangents for "
               f"{count} positional arguments")
-    finished = []
-    for index, (cotangent, arg) in enumerate(zip(cotangents, args)):
-        if arg is None:
-            finished.append(cotangent)
-        elif cotangent is None:
-            finished.append(zeros_like(arg))
-        else:
-            if not is_container(arg) and np.shape(cotangent) != np.shape(arg):
-                _fail(f"the gradient of {rule} returned a cotangent of shape "
-                      f"{np.shape(cotangent)} for argument {index}, whose shape is {np.shape(arg)}")
-            finished.append(cotangent)
-    return tuple(finished)
+    return cotangents
+
+
+def check_cotangent_shape(shape, arg_shape, index, rule):
+    """Raise ShapeError unless a rule's cotangent of argument ``index`` has its shape."""
+    if shape != arg_shape:
+        _fail(f"the gradient of {rule} returned a cotangent of shape "
+              f"{shape} for argument {index}, whose shape is {arg_shape}")
 
 
 def _name(obj):

@@ -19,6 +19,7 @@ from srctrans import shape_keys
 from srctrans import examples
 from srctrans.ownership import argument_arrays, owned
 from srctrans.repeat_structures import leaf_arrays
+from srctrans.batch_pullbacks import PullbackParts, pullback_plan
 from srctrans.reporting import chained_cause, for_user, noting_callees, user_facing
 from srctrans import repeat as repeat_path
 from srctrans.errors import UsageError
@@ -364,6 +365,11 @@ def vjp(f: Function, *args: Any, wrt: Wrt | None = None,
         by_position = dict(zip(float_like, gradients))
         return tuple(by_position.get(i) for i in every)
 
+    # what st.vmap(pullback) batches (a backward pass that pops from a tape it calls per member)
+    batchable = not has_aux and found.build.tape_index is None and not found.build.sites
+    pullback.__srctrans_batched__ = functools.partial(pullback_plan, PullbackParts(
+        bwd if batchable else None, residuals, out, values, unconnected_gradients,
+        None if every is None else (float_like, every)))
     return (out[0], pullback, out[1]) if has_aux else (out, pullback)
 
 

@@ -11,6 +11,7 @@ either way a warning names it, once.
 
 import functools
 import inspect
+import os
 import warnings
 
 import numpy as np
@@ -163,13 +164,13 @@ class _Built:
             return self.post(self.build.function(*self.prefix, *[v for v, _ in moved],
                                                  **{k: v for k, (v, _) in moved_kw.items()}))
         except rt_batch.Ragged:         # a call run per member gave results of other shapes
-            _warn(self.fn, "a call whose members' results differ in shape", None)
+            warn_per_member(self.fn, "a call whose members' results differ in shape", None)
             return _Looped(self.fn, self.prefix, self.post).run(moved, moved_kw, size)
         except Exception as error:      # noqa: BLE001 -- a branch some members do not take
             if not self.build.selects:
                 raise
             np.seterr(**errors)             # (the batched code turned warnings off there)
-            _warn(self.fn, f"code in a branch some members do not take, which raised "
+            warn_per_member(self.fn, f"code in a branch some members do not take, which raised "
                   f"{type(error).__name__} ({str(error).splitlines()[0][:80]}),", None)
             return _Looped(self.fn, self.prefix, self.post).run(moved, moved_kw, size)
 
@@ -185,8 +186,8 @@ class _Looped:
     def run(self, moved, moved_kw, size):
         results = []
         for i in range(size):
-            args = [rt_batch.member(v, i, f is not False) for v, f in moved]
-            kwargs = {k: rt_batch.member(v, i, f is not False) for k, (v, f) in moved_kw.items()}
+            args = [_member(v, i, f) for v, f in moved]
+            kwargs = {k: _member(v, i, f) for k, (v, f) in moved_kw.items()}
             results.append(self.post(self.fn(*self.prefix, *args, **kwargs)))
         try:
             return rt_batch.stacked(results)
@@ -194,12 +195,36 @@ class _Looped:
             raise ragged.for_user() from None
 
 
+def per_member(fn):
+    """The plan that runs ``fn`` once per member of a batch, the results stacked."""
+    return _Looped(fn, (), _same)
+
+
+def _member(value, i, flag):
+    if isinstance(flag, axes_.Mixed):
+        return flag.member(value, i)
+    return rt_batch.member(value, i, flag is not False)
+
+
 _built = cache.memo()          # per-example function -> {pattern: _Built or _Looped}
 _warned: set = set()
 
 
 def _plan_for(f, moved, moved_kw, size):
+    # a function made by srctrans (st.vjp's pullback, st.hvp(f)) says how it runs on a batch:
+    # hook(moved, moved_kw, looped, batched_call) -> a plan, or None for ``looped``
+    batched = getattr(f, "__srctrans_batched__", None)
+    if batched is not None:
+        looped = _Looped(f, (), _same)
+        plan = batched(moved, moved_kw, looped, batched_call)
+        if plan is None:
+            warn_per_member(f, "a function made by srctrans, for arguments it has no batched "
+                            "form for,")
+        return plan or looped
     fn, prefix, post = _per_example_function(f, moved, moved_kw)
+    if _made_by_srctrans(fn):         # st.hessian(f), st.jacobian(f): Python loops of srctrans's
+        warn_per_member(f, "a function made by srctrans that has no batched form", None)
+        return _Looped(f, (), _same)
     signature = inspect.signature(fn)
     try:
         flags = signature.bind(*[False] * len(prefix), *[f for _, f in moved],
@@ -209,6 +234,7 @@ def _plan_for(f, moved, moved_kw, size):
     except TypeError as error:
         raise UsageError(f"the call does not fit {fn.__qualname__}'s signature: {error}") from None
     flags = {name: flag if isinstance(flag, bool) or flag is None else
+             None if isinstance(flag, axes_.Mixed) else
              (None if None in flag or len(set(flag)) > 1 else flag[0] if flag else False)
              for name, flag in flags.items()}
     ranks = {name: _rank(value, flags[name]) for name, value in values.items()}
@@ -222,19 +248,19 @@ def _plan_for(f, moved, moved_kw, size):
 
 def _make_plan(fn, prefix, post, flags, ranks):
     if isinstance(fn, _Vmapped):
-        _warn(fn, "an inner st.vmap with container axes or arguments", None)
+        warn_per_member(fn, "an inner st.vmap with container axes or arguments", None)
         return _Looped(fn, prefix, post)
     if any(f is None for f in flags.values()):
-        _warn(fn, "a container argument batched in some of its arrays only", None)
+        warn_per_member(fn, "a container argument batched in some of its arrays only", None)
         return _Looped(fn, prefix, post)
     try:
         build = build_batched(fn, flags, ranks, _build_callee, callee_flag=_callee_flag,
                               callee_rank=_callee_rank)
     except Unbatchable as refusal:
-        _warn(fn, refusal.what, _location(fn, refusal))
+        warn_per_member(fn, refusal.what, _location(fn, refusal))
         return _Looped(fn, prefix, post)
     for what, location in build.loops:
-        _warn(fn, what, location)
+        warn_per_member(fn, what, location)
     return _Built(build, fn, prefix, post)
 
 
@@ -249,10 +275,10 @@ def _build_callee(fn, flags, ranks, all_batched=True):
             found = build_batched(fn, flags, ranks, _build_callee, all_batched=all_batched,
                                   callee_flag=_callee_flag, callee_rank=_callee_rank)
         except SrcTransError as error:
-            raise Unbatchable(f"{fn.__qualname__} cannot be batched ({error.args[0]})", None) from None
+            raise Unbatchable(f"its source cannot be batched ({error.args[0]})", None) from None
         plans[key] = found
     for what, where in found.loops:
-        _warn(fn, what, where)
+        warn_per_member(fn, what, where)
     return found
 
 
@@ -300,7 +326,16 @@ def _location(fn, refusal):
         return None
 
 
-def _warn(fn, what, location):
+def _made_by_srctrans(fn):
+    code = getattr(fn, "__code__", None)
+    return code is not None and code.co_filename.startswith(_PACKAGE)
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def warn_per_member(fn, what, location=None):
+    """Warn, once for ``fn`` and ``what``, that ``st.vmap`` runs ``what`` once per member."""
     if _quiet[0]:
         return
     key = (fn, what, str(location))
@@ -332,7 +367,7 @@ def _per_example_function(f, moved, moved_kw):
     what ``f`` returns (a gradient's one-entry tuple unwrapped)."""
     from srctrans.api import _Differentiated
     if isinstance(f, _Differentiated) and not f._with_value and not f._has_aux:
-        members = [rt_batch.member(v, 0, flag is not False) for v, flag in moved]
+        members = [_member(v, 0, flag) for v, flag in moved]
         specialised = _specialised_gradient(f, members)
         if specialised is not None:
             gradient, single = specialised

@@ -34,32 +34,44 @@ def per_argument(in_axes, args):
     return [in_axes] * len(args)
 
 
-class Marked:
-    """A leaf of a moved argument: its array, batch axis first, or as given (``axis`` None)."""
-
-    __slots__ = ("value", "batched")
-
-    def __init__(self, value, batched):
-        self.value, self.batched = value, batched
-
-
 def moved_in(argument, axes, what):
     """``(value, batched)``: the argument with each batched leaf's batch axis moved to 0, and
-    True / False / None (containers whose leaves differ: spread below)."""
+    True, False, or :class:`Mixed` (a container batched in some of its arrays only)."""
     if axes is None:
         return argument, False
     if not is_tree(argument):
         return moved_leaf(argument, axes, what), True
     if not is_tree(axes):
         return tree_map(lambda leaf: moved_leaf(leaf, axes, what), argument), True
-    pairs = tree_map(lambda leaf, ax: Marked(leaf if ax is None else moved_leaf(leaf, ax, what),
-                                              ax is not None), argument, axes)
-    leaves = tree_leaves(pairs)
-    flags = {m.batched for m in leaves}
-    unwrapped = tree_map(lambda m: m.value, pairs)
-    if flags == {False}:
+    unwrapped = tree_map(lambda leaf, ax: leaf if ax is None else moved_leaf(leaf, ax, what),
+                         argument, axes)
+    leaf_flags = tree_map(lambda leaf, ax: ax is not None, argument, axes)
+    flags = set(tree_leaves(leaf_flags))
+    if flags <= {False}:
         return unwrapped, False
-    return unwrapped, None if flags == {True, False} else True
+    return unwrapped, Mixed(leaf_flags) if flags == {True, False} else True
+
+
+class Mixed:
+    """The flag of a container argument batched in some of its arrays only: ``leaves``, a
+    bool per array, in the argument's structure."""
+
+    __slots__ = ("leaves",)
+
+    def __init__(self, leaves):
+        self.leaves = leaves
+
+    def member(self, value, i):
+        """Member ``i`` of the argument ``value``: its batched arrays' ``i``-th entries, and
+        the others whole."""
+        return tree_map(lambda leaf, batched: rt_batch.member(leaf, i, batched), value,
+                        self.leaves)
+
+    def batched_leaves(self, value):
+        found = []
+        tree_map(lambda leaf, batched: found.append(leaf) if batched else None, value,
+                 self.leaves)
+        return found
 
 
 def moved_leaf(leaf, axis, what):
@@ -76,9 +88,9 @@ def batch_size(moved, axis_size):
     sizes = set()
     for value, flag in moved:
         if flag:
-            sizes.update(np.shape(leaf)[0] for leaf in (tree_leaves(value) if is_tree(value)
-                                                         else [value])
-                         if np.ndim(leaf) > 0)
+            leaves = flag.batched_leaves(value) if isinstance(flag, Mixed) else \
+                tree_leaves(value) if is_tree(value) else [value]
+            sizes.update(np.shape(leaf)[0] for leaf in leaves if np.ndim(leaf) > 0)
     if axis_size is not None:
         sizes.add(axis_size)
     if not sizes:

@@ -20,11 +20,11 @@ from srctrans.runtime.seeding import is_complex
 CHUNK_ELEMENTS = 1 << 24      # elements of one chunk's basis vectors (128 MiB of float64)
 
 
-def _plain_arrays(*values):
+def plain_arrays(*values):
     return all(type(v) is np.ndarray and v.dtype.kind == "f" for v in values)
 
 
-def _plain_call(call_args):
+def plain_call(call_args):
     """Arguments that are all NumPy arrays or Python numbers: no object a call goes through,
     no array of another library (their derivatives take the per-vector path)."""
     return all(type(a) in (np.ndarray, float, int, bool) for a in call_args)
@@ -48,7 +48,7 @@ def forward_pass(fn, call_args, names, optimize):
     """``(instance, out, residuals)``: the forward pass of the reverse derivative whose
     backward pass :func:`reverse_rows` batches, run once, or None where it does not apply
     (arguments or an output that are not plain arrays, a tape, has_aux)."""
-    if not _plain_call(call_args) or auxiliary.has_aux(fn):   # (has_aux seeds (out, aux))
+    if not plain_call(call_args) or auxiliary.has_aux(fn):   # (has_aux seeds (out, aux))
         return None
     found = cache.instance(fn, names, optimize)
     if optimize:
@@ -56,7 +56,7 @@ def forward_pass(fn, call_args, names, optimize):
     if found.build.tape_index is not None or found.bwd is None or found.build.sites:
         return None
     out, residuals = found.fwd(*call_args)
-    if not _plain_arrays(out) or out.size == 0:
+    if not plain_arrays(out) or out.size == 0:
         return None
     return found, out, residuals
 
@@ -65,7 +65,7 @@ def reverse_rows(found, residuals, out, selected):
     """The reverse Jacobian's blocks as ``composed`` nests them, ``[[[block of argument i]]]``
     (one output, one leaf per argument), from one batched backward pass over the output's
     basis (after :func:`forward_pass`), or None."""
-    if not _plain_arrays(*selected):
+    if not plain_arrays(*selected):
         return None
     parts = [[] for _ in selected]
     for start, stop in _chunks(out.size, out.size):
@@ -83,7 +83,7 @@ def hessian_columns(jvp, call_args, keyword, y, others):
     """The columns ``H[:, leaf y]`` of each selected argument from one batched JVP of the
     gradient over ``y``'s basis: a list with one block of shape ``x.shape + y.shape`` per
     selected argument ``x`` in ``others``, or None."""
-    if not _plain_arrays(y, *others) or is_complex(y) or not _plain_call(call_args):
+    if not plain_arrays(y, *others) or is_complex(y) or not plain_call(call_args):
         return None
     parts = [[] for _ in others]
     for start, stop in _chunks(y.size, y.size):

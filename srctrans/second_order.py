@@ -17,9 +17,14 @@ from srctrans import repeat as repeat_path
 from srctrans.composed import (_aligned, _assembled, _float_dtype, _float_leaves, _gradient_function,
                                _jvp, _rebuilt, _selected, _tangent, _unit)
 from srctrans.hints import Function, Wrt
+from srctrans.interface import API
 from srctrans.pytrees import is_tree
 from srctrans.reporting import calls_of, calls_with_primals, user_facing
+from srctrans.batch_api import batched_call, per_member, warn_per_member
+from srctrans.batch_axes import Mixed
+from srctrans.differentiate.batched_names import truthy
 from srctrans.errors import UsageError
+from srctrans.runtime import batching as rt_batch
 
 _MISSING = object()
 
@@ -112,23 +117,37 @@ def _hessian_columns(gradient, call_args, indices, j, y, selected, optimize, rem
     position = indices[j]
     tangents = [None] * len(call_args)
     tangents[position] = np.zeros_like(y)
+    found = _specialised_jvp(gradient, call_args, tangents, optimize)
+    if found is None:
+        return None
+    instance, jvp, keywords = found
+    try:
+        blocks = batched_matrices.hessian_columns(jvp, call_args, keywords[position], y, selected)
+    except Exception:                   # a batched form that fails: one JVP per column instead
+        return None
+    if blocks is not None and remember is not None:
+        remember(instance, jvp, keywords[position])
+    return blocks
+
+
+def _specialised_jvp(gradient, call_args, tangents, optimize):
+    """``(instance, jvp, keywords)``: the tangent-only JVP of the generated ``gradient`` along
+    ``tangents`` (None, or an array of a call's argument's shape, at each position), its
+    generic instance, the JVP specialised on this call's shapes where it can be, and the
+    keyword of each given tangent by position; None when it has no JVP to batch (``*args``,
+    calls through values, whose kinds are learnt run by run)."""
     plan = forward_api.current_plan(gradient, None, tuple(call_args), tuple(tangents), optimize,
                                     True)
     found = plan.instance
     if found.jvp is None or plan.starred is not None:
         return None
-    keyword = dict(plan.tangents)[position]
+    keywords = dict(plan.tangents)
     if found.build.specialisable:
-        found = found.for_call(gradient, call_args, {keyword: tangents[position]}, now=True)
-    if found.build.sites:               # it calls through values: kinds are learnt run by run
+        found = found.for_call(gradient, call_args,
+                               {keyword: tangents[i] for i, keyword in keywords.items()}, now=True)
+    if found.build.sites:
         return None
-    try:
-        blocks = batched_matrices.hessian_columns(found.jvp, call_args, keyword, y, selected)
-    except Exception:                   # a batched form that fails: one JVP per column instead
-        return None
-    if blocks is not None and remember is not None:
-        remember(plan.instance, found.jvp, keyword)
-    return blocks
+    return plan.instance, found.jvp, keywords
 
 
 _hessian_guards = cache.memo()  # function -> {wrt: {kinds of call: (batched JVP, its guard),
@@ -200,8 +219,13 @@ def hvp(f: Function, primals: tuple | None = None, tangents: tuple | None = None
       ``st.hessian(f)`` and ``st.jacobian(f)`` take.
     """
     if primals is None and tangents is None:
-        return functools.wraps(f, updated=())(
-            lambda primals, tangents: hvp(f, primals, tangents, optimize=optimize))
+        def hvp_of_f(primals, tangents):
+            return hvp(f, primals, tangents, optimize=optimize)
+        functools.update_wrapper(hvp_of_f, f, updated=())
+        attributes = vars(hvp_of_f)
+        del attributes["__wrapped__"]       # (not f's source: st.vmap batches it by its hook)
+        attributes["__srctrans_batched__"] = functools.partial(_batched_hvp_plan, f, optimize)
+        return hvp_of_f
     if not isinstance(primals, tuple) or not isinstance(tangents, tuple) or \
             len(primals) != len(tangents):
         raise UsageError("hvp takes primals and tangents as tuples of the same length",
@@ -243,3 +267,89 @@ def _note_hvp_repeat(fn, names, gradient, primals, tangents):
                              fn, instance, gradient, jvp_instance, specialised.jvp, primals,
                              tangents, keywords),
                          _LAST, cache.MAX_SPECIALISATIONS + 1)
+
+
+def _batched_hvp_plan(f, optimize, moved, moved_kw, looped, _batched_call):
+    """The plan of ``st.vmap(st.hvp(f))`` (see :mod:`srctrans.batch_api`): one batched JVP of
+    the gradient, or None (a loop of ``hvp``)."""
+    if moved_kw or len(moved) != 2:
+        return None
+    return _BatchedHvp(f, optimize, looped)
+
+
+class _BatchedHvp:
+    """``hvp(f, primals, tangents)`` of each member of a batch: the JVP of the generated
+    gradient (specialised on a member's shapes), batched over the members' primals and
+    tangents; a loop of ``hvp`` for containers, or a gradient with no JVP to batch."""
+
+    output_flag = True
+
+    def __init__(self, f, optimize, looped):
+        self.f, self.optimize, self.looped = f, optimize, looped
+
+    def run(self, moved, moved_kw, size):
+        found = self._batched(moved, size)
+        if found is not None:
+            return found
+        warn_per_member(self.f, "st.hvp, for arguments it does not batch (containers, a "
+                        "gradient that calls through values),")
+        return self.looped.run(moved, moved_kw, size)
+
+    def _batched(self, moved, size):
+        (primals, primal_flag), (tangents, tangent_flag) = moved
+        if not (type(primals) is tuple and type(tangents) is tuple
+                and len(primals) == len(tangents)) or primal_flag is None:
+            return None
+        count = len(primals)
+        primal_flags, flags = _entry_flags(primal_flag, count), _entry_flags(tangent_flag, count)
+        if primal_flags is None or flags is None:
+            return None
+        members = tuple(rt_batch.member(p, 0, truthy(f)) for p, f in zip(primals, primal_flags))
+        given = [i for i, t in enumerate(tangents) if t is not None]
+        if not given or not batched_matrices.plain_arrays(*[members[i] for i in given]) or \
+                not all(type(tangents[i]) is np.ndarray for i in given) or \
+                not batched_matrices.plain_call(members):
+            return None
+        fn, call_args, names, indices, _ = _selected(self.f, members, tuple(given))
+        shift = len(call_args) - count                     # (a bound method's object first)
+        tangent_members = {p: rt_batch.member(tangents[i], 0, flags[i])
+                           for i, p in zip(given, indices)}
+        if any(m.shape != np.shape(call_args[p]) for p, m in tangent_members.items()):
+            return None                            # hvp's own error, member by member
+        gradient = _gradient_function(fn, names, call_args)
+        found = _specialised_jvp(gradient, call_args,
+                                 [tangent_members.get(p) for p in range(len(call_args))],
+                                 self.optimize)
+        if found is None:
+            return None
+        _, jvp, keywords = found
+        batch = {keywords[p]: tangents[i] if flags[i] else rt_batch.spread(tangents[i], size)
+                 for i, p in zip(given, indices)}
+        products = batched_call(jvp, call_args[:shift] + primals,
+                                (False,) * shift + tuple(map(truthy, primal_flags)), batch)
+        products = products if isinstance(products, tuple) else (products,)
+        by_index = {i: batched_matrices.batched_column(product, size, np.shape(members[i])).astype(
+            np.result_type(members[i]), copy=True) for i, product in zip(given, products)}
+        return tuple(by_index.get(i) for i in range(count))
+
+
+def _entry_flags(flag, count):
+    """A tuple argument's flag, entry by entry (bools), or None for entries batched in some
+    of their arrays only."""
+    if isinstance(flag, Mixed):
+        flag = flag.leaves
+    flags = flag if isinstance(flag, tuple) else (flag,) * count
+    return flags if all(isinstance(f, bool) for f in flags) else None
+
+
+def _batched_hvp_call(args, flags, size):
+    """``st.hvp(f, primals, tangents)`` of each member, for batched code that calls it
+    (``args`` batched as ``flags`` say): :class:`_BatchedHvp`, or a loop of ``hvp``."""
+    f, primals, tangents = args
+    if truthy(flags[0]):
+        raise UsageError("st.hvp of a function that differs from member to member")
+    looped = per_member(lambda primals, tangents: hvp(f, primals, tangents))
+    return _BatchedHvp(f, True, looped).run([(primals, flags[1]), (tangents, flags[2])], {}, size)
+
+
+API.batched_forms[hvp] = _batched_hvp_call

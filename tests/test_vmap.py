@@ -393,7 +393,7 @@ def pulled_back(x, v):
 
 
 @pytest.mark.parametrize("f, batched", [(tangent_of, True), (hessian_times, True),
-                                        (hvp_call, False), (pulled_back, False)])
+                                        (hvp_call, True), (pulled_back, False)])
 def test_vmap_of_jvp_hvp_and_vjp_equals_a_loop(f, batched):
     rng = np.random.default_rng(5)
     X, V = rng.normal(size=(4, 3)), rng.normal(size=(4, 3))
@@ -402,7 +402,7 @@ def test_vmap_of_jvp_hvp_and_vjp_equals_a_loop(f, batched):
         got = st.vmap(f)(X, V)
     np.testing.assert_allclose(got, _loop(f, list(zip(X, V))), rtol=1e-12, atol=1e-14)
     looped = [w for w in caught if issubclass(w.category, st.BatchingWarning)]
-    assert not looped if batched else looped         # st.hvp and pullbacks: once per member
+    assert not looped if batched else looped         # pullbacks called inside: per member
 
 
 def mixed(a, b, c):
@@ -449,3 +449,29 @@ def test_the_batched_function_keeps_the_defaults():
     np.testing.assert_allclose(st.vmap(with_defaults)(X), np.sin(X) * 3.0 + 0.5)
     np.testing.assert_allclose(st.vmap(with_defaults, in_axes=(0, None))(X, 2.0),
                                np.sin(X) * 2.0 + 0.5)
+
+
+def affine_of_a_dict(p, x):
+    return p["W"] @ x + p["b"]
+
+
+def test_a_container_batched_in_some_arrays_only_takes_members_of_those_alone():
+    """``W`` is shared (in_axes None) and has as many rows as the batch has members: a loop
+    that took ``W[i]`` for member ``i`` would run, and be wrong."""
+    rng = np.random.default_rng(8)
+    p = {"W": rng.normal(size=(4, 4)), "b": rng.normal(size=(4, 4))}
+    X = rng.normal(size=(4, 4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", st.BatchingWarning)
+        out = st.vmap(affine_of_a_dict, in_axes=({"W": None, "b": 0}, 0))(p, X)
+        gradients = st.vmap(st.grad(lambda_free_sum_of_affine), in_axes=({"W": None, "b": 0}, 0))(
+            p, X)
+    np.testing.assert_allclose(out, [p["W"] @ x + b for b, x in zip(p["b"], X)], rtol=1e-12)
+    for i in range(4):
+        member = st.grad(lambda_free_sum_of_affine)({"W": p["W"], "b": p["b"][i]}, X[i])
+        np.testing.assert_allclose(gradients["W"][i], member["W"], rtol=1e-12)
+        np.testing.assert_allclose(gradients["b"][i], member["b"], rtol=1e-12)
+
+
+def lambda_free_sum_of_affine(p, x):
+    return np.sum(np.tanh(affine_of_a_dict(p, x)))

@@ -36,6 +36,7 @@ from srctrans.differentiate.calls import Generator, is_library, resolve_call
 from srctrans.errors import UnsupportedSyntaxError
 from srctrans.interface import API
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
+from srctrans.runtime.custom import CustomGradient
 from srctrans.nodes import (
     assign, clone, in_runtime, int_literal, load, parameter_names, substitute_names)
 from srctrans.differentiate.batching_rules import helpers
@@ -84,6 +85,11 @@ def batch(unit, flags, ranks, build_callee, all_batched=False, callee_flag=None,
     """
     for node in walk(unit.function):
         callee = anno.get(node, Anno.CALLEE) if isinstance(node, gast.Call) else None
+        if isinstance(getattr(callee, "__self__", None), CustomGradient):
+            raise Unbatchable(
+                f"a function of st.custom_gradient ({callee.__self__.__name__}), whose backward "
+                f"function is a closure made at run time (to have it batched, give the function "
+                f"its rule with st.register_vjp and a rule written with `def`)", node)
         if callee is not None and rules.is_random(callee):
             raise UnsupportedSyntaxError(
                 f"a random draw ({getattr(callee, '__qualname__', callee)}) under st.vmap",
@@ -489,6 +495,14 @@ class _Batcher(Generator):
         original = call
         if is_transform(callee) and not API.is_jvp(callee) and \
                 API.plain_function(callee) is None:
+            form = API.batched_forms.get(callee)
+            if form is not None and not call.keywords and truthy(self.flag(call)) and \
+                    not any(isinstance(a, gast.Starred) for a in call.args):
+                name = self._closure(f"_batched_{callee.__name__}", form)   # st.hvp(f, (x,), (v,))
+                flags = gast.Tuple([flag_node(self.flag(a)) for a in call.args], gast.Load())
+                return self.expression("F(A, FL, B)", F=load(name),
+                                       A=gast.Tuple(list(call.args), gast.Load()), FL=flags,
+                                       B=self.batch_size())
             return self._loop(call, self._func(call, callee), list(call.args),
                               {k.arg: k.value for k in call.keywords}, callee)
         try:
@@ -506,8 +520,9 @@ class _Batcher(Generator):
         precise = self.flags.calls is not None and batched_in_turn(callee) and \
             callee is anno.get(original, Anno.CALLEE)
         want = self.flag(original) if precise else True      # the analysis' flag of the call
+        why = None
         if isinstance(callee, (types.FunctionType, types.MethodType)) and not is_library(callee):
-            build = self._callee(callee, args, keywords, all_batched=not precise)
+            build, why = self._callee(callee, args, keywords, all_batched=not precise)
             if build is not None:           # what it runs per member, the caller runs too
                 self.result.selects |= build.selects
                 self.result.loops += [loop for loop in build.loops
@@ -516,7 +531,7 @@ class _Batcher(Generator):
                 name = self._closure(callee.__name__ + "_vmap", build.function)
                 return self.conformed(gast.Call(load(name), list(call.args), list(call.keywords)),
                                       build.output_flag, want)
-        looped = self._loop(call, func, args, keywords, callee)    # every output batched
+        looped = self._loop(call, func, args, keywords, callee, why)   # every output batched
         if want is True:
             return looped
         return self.expression("rt.batch.unbatched_parts(V, F)", V=looped, F=flag_node(want))
@@ -537,21 +552,24 @@ class _Batcher(Generator):
         return load(self._closure("_" + getattr(callee, "__name__", "f"), callee))
 
     def _callee(self, callee, args, keywords, all_batched):
-        """The batched build of ``callee`` for this call (``build_callee``'s), or None."""
+        """``(build, None)``: the batched build of ``callee`` for this call (``build_callee``'s),
+        or ``(None, why)`` when there is none (``why`` None: the call does not bind)."""
         bound = bound_parameters(callee, args, keywords)
         if bound is None:
-            return None
+            return None, None
         try:
             return self.build_callee(callee, callee_flags(bound, self.flag),
-                                     bound_ranks(bound, self.ranks), all_batched)
+                                     bound_ranks(bound, self.ranks), all_batched), None
         except Unbatchable as refusal:
-            self.result.loops.append((f"{callee.__qualname__}: {refusal.what}", self._where()))
-            return None
+            return None, refusal.what
 
-    def _loop(self, call, func, args, keywords, callee):
+    def _loop(self, call, func, args, keywords, callee, why=None):
+        """The call run once per member (``why``: the reason its function has no batched
+        form; else it has no batching rule), noted for the warning."""
         what = getattr(callee, "__qualname__", None) or getattr(callee, "__name__", None) \
             or type(callee).__name__
-        self.result.loops.append((f"a call of {what}, which has no batching rule", self._where()))
+        reason = "which has no batching rule" if why is None else f"because {why}"
+        self.result.loops.append((f"a call of {what}, {reason}", self._where()))
         flags = gast.Tuple([self._argument_flag(a) for a in args], gast.Load())
         names = [gast.Constant(k, None) for k in keywords]
         keyword_flags = gast.Dict(names, [flag_node(truthy(self.flag(v))) for v in keywords.values()])

@@ -79,7 +79,7 @@ def parse_function(fn):
     filename = fn.__code__.co_filename
     interactive = filename.startswith("<") and not filename.startswith("<ipython-input") \
         and filename not in linecache.cache
-    if fn.__name__ == "<lambda>":
+    if fn.__code__.co_name == "<lambda>":       # (functools.wraps may have renamed it)
         raise NoSourceError(
             "a lambda cannot be differentiated: srctrans reads a function's `def` source",
             Location(filename, fn.__code__.co_firstlineno, "<lambda>"),

@@ -97,7 +97,7 @@ def _matmul_transposed_right(call, g, b):
 
 _WITH_RULES = frozenset({rt.matmul_lhs, rt.matmul_rhs, rt.dot_lhs, rt.dot_rhs, rt.unbroadcast,
                          rt.getitem_grad, rt.transpose_grad, rt.add, rt.broadcast_like,
-                         rt.reshape_like, rt.tuple_like})
+                         rt.reshape_like, rt.tuple_like, rt.custom_cotangents})
 
 
 # checks a helper makes for their effect (an error) that read the dtype or the array library
@@ -150,6 +150,12 @@ def runtime_rule(call):
         ans, parts = call.args                 # every part batched, as the tuple's flag says
         return t("rt.tuple_like(A, rt.batch.conformed(P, F, True, S))", A=ans, P=parts,
                  F=flag_node(call.flag(parts)), S=call.size())
+    if callee is rt.custom_cotangents and 3 <= len(call.args) <= 4 and not call.keywords:
+        cotangents, args, rule = call.args[:3]      # (a user's rule, batched itself, returned)
+        single = call.args[3] if len(call.args) == 4 else gast.Constant(False, None)
+        return t("rt.batch.custom_cotangents(C, A, R, S, FC, FA, N)", C=cotangents, A=args,
+                 R=rule, S=single, FC=flag_node(call.flag(cotangents)),
+                 FA=flag_node(call.flag(args)), N=call.size())
     if callee in RUNTIME_AXISWISE:
         return _axiswise(call)
     return None
