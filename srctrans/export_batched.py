@@ -40,7 +40,7 @@ def export_batched(vmapped, path, args, module_text):
                          "which has a batching rule (docs/batching.md lists them)")
     text = module_text(plan.fn, (), "batch", [(b.fn, b) for b in builds],
                         header=_header(plan.fn, *axes))
-    text += _entry_point(plan.build, *axes)
+    text += _entry_point(plan.build, *axes, vmapped._axis_size)
     if path is not None:
         with open(path, "w", encoding="utf-8") as out:
             out.write(text)
@@ -81,13 +81,48 @@ def _header(fn, axes, out_axis):
         """''')
 
 
-def _entry_point(build, axes, out):
+def _entry_point(build, axes, out, axis_size):
+    """The entry point: the batched function with the arguments' batch axes moved to 0, and
+    the output's to ``out`` (each part of a tuple or dict output, spread over the batch
+    where it is the same for every member), as ``st.vmap``'s result."""
     name = build.fn.__name__
     moved = ", ".join(f"np.moveaxis(a{i}, {ax}, 0)" if ax not in (None, 0) else f"a{i}"
                       for i, ax in enumerate(axes))
     params = ", ".join(f"a{i}" for i in range(len(axes)))
-    result = f"np.moveaxis(out, 0, {out})" if out != 0 else "out"
-    return (f"\n\ndef {name}({params}):\n"
-            f'    """{name} of each member: the arguments\' batch axes where in_axes says."""\n'
-            f"    out = {build.function.__name__}({moved})\n"
-            f"    return {result}\n")
+    flag = _plain_flag(build.output_flag)
+    lines = [f"\n\ndef {name}({params}):",
+             f'    """{name} of each member: the arguments\' batch axes where in_axes says."""',
+             f"    out = {build.function.__name__}({moved})"]
+    if flag is True and out == 0:
+        lines.append("    return out")
+    else:
+        size = next((f"a{i}.shape[{ax}]" for i, ax in enumerate(axes) if ax is not None),
+                    repr(axis_size))
+        lines.append(f"    return _placed(out, {flag!r}, {out}, {size})")
+        lines += _PLACED
+    return "\n".join(lines) + "\n"
+
+
+def _plain_flag(flag):
+    """The output flag as a literal: True, False, or a tuple of them per entry."""
+    return tuple(map(_plain_flag, flag)) if isinstance(flag, tuple) else bool(flag)
+
+
+_PLACED = textwrap.dedent('''\
+
+
+    def _placed(out, batched, axis, size):
+        """The output's parts with their batch axis at ``axis`` (``batched``: whether each
+        is batched; those that are not, the same for every member, repeated ``size`` times)."""
+        if isinstance(batched, tuple):
+            parts = [_placed(o, b, axis, size) for o, b in zip(out, batched)]
+            return type(out)(*parts) if hasattr(out, "_fields") else type(out)(parts)
+        if isinstance(out, (tuple, list)):
+            parts = [_placed(o, batched, axis, size) for o in out]
+            return type(out)(*parts) if hasattr(out, "_fields") else type(out)(parts)
+        if isinstance(out, dict):
+            return {k: _placed(o, batched, axis, size) for k, o in out.items()}
+        if out is None:
+            return None
+        out = np.asarray(out) if batched else np.repeat(np.asarray(out)[None], size, axis=0)
+        return out if axis in (0, -out.ndim) else np.moveaxis(out, 0, axis)''').splitlines()

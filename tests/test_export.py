@@ -447,6 +447,10 @@ def test_plain_constants_read_as_globals_are_written_out(tmp_path):
                 r.normal(size=(5, 7, 3)), r.normal(size=(5, 7, 2)))),
     ("helper_loop", (1, None), 0, lambda r: (r.normal(size=(3, 5)), r.normal(size=3))),
     ("piecewise", (0, 0), -1, lambda r: (r.normal(size=(4, 3)), np.array([2.0, 0.5, -1.0, 0.1]))),
+    ("output_tuple", 0, -1, lambda r: (r.normal(size=(4, 3, 2)),)),
+    ("output_dict", 1, -1, lambda r: (r.normal(size=(3, 4)),)),
+    ("with_a_shared_part", (0, None), 0, lambda r: (r.normal(size=(5, 3)), r.normal(size=3))),
+    ("with_a_shared_part", (1, None), 1, lambda r: (r.normal(size=(3, 5)), r.normal(size=3))),
 ])
 def test_exported_vmap_matches_srctrans(case, in_axes, out_axes, make, tmp_path):
     """The batched code st.vmap runs, exported: it equals st.vmap's result without srctrans
@@ -457,8 +461,7 @@ def test_exported_vmap_matches_srctrans(case, in_axes, out_axes, make, tmp_path)
     path = tmp_path / f"{case}_vmap.py"
     text = st.export(batched, path, args=args)
     assert f"def {case}_vmap(" in text and f"def {case}(" in text
-    np.testing.assert_allclose(run_exported(tmp_path, path, case, *args), batched(*args),
-                               rtol=1e-12)
+    assert_tree_close(run_exported(tmp_path, path, case, *args), batched(*args))
 
 
 def test_exporting_vmap_refuses_what_runs_per_member():

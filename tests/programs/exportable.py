@@ -164,3 +164,8 @@ def reads_plain_constants(x):
     if ENABLED and LABEL == "scaled" and NOTHING is None:
         return np.sum(x * x) * 2.0
     return np.sum(x)
+
+
+def with_a_shared_part(x, c):
+    """A tuple output whose second entry is the same for every member (c unbatched)."""
+    return np.tanh(x) * c, c * 2.0
