@@ -312,7 +312,8 @@ MEMBER_SCALES = (1.0, 0.9, 1.1)       # the members of a batch: the arguments, s
 def vmap_difference(fn, args):
     """None if ``st.vmap`` of the program and of its gradient equal a loop over a batch of
     three members (the arguments scaled, where the program is defined there), with every
-    float argument batched, the first along its last axis; else what differs."""
+    float argument batched, the first along its last axis, and so do ``st.vmap`` of its
+    pullback and of ``st.hvp`` of it; else what differs."""
     members = [tuple(a * scale if _is_float(a) else a for a in args) for scale in MEMBER_SCALES]
     if any(_invalid(fn, m) is not None for m in members):
         return None
@@ -343,6 +344,45 @@ def vmap_difference(fn, args):
             if not np.allclose(np.broadcast_to(got[position], expected.shape), expected,
                                rtol=1e-7, atol=1e-9):
                 return f"vmap of the gradient, argument {index}: {got[position]} for {expected}"
+        return _vmap_of_derivatives_difference(fn, args, wrt)
+
+
+COTANGENT_SCALES = (1.0, -0.5, 2.0)     # a batch of cotangents (and tangents): ones, scaled
+
+
+def _vmap_of_derivatives_difference(fn, args, wrt):
+    """None if ``st.vmap`` of the program's pullback (over a batch of cotangents) and of
+    ``st.hvp(fn)`` (over a batch of tangents, for a number output) equal loops; else what
+    differs. A derivative srctrans refuses for the members is no test of the batch."""
+    try:
+        out, pullback = st.vjp(fn, *_copies(args), wrt=wrt, unconnected_gradients="zero")
+        cotangents = [np.ones_like(np.asarray(out, dtype=float)) * s for s in COTANGENT_SCALES]
+        expected = [pullback(c) for c in cotangents]
+    except (st.SrcTransError, TypeError, ValueError):
+        return None
+    got = st.vmap(pullback)(np.stack(cotangents))
+    for position, index in enumerate(wrt):
+        want = np.stack([np.broadcast_to(e[position], np.shape(args[index])) for e in expected])
+        if not np.allclose(np.broadcast_to(got[position], want.shape), want, rtol=1e-7,
+                           atol=1e-9):
+            return f"vmap of the pullback, argument {index}: {got[position]} for {want}"
+    if np.ndim(out) != 0:
+        return None
+    tangents = [tuple(np.ones_like(a) * s if i in wrt else None for i, a in enumerate(args))
+                for s in COTANGENT_SCALES]
+    try:
+        expected = [st.hvp(fn, _copies(args), t) for t in tangents]
+    except (st.SrcTransError, TypeError, ValueError):
+        return None
+    batch = tuple(np.stack([t[i] for t in tangents]) if i in wrt else None
+                  for i in range(len(args)))
+    got = st.vmap(st.hvp(fn), in_axes=((None,) * len(args),
+                                       tuple(0 if i in wrt else None for i in range(len(args)))))(
+        _copies(args), batch)
+    for index in wrt:
+        want = np.stack([e[index] for e in expected])
+        if not np.allclose(got[index], want, rtol=1e-7, atol=1e-9, equal_nan=True):
+            return f"vmap of st.hvp, argument {index}: {got[index]} for {want}"
     return None
 
 
