@@ -12,7 +12,7 @@ The basis is pushed through in chunks of at most ``CHUNK_ELEMENTS`` elements in 
 
 import numpy as np
 
-from srctrans import cache
+from srctrans import cache, forward_api
 from srctrans.normalize import auxiliary
 from srctrans.batch_api import batched_call, direct_function
 from srctrans.runtime.seeding import is_complex
@@ -94,7 +94,7 @@ def hessian_columns(jvp, call_args, keyword, y, others):
             columns = (columns,)
         for part, column, x in zip(parts, columns, others):
             part.append(batched_column(column, stop - start, x.shape))
-    blocks = [hessian_block(p, x.shape, y.shape, np.result_type(x, y), None)
+    blocks = [block_of_columns(p, x.shape, y.shape, np.result_type(x, y), None)
               for p, x in zip(parts, others)]
     for i, block in enumerate(blocks):      # (a JVP may return one array for two arguments)
         if any(np.may_share_memory(block, earlier) for earlier in blocks[:i]):
@@ -109,7 +109,7 @@ def batched_column(column, count, shape):
     return column if column.shape == batched else np.broadcast_to(column, batched)
 
 
-def hessian_block(columns, x_shape, y_shape, dtype, basis):
+def block_of_columns(columns, x_shape, y_shape, dtype, basis):
     """The block ``x_shape + y_shape`` of the Hessian, of ``dtype``, from the batched JVP's
     outputs for an argument ``x`` over the basis of an argument ``y``, chunk by chunk
     (``columns``: a list of arrays, each batched along axis 0). A copy where it would share
@@ -138,3 +138,99 @@ def hessian_kernel(jvp, call_args, keyword, y):
         return None
     basis.flags.writeable = False
     return kernel, basis
+
+
+def specialised_jvp(fn, call_args, tangents, optimize):
+    """``(instance, jvp, keywords)``: the tangent-only JVP of ``fn`` (a user's function or a
+    generated gradient) along ``tangents`` (None, or an array of a call's argument's shape,
+    at each position), its generic instance, the JVP specialised on this call's shapes where
+    it can be, and the keyword of each given tangent by position; None when it has no JVP to
+    batch (``*args``, calls through values, whose kinds are learnt run by run)."""
+    plan = forward_api.current_plan(fn, None, tuple(call_args), tuple(tangents), optimize, True)
+    found = plan.instance
+    if found.jvp is None or plan.starred is not None:
+        return None
+    keywords = dict(plan.tangents)
+    if found.build.specialisable:
+        found = found.for_call(fn, call_args,
+                               {keyword: tangents[i] for i, keyword in keywords.items()}, now=True)
+    if found.build.sites:
+        return None
+    return plan.instance, found.jvp, keywords
+
+
+def forward_columns(fn, call_args, indices, selected, out, optimize):
+    """The forward Jacobian's blocks as ``composed`` nests them, ``[[[block of argument i]]]``,
+    each argument's from one batched JVP of ``fn`` over its basis, or None (then one JVP per
+    column): for plain array arguments and a float array (or number) output ``out``."""
+    if type(out) in (float, np.float64, np.float32):
+        out = np.asarray(out)
+    if not plain_call(call_args) or not plain_arrays(*selected, out) or \
+            any(is_complex(x) for x in selected):
+        return None
+    blocks = []
+    for position, x in zip(indices, selected):
+        tangents = [None] * len(call_args)
+        tangents[position] = np.zeros_like(x)
+        found = specialised_jvp(fn, call_args, tangents, optimize)
+        if found is None:
+            return None
+        _, jvp, keywords = found
+        parts = []
+        for start, stop in _chunks(x.size, max(x.size, out.size)):
+            column = batched_call(jvp, tuple(call_args), (False,) * len(call_args),
+                                  {keywords[position]: _basis(start, stop, x.shape, x.dtype)})
+            if not isinstance(column, (np.ndarray, float, np.floating)):
+                return None                   # (a has-aux or container output)
+            parts.append(batched_column(np.asarray(column), stop - start, out.shape))
+        blocks.append([block_of_columns(parts, out.shape, x.shape, np.result_type(out, x),
+                                        None)])
+    return [blocks]
+
+
+def batch_rows(found, residuals, out, x):
+    """``st.batch_jacobian``'s block ``(batch,) + out.shape[1:] + x.shape[1:]`` from one
+    batched backward pass over the row units of the output (one seed per element of an
+    output row, ones at it in every row; in chunks), after :func:`forward_pass`; None where
+    that does not apply."""
+    if not plain_arrays(out, x):
+        return None
+    batch, row = out.shape[0], out.shape[1:]
+    size = int(np.prod(row, dtype=np.int64))
+    parts = []
+    for start, stop in _chunks(size, max(out.size, x.size)):
+        g = batched_call(found.bwd, (residuals, _row_units(out.shape, out.dtype, start, stop)),
+                         (False, True))[0]
+        parts.append(np.zeros((stop - start,) + x.shape) if g is None else
+                     batched_column(g, stop - start, x.shape))
+    rows = parts[0] if len(parts) == 1 else np.concatenate(parts)   # (row element, batch, ...)
+    return np.moveaxis(rows.reshape((size, batch, -1)), 0, 1).reshape(
+        (batch,) + row + x.shape[1:]).astype(np.result_type(out, x), copy=False)
+
+
+def batch_columns(jvp, call_args, keyword, x, out_shape):
+    """``st.batch_jacobian``'s forward block from one batched JVP over the row units of the
+    argument ``x`` (in chunks), or None."""
+    if not plain_arrays(x) or not plain_call(call_args):
+        return None
+    size = int(np.prod(x.shape[1:], dtype=np.int64))
+    parts = []
+    for start, stop in _chunks(size, max(x.size, int(np.prod(out_shape, dtype=np.int64)))):
+        column = batched_call(jvp, tuple(call_args), (False,) * len(call_args),
+                              {keyword: _row_units(x.shape, x.dtype, start, stop)})
+        if not isinstance(column, np.ndarray):
+            return None                            # (a container output)
+        parts.append(batched_column(column, stop - start, out_shape))
+    columns = parts[0] if len(parts) == 1 else np.concatenate(parts)   # (x row element, ...)
+    batch, row = out_shape[0], tuple(out_shape[1:])
+    return np.moveaxis(columns.reshape((size, batch) + row), 0, -1).reshape(
+        (batch,) + row + x.shape[1:]).astype(np.result_type(columns, x), copy=False)
+
+
+def _row_units(shape, dtype, start, stop):
+    """Ones at element ``k`` of every batch row, for ``k`` from ``start`` to ``stop - 1``:
+    ``(stop - start,) + shape``."""
+    size = int(np.prod(shape[1:], dtype=np.int64))
+    units = np.zeros((stop - start, shape[0], size), dtype=dtype)
+    units[np.arange(stop - start), :, np.arange(start, stop)] = 1
+    return units.reshape((stop - start,) + tuple(shape))

@@ -79,8 +79,12 @@ def jacobian(f: Function, wrt: Wrt = 0, *, mode: JacobianMode = "auto",
             outputs = _output_leaves(out)                          # the output's arrays
             rows = sum(o.size for o in outputs if o is not None)
             if mode == "forward" or mode == "auto" and columns < rows:
-                blocks = _forward_columns(fn, call_args, indices, selected, inputs, out,
-                                          outputs, optimize)
+                if aux is None:                     # one batched JVP over each basis
+                    blocks = batched_matrices.forward_columns(fn, call_args, indices, selected,
+                                                              out, optimize)
+                if blocks is None:
+                    blocks = _forward_columns(fn, call_args, indices, selected, inputs, out,
+                                              outputs, optimize)
             else:
                 blocks = _reverse_rows(pullback, selected, inputs, out, outputs)
         outputs = _output_leaves(out)
@@ -128,7 +132,12 @@ def batch_jacobian(f: Function, wrt: Wrt = 0, *, mode: JacobianMode = "auto",
         fn, call_args, names, indices, _ = _selected(f, args, wrt, "batch_jacobian")
         argument = call_args[indices[0]]
         inputs = _float_leaves(argument)          # its arrays (itself for an array)
-        out, pullback, _ = _output(fn, call_args, names, optimize, mode)
+        ran = None if mode == "forward" else \
+            batched_matrices.forward_pass(fn, call_args, names, optimize)
+        if ran is not None:
+            out = ran[1]
+        else:
+            out, pullback, _ = _output(fn, call_args, names, optimize, mode)
         out_shape = _array_shape(out, "batch_jacobian")
         for x in inputs:
             if x is not None and (not out_shape or not x.shape or out_shape[0] != x.shape[0]):
@@ -141,7 +150,15 @@ def batch_jacobian(f: Function, wrt: Wrt = 0, *, mode: JacobianMode = "auto",
         sizes = [None if x is None else int(np.prod(x.shape[1:])) for x in inputs]
         shapes = [None if x is None else (batch,) + out_row + x.shape[1:] for x in inputs]
         dtypes = [None if x is None else _float_dtype(out, x) for x in inputs]
-        if mode == "forward" or mode == "auto" and sum(filter(None, sizes)) < out_size:
+        forward = mode == "forward" or mode == "auto" and sum(filter(None, sizes)) < out_size
+        if type(argument) is np.ndarray:          # one batched pass over the row units
+            block = _batched_block(fn, call_args, indices[0], argument, out, ran, forward,
+                                   optimize)
+            if block is not None:
+                return block
+        if ran is not None:
+            out, pullback, _ = _output(fn, call_args, names, optimize, mode)
+        if forward:
             blocks = []
             for leaf, x in enumerate(inputs):
                 if x is None:
@@ -165,6 +182,21 @@ def batch_jacobian(f: Function, wrt: Wrt = 0, *, mode: JacobianMode = "auto",
             for leaf, x in enumerate(inputs)])
 
     return batch_jacobian_of_f
+
+
+def _batched_block(fn, call_args, position, x, out, ran, forward, optimize):
+    """``st.batch_jacobian``'s block for the array argument ``x`` from one batched JVP over
+    its row units (``forward``) or one batched backward pass over the output's (after the
+    forward pass ``ran``); None where that does not apply."""
+    if not forward:
+        return None if ran is None else batched_matrices.batch_rows(ran[0], ran[2], out, x)
+    tangents = [None] * len(call_args)
+    tangents[position] = np.zeros_like(x)
+    found = batched_matrices.specialised_jvp(fn, call_args, tangents, optimize)
+    if found is None or not isinstance(out, np.ndarray):
+        return None
+    _, jvp, keywords = found
+    return batched_matrices.batch_columns(jvp, call_args, keywords[position], x, out.shape)
 
 
 # -- helpers ---------------------------------------------------------------------

@@ -117,7 +117,7 @@ def _hessian_columns(gradient, call_args, indices, j, y, selected, optimize, rem
     position = indices[j]
     tangents = [None] * len(call_args)
     tangents[position] = np.zeros_like(y)
-    found = _specialised_jvp(gradient, call_args, tangents, optimize)
+    found = batched_matrices.specialised_jvp(gradient, call_args, tangents, optimize)
     if found is None:
         return None
     instance, jvp, keywords = found
@@ -128,26 +128,6 @@ def _hessian_columns(gradient, call_args, indices, j, y, selected, optimize, rem
     if blocks is not None and remember is not None:
         remember(instance, jvp, keywords[position])
     return blocks
-
-
-def _specialised_jvp(gradient, call_args, tangents, optimize):
-    """``(instance, jvp, keywords)``: the tangent-only JVP of the generated ``gradient`` along
-    ``tangents`` (None, or an array of a call's argument's shape, at each position), its
-    generic instance, the JVP specialised on this call's shapes where it can be, and the
-    keyword of each given tangent by position; None when it has no JVP to batch (``*args``,
-    calls through values, whose kinds are learnt run by run)."""
-    plan = forward_api.current_plan(gradient, None, tuple(call_args), tuple(tangents), optimize,
-                                    True)
-    found = plan.instance
-    if found.jvp is None or plan.starred is not None:
-        return None
-    keywords = dict(plan.tangents)
-    if found.build.specialisable:
-        found = found.for_call(gradient, call_args,
-                               {keyword: tangents[i] for i, keyword in keywords.items()}, now=True)
-    if found.build.sites:
-        return None
-    return plan.instance, found.jvp, keywords
 
 
 _hessian_guards = cache.memo()  # function -> {wrt: {kinds of call: (batched JVP, its guard),
@@ -181,7 +161,7 @@ def _note_hessian_repeat(guards, fn, names, gradient, primals, y, jvp_instance, 
 
     def finish(out):
         column = out[0] if type(out) is tuple else out
-        return batched_matrices.hessian_block(
+        return batched_matrices.block_of_columns(
             [batched_matrices.batched_column(column, size, shape)], shape, shape, dtype, basis)
 
     kinds = (tuple(key), tuple(p.dtype for p in primals if type(p) is np.ndarray))
@@ -317,7 +297,7 @@ class _BatchedHvp:
         if any(m.shape != np.shape(call_args[p]) for p, m in tangent_members.items()):
             return None                            # hvp's own error, member by member
         gradient = _gradient_function(fn, names, call_args)
-        found = _specialised_jvp(gradient, call_args,
+        found = batched_matrices.specialised_jvp(gradient, call_args,
                                  [tangent_members.get(p) for p in range(len(call_args))],
                                  self.optimize)
         if found is None:

@@ -270,6 +270,51 @@ def net(x, W):
     return np.tanh(W @ np.tanh(W @ x))
 
 
+def counting_batched_calls(monkeypatch):
+    """The functions ``batched_matrices`` runs batched, one entry per batched call."""
+    from srctrans import batched_matrices
+    called = []
+
+    def spy(fn, *rest, **keywords):
+        called.append(fn)
+        return batch_api.batched_call(fn, *rest, **keywords)
+    monkeypatch.setattr(batched_matrices, "batched_call", spy)
+    return called
+
+
+def test_the_forward_jacobian_is_one_batched_jvp_per_argument(monkeypatch):
+    called = counting_batched_calls(monkeypatch)
+    rng = np.random.default_rng(6)
+    x, W = rng.normal(size=6), rng.normal(size=(6, 6)) / 3
+    Jx, JW = st.jacobian(net, wrt=(0, 1), mode="forward")(x, W)
+    Rx, RW = st.jacobian(net, wrt=(0, 1), mode="reverse")(x, W)
+    np.testing.assert_allclose(Jx, Rx, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(JW, RW, rtol=1e-12, atol=1e-14)
+    assert JW.shape == (6, 6, 6)
+    forward = [fn for fn in called if fn.__name__.startswith("net_jvp")]
+    assert len(forward) == 2                     # one per argument, not one per column
+
+
+def batch_of_layers(x, W):
+    return np.tanh(x @ W) ** 2 + np.sin(x[:, :1])
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_the_batch_jacobian_is_one_batched_pass(mode, monkeypatch):
+    called = counting_batched_calls(monkeypatch)
+    rng = np.random.default_rng(7)
+    x, W = rng.normal(size=(5, 3)), rng.normal(size=(3, 4))
+    got = st.batch_jacobian(batch_of_layers, mode=mode)(x, W)
+    full = st.jacobian(batch_of_layers, mode="reverse")(x, W)
+    assert got.shape == (5, 4, 3)
+    np.testing.assert_allclose(got, np.einsum("bxby->bxy", full), rtol=1e-12, atol=1e-14)
+    ours = sorted(fn.__name__ for fn in called if fn.__name__.startswith("batch_of_layers"))
+    # one batched pass for the batch Jacobian (not one per element of a row), and the full
+    # Jacobian's backward pass
+    assert ours == (["batch_of_layers_bwd"] * 2 if mode == "reverse" else
+                    ["batch_of_layers_bwd", "batch_of_layers_jvp"]), ours
+
+
 def rosen(x):
     return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
 
