@@ -2,6 +2,7 @@
 defined once, the suite tests the installed package when CI runs it, and it leaves the
 user's own cache alone."""
 
+import importlib
 import importlib.metadata
 import os
 import pathlib
@@ -30,6 +31,21 @@ def _checkout_modules():
     return names
 
 
+@pytest.mark.skipif(not os.environ.get("SRCTRANS_TESTS_INSTALLED"),
+                    reason="only when .ci/run tests the installed wheel")
+def test_every_module_of_the_checkout_is_in_the_installed_wheel():
+    """The wheel .ci/run built from the sdist holds every module of the checkout (a package
+    left out of the wheel is what a user meets first)."""
+    site = pathlib.Path(sysconfig.get_paths()["purelib"]).resolve()
+    for name in _checkout_modules():
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as error:        # only an optional extra may be missing
+            assert error.name.split(".")[0] in OPTIONAL, (name, error)
+            continue
+        assert pathlib.Path(module.__file__).resolve().is_relative_to(site), module.__file__
+
+
 def test_the_version_is_defined_once():
     assert importlib.metadata.version("srctrans") == srctrans.__version__
 
@@ -47,6 +63,9 @@ def test_ci_tests_the_installed_wheel_not_the_checkout():
     assert pathlib.Path(done.stdout.strip()).resolve() == installed
 
 
+@pytest.mark.skipif(bool(os.environ.get("SRCTRANS_TESTS_INSTALLED")),
+                    reason=".ci/run built the wheel from the sdist and installed it: the suite "
+                           "tests that package (and the test below checks its modules)")
 def test_the_sdist_installs_and_works_in_a_fresh_environment(tmp_path):
     """Build the sdist, install it (pip builds the wheel from it) into a new virtual environment
     and use it there: every module of the checkout imports, a gradient, a JVP, the CLI and
