@@ -31,7 +31,7 @@ _PUBLIC = {
     "source": "srctrans.api", "jvp": "srctrans.forward_api",
     "jacobian": "srctrans.composed", "batch_jacobian": "srctrans.composed",
     "hessian": "srctrans.second_order", "hvp": "srctrans.second_order",
-    "check_grads": "srctrans.checks", "export": "srctrans.export",
+    "check_grads": "srctrans.checks", "export": "srctrans.exporting",
     "stop_gradient": "srctrans.gradient_control", "stop_recording": "srctrans.gradient_control",
     "grad_of": "srctrans.gradient_control", "custom_gradient": "srctrans.gradient_control",
     "checkpoint": "srctrans.gradient_control", "checkpointed": "srctrans.gradient_control",
@@ -71,7 +71,7 @@ if TYPE_CHECKING:                          # what type checkers and the docs see
     from srctrans.second_order import hessian, hvp
     from srctrans.cache import clear as clear_cache, cache_directory, set_cache_directory
     from srctrans.checks import check_grads
-    from srctrans.export import export
+    from srctrans.exporting import export
     from srctrans.gradient_control import (
         stop_gradient, stop_recording, grad_of, custom_gradient, checkpoint, checkpointed,
         register_vjp, register_jvp, nondifferentiable, differentiate_through)

@@ -20,7 +20,7 @@ def instance_for(fn, names, mode, optimize, args=None, selected=(), gradient=Non
     respect to parameters ``names`` for a call with ``args`` (all of the call's arguments,
     the bound object included; ``selected``: the values of ``names`` among them), or the
     generic one without them. ``gradient``: the plain
-    gradient function's instance (``"single"`` or ``"tuple"``), as :mod:`srctrans.export`
+    gradient function's instance (``"single"`` or ``"tuple"``), as :mod:`srctrans.exporting`
     writes it without arguments."""
     def built():
         if mode == "forward":

@@ -34,7 +34,7 @@ EQUIVALENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mutating"
 # the modules issue 36 names
 DEFAULT_MODULES = ("srctrans/optimise", "srctrans/normalize/effects.py", "srctrans/analyse",
                    "srctrans/persist", "srctrans/repeat.py", "runtime/foreign.py",
-                   "srctrans/export.py")
+                   "srctrans/exporting.py")
 
 
 def _modules(names):

@@ -16,7 +16,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "srctrans"
 # Highest first. A module belongs to the first layer one of whose prefixes it starts with.
 LAYERS = [
     ("api", ["srctrans.api", "srctrans.selection", "srctrans.examples", "srctrans.export_specialised", "srctrans.forward_api", "srctrans.composed", "srctrans.second_order", "srctrans.checks",
-             "srctrans.export", "srctrans.cli", "srctrans.__main__", "srctrans.gradient_control",
+             "srctrans.exporting", "srctrans.cli", "srctrans.__main__", "srctrans.gradient_control",
              "srctrans.repeat", "srctrans.repeat_structures", "srctrans.hints", "srctrans.pytrees",
              "srctrans.ownership", "srctrans.batch_api", "srctrans.batched_matrices",
              "srctrans.batch_derivatives", "srctrans.batch_nested",

@@ -46,6 +46,14 @@ def test_every_module_of_the_checkout_is_in_the_installed_wheel():
         assert pathlib.Path(module.__file__).resolve().is_relative_to(site), module.__file__
 
 
+def test_no_module_shadows_a_public_function():
+    """Importing a submodule sets it as an attribute of the package: one named like a public
+    function (``srctrans/export.py`` once) would replace ``st.export`` with a module."""
+    modules = {name.split(".")[1] for name in _checkout_modules() if name.count(".") >= 1}
+    public = set(srctrans._PUBLIC) | set(srctrans._RENAMED)
+    assert not modules & public, modules & public
+
+
 def test_the_version_is_defined_once():
     assert importlib.metadata.version("srctrans") == srctrans.__version__
 

@@ -24,7 +24,7 @@ from srctrans.treewalk import walk
 # function, only st.grad(g)(x) (and the objects of grad and value_and_grad) and st.jvp are
 # generated source srctrans can differentiate again
 _TRANSFORMS = ("srctrans.api", "srctrans.composed", "srctrans.second_order",
-               "srctrans.forward_api", "srctrans.checks", "srctrans.export")
+               "srctrans.forward_api", "srctrans.checks", "srctrans.exporting")
 # the ones whose result is no such source (a pullback closure, a matrix assembled in Python)
 _NOT_NESTABLE = frozenset({"vjp", "hessian", "jacobian", "batch_jacobian", "hvp",
                            "check_grads", "source", "export"})
