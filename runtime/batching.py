@@ -11,15 +11,34 @@ has no batching rule once per member of the batch (:func:`loop`).
 a batched value's ``ndim`` less one.
 """
 
+import copy
+
 import numpy as np
 
 from .containers import entries, is_container, rebuild
+from .objects import attributes, is_plain_object
 from .refusals import error
 
 
 def _each_entry(fn, value):
-    """A container like ``value`` holding ``fn(entry)`` for each of its entries."""
+    """A container like ``value`` holding ``fn(entry)`` for each of its entries; for a plain
+    object (a model's ``self``), a copy holding ``fn(attribute)`` for each attribute."""
+    if is_plain_object(value):
+        return _each_entry_named(value, {name: fn(entry)
+                                         for name, entry in attributes(value).items()})
     return rebuild(value, [(key, fn(entry)) for key, entry in entries(value)])
+
+
+def _each_entry_named(obj, values):
+    """A copy of the plain object ``obj`` with its attributes set to ``values``."""
+    moved = copy.copy(obj)
+    for name, value in values.items():
+        object.__setattr__(moved, name, value)
+    return moved
+
+
+def _has_entries(value):
+    return is_container(value) or is_plain_object(value)
 
 
 def rank(x, batched):
@@ -48,7 +67,7 @@ def aligned(values, batched):
 def spread(value, size):
     """An unbatched value as a batch of ``size`` copies (a writable array; a container entry
     by entry), for a name that holds batched values elsewhere."""
-    if is_container(value):
+    if _has_entries(value):
         return _each_entry(lambda entry: spread(entry, size), value)
     value = np.asarray(value)
     out = np.empty((size,) + value.shape, dtype=value.dtype)
@@ -253,7 +272,7 @@ def member(value, i, batched):
     """Member ``i`` of a batched value (an array or a container of them)."""
     if not batched:
         return value
-    if is_container(value):
+    if _has_entries(value):
         return _each_entry(lambda entry: member(entry, i, True), value)
     if value is None or np.ndim(value) == 0:
         return value            # a number in a batched container (a zero cotangent): everyone's
@@ -269,6 +288,10 @@ def stacked(results):
     if is_container(first):
         taken = [dict(entries(r)) for r in results]
         return rebuild(first, [(key, stacked([t[key] for t in taken])) for key, _ in entries(first)])
+    if is_plain_object(first):
+        taken = [attributes(r) for r in results]
+        return _each_entry_named(first, {name: stacked([t[name] for t in taken])
+                                         for name in attributes(first)})
     arrays = [np.asarray(r) for r in results]
     shapes = {a.shape for a in arrays}
     if len(shapes) > 1:
@@ -320,6 +343,8 @@ def size_of(values, batched):
 def _first_length(value):
     if is_container(value):
         return _first_length(entries(value)[0][1])
+    if is_plain_object(value):
+        return _first_length(next(iter(attributes(value).values())))
     return np.shape(value)[0]
 
 

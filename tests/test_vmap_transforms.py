@@ -186,3 +186,36 @@ def test_grad_and_jvp_of_a_vmap_with_container_axes_equal_the_loops():
         _, got_t = st.jvp(total_of_dict, (p, X), tangents)
         _, want_t = st.jvp(total_of_dict_by_loop, (p, X), tangents)
         np.testing.assert_allclose(got_t, want_t, rtol=1e-12, atol=1e-14)
+
+
+# -- objects ---------------------------------------------------------------------------
+
+class Layer:
+    def __init__(self, W, b):
+        self.W, self.b = W, b
+
+    def __call__(self, x):
+        return np.tanh(self.W @ x + self.b)
+
+
+def layer_loss(layer, x):
+    return np.sum(layer(x) ** 2)
+
+
+def test_vmap_over_objects_with_batched_attributes_equals_the_loop():
+    """A model object batched along its attributes (an ensemble): each member's model has
+    its own attributes. (The loop once passed the whole batched object to every member.)"""
+    W, b, X = R.standard_normal((5, 2, 3)), R.standard_normal((5, 2)), R.standard_normal((5, 3))
+    members = [Layer(W[i], b[i]) for i in range(5)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", st.BatchingWarning)
+        out = st.vmap(layer_loss)(Layer(W, b), X)
+        gradients = st.vmap(st.grad(layer_loss))(Layer(W, b), X)
+        shared = st.vmap(st.grad(layer_loss), in_axes=(None, 0))(members[0], X)
+    np.testing.assert_allclose(out, [layer_loss(m, x) for m, x in zip(members, X)], rtol=1e-12)
+    for i, (m, x) in enumerate(zip(members, X)):
+        expected = st.grad(layer_loss)(m, x)
+        for name in ("W", "b"):
+            np.testing.assert_allclose(gradients[name][i], expected[name], rtol=1e-12)
+            np.testing.assert_allclose(shared[name][i], st.grad(layer_loss)(members[0], x)[name],
+                                       rtol=1e-12)
