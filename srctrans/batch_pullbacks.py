@@ -53,7 +53,7 @@ class _PullbackPlan:
             return self.looped.run(moved, moved_kw, size)   # the pullback's own error
         seeds = seeds.astype(np.result_type(parts.out), copy=False)
         raw = self.batched_call(parts.bwd, (parts.residuals, seeds), (False, True))
-        gradients = [_finished(g, value, size, parts.unconnected)
+        gradients = [_finished(g, value, size, parts.unconnected, seeds)
                      for g, value in zip(raw, parts.values)]
         if parts.positions is None:
             return tuple(gradients)
@@ -61,9 +61,10 @@ class _PullbackPlan:
         return tuple(by_position.get(i) for i in parts.positions[1])
 
 
-def _finished(g, value, size, unconnected):
+def _finished(g, value, size, unconnected, seeds):
     """A batch of gradients of ``value`` from the batched backward pass's ``g`` (batched, or
-    one for every member), as the pullback finishes each."""
+    one for every member), as the pullback finishes each: an array of its own (a copy where
+    it is a view, or the caller's cotangents themselves, as an identity's pullback gives)."""
     shape = (size,) + np.shape(value)
     if g is None:
         if unconnected != "zero":
@@ -75,5 +76,6 @@ def _finished(g, value, size, unconnected):
     if g.shape != shape:
         g = np.broadcast_to(g, shape)
     return np.array(g, dtype=np.result_type(value), copy=True) if (
-        g.base is not None or not g.flags.writeable or g.dtype != np.result_type(value)) else g
+        g.base is not None or not g.flags.writeable or g.dtype != np.result_type(value)
+        or np.may_share_memory(g, seeds)) else g
 

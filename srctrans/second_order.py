@@ -297,9 +297,8 @@ class _BatchedHvp:
         if any(m.shape != np.shape(call_args[p]) for p, m in tangent_members.items()):
             return None                            # hvp's own error, member by member
         gradient = _gradient_function(fn, names, call_args)
-        found = batched_matrices.specialised_jvp(gradient, call_args,
-                                 [tangent_members.get(p) for p in range(len(call_args))],
-                                 self.optimize)
+        tangents_at = [tangent_members.get(p) for p in range(len(call_args))]
+        found = batched_matrices.specialised_jvp(gradient, call_args, tangents_at, self.optimize)
         if found is None:
             return None
         _, jvp, keywords = found
@@ -308,6 +307,7 @@ class _BatchedHvp:
         products = batched_call(jvp, call_args[:shift] + primals,
                                 (False,) * shift + tuple(map(truthy, primal_flags)), batch)
         products = products if isinstance(products, tuple) else (products,)
+        # (copies: an HVP may return its tangent, the caller's array)
         by_index = {i: batched_matrices.batched_column(product, size, np.shape(members[i])).astype(
             np.result_type(members[i]), copy=True) for i, product in zip(given, products)}
         return tuple(by_index.get(i) for i in range(count))

@@ -219,3 +219,16 @@ def test_vmap_over_objects_with_batched_attributes_equals_the_loop():
             np.testing.assert_allclose(gradients[name][i], expected[name], rtol=1e-12)
             np.testing.assert_allclose(shared[name][i], st.grad(layer_loss)(members[0], x)[name],
                                        rtol=1e-12)
+
+
+def identity(x):
+    return x
+
+
+def test_vmap_of_a_pullback_never_returns_the_callers_cotangents():
+    _, pullback = st.vjp(identity, R.standard_normal(3))
+    G = R.standard_normal((4, 3))
+    (out,) = st.vmap(pullback)(G)
+    np.testing.assert_allclose(out, G)
+    out[:] = 0.0
+    assert np.all(G != 0.0)
