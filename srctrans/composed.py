@@ -79,7 +79,7 @@ def jacobian(f: Function, wrt: Wrt = 0, *, mode: JacobianMode = "auto",
             outputs = _output_leaves(out)                          # the output's arrays
             rows = sum(o.size for o in outputs if o is not None)
             if mode == "forward" or mode == "auto" and columns < rows:
-                if aux is None:                     # one batched JVP over each basis
+                if not auxiliary.has_aux(fn):       # one batched JVP over each basis
                     blocks = batched_matrices.forward_columns(fn, call_args, indices, selected,
                                                               out, optimize)
                 if blocks is None:
