@@ -78,6 +78,8 @@ from .containers import (
     best_index, sequence_length, record, record_fields, record_fields_transpose)
 from .reshaping import (
     identity, copied, getitem_grad, sequence_cotangent, sequence_cotangent_transpose,
+    container_cotangent, container_cotangent_transpose, attributes_cotangent,
+    attributes_cotangent_transpose,
     getattr_grad, sequence_grad,
     sequence_grad_transpose,
     last_and_rest, pushed, pushed_many, pushed_many_transpose, transpose_grad, reshape_like,

@@ -17,6 +17,7 @@ import numpy as np
 
 from .containers import entries, is_container, rebuild
 from .objects import attributes, is_plain_object
+from .seeding import is_integer
 from .refusals import error
 
 
@@ -446,6 +447,44 @@ def getitem_grad(g, x, key, g_batched, x_batched):
         np.add.at(out, index(key), g if g_batched else np.broadcast_to(g, out[index(key)].shape))
     else:
         out[index(key)] = lifted(g, np.ndim(out[index(key)]) - 1) if g_batched else g
+    return out
+
+
+def container_cotangent(found, container, found_batched, container_batched, size):
+    """``rt.container_cotangent(found, container)`` of each member, every entry batched:
+    ``found`` (a dict, batched as ``found_batched`` says) holds a member's entries'
+    cotangents by key; the container's entries are batched as ``container_batched`` says."""
+    from .accumulate import zeros_like
+    from .reshaping import _by_entry_key
+    found = _by_entry_key(found, container)
+    parts = []
+    for key, entry in entries(container):
+        g = found.get(key)
+        member_entry = member(entry, 0, container_batched) if container_batched else entry
+        if g is None or is_integer(member_entry):
+            zero = zeros_like(entry)
+            parts.append((key, zero if container_batched else spread(zero, size)))
+            continue
+        if found_batched:
+            g = lifted(g, np.ndim(member_entry))
+        zero = zeros_like(entry)
+        if not container_batched:
+            zero = zero[None] if isinstance(zero, np.ndarray) else np.full((1,), zero)
+        total = zero + g
+        parts.append((key, total if np.shape(total)[:1] == (size,) else
+                      np.broadcast_to(total, (size,) + np.shape(total)[1:]).copy()))
+    return rebuild(container, parts)
+
+
+def attributes_cotangent(found, obj, found_batched, obj_batched, size):
+    """``rt.attributes_cotangent(found, obj)`` of each member, every entry batched."""
+    if is_container(obj):
+        return container_cotangent(found, obj, found_batched, obj_batched, size)
+    out = {}
+    for name, g in found.items():
+        if is_integer(member(getattr(obj, name), 0, obj_batched)):
+            continue                          # an int attribute: a constant, no cotangent
+        out[name] = g if g is None or found_batched else spread(g, size)
     return out
 
 

@@ -5,7 +5,7 @@ import numpy as np
 from .accumulate import add, zeros_like
 from .broadcast import unbroadcast
 from .seeding import is_integer
-from .containers import entries, is_container, rebuild, replace_entry
+from .containers import entries, entries_like, is_container, rebuild, replace_entry
 from .joins import array_grads
 from .complex_numbers import real_for
 from .refusals import unsupported
@@ -64,16 +64,76 @@ def sequence_cotangent(found, sequence):
     >>> sequence_cotangent([np.array([1.0, 2.0]), None, 0.5], [np.ones(2), 3, 1.5])
     [array([1., 2.]), 0.0, 0.5]
     """
-    entries_found = []
-    for g, entry in zip(found, sequence):
-        if (type(g) is np.ndarray and type(entry) is np.ndarray and g.shape == entry.shape
-                and g.dtype == entry.dtype and g.dtype.kind == "f"):
-            entries_found.append(g)                  # zeros + g is g: no new array needed
-        elif g is None or is_integer(entry):
-            entries_found.append(zeros_like(entry))
-        else:
-            entries_found.append(add(zeros_like(entry), g))
-    return rebuild(sequence, [(key, g) for (key, _), g in zip(entries(sequence), entries_found)])
+    return rebuild(sequence, [(key, _entry_cotangent(g, entry))
+                              for (key, entry), g in zip(entries(sequence), found)])
+
+
+def container_cotangent(found, container):
+    """The cotangent of a container (a dict, list, tuple, named tuple) from ``found``, the
+    cotangents of some of its entries by key (a sequence's by position, a named tuple's by
+    field or position): what adding ``getitem_grad(g, container, key)`` for each to the
+    container's zeros gives, made once (zeros for the entries not in ``found`` and for int
+    entries). Linear in ``found``.
+
+    >>> container_cotangent({"w": np.array([1.0, 2.0])}, {"w": np.ones(2), "b": 0.5, "n": 3})
+    {'w': array([1., 2.]), 'b': 0.0, 'n': 0.0}
+    """
+    found = _by_entry_key(found, container)
+    return rebuild(container, [(key, _entry_cotangent(found.get(key), entry))
+                               for key, entry in entries(container)])
+
+
+def attributes_cotangent(found, obj):
+    """The cotangent of ``obj`` from ``found``, the cotangents of some of its attributes by
+    name: what adding ``getattr_grad(g, obj, name)`` for each gives, made once (a named
+    tuple or dataclass gets one of its own kind, any other object a dict of the attributes
+    read but those holding an int). Linear in ``found``."""
+    for name in found:
+        refuse_computed(obj, name)
+    if is_container(obj):
+        return container_cotangent(found, obj)
+    return {name: g for name, g in found.items() if not is_integer(getattr(obj, name))}
+
+
+def attributes_cotangent_transpose(c, found, obj):
+    """The transpose of :func:`attributes_cotangent` in ``found``."""
+    if is_container(obj):
+        return container_cotangent_transpose(c, found, obj)
+    theirs = c if isinstance(c, dict) else {}
+    return {name: None if g is None or is_integer(getattr(obj, name)) or theirs.get(name) is None
+            else unbroadcast(theirs[name], g) for name, g in found.items()}
+
+
+def container_cotangent_transpose(c, found, container):
+    """The transpose of :func:`container_cotangent` in ``found``: a dict like ``found`` with
+    ``c``'s entry for each key summed to its ``found`` entry's shape (None where that was
+    None, the container's entry an int, or ``c`` has none)."""
+    theirs = entries_like(c, container) if c is not None else {}
+    items = dict(entries(container))
+    out = {}
+    for original, g in found.items():
+        key = next(iter(_by_entry_key({original: None}, container)))
+        part = theirs.get(key)
+        out[original] = None if g is None or part is None or is_integer(items[key]) \
+            else unbroadcast(part, g)
+    return out
+
+
+def _by_entry_key(found, container):
+    """``found`` keyed as ``entries(container)`` keys its entries (a named tuple's by field)."""
+    if isinstance(container, tuple) and hasattr(container, "_fields"):
+        return {container._fields[k] if isinstance(k, int) else k: g for k, g in found.items()}
+    return found
+
+
+def _entry_cotangent(g, entry):
+    """What ``add(zeros_like(entry), g)`` gives (zeros for None and for an int entry)."""
+    if (type(g) is np.ndarray and type(entry) is np.ndarray and g.shape == entry.shape
+            and g.dtype == entry.dtype and g.dtype.kind == "f"):
+        return g                                 # zeros + g is g: no new array needed
+    if g is None or is_integer(entry):
+        return zeros_like(entry)
+    return add(zeros_like(entry), g)
 
 
 def sequence_cotangent_transpose(c, found, sequence):

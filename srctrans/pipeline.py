@@ -87,6 +87,7 @@ from srctrans.optimise.release import release_dead_arrays
 from srctrans.optimise.step_lists import save_steps_in_lists
 from srctrans.optimise.entry_cotangents import write_entry_cotangents
 from srctrans.optimise.in_place import accumulate_in_place
+from srctrans.optimise.container_cotangents import write_container_cotangents
 from srctrans.optimise.inline import inline_temporaries
 from srctrans.optimise.negation import sink_negations
 from srctrans.optimise.remat import rematerialise
@@ -231,6 +232,8 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
         backward = fold_accumulations(backward)      # after specialise: rt.add became +
         if shapes:        # the shapes tell where NumPy would reuse a temporary anyway
             backward = sink_negations(backward, _reads_all(gradients), shapes)
+            backward = write_container_cotangents(backward, _reads_all(gradients),
+                                                  unit.aliases[RUNTIME_ALIAS], unit.namer.fresh)
         _trace("optimise", lambda: _block_text(backward))
     forward = result.prologue + result.forward
     for _ in range(2):        # dropping saves can empty a branch, whose test then needs no save
@@ -550,7 +553,9 @@ def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, s
     returns the one gradient rather than a tuple. Each of ``arrays`` (names known to
     be arrays) is released after its last use (``optimise.release``). In ``specialised``
     code a loop keeps its saved values in lists of its own (``optimise.step_lists``), a
-    loop over a list writes the list's cotangent entry by entry (``optimise.entry_cotangents``) and
+    loop over a list writes the list's cotangent entry by entry (``optimise.entry_cotangents``), a
+    container parameter read by constant keys gets its cotangent key by key
+    (``optimise.container_cotangents``) and
     a parameter's gradient that only sums terms adds them in place (``optimise.in_place``).
     An ``aux`` expression (a has-aux function's ``output[1]``) is returned beside the
     gradients, ``(gradients, aux)``, read from the same forward statements.
@@ -582,6 +587,8 @@ def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, s
     if specialised:
         body = save_steps_in_lists(body, unit.namer, unit.aliases[RUNTIME_ALIAS])
         body = write_entry_cotangents(body, unit.aliases[RUNTIME_ALIAS])
+        body = write_container_cotangents(body, _reads_all([returned]),
+                                          unit.aliases[RUNTIME_ALIAS], unit.namer.fresh)
         parameter_arrays = (set(parameter_names(unit.function)) & arrays) - assigned_names(body)
         body = accumulate_in_place(body + [returned], parameter_arrays,
                                    unit.aliases[RUNTIME_ALIAS])[:-1]

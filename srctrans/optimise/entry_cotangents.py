@@ -53,7 +53,7 @@ def write_entry_cotangents(body, runtime_alias):
             value, _, index = update.value.args[1].args
             loop.body[loop.body.index(update)] = gast.copy_location(gast.Assign(
                 [gast.Subscript(load(name), index, gast.Store())], value, None), update)
-            result.insert(position + 1, assign(name, _runtime(
+            result.insert(position + 1, assign(name, runtime_call(
                 runtime_alias, "sequence_cotangent", [load(name), load(sequence)])))
     return result
 
@@ -99,11 +99,11 @@ def _entry_updates(loop, ranges, runtime_alias):
 def _update(stmt, runtime_alias):
     """``(dxs, xs, i)`` for ``dxs = rt.add(dxs, rt.getitem_grad(e, xs, i))`` (names), else None."""
     if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
-            and _is_runtime_call(stmt.value, runtime_alias, "add", 2)):
+            and is_runtime_call(stmt.value, runtime_alias, "add", 2)):
         return None
     total, added = stmt.value.args
     if not (isinstance(total, gast.Name) and total.id == stmt.targets[0].id
-            and _is_runtime_call(added, runtime_alias, "getitem_grad", 3)):
+            and is_runtime_call(added, runtime_alias, "getitem_grad", 3)):
         return None
     _, sequence, index = added.args
     if not (isinstance(sequence, gast.Name) and isinstance(index, gast.Name)):
@@ -121,7 +121,7 @@ def _zeros_before(body, position, name, sequence, runtime_alias):
         if (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
                 and stmt.targets[0].id == name):
             value = stmt.value
-            if _is_runtime_call(value, runtime_alias, "zeros_like", 1) \
+            if is_runtime_call(value, runtime_alias, "zeros_like", 1) \
                     and isinstance(value.args[0], gast.Name) and value.args[0].id == sequence:
                 return k
             return None
@@ -136,12 +136,14 @@ def _assigns_call(stmt, function):
             and isinstance(stmt.value.func, gast.Name) and stmt.value.func.id == function)
 
 
-def _is_runtime_call(node, runtime_alias, name, count):
+def is_runtime_call(node, runtime_alias, name, count):
+    """Whether ``node`` is ``rt.name(...)`` with ``count`` positional arguments only."""
     return (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
             and node.func.attr == name and isinstance(node.func.value, gast.Name)
             and node.func.value.id == runtime_alias and len(node.args) == count
             and not node.keywords)
 
 
-def _runtime(runtime_alias, name, args):
+def runtime_call(runtime_alias, name, args):
+    """``rt.name(*args)``."""
     return gast.Call(gast.Attribute(load(runtime_alias), name, gast.Load()), args, [])

@@ -178,6 +178,9 @@ def _package_version(module):
     top = module.split(".")[0]
     if top not in _versions:
         version = getattr(sys.modules.get(top), "__version__", None)
+        if version is None and (top in sys.builtin_module_names
+                                or top in getattr(sys, "stdlib_module_names", ())):
+            version = sys.version               # (the standard library: Python's)
         if version is None:
             import importlib.metadata           # only here: it costs 10 ms to import
             try:

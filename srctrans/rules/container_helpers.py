@@ -179,10 +179,29 @@ def sequence_cotangent(g, ans, found, sequence):
 def sequence_cotangent_transpose(g, ans, c, found, sequence):
     return rt.sequence_cotangent(g, sequence)
 
+# a container's cotangent made from some of its entries' (optimise/container_cotangents.py)
+@vjp(rt.container_cotangent)
+def container_cotangent(g, ans, found, container):
+    return rt.container_cotangent_transpose(g, found, container)
+
+@vjp(rt.container_cotangent_transpose)
+def container_cotangent_transpose(g, ans, c, found, container):
+    return rt.container_cotangent(g, container)
+
+@vjp(rt.attributes_cotangent)
+def attributes_cotangent(g, ans, found, obj):
+    return rt.attributes_cotangent_transpose(g, found, obj)
+
+@vjp(rt.attributes_cotangent_transpose)
+def attributes_cotangent_transpose(g, ans, c, found, obj):
+    return rt.attributes_cotangent(g, obj)
+
 linear(rt.copied, rt.getitem_grad, rt.getattr_grad, rt.getattr_grad_transpose,
        rt.attribute_tangent, rt.sequence_grad, rt.sequence_grad_transpose, rt.zero_at,
        rt.transpose_grad, rt.reshape_like, rt.as_array, rt.asarray_grad, rt.last_and_rest,
-       rt.last_and_rest_transpose, rt.sequence_cotangent, rt.sequence_cotangent_transpose)
+       rt.last_and_rest_transpose, rt.sequence_cotangent, rt.sequence_cotangent_transpose,
+       rt.container_cotangent, rt.container_cotangent_transpose, rt.attributes_cotangent,
+       rt.attributes_cotangent_transpose)
 
 
 # The tape of a subscript write: saved_at copies what the write overwrites,

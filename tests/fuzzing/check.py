@@ -92,6 +92,9 @@ def check(text, args, directory, vmap=None):
         different = _with_varargs(fn, args, first)
         if different is not None:
             return Outcome("wrong", different)
+        different = _of_a_dict(fn, args, first)
+        if different is not None:
+            return Outcome("wrong", different)
         different = _read_back(fn, args, first, eps)
         if different is not None:
             return Outcome("wrong", different)
@@ -156,6 +159,37 @@ def _with_varargs(fn, args, gradients):
         _, tangent = st.jvp(twin, _copies(args), tangents)
         if not _same_tree(tangent, expected_tangent, rtol=1e-9, atol=1e-12):
             return "the *args twin gave another JVP than the program"
+    return None
+
+
+def _of_a_dict(fn, args, gradients):
+    """What the program's twin reading ``x`` and ``y`` from a dict (``program_of_a_dict``,
+    the dict holding an int and a string too) gets wrong against ``program``'s
+    ``gradients`` and JVP, or None; its fused gradient makes the dict's cotangent key by
+    key (optimise/container_cotangents.py)."""
+    twin = fn.__globals__.get("program_of_a_dict")
+    if twin is None:
+        return None
+    x, y, s, W = args
+
+    def params():
+        return {"x": _copies((x,))[0], "y": _copies((y,))[0], "n": 3, "label": "p"}
+    tangents = tuple(np.ones_like(a) if isinstance(a, np.ndarray) else 1.0 for a in args)
+    _, expected_tangent = st.jvp(fn, _copies(args), tangents)
+    for _ in range(3):                         # generic, specialised, then its short path
+        gp, gs, gW = st.grad(twin, wrt=(0, 1, 2))(params(), s, W)
+        if gp is None:                         # an output that depends on neither x nor y
+            gp = {"x": None, "y": None, "n": None, "label": None}
+        if gp["n"] is not None or gp["label"] is not None:
+            return f"the dict's int and string entries got cotangents: {gp!r}"
+        for a, b, arg in zip((gp["x"], gp["y"], gs, gW), gradients, args):
+            a, b = (np.zeros_like(arg) if g is None else g for g in (a, b))
+            if not np.allclose(a, b, rtol=1e-9, atol=1e-12):
+                return "the dict twin gave another gradient than the program"
+        dp = {"x": tangents[0], "y": tangents[1], "n": None, "label": None}
+        _, tangent = st.jvp(twin, (params(), s, W), (dp, tangents[2], tangents[3]))
+        if not _same_tree(tangent, expected_tangent, rtol=1e-9, atol=1e-12):
+            return "the dict twin gave another JVP than the program"
     return None
 
 

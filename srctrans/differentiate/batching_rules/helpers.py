@@ -97,7 +97,8 @@ def _matmul_transposed_right(call, g, b):
 
 _WITH_RULES = frozenset({rt.matmul_lhs, rt.matmul_rhs, rt.dot_lhs, rt.dot_rhs, rt.unbroadcast,
                          rt.getitem_grad, rt.transpose_grad, rt.add, rt.broadcast_like,
-                         rt.reshape_like, rt.tuple_like, rt.custom_cotangents})
+                         rt.reshape_like, rt.tuple_like, rt.custom_cotangents,
+                         rt.container_cotangent, rt.attributes_cotangent})
 
 
 # checks a helper makes for their effect (an error) that read the dtype or the array library
@@ -150,6 +151,12 @@ def runtime_rule(call):
         ans, parts = call.args                 # every part batched, as the tuple's flag says
         return t("rt.tuple_like(A, rt.batch.conformed(P, F, True, S))", A=ans, P=parts,
                  F=flag_node(call.flag(parts)), S=call.size())
+    if callee in (rt.container_cotangent, rt.attributes_cotangent) and len(call.args) == 2 and \
+            not call.keywords and isinstance(call.flag(call.args[1]), bool):
+        found, container = call.args
+        return t(f"rt.batch.{callee.__name__}(F, C, FF, FC, N)", F=found, C=container,
+                 FF=flag_constant(call, found), FC=flag_constant(call, container),
+                 N=call.size())
     if callee is rt.custom_cotangents and 3 <= len(call.args) <= 4 and not call.keywords:
         cotangents, args, rule = call.args[:3]      # (a user's rule, batched itself, returned)
         single = call.args[3] if len(call.args) == 4 else gast.Constant(False, None)

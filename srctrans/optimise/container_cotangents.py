@@ -1,0 +1,118 @@
+"""A parameter that is a container gets its cotangent entry by entry, made once at the end.
+
+Requires: the body of a specialised fused gradient (forward statements, then the
+backward pass, no ``return``) and the names the ``return`` reads.
+Guarantees: the values computed are unchanged. A function reading entries of a
+dict (or list, tuple) parameter by constant keys (``q["mu"]``, ``params[0]``) gets,
+for each read, the container's cotangent in full: zeros everywhere but at the key
+(``rt.getitem_grad``), added to the sum so far (``rt.add``), entry by entry. For ``m``
+reads of a container of ``k`` entries that is ``m * k`` arrays made and added where an
+expert adds ``m``. When every statement that assigns the cotangent ``dq`` is one of
+those, in the function's own block (no loop or branch), and only they and the
+``return`` read it, each key's terms are summed in a name of their own and the
+container is made once, after the last of them::
+
+    dq = rt.getitem_grad(a, q, 'mu')                 dq_entry = a
+    ...                                      ->      ...
+    dq = rt.add(dq, rt.getitem_grad(b, q, 'sd'))     dq_entry_2 = b
+    ...                                              ...
+    dq = rt.add(dq, rt.getitem_grad(c, q, 'mu'))     dq_entry = rt.add(dq_entry, c)
+                                                     dq = rt.container_cotangent(
+                                                         {'mu': dq_entry, 'sd': dq_entry_2}, q)
+
+``rt.container_cotangent`` gives each entry what ``rt.add`` of its zeros and its terms
+gives (zeros where no read wrote one, and for an int entry). An object's attributes read
+by name (``self.W``, ``p.mu``: ``rt.getattr_grad``) are summed alike, and
+``rt.attributes_cotangent`` makes the object's cotangent (a dict of the attributes read).
+"""
+
+import collections
+
+import gast
+
+from srctrans.nodes import assign, load
+from srctrans.optimise.entry_cotangents import is_runtime_call, runtime_call
+from srctrans.treewalk import walk
+
+_Placement = collections.namedtuple("_Placement", "stmt first container key term helper")
+# what a read leaves in the cotangent -> what makes the cotangent from the sums by key
+_MADE_BY = {"getitem_grad": "container_cotangent", "getattr_grad": "attributes_cotangent"}
+
+
+def write_container_cotangents(body, returned_reads, runtime_alias, fresh):
+    """``body`` with each qualifying container cotangent summed key by key (see above);
+    ``returned_reads``: the names the ``return`` reads; ``fresh(base)`` names the sums."""
+    stores, loads = _uses(body)
+    replaced, inserted = {}, {}       # id(statement) -> its replacement, what follows it
+    for name, placements in _placements(body, runtime_alias).items():
+        if not _qualifies(name, placements, stores, loads, returned_reads):
+            continue
+        sums = {}
+        for placement in placements:
+            known = sums.get(placement.key)
+            if known is None:
+                sums[placement.key] = known = fresh(f"{name}_entry")
+                value = placement.term
+            else:
+                value = runtime_call(runtime_alias, "add", [load(known), placement.term])
+            replaced[id(placement.stmt)] = gast.copy_location(assign(known, value),
+                                                              placement.stmt)
+        found = gast.Dict([gast.Constant(key, None) for key in sums],
+                          [load(total) for total in sums.values()])
+        inserted[id(placements[-1].stmt)] = assign(name, runtime_call(
+            runtime_alias, _MADE_BY[placements[0].helper], [found, load(placements[0].container)]))
+    result = []
+    for stmt in body:
+        result.append(replaced.get(id(stmt), stmt))
+        if id(stmt) in inserted:
+            result.append(inserted[id(stmt)])
+    return result
+
+
+def _qualifies(name, placements, stores, loads, returned_reads):
+    """Every assignment of ``name`` is one of ``placements`` (the first a placement, the others
+    sums, all of one container no statement assigns), and only they and the return read it."""
+    container, helper = placements[0].container, placements[0].helper
+    return (len(placements) >= 2 and placements[0].first
+            and not any(p.first for p in placements[1:])
+            and all(p.container == container and p.helper == helper for p in placements)
+            and stores.get(name) == len(placements)
+            and loads.get(name, 0) == len(placements) - 1
+            and name in returned_reads and not stores.get(container))
+
+
+def _placements(body, runtime_alias):
+    """name -> the statements of ``body``'s own block that place a term in ``name``, a
+    container's (or an object's) cotangent, in order: ``name = rt.getitem_grad(term, q,
+    key)`` and ``name = rt.add(name, rt.getitem_grad(term, q, key))``, ``key`` a constant
+    (``rt.getattr_grad`` and an attribute's name alike)."""
+    found = {}
+    for stmt in body:
+        if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], gast.Name)):
+            continue
+        name, value, first = stmt.targets[0].id, stmt.value, True
+        if is_runtime_call(value, runtime_alias, "add", 2) and \
+                isinstance(value.args[0], gast.Name) and value.args[0].id == name:
+            value, first = value.args[1], False
+        helper = next((h for h in _MADE_BY if is_runtime_call(value, runtime_alias, h, 3)), None)
+        if helper is None:
+            continue
+        term, container, key = value.args
+        if (isinstance(container, gast.Name) and isinstance(key, gast.Constant)
+                and (isinstance(key.value, str) or type(key.value) is int and key.value >= 0)
+                and not any(isinstance(n, gast.Name) and n.id == name for n in walk(term))):
+            found.setdefault(name, []).append(
+                _Placement(stmt, first, container.id, key.value, term, helper))
+    return found
+
+
+def _uses(body):
+    """``(stores, loads)``: how many times each name is assigned and read in ``body``,
+    nested blocks too."""
+    stores, loads = collections.Counter(), collections.Counter()
+    for stmt in body:
+        for node in walk(stmt):
+            if isinstance(node, gast.Name):
+                (stores if isinstance(node.ctx, gast.Store) else loads)[node.id] += 1
+    return stores, loads

@@ -1,0 +1,156 @@
+"""A container parameter read by constant keys gets its cotangent key by key, made once
+(optimise/container_cotangents.py): the fused gradient sums each key's terms and builds the
+container at the end, where it made the whole container (zeros but at one key) for every
+read and added them. The gradients are the same, to second order and under st.vmap."""
+
+import collections
+import warnings
+
+import numpy as np
+import pytest
+
+import srctrans as st
+
+R = np.random.default_rng(47)
+Params = collections.namedtuple("Params", "mu log_sigma")
+
+
+def kl_of_dicts(q, p):
+    var_q, var_p = np.exp(2 * q["log_sigma"]), np.exp(2 * p["log_sigma"])
+    return np.sum(p["log_sigma"] - q["log_sigma"] + (var_q + (q["mu"] - p["mu"]) ** 2)
+                  / (2 * var_p) - 0.5) * q["scale"] + q["count"]
+
+
+def ridge_of_a_list(params, X, y):
+    w, b = params[0], params[1]
+    r = X @ w + b - y
+    return np.sum(r ** 2) + 0.1 * np.sum(params[0] ** 2) + params[2] * np.sum(w)
+
+
+def of_a_named_tuple(p, x):
+    return np.sum(np.tanh(p.mu * x) * np.exp(p.log_sigma)) + np.sum(p.mu ** 2) + np.sum(p.log_sigma ** 3)
+
+
+def q_and_p():
+    q = {"mu": R.standard_normal(3), "log_sigma": R.standard_normal(3) * 0.3, "scale": 1.5,
+         "count": 2, "name": "posterior"}
+    p = {"mu": R.standard_normal(3), "log_sigma": R.standard_normal(3) * 0.3}
+    return q, p
+
+
+def list_args():
+    return [R.standard_normal(3), 0.2, 0.7], R.standard_normal((6, 3)), R.standard_normal(6)
+
+
+CASES = [(kl_of_dicts, q_and_p), (ridge_of_a_list, list_args),
+         (of_a_named_tuple, lambda: (Params(R.standard_normal(3), R.standard_normal(3) * 0.2),
+                                     R.standard_normal(3)))]
+
+
+@pytest.mark.parametrize("f, make", CASES, ids=[c[0].__name__ for c in CASES])
+def test_the_fused_gradient_builds_the_container_once(f, make):
+    args = make()
+    source = st.source(f, args=args)
+    fused = source[source.index(f"def {f.__name__}_grad("):]
+    assert ("rt.container_cotangent(" in fused or "rt.attributes_cotangent(" in fused) and \
+        "getitem_grad(" not in fused and "getattr_grad(" not in fused, fused
+
+
+@pytest.mark.parametrize("f, make", CASES, ids=[c[0].__name__ for c in CASES])
+def test_the_gradient_is_unchanged_to_second_order(f, make):
+    args = make()
+    gradient = st.grad(f)
+    for _ in range(3):                                    # generic, specialised, short path
+        got = gradient(*args)
+    want = st.grad(f, optimize=False)(*args)
+    for a, b in zip(_leaves(got), _leaves(want)):
+        assert (a is None) == (b is None)
+        if a is not None:
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    st.check_grads(f, args, order=2, rtol=1e-4)
+
+
+def test_entries_with_no_read_and_int_entries_get_zeros_or_none_as_before():
+    q, p = q_and_p()
+    gradient = st.grad(kl_of_dicts)
+    for _ in range(3):
+        got = gradient(q, p)
+    assert set(got) == set(q)
+    assert got["count"] is None and got["name"] is None
+    assert isinstance(got["scale"], float) or np.ndim(got["scale"]) == 0
+
+
+@pytest.mark.parametrize("in_axes", [(0, None), (None, 0)])
+def test_under_vmap_the_container_cotangent_is_batched(in_axes):
+    q, p = q_and_p()
+    q = {k: v for k, v in q.items() if k in ("mu", "log_sigma", "scale")}
+    batch = [({k: v * s for k, v in q.items()}, {k: v * s for k, v in p.items()})
+             for s in (1.0, 0.9, 1.2)]
+    args = tuple(
+        (({k: np.stack([np.asarray(b[i][k], dtype=float) for b in batch]) for k in batch[0][i]})
+         if ax == 0 else batch[0][i]) for i, ax in enumerate(in_axes))
+    members = [tuple(b[i] if ax == 0 else batch[0][i] for i, ax in enumerate(in_axes))
+               for b in batch]
+    gradient = st.grad(kl_without_count)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", st.BatchingWarning)
+        got = st.vmap(gradient, in_axes=in_axes)(*args)
+    for i, member in enumerate(members):
+        expected = gradient(*member)
+        for key in expected:
+            np.testing.assert_allclose(got[key][i], expected[key], rtol=1e-12)
+
+
+def kl_without_count(q, p):
+    var_q, var_p = np.exp(2 * q["log_sigma"]), np.exp(2 * p["log_sigma"])
+    return np.sum(p["log_sigma"] - q["log_sigma"] + (var_q + (q["mu"] - p["mu"]) ** 2)
+                  / (2 * var_p) - 0.5) * q["scale"]
+
+
+def _leaves(value):
+    if isinstance(value, dict):
+        return [value[k] for k in sorted(value)]
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    return [value]
+
+
+class Regression:
+    def __init__(self, w, b, n):
+        self.w, self.b, self.n = w, b, n
+
+    def loss(self, X, y):
+        r = X @ self.w + self.b - y
+        return np.sum(r ** 2) / self.n + 0.1 * np.sum(self.w ** 2) + 0.01 * self.b ** 2
+
+
+def test_a_method_gets_its_objects_cotangent_once():
+    model = Regression(R.standard_normal(3), 0.3, 6)
+    X, y = R.standard_normal((6, 3)), R.standard_normal(6)
+    gradient = st.grad(Regression.loss)
+    for _ in range(3):
+        got = gradient(model, X, y)
+    want = st.grad(Regression.loss, optimize=False)(model, X, y)
+    assert set(got) == set(want) == {"w", "b"}                 # (n, an int, has none)
+    for key in want:
+        np.testing.assert_allclose(got[key], want[key], rtol=1e-12)
+    source = st.source(Regression.loss, args=(model, X, y))
+    fused = source[source.index("def Regression_loss_grad("):]
+    assert "rt.attributes_cotangent(" in fused and "getattr_grad(" not in fused, fused
+
+
+@pytest.mark.parametrize("in_axes", [(None, 0, 0), (0, 0, 0)])
+def test_under_vmap_the_objects_cotangent_is_batched(in_axes):
+    X, y = R.standard_normal((4, 6, 3)), R.standard_normal((4, 6))
+    w, b = R.standard_normal((4, 3)), R.standard_normal(4)
+    members = [Regression(w[i] if in_axes[0] == 0 else w[0], b[i] if in_axes[0] == 0 else b[0],
+                          6.0) for i in range(4)]
+    model = Regression(w, b, np.full(4, 6.0)) if in_axes[0] == 0 else members[0]
+    gradient = st.grad(Regression.loss)
+    with warnings.catch_warnings():      # (a batched object's attributes: read per member)
+        warnings.simplefilter("error" if in_axes[0] is None else "ignore", st.BatchingWarning)
+        got = st.vmap(gradient, in_axes=in_axes)(model, X, y)
+    for i, member in enumerate(members):
+        expected = gradient(member, X[i], y[i])
+        for key in expected:
+            np.testing.assert_allclose(got[key][i], expected[key], rtol=1e-12)
