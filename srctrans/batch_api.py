@@ -12,7 +12,6 @@ either way a warning names it, once.
 import functools
 import inspect
 import os
-import warnings
 
 import numpy as np
 
@@ -25,10 +24,8 @@ from srctrans.hints import Function
 from srctrans.reporting import user_facing
 from srctrans.runtime import batching as rt_batch
 from srctrans.selection import unwrap
-
-
-class BatchingWarning(UserWarning):
-    """``st.vmap`` runs part of a function once per member of the batch: slower, not wrong."""
+from srctrans.batch_plans import (  # noqa: F401 -- BatchingWarning and _warned: st's and tests'
+    BatchingWarning, Built, Looped, _quiet, _warned, member_of, per_member, same, warn_per_member)
 
 
 def _call_of_vmap(f, *args, **kwargs):
@@ -151,63 +148,7 @@ def _fast_key(args):
 
 # -- plans: the batched function for a pattern of arguments --------------------------
 
-class _Built:
-    """The generated batched function for one pattern of batched arguments and ranks."""
-
-    def __init__(self, build, fn, prefix, post):
-        self.build, self.fn, self.prefix, self.post = build, fn, prefix, post
-        self.output_flag = build.output_flag
-
-    def run(self, moved, moved_kw, size):
-        errors = np.geterr() if self.build.selects else None
-        try:
-            return self.post(self.build.function(*self.prefix, *[v for v, _ in moved],
-                                                 **{k: v for k, (v, _) in moved_kw.items()}))
-        except rt_batch.Ragged:         # a call run per member gave results of other shapes
-            warn_per_member(self.fn, "a call whose members' results differ in shape", None)
-            return _Looped(self.fn, self.prefix, self.post).run(moved, moved_kw, size)
-        except Exception as error:      # noqa: BLE001 -- a branch some members do not take
-            if not self.build.selects:
-                raise
-            np.seterr(**errors)             # (the batched code turned warnings off there)
-            warn_per_member(self.fn, f"code in a branch some members do not take, which raised "
-                  f"{type(error).__name__} ({str(error).splitlines()[0][:80]}),", None)
-            return _Looped(self.fn, self.prefix, self.post).run(moved, moved_kw, size)
-
-
-class _Looped:
-    """The fallback: ``f`` once per member, the results stacked."""
-
-    output_flag = True              # each member's output, stacked
-
-    def __init__(self, fn, prefix, post):
-        self.fn, self.prefix, self.post = fn, prefix, post
-
-    def run(self, moved, moved_kw, size):
-        results = []
-        for i in range(size):
-            args = [_member(v, i, f) for v, f in moved]
-            kwargs = {k: _member(v, i, f) for k, (v, f) in moved_kw.items()}
-            results.append(self.post(self.fn(*self.prefix, *args, **kwargs)))
-        try:
-            return rt_batch.stacked(results)
-        except rt_batch.Ragged as ragged:
-            raise ragged.for_user() from None
-
-
-def per_member(fn):
-    """The plan that runs ``fn`` once per member of a batch, the results stacked."""
-    return _Looped(fn, (), _same)
-
-
-def _member(value, i, flag):
-    if isinstance(flag, axes_.Mixed):
-        return flag.member(value, i)
-    return rt_batch.member(value, i, flag is not False)
-
-
-_built = cache.memo()          # per-example function -> {pattern: _Built or _Looped}
-_warned: set = set()
+_built = cache.memo()          # per-example function -> {pattern: Built or Looped}
 
 
 def _plan_for(f, moved, moved_kw, size):
@@ -215,7 +156,7 @@ def _plan_for(f, moved, moved_kw, size):
     # hook(moved, moved_kw, looped, batched_call) -> a plan, or None for ``looped``
     batched = getattr(f, "__srctrans_batched__", None)
     if batched is not None:
-        looped = _Looped(f, (), _same)
+        looped = Looped(f, (), same)
         plan = batched(moved, moved_kw, looped, batched_call)
         if plan is None:
             warn_per_member(f, "a function made by srctrans, for arguments it has no batched "
@@ -224,7 +165,7 @@ def _plan_for(f, moved, moved_kw, size):
     fn, prefix, post = _per_example_function(f, moved, moved_kw)
     if _made_by_srctrans(fn):         # st.hessian(f), st.jacobian(f): Python loops of srctrans's
         warn_per_member(f, "a function made by srctrans that has no batched form", None)
-        return _Looped(f, (), _same)
+        return Looped(f, (), same)
     signature = inspect.signature(fn)
     try:
         flags = signature.bind(*[False] * len(prefix), *[f for _, f in moved],
@@ -249,19 +190,19 @@ def _plan_for(f, moved, moved_kw, size):
 def _make_plan(fn, prefix, post, flags, ranks):
     if isinstance(fn, _Vmapped):
         warn_per_member(fn, "an inner st.vmap with container axes or arguments", None)
-        return _Looped(fn, prefix, post)
+        return Looped(fn, prefix, post)
     if any(f is None for f in flags.values()):
         warn_per_member(fn, "a container argument batched in some of its arrays only", None)
-        return _Looped(fn, prefix, post)
+        return Looped(fn, prefix, post)
     try:
         build = build_batched(fn, flags, ranks, _build_callee, callee_flag=_callee_flag,
                               callee_rank=_callee_rank)
     except Unbatchable as refusal:
         warn_per_member(fn, refusal.what, _location(fn, refusal))
-        return _Looped(fn, prefix, post)
+        return Looped(fn, prefix, post)
     for what, location in build.loops:
         warn_per_member(fn, what, location)
-    return _Built(build, fn, prefix, post)
+    return Built(build, fn, prefix, post)
 
 
 def _build_callee(fn, flags, ranks, all_batched=True):
@@ -334,20 +275,6 @@ def _made_by_srctrans(fn):
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
-def warn_per_member(fn, what, location=None):
-    """Warn, once for ``fn`` and ``what``, that ``st.vmap`` runs ``what`` once per member."""
-    if _quiet[0]:
-        return
-    key = (fn, what, str(location))
-    if key in _warned:
-        return
-    _warned.add(key)
-    where = f" ({location})" if location is not None else ""
-    warnings.warn(f"st.vmap of {getattr(fn, '__qualname__', fn)} runs {what}{where} once per "
-                  f"member of the batch: slower than batched code, never wrong",
-                  BatchingWarning, stacklevel=4)
-
-
 def _rank(value, batched):
     """A value's per-example rank; for a tuple or list, a tuple of its entries' (None for a
     value that is not an array or a number)."""
@@ -367,18 +294,18 @@ def _per_example_function(f, moved, moved_kw):
     what ``f`` returns (a gradient's one-entry tuple unwrapped)."""
     from srctrans.api import _Differentiated
     if isinstance(f, _Differentiated) and not f._with_value and not f._has_aux:
-        members = [_member(v, 0, flag) for v, flag in moved]
+        members = [member_of(v, 0, flag) for v, flag in moved]
         specialised = _specialised_gradient(f, members)
         if specialised is not None:
             gradient, single = specialised
             conform = _as_array_gradients(f, moved)
             return gradient, (), (lambda out: conform(out[0])) if single else conform
     if isinstance(f, _Vmapped):          # (an inner vmap nested_call does not merge)
-        return f, (), _same
+        return f, (), same
     fn, bound_self = unwrap(f)
     if isinstance(f, _Differentiated) and not f._has_aux:
         return fn, (() if bound_self is None else (bound_self,)), _as_array_gradients(f, moved)
-    return fn, (() if bound_self is None else (bound_self,)), _same
+    return fn, (() if bound_self is None else (bound_self,)), same
 
 
 def _as_array_gradients(grad_object, moved):
@@ -396,10 +323,6 @@ def _as_array_gradients(grad_object, moved):
                  for g, array in zip(parts, arrays)]
         return parts[0] if single else tuple(parts)
     return post
-
-
-def _same(out):
-    return out
 
 
 def _specialised_gradient(grad_object, members):
@@ -422,7 +345,6 @@ def _specialised_gradient(grad_object, members):
 
 
 
-_quiet = [0]      # > 0 while srctrans batches its own derivatives (no warning: not the user's vmap)
 
 
 def batched_call(fn, args, flags, kwargs=None):
@@ -457,7 +379,7 @@ def direct_function(fn, args, flags, kwargs=None):
     key = _ranks_key((tuple(flags), args, kwargs))
     plans = _called.get(fn)
     plan = plans.get(key) if plans is not None and key is not None else None
-    if (isinstance(plan, _Built) and not plan.prefix and plan.post is _same
+    if (isinstance(plan, Built) and not plan.prefix and plan.post is same
             and not plan.build.selects):
         return plan.build.function
     return None
@@ -488,7 +410,7 @@ def _batched_source(vmapped, args):
         raise UsageError("the batched code depends on the arguments' ranks",
                          hint="pass example arguments: st.source(st.vmap(f), args=(x, y))")
     plan, _, _, _ = vmapped.plan(tuple(args), {})
-    if isinstance(plan, _Looped):
+    if isinstance(plan, Looped):
         return (f"# st.vmap runs {getattr(plan.fn, '__qualname__', plan.fn)} once per member of "
                 f"the batch: it has a construct with no batched form (see the warning)\n")
     texts = [plan.build.source]

@@ -27,7 +27,7 @@ def export_batched(vmapped, path, args, module_text):
         raise UsageError("exporting st.vmap with container in_axes or out_axes",
                          hint="give an int or None per argument, and an int out_axes")
     plan, _, _, _ = vmapped.plan(tuple(args), {})
-    if not isinstance(plan, batch_api._Built) or plan.prefix or plan.post is not batch_api._same:
+    if not isinstance(plan, batch_api.Built) or plan.prefix or plan.post is not batch_api.same:
         raise UsageError(f"cannot export st.vmap of {getattr(vmapped._f, '__qualname__', 'f')}: "
                          f"for these arguments it runs the function once per member, or a "
                          f"derivative of it (see st.source of it)",

@@ -20,7 +20,7 @@ LAYERS = [
              "srctrans.repeat", "srctrans.repeat_structures", "srctrans.hints", "srctrans.pytrees",
              "srctrans.ownership", "srctrans.batch_api", "srctrans.batched_matrices",
              "srctrans.batch_derivatives", "srctrans.batch_nested",
-             "srctrans.export_batched", "srctrans.batch_axes", "srctrans.batch_pullbacks"]),
+             "srctrans.export_batched", "srctrans.batch_axes", "srctrans.batch_pullbacks", "srctrans.batch_plans"]),
     ("cache", ["srctrans.cache", "srctrans.shape_keys", "srctrans.persist", "srctrans.reporting", "srctrans.outputs"]),
     ("pipeline", ["srctrans.pipeline", "srctrans.batch_pipeline"]),
     ("passes", ["srctrans.parse", "srctrans.normalize", "srctrans.analyse",
