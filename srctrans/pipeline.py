@@ -553,9 +553,7 @@ def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, s
     returns the one gradient rather than a tuple. Each of ``arrays`` (names known to
     be arrays) is released after its last use (``optimise.release``). In ``specialised``
     code a loop keeps its saved values in lists of its own (``optimise.step_lists``), a
-    loop over a list writes the list's cotangent entry by entry (``optimise.entry_cotangents``), a
-    container parameter read by constant keys gets its cotangent key by key
-    (``optimise.container_cotangents``) and
+    loop over a list writes the list's cotangent entry by entry (``optimise.entry_cotangents``) and
     a parameter's gradient that only sums terms adds them in place (``optimise.in_place``).
     An ``aux`` expression (a has-aux function's ``output[1]``) is returned beside the
     gradients, ``(gradients, aux)``, read from the same forward statements.
@@ -587,8 +585,6 @@ def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, s
     if specialised:
         body = save_steps_in_lists(body, unit.namer, unit.aliases[RUNTIME_ALIAS])
         body = write_entry_cotangents(body, unit.aliases[RUNTIME_ALIAS])
-        body = write_container_cotangents(body, _reads_all([returned]),
-                                          unit.aliases[RUNTIME_ALIAS], unit.namer.fresh)
         parameter_arrays = (set(parameter_names(unit.function)) & arrays) - assigned_names(body)
         body = accumulate_in_place(body + [returned], parameter_arrays,
                                    unit.aliases[RUNTIME_ALIAS])[:-1]

@@ -1,7 +1,7 @@
 """A parameter that is a container gets its cotangent entry by entry, made once at the end.
 
-Requires: the body of a specialised fused gradient (forward statements, then the
-backward pass, no ``return``) and the names the ``return`` reads.
+Requires: a specialised backward pass (its statements, no ``return``; the fused
+gradient is made from it afterwards) and the names its gradients read.
 Guarantees: the values computed are unchanged. A function reading entries of a
 dict (or list, tuple) parameter by constant keys (``q["mu"]``, ``params[0]``) gets,
 for each read, the container's cotangent in full: zeros everywhere but at the key
@@ -41,7 +41,8 @@ _MADE_BY = {"getitem_grad": "container_cotangent", "getattr_grad": "attributes_c
 
 def write_container_cotangents(body, returned_reads, runtime_alias, fresh):
     """``body`` with each qualifying container cotangent summed key by key (see above);
-    ``returned_reads``: the names the ``return`` reads; ``fresh(base)`` names the sums."""
+    ``returned_reads``: the names the gradients returned read; ``fresh(base)`` names the
+    sums."""
     stores, loads = _uses(body)
     replaced, inserted = {}, {}       # id(statement) -> its replacement, what follows it
     for name, placements in _placements(body, runtime_alias).items():
