@@ -79,23 +79,26 @@ def reverse_rows(found, residuals, out, selected):
         np.result_type(out, x), copy=False)] for p, x in zip(parts, selected)]]
 
 
-def hessian_columns(jvp, call_args, keyword, y, others):
-    """The columns ``H[:, leaf y]`` of each selected argument from one batched JVP of the
-    gradient over ``y``'s basis: a list with one block of shape ``x.shape + y.shape`` per
-    selected argument ``x`` in ``others``, or None."""
-    if not plain_arrays(y, *others) or is_complex(y) or not plain_call(call_args):
+def jvp_columns(jvp, call_args, keyword, y, outputs):
+    """The columns over ``y``'s basis of each of the JVP's outputs, from one batched JVP (in
+    chunks): a list with one block of shape ``x.shape + y.shape`` per output ``x`` in
+    ``outputs`` (a Hessian's: the selected arguments, whose shapes the gradient has; a
+    forward Jacobian's: the function's output), or None. Each block is an array of its own."""
+    if not plain_arrays(y, *outputs) or is_complex(y) or not plain_call(call_args):
         return None
-    parts = [[] for _ in others]
-    for start, stop in _chunks(y.size, y.size):
+    parts = [[] for _ in outputs]
+    for start, stop in _chunks(y.size, max(y.size, sum(x.size for x in outputs))):
         tangents = _basis(start, stop, y.shape, y.dtype)
         columns = batched_call(jvp, tuple(call_args), tuple(False for _ in call_args),
                                {keyword: tangents})
         if not isinstance(columns, tuple):
             columns = (columns,)
-        for part, column, x in zip(parts, columns, others):
-            part.append(batched_column(column, stop - start, x.shape))
+        for part, column, x in zip(parts, columns, outputs):
+            if not isinstance(column, (np.ndarray, float, np.floating)):
+                return None                   # (a has-aux or container output)
+            part.append(batched_column(np.asarray(column), stop - start, x.shape))
     blocks = [block_of_columns(p, x.shape, y.shape, np.result_type(x, y), None)
-              for p, x in zip(parts, others)]
+              for p, x in zip(parts, outputs)]
     for i, block in enumerate(blocks):      # (a JVP may return one array for two arguments)
         if any(np.may_share_memory(block, earlier) for earlier in blocks[:i]):
             blocks[i] = block.copy()
@@ -126,7 +129,7 @@ def block_of_columns(columns, x_shape, y_shape, dtype, basis):
 
 def hessian_kernel(jvp, call_args, keyword, y):
     """``(kernel, basis)`` for a guard of later Hessians of calls shaped like this one, after
-    :func:`hessian_columns` ran for it in one chunk: the batched JVP as a plain function of
+    :func:`jvp_columns` ran for it in one chunk: the batched JVP as a plain function of
     the call's arguments and ``keyword=basis``, and ``y``'s whole basis, read-only; None when
     the batched JVP is not that plain function (a fallback, a select that may fall back)."""
     if len(_chunks(y.size, y.size)) != 1:
@@ -159,32 +162,31 @@ def specialised_jvp(fn, call_args, tangents, optimize):
     return plan.instance, found.jvp, keywords
 
 
+def jvp_along(fn, call_args, position, optimize):
+    """``(instance, jvp, keyword)``: :func:`specialised_jvp` along the argument at
+    ``position`` alone, or None."""
+    tangents = [None] * len(call_args)
+    tangents[position] = np.zeros_like(call_args[position])
+    found = specialised_jvp(fn, call_args, tangents, optimize)
+    return None if found is None else (found[0], found[1], found[2][position])
+
+
 def forward_columns(fn, call_args, indices, selected, out, optimize):
     """The forward Jacobian's blocks as ``composed`` nests them, ``[[[block of argument i]]]``,
-    each argument's from one batched JVP of ``fn`` over its basis, or None (then one JVP per
-    column): for plain array arguments and a float array (or number) output ``out``."""
+    each argument's from one batched JVP of ``fn`` over its basis (:func:`jvp_columns`), or
+    None (then one JVP per column): for plain array arguments and a float array (or
+    number) output ``out``."""
     if type(out) in (float, np.float64, np.float32):
         out = np.asarray(out)
-    if not plain_call(call_args) or not plain_arrays(*selected, out) or \
-            any(is_complex(x) for x in selected):
+    if not plain_call(call_args) or not plain_arrays(*selected, out):
         return None
     blocks = []
     for position, x in zip(indices, selected):
-        tangents = [None] * len(call_args)
-        tangents[position] = np.zeros_like(x)
-        found = specialised_jvp(fn, call_args, tangents, optimize)
-        if found is None:
+        found = jvp_along(fn, call_args, position, optimize)
+        columns = None if found is None else jvp_columns(found[1], call_args, found[2], x, [out])
+        if columns is None:
             return None
-        _, jvp, keywords = found
-        parts = []
-        for start, stop in _chunks(x.size, max(x.size, out.size)):
-            column = batched_call(jvp, tuple(call_args), (False,) * len(call_args),
-                                  {keywords[position]: _basis(start, stop, x.shape, x.dtype)})
-            if not isinstance(column, (np.ndarray, float, np.floating)):
-                return None                   # (a has-aux or container output)
-            parts.append(batched_column(np.asarray(column), stop - start, out.shape))
-        blocks.append([block_of_columns(parts, out.shape, x.shape, np.result_type(out, x),
-                                        None)])
+        blocks.append(columns)
     return [blocks]
 
 

@@ -190,13 +190,10 @@ def _batched_block(fn, call_args, position, x, out, ran, forward, optimize):
     forward pass ``ran``); None where that does not apply."""
     if not forward:
         return None if ran is None else batched_matrices.batch_rows(ran[0], ran[2], out, x)
-    tangents = [None] * len(call_args)
-    tangents[position] = np.zeros_like(x)
-    found = batched_matrices.specialised_jvp(fn, call_args, tangents, optimize)
+    found = batched_matrices.jvp_along(fn, call_args, position, optimize)
     if found is None or not isinstance(out, np.ndarray):
         return None
-    _, jvp, keywords = found
-    return batched_matrices.batch_columns(jvp, call_args, keywords[position], x, out.shape)
+    return batched_matrices.batch_columns(found[1], call_args, found[2], x, out.shape)
 
 
 # -- helpers ---------------------------------------------------------------------

@@ -114,19 +114,16 @@ def _hessian_columns(gradient, call_args, indices, j, y, selected, optimize, rem
     is called when they came from the batched JVP."""
     if any(is_tree(x) for x in selected):
         return None
-    position = indices[j]
-    tangents = [None] * len(call_args)
-    tangents[position] = np.zeros_like(y)
-    found = batched_matrices.specialised_jvp(gradient, call_args, tangents, optimize)
+    found = batched_matrices.jvp_along(gradient, call_args, indices[j], optimize)
     if found is None:
         return None
-    instance, jvp, keywords = found
+    instance, jvp, keyword = found
     try:
-        blocks = batched_matrices.hessian_columns(jvp, call_args, keywords[position], y, selected)
+        blocks = batched_matrices.jvp_columns(jvp, call_args, keyword, y, selected)
     except Exception:                   # a batched form that fails: one JVP per column instead
         return None
     if blocks is not None and remember is not None:
-        remember(instance, jvp, keywords[position])
+        remember(instance, jvp, keyword)
     return blocks
 
 
