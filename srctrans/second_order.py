@@ -142,14 +142,10 @@ def _note_hessian_repeat(guards, fn, names, gradient, primals, y, jvp_instance, 
     """Make ``guards[_LAST]`` the guard a Hessian of ``fn`` tries first for calls shaped like
     this one, when it ran the batched JVP of a fused gradient specialised on its shapes as a
     plain function in one chunk (at most ``cache.MAX_SPECIALISATIONS`` guards a function)."""
-    key = shape_keys.args_key(primals)
-    instance = cache.instance(fn, names, True, True)
-    specialised_gradient = instance.made_for(fn, primals, {})
-    if (key is None or instance.build.data_names or instance.build.float_values_matter
-            or specialised_gradient is None or specialised_gradient.grad is not gradient
-            or shape_keys.keyed_data(gradient, jvp_instance.build.data_names)
-            or jvp_instance.build.float_values_matter):
+    found = _repeatable(fn, names, gradient, primals)
+    if found is None or _keyed(gradient, jvp_instance):
         return
+    key, instance = found
     made = batched_matrices.hessian_kernel(jvp, primals, keyword, y)
     if made is None:
         return
@@ -223,18 +219,14 @@ def _note_hvp_repeat(fn, names, gradient, primals, tangents):
     """Make the guard [`hvp`][srctrans.hvp] tries first for calls shaped like this one, when the call ran
     the JVP of a fused gradient specialised on its shapes, with each tangent an array of its
     primal's shape and float dtype (at most ``cache.MAX_SPECIALISATIONS`` guards a function)."""
-    key = shape_keys.args_key(primals)
-    instance = cache.instance(fn, names, True, True)
-    specialised_gradient = instance.made_for(fn, primals, {})
-    if (key is None or instance.build.data_names or instance.build.float_values_matter
-            or specialised_gradient is None or specialised_gradient.grad is not gradient):
+    repeatable = _repeatable(fn, names, gradient, primals)
+    if repeatable is None or not all(
+            tangent is None or forward_api.taken_as_given(primal, tangent)
+            for primal, tangent in zip(primals, tangents)):
         return
-    if not all(tangent is None or forward_api.taken_as_given(primal, tangent)
-               for primal, tangent in zip(primals, tangents)):
-        return
+    key, instance = repeatable
     found = forward_api.specialised_tangent_jvp(gradient, primals, tangents)
-    if (found is None or shape_keys.keyed_data(gradient, found[0].build.data_names)
-            or found[0].build.float_values_matter):
+    if found is None or _keyed(gradient, found[0]):
         return
     jvp_instance, specialised, keywords = found
     kinds = (tuple(key), tuple(p.dtype for p in primals if type(p) is np.ndarray),
@@ -244,6 +236,26 @@ def _note_hvp_repeat(fn, names, gradient, primals, tangents):
                              fn, instance, gradient, jvp_instance, specialised.jvp, primals,
                              tangents, keywords),
                          _LAST, cache.MAX_SPECIALISATIONS + 1)
+
+
+def _repeatable(fn, names, gradient, primals):
+    """``(shape key, fn's reverse instance)`` when a guard for calls shaped like this one may
+    run ``gradient``: it is the fused gradient specialised on the call's shape key, which
+    depends on the arguments alone (no global data, no float values); else None."""
+    key = shape_keys.args_key(primals)
+    instance = cache.instance(fn, names, True, True)
+    specialised_gradient = instance.made_for(fn, primals, {})
+    if (key is None or instance.build.data_names or instance.build.float_values_matter
+            or specialised_gradient is None or specialised_gradient.grad is not gradient):
+        return None
+    return key, instance
+
+
+def _keyed(gradient, jvp_instance):
+    """Whether the JVP of ``gradient`` depends on more than the call's shape key (global data
+    other than modules, float values): no guard may run it."""
+    return (shape_keys.keyed_data(gradient, jvp_instance.build.data_names)
+            or jvp_instance.build.float_values_matter)
 
 
 def _batched_hvp_plan(f, optimize, moved, moved_kw, looped, _batched_call):
