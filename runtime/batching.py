@@ -460,14 +460,13 @@ def container_cotangent(found, container, found_batched, container_batched, size
     parts = []
     for key, entry in entries(container):
         g = found.get(key)
-        member_entry = member(entry, 0, container_batched) if container_batched else entry
+        member_entry = member(entry, 0, container_batched)
+        zero = zeros_like(entry)
         if g is None or is_integer(member_entry):
-            zero = zeros_like(entry)
             parts.append((key, zero if container_batched else spread(zero, size)))
             continue
         if found_batched:
             g = lifted(g, np.ndim(member_entry))
-        zero = zeros_like(entry)
         if not container_batched:
             zero = zero[None] if isinstance(zero, np.ndarray) else np.full((1,), zero)
         total = zero + g

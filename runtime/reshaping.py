@@ -112,7 +112,7 @@ def container_cotangent_transpose(c, found, container):
     items = dict(entries(container))
     out = {}
     for original, g in found.items():
-        key = next(iter(_by_entry_key({original: None}, container)))
+        key = _entry_key(original, container)
         part = theirs.get(key)
         out[original] = None if g is None or part is None or is_integer(items[key]) \
             else unbroadcast(part, g)
@@ -121,9 +121,14 @@ def container_cotangent_transpose(c, found, container):
 
 def _by_entry_key(found, container):
     """``found`` keyed as ``entries(container)`` keys its entries (a named tuple's by field)."""
-    if isinstance(container, tuple) and hasattr(container, "_fields"):
-        return {container._fields[k] if isinstance(k, int) else k: g for k, g in found.items()}
-    return found
+    return {_entry_key(key, container): g for key, g in found.items()}
+
+
+def _entry_key(key, container):
+    """``key`` as ``entries(container)`` keys that entry (a named tuple's position: its field)."""
+    if isinstance(container, tuple) and hasattr(container, "_fields") and isinstance(key, int):
+        return container._fields[key]
+    return key
 
 
 def _entry_cotangent(g, entry):

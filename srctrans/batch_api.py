@@ -156,7 +156,7 @@ def _plan_for(f, moved, moved_kw, size):
     # hook(moved, moved_kw, looped, batched_call) -> a plan, or None for ``looped``
     batched = getattr(f, "__srctrans_batched__", None)
     if batched is not None:
-        looped = Looped(f, (), same)
+        looped = per_member(f)
         plan = batched(moved, moved_kw, looped, batched_call)
         if plan is None:
             warn_per_member(f, "a function made by srctrans, for arguments it has no batched "
@@ -165,7 +165,7 @@ def _plan_for(f, moved, moved_kw, size):
     fn, prefix, post = _per_example_function(f, moved, moved_kw)
     if _made_by_srctrans(fn):         # st.hessian(f), st.jacobian(f): Python loops of srctrans's
         warn_per_member(f, "a function made by srctrans that has no batched form", None)
-        return Looped(f, (), same)
+        return per_member(f)
     signature = inspect.signature(fn)
     try:
         flags = signature.bind(*[False] * len(prefix), *[f for _, f in moved],

@@ -40,7 +40,6 @@ def warn_per_member(fn, what, location=None):
                   BatchingWarning, stacklevel=4)
 
 
-
 class Built:
     """The generated batched function for one pattern of batched arguments and ranks."""
 

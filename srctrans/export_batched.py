@@ -114,11 +114,9 @@ _PLACED = textwrap.dedent('''\
     def _placed(out, batched, axis, size):
         """The output's parts with their batch axis at ``axis`` (``batched``: whether each
         is batched; those that are not, the same for every member, repeated ``size`` times)."""
-        if isinstance(batched, tuple):
-            parts = [_placed(o, b, axis, size) for o, b in zip(out, batched)]
-            return type(out)(*parts) if hasattr(out, "_fields") else type(out)(parts)
         if isinstance(out, (tuple, list)):
-            parts = [_placed(o, batched, axis, size) for o in out]
+            flags = batched if isinstance(batched, tuple) else (batched,) * len(out)
+            parts = [_placed(o, b, axis, size) for o, b in zip(out, flags)]
             return type(out)(*parts) if hasattr(out, "_fields") else type(out)(parts)
         if isinstance(out, dict):
             return {k: _placed(o, batched, axis, size) for k, o in out.items()}
