@@ -33,6 +33,7 @@ class Build:
         self.options = None        # the cache options it was built for; set by the cache
         self.data_names = ()       # non-local names read as values (their shapes matter)
         self.float_values_matter = False   # a float's value may decide a shape (int(s))
+        self.indexes_by_arguments = False  # a subscript reads an index from the arguments
         self.has_loops = True      # the function has a loop (names may change shape as it runs)
         self.path_dependent = ()   # names whose shape depends on the path a call takes
         self.path_conditions = ()  # (name, trip counters): its shape holds if each counted a step
@@ -71,6 +72,7 @@ class ForwardBuild:
         self.call_depth = 1
         self.data_names = ()
         self.float_values_matter = False
+        self.indexes_by_arguments = False
         self.has_loops = True
         self.path_dependent = ()
         self.path_conditions = ()

@@ -26,7 +26,7 @@ import weakref
 import numpy as np
 
 from srctrans.runtime import objects
-from srctrans.shape_keys import shape_key
+from srctrans.shape_keys import holds_mask, shape_key
 from srctrans.runtime.seeding import check_outputs, is_complex
 from srctrans.outputs import refuse_missing_return
 from srctrans.normalize.auxiliary import has_aux
@@ -220,8 +220,11 @@ def _unspecialisable(build):
         return (f"it calls a chain of {build.call_depth - 1} functions of yours (code is "
                 f"specialised down chains of at most {MAX_SPECIALISED_DEPTH})")
     for callee, found in build.callees:
+        name = getattr(callee, "__qualname__", "a function")
+        if found.build.indexes_by_arguments:
+            return (f"it calls {name}, which indexes by values read from its arguments: "
+                    "code is specialised on them only in the function called")
         if not found.build.specialisable:
-            name = getattr(callee, "__qualname__", "a function")
             return f"it calls {name}, which is not specialised: {_unspecialisable(found.build)}"
     return "it cannot be"
 
@@ -231,7 +234,8 @@ def _link_callees(build):
     callees = build.callees
     build.call_depth = 1 + max((found.build.call_depth for _, found in callees), default=0)
     build.specialisable = build.follows_inputs and build.call_depth <= MAX_SPECIALISED_DEPTH \
-        and all(found.build.specialisable for _, found in callees)
+        and all(found.build.specialisable and not found.build.indexes_by_arguments
+                for _, found in callees)
 
 
 class Instance:
@@ -310,7 +314,8 @@ class Instance:
         """The instance `for_call` made for this call's shapes, or None (builds nothing)."""
         if not self.build.specialisable:
             return None
-        key = shape_key(fn, args, kwargs, self.build.data_names, self.build.float_values_matter)
+        key = shape_key(fn, args, kwargs, self.build.data_names, self.build.float_values_matter,
+                        self.build.indexes_by_arguments)
         return None if key is None else self.variants.get(key)
 
     def for_call(self, fn, args, kwargs, now=False):
@@ -328,7 +333,8 @@ class Instance:
         """
         if not self.build.specialisable:
             return self
-        key = shape_key(fn, args, kwargs, self.build.data_names, self.build.float_values_matter)
+        key = shape_key(fn, args, kwargs, self.build.data_names, self.build.float_values_matter,
+                        self.build.indexes_by_arguments)
         if key is None:
             return self
         variant = self.variants.get(key)
@@ -357,7 +363,12 @@ class Instance:
         build = self.build
         if not build.specialisable:
             return _unspecialisable(build)
-        key = shape_key(fn, args, kwargs, build.data_names, build.float_values_matter)
+        key = shape_key(fn, args, kwargs, build.data_names, build.float_values_matter,
+                        build.indexes_by_arguments)
+        if key is None and build.indexes_by_arguments and holds_mask(args, kwargs):
+            return ("an argument holds a boolean array (a mask) or a 0-d integer array, and "
+                    "the function indexes by values read from its arguments: the shape such "
+                    "an index picks depends on its values")
         if key is None:
             return ("an argument is neither an array, a number, a string, None, nor a "
                     "container or object of those (a function, say, or a call through a value)")

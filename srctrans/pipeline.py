@@ -53,6 +53,7 @@ import numpy
 from srctrans import runtime
 from srctrans import annotations as anno
 from srctrans.analyse.activity import active_names
+from srctrans.analyse.indices import Indexing
 from srctrans.builds import Build, ForwardBuild
 from srctrans.analyse.invariance import softmax_normalisers, softmax_offsets
 from srctrans.analyse.values import (
@@ -359,8 +360,10 @@ class _ShapeFacts:
     def __init__(self, unit, specialisable):
         self.float_values_matter = _rounds_numbers(unit.function)
         self.has_loops = any(isinstance(n, (gast.For, gast.While)) for n in walk(unit.function))
-        self.shape_obstacle = shape_obstacle(unit.function) if specialisable else None
+        indexing = Indexing(unit.function) if specialisable else None
+        self.shape_obstacle = shape_obstacle(unit.function, indexing) if specialisable else None
         self.follows_inputs = specialisable and self.shape_obstacle is None
+        self.indexes_by_arguments = self.follows_inputs and indexing.arguments_read
         self.path_dependent, self.path_conditions = set(), {}
 
     def find_paths(self, statements):
@@ -381,6 +384,7 @@ class _ShapeFacts:
         build.shape_obstacle = self.shape_obstacle
         build.data_names = data_names
         build.float_values_matter = self.float_values_matter
+        build.indexes_by_arguments = self.indexes_by_arguments
         build.has_loops = self.has_loops
         build.path_dependent = tuple(sorted(self.path_dependent))
         build.path_conditions = tuple((name, tuple(sorted(counters)))

@@ -145,8 +145,10 @@ def make_repeat(fn, instance, fused, args, key, places, single, finish, raw):
             _owns_its_memory(raw, args)
     shapes = []
     structures = StructureTests(namespace)
+    # indexes read from the arguments pick shapes their dtypes decide (a mask's, an int array's)
+    dtypes = trusted or instance.build.indexes_by_arguments
     for i, (value, part) in enumerate(zip(args, key)):
-        tests = structures.tests(f"a{i}", value, part, dtype=trusted)
+        tests = structures.tests(f"a{i}", value, part, dtype=dtypes)
         if tests is None:
             return None
         if type(value) is np.ndarray and not trusted and i in selected:

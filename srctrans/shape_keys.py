@@ -17,15 +17,20 @@ from srctrans.runtime import objects
 from srctrans.runtime.containers import entries, is_container
 
 
-def shape_key(fn, args, kwargs, data_names, float_values=False):
+def shape_key(fn, args, kwargs, data_names, float_values=False, masks=False):
     """What the shapes inside ``fn`` can depend on in this call, or None if not simple.
 
     Array arguments contribute their shapes; ints, bools, strings and None
     their values (a shape may be computed from them); floats their type, or
     their value when ``float_values`` (the function turns numbers into ints,
     so a float may decide a shape). The non-local values the function reads
-    count as arguments.
+    count as arguments. With ``masks`` (the function indexes by values read
+    from its arguments: ``analyse.indices``), a call whose arguments hold a
+    boolean array or a 0-d integer array has no key: the count of a mask's
+    true entries, or the value of a 0-d index, may decide a shape.
     """
+    if masks and holds_mask(args, kwargs):
+        return None
     key = []
     for value in args:
         part = _spec_part(value, float_values)
@@ -43,6 +48,22 @@ def shape_key(fn, args, kwargs, data_names, float_values=False):
             return None
         key.append((name, part))
     return tuple(key)
+
+
+def holds_mask(args, kwargs=None):
+    """Whether an argument holds (is, or has as an entry or attribute at any depth a shape
+    key reads) a boolean array or a 0-d integer array: values whose shape does not fix the
+    shape an index by them picks."""
+    return any(map(_holds_mask, args)) or bool(kwargs) and any(map(_holds_mask, kwargs.values()))
+
+
+def _holds_mask(value, depth=0):
+    if type(value) is np.ndarray:
+        return value.dtype.kind == "b" or value.ndim == 0 and value.dtype.kind in "iu"
+    if key_part(value) is not None or depth >= DEEPEST_KEY:
+        return False
+    pairs = keyed_entries(value)
+    return pairs is not None and any(_holds_mask(entry, depth + 1) for _, entry in pairs)
 
 
 def keyed_data(fn, data_names):

@@ -120,48 +120,6 @@ def maybe_not_float(function, wrt):
     return frozenset(names)
 
 
-_INT_OPERATORS = (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)
-
-
-def int_valued(function):
-    """Names that hold a Python int wherever they have a value: loop variables of
-    ``range(...)``, ``len(...)``, int literals (not bools) and ``+ - * // %`` of those (``t - 1``).
-    An index made of them picks the same shape whatever its value (a bool, a mask or an
-    array might not). Narrower than ``activity.integer_names``, which also counts
-    comparisons and ``bool(...)`` (constants for derivatives, but not for shapes)."""
-    values = {}
-    for node in walk(function):
-        if isinstance(node, gast.Assign):
-            for target in node.targets:
-                for name in walk(target):
-                    if isinstance(name, gast.Name) and isinstance(name.ctx, gast.Store):
-                        values.setdefault(name.id, []).append(
-                            node.value if target is name else None)
-        elif isinstance(node, gast.For) and isinstance(node.target, gast.Name):
-            values.setdefault(node.target.id, []).append(
-                node.iter if _is_call_of(node.iter, range) else None)
-        elif isinstance(node, (gast.AugAssign, gast.AnnAssign)) and isinstance(node.target, gast.Name):
-            values.setdefault(node.target.id, []).append(None)
-    return greatest_closed(values, set(values), _int_expression)
-
-
-def _int_expression(value, names):
-    if isinstance(value, gast.Constant):
-        return type(value.value) is int
-    if isinstance(value, gast.Name):
-        return value.id in names
-    if isinstance(value, gast.BinOp):
-        return (isinstance(value.op, _INT_OPERATORS) and _int_expression(value.left, names)
-                and _int_expression(value.right, names))
-    if isinstance(value, gast.UnaryOp) and isinstance(value.op, gast.USub):
-        return _int_expression(value.operand, names)
-    return _is_call_of(value, range) or _is_call_of(value, len)       # (a loop's range too)
-
-
-def _is_call_of(value, function):
-    return isinstance(value, gast.Call) and anno.get(value, Anno.CALLEE) is function
-
-
 def dict_valued(function):
     """Names every assignment of which is a dict display (``d = {}``): item writes are dict writes.
     (Placeholders and values restored from a tape do not count.)"""

@@ -33,7 +33,7 @@ import numpy as np
 
 from srctrans import annotations as anno
 from srctrans import runtime
-from srctrans.analyse.values import int_valued
+from srctrans.analyse.indices import Indexing
 from srctrans.annotations import Anno
 from srctrans.nodes import changed_in_place, int_literal, substitute_names
 from srctrans.optimise.accumulate import sink_into_branches
@@ -143,30 +143,34 @@ def _factor_out_of_sum(node):
     return node
 
 
-def shape_obstacle(function):
+def shape_obstacle(function, indexing=None):
     """What in ``function`` (ANF) makes a shape depend on values, as a phrase naming its
-    line; None when every shape is fixed by the shapes of its inputs and the path a call
-    takes through its branches and ``while`` loops.
+    line; None when every shape is fixed by the shape key of its inputs and the path a
+    call takes through its branches and ``while`` loops.
 
     Subscripts with computed indices (boolean masks) and functions such as
     ``np.nonzero`` make shapes depend on values; such functions are not
-    specialised. A ``for`` loop over ``range(...)`` repeats the same statements
-    a number of times fixed by its bounds, which come from shapes and int
-    arguments (both in the shape key); a name whose shape changes from one
-    iteration to the next is left out of the measured shapes (see
-    ``cache._run_keeping_locals``). Names whose shape depends on the path are
-    left out too (:func:`path_dependent_names`).
+    specialised. An index of ints, int arrays or values read from the arguments
+    does not (:class:`~srctrans.analyse.indices.Indexing`, which ``indexing``
+    is, if given: it notes whether one reads the arguments). A ``for`` loop over
+    ``range(...)`` repeats the same statements a number of times fixed by its
+    bounds, which come from shapes and int arguments (both in the shape key); a
+    name whose shape changes from one iteration to the next is left out of the
+    measured shapes (see ``cache._run_keeping_locals``). Names whose shape
+    depends on the path are left out too (:func:`path_dependent_names`).
     """
     for node in walk(function):
         if isinstance(node, gast.For):
             if not (isinstance(node.iter, gast.Call) and isinstance(node.iter.func, gast.Name)
                     and node.iter.func.id == "range"):
                 return f"{_at(node)}a `for` loop over a sequence srctrans did not turn into a range"
-    ints = int_valued(function)           # loop counters, t - 1, len(x): ints whatever they hold
+    indexing = indexing or Indexing(function)
     for node in walk(function):
         if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load):
-            if any(isinstance(n, gast.Name) and n.id not in ints for n in walk(node.slice)):
-                return f"{_at(node)}a subscript by a computed index (a mask or an index array)"
+            name = indexing.unfixed(node)
+            if name is not None:
+                return (f"{_at(node)}a subscript by `{name}`, a computed index (a mask or an "
+                        "index array) or bound")
         if isinstance(node, gast.Call):
             callee = anno.get(node, Anno.CALLEE)
             try:

@@ -95,6 +95,9 @@ def check(text, args, directory, vmap=None):
         different = _of_a_dict(fn, args, first)
         if different is not None:
             return Outcome("wrong", different)
+        different = _of_rows(fn, args, first)
+        if different is not None:
+            return Outcome("wrong", different)
         different = _read_back(fn, args, first, eps)
         if different is not None:
             return Outcome("wrong", different)
@@ -190,6 +193,36 @@ def _of_a_dict(fn, args, gradients):
         _, tangent = st.jvp(twin, (params(), s, W), (dp, tangents[2], tangents[3]))
         if not _same_tree(tangent, expected_tangent, rtol=1e-9, atol=1e-12):
             return "the dict twin gave another JVP than the program"
+    return None
+
+
+def _of_rows(fn, args, gradients):
+    """What the program's twin picking ``x`` out of a stack ``xs`` by an index argument
+    ``k`` (``program_of_rows``: an int, an int array, a list of ints or a one-entry mask, as
+    ``ROWS_INDEX`` says) gets wrong against ``program``'s ``gradients``, or None. ``k``
+    picks each row in turn, three calls each (generic, specialised, short path): code
+    specialised for one index must not answer for another (analyse/indices.py)."""
+    twin = fn.__globals__.get("program_of_rows")
+    if twin is None:
+        return None
+    x, y, s, W = args
+    rows = 3
+    for row in (1, 2, 1, 0):
+        xs = np.stack([x * (0.5 + r) if r != row else x for r in range(rows)])
+        k = {"int": row, "array": np.array([row]), "list": [row],
+             "mask": np.arange(rows) == row}[fn.__globals__["ROWS_INDEX"]]
+        for _ in range(3):
+            gxs, gy, gs, gW = st.grad(twin, wrt=(0, 1, 2, 3))(xs.copy(), *_copies((y, s, W)), k)
+            expected = [np.zeros_like(np.asarray(a)) if g is None else g
+                        for g, a in zip(gradients, args)]
+            gxs = np.zeros_like(xs) if gxs is None else gxs
+            want = np.zeros_like(xs)
+            want[row] = expected[0]
+            for a, b, arg in zip((gxs, gy, gs, gW), (want, *expected[1:]), (xs, y, s, W)):
+                a = np.zeros_like(arg) if a is None else a
+                if not np.allclose(a, b, rtol=1e-9, atol=1e-12):
+                    return (f"the twin picking x by a {fn.__globals__['ROWS_INDEX']} index "
+                            f"(row {row}) gave another gradient than the program")
     return None
 
 

@@ -181,6 +181,11 @@ def generate(rng, seed):
     return _Builder(rng, seed).build()
 
 
+# how program_of_rows reads x out of its stack xs, by the kind of index k it is given
+ROW_READS = [("int", "xs[k]"), ("int", "xs[k:k + 1][0]"), ("array", "xs[k][0]"),
+             ("list", "xs[k[0]]"), ("mask", "xs[k][0]")]
+
+
 class _Builder:
     def __init__(self, rng, seed):
         self.rng = rng
@@ -233,6 +238,11 @@ class _Builder:
             body = (["x = p['x'] * 1.0", "y = p['y'] * 1.0"] + self.prelude + self.lines
                     + [f"return {returned}"])
             text += "\n\ndef program_of_a_dict(p, s, W):\n" + textwrap.indent("\n".join(body), "    ")
+        if self.rng.random() < 0.2:        # the same program picking x out of a stack by `k`
+            kind, read = self.rng.choice(ROW_READS)
+            body = [f"x = {read} * 1.0"] + self.prelude + self.lines + [f"return {returned}"]
+            text += (f"\n\nROWS_INDEX = {kind!r}\n\n\ndef program_of_rows(xs, y, s, W, k):\n"
+                     + textwrap.indent("\n".join(body), "    "))
         return Program(text + "\n", self.args, self.seed)
 
     def _aux(self):

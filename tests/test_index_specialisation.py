@@ -1,0 +1,148 @@
+"""Code indexed by ints, int arrays and values read from its arguments is specialised on the
+call's shapes (srctrans/analyse/indices.py), and a call whose index is a mask is not: the
+gradient is right for every call, whatever ran before it."""
+
+import numpy as np
+import pytest
+
+import srctrans as st
+
+R = np.random.default_rng(7)
+
+
+def picked_log_likelihood(z, labels):
+    N = z.shape[0]
+    z = z - np.max(z, axis=1, keepdims=True)
+    logp = z - np.log(np.sum(np.exp(z), axis=1, keepdims=True))
+    return -np.sum(logp[np.arange(N), labels]) / N
+
+
+def gates(a, h):
+    H = h.shape[1]
+    return np.sum(np.tanh(a[:, :H]) * np.exp(a[:, H:2 * H]) * h)
+
+
+def window_sums(x, stride):
+    n, = x.shape
+    total = 0.0
+    for i in range((n - 2) // stride):
+        start = i * stride
+        total = total + np.sum(x[start:start + 2] ** 2)
+    return total
+
+
+def rows_of(emb, rows):
+    total = 0.0
+    for k in rows:
+        total = total + np.sum(np.sin(emb[k]))
+    return total
+
+
+def loss_through(emb, rows):
+    return rows_of(emb, rows) * 2.0
+
+
+def _numeric(f, x, *rest, eps=1e-6):
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[i] = eps
+        g[i] = (f(x + e, *rest) - f(x - e, *rest)) / (2 * eps)
+    return g
+
+
+def _path(f, *args):
+    return st.source(f, args=args).splitlines()[0]
+
+
+def test_an_index_array_argument_is_specialised():
+    z, labels = R.standard_normal((6, 4)), R.integers(0, 4, 6)
+    assert "specialised on their shapes" in _path(picked_log_likelihood, z, labels)
+    g = st.grad(picked_log_likelihood)
+    for _ in range(3):
+        np.testing.assert_allclose(g(z, labels), _numeric(picked_log_likelihood, z, labels),
+                                   rtol=1e-6, atol=1e-8)
+
+
+def picked_products(z, b, picked):
+    return np.sum(z[picked] * b)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_mask_after_an_index_array_of_the_same_shape_gets_its_own_gradient(dtype):
+    """Neither the code specialised for int indices nor the short path made for them may
+    take a boolean mask of their shape: the mask picks as many entries as it has true ones
+    (one here, which broadcasts against ``b``). A float32 ``z`` with float64 ``b`` makes
+    a short path whose gradients need converting, which tests no dtype by itself."""
+    z, b = R.standard_normal(6).astype(dtype), R.standard_normal(6)
+    g = st.grad(picked_products)
+    labels = np.array([0, 2, 2, 5, 1, 3])
+    for _ in range(4):                         # generic, specialising, fused, short path
+        g(z, b, labels)
+    for mask in (np.array([False, False, True, False, False, False]),
+                 np.array([False, True, False, False, False, False])):
+        want = np.zeros_like(z)
+        want[mask] = np.sum(b)
+        np.testing.assert_allclose(g(z, b, mask), want, rtol=1e-6)
+    want = np.zeros(6)
+    np.add.at(want, labels, b)
+    np.testing.assert_allclose(g(z, b, labels), want, rtol=1e-6)
+
+
+def test_a_mask_argument_runs_the_generic_code_and_says_why():
+    mask = np.array([False, False, True, False, False, False])
+    text = st.source(picked_products, args=(R.standard_normal(6), R.standard_normal(6), mask))
+    assert "the generic code" in text and "a boolean array (a mask)" in text
+
+
+def test_slice_bounds_from_a_shape_are_specialised():
+    a, h = R.standard_normal((3, 4)), R.standard_normal((3, 2))
+    assert "specialised on their shapes" in _path(gates, a, h)
+    g = st.grad(gates)
+    for _ in range(3):
+        np.testing.assert_allclose(g(a, h), _numeric(gates, a, h), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("stride", [1, 2, 3])
+def test_slice_bounds_from_an_int_argument_follow_its_value(stride):
+    x = R.standard_normal(11)
+    g = st.grad(window_sums)
+    for s in (stride, 1, stride, 2, stride):    # each value of the int is its own key
+        for _ in range(3):
+            np.testing.assert_allclose(g(x, s), _numeric(window_sums, x, s), rtol=1e-6)
+
+
+def test_a_0d_integer_array_as_a_bound_is_not_keyed_by_its_shape():
+    x = R.standard_normal(11)
+    g = st.grad(window_sums)
+    for s in (1, 1, 1, np.array(2), np.array(3), 1):
+        np.testing.assert_allclose(g(x, s), _numeric(window_sums, x, int(s)), rtol=1e-6)
+
+
+def test_entries_of_a_list_argument_index_specialised_code():
+    emb = R.standard_normal((5, 3))
+    assert "specialised on their shapes" in _path(rows_of, emb, [0, 4, 4, 2])
+    g = st.grad(rows_of)
+    for rows in ([0, 4, 4, 2], [0, 4, 4, 2], [1, 1, 3, 0], [0, 4, 4, 2]):
+        np.testing.assert_allclose(g(emb, rows), _numeric(rows_of, emb, rows), rtol=1e-6)
+
+
+def test_a_caller_of_a_function_indexing_by_its_arguments_keeps_its_generic_code():
+    """What the caller passes is not in the callee's key; the caller's code stays generic
+    and says why."""
+    emb = R.standard_normal((5, 3))
+    text = st.source(loss_through, args=(emb, [0, 4, 2]))
+    assert "indexes by values read from its arguments" in text
+    g = st.grad(loss_through)
+    for _ in range(3):
+        np.testing.assert_allclose(g(emb, [0, 4, 2]), _numeric(loss_through, emb, [0, 4, 2]),
+                                   rtol=1e-6)
+
+
+def test_a_computed_mask_still_stops_specialisation():
+    def positive_part(x):
+        keep = x > 0
+        return np.sum(x[keep] ** 2)
+
+    text = st.source(positive_part, args=(R.standard_normal(5),))
+    assert "a subscript by `keep`" in text
