@@ -261,8 +261,9 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
                                     result.tape if result.tape in residuals else None)]
     if scalar_output:
         arrays = {name for name, shape in shapes.items() if shape}    # not numbers
+        numbers = {name for name, shape in shapes.items() if shape == ()}
         functions.append(_gradient_function(unit, untouched_forward, backward, seed, gradients,
-                                            arrays=arrays, specialised=True))
+                                            arrays=arrays, numbers=numbers, specialised=True))
     elif gradient is not None:
         seeding = runtime_call(unit.aliases, "seed_sum",
                                [clone(result.output), gast.Constant(has_aux(fn), None)])
@@ -547,7 +548,7 @@ def _block_text(statements):
 
 
 def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, single=False,
-                       arrays=frozenset(), specialised=False, aux=None):
+                       arrays=frozenset(), numbers=frozenset(), specialised=False, aux=None):
     """``NAME_grad(*params)``: the gradient of a scalar output, forward and backward in one.
 
     The output's cotangent is the constant 1.0 (a Python float, so it keeps
@@ -590,8 +591,9 @@ def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, s
         body = save_steps_in_lists(body, unit.namer, unit.aliases[RUNTIME_ALIAS])
         body = write_entry_cotangents(body, unit.aliases[RUNTIME_ALIAS])
         parameter_arrays = (set(parameter_names(unit.function)) & arrays) - assigned_names(body)
+        named = {g.id: p for g, p in zip(gradients, unit.wrt) if isinstance(g, gast.Name)}
         body = accumulate_in_place(body + [returned], parameter_arrays,
-                                   unit.aliases[RUNTIME_ALIAS])[:-1]
+                                   unit.aliases[RUNTIME_ALIAS], named, numbers)[:-1]
     name = unit.namer.fresh(function_base(unit.parsed.fn) + "_grad")
     of = "of a scalar output" if seeding is None else "of the sum of the output"
     doc = gast.Expr(gast.Constant(

@@ -483,6 +483,68 @@ def test_sums_in_loops_and_branches_are_made_in_place():
         "return (dW,)")
 
 
+def test_an_entrys_cotangent_is_added_at_its_index():
+    text = ("dU = d * (2 * U)\nfor t in range(3):\n    dU = dU + rt.getitem_grad(e, U, i)\n"
+            "    dU = rt.add(dU, rt.getitem_grad(f, U, np.s_[1:, k]))\nreturn (dU,)")
+    after = in_place.accumulate_in_place(gast.parse(text).body, {"U"}, "rt", {"dU": "U"},
+                                         {"i", "k"})
+    assert ast.unparse(gast.gast_to_ast(gast.Module(after, []))) == (
+        "dU = d * (2 * U)\nfor t in range(3):\n    dU[i] += e\n    dU[1:, k] += f\n"
+        "return (dU,)")
+
+
+@pytest.mark.parametrize("text", [
+    "dU = d * (2 * U)\ndU = dU + rt.getitem_grad(e, U, idx)",      # idx may repeat an entry
+    "dU = d * (2 * U)\ndU = dU + rt.getitem_grad(e, V, i)",        # the cotangent of another
+    "dU = d * (2 * U)\ndU = dU + rt.getitem_grad(dU, U, i)",       # the term reads the sum
+    "dU = g\ndU = dU + rt.getitem_grad(e, U, i)",                  # another name's array
+    "dU = d * (2 * U)\nh = dU\ndU = dU + rt.getitem_grad(e, U, i)",   # held by another
+])
+def test_what_may_not_be_added_at_an_index_is_left(text):
+    body = gast.parse(text + "\nreturn (dU,)").body
+    before = ast.unparse(gast.gast_to_ast(gast.Module(body, [])))
+    after = in_place.accumulate_in_place(body, {"U"}, "rt", {"dU": "U"}, {"i"})
+    assert "dU[" not in ast.unparse(gast.gast_to_ast(gast.Module(after, [])))
+    if "dU = g" in text or "h = dU" in text:
+        assert ast.unparse(gast.gast_to_ast(gast.Module(after, []))) == before
+
+
+def ratings_loss(U, V, ratings, reg):
+    total = 0.0
+    for i, j, r in ratings:
+        total += (r - U[i] @ V[j]) ** 2
+    return total + reg * (np.sum(U ** 2) + np.sum(V ** 2))
+
+
+def test_rows_read_in_a_loop_get_their_cotangents_at_their_rows():
+    """The fused gradient adds each rating's term at its rows (repeated rows too), as an
+    expert's ``dU[i] += ...`` does, and is right to second order."""
+    rng = np.random.default_rng(3)
+    U, V = rng.standard_normal((4, 2)), rng.standard_normal((5, 2))
+    ratings = [(0, 1, 4.0), (2, 3, 1.0), (0, 4, 3.5), (0, 1, 2.0)]
+    source = _fused_source_wrt(ratings_loss, (U, V, ratings, 0.1), (0, 1))
+    assert "dU[i] += " in source and "dV[j] += " in source and "getitem_grad" not in source
+    gradient = st.grad(ratings_loss, wrt=(0, 1))
+    expected_U, expected_V = 0.2 * U, 0.2 * V
+    for i, j, r in ratings:
+        err = r - U[i] @ V[j]
+        expected_U[i] -= 2 * err * V[j]
+        expected_V[j] -= 2 * err * U[i]
+    for _ in range(4):
+        got_U, got_V = gradient(U, V, ratings, 0.1)
+        np.testing.assert_allclose(got_U, expected_U, rtol=1e-12)
+        np.testing.assert_allclose(got_V, expected_V, rtol=1e-12)
+    st.check_grads(ratings_loss, (U, V, ratings, 0.1), order=2, wrt=(0, 1))
+    numeric = np.empty((4, 2, 4, 2))
+    for k in np.ndindex(4, 2):
+        step = np.zeros((4, 2))
+        step[k] = 1e-6
+        numeric[(...,) + k] = (gradient(U + step, V, ratings, 0.1)[0]
+                               - gradient(U - step, V, ratings, 0.1)[0]) / 2e-6
+    np.testing.assert_allclose(st.hessian(ratings_loss, wrt=0)(U, V, ratings, 0.1), numeric,
+                               rtol=1e-5, atol=1e-7)
+
+
 def test_a_temporary_of_the_loop_counter_is_recomputed_from_the_range():
     source = _fused_source(loops.counted_factor, (0.7, 0.4))
     assert "c_2 = i * a" in source and "cs[i] = c" not in source
