@@ -8,6 +8,11 @@ importing the pipeline.
 """
 
 
+
+def callee_name(fn):
+    """``module:qualname`` of a called function, as ``Build.fed_callees`` names it."""
+    return f"{getattr(fn, '__module__', None)}:{getattr(fn, '__qualname__', None)}"
+
 class Build:
     """A compiled reverse-mode derivative of one function for one selection.
 
@@ -34,6 +39,7 @@ class Build:
         self.data_names = ()       # non-local names read as values (their shapes matter)
         self.float_values_matter = False   # a float's value may decide a shape (int(s))
         self.indexes_by_arguments = False  # a subscript reads an index from the arguments
+        self.fed_callees = ()      # module:qualname of callees passed only indices (analyse.indices)
         self.has_loops = True      # the function has a loop (names may change shape as it runs)
         self.path_dependent = ()   # names whose shape depends on the path a call takes
         self.path_conditions = ()  # (name, trip counters): its shape holds if each counted a step
@@ -73,6 +79,7 @@ class ForwardBuild:
         self.data_names = ()
         self.float_values_matter = False
         self.indexes_by_arguments = False
+        self.fed_callees = ()
         self.has_loops = True
         self.path_dependent = ()
         self.path_conditions = ()

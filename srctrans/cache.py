@@ -26,6 +26,7 @@ import weakref
 import numpy as np
 
 from srctrans.runtime import objects
+from srctrans.builds import callee_name
 from srctrans.shape_keys import holds_mask, shape_key
 from srctrans.runtime.seeding import check_outputs, is_complex
 from srctrans.outputs import refuse_missing_return
@@ -221,9 +222,9 @@ def _unspecialisable(build):
                 f"specialised down chains of at most {MAX_SPECIALISED_DEPTH})")
     for callee, found in build.callees:
         name = getattr(callee, "__qualname__", "a function")
-        if found.build.indexes_by_arguments:
-            return (f"it calls {name}, which indexes by values read from its arguments: "
-                    "code is specialised on them only in the function called")
+        if _unfed(build, callee, found.build):
+            return (f"it calls {name}, which indexes by values read from its arguments, "
+                    "with values computed here (specialise on them by passing them in)")
         if not found.build.specialisable:
             return f"it calls {name}, which is not specialised: {_unspecialisable(found.build)}"
     return "it cannot be"
@@ -234,8 +235,16 @@ def _link_callees(build):
     callees = build.callees
     build.call_depth = 1 + max((found.build.call_depth for _, found in callees), default=0)
     build.specialisable = build.follows_inputs and build.call_depth <= MAX_SPECIALISED_DEPTH \
-        and all(found.build.specialisable and not found.build.indexes_by_arguments
-                for _, found in callees)
+        and all(found.build.specialisable and not _unfed(build, callee, found.build)
+                for callee, found in callees)
+    if build.specialisable and any(found.build.indexes_by_arguments for _, found in callees):
+        build.indexes_by_arguments = True      # its callees' indices are read from its arguments
+
+
+def _unfed(build, callee, callee_build):
+    """Whether ``callee`` indexes by values read from its arguments, and ``build`` passes it
+    values its own shape key does not fix (``analyse.indices``)."""
+    return callee_build.indexes_by_arguments and callee_name(callee) not in build.fed_callees
 
 
 class Instance:

@@ -365,6 +365,7 @@ class _ShapeFacts:
         self.shape_obstacle = shape_obstacle(unit.function, indexing) if specialisable else None
         self.follows_inputs = specialisable and self.shape_obstacle is None
         self.indexes_by_arguments = self.follows_inputs and indexing.arguments_read
+        self.fed_callees = indexing.fed_callees() if self.follows_inputs else ()
         self.path_dependent, self.path_conditions = set(), {}
 
     def find_paths(self, statements):
@@ -386,6 +387,7 @@ class _ShapeFacts:
         build.data_names = data_names
         build.float_values_matter = self.float_values_matter
         build.indexes_by_arguments = self.indexes_by_arguments
+        build.fed_callees = self.fed_callees
         build.has_loops = self.has_loops
         build.path_dependent = tuple(sorted(self.path_dependent))
         build.path_conditions = tuple((name, tuple(sorted(counters)))

@@ -127,16 +127,32 @@ def test_entries_of_a_list_argument_index_specialised_code():
         np.testing.assert_allclose(g(emb, rows), _numeric(rows_of, emb, rows), rtol=1e-6)
 
 
-def test_a_caller_of_a_function_indexing_by_its_arguments_keeps_its_generic_code():
-    """What the caller passes is not in the callee's key; the caller's code stays generic
-    and says why."""
+def test_a_caller_passing_its_own_arguments_is_specialised_and_keyed_like_its_callee():
     emb = R.standard_normal((5, 3))
-    text = st.source(loss_through, args=(emb, [0, 4, 2]))
-    assert "indexes by values read from its arguments" in text
+    assert "specialised on their shapes" in _path(loss_through, emb, [0, 4, 2])
     g = st.grad(loss_through)
-    for _ in range(3):
-        np.testing.assert_allclose(g(emb, [0, 4, 2]), _numeric(loss_through, emb, [0, 4, 2]),
-                                   rtol=1e-6)
+    for rows in ([0, 4, 2], [0, 4, 2], [0, 4, 2], [3, 3, 1], np.array([1, 0, 0])):
+        np.testing.assert_allclose(g(emb, rows), _numeric(loss_through, emb, rows), rtol=1e-6)
+    mask = np.array([True, False, False, True, False])
+    assert "a boolean array (a mask)" in st.source(loss_through, args=(emb, mask))
+    np.testing.assert_allclose(g(emb, mask), _numeric(loss_through, emb, mask), rtol=1e-6)
+
+
+def products_of_the_positive(z, b):
+    return picked_products(z, b, z > 0.0) * 2.0
+
+
+def test_a_caller_passing_a_computed_index_keeps_its_generic_code():
+    """What the caller computes is not in the callee's key: the caller's code stays generic
+    and says why, and each call gets its own count of positive entries right."""
+    b = R.standard_normal(6)
+    g = st.grad(products_of_the_positive)
+    for z in (np.array([1.0, -1, -1, -1, -1, -1]),) * 3 + (np.array([-1.0, -1, 2, -1, -1, -1]),
+                                                          np.arange(1.0, 7.0)):
+        want = np.where(z > 0, 2.0 * (np.sum(b) if np.sum(z > 0) == 1 else b), 0.0)
+        np.testing.assert_allclose(g(z, b), want)
+    text = st.source(products_of_the_positive, args=(np.array([1.0, -1, -1, -1, -1, -1]), b))
+    assert "with values computed here" in " ".join(text.replace("#", "").split())
 
 
 def test_a_computed_mask_still_stops_specialisation():

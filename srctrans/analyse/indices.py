@@ -17,11 +17,14 @@ Guarantees: :class:`Indexing` sorts the names a subscript's index reads into
   its own shape, which the key fixes; a boolean array (a mask) would not.
 
 :meth:`Indexing.unfixed` names what in a subscript is none of these (the shape it picks
-may depend on values). :attr:`Indexing.arguments_read` says whether a subscript the
+may depend on values); :meth:`Indexing.fed_callees` names the functions called with
+arguments among ``indices`` alone. :attr:`Indexing.arguments_read` says whether a subscript the
 function may be specialised with reads a value from its arguments; if so, the shape key
 refuses calls whose arguments hold a boolean array or a 0-d integer array
 (``shape_keys.shape_key``'s ``masks``), the values whose shapes the key does not fix.
 """
+
+import types
 
 import gast
 import numpy as np
@@ -29,6 +32,7 @@ import numpy as np
 from srctrans import annotations as anno
 from srctrans.analyse.values import greatest_closed
 from srctrans.annotations import Anno
+from srctrans.builds import callee_name
 from srctrans.nodes import parameter_names
 from srctrans.optimise.dce import reads_of
 from srctrans.treewalk import walk
@@ -64,6 +68,25 @@ class Indexing:
         self._reads = {name: {n for v in vs if v is not None for n in reads_of(v)}
                        for name, vs in values.items()}
         self.arguments_read = False
+        self._function = function
+
+    def fed_callees(self):
+        """The ``module:qualname`` of each function ``function`` calls, at every call, with
+        arguments among ``indices`` and constants alone: an index it reads from its own
+        arguments is one this function's key fixes too."""
+        fed, unfed = set(), set()
+        for node in walk(self._function):
+            callee = anno.get(node, Anno.CALLEE) if isinstance(node, gast.Call) else None
+            if not isinstance(callee, types.FunctionType):
+                continue
+            name = callee_name(callee)
+            values = list(node.args) + [k.value for k in node.keywords]
+            if all(isinstance(v, gast.Constant) or isinstance(v, gast.Name)
+                   and v.id in self.indices for v in values):
+                fed.add(name)
+            else:
+                unfed.add(name)
+        return tuple(sorted(fed - unfed))
 
     def unfixed(self, subscript):
         """The first name in ``subscript``'s index whose value may decide the shape it picks
