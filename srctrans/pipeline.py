@@ -366,13 +366,15 @@ class _ShapeFacts:
         self.follows_inputs = specialisable and self.shape_obstacle is None
         self.indexes_by_arguments = self.follows_inputs and indexing.arguments_read
         self.fed_callees = indexing.fed_callees() if self.follows_inputs else ()
+        self.parameters = parameter_names(unit.function)
         self.path_dependent, self.path_conditions = set(), {}
 
     def find_paths(self, statements):
         """The names of ``statements`` (those the measuring call runs) whose shape depends
         on the path a call takes (:func:`path_dependent_names`)."""
         if self.follows_inputs:
-            self.path_dependent, self.path_conditions = path_dependent_names(statements)
+            self.path_dependent, self.path_conditions = path_dependent_names(
+                statements, self.parameters)
 
     def same_shape(self, name, like):
         """``name`` has the shape of ``like`` (the output's cotangent, the output's)."""

@@ -34,6 +34,7 @@ import numpy as np
 from srctrans import annotations as anno
 from srctrans import runtime
 from srctrans.analyse.indices import Indexing
+from srctrans.analyse.keyed_tests import keyed_tests
 from srctrans.annotations import Anno
 from srctrans.nodes import changed_in_place, int_literal, substitute_names
 from srctrans.optimise.accumulate import sink_into_branches
@@ -188,7 +189,7 @@ def _at(node):
     return "" if line is None else f"line {line}: "
 
 
-def path_dependent_names(statements):
+def path_dependent_names(statements, parameters=()):
     """``(names, conditional)``: the names of forward-pass ``statements`` whose shape may
     depend on the path a call takes through their ``if`` and ``while`` statements, not
     only on the inputs' shapes.
@@ -199,7 +200,11 @@ def path_dependent_names(statements):
     ran last, and a container written into or resized inside an ``if`` or a
     ``while`` holds what that path put in it: both depend on values, and so does
     every name computed from one of them (the saved values of a call too). These
-    are ``names``: specialised code takes none of their measured shapes.
+    are ``names``: specialised code takes none of their measured shapes. An
+    ``if`` whose test the shape key decides (``analyse.keyed_tests``: the class of
+    an argument, a key of a dict argument; ``parameters`` names the arguments)
+    takes the same branch on every call with the key: it counts as straight-line
+    code.
 
     A name that only a ``while`` loop's body assigns again (the state the loop
     carries) keeps one shape for any number of steps when the measuring call ran
@@ -212,6 +217,7 @@ def path_dependent_names(statements):
     are not assignments of the program's.
     """
     sites, branch, loops, dependents = {}, set(), {}, {}
+    keyed = keyed_tests(statements, parameters)
     pending = [(stmt, None) for stmt in statements]      # context: None, "if", or counters
     while pending:
         stmt, context = pending.pop()
@@ -219,7 +225,8 @@ def path_dependent_names(statements):
             continue
         if isinstance(stmt, (gast.If, gast.For, gast.While)):
             inner = context
-            if isinstance(stmt, gast.If) or context == "if":
+            if isinstance(stmt, gast.If) and not (isinstance(stmt.test, gast.Name)
+                                                  and stmt.test.id in keyed) or context == "if":
                 inner = "if"
             elif isinstance(stmt, gast.While):
                 counter = _trip_counter(stmt)

@@ -175,12 +175,13 @@ def _of_a_dict(fn, args, gradients):
         return None
     x, y, s, W = args
 
-    def params():
-        return {"x": _copies((x,))[0], "y": _copies((y,))[0], "n": 3, "label": "p"}
+    def params(unit=False):            # (x is read as p['x'] * p.get('unit', 1.0))
+        return {"x": _copies((x,))[0], "y": _copies((y,))[0], "n": 3, "label": "p",
+                **({"unit": 1.0} if unit else {})}
     tangents = tuple(np.ones_like(a) if isinstance(a, np.ndarray) else 1.0 for a in args)
     _, expected_tangent = st.jvp(fn, _copies(args), tangents)
-    for _ in range(3):                         # generic, specialised, then its short path
-        gp, gs, gW = st.grad(twin, wrt=(0, 1, 2))(params(), s, W)
+    for unit in (False, False, False, True, True, True, False):   # generic, specialised, short
+        gp, gs, gW = st.grad(twin, wrt=(0, 1, 2))(params(unit), s, W)
         if gp is None:                         # an output that depends on neither x nor y
             gp = {"x": None, "y": None, "n": None, "label": None}
         if gp["n"] is not None or gp["label"] is not None:

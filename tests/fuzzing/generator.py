@@ -235,7 +235,7 @@ class _Builder:
             text += ("\n\ndef program_with_varargs(x, *args):\n    return program_spread(x, *args)"
                      "\n\n\ndef program_spread(x, *rest):\n" + textwrap.indent("\n".join(body), "    "))
         if self.rng.random() < 0.2:        # the same program reading x and y from a dict
-            body = (["x = p['x'] * 1.0", "y = p['y'] * 1.0"] + self.prelude + self.lines
+            body = (["x = p['x'] * p.get('unit', 1.0)", "y = p['y'] * 1.0"] + self.prelude + self.lines
                     + [f"return {returned}"])
             text += "\n\ndef program_of_a_dict(p, s, W):\n" + textwrap.indent("\n".join(body), "    ")
         if self.rng.random() < 0.2:        # the same program picking x out of a stack by `k`

@@ -1,0 +1,79 @@
+"""Branches the shape key decides (srctrans/analyse/keyed_tests.py): a method called through
+``self``, ``d.get(key, default)`` and ``x is None`` take the same branch on every call with
+the same key, so such code gets a fused gradient, and a call with another class, other keys
+or a None where there was none gets code of its own, and the right gradient."""
+
+import re
+
+import numpy as np
+
+import srctrans as st
+
+R = np.random.default_rng(11)
+
+
+class Scaled:
+    def __init__(self, w):
+        self.w = w
+
+    def transform(self, x):
+        return np.tanh(x * self.w)
+
+    def loss(self, x):
+        return np.sum(self.transform(x) ** 2)
+
+
+class Shifted(Scaled):
+    def transform(self, x):
+        return np.sin(x + self.w)
+
+
+def penalised(x, options):
+    scale = options.get("scale", 0.5)
+    return np.sum((x * scale) ** 2)
+
+
+def with_offset(x, offset=None):
+    y = np.tanh(x) * 2.0
+    if offset is not None:
+        y = y + offset
+    return np.sum(y ** 2)
+
+
+def _numeric(f, x, *rest, eps=1e-6):
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[i] = eps
+        g[i] = (f(x + e, *rest) - f(x - e, *rest)) / (2 * eps)
+    return g
+
+
+def _fused(f, *args, wrt=0):
+    text = st.source(f, args=args, wrt=wrt)
+    return re.search(rf"^def (\w+_)?{f.__name__}_grad\(", text, re.M) is not None   # fused
+
+
+def test_a_method_called_through_self_gets_a_fused_gradient_per_class():
+    x = R.standard_normal(4)
+    scaled, shifted = Scaled(R.standard_normal(4)), Shifted(R.standard_normal(4))
+    assert _fused(Scaled.loss, scaled, x, wrt=1)
+    g = st.grad(Scaled.loss, wrt=1)
+    for model in (scaled, scaled, scaled, shifted, shifted, scaled, shifted):
+        np.testing.assert_allclose(g(model, x), _numeric(lambda v: model.loss(v), x), rtol=1e-6)
+
+
+def test_a_dict_default_gets_a_fused_gradient_per_set_of_keys():
+    x = R.standard_normal(3)
+    assert _fused(penalised, x, {"other": 1})
+    g = st.grad(penalised)
+    for options in ({}, {}, {}, {"scale": np.array([1.0, 2.0, 3.0])}, {}, {"scale": 2.0}):
+        np.testing.assert_allclose(g(x, options), _numeric(penalised, x, options), rtol=1e-6)
+
+
+def test_an_optional_argument_gets_a_fused_gradient_with_and_without_it():
+    x = R.standard_normal((2, 3))
+    assert _fused(with_offset, x, None)
+    g = st.grad(with_offset)
+    for offset in (None, None, None, R.standard_normal(3), None, R.standard_normal((2, 1))):
+        np.testing.assert_allclose(g(x, offset), _numeric(with_offset, x, offset), rtol=1e-6)
