@@ -206,7 +206,7 @@ class _Differentiated:
                 raw = found.grad(*args, **kwargs)          # the fused gradient of a scalar output
                 gradients = _finish(raw, values, self._unconnected, (*args, *kwargs.values()))
                 build = self._instance.build
-                if (not kwargs and build.data_names == ()
+                if (not kwargs and not _outside_data(self._fn, build.data_names)
                         and not build.float_values_matter
                         and None not in [index for index, _, _ in selection.places]):
                     self._repeat = self._repeat_for(args, found, selection, raw)
@@ -219,6 +219,16 @@ class _Differentiated:
         if self._has_aux:                      # JAX's order: (g, aux), ((value, aux), g)
             return (out, result) if self._with_value else (result, out[1])
         return (out, result) if self._with_value else result
+
+
+def _outside_data(fn, data_names):
+    """Whether ``fn`` reads as values names of its globals or closure (a guard, which tests
+    the arguments alone, would miss their rebinding); the modules it imports itself
+    (``import math`` in its body) are its own."""
+    code, namespace = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
+    if code is None or namespace is None:
+        return bool(data_names)
+    return any(name in namespace or name in code.co_freevars for name in data_names)
 
 
 def _seed(out, output_gradients, has_aux):

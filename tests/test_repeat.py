@@ -312,3 +312,21 @@ def test_the_structure_tests_hold_exactly_for_the_same_key_part():
     others.append(dict(same, layers=[missing, (1.5, 2)]))                       # another attribute
     for other in others:
         assert not holds(value, other), other
+
+
+def test_a_module_imported_by_the_function_itself_keeps_the_short_path(rng, no_full_path):
+    x = rng.standard_normal(3)
+    g = st.grad(rc.imports_its_own_module)
+    g(x), g(x), g(x)
+    no_full_path()
+    np.testing.assert_allclose(g(x), 2 * np.pi * x)
+
+
+def test_global_data_read_as_a_value_takes_the_full_path(rng, monkeypatch):
+    """The guard tests the arguments alone: a global rebound to another shape must be seen."""
+    x = rng.standard_normal(3)
+    g = st.grad(rc.reads_global_data)
+    for _ in range(3):
+        np.testing.assert_allclose(g(x), 2 * (x + 1.0))
+    monkeypatch.setattr(rc, "OFFSET", np.full((2, 3), 2.0))
+    np.testing.assert_allclose(g(x), 4 * (x + 2.0))

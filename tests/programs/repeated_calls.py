@@ -80,3 +80,17 @@ def nested_loss(layers, x):    # a list of dicts of arrays
     for layer in layers:
         x = np.tanh(x @ layer["W"] + layer["b"])
     return np.sum(x * x)
+
+
+def imports_its_own_module(x):
+    """Reads ``math`` as a value, from an import of its own."""
+    import math
+    return np.sum(x * x) * math.pi
+
+
+OFFSET = np.ones(3)
+
+
+def reads_global_data(x):
+    """Reads the global ``OFFSET`` as a value: another shape rebinds it."""
+    return np.sum((x + OFFSET) ** 2)
