@@ -389,28 +389,26 @@ class Instance:
         return None
 
     def _specialised(self, fn, args, kwargs):
-        (out, residuals), values, varying = self._probe(self.fwd, args, kwargs)
+        watched = {code: _Watched() for code in _looping_callees(self.build)}
+        (out, residuals), values, varying = self._probe(self.fwd, args, kwargs, watched)
         check_outputs(out[0] if has_aux(fn) else out)      # (output, aux): aux is any value
         if any(map(is_complex, values.values())) or is_complex(out):
             return self       # complex values run the generic code (docs/complex.md)
         _, wrt, optimize, unconnected_zero, _ = self.build.options
         return instance(fn, wrt, optimize, unconnected_zero,
-                        shapes=_measure(self.build, out, residuals, values, varying))
+                        shapes=_measure(self.build, out, residuals, values, varying, watched))
 
-    def _probe(self, generated, args, kwargs):
+    def _probe(self, generated, args, kwargs, watched=None):
         """``(generated(*args, **kwargs), its local values, varying names)``: the values
         whose shape another call with this shape key may change (they changed during the
         run, depend on the path, or a ``while`` loop that carries them ran no step) are
-        named in ``varying`` and left out of the values."""
+        named in ``varying`` and left out of the values. ``watched`` maps the code of
+        callees' forward passes (``_looping_callees``) to a :class:`_Watched` that gets
+        their locals, watched alike over all their calls in the run."""
         out, values, varying = _run_keeping_locals(generated, args, kwargs,
-                                                   watch_lines=self.build.has_loops)
-        varying = set(varying) | set(self.build.path_dependent)   # another call may differ
-        for name, counters in self.build.path_conditions:     # a while loop that ran no step
-            if any(not isinstance(values.get(c), int) or values[c] < 1 for c in counters):
-                varying.add(name)
-        for name in varying:
-            values.pop(name, None)
-        return out, values, varying
+                                                   watch_lines=self.build.has_loops,
+                                                   callees=watched or {})
+        return out, *_settled(self.build, values, varying)
 
 
 MAX_SPECIALISATIONS = 8
@@ -421,7 +419,7 @@ MAX_SEEN_SHAPES = 64
 MAX_SPECIALISED_DEPTH = 32
 
 
-def _run_keeping_locals(generated, args, kwargs, watch_lines=True):
+def _run_keeping_locals(generated, args, kwargs, watch_lines=True, callees=None):
     """``(generated(*args, **kwargs), its local values when it returned, varying names)``.
 
     With ``watch_lines``, every line of the run is watched (this thread only,
@@ -431,52 +429,49 @@ def _run_keeping_locals(generated, args, kwargs, watch_lines=True):
     iteration. At each line only the names the line run before it assigns are
     looked at (``_stores_by_line``), so the watching costs time linear in the
     lines run. Code without loops assigns each name once, so only its return
-    is watched.
+    is watched. ``callees`` maps the code objects of other functions the run
+    calls to a :class:`_Watched` each: their lines are watched too, over all
+    their calls, and their locals kept at each return.
     """
-    values, shapes, varying, unshaped = {}, {}, set(), set()
-    code = generated.__code__
-    previous = sys.gettrace()
-    stores, anywhere = _stores_by_line(code)
-    stores = {line: names + anywhere for line, names in stores.items()}
-    last = [None]                     # the line run before this event (None: every name)
-
-    def note(name, value):
-        shape = _signature(value)
-        if shape is None:           # a list or another object (None: not yet set)
-            if value is not None:
-                unshaped.add(name)
-                if name in shapes:
-                    varying.add(name)
-        elif shapes.setdefault(name, shape) != shape or name in unshaped:
-            varying.add(name)       # (a name that held a list, then an array, too)
+    top = _Watched()
+    states = {generated.__code__: top, **(callees or {})}
+    stores = {code: _stores_by_line(code) for code in states}
+    last = {}                         # frame -> the line run before this event
 
     def watch(frame, event, arg):
-        if frame.f_code is not code:
+        state = states.get(frame.f_code)
+        if state is None:
             return None
-        if event == "call" and not watch_lines:
+        if event == "call" and not watch_lines and state is top:
             frame.f_trace_lines = False
         if event in ("line", "return"):
             local = frame.f_locals
-            if last[0] is None:
+            by_line, anywhere = stores[frame.f_code]
+            before = last.get(frame)
+            if before is None:
                 for name, value in local.items():
-                    note(name, value)
+                    state.note(name, value)
             else:
-                for name in stores.get(last[0], anywhere):
+                for name in by_line.get(before, ()) + anywhere:
                     if name in local:
-                        note(name, local[name])
-            last[0] = frame.f_lineno
+                        state.note(name, local[name])
+            last[frame] = frame.f_lineno
             if event == "return":
-                values.update(local)
+                state.values.update(local)
+                state.calls += 1
+                del last[frame]
         return watch
 
+    previous = sys.gettrace()
     sys.settrace(watch)
     try:
         result = generated(*args, **kwargs)
     finally:
         sys.settrace(previous)
-    for name in varying:
+    values = top.values
+    for name in top.varying:
         values.pop(name, None)
-    return result, values, varying
+    return result, values, top.varying
 
 
 def _stores_by_line(code):
@@ -498,7 +493,7 @@ def _stores_by_line(code):
     return stores, tuple(anywhere)
 
 
-def _measure(build, out, residuals, values=None, varying=frozenset()):
+def _measure(build, out, residuals, values=None, varying=frozenset(), watched=None):
     """The shapes a specialised build of ``build`` needs, from one run's values.
 
     Returns ``(own, callees)``: (name, shape) pairs of the forward pass's
@@ -506,13 +501,13 @@ def _measure(build, out, residuals, values=None, varying=frozenset()):
     cotangent, and (residual name, shapes) pairs for each called user
     function, measured on the residuals it saved. Names in ``varying``
     changed shape during the run: they get none; nor do a callee's names
-    whose shape depends on its path, or any of a callee with a loop (its
-    residuals show its loops' last step only).
+    whose shape depends on its path. A callee with a loop is measured on the
+    locals the run watched in all its calls (``watched``: ``_looping_callees``),
+    as the function itself is; unwatched, it gets none (its residuals show its
+    loops' last step only).
     """
     own, callees = {}, {}
     if values is None:       # a callee, seen only through the residuals it saved
-        if build.has_loops:  # its names may change shape as its loops run (u = xs[i] over
-            return (), ()    # [array, float]): residuals show the last step only; generic
         varying = set(varying) | set(build.path_dependent)   # another call may differ
     for name, value in (values or {}).items():
         if name not in build.callee_residuals and _has_shape(value):
@@ -522,13 +517,74 @@ def _measure(build, out, residuals, values=None, varying=frozenset()):
             continue                 # a callee called with other shapes as a loop ran, or in
                                      # a loop that never ran (its placeholder): generic
         if name in build.callee_residuals:
-            callee = build.callee_residuals[name].build
-            callees[name] = _measure(callee, None, value)
+            callee = build.callee_residuals[name]
+            callees[name] = _measure_callee(callee, value, watched or {})
         elif _has_shape(value) and name not in varying:
             own[name] = np.shape(value)
     if _has_shape(out) and build.seed not in varying:
         own[build.seed] = np.shape(out)
     return tuple(sorted(own.items())), tuple(sorted(callees.items()))
+
+
+def _measure_callee(callee, residuals, watched):
+    """``_measure`` of the instance ``callee`` from the residuals one call saved, and, for a
+    callee with loops, from its watched locals (none watched: no shapes)."""
+    if not callee.build.has_loops:
+        return _measure(callee.build, None, residuals, watched=watched)
+    seen = watched.get(callee.fwd.__code__)
+    if seen is None or seen.calls == 0:   # its names may change shape as its loops run
+        return (), ()                     # (u = xs[i] over [array, float]): generic
+    values, varying = _settled(callee.build, dict(seen.values), seen.varying)
+    own, callees = _measure(callee.build, None, residuals, values, varying, watched)
+    return own, callees
+
+
+def _settled(build, values, varying):
+    """``(values, varying)`` of a watched run of ``build``'s forward pass, with the names
+    whose shape another call with the same key may change (path dependent, or carried by a
+    ``while`` loop that ran no step) counted as varying and left out of the values."""
+    varying = set(varying) | set(build.path_dependent)
+    for name, counters in build.path_conditions:             # a while loop that ran no step
+        if any(not isinstance(values.get(c), int) or values[c] < 1 for c in counters):
+            varying.add(name)
+    for name in varying:
+        values.pop(name, None)
+    return values, varying
+
+
+class _Watched:
+    """What a watched run saw of one forward pass, over all its calls: the locals of the
+    last, the names whose shape changed (:func:`_run_keeping_locals`)."""
+
+    def __init__(self):
+        self.values, self.varying, self.calls = {}, set(), 0
+        self.shapes, self.unshaped = {}, set()
+
+    def note(self, name, value):
+        shape = _signature(value)
+        if shape is None:           # a list or another object (None: not yet set)
+            if value is not None:
+                self.unshaped.add(name)
+                if name in self.shapes:
+                    self.varying.add(name)
+        elif self.shapes.setdefault(name, shape) != shape or name in self.unshaped:
+            self.varying.add(name)  # (a name that held a list, then an array, too)
+
+
+def _looping_callees(build):
+    """The code of the generic forward passes of the user functions ``build`` calls,
+    directly or not, that have loops."""
+    found, seen, pending = [], set(), list(build.callees)
+    while pending:
+        _, callee = pending.pop()
+        fwd = getattr(callee, "fwd", None)
+        if fwd is None or id(callee) in seen:
+            continue
+        seen.add(id(callee))
+        if callee.build.has_loops:
+            found.append(fwd.__code__)
+        pending.extend(callee.build.callees)
+    return found
 
 
 def _signature(value):

@@ -1,0 +1,106 @@
+"""Callees with loops are specialised inside their caller's code (cache._looping_callees):
+the measuring run watches their lines as it watches the caller's, over all their calls, so a
+name whose shape changes from one call or one step to the next keeps the generic helpers."""
+
+import numpy as np
+
+import srctrans as st
+from srctrans import cache
+
+R = np.random.default_rng(5)
+
+
+def recurrent(x, h0, Wx, Wh):
+    N, T, _ = x.shape
+    h = np.zeros((N, T, h0.shape[1]))
+    prev = h0
+    for t in range(T):
+        prev = np.tanh(prev @ Wh + x[:, t, :] @ Wx)
+        h[:, t, :] = prev
+    return h
+
+
+def recurrent_loss(x, h0, Wx, Wh, dout):
+    return np.sum(recurrent(x, h0, Wx, Wh) * dout)
+
+
+def growing(v, n):
+    """A loop whose state changes shape: [a] -> [a, a] -> ..."""
+    out = v
+    for _ in range(n):
+        out = np.concatenate([out, v])
+    return out
+
+
+def repeated_product(a, b, n):
+    total = 0.0
+    for _ in range(n):
+        total = total + np.sum(np.sin(a * b))
+    return total
+
+
+def two_sites(v, w):
+    """One callee called with two shapes (``b`` broadcast at the second), a growing loop
+    state in another: their names vary between calls, or steps."""
+    return (repeated_product(v, w[:1], 1) + repeated_product(v, w, 2)
+            + np.sum(growing(v, 2) ** 2))
+
+
+def _numeric(f, args, wrt, eps=1e-6):
+    x = args[wrt]
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[i] = eps
+        plus, minus = list(args), list(args)
+        plus[wrt], minus[wrt] = x + e, x - e
+        g[i] = (f(*plus) - f(*minus)) / (2 * eps)
+    return g
+
+
+def test_a_layer_with_a_loop_is_specialised_inside_its_caller():
+    args = (R.standard_normal((2, 3, 4)), R.standard_normal((2, 5)), R.standard_normal((4, 5)),
+            R.standard_normal((5, 5)), R.standard_normal((2, 3, 5)))
+    source = st.source(recurrent_loss, args=args, wrt=2)
+    backward = source.split("def recurrent_bwd")[1].split("\ndef ")[0]
+    assert "rt.matmul_lhs" not in backward and "rt.matmul_rhs" not in backward
+    g = st.grad(recurrent_loss, wrt=(0, 2, 3))
+    for _ in range(3):
+        for got, wrt in zip(g(*args), (0, 2, 3)):
+            np.testing.assert_allclose(got, _numeric(recurrent_loss, args, wrt), rtol=1e-6)
+    longer = (R.standard_normal((2, 6, 4)),) + args[1:4] + (R.standard_normal((2, 6, 5)),)
+    for _ in range(3):                                 # another T: code of its own
+        for got, wrt in zip(g(*longer), (0, 2, 3)):
+            np.testing.assert_allclose(got, _numeric(recurrent_loss, longer, wrt), rtol=1e-6)
+
+
+def test_a_callee_whose_names_change_shape_keeps_its_generic_helpers():
+    v, w = R.standard_normal(3), R.standard_normal(3)
+    g = st.grad(two_sites, wrt=(0, 1))
+    for _ in range(4):
+        gv, gw = g(v, w)
+        np.testing.assert_allclose(gv, _numeric(two_sites, (v, w), 0), rtol=1e-6)
+        np.testing.assert_allclose(gw, _numeric(two_sites, (v, w), 1), rtol=1e-6)
+    st.check_grads(two_sites, (v, w), order=2, wrt=(0, 1))
+
+
+def _inner(a, n):
+    b = a
+    for _ in range(n):
+        c = b * 2.0
+    return c + a
+
+
+def _outer(x, y):
+    return np.sum(_inner(x, 2)) + np.sum(_inner(y, 1))
+
+
+def test_the_watch_marks_a_callees_names_that_differ_between_its_calls():
+    watched = cache._Watched()
+    out, values, varying = cache._run_keeping_locals(
+        _outer, (np.ones(3), np.ones(2)), {}, True, {_inner.__code__: watched})
+    assert watched.calls == 2 and {"a", "b", "c"} <= watched.varying and "n" not in watched.varying
+    assert np.shape(watched.values["a"]) == (2,) and out == 9.0 + 6.0
+    same = cache._Watched()
+    cache._run_keeping_locals(_outer, (np.ones(3), np.ones(3)), {}, True, {_inner.__code__: same})
+    assert same.calls == 2 and not same.varying & {"a", "b", "c"}
