@@ -35,11 +35,18 @@ def norm_logcdf(x):
 
 
 def t_pdf(x, df):
-    return stats.t.pdf(x, df)
+    return np.exp(t_logpdf(x, df))
 
 
 def t_logpdf(x, df):
-    return stats.t.logpdf(x, df)
+    """SciPy's own formula (``log(poch(df / 2, 1 / 2))`` as a difference of ``gammaln``);
+    an infinite ``df`` is the normal distribution, as SciPy's method has it."""
+    if np.all(np.isinf(df)):
+        return norm_logpdf(x)
+    if np.any(np.isinf(df)):                          # some infinite: the public method's
+        return stats.t.logpdf(x, df)
+    return (special.gammaln(0.5 * df + 0.5) - special.gammaln(0.5 * df)
+            - 0.5 * (np.log(df) + np.log(np.pi)) - (df + 1) / 2 * np.log1p(x * x / df))
 
 
 def t_cdf(x, df):

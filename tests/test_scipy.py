@@ -141,3 +141,15 @@ def test_private_methods_of_distributions_are_read_as_the_public_ones():
 def lambda_free_normal_logpdf(x):
     import scipy.stats as stats
     return np.sum(stats.norm._logpdf(x))
+
+
+def test_the_t_densitys_private_method_is_scipys_formula_and_normal_at_infinite_df():
+    """``stats.t._logpdf`` is read as SciPy's own formula (no public method's argument
+    checks on every call) and, at ``df = inf``, as the normal density SciPy gives there."""
+    import scipy.stats as stats
+    x = np.array([-2.5, -0.3, 0.4, 1.7])
+    for df in (0.8, 4.0, 40.0, np.inf):
+        value, g = st.value_and_grad(sp.t_private_logpdf)(x, df)
+        assert value == pytest.approx(np.sum(stats.t._logpdf(x, df)), rel=1e-13)
+        expected = -x if np.isinf(df) else -(df + 1) * x / (df + x * x)
+        np.testing.assert_allclose(g, expected, rtol=1e-12)

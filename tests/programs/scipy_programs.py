@@ -149,3 +149,7 @@ def private_methods(x, a, b, mu):
 
 def t_cdf_in_df(x, df):
     return np.sum(stats.t._cdf(x, df))
+
+
+def t_private_logpdf(x, df):
+    return np.sum(stats.t._logpdf(x, df))
