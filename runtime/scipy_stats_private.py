@@ -1,6 +1,7 @@
 """The private methods of ``scipy.stats`` distributions (``stats.norm._logpdf(x)``), written as
-the public methods srctrans has rules for (the normal distribution's as SciPy's own formulas,
-``special.ndtr`` and ``special.log_ndtr``): srctrans reads this source for them.
+the public methods srctrans has rules for (the normal distribution's and the t density's as
+SciPy's own formulas, ``special.ndtr``, ``special.log_ndtr``, ``special.gammaln``, which skip
+the public methods' argument checks): srctrans reads this source for them.
 
 ``srctrans/rules/scipy_stats.py`` registers each with ``REGISTRY.compute_as``: a call of
 ``stats.t._logpdf(x, df)`` is differentiated as :func:`t_logpdf`, which calls
