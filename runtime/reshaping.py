@@ -138,6 +138,8 @@ def _entry_cotangent(g, entry):
         return g                                 # zeros + g is g: no new array needed
     if g is None or is_integer(entry):
         return zeros_like(entry)
+    if type(g) is dict and type(entry) is dict and g.keys() == entry.keys():
+        return {key: _entry_cotangent(g[key], value) for key, value in entry.items()}
     return add(zeros_like(entry), g)
 
 
