@@ -85,6 +85,7 @@ from srctrans.normalize.ssa import rename_reassignments
 from srctrans.optimise.accumulate import fold_accumulations
 from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, reads_of, targets_of
 from srctrans.optimise.release import release_dead_arrays
+from srctrans.optimise.restores import drop_unread_restores
 from srctrans.optimise.step_lists import save_steps_in_lists
 from srctrans.optimise.entry_cotangents import write_entry_cotangents
 from srctrans.optimise.in_place import accumulate_in_place
@@ -235,6 +236,8 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
             backward = sink_negations(backward, _reads_all(gradients), shapes)
             backward = write_container_cotangents(backward, _reads_all(gradients),
                                                   unit.aliases[RUNTIME_ALIAS], unit.namer.fresh)
+            result.forward, backward = drop_unread_restores(
+                result.forward, backward, result.tape, set(shapes), unit.aliases[RUNTIME_ALIAS])
         _trace("optimise", lambda: _block_text(backward))
     forward = result.prologue + result.forward
     for _ in range(2):        # dropping saves can empty a branch, whose test then needs no save

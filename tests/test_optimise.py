@@ -721,3 +721,12 @@ def _annotated(statements):
                     and isinstance(node.func.value, gast.Name) and node.func.value.id == "np"):
                 anno.set_(node, Anno.CALLEE, getattr(np, node.func.attr))
     return statements
+
+
+def test_products_of_two_vectors_and_an_arrays_entry_zeros_are_specialised_away():
+    text = ("da = rt.matmul_lhs(g, a, b)\ndb = rt.matmul_rhs(g, a, b)\n"
+            "dh = rt.entry_zero_like(dh, t, h)\ndl = rt.entry_zero_like(dl, t, xs)")
+    shapes = {"g": (), "a": (3,), "b": (3,), "h": (4, 2), "dh": (4, 2)}
+    body = specialise.specialise(gast.parse(text).body, shapes)
+    assert ast.unparse(gast.gast_to_ast(gast.Module(body, []))) == (
+        "da = g * b\ndb = g * a\ndh = dh\ndl = rt.entry_zero_like(dl, t, xs)")

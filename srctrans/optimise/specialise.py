@@ -542,10 +542,16 @@ class _Rewriter(gast.NodeTransformer):
                 kept = tuple(i for i, (a, b) in enumerate(zip(x_shape, g_shape)) if a != b)
                 return _sum(g, kept, keepdims=True)
             return node
+        if _runtime_call(node, "entry_zero_like") and len(node.args) == 3 \
+                and shape_of(node.args[2], known) is not None:
+            return node.args[0]              # an array's (or number's): nothing to change
         for name in ("matmul_lhs", "matmul_rhs"):
             if _runtime_call(node, name) and len(node.args) == 3:
                 g, a, b = node.args
                 a_shape, b_shape = shape_of(a, known), shape_of(b, known)
+                if a_shape is not None and b_shape is not None and len(a_shape) == 1 \
+                        and a_shape == b_shape and shape_of(g, known) == ():
+                    return gast.BinOp(g, gast.Mult(), b if name == "matmul_lhs" else a)  # a @ b
                 if a_shape is not None and b_shape is not None and len(a_shape) == len(b_shape) == 2:
                     if name == "matmul_lhs":        # g @ b.T
                         return gast.BinOp(g, gast.MatMult(), gast.Attribute(b, "T", gast.Load()))

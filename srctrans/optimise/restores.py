@@ -1,0 +1,128 @@
+"""Drop the saves and restores of an array whose values the backward pass never reads.
+
+Requires: the forward and backward statements of a build specialised on shapes (after
+``specialise``), the name of the tape, and the names measured as arrays or numbers.
+Guarantees: the values computed are unchanged. A write ``y[i] = v`` into an array saves
+what it overwrites (``tape.append(rt.saved_at(y, i))``), and the backward pass puts it back
+(``y = rt.restored_at(y, i, tape.pop())``, a copy of ``y`` each time), so that a backward
+statement reading ``y`` sees it as it was. When no backward statement reads ``y``'s values,
+only its shape (``rt.getitem_grad(g, y, i)``, ``rt.unbroadcast(g, y)``, ``rt.zeros_of(y)``:
+every value ``y`` takes has one shape, its measured one), both go, pairwise, so the tape
+keeps its order::
+
+    for t in _range:                              for t in _range:
+        tape.append(rt.saved_at(level, t))   ->       level[t] = ...
+        level[t] = ...                            ...
+    ...                                           for _iteration in ...:
+    for _iteration in ...:                            dlevel = rt.add(dlevel, rt.getitem_grad(
+        level = rt.restored_at(level, t, tape.pop())       d, level, t - 1))
+        dlevel = rt.add(dlevel, rt.getitem_grad(d, level, t - 1))
+
+A layer filling a preallocated array (``h[:, t, :] = prev``) copied the whole array once
+per step for the restores; now it copies nothing.
+"""
+
+import gast
+
+from srctrans.treewalk import walk
+
+# the runtime helpers that read only the shape (and dtype) of the argument at this position
+_SHAPE_ONLY = {"getitem_grad": 1, "unbroadcast": 1, "zeros_of": 0, "zeros_like": 0,
+               "entry_zero_like": 2}
+
+
+def drop_unread_restores(forward, backward, tape, shaped, runtime_alias):
+    """``(forward, backward)`` without the saves and restores of the arrays among ``shaped``
+    whose values ``backward`` never reads (see the module); blocks are changed in place."""
+    if tape is None:
+        return forward, backward
+    saves = _matching(forward, lambda s: _saved_at(s, tape, runtime_alias))
+    restores = _matching(backward, lambda s: _restored_at(s, tape, runtime_alias))
+    dropped = set()
+    for name in set(saves) & set(restores):
+        if (name in shaped and len(saves[name]) == len(restores[name])
+                and _only_shape_read(backward, name, restores[name], runtime_alias)):
+            dropped.update(id(s) for s in saves[name] + restores[name])
+    if dropped:
+        _remove(forward, dropped)
+        _remove(backward, dropped)
+    return forward, backward
+
+
+def _matching(statements, test):
+    """``{name: [statement, ...]}`` of the statements (nested ones too) ``test`` names."""
+    found = {}
+    for stmt in statements:
+        for node in walk(stmt):
+            name = test(node) if isinstance(node, gast.stmt) else None
+            if name is not None:
+                found.setdefault(name, []).append(node)
+    return found
+
+
+def _saved_at(stmt, tape, runtime_alias):
+    """``y`` of ``tape.append(rt.saved_at(y, i))``, else None."""
+    if not (isinstance(stmt, gast.Expr) and _method_call(stmt.value, tape, "append")
+            and len(stmt.value.args) == 1):
+        return None
+    saved = stmt.value.args[0]
+    if _runtime(saved, "saved_at", runtime_alias) and len(saved.args) == 2 \
+            and isinstance(saved.args[0], gast.Name):
+        return saved.args[0].id
+    return None
+
+
+def _restored_at(stmt, tape, runtime_alias):
+    """``y`` of ``y = rt.restored_at(y, i, tape.pop())``, else None."""
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name)):
+        return None
+    value, name = stmt.value, stmt.targets[0].id
+    if (_runtime(value, "restored_at", runtime_alias) and len(value.args) == 3
+            and isinstance(value.args[0], gast.Name) and value.args[0].id == name
+            and _method_call(value.args[2], tape, "pop") and not value.args[2].args):
+        return name
+    return None
+
+
+def _only_shape_read(backward, name, restores, runtime_alias):
+    """Whether every read of ``name`` in ``backward`` other than its ``restores`` reads only
+    its shape (an argument of ``_SHAPE_ONLY``), and nothing else assigns it."""
+    allowed = set()
+    for stmt in backward:
+        for node in walk(stmt):
+            if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute):
+                position = _SHAPE_ONLY.get(node.func.attr)
+                if (position is not None and _runtime(node, node.func.attr, runtime_alias)
+                        and len(node.args) > position):
+                    allowed.add(id(node.args[position]))
+    for restore in restores:
+        allowed.update(id(n) for n in walk(restore))
+    for stmt in backward:
+        for node in walk(stmt):
+            if isinstance(node, gast.Name) and node.id == name and id(node) not in allowed:
+                return False
+    return True
+
+
+def _remove(statements, dropped):
+    statements[:] = [s for s in statements if id(s) not in dropped]
+    for stmt in statements:
+        for block in ("body", "orelse"):
+            inner = getattr(stmt, block, None)
+            if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
+                _remove(inner, dropped)
+                if not inner and block == "body":
+                    inner.append(gast.Pass())
+
+
+def _method_call(value, owner, method):
+    return (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
+            and value.func.attr == method and isinstance(value.func.value, gast.Name)
+            and value.func.value.id == owner)
+
+
+def _runtime(value, helper, runtime_alias):
+    return (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
+            and value.func.attr == helper and isinstance(value.func.value, gast.Name)
+            and value.func.value.id == runtime_alias)

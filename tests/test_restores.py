@@ -1,0 +1,48 @@
+"""A write into an array whose values the backward pass never reads needs no save nor
+restore (srctrans/optimise/restores.py); one whose values it reads keeps them."""
+
+import numpy as np
+
+import srctrans as st
+
+R = np.random.default_rng(2)
+
+
+def smoothed(alpha, y):
+    level = np.zeros(len(y))
+    level[0] = y[0]
+    for t in range(1, len(y)):
+        level[t] = alpha * y[t] + (1.0 - alpha) * level[t - 1]
+    return np.sum((y[1:] - level[:-1]) ** 2)
+
+
+def filled_then_squared(w, x):
+    h = np.zeros((3, 4))
+    for t in range(3):
+        h[t] = np.tanh(w * x[t])
+    return np.sum(h * h) + np.sum(h[:, 0])
+
+
+def test_a_filled_array_whose_values_are_never_read_back_is_neither_saved_nor_restored():
+    y = np.cumsum(R.standard_normal(8))
+    source = st.source(smoothed, args=(0.4, y))
+    fused = source.split("def smoothed_grad")[1]
+    assert "saved_at" not in fused and "restored_at" not in fused
+    st.check_grads(smoothed, (0.4, y), order=2, wrt=0)
+    g = st.grad(smoothed)
+    eps = 1e-6
+    for _ in range(3):
+        numeric = (smoothed(0.4 + eps, y) - smoothed(0.4 - eps, y)) / (2 * eps)
+        np.testing.assert_allclose(g(0.4, y), numeric, rtol=1e-6)
+
+
+def test_an_array_whose_values_the_backward_pass_reads_keeps_its_restores():
+    w, x = R.standard_normal(4), R.standard_normal((3, 4))
+    source = st.source(filled_then_squared, args=(w, x))
+    assert "restored_at" in source.split("def filled_then_squared_grad")[1]
+    st.check_grads(filled_then_squared, (w, x), order=2, wrt=0)
+    g = st.grad(filled_then_squared)
+    for _ in range(3):
+        h = np.tanh(w * x)
+        np.testing.assert_allclose(g(w, x), np.sum((2 * h + np.eye(4)[0]) * (1 - h * h) * x,
+                                                   axis=0), rtol=1e-12)
