@@ -725,8 +725,11 @@ def _annotated(statements):
 
 def test_products_of_two_vectors_and_an_arrays_entry_zeros_are_specialised_away():
     text = ("da = rt.matmul_lhs(g, a, b)\ndb = rt.matmul_rhs(g, a, b)\n"
-            "dh = rt.entry_zero_like(dh, t, h)\ndl = rt.entry_zero_like(dl, t, xs)")
-    shapes = {"g": (), "a": (3,), "b": (3,), "h": (4, 2), "dh": (4, 2)}
+            "dh = rt.entry_zero_like(dh, t, h)\ndl = rt.entry_zero_like(dl, t, xs)\n"
+            "dA = rt.matmul_lhs(u, A, b)\ndB = rt.matmul_rhs(v, a, B)")
+    shapes = {"g": (), "a": (3,), "b": (3,), "h": (4, 2), "dh": (4, 2), "A": (2, 3),
+              "u": (2,), "B": (3, 4), "v": (4,)}
     body = specialise.specialise(gast.parse(text).body, shapes)
     assert ast.unparse(gast.gast_to_ast(gast.Module(body, []))) == (
-        "da = g * b\ndb = g * a\ndh = dh\ndl = rt.entry_zero_like(dl, t, xs)")
+        "da = g * b\ndb = g * a\ndh = dh\ndl = rt.entry_zero_like(dl, t, xs)\n"
+        "dA = u[:, None] * b\ndB = a[:, None] * v")

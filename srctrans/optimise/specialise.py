@@ -498,6 +498,13 @@ def _sum(expression, axes, keepdims=False):
     return gast.Call(gast.Attribute(expression, "sum", gast.Load()), [], keywords)
 
 
+def _outer(u, v):
+    """``u[:, None] * v``: the outer product of two vectors (what ``np.outer`` gives)."""
+    column = gast.Subscript(u, gast.Tuple([gast.Slice(None, None, None), gast.Constant(None, None)],
+                                          gast.Load()), gast.Load())
+    return gast.BinOp(column, gast.Mult(), v)
+
+
 class _Rewriter(gast.NodeTransformer):
     """Rewrites the runtime's calls for the shapes ``known``; ``zeros`` maps the names
     that hold ``rt.zeros_of(x)`` in the block being rewritten to ``x``'s shape."""
@@ -552,6 +559,13 @@ class _Rewriter(gast.NodeTransformer):
                 if a_shape is not None and b_shape is not None and len(a_shape) == 1 \
                         and a_shape == b_shape and shape_of(g, known) == ():
                     return gast.BinOp(g, gast.Mult(), b if name == "matmul_lhs" else a)  # a @ b
+                g_shape = shape_of(g, known)
+                if (name == "matmul_lhs" and a_shape is not None and b_shape is not None
+                        and len(a_shape) == 2 and len(b_shape) == 1 and g_shape == a_shape[:1]):
+                    return _outer(g, b)                                       # A @ v: g v^T
+                if (name == "matmul_rhs" and a_shape is not None and b_shape is not None
+                        and len(a_shape) == 1 and len(b_shape) == 2 and g_shape == b_shape[1:]):
+                    return _outer(a, g)                                       # v @ A: v g^T
                 if a_shape is not None and b_shape is not None and len(a_shape) == len(b_shape) == 2:
                     if name == "matmul_lhs":        # g @ b.T
                         return gast.BinOp(g, gast.MatMult(), gast.Attribute(b, "T", gast.Load()))
