@@ -154,3 +154,37 @@ def test_under_vmap_the_objects_cotangent_is_batched(in_axes):
         expected = gradient(member, X[i], y[i])
         for key in expected:
             np.testing.assert_allclose(got[key][i], expected[key], rtol=1e-12)
+
+
+def negative_sampling(emb, center, rows):
+    v = emb["in"][center]
+    loss = -np.log(1.0 / (1.0 + np.exp(-(emb["out"][0] @ v))))
+    for k in rows:
+        loss = loss - np.log(1.0 / (1.0 + np.exp(emb["out"][k] @ v)))
+        if k > 2:
+            loss = loss + 0.1 * np.sum(emb["in"][k] ** 2)
+    return loss * emb["scale"]
+
+
+def test_reads_in_loops_and_branches_sum_key_by_key_from_the_containers_zeros():
+    emb = {"in": R.standard_normal((5, 3)), "out": R.standard_normal((5, 3)), "scale": 1.3,
+           "name": "embeddings"}
+    args = (emb, 1, [0, 4, 2, 4])
+    fused = st.source(negative_sampling, args=args).split("def negative_sampling_grad")[1]
+    assert "rt.container_cotangent(" in fused and "rt.add(demb," not in fused
+    g = st.grad(negative_sampling)
+    for _ in range(3):
+        got = g(*args)
+        assert got["name"] is None
+        for key in ("in", "out"):
+            numeric = np.zeros_like(emb[key])
+            for i in np.ndindex(emb[key].shape):
+                plus, minus = dict(emb), dict(emb)
+                step = np.zeros_like(emb[key])
+                step[i] = 1e-6
+                plus[key], minus[key] = emb[key] + step, emb[key] - step
+                numeric[i] = (negative_sampling(plus, 1, args[2])
+                              - negative_sampling(minus, 1, args[2])) / 2e-6
+            np.testing.assert_allclose(got[key], numeric, rtol=1e-6, atol=1e-9)
+        expected_scale = negative_sampling(emb, 1, args[2]) / emb["scale"]
+        np.testing.assert_allclose(got["scale"], expected_scale, rtol=1e-12)

@@ -20,6 +20,18 @@ container is made once, after the last of them::
                                                      dq = rt.container_cotangent(
                                                          {'mu': dq_entry, 'sd': dq_entry_2}, q)
 
+The same holds when the cotangent starts as the container's zeros (``dq =
+rt.zeros_like(q)``) or as a first read's term, in the function's own block, and the
+reads that add to it run in loops or branches: each key's sum starts there, as that term
+or as None (``rt.add`` of None and a term is the term), and the container is made after
+the statement of the function's block holding the last read::
+
+    demb = rt.zeros_like(emb)                        demb_entry = None
+    for _iteration in ...:                   ->      for _iteration in ...:
+        demb = rt.add(demb, rt.getitem_grad(             demb_entry = rt.add(demb_entry, d)
+            d, emb, 'out'))                          demb = rt.container_cotangent(
+                                                         {'out': demb_entry}, emb)
+
 ``rt.container_cotangent`` gives each entry what ``rt.add`` of its zeros and its terms
 gives (zeros where no read wrote one, and for an int entry). An object's attributes read
 by name (``self.W``, ``p.mu``: ``rt.getattr_grad``) are summed alike, and
@@ -44,30 +56,93 @@ def write_container_cotangents(body, returned_reads, runtime_alias, fresh):
     ``returned_reads``: the names the gradients returned read; ``fresh(base)`` names the
     sums."""
     stores, loads = _uses(body)
-    replaced, inserted = {}, {}       # id(statement) -> its replacement, what follows it
+    replaced, inserted = {}, {}       # id(statement) -> its replacements, what follows it
+    starts = _zeros_starts(body, runtime_alias)
+    top_level = {id(stmt) for stmt in body}
     for name, placements in _placements(body, runtime_alias).items():
-        if not _qualifies(name, placements, stores, loads, returned_reads):
+        start = starts.get(name)
+        if start is None and placements[0].first and id(placements[0].stmt) in top_level:
+            start = placements[0]                    # the first read's term starts the sums
+        nested = not all(id(p.stmt) in top_level for p in placements)
+        if nested and start is not None and _qualifies_from_start(
+                name, start, placements, stores, loads, returned_reads):
+            sums = {}
+            for placement in placements:
+                if placement.key not in sums:
+                    sums[placement.key] = fresh(f"{name}_entry")
+                if placement is not start:
+                    known = sums[placement.key]
+                    replaced[id(placement.stmt)] = [gast.copy_location(assign(
+                        known, runtime_call(runtime_alias, "add", [load(known), placement.term])),
+                        placement.stmt)]
+            replaced[id(start.stmt)] = [gast.copy_location(assign(
+                total, start.term if key == start.key else gast.Constant(None, None)), start.stmt)
+                for key, total in sums.items()]
+            last = next(top for top in body if any(n is placements[-1].stmt for n in walk(top)))
+        elif not nested and _qualifies(name, placements, stores, loads, returned_reads):
+            sums = {}
+            for placement in placements:
+                known = sums.get(placement.key)
+                if known is None:
+                    sums[placement.key] = known = fresh(f"{name}_entry")
+                    value = placement.term
+                else:
+                    value = runtime_call(runtime_alias, "add", [load(known), placement.term])
+                replaced[id(placement.stmt)] = [gast.copy_location(assign(known, value),
+                                                                   placement.stmt)]
+            last = placements[-1].stmt
+        else:
             continue
-        sums = {}
-        for placement in placements:
-            known = sums.get(placement.key)
-            if known is None:
-                sums[placement.key] = known = fresh(f"{name}_entry")
-                value = placement.term
-            else:
-                value = runtime_call(runtime_alias, "add", [load(known), placement.term])
-            replaced[id(placement.stmt)] = gast.copy_location(assign(known, value),
-                                                              placement.stmt)
         found = gast.Dict([gast.Constant(key, None) for key in sums],
                           [load(total) for total in sums.values()])
-        inserted[id(placements[-1].stmt)] = assign(name, runtime_call(
+        inserted[id(last)] = assign(name, runtime_call(
             runtime_alias, _MADE_BY[placements[0].helper], [found, load(placements[0].container)]))
+    return _rewritten(body, replaced, inserted)
+
+
+def _rewritten(block, replaced, inserted):
+    """``block`` with its statements (nested ones too) replaced and followed as asked."""
     result = []
-    for stmt in body:
-        result.append(replaced.get(id(stmt), stmt))
+    for stmt in block:
+        for kept in replaced.get(id(stmt), [stmt]):
+            for field in ("body", "orelse"):
+                inner = getattr(kept, field, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
+                    setattr(kept, field, _rewritten(inner, replaced, inserted))
+            result.append(kept)
         if id(stmt) in inserted:
             result.append(inserted[id(stmt)])
     return result
+
+
+def _zeros_starts(body, runtime_alias):
+    """name -> the statement of ``body``'s own block ``name = rt.zeros_like(q)`` (or
+    ``rt.zeros_of``), ``q`` a name, as a placement-like record (its ``container``)."""
+    found = {}
+    for stmt in body:
+        if (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], gast.Name)
+                and any(is_runtime_call(stmt.value, runtime_alias, h, 1)
+                        for h in ("zeros_like", "zeros_of"))
+                and isinstance(stmt.value.args[0], gast.Name)):
+            found[stmt.targets[0].id] = _Placement(stmt, True, stmt.value.args[0].id, None,
+                                                   None, None)     # (no key, no term)
+    return found
+
+
+def _qualifies_from_start(name, start, placements, stores, loads, returned_reads):
+    """``name`` starts as ``start`` (its container's zeros, or the first read's term, in the
+    function's own block), every other assignment is one of ``placements`` (sums onto it,
+    of that container, anywhere), and only they and the return read it; the container is
+    never assigned."""
+    container, helper = start.container, placements[0].helper
+    zeros = start is not placements[0]
+    sums = placements if zeros else placements[1:]
+    return (not any(p.first for p in sums)
+            and all(p.container == container and p.helper == helper for p in placements)
+            and stores.get(name) == len(sums) + 1
+            and loads.get(name, 0) == len(sums)
+            and name in returned_reads and not stores.get(container))
 
 
 def _qualifies(name, placements, stores, loads, returned_reads):
@@ -88,7 +163,7 @@ def _placements(body, runtime_alias):
     key)`` and ``name = rt.add(name, rt.getitem_grad(term, q, key))``, ``key`` a constant
     (``rt.getattr_grad`` and an attribute's name alike)."""
     found = {}
-    for stmt in body:
+    for stmt in (node for top in body for node in walk(top) if isinstance(node, gast.stmt)):
         if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
                 and isinstance(stmt.targets[0], gast.Name)):
             continue
