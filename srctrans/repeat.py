@@ -170,6 +170,9 @@ def make_repeat(fn, instance, fused, args, key, places, single, finish, raw):
             converted.append(g)
         elif type(args[index]) is not float:      # a container's or object's: as fused gave it
             converted.append(g)
+        elif raw[k] is None:                      # an unconnected float's: None (float64(None)
+            conforming.append(f"{g} is not None")  # is NaN), or what finish makes of it
+            converted.append(g)
         else:                                     # a Python float gets an np.float64
             conforming.append(f"(type({g}) is float or type({g}) is float64)")
             converted.append(f"float64({g})")

@@ -330,3 +330,16 @@ def test_global_data_read_as_a_value_takes_the_full_path(rng, monkeypatch):
         np.testing.assert_allclose(g(x), 2 * (x + 1.0))
     monkeypatch.setattr(rc, "OFFSET", np.full((2, 3), 2.0))
     np.testing.assert_allclose(g(x), 4 * (x + 2.0))
+
+
+def test_an_unconnected_float_stays_none_on_the_short_path(rng, no_full_path):
+    """The guard converted a float's gradient to float64 even when the fused gradient gave
+    None (unconnected): float64(None) is NaN."""
+    x = rng.standard_normal((3, 2))
+    g = st.grad(rc.unconnected_float_beside_a_list, wrt=(0, 1))
+    for _ in range(3):
+        gx, gs = g(x, 0.5, [1])
+    no_full_path()
+    gx, gs = g(x, 0.5, [1])
+    assert gs is None
+    np.testing.assert_allclose(gx, np.eye(3)[1][:, None] * 2 * x)

@@ -94,3 +94,9 @@ OFFSET = np.ones(3)
 def reads_global_data(x):
     """Reads the global ``OFFSET`` as a value: another shape rebinds it."""
     return np.sum((x + OFFSET) ** 2)
+
+
+def unconnected_float_beside_a_list(x, s, rows):
+    """``s`` reaches no output; ``rows`` (a list) makes the guard test structures."""
+    unused = np.sin(s) * 2.0
+    return np.sum(x[rows[0]] ** 2)
