@@ -198,8 +198,13 @@ def zero_at(g, index):
 
 def writable_copy(value):
     """A tangent of its own, for a tangent that is written into later: a list's a new list
-    (its entries shared: assigning to an entry replaces it), anything else a new array."""
-    return list(value) if isinstance(value, list) else copy_of(value)
+    and a dict's a new dict (their entries shared: assigning to an entry replaces it),
+    anything else a new array."""
+    if isinstance(value, list):
+        return list(value)
+    if isinstance(value, dict):
+        return dict(value)
+    return copy_of(value)
 
 
 def dict_copy(value):

@@ -137,14 +137,25 @@ def dict_valued(function):
             doubtful.update(n.id for n in walk(target) if isinstance(n, gast.Name))
     candidates = {name for name, assigned in values.items() if name not in doubtful
                   and any(isinstance(v, gast.Dict) or _restored_entry(v) or _dict_copy(v)
-                          or _zeros_of(v) is not None for v in assigned)}
+                          or _zeros_of(v) is not None or _own_copy_of(v) is not None
+                          for v in assigned)}
     return greatest_closed(values, candidates, lambda v, dicts: isinstance(v, gast.Dict)
                            or _restores(v) or isinstance(v, gast.Name) and v.id in dicts
-                           or _zeros_of(v) in dicts or _dict_copy(v))
+                           or _zeros_of(v) in dicts or _dict_copy(v)
+                           or _own_copy_of(v) in dicts)
 
 
 def _dict_copy(value):
     return isinstance(value, gast.Call) and anno.get(value, Anno.CALLEE) is runtime.dict_copy
+
+
+def _own_copy_of(value):
+    """``name`` for ``rt.writable_copy(name)`` (a tangent's own copy, as forward mode makes
+    the tangent of a dict it writes into: a dict's copy is a dict), else None."""
+    if (isinstance(value, gast.Call) and anno.get(value, Anno.CALLEE) is runtime.writable_copy
+            and len(value.args) == 1 and isinstance(value.args[0], gast.Name)):
+        return value.args[0].id
+    return None
 
 
 def _zeros_of(value):

@@ -461,10 +461,8 @@ class _Normalizer:
                                 gast.Store())
             return gast.DictComp(load(key), load(value),
                                  [gast.comprehension(target, source, [], 0)])
-        mapping = self._atom(source, out)        # a copy of a dict: its keys, then its entries
-        return gast.DictComp(load(key), gast.Subscript(clone(mapping), load(key), gast.Load()),
-                             [gast.comprehension(store(key),
-                                                 self._runtime_call("keys_of", [mapping]), [], 0)])
+        mapping = self._atom(source, out)        # a copy of a dict (whose cotangent passes)
+        return self._runtime_call("dict_copy", [mapping])
 
     def _dict_method(self, call, out):
         attr = call.func.attr
