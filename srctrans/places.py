@@ -2,7 +2,7 @@
 
 Guarantees: :func:`source_lines` gives the lines of a function's ``def`` as
 :func:`inspect.getsourcelines` of its code object does, in a fraction of the
-time; :func:`is_installed` is true for Python functions whose file lies under
+time; :func:`code_lines` those holding its code, without tokenizing; :func:`is_installed` is true for Python functions whose file lies under
 the standard library or a site-packages directory of this interpreter.
 """
 
@@ -32,6 +32,31 @@ def source_lines(fn):
     if not 0 < first <= len(lines):
         raise OSError(f"line {first} is out of bounds of {filename}")
     return inspect.getblock(lines[first - 1:]), first
+
+
+def code_lines(fn):
+    """``(lines, first)``: the lines from the first of ``fn``'s ``def`` (decorators included)
+    to the last its code object or a nested one has instructions on; raises OSError without
+    source. Every line of code of :func:`source_lines`'s, without its trailing comments and
+    blank lines, and without tokenizing (whose first use compiles its patterns: milliseconds
+    of a new process's first gradient). Before Python 3.11 (no end lines), ``source_lines``."""
+    code = getattr(fn, "__code__", fn)
+    if not hasattr(code, "co_positions"):
+        return source_lines(fn)
+    filename = code.co_filename
+    linecache.checkcache(filename)
+    lines = linecache.getlines(filename, getattr(fn, "__globals__", None))
+    first = code.co_firstlineno
+    if not lines or not 0 < first <= len(lines):
+        raise OSError(f"could not get source code of {code.co_name} from {filename}")
+    last, pending = first, [code]
+    while pending:
+        current = pending.pop()
+        for _, end, _, _ in current.co_positions():
+            if end is not None and end > last:
+                last = end
+        pending.extend(c for c in current.co_consts if isinstance(c, type(code)))
+    return lines[first - 1:min(last, len(lines))], first
 
 
 def _installed_directories():

@@ -490,3 +490,34 @@ def test_the_command_line_shows_and_clears_the_cache(tmp_path, monkeypatch, caps
     monkeypatch.setenv("SRCTRANS_CACHE_DIR", "")
     assert main(["cache"]) == 0
     assert capsys.readouterr().out == "the persistent cache is off: SRCTRANS_CACHE_DIR is set and empty\n"
+
+
+def _decorated(f):
+    return f
+
+
+@_decorated
+def _with_a_tail(x,
+                 scale=2.0):
+    def inner(y):
+        return (y
+                * scale)
+    # a comment between statements
+    return inner(x)   # the last line of code
+    # a trailing comment, and blank lines after it
+
+
+def _docstring_only():
+    """Nothing but a docstring: its lines hold no instruction."""
+
+
+def test_a_functions_code_lines_run_from_its_decorator_to_its_last_line_of_code():
+    import inspect
+    from srctrans.places import code_lines
+    lines, first = code_lines(_with_a_tail)
+    whole, start = inspect.getsourcelines(_with_a_tail)
+    assert first == start and lines[0].startswith("@_decorated")
+    assert lines[-1].strip() == "return inner(x)   # the last line of code"
+    assert lines == whole[:len(lines)] and len(lines) == len(whole) - 1
+    lines, _ = code_lines(_docstring_only)       # (its fingerprint: the def line, the code)
+    assert lines[0].startswith("def _docstring_only")

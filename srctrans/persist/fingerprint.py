@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from srctrans.normalize.auxiliary import has_aux
-from srctrans.places import is_installed_file, source_lines
+from srctrans.places import code_lines, is_installed_file
 
 _LARGEST_ARRAY = 1 << 20          # bytes; a larger array global is not fingerprinted
 
@@ -63,9 +63,9 @@ def of_function(fn):
 
 
 def _source(fn):
-    """The text of ``fn``'s ``def`` (decorators included), or None."""
+    """The text of ``fn``'s ``def`` (decorators included) to its last line of code, or None."""
     try:
-        return "".join(source_lines(fn)[0])
+        return "".join(code_lines(fn)[0])
     except (OSError, SyntaxError):
         return None
 
@@ -203,17 +203,27 @@ def of_installation():
     if not _installation:
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         runtime = os.path.dirname(os.path.abspath(sys.modules["srctrans.runtime"].__file__))
-        stamps = []
-        for top in sorted({root, runtime}):
-            for folder, subfolders, files in os.walk(top):
-                subfolders.sort()
-                for name in sorted(files):
-                    if name.endswith(".py"):
-                        info = os.stat(os.path.join(folder, name))
-                        stamps.append((os.path.relpath(os.path.join(folder, name), top),
-                                       info.st_size, info.st_mtime_ns))
+        stamps = [_stamps(top) for top in sorted({root, runtime})]
         _installation.append(digest([sys.version, np.__version__, stamps]))
     return _installation[0]
+
+
+def _stamps(top):
+    """``(relative path, size, modification time)`` of each ``.py`` file under ``top``, in
+    a fixed order (one ``scandir`` a folder, no path arithmetic: a new process's first
+    gradient computes it)."""
+    stamps, pending = [], [("", top)]
+    while pending:
+        prefix, folder = pending.pop()
+        with os.scandir(folder) as found:
+            entries = sorted(found, key=lambda entry: entry.name)
+        for entry in entries:
+            if entry.name.endswith(".py"):
+                info = entry.stat()
+                stamps.append((prefix + entry.name, info.st_size, info.st_mtime_ns))
+            elif entry.name != "__pycache__" and entry.is_dir():
+                pending.append((prefix + entry.name + "/", entry.path))
+    return stamps
 
 
 def of_user_rules(registry):
