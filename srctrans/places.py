@@ -2,8 +2,9 @@
 
 Guarantees: :func:`source_lines` gives the lines of a function's ``def`` as
 :func:`inspect.getsourcelines` of its code object does, in a fraction of the
-time; :func:`code_lines` those holding its code, without tokenizing; :func:`is_installed` is true for Python functions whose file lies under
-the standard library or a site-packages directory of this interpreter.
+time; :func:`code_lines` those holding its code, without tokenizing;
+:func:`is_installed` is true for Python functions whose file lies under the
+standard library or a site-packages directory of this interpreter.
 """
 
 import inspect
