@@ -234,8 +234,8 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
         backward = fold_accumulations(backward)      # after specialise: rt.add became +
         if shapes:        # the shapes tell where NumPy would reuse a temporary anyway
             backward = sink_negations(backward, _reads_all(gradients), shapes)
-            backward = write_container_cotangents(backward, _reads_all(gradients),
-                                                  unit.aliases[RUNTIME_ALIAS], unit.namer.fresh)
+            backward = write_container_cotangents(backward, unit.aliases[RUNTIME_ALIAS],
+                                                  unit.namer.fresh)
             result.forward, backward = drop_unread_restores(
                 result.forward, backward, result.tape, set(shapes), unit.aliases[RUNTIME_ALIAS])
         _trace("optimise", lambda: _block_text(backward))

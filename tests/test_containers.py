@@ -203,6 +203,9 @@ def test_a_dict_copied_with_a_derived_entry_is_specialised():
     source = st.source(copied_with_a_derived_entry, args=(p, X, y))
     assert "specialised on their shapes" in source.splitlines()[0]
     assert "keys_of" not in source
+    fused = source.split("def copied_with_a_derived_entry_grad")[1]
+    assert "tape" not in fused                   # the entry's save and restore are dropped
+    assert "rt.container_cotangent(" in fused    # the copy's cotangent is made once
     g = st.grad(copied_with_a_derived_entry)
     r = X @ (p["w"] * p["scale"]) + p["b"] - y
     for _ in range(3):

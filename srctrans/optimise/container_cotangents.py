@@ -1,16 +1,16 @@
 """A parameter that is a container gets its cotangent entry by entry, made once at the end.
 
 Requires: a specialised backward pass (its statements, no ``return``; the fused
-gradient is made from it afterwards) and the names its gradients read.
+gradient is made from it afterwards).
 Guarantees: the values computed are unchanged. A function reading entries of a
 dict (or list, tuple) parameter by constant keys (``q["mu"]``, ``params[0]``) gets,
 for each read, the container's cotangent in full: zeros everywhere but at the key
 (``rt.getitem_grad``), added to the sum so far (``rt.add``), entry by entry. For ``m``
 reads of a container of ``k`` entries that is ``m * k`` arrays made and added where an
 expert adds ``m``. When every statement that assigns the cotangent ``dq`` is one of
-those, in the function's own block (no loop or branch), and only they and the
-``return`` read it, each key's terms are summed in a name of their own and the
-container is made once, after the last of them::
+those, in the function's own block (no loop or branch), and only they, the ``return``
+and statements after the last of them read it, each key's terms are summed in a name of
+their own and the container is made once, after the last of them::
 
     dq = rt.getitem_grad(a, q, 'mu')                 dq_entry = a
     ...                                      ->      ...
@@ -51,10 +51,9 @@ _Placement = collections.namedtuple("_Placement", "stmt first container key term
 _MADE_BY = {"getitem_grad": "container_cotangent", "getattr_grad": "attributes_cotangent"}
 
 
-def write_container_cotangents(body, returned_reads, runtime_alias, fresh):
+def write_container_cotangents(body, runtime_alias, fresh):
     """``body`` with each qualifying container cotangent summed key by key (see above);
-    ``returned_reads``: the names the gradients returned read; ``fresh(base)`` names the
-    sums."""
+    ``fresh(base)`` names the sums."""
     stores, loads = _uses(body)
     replaced, inserted = {}, {}       # id(statement) -> its replacements, what follows it
     starts = _zeros_starts(body, runtime_alias)
@@ -64,8 +63,9 @@ def write_container_cotangents(body, returned_reads, runtime_alias, fresh):
         if start is None and placements[0].first and id(placements[0].stmt) in top_level:
             start = placements[0]                    # the first read's term starts the sums
         nested = not all(id(p.stmt) in top_level for p in placements)
+        later = _loads_after(body, name, placements[-1].stmt)
         if nested and start is not None and _qualifies_from_start(
-                name, start, placements, stores, loads, returned_reads):
+                name, start, placements, stores, loads, later):
             sums = {}
             for placement in placements:
                 if placement.key not in sums:
@@ -79,7 +79,7 @@ def write_container_cotangents(body, returned_reads, runtime_alias, fresh):
                 total, start.term if key == start.key else gast.Constant(None, None)), start.stmt)
                 for key, total in sums.items()]
             last = next(top for top in body if any(n is placements[-1].stmt for n in walk(top)))
-        elif not nested and _qualifies(name, placements, stores, loads, returned_reads):
+        elif not nested and _qualifies(name, placements, stores, loads, later):
             sums = {}
             for placement in placements:
                 known = sums.get(placement.key)
@@ -130,31 +130,41 @@ def _zeros_starts(body, runtime_alias):
     return found
 
 
-def _qualifies_from_start(name, start, placements, stores, loads, returned_reads):
+def _qualifies_from_start(name, start, placements, stores, loads, later):
     """``name`` starts as ``start`` (its container's zeros, or the first read's term, in the
     function's own block), every other assignment is one of ``placements`` (sums onto it,
-    of that container, anywhere), and only they and the return read it; the container is
-    never assigned."""
+    of that container, anywhere), and only they, the return and the ``later`` reads (in
+    the function's block, after the statement holding the last placement) read it; the
+    container is never assigned."""
     container, helper = start.container, placements[0].helper
     zeros = start is not placements[0]
     sums = placements if zeros else placements[1:]
     return (not any(p.first for p in sums)
             and all(p.container == container and p.helper == helper for p in placements)
             and stores.get(name) == len(sums) + 1
-            and loads.get(name, 0) == len(sums)
-            and name in returned_reads and not stores.get(container))
+            and loads.get(name, 0) == len(sums) + later
+            and not stores.get(container))
 
 
-def _qualifies(name, placements, stores, loads, returned_reads):
+def _qualifies(name, placements, stores, loads, later):
     """Every assignment of ``name`` is one of ``placements`` (the first a placement, the others
-    sums, all of one container no statement assigns), and only they and the return read it."""
+    sums, all of one container no statement assigns), and only they, the return and the
+    ``later`` reads (after the last placement) read it."""
     container, helper = placements[0].container, placements[0].helper
     return (len(placements) >= 2 and placements[0].first
             and not any(p.first for p in placements[1:])
             and all(p.container == container and p.helper == helper for p in placements)
             and stores.get(name) == len(placements)
-            and loads.get(name, 0) == len(placements) - 1
-            and name in returned_reads and not stores.get(container))
+            and loads.get(name, 0) == len(placements) - 1 + later
+            and not stores.get(container))
+
+
+def _loads_after(body, name, last):
+    """How many times the statements of ``body``'s own block after the one holding ``last``
+    read ``name``."""
+    position = next(i for i, top in enumerate(body) if any(n is last for n in walk(top)))
+    return sum(1 for top in body[position + 1:] for n in walk(top)
+               if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load))
 
 
 def _placements(body, runtime_alias):

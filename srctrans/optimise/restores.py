@@ -2,6 +2,8 @@
 
 Requires: the forward and backward statements of a build specialised on shapes (after
 ``specialise``), the name of the tape, and the names measured as arrays or numbers.
+A dict's entry writes (``rt.saved_entry``, ``rt.restored_entry``) go alike when the
+backward pass reads the dict nowhere else at all.
 Guarantees: the values computed are unchanged. A write ``y[i] = v`` into an array saves
 what it overwrites (``tape.append(rt.saved_at(y, i))``), and the backward pass puts it back
 (``y = rt.restored_at(y, i, tape.pop())``, a copy of ``y`` each time), so that a backward
@@ -26,6 +28,7 @@ import gast
 
 from srctrans.treewalk import walk
 
+_SAVES, _RESTORES = ("saved_at", "saved_entry"), ("restored_at", "restored_entry")
 # the runtime helpers that read only the shape (and dtype) of the argument at this position
 _SHAPE_ONLY = {"getitem_grad": 1, "unbroadcast": 1, "zeros_of": 0, "zeros_like": 0,
                "entry_zero_like": 2}
@@ -40,8 +43,9 @@ def drop_unread_restores(forward, backward, tape, shaped, runtime_alias):
     restores = _matching(backward, lambda s: _restored_at(s, tape, runtime_alias))
     dropped = set()
     for name in set(saves) & set(restores):
-        if (name in shaped and len(saves[name]) == len(restores[name])
-                and _only_shape_read(backward, name, restores[name], runtime_alias)):
+        if (len(saves[name]) == len(restores[name])
+                and _only_shape_read(backward, name, restores[name], runtime_alias,
+                                     shaped=name in shaped)):
             dropped.update(id(s) for s in saves[name] + restores[name])
     if dropped:
         _remove(forward, dropped)
@@ -61,35 +65,37 @@ def _matching(statements, test):
 
 
 def _saved_at(stmt, tape, runtime_alias):
-    """``y`` of ``tape.append(rt.saved_at(y, i))``, else None."""
+    """``y`` of ``tape.append(rt.saved_at(y, i))`` (``rt.saved_entry``: a dict's), else None."""
     if not (isinstance(stmt, gast.Expr) and _method_call(stmt.value, tape, "append")
             and len(stmt.value.args) == 1):
         return None
     saved = stmt.value.args[0]
-    if _runtime(saved, "saved_at", runtime_alias) and len(saved.args) == 2 \
-            and isinstance(saved.args[0], gast.Name):
+    if any(_runtime(saved, helper, runtime_alias) for helper in _SAVES) \
+            and len(saved.args) == 2 and isinstance(saved.args[0], gast.Name):
         return saved.args[0].id
     return None
 
 
 def _restored_at(stmt, tape, runtime_alias):
-    """``y`` of ``y = rt.restored_at(y, i, tape.pop())``, else None."""
+    """``y`` of ``y = rt.restored_at(y, i, tape.pop())`` (``rt.restored_entry``), else None."""
     if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], gast.Name)):
         return None
     value, name = stmt.value, stmt.targets[0].id
-    if (_runtime(value, "restored_at", runtime_alias) and len(value.args) == 3
+    if (any(_runtime(value, helper, runtime_alias) for helper in _RESTORES)
+            and len(value.args) == 3
             and isinstance(value.args[0], gast.Name) and value.args[0].id == name
             and _method_call(value.args[2], tape, "pop") and not value.args[2].args):
         return name
     return None
 
 
-def _only_shape_read(backward, name, restores, runtime_alias):
+def _only_shape_read(backward, name, restores, runtime_alias, shaped):
     """Whether every read of ``name`` in ``backward`` other than its ``restores`` reads only
-    its shape (an argument of ``_SHAPE_ONLY``), and nothing else assigns it."""
+    its shape (an argument of ``_SHAPE_ONLY``, when it is ``shaped``: an array or a number
+    whatever it holds), and nothing else assigns it."""
     allowed = set()
-    for stmt in backward:
+    for stmt in backward if shaped else ():
         for node in walk(stmt):
             if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute):
                 position = _SHAPE_ONLY.get(node.func.attr)
