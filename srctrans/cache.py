@@ -523,7 +523,10 @@ def _measure(build, out, residuals, values=None, varying=frozenset(), watched=No
             own[name] = np.shape(value)
     if _has_shape(out) and build.seed not in varying:
         own[build.seed] = np.shape(out)
-    return tuple(sorted(own.items())), tuple(sorted(callees.items()))
+    tests = tuple(sorted((name, bool(values[name])) for name in build.keyed_tests
+                         if name in (values or {}) and name not in varying
+                         and type(values[name]) in (bool, np.bool_)))
+    return tuple(sorted(own.items())), tuple(sorted(callees.items())), tests
 
 
 def _measure_callee(callee, residuals, watched):
@@ -533,10 +536,9 @@ def _measure_callee(callee, residuals, watched):
         return _measure(callee.build, None, residuals, watched=watched)
     seen = watched.get(callee.fwd.__code__)
     if seen is None or seen.calls == 0:   # its names may change shape as its loops run
-        return (), ()                     # (u = xs[i] over [array, float]): generic
+        return (), (), ()                 # (u = xs[i] over [array, float]): generic
     values, varying = _settled(callee.build, dict(seen.values), seen.varying)
-    own, callees = _measure(callee.build, None, residuals, values, varying, watched)
-    return own, callees
+    return _measure(callee.build, None, residuals, values, varying, watched)
 
 
 def _settled(build, values, varying):
@@ -638,7 +640,7 @@ def _new_build(fn, options, location):
     gradient = None
     if mode == "gradient":        # the plain gradient function; the last option says its form
         gradient, shapes = shapes, None
-    own_shapes, callee_shapes = shapes if shapes else ((), ())
+    own_shapes, callee_shapes, tests = shapes if shapes else ((), (), ())
     callee_shapes = dict(callee_shapes)
     callees = []
 
@@ -656,7 +658,8 @@ def _new_build(fn, options, location):
         _refuse_missing_return(fn, location)
         with REGISTRY.recording() as consulted:
             build = _with_location(pipeline.build_reverse, fn, location, wrt, build_callee,
-                                   optimize, unconnected_zero, dict(own_shapes) or None, gradient)
+                                   optimize, unconnected_zero, dict(own_shapes) or None, gradient,
+                                   dict(tests))
     build.consulted = list(consulted.values())
     build.callees = tuple(callees)
     build.callee_residuals = build_callee.residuals

@@ -54,6 +54,7 @@ from srctrans import runtime
 from srctrans import annotations as anno
 from srctrans.analyse.activity import active_names
 from srctrans.analyse.indices import Indexing
+from srctrans.analyse.keyed_tests import keyed_tests
 from srctrans.builds import Build, ForwardBuild
 from srctrans.analyse.invariance import softmax_normalisers, softmax_offsets
 from srctrans.analyse.values import (
@@ -84,6 +85,7 @@ from srctrans.normalize.starred import expand_static_unpacking
 from srctrans.normalize.ssa import rename_reassignments
 from srctrans.optimise.accumulate import fold_accumulations
 from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, reads_of, targets_of
+from srctrans.optimise.keyed_branches import fold_keyed_branches
 from srctrans.optimise.release import release_dead_arrays
 from srctrans.optimise.restores import drop_unread_restores
 from srctrans.optimise.step_lists import save_steps_in_lists
@@ -191,12 +193,14 @@ def _front_end(fn, wrt, build_callee, mode):
 
 
 def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, shapes=None,
-                  gradient=None):
+                  gradient=None, tests=None):
     """Compile the forward and backward passes of ``fn`` with respect to ``wrt``.
 
     ``shapes`` (name -> shape of the forward values the backward pass reads,
     measured on a call of this same build without ``shapes``) specialises the
-    backward pass on them.
+    backward pass on them; ``tests`` (name -> bool, measured alike) are the values of the
+    tests the shape key decides, whose ``if`` statements become the branch they took
+    (``optimise.keyed_branches``).
 
     ``gradient`` ``"tuple"`` or ``"single"`` also emits ``NAME_grad``, the
     gradient of the output's sum as one plain function (a tuple of gradients,
@@ -205,6 +209,8 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     """
     unit, itself, data_names = _front_end(fn, wrt, build_callee, "reverse")
     facts = _ShapeFacts(unit, optimize and shapes is None)
+    if tests:                             # specialised: the branches the shape key decides
+        fold_keyed_branches(unit.function, tests)
     unit.nonsingular = frozenset(softmax_normalisers(unit.function))
     unit.array_valued = array_valued(unit.function)
     unit.written_arrays = written_arrays(unit.function)
@@ -370,6 +376,7 @@ class _ShapeFacts:
         self.indexes_by_arguments = self.follows_inputs and indexing.arguments_read
         self.fed_callees = indexing.fed_callees() if self.follows_inputs else ()
         self.parameters = parameter_names(unit.function)
+        self.keyed_tests = ()
         self.path_dependent, self.path_conditions = set(), {}
 
     def find_paths(self, statements):
@@ -378,6 +385,7 @@ class _ShapeFacts:
         if self.follows_inputs:
             self.path_dependent, self.path_conditions = path_dependent_names(
                 statements, self.parameters)
+            self.keyed_tests = tuple(sorted(keyed_tests(statements, self.parameters)))
 
     def same_shape(self, name, like):
         """``name`` has the shape of ``like`` (the output's cotangent, the output's)."""
@@ -393,6 +401,7 @@ class _ShapeFacts:
         build.float_values_matter = self.float_values_matter
         build.indexes_by_arguments = self.indexes_by_arguments
         build.fed_callees = self.fed_callees
+        build.keyed_tests = self.keyed_tests
         build.has_loops = self.has_loops
         build.path_dependent = tuple(sorted(self.path_dependent))
         build.path_conditions = tuple((name, tuple(sorted(counters)))

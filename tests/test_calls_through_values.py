@@ -280,10 +280,15 @@ def test_hessian_and_hvp_through_a_model(model, data):
 
 
 def test_the_generated_code_shows_the_switch(model, data):
+    """The generic code tests the class; code specialised on a call, whose shape key holds
+    the class, calls the method alone (optimise/keyed_branches.py)."""
     x, y = data
-    text = st.source(loss, args=(model, x, y))
+    text = st.source(loss, args=(model, x, y), optimize=False)
     assert "rt.has_class(model, MLP)" in text
-    assert "MLP_call_fwd(model, x)" in text
+    assert "MLP_call_fwd(model, x)" in text and "rt.unseen_callee" in text
+    specialised = st.source(loss, args=(model, x, y))
+    assert "MLP_call_fwd(model, x)" in specialised
+    assert "rt.has_class(model, MLP)" not in specialised and "if _is_MLP" not in specialised
 
 
 def test_a_callable_without_python_source_is_a_clear_error(data):

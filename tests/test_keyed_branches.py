@@ -58,6 +58,8 @@ def test_a_method_called_through_self_gets_a_fused_gradient_per_class():
     x = R.standard_normal(4)
     scaled, shifted = Scaled(R.standard_normal(4)), Shifted(R.standard_normal(4))
     assert _fused(Scaled.loss, scaled, x, wrt=1)
+    specialised = st.source(Scaled.loss, args=(scaled, x), wrt=1)
+    assert "rt.has_class(self" not in specialised and "tape" not in specialised   # folded
     g = st.grad(Scaled.loss, wrt=1)
     for model in (scaled, scaled, scaled, shifted, shifted, scaled, shifted):
         np.testing.assert_allclose(g(model, x), _numeric(lambda v: model.loss(v), x), rtol=1e-6)
@@ -66,6 +68,7 @@ def test_a_method_called_through_self_gets_a_fused_gradient_per_class():
 def test_a_dict_default_gets_a_fused_gradient_per_set_of_keys():
     x = R.standard_normal(3)
     assert _fused(penalised, x, {"other": 1})
+    assert "if _cond" not in st.source(penalised, args=(x, {"other": 1}))      # folded
     g = st.grad(penalised)
     for options in ({}, {}, {}, {"scale": np.array([1.0, 2.0, 3.0])}, {}, {"scale": 2.0}):
         np.testing.assert_allclose(g(x, options), _numeric(penalised, x, options), rtol=1e-6)

@@ -32,7 +32,8 @@ from srctrans.rules import REGISTRY
 FORMAT = 1
 # what specialising a build on a call's shapes needs (pipeline._ShapeFacts), in both modes
 _SHAPE_FACTS = ("follows_inputs", "shape_obstacle", "data_names", "float_values_matter",
-                "indexes_by_arguments", "fed_callees", "has_loops", "path_dependent", "path_conditions")
+                "indexes_by_arguments", "fed_callees", "keyed_tests", "has_loops",
+                "path_dependent", "path_conditions")
 _REVERSE_FACTS = ("residuals", "seed", "tape_index") + _SHAPE_FACTS
 _rules = [None, None]          # [REGISTRY.version, of_user_rules] of the last computation
 

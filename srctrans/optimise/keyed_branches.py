@@ -1,0 +1,43 @@
+"""Specialised code takes the branch its shape key decides, and no other.
+
+Requires: a function in A-normal form, before it is differentiated, and the values its
+keyed tests (``analyse.keyed_tests``: the class of an argument, a key of a dict argument,
+``v is None``) had in the call the code is specialised on.
+Guarantees: every call with the same shape key takes the same branch of an ``if`` on
+such a test, so the ``if`` is replaced by that branch. A method called through ``self``
+desugars to a test of ``self``'s class and a call in each branch (the method, or a call
+through the value for another class); in a loop its derivative pushes the test, and the
+residuals of whichever branch ran, on the tape at every step, and pops them in the
+backward pass. Specialised, the method is called as straight-line code::
+
+    _is_Net = rt.has_class(self, Net)              _is_Net = rt.has_class(self, Net)
+    if _is_Net:                             ->     out = Net_feedforward(self, x)
+        out = Net_feedforward(self, x)
+    else:
+        out = rt.unseen_callee(self, ...)
+"""
+
+import gast
+
+
+def fold_keyed_branches(function, tests):
+    """``function`` (changed in place) with each ``if`` on a name of ``tests`` (name -> the
+    bool it held) replaced by the branch it took."""
+    pending = [function]
+    while pending:
+        owner = pending.pop()
+        for field in ("body", "orelse"):
+            block = getattr(owner, field, None)
+            if not (isinstance(block, list) and block and isinstance(block[0], gast.stmt)):
+                continue
+            folded = []
+            for stmt in block:
+                while (isinstance(stmt, gast.If) and isinstance(stmt.test, gast.Name)
+                       and stmt.test.id in tests):
+                    taken = stmt.body if tests[stmt.test.id] else stmt.orelse
+                    folded.extend(taken[:-1])
+                    stmt = taken[-1] if taken else gast.Pass()
+                folded.append(stmt)
+            block[:] = folded
+            pending.extend(s for s in block if isinstance(s, (gast.If, gast.For, gast.While)))
+    return function
