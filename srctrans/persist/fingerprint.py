@@ -219,7 +219,7 @@ def _stamps(top):
             entries = sorted(found, key=lambda entry: entry.name)
         for entry in entries:
             if entry.name.endswith(".py"):
-                info = entry.stat()
+                info = os.stat(entry.path)
                 stamps.append((prefix + entry.name, info.st_size, info.st_mtime_ns))
             elif entry.name != "__pycache__" and entry.is_dir():
                 pending.append((prefix + entry.name + "/", entry.path))
