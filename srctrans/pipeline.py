@@ -85,6 +85,7 @@ from srctrans.normalize.starred import expand_static_unpacking
 from srctrans.normalize.ssa import rename_reassignments
 from srctrans.optimise.accumulate import fold_accumulations
 from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, reads_of, targets_of
+from srctrans.optimise.filled_spreads import fill_spreads
 from srctrans.optimise.keyed_branches import fold_keyed_branches
 from srctrans.optimise.release import release_dead_arrays
 from srctrans.optimise.restores import drop_unread_restores
@@ -269,10 +270,8 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
                  _backward_function(unit, backward, seed, residuals, gradients,
                                     result.tape if result.tape in residuals else None)]
     if scalar_output:
-        arrays = {name for name, shape in shapes.items() if shape}    # not numbers
-        numbers = {name for name, shape in shapes.items() if shape == ()}
         functions.append(_gradient_function(unit, untouched_forward, backward, seed, gradients,
-                                            arrays=arrays, numbers=numbers, specialised=True))
+                                            shapes=shapes, specialised=True))
     elif gradient is not None:
         seeding = runtime_call(unit.aliases, "seed_sum",
                                [clone(result.output), gast.Constant(has_aux(fn), None)])
@@ -564,16 +563,18 @@ def _block_text(statements):
 
 
 def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, single=False,
-                       arrays=frozenset(), numbers=frozenset(), specialised=False, aux=None):
+                       shapes=None, specialised=False, aux=None):
     """``NAME_grad(*params)``: the gradient of a scalar output, forward and backward in one.
 
     The output's cotangent is the constant 1.0 (a Python float, so it keeps
     float32 results float32), folded away where it multiplies; the forward statements
     that only computed the output's value are dropped. A ``seeding`` expression
     (ones shaped like an output of unknown shape) replaces the constant; ``single``
-    returns the one gradient rather than a tuple. Each of ``arrays`` (names known to
-    be arrays) is released after its last use (``optimise.release``). In ``specialised``
-    code a loop keeps its saved values in lists of its own (``optimise.step_lists``), a
+    returns the one gradient rather than a tuple. In ``specialised`` code (``shapes``:
+    name -> the shape measured) each array is released after its last use
+    (``optimise.release``), a number spread over an expression computed only for its
+    shape is filled (``optimise.filled_spreads``), a loop keeps its saved values in
+    lists of its own (``optimise.step_lists``), a
     loop over a list writes the list's cotangent entry by entry (``optimise.entry_cotangents``) and
     a parameter's gradient that only sums terms adds them in place (``optimise.in_place``).
     An ``aux`` expression (a has-aux function's ``output[1]``) is returned beside the
@@ -598,6 +599,12 @@ def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, s
     forward = eliminate_dead_code([clone(s) for s in forward], needed, _is_pure)
     body = inline_temporaries(forward + backward, unit.namer.temporaries, _reads_all(kept),
                               _is_pure)
+    shapes = shapes or {}
+    arrays = {name for name, shape in shapes.items() if shape}    # not numbers
+    numbers = {name for name, shape in shapes.items() if shape == ()}
+    if specialised:
+        body = fill_spreads(body, shapes, unit.aliases[NUMPY_ALIAS], unit.aliases[RUNTIME_ALIAS])
+        body = eliminate_dead_code(body, _reads_all(kept), _is_pure)
     if arrays:
         body = release_dead_arrays(body, arrays,
                                    _reads_all(kept) | set(parameter_names(unit.function)))

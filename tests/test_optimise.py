@@ -733,3 +733,25 @@ def test_products_of_two_vectors_and_an_arrays_entry_zeros_are_specialised_away(
     assert ast.unparse(gast.gast_to_ast(gast.Module(body, []))) == (
         "da = g * b\ndb = g * a\ndh = dh\ndl = rt.entry_zero_like(dl, t, xs)\n"
         "dA = u[:, None] * b\ndB = a[:, None] * v")
+
+
+def kl_to_standard_normal(mu, logvar, counts):
+    return -0.5 * np.sum(1 + logvar - mu ** 2 - np.exp(logvar)) + np.sum(mu * counts)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_sums_spread_over_an_expression_is_filled_not_computed(dtype):
+    """The fused gradient fills the sum's seed in the expression's shape and dtype
+    (optimise/filled_spreads.py), without computing the expression."""
+    rng = np.random.default_rng(8)
+    mu, logvar = rng.standard_normal((4, 2)).astype(dtype), rng.standard_normal((4, 2)).astype(dtype)
+    counts = rng.integers(0, 3, (4, 2))
+    source = _fused_source_wrt(kl_to_standard_normal, (mu, logvar, counts), (0, 1))
+    code = "\n".join(line for line in source.splitlines() if not line.strip().startswith("#"))
+    assert "np.full((4, 2)" in code and "1 + logvar - mu ** 2" not in code
+    g = st.grad(kl_to_standard_normal, wrt=(0, 1))
+    for _ in range(3):
+        dmu, dlogvar = g(mu, logvar, counts)
+        assert dmu.dtype == dlogvar.dtype == dtype
+        np.testing.assert_allclose(dmu, mu + counts, rtol=1e-6)
+        np.testing.assert_allclose(dlogvar, 0.5 * (np.exp(logvar) - 1), rtol=1e-6)

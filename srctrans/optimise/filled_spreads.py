@@ -1,0 +1,111 @@
+"""A number spread over an expression that is computed only for its shape is filled instead.
+
+Requires: the body of a fused gradient specialised on shapes (after its temporaries are
+inlined), the measured shapes, and the aliases of NumPy and of the runtime.
+Guarantees: the values computed are unchanged. The cotangent of ``np.sum(E)`` is its
+seed spread over ``E``'s shape, ``rt.unreduce(g, E, None, False)``. In a fused gradient
+``E`` is often computed for nothing else (the value of the sum is not returned), so the
+whole expression runs to give a shape and a dtype. When ``E`` is arithmetic (``+ - * /
+**``, unary minus, NumPy's elementwise functions of floats) of names and numbers, its shape
+``S`` is known, and ``g`` is a float (a float literal or a number), the spread is filled::
+
+    d_sub = rt.unreduce(1.0, 1 + v - m ** 2 - e, None, False)
+        ->  d_sub = np.full((3,), 1.0, np.result_type(1.0, v, m, e))
+
+``rt.unreduce`` fills with ``g`` in the dtype arithmetic gives ``g`` and ``E``, which is
+NumPy's ``result_type`` of ``g`` and the names ``E`` reads (a float ``g`` makes it a
+float, as ``rt.unreduce`` does; the elementwise functions kept keep a float's dtype and
+turn ints into float64, as that float does).
+"""
+
+import gast
+import numpy as np
+
+from srctrans import annotations as anno
+from srctrans.annotations import Anno
+from srctrans.optimise.specialise import shape_of
+from srctrans.treewalk import walk
+
+_ARITHMETIC = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow)
+_ELEMENTWISE = frozenset({np.exp, np.log, np.log1p, np.expm1, np.sqrt, np.sin, np.cos, np.tan,
+                          np.tanh, np.sinh, np.cosh, np.arctan, np.abs, np.absolute,
+                          np.negative, np.square, np.maximum, np.minimum})
+
+
+def fill_spreads(body, shapes, numpy_alias, runtime_alias):
+    """``body`` with each qualifying ``rt.unreduce`` filled (see the module), in place."""
+    for stmt in body:
+        for node in walk(stmt):
+            if not _is_runtime_call(node, runtime_alias, "unreduce"):
+                continue
+            g, spread, axis, keepdims = node.args
+            leaves = _leaves(spread)
+            shape = shape_of(spread, shapes)
+            if (leaves is None or not leaves or shape is None or isinstance(spread, gast.Name)
+                    or not _constant(axis, None) or not _constant(keepdims, False)
+                    or not isinstance(g, (gast.Name, gast.Constant))):
+                continue
+            dtype = gast.Call(_attribute(numpy_alias, "result_type"),
+                              [g] + [gast.Name(n, gast.Load(), None, None) for n in leaves], [])
+            anno.set_(dtype, Anno.CALLEE, np.result_type)
+            node.func = _attribute(numpy_alias, "full")
+            node.args = [gast.Tuple([gast.Constant(n, None) for n in shape], gast.Load()),
+                         _copy(g), dtype]
+            anno.set_(node, Anno.CALLEE, np.full)
+    return body
+
+
+def _leaves(expression):
+    """The names ``expression`` reads, in order, when it is arithmetic of names and numbers
+    (see the module), else None."""
+    names = []
+    for node in walk(expression):
+        if isinstance(node, gast.Name):
+            if node.id not in names:
+                names.append(node.id)
+        elif isinstance(node, gast.Constant):
+            if type(node.value) not in (int, float):
+                return None
+        elif isinstance(node, gast.BinOp):
+            if not isinstance(node.op, _ARITHMETIC):
+                return None
+        elif isinstance(node, gast.UnaryOp):
+            if not isinstance(node.op, (gast.USub, gast.UAdd)):
+                return None
+        elif isinstance(node, gast.Call):
+            callee = anno.get(node, Anno.CALLEE)
+            if node.keywords or not any(callee is f for f in _ELEMENTWISE):
+                return None
+        elif isinstance(node, gast.Attribute):
+            continue                               # np.exp: the function's name
+        elif not isinstance(node, (gast.operator, gast.unaryop, gast.expr_context)):
+            return None
+    return [n for n in names if not _is_function_root(expression, n)]
+
+
+def _is_function_root(expression, name):
+    """Whether ``name`` is only read as a module in ``expression`` (``np`` of ``np.exp``)."""
+    calls = [n for n in walk(expression) if isinstance(n, gast.Call)]
+    roots = {id(c.func.value) for c in calls if isinstance(c.func, gast.Attribute)}
+    reads = [n for n in walk(expression) if isinstance(n, gast.Name) and n.id == name]
+    return bool(reads) and all(id(n) in roots for n in reads)
+
+
+def _constant(node, value):
+    return isinstance(node, gast.Constant) and node.value is value
+
+
+def _copy(node):
+    return gast.Constant(node.value, None) if isinstance(node, gast.Constant) else \
+        gast.Name(node.id, gast.Load(), None, None)
+
+
+def _attribute(alias, name):
+    return gast.Attribute(gast.Name(alias, gast.Load(), None, None), name, gast.Load())
+
+
+def _is_runtime_call(node, runtime_alias, helper):
+    return (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+            and node.func.attr == helper and isinstance(node.func.value, gast.Name)
+            and node.func.value.id == runtime_alias and len(node.args) == 4
+            and not node.keywords)
