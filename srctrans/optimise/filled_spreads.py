@@ -33,14 +33,31 @@ _ELEMENTWISE = frozenset({np.exp, np.log, np.log1p, np.expm1, np.sqrt, np.sin, n
 
 
 def fill_spreads(body, shapes, numpy_alias, runtime_alias):
-    """``body`` with each qualifying ``rt.unreduce`` filled (see the module), in place."""
+    """``body`` with each qualifying ``rt.unreduce`` filled (see the module), in place. A
+    name spread over, assigned once in ``body``'s own block and read nowhere else, counts as
+    the expression it is assigned (dead code elimination then drops the assignment)."""
+    defined, reads = {}, {}
+    for stmt in body:
+        if (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], gast.Name)):
+            defined.setdefault(stmt.targets[0].id, []).append(stmt.value)
+        for node in walk(stmt):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+                reads[node.id] = reads.get(node.id, 0) + 1
     for stmt in body:
         for node in walk(stmt):
             if not _is_runtime_call(node, runtime_alias, "unreduce"):
                 continue
             g, spread, axis, keepdims = node.args
+            if isinstance(spread, gast.Name):
+                values = defined.get(spread.id, [])
+                if len(values) != 1 or reads.get(spread.id) != 1:
+                    continue
+                shape = shapes.get(spread.id)
+                spread = values[0]
+            else:
+                shape = shape_of(spread, shapes)
             leaves = _leaves(spread)
-            shape = shape_of(spread, shapes)
             if (leaves is None or not leaves or shape is None or isinstance(spread, gast.Name)
                     or not _constant(axis, None) or not _constant(keepdims, False)
                     or not isinstance(g, (gast.Name, gast.Constant))):
