@@ -253,3 +253,16 @@ def _line_of(fn, text):
     import inspect
     lines, start = inspect.getsourcelines(fn)
     return start + next(i for i, line in enumerate(lines) if text in line)
+
+
+def test_a_parameter_reused_as_a_loop_variable_keeps_its_value_for_code_before_the_loop():
+    """The backward pass left the loop variable at the loop's first value, and the read of
+    the row before the loop took the wrong row (a wrong gradient, found by the fuzzer)."""
+    xs = np.arange(6.0).reshape(3, 2) / 3
+    scale = 1.0 * 1.1 * 1.2
+    for k in (1, 1, 1, 2, 0):
+        want = np.zeros_like(xs)
+        want[k] = 2 * scale ** 2 * xs[k]
+        np.testing.assert_allclose(st.grad(control.parameter_reused_as_loop_variable)(xs, k),
+                                   want, rtol=1e-12)
+    st.check_grads(control.parameter_reused_as_loop_variable, (xs, 2), order=2, wrt=0)

@@ -166,8 +166,9 @@ class ControlFlow:
     def _loop_variable_kept(self, target):
         """``(forward, after)`` statements that keep a ``for`` loop's variable for code before
         the loop: the backward loop leaves it at its first value, and code before the loop (a
-        loop that used the same name) reads the value it had before."""
-        if target is not None and self._assignments(target) > 1:
+        loop that used the same name, or a parameter of that name) reads the value it had
+        before."""
+        if target is not None and (self._assignments(target) > 1 or target in self.parameters):
             return [self._push(target)], [self._pop(target)]
         return [], []
 

@@ -377,3 +377,12 @@ def while_then_broadcast_rolled(x, b, c):    # a body whose shape srctrans canno
     while np.sum(h) < c:
         h = np.roll(h, 1) * 1.5 + 1.0
     return np.sum(h * b)
+
+
+def parameter_reused_as_loop_variable(xs, k):
+    """``k`` picks a row, then names the loop's counter: the row read before the loop is
+    ``xs[k]`` of the argument ``k``."""
+    x = xs[k] * 1.0
+    for k in range(3):
+        x = x * (1.0 + 0.1 * k)
+    return np.sum(x * x)
