@@ -98,6 +98,9 @@ def check(text, args, directory, vmap=None):
         different = _of_rows(fn, args, first)
         if different is not None:
             return Outcome("wrong", different)
+        different = _as_method(fn, args, first)
+        if different is not None:
+            return Outcome("wrong", different)
         different = _read_back(fn, args, first, eps)
         if different is not None:
             return Outcome("wrong", different)
@@ -194,6 +197,33 @@ def _of_a_dict(fn, args, gradients):
         _, tangent = st.jvp(twin, (params(), s, W), (dp, tangents[2], tangents[3]))
         if not _same_tree(tangent, expected_tangent, rtol=1e-9, atol=1e-12):
             return "the dict twin gave another JVP than the program"
+    return None
+
+
+def _as_method(fn, args, gradients):
+    """What the program's twin as a method reading ``W`` from ``self`` through another
+    method (``Holder.program_as_method``: a call through ``self``, whose class test the
+    specialised code folds) gets wrong against ``program``'s ``gradients``, or None; three
+    calls each (generic, specialised, short path), with respect to the arguments and to
+    ``self`` (its ``W``)."""
+    holder_class = fn.__globals__.get("Holder")
+    if holder_class is None:
+        return None
+    x, y, s, W = args
+    expected = [None if g is None else np.asarray(g) for g in gradients]
+    for _ in range(3):
+        holder = holder_class(_copies((W,))[0])
+        got = st.grad(holder.program_as_method, wrt=(0, 1, 2))(*_copies((x, y, s)))
+        for a, b, arg in zip(got, expected[:3], (x, y, s)):
+            a, b = (np.zeros_like(np.asarray(arg)) if g is None else g for g in (a, b))
+            if not np.allclose(a, b, rtol=1e-9, atol=1e-12):
+                return "the method twin gave another gradient than the program"
+        of_self = st.grad(holder.program_as_method, wrt="self")(*_copies((x, y, s)))
+        found = None if of_self is None else (of_self.get("W") if isinstance(of_self, dict)
+                                                else getattr(of_self, "W", None))
+        a, b = (np.zeros_like(W) if g is None else g for g in (found, expected[3]))
+        if not np.allclose(a, b, rtol=1e-9, atol=1e-12):
+            return "the method twin gave another gradient of self.W than the program of W"
     return None
 
 

@@ -238,6 +238,12 @@ class _Builder:
             body = (["x = p['x'] * p.get('unit', 1.0)", "y = p['y'] * 1.0"] + self.prelude + self.lines
                     + [f"return {returned}"])
             text += "\n\ndef program_of_a_dict(p, s, W):\n" + textwrap.indent("\n".join(body), "    ")
+        if self.rng.random() < 0.15:       # the same program as a method reading W from self
+            body = ["W = self.weights()"] + self.prelude + self.lines + [f"return {returned}"]
+            text += ("\n\nclass Holder:\n    def __init__(self, W):\n        self.W = W\n\n"
+                     "    def weights(self):\n        return self.W * 1.0\n\n"
+                     "    def program_as_method(self, x, y, s):\n"
+                     + textwrap.indent("\n".join(body), "        "))
         if self.rng.random() < 0.2:        # the same program picking x out of a stack by `k`
             kind, read = self.rng.choice(ROW_READS)
             body = [f"x = {read} * 1.0"] + self.prelude + self.lines + [f"return {returned}"]
