@@ -58,17 +58,19 @@ def fill_spreads(body, shapes, numpy_alias, runtime_alias):
             else:
                 shape = shape_of(spread, shapes)
             leaves = _leaves(spread)
-            if (leaves is None or not leaves or shape is None or isinstance(spread, gast.Name)
+            if (leaves is None or shape is None or isinstance(spread, gast.Name)
                     or not _constant(axis, None) or not _constant(keepdims, False)
                     or not isinstance(g, (gast.Name, gast.Constant))):
+                continue
+            like = next((n for n in leaves if shapes.get(n) == shape), None)
+            if like is None:                     # no name of the whole shape to fill like
                 continue
             dtype = gast.Call(_attribute(numpy_alias, "result_type"),
                               [g] + [gast.Name(n, gast.Load(), None, None) for n in leaves], [])
             anno.set_(dtype, Anno.CALLEE, np.result_type)
-            node.func = _attribute(numpy_alias, "full")
-            node.args = [gast.Tuple([gast.Constant(n, None) for n in shape], gast.Load()),
-                         _copy(g), dtype]
-            anno.set_(node, Anno.CALLEE, np.full)
+            node.func = _attribute(numpy_alias, "full_like")
+            node.args = [gast.Name(like, gast.Load(), None, None), _copy(g), dtype]
+            anno.set_(node, Anno.CALLEE, np.full_like)
     return body
 
 
