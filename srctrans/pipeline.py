@@ -616,7 +616,7 @@ def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, s
         parameter_arrays = (set(parameter_names(unit.function)) & arrays) - assigned_names(body)
         named = {g.id: p for g, p in zip(gradients, unit.wrt) if isinstance(g, gast.Name)}
         body = accumulate_in_place(body + [returned], parameter_arrays,
-                                   unit.aliases[RUNTIME_ALIAS], named, numbers)[:-1]
+                                   unit.aliases[RUNTIME_ALIAS], named, numbers, arrays)[:-1]
     name = unit.namer.fresh(function_base(unit.parsed.fn) + "_grad")
     of = "of a scalar output" if seeding is None else "of the sum of the output"
     doc = gast.Expr(gast.Constant(

@@ -46,3 +46,28 @@ def test_an_array_whose_values_the_backward_pass_reads_keeps_its_restores():
         h = np.tanh(w * x)
         np.testing.assert_allclose(g(w, x), np.sum((2 * h + np.eye(4)[0]) * (1 - h * h) * x,
                                                    axis=0), rtol=1e-12)
+
+
+def rows_recurrence(a, Y):
+    level = np.zeros_like(Y)
+    level[0] = Y[0]
+    for t in range(1, len(Y)):
+        level[t] = a * Y[t] + (1.0 - a) * level[t - 1]
+    return np.sum((Y[1:] - level[:-1]) ** 2)
+
+
+def test_a_filled_arrays_cotangent_is_zeroed_and_summed_in_place():
+    """The cotangent of the filled array starts as a new array, so the fused gradient zeroes
+    a written row and adds a read row's cotangent in place (optimise/in_place.py), where it
+    copied the whole array twice a step; the written row is taken out as a copy, since
+    zeroing it in place would change a view of it."""
+    Y = np.cumsum(R.standard_normal((6, 2)), axis=0)
+    fused = st.source(rows_recurrence, args=(0.3, Y)).split("def rows_recurrence_grad")[1]
+    assert "dlevel[t] = 0.0" in fused and "dlevel[t - 1] += " in fused
+    assert "rt.zero_at" not in fused and "rt.copied(rt.written_part(dlevel, t))" in fused
+    g = st.grad(rows_recurrence)
+    eps = 1e-6
+    numeric = (rows_recurrence(0.3 + eps, Y) - rows_recurrence(0.3 - eps, Y)) / (2 * eps)
+    for _ in range(3):
+        np.testing.assert_allclose(g(0.3, Y), numeric, rtol=1e-6)
+    st.check_grads(rows_recurrence, (0.3, Y), order=2, wrt=(0, 1))

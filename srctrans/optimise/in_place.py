@@ -23,6 +23,17 @@ the general code makes and adds a whole array of zeros per term::
 
     dU = dU + rt.getitem_grad(d, U, i)   ->   dU[i] += d
 
+The cotangent of an array the function fills (``level[t] = ...``), which starts as a
+new array (``dlevel = rt.getitem_grad(d, level, i)``, ``level`` measured as an array),
+is changed in place too, and so are a write's ``dX = rt.zero_at(dX, i)`` (``dX[i] =
+0.0``) and its reads ``rt.written_part(dX, i)``, taken out as a copy
+(``rt.copied``: a row of ``dX`` is a view, which the zeroing would change)::
+
+    d_add = rt.unbroadcast(rt.written_part(dlevel, t), v)       d_add = rt.unbroadcast(
+    dlevel = rt.zero_at(dlevel, t)                      ->         rt.copied(rt.written_part(dlevel, t)), v)
+    dlevel = dlevel + rt.getitem_grad(d, level, t - 1)          dlevel[t] = 0.0
+                                                                 dlevel[t - 1] += d
+
 No other name ever holds that array, so changing it in place changes
 nothing else; the sum needs no third array (the old sum, the term and the new
 sum at once), which is what an expert's ``+=`` saves. The array keeps the dtype
@@ -39,10 +50,11 @@ from srctrans.treewalk import walk
 _IN_PLACE = (gast.Add, gast.Sub)
 
 
-def accumulate_in_place(body, parameter_arrays, runtime_alias, gradients=None, numbers=()):
+def accumulate_in_place(body, parameter_arrays, runtime_alias, gradients=None, numbers=(),
+                        arrays=()):
     """``body`` with each qualifying gradient accumulated in place (see above), changed in
     place. ``gradients`` maps a name the ``return`` gives to its parameter; ``numbers`` are
-    the names measured as numbers."""
+    the names measured as numbers, ``arrays`` those measured as arrays."""
     if not body or not isinstance(body[-1], gast.Return):
         return body
     gradients = gradients or {}
@@ -51,6 +63,9 @@ def accumulate_in_place(body, parameter_arrays, runtime_alias, gradients=None, n
         parameter = _zeros_of(stmt, runtime_alias) or _arithmetic_start(stmt, gradients)
         if parameter in parameter_arrays:
             starts.setdefault(stmt.targets[0].id, []).append((stmt, parameter))
+        local = _entry_start(stmt, runtime_alias)
+        if local is not None and local in arrays:
+            starts.setdefault(stmt.targets[0].id, []).append((stmt, local))
     replaced = {}
     for name, made in starts.items():
         if len(made) != 1:
@@ -58,6 +73,15 @@ def accumulate_in_place(body, parameter_arrays, runtime_alias, gradients=None, n
         (start, parameter), = made
         entries = _Entries(name, parameter, runtime_alias, numbers)
         for stmt in _sums_only(body, name, start, entries) or ():
+            if _zeroing(stmt, name, runtime_alias):      # dX = rt.zero_at(dX, i): dX[i] = 0
+                index = _unwrapped(stmt.value.args[1])
+                replaced[id(stmt)] = anno.copy(stmt, gast.Assign(
+                    [gast.Subscript(gast.Name(name, gast.Load(), None, None), index,
+                                    gast.Store())], gast.Constant(0.0, None), None))
+                continue
+            if not (entries.is_sum(stmt) or _is_sum(stmt, name)):    # it reads a written part:
+                _copy_written_parts(stmt, name, runtime_alias)          # a copy, kept as is
+                continue
             if entries.is_sum(stmt):
                 term, index = entries.term(stmt.value)
                 target, op = gast.Subscript(gast.Name(name, gast.Load(), None, None), index,
@@ -136,10 +160,14 @@ class _Entries:
 
     def _picks_once(self, index):
         parts = index.elts if isinstance(index, gast.Tuple) else [index]
-        return all(isinstance(part, gast.Slice)
-                   or isinstance(part, gast.Constant) and type(part.value) is int
-                   or isinstance(part, gast.Name) and part.id in self.numbers
-                   for part in parts)
+        return all(isinstance(part, gast.Slice) or self._number(part) for part in parts)
+
+    def _number(self, part):
+        """An int constant, a name measured as a number, or ``+ - *`` of those (``t - 1``)."""
+        if isinstance(part, gast.BinOp) and isinstance(part.op, (gast.Add, gast.Sub, gast.Mult)):
+            return self._number(part.left) and self._number(part.right)
+        return (isinstance(part, gast.Constant) and type(part.value) is int
+                or isinstance(part, gast.Name) and part.id in self.numbers)
 
 
 def _unwrapped(index):
@@ -150,10 +178,68 @@ def _unwrapped(index):
     return index
 
 
+def _entry_start(stmt, runtime_alias):
+    """``X`` when ``stmt`` is ``name = rt.getitem_grad(e, X, i)`` (a new array of ``X``'s
+    shape), else None."""
+    if (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name) and _helper(stmt.value, runtime_alias)
+            == "getitem_grad" and len(stmt.value.args) == 3
+            and isinstance(stmt.value.args[1], gast.Name)
+            and stmt.targets[0].id not in {n.id for n in walk(stmt.value) if isinstance(n, gast.Name)}):
+        return stmt.value.args[1].id
+    return None
+
+
+def _helper(value, runtime_alias):
+    """The runtime helper ``value`` calls (``rt.zero_at(...)`` -> ``zero_at``), or None."""
+    if (isinstance(value, gast.Call) and not value.keywords and isinstance(value.func, gast.Attribute)
+            and isinstance(value.func.value, gast.Name) and value.func.value.id == runtime_alias):
+        return value.func.attr
+    return None
+
+
+def _zeroing(stmt, name, runtime_alias):
+    """Whether ``stmt`` is ``name = rt.zero_at(name, i)``."""
+    return (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id == name
+            and _helper(stmt.value, runtime_alias) == "zero_at" and len(stmt.value.args) == 2
+            and isinstance(stmt.value.args[0], gast.Name) and stmt.value.args[0].id == name
+            and not any(isinstance(n, gast.Name) and n.id == name
+                        for n in walk(stmt.value.args[1])))
+
+
+def _written_parts_only(stmt, name, runtime_alias):
+    """Whether every read of ``name`` in ``stmt`` is ``rt.written_part(name, i)`` (a part
+    taken out, which :func:`_copy_written_parts` makes a copy of its own)."""
+    allowed = {id(call.args[0]) for call in walk(stmt)
+               if _helper(call, runtime_alias) == "written_part" and len(call.args) == 2
+               and isinstance(call.args[0], gast.Name) and call.args[0].id == name}
+    return all(id(n) in allowed for n in walk(stmt) if isinstance(n, gast.Name) and n.id == name)
+
+
+def _copy_written_parts(stmt, name, runtime_alias):
+    """``rt.written_part(name, i)`` in ``stmt`` -> ``rt.copied(rt.written_part(name, i))``:
+    a slice of an array changed in place later must not be a view of it."""
+    def copied(value):
+        if (_helper(value, runtime_alias) == "written_part" and len(value.args) == 2
+                and isinstance(value.args[0], gast.Name) and value.args[0].id == name):
+            return gast.Call(gast.Attribute(gast.Name(runtime_alias, gast.Load(), None, None),
+                                            "copied", gast.Load()), [value], [])
+        return value
+
+    for node in list(walk(stmt)):
+        for field, value in gast.iter_fields(node):
+            if isinstance(value, list):
+                setattr(node, field, [copied(v) for v in value])
+            else:
+                setattr(node, field, copied(value))
+
+
 def _sums_only(body, name, start, entries):
-    """The statements ``name = name + e`` (or ``-``, or an entry's sum: :class:`_Entries`)
-    when, besides ``start``, they are all that assigns ``name``, and they and the final
-    ``return`` all that read it; else None."""
+    """The statements ``name = name + e`` (or ``-``, or an entry's sum: :class:`_Entries`),
+    ``name = rt.zero_at(name, i)`` and those reading ``rt.written_part(name, i)`` when,
+    besides ``start``, the first two are all that assign ``name``, and they, the third and
+    the final ``return`` all that read it; else None."""
     sums = []
     for node in _statements(body):
         if node is start:
@@ -168,7 +254,8 @@ def _sums_only(body, name, start, entries):
                 return None
             continue                                      # its statements come one by one
         if stores:
-            if not (_is_sum(node, name) or entries.is_sum(node)):
+            if not (_is_sum(node, name) or entries.is_sum(node)
+                    or _zeroing(node, name, entries.runtime_alias)):
                 return None
             sums.append(node)
             continue
@@ -176,7 +263,9 @@ def _sums_only(body, name, start, entries):
             continue
         if node is not body[-1] and any(isinstance(n, gast.Name) and n.id == name
                                         for n in walk(node)):
-            return None
+            if not _written_parts_only(node, name, entries.runtime_alias):
+                return None
+            sums.append(node)
     return sums
 
 
