@@ -52,7 +52,7 @@ class Indexing:
     """The names of ``function`` a subscript may read and still pick a shape the key fixes."""
 
     def __init__(self, function):
-        values = _assigned_values(function)
+        values = assigned_values(function)
         self._parameters = set(parameter_names(function))
         everything = {**{p: [] for p in self._parameters}, **values}
         shapes = greatest_closed(values, set(values), lambda v, names: _is_shape(v, names))
@@ -126,11 +126,14 @@ class _Either:
         return name in self.first or name in self.second
 
 
-def _assigned_values(function):
-    """Each name's assigned values (None for one the analysis cannot read): an unpacked
-    entry ``a, b = v`` as ``v[0]`` and ``v[1]``, a ``range`` loop's target as its range."""
+def assigned_values(function, skip=None):
+    """Each name's assigned values in ``function`` (any node; None for a value the analysis
+    cannot read): an unpacked entry ``a, b = v`` as ``v[0]`` and ``v[1]``, a ``range``
+    loop's target as its range. Statements ``skip`` accepts do not count."""
     values = {}
     for node in walk(function):
+        if skip is not None and skip(node):
+            continue
         if isinstance(node, gast.Assign):
             for target in node.targets:
                 if isinstance(target, gast.Name):

@@ -20,6 +20,7 @@ code (``specialise.path_dependent_names`` does not count them as path dependent)
 import gast
 
 from srctrans import annotations as anno
+from srctrans.analyse.indices import assigned_values
 from srctrans.analyse.values import greatest_closed
 from srctrans.annotations import Anno
 from srctrans.nodes import changed_in_place, in_runtime
@@ -30,32 +31,21 @@ _KEYED_TESTS = ("has_class", "has_key")
 
 def keyed_tests(statements, parameters):
     """The names of ``statements`` assigned a test the shape key decides (see the module)."""
-    values, written = {}, set()
-    for stmt in statements:
-        for node in walk(stmt):
-            if anno.get(node, Anno.SAVES) is not None:
-                continue                   # the tape's pushes, pops and placeholders
-            if isinstance(node, gast.Assign):
-                for target in node.targets:
-                    for name in walk(target):
-                        if isinstance(name, gast.Name) and isinstance(name.ctx, gast.Store):
-                            values.setdefault(name.id, []).append(
-                                node.value if target is name else None)
-            elif isinstance(node, (gast.For, gast.AugAssign)):
-                for name in walk(node.target):
-                    if isinstance(name, gast.Name):
-                        values.setdefault(name.id, []).append(None)
-            changed = changed_in_place(node)
-            if changed is not None and not (isinstance(node, gast.Subscript)
-                                            and isinstance(node.slice, gast.Constant)):
-                written.add(changed)
+    def saves(node):                       # the tape's pushes, pops and placeholders
+        return anno.get(node, Anno.SAVES) is not None
+
+    block = gast.Module(list(statements), [])
+    values = assigned_values(block, skip=saves)
+    written = set()
+    for node in walk(block):
+        changed = None if saves(node) else changed_in_place(node)
+        if changed is not None and not (isinstance(node, gast.Subscript)
+                                        and isinstance(node.slice, gast.Constant)):
+            written.add(changed)
     everything = {**{p: [] for p in parameters}, **values}
     read = greatest_closed(everything, set(everything), _read_from)
-    tests = set()
-    for name, assigned in values.items():
-        if len(assigned) == 1 and _keyed_test(assigned[0], read, written):
-            tests.add(name)
-    return tests
+    return {name for name, assigned in values.items()
+            if len(assigned) == 1 and _keyed_test(assigned[0], read, written)}
 
 
 def _read_from(value, names):

@@ -23,6 +23,7 @@ import numpy as np
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
+from srctrans.optimise.entry_cotangents import is_runtime_call
 from srctrans.optimise.specialise import shape_of
 from srctrans.treewalk import walk
 
@@ -46,7 +47,7 @@ def fill_spreads(body, shapes, numpy_alias, runtime_alias):
                 reads[node.id] = reads.get(node.id, 0) + 1
     for stmt in body:
         for node in walk(stmt):
-            if not _is_runtime_call(node, runtime_alias, "unreduce"):
+            if not is_runtime_call(node, runtime_alias, "unreduce", 4):
                 continue
             g, spread, axis, keepdims = node.args
             if isinstance(spread, gast.Name):
@@ -121,10 +122,3 @@ def _copy(node):
 
 def _attribute(alias, name):
     return gast.Attribute(gast.Name(alias, gast.Load(), None, None), name, gast.Load())
-
-
-def _is_runtime_call(node, runtime_alias, helper):
-    return (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
-            and node.func.attr == helper and isinstance(node.func.value, gast.Name)
-            and node.func.value.id == runtime_alias and len(node.args) == 4
-            and not node.keywords)

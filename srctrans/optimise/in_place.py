@@ -45,6 +45,7 @@ do, where the general code rounds once at the end.
 import gast
 
 from srctrans import annotations as anno
+from srctrans.optimise.entry_cotangents import is_runtime_call
 from srctrans.treewalk import walk
 
 _IN_PLACE = (gast.Add, gast.Sub)
@@ -137,12 +138,12 @@ class _Entries:
         """``(e, index)`` of such a sum's value, else None."""
         if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add):
             total, added = value.left, value.right
-        elif self._runtime(value, "add") and len(value.args) == 2:
+        elif is_runtime_call(value, self.runtime_alias, "add", 2):
             total, added = value.args
         else:
             return None
         if not (isinstance(total, gast.Name) and total.id == self.name
-                and self._runtime(added, "getitem_grad") and len(added.args) == 3):
+                and is_runtime_call(added, self.runtime_alias, "getitem_grad", 3)):
             return None
         term, of, index = added.args
         index = _unwrapped(index)
@@ -151,12 +152,6 @@ class _Entries:
                             for n in walk(added))):
             return None
         return term, index
-
-    def _runtime(self, value, helper):
-        return (isinstance(value, gast.Call) and not value.keywords
-                and isinstance(value.func, gast.Attribute) and value.func.attr == helper
-                and isinstance(value.func.value, gast.Name)
-                and value.func.value.id == self.runtime_alias)
 
     def _picks_once(self, index):
         parts = index.elts if isinstance(index, gast.Tuple) else [index]
@@ -182,19 +177,11 @@ def _entry_start(stmt, runtime_alias):
     """``X`` when ``stmt`` is ``name = rt.getitem_grad(e, X, i)`` (a new array of ``X``'s
     shape), else None."""
     if (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
-            and isinstance(stmt.targets[0], gast.Name) and _helper(stmt.value, runtime_alias)
-            == "getitem_grad" and len(stmt.value.args) == 3
+            and isinstance(stmt.targets[0], gast.Name)
+            and is_runtime_call(stmt.value, runtime_alias, "getitem_grad", 3)
             and isinstance(stmt.value.args[1], gast.Name)
             and stmt.targets[0].id not in {n.id for n in walk(stmt.value) if isinstance(n, gast.Name)}):
         return stmt.value.args[1].id
-    return None
-
-
-def _helper(value, runtime_alias):
-    """The runtime helper ``value`` calls (``rt.zero_at(...)`` -> ``zero_at``), or None."""
-    if (isinstance(value, gast.Call) and not value.keywords and isinstance(value.func, gast.Attribute)
-            and isinstance(value.func.value, gast.Name) and value.func.value.id == runtime_alias):
-        return value.func.attr
     return None
 
 
@@ -202,7 +189,7 @@ def _zeroing(stmt, name, runtime_alias):
     """Whether ``stmt`` is ``name = rt.zero_at(name, i)``."""
     return (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id == name
-            and _helper(stmt.value, runtime_alias) == "zero_at" and len(stmt.value.args) == 2
+            and is_runtime_call(stmt.value, runtime_alias, "zero_at", 2)
             and isinstance(stmt.value.args[0], gast.Name) and stmt.value.args[0].id == name
             and not any(isinstance(n, gast.Name) and n.id == name
                         for n in walk(stmt.value.args[1])))
@@ -212,7 +199,7 @@ def _written_parts_only(stmt, name, runtime_alias):
     """Whether every read of ``name`` in ``stmt`` is ``rt.written_part(name, i)`` (a part
     taken out, which :func:`_copy_written_parts` makes a copy of its own)."""
     allowed = {id(call.args[0]) for call in walk(stmt)
-               if _helper(call, runtime_alias) == "written_part" and len(call.args) == 2
+               if is_runtime_call(call, runtime_alias, "written_part", 2)
                and isinstance(call.args[0], gast.Name) and call.args[0].id == name}
     return all(id(n) in allowed for n in walk(stmt) if isinstance(n, gast.Name) and n.id == name)
 
@@ -221,7 +208,7 @@ def _copy_written_parts(stmt, name, runtime_alias):
     """``rt.written_part(name, i)`` in ``stmt`` -> ``rt.copied(rt.written_part(name, i))``:
     a slice of an array changed in place later must not be a view of it."""
     def copied(value):
-        if (_helper(value, runtime_alias) == "written_part" and len(value.args) == 2
+        if (is_runtime_call(value, runtime_alias, "written_part", 2)
                 and isinstance(value.args[0], gast.Name) and value.args[0].id == name):
             return gast.Call(gast.Attribute(gast.Name(runtime_alias, gast.Load(), None, None),
                                             "copied", gast.Load()), [value], [])

@@ -26,6 +26,7 @@ per step for the restores; now it copies nothing.
 
 import gast
 
+from srctrans.optimise.entry_cotangents import is_runtime_call
 from srctrans.treewalk import walk
 
 _SAVES, _RESTORES = ("saved_at", "saved_entry"), ("restored_at", "restored_entry")
@@ -70,8 +71,8 @@ def _saved_at(stmt, tape, runtime_alias):
             and len(stmt.value.args) == 1):
         return None
     saved = stmt.value.args[0]
-    if any(_runtime(saved, helper, runtime_alias) for helper in _SAVES) \
-            and len(saved.args) == 2 and isinstance(saved.args[0], gast.Name):
+    if any(is_runtime_call(saved, runtime_alias, helper, 2) for helper in _SAVES) \
+            and isinstance(saved.args[0], gast.Name):
         return saved.args[0].id
     return None
 
@@ -82,8 +83,7 @@ def _restored_at(stmt, tape, runtime_alias):
             and isinstance(stmt.targets[0], gast.Name)):
         return None
     value, name = stmt.value, stmt.targets[0].id
-    if (any(_runtime(value, helper, runtime_alias) for helper in _RESTORES)
-            and len(value.args) == 3
+    if (any(is_runtime_call(value, runtime_alias, helper, 3) for helper in _RESTORES)
             and isinstance(value.args[0], gast.Name) and value.args[0].id == name
             and _method_call(value.args[2], tape, "pop") and not value.args[2].args):
         return name
@@ -99,8 +99,8 @@ def _only_shape_read(backward, name, restores, runtime_alias, shaped):
         for node in walk(stmt):
             if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute):
                 position = _SHAPE_ONLY.get(node.func.attr)
-                if (position is not None and _runtime(node, node.func.attr, runtime_alias)
-                        and len(node.args) > position):
+                if (position is not None and len(node.args) > position
+                        and is_runtime_call(node, runtime_alias, node.func.attr, len(node.args))):
                     allowed.add(id(node.args[position]))
     for restore in restores:
         allowed.update(id(n) for n in walk(restore))
@@ -126,9 +126,3 @@ def _method_call(value, owner, method):
     return (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
             and value.func.attr == method and isinstance(value.func.value, gast.Name)
             and value.func.value.id == owner)
-
-
-def _runtime(value, helper, runtime_alias):
-    return (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
-            and value.func.attr == helper and isinstance(value.func.value, gast.Name)
-            and value.func.value.id == runtime_alias)
