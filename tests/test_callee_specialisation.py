@@ -1,11 +1,11 @@
-"""Callees with loops are specialised inside their caller's code (cache._looping_callees):
+"""Callees with loops are specialised inside their caller's code (measuring.looping_callees):
 the measuring run watches their lines as it watches the caller's, over all their calls, so a
 name whose shape changes from one call or one step to the next keeps the generic helpers."""
 
 import numpy as np
 
 import srctrans as st
-from srctrans import cache
+from srctrans import measuring
 
 R = np.random.default_rng(5)
 
@@ -96,11 +96,11 @@ def _outer(x, y):
 
 
 def test_the_watch_marks_a_callees_names_that_differ_between_its_calls():
-    watched = cache._Watched()
-    out, values, varying = cache._run_keeping_locals(
+    watched = measuring.Watched()
+    out, values, varying = measuring.run_keeping_locals(
         _outer, (np.ones(3), np.ones(2)), {}, True, {_inner.__code__: watched})
     assert watched.calls == 2 and {"a", "b", "c"} <= watched.varying and "n" not in watched.varying
     assert np.shape(watched.values["a"]) == (2,) and out == 9.0 + 6.0
-    same = cache._Watched()
-    cache._run_keeping_locals(_outer, (np.ones(3), np.ones(3)), {}, True, {_inner.__code__: same})
+    same = measuring.Watched()
+    measuring.run_keeping_locals(_outer, (np.ones(3), np.ones(3)), {}, True, {_inner.__code__: same})
     assert same.calls == 2 and not same.varying & {"a", "b", "c"}

@@ -157,7 +157,7 @@ def shape_obstacle(function, indexing=None):
     ``range(...)`` repeats the same statements a number of times fixed by its
     bounds, which come from shapes and int arguments (both in the shape key); a
     name whose shape changes from one iteration to the next is left out of the
-    measured shapes (see ``cache._run_keeping_locals``). Names whose shape
+    measured shapes (see ``measuring.run_keeping_locals``). Names whose shape
     depends on the path are left out too (:func:`path_dependent_names`).
     """
     for node in walk(function):

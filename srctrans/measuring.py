@@ -1,0 +1,199 @@
+"""What one run of a build's generic forward pass shows of the shapes inside it.
+
+Requires: a generic forward pass (a compiled function) and the build it belongs to.
+Guarantees: :func:`run_keeping_locals` runs it once, watching its lines (and, asked,
+those of the callees' forward passes with loops, over all their calls: :class:`Watched`),
+and gives the locals it returned with and the names whose shape changed; :func:`measure`
+turns such a run into the shapes (and the values of the tests the shape key decides) a
+specialised build of it needs, for it and for each callee (``cache.Instance.for_call``
+specialises on them).
+"""
+
+import dis
+import sys
+
+import numpy as np
+
+
+def run_keeping_locals(generated, args, kwargs, watch_lines=True, callees=None):
+    """``(generated(*args, **kwargs), its local values when it returned, varying names)``.
+
+    With ``watch_lines``, every line of the run is watched (this thread only,
+    this one call): a name whose shape changes during the run (in a loop) is
+    left out (and one that held a list or another object without a shape as well
+    as an array), so code specialised on the returned values holds for every
+    iteration. At each line only the names the line run before it assigns are
+    looked at (``stores_by_line``), so the watching costs time linear in the
+    lines run. Code without loops assigns each name once, so only its return
+    is watched. ``callees`` maps the code objects of other functions the run
+    calls to a :class:`Watched` each: their lines are watched too, over all
+    their calls, and their locals kept at each return.
+    """
+    top = Watched()
+    states = {generated.__code__: top, **(callees or {})}
+    stores = {code: stores_by_line(code) for code in states}
+    last = {}                         # frame -> the line run before this event
+
+    def watch(frame, event, arg):
+        state = states.get(frame.f_code)
+        if state is None:
+            return None
+        if event == "call" and not watch_lines and state is top:
+            frame.f_trace_lines = False
+        if event in ("line", "return"):
+            local = frame.f_locals
+            by_line, anywhere = stores[frame.f_code]
+            before = last.get(frame)
+            if before is None:
+                for name, value in local.items():
+                    state.note(name, value)
+            else:
+                for name in by_line.get(before, ()) + anywhere:
+                    if name in local:
+                        state.note(name, local[name])
+            last[frame] = frame.f_lineno
+            if event == "return":
+                state.values.update(local)
+                state.calls += 1
+                del last[frame]
+        return watch
+
+    previous = sys.gettrace()
+    sys.settrace(watch)
+    try:
+        result = generated(*args, **kwargs)
+    finally:
+        sys.settrace(previous)
+    values = top.values
+    for name in top.varying:
+        values.pop(name, None)
+    return result, values, top.varying
+
+
+def stores_by_line(code):
+    """``(line -> the names its instructions assign, the names assigned by instructions of no
+    line)`` of the code object ``code``."""
+    stores, anywhere, current = {}, [], None
+    for instruction in dis.get_instructions(code):
+        positions = getattr(instruction, "positions", None)       # Python 3.11 and later
+        if positions is None and instruction.starts_line is not None:
+            current = instruction.starts_line
+        if not instruction.opname.startswith(("STORE_FAST", "STORE_DEREF", "DELETE_FAST")):
+            continue
+        names = instruction.argval if isinstance(instruction.argval, tuple) else (instruction.argval,)
+        line = positions.lineno if positions is not None else current
+        if line is None:
+            anywhere.extend(names)
+        else:
+            stores[line] = stores.get(line, ()) + tuple(names)
+    return stores, tuple(anywhere)
+
+
+def measure(build, out, residuals, values=None, varying=frozenset(), watched=None):
+    """The shapes a specialised build of ``build`` needs, from one run's values.
+
+    Returns ``(own, callees)``: (name, shape) pairs of the forward pass's
+    local values (``values``, else just the residuals) and of the output's
+    cotangent, and (residual name, shapes) pairs for each called user
+    function, measured on the residuals it saved. Names in ``varying``
+    changed shape during the run: they get none; nor do a callee's names
+    whose shape depends on its path. A callee with a loop is measured on the
+    locals the run watched in all its calls (``watched``: ``looping_callees``),
+    as the function itself is; unwatched, it gets none (its residuals show its
+    loops' last step only).
+    """
+    own, callees = {}, {}
+    if values is None:       # a callee, seen only through the residuals it saved
+        varying = set(varying) | set(build.path_dependent)   # another call may differ
+    for name, value in (values or {}).items():
+        if name not in build.callee_residuals and has_shape(value):
+            own[name] = np.shape(value)
+    for name, value in zip(build.residuals, residuals):
+        if name in build.callee_residuals and (name in varying or value is None):
+            continue                 # a callee called with other shapes as a loop ran, or in
+                                     # a loop that never ran (its placeholder): generic
+        if name in build.callee_residuals:
+            callee = build.callee_residuals[name]
+            callees[name] = measure_callee(callee, value, watched or {})
+        elif has_shape(value) and name not in varying:
+            own[name] = np.shape(value)
+    if has_shape(out) and build.seed not in varying:
+        own[build.seed] = np.shape(out)
+    tests = tuple(sorted((name, bool(values[name])) for name in build.keyed_tests
+                         if name in (values or {}) and name not in varying
+                         and type(values[name]) in (bool, np.bool_)))
+    return tuple(sorted(own.items())), tuple(sorted(callees.items())), tests
+
+
+def measure_callee(callee, residuals, watched):
+    """``measure`` of the instance ``callee`` from the residuals one call saved, and, for a
+    callee with loops, from its watched locals (none watched: no shapes)."""
+    if not callee.build.has_loops:
+        return measure(callee.build, None, residuals, watched=watched)
+    seen = watched.get(callee.fwd.__code__)
+    if seen is None or seen.calls == 0:   # its names may change shape as its loops run
+        return (), (), ()                 # (u = xs[i] over [array, float]): generic
+    values, varying = settled(callee.build, dict(seen.values), seen.varying)
+    return measure(callee.build, None, residuals, values, varying, watched)
+
+
+def settled(build, values, varying):
+    """``(values, varying)`` of a watched run of ``build``'s forward pass, with the names
+    whose shape another call with the same key may change (path dependent, or carried by a
+    ``while`` loop that ran no step) counted as varying and left out of the values."""
+    varying = set(varying) | set(build.path_dependent)
+    for name, counters in build.path_conditions:             # a while loop that ran no step
+        if any(not isinstance(values.get(c), int) or values[c] < 1 for c in counters):
+            varying.add(name)
+    for name in varying:
+        values.pop(name, None)
+    return values, varying
+
+
+class Watched:
+    """What a watched run saw of one forward pass, over all its calls: the locals of the
+    last, the names whose shape changed (:func:`run_keeping_locals`)."""
+
+    def __init__(self):
+        self.values, self.varying, self.calls = {}, set(), 0
+        self.shapes, self.unshaped = {}, set()
+
+    def note(self, name, value):
+        shape = signature(value)
+        if shape is None:           # a list or another object (None: not yet set)
+            if value is not None:
+                self.unshaped.add(name)
+                if name in self.shapes:
+                    self.varying.add(name)
+        elif self.shapes.setdefault(name, shape) != shape or name in self.unshaped:
+            self.varying.add(name)  # (a name that held a list, then an array, too)
+
+
+def looping_callees(build):
+    """The code of the generic forward passes of the user functions ``build`` calls,
+    directly or not, that have loops."""
+    found, seen, pending = [], set(), list(build.callees)
+    while pending:
+        _, callee = pending.pop()
+        fwd = getattr(callee, "fwd", None)
+        if fwd is None or id(callee) in seen:
+            continue
+        seen.add(id(callee))
+        if callee.build.has_loops:
+            found.append(fwd.__code__)
+        pending.extend(callee.build.callees)
+    return found
+
+
+def signature(value):
+    """The shape of a number or array, the shapes in a tuple of them (a callee's residuals),
+    or None for other values: what must not change for specialised code to hold."""
+    if has_shape(value):
+        return np.shape(value)
+    if type(value) is tuple:
+        return tuple(signature(v) for v in value)
+    return None
+
+
+def has_shape(value):
+    return isinstance(value, (np.ndarray, np.generic, float, int)) and not isinstance(value, bool)
