@@ -758,3 +758,15 @@ def test_a_sums_spread_over_an_expression_is_filled_not_computed(dtype):
         np.testing.assert_allclose(dmu, mu + counts, rtol=1e-6)
         np.testing.assert_allclose(dlogvar, 0.5 * (np.exp(logvar) - 1)
                                    - np.sign(logvar) * np.exp(-np.abs(logvar)), rtol=1e-5)
+
+
+def test_a_spread_over_an_objects_attribute_is_left_as_it_is():
+    """``np.result_type`` of an object fails: an expression reading ``self.w`` is no
+    arithmetic of names and numbers, and its spread is not filled."""
+    from srctrans.optimise.filled_spreads import fill_spreads
+    text = "t = self.w - x\nd = rt.unreduce(1.0, t, None, False)\ne = rt.unreduce(1.0, x - u, None, False)"
+    body = gast.parse(text).body
+    after = fill_spreads(body, {"t": (3,), "x": (3,), "u": (3,)}, "np", "rt")
+    assert ast.unparse(gast.gast_to_ast(gast.Module(after, []))) == (
+        "t = self.w - x\nd = rt.unreduce(1.0, t, None, False)\n"
+        "e = np.full_like(x, 1.0, np.result_type(1.0, x, u))")

@@ -77,9 +77,12 @@ def fill_spreads(body, shapes, numpy_alias, runtime_alias):
 
 def _leaves(expression):
     """The names ``expression`` reads, in order, when it is arithmetic of names and numbers
-    (see the module), else None."""
-    names = []
-    for node in walk(expression):
+    (see the module), else None. The name of a function it calls (``np.exp``) is no leaf;
+    any other attribute (``self.w``: an object read) makes it None."""
+    names, functions = [], set()          # functions: the nodes naming a called function
+    for node in walk(expression):         # (breadth-first: a call before its function)
+        if id(node) in functions:
+            continue
         if isinstance(node, gast.Name):
             if node.id not in names:
                 names.append(node.id)
@@ -96,19 +99,10 @@ def _leaves(expression):
             callee = anno.get(node, Anno.CALLEE)
             if node.keywords or not any(callee is f for f in _ELEMENTWISE):
                 return None
-        elif isinstance(node, gast.Attribute):
-            continue                               # np.exp: the function's name
+            functions.update(id(n) for n in walk(node.func))
         elif not isinstance(node, (gast.operator, gast.unaryop, gast.expr_context)):
             return None
-    return [n for n in names if not _is_function_root(expression, n)]
-
-
-def _is_function_root(expression, name):
-    """Whether ``name`` is only read as a module in ``expression`` (``np`` of ``np.exp``)."""
-    calls = [n for n in walk(expression) if isinstance(n, gast.Call)]
-    roots = {id(c.func.value) for c in calls if isinstance(c.func, gast.Attribute)}
-    reads = [n for n in walk(expression) if isinstance(n, gast.Name) and n.id == name]
-    return bool(reads) and all(id(n) in roots for n in reads)
+    return names
 
 
 def _constant(node, value):
