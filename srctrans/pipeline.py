@@ -382,9 +382,9 @@ class _ShapeFacts:
         """The names of ``statements`` (those the measuring call runs) whose shape depends
         on the path a call takes (:func:`path_dependent_names`)."""
         if self.follows_inputs:
-            self.path_dependent, self.path_conditions = path_dependent_names(
-                statements, self.parameters)
-            self.keyed_tests = tuple(sorted(keyed_tests(statements, self.parameters)))
+            keyed = keyed_tests(statements, self.parameters)
+            self.path_dependent, self.path_conditions = path_dependent_names(statements, keyed)
+            self.keyed_tests = tuple(sorted(keyed))
 
     def same_shape(self, name, like):
         """``name`` has the shape of ``like`` (the output's cotangent, the output's)."""

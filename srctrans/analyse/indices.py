@@ -43,11 +43,6 @@ _SHAPE_INTS = ("ndim", "size")
 _INT_ARRAYS = (np.argmax, np.argmin, np.argsort)
 
 
-def int_valued(function):
-    """The names holding a Python int wherever they have a value (``ints`` above)."""
-    return Indexing(function).ints
-
-
 class Indexing:
     """The names of ``function`` a subscript may read and still pick a shape the key fixes."""
 

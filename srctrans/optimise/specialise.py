@@ -34,7 +34,6 @@ import numpy as np
 from srctrans import annotations as anno
 from srctrans import runtime
 from srctrans.analyse.indices import Indexing
-from srctrans.analyse.keyed_tests import keyed_tests
 from srctrans.annotations import Anno
 from srctrans.nodes import changed_in_place, int_literal, substitute_names
 from srctrans.optimise.accumulate import sink_into_branches
@@ -189,7 +188,7 @@ def _at(node):
     return "" if line is None else f"line {line}: "
 
 
-def path_dependent_names(statements, parameters=()):
+def path_dependent_names(statements, keyed=frozenset()):
     """``(names, conditional)``: the names of forward-pass ``statements`` whose shape may
     depend on the path a call takes through their ``if`` and ``while`` statements, not
     only on the inputs' shapes.
@@ -201,8 +200,8 @@ def path_dependent_names(statements, parameters=()):
     ``while`` holds what that path put in it: both depend on values, and so does
     every name computed from one of them (the saved values of a call too). These
     are ``names``: specialised code takes none of their measured shapes. An
-    ``if`` whose test the shape key decides (``analyse.keyed_tests``: the class of
-    an argument, a key of a dict argument; ``parameters`` names the arguments)
+    ``if`` whose test is one of ``keyed`` (tests the shape key decides,
+    ``analyse.keyed_tests``: the class of an argument, a key of a dict argument)
     takes the same branch on every call with the key: it counts as straight-line
     code.
 
@@ -217,7 +216,6 @@ def path_dependent_names(statements, parameters=()):
     are not assignments of the program's.
     """
     sites, branch, loops, dependents = {}, set(), {}, {}
-    keyed = keyed_tests(statements, parameters)
     pending = [(stmt, None) for stmt in statements]      # context: None, "if", or counters
     while pending:
         stmt, context = pending.pop()
