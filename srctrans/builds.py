@@ -8,10 +8,10 @@ importing the pipeline.
 """
 
 
-
 def callee_name(fn):
     """``module:qualname`` of a called function, as ``Build.fed_callees`` names it."""
     return f"{getattr(fn, '__module__', None)}:{getattr(fn, '__qualname__', None)}"
+
 
 class Build:
     """A compiled reverse-mode derivative of one function for one selection.

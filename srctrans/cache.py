@@ -320,12 +320,17 @@ class Instance:
         """(cell, object) of each closure variable the build resolved, as `current` checks."""
         return list(self._cells)
 
+    def _shape_key(self, fn, args, kwargs):
+        """This call's shape key for this build (what its specialised code depends on)."""
+        build = self.build
+        return shape_key(fn, args, kwargs, build.data_names, build.float_values_matter,
+                         build.indexes_by_arguments)
+
     def made_for(self, fn, args, kwargs):
         """The instance `for_call` made for this call's shapes, or None (builds nothing)."""
         if not self.build.specialisable:
             return None
-        key = shape_key(fn, args, kwargs, self.build.data_names, self.build.float_values_matter,
-                        self.build.indexes_by_arguments)
+        key = self._shape_key(fn, args, kwargs)
         return None if key is None else self.variants.get(key)
 
     def for_call(self, fn, args, kwargs, now=False):
@@ -343,8 +348,7 @@ class Instance:
         """
         if not self.build.specialisable:
             return self
-        key = shape_key(fn, args, kwargs, self.build.data_names, self.build.float_values_matter,
-                        self.build.indexes_by_arguments)
+        key = self._shape_key(fn, args, kwargs)
         if key is None:
             return self
         variant = self.variants.get(key)
@@ -373,8 +377,7 @@ class Instance:
         build = self.build
         if not build.specialisable:
             return _unspecialisable(build)
-        key = shape_key(fn, args, kwargs, build.data_names, build.float_values_matter,
-                        build.indexes_by_arguments)
+        key = self._shape_key(fn, args, kwargs)
         if key is None and build.indexes_by_arguments and holds_mask(args, kwargs):
             return ("an argument holds a boolean array (a mask) or a 0-d integer array, and "
                     "the function indexes by values read from its arguments: the shape such "

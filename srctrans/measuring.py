@@ -92,10 +92,11 @@ def stores_by_line(code):
 def measure(build, out, residuals, values=None, varying=frozenset(), watched=None):
     """The shapes a specialised build of ``build`` needs, from one run's values.
 
-    Returns ``(own, callees)``: (name, shape) pairs of the forward pass's
-    local values (``values``, else just the residuals) and of the output's
-    cotangent, and (residual name, shapes) pairs for each called user
-    function, measured on the residuals it saved. Names in ``varying``
+    Returns ``(own, callees, tests)``: (name, shape) pairs of the forward
+    pass's local values (``values``, else just the residuals) and of the
+    output's cotangent, (residual name, measurement) pairs for each called
+    user function, measured on the residuals it saved, and (name, bool) pairs
+    of the tests the shape key decides (``Build.keyed_tests``) as they ran. Names in ``varying``
     changed shape during the run: they get none; nor do a callee's names
     whose shape depends on its path. A callee with a loop is measured on the
     locals the run watched in all its calls (``watched``: ``looping_callees``),

@@ -29,16 +29,14 @@ def shape_key(fn, args, kwargs, data_names, float_values=False, masks=False):
     boolean array or a 0-d integer array has no key: the count of a mask's
     true entries, or the value of a 0-d index, may decide a shape.
     """
-    if masks and holds_mask(args, kwargs):
-        return None
     key = []
     for value in args:
-        part = _spec_part(value, float_values)
+        part = _spec_part(value, float_values, masks=masks)
         if part is None:
             return None
         key.append(part)
     for name in sorted(kwargs) if kwargs else ():
-        part = _spec_part(kwargs[name], float_values)
+        part = _spec_part(kwargs[name], float_values, masks=masks)
         if part is None:
             return None
         key.append((name, part))
@@ -59,11 +57,17 @@ def holds_mask(args, kwargs=None):
 
 def _holds_mask(value, depth=0):
     if type(value) is np.ndarray:
-        return value.dtype.kind == "b" or value.ndim == 0 and value.dtype.kind in "iu"
+        return _is_mask(value)
     if key_part(value) is not None or depth >= DEEPEST_KEY:
         return False
     pairs = keyed_entries(value)
     return pairs is not None and any(_holds_mask(entry, depth + 1) for _, entry in pairs)
+
+
+def _is_mask(array):
+    """A boolean array, or a 0-d integer array (an index whose shape does not fix what it
+    picks)."""
+    return array.dtype.kind == "b" or array.ndim == 0 and array.dtype.kind in "iu"
 
 
 def keyed_data(fn, data_names):
@@ -97,13 +101,16 @@ def keyed_entries(value):
     return None
 
 
-def _spec_part(value, float_values=False, depth=0):
+def _spec_part(value, float_values=False, depth=0, masks=False):
     """One argument's part of a shape key for specialising: as :func:`key_part` (a float's
     value too with ``float_values``), and for a container (a dict, list or tuple, a named
     tuple, a dataclass) or a plain object (a model's ``self``) its class and, in order, each
-    entry's or attribute's part; None when one is not simple (a function, say)."""
+    entry's or attribute's part; None when one is not simple (a function, say), or, with
+    ``masks``, a mask (:func:`holds_mask`)."""
     if float_values and isinstance(value, float):
         return (type(value), value)
+    if masks and type(value) is np.ndarray and _is_mask(value):
+        return None
     part = key_part(value)
     if part is not None:
         return part
@@ -112,7 +119,7 @@ def _spec_part(value, float_values=False, depth=0):
         return None
     parts = []
     for name, entry in pairs:
-        part = _spec_part(entry, float_values, depth + 1)
+        part = _spec_part(entry, float_values, depth + 1, masks)
         if part is None:
             return None
         parts.append((name, part))
