@@ -63,7 +63,8 @@ def write_container_cotangents(body, runtime_alias, fresh):
         if start is None and placements[0].first and id(placements[0].stmt) in top_level:
             start = placements[0]                    # the first read's term starts the sums
         nested = not all(id(p.stmt) in top_level for p in placements)
-        later = _loads_after(body, name, placements[-1].stmt)
+        position = _holding(body, placements[-1].stmt)    # the statement holding the last
+        later = _loads_after(body, name, position)
         if nested and start is not None and _qualifies_from_start(
                 name, start, placements, stores, loads, later):
             sums = {}
@@ -78,7 +79,7 @@ def write_container_cotangents(body, runtime_alias, fresh):
             replaced[id(start.stmt)] = [gast.copy_location(assign(
                 total, start.term if key == start.key else gast.Constant(None, None)), start.stmt)
                 for key, total in sums.items()]
-            last = next(top for top in body if any(n is placements[-1].stmt for n in walk(top)))
+            last = body[position]
         elif not nested and _qualifies(name, placements, stores, loads, later):
             sums = {}
             for placement in placements:
@@ -159,10 +160,14 @@ def _qualifies(name, placements, stores, loads, later):
             and not stores.get(container))
 
 
-def _loads_after(body, name, last):
-    """How many times the statements of ``body``'s own block after the one holding ``last``
-    read ``name``."""
-    position = next(i for i, top in enumerate(body) if any(n is last for n in walk(top)))
+def _holding(body, stmt):
+    """The position in ``body``'s own block of the statement that is or holds ``stmt``."""
+    return next(i for i, top in enumerate(body) if any(n is stmt for n in walk(top)))
+
+
+def _loads_after(body, name, position):
+    """How many times the statements of ``body``'s own block after ``position`` read
+    ``name``."""
     return sum(1 for top in body[position + 1:] for n in walk(top)
                if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load))
 

@@ -45,7 +45,7 @@ do, where the general code rounds once at the end.
 import gast
 
 from srctrans import annotations as anno
-from srctrans.optimise.entry_cotangents import is_runtime_call
+from srctrans.optimise.entry_cotangents import is_runtime_call, runtime_call
 from srctrans.treewalk import walk
 
 _IN_PLACE = (gast.Add, gast.Sub)
@@ -75,38 +75,35 @@ def accumulate_in_place(body, parameter_arrays, runtime_alias, gradients=None, n
         entries = _Entries(name, parameter, runtime_alias, numbers)
         for stmt in _sums_only(body, name, start, entries) or ():
             if _zeroing(stmt, name, runtime_alias):      # dX = rt.zero_at(dX, i): dX[i] = 0
-                index = _unwrapped(stmt.value.args[1])
                 replaced[id(stmt)] = anno.copy(stmt, gast.Assign(
-                    [gast.Subscript(gast.Name(name, gast.Load(), None, None), index,
-                                    gast.Store())], gast.Constant(0.0, None), None))
-                continue
-            if not (entries.is_sum(stmt) or _is_sum(stmt, name)):    # it reads a written part:
-                _copy_written_parts(stmt, name, runtime_alias)          # a copy, kept as is
-                continue
-            if entries.is_sum(stmt):
+                    [_entry(name, _unwrapped(stmt.value.args[1]))], gast.Constant(0.0, None),
+                    None))
+            elif entries.is_sum(stmt):                   # dX = dX + getitem_grad: dX[i] += e
                 term, index = entries.term(stmt.value)
-                target, op = gast.Subscript(gast.Name(name, gast.Load(), None, None), index,
-                                            gast.Store()), gast.Add()
-            else:
-                target, op, term = gast.Name(name, gast.Store(), None, None), stmt.value.op, \
-                    stmt.value.right
-            replaced[id(stmt)] = anno.copy(stmt, gast.AugAssign(target, op, term))
+                replaced[id(stmt)] = anno.copy(stmt, gast.AugAssign(
+                    _entry(name, index), gast.Add(), term))
+            elif _is_sum(stmt, name):                    # dX = dX + e: dX += e
+                replaced[id(stmt)] = anno.copy(stmt, gast.AugAssign(
+                    gast.Name(name, gast.Store(), None, None), stmt.value.op, stmt.value.right))
+            else:                                        # it reads a written part: a copy
+                _copy_written_parts(stmt, name, runtime_alias)
     for block in _blocks(body):
         block[:] = [replaced.get(id(stmt), stmt) for stmt in block]
     return body
 
 
+def _entry(name, index):
+    """``name[index]``, a target."""
+    return gast.Subscript(gast.Name(name, gast.Load(), None, None), index, gast.Store())
+
+
 def _zeros_of(stmt, runtime_alias):
     """``P`` when ``stmt`` is ``name = rt.zeros_of(P)`` (a name ``P``), else None."""
-    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
-            and isinstance(stmt.targets[0], gast.Name)):
-        return None
-    call = stmt.value
-    if (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
-            and call.func.attr == "zeros_of" and isinstance(call.func.value, gast.Name)
-            and call.func.value.id == runtime_alias and len(call.args) == 1
-            and not call.keywords and isinstance(call.args[0], gast.Name)):
-        return call.args[0].id
+    if (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name)
+            and is_runtime_call(stmt.value, runtime_alias, "zeros_of", 1)
+            and isinstance(stmt.value.args[0], gast.Name)):
+        return stmt.value.args[0].id
     return None
 
 
@@ -210,8 +207,7 @@ def _copy_written_parts(stmt, name, runtime_alias):
     def copied(value):
         if (is_runtime_call(value, runtime_alias, "written_part", 2)
                 and isinstance(value.args[0], gast.Name) and value.args[0].id == name):
-            return gast.Call(gast.Attribute(gast.Name(runtime_alias, gast.Load(), None, None),
-                                            "copied", gast.Load()), [value], [])
+            return runtime_call(runtime_alias, "copied", [value])
         return value
 
     for node in list(walk(stmt)):

@@ -42,11 +42,20 @@ def drop_unread_restores(forward, backward, tape, shaped, runtime_alias):
         return forward, backward
     saves = _matching(forward, lambda s: _saved_at(s, tape, runtime_alias))
     restores = _matching(backward, lambda s: _restored_at(s, tape, runtime_alias))
+    candidates = {name for name in set(saves) & set(restores)
+                  if len(saves[name]) == len(restores[name])}
+    if not candidates:
+        return forward, backward
+    shape_only, uses = _shape_only_arguments(backward, runtime_alias), {}
+    for stmt in backward:
+        for node in walk(stmt):
+            if isinstance(node, gast.Name) and node.id in candidates:
+                uses.setdefault(node.id, []).append(id(node))
     dropped = set()
-    for name in set(saves) & set(restores):
-        if (len(saves[name]) == len(restores[name])
-                and _only_shape_read(backward, name, restores[name], runtime_alias,
-                                     shaped=name in shaped)):
+    for name in candidates:
+        # every other use of the name (a store too) reads only its shape, when it has one
+        allowed = {id(n) for restore in restores[name] for n in walk(restore)}
+        if all(use in allowed or name in shaped and use in shape_only for use in uses[name]):
             dropped.update(id(s) for s in saves[name] + restores[name])
     if dropped:
         _remove(forward, dropped)
@@ -90,25 +99,18 @@ def _restored_at(stmt, tape, runtime_alias):
     return None
 
 
-def _only_shape_read(backward, name, restores, runtime_alias, shaped):
-    """Whether every read of ``name`` in ``backward`` other than its ``restores`` reads only
-    its shape (an argument of ``_SHAPE_ONLY``, when it is ``shaped``: an array or a number
-    whatever it holds), and nothing else assigns it."""
-    allowed = set()
-    for stmt in backward if shaped else ():
+def _shape_only_arguments(backward, runtime_alias):
+    """The ids of the arguments in ``backward`` that a runtime helper reads only the shape
+    (and dtype) of (``_SHAPE_ONLY``)."""
+    found = set()
+    for stmt in backward:
         for node in walk(stmt):
             if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute):
                 position = _SHAPE_ONLY.get(node.func.attr)
                 if (position is not None and len(node.args) > position
                         and is_runtime_call(node, runtime_alias, node.func.attr, len(node.args))):
-                    allowed.add(id(node.args[position]))
-    for restore in restores:
-        allowed.update(id(n) for n in walk(restore))
-    for stmt in backward:
-        for node in walk(stmt):
-            if isinstance(node, gast.Name) and node.id == name and id(node) not in allowed:
-                return False
-    return True
+                    found.add(id(node.args[position]))
+    return found
 
 
 def _remove(statements, dropped):
