@@ -177,7 +177,7 @@ def differentiate_through(fn: Callable[..., Any]) -> Callable[..., Any]:
         raise UsageError(f"differentiate_through expects a function defined with def, "
                          f"not {type(fn).__name__}",
                          hint="register a rule for it instead: st.register_vjp(fn, rule)")
-    REGISTRY.differentiate_through(fn)
+    REGISTRY.differentiate_through(fn, by_user=True)
     cache.clear()
     return fn
 

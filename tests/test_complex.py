@@ -249,7 +249,8 @@ def _elementwise_primals():
     from srctrans.rules import REGISTRY
     import srctrans.rules.scipy_special  # noqa: F401
     found = []
-    for primal, rule in REGISTRY._rules.items():
+    for rule in REGISTRY.rules():
+        primal = rule.primal
         if rule.vjp is None or rule.vjp.__module__ not in (
                 "srctrans.rules.elementwise", "srctrans.rules.complex_numbers",
                 "srctrans.rules.scipy_special"):

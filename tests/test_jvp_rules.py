@@ -869,7 +869,7 @@ def vjp(rule, args, kwargs, ans, u, wanted):
 
 # -- coverage ----------------------------------------------------------------------
 
-RULES = [rule for rule in REGISTRY._rules.values() if rule.has_vjp]     # no public iterator yet
+RULES = [rule for rule in REGISTRY.rules() if rule.has_vjp]
 
 
 def _name(rule):

@@ -68,6 +68,7 @@ built_for_grad = "srctrans.pipeline" in sys.modules
 _, tangent = st.jvp(model.loss, (w, x), (np.ones_like(w), np.zeros_like(x)))
 print(json.dumps({"grad": g.tolist(), "jvp": float(tangent), "built_for_grad": built_for_grad,
                   "built": "srctrans.pipeline" in sys.modules,
+                  "rule_modules": sorted(m for m in sys.modules if m.startswith("srctrans.rules.")),
                   "directory": st.cache_directory()}))
 '''
 
@@ -110,6 +111,7 @@ def test_a_second_process_reads_the_build_back_without_the_compiler(program):
     first = program()
     second = program()
     assert first["built"] and not second["built"]
+    assert second["rule_modules"] == ["srctrans.rules.registry"]   # the rules load to build only
     assert second["grad"] == first["grad"] and second["jvp"] == first["jvp"]
     np.testing.assert_allclose(second["grad"], _expected(), rtol=1e-12)
     assert second["directory"] == str(program.cache)
@@ -199,7 +201,9 @@ def test_a_rule_the_user_registers_is_part_of_the_key(program):
     with_rule = program(DOUBLED_RULE="1")
     assert with_rule["built_for_grad"]
     np.testing.assert_allclose(with_rule["grad"], _expected(factor=2.0), rtol=1e-12)
-    assert not program(DOUBLED_RULE="1")["built"]
+    read_back = program(DOUBLED_RULE="1")                 # the registry loads for the user's rule
+    assert not read_back["built"] and "srctrans.rules.elementwise" in read_back["rule_modules"]
+    np.testing.assert_allclose(read_back["grad"], _expected(factor=2.0), rtol=1e-12)
     without = program()
     assert not without["built"]
     np.testing.assert_allclose(without["grad"], _expected(), rtol=1e-12)

@@ -171,9 +171,12 @@ def _build(fn, entry, request):
             return None
         assumptions[name] = value
     consulted = []
+    # Before the registry loads, no user has registered a rule: the entry's name, which pins
+    # srctrans's files and the users' rules, then pins every rule state the entry records.
+    pinned = not REGISTRY.loaded
     for described, state in entry["rules"]:
         primal = fn if described == _ITSELF else _referenced(described)
-        if primal is None or _rule_state(primal) != state:
+        if primal is None or not pinned and _rule_state(primal) != state:
             return None
         consulted.append(primal)
     callees, residuals = [], {}

@@ -228,11 +228,11 @@ def _stamps(top):
 
 def of_user_rules(registry):
     """The rules, declarations and requests users made, or None when one cannot be described."""
-    custom, _, through, _ = registry.user_rules()
+    custom, declared, through = registry.user_made()
     described = []
     for primal, (vjp, jvp) in custom.items():
         described.append(["custom", of_object(primal), of_object(vjp), of_object(jvp)])
-    for primal in registry.user_declared_nondifferentiable():
+    for primal in declared:
         described.append(["nondifferentiable", of_object(primal)])
     for fn in through:
         described.append(["through", of_object(fn)])

@@ -53,8 +53,6 @@ import inspect
 import textwrap
 import warnings
 
-import gast
-
 from srctrans.places import source_lines
 
 
@@ -105,14 +103,13 @@ class Template:
     """
 
     def __init__(self, rule_fn):
-        self.returned = _returned(rule_fn)
+        self.returned, self.is_tuple = _returned(rule_fn)
         full = inspect.signature(rule_fn)
         params = list(full.parameters.values())
         if [p.name for p in params[:2]] != ["g", "ans"]:
             raise TypeError(f"rule {rule_fn.__qualname__} must start with (g, ans, ...)")
         self.name = rule_fn.__qualname__
         self.signature = full.replace(parameters=params[2:])
-        self.is_tuple = isinstance(self.returned, gast.Tuple)
 
 
 class JvpTemplate:
@@ -126,7 +123,7 @@ class JvpTemplate:
     """
 
     def __init__(self, rule_fn):
-        self.returned = _returned(rule_fn)
+        self.returned, returns_tuple = _returned(rule_fn)
         full = inspect.signature(rule_fn)
         params = list(full.parameters.values())
         names = [p.name for p in params]
@@ -143,23 +140,21 @@ class JvpTemplate:
             self.tangents[tangent[1:]] = tangent
         self.name = rule_fn.__qualname__
         self.signature = full.replace(parameters=primal_params)
-        self.per_argument = isinstance(self.returned, gast.Tuple) and len(self.tangents) > 1
+        self.per_argument = returns_tuple and len(self.tangents) > 1
         if self.per_argument and len(self.returned.elts) != len(self.tangents):
             raise TypeError(f"JVP rule {rule_fn.__qualname__} must return one entry per tangent")
 
 
 def _returned(rule_fn):
-    """The expression of ``rule_fn``'s single ``return`` (a docstring may precede it)."""
+    """The expression of ``rule_fn``'s single ``return`` (a docstring may precede it), and
+    whether it is a tuple."""
+    import gast          # here: a process that builds nothing (a cache hit) never imports gast
     node = gast.parse(textwrap.dedent("".join(source_lines(rule_fn)[0]))).body[0]
-    body = [s for s in node.body if not _is_docstring(s)]
+    body = [s for s in node.body if not (isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant)
+                                         and isinstance(s.value.value, str))]
     if len(body) != 1 or not isinstance(body[0], gast.Return):
         raise TypeError(f"rule {rule_fn.__qualname__} must be a single `return`")
-    return body[0].value
-
-
-def _is_docstring(stmt):
-    return (isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Constant)
-            and isinstance(stmt.value.value, str))
+    return body[0].value, isinstance(body[0].value, gast.Tuple)
 
 
 class RuleRegistry:
@@ -167,6 +162,11 @@ class RuleRegistry:
 
     Keys are the callables themselves (``np.tanh``); lookups are by identity
     of the live object, so aliases (``np.absolute is np.abs``) share a rule.
+
+    srctrans's own rule modules are imported at the first query, not before
+    (:meth:`load_builtins_with`): a process whose derivatives all come from
+    the persistent cache never imports them. Everything a user registers or
+    declares comes after them, so a user's registration wins.
     """
 
     def __init__(self):
@@ -174,12 +174,31 @@ class RuleRegistry:
         self._nondifferentiable = {}
         self._constant_owners = ()      # types whose bound methods give constants
         self.version = 0                # changes whenever a user registers or declares something
-        self._through = set()           # installed functions whose source the user let srctrans read
+        self._through = set()           # installed functions whose source srctrans may read
+        self._user_through = set()      # those of them a user named (st.differentiate_through)
         self._declared = {}             # the non-differentiable declarations users made
         self._tuple_valued = set()      # primals whose results are tuples
         self._computed_as = {}          # a NumPy function -> the plain NumPy srctrans reads for it
         self._on_demand = {}            # package -> rule module, imported once the user imports it
         self._consulted = None          # while a build records: id -> each callable looked up
+        self._builtins = None           # imports srctrans's rule modules, until it has run
+
+    def load_builtins_with(self, loader):
+        """Run ``loader`` (which imports srctrans's rule modules, filling the registry) before
+        the first query or user registration, once; it leaves :attr:`version` as it was."""
+        self._builtins = loader
+
+    @property
+    def loaded(self):
+        """Whether srctrans's own rules are loaded; until they are, no user registered anything."""
+        return self._builtins is None
+
+    def _ready(self):
+        loader, self._builtins = self._builtins, None
+        if loader is not None:
+            version = self.version
+            loader()
+            self.version = version
 
     # -- registration ------------------------------------------------------
     def vjp(self, *primals, elementwise=False):
@@ -236,6 +255,8 @@ class RuleRegistry:
         declaration wins. Returns the primals that had one. ``by_user``
         marks a user's declaration (:meth:`user_declared_nondifferentiable`).
         """
+        if by_user:
+            self._ready()
         dropped = []
         for primal in primals:
             self._nondifferentiable[_key(primal)] = primal
@@ -270,6 +291,7 @@ class RuleRegistry:
         return self._set_custom(primal, "custom_jvp", rule_fn)
 
     def _set_custom(self, primal, slot, rule_fn):
+        self._ready()
         rule = self._rule_for(primal)
         replaced = getattr(rule, slot) is not None
         setattr(rule, slot, rule_fn)
@@ -278,20 +300,26 @@ class RuleRegistry:
         self.version += 1
         return replaced
 
-    def user_rules(self):
-        """A snapshot of what users registered and declared, for :meth:`restore_user_rules`."""
+    def user_made(self):
+        """``(custom, declared, through)``: the rules users registered (primal -> (VJP, JVP)),
+        the primals they declared non-differentiable and the functions whose source they let
+        srctrans read. Answered without loading srctrans's own rules."""
         custom = {key: (rule.custom_vjp, rule.custom_jvp) for key, rule in self._rules.items()
                   if (rule.custom_vjp or rule.custom_jvp) is not None}
-        return custom, dict(self._nondifferentiable), set(self._through), dict(self._declared)
+        return custom, list(self._declared.values()), set(self._user_through)
 
-    def user_declared_nondifferentiable(self):
-        """The primals users declared non-differentiable (``st.nondifferentiable``)."""
-        return list(self._declared.values())
+    def user_rules(self):
+        """A snapshot of what users registered and declared, for :meth:`restore_user_rules`."""
+        self._ready()
+        custom, _, _ = self.user_made()
+        return (custom, dict(self._nondifferentiable), set(self._through), dict(self._declared),
+                set(self._user_through))
 
     def restore_user_rules(self, snapshot):
         """Undo every registration and declaration made since ``snapshot`` was taken (tests)."""
-        custom, nondifferentiable, through, declared = snapshot
+        custom, nondifferentiable, through, declared, user_through = snapshot
         self._through = set(through)
+        self._user_through = set(user_through)
         self._declared = dict(declared)
         for key in list(self._rules):
             rule = self._rules[key]
@@ -308,13 +336,18 @@ class RuleRegistry:
         self._tuple_valued.update(_key(p) for p in primals)
 
     def is_tuple_valued(self, primal):
+        self._ready()
         try:
             return _key(primal) in self._tuple_valued
         except TypeError:
             return False
 
-    def differentiate_through(self, fn):
-        """Let srctrans read ``fn``'s source although it belongs to an installed package."""
+    def differentiate_through(self, fn, by_user=False):
+        """Let srctrans read ``fn``'s source although it belongs to an installed package
+        (``by_user``: a user's request, :meth:`user_made`)."""
+        if by_user:
+            self._ready()
+            self._user_through.add(_key(fn))
         self._through.add(_key(fn))
         self.version += 1
 
@@ -337,17 +370,15 @@ class RuleRegistry:
     def computed_as(self, primal):
         """What srctrans differentiates a call of ``primal`` as: the equivalent registered
         with :meth:`compute_as`, else ``primal`` itself."""
+        self._ready()
         try:
             return self._computed_as.get(_key(primal), (None, primal))[1]
         except TypeError:            # unhashable: no equivalent
             return primal
 
-    def computed_equivalents(self):
-        """``[(primal, equivalent)]``: every :meth:`compute_as` registration."""
-        return list(self._computed_as.values())
-
     def differentiated_through(self, fn):
         """Whether :meth:`differentiate_through` was asked for ``fn``."""
+        self._ready()
         return _key(fn) in self._through
 
     # -- lookup --------------------------------------------------------------
@@ -369,6 +400,8 @@ class RuleRegistry:
 
     def lookup(self, primal):
         """The :class:`Rule` of ``primal``, or None."""
+        if self._builtins is not None:
+            self._ready()
         if self._consulted is not None and callable(primal):
             self._consulted[id(primal)] = primal
         try:
@@ -388,6 +421,7 @@ class RuleRegistry:
         return rule
 
     def is_nondifferentiable(self, primal):
+        self._ready()
         try:
             if _key(primal) in self._nondifferentiable:
                 return True
@@ -401,6 +435,11 @@ class RuleRegistry:
 
     def __contains__(self, primal):
         return self.lookup(primal) is not None
+
+    def rules(self):
+        """Every :class:`Rule` the registry holds (srctrans's own and users')."""
+        self._ready()
+        return list(self._rules.values())
 
 
 def _key(primal):
