@@ -30,6 +30,7 @@ from srctrans import runtime
 import srctrans
 from srctrans.rules import ATTRIBUTES, METHODS, REGISTRY, operators
 from srctrans.rules.registry import JvpTemplate, Template
+REGISTRY.rules()                        # srctrans's own rules first, then SciPy's (as a build loads them)
 import scipy.linalg  # noqa: E402,F401  (the table lists SciPy's rules too)
 import scipy.signal  # noqa: E402,F401
 import scipy.spatial.distance  # noqa: E402,F401
@@ -113,7 +114,7 @@ def cell(text):
 
 
 def rule_tables():
-    rules = list(REGISTRY._rules.values())        # no public iterator yet
+    rules = list(REGISTRY.rules())        # no public iterator yet
     lines = []
     for module, heading in GROUPS:
         group = [r for r in rules if r.vjp.__module__ == module]
@@ -192,7 +193,7 @@ BEGIN, END = "<!-- rules:begin -->", "<!-- rules:end -->"
 def coverage():
     """One sentence: how many functions of NumPy, math and SciPy have rules in both modes."""
     helpers = dict(GROUPS[-2:])                    # the runtime helpers' groups
-    both = [r for r in REGISTRY._rules.values() if r.vjp is not None and r.has_jvp
+    both = [r for r in REGISTRY.rules() if r.vjp is not None and r.has_jvp
             and r.vjp.__module__ in dict(GROUPS) and r.vjp.__module__ not in helpers]
     return [f"{len(both)} functions of NumPy, `math`, SciPy and Python's builtins have a VJP and "
             "a JVP rule (the operators, array methods and runtime helpers below come on top).",

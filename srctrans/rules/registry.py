@@ -376,6 +376,11 @@ class RuleRegistry:
         except TypeError:            # unhashable: no equivalent
             return primal
 
+    def computed_equivalents(self):
+        """``[(primal, equivalent)]``: every :meth:`compute_as` registration."""
+        self._ready()
+        return list(self._computed_as.values())
+
     def differentiated_through(self, fn):
         """Whether :meth:`differentiate_through` was asked for ``fn``."""
         self._ready()
