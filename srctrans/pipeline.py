@@ -243,6 +243,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
             backward = sink_negations(backward, _reads_all(gradients), shapes)
             backward = write_container_cotangents(backward, unit.aliases[RUNTIME_ALIAS],
                                                   unit.namer.fresh)
+            backward = specialise(backward, shapes)   # the entries' sums: rt.add of arrays is +
             result.forward, backward = drop_unread_restores(
                 result.forward, backward, result.tape, set(shapes), unit.aliases[RUNTIME_ALIAS])
         _trace("optimise", lambda: _block_text(backward))
@@ -597,14 +598,14 @@ def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, s
     kept = gradients + ([aux] if aux is not None else [])     # what the function returns
     needed = _reads_all(backward + kept)
     forward = eliminate_dead_code([clone(s) for s in forward], needed, _is_pure)
-    body = inline_temporaries(forward + backward, unit.namer.temporaries, _reads_all(kept),
-                              _is_pure)
+    body = forward + backward
     shapes = shapes or {}
-    arrays = {name for name, shape in shapes.items() if shape}    # not numbers
-    numbers = {name for name, shape in shapes.items() if shape == ()}
     if specialised:
         body = fill_spreads(body, shapes, unit.aliases[NUMPY_ALIAS], unit.aliases[RUNTIME_ALIAS])
         body = eliminate_dead_code(body, _reads_all(kept), _is_pure)
+    body = inline_temporaries(body, unit.namer.temporaries, _reads_all(kept), _is_pure)
+    arrays = {name for name, shape in shapes.items() if shape}    # not numbers
+    numbers = {name for name, shape in shapes.items() if shape == ()}
     if arrays:
         body = release_dead_arrays(body, arrays,
                                    _reads_all(kept) | set(parameter_names(unit.function)))

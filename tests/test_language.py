@@ -191,3 +191,36 @@ def test_a_del_that_only_releases_a_value_is_accepted():
     x, W = np.array([[0.5, -1.0]]), np.array([[0.3, 0.2], [-0.4, 0.1]])
     st.check_grads(releases_its_temporaries, (x, W), order=2)
     assert "del" not in st.source(releases_its_temporaries).split("_fwd")[1].split("return")[0]
+
+
+def swapped_in_a_loop(a, b):
+    for _ in range(3):
+        a, b = b, a * b            # every value is read before any name is assigned
+    return a + 2.0 * b
+
+
+def rotated(x, y, z):
+    x, (y, z) = y * z, (z + x, x)  # nested, each value reading names assigned beside it
+    return x * y - z ** 2
+
+
+def split_pair(w):
+    first, second = np.exp(w[0]), np.sin(w[1])
+    return first * second
+
+
+@pytest.mark.parametrize("fn, args", [
+    (swapped_in_a_loop, (1.3, 0.7)), (rotated, (0.4, -1.1, 0.9)),
+    (split_pair, (np.array([0.3, -0.8]),))])
+def test_assignments_of_tuple_displays_keep_pythons_order(fn, args):
+    """``a, b = e1, e2`` is read as two assignments (no tuple for the reverse pass to pack
+    and pick apart), with Python's order: every value before any name is assigned."""
+    wrt = tuple(range(len(args)))
+    st.check_grads(fn, args, order=2, wrt=wrt)
+    assert st.grad(fn, wrt=wrt)(*args) is not None
+
+
+def test_an_assignment_of_a_tuple_display_makes_no_tuple():
+    source = st.source(split_pair, args=(np.array([0.3, -0.8]),))
+    assert "first = np.exp(" in source and "second = np.sin(" in source
+    assert "d_tuple" not in source and "[0]" not in source.split("_grad(")[-1].replace("w[0]", "")

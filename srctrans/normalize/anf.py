@@ -224,12 +224,32 @@ class _Normalizer:
                 flat = gast.Name(temporary, gast.Load(), None, None)
             out.append(_assign_name(name, flat))
             return
+        if len(targets) == 1 and _parallel(targets[0], value):
+            self._assign_in_parallel(targets[0].elts, value.elts, out)
+            return
         source = self._atom(value, out)
         for target in targets:
             if isinstance(target, gast.Name):
                 out.append(_assign_name(target.id, source))
             else:
                 self._unpack(target, source, out)
+
+    def _assign_in_parallel(self, targets, values, out):
+        """``a, b = e1, e2`` as ``a = e1`` and ``b = e2`` (no tuple whose cotangent the reverse
+        pass would pack and pick apart). Python evaluates every value before it assigns a
+        target, so a target a later value reads is assigned, through a temporary, last."""
+        late = []
+        for position, (target, value) in enumerate(zip(targets, values)):
+            later_reads = {n.id for v in values[position + 1:] for n in walk(v)
+                           if isinstance(n, gast.Name)}
+            if later_reads.isdisjoint(_stored_names(target)):
+                self._assign([target], value, out)
+            else:
+                temporary = self.namer.temporary("value")
+                out.append(_assign_name(temporary, self._flat(value, out)))
+                late.append((target, gast.Name(temporary, gast.Load(), None, None)))
+        for target, temporary in late:
+            self._assign([target], temporary, out)
 
     def _unpack(self, target, source, out):
         """``a, (b, c) = source`` becomes flat unpackings of names."""
@@ -678,6 +698,22 @@ def _describe(flat):
     if isinstance(flat, gast.Dict):
         return "dict"
     return "t"
+
+
+def _parallel(target, value):
+    """Whether ``target = value`` is ``a, (b, c) = e1, (e2, e3)``: literal sequences of one
+    length, without ``*``, storing into distinct names."""
+    if not (isinstance(target, (gast.Tuple, gast.List)) and isinstance(value, (gast.Tuple, gast.List))
+            and len(target.elts) == len(value.elts)):
+        return False
+    if any(isinstance(e, gast.Starred) for e in target.elts + value.elts):
+        return False
+    stored = [n for n in walk(target) if not isinstance(n, (gast.Tuple, gast.List, gast.expr_context))]
+    return all(isinstance(n, gast.Name) for n in stored) and len({n.id for n in stored}) == len(stored)
+
+
+def _stored_names(target):
+    return {n.id for n in walk(target) if isinstance(n, gast.Name)}
 
 
 def _assign_name(name, value):

@@ -1,7 +1,8 @@
 """A number spread over an expression that is computed only for its shape is filled instead.
 
-Requires: the body of a fused gradient specialised on shapes (after its temporaries are
-inlined), the measured shapes, and the aliases of NumPy and of the runtime.
+Requires: the body of a fused gradient specialised on shapes (after dead code is
+eliminated, before its temporaries are inlined), the measured shapes, and the aliases of
+NumPy and of the runtime.
 Guarantees: the values computed are unchanged. The cotangent of ``np.sum(E)`` is its
 seed spread over ``E``'s shape, ``rt.unreduce(g, E, None, False)``. In a fused gradient
 ``E`` is often computed for nothing else (the value of the sum is not returned), so the
@@ -15,7 +16,13 @@ whole expression runs to give a shape and a dtype. When ``E`` is arithmetic (``+
 ``rt.unreduce`` fills with ``g`` in the dtype arithmetic gives ``g`` and ``E``, which is
 NumPy's ``result_type`` of ``g`` and the names ``E`` reads (a float ``g`` makes it a
 float, as ``rt.unreduce`` does; the elementwise functions kept keep a float's dtype and
-turn ints into float64, as that float does).
+turn ints into float64, as that float does). A name ``E`` reads that is assigned such
+arithmetic once and read nowhere else counts as its expression, so what only the spread
+needed is not computed at all (dead code elimination then drops it)::
+
+    _sub = _item - _item_2 + _div - 0.5          # _sub and _div read by the spread only
+    d_sub = rt.unreduce(1.0, _sub, None, False)
+        ->  d_sub = np.full_like(var_q, 1.0, np.result_type(1.0, _item, _item_2, var_q, _d))
 """
 
 import gast
@@ -34,32 +41,26 @@ _ELEMENTWISE = frozenset({np.exp, np.log, np.log1p, np.expm1, np.sqrt, np.sin, n
 
 
 def fill_spreads(body, shapes, numpy_alias, runtime_alias):
-    """``body`` with each qualifying ``rt.unreduce`` filled (see the module), in place. A
-    name spread over, assigned once in ``body``'s own block and read nowhere else, counts as
-    the expression it is assigned (dead code elimination then drops the assignment)."""
-    defined, reads = {}, {}
+    """``body`` with each qualifying ``rt.unreduce`` filled (see the module), in place."""
+    stores, reads = {}, {}
     for stmt in body:
-        if (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
-                and isinstance(stmt.targets[0], gast.Name)):
-            defined.setdefault(stmt.targets[0].id, []).append(stmt.value)
         for node in walk(stmt):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
-                reads[node.id] = reads.get(node.id, 0) + 1
+            if isinstance(node, gast.Name):
+                counts = reads if isinstance(node.ctx, gast.Load) else stores
+                counts[node.id] = counts.get(node.id, 0) + 1
+    only_read_once = {                    # name -> the value it is assigned, once, in body's block
+        stmt.targets[0].id: stmt.value for stmt in body
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+        and isinstance(stmt.targets[0], gast.Name) and stores[stmt.targets[0].id] == 1
+        and reads.get(stmt.targets[0].id) == 1}
     for stmt in body:
         for node in walk(stmt):
             if not is_runtime_call(node, runtime_alias, "unreduce", 4):
                 continue
             g, spread, axis, keepdims = node.args
-            if isinstance(spread, gast.Name):
-                values = defined.get(spread.id, [])
-                if len(values) != 1 or reads.get(spread.id) != 1:
-                    continue
-                shape = shapes.get(spread.id)
-                spread = values[0]
-            else:
-                shape = shape_of(spread, shapes)
-            leaves = _leaves(spread)
-            if (leaves is None or shape is None or isinstance(spread, gast.Name)
+            shape = shape_of(spread, shapes)
+            leaves = _leaves(spread, only_read_once)
+            if (leaves is None or shape is None or leaves == [getattr(spread, "id", None)]
                     or not _constant(axis, None) or not _constant(keepdims, False)
                     or not isinstance(g, (gast.Name, gast.Constant))):
                 continue
@@ -75,17 +76,20 @@ def fill_spreads(body, shapes, numpy_alias, runtime_alias):
     return body
 
 
-def _leaves(expression):
+def _leaves(expression, expanded):
     """The names ``expression`` reads, in order, when it is arithmetic of names and numbers
-    (see the module), else None. The name of a function it calls (``np.exp``) is no leaf;
-    any other attribute (``self.w``: an object read) makes it None."""
+    (see the module), else None; a name in ``expanded`` whose value is such arithmetic
+    counts as its own leaves. The name of a function it calls (``np.exp``) is no leaf; any
+    other attribute (``self.w``: an object read) makes it None."""
     names, functions = [], set()          # functions: the nodes naming a called function
     for node in walk(expression):         # (breadth-first: a call before its function)
         if id(node) in functions:
             continue
         if isinstance(node, gast.Name):
-            if node.id not in names:
-                names.append(node.id)
+            inner = _leaves(expanded[node.id], expanded) if node.id in expanded else None
+            for name in inner if inner is not None else [node.id]:
+                if name not in names:
+                    names.append(name)
         elif isinstance(node, gast.Constant):
             if type(node.value) not in (int, float):
                 return None

@@ -423,10 +423,7 @@ def shape_of(expression, known):
             return None
         if isinstance(expression.op, gast.MatMult):
             return _matmul_shape(left, right)
-        try:
-            return tuple(np.broadcast_shapes(left, right))
-        except ValueError:
-            return None
+        return _broadcast(left, right)
     if isinstance(expression, gast.Attribute) and expression.attr == "T":
         inner = shape_of(expression.value, known)
         return None if inner is None else tuple(reversed(inner))
@@ -450,12 +447,25 @@ def shape_of(expression, known):
                 and shape_of(expression.args[0], known) is not None:
             return ()                                                # np.sum(x)
     if isinstance(expression, gast.Call) and isinstance(expression.func, gast.Attribute):
+        if _runtime_call(expression, "add") and len(expression.args) == 2:   # of two arrays
+            left, right = (shape_of(a, known) for a in expression.args)
+            return _broadcast(left, right)
         index = RESULT_SHAPE_OF_ARGUMENT.get(expression.func.attr)
         if index is not None and len(expression.args) > index:
             return shape_of(expression.args[index], known)
         if expression.func.attr == "sum":
             return _summed_shape(expression, known)
     return None
+
+
+def _broadcast(*shapes):
+    """The shape arrays of ``shapes`` broadcast to, or None (one unknown, or no broadcast)."""
+    if None in shapes:
+        return None
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        return None
 
 
 def _summed_shape(call, known):

@@ -332,9 +332,28 @@ class _Builder:
 
     # -- statements -------------------------------------------------------------------
     def _assign(self):
+        if self.rng.random() < 0.15:
+            return self._assign_in_parallel()
         for _ in range(5):
             if self._try([f"{self._fresh()} = {self._expression()}"]):
                 return
+
+    def _assign_in_parallel(self):
+        """``a, b = e1, e2``: two fresh names, or two names already bound, each value reading
+        the other's old value (Python evaluates both before it assigns either)."""
+        values = [v for v in self._values() if v != "W"]     # the twins read len(W)
+        for _ in range(5):
+            if len(values) >= 2 and self.rng.random() < 0.5:
+                a, b = self.rng.sample(values, 2)
+                line = (f"{a}, {b} = {b} * 0.5 + np.sum({a}) * 0.1, "
+                        f"np.tanh({a}) - 0.1 * np.sum({b})")
+                if self._try([line]):
+                    return
+            else:
+                first, second = self._fresh(), self._fresh()
+                if self._try([f"{first}, {second} = {self._expression()}, {self._expression()}"]):
+                    self.names += [first, second]
+                    return
 
     def _write(self):
         arrays = [a for a in self._arrays() if np.ndim(self.namespace[a]) >= 1
