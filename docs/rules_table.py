@@ -30,7 +30,6 @@ from srctrans import runtime
 import srctrans
 from srctrans.rules import ATTRIBUTES, METHODS, REGISTRY, operators
 from srctrans.rules.registry import JvpTemplate, Template
-REGISTRY.rules()                        # srctrans's own rules first, then SciPy's (as a build loads them)
 import scipy.linalg  # noqa: E402,F401  (the table lists SciPy's rules too)
 import scipy.signal  # noqa: E402,F401
 import scipy.spatial.distance  # noqa: E402,F401
@@ -176,7 +175,8 @@ def method_tables():
 
 
 def constant_list():
-    names = dict.fromkeys(spelled(p) for p in REGISTRY._nondifferentiable.values())
+    # sorted: the registry's order depends on which rule module a process imported first
+    names = sorted(set(spelled(p) for p in REGISTRY._nondifferentiable.values()), key=_by_name)
     owners = ", ".join(f"`np.random.{t.__name__}`" for t in REGISTRY._constant_owners)
     return ["### Constant (non-differentiable) functions", "",
             ", ".join(names), "",
@@ -185,6 +185,15 @@ def constant_list():
             f"`x.astype(dtype)` to an integer or boolean dtype written in the call. "
             f"`st.nondifferentiable(fn)` adds to the list; see "
             f"[controlling.md](controlling.md).", ""]
+
+
+def _by_name(spelling):
+    """A spelled function's place in a list: NumPy's, then math's, SciPy's, the builtins'
+    and the runtime's, each alphabetical."""
+    name = spelling.strip("`")
+    prefixes = ("np.", "math.", "scipy.", "rt.")
+    group = next((i for i, p in enumerate(prefixes) if name.startswith(p)), len(prefixes) - 1.5)
+    return (group, name)
 
 
 BEGIN, END = "<!-- rules:begin -->", "<!-- rules:end -->"
@@ -202,7 +211,7 @@ def coverage():
 
 def equivalents_list():
     """The functions differentiated as a plain NumPy equivalent srctrans reads."""
-    found = REGISTRY.computed_equivalents()
+    found = sorted(REGISTRY.computed_equivalents(), key=lambda pair: _by_name(spelled(pair[0])))
     if not found:
         return []
     return (["### Differentiated through an equivalent", "",
