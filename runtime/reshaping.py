@@ -78,6 +78,8 @@ def container_cotangent(found, container):
     >>> container_cotangent({"w": np.array([1.0, 2.0])}, {"w": np.ones(2), "b": 0.5, "n": 3})
     {'w': array([1., 2.]), 'b': 0.0, 'n': 0.0}
     """
+    if type(container) is dict:                  # the common case, keyed as found is
+        return {key: _entry_cotangent(found.get(key), entry) for key, entry in container.items()}
     found = _by_entry_key(found, container)
     return rebuild(container, [(key, _entry_cotangent(found.get(key), entry))
                                for key, entry in entries(container)])

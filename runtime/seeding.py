@@ -141,7 +141,8 @@ def conform_gradient(g, x):
     if is_complex(g) and not is_complex(x):
         g = np.real(g)          # a real input's gradient is real: the rest is no direction of it
     if isinstance(x, (int, float, complex, np.generic)):
-        return (dtype or np.dtype(np.float64)).type(g)
+        kind = (dtype or np.dtype(np.float64)).type
+        return g if type(g) is kind else kind(g)      # a NumPy scalar is immutable: kept
     g = np.asarray(g, dtype=dtype)
     if not g.flags.writeable:
         g = g.copy()

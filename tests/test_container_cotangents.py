@@ -31,6 +31,17 @@ def of_a_named_tuple(p, x):
     return np.sum(np.tanh(p.mu * x) * np.exp(p.log_sigma)) + np.sum(p.mu ** 2) + np.sum(p.log_sigma ** 3)
 
 
+def ridge_of_a_copied_dict(p, X, y):
+    p = dict(p, w_eff=p["w"] * p["scale"])          # the copy passes p's other entries back whole
+    r = X @ p["w_eff"] + p["b"] - y
+    return r @ r + 0.1 * p["w"] @ p["w"]
+
+
+def copied_dict_args():
+    p = {"w": R.standard_normal(3), "scale": 1.3, "b": 0.2, "name": "ridge"}
+    return p, R.standard_normal((7, 3)), R.standard_normal(7)
+
+
 def q_and_p():
     q = {"mu": R.standard_normal(3), "log_sigma": R.standard_normal(3) * 0.3, "scale": 1.5,
          "count": 2, "name": "posterior"}
@@ -43,6 +54,7 @@ def list_args():
 
 
 CASES = [(kl_of_dicts, q_and_p), (ridge_of_a_list, list_args),
+         (ridge_of_a_copied_dict, copied_dict_args),
          (of_a_named_tuple, lambda: (Params(R.standard_normal(3), R.standard_normal(3) * 0.2),
                                      R.standard_normal(3)))]
 

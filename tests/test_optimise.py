@@ -5,6 +5,7 @@ import doctest
 
 import gast
 import numpy as np
+from scipy.special import logsumexp
 import pytest
 
 import srctrans.runtime.fastpath
@@ -771,3 +772,28 @@ def test_a_spread_over_an_objects_attribute_is_left_as_it_is():
     assert ast.unparse(gast.gast_to_ast(gast.Module(after, []))) == (
         "t = self.w - x\nd = rt.unreduce(1.0, t, None, False)\n"
         "e = np.full_like(x, 1.0, np.result_type(1.0, x, u))")
+
+
+def mixture_loglik(means, X, log_weights):
+    sq = np.sum((X[:, None, :] - means[None, :, :]) ** 2, axis=-1)
+    return np.sum(logsumexp(log_weights - 0.5 * sq, axis=1))
+
+
+def test_a_rules_choice_on_a_default_and_a_sum_over_an_axis_fold_away():
+    """logsumexp's rule chooses on ``b``, which the call leaves at None: the fused gradient
+    keeps only the branch taken. The cotangent of a sum over the last axis, used only as a
+    factor of an array of the summed shape, is read with that axis put back (``dsq[:, :,
+    None]``) rather than spread over the whole array."""
+    rng = np.random.default_rng(3)
+    args = (rng.standard_normal((3, 2)), rng.standard_normal((10, 2)), np.log([0.2, 0.3, 0.5]))
+    code = _fused_source_wrt(mixture_loglik, args, 0)
+    assert "None is None" not in code and "unreduce(dsq" not in code and "dsq[:, :, None] *" in code
+    gradient = st.grad(mixture_loglik)
+    for _ in range(3):
+        got = gradient(*args)
+    means, X, log_weights = args
+    diff = X[:, None, :] - means[None, :, :]
+    log_comp = log_weights - 0.5 * np.sum(diff ** 2, axis=-1)
+    resp = np.exp(log_comp - logsumexp(log_comp, axis=1, keepdims=True))
+    np.testing.assert_allclose(got, (resp[:, :, None] * diff).sum(axis=0), rtol=1e-12)
+    st.check_grads(mixture_loglik, args, order=2)

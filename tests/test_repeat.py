@@ -343,3 +343,23 @@ def test_an_unconnected_float_stays_none_on_the_short_path(rng, no_full_path):
     gx, gs = g(x, 0.5, [1])
     assert gs is None
     np.testing.assert_allclose(gx, np.eye(3)[1][:, None] * 2 * x)
+
+
+def test_a_dict_with_float_and_text_entries_takes_the_short_path(rng, no_full_path):
+    """A float entry's gradient is a NumPy scalar, which conforming keeps as it is (the same
+    object), so such a dict's gradient needs no conforming on the short path."""
+    from test_container_cotangents import ridge_of_a_copied_dict
+    p = {"w": rng.standard_normal(3), "scale": 1.3, "b": 0.2, "name": "ridge"}
+    X, y = rng.standard_normal((7, 3)), rng.standard_normal(7)
+    gradient = st.grad(ridge_of_a_copied_dict)
+    first = gradient(p, X, y)
+    gradient(p, X, y)
+    no_full_path()
+    again = gradient(p, X, y)
+    assert set(again) == set(p) and again["name"] is None
+    for key in ("w", "scale", "b"):
+        np.testing.assert_allclose(again[key], first[key], rtol=1e-12)
+        assert type(again[key]) is type(first[key])
+    r = X @ (p["w"] * p["scale"]) + p["b"] - y
+    np.testing.assert_allclose(again["b"], 2 * np.sum(r))
+    np.testing.assert_allclose(again["w"], 2 * p["scale"] * X.T @ r + 0.2 * p["w"])

@@ -32,6 +32,17 @@ the statement of the function's block holding the last read::
             d, emb, 'out'))                          demb = rt.container_cotangent(
                                                          {'out': demb_entry}, emb)
 
+A term that is a whole cotangent of the container (``dp = rt.add(dp, d_rest)``: what the
+copy ``dict(p, k=v)`` passes back for ``p``'s other entries) is summed in a name of its
+own, and added to the container made from the entries' sums::
+
+    dp = rt.getitem_grad(a, p, 'w')                  dp_entry = a
+    dp = rt.add(dp, d_rest)                  ->      dp_rest = d_rest
+    dp = rt.add(dp, rt.getitem_grad(b, p, 'b'))      dp_entry_2 = b
+                                                     dp = rt.add(rt.container_cotangent(
+                                                         {'w': dp_entry, 'b': dp_entry_2}, p),
+                                                         dp_rest)
+
 ``rt.container_cotangent`` gives each entry what ``rt.add`` of its zeros and its terms
 gives (zeros where no read wrote one, and for an int entry). An object's attributes read
 by name (``self.W``, ``p.mu``: ``rt.getattr_grad``) are summed alike, and
@@ -47,6 +58,7 @@ from srctrans.optimise.entry_cotangents import is_runtime_call, runtime_call
 from srctrans.treewalk import walk
 
 _Placement = collections.namedtuple("_Placement", "stmt first container key term helper")
+_WHOLE = "whole"              # a placement's helper when its term is the whole container's
 # what a read leaves in the cotangent -> what makes the cotangent from the sums by key
 _MADE_BY = {"getitem_grad": "container_cotangent", "getattr_grad": "attributes_cotangent"}
 
@@ -70,7 +82,7 @@ def write_container_cotangents(body, runtime_alias, fresh):
             sums = {}
             for placement in placements:
                 if placement.key not in sums:
-                    sums[placement.key] = fresh(f"{name}_entry")
+                    sums[placement.key] = fresh(_sum_name(name, placement))
                 if placement is not start:
                     known = sums[placement.key]
                     replaced[id(placement.stmt)] = [gast.copy_location(assign(
@@ -85,7 +97,7 @@ def write_container_cotangents(body, runtime_alias, fresh):
             for placement in placements:
                 known = sums.get(placement.key)
                 if known is None:
-                    sums[placement.key] = known = fresh(f"{name}_entry")
+                    sums[placement.key] = known = fresh(_sum_name(name, placement))
                     value = placement.term
                 else:
                     value = runtime_call(runtime_alias, "add", [load(known), placement.term])
@@ -94,11 +106,19 @@ def write_container_cotangents(body, runtime_alias, fresh):
             last = placements[-1].stmt
         else:
             continue
+        rest = sums.pop(None, None)
         found = gast.Dict([gast.Constant(key, None) for key in sums],
                           [load(total) for total in sums.values()])
-        inserted[id(last)] = assign(name, runtime_call(
-            runtime_alias, _MADE_BY[placements[0].helper], [found, load(placements[0].container)]))
+        made = runtime_call(runtime_alias, _MADE_BY[placements[0].helper],
+                            [found, load(placements[0].container)])
+        if rest is not None:
+            made = runtime_call(runtime_alias, "add", [made, load(rest)])
+        inserted[id(last)] = assign(name, made)
     return _rewritten(body, replaced, inserted)
+
+
+def _sum_name(name, placement):
+    return f"{name}_rest" if placement.helper == _WHOLE else f"{name}_entry"
 
 
 def _rewritten(block, replaced, inserted):
@@ -140,8 +160,9 @@ def _qualifies_from_start(name, start, placements, stores, loads, later):
     container, helper = start.container, placements[0].helper
     zeros = start is not placements[0]
     sums = placements if zeros else placements[1:]
-    return (not any(p.first for p in sums)
-            and all(p.container == container and p.helper == helper for p in placements)
+    return (not any(p.first for p in sums) and helper != _WHOLE
+            and all(p.container == container and p.helper == helper
+                    for p in placements if p.helper != _WHOLE)
             and stores.get(name) == len(sums) + 1
             and loads.get(name, 0) == len(sums) + later
             and not stores.get(container))
@@ -152,9 +173,10 @@ def _qualifies(name, placements, stores, loads, later):
     sums, all of one container no statement assigns), and only they, the return and the
     ``later`` reads (after the last placement) read it."""
     container, helper = placements[0].container, placements[0].helper
-    return (len(placements) >= 2 and placements[0].first
+    return (len(placements) >= 2 and placements[0].first and helper != _WHOLE
             and not any(p.first for p in placements[1:])
-            and all(p.container == container and p.helper == helper for p in placements)
+            and all(p.container == container and p.helper == helper
+                    for p in placements if p.helper != _WHOLE)
             and stores.get(name) == len(placements)
             and loads.get(name, 0) == len(placements) - 1 + later
             and not stores.get(container))
@@ -176,7 +198,8 @@ def _placements(body, runtime_alias):
     """name -> the statements of ``body``'s own block that place a term in ``name``, a
     container's (or an object's) cotangent, in order: ``name = rt.getitem_grad(term, q,
     key)`` and ``name = rt.add(name, rt.getitem_grad(term, q, key))``, ``key`` a constant
-    (``rt.getattr_grad`` and an attribute's name alike)."""
+    (``rt.getattr_grad`` and an attribute's name alike); ``name = rt.add(name, d)``, ``d``
+    another name, adds a whole cotangent (key None)."""
     found = {}
     for stmt in (node for top in body for node in walk(top) if isinstance(node, gast.stmt)):
         if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
@@ -186,6 +209,9 @@ def _placements(body, runtime_alias):
         if is_runtime_call(value, runtime_alias, "add", 2) and \
                 isinstance(value.args[0], gast.Name) and value.args[0].id == name:
             value, first = value.args[1], False
+        if not first and isinstance(value, gast.Name) and value.id != name:
+            found.setdefault(name, []).append(_Placement(stmt, False, None, None, value, _WHOLE))
+            continue
         helper = next((h for h in _MADE_BY if is_runtime_call(value, runtime_alias, h, 3)), None)
         if helper is None:
             continue

@@ -181,6 +181,19 @@ class _Simplifier(gast.NodeTransformer):
             return gast.UnaryOp(gast.USub(), node)
         return node
 
+    def visit_IfExp(self, node):
+        # a rule's choice on an argument the call left at its default: `... if None is None
+        # else ...` (logsumexp without b) is its first branch
+        self.generic_visit(node)
+        test = node.test
+        if (isinstance(test, gast.Compare) and len(test.ops) == 1
+                and isinstance(test.ops[0], (gast.Is, gast.IsNot))
+                and all(isinstance(side, gast.Constant) and side.value in (None, True, False)
+                        for side in (test.left, test.comparators[0]))):
+            same = test.left.value is test.comparators[0].value
+            return node.body if same == isinstance(test.ops[0], gast.Is) else node.orelse
+        return node
+
     def visit_UnaryOp(self, node):
         self.generic_visit(node)
         if isinstance(node.op, gast.USub) and _number(node.operand):

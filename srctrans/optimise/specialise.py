@@ -48,7 +48,7 @@ RESULT_SHAPE_OF_ARGUMENT = {
     "dot_rhs": 2, "inner_lhs": 1, "inner_rhs": 2, "outer_lhs": 1, "outer_rhs": 2,
     "tensordot_lhs": 1, "tensordot_rhs": 2, "getitem_grad": 1, "tie_weight": None,
     "zeros_like": 0, "zeros_of": 0, "zero_at": 0, "restored_at": 0, "zero_guard": 1,
-    "broadcast_like": 1,
+    "broadcast_like": 1, "logsumexp_share": 2,
 }
 
 # Reductions of a whole array, to one number, when called with the array alone.
@@ -652,8 +652,25 @@ def _scalar_spread(stmt, known):
     scalar = shape_of(g, known) == ()
     kept = isinstance(keepdims, gast.Constant) and keepdims.value is True
     if not (scalar or kept):
-        return None
+        g = _with_reduced_axes(g, shape_of(x, known), axis, keepdims)
+        if g is None:
+            return None
     return stmt.targets[0].id, g, shape_of(x, known)
+
+
+def _with_reduced_axes(g, shape, axis, keepdims):
+    """``g[:, :, None]``: the reduction's cotangent ``g`` with the axes ``axis`` (a constant
+    int or tuple of ints) reduced away from an array of ``shape`` put back as length 1, so
+    that it broadcasts against that array; None when they are not constants."""
+    if shape is None or not (isinstance(keepdims, gast.Constant) and keepdims.value is False):
+        return None
+    axes = [int_literal(a) for a in getattr(axis, "elts", [axis])]
+    if not axes or None in axes or not all(-len(shape) <= a < len(shape) for a in axes):
+        return None
+    reduced = {a % len(shape) for a in axes}
+    index = [gast.Constant(None, None) if i in reduced else gast.Slice(None, None, None)
+             for i in range(len(shape))]
+    return gast.Subscript(g, gast.Tuple(index, gast.Load()), gast.Load())
 
 
 def _count(shape, axis):
