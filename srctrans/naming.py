@@ -26,6 +26,30 @@ def operator_name(op):
     return _OPERATOR_NAMES.get(type(op), type(op).__name__.lower())
 
 
+def temporary_word(flat):
+    """A word for what a flat expression computes, used to name its temporary."""
+    if isinstance(flat, (gast.BinOp, gast.UnaryOp)):
+        return operator_name(flat.op)
+    if isinstance(flat, gast.Call):
+        func = flat.func
+        if isinstance(func, gast.Attribute):
+            return func.attr
+        if isinstance(func, gast.Name):
+            return func.id
+        return "call"
+    if isinstance(flat, gast.Attribute):
+        return flat.attr
+    if isinstance(flat, gast.Subscript):
+        return "item"
+    if isinstance(flat, gast.Compare):
+        return "cmp"
+    if isinstance(flat, (gast.Tuple, gast.List)):
+        return "tuple"
+    if isinstance(flat, gast.Dict):
+        return "dict"
+    return "t"
+
+
 def function_base(fn):
     """The word generated names of ``fn``'s derivatives start with: ``loss`` for a function,
     ``MLP_call`` for ``MLP.__call__``, ``Net_forward`` for a method ``Net.forward``."""

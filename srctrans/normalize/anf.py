@@ -34,18 +34,20 @@ import numpy as np
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno, Origin
-from srctrans.emit.printer import unparse
 from srctrans.errors import UnsupportedSyntaxError
 from srctrans.interface import API
-from srctrans.naming import RUNTIME_ALIAS, operator_name
+from srctrans.naming import temporary_word
 from srctrans.parse.resolve import MISSING
-from srctrans.nodes import clone, load, resolved_runtime_call, store
+from srctrans.nodes import clone
 from srctrans.normalize.dispatch import (bound_name, is_call_through_value, switch,
                                          user_method_of)
 from srctrans.normalize.lifting import lifted_derivative_call, lifted_jvp_call
+from srctrans.normalize.assignments import Assignments
+from srctrans.normalize.container_calls import ContainerCalls
 from srctrans.normalize.desugar import is_range as _is_range, to_index_loop
+from srctrans.normalize.einsum_form import einsum_with_subscripts
+from srctrans.normalize.local_functions import LocalFunctions
 from srctrans.normalize.fence import with_block_kind
-from srctrans.normalize.records import record_fields
 from srctrans.rules.constants import casts_to_integers
 from srctrans.rules.registry import REGISTRY
 from srctrans.treewalk import walk
@@ -64,7 +66,7 @@ def normalize(parsed, resolver, namer, runtime_name="rt"):
 _INDEX_TRICKS = {id(np.r_): "r_concat", id(np.c_): "c_concat"}
 
 
-class _Normalizer:
+class _Normalizer(Assignments, ContainerCalls, LocalFunctions):
     def __init__(self, parsed, resolver, namer, runtime_name="rt"):
         self.parsed = parsed
         self.resolver = resolver
@@ -191,88 +193,13 @@ class _Normalizer:
         new = gast.With([gast.withitem(opened, target)], self._block(stmt.body), None)
         out.append(self._with_origin(new, stmt))
 
-    def _write(self, array, index, value):
-        """``array[index] = value``."""
-        target = gast.Subscript(gast.Name(array, gast.Load(), None, None), index, gast.Store())
-        return gast.Assign([target], value, None)
-
-    def _assign(self, targets, value, out):
-        if len(targets) == 1 and isinstance(targets[0], gast.Subscript):
-            value = self._atom(value, out)
-            index = self._index(targets[0].slice, out)
-            out.append(self._write(targets[0].value.id, index, value))
-            return
-        if len(targets) == 1 and isinstance(targets[0], gast.Name):
-            name = targets[0].id
-            start = len(out)
-            flat = self._flat(value, out)
-            if isinstance(flat, gast.Name) and flat.id in self._built and not any(
-                    isinstance(n, gast.Name) and n.id == name for stmt in out[start:]
-                    for n in walk(stmt)):
-                # d = {k: ... for ...}, d = dict(e): build d itself, not a temporary that d
-                # would alias (a later d[k] = v would change the temporary the loop saved)
-                for stmt in out[start:]:
-                    _rename(stmt, {flat.id: name})
-                return
-            if self._depth > 0 and not isinstance(flat, gast.Name) and any(
-                    isinstance(n, gast.Name) and n.id == name for n in walk(flat)):
-                # x = f(x) inside a block (SSA renames it outside): compute into a
-                # temporary first, so that the new x and the old x have different
-                # names for the reverse pass (y = y * x in a loop)
-                temporary = self.namer.temporary(_describe(flat))
-                out.append(_assign_name(temporary, flat))
-                flat = gast.Name(temporary, gast.Load(), None, None)
-            out.append(_assign_name(name, flat))
-            return
-        if len(targets) == 1 and _parallel(targets[0], value):
-            self._assign_in_parallel(targets[0].elts, value.elts, out)
-            return
-        source = self._atom(value, out)
-        for target in targets:
-            if isinstance(target, gast.Name):
-                out.append(_assign_name(target.id, source))
-            else:
-                self._unpack(target, source, out)
-
-    def _assign_in_parallel(self, targets, values, out):
-        """``a, b = e1, e2`` as ``a = e1`` and ``b = e2`` (no tuple whose cotangent the reverse
-        pass would pack and pick apart). Python evaluates every value before it assigns a
-        target, so a target a later value reads is assigned, through a temporary, last."""
-        late = []
-        for position, (target, value) in enumerate(zip(targets, values)):
-            later_reads = {n.id for v in values[position + 1:] for n in walk(v)
-                           if isinstance(n, gast.Name)}
-            if later_reads.isdisjoint(_stored_names(target)):
-                self._assign([target], value, out)
-            else:
-                temporary = self.namer.temporary("value")
-                out.append(_assign_name(temporary, self._flat(value, out)))
-                late.append((target, gast.Name(temporary, gast.Load(), None, None)))
-        for target, temporary in late:
-            self._assign([target], temporary, out)
-
-    def _unpack(self, target, source, out):
-        """``a, (b, c) = source`` becomes flat unpackings of names."""
-        names, nested = [], []
-        for element in target.elts:
-            if isinstance(element, gast.Name):
-                names.append(element.id)
-            else:
-                temporary = self.namer.temporary("unpacked")
-                names.append(temporary)
-                nested.append((element, temporary))
-        stores = [gast.Name(n, gast.Store(), None, None) for n in names]
-        out.append(gast.Assign([gast.Tuple(stores, gast.Store())], _load(source), None))
-        for element, temporary in nested:
-            self._unpack(element, gast.Name(temporary, gast.Load(), None, None), out)
-
     # -- expressions ---------------------------------------------------------
     def _atom(self, expr, out, prefer=None):
         """An atom equal to ``expr``, lifting the computation into ``out``."""
         if self._is_atom(expr):
             return expr
         flat = self._flat(expr, out)
-        name = self.namer.temporary(prefer or _describe(flat))
+        name = self.namer.temporary(prefer or temporary_word(flat))
         out.append(_assign_name(name, flat))
         return gast.Name(name, gast.Load(), None, None)
 
@@ -429,139 +356,6 @@ class _Normalizer:
             anno.set_(new, Anno.CONSTANT, True)
         return new
 
-    # -- the builtins and dict methods of containers, as subscripts, displays and comprehensions
-
-    def _container_call(self, call, out):
-        """``dict(...)``, ``sorted(...)``, ``max``/``min`` with ``key=``, ``getattr(obj,
-        "name")`` (the attribute ``obj.name``), and ``d.get``, ``d.keys()``,
-        ``d.values()``, ``d.items()`` of a local value, rewritten into what srctrans
-        differentiates: the entries they pick are read by subscripts (the
-        selection itself is a constant: ``rt.sort_order``, ``rt.best_index``). None for
-        any other call."""
-        func = call.func
-        if isinstance(func, gast.Name) and func.id not in self.resolver.local_names:
-            callee = self.resolver.resolve(func)
-            if callee is dict:
-                return self._dict_call(call, out)
-            if callee is sorted:
-                return self._sorted_call(call, out)
-            if (callee is max or callee is min) and any(k.arg == "key" for k in call.keywords):
-                return self._keyed_extremum(call, out, callee is max)
-            found = record_fields(callee, call)
-            if found is not None:                    # Params(w, b=x): rt.record(Params, [w, x])
-                fields, attributes = found
-                return self._runtime_call("record", [func, gast.List(fields, gast.Load()),
-                                                     gast.Constant(attributes, None)])
-            if callee is getattr and len(call.args) == 2 and not call.keywords and isinstance(
-                    call.args[1], gast.Constant) and isinstance(call.args[1].value, str) \
-                    and call.args[1].value.isidentifier():
-                return gast.Attribute(call.args[0], call.args[1].value, gast.Load())  # m.W
-            return None
-        if isinstance(func, gast.Attribute) and func.attr in ("get", "keys", "values", "items") \
-                and self._reads_local(func.value):
-            return self._dict_method(call, out)
-        return None
-
-    def _dict_call(self, call, out):
-        location = self.parsed.location(call)
-        if len(call.args) > 1 or call.args and call.keywords or any(k.arg is None for k in call.keywords):
-            raise UnsupportedSyntaxError(
-                "`dict(...)` with pairs and keywords together, or with `**`", location,
-                "build it in steps: d = dict(pairs), then d[name] = value")
-        if not call.args:
-            return gast.Dict([gast.Constant(k.arg, None) for k in call.keywords],
-                             [k.value for k in call.keywords])
-        source = call.args[0]
-        if isinstance(source, (gast.List, gast.Tuple)) and all(
-                isinstance(e, gast.Tuple) and len(e.elts) == 2 for e in source.elts):
-            return gast.Dict([e.elts[0] for e in source.elts], [e.elts[1] for e in source.elts])
-        key, value = self.namer.fresh("_key"), self.namer.fresh("_value")
-        if _is_pairs(source):                   # dict(zip(ks, vs)), dict(d.items())
-            target = gast.Tuple([store(key), store(value)],
-                                gast.Store())
-            return gast.DictComp(load(key), load(value),
-                                 [gast.comprehension(target, source, [], 0)])
-        mapping = self._atom(source, out)        # a copy of a dict (whose cotangent passes)
-        return self._runtime_call("dict_copy", [mapping])
-
-    def _dict_method(self, call, out):
-        attr = call.func.attr
-        mapping = self._atom(call.func.value, out)
-        if attr == "get":
-            if call.keywords or not 1 <= len(call.args) <= 2:
-                return None
-            key = self._atom(call.args[0], out)
-            default = call.args[1] if len(call.args) == 2 else gast.Constant(None, None)
-            found = gast.Subscript(clone(mapping), clone(key), gast.Load())
-            return gast.IfExp(self._runtime_call("has_key", [mapping, key]), found, default)
-        if call.args or call.keywords:
-            return None
-        keys = self._runtime_call("keys_of", [mapping])
-        if attr == "keys":
-            return keys
-        key = self.namer.fresh("_key")
-        entry = gast.Subscript(clone(mapping), load(key), gast.Load())
-        element = entry if attr == "values" else gast.Tuple([load(key), entry], gast.Load())
-        return gast.ListComp(element, [gast.comprehension(store(key), keys, [], 0)])
-
-    def _sorted_call(self, call, out):
-        options = {k.arg: k.value for k in call.keywords}
-        if len(call.args) != 1 or set(options) - {"key", "reverse"}:
-            return None
-        items = self._atom(_as_list(call.args[0]) or self._builtin_call(list, call.args), out,
-                           prefer="items")
-        order = self._runtime_call("sort_order", [
-            items, options.get("key", gast.Constant(None, None)),
-            options.get("reverse", gast.Constant(False, None))])
-        position = self.namer.fresh("_position")
-        return gast.ListComp(gast.Subscript(clone(items), load(position), gast.Load()),
-                             [gast.comprehension(store(position), order, [], 0)])
-
-    def _keyed_extremum(self, call, out, largest):
-        if any(k.arg != "key" for k in call.keywords) or not call.args:
-            raise UnsupportedSyntaxError(
-                f"`{call.func.id}(...)` with `default=`", self.parsed.location(call),
-                "test for an empty sequence before the call")
-        key = next(k.value for k in call.keywords if k.arg == "key")
-        items = self._atom(gast.List(list(call.args), gast.Load()) if len(call.args) > 1 else
-                           _as_list(call.args[0]) or self._builtin_call(list, call.args), out,
-                           prefer="items")
-        position = self._runtime_call("best_index", [items, key, gast.Constant(largest, None)])
-        return gast.Subscript(clone(items), position, gast.Load())
-
-    def _runtime_call(self, helper, args):
-        return resolved_runtime_call({RUNTIME_ALIAS: self.runtime_name}, helper, args)
-
-    def _builtin_call(self, builtin, args):
-        call = gast.Call(load(builtin.__name__), list(args), [])
-        anno.set_(call, Anno.CALLEE, builtin)   # the builtin even if the module rebinds the name
-        return call
-
-    def _key_lambda(self, function):
-        """A lambda passed to rank items (``key=``), its parameters renamed apart: it runs
-        as written and is never differentiated."""
-        function = clone(function)
-        renamed = {a.id: self.namer.fresh("_" + a.id) for a in function.args.args}
-        for node in walk(function):
-            if isinstance(node, gast.Name) and node.id in renamed:
-                node.id = renamed[node.id]
-        return function
-
-    def _names_local_function(self, node):
-        return isinstance(node, gast.Lambda) or isinstance(node, gast.Name) \
-            and node.id in self.local_functions
-
-    def _refuse_local_function_values(self, call):
-        """A local function is inlined where it is called; passed as a value (to st.grad,
-        st.jvp, or any function) it has no value to pass."""
-        for argument in list(call.args) + [k.value for k in call.keywords]:
-            if isinstance(argument, gast.Name) and argument.id in self.local_functions:
-                raise UnsupportedSyntaxError(
-                    f"`{argument.id}`, a function defined inside the function being "
-                    f"differentiated, passed to `{unparse(call.func)}`", self.parsed.location(call),
-                    f"define `{argument.id}` at module level, passing what it reads from here "
-                    "as arguments")
-
     def _casts_to_integers(self, call):
         """Whether ``x.astype(dtype)`` casts to an integer or boolean dtype written statically."""
         dtype = call.args[0] if call.args else next(
@@ -594,50 +388,6 @@ class _Normalizer:
             return self.resolver.resolve(node)
         return MISSING
 
-    def _inline(self, name, call, out):
-        """The body of the local function ``name``, with its arguments bound, in ``out``.
-
-        Its parameters and locals get fresh names; the names it reads from the
-        enclosing function are read where it is called, as Python would.
-        """
-        function = self.local_functions[name]
-        if name in self._inlining:
-            raise UnsupportedSyntaxError(
-                f"recursive call of the local function `{name}`",
-                self.parsed.location(call), "compute the result without the function calling itself")
-        arguments = function.args
-        positional = [p.id for p in arguments.posonlyargs + arguments.args]
-        keyword_only = [p.id for p in arguments.kwonlyargs]
-        values = dict(zip(positional, call.args))
-        values.update({k.arg: k.value for k in call.keywords})
-        defaults = dict(zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults))
-        defaults.update({p: d for p, d in zip(keyword_only, arguments.kw_defaults) if d is not None})
-        locals_ = set(positional + keyword_only)
-        body = function.body if isinstance(function, gast.FunctionDef) else [gast.Return(function.body)]
-        for stmt in body:
-            locals_ |= {n.id for n in walk(stmt)
-                        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-        renamed = {local: self.namer.fresh(local) for local in sorted(locals_)}
-        for parameter in positional + keyword_only:
-            if parameter not in values and parameter not in defaults:
-                raise UnsupportedSyntaxError(f"the call of `{name}` gives no value for `{parameter}`",
-                                             self.parsed.location(call), "pass every argument")
-            value = values.get(parameter, defaults.get(parameter))
-            out.append(_assign_name(renamed[parameter], self._flat(clone(value), out)))
-        result = self.namer.temporary(name)
-        self._inlining.append(name)
-        try:
-            for stmt in body:
-                stmt = _rename(clone(stmt), renamed)
-                if isinstance(stmt, gast.Return):
-                    value = stmt.value if stmt.value is not None else gast.Constant(None, None)
-                    self._assign([gast.Name(result, gast.Store(), None, None)], value, out)
-                else:
-                    self._statement(stmt, out)
-        finally:
-            self._inlining.pop()
-        return gast.Name(result, gast.Load(), None, None)
-
     def _reads_local(self, expr):
         return any(isinstance(n, gast.Name) and (n.id in self.resolver.local_names
                                                  or n.id in self.resolver.generated)
@@ -669,106 +419,5 @@ class _Normalizer:
         return node
 
 
-def _rename(tree, renamed):
-    for node in walk(tree):
-        if isinstance(node, gast.Name) and node.id in renamed:
-            node.id = renamed[node.id]
-    return tree
-
-
-def _describe(flat):
-    """A word for what a flat expression computes, used to name its temporary."""
-    if isinstance(flat, (gast.BinOp, gast.UnaryOp)):
-        return operator_name(flat.op)
-    if isinstance(flat, gast.Call):
-        func = flat.func
-        if isinstance(func, gast.Attribute):
-            return func.attr
-        if isinstance(func, gast.Name):
-            return func.id
-        return "call"
-    if isinstance(flat, gast.Attribute):
-        return flat.attr
-    if isinstance(flat, gast.Subscript):
-        return "item"
-    if isinstance(flat, gast.Compare):
-        return "cmp"
-    if isinstance(flat, (gast.Tuple, gast.List)):
-        return "tuple"
-    if isinstance(flat, gast.Dict):
-        return "dict"
-    return "t"
-
-
-def _parallel(target, value):
-    """Whether ``target = value`` is ``a, (b, c) = e1, (e2, e3)``: literal sequences of one
-    length, without ``*``, storing into distinct names."""
-    if not (isinstance(target, (gast.Tuple, gast.List)) and isinstance(value, (gast.Tuple, gast.List))
-            and len(target.elts) == len(value.elts)):
-        return False
-    if any(isinstance(e, gast.Starred) for e in target.elts + value.elts):
-        return False
-    stored = [n for n in walk(target) if not isinstance(n, (gast.Tuple, gast.List, gast.expr_context))]
-    return all(isinstance(n, gast.Name) for n in stored) and len({n.id for n in stored}) == len(stored)
-
-
-def _stored_names(target):
-    return {n.id for n in walk(target) if isinstance(n, gast.Name)}
-
-
 def _assign_name(name, value):
     return gast.Assign([gast.Name(name, gast.Store(), None, None)], value, None)
-
-
-def _load(node):
-    if isinstance(node, gast.Name):
-        return gast.Name(node.id, gast.Load(), None, None)
-    return node
-
-
-def einsum_with_subscripts(args):
-    """``np.einsum``'s arguments in the subscripts form when they are in the interleaved one
-    with literal lists of axes (``a, [0, 1], b, [1, 2]`` -> ``'ab,bc', a, b``); else ``args``."""
-    if isinstance(args[0], gast.Constant) or len(args) < 2:
-        return args
-    operands, sublists = args[0::2], [_axes_literal(a) for a in args[1::2]]
-    output = None
-    if len(args) % 2:                         # the last argument is the output's axes
-        output, operands = _axes_literal(args[-1]), operands[:-1]
-        if output is None:
-            return args
-    if None in sublists:
-        return args                           # not literal: the derivative pass refuses it
-    text = ",".join(map(_letters, sublists)) + ("" if output is None else "->" + _letters(output))
-    return [gast.Constant(text, None)] + operands
-
-
-def _axes_literal(node):
-    """The axes of a literal list or tuple of ints and ``...``, or None."""
-    if not isinstance(node, (gast.List, gast.Tuple)):
-        return None
-    axes = [e.value for e in node.elts if isinstance(e, gast.Constant)]
-    if len(axes) != len(node.elts) or not all(
-            a is Ellipsis or type(a) is int and 0 <= a < 52 for a in axes):
-        return None
-    return axes
-
-
-def _letters(axes):
-    return "".join("..." if a is Ellipsis else "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[a]
-                   for a in axes)
-
-
-def _is_pairs(source):
-    """``zip(a, b)`` or ``d.items()``: an iterable of (key, value) pairs."""
-    if isinstance(source, gast.Call) and isinstance(source.func, gast.Name):
-        return source.func.id == "zip" and len(source.args) == 2 and not source.keywords
-    return (isinstance(source, gast.Call) and isinstance(source.func, gast.Attribute)
-            and source.func.attr == "items" and not source.args and not source.keywords)
-
-
-def _as_list(node):
-    """A list display for a list or tuple display (already the items), else None."""
-    if isinstance(node, (gast.List, gast.Tuple)):
-        return gast.List(list(node.elts), gast.Load())
-    return None
