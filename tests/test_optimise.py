@@ -459,7 +459,8 @@ def test_hessian_of_a_gradient_summed_in_place():
 @pytest.mark.parametrize("text", [
     "dW = dW + 1.0",                                      # not made here as zeros
     "dW = rt.zeros_of(W)\ng = dW\ndW = dW + e",            # another name holds the array
-    "dW = rt.zeros_of(W)\ndW = dW + e\ny = dW * 2.0",      # read by something else
+    "dW = rt.zeros_of(W)\ndW = dW + e\ny = dW * 2.0\ndW = dW + e",   # read between its sums
+    "dW = rt.zeros_of(W)\nfor t in r:\n    dW = dW + e\n    y = dW * 2.0",  # read in the loop
     "dW = rt.zeros_of(W)\ndW = dW + dW.T",                 # the term reads the sum
     "dW = rt.zeros_of(W)\ndW = e - dW",                    # not a sum onto dW
     "dW = rt.zeros_of(W)\ndW = dW * e",                    # not a sum
@@ -797,3 +798,42 @@ def test_a_rules_choice_on_a_default_and_a_sum_over_an_axis_fold_away():
     resp = np.exp(log_comp - logsumexp(log_comp, axis=1, keepdims=True))
     np.testing.assert_allclose(got, (resp[:, :, None] * diff).sum(axis=0), rtol=1e-12)
     st.check_grads(mixture_loglik, args, order=2)
+
+
+def rosenbrock_of_a_copy(x):
+    x = np.asarray(x)
+    return np.sum(100.0 * (x[1:] - x[:-1] ** 2.0) ** 2.0 + (1 - x[:-1]) ** 2.0, axis=0)
+
+
+def test_a_local_arrays_cotangent_is_summed_in_place_when_read_only_after_the_sums():
+    """The cotangent of ``x = np.asarray(x)`` starts as a new array (its first read's) and
+    gets the other reads' terms at their slices (``dx_2[1:] += d``): the conversion's
+    cotangent reads it only after the last of them. A sum over the only axis of a vector
+    is filled like a whole sum, without computing the summed expression."""
+    x = np.random.default_rng(4).standard_normal(6)
+    code = _fused_source_wrt(rosenbrock_of_a_copy, (x,), 0)
+    assert "[1:] += " in code and "[:-1] += " in code and "unreduce" not in code, code
+    gradient = st.grad(rosenbrock_of_a_copy)
+    for _ in range(3):
+        got = gradient(x)
+    want = np.zeros_like(x)
+    want[1:] += 200.0 * (x[1:] - x[:-1] ** 2)
+    want[:-1] += -400.0 * x[:-1] * (x[1:] - x[:-1] ** 2) - 2.0 * (1 - x[:-1])
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    st.check_grads(rosenbrock_of_a_copy, (x,), order=2)
+
+
+def read_between_sums(x):
+    y = x * 1.0
+    a = np.sum(y[1:] ** 2)
+    b = np.sum(np.sin(y[:-1]))
+    return a * b + np.sum(y[:2] * a)
+
+
+def test_a_cotangent_read_between_its_sums_is_not_summed_in_place():
+    x = np.random.default_rng(5).standard_normal(5)
+    gradient = st.grad(read_between_sums)
+    for _ in range(3):
+        got = gradient(x)
+    np.testing.assert_allclose(got, st.grad(read_between_sums, optimize=False)(x), rtol=1e-12)
+    st.check_grads(read_between_sums, (x,), order=2)

@@ -3,7 +3,8 @@
 Requires: the body of a fused gradient specialised on shapes (after dead code is
 eliminated, before its temporaries are inlined), the measured shapes, and the aliases of
 NumPy and of the runtime.
-Guarantees: the values computed are unchanged. The cotangent of ``np.sum(E)`` is its
+Guarantees: the values computed are unchanged. The cotangent of ``np.sum(E)`` (or of a
+sum over every axis of ``E``: ``np.sum(v, axis=0)`` of a vector) is its
 seed spread over ``E``'s shape, ``rt.unreduce(g, E, None, False)``. In a fused gradient
 ``E`` is often computed for nothing else (the value of the sum is not returned), so the
 whole expression runs to give a shape and a dtype. When ``E`` is arithmetic (``+ - * /
@@ -61,7 +62,7 @@ def fill_spreads(body, shapes, numpy_alias, runtime_alias):
             shape = shape_of(spread, shapes)
             leaves = _leaves(spread, only_read_once)
             if (leaves is None or shape is None or leaves == [getattr(spread, "id", None)]
-                    or not _constant(axis, None) or not _constant(keepdims, False)
+                    or not _over_all_axes(axis, shape) or not _constant(keepdims, False)
                     or not isinstance(g, (gast.Name, gast.Constant))):
                 continue
             like = next((n for n in leaves if shapes.get(n) == shape), None)
@@ -107,6 +108,19 @@ def _leaves(expression, expanded):
         elif not isinstance(node, (gast.operator, gast.unaryop, gast.expr_context)):
             return None
     return names
+
+
+def _over_all_axes(axis, shape):
+    """Whether a sum over ``axis`` (a node) of an array of ``shape`` sums every entry: None,
+    or constant ints naming each axis once (``axis=0`` of a vector)."""
+    if _constant(axis, None):
+        return True
+    parts = axis.elts if isinstance(axis, gast.Tuple) else [axis]
+    if not all(isinstance(p, gast.Constant) and type(p.value) is int for p in parts):
+        return False
+    axes = [p.value for p in parts]
+    return (all(-len(shape) <= a < len(shape) for a in axes)
+            and sorted(a % len(shape) for a in axes) == list(range(len(shape))))
 
 
 def _constant(node, value):

@@ -9,8 +9,9 @@ a parameter: a new array of ``W``'s shape and dtype) or, where ``dW`` is the
 name returned as ``W``'s gradient, as arithmetic (a new array of ``W``'s shape:
 the cotangent of ``W``, where specialising dropped ``rt.unbroadcast``), and
 afterwards is only ever assigned ``dW = dW + e`` or ``dW = dW - e`` (``e`` not
-reading ``dW``) and read only there and by the ``return``, has ``dW += e``
-(``dW -= e``) instead::
+reading ``dW``) and read only there, by the ``return`` and by statements of the
+function's own block after the last of them (``dx = rt.asarray_grad(dx_2, x)``: the
+array changes no more), has ``dW += e`` (``dW -= e``) instead::
 
     dWh = rt.zeros_of(Wh)                    dWh = rt.zeros_of(Wh)
     for _iteration in ...:           ->      for _iteration in ...:
@@ -221,10 +222,12 @@ def _copy_written_parts(stmt, name, runtime_alias):
 def _sums_only(body, name, start, entries):
     """The statements ``name = name + e`` (or ``-``, or an entry's sum: :class:`_Entries`),
     ``name = rt.zero_at(name, i)`` and those reading ``rt.written_part(name, i)`` when,
-    besides ``start``, the first two are all that assign ``name``, and they, the third and
-    the final ``return`` all that read it; else None."""
-    sums = []
-    for node in _statements(body):
+    besides ``start``, the first two are all that assign ``name``, and they, the third, the
+    final ``return`` and statements of ``body``'s own block after the last of them (when
+    the array changes no more) all that read it; else None."""
+    sums, later_reads, last_store = [], [], -1
+    top_level = {id(stmt) for stmt in body}
+    for position, node in enumerate(_statements(body)):
         if node is start:
             continue
         stores = [n for n in walk(node) if isinstance(n, gast.Name) and n.id == name
@@ -241,14 +244,20 @@ def _sums_only(body, name, start, entries):
                     or _zeroing(node, name, entries.runtime_alias)):
                 return None
             sums.append(node)
+            last_store = position
             continue
         if isinstance(node, gast.Delete):
             continue
         if node is not body[-1] and any(isinstance(n, gast.Name) and n.id == name
                                         for n in walk(node)):
-            if not _written_parts_only(node, name, entries.runtime_alias):
+            if _written_parts_only(node, name, entries.runtime_alias):
+                sums.append(node)
+            elif id(node) in top_level:
+                later_reads.append(position)
+            else:
                 return None
-            sums.append(node)
+    if any(position < last_store for position in later_reads):
+        return None
     return sums
 
 
