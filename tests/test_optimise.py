@@ -837,3 +837,29 @@ def test_a_cotangent_read_between_its_sums_is_not_summed_in_place():
         got = gradient(x)
     np.testing.assert_allclose(got, st.grad(read_between_sums, optimize=False)(x), rtol=1e-12)
     st.check_grads(read_between_sums, (x,), order=2)
+
+
+def folded_logaddexp(z):
+    lse = z[:, 0]
+    for j in range(1, z.shape[1]):
+        lse = np.logaddexp(lse, z[:, j])
+    return np.sum(lse * lse)
+
+
+def every_other_column(z):
+    total = z[:, 0] * 0.0
+    for j in range(1, z.shape[1], 2):
+        total = np.sin(total) + z[:, j] * total + z[:, j]
+    return np.sum(total ** 2)
+
+
+@pytest.mark.parametrize("fn", [folded_logaddexp, every_other_column])
+def test_a_loop_over_a_range_with_a_start_or_step_keeps_its_steps_in_lists(fn):
+    z = np.random.default_rng(6).standard_normal((4, 6))
+    code = _fused_source_wrt(fn, (z,), 0)
+    assert "tape" not in code and "j - _range.start" in code, code
+    gradient = st.grad(fn)
+    for _ in range(3):
+        got = gradient(z)
+    np.testing.assert_allclose(got, st.grad(fn, optimize=False)(z), rtol=1e-12)
+    st.check_grads(fn, (z,), order=2)

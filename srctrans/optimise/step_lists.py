@@ -3,7 +3,7 @@
 Requires: the body of a fused gradient (forward statements, then the backward
 pass), after :func:`srctrans.differentiate.control.iterate_saved_values`.
 Guarantees: the values computed are unchanged. Take a top-level loop over
-``_range = range(stop)`` that runs to its end (``trips = len(_range)``, no
+``_range = range(stop)`` (or ``range(start, stop[, step])``) that runs to its end (``trips = len(_range)``, no
 ``break``, its variable assigned by nothing in its body), whose body uses the
 tape only in pushes of names at its top level, and whose reversed loop (a later
 top-level loop counting ``trips`` down) uses the tape only in as many pops at
@@ -22,6 +22,9 @@ backwards::
     for _iteration in range(trips - 1, -1, -1):       (two values a step)
         h = tape.pop()                  ->          h = hs[_iteration]
 
+A loop over ``range(start, stop)`` stores its step ``j`` at ``j - _range.start`` (and
+divides by ``_range.step`` when it has one), the index the reversed loop counts.
+
 as an expert writes it: no list growing step by step, no copy of the popped
 values. The loop's pops, last pushed first, pair with its pushes, so each pop
 reads the list its push wrote. The tape's other values keep their order (the
@@ -39,7 +42,7 @@ import gast
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.differentiate.control import is_pop
-from srctrans.nodes import appended_to, assign, load
+from srctrans.nodes import appended_to, assign, clone, load
 from srctrans.treewalk import walk
 
 
@@ -65,7 +68,8 @@ def save_steps_in_lists(body, namer, runtime_alias):
             found = _reversed_loop(loop, assigned, lengths[loop.iter.id], counting_down, position)
             if found is not None:
                 backward, tape = found
-                made[id(loop)] = _own_lists(loop, backward, tape, namer, runtime_alias)
+                made[id(loop)] = _own_lists(loop, backward, tape, namer, runtime_alias,
+                                            _step_index(loop, assigned))
                 tapes.add(tape)
     if not made:
         return body
@@ -81,15 +85,31 @@ def save_steps_in_lists(body, namer, runtime_alias):
 
 
 def _runs_to_its_end(loop, assigned):
-    """The loop iterates over ``_range``, assigned once, ``range(stop)``; no ``break`` in it, and
-    its variable assigned by no statement of its body (it tells the step)."""
+    """The loop iterates over ``_range``, assigned once, ``range(...)``; no ``break`` in it,
+    and its variable assigned by no statement of its body (it tells the step)."""
     if not (isinstance(loop.target, gast.Name) and isinstance(loop.iter, gast.Name)):
         return False
     ranges = assigned.get(loop.iter.id, [])
-    if len(ranges) != 1 or not _is_call(ranges[0].value, "range") or len(ranges[0].value.args) != 1:
+    if len(ranges) != 1 or not _is_call(ranges[0].value, "range") \
+            or not 1 <= len(ranges[0].value.args) <= 3 or ranges[0].value.keywords:
         return False
     return not (any(isinstance(n, gast.Break) for stmt in loop.body for n in walk(stmt))
                 or _assigned_in_body(loop, loop.target.id))
+
+
+def _step_index(loop, assigned):
+    """Which step of ``loop`` its variable ``j`` tells: ``j`` over ``range(stop)``, ``j -
+    _range.start`` over ``range(start, stop)``, ``(j - _range.start) // _range.step`` with a
+    step (read from the range object: a name the arguments read may change)."""
+    arguments = assigned[loop.iter.id][0].value.args
+    if len(arguments) == 1:
+        return load(loop.target.id)
+    index = gast.BinOp(load(loop.target.id), gast.Sub(),
+                       gast.Attribute(load(loop.iter.id), "start", gast.Load()))
+    if len(arguments) == 3:
+        index = gast.BinOp(index, gast.FloorDiv(),
+                           gast.Attribute(load(loop.iter.id), "step", gast.Load()))
+    return index
 
 
 def _assigned_in_body(loop, name):
@@ -163,9 +183,10 @@ def _iterates_pops(loop):
     return isinstance(loop.iter.func, gast.Attribute)
 
 
-def _own_lists(loop, backward, tape, namer, runtime_alias):
-    """The statements making the lists (``steps = [None] * trips``); ``steps[i] = value``
-    replaces each push in ``loop``, and each pop in ``backward`` reads its list."""
+def _own_lists(loop, backward, tape, namer, runtime_alias, step):
+    """The statements making the lists (``steps = [None] * trips``); ``steps[step] = value``
+    replaces each push in ``loop`` (``step`` the index its variable tells), and each pop in
+    ``backward`` reads its list."""
     trips = _counted_by(backward, runtime_alias)
     made, lists = [], []
     pushes = {id(stmt) for stmt in _pushes(loop)}
@@ -178,7 +199,7 @@ def _own_lists(loop, backward, tape, namer, runtime_alias):
                                               gast.Mult(), load(trips)))
             anno.set_(making, Anno.ORIGIN, anno.get(loop, Anno.ORIGIN))
             made.append(making)
-            kept = gast.Assign([gast.Subscript(load(steps), load(loop.target.id), gast.Store())],
+            kept = gast.Assign([gast.Subscript(load(steps), clone(step), gast.Store())],
                                load(value), None)
             anno.set_(kept, Anno.ORIGIN, anno.get(stmt, Anno.ORIGIN))
             loop.body[k] = kept

@@ -402,7 +402,9 @@ class _Builder:
                                 f"{acc} * 0.5 + helper_mix({a}, {acc})"])
         augmented = self.rng.random() < 0.3
         start = "s * 1.0" if self.rng.random() < 0.25 else f"{a} * 1.0"   # may change shape
-        lines = [f"{acc} = {start}", f"for i in range({self.rng.randint(1, 4)}):"]
+        bounds = self.rng.choice([f"{self.rng.randint(1, 4)}", f"1, {self.rng.randint(2, 5)}",
+                                  f"0, {self.rng.randint(2, 6)}, 2", f"{self.rng.randint(1, 3)}, 6, 2"])
+        lines = [f"{acc} = {start}", f"for i in range({bounds}):"]
         jump = self.rng.random()
         if jump < 0.25:
             lines += ["    if i == 1:", "        continue"]
