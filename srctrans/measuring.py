@@ -129,7 +129,7 @@ def measure(build, out, residuals, values=None, varying=frozenset(), watched=Non
 def measure_callee(callee, residuals, watched):
     """``measure`` of the instance ``callee`` from the residuals one call saved, and, for a
     callee with loops, from its watched locals (none watched: no shapes)."""
-    if not callee.build.has_loops:
+    if not watches(callee.build):
         return measure(callee.build, None, residuals, watched=watched)
     seen = watched.get(callee.fwd.__code__)
     if seen is None or seen.calls == 0:   # its names may change shape as its loops run
@@ -170,6 +170,13 @@ class Watched:
             self.varying.add(name)  # (a name that held a list, then an array, too)
 
 
+def watches(build):
+    """Whether a callee's forward pass is watched as it runs: it has loops (a name may
+    change shape as they run), or tests its shape key decides (whose values the
+    specialised build takes its branches by: ``len(args) > 1``)."""
+    return build.has_loops or bool(build.keyed_tests)
+
+
 def looping_callees(build):
     """The code of the generic forward passes of the user functions ``build`` calls,
     directly or not, that have loops."""
@@ -180,7 +187,7 @@ def looping_callees(build):
         if fwd is None or id(callee) in seen:
             continue
         seen.add(id(callee))
-        if callee.build.has_loops:
+        if watches(callee.build):
             found.append(fwd.__code__)
         pending.extend(callee.build.callees)
     return found

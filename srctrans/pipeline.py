@@ -376,6 +376,8 @@ class _ShapeFacts:
         self.indexes_by_arguments = self.follows_inputs and indexing.arguments_read
         self.fed_callees = indexing.fed_callees() if self.follows_inputs else ()
         self.parameters = parameter_names(unit.function)
+        vararg = unit.function.args.vararg
+        self.vararg = vararg.id if vararg is not None else None
         self.keyed_tests = ()
         self.path_dependent, self.path_conditions = set(), {}
 
@@ -383,7 +385,7 @@ class _ShapeFacts:
         """The names of ``statements`` (those the measuring call runs) whose shape depends
         on the path a call takes (:func:`path_dependent_names`)."""
         if self.follows_inputs:
-            keyed = keyed_tests(statements, self.parameters)
+            keyed = keyed_tests(statements, self.parameters, self.vararg)
             self.path_dependent, self.path_conditions = path_dependent_names(statements, keyed)
             self.keyed_tests = tuple(sorted(keyed))
 

@@ -80,3 +80,38 @@ def test_an_optional_argument_gets_a_fused_gradient_with_and_without_it():
     g = st.grad(with_offset)
     for offset in (None, None, None, R.standard_normal(3), None, R.standard_normal((2, 1))):
         np.testing.assert_allclose(g(x, offset), _numeric(with_offset, x, offset), rtol=1e-6)
+
+
+def _pieces(r, *args):
+    delta = args[0]
+    scale = args[1] if len(args) > 1 else 1.0
+    small = np.abs(r) <= delta
+    return scale * np.where(small, 0.5 * r ** 2, delta * (np.abs(r) - 0.5 * delta))
+
+
+def huber_of_arguments(w, X, y, *options):
+    if X.ndim != 2:
+        raise ValueError("X must be a matrix")
+    return np.mean(_pieces(X @ w - y, *options))
+
+
+def test_the_count_of_star_args_and_an_arrays_axes_are_decided_by_the_key():
+    """``len(args) > 1`` of a ``*args`` helper and a check of ``X.ndim`` take one branch per
+    key: the helper is specialised inside its caller without its ``if``, the check is gone
+    from the fused gradient, and a call with another count of arguments gets its own code."""
+    w, X, y = R.standard_normal(3), R.standard_normal((8, 3)), R.standard_normal(8)
+    assert _fused(huber_of_arguments, w, X, y, 0.5, 2.0)
+    text = st.source(huber_of_arguments, args=(w, X, y, 0.5, 2.0))
+    assert "X.ndim" not in text.split("def huber_of_arguments_grad")[1]
+    assert "if _cond" not in text and "scale = args[1]" in text, text
+    g = st.grad(huber_of_arguments)
+    for options in ((0.5, 2.0), (0.5, 2.0), (0.5, 2.0), (0.5,), (0.5,), (0.3, 3.0), (0.5,)):
+        np.testing.assert_allclose(g(w, X, y, *options),
+                                   _numeric(huber_of_arguments, w, X, y, *options), rtol=1e-6)
+    g(w, X, y, 0.5, 2.0)
+    try:
+        g(w, X[0], y[0], 0.5)                       # a vector: the check runs, and raises
+    except ValueError as error:
+        assert "matrix" in str(error)
+    else:
+        raise AssertionError("the check of X.ndim did not run")

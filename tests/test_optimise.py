@@ -349,7 +349,7 @@ def test_what_a_later_step_or_the_code_after_a_loop_reads_stays(text, live):
     (loops.two_loops_in_turn, (0.7, 0.4), 2),
     (loops.loop_over_an_array, (0.7, 0.4, np.array([0.1, -0.3, 0.5])), 2),
     (loops.loop_left_early, (3.2, 0.3), 0),
-    (loops.loop_from_a_start, (2.5, 0.3), 0),
+    (loops.loop_from_a_start, (2.5, 0.3), 1),                # stored at i - _range.start
     (loops.loop_inside_a_loop, (2.5, 0.3), 0),
     (loops.values_saved_around_loops, (0.7, 0.4), 2),
     (loops.old_value_read, (0.8, 0.5), 2),                  # two values a step, popped by index

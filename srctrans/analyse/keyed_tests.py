@@ -14,7 +14,12 @@ code (``specialise.path_dependent_names`` does not count them as path dependent)
   keys are part of the key, and so are those of its copy (``rt.dict_copy``) when every
   write into it is at a constant key;
 - ``v is None``, ``v is not None``: a None argument (or entry, or attribute) is keyed as
-  itself, anything else as something else.
+  itself, anything else as something else;
+- ``len(args) > 1``, ``v.ndim != 2`` (a comparison with an int of the length of the
+  ``*args`` tuple, or of an argument's number of axes): the number of arguments a call
+  passes and an array's shape are part of the key, when nothing changes them in place.
+  (Not ``len(v)`` of any argument: an object's ``__len__`` may compute it from floats,
+  whose values the key leaves out.)
 """
 
 import gast
@@ -29,8 +34,9 @@ from srctrans.treewalk import walk
 _KEYED_TESTS = ("has_class", "has_key")
 
 
-def keyed_tests(statements, parameters):
-    """The names of ``statements`` assigned a test the shape key decides (see the module)."""
+def keyed_tests(statements, parameters, vararg=None):
+    """The names of ``statements`` assigned a test the shape key decides (see the module);
+    ``vararg`` names the ``*args`` parameter, if any."""
     def saves(node):                       # the tape's pushes, pops and placeholders
         return anno.get(node, Anno.SAVES) is not None
 
@@ -44,8 +50,10 @@ def keyed_tests(statements, parameters):
             written.add(changed)
     everything = {**{p: [] for p in parameters}, **values}
     read = greatest_closed(everything, set(everything), _read_from)
+    sizes = {name for name, assigned in values.items()
+             if len(assigned) == 1 and _size_of(assigned[0], read, written, vararg)}
     return {name for name, assigned in values.items()
-            if len(assigned) == 1 and _keyed_test(assigned[0], read, written)}
+            if len(assigned) == 1 and _keyed_test(assigned[0], read, written, sizes)}
 
 
 def _read_from(value, names):
@@ -58,7 +66,26 @@ def _read_from(value, names):
     return isinstance(value, gast.Name) and value.id in names
 
 
-def _keyed_test(value, read, written):
+_ORDER = (gast.Lt, gast.LtE, gast.Gt, gast.GtE, gast.Eq, gast.NotEq)
+
+
+def _size_of(value, read, written, vararg):
+    """Whether ``value`` is ``len(args)`` of the ``*args`` parameter ``vararg``, or
+    ``v.ndim`` of an argument (or a value read from one), unchanged in place."""
+    if isinstance(value, gast.Attribute) and value.attr == "ndim":
+        subject = value.value
+        return (isinstance(subject, gast.Name) and subject.id not in written
+                and _read_from(subject, read))
+    return (isinstance(value, gast.Call) and anno.get(value, Anno.CALLEE) is len
+            and len(value.args) == 1 and not value.keywords
+            and isinstance(value.args[0], gast.Name) and value.args[0].id == vararg
+            and vararg not in written)
+
+
+def _keyed_test(value, read, written, sizes):
+    if (isinstance(value, gast.Compare) and len(value.ops) == 1
+            and isinstance(value.ops[0], _ORDER) and _is_int(value.comparators[0])):
+        return isinstance(value.left, gast.Name) and value.left.id in sizes   # len(args) > 1
     if (isinstance(value, gast.Compare) and len(value.ops) == 1
             and isinstance(value.ops[0], (gast.Is, gast.IsNot))
             and isinstance(value.comparators[0], gast.Constant)
@@ -74,6 +101,10 @@ def _keyed_test(value, read, written):
         return (isinstance(what, gast.Constant) and isinstance(subject, gast.Name)
                 and subject.id not in written)
     return True
+
+
+def _is_int(node):
+    return isinstance(node, gast.Constant) and type(node.value) is int
 
 
 def _helper(call):

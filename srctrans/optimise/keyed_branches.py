@@ -2,7 +2,8 @@
 
 Requires: a function in A-normal form, before it is differentiated, and the values its
 keyed tests (``analyse.keyed_tests``: the class of an argument, a key of a dict argument,
-``v is None``) had in the call the code is specialised on.
+``v is None``, ``len(args) > 1``, ``X.ndim != 2``) had in the call the code is specialised
+on. A branch that only raises (an argument check) is dropped with its ``if``.
 Guarantees: every call with the same shape key takes the same branch of an ``if`` on
 such a test, so the ``if`` is replaced by that branch. A method called through ``self``
 desugars to a test of ``self``'s class and a call in each branch (the method, or a call
@@ -38,6 +39,6 @@ def fold_keyed_branches(function, tests):
                     folded.extend(taken[:-1])
                     stmt = taken[-1] if taken else gast.Pass()
                 folded.append(stmt)
-            block[:] = folded
+            block[:] = [s for s in folded if not isinstance(s, gast.Pass)] or [gast.Pass()]
             pending.extend(s for s in block if isinstance(s, (gast.If, gast.For, gast.While)))
     return function

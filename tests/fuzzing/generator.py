@@ -73,6 +73,11 @@ def helper_star(a, *rest):
     return a * rest[0] + np.sin(rest[-1])
 
 
+def helper_options(a, *rest):
+    scale = rest[1] if len(rest) > 1 else 0.5
+    return np.tanh(a * rest[0]) * scale
+
+
 def helper_forward(a, *rest):
     return helper_star(a * 0.5, *rest)
 
@@ -538,8 +543,10 @@ class _Builder:
             lines = [f"{parts} = np.array_split({a}, 2, axis=-1)",
                      f"{t} = np.sum({parts}[0] * {parts}[0]) + np.sum(np.sin({parts}[-1]) * {parts}[0][..., :1])"]
         elif choice == 6:            # displays passed to a helper, nested and through *rest
-            lines = [f"{t} = helper_seq([{a}, ({b}, {a} * 2.0)], ({a}, np.sin({b})))"
-                     if self.rng.random() < 0.6 else f"{t} = helper_forward({a}, {b}, {a} * s)"]
+            lines = [self.rng.choice([
+                f"{t} = helper_seq([{a}, ({b}, {a} * 2.0)], ({a}, np.sin({b})))",
+                f"{t} = helper_forward({a}, {b}, {a} * s)",
+                f"{t} = helper_options({a}, {b}) + helper_options({a}, {b}, s)"])]  # by len(rest)
         elif choice == 7:          # displays appended to a list
             lines = [f"{parts} = []", f"{parts}.append([{a}, {b} * 2.0])",
                      f"{parts}.append(({a} * {a},))", f"{t} = {parts}[0][1] * {parts}[1][0]"]
