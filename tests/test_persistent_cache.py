@@ -10,6 +10,7 @@ import os
 import stat
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -525,3 +526,28 @@ def test_a_functions_code_lines_run_from_its_decorator_to_its_last_line_of_code(
     assert lines == whole[:len(lines)] and len(lines) == len(whole) - 1
     lines, _ = code_lines(_docstring_only)       # (its fingerprint: the def line, the code)
     assert lines[0].startswith("def _docstring_only")
+
+
+LOADING_RACE = '''
+import threading, time
+import numpy as np
+from srctrans.rules import REGISTRY
+load = REGISTRY._builtins
+REGISTRY._builtins = lambda: (time.sleep(0.3), load())     # a slow first load
+found = {}
+first = threading.Thread(target=lambda: found.setdefault("first", REGISTRY.lookup(np.tanh)))
+first.start()
+time.sleep(0.1)                                             # while the first thread loads
+found["second"] = REGISTRY.lookup(np.tanh)
+first.join()
+print(found["first"] is not None, found["second"] is not None, REGISTRY.loaded)
+'''
+
+
+def test_a_lookup_while_another_thread_loads_the_rules_waits_for_them():
+    """srctrans's rules load at the registry's first query (a cache hit needs none); a
+    query from another thread meanwhile waits for all of them, and finds its rule."""
+    done = subprocess.run([sys.executable, "-c", LOADING_RACE], capture_output=True, text=True,
+                          timeout=120, cwd=str(Path(__file__).resolve().parent.parent))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True", "True"]

@@ -51,6 +51,7 @@ import importlib
 import sys
 import inspect
 import textwrap
+import threading
 import warnings
 
 from srctrans.places import source_lines
@@ -182,6 +183,8 @@ class RuleRegistry:
         self._on_demand = {}            # package -> rule module, imported once the user imports it
         self._consulted = None          # while a build records: id -> each callable looked up
         self._builtins = None           # imports srctrans's rule modules, until it has run
+        self._loading = False           # while it runs (a lookup it makes finds what is in)
+        self._loading_lock = threading.RLock()
 
     def load_builtins_with(self, loader):
         """Run ``loader`` (which imports srctrans's rule modules, filling the registry) before
@@ -194,11 +197,17 @@ class RuleRegistry:
         return self._builtins is None
 
     def _ready(self):
-        loader, self._builtins = self._builtins, None
-        if loader is not None:
-            version = self.version
-            loader()
-            self.version = version
+        if self._builtins is None:
+            return
+        with self._loading_lock:          # another thread waits until the rules are all in
+            if self._builtins is None or self._loading:   # loaded meanwhile, or by this thread
+                return
+            self._loading, version = True, self.version
+            try:
+                self._builtins()
+                self._builtins, self.version = None, version
+            finally:
+                self._loading = False
 
     # -- registration ------------------------------------------------------
     def vjp(self, *primals, elementwise=False):
