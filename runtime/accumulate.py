@@ -37,6 +37,8 @@ def add(a, b):
 
 def zeros_like(value):
     """A zero cotangent for ``value``: zeros of its shape, entry by entry for containers."""
+    if type(value) is np.ndarray:                # the common case first
+        return np.zeros(value.shape, _floating(value.dtype))
     if is_container(value):
         return rebuild(value, [(k, zeros_like(v)) for k, v in entries(value)])
     if value is None or type(value) in (float, int):   # unassigned yet, or a Python number
@@ -49,6 +51,18 @@ def zeros_like(value):
         return {}                         # an object: no attribute has a gradient yet
     # the dtype of the value itself (a Python float is float64, not a weak scalar)
     return np.zeros_like(value, dtype=np.result_type(as_array(value).dtype, np.float16))
+
+
+_FLOATING = {}
+
+
+def _floating(dtype):
+    """The dtype of a zero cotangent of an array of ``dtype``: its own when it is a float or
+    complex dtype, float64 otherwise (``np.result_type(dtype, np.float16)``, remembered)."""
+    found = _FLOATING.get(dtype)
+    if found is None:
+        found = _FLOATING[dtype] = np.result_type(dtype, np.float16)
+    return found
 
 
 def spread_grads(g, items):

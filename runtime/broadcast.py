@@ -91,6 +91,7 @@ def float_dtype(*values):
 
     A list or tuple (``np.sum([1, x, 2])``) counts as the array NumPy makes of it.
     """
-    dtype = np.result_type(*(np.asarray(v) if isinstance(v, (list, tuple)) else v
-                             for v in values))
-    return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)
+    if any(isinstance(v, (list, tuple)) for v in values):
+        values = [np.asarray(v) if isinstance(v, (list, tuple)) else v for v in values]
+    dtype = np.result_type(*values)
+    return dtype if dtype.kind in "fc" else _REAL

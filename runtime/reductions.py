@@ -34,6 +34,9 @@ def unreduce(g, x, axis=None, keepdims=False):
     array([[1., 1., 1.],
            [2., 2., 2.]])
     """
+    if (type(x) is np.ndarray and axis is None and not keepdims
+            and (type(g) is float or isinstance(g, np.generic))):
+        return np.full(x.shape, g, _float_dtype(g, x))    # the common case: NumPy's
     shape = np.shape(x)
     if axis is None and not keepdims and np.ndim(g) == 0:
         # the usual seed of a scalar loss: a filled array beats a broadcast view downstream

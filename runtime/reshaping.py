@@ -33,6 +33,11 @@ def getitem_grad(g, x, index):
     list or tuple, ``g`` holds the cotangents of the entries it selected. A ``range``
     (a loop's, read back by a derivative of a derivative) holds ints: no cotangent.
     """
+    if type(x) is np.ndarray and (type(g) is np.ndarray or type(g) is float
+                                  or isinstance(g, np.generic)) and is_basic_index(index):
+        out = np.zeros(x.shape, np.result_type(x, g))       # the common case: NumPy's
+        out[index] = g
+        return out
     if isinstance(x, range):
         return None
     if is_container(x):

@@ -1125,3 +1125,36 @@ def test_templates_parse():
 def test_masks_are_nondifferentiable():
     for helper in (rt.clip_mask, rt.tie_weight, rt.zeros_like):
         assert REGISTRY.is_nondifferentiable(helper)
+
+
+# -- the helpers' fast paths for NumPy arrays give what their general paths give ---------------
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.complex128, np.bool_])
+def test_the_zeros_of_an_array_have_its_float_dtype(dtype):
+    x = np.ones((2, 3), dtype=dtype)
+    zeros = rt.zeros_like(x)
+    want = np.zeros_like(x, dtype=np.result_type(x.dtype, np.float16))
+    assert zeros.dtype == want.dtype and zeros.shape == x.shape and not zeros.any()
+
+
+@pytest.mark.parametrize("x_dtype, g", [
+    (np.float64, 2.0), (np.float32, np.float32(2.0)), (np.float32, np.float64(2.0)),
+    (np.int64, 2.0), (np.float32, np.full(2, 3.0, np.float32)), (np.float64, np.full(2, 3j))])
+def test_an_entrys_cotangent_of_an_array_is_the_general_one(x_dtype, g):
+    x = np.ones(4, dtype=x_dtype)
+    index = slice(1, 3) if np.ndim(g) else 2
+    placed = rt.getitem_grad(g, x, index)
+    want = np.zeros(4, np.result_type(x, g))
+    want[index] = g
+    assert placed.dtype == want.dtype
+    np.testing.assert_array_equal(placed, want)
+
+
+@pytest.mark.parametrize("x_dtype, g", [(np.float64, 1.0), (np.float32, 1.0),
+                                        (np.float32, np.float64(0.5)), (np.int64, 2.0)])
+def test_a_scalars_spread_over_an_array_has_arithmetics_dtype(x_dtype, g):
+    x = np.ones((3, 2), dtype=x_dtype)
+    spread = rt.unreduce(g, x)
+    dtype = np.result_type(g, x)
+    assert spread.dtype == (dtype if dtype.kind == "f" else np.float64) and spread.shape == x.shape
+    assert spread.flags.writeable and np.all(spread == g)
