@@ -160,9 +160,15 @@ def sequence_cotangent_transpose(c, found, sequence):
 
 def is_basic_index(index):
     """Whether ``index`` selects each position at most once (ints, slices, ``...``, None)."""
-    parts = index if isinstance(index, tuple) else (index,)
-    return all(part is None or part is Ellipsis or isinstance(part, (int, slice, np.integer))
-               for part in parts)
+    if type(index) is not tuple:
+        return isinstance(index, _BASIC)
+    for part in index:
+        if not isinstance(part, _BASIC):
+            return False
+    return True
+
+
+_BASIC = (int, slice, np.integer, type(None), type(Ellipsis))
 
 
 def reshape_like(g, x, order="C"):
