@@ -162,10 +162,7 @@ def is_basic_index(index):
     """Whether ``index`` selects each position at most once (ints, slices, ``...``, None)."""
     if type(index) is not tuple:
         return isinstance(index, _BASIC)
-    for part in index:
-        if not isinstance(part, _BASIC):
-            return False
-    return True
+    return all(isinstance(part, _BASIC) for part in index)
 
 
 _BASIC = (int, slice, np.integer, type(None), type(Ellipsis))

@@ -243,7 +243,10 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
             backward = sink_negations(backward, _reads_all(gradients), shapes)
             backward = write_container_cotangents(backward, unit.aliases[RUNTIME_ALIAS],
                                                   unit.namer.fresh)
-            backward = specialise(backward, shapes)   # the entries' sums: rt.add of arrays is +
+            backward, renaming = propagate_copies(backward)    # (d_exp = d_sub, which the
+            gradients = [_rename(g, renaming) for g in gradients]   # negations' sink left)
+            backward = specialise(backward, shapes)   # the entries' sums: rt.add of arrays is +,
+                                                      # a spread only multiplied is dropped
             result.forward, backward = drop_unread_restores(
                 result.forward, backward, result.tape, set(shapes), unit.aliases[RUNTIME_ALIAS])
         _trace("optimise", lambda: _block_text(backward))

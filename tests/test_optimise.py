@@ -863,3 +863,28 @@ def test_a_loop_over_a_range_with_a_start_or_step_keeps_its_steps_in_lists(fn):
         got = gradient(z)
     np.testing.assert_allclose(got, st.grad(fn, optimize=False)(z), rtol=1e-12)
     st.check_grads(fn, (z,), order=2)
+
+
+def poisson_loglike(params, exog, endog):
+    eta = exog @ params
+    return np.sum(endog * eta - np.exp(eta))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_sums_seed_only_multiplied_after_its_negation_is_sunk_is_no_array(dtype):
+    """``np.sum(y * eta - np.exp(eta))``: the seed's spread reaches both terms, one through a
+    negation that a later pass sinks into a difference (leaving a copy of the spread); the
+    copy is propagated and the spread dropped, so the gradient reads as an expert's
+    ``exog.T @ (y - np.exp(eta))``: no array of ones made and multiplied."""
+    rng = np.random.default_rng(9)
+    args = (rng.standard_normal(3).astype(dtype) * 0.3, rng.standard_normal((8, 3)).astype(dtype),
+            rng.poisson(2.0, 8).astype(dtype))
+    code = _fused_source_wrt(poisson_loglike, args, 0)
+    assert "full_like" not in code and "unreduce" not in code, code
+    gradient = st.grad(poisson_loglike)
+    for _ in range(3):
+        got = gradient(*args)
+    params, exog, endog = args
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got, exog.T @ (endog - np.exp(exog @ params)), rtol=1e-5)
+    st.check_grads(poisson_loglike, args, order=2, wrt=(0,), rtol=1e-3 if dtype == np.float32 else 1e-5)
