@@ -110,3 +110,16 @@ def test_long_product_of_distinct_terms(tmp_path):
     total = sum(i % 7 + 1.0 for i in range(terms))
     np.testing.assert_allclose(dx, total * y)
     np.testing.assert_allclose(dy, total * x)
+
+
+def test_a_sums_seed_over_a_long_chain_of_temporaries_is_filled_without_recursion(tmp_path):
+    """A sum of a value computed through 2,000 single-use temporaries, each arithmetic of the
+    last: the spread of its seed is filled from the chain's leaves, found by a worklist (a
+    recursion as deep as the chain ran out of stack)."""
+    steps = 2000
+    lines = ["import numpy as np", "", "", "def drifted(x):", "    s = x * 1.0"]
+    lines += ["    s = s + 0.5"] * steps + ["    return np.sum(s)"]
+    fn = load(tmp_path, "drift2000", "\n".join(lines) + "\n").drifted
+    gradient = st.grad(fn)
+    for _ in range(3):                        # generic, specialised (the fused gradient), short
+        np.testing.assert_array_equal(gradient(np.ones(3)), np.ones(3))

@@ -78,19 +78,33 @@ def fill_spreads(body, shapes, numpy_alias, runtime_alias):
 
 
 def _leaves(expression, expanded):
-    """The names ``expression`` reads, in order, when it is arithmetic of names and numbers
-    (see the module), else None; a name in ``expanded`` whose value is such arithmetic
-    counts as its own leaves. The name of a function it calls (``np.exp``) is no leaf; any
-    other attribute (``self.w``: an object read) makes it None."""
+    """The names ``expression`` reads when it is arithmetic of names and numbers (see the
+    module), else None; a name in ``expanded`` whose value is such arithmetic counts as its
+    own leaves (a worklist, not recursion: a chain of temporaries may be as long as the
+    function). The name of a function it calls (``np.exp``) is no leaf; any other attribute
+    (``self.w``: an object read) makes it None."""
+    names, pending = [], [expression]
+    while pending:
+        found = _own_leaves(pending.pop())
+        if found is None:
+            return None
+        for name in found:
+            value = expanded.get(name)
+            if value is not None and _own_leaves(value) is not None:
+                pending.append(value)
+            elif name not in names:
+                names.append(name)
+    return names
+
+
+def _own_leaves(expression):
+    """The names ``expression`` itself reads when it is arithmetic, else None."""
     names, functions = [], set()          # functions: the nodes naming a called function
     for node in walk(expression):         # (breadth-first: a call before its function)
         if id(node) in functions:
             continue
         if isinstance(node, gast.Name):
-            inner = _leaves(expanded[node.id], expanded) if node.id in expanded else None
-            for name in inner if inner is not None else [node.id]:
-                if name not in names:
-                    names.append(name)
+            names.append(node.id)
         elif isinstance(node, gast.Constant):
             if type(node.value) not in (int, float):
                 return None
