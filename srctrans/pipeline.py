@@ -31,10 +31,14 @@
                they are known, propagate copies, drop
                dead code, recompute cheap loop scalars
                rather than save them, fold contributions
-               and negations; then drop unneeded saves and
-               decide the residuals, so only values the
-               backward pass still reads are kept alive;
-               fold single-use temporaries back into
+               and negations, sum a container's cotangent
+               entry by entry, then specialise again (the
+               sums and copies those passes made); drop
+               unneeded saves and decide the residuals, so
+               only values the backward pass still reads
+               are kept alive; in a fused gradient, fill a
+               sum's seed over what only its shape needed,
+               then fold single-use temporaries back into
                expressions
     emit       print, compile, register with linecache     (emit.*)
 
