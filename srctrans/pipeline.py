@@ -103,8 +103,8 @@ from srctrans.optimise.remat import rematerialise
 from srctrans.optimise.simplify import simplify
 from srctrans.optimise.specialise import (
     path_dependent_names,
-    factor_out_of_sums, infer_shapes, shape_obstacle, specialise, specialise_tangents,
-    use_array_methods)
+    factor_out_of_sums, infer_shapes, one_valued, shape_obstacle, specialise,
+    specialise_tangents, use_array_methods)
 from srctrans import nodes
 from srctrans.nodes import (appended_to, clone, local_names, parameter_names, rename_reads, runtime_call,
                             substitute_names)
@@ -224,7 +224,9 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     result = reverse(unit)
     facts.find_paths(result.prologue + result.forward)     # what the cache's measuring reads
     if optimize and shapes:
-        shapes = infer_shapes(result.prologue + result.forward, shapes)   # what the probe missed
+        statements = result.prologue + result.forward
+        shapes = one_valued(shapes, statements, facts.parameters, facts.has_loops)
+        shapes = infer_shapes(statements, shapes, facts.parameters)   # what the probe missed
         use_array_methods(result.forward, shapes)
     gradients = [_gradient_expression(unit, name, adjoint, unconnected_zero)
                  for name, adjoint in zip(unit.wrt, result.gradients)]
@@ -333,7 +335,8 @@ def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False, shap
         # not the user's statements: x * 1.0 there makes a copy
         simplify(result.tangent_statements, not_float=unit.not_float)
         if shapes:
-            specialise_tangents(body, infer_shapes(body, shapes))
+            shapes = one_valued(shapes, body, facts.parameters, facts.has_loops)
+            specialise_tangents(body, infer_shapes(body, shapes, facts.parameters))
         body, renaming = propagate_copies(body)
         returned = [_rename(r, renaming) for r in returned]
         body = eliminate_dead_code(body, _reads_all(returned), _is_pure)

@@ -266,3 +266,25 @@ def test_a_parameter_reused_as_a_loop_variable_keeps_its_value_for_code_before_t
         np.testing.assert_allclose(st.grad(control.parameter_reused_as_loop_variable)(xs, k),
                                    want, rtol=1e-12)
     st.check_grads(control.parameter_reused_as_loop_variable, (xs, 2), order=2, wrt=0)
+
+
+def rebound_in_a_branch(x, y, s):
+    if np.sum(x) > 4.0:
+        return np.sum(x * x)
+    s = np.tanh(y) - 0.1 * np.sum(s)      # s, a number, becomes an array: after the np.sum
+    return np.sum(s * s)
+
+
+def test_a_parameter_rebound_in_a_block_to_another_shape_keeps_its_first_shape_where_read():
+    """The code after an early return is a block SSA renames nothing in, so ``s`` holds the
+    argument (a number) and then an array. The measuring call saw only the array: specialised
+    code must not read the number as one (``s.sum()`` of a float), in either mode."""
+    args = (np.array([0.1, 0.2]), np.array([0.5]), 0.9)
+    gradient = st.grad(rebound_in_a_branch, wrt=(0, 1, 2))
+    want = st.grad(rebound_in_a_branch, wrt=(0, 1, 2), optimize=False)(*args)
+    for _ in range(3):                        # generic, specialised, short path
+        for got, expected in zip(gradient(*args), want):
+            np.testing.assert_allclose(got, expected, rtol=1e-12)
+    for _ in range(3):
+        st.jvp(rebound_in_a_branch, args, (np.ones(2), np.ones(1), 1.0))
+    st.check_grads(rebound_in_a_branch, args, order=2)

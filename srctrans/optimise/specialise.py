@@ -97,8 +97,8 @@ def use_array_methods(statements, shapes):
 def specialise_tangents(statements, shapes):
     """A JVP's ``statements`` rewritten, in place, for values of the given ``shapes``.
 
-    ``shapes`` holds each name's one shape whenever it has a value (measured,
-    then :func:`infer_shapes`). ``rt.broadcast_like(t, y)`` becomes ``t`` where
+    ``shapes`` holds each name's one shape whenever it has a value (measured, then
+    :func:`one_valued` and :func:`infer_shapes`). ``rt.broadcast_like(t, y)`` becomes ``t`` where
     ``t`` already has ``y``'s shape, reductions of arrays become their methods
     (:func:`use_array_methods`), and the runtime's other helpers their plain
     NumPy form, as in a backward pass (``rt.zeros_like`` of a number or an
@@ -290,7 +290,25 @@ def _assigned_at(sites, branch, loops, names, context):
             loops.setdefault(name, set()).update(context)
 
 
-def infer_shapes(statements, shapes):
+def one_valued(shapes, statements, parameters, loops):
+    """``shapes`` without the names that hold more than one value in a run of code without
+    ``loops``: a parameter assigned again, or a name assigned at two places (in a block,
+    where SSA renames nothing). The measuring run of such code saw each name's last value
+    only, whose shape a read before the last assignment need not have (``s = np.tanh(y) -
+    np.sum(s)`` in a branch, ``s`` a number that becomes an array). With loops, the run
+    watched every line and left out the names whose shape changed. :func:`infer_shapes`
+    gives such a name back the shape all its assignments agree on, if they do."""
+    if loops:
+        return shapes
+    stores = dict.fromkeys(parameters, 1)
+    for stmt in statements:
+        for node in walk(stmt):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                stores[node.id] = stores.get(node.id, 0) + 1
+    return {name: shape for name, shape in shapes.items() if stores.get(name, 0) <= 1}
+
+
+def infer_shapes(statements, shapes, parameters=()):
     """``shapes`` (name -> shape), with those of names assigned once from values of known shape.
 
     The generic forward pass folds single-use temporaries into the expression
@@ -303,7 +321,7 @@ def infer_shapes(statements, shapes):
     >>> sorted(infer_shapes(body, {"x": (3,), "t": (), "w": (3, 2)}).items())
     [('_add', (3,)), ('_mul', (3,)), ('t', ()), ('w', (3, 2)), ('x', (3,))]
     """
-    assigned = {}
+    assigned = dict.fromkeys(parameters, 1)          # a parameter holds its argument first
     for stmt in statements:
         for node in walk(stmt):
             if (isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store)
