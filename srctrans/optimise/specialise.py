@@ -51,6 +51,9 @@ RESULT_SHAPE_OF_ARGUMENT = {
     "broadcast_like": 1, "logsumexp_share": 2,
 }
 
+# Runtime helpers of two arguments whose result has their broadcast shape.
+BROADCASTING_HELPERS = ("add", "abs_grad", "tie_weight")
+
 # Reductions of a whole array, to one number, when called with the array alone.
 _WHOLE_REDUCTIONS = (np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var, np.std)
 
@@ -465,7 +468,8 @@ def shape_of(expression, known):
                 and shape_of(expression.args[0], known) is not None:
             return ()                                                # np.sum(x)
     if isinstance(expression, gast.Call) and isinstance(expression.func, gast.Attribute):
-        if _runtime_call(expression, "add") and len(expression.args) == 2:   # of two arrays
+        if any(_runtime_call(expression, h) for h in BROADCASTING_HELPERS) \
+                and len(expression.args) == 2:                 # rt.add, rt.abs_grad(g, x)
             left, right = (shape_of(a, known) for a in expression.args)
             return _broadcast(left, right)
         index = RESULT_SHAPE_OF_ARGUMENT.get(expression.func.attr)
