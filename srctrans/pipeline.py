@@ -59,6 +59,7 @@ from srctrans import annotations as anno
 from srctrans.analyse.activity import active_names
 from srctrans.analyse.indices import Indexing
 from srctrans.analyse.keyed_tests import keyed_tests
+from srctrans.analyse.signs import never_negative_names, positive_names
 from srctrans.builds import Build, ForwardBuild
 from srctrans.analyse.invariance import softmax_normalisers, softmax_offsets
 from srctrans.analyse.values import (
@@ -125,7 +126,9 @@ class Unit:
       namer, resolver: naming and name resolution for this function.
       aliases: the names generated code uses for the runtime and NumPy.
       active: the active names (after activity analysis).
-      nonsingular: names never zero at finite inputs (``analyse.invariance``).
+      nonsingular: names never zero at finite inputs (``analyse.invariance``,
+        ``analyse.signs``).
+      never_negative: names never negative nor NaN at finite inputs (``analyse.signs``).
       array_valued: names that certainly hold arrays or numbers (analyse.values).
       build_callee: ``(fn, wrt, location, residuals) -> (fwd, bwd)`` for a called
         user function whose saved values the caller keeps in the name ``residuals``.
@@ -142,6 +145,7 @@ class Unit:
                         NUMPY_ALIAS: self._alias(NUMPY_ALIAS, numpy)}
         self.active = set()
         self.nonsingular = frozenset()
+        self.never_negative = frozenset()
         self.array_valued = set()
         self.fresh_arrays = set()
         self.written_arrays = set()
@@ -216,7 +220,8 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     facts = _ShapeFacts(unit, optimize and shapes is None)
     if tests:                             # specialised: the branches the shape key decides
         fold_keyed_branches(unit.function, tests)
-    unit.nonsingular = frozenset(softmax_normalisers(unit.function))
+    unit.nonsingular = frozenset(softmax_normalisers(unit.function) | positive_names(unit.function))
+    unit.never_negative = never_negative_names(unit.function)
     unit.array_valued = array_valued(unit.function)
     unit.written_arrays = written_arrays(unit.function)
     unit.fresh_arrays = _writable(unit, fresh_arrays(unit.function))
@@ -233,7 +238,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     backward = result.backward
     _trace("reverse", lambda: _block_text(backward))
     if optimize:
-        simplify(backward, unit.nonsingular, unit.not_float)
+        simplify(backward, unit.nonsingular, unit.not_float, unit.never_negative)
         if shapes:
             if isinstance(result.output, gast.Name) and result.output.id in shapes:
                 shapes = {result.seed: shapes[result.output.id], **shapes}   # dy is shaped like y
@@ -603,7 +608,7 @@ def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, s
     else:
         backward = [substitute_names(clone(stmt), one) for stmt in backward]
         gradients = [substitute_names(clone(g), one) for g in gradients]
-    simplify(backward, unit.nonsingular, unit.not_float)
+    simplify(backward, unit.nonsingular, unit.not_float, unit.never_negative)
     backward, renaming = propagate_copies(backward)
     gradients = [_rename(g, renaming) for g in gradients]
     backward = eliminate_dead_code(backward, _reads_all(gradients), _is_not_saving)

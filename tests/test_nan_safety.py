@@ -314,3 +314,23 @@ def test_reductions_with_no_degrees_of_freedom():
     for tangent in (rt.var_jvp(np.array([[0.0], [1.0]]), x, 1, 1),
                     rt.std_jvp(np.array([[0.0], [1.0]]), np.zeros(2), x, 1, 1)):
         assert tangent[0] == 0 and np.isnan(tangent[1])
+
+
+def softplus_sum(z):
+    return np.sum(np.log1p(np.exp(-np.abs(z))) + np.maximum(z, 0.0))
+
+
+def test_a_division_by_one_plus_a_value_never_negative_needs_no_guard():
+    """log1p's derivative divides by ``1 + e``: with ``e = np.exp(...)`` (never negative, an
+    overflow is inf, never NaN) the divisor is at least 1, so the cotangent divided by it is
+    zero where the cotangent is, and the fused gradient has no guard. (``np.exp`` alone
+    underflows to 0: a division by it keeps its guard.)"""
+    z = np.array([-800.0, -1.0, 0.0, 2.0, 900.0])
+    source = st.source(softplus_sum, args=(z,))
+    fused = source[source.index("def softplus_sum_grad("):]
+    assert "zero_guard" not in fused.split("d_exp =")[1].splitlines()[0], fused
+    gradient = st.grad(softplus_sum)
+    for _ in range(3):
+        got = gradient(z)
+    np.testing.assert_allclose(got, 1.0 / (1.0 + np.exp(-z)), rtol=1e-12, atol=1e-300)
+    assert np.all(np.isfinite(got))

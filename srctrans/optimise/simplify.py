@@ -30,6 +30,8 @@ import operator
 
 import gast
 
+from srctrans.analyse.signs import is_positive
+
 from srctrans.nodes import substitute_names
 from srctrans.treewalk import walk
 
@@ -37,11 +39,14 @@ _FOLD = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul
          gast.Pow: operator.pow}
 
 
-def simplify(statements, nonsingular=frozenset(), not_float=frozenset()):
+def simplify(statements, nonsingular=frozenset(), not_float=frozenset(),
+             never_negative=frozenset()):
     """Simplify every expression of ``statements`` in place, the branches of an ``if`` too.
 
     ``nonsingular`` names values known to be nonzero and finite wherever the
-    function's inputs are finite (``analyse.invariance.softmax_normalisers``).
+    function's inputs are finite (``analyse.invariance.softmax_normalisers``,
+    ``analyse.signs.positive_names``), ``never_negative`` values never negative
+    (``analyse.signs``: a divisor ``1 + e`` of them is positive).
     ``not_float`` names values that may be booleans or integers
     (``analyse.values.maybe_not_float``): ``1.0 * m`` stays, since it makes a
     boolean mask a float array.
@@ -56,7 +61,7 @@ def simplify(statements, nonsingular=frozenset(), not_float=frozenset()):
         for node in walk(stmt):
             if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
                 counts[node.id] = counts.get(node.id, 0) + 1
-    simplifier = _Simplifier(nonsingular, not_float)
+    simplifier = _Simplifier(nonsingular, not_float, never_negative)
     blocks = [(statements, {})]               # (block, the numbers its names stand for)
     while blocks:
         block, numbers = blocks.pop()
@@ -110,9 +115,10 @@ def _negated(node):
 
 
 class _Simplifier(gast.NodeTransformer):
-    def __init__(self, nonsingular, not_float):
+    def __init__(self, nonsingular, not_float, never_negative=frozenset()):
         self.nonsingular = nonsingular
         self.not_float = not_float
+        self.never_negative = never_negative
 
     def _keeps_dtype(self, operand, constant):
         """Whether ``operand`` alone adds as ``operand`` combined with ``constant`` does
@@ -164,7 +170,7 @@ class _Simplifier(gast.NodeTransformer):
                 and _arithmetic(left.right) == _arithmetic(right.left))
 
     def visit_Call(self, node):
-        if _needs_no_guard(node, self.nonsingular):
+        if _needs_no_guard(node, self.nonsingular, self.never_negative):
             return self.visit(node.args[1])
         self.generic_visit(node)
         # rt.power_base_factor(x, c) with a nonzero constant c is c * x ** (c - 1), folded
@@ -238,14 +244,15 @@ def _scaled(constant, product):
     return None
 
 
-def _needs_no_guard(node, nonsingular):
+def _needs_no_guard(node, nonsingular, never_negative=frozenset()):
     """Whether ``node`` is an ``rt.zero_guard(g, e)`` that may become ``e``.
 
     The guard only changes entries of ``e`` that are ``0 * inf`` (or NaN)
     where ``g == 0``. None are when ``g`` is a nonzero number (the seed
     ``1.0`` of a scalar output: nothing changes at all), and none at finite
     inputs when ``e`` is ``g / s`` with ``s`` in ``nonsingular`` (the sum
-    under a log-softmax, a softmax's denominator), or ``g * rt.power_base_factor(x, c)``
+    under a log-softmax, a softmax's denominator) or ``s`` a positive sum
+    (``1 + e``, ``e`` never negative: ``log1p``'s of an ``exp``), or ``g * rt.power_base_factor(x, c)``
     for an integer ``c >= 1``, the derivative of a polynomial (checked before
     the factor is folded into ``c * x ** (c - 1)``).
     """
@@ -256,7 +263,8 @@ def _needs_no_guard(node, nonsingular):
     if _number(g) and g.value != 0:
         return True
     if (isinstance(product, gast.BinOp) and isinstance(product.op, gast.Div)
-            and isinstance(product.right, gast.Name) and product.right.id in nonsingular
+            and (isinstance(product.right, gast.Name) and product.right.id in nonsingular
+                 or is_positive(product.right, never_negative))
             and isinstance(product.left, gast.Name) and isinstance(g, gast.Name)
             and product.left.id == g.id):
         return True
