@@ -53,7 +53,7 @@ def zeros_like(value):
     return np.zeros_like(value, dtype=np.result_type(as_array(value).dtype, np.float16))
 
 
-_FLOATING = {}
+_FLOATING: dict = {}
 
 
 def _floating(dtype):

@@ -102,10 +102,10 @@ from srctrans.optimise.inline import inline_temporaries
 from srctrans.optimise.negation import sink_negations
 from srctrans.optimise.remat import rematerialise
 from srctrans.optimise.simplify import simplify
+from srctrans.optimise.expression_shapes import infer_shapes, one_valued
 from srctrans.optimise.specialise import (
     path_dependent_names,
-    factor_out_of_sums, infer_shapes, one_valued, shape_obstacle, specialise,
-    specialise_tangents, use_array_methods)
+    factor_out_of_sums, shape_obstacle, specialise, specialise_tangents, use_array_methods)
 from srctrans import nodes
 from srctrans.nodes import (appended_to, clone, local_names, parameter_names, rename_reads, runtime_call,
                             substitute_names)

@@ -16,7 +16,8 @@ from programs import control
 from programs import scalar_loops as loops
 from srctrans import pipeline
 from srctrans.emit.printer import block_lines
-from srctrans.optimise import accumulate, in_place, inline, negation, remat, simplify, specialise
+from srctrans.optimise import (accumulate, expression_shapes, in_place, inline, negation, remat,
+                               simplify, specialise)
 
 
 @pytest.mark.parametrize("module", [accumulate, inline, negation, remat, simplify, specialise,
@@ -284,7 +285,7 @@ def test_a_gradient_added_after_a_branch_moves_into_it(scale):
 ])
 def test_shapes_of_matrix_and_vector_products(left, right, shape):
     product = gast.parse("a @ b").body[0].value
-    assert specialise.shape_of(product, {"a": left, "b": right}) == shape
+    assert expression_shapes.shape_of(product, {"a": left, "b": right}) == shape
 
 
 def test_a_sum_after_an_if_moves_into_both_branches_with_what_computes_it():
@@ -556,13 +557,13 @@ def test_a_temporary_of_the_loop_counter_is_recomputed_from_the_range():
 
 
 def test_each_helper_result_has_the_shape_the_specialiser_assumes(monkeypatch):
-    """specialise.RESULT_SHAPE_OF_ARGUMENT says which argument's shape each runtime helper's
+    """expression_shapes.RESULT_SHAPE_OF_ARGUMENT says which argument's shape each runtime helper's
     result has: the shapes of specialised code are inferred from it. Every helper is called
     by the derivatives of one program, and each call's result is checked against it."""
     from programs import guarded
     seen = {}
-    table = dict(specialise.RESULT_SHAPE_OF_ARGUMENT)
-    table.update(dict.fromkeys(specialise.BROADCASTING_HELPERS, "both"))
+    table = dict(expression_shapes.RESULT_SHAPE_OF_ARGUMENT)
+    table.update(dict.fromkeys(expression_shapes.BROADCASTING_HELPERS, "both"))
     for name, index in table.items():
         real = getattr(runtime, name)
 
@@ -597,7 +598,7 @@ def test_names_whose_shape_depends_on_the_path_taken(text, names):
 
 
 def test_a_shape_two_branches_give_alike_is_known_after_them_and_what_follows():
-    known = specialise.infer_shapes(_statements(
+    known = expression_shapes.infer_shapes(_statements(
         "if c:\n    y = a * 2\nelse:\n    y = a + 1\nz = y * 3"), {"a": (3,)})
     assert known == {"a": (3,), "y": (3,), "z": (3,)}
 
@@ -644,7 +645,7 @@ def test_a_branch_a_spread_leaves_empty(text, specialised):
     ("a.sum(axis=-1, keepdims=True)", (2, 1)), ("a.sum(axis=(0, 1))", ()),
 ])
 def test_the_shape_of_a_sum_method(call, shape):
-    assert specialise.shape_of(_statements(call)[0].value, {"a": (2, 3)}) == shape
+    assert expression_shapes.shape_of(_statements(call)[0].value, {"a": (2, 3)}) == shape
 
 
 # --- a loop over a list writes the list's cotangent entry by entry (entry_cotangents.py) ---
@@ -712,7 +713,7 @@ def test_the_entries_a_loop_left_early_never_read_get_zeros():
     ("r = a\nif c:\n    r = b", {"a": (3,), "b": (2,)}, None),
 ])
 def test_a_name_assigned_in_branches_and_loops_keeps_a_shape_they_all_keep(text, shapes, r):
-    known = specialise.infer_shapes(_annotated(_statements(text)), shapes)
+    known = expression_shapes.infer_shapes(_annotated(_statements(text)), shapes)
     assert known.get("r") == r
     if r is not None and "_pow" in text:
         assert known["_pow"] == r and known["_clip"] == r

@@ -32,7 +32,7 @@ import numpy as np
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.optimise.entry_cotangents import is_runtime_call
-from srctrans.optimise.specialise import shape_of
+from srctrans.optimise.expression_shapes import shape_of
 from srctrans.treewalk import walk
 
 _ARITHMETIC = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow)

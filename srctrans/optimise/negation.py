@@ -42,7 +42,7 @@ import numpy as np
 from srctrans.nodes import clone, load
 from srctrans.optimise.dce import targets_of
 from srctrans.optimise.simplify import keeps_reuse
-from srctrans.optimise.specialise import shape_of
+from srctrans.optimise.expression_shapes import shape_of
 from srctrans.treewalk import replace_names, walk
 
 

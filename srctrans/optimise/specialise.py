@@ -35,30 +35,13 @@ from srctrans import annotations as anno
 from srctrans import runtime
 from srctrans.analyse.indices import Indexing
 from srctrans.annotations import Anno
-from srctrans.nodes import changed_in_place, int_literal, substitute_names
+from srctrans.nodes import changed_in_place
 from srctrans.optimise.accumulate import sink_into_branches
 from srctrans.optimise.dce import reads_of
+from srctrans.optimise.expression_shapes import is_runtime_helper_call, shape_of
 from srctrans.optimise.simplify import power_of_two
+from srctrans.optimise.spreads import Spreads
 from srctrans.treewalk import walk
-
-# Which argument of a runtime helper its result has the shape of.
-RESULT_SHAPE_OF_ARGUMENT = {
-    "unbroadcast": 1, "unreduce": 1, "mean_grad": 1, "var_grad": 1, "extremum_grad": 2,
-    "prod_grad": 2, "std_grad": 2, "matmul_lhs": 1, "matmul_rhs": 2, "dot_lhs": 1,
-    "dot_rhs": 2, "inner_lhs": 1, "inner_rhs": 2, "outer_lhs": 1, "outer_rhs": 2,
-    "tensordot_lhs": 1, "tensordot_rhs": 2, "getitem_grad": 1, "tie_weight": None,
-    "zeros_like": 0, "zeros_of": 0, "zero_at": 0, "restored_at": 0, "zero_guard": 1,
-    "broadcast_like": 1, "logsumexp_share": 2,
-}
-
-# Runtime helpers of two arguments whose result has their broadcast shape.
-BROADCASTING_HELPERS = ("add", "abs_grad", "tie_weight")
-
-# Reductions of a whole array, to one number, when called with the array alone.
-_WHOLE_REDUCTIONS = (np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var, np.std)
-
-# Functions of three arguments whose result has their broadcast shape.
-_BROADCASTING = (np.clip, np.where)
 
 # Functions whose result's shape depends on the values of their arguments.
 VALUE_DEPENDENT_SHAPES = frozenset({
@@ -293,88 +276,11 @@ def _assigned_at(sites, branch, loops, names, context):
             loops.setdefault(name, set()).update(context)
 
 
-def one_valued(shapes, statements, parameters, loops):
-    """``shapes`` without the names that hold more than one value in a run of code without
-    ``loops``: a parameter assigned again, or a name assigned at two places (in a block,
-    where SSA renames nothing). The measuring run of such code saw each name's last value
-    only, whose shape a read before the last assignment need not have (``s = np.tanh(y) -
-    np.sum(s)`` in a branch, ``s`` a number that becomes an array). With loops, the run
-    watched every line and left out the names whose shape changed. :func:`infer_shapes`
-    gives such a name back the shape all its assignments agree on, if they do."""
-    if loops:
-        return shapes
-    stores = dict.fromkeys(parameters, 1)
-    for stmt in statements:
-        for node in walk(stmt):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-                stores[node.id] = stores.get(node.id, 0) + 1
-    return {name: shape for name, shape in shapes.items() if stores.get(name, 0) <= 1}
-
-
-def infer_shapes(statements, shapes, parameters=()):
-    """``shapes`` (name -> shape), with those of names assigned once from values of known shape.
-
-    The generic forward pass folds single-use temporaries into the expression
-    that reads them, so the run that measured ``shapes`` never saw them; their
-    shapes follow from their operands' (``_mul = a * x``: the broadcast of
-    ``a`` and ``x``). A name assigned more than once keeps out: its shape may
-    change from one assignment to the next.
-
-    >>> body = gast.parse("_mul = 0.9 * x\\n_add = _mul + t\\ny = y * 2.0\\ny = y @ w").body
-    >>> sorted(infer_shapes(body, {"x": (3,), "t": (), "w": (3, 2)}).items())
-    [('_add', (3,)), ('_mul', (3,)), ('t', ()), ('w', (3, 2)), ('x', (3,))]
-    """
-    assigned = dict.fromkeys(parameters, 1)          # a parameter holds its argument first
-    for stmt in statements:
-        for node in walk(stmt):
-            if (isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store)
-                    and anno.get(stmt, Anno.SAVES) is None):        # not a tape's placeholder
-                assigned[node.id] = assigned.get(node.id, 0) + 1
-    sites = {}                                       # name -> values it is assigned
-
-    def visit(block, known, record=False):
-        for stmt in block:
-            if anno.get(stmt, Anno.SAVES) is not None:
-                continue
-            if isinstance(stmt, (gast.If, gast.For, gast.While)):
-                visit(stmt.body, known, record)
-                visit(stmt.orelse, known, record)
-            elif (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
-                  and isinstance(stmt.targets[0], gast.Name)):
-                name = stmt.targets[0].id
-                if record:
-                    sites.setdefault(name, []).append(stmt.value)
-                if name not in known and assigned.get(name) == 1:
-                    shape = shape_of(stmt.value, known)
-                    if shape is not None:
-                        known[name] = shape
-
-    known = dict(shapes)
-    visit(statements, known, record=True)
-    # a name assigned at several places (the branches of an if, a loop's body) has one
-    # shape S when every place gives it S, from operands of known shape or from the name
-    # itself taken to be S (r = 0.5 * r in a loop keeps r's shape: by induction, each
-    # assignment keeps S); then what follows from it
-    joined = True
-    while joined:
-        joined = False
-        for name, values in sites.items():
-            if name in known or assigned.get(name) != len(values) or len(values) < 2:
-                continue
-            for shape in {shape_of(value, known) for value in values} - {None}:
-                trial = dict(known, **{name: shape})
-                visit(statements, trial)                 # what follows from the guess
-                if all(shape_of(value, trial) == shape for value in sites[name]):
-                    known, joined = trial, True
-                    break
-    return known
-
-
 def specialise(statements, shapes):
     """``statements`` rewritten for values of the given ``shapes`` (name -> tuple)."""
     known = dict(shapes)
     statements = sink_into_branches(statements)
-    spreads = _Spreads(statements)
+    spreads = Spreads(statements)
     _specialise_block(statements, known, _Rewriter(known), shapes, spreads)
     return spreads.drop(statements, known)
 
@@ -405,7 +311,7 @@ def _specialise_block(statements, known, rewriter, measured, spreads):
             if rewriter.zeros:
                 for name in _stored(target):
                     rewriter.zeros.pop(name, None)
-            if isinstance(target, gast.Name) and _runtime_call(stmt.value, "zeros_of"):
+            if isinstance(target, gast.Name) and is_runtime_helper_call(stmt.value, "zeros_of"):
                 rewriter.zeros[target.id] = shape_of(stmt.value, known)
             if isinstance(target, gast.Name):
                 if target.id in measured:
@@ -415,108 +321,6 @@ def _specialise_block(statements, known, rewriter, measured, spreads):
                     known[target.id] = shape
                 else:
                     known.pop(target.id, None)
-
-
-def _matmul_shape(left, right):
-    """The shape of ``a @ b`` for matrices and vectors of these shapes, or None."""
-    if len(left) == 2 and len(right) == 2 and left[1] == right[0]:
-        return (left[0], right[1])
-    if len(left) == 2 and len(right) == 1 and left[1] == right[0]:
-        return (left[0],)
-    if len(left) == 1 and len(right) == 2 and left[0] == right[0]:
-        return (right[1],)
-    if len(left) == 1 and len(right) == 1 and left[0] == right[0]:
-        return ()
-    return None
-
-
-def shape_of(expression, known):
-    """The shape of ``expression`` given the shapes of names, or None if unknown."""
-    if isinstance(expression, gast.Name):
-        return known.get(expression.id)
-    if isinstance(expression, gast.Constant):
-        return () if isinstance(expression.value, (int, float)) else None
-    if isinstance(expression, gast.UnaryOp):
-        return shape_of(expression.operand, known)
-    if isinstance(expression, gast.BinOp):
-        left, right = shape_of(expression.left, known), shape_of(expression.right, known)
-        if left is None or right is None:
-            return None
-        if isinstance(expression.op, gast.MatMult):
-            return _matmul_shape(left, right)
-        return _broadcast(left, right)
-    if isinstance(expression, gast.Attribute) and expression.attr == "T":
-        inner = shape_of(expression.value, known)
-        return None if inner is None else tuple(reversed(inner))
-    if isinstance(expression, gast.Call) and not expression.keywords:
-        callee = anno.get(expression, Anno.CALLEE)
-        if isinstance(callee, np.ufunc) and callee.nin == len(expression.args) and callee.nout == 1:
-            shapes = [shape_of(a, known) for a in expression.args]   # np.tanh(x), np.maximum(x, 0)
-            if None in shapes:
-                return None
-            try:
-                return tuple(np.broadcast_shapes(*shapes))
-            except ValueError:
-                return None
-        if callee in _BROADCASTING and len(expression.args) == 3:     # np.clip(r, lo, hi)
-            shapes = [shape_of(a, known) for a in expression.args]
-            try:
-                return None if None in shapes else tuple(np.broadcast_shapes(*shapes))
-            except ValueError:
-                return None
-        if any(callee is f for f in _WHOLE_REDUCTIONS) and len(expression.args) == 1 \
-                and shape_of(expression.args[0], known) is not None:
-            return ()                                                # np.sum(x)
-    if isinstance(expression, gast.Call) and isinstance(expression.func, gast.Attribute):
-        if any(_runtime_call(expression, h) for h in BROADCASTING_HELPERS) \
-                and len(expression.args) == 2:                 # rt.add, rt.abs_grad(g, x)
-            left, right = (shape_of(a, known) for a in expression.args)
-            return _broadcast(left, right)
-        index = RESULT_SHAPE_OF_ARGUMENT.get(expression.func.attr)
-        if index is not None and len(expression.args) > index:
-            return shape_of(expression.args[index], known)
-        if expression.func.attr == "sum":
-            return _summed_shape(expression, known)
-    return None
-
-
-def _broadcast(*shapes):
-    """The shape arrays of ``shapes`` broadcast to, or None (one unknown, or no broadcast)."""
-    if None in shapes:
-        return None
-    try:
-        return tuple(np.broadcast_shapes(*shapes))
-    except ValueError:
-        return None
-
-
-def _summed_shape(call, known):
-    inner = shape_of(call.func.value, known)
-    if inner is None or call.args:
-        return None
-    keywords = {k.arg: k.value for k in call.keywords}
-    axis = keywords.get("axis")
-    keepdims = isinstance(keywords.get("keepdims"), gast.Constant) and keywords["keepdims"].value
-    if axis is None:
-        return tuple(1 for _ in inner) if keepdims else ()
-    axes = [int_literal(a) for a in getattr(axis, "elts", [axis])]
-    if not axes or None in axes or not inner:
-        return None
-    reduced = {a % len(inner) for a in axes}
-    if keepdims:
-        return tuple(1 if i in reduced else n for i, n in enumerate(inner))
-    return tuple(n for i, n in enumerate(inner) if i not in reduced)
-
-
-def _runtime_call(node, name):
-    """``rt.name(...)``: a call of the runtime's helper ``name``, not of a function of the
-    user's with that name (``np.zeros_like`` in a JVP's own statements), which the resolver
-    annotated with what it calls."""
-    if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
-            and node.func.attr == name and isinstance(node.func.value, gast.Name)):
-        return False
-    callee = anno.get(node, Anno.CALLEE)
-    return callee is None or callee is getattr(runtime, name, None)
 
 
 def _sum(expression, axes, keepdims=False):
@@ -546,18 +350,18 @@ class _Rewriter(gast.NodeTransformer):
     def visit_Call(self, node):
         self.generic_visit(node)
         known = self.known
-        if _runtime_call(node, "zeros_like") and len(node.args) == 1 \
+        if is_runtime_helper_call(node, "zeros_like") and len(node.args) == 1 \
                 and shape_of(node.args[0], known) is not None:   # a number or an array
             node.func.attr = "zeros_of"
             if anno.get(node, Anno.CALLEE) is not None:
                 anno.set_(node, Anno.CALLEE, runtime.zeros_of)
             return node
-        if _runtime_call(node, "broadcast_like") and len(node.args) == 2:
+        if is_runtime_helper_call(node, "broadcast_like") and len(node.args) == 2:
             tangent, like = (shape_of(a, known) for a in node.args)
             if tangent is not None and tangent == like:
                 return node.args[0]                     # already the output's shape
             return node
-        if _runtime_call(node, "add") and len(node.args) == 2:
+        if is_runtime_helper_call(node, "add") and len(node.args) == 2:
             left, right = (shape_of(a, known) for a in node.args)
             first = node.args[0]
             if isinstance(first, gast.Name) and first.id in self.zeros and \
@@ -565,7 +369,7 @@ class _Rewriter(gast.NodeTransformer):
                 return node.args[1]                     # zeros + e, e of the zeros' shape
             if left is not None and right is not None:     # arrays or numbers, not containers
                 return gast.BinOp(node.args[0], gast.Add(), node.args[1])
-        if _runtime_call(node, "unbroadcast") and len(node.args) == 2:
+        if is_runtime_helper_call(node, "unbroadcast") and len(node.args) == 2:
             g, x = node.args
             g_shape, x_shape = shape_of(g, known), shape_of(x, known)
             if g_shape is None or x_shape is None:
@@ -579,11 +383,11 @@ class _Rewriter(gast.NodeTransformer):
                 kept = tuple(i for i, (a, b) in enumerate(zip(x_shape, g_shape)) if a != b)
                 return _sum(g, kept, keepdims=True)
             return node
-        if _runtime_call(node, "entry_zero_like") and len(node.args) == 3 \
+        if is_runtime_helper_call(node, "entry_zero_like") and len(node.args) == 3 \
                 and shape_of(node.args[2], known) is not None:
             return node.args[0]              # an array's (or number's): nothing to change
         for name in ("matmul_lhs", "matmul_rhs"):
-            if _runtime_call(node, name) and len(node.args) == 3:
+            if is_runtime_helper_call(node, name) and len(node.args) == 3:
                 g, a, b = node.args
                 a_shape, b_shape = shape_of(a, known), shape_of(b, known)
                 if a_shape is not None and b_shape is not None and len(a_shape) == 1 \
@@ -609,98 +413,3 @@ class _Rewriter(gast.NodeTransformer):
                     return gast.BinOp(b, gast.MatMult(), g)                                     # W @ g
         return node
 
-
-class _Spreads:
-    """``d = rt.unreduce(s, A, ...); e = d * E`` -> ``e = s * E``, block by block.
-
-    Valid when ``s`` broadcasts against ``A`` (a scalar, or reduced with
-    ``keepdims=True``), every read of ``d`` is a factor of a product (or the
-    dividend of a quotient) whose other operand has ``A``'s shape, and ``d`` is
-    assigned nowhere else in all of ``statements`` (a loop that reassigns it
-    reads its other values). A branch's spreads are dropped with the shapes
-    known in that branch.
-    """
-
-    def __init__(self, statements):
-        self.uses, self.assignments, self.factors = {}, {}, {}
-        for stmt in statements:
-            for node in walk(stmt):
-                if isinstance(node, gast.Name):
-                    counts = self.assignments if isinstance(node.ctx, gast.Store) else self.uses
-                    counts[node.id] = counts.get(node.id, 0) + 1
-                elif isinstance(node, gast.BinOp) and isinstance(node.op, (gast.Mult, gast.Div)):
-                    sides = [(node.left, node.right)]
-                    if isinstance(node.op, gast.Mult):
-                        sides.append((node.right, node.left))
-                    for this, other in sides:
-                        if isinstance(this, gast.Name):
-                            self.factors.setdefault(this.id, []).append(other)
-        self.replace = {}
-
-    def drop(self, block, known):
-        """``block`` without its droppable spreads (their uses read the scalar instead)."""
-        kept = []
-        for stmt in block:
-            if self.replace:
-                substitute_names(stmt, self.replace)
-            spread = _scalar_spread(stmt, known)
-            if spread is not None and self.assignments.get(spread[0]) == 1:
-                name, scalar, shape = spread
-                others = self.factors.get(name, ())
-                if (len(others) == self.uses.get(name) and shape is not None
-                        and all(shape_of(other, known) == shape and name not in reads_of(other)
-                                for other in others)):
-                    self.replace[name] = scalar
-                    continue
-            kept.append(stmt)
-        return kept
-
-
-def _scalar_spread(stmt, known):
-    if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
-        return None
-    value = stmt.value
-    if not ((_runtime_call(value, "unreduce") or _runtime_call(value, "mean_grad"))
-            and len(value.args) == 4):
-        return None
-    g, x, axis, keepdims = value.args
-    if not isinstance(g, gast.Name) or shape_of(g, known) is None:
-        return None
-    if value.func.attr == "mean_grad":
-        count = _count(shape_of(x, known), axis)
-        if count is None:
-            return None
-        g = gast.BinOp(g, gast.Div(), gast.Constant(count, None))
-    scalar = shape_of(g, known) == ()
-    kept = isinstance(keepdims, gast.Constant) and keepdims.value is True
-    if not (scalar or kept):
-        g = _with_reduced_axes(g, shape_of(x, known), axis, keepdims)
-        if g is None:
-            return None
-    return stmt.targets[0].id, g, shape_of(x, known)
-
-
-def _with_reduced_axes(g, shape, axis, keepdims):
-    """``g[:, :, None]``: the reduction's cotangent ``g`` with the axes ``axis`` (a constant
-    int or tuple of ints) reduced away from an array of ``shape`` put back as length 1, so
-    that it broadcasts against that array; None when they are not constants."""
-    if shape is None or not (isinstance(keepdims, gast.Constant) and keepdims.value is False):
-        return None
-    axes = [int_literal(a) for a in getattr(axis, "elts", [axis])]
-    if not axes or None in axes or not all(-len(shape) <= a < len(shape) for a in axes):
-        return None
-    reduced = {a % len(shape) for a in axes}
-    index = [gast.Constant(None, None) if i in reduced else gast.Slice(None, None, None)
-             for i in range(len(shape))]
-    return gast.Subscript(g, gast.Tuple(index, gast.Load()), gast.Load())
-
-
-def _count(shape, axis):
-    """How many elements a mean over ``axis`` (a Constant node) averages, or None."""
-    if shape is None or not isinstance(axis, gast.Constant):
-        return None
-    if axis.value is None:
-        return int(np.prod(shape, dtype=np.int64))
-    if isinstance(axis.value, int) and shape:
-        return shape[axis.value % len(shape)]
-    return None

@@ -1,0 +1,218 @@
+"""The shapes of expressions in code specialised on the shapes of the values it reads.
+
+Requires: the shapes of names (measured on one call, then inferred), and expressions of
+generated code (gast), each call annotated with what it calls where srctrans wrote it.
+Guarantees: :func:`shape_of` gives the shape an expression has for every call whose
+names have those shapes, or None where it cannot tell (a container, a value-dependent
+shape); :func:`infer_shapes` adds the shapes of names assigned such expressions, and
+:func:`one_valued` leaves out the names that hold more than one value where the
+measuring run saw only the last.
+"""
+
+import gast
+import numpy as np
+
+from srctrans import annotations as anno
+from srctrans import runtime
+from srctrans.annotations import Anno
+from srctrans.nodes import int_literal
+from srctrans.treewalk import walk
+
+
+# Which argument of a runtime helper its result has the shape of.
+RESULT_SHAPE_OF_ARGUMENT = {
+    "unbroadcast": 1, "unreduce": 1, "mean_grad": 1, "var_grad": 1, "extremum_grad": 2,
+    "prod_grad": 2, "std_grad": 2, "matmul_lhs": 1, "matmul_rhs": 2, "dot_lhs": 1,
+    "dot_rhs": 2, "inner_lhs": 1, "inner_rhs": 2, "outer_lhs": 1, "outer_rhs": 2,
+    "tensordot_lhs": 1, "tensordot_rhs": 2, "getitem_grad": 1, "tie_weight": None,
+    "zeros_like": 0, "zeros_of": 0, "zero_at": 0, "restored_at": 0, "zero_guard": 1,
+    "broadcast_like": 1, "logsumexp_share": 2,
+}
+
+# Runtime helpers of two arguments whose result has their broadcast shape.
+BROADCASTING_HELPERS = ("add", "abs_grad", "tie_weight")
+
+# Reductions of a whole array, to one number, when called with the array alone.
+_WHOLE_REDUCTIONS = (np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var, np.std)
+
+# Functions of three arguments whose result has their broadcast shape.
+_BROADCASTING = (np.clip, np.where)
+
+
+def one_valued(shapes, statements, parameters, loops):
+    """``shapes`` without the names that hold more than one value in a run of code without
+    ``loops``: a parameter assigned again, or a name assigned at two places (in a block,
+    where SSA renames nothing). The measuring run of such code saw each name's last value
+    only, whose shape a read before the last assignment need not have (``s = np.tanh(y) -
+    np.sum(s)`` in a branch, ``s`` a number that becomes an array). With loops, the run
+    watched every line and left out the names whose shape changed. :func:`infer_shapes`
+    gives such a name back the shape all its assignments agree on, if they do."""
+    if loops:
+        return shapes
+    stores = dict.fromkeys(parameters, 1)
+    for stmt in statements:
+        for node in walk(stmt):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                stores[node.id] = stores.get(node.id, 0) + 1
+    return {name: shape for name, shape in shapes.items() if stores.get(name, 0) <= 1}
+
+
+def infer_shapes(statements, shapes, parameters=()):
+    """``shapes`` (name -> shape), with those of names assigned once from values of known shape.
+
+    The generic forward pass folds single-use temporaries into the expression
+    that reads them, so the run that measured ``shapes`` never saw them; their
+    shapes follow from their operands' (``_mul = a * x``: the broadcast of
+    ``a`` and ``x``). A name assigned more than once keeps out: its shape may
+    change from one assignment to the next.
+
+    >>> body = gast.parse("_mul = 0.9 * x\\n_add = _mul + t\\ny = y * 2.0\\ny = y @ w").body
+    >>> sorted(infer_shapes(body, {"x": (3,), "t": (), "w": (3, 2)}).items())
+    [('_add', (3,)), ('_mul', (3,)), ('t', ()), ('w', (3, 2)), ('x', (3,))]
+    """
+    assigned = dict.fromkeys(parameters, 1)          # a parameter holds its argument first
+    for stmt in statements:
+        for node in walk(stmt):
+            if (isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store)
+                    and anno.get(stmt, Anno.SAVES) is None):        # not a tape's placeholder
+                assigned[node.id] = assigned.get(node.id, 0) + 1
+    sites = {}                                       # name -> values it is assigned
+
+    def visit(block, known, record=False):
+        for stmt in block:
+            if anno.get(stmt, Anno.SAVES) is not None:
+                continue
+            if isinstance(stmt, (gast.If, gast.For, gast.While)):
+                visit(stmt.body, known, record)
+                visit(stmt.orelse, known, record)
+            elif (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+                  and isinstance(stmt.targets[0], gast.Name)):
+                name = stmt.targets[0].id
+                if record:
+                    sites.setdefault(name, []).append(stmt.value)
+                if name not in known and assigned.get(name) == 1:
+                    shape = shape_of(stmt.value, known)
+                    if shape is not None:
+                        known[name] = shape
+
+    known = dict(shapes)
+    visit(statements, known, record=True)
+    # a name assigned at several places (the branches of an if, a loop's body) has one
+    # shape S when every place gives it S, from operands of known shape or from the name
+    # itself taken to be S (r = 0.5 * r in a loop keeps r's shape: by induction, each
+    # assignment keeps S); then what follows from it
+    joined = True
+    while joined:
+        joined = False
+        for name, values in sites.items():
+            if name in known or assigned.get(name) != len(values) or len(values) < 2:
+                continue
+            for shape in {shape_of(value, known) for value in values} - {None}:
+                trial = dict(known, **{name: shape})
+                visit(statements, trial)                 # what follows from the guess
+                if all(shape_of(value, trial) == shape for value in sites[name]):
+                    known, joined = trial, True
+                    break
+    return known
+
+
+def _matmul_shape(left, right):
+    """The shape of ``a @ b`` for matrices and vectors of these shapes, or None."""
+    if len(left) == 2 and len(right) == 2 and left[1] == right[0]:
+        return (left[0], right[1])
+    if len(left) == 2 and len(right) == 1 and left[1] == right[0]:
+        return (left[0],)
+    if len(left) == 1 and len(right) == 2 and left[0] == right[0]:
+        return (right[1],)
+    if len(left) == 1 and len(right) == 1 and left[0] == right[0]:
+        return ()
+    return None
+
+
+def shape_of(expression, known):
+    """The shape of ``expression`` given the shapes of names, or None if unknown."""
+    if isinstance(expression, gast.Name):
+        return known.get(expression.id)
+    if isinstance(expression, gast.Constant):
+        return () if isinstance(expression.value, (int, float)) else None
+    if isinstance(expression, gast.UnaryOp):
+        return shape_of(expression.operand, known)
+    if isinstance(expression, gast.BinOp):
+        left, right = shape_of(expression.left, known), shape_of(expression.right, known)
+        if left is None or right is None:
+            return None
+        if isinstance(expression.op, gast.MatMult):
+            return _matmul_shape(left, right)
+        return _broadcast(left, right)
+    if isinstance(expression, gast.Attribute) and expression.attr == "T":
+        inner = shape_of(expression.value, known)
+        return None if inner is None else tuple(reversed(inner))
+    if isinstance(expression, gast.Call) and not expression.keywords:
+        callee = anno.get(expression, Anno.CALLEE)
+        if isinstance(callee, np.ufunc) and callee.nin == len(expression.args) and callee.nout == 1:
+            shapes = [shape_of(a, known) for a in expression.args]   # np.tanh(x), np.maximum(x, 0)
+            if None in shapes:
+                return None
+            try:
+                return tuple(np.broadcast_shapes(*shapes))
+            except ValueError:
+                return None
+        if callee in _BROADCASTING and len(expression.args) == 3:     # np.clip(r, lo, hi)
+            shapes = [shape_of(a, known) for a in expression.args]
+            try:
+                return None if None in shapes else tuple(np.broadcast_shapes(*shapes))
+            except ValueError:
+                return None
+        if any(callee is f for f in _WHOLE_REDUCTIONS) and len(expression.args) == 1 \
+                and shape_of(expression.args[0], known) is not None:
+            return ()                                                # np.sum(x)
+    if isinstance(expression, gast.Call) and isinstance(expression.func, gast.Attribute):
+        if any(is_runtime_helper_call(expression, h) for h in BROADCASTING_HELPERS) \
+                and len(expression.args) == 2:                 # rt.add, rt.abs_grad(g, x)
+            left, right = (shape_of(a, known) for a in expression.args)
+            return _broadcast(left, right)
+        index = RESULT_SHAPE_OF_ARGUMENT.get(expression.func.attr)
+        if index is not None and len(expression.args) > index:
+            return shape_of(expression.args[index], known)
+        if expression.func.attr == "sum":
+            return _summed_shape(expression, known)
+    return None
+
+
+def _broadcast(*shapes):
+    """The shape arrays of ``shapes`` broadcast to, or None (one unknown, or no broadcast)."""
+    if None in shapes:
+        return None
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        return None
+
+
+def _summed_shape(call, known):
+    inner = shape_of(call.func.value, known)
+    if inner is None or call.args:
+        return None
+    keywords = {k.arg: k.value for k in call.keywords}
+    axis = keywords.get("axis")
+    keepdims = isinstance(keywords.get("keepdims"), gast.Constant) and keywords["keepdims"].value
+    if axis is None:
+        return tuple(1 for _ in inner) if keepdims else ()
+    axes = [int_literal(a) for a in getattr(axis, "elts", [axis])]
+    if not axes or None in axes or not inner:
+        return None
+    reduced = {a % len(inner) for a in axes}
+    if keepdims:
+        return tuple(1 if i in reduced else n for i, n in enumerate(inner))
+    return tuple(n for i, n in enumerate(inner) if i not in reduced)
+
+
+def is_runtime_helper_call(node, name):
+    """``rt.name(...)``: a call of the runtime's helper ``name``, not of a function of the
+    user's with that name (``np.zeros_like`` in a JVP's own statements), which the resolver
+    annotated with what it calls."""
+    if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
+            and node.func.attr == name and isinstance(node.func.value, gast.Name)):
+        return False
+    callee = anno.get(node, Anno.CALLEE)
+    return callee is None or callee is getattr(runtime, name, None)

@@ -1,0 +1,111 @@
+"""A reduction's cotangent spread over the reduced array, dropped where only multiplied.
+
+Requires: a backward pass being specialised (:mod:`srctrans.optimise.specialise`) and the
+shapes of its names.
+Guarantees: ``d = rt.unreduce(s, A, ...); e = d * E`` -> ``e = s * E`` when ``s``
+broadcasts against ``A`` (see :class:`Spreads`): the values are those the spread gives.
+"""
+
+import gast
+import numpy as np
+
+from srctrans.nodes import int_literal, substitute_names
+from srctrans.optimise.dce import reads_of
+from srctrans.optimise.expression_shapes import is_runtime_helper_call, shape_of
+from srctrans.treewalk import walk
+
+
+class Spreads:
+    """``d = rt.unreduce(s, A, ...); e = d * E`` -> ``e = s * E``, block by block.
+
+    Valid when ``s`` broadcasts against ``A`` (a scalar, or reduced with
+    ``keepdims=True``), every read of ``d`` is a factor of a product (or the
+    dividend of a quotient) whose other operand has ``A``'s shape, and ``d`` is
+    assigned nowhere else in all of ``statements`` (a loop that reassigns it
+    reads its other values). A branch's spreads are dropped with the shapes
+    known in that branch.
+    """
+
+    def __init__(self, statements):
+        self.uses, self.assignments, self.factors = {}, {}, {}
+        for stmt in statements:
+            for node in walk(stmt):
+                if isinstance(node, gast.Name):
+                    counts = self.assignments if isinstance(node.ctx, gast.Store) else self.uses
+                    counts[node.id] = counts.get(node.id, 0) + 1
+                elif isinstance(node, gast.BinOp) and isinstance(node.op, (gast.Mult, gast.Div)):
+                    sides = [(node.left, node.right)]
+                    if isinstance(node.op, gast.Mult):
+                        sides.append((node.right, node.left))
+                    for this, other in sides:
+                        if isinstance(this, gast.Name):
+                            self.factors.setdefault(this.id, []).append(other)
+        self.replace = {}
+
+    def drop(self, block, known):
+        """``block`` without its droppable spreads (their uses read the scalar instead)."""
+        kept = []
+        for stmt in block:
+            if self.replace:
+                substitute_names(stmt, self.replace)
+            spread = _scalar_spread(stmt, known)
+            if spread is not None and self.assignments.get(spread[0]) == 1:
+                name, scalar, shape = spread
+                others = self.factors.get(name, ())
+                if (len(others) == self.uses.get(name) and shape is not None
+                        and all(shape_of(other, known) == shape and name not in reads_of(other)
+                                for other in others)):
+                    self.replace[name] = scalar
+                    continue
+            kept.append(stmt)
+        return kept
+
+
+def _scalar_spread(stmt, known):
+    if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
+        return None
+    value = stmt.value
+    if not ((is_runtime_helper_call(value, "unreduce") or is_runtime_helper_call(value, "mean_grad"))
+            and len(value.args) == 4):
+        return None
+    g, x, axis, keepdims = value.args
+    if not isinstance(g, gast.Name) or shape_of(g, known) is None:
+        return None
+    if value.func.attr == "mean_grad":
+        count = _count(shape_of(x, known), axis)
+        if count is None:
+            return None
+        g = gast.BinOp(g, gast.Div(), gast.Constant(count, None))
+    scalar = shape_of(g, known) == ()
+    kept = isinstance(keepdims, gast.Constant) and keepdims.value is True
+    if not (scalar or kept):
+        g = _with_reduced_axes(g, shape_of(x, known), axis, keepdims)
+        if g is None:
+            return None
+    return stmt.targets[0].id, g, shape_of(x, known)
+
+
+def _with_reduced_axes(g, shape, axis, keepdims):
+    """``g[:, :, None]``: the reduction's cotangent ``g`` with the axes ``axis`` (a constant
+    int or tuple of ints) reduced away from an array of ``shape`` put back as length 1, so
+    that it broadcasts against that array; None when they are not constants."""
+    if shape is None or not (isinstance(keepdims, gast.Constant) and keepdims.value is False):
+        return None
+    axes = [int_literal(a) for a in getattr(axis, "elts", [axis])]
+    if not axes or None in axes or not all(-len(shape) <= a < len(shape) for a in axes):
+        return None
+    reduced = {a % len(shape) for a in axes}
+    index = [gast.Constant(None, None) if i in reduced else gast.Slice(None, None, None)
+             for i in range(len(shape))]
+    return gast.Subscript(g, gast.Tuple(index, gast.Load()), gast.Load())
+
+
+def _count(shape, axis):
+    """How many elements a mean over ``axis`` (a Constant node) averages, or None."""
+    if shape is None or not isinstance(axis, gast.Constant):
+        return None
+    if axis.value is None:
+        return int(np.prod(shape, dtype=np.int64))
+    if isinstance(axis.value, int) and shape:
+        return shape[axis.value % len(shape)]
+    return None
