@@ -623,9 +623,21 @@ def test_a_shape_the_branches_disagree_on_is_unknown_after_them():
     ("d = rt.unreduce(s, A, None, False)\ne = d / E", "e = s / E"),     # a dividend
     ("d = rt.unreduce(s, A, None, False)\ne = E / d",                   # a divisor: kept
      "d = rt.unreduce(s, A, None, False)\ne = E / d"),
+    ("d = rt.unreduce(s, A, None, False)\ne = d - d * E",               # the shape kept
+     "e = s - s * E"),
+    ("d = rt.unreduce(s, A, None, False)\nn = -d\ne = n * E\nf = d + E",  # through a negation
+     "n = -s\ne = n * E\nf = s + E"),
+    ("d = rt.unreduce(s, A, None, False)\ne = rt.zero_guard(d, d / E)",   # a guard's cotangent
+     "e = rt.zero_guard(s, s / E)"),
+    ("d = rt.unreduce(s, A, None, False)\ne = d - d * E\nf = d + 1.0",   # a number: no shape
+     "d = rt.unreduce(s, A, None, False)\ne = d - d * E\nf = d + 1.0"),
+    ("d = rt.unreduce(s, A, None, False)\nn = -d\nf = n + 1.0",           # nor through -d
+     "d = rt.unreduce(s, A, None, False)\nn = -d\nf = n + 1.0"),
+    ("d = rt.unreduce(s, A, None, False)\ne = d - rt.matmul_lhs(d, E, W)",  # a product's operand
+     "d = rt.unreduce(s, A, None, False)\ne = d - W @ d"),
 ])
 def test_a_spread_scalar_is_read_where_its_spread_was_a_factor(text, specialised):
-    shapes = {"s": (), "A": (3,), "E": (3,)}
+    shapes = {"s": (), "A": (3,), "E": (3,), "W": (3, 3)}
     assert _text(specialise.specialise(_statements(text), shapes)) == specialised
 
 
@@ -749,16 +761,19 @@ def kl_to_standard_normal(mu, logvar, counts):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_a_sums_spread_over_an_expression_is_filled_not_computed(dtype):
-    """The fused gradient fills the sum's seed in the expression's shape and dtype
-    (optimise/filled_spreads.py), without computing the expression."""
+def test_a_sums_spread_over_an_expression_is_not_computed(dtype):
+    """The fused gradient does not compute the summed expression for its shape: the seed
+    is a number where broadcasting spreads it (optimise/spreads.py), and gradients keep
+    their arguments' dtypes."""
     rng = np.random.default_rng(8)
     mu, logvar = rng.standard_normal((4, 2)).astype(dtype), rng.standard_normal((4, 2)).astype(dtype)
     counts = rng.integers(0, 3, (4, 2))
     source = _fused_source_wrt(kl_to_standard_normal, (mu, logvar, counts), (0, 1))
     code = "\n".join(line for line in source.splitlines() if not line.strip().startswith("#"))
-    assert code.count("np.full_like(") == 1 and "1 + logvar - mu ** 2" not in code
-    # penalty's spread is a factor of counts alone: not filled, multiplied (1.0 * counts)
+    # neither sum's seed is an array: the KL's reaches dlogvar in a difference that keeps
+    # the shape (-0.5 - -0.5 * np.exp(logvar)) and dmu through a negation; penalty's is a
+    # factor of counts alone (1.0 * counts)
+    assert "np.full_like(" not in code and "1 + logvar - mu ** 2" not in code
     assert "mu * counts" not in code and "1.0 * counts" in code
     g = st.grad(kl_to_standard_normal, wrt=(0, 1))
     for _ in range(3):

@@ -9,7 +9,7 @@ broadcasts against ``A`` (see :class:`Spreads`): the values are those the spread
 import gast
 import numpy as np
 
-from srctrans.nodes import int_literal, substitute_names
+from srctrans.nodes import clone, int_literal, substitute_names
 from srctrans.optimise.dce import reads_of
 from srctrans.optimise.expression_shapes import is_runtime_helper_call, shape_of
 from srctrans.treewalk import walk
@@ -24,6 +24,16 @@ class Spreads:
     assigned nowhere else in all of ``statements`` (a loop that reassigns it
     reads its other values). A branch's spreads are dropped with the shapes
     known in that branch.
+
+    Also valid when every read of ``d`` is in a later assignment of its block whose
+    value has the same shape with ``s`` read instead (``d - d * e``, ``e`` of ``A``'s
+    shape), or is a negation ``t = -d`` whose own reads are such (the sum of
+    ``1 + v - m ** 2 - np.exp(v)``: ``dv = d - d * e``, ``dm = -d * (2 * m)``)::
+
+        d = rt.unreduce(s, v, None, False)              dm_part = -s
+        dm_part = -d                            ->      dm = dm_part * (2 * m)
+        dm = dm_part * (2 * m)                          dv = s - s * e
+        dv = d - d * e
     """
 
     def __init__(self, statements):
@@ -45,20 +55,84 @@ class Spreads:
     def drop(self, block, known):
         """``block`` without its droppable spreads (their uses read the scalar instead)."""
         kept = []
-        for stmt in block:
+        for position, stmt in enumerate(block):
             if self.replace:
                 substitute_names(stmt, self.replace)
             spread = _scalar_spread(stmt, known)
             if spread is not None and self.assignments.get(spread[0]) == 1:
                 name, scalar, shape = spread
                 others = self.factors.get(name, ())
-                if (len(others) == self.uses.get(name) and shape is not None
+                if shape is not None and (
+                        len(others) == self.uses.get(name)
                         and all(shape_of(other, known) == shape and name not in reads_of(other)
-                                for other in others)):
+                                for other in others)
+                        or self._shapes_kept(name, scalar, shape, block[position + 1:], known)):
                     self.replace[name] = scalar
                     continue
             kept.append(stmt)
         return kept
+
+    def _shapes_kept(self, name, scalar, shape, rest, known):
+        """Whether every read of ``name`` (a spread over ``shape``) is in an assignment of
+        ``rest`` whose value keeps its shape with ``scalar`` read instead, or negates it into
+        a name assigned once whose reads are such in turn."""
+        pending = [(name, scalar)]
+        while pending:
+            current, value = pending.pop()
+            shapes = dict(known, **{current: shape})
+            reads = 0
+            for stmt in rest:
+                count = sum(1 for n in walk(stmt) if isinstance(n, gast.Name)
+                            and n.id == current and isinstance(n.ctx, gast.Load))
+                if not count:
+                    continue
+                reads += count
+                if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+                        and isinstance(stmt.targets[0], gast.Name)):
+                    return False
+                target = stmt.targets[0].id
+                if (isinstance(stmt.value, gast.UnaryOp) and isinstance(stmt.value.op, gast.USub)
+                        and isinstance(stmt.value.operand, gast.Name)
+                        and self.assignments.get(target) == 1):
+                    pending.append((target, gast.UnaryOp(gast.USub(), clone(value))))
+                    continue
+                if not _arithmetic_reading(stmt.value, current):
+                    return False
+                after = shape_of(substitute_names(clone(stmt.value), {current: value}), shapes)
+                if after is None or after != shape_of(stmt.value, shapes):
+                    return False
+            if reads != self.uses.get(current):
+                return False
+        return True
+
+
+def _arithmetic_reading(expression, name):
+    """Whether ``expression`` is ``+ - *`` and unary minus of names and numbers, ``/`` too
+    where ``name`` is no divisor: broadcasting then gives each entry what it gave with
+    ``name`` spread (a helper's result need not: ``rt.matmul_lhs(d, a, b)``), and
+    ``rt.zero_guard`` of them, which broadcasts its cotangent as arithmetic does."""
+    guarded = set()                           # the rt.zero_guard attributes called
+    for node in walk(expression):             # (breadth-first: a call before its function)
+        if isinstance(node, gast.BinOp):
+            if isinstance(node.op, gast.Div):
+                if any(isinstance(n, gast.Name) and n.id == name for n in walk(node.right)):
+                    return False
+            elif not isinstance(node.op, (gast.Add, gast.Sub, gast.Mult)):
+                return False
+        elif isinstance(node, gast.UnaryOp):
+            if not isinstance(node.op, (gast.USub, gast.UAdd)):
+                return False
+        elif isinstance(node, gast.Call):          # rt.zero_guard(d, d / m): 0 where d is
+            if not (is_runtime_helper_call(node, "zero_guard") and len(node.args) == 2):
+                return False
+            guarded.add(id(node.func))
+        elif isinstance(node, gast.Attribute):
+            if id(node) not in guarded:
+                return False
+        elif not isinstance(node, (gast.Name, gast.Constant, gast.expr_context, gast.operator,
+                                   gast.unaryop)):
+            return False
+    return True
 
 
 def _scalar_spread(stmt, known):
