@@ -618,7 +618,9 @@ def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, s
     body = forward + backward
     shapes = shapes or {}
     if specialised:
-        body = fill_spreads(body, shapes, unit.aliases[NUMPY_ALIAS], unit.aliases[RUNTIME_ALIAS])
+        loops = any(isinstance(n, (gast.For, gast.While)) for n in walk(unit.function))
+        body = fill_spreads(body, shapes, unit.aliases[NUMPY_ALIAS], unit.aliases[RUNTIME_ALIAS],
+                            shapes_hold=not loops)
         body = eliminate_dead_code(body, _reads_all(kept), _is_pure)
     body = inline_temporaries(body, unit.namer.temporaries, _reads_all(kept), _is_pure)
     arrays = {name for name, shape in shapes.items() if shape}    # not numbers

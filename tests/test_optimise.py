@@ -909,3 +909,29 @@ def test_a_sums_seed_only_multiplied_after_its_negation_is_sunk_is_no_array(dtyp
     assert got.dtype == dtype
     np.testing.assert_allclose(got, exog.T @ (endog - np.exp(exog @ params)), rtol=1e-5)
     st.check_grads(poisson_loglike, args, order=2, wrt=(0,), rtol=1e-3 if dtype == np.float32 else 1e-5)
+
+
+def mean_cosine_distance(A, B):
+    a = A / np.linalg.norm(A, axis=1, keepdims=True)
+    b = B / np.linalg.norm(B, axis=1, keepdims=True)
+    return np.mean(1.0 - np.sum(a * b, axis=1))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_means_seed_over_a_reduction_is_filled_in_its_shape(dtype):
+    """``np.mean(1.0 - np.sum(a * b, axis=1))``: the mean's seed is each entry's share, in
+    the reduction's shape (no name has it: ``np.full`` of the shape itself) and in the
+    dtype of ``a``'s and ``b``'s arithmetic; neither the product nor its sum is computed
+    for it."""
+    rng = np.random.default_rng(10)
+    A, B = rng.standard_normal((5, 3)).astype(dtype), rng.standard_normal((5, 3)).astype(dtype)
+    code = _fused_source_wrt(mean_cosine_distance, (A, B), 0)
+    assert "np.full((5,), 1.0 / 5, np.result_type(1.0, a, b))" in code, code
+    assert "mean_grad" not in code and "(a * b)" not in code
+    gradient = st.grad(mean_cosine_distance)
+    for _ in range(3):
+        got = gradient(A, B)
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got, st.grad(mean_cosine_distance, optimize=False)(A, B),
+                               rtol=1e-5 if dtype == np.float32 else 1e-12)
+    st.check_grads(mean_cosine_distance, (A.astype(float), B.astype(float)), order=2)

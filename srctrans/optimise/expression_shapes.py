@@ -26,7 +26,7 @@ RESULT_SHAPE_OF_ARGUMENT = {
     "dot_rhs": 2, "inner_lhs": 1, "inner_rhs": 2, "outer_lhs": 1, "outer_rhs": 2,
     "tensordot_lhs": 1, "tensordot_rhs": 2, "getitem_grad": 1, "tie_weight": None,
     "zeros_like": 0, "zeros_of": 0, "zero_at": 0, "restored_at": 0, "zero_guard": 1,
-    "broadcast_like": 1, "logsumexp_share": 2,
+    "broadcast_like": 1, "logsumexp_share": 2, "norm_grad": 2,
 }
 
 # Runtime helpers of two arguments whose result has their broadcast shape.

@@ -9,7 +9,10 @@ seed spread over ``E``'s shape, ``rt.unreduce(g, E, None, False)``. In a fused g
 ``E`` is often computed for nothing else (the value of the sum is not returned), so the
 whole expression runs to give a shape and a dtype. When ``E`` is arithmetic (``+ - * /
 **``, unary minus, NumPy's elementwise functions of floats) of names and numbers, its shape
-``S`` is known, and ``g`` is a float (a float literal or a number), the spread is filled::
+``S`` is known, and ``g`` is a float (a float literal or a number), the spread is filled
+(a mean's, ``rt.mean_grad``, with ``g`` divided by the count; ``np.full`` of ``S`` itself
+where no name has that shape and the function has no loop; reductions of such
+arithmetic, ``(a * b).sum(axis=1)``, count as their operand's names)::
 
     d_sub = rt.unreduce(1.0, 1 + v - m ** 2 - e, None, False)
         ->  d_sub = np.full((3,), 1.0, np.result_type(1.0, v, m, e))
@@ -26,6 +29,8 @@ needed is not computed at all (dead code elimination then drops it)::
         ->  d_sub = np.full_like(var_q, 1.0, np.result_type(1.0, _item, _item_2, var_q, _d))
 """
 
+import math
+
 import gast
 import numpy as np
 
@@ -41,8 +46,11 @@ _ELEMENTWISE = frozenset({np.exp, np.log, np.log1p, np.expm1, np.sqrt, np.sin, n
                           np.negative, np.square, np.maximum, np.minimum})
 
 
-def fill_spreads(body, shapes, numpy_alias, runtime_alias):
-    """``body`` with each qualifying ``rt.unreduce`` filled (see the module), in place."""
+def fill_spreads(body, shapes, numpy_alias, runtime_alias, shapes_hold=False):
+    """``body`` with each qualifying ``rt.unreduce`` filled (see the module), in place.
+    ``shapes_hold``: the function has no loop, so a shape ``shapes`` gives is the one every
+    call with the key has (a loop's trip count, which values may decide, may change one):
+    a spread no name has the shape of may be filled in that shape, written out."""
     stores, reads = {}, {}
     for stmt in body:
         for node in walk(stmt):
@@ -56,7 +64,8 @@ def fill_spreads(body, shapes, numpy_alias, runtime_alias):
         and reads.get(stmt.targets[0].id) == 1}
     for stmt in body:
         for node in walk(stmt):
-            if not is_runtime_call(node, runtime_alias, "unreduce", 4):
+            mean = is_runtime_call(node, runtime_alias, "mean_grad", 4)
+            if not (mean or is_runtime_call(node, runtime_alias, "unreduce", 4)):
                 continue
             g, spread, axis, keepdims = node.args
             shape = shape_of(spread, shapes)
@@ -65,15 +74,24 @@ def fill_spreads(body, shapes, numpy_alias, runtime_alias):
                     or not _over_all_axes(axis, shape) or not _constant(keepdims, False)
                     or not isinstance(g, (gast.Name, gast.Constant))):
                 continue
-            like = next((n for n in leaves if shapes.get(n) == shape), None)
-            if like is None:                     # no name of the whole shape to fill like
-                continue
             dtype = gast.Call(_attribute(numpy_alias, "result_type"),
                               [g] + [gast.Name(n, gast.Load(), None, None) for n in leaves], [])
             anno.set_(dtype, Anno.CALLEE, np.result_type)
-            node.func = _attribute(numpy_alias, "full_like")
-            node.args = [gast.Name(like, gast.Load(), None, None), _copy(g), dtype]
-            anno.set_(node, Anno.CALLEE, np.full_like)
+            value = _copy(g)
+            if mean:                              # each entry's share of the mean
+                value = gast.BinOp(value, gast.Div(), gast.Constant(math.prod(shape), None))
+            like = next((n for n in leaves if shapes.get(n) == shape), None)
+            if like is None and not shapes_hold:
+                continue
+            if like is not None:
+                node.func = _attribute(numpy_alias, "full_like")
+                node.args = [gast.Name(like, gast.Load(), None, None), value, dtype]
+                anno.set_(node, Anno.CALLEE, np.full_like)
+            else:                                 # no name of the whole shape: the shape itself
+                node.func = _attribute(numpy_alias, "full")
+                node.args = [gast.Tuple([gast.Constant(n, None) for n in shape], gast.Load()),
+                             value, dtype]
+                anno.set_(node, Anno.CALLEE, np.full)
     return body
 
 
@@ -114,6 +132,13 @@ def _own_leaves(expression):
         elif isinstance(node, gast.UnaryOp):
             if not isinstance(node.op, (gast.USub, gast.UAdd)):
                 return None
+        elif isinstance(node, gast.Call) and _reduction_method(node):
+            # (a * b).sum(axis=1), np.sum(a * b, axis=1): the leaves of what it reduces
+            functions.update(id(n) for keyword in node.keywords for n in walk(keyword))
+            if node.args:                         # np.sum: no leaf in the function's name
+                functions.update(id(n) for n in walk(node.func))
+            else:                                 # .sum: the receiver's are
+                functions.add(id(node.func))
         elif isinstance(node, gast.Call):
             callee = anno.get(node, Anno.CALLEE)
             if node.keywords or not any(callee is f for f in _ELEMENTWISE):
@@ -122,6 +147,23 @@ def _own_leaves(expression):
         elif not isinstance(node, (gast.operator, gast.unaryop, gast.expr_context)):
             return None
     return names
+
+
+_REDUCTIONS = {np.sum: "sum", np.mean: "mean", np.max: "max", np.min: "min", np.amax: "max",
+               np.amin: "min"}
+
+
+def _reduction_method(call):
+    """``e.sum(axis=1)``, ``np.sum(e, axis=1)`` (``mean``, ``max``, ``min`` too) with constant
+    keywords: the dtype of ``e``'s arithmetic (a mean of ints is float64, as a float seed
+    makes it)."""
+    constant = all(k.arg in ("axis", "keepdims") and isinstance(k.value, (gast.Constant, gast.Tuple))
+                   for k in call.keywords)
+    if isinstance(call.func, gast.Attribute) and call.func.attr in _REDUCTIONS.values() \
+            and anno.get(call, Anno.CALLEE) is None:
+        return not call.args and constant
+    callee = anno.get(call, Anno.CALLEE)
+    return (any(callee is f for f in _REDUCTIONS) and len(call.args) == 1 and constant)
 
 
 def _over_all_axes(axis, shape):
