@@ -52,7 +52,8 @@ def one_valued(shapes, statements, parameters, loops):
     stores = dict.fromkeys(parameters, 1)
     for stmt in statements:
         for node in walk(stmt):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            if (isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store)
+                    and anno.get(stmt, Anno.SAVES) is None):        # not a tape's placeholder
                 stores[node.id] = stores.get(node.id, 0) + 1
     return {name: shape for name, shape in shapes.items() if stores.get(name, 0) <= 1}
 
