@@ -935,3 +935,17 @@ def test_a_means_seed_over_a_reduction_is_filled_in_its_shape(dtype):
     np.testing.assert_allclose(got, st.grad(mean_cosine_distance, optimize=False)(A, B),
                                rtol=1e-5 if dtype == np.float32 else 1e-12)
     st.check_grads(mean_cosine_distance, (A.astype(float), B.astype(float)), order=2)
+
+
+def test_names_holding_two_values_lose_their_measured_shape_but_not_for_a_placeholder():
+    """``one_valued``: a parameter assigned again, or a name assigned twice, held another
+    value before its last; a tape's placeholder (``Y = None`` before ``Y = np.zeros(...)``,
+    marked as a save) is no value the code reads."""
+    from srctrans import annotations as anno
+    from srctrans.annotations import Anno
+    body = _statements("Y = None\nY = np.zeros(3)\ns = s * 2.0\nt = x\nt = t * x\nu = x * 2.0")
+    anno.set_(body[0], Anno.SAVES, ("Y",))
+    shapes = {"Y": (3,), "s": (3,), "t": (3,), "u": (3,), "x": (3,)}
+    assert expression_shapes.one_valued(shapes, body, ["s", "x"], loops=False) == {
+        "Y": (3,), "u": (3,), "x": (3,)}
+    assert expression_shapes.one_valued(shapes, body, ["s", "x"], loops=True) == shapes
