@@ -38,7 +38,7 @@ from srctrans.errors import UnsupportedSyntaxError
 from srctrans.interface import API
 from srctrans.naming import temporary_word
 from srctrans.parse.resolve import MISSING
-from srctrans.nodes import clone
+from srctrans.nodes import assign, clone
 from srctrans.normalize.dispatch import (bound_name, is_call_through_value, switch,
                                          user_method_of)
 from srctrans.normalize.lifting import lifted_derivative_call, lifted_jvp_call
@@ -160,9 +160,9 @@ class _Normalizer(Assignments, ContainerCalls, LocalFunctions):
         elif isinstance(stmt, gast.While):
             # while c: body  ->  _cond = c; while _cond: body; _cond = c
             condition = self.namer.temporary("cond")
-            out.append(self._with_origin(_assign_name(condition, self._flat(stmt.test, out)), stmt))
+            out.append(self._with_origin(assign(condition, self._flat(stmt.test, out)), stmt))
             again = []
-            again.append(_assign_name(condition, self._flat(clone(stmt.test), again)))
+            again.append(assign(condition, self._flat(clone(stmt.test), again)))
             for new in again:
                 self._with_origin(new, stmt)
             body = self._block(stmt.body) + again
@@ -200,7 +200,7 @@ class _Normalizer(Assignments, ContainerCalls, LocalFunctions):
             return expr
         flat = self._flat(expr, out)
         name = self.namer.temporary(prefer or temporary_word(flat))
-        out.append(_assign_name(name, flat))
+        out.append(assign(name, flat))
         return gast.Name(name, gast.Load(), None, None)
 
     def _is_atom(self, expr):
@@ -269,13 +269,13 @@ class _Normalizer(Assignments, ContainerCalls, LocalFunctions):
         if isinstance(expr, gast.DictComp):
             name = self.namer.temporary("dict")
             self._built.add(name)
-            out.append(_assign_name(name, gast.Dict([], [])))
+            out.append(assign(name, gast.Dict([], [])))
             item = gast.Subscript(gast.Name(name, gast.Load(), None, None), expr.key, gast.Store())
             body = [gast.Assign([item], expr.value, None)]
         else:
             name = self.namer.temporary("list")
             self._built.add(name)
-            out.append(_assign_name(name, gast.List([], gast.Load())))
+            out.append(assign(name, gast.List([], gast.Load())))
             append = gast.Attribute(gast.Name(name, gast.Load(), None, None), "append", gast.Load())
             body = [gast.Expr(gast.Call(append, [expr.elt], []))]
         for generator in reversed(expr.generators):
@@ -298,7 +298,7 @@ class _Normalizer(Assignments, ContainerCalls, LocalFunctions):
         branches = []
         for expression in (body, orelse):
             block = []
-            block.append(_assign_name(name, self._flat(expression, block)))
+            block.append(assign(name, self._flat(expression, block)))
             branches.append(block)
         out.append(gast.If(condition, branches[0], branches[1]))
         return gast.Name(name, gast.Load(), None, None)
@@ -417,7 +417,3 @@ class _Normalizer(Assignments, ContainerCalls, LocalFunctions):
         anno.set_(node, Anno.ORIGIN, Origin(stmt.lineno, self._statement_text(stmt)))
         node.lineno = stmt.lineno
         return node
-
-
-def _assign_name(name, value):
-    return gast.Assign([gast.Name(name, gast.Store(), None, None)], value, None)
