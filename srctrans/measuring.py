@@ -153,7 +153,9 @@ def settled(build, values, varying):
 
 class Watched:
     """What a watched run saw of one forward pass, over all its calls: the locals of the
-    last, the names whose shape changed (:func:`run_keeping_locals`)."""
+    last, the names whose shape changed, or whose value did for a bool (a test a callee's
+    specialised build would fold: ``len(rest) > 1`` of two calls with 1 and 2 arguments)
+    (:func:`run_keeping_locals`)."""
 
     def __init__(self):
         self.values, self.varying, self.calls = {}, set(), 0
@@ -161,6 +163,8 @@ class Watched:
 
     def note(self, name, value):
         shape = signature(value)
+        if type(value) is bool or type(value) is np.bool_:
+            shape = (shape, bool(value))  # a test: another call may take the other branch
         if shape is None:           # a list or another object (None: not yet set)
             if value is not None:
                 self.unshaped.add(name)
@@ -179,7 +183,7 @@ def watches(build):
 
 def looping_callees(build):
     """The code of the generic forward passes of the user functions ``build`` calls,
-    directly or not, that have loops."""
+    directly or not, that are watched as they run (:func:`watches`)."""
     found, seen, pending = [], set(), list(build.callees)
     while pending:
         _, callee = pending.pop()

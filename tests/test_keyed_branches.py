@@ -115,3 +115,19 @@ def test_the_count_of_star_args_and_an_arrays_axes_are_decided_by_the_key():
         assert "matrix" in str(error)
     else:
         raise AssertionError("the check of X.ndim did not run")
+
+
+def both_counts(r, w):
+    return np.sum(_pieces(r * w, 0.5) + _pieces(r, 0.5, 2.0))
+
+
+def test_a_helper_called_with_two_counts_of_star_args_keeps_its_branch():
+    """One caller calls the ``*args`` helper with one argument and with two: its test takes
+    both branches in one call, so the helper's code specialised inside the caller keeps
+    the ``if`` (it had folded the last call's branch, and read ``args[1]`` of one)."""
+    r, w = R.standard_normal(6), R.standard_normal(6)
+    g = st.grad(both_counts, wrt=(0, 1))
+    for _ in range(4):
+        dr, dw = g(r, w)
+        np.testing.assert_allclose(dr, _numeric(lambda v: both_counts(v, w), r), rtol=1e-6)
+        np.testing.assert_allclose(dw, _numeric(lambda v: both_counts(r, v), w), rtol=1e-6)
