@@ -10,7 +10,6 @@ import os
 import stat
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -544,10 +543,11 @@ print(found["first"] is not None, found["second"] is not None, REGISTRY.loaded)
 '''
 
 
-def test_a_lookup_while_another_thread_loads_the_rules_waits_for_them():
+def test_a_lookup_while_another_thread_loads_the_rules_waits_for_them(tmp_path):
     """srctrans's rules load at the registry's first query (a cache hit needs none); a
-    query from another thread meanwhile waits for all of them, and finds its rule."""
+    query from another thread meanwhile waits for all of them, and finds its rule. (Run
+    from a scratch directory: the checkout's srctrans/ must not shadow the installed one.)"""
     done = subprocess.run([sys.executable, "-c", LOADING_RACE], capture_output=True, text=True,
-                          timeout=120, cwd=str(Path(__file__).resolve().parent.parent))
+                          timeout=120, cwd=str(tmp_path))
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "True", "True"]
