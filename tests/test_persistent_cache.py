@@ -521,8 +521,11 @@ def test_a_functions_code_lines_run_from_its_decorator_to_its_last_line_of_code(
     lines, first = code_lines(_with_a_tail)
     whole, start = inspect.getsourcelines(_with_a_tail)
     assert first == start and lines[0].startswith("@_decorated")
-    assert lines[-1].strip() == "return inner(x)   # the last line of code"
-    assert lines == whole[:len(lines)] and len(lines) == len(whole) - 1
+    if sys.version_info < (3, 11):                # no end lines: inspect's lines (documented)
+        assert lines == whole
+    else:
+        assert lines[-1].strip() == "return inner(x)   # the last line of code"
+        assert lines == whole[:len(lines)] and len(lines) == len(whole) - 1
     lines, _ = code_lines(_docstring_only)       # (its fingerprint: the def line, the code)
     assert lines[0].startswith("def _docstring_only")
 
