@@ -27,7 +27,7 @@ import numpy as np
 from srctrans.runtime import objects
 from srctrans.builds import callee_name
 from srctrans.measuring import (
-    Watched, has_shape, looping_callees, measure, run_keeping_locals, settled)
+    Watched, has_shape, watched_callees, measure, run_keeping_locals, settled)
 from srctrans.shape_keys import holds_mask, shape_key
 from srctrans.runtime.seeding import check_outputs, is_complex
 from srctrans.outputs import refuse_missing_return
@@ -393,7 +393,7 @@ class Instance:
         return None
 
     def _specialised(self, fn, args, kwargs):
-        watched = {code: Watched() for code in looping_callees(self.build)}
+        watched = {code: Watched() for code in watched_callees(self.build)}
         (out, residuals), values, varying = self._probe(self.fwd, args, kwargs, watched)
         check_outputs(out[0] if has_aux(fn) else out)      # (output, aux): aux is any value
         if any(map(is_complex, values.values())) or is_complex(out):
@@ -407,7 +407,7 @@ class Instance:
         whose shape another call with this shape key may change (they changed during the
         run, depend on the path, or a ``while`` loop that carries them ran no step) are
         named in ``varying`` and left out of the values. ``watched`` maps the code of
-        callees' forward passes (``looping_callees``) to a :class:`Watched` that gets
+        callees' forward passes (``watched_callees``) to a :class:`Watched` that gets
         their locals, watched alike over all their calls in the run."""
         out, values, varying = run_keeping_locals(generated, args, kwargs,
                                                    watch_lines=self.build.has_loops,

@@ -2,7 +2,7 @@
 
 Requires: a generic forward pass (a compiled function) and the build it belongs to.
 Guarantees: :func:`run_keeping_locals` runs it once, watching its lines (and, asked,
-those of the callees' forward passes with loops, over all their calls: :class:`Watched`),
+those of the callees' forward passes it watches, over all their calls: :class:`Watched`),
 and gives the locals it returned with and the names whose shape changed; :func:`measure`
 turns such a run into the shapes (and the values of the tests the shape key decides) a
 specialised build of it needs, for it and for each callee (``cache.Instance.for_call``
@@ -98,10 +98,10 @@ def measure(build, out, residuals, values=None, varying=frozenset(), watched=Non
     user function, measured on the residuals it saved, and (name, bool) pairs
     of the tests the shape key decides (``Build.keyed_tests``) as they ran. Names in ``varying``
     changed shape during the run: they get none; nor do a callee's names
-    whose shape depends on its path. A callee with a loop is measured on the
-    locals the run watched in all its calls (``watched``: ``looping_callees``),
+    whose shape depends on its path. A watched callee (:func:`watches`) is measured
+    on the locals the run watched in all its calls (``watched``: ``watched_callees``),
     as the function itself is; unwatched, it gets none (its residuals show its
-    loops' last step only).
+    loops' last step only, one call's tests only).
     """
     own, callees = {}, {}
     if values is None:       # a callee, seen only through the residuals it saved
@@ -122,13 +122,13 @@ def measure(build, out, residuals, values=None, varying=frozenset(), watched=Non
         own[build.seed] = np.shape(out)
     tests = tuple(sorted((name, bool(values[name])) for name in build.keyed_tests
                          if name in (values or {}) and name not in varying
-                         and type(values[name]) in (bool, np.bool_)))
+                         and _is_bool(values[name])))
     return tuple(sorted(own.items())), tuple(sorted(callees.items())), tests
 
 
 def measure_callee(callee, residuals, watched):
     """``measure`` of the instance ``callee`` from the residuals one call saved, and, for a
-    callee with loops, from its watched locals (none watched: no shapes)."""
+    callee :func:`watches`, from its watched locals (none watched: no shapes)."""
     if not watches(callee.build):
         return measure(callee.build, None, residuals, watched=watched)
     seen = watched.get(callee.fwd.__code__)
@@ -163,7 +163,7 @@ class Watched:
 
     def note(self, name, value):
         shape = signature(value)
-        if type(value) is bool or type(value) is np.bool_:
+        if _is_bool(value):
             shape = (shape, bool(value))  # a test: another call may take the other branch
         if shape is None:           # a list or another object (None: not yet set)
             if value is not None:
@@ -181,7 +181,7 @@ def watches(build):
     return build.has_loops or bool(build.keyed_tests)
 
 
-def looping_callees(build):
+def watched_callees(build):
     """The code of the generic forward passes of the user functions ``build`` calls,
     directly or not, that are watched as they run (:func:`watches`)."""
     found, seen, pending = [], set(), list(build.callees)
@@ -209,3 +209,8 @@ def signature(value):
 
 def has_shape(value):
     return isinstance(value, (np.ndarray, np.generic, float, int)) and not isinstance(value, bool)
+
+
+def _is_bool(value):
+    """Whether ``value`` is a test's result: a Python or NumPy bool."""
+    return type(value) is bool or type(value) is np.bool_

@@ -262,7 +262,7 @@ class RuleRegistry:
 
         A user-registered rule of one of them is dropped: the latest
         declaration wins. Returns the primals that had one. ``by_user``
-        marks a user's declaration (:meth:`user_declared_nondifferentiable`).
+        marks a user's declaration (:meth:`user_made`).
         """
         if by_user:
             self._ready()
