@@ -220,8 +220,9 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     facts = _ShapeFacts(unit, optimize and shapes is None)
     if tests:                             # specialised: the branches the shape key decides
         fold_keyed_branches(unit.function, tests)
-    unit.nonsingular = frozenset(softmax_normalisers(unit.function) | positive_names(unit.function))
     unit.never_negative = never_negative_names(unit.function)
+    unit.nonsingular = frozenset(softmax_normalisers(unit.function)
+                                 | positive_names(unit.function, unit.never_negative))
     unit.array_valued = array_valued(unit.function)
     unit.written_arrays = written_arrays(unit.function)
     unit.fresh_arrays = _writable(unit, fresh_arrays(unit.function))
@@ -286,7 +287,8 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
                                     result.tape if result.tape in residuals else None)]
     if scalar_output:
         functions.append(_gradient_function(unit, untouched_forward, backward, seed, gradients,
-                                            shapes=shapes, specialised=True))
+                                            shapes=shapes, specialised=True,
+                                            shapes_hold=not facts.has_loops))
     elif gradient is not None:
         seeding = runtime_call(unit.aliases, "seed_sum",
                                [clone(result.output), gast.Constant(has_aux(fn), None)])
@@ -581,7 +583,7 @@ def _block_text(statements):
 
 
 def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, single=False,
-                       shapes=None, specialised=False, aux=None):
+                       shapes=None, specialised=False, aux=None, shapes_hold=False):
     """``NAME_grad(*params)``: the gradient of a scalar output, forward and backward in one.
 
     The output's cotangent is the constant 1.0 (a Python float, so it keeps
@@ -591,7 +593,8 @@ def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, s
     returns the one gradient rather than a tuple. In ``specialised`` code (``shapes``:
     name -> the shape measured) each array is released after its last use
     (``optimise.release``), a number spread over an expression computed only for its
-    shape is filled (``optimise.filled_spreads``), a loop keeps its saved values in
+    shape is filled (``optimise.filled_spreads``; in its shape written out where
+    ``shapes_hold``, the function having no loop), a loop keeps its saved values in
     lists of its own (``optimise.step_lists``), a
     loop over a list writes the list's cotangent entry by entry (``optimise.entry_cotangents``) and
     a parameter's gradient that only sums terms adds them in place (``optimise.in_place``).
@@ -618,9 +621,8 @@ def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, s
     body = forward + backward
     shapes = shapes or {}
     if specialised:
-        loops = any(isinstance(n, (gast.For, gast.While)) for n in walk(unit.function))
         body = fill_spreads(body, shapes, unit.aliases[NUMPY_ALIAS], unit.aliases[RUNTIME_ALIAS],
-                            shapes_hold=not loops)
+                            shapes_hold)
         body = eliminate_dead_code(body, _reads_all(kept), _is_pure)
     body = inline_temporaries(body, unit.namer.temporaries, _reads_all(kept), _is_pure)
     arrays = {name for name, shape in shapes.items() if shape}    # not numbers

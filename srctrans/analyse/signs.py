@@ -18,7 +18,7 @@ denominator). ``np.exp`` alone is no such value: it underflows to 0.
 >>> from srctrans import annotations as anno
 >>> from srctrans.annotations import Anno
 >>> anno.set_(f.body[1].value, Anno.CALLEE, np.exp)
->>> sorted(positive_names(f))
+>>> sorted(positive_names(f, never_negative_names(f)))
 ['_add']
 """
 
@@ -31,9 +31,9 @@ from srctrans.annotations import Anno
 _NEVER_NEGATIVE = (np.exp, np.cosh, np.abs, np.absolute, np.square)
 
 
-def positive_names(function):
-    """The names of ``function``'s top level assigned ``c + e``, ``c > 0``, ``e >= 0``."""
-    never_negative = never_negative_names(function)
+def positive_names(function, never_negative):
+    """The names of ``function``'s top level assigned ``c + e``, ``c > 0``, ``e >= 0``
+    (``never_negative``: :func:`never_negative_names` of it)."""
     return {stmt.targets[0].id for stmt in _assignments(function)
             if is_positive(stmt.value, never_negative)}
 
