@@ -28,7 +28,7 @@ from srctrans import annotations as anno
 from srctrans.analyse.indices import assigned_values
 from srctrans.analyse.values import greatest_closed
 from srctrans.annotations import Anno
-from srctrans.nodes import changed_in_place, in_runtime
+from srctrans.nodes import changed_in_place, in_runtime, int_literal
 from srctrans.treewalk import walk
 
 _KEYED_TESTS = ("has_class", "has_key")
@@ -84,7 +84,7 @@ def _size_of(value, read, written, vararg):
 
 def _keyed_test(value, read, written, sizes):
     if (isinstance(value, gast.Compare) and len(value.ops) == 1
-            and isinstance(value.ops[0], _ORDER) and _is_int(value.comparators[0])):
+            and isinstance(value.ops[0], _ORDER) and int_literal(value.comparators[0]) is not None):
         return isinstance(value.left, gast.Name) and value.left.id in sizes   # len(args) > 1
     if (isinstance(value, gast.Compare) and len(value.ops) == 1
             and isinstance(value.ops[0], (gast.Is, gast.IsNot))
@@ -101,10 +101,6 @@ def _keyed_test(value, read, written, sizes):
         return (isinstance(what, gast.Constant) and isinstance(subject, gast.Name)
                 and subject.id not in written)
     return True
-
-
-def _is_int(node):
-    return isinstance(node, gast.Constant) and type(node.value) is int
 
 
 def _helper(call):

@@ -15,8 +15,7 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.differentiate import batching_rules as rules
 from srctrans.nodes import in_runtime, int_literal
-from srctrans.optimise.expression_shapes import RESULT_SHAPE_OF_ARGUMENT
-from srctrans.optimise.specialise import REDUCTION_METHODS
+from srctrans.optimise.expression_shapes import REDUCTION_METHODS, RESULT_SHAPE_OF_ARGUMENT
 
 FILLED = (np.zeros, np.ones, np.empty, np.full)
 

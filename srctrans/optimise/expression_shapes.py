@@ -32,8 +32,14 @@ RESULT_SHAPE_OF_ARGUMENT = {
 # Runtime helpers of two arguments whose result has their broadcast shape.
 BROADCASTING_HELPERS = ("add", "abs_grad", "tie_weight")
 
+# NumPy reductions and the array methods that do the same with less dispatch.
+REDUCTION_METHODS = {
+    np.sum: "sum", np.mean: "mean", np.prod: "prod", np.max: "max", np.amax: "max",
+    np.min: "min", np.amin: "min", np.var: "var", np.std: "std",
+}
+
 # Reductions of a whole array, to one number, when called with the array alone.
-_WHOLE_REDUCTIONS = (np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var, np.std)
+_WHOLE_REDUCTIONS = tuple(REDUCTION_METHODS)
 
 # Functions of three arguments whose result has their broadcast shape.
 _BROADCASTING = (np.clip, np.where)

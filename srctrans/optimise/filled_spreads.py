@@ -37,7 +37,7 @@ import numpy as np
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.optimise.entry_cotangents import is_runtime_call
-from srctrans.optimise.expression_shapes import shape_of
+from srctrans.optimise.expression_shapes import REDUCTION_METHODS, shape_of
 from srctrans.treewalk import walk
 
 _ARITHMETIC = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow)
@@ -149,8 +149,9 @@ def _own_leaves(expression):
     return names
 
 
-_REDUCTIONS = {np.sum: "sum", np.mean: "mean", np.max: "max", np.min: "min", np.amax: "max",
-               np.amin: "min"}
+# the reductions whose operand's names count as leaves: sum, mean, max and min
+_REDUCTIONS = {f: method for f, method in REDUCTION_METHODS.items()
+               if method in ("sum", "mean", "max", "min")}
 
 
 def _reduction_method(call):

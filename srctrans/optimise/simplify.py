@@ -31,7 +31,6 @@ import operator
 import gast
 
 from srctrans.analyse.signs import is_positive
-
 from srctrans.nodes import substitute_names
 from srctrans.treewalk import walk
 

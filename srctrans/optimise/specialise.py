@@ -38,7 +38,7 @@ from srctrans.annotations import Anno
 from srctrans.nodes import changed_in_place
 from srctrans.optimise.accumulate import sink_into_branches
 from srctrans.optimise.dce import reads_of
-from srctrans.optimise.expression_shapes import is_runtime_helper_call, shape_of
+from srctrans.optimise.expression_shapes import REDUCTION_METHODS, is_runtime_helper_call, shape_of
 from srctrans.optimise.simplify import power_of_two
 from srctrans.optimise.spreads import Spreads
 from srctrans.treewalk import walk
@@ -48,12 +48,6 @@ VALUE_DEPENDENT_SHAPES = frozenset({
     np.nonzero, np.unique, np.argwhere, np.flatnonzero, np.compress, np.extract,
 })
 
-
-# NumPy reductions and the array methods that do the same with less dispatch.
-REDUCTION_METHODS = {
-    np.sum: "sum", np.mean: "mean", np.prod: "prod", np.max: "max", np.amax: "max",
-    np.min: "min", np.amin: "min", np.var: "var", np.std: "std",
-}
 
 
 def use_array_methods(statements, shapes):

@@ -3,11 +3,11 @@
 Requires: the body of a fused gradient (forward statements, then the backward
 pass), after :func:`srctrans.differentiate.control.iterate_saved_values`.
 Guarantees: the values computed are unchanged. Take a top-level loop over
-``_range = range(stop)`` (or ``range(start, stop[, step])``) that runs to its end (``trips = len(_range)``, no
-``break``, its variable assigned by nothing in its body), whose body uses the
-tape only in pushes of names at its top level, and whose reversed loop (a later
-top-level loop counting ``trips`` down) uses the tape only in as many pops at
-its top level. Each pushed value is stored instead in a list made once for all
+``_range = range(stop)`` (or ``range(start, stop[, step])``) that runs to its end
+(``trips = len(_range)``, no ``break``, its variable assigned by nothing in its body),
+whose body uses the tape only in pushes of names at its top level, and whose reversed
+loop (a later top-level loop counting ``trips`` down) uses the tape only in as many pops
+at its top level. Each pushed value is stored instead in a list made once for all
 the steps, at the step's index, and its pop reads it back from there; a
 reversed loop that iterated over its one value's pops iterates over that list
 backwards::
@@ -22,14 +22,13 @@ backwards::
     for _iteration in range(trips - 1, -1, -1):       (two values a step)
         h = tape.pop()                  ->          h = hs[_iteration]
 
-A loop over ``range(start, stop)`` stores its step ``j`` at ``j - _range.start`` (and
-divides by ``_range.step`` when it has one), the index the reversed loop counts.
-
 as an expert writes it: no list growing step by step, no copy of the popped
 values. The loop's pops, last pushed first, pair with its pushes, so each pop
 reads the list its push wrote. The tape's other values keep their order (the
 loop's were pushed after and popped before every value pushed earlier). A tape
-left unread is no longer made. A fused gradient may be differentiated again
+left unread is no longer made. A loop over ``range(start, stop)`` stores its step
+``j`` at ``j - _range.start`` (divided by ``_range.step`` when it has one), the index
+the reversed loop counts. A fused gradient may be differentiated again
 (``st.hessian``): the fence and desugar read ``rt.reversed(xs)`` as
 ``reversed(xs)``, and the lists are lists like the user's.
 """
