@@ -55,13 +55,20 @@ def one_valued(shapes, statements, parameters, loops):
     gives such a name back the shape all its assignments agree on, if they do."""
     if loops:
         return shapes
-    stores = dict.fromkeys(parameters, 1)
+    stores = _assignments(statements, parameters)
+    return {name: shape for name, shape in shapes.items() if stores.get(name, 0) <= 1}
+
+
+def _assignments(statements, parameters):
+    """name -> how many values ``statements`` give it: its stores (not a tape's
+    placeholders), and its argument for a parameter."""
+    assigned = dict.fromkeys(parameters, 1)
     for stmt in statements:
         for node in walk(stmt):
             if (isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store)
-                    and anno.get(stmt, Anno.SAVES) is None):        # not a tape's placeholder
-                stores[node.id] = stores.get(node.id, 0) + 1
-    return {name: shape for name, shape in shapes.items() if stores.get(name, 0) <= 1}
+                    and anno.get(stmt, Anno.SAVES) is None):
+                assigned[node.id] = assigned.get(node.id, 0) + 1
+    return assigned
 
 
 def infer_shapes(statements, shapes, parameters=()):
@@ -77,12 +84,7 @@ def infer_shapes(statements, shapes, parameters=()):
     >>> sorted(infer_shapes(body, {"x": (3,), "t": (), "w": (3, 2)}).items())
     [('_add', (3,)), ('_mul', (3,)), ('t', ()), ('w', (3, 2)), ('x', (3,))]
     """
-    assigned = dict.fromkeys(parameters, 1)          # a parameter holds its argument first
-    for stmt in statements:
-        for node in walk(stmt):
-            if (isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store)
-                    and anno.get(stmt, Anno.SAVES) is None):        # not a tape's placeholder
-                assigned[node.id] = assigned.get(node.id, 0) + 1
+    assigned = _assignments(statements, parameters)
     sites = {}                                       # name -> values it is assigned
 
     def visit(block, known, record=False):
