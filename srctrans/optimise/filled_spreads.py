@@ -101,15 +101,15 @@ def _leaves(expression, expanded):
     own leaves (a worklist, not recursion: a chain of temporaries may be as long as the
     function). The name of a function it calls (``np.exp``) is no leaf; any other attribute
     (``self.w``: an object read) makes it None."""
-    names, pending = [], [expression]
+    found = _own_leaves(expression)
+    if found is None:
+        return None
+    names, pending = [], [found]          # the names of expressions known to be arithmetic
     while pending:
-        found = _own_leaves(pending.pop())
-        if found is None:
-            return None
-        for name in found:
-            value = expanded.get(name)
-            if value is not None and _own_leaves(value) is not None:
-                pending.append(value)
+        for name in pending.pop():
+            inner = _own_leaves(expanded[name]) if name in expanded else None
+            if inner is not None:
+                pending.append(inner)
             elif name not in names:
                 names.append(name)
     return names
