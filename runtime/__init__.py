@@ -12,6 +12,7 @@ Modules:
                   multi_dot and det
   composites   -- derivatives of cumprod, nanvar, weighted averages, kron, polyval,
                   convolutions, interp, grids, selections, joins, tensor solves and norms
+  log_sum_exp  -- log-sum-exp's derivatives, and the softmax its gradient reads
   joins        -- splitting the gradient of concatenate/stack among inputs
   elementwise  -- masks and weights for clip, maximum/minimum, abs
   singular     -- keeping zero cotangents zero at singular points (sqrt, log, division...)
@@ -105,8 +106,8 @@ from .composites import (
     partition_grad, partition_jvp, rollaxis_grad, column_stack_grads, dstack_grads,
     append_grads, ediff1d_grads, ediff1d_jvp, tensorinv_grad, tensorinv_jvp, tensorsolve_grads,
     tensorsolve_jvp, norm_weights, norm_grad, norm_jvp, interp_grads, interp_jvp, sinc_slope, diag_grad,
-    diagflat_grad,
-    logsumexp_share, logsumexp_jvp, digamma, over_x)
+    diagflat_grad, digamma, over_x)
+from .log_sum_exp import logsumexp_share, logsumexp_jvp, softmax_share
 from .higher import (
     unbroadcast_transpose, unbroadcast_tree, broadcast_tree, ratio_or_zero, spread_grads_transpose,
     choice_grads_transpose, getattr_grad_transpose, last_and_rest_transpose,

@@ -13,7 +13,7 @@ from .joins import linspace_grads
 from .scans import diagonal_grad
 from .refusals import unsupported
 from .foreign import as_array, numpy_only
-from .complex_numbers import conj_if_complex, real_for, real_if_complex, real_only
+from .complex_numbers import conj_if_complex, real_for, real_if_complex
 
 
 def _last(x, axis):
@@ -568,42 +568,7 @@ def diagflat_grad(g, v, k=0):
     return np.reshape(np.diagonal(g, k), np.shape(v))
 
 
-# -- log-sum-exp with weights, and the digamma function of Python floats -------------------------
-
-def _logsumexp_weight(ans, a, axis, keepdims, return_sign):
-    """``sign * exp(a - log|sum|)``, the share of each term (the sign 1 without
-    ``return_sign``), and ``log|sum|``."""
-    value, sign = ans, 1.0
-    if return_sign:
-        real_only(a, "scipy.special.logsumexp with return_sign=True", "complex values",
-                  "a complex sum's sign is complex too; without return_sign, logsumexp of "
-                  "complex values is differentiated")
-        value, sign = ans
-        sign = _kept(sign, axis, keepdims)
-    return sign * np.exp(a - _kept(value, axis, keepdims)), value
-
-
-def logsumexp_share(g, ans, a, axis=None, keepdims=False, return_sign=False):
-    """``g * sign * exp(a - ans)`` for ``scipy.special.logsumexp(a, axis, b, keepdims,
-    return_sign)``: the cotangent of ``b`` (summed to its shape), and of ``a`` once
-    multiplied by ``b``. With ``return_sign``, ``ans`` is ``(log|sum|, sign)`` and ``g``
-    their cotangents; the sign is piecewise constant."""
-    weight, value = _logsumexp_weight(ans, a, axis, keepdims, return_sign)
-    g_value = g[0] if return_sign else g
-    if g_value is None:
-        g_value = np.zeros(np.shape(value))
-    return _kept(g_value, axis, keepdims) * weight
-
-
-def logsumexp_jvp(da, db, ans, a, axis=None, b=None, keepdims=False, return_sign=False):
-    """The tangent of logsumexp: of ``log|sum|``, and a zero for the sign with ``return_sign``."""
-    weight, _ = _logsumexp_weight(ans, a, axis, keepdims, return_sign)
-    tangent = da * weight if b is None else (da * b + db) * weight
-    tangent = np.sum(tangent, axis=axis, keepdims=keepdims)
-    if return_sign:
-        tangent = (tangent, np.zeros_like(ans[1]))
-    return tangent
-
+# -- the digamma function of Python floats -------------------------------------------------
 
 def digamma(x):
     """The digamma function (the derivative of ``math.lgamma``) of a Python float: the

@@ -101,6 +101,7 @@ from srctrans.optimise.container_cotangents import write_container_cotangents
 from srctrans.optimise.inline import inline_temporaries
 from srctrans.optimise.negation import sink_negations
 from srctrans.optimise.remat import rematerialise
+from srctrans.optimise.shares import share_softmax
 from srctrans.optimise.simplify import simplify
 from srctrans.optimise.expression_shapes import infer_shapes, one_valued
 from srctrans.optimise.specialise import (
@@ -598,6 +599,7 @@ def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, s
     lists of its own (``optimise.step_lists``), a
     loop over a list writes the list's cotangent entry by entry (``optimise.entry_cotangents``) and
     a parameter's gradient that only sums terms adds them in place (``optimise.in_place``).
+    A log-sum-exp read only for its shares is not computed (``optimise.shares``).
     An ``aux`` expression (a has-aux function's ``output[1]``) is returned beside the
     gradients, ``(gradients, aux)``, read from the same forward statements.
     """
@@ -614,6 +616,7 @@ def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, s
     simplify(backward, unit.nonsingular, unit.not_float, unit.never_negative)
     backward, renaming = propagate_copies(backward)
     gradients = [_rename(g, renaming) for g in gradients]
+    backward = share_softmax(forward, backward, unit.aliases[RUNTIME_ALIAS])
     backward = eliminate_dead_code(backward, _reads_all(gradients), _is_not_saving)
     kept = gradients + ([aux] if aux is not None else [])     # what the function returns
     needed = _reads_all(backward + kept)

@@ -165,6 +165,7 @@ REDUCTIONS = [
     "np.linalg.norm({a}, ord=3, axis=-1)", "np.nanstd({a}, axis=0)",
     "np.average({a}, weights=np.exp({a}))", "np.kron({a}, np.array([1.0, -2.0]))",
     "special.logsumexp({a}, axis=-1, keepdims=True)", "special.softmax({a}, axis=0)",
+    "special.logsumexp({a}, axis=0)", "special.logsumexp({a} * 2.0)",
     "special.logsumexp({a}, b=1.5 + np.cos({a}), return_sign=True)[0]",
     "stats.multivariate_normal.logpdf({a}, np.zeros({a}.shape[-1]), W @ W.T + np.eye(len(W)))",
     "np.gradient({a}, axis=-1)", "np.gradient({a}, 0.5 + s, axis=0, edge_order=2)",

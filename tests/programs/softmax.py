@@ -1,6 +1,8 @@
-"""Softmax and log-softmax with the maximum subtracted (test_invariance.py)."""
+"""Softmax and log-softmax with the maximum subtracted (test_invariance.py), and SciPy's
+log-sum-exp read for its shares (test_shares.py)."""
 
 import numpy as np
+from scipy import special
 
 
 def log_softmax_loss(z, labels):
@@ -139,3 +141,40 @@ def offset_brought_back_at_another_axis(z, w):       # m[None] puts it on axis 0
     m = np.max(square, axis=1)
     lse = np.log(np.sum(np.exp(square - m[None]), axis=1, keepdims=True)) + m[None]
     return np.sum(w[:4] * lse)
+
+
+# -- SciPy's log-sum-exp read only for its gradient's shares (test_shares.py) ---------------
+
+def scipy_log_sum_exp_summed(z, w):
+    return np.sum(special.logsumexp(z * w, axis=1))
+
+
+def scipy_log_sum_exp_kept(z, w):
+    return np.sum(special.logsumexp(z - w, axis=-1, keepdims=True))
+
+
+def scipy_log_sum_exp_of_everything(z, w):
+    return 2.0 * special.logsumexp(z + w)
+
+
+def scipy_log_sum_exp_weighted_after(z, w):
+    return np.sum(w[:, 0] * special.logsumexp(z, axis=1))
+
+
+def scipy_log_sum_exp_read_again(z, w):
+    lse = special.logsumexp(z, axis=0)
+    return np.sum(lse) + np.sum(lse * lse)
+
+
+def scipy_log_sum_exp_with_weights(z, w):
+    return np.sum(special.logsumexp(z, axis=1, b=w))
+
+
+def scipy_log_sum_exp_in_a_loop(z, w):
+    total = 0.0
+    a = z
+    for _ in range(2):
+        s = special.logsumexp(a, axis=1)
+        a = a * w
+        total = total + np.sum(s)
+    return total
