@@ -20,8 +20,16 @@ def identity(x):
 
 def copied(value):
     """A copy of ``value`` when it is an array (a view may change under a later write); other
-    values as they are."""
-    return value.copy() if isinstance(value, np.ndarray) or is_foreign(value) else value
+    values as they are (a number, NumPy's scalars included, at once: an entry read from an
+    array in a loop is one)."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, _IMMUTABLE_NUMBERS):
+        return value
+    return value.copy() if is_foreign(value) else value
+
+
+_IMMUTABLE_NUMBERS = (float, int, complex, np.generic)
 
 
 def getitem_grad(g, x, index):
