@@ -27,6 +27,7 @@ import numpy as np
 from .refusals import unsupported
 from .complex_numbers import is_complex_value, real_for, real_only
 from .foreign import as_array, is_foreign
+from .linalg import symmetric_sum, tril_halved
 
 
 def _t(x):
@@ -93,6 +94,24 @@ def eigh_jvp(da, ans, uplo="L"):
     w, v = ans
     p = _t(v) @ symmetric_from_triangle(da, uplo) @ v
     return tuple_like(ans, (np.diagonal(p, axis1=-2, axis2=-1), v @ (_gaps(w) * p)))
+
+
+# -- Cholesky: a reads only its lower triangle (an entry below the diagonal stands for
+# itself and its mirror image, so its cotangent counts both) ------------------------------
+
+def cholesky_grad(g, L):
+    """The cotangent of ``a`` for ``L = np.linalg.cholesky(a)``:
+    ``tril_halved(L^-T sym(tril_halved(L^T g)) L^-1)``, with ``L``'s inverse computed once."""
+    inverse = np.linalg.inv(real_only(L, "np.linalg.cholesky"))
+    inner = symmetric_sum(tril_halved(_t(L) @ g))
+    return tril_halved(_t(inverse) @ inner @ inverse)
+
+
+def cholesky_jvp(da, L):
+    """The tangent of ``L = np.linalg.cholesky(a)``:
+    ``L tril_halved(L^-1 sym(tril_halved(da)) L^-T)``."""
+    inverse = np.linalg.inv(real_only(L, "np.linalg.cholesky"))
+    return L @ tril_halved(inverse @ symmetric_sum(tril_halved(da)) @ _t(inverse))
 
 
 # -- general (not symmetric) matrices: np.linalg.eig and eigvals ---------------------------

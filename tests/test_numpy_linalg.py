@@ -109,3 +109,17 @@ def test_a_second_derivative_of_det_at_a_singular_matrix_is_refused():
     with pytest.raises(st.SrcTransError, match="second derivative of a determinant"):
         st.hessian(la.squared_determinant)(SINGULAR[0])
     st.check_grads(la.squared_determinant, (np.eye(3) + 0.1,), order=2)   # away from it: fine
+
+
+def test_the_cholesky_derivatives_invert_the_factor_once(monkeypatch):
+    """``rt.cholesky_grad`` and ``rt.cholesky_jvp`` read ``L``'s inverse twice and compute it
+    once (the rule's template computed it twice), and agree with each other."""
+    from srctrans import runtime as rt
+    a = square(4, 4)
+    a = a @ a.T
+    L, g, da = np.linalg.cholesky(a), R.standard_normal((4, 4)), R.standard_normal((4, 4))
+    calls, inverse = [], np.linalg.inv
+    monkeypatch.setattr(np.linalg, "inv", lambda m: calls.append(1) or inverse(m))
+    cotangent, tangent = rt.cholesky_grad(g, L), rt.cholesky_jvp(da + da.T, L)
+    assert len(calls) == 2
+    np.testing.assert_allclose(np.sum(cotangent * (da + da.T)), np.sum(g * tangent), rtol=1e-10)

@@ -148,15 +148,11 @@ def solve_jvp(da, db, ans, a, b):
 # stands for itself and its mirror image, so its cotangent counts both.
 @vjp(np.linalg.cholesky)
 def cholesky(g, ans, a):
-    return rt.tril_halved(np.swapaxes(np.linalg.inv(rt.real_only(ans, "np.linalg.cholesky")), -1, -2)
-                          @ rt.symmetric_sum(rt.tril_halved(np.swapaxes(ans, -1, -2) @ g))
-                          @ np.linalg.inv(ans))
+    return rt.cholesky_grad(g, ans)
 
 @jvp(np.linalg.cholesky)
 def cholesky_jvp(da, ans, a):
-    return ans @ rt.tril_halved(np.linalg.inv(rt.real_only(ans, "np.linalg.cholesky"))
-                                @ rt.symmetric_sum(rt.tril_halved(da))
-                                @ np.swapaxes(np.linalg.inv(ans), -1, -2))
+    return rt.cholesky_jvp(da, ans)
 
 # -- decompositions (runtime/decompositions.py: formulas, and what happens at repeated
 # eigenvalues or singular values) ---------------------------------------------
