@@ -242,3 +242,74 @@ def _may_return_container(callee):
     if callee is list or callee is tuple:
         return True
     return in_runtime(callee) or REGISTRY.is_tuple_valued(callee)
+
+
+def index_integers(statements):
+    """Names of ``statements`` (a generated pass, loops included) that only ever hold a
+    Python ``int``, so that ``x[name]`` drops an axis of ``x``: an element of a ``range``
+    (a ``for`` loop's target over one, ``_range[_iteration]``), an int literal (not a
+    bool: ``x[True]`` adds an axis), ``len(...)``, and ``+ - * // %`` and negation of
+    these. A value restored from the tape (``t = tape.pop()``) is one its other
+    assignments gave, and counts as none of them, as does the tape's placeholder (``t =
+    None`` before a loop, never read as a value); a parameter, whose value comes from
+    outside, is none. ``x[t - 1]`` then has a shape known from ``x``'s
+    (``optimise.expression_shapes``)."""
+    values, others = {}, set()
+    for node in (n for stmt in statements for n in walk(stmt)):
+        if anno.get(node, Anno.SAVES) is not None:
+            continue                                   # a tape's push, pop or placeholder
+        if isinstance(node, gast.Assign):
+            target = node.targets[0]
+            if len(node.targets) == 1 and isinstance(target, gast.Name):
+                if popped_from(node.value) is None:
+                    values.setdefault(target.id, []).append(node.value)
+            else:
+                others.update(_stored(node.targets))
+        elif isinstance(node, gast.For):
+            if isinstance(node.target, gast.Name):
+                values.setdefault(node.target.id, []).append(
+                    gast.Subscript(node.iter, gast.Constant(0, None), gast.Load()))
+            else:
+                others.update(_stored([node.target]))
+        elif isinstance(node, (gast.AugAssign, gast.AnnAssign)):
+            others.update(_stored([node.target]))
+    ranges = greatest_closed(values, set(values) - others,
+                             lambda v, names: _is_range(v) or _is_name_in(v, names))
+    return greatest_closed(values, set(values) - others - ranges,
+                           lambda v, names: _is_int(v, names, ranges))
+
+
+def _stored(targets):
+    """The names ``targets`` assign (not those an indexed target reads: ``x[t] = v``)."""
+    return {n.id for target in targets for n in walk(target)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+
+
+def _is_range(value):
+    return isinstance(value, gast.Call) and anno.get(value, Anno.CALLEE) is range
+
+
+def _is_name_in(value, names):
+    return isinstance(value, gast.Name) and value.id in names
+
+
+_INT_OPERATORS = (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)
+
+
+def _is_int(value, names, ranges):
+    """Whether ``value`` is a Python int given that ``names`` hold ints, ``ranges`` ranges."""
+    if isinstance(value, gast.Constant):
+        return type(value.value) is int
+    if isinstance(value, gast.Name):
+        return value.id in names
+    if isinstance(value, gast.UnaryOp):
+        return isinstance(value.op, gast.USub) and _is_int(value.operand, names, ranges)
+    if isinstance(value, gast.BinOp):
+        return (isinstance(value.op, _INT_OPERATORS) and _is_int(value.left, names, ranges)
+                and _is_int(value.right, names, ranges))
+    if isinstance(value, gast.Subscript):             # an element of a range
+        return ((_is_range(value.value) or _is_name_in(value.value, ranges))
+                and _is_int(value.slice, names, ranges))
+    if isinstance(value, gast.Call):
+        return anno.get(value, Anno.CALLEE) is len
+    return False

@@ -14,6 +14,7 @@ import numpy as np
 
 from srctrans import annotations as anno
 from srctrans import runtime
+from srctrans.analyse.values import index_integers
 from srctrans.annotations import Anno
 from srctrans.nodes import int_literal
 from srctrans.treewalk import walk
@@ -26,7 +27,8 @@ RESULT_SHAPE_OF_ARGUMENT = {
     "dot_rhs": 2, "inner_lhs": 1, "inner_rhs": 2, "outer_lhs": 1, "outer_rhs": 2,
     "tensordot_lhs": 1, "tensordot_rhs": 2, "getitem_grad": 1, "tie_weight": None,
     "zeros_like": 0, "zeros_of": 0, "zero_at": 0, "restored_at": 0, "zero_guard": 1,
-    "broadcast_like": 1, "logsumexp_share": 2, "norm_grad": 2,
+    "broadcast_like": 1, "logsumexp_share": 2, "norm_grad": 2, "copied": 0,
+    "softmax_share": 1,
 }
 
 # Runtime helpers of two arguments whose result has their broadcast shape.
@@ -43,6 +45,15 @@ _WHOLE_REDUCTIONS = tuple(REDUCTION_METHODS)
 
 # Functions of three arguments whose result has their broadcast shape.
 _BROADCASTING = (np.clip, np.where)
+
+
+class _IntegerShape(tuple):
+    """The shape ``()`` of a name that only ever holds a Python int
+    (``analyse.values.index_integers``): it equals ``()``, and as an index it drops an
+    axis (a number of unknown type may be a bool, which adds one)."""
+
+
+INTEGER = _IntegerShape()
 
 
 def one_valued(shapes, statements, parameters, loops):
@@ -72,7 +83,8 @@ def _assignments(statements, parameters):
 
 
 def infer_shapes(statements, shapes, parameters=()):
-    """``shapes`` (name -> shape), with those of names assigned once from values of known shape.
+    """``shapes`` (name -> shape), with those of names assigned once from values of known shape,
+    and :data:`INTEGER` for the names that only hold ints.
 
     The generic forward pass folds single-use temporaries into the expression
     that reads them, so the run that measured ``shapes`` never saw them; their
@@ -105,6 +117,7 @@ def infer_shapes(statements, shapes, parameters=()):
                         known[name] = shape
 
     known = dict(shapes)
+    known.update(dict.fromkeys(index_integers(statements), INTEGER))
     visit(statements, known, record=True)
     # a name assigned at several places (the branches of an if, a loop's body) has one
     # shape S when every place gives it S, from operands of known shape or from the name
@@ -153,6 +166,8 @@ def shape_of(expression, known):
         if isinstance(expression.op, gast.MatMult):
             return _matmul_shape(left, right)
         return _broadcast(left, right)
+    if isinstance(expression, gast.Subscript):
+        return _subscript_shape(expression.value, expression.slice, known)
     if isinstance(expression, gast.Attribute) and expression.attr == "T":
         inner = shape_of(expression.value, known)
         return None if inner is None else tuple(reversed(inner))
@@ -180,12 +195,63 @@ def shape_of(expression, known):
                 and len(expression.args) == 2:                 # rt.add, rt.abs_grad(g, x)
             left, right = (shape_of(a, known) for a in expression.args)
             return _broadcast(left, right)
+        if is_runtime_helper_call(expression, "written_part") and len(expression.args) == 2:
+            return basic_index_shape(*expression.args, known)
         index = RESULT_SHAPE_OF_ARGUMENT.get(expression.func.attr)
         if index is not None and len(expression.args) > index:
             return shape_of(expression.args[index], known)
         if expression.func.attr == "sum":
             return _summed_shape(expression, known)
     return None
+
+
+def _subscript_shape(value, index, known):
+    """The shape of ``value[index]`` for an index of ints (:data:`INTEGER` names, int
+    literals and their sums and products) and slices with literal bounds; None otherwise."""
+    inner = shape_of(value, known)
+    parts = index.elts if isinstance(index, gast.Tuple) else [index]
+    if inner is None or len(parts) > len(inner):
+        return None
+    shape = []
+    for part, length in zip(parts, inner):
+        if isinstance(part, gast.Slice):
+            bounds = [None if b is None else int_literal(b) for b in (part.lower, part.upper, part.step)]
+            if any(b is None and given is not None
+                   for b, given in zip(bounds, (part.lower, part.upper, part.step))) \
+                    or bounds[2] == 0:
+                return None
+            shape.append(len(range(*slice(*bounds).indices(length))))
+        elif not _is_integer(part, known):
+            return None
+    return tuple(shape) + tuple(inner[len(parts):])
+
+
+def _is_integer(node, known):
+    """Whether ``node`` is a Python int: an int literal, a name of :data:`INTEGER` shape,
+    or ``+ - * // %`` and negation of these."""
+    if isinstance(node, gast.Name):
+        return known.get(node.id) is INTEGER
+    if isinstance(node, gast.UnaryOp):
+        return isinstance(node.op, gast.USub) and _is_integer(node.operand, known)
+    if isinstance(node, gast.BinOp):
+        return (isinstance(node.op, (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod))
+                and _is_integer(node.left, known) and _is_integer(node.right, known))
+    return isinstance(node, gast.Constant) and type(node.value) is int
+
+
+def basic_index_shape(value, index, known):
+    """The shape of ``value[index]`` when ``index`` (``np.s_[...]`` too) is ints and slices
+    with literal bounds, which pick each entry at most once; None otherwise."""
+    return _subscript_shape(value, index_of(index), known)
+
+
+def index_of(index):
+    """The index ``np.s_[i, :]`` stands for (``i, :``), or ``index`` itself."""
+    if (isinstance(index, gast.Subscript) and isinstance(index.value, gast.Attribute)
+            and index.value.attr == "s_" and isinstance(index.value.value, gast.Name)
+            and index.value.value.id == "np"):          # (generated code's alias of NumPy)
+        return index.slice
+    return index
 
 
 def _broadcast(*shapes):

@@ -27,8 +27,9 @@ the general code makes and adds a whole array of zeros per term::
 The cotangent of an array the function fills (``level[t] = ...``), which starts as a
 new array (``dlevel = rt.getitem_grad(d, level, i)``, ``level`` measured as an array),
 is changed in place too, and so are a write's ``dX = rt.zero_at(dX, i)`` (``dX[i] =
-0.0``) and its reads ``rt.written_part(dX, i)``, taken out as a copy
-(``rt.copied``: a row of ``dX`` is a view, which the zeroing would change)::
+0.0``) and its reads ``rt.written_part(dX, i)`` (``dX[i]`` where specialising knew
+``i`` picks each entry once), taken out as a copy (``rt.copied``: a row of ``dX`` is a
+view, which the zeroing would change)::
 
     d_add = rt.unbroadcast(rt.written_part(dlevel, t), v)       d_add = rt.unbroadcast(
     dlevel = rt.zero_at(dlevel, t)                      ->         rt.copied(rt.written_part(dlevel, t)), v)
@@ -194,20 +195,34 @@ def _zeroing(stmt, name, runtime_alias):
 
 
 def _written_parts_only(stmt, name, runtime_alias):
-    """Whether every read of ``name`` in ``stmt`` is ``rt.written_part(name, i)`` (a part
-    taken out, which :func:`_copy_written_parts` makes a copy of its own)."""
-    allowed = {id(call.args[0]) for call in walk(stmt)
-               if is_runtime_call(call, runtime_alias, "written_part", 2)
-               and isinstance(call.args[0], gast.Name) and call.args[0].id == name}
+    """Whether every read of ``name`` in ``stmt`` is ``rt.written_part(name, i)`` or
+    ``name[i]`` (what specialising made of one where ``i`` picks each entry once): a part
+    taken out, which :func:`_copy_written_parts` makes a copy of its own."""
+    allowed = {id(_part_of(node, name, runtime_alias)) for node in walk(stmt)} - {id(None)}
     return all(id(n) in allowed for n in walk(stmt) if isinstance(n, gast.Name) and n.id == name)
 
 
+def _part_of(node, name, runtime_alias):
+    """The read of ``name`` in ``node`` when ``node`` takes a part of it out
+    (``rt.written_part(name, i)``, ``name[i]``, ``i`` not reading ``name``), else None."""
+    if is_runtime_call(node, runtime_alias, "written_part", 2):
+        whole, index = node.args
+    elif isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load):
+        whole, index = node.value, node.slice
+    else:
+        return None
+    if (isinstance(whole, gast.Name) and whole.id == name
+            and not any(isinstance(n, gast.Name) and n.id == name for n in walk(index))):
+        return whole
+    return None
+
+
 def _copy_written_parts(stmt, name, runtime_alias):
-    """``rt.written_part(name, i)`` in ``stmt`` -> ``rt.copied(rt.written_part(name, i))``:
-    a slice of an array changed in place later must not be a view of it."""
+    """``rt.written_part(name, i)`` (``name[i]``) in ``stmt`` ->
+    ``rt.copied(rt.written_part(name, i))``: a slice of an array changed in place later must
+    not be a view of it."""
     def copied(value):
-        if (is_runtime_call(value, runtime_alias, "written_part", 2)
-                and isinstance(value.args[0], gast.Name) and value.args[0].id == name):
+        if _part_of(value, name, runtime_alias) is not None:
             return runtime_call(runtime_alias, "copied", [value])
         return value
 

@@ -38,7 +38,8 @@ from srctrans.annotations import Anno
 from srctrans.nodes import changed_in_place
 from srctrans.optimise.accumulate import sink_into_branches
 from srctrans.optimise.dce import reads_of
-from srctrans.optimise.expression_shapes import REDUCTION_METHODS, is_runtime_helper_call, shape_of
+from srctrans.optimise.expression_shapes import (REDUCTION_METHODS, basic_index_shape, index_of,
+                                                 is_runtime_helper_call, shape_of)
 from srctrans.optimise.simplify import power_of_two
 from srctrans.optimise.spreads import Spreads
 from srctrans.treewalk import walk
@@ -377,6 +378,10 @@ class _Rewriter(gast.NodeTransformer):
                 kept = tuple(i for i, (a, b) in enumerate(zip(x_shape, g_shape)) if a != b)
                 return _sum(g, kept, keepdims=True)
             return node
+        if is_runtime_helper_call(node, "written_part") and len(node.args) == 2 \
+                and basic_index_shape(*node.args, known) is not None:
+            g, index = node.args               # each entry written once: the part as it is
+            return gast.Subscript(g, index_of(index), gast.Load())
         if is_runtime_helper_call(node, "entry_zero_like") and len(node.args) == 3 \
                 and shape_of(node.args[2], known) is not None:
             return node.args[0]              # an array's (or number's): nothing to change
