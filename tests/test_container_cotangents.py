@@ -200,3 +200,26 @@ def test_reads_in_loops_and_branches_sum_key_by_key_from_the_containers_zeros():
             np.testing.assert_allclose(got[key], numeric, rtol=1e-6, atol=1e-9)
         expected_scale = negative_sampling(emb, 1, args[2]) / emb["scale"]
         np.testing.assert_allclose(got["scale"], expected_scale, rtol=1e-12)
+
+
+def two_dicts_read_last_in_one_branch(p, q):
+    if np.sum(q["b"]) > 0.0:
+        t = p["b"] * q["b"]
+    else:
+        t = p["b"] * 2.0 - q["b"]
+    return np.sum((t + p["a"] * q["a"]) ** 2)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_two_containers_whose_last_reads_share_a_statement_are_both_made(sign):
+    """Both dicts' last reads are in the same ``if``: each container is made after it (the
+    pass once kept one of the two, and the backward pass raised NameError)."""
+    p = {"a": R.standard_normal(3), "b": R.standard_normal(3)}
+    q = {"a": R.standard_normal(3), "b": sign * (np.abs(R.standard_normal(3)) + 0.1)}
+    gradient = st.grad(two_dicts_read_last_in_one_branch, wrt=(0, 1))
+    want = st.grad(two_dicts_read_last_in_one_branch, wrt=(0, 1), optimize=False)(p, q)
+    for _ in range(3):                                    # generic, specialised, short path
+        got = gradient(p, q)
+        for got_dict, want_dict in zip(got, want):
+            for a, b in zip(_leaves(got_dict), _leaves(want_dict)):
+                np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)

@@ -113,8 +113,8 @@ def write_container_cotangents(body, runtime_alias, fresh):
                             [found, load(placements[0].container)])
         if rest is not None:
             made = runtime_call(runtime_alias, "add", [made, load(rest)])
-        inserted[id(last)] = assign(name, made)
-    return _rewritten(body, replaced, inserted)
+        inserted.setdefault(id(last), []).append(assign(name, made))  # (two containers'
+    return _rewritten(body, replaced, inserted)                     # last reads may share one)
 
 
 def _sum_name(name, placement):
@@ -131,8 +131,7 @@ def _rewritten(block, replaced, inserted):
                 if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
                     setattr(kept, field, _rewritten(inner, replaced, inserted))
             result.append(kept)
-        if id(stmt) in inserted:
-            result.append(inserted[id(stmt)])
+        result.extend(inserted.get(id(stmt), ()))
     return result
 
 
