@@ -66,3 +66,19 @@ def test_put_along_axis_is_a_functional_write():
     st.check_grads(mutation.scatters_along_an_axis, (x, v), order=2)
     st.grad(mutation.scatters_along_an_axis, wrt=(0, 1))(x, v)
     np.testing.assert_array_equal(x, before)
+
+
+def refilled_then_rebound(W):
+    v = np.zeros_like(W)          # new: a row stored into it is copied in, W is not shared
+    v[0] = W[0]
+    for t in range(1, len(W)):
+        v[t] = 0.3 * W[t] + 0.7 * np.tanh(v[t - 1])
+    v = v * 0.5 + np.sum(W)       # arithmetic: new again
+    return np.sum(v * W)
+
+
+def test_an_array_made_anew_by_arithmetic_stays_a_new_array():
+    """Every binding of ``v`` is a new array (a NumPy constructor, then arithmetic), so
+    storing a row of ``W`` into it shares nothing: it was once refused as an alias of ``W``."""
+    W = np.random.default_rng(4).standard_normal((4, 3))
+    st.check_grads(refilled_then_rebound, (W,), order=2)

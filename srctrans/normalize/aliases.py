@@ -287,9 +287,11 @@ def _paired(target, value):
 
 def _fresh_names(function, order, resolver):
     """``(arrays, containers)``: the local names every binding of which is a new NumPy array
-    (``np.zeros(...)``, ``np.empty_like(x)``, ``np.ndarray(shape)``; a store into one copies
-    the value), and those every binding of which is a new list or dict (replacing one of its
-    entries changes no other value). Parameters and loop variables are neither."""
+    (``np.zeros(...)``, ``np.empty_like(x)``, ``np.ndarray(shape)``, or arithmetic, which
+    :func:`makes_new_value` too counts as new: ``v = np.zeros_like(x)`` filled, then ``v = v *
+    0.5``; a store into one copies the value), and those every binding of which is a new
+    list or dict (replacing one of its entries changes no other value). Parameters and
+    loop variables are neither."""
     values = {}
     for _, stmt in order.statements:
         if isinstance(stmt, (gast.For, gast.With)):
@@ -308,7 +310,8 @@ def _fresh_names(function, order, resolver):
                             values.setdefault(name, []).append(None)
     parameters = set(parameter_names(function))
     arrays = {name for name, bound in values.items() if name not in parameters
-              and all(_is_new_array(v, resolver) for v in bound)}
+              and all(_is_new_array(v, resolver) or isinstance(v, (gast.BinOp, gast.UnaryOp))
+                      for v in bound)}
     containers = {name for name, bound in values.items() if name not in parameters
                   and all(v is not None and _is_new_container(v, resolver) for v in bound)}
     return frozenset(arrays), frozenset(containers)
