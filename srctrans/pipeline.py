@@ -540,6 +540,16 @@ def _is_pure(stmt):
     return True
 
 
+def _reads_of_live_code(forward, backward, kept):
+    """The names read by the statements of a fused gradient that dead code elimination keeps
+    (``kept``: the expressions it returns)."""
+    backward = eliminate_dead_code([clone(s) for s in backward], _reads_all(kept),
+                                   _is_not_saving)
+    forward = eliminate_dead_code([clone(s) for s in forward], _reads_all(backward + kept),
+                                  _is_pure)
+    return _reads_all(forward + backward + kept)
+
+
 def _names(names, ctx):
     return [gast.Name(n, ctx(), None, None) for n in names]
 
@@ -616,7 +626,8 @@ def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, s
     simplify(backward, unit.nonsingular, unit.not_float, unit.never_negative)
     backward, renaming = propagate_copies(backward)
     gradients = [_rename(g, renaming) for g in gradients]
-    backward = share_softmax(forward, backward, unit.aliases[RUNTIME_ALIAS])
+    backward = share_softmax(forward, backward, unit.aliases[RUNTIME_ALIAS],
+                             gradients + ([aux] if aux is not None else []), _reads_of_live_code)
     backward = eliminate_dead_code(backward, _reads_all(gradients), _is_not_saving)
     kept = gradients + ([aux] if aux is not None else [])     # what the function returns
     needed = _reads_all(backward + kept)

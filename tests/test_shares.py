@@ -50,7 +50,7 @@ def test_a_log_sum_exp_read_otherwise_is_kept(fn):
     args = _inputs()
     st.check_grads(fn, args, wrt=(0, 1), order=2)
     _, fused = _fused(fn, args)
-    assert re.search(r"\blogsumexp\(", fused), fused
+    assert re.search(r"\blogsumexp\(", fused) and "softmax_share" not in fused, fused
 
 
 def test_the_share_keeps_float32():

@@ -9,8 +9,10 @@ Guarantees: the values computed are unchanged up to rounding. The gradient of
 ``a`` along ``axis``. When the fused gradient reads ``L`` for nothing else, that softmax is
 computed from ``a`` directly, ``rt.softmax_share(g, a, axis, keepdims)``, and the
 log-sum-exp (whose SciPy implementation costs more than the rest of such a gradient) is
-left to dead code elimination. A seed spread over ``L`` only to be passed here,
-``g = rt.unreduce(1.0, L, None, False)``, is read as the number itself::
+left to dead code elimination. Where ``L`` is read otherwise, nothing changes: the two
+differ in rounding, and a path that gains nothing gives the generic code's numbers. A
+seed spread over ``L`` only to be passed here, ``g = rt.unreduce(1.0, L, None, False)``,
+is read as the number itself::
 
     L = logsumexp(z, axis=1)                         (L no longer computed)
     g = rt.unreduce(1.0, L, None, False)      ->
@@ -29,9 +31,13 @@ from srctrans.optimise.entry_cotangents import is_runtime_call
 from srctrans.treewalk import walk
 
 
-def share_softmax(forward, backward, runtime_alias):
+def share_softmax(forward, backward, runtime_alias, kept, reads_of_live_code):
     """Rewrite each qualifying ``rt.logsumexp_share`` of ``backward`` (see the module), in
-    place."""
+    place. ``kept``: the expressions the function returns; ``reads_of_live_code(forward,
+    backward, kept)``: the names read by the statements that dead code elimination keeps. A
+    log-sum-exp something else reads (``np.tanh(L)``, the returned value) is computed
+    anyway: its shares stay as they are, so that every path of the function gives the same
+    numbers where nothing is gained."""
     stores, reads = {}, {}
     for stmt in forward + backward:
         for node in walk(stmt):
@@ -47,13 +53,14 @@ def share_softmax(forward, backward, runtime_alias):
                and reads.get(stmt.targets[0].id) == 1
                and is_runtime_call(stmt.value, runtime_alias, "unreduce", 4)
                and _is_number(stmt.value.args[0]) and _is_none(stmt.value.args[2])}
+    shares = []                          # (share call, its new cotangent argument)
     for stmt in backward:
         if not _assigns_one_name(stmt):
             continue
         for node in walk(stmt.value):
             if not is_runtime_call(node, runtime_alias, "logsumexp_share", 6):
                 continue
-            g, total, a, axis, keepdims, return_sign = node.args
+            g, total, a, _, _, return_sign = node.args
             if not (isinstance(total, gast.Name) and total.id in sums
                     and isinstance(return_sign, gast.Constant) and return_sign.value is False
                     and all(stores.get(n.id, 0) <= 1 for n in walk(a)
@@ -62,9 +69,19 @@ def share_softmax(forward, backward, runtime_alias):
             if isinstance(g, gast.Name) and g.id in spreads:
                 number, spread_over = spreads[g.id][:2]
                 if isinstance(spread_over, gast.Name) and spread_over.id == total.id:
-                    g = number
-            node.func.attr = "softmax_share"
-            node.args = [g, a, axis, keepdims]
+                    g = number                 # (the spread's read of L goes with it)
+            shares.append((node, g))
+    undo = []
+    for node, g in shares:
+        undo.append((node, node.args))
+        _, _, a, axis, keepdims, _ = node.args
+        node.func.attr = "softmax_share"
+        node.args = [g, a, axis, keepdims]
+    if shares:
+        live = reads_of_live_code(forward, backward, kept)
+        for node, args in undo:
+            if args[1].id in live:             # L is computed anyway
+                node.func.attr, node.args = "logsumexp_share", args
     return backward
 
 
