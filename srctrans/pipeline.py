@@ -283,8 +283,11 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
         backward = inline_temporaries(backward, unit.namer.temporaries, _reads_all(gradients),
                                       lambda s: True)
     seed = result.seed or unit.namer.fresh("dout")
+    own_backward = backward
+    if optimize and gradient is None and shapes:     # (not differentiated again)
+        own_backward = _summed_in_place(unit, backward, gradients, residuals, shapes)
     functions = [_forward_function(unit, forward, result.output, residuals),
-                 _backward_function(unit, backward, seed, residuals, gradients,
+                 _backward_function(unit, own_backward, seed, residuals, gradients,
                                     result.tape if result.tape in residuals else None)]
     if scalar_output:
         functions.append(_gradient_function(unit, untouched_forward, backward, seed, gradients,
@@ -561,6 +564,21 @@ def _forward_function(unit, forward, output, residuals):
     name = unit.namer.fresh(function_base(unit.parsed.fn) + "_fwd")
     doc = gast.Expr(gast.Constant("Forward pass: returns (output, residuals for the backward pass).", None))
     return _function(name, copy.deepcopy(unit.function.args), [doc] + forward + [returned])
+
+
+def _summed_in_place(unit, backward, gradients, residuals, shapes):
+    """A copy of a specialised backward pass whose gradients add their terms in place
+    (``optimise.in_place``): a cotangent made from a residual array's zeros (``dx =
+    rt.zeros_of(x)``; the residuals are unpacked once, before it runs) or from a term,
+    then only summed into, is the pass's own array."""
+    arrays = {name for name, shape in shapes.items() if shape}
+    numbers = {name for name, shape in shapes.items() if shape == ()}
+    body = [clone(stmt) for stmt in backward]
+    owned = (set(residuals) & arrays) - assigned_names(body)
+    named = {g.id: p for g, p in zip(gradients, unit.wrt) if isinstance(g, gast.Name)}
+    returned = gast.Return(gast.Tuple([clone(g) for g in gradients], gast.Load()))
+    return accumulate_in_place(body + [returned], owned, unit.aliases[RUNTIME_ALIAS], named,
+                               numbers, arrays)[:-1]
 
 
 def _backward_function(unit, backward, seed, residuals, gradients, tape=None):

@@ -104,3 +104,20 @@ def test_the_watch_marks_a_callees_names_that_differ_between_its_calls():
     same = measuring.Watched()
     measuring.run_keeping_locals(_outer, (np.ones(3), np.ones(3)), {}, True, {_inner.__code__: same})
     assert same.calls == 2 and not same.varying & {"a", "b", "c"}
+
+
+def test_a_specialised_callees_backward_pass_sums_its_gradients_in_place():
+    """The callee's own backward pass (not a fused gradient) adds each step's terms into its
+    gradients' arrays, ``dWx += ...`` and ``dx[:, t, :] += ...``, where it made a new sum a
+    step and a whole array of zeros for each row's cotangent; it is right to second order."""
+    args = (R.standard_normal((2, 3, 4)), R.standard_normal((2, 5)), R.standard_normal((4, 5)),
+            R.standard_normal((5, 5)), R.standard_normal((2, 3, 5)))
+    source = st.source(recurrent_loss, args=args, wrt=(0, 2, 3))
+    backward = source.split("def recurrent_bwd")[1].split("\ndef ")[0]
+    assert "dWx += " in backward and "dx[:, t, :] += " in backward, backward
+    assert "getitem_grad" not in backward, backward
+    g = st.grad(recurrent_loss, wrt=(0, 2, 3))
+    for _ in range(4):
+        for got, wrt in zip(g(*args), (0, 2, 3)):
+            np.testing.assert_allclose(got, _numeric(recurrent_loss, args, wrt), rtol=1e-6)
+    st.check_grads(recurrent_loss, args, order=2, wrt=(0, 2, 3))
