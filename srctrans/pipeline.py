@@ -34,12 +34,14 @@
                and negations, sum a container's cotangent
                entry by entry, then specialise again (the
                sums and copies those passes made); drop
-               unneeded saves and decide the residuals, so
-               only values the backward pass still reads
-               are kept alive; in a fused gradient, fill a
-               sum's seed over what only its shape needed,
-               then fold single-use temporaries back into
-               expressions
+               restores and zeroings no read can see;
+               drop unneeded saves and decide the
+               residuals, so only values the backward pass
+               still reads are kept alive; in a fused
+               gradient, skip a log-sum-exp read only for
+               its shares, fill a sum's seed over what
+               only its shape needed, then fold single-use
+               temporaries back into expressions
     emit       print, compile, register with linecache     (emit.*)
 
 Set the environment variable ``SRCTRANS_TRACE=1`` to print, on stderr, the
@@ -102,6 +104,7 @@ from srctrans.optimise.inline import inline_temporaries
 from srctrans.optimise.negation import sink_negations
 from srctrans.optimise.remat import rematerialise
 from srctrans.optimise.shares import share_softmax
+from srctrans.optimise.zeroings import drop_dead_zeroings, natural_ranges
 from srctrans.optimise.simplify import simplify
 from srctrans.optimise.expression_shapes import infer_shapes, one_valued
 from srctrans.optimise.specialise import (
@@ -262,6 +265,8 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
                                                       # a spread only multiplied is dropped
             result.forward, backward = drop_unread_restores(
                 result.forward, backward, result.tape, set(shapes), unit.aliases[RUNTIME_ALIAS])
+            backward = drop_dead_zeroings(backward, natural_ranges(result.prologue + result.forward),
+                                          gradients, unit.aliases[RUNTIME_ALIAS])
         _trace("optimise", lambda: _block_text(backward))
     forward = result.prologue + result.forward
     for _ in range(2):        # dropping saves can empty a branch, whose test then needs no save

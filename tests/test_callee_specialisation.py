@@ -121,3 +121,33 @@ def test_a_specialised_callees_backward_pass_sums_its_gradients_in_place():
         for got, wrt in zip(g(*args), (0, 2, 3)):
             np.testing.assert_allclose(got, _numeric(recurrent_loss, args, wrt), rtol=1e-6)
     st.check_grads(recurrent_loss, args, order=2, wrt=(0, 2, 3))
+
+
+def test_a_slot_no_later_step_reads_is_not_zeroed():
+    """Each step reads its own slot of ``dh`` and no step after it reads that slot again, so
+    the backward pass does not copy ``dh`` to zero it (optimise/zeroings.py)."""
+    args = (R.standard_normal((2, 3, 4)), R.standard_normal((2, 5)), R.standard_normal((4, 5)),
+            R.standard_normal((5, 5)), R.standard_normal((2, 3, 5)))
+    source = st.source(recurrent_loss, args=args, wrt=(0, 2, 3))
+    backward = source.split("def recurrent_bwd")[1].split("\ndef ")[0]
+    assert "zero_at" not in backward and "dh[:, t, :]" in backward, backward
+
+
+def overwritten_slot(x, W):
+    """``range(-1, 3)`` over 3 rows: ``t = -1`` and ``t = 2`` write the same row, so the
+    first write's cotangent is zero (the second overwrote it)."""
+    h = np.zeros((3, 2))
+    for t in range(-1, 3):
+        h[t] = np.tanh(x[t + 1] @ W)
+    return np.sum(h * h * np.arange(1.0, 4.0)[:, None])
+
+
+def test_a_slot_a_later_step_reads_again_is_zeroed():
+    x, W = R.standard_normal((4, 3)), R.standard_normal((3, 2))
+    gradient = st.grad(overwritten_slot, wrt=(0, 1))
+    for _ in range(3):
+        for got, wrt in zip(gradient(x, W), (0, 1)):
+            np.testing.assert_allclose(got, _numeric(overwritten_slot, (x, W), wrt), rtol=1e-6,
+                                       atol=1e-9)
+    assert "zero_at" in st.source(overwritten_slot, args=(x, W), wrt=(0, 1)) or \
+        "= 0.0" in st.source(overwritten_slot, args=(x, W), wrt=(0, 1))

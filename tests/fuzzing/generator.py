@@ -387,7 +387,8 @@ class _Builder:
         elif self.rng.random() < 0.2:           # a recurrence through the array's last row
             rows = self._shape(a)[0]
             lines += [f"for i in range(1, {rows}):",
-                      f"    {z}[i] = np.tanh({a}[i] * 0.5 + {z}[i - 1] * 0.8)"]
+                      self.rng.choice([f"    {z}[i] = np.tanh({a}[i] * 0.5 + {z}[i - 1] * 0.8)",
+                                       f"    {z}[i] = np.tanh({a}[i] * 0.5) * {z}[0]"])]
         if self.rng.random() < 0.2:             # a chain of subscripts, into a list of arrays
             hs, rows = self._fresh(), self._shape(a)[0]
             lines += [f"{hs} = [{z} * 0.5, {z} * 0.25]",

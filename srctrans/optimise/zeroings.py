@@ -1,0 +1,155 @@
+"""A loop's zeroing of the slot it has just read is dropped when no later read can see it.
+
+Requires: a backward pass (top-level statements), the names its forward pass assigns only
+``range(...)`` with a start of at least 0 (so that distinct steps give distinct,
+non-negative indices, which pick distinct entries), and the runtime's alias.
+Guarantees: the values computed are unchanged. A write ``h[:, t, :] = prev`` in a loop
+gives the backward pass, at each step, a read of the written slot's cotangent and then its
+zeroing, ``dh = rt.zero_at(dh, np.s_[:, t, :])``, which copies the whole array every step
+(``dh`` is the caller's). When ``t`` is the step's element of such a range, every read of
+``dh`` in the loop is of that same slot before the zeroing, and nothing after the loop reads
+``dh``, no read ever sees a zeroed entry: each step reads its own slot, which no earlier step
+zeroed. The zeroing, and the copies ``dh = dh`` it leaves, are dropped::
+
+    for _iteration in range(trips - 1, -1, -1):      for _iteration in range(trips - 1, -1, -1):
+        t = _range[_iteration]                           t = _range[_iteration]
+        dprev = dprev + dh[:, t, :]          ->          dprev = dprev + dh[:, t, :]
+        dh = rt.zero_at(dh, np.s_[:, t, :])
+"""
+
+import gast
+
+from srctrans.nodes import int_literal
+from srctrans.optimise.entry_cotangents import is_runtime_call
+from srctrans.treewalk import walk
+
+
+def natural_ranges(statements):
+    """The names ``statements`` assign only ``range(stop)`` or ``range(start, stop[, step])``
+    with a literal start of at least 0 and a positive literal step."""
+    values = {}
+    for node in (n for stmt in statements for n in walk(stmt)):
+        if isinstance(node, gast.Assign):
+            for target in node.targets:
+                for name in (n for n in walk(target) if isinstance(n, gast.Name)
+                             and isinstance(n.ctx, gast.Store)):
+                    values.setdefault(name.id, []).append(
+                        node.value if target is name else None)
+        elif isinstance(node, (gast.For, gast.AugAssign)):
+            for name in (n for n in walk(node.target) if isinstance(n, gast.Name)):
+                values.setdefault(name.id, []).append(None)
+    return {name for name, assigned in values.items() if all(map(_natural_range, assigned))}
+
+
+def _natural_range(value):
+    if not (isinstance(value, gast.Call) and isinstance(value.func, gast.Name)
+            and value.func.id == "range" and not value.keywords and 1 <= len(value.args) <= 3):
+        return False
+    start = int_literal(value.args[0]) if len(value.args) > 1 else 0
+    step = int_literal(value.args[2]) if len(value.args) == 3 else 1
+    return start is not None and start >= 0 and step is not None and step > 0
+
+
+def drop_dead_zeroings(backward, ranges, returned, runtime_alias):
+    """``backward`` without the zeroings no read can see (see the module); ``returned``: the
+    expressions the pass returns."""
+    for position, loop in enumerate(backward):
+        if not isinstance(loop, gast.For):
+            continue
+        counter = _step_element(loop, ranges)
+        if counter is None:
+            continue
+        after = backward[position + 1:] + list(returned)
+        for index, stmt in enumerate(loop.body):
+            name = _zeroed(stmt, counter, runtime_alias)
+            if name is None or _reads(after, name):
+                continue
+            if _only_its_slot_read_before(loop.body, index, name, stmt.value.args[1],
+                                          runtime_alias):
+                loop.body = [s for s in loop.body
+                             if s is not stmt and not _copies_itself(s, name)]
+                break                               # (one per loop: the body changed)
+    return backward
+
+
+def _step_element(loop, ranges):
+    """``t`` when ``loop`` counts over a range and its body starts by assigning ``t =
+    R[_iteration]``, ``R`` one of ``ranges``, ``t`` assigned nowhere else in the body."""
+    if not (isinstance(loop.target, gast.Name) and isinstance(loop.iter, gast.Call)
+            and isinstance(loop.iter.func, gast.Name) and loop.iter.func.id == "range"):
+        return None
+    first = loop.body[0] if loop.body else None
+    if not (isinstance(first, gast.Assign) and len(first.targets) == 1
+            and isinstance(first.targets[0], gast.Name) and isinstance(first.value, gast.Subscript)
+            and isinstance(first.value.value, gast.Name) and first.value.value.id in ranges
+            and isinstance(first.value.slice, gast.Name)
+            and first.value.slice.id == loop.target.id):
+        return None
+    counter = first.targets[0].id
+    stores = [n for stmt in loop.body for n in walk(stmt)
+              if isinstance(n, gast.Name) and n.id == counter and isinstance(n.ctx, gast.Store)]
+    return counter if len(stores) == 1 else None
+
+
+def _zeroed(stmt, counter, runtime_alias):
+    """``X`` when ``stmt`` is ``X = rt.zero_at(X, i)``, ``i`` the counter alone or among full
+    slices (``np.s_[:, t, :]``)."""
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name)
+            and is_runtime_call(stmt.value, runtime_alias, "zero_at", 2)
+            and isinstance(stmt.value.args[0], gast.Name)
+            and stmt.value.args[0].id == stmt.targets[0].id):
+        return None
+    parts = _parts(stmt.value.args[1])
+    if parts is None:
+        return None
+    counters = [p for p in parts if isinstance(p, gast.Name) and p.id == counter]
+    full = [p for p in parts if isinstance(p, gast.Slice)
+            and p.lower is None and p.upper is None and p.step is None]
+    return stmt.targets[0].id if len(counters) == 1 and len(full) == len(parts) - 1 else None
+
+
+def _parts(index):
+    """The parts of an index, ``np.s_[...]``'s too; None for another expression."""
+    if (isinstance(index, gast.Subscript) and isinstance(index.value, gast.Attribute)
+            and index.value.attr == "s_"):
+        index = index.slice
+    if isinstance(index, gast.Tuple):
+        return index.elts
+    return [index] if isinstance(index, (gast.Name, gast.Slice)) else None
+
+
+def _only_its_slot_read_before(body, zeroing, name, index, runtime_alias):
+    """Whether every use of ``name`` in ``body`` but the zeroing at ``zeroing`` (and copies
+    ``name = name``) reads the slot ``index`` (``name[...]`` or ``rt.written_part(name,
+    ...)``) in a statement before it."""
+    slot = gast.dump(gast.Tuple(_parts(index), gast.Load()))
+    for position, stmt in enumerate(body):
+        if position == zeroing or _copies_itself(stmt, name):
+            continue
+        allowed = set()
+        for node in walk(stmt):
+            read = None
+            if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load):
+                read = node.value, node.slice
+            elif is_runtime_call(node, runtime_alias, "written_part", 2):
+                read = tuple(node.args)
+            if read is not None and isinstance(read[0], gast.Name) and read[0].id == name \
+                    and _parts(read[1]) is not None \
+                    and gast.dump(gast.Tuple(_parts(read[1]), gast.Load())) == slot:
+                allowed.add(id(read[0]))
+        uses = [n for n in walk(stmt) if isinstance(n, gast.Name) and n.id == name]
+        if uses and (position > zeroing or any(id(n) not in allowed for n in uses)):
+            return False
+    return True
+
+
+def _copies_itself(stmt, name):
+    return (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id == name
+            and isinstance(stmt.value, gast.Name) and stmt.value.id == name)
+
+
+def _reads(statements, name):
+    return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)
+               for stmt in statements for n in walk(stmt))
