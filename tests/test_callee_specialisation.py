@@ -151,3 +151,61 @@ def test_a_slot_a_later_step_reads_again_is_zeroed():
                                        atol=1e-9)
     assert "zero_at" in st.source(overwritten_slot, args=(x, W), wrt=(0, 1)) or \
         "= 0.0" in st.source(overwritten_slot, args=(x, W), wrt=(0, 1))
+
+
+def nested_fill(x, w):
+    out = np.zeros((2, 3))
+    for n in range(2):
+        for i in range(3):
+            out[n, i] = np.sum(x[n, i:i + 2] * w)
+    return out
+
+
+def nested_loss(x, w, d):
+    return np.sum(nested_fill(x, w) * d)
+
+
+def inner_slot_only(x, w):
+    """Each step of the outer loop writes the same slots again: only the last one's values
+    reach the output, so an earlier step's cotangent must read zeros."""
+    out = np.zeros(3)
+    for n in range(2):
+        for i in range(3):
+            out[i] = np.sum(x[n, i:i + 2] * w) * (n + 1.0)
+    return out
+
+
+def inner_slot_loss(x, w, d):
+    return np.sum(inner_slot_only(x, w) * d)
+
+
+def test_a_slot_picked_by_every_counter_of_a_nest_is_not_zeroed():
+    args = (R.standard_normal((2, 4)), R.standard_normal(2), R.standard_normal((2, 3)))
+    source = st.source(nested_loss, args=args, wrt=(0, 1))
+    backward = source.split("def nested_fill_bwd")[1].split("\ndef ")[0]
+    assert "zero_at" not in backward, backward
+    gradient = st.grad(nested_loss, wrt=(0, 1))
+    for _ in range(3):
+        for got, wrt in zip(gradient(*args), (0, 1)):
+            np.testing.assert_allclose(got, _numeric(nested_loss, args, wrt), rtol=1e-6)
+
+
+def test_a_slot_an_outer_step_writes_again_is_zeroed():
+    args = (R.standard_normal((2, 4)), R.standard_normal(2), R.standard_normal(3))
+    source = st.source(inner_slot_loss, args=args, wrt=(0, 1))
+    assert "zero_at" in source.split("def inner_slot_only_bwd")[1].split("\ndef ")[0]
+    gradient = st.grad(inner_slot_loss, wrt=(0, 1))
+    for _ in range(3):
+        for got, wrt in zip(gradient(*args), (0, 1)):
+            np.testing.assert_allclose(got, _numeric(inner_slot_loss, args, wrt), rtol=1e-6,
+                                       atol=1e-9)
+
+
+def test_a_steps_sum_spread_over_its_terms_is_read_as_the_number():
+    """``np.sum(x[n, i:i + 2] * w)`` in a loop: its seed, a number, multiplies the terms'
+    factors directly (optimise/spreads.py in a loop's body), with no array spread a step."""
+    args = (R.standard_normal((2, 4)), R.standard_normal(2), R.standard_normal((2, 3)))
+    source = st.source(nested_loss, args=args, wrt=(0, 1))
+    backward = source.split("def nested_fill_bwd")[1].split("\ndef ")[0]
+    assert "unreduce" not in backward, backward
+    st.check_grads(nested_loss, args, order=2, wrt=(0, 1))

@@ -299,6 +299,7 @@ def _specialise_block(statements, known, rewriter, measured, spreads):
             rewriter.zeros.clear()            # a later step may have changed them
             _specialise_block(stmt.body, known, rewriter, measured, spreads)
             _specialise_block(getattr(stmt, "orelse", []), known, rewriter, measured, spreads)
+            stmt.body = spreads.drop(stmt.body, known) or [gast.Pass()]   # a step's own spreads
             rewriter.zeros.clear()
         elif isinstance(stmt, gast.Assign):
             stmt.value = rewriter.visit(stmt.value)

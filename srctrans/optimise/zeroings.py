@@ -19,6 +19,8 @@ zeroed. The zeroing, and the copies ``dh = dh`` it leaves, are dropped::
 
 import gast
 
+from srctrans import annotations as anno
+from srctrans.annotations import Anno
 from srctrans.nodes import int_literal
 from srctrans.optimise.entry_cotangents import is_runtime_call
 from srctrans.treewalk import walk
@@ -26,9 +28,12 @@ from srctrans.treewalk import walk
 
 def natural_ranges(statements):
     """The names ``statements`` assign only ``range(stop)`` or ``range(start, stop[, step])``
-    with a literal start of at least 0 and a positive literal step."""
+    with a literal start of at least 0 and a positive literal step (the tape's placeholders
+    and restores aside: they give back a value such an assignment gave)."""
     values = {}
     for node in (n for stmt in statements for n in walk(stmt)):
+        if anno.get(node, Anno.SAVES) is not None:
+            continue                                   # a tape's push, pop or placeholder
         if isinstance(node, gast.Assign):
             for target in node.targets:
                 for name in (n for n in walk(target) if isinstance(n, gast.Name)
@@ -52,24 +57,33 @@ def _natural_range(value):
 
 def drop_dead_zeroings(backward, ranges, returned, runtime_alias):
     """``backward`` without the zeroings no read can see (see the module); ``returned``: the
-    expressions the pass returns."""
+    expressions the pass returns. Loops nested in such a loop count too, a slot then picked
+    by the counters of all of them (``dout[n, f, i]``: each step of the nest its own)."""
     for position, loop in enumerate(backward):
-        if not isinstance(loop, gast.For):
-            continue
-        counter = _step_element(loop, ranges)
-        if counter is None:
-            continue
-        after = backward[position + 1:] + list(returned)
-        for index, stmt in enumerate(loop.body):
-            name = _zeroed(stmt, counter, runtime_alias)
-            if name is None or _reads(after, name):
-                continue
-            if _only_its_slot_read_before(loop.body, index, name, stmt.value.args[1],
-                                          runtime_alias):
-                loop.body = [s for s in loop.body
-                             if s is not stmt and not _copies_itself(s, name)]
-                break                               # (one per loop: the body changed)
+        if isinstance(loop, gast.For):
+            after = backward[position + 1:] + list(returned)
+            _drop_in(loop, loop, [], after, ranges, runtime_alias)
     return backward
+
+
+def _drop_in(outer, loop, counters, after, ranges, runtime_alias):
+    """Drop the dead zeroings of ``loop``'s body and of the loops nested in it; ``counters``:
+    the enclosing loops' (from ``outer``, a loop of the pass's own block)."""
+    counter = _step_element(loop, ranges)
+    if counter is None:
+        return
+    counters = counters + [counter]
+    for stmt in loop.body:
+        if isinstance(stmt, gast.For):
+            _drop_in(outer, stmt, counters, after, ranges, runtime_alias)
+    for index, stmt in enumerate(loop.body):
+        name = _zeroed(stmt, counters, runtime_alias)
+        if name is None or _reads(after, name):
+            continue
+        if _only_its_slot_read_before(outer, loop.body, index, name, stmt.value.args[1],
+                                      runtime_alias):
+            loop.body = [s for s in loop.body if s is not stmt and not _copies_itself(s, name)]
+            return                                  # (one per loop: the body changed)
 
 
 def _step_element(loop, ranges):
@@ -91,9 +105,9 @@ def _step_element(loop, ranges):
     return counter if len(stores) == 1 else None
 
 
-def _zeroed(stmt, counter, runtime_alias):
-    """``X`` when ``stmt`` is ``X = rt.zero_at(X, i)``, ``i`` the counter alone or among full
-    slices (``np.s_[:, t, :]``)."""
+def _zeroed(stmt, counters, runtime_alias):
+    """``X`` when ``stmt`` is ``X = rt.zero_at(X, i)``, ``i`` the ``counters``, each once, among
+    full slices (``t``, ``np.s_[:, t, :]``, ``(n, f, i)``)."""
     if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], gast.Name)
             and is_runtime_call(stmt.value, runtime_alias, "zero_at", 2)
@@ -103,10 +117,12 @@ def _zeroed(stmt, counter, runtime_alias):
     parts = _parts(stmt.value.args[1])
     if parts is None:
         return None
-    counters = [p for p in parts if isinstance(p, gast.Name) and p.id == counter]
+    named = sorted(p.id for p in parts if isinstance(p, gast.Name))
     full = [p for p in parts if isinstance(p, gast.Slice)
             and p.lower is None and p.upper is None and p.step is None]
-    return stmt.targets[0].id if len(counters) == 1 and len(full) == len(parts) - 1 else None
+    if named == sorted(counters) and len(named) + len(full) == len(parts):
+        return stmt.targets[0].id
+    return None
 
 
 def _parts(index):
@@ -119,15 +135,18 @@ def _parts(index):
     return [index] if isinstance(index, (gast.Name, gast.Slice)) else None
 
 
-def _only_its_slot_read_before(body, zeroing, name, index, runtime_alias):
-    """Whether every use of ``name`` in ``body`` but the zeroing at ``zeroing`` (and copies
-    ``name = name``) reads the slot ``index`` (``name[...]`` or ``rt.written_part(name,
-    ...)``) in a statement before it."""
+def _only_its_slot_read_before(outer, body, zeroing, name, index, runtime_alias):
+    """Whether every use of ``name`` in the loop ``outer`` but the zeroing ``body[zeroing]``
+    (and copies ``name = name``) reads the slot ``index`` (``name[...]`` or
+    ``rt.written_part(name, ...)``) in a statement of ``body`` before it."""
     slot = gast.dump(gast.Tuple(_parts(index), gast.Load()))
+    allowed = set()
     for position, stmt in enumerate(body):
         if position == zeroing or _copies_itself(stmt, name):
+            allowed.update(id(n) for n in walk(stmt))
             continue
-        allowed = set()
+        if position > zeroing:
+            continue
         for node in walk(stmt):
             read = None
             if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load):
@@ -138,10 +157,7 @@ def _only_its_slot_read_before(body, zeroing, name, index, runtime_alias):
                     and _parts(read[1]) is not None \
                     and gast.dump(gast.Tuple(_parts(read[1]), gast.Load())) == slot:
                 allowed.add(id(read[0]))
-        uses = [n for n in walk(stmt) if isinstance(n, gast.Name) and n.id == name]
-        if uses and (position > zeroing or any(id(n) not in allowed for n in uses)):
-            return False
-    return True
+    return all(id(n) in allowed for n in walk(outer) if isinstance(n, gast.Name) and n.id == name)
 
 
 def _copies_itself(stmt, name):
