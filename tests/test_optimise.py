@@ -636,9 +636,13 @@ def test_a_shape_the_branches_disagree_on_is_unknown_after_them():
      "d = rt.unreduce(s, A, None, False)\nn = -d\nf = n + 1.0"),
     ("d = rt.unreduce(s, A, None, False)\ne = d - rt.matmul_lhs(d, E, W)",  # a product's operand
      "d = rt.unreduce(s, A, None, False)\ne = d - W @ d"),
+    ("d = rt.unreduce(s, A, None, False)\ne = rt.zero_guard(d, d * rt.power_base_factor(E, p))",
+     "e = rt.zero_guard(s, s * rt.power_base_factor(E, p))"),      # a call not reading d
+    ("d = rt.unreduce(s, A, None, False)\ne = d * rt.power_base_factor(d, p)",   # one reading it
+     "d = rt.unreduce(s, A, None, False)\ne = d * rt.power_base_factor(d, p)"),
 ])
 def test_a_spread_scalar_is_read_where_its_spread_was_a_factor(text, specialised):
-    shapes = {"s": (), "A": (3,), "E": (3,), "W": (3, 3)}
+    shapes = {"s": (), "A": (3,), "E": (3,), "W": (3, 3), "p": ()}
     assert _text(specialise.specialise(_statements(text), shapes)) == specialised
 
 
@@ -950,3 +954,15 @@ def test_names_holding_two_values_lose_their_measured_shape_but_not_for_a_placeh
     assert expression_shapes.one_valued(shapes, body, ["s", "x"], loops=False) == {
         "Y": (3,), "u": (3,), "x": (3,)}
     assert expression_shapes.one_valued(shapes, body, ["s", "x"], loops=True) == shapes
+
+
+def test_a_loops_body_is_simplified_as_a_blocks_is():
+    """Constants fold, a guard that changes nothing goes, and a number a name holds is read
+    as the number, in a loop's body as in a branch's (a backward pass's loop was once left as
+    it was: ``rt.zero_guard(d, d * rt.power_base_factor(r, 2))`` every step)."""
+    statements = _statements("c = 0.5\nfor i in range(3):\n    e = c * 2.0 * x\n"
+                             "    f = rt.zero_guard(d, d * rt.power_base_factor(r, 2))\n"
+                             "while k:\n    g = 1.0 * 3.0 + h")
+    simplify.simplify(statements)
+    assert _text(statements) == ("c = 0.5\nfor i in range(3):\n    e = x\n"
+                                 "    f = d * (2 * r)\nwhile k:\n    g = 3.0 + h")

@@ -40,7 +40,8 @@ _FOLD = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul
 
 def simplify(statements, nonsingular=frozenset(), not_float=frozenset(),
              never_negative=frozenset()):
-    """Simplify every expression of ``statements`` in place, the branches of an ``if`` too.
+    """Simplify every expression of ``statements`` in place, the branches of an ``if`` and
+    the bodies of loops too.
 
     ``nonsingular`` names values known to be nonzero and finite wherever the
     function's inputs are finite (``analyse.invariance.softmax_normalisers``,
@@ -69,6 +70,8 @@ def simplify(statements, nonsingular=frozenset(), not_float=frozenset(),
                 substitute_names(stmt, numbers)
             if isinstance(stmt, gast.If):
                 stmt.test = simplifier.visit(stmt.test)
+                blocks.extend((branch, dict(numbers)) for branch in (stmt.body, stmt.orelse))
+            elif isinstance(stmt, (gast.For, gast.While)):    # a loop's body, step after step
                 blocks.extend((branch, dict(numbers)) for branch in (stmt.body, stmt.orelse))
             elif isinstance(stmt, (gast.Assign, gast.Return, gast.Expr)) and stmt.value is not None:
                 stmt.value = simplifier.visit(stmt.value)

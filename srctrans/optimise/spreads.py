@@ -107,12 +107,21 @@ class Spreads:
 
 
 def _arithmetic_reading(expression, name):
-    """Whether ``expression`` is ``+ - *`` and unary minus of names and numbers, ``/`` too
-    where ``name`` is no divisor: broadcasting then gives each entry what it gave with
-    ``name`` spread (a helper's result need not: ``rt.matmul_lhs(d, a, b)``), and
-    ``rt.zero_guard`` of them, which broadcasts its cotangent as arithmetic does."""
+    """Whether ``expression`` is ``+ - *`` and unary minus of names, numbers and calls that do
+    not read ``name``, ``/`` too where ``name`` is no divisor: broadcasting then gives each
+    entry what it gave with ``name`` spread (a helper's result need not:
+    ``rt.matmul_lhs(d, a, b)``), and ``rt.zero_guard`` of them, which broadcasts its
+    cotangent as arithmetic does."""
     guarded = set()                           # the rt.zero_guard attributes called
+    opaque = set()                            # inside an operand that does not read name
     for node in walk(expression):             # (breadth-first: a call before its function)
+        if id(node) in opaque:
+            continue
+        if isinstance(node, gast.Call) and not (is_runtime_helper_call(node, "zero_guard")
+                                                and len(node.args) == 2) \
+                and name not in reads_of(node):
+            opaque.update(id(n) for n in walk(node))       # rt.power_base_factor(r, 2)
+            continue
         if isinstance(node, gast.BinOp):
             if isinstance(node.op, gast.Div):
                 if any(isinstance(n, gast.Name) and n.id == name for n in walk(node.right)):

@@ -177,7 +177,8 @@ def every_shaped_helper(x, W, v):      # its derivatives call each helper of spe
     f = np.sum(np.tensordot(x, W, axes=1)) + np.sum(x[0] * x[1])
     g = np.sum(x / (1.0 + x * x)) + np.sum((v + WIDE) ** 2) + np.sum(logsumexp(x, axis=1) ** 2) \
         + np.sum(np.abs(x) * v) + np.sum(np.maximum(x, 0.5) * v) \
-        + np.sum(np.linalg.norm(x, axis=1) ** 2) + np.sum(logsumexp(x * 0.5, axis=0))
+        + np.sum(np.linalg.norm(x, axis=1) ** 2) + np.sum(logsumexp(x * 0.5, axis=0)) \
+        + np.sum((1.0 + x * x) ** v)
     y = np.zeros_like(x)
     for i in range(len(x)):
         y[i] = x[i] * 2.0 + 0.5 * y[i - 1]
