@@ -966,3 +966,20 @@ def test_a_loops_body_is_simplified_as_a_blocks_is():
     simplify.simplify(statements)
     assert _text(statements) == ("c = 0.5\nfor i in range(3):\n    e = x\n"
                                  "    f = d * (2 * r)\nwhile k:\n    g = 3.0 + h")
+
+
+def hyperparameters(theta, x):
+    return np.sum(np.sin(theta[0] * x) * theta[1]) + theta[2] ** 2 * np.sum(x)
+
+
+def test_a_vectors_entries_read_by_constants_are_summed_in_place():
+    """The cotangent of ``theta`` starts as its last read's placement and the others add at
+    their entries, ``dtheta[1] += ...``: a sum into the returned name is no new start."""
+    args = (np.array([0.3, -0.7, 1.1]), np.linspace(-1.0, 1.0, 5))
+    source = _fused_source(hyperparameters, args)
+    assert source.count("dtheta[") == 2 and source.count("getitem_grad") == 1, source
+    gradient = st.grad(hyperparameters)
+    for _ in range(3):
+        np.testing.assert_allclose(gradient(*args), st.grad(hyperparameters, optimize=False)(*args),
+                                   rtol=1e-12)
+    st.check_grads(hyperparameters, args, order=2, wrt=0)

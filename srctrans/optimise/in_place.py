@@ -115,7 +115,9 @@ def _arithmetic_start(stmt, gradients):
     if (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id in gradients
             and (isinstance(stmt.value, gast.BinOp) or isinstance(stmt.value, gast.UnaryOp)
-                 and isinstance(stmt.value.op, (gast.USub, gast.UAdd)))):
+                 and isinstance(stmt.value.op, (gast.USub, gast.UAdd)))
+            and not any(isinstance(n, gast.Name) and n.id == stmt.targets[0].id
+                        for n in walk(stmt.value))):          # (dW = dW + e is a sum)
         return gradients[stmt.targets[0].id]
     return None
 
