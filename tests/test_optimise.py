@@ -983,3 +983,15 @@ def test_a_vectors_entries_read_by_constants_are_summed_in_place():
         np.testing.assert_allclose(gradient(*args), st.grad(hyperparameters, optimize=False)(*args),
                                    rtol=1e-12)
     st.check_grads(hyperparameters, args, order=2, wrt=0)
+
+
+@pytest.mark.parametrize("text, shape", [
+    ("np.where(c, d, 0)", (4,)), ("np.exp(d)", (4,)), ("np.maximum(d, W)", (3, 4)),
+    ("np.where(c)", None),                     # the positions where c holds: a value's shape
+    ("xp.where(c, d, 0)", None),               # not generated code's NumPy
+])
+def test_a_rule_templates_numpy_call_has_a_shape(text, shape):
+    """A template's calls carry no annotation of what they call; ``np`` in generated code is
+    NumPy, so ``np.where(small, d, 0)`` has its arguments' broadcast shape."""
+    known = {"c": (4,), "d": (4,), "W": (3, 4)}
+    assert expression_shapes.shape_of(_statements(text)[0].value, known) == shape
