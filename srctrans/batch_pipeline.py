@@ -17,7 +17,8 @@ from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS, function_base
 from srctrans.nodes import clone
 from srctrans.optimise.dce import reads_of
 from srctrans.optimise.inline import inline_temporaries
-from srctrans.pipeline import _front_end, _function, _is_pure, _trace
+from srctrans.generated_functions import function_def, is_pure
+from srctrans.pipeline import _front_end, _trace
 
 
 class BatchBuild:
@@ -101,12 +102,12 @@ def build_batched(fn, flags, ranks, build_callee, all_batched=False, callee_flag
     result = batch(unit, {name: flags[name] for name in batched}, ranks, build_callee, all_batched,
                    callee_flag, callee_rank)
     body, returned = result.body[:-1], result.body[-1]
-    body = inline_temporaries(body, unit.namer.temporaries, reads_of(returned), _is_pure)
+    body = inline_temporaries(body, unit.namer.temporaries, reads_of(returned), is_pure)
     name = unit.namer.fresh(function_base(unit.parsed.fn) + "_vmap")
     doc = gast.Expr(gast.Constant(
         f"{fn.__name__} of each member of a batch: {', '.join(batched) or 'no argument'} "
         f"batched along axis 0.", None))
-    function = _function(name, clone(unit.function.args), [doc] + body + [returned])
+    function = function_def(name, clone(unit.function.args), [doc] + body + [returned])
     closure = {unit.aliases[NUMPY_ALIAS]: numpy, unit.aliases[RUNTIME_ALIAS]: runtime}
     closure.update(result.closure)
     closure.update(itself)

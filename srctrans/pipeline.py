@@ -49,7 +49,6 @@ function after ANF and SSA, the active names, the backward pass before and
 after optimisation, and the generated source.
 """
 
-import copy
 import os
 import sys
 
@@ -65,17 +64,17 @@ from srctrans.analyse.signs import never_negative_names, positive_names
 from srctrans.builds import Build, ForwardBuild
 from srctrans.analyse.invariance import softmax_normalisers, softmax_offsets
 from srctrans.analyse.values import (
-    array_valued, dict_valued, fresh_arrays, maybe_not_float, written_arrays)
+    array_valued, dict_valued, fresh_arrays, maybe_not_float, natural_ranges, written_arrays)
 from srctrans.annotations import Anno
 from srctrans.differentiate.control import (
-    assigned_names, drop_empty_blocks, drop_unneeded_saves, exposed_reads, iterate_saved_values)
+    drop_empty_blocks, drop_unneeded_saves, exposed_reads, iterate_saved_values)
 from srctrans.differentiate.forward import forward
 from srctrans.differentiate.custom import differentiate_as_call, hooked_shapes
 from srctrans.differentiate.nested import refuse_unnestable_calls
 from srctrans.differentiate.reverse import reverse
 from srctrans.emit.compile import compile_functions, is_generated
 from srctrans.emit.printer import block_lines, function_lines
-from srctrans.naming import NUMPY_ALIAS, RESIDUALS, RUNTIME_ALIAS, Namer, function_base, identifiers
+from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS, Namer, function_base, identifiers
 from srctrans.normalize import fence
 from srctrans.normalize.anf import normalize
 from srctrans.normalize.auxiliary import has_aux, split_aux_returns
@@ -91,32 +90,26 @@ from srctrans.normalize.sequences import split_sequence_arithmetic
 from srctrans.normalize.starred import expand_static_unpacking
 from srctrans.normalize.ssa import rename_reassignments
 from srctrans.optimise.accumulate import fold_accumulations
-from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, reads_of, targets_of
-from srctrans.optimise.filled_spreads import fill_spreads
+from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, targets_of
 from srctrans.optimise.keyed_branches import fold_keyed_branches
-from srctrans.optimise.release import release_dead_arrays
 from srctrans.optimise.restores import drop_unread_restores
-from srctrans.optimise.step_lists import save_steps_in_lists
-from srctrans.optimise.entry_cotangents import write_entry_cotangents
-from srctrans.optimise.in_place import accumulate_in_place
 from srctrans.optimise.container_cotangents import write_container_cotangents
 from srctrans.optimise.inline import inline_temporaries
 from srctrans.optimise.negation import sink_negations
 from srctrans.optimise.remat import rematerialise
-from srctrans.optimise.shares import share_softmax
-from srctrans.optimise.zeroings import drop_dead_zeroings, natural_ranges
+from srctrans.optimise.zeroings import drop_dead_zeroings
 from srctrans.optimise.simplify import simplify
 from srctrans.optimise.expression_shapes import infer_shapes, one_valued
 from srctrans.optimise.specialise import (
     path_dependent_names,
     factor_out_of_sums, shape_obstacle, specialise, specialise_tangents, use_array_methods)
-from srctrans import nodes
-from srctrans.nodes import (appended_to, clone, local_names, parameter_names, rename_reads, runtime_call,
-                            substitute_names)
-from srctrans.parse.resolve import MISSING, Resolver
+from srctrans.nodes import (appended_to, clone, local_names, parameter_names, runtime_call)
+from srctrans.parse.resolve import Resolver
 from srctrans.parse.source import parse_function
-from srctrans.rules import METHODS, REGISTRY
 from srctrans.treewalk import walk
+from srctrans.generated_functions import (
+    backward_function, forward_function, function_def, gradient_function, is_not_saving,
+    is_pure, name_nodes, reads_all, renamed, summed_in_place)
 
 
 
@@ -250,17 +243,17 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
             shapes = {**hooked_shapes(unit, shapes), **shapes}
             backward = specialise(backward, shapes)
         backward, renaming = propagate_copies(backward)
-        gradients = [_rename(g, renaming) for g in gradients]
-        backward = eliminate_dead_code(backward, _reads_all(gradients), _is_not_saving)
+        gradients = [renamed(g, renaming) for g in gradients]
+        backward = eliminate_dead_code(backward, reads_all(gradients), is_not_saving)
         if shapes:        # before the saves are dropped: it leaves saves unread
             rematerialise(backward, shapes, unit.namer)
         backward = fold_accumulations(backward)      # after specialise: rt.add became +
         if shapes:        # the shapes tell where NumPy would reuse a temporary anyway
-            backward = sink_negations(backward, _reads_all(gradients), shapes)
+            backward = sink_negations(backward, reads_all(gradients), shapes)
             backward = write_container_cotangents(backward, unit.aliases[RUNTIME_ALIAS],
                                                   unit.namer.fresh)
             backward, renaming = propagate_copies(backward)    # (d_exp = d_sub, which the
-            gradients = [_rename(g, renaming) for g in gradients]   # negations' sink left)
+            gradients = [renamed(g, renaming) for g in gradients]   # negations' sink left)
             backward = specialise(backward, shapes)   # the entries' sums: rt.add of arrays is +,
                                                       # a spread only multiplied is dropped
             result.forward, backward = drop_unread_restores(
@@ -272,8 +265,8 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     for _ in range(2):        # dropping saves can empty a branch, whose test then needs no save
         backward = drop_empty_blocks(backward)
         forward, backward = drop_unneeded_saves(forward, backward,
-                                                _reads_all(backward + gradients))
-    if result.tape is not None and result.tape not in _reads_all(backward):
+                                                reads_all(backward + gradients))
+    if result.tape is not None and result.tape not in reads_all(backward):
         forward = [s for s in forward if targets_of(s) != [result.tape]]   # nothing was saved
     if optimize and gradient is None:     # once the pops left are final; not in code that
         iterate_saved_values(backward, unit.aliases[RUNTIME_ALIAS])   # is differentiated again
@@ -282,20 +275,20 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     if scalar_output or gradient is not None:    # the fused gradient starts from these
         untouched_forward = [clone(s) for s in forward]
     if optimize:
-        live = set(residuals) | _reads_all([result.output])
-        forward = eliminate_dead_code(forward, live, _is_pure)
-        forward = inline_temporaries(forward, unit.namer.temporaries, live, _is_pure)
-        backward = inline_temporaries(backward, unit.namer.temporaries, _reads_all(gradients),
+        live = set(residuals) | reads_all([result.output])
+        forward = eliminate_dead_code(forward, live, is_pure)
+        forward = inline_temporaries(forward, unit.namer.temporaries, live, is_pure)
+        backward = inline_temporaries(backward, unit.namer.temporaries, reads_all(gradients),
                                       lambda s: True)
     seed = result.seed or unit.namer.fresh("dout")
     own_backward = backward
     if optimize and gradient is None and shapes:     # (not differentiated again)
-        own_backward = _summed_in_place(unit, backward, gradients, residuals, shapes)
-    functions = [_forward_function(unit, forward, result.output, residuals),
-                 _backward_function(unit, own_backward, seed, residuals, gradients,
+        own_backward = summed_in_place(unit, backward, gradients, residuals, shapes)
+    functions = [forward_function(unit, forward, result.output, residuals),
+                 backward_function(unit, own_backward, seed, residuals, gradients,
                                     result.tape if result.tape in residuals else None)]
     if scalar_output:
-        functions.append(_gradient_function(unit, untouched_forward, backward, seed, gradients,
+        functions.append(gradient_function(unit, untouched_forward, backward, seed, gradients,
                                             shapes=shapes, specialised=True,
                                             shapes_hold=not facts.has_loops))
     elif gradient is not None:
@@ -304,7 +297,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
         aux = None
         if has_aux(fn):           # (output, aux): the gradient function returns the aux too
             aux = gast.Subscript(clone(result.output), gast.Constant(1, None), gast.Load())
-        functions.append(_gradient_function(unit, untouched_forward, backward, seed, gradients,
+        functions.append(gradient_function(unit, untouched_forward, backward, seed, gradients,
                                             seeding, single=gradient == "single", aux=aux))
     closure = {unit.aliases[NUMPY_ALIAS]: numpy, unit.aliases[RUNTIME_ALIAS]: runtime}
     closure.update(result.closure)
@@ -354,16 +347,16 @@ def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False, shap
             shapes = one_valued(shapes, body, facts.parameters, facts.has_loops)
             specialise_tangents(body, infer_shapes(body, shapes, facts.parameters))
         body, renaming = propagate_copies(body)
-        returned = [_rename(r, renaming) for r in returned]
-        body = eliminate_dead_code(body, _reads_all(returned), _is_pure)
+        returned = [renamed(r, renaming) for r in returned]
+        body = eliminate_dead_code(body, reads_all(returned), is_pure)
         temporaries = unit.namer.temporaries | {unit.namer.adjoint(t) for t in unit.namer.temporaries
                                                 if t in unit.active}
-        body = inline_temporaries(body, temporaries, _reads_all(returned), _is_pure)
+        body = inline_temporaries(body, temporaries, reads_all(returned), is_pure)
         if shapes:
             factor_out_of_sums(body, {t for s in result.tangent_statements for t in targets_of(s)})
     name = unit.namer.fresh(function_base(unit.parsed.fn) + "_jvp")
     args = clone(unit.function.args)
-    args.kwonlyargs = list(args.kwonlyargs) + _names([result.tangents[n] for n in unit.wrt],
+    args.kwonlyargs = list(args.kwonlyargs) + name_nodes([result.tangents[n] for n in unit.wrt],
                                                      gast.Param)
     args.kw_defaults = list(args.kw_defaults) + [None] * len(unit.wrt)
     doc = gast.Expr(gast.Constant(
@@ -371,7 +364,7 @@ def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False, shap
         f"{', '.join(result.tangents[n] for n in unit.wrt)} of {', '.join(unit.wrt)}.", None))
     ret = gast.Return(returned[0] if tangent_only else gast.Tuple(returned, gast.Load()))
     anno.set_(ret, Anno.ORIGIN, None)
-    function = _function(name, args, [doc] + body + [ret])
+    function = function_def(name, args, [doc] + body + [ret])
     closure = {unit.aliases[NUMPY_ALIAS]: numpy, unit.aliases[RUNTIME_ALIAS]: runtime}
     closure.update(result.closure)
     closure.update(itself)
@@ -486,24 +479,6 @@ def _gradient_expression(unit, name, adjoint, unconnected_zero):
     return gast.Constant(None, None)
 
 
-def _rename(expression, renaming):
-    """``expression`` reading each name ``renaming`` maps under its new name (a copy if any
-    changes: a returned tangent such as ``rt.zeros_like(_out)`` reads a renamed output)."""
-    if expression is None or not reads_of(expression) & renaming.keys():
-        return expression
-    expression = clone(expression)
-    rename_reads(expression, renaming)
-    return expression
-
-
-def _reads_all(expressions):
-    names = set()
-    for expression in expressions:
-        if expression is not None:
-            names |= reads_of(expression)
-    return names
-
-
 def _residuals(unit, forward, backward, gradients):
     """The forward values the backward pass reads, in order of first use."""
     forward_names = set(parameter_names(unit.function))
@@ -526,161 +501,8 @@ def _ordered_reads(node):
     return [n.id for n in walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]
 
 
-def _is_not_saving(stmt):
-    """A backward statement that may be dropped when its result is unused (not a tape pop)."""
-    return anno.get(stmt, Anno.SAVES) is None
-
-
-def _is_pure(stmt):
-    """A forward statement that may be dropped when its result is unused."""
-    if anno.get(stmt, Anno.SAVES) is not None:
-        return False
-    calls = [n for n in walk(stmt) if isinstance(n, gast.Call)]
-    for call in calls:
-        callee = anno.get(call, Anno.CALLEE)
-        if callee is None and isinstance(call.func, gast.Attribute) and call.func.attr in METHODS:
-            continue
-        if callee is MISSING or callee is None or callee is runtime.unseen_callee:
-            return False           # (a call through a value meeting a new callee must raise)
-        rule = REGISTRY.lookup(callee)              # user rules may belong to impure functions
-        if (rule is None or rule.vjp is None) and not REGISTRY.is_nondifferentiable(callee):
-            return False
-    return True
-
-
-def _reads_of_live_code(forward, backward, kept):
-    """The names read by the statements of a fused gradient that dead code elimination keeps
-    (``kept``: the expressions it returns)."""
-    backward = eliminate_dead_code([clone(s) for s in backward], _reads_all(kept),
-                                   _is_not_saving)
-    forward = eliminate_dead_code([clone(s) for s in forward], _reads_all(backward + kept),
-                                  _is_pure)
-    return _reads_all(forward + backward + kept)
-
-
-def _names(names, ctx):
-    return [gast.Name(n, ctx(), None, None) for n in names]
-
-
-def _forward_function(unit, forward, output, residuals):
-    saved = gast.Tuple(_names(residuals, gast.Load), gast.Load())
-    returned = gast.Return(gast.Tuple([copy.deepcopy(output), saved], gast.Load()))
-    anno.set_(returned, Anno.ORIGIN, None)
-    name = unit.namer.fresh(function_base(unit.parsed.fn) + "_fwd")
-    doc = gast.Expr(gast.Constant("Forward pass: returns (output, residuals for the backward pass).", None))
-    return _function(name, copy.deepcopy(unit.function.args), [doc] + forward + [returned])
-
-
-def _summed_in_place(unit, backward, gradients, residuals, shapes):
-    """A copy of a specialised backward pass whose gradients add their terms in place
-    (``optimise.in_place``): a cotangent made from a residual array's zeros (``dx =
-    rt.zeros_of(x)``; the residuals are unpacked once, before it runs) or from a term,
-    then only summed into, is the pass's own array."""
-    arrays = {name for name, shape in shapes.items() if shape}
-    numbers = {name for name, shape in shapes.items() if shape == ()}
-    body = [clone(stmt) for stmt in backward]
-    owned = (set(residuals) & arrays) - assigned_names(body)
-    named = {g.id: p for g, p in zip(gradients, unit.wrt) if isinstance(g, gast.Name)}
-    returned = gast.Return(gast.Tuple([clone(g) for g in gradients], gast.Load()))
-    return accumulate_in_place(body + [returned], owned, unit.aliases[RUNTIME_ALIAS], named,
-                               numbers, arrays)[:-1]
-
-
-def _backward_function(unit, backward, seed, residuals, gradients, tape=None):
-    """The backward pass; it pops the values the forward pass pushed on ``tape`` from a
-    copy of it, so that the residuals can be used again (a pullback called once per
-    row of a Jacobian, a callee's residuals inside its caller's)."""
-    name = unit.namer.fresh(function_base(unit.parsed.fn) + "_bwd")
-    residuals_name = unit.namer.fresh(RESIDUALS)
-    args = gast.arguments(_names([residuals_name, seed], gast.Param), [], None, [], [], None, [])
-    body = [gast.Expr(gast.Constant(
-        f"Backward pass: the cotangents of {', '.join(unit.wrt)} given the output's cotangent {seed}.",
-        None))]
-    if residuals:
-        unpack = gast.Assign([gast.Tuple(_names(residuals, gast.Store), gast.Store())],
-                             gast.Name(residuals_name, gast.Load(), None, None), None)
-        body.append(unpack)
-    if tape is not None:
-        body.append(nodes.assign(tape, gast.Call(nodes.load("list"), [nodes.load(tape)], [])))
-    body.extend(backward)
-    body.append(gast.Return(gast.Tuple(list(gradients), gast.Load())))
-    return _function(name, args, body)
-
-
-def _function(name, args, body):
-    return gast.FunctionDef(name=name, args=args, body=body, decorator_list=[], returns=None,
-                            type_comment=None, type_params=[])
-
-
 def _block_text(statements):
     return "\n".join(block_lines(statements, 0))
-
-
-def _gradient_function(unit, forward, backward, seed, gradients, seeding=None, single=False,
-                       shapes=None, specialised=False, aux=None, shapes_hold=False):
-    """``NAME_grad(*params)``: the gradient of a scalar output, forward and backward in one.
-
-    The output's cotangent is the constant 1.0 (a Python float, so it keeps
-    float32 results float32), folded away where it multiplies; the forward statements
-    that only computed the output's value are dropped. A ``seeding`` expression
-    (ones shaped like an output of unknown shape) replaces the constant; ``single``
-    returns the one gradient rather than a tuple. In ``specialised`` code (``shapes``:
-    name -> the shape measured) each array is released after its last use
-    (``optimise.release``), a number spread over an expression computed only for its
-    shape is filled (``optimise.filled_spreads``; in its shape written out where
-    ``shapes_hold``, the function having no loop), a loop keeps its saved values in
-    lists of its own (``optimise.step_lists``), a
-    loop over a list writes the list's cotangent entry by entry (``optimise.entry_cotangents``) and
-    a parameter's gradient that only sums terms adds them in place (``optimise.in_place``).
-    A log-sum-exp read only for its shares is not computed (``optimise.shares``).
-    An ``aux`` expression (a has-aux function's ``output[1]``) is returned beside the
-    gradients, ``(gradients, aux)``, read from the same forward statements.
-    """
-    one = {seed: gast.Constant(1.0, None)}
-    reassigned = any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == seed
-                     for stmt in backward for n in walk(stmt))
-    if reassigned or seeding is not None:    # the seed is also a loop's adjoint, or not a constant
-        start = nodes.assign(seed, seeding or gast.Constant(1.0, None))
-        backward = [start] + [clone(stmt) for stmt in backward]
-        gradients = [clone(g) for g in gradients]
-    else:
-        backward = [substitute_names(clone(stmt), one) for stmt in backward]
-        gradients = [substitute_names(clone(g), one) for g in gradients]
-    simplify(backward, unit.nonsingular, unit.not_float, unit.never_negative)
-    backward, renaming = propagate_copies(backward)
-    gradients = [_rename(g, renaming) for g in gradients]
-    backward = share_softmax(forward, backward, unit.aliases[RUNTIME_ALIAS],
-                             gradients + ([aux] if aux is not None else []), _reads_of_live_code)
-    backward = eliminate_dead_code(backward, _reads_all(gradients), _is_not_saving)
-    kept = gradients + ([aux] if aux is not None else [])     # what the function returns
-    needed = _reads_all(backward + kept)
-    forward = eliminate_dead_code([clone(s) for s in forward], needed, _is_pure)
-    body = forward + backward
-    shapes = shapes or {}
-    if specialised:
-        body = fill_spreads(body, shapes, unit.aliases[NUMPY_ALIAS], unit.aliases[RUNTIME_ALIAS],
-                            shapes_hold)
-        body = eliminate_dead_code(body, _reads_all(kept), _is_pure)
-    body = inline_temporaries(body, unit.namer.temporaries, _reads_all(kept), _is_pure)
-    arrays = {name for name, shape in shapes.items() if shape}    # not numbers
-    numbers = {name for name, shape in shapes.items() if shape == ()}
-    if arrays:
-        body = release_dead_arrays(body, arrays,
-                                   _reads_all(kept) | set(parameter_names(unit.function)))
-    returned = gradients[0] if single else gast.Tuple(list(gradients), gast.Load())
-    returned = gast.Return(returned if aux is None else gast.Tuple([returned, aux], gast.Load()))
-    if specialised:
-        body = save_steps_in_lists(body, unit.namer, unit.aliases[RUNTIME_ALIAS])
-        body = write_entry_cotangents(body, unit.aliases[RUNTIME_ALIAS])
-        parameter_arrays = (set(parameter_names(unit.function)) & arrays) - assigned_names(body)
-        named = {g.id: p for g, p in zip(gradients, unit.wrt) if isinstance(g, gast.Name)}
-        body = accumulate_in_place(body + [returned], parameter_arrays,
-                                   unit.aliases[RUNTIME_ALIAS], named, numbers, arrays)[:-1]
-    name = unit.namer.fresh(function_base(unit.parsed.fn) + "_grad")
-    of = "of a scalar output" if seeding is None else "of the sum of the output"
-    doc = gast.Expr(gast.Constant(
-        f"The gradient with respect to {', '.join(unit.wrt)} ({of}; no value).", None))
-    return _function(name, clone(unit.function.args), [doc] + body + [returned])
 
 
 def _function_text(function):

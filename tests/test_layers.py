@@ -23,7 +23,7 @@ LAYERS = [
              "srctrans.export_batched", "srctrans.batch_axes", "srctrans.batch_pullbacks", "srctrans.batch_plans"]),
     ("cache", ["srctrans.cache", "srctrans.shape_keys", "srctrans.persist", "srctrans.reporting", "srctrans.outputs",
                "srctrans.measuring"]),
-    ("pipeline", ["srctrans.pipeline", "srctrans.batch_pipeline"]),
+    ("pipeline", ["srctrans.pipeline", "srctrans.batch_pipeline", "srctrans.generated_functions"]),
     ("passes", ["srctrans.parse", "srctrans.normalize", "srctrans.analyse",
                 "srctrans.differentiate", "srctrans.optimise", "srctrans.emit",
                 "srctrans.builds", "srctrans.nodes", "srctrans.naming", "srctrans.annotations",

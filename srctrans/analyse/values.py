@@ -16,7 +16,7 @@ from srctrans import runtime
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.nodes import in_runtime, parameter_names, popped_from
+from srctrans.nodes import in_runtime, int_literal, parameter_names, popped_from
 from srctrans.rules import METHODS, REGISTRY
 from srctrans.treewalk import walk
 
@@ -254,6 +254,36 @@ def index_integers(statements):
     None`` before a loop, never read as a value); a parameter, whose value comes from
     outside, is none. ``x[t - 1]`` then has a shape known from ``x``'s
     (``optimise.expression_shapes``)."""
+    values, others = _bindings(statements)
+    ranges = greatest_closed(values, set(values) - others,
+                             lambda v, names: _is_range(v) or _is_name_in(v, names))
+    return greatest_closed(values, set(values) - others - ranges,
+                           lambda v, names: _is_int(v, names, ranges))
+
+
+def natural_ranges(statements):
+    """The names ``statements`` assign only ``range(stop)`` or ``range(start, stop[, step])``
+    with a literal start of at least 0 and a positive literal step: distinct steps of a loop
+    over one get distinct, non-negative indices (which pick distinct entries). The tape's
+    placeholders and restores count as none of the assignments, as in
+    :func:`index_integers`."""
+    values, others = _bindings(statements)
+    return {name for name, assigned in values.items()
+            if name not in others and all(map(_natural_range, assigned))}
+
+
+def _natural_range(value):
+    if not (_is_range(value) and not value.keywords and 1 <= len(value.args) <= 3):
+        return False
+    start = int_literal(value.args[0]) if len(value.args) > 1 else 0
+    step = int_literal(value.args[2]) if len(value.args) == 3 else 1
+    return start is not None and start >= 0 and step is not None and step > 0
+
+
+def _bindings(statements):
+    """``(values, others)``: name -> the values single-name assignments and ``for`` loops
+    (their iterable's entry) give it, the tape's aside, and the names bound otherwise
+    (unpacked, augmented)."""
     values, others = {}, set()
     for node in (n for stmt in statements for n in walk(stmt)):
         if anno.get(node, Anno.SAVES) is not None:
@@ -273,10 +303,7 @@ def index_integers(statements):
                 others.update(_stored([node.target]))
         elif isinstance(node, (gast.AugAssign, gast.AnnAssign)):
             others.update(_stored([node.target]))
-    ranges = greatest_closed(values, set(values) - others,
-                             lambda v, names: _is_range(v) or _is_name_in(v, names))
-    return greatest_closed(values, set(values) - others - ranges,
-                           lambda v, names: _is_int(v, names, ranges))
+    return values, others
 
 
 def _stored(targets):
@@ -286,7 +313,12 @@ def _stored(targets):
 
 
 def _is_range(value):
-    return isinstance(value, gast.Call) and anno.get(value, Anno.CALLEE) is range
+    """``range(...)``: the builtin, as the resolver found it (or as generated code calls it)."""
+    if not isinstance(value, gast.Call):
+        return False
+    callee = anno.get(value, Anno.CALLEE)
+    return callee is range or (callee is None and isinstance(value.func, gast.Name)
+                               and value.func.id == "range")
 
 
 def _is_name_in(value, names):

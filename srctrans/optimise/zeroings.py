@@ -1,8 +1,9 @@
 """A loop's zeroing of the slot it has just read is dropped when no later read can see it.
 
 Requires: a backward pass (top-level statements), the names its forward pass assigns only
-``range(...)`` with a start of at least 0 (so that distinct steps give distinct,
-non-negative indices, which pick distinct entries), and the runtime's alias.
+``range(...)`` with a start of at least 0 (``analyse.values.natural_ranges``: distinct
+steps give distinct, non-negative indices, which pick distinct entries), and the
+runtime's alias.
 Guarantees: the values computed are unchanged. A write ``h[:, t, :] = prev`` in a loop
 gives the backward pass, at each step, a read of the written slot's cotangent and then its
 zeroing, ``dh = rt.zero_at(dh, np.s_[:, t, :])``, which copies the whole array every step
@@ -19,40 +20,8 @@ zeroed. The zeroing, and the copies ``dh = dh`` it leaves, are dropped::
 
 import gast
 
-from srctrans import annotations as anno
-from srctrans.annotations import Anno
-from srctrans.nodes import int_literal
 from srctrans.optimise.entry_cotangents import is_runtime_call
 from srctrans.treewalk import walk
-
-
-def natural_ranges(statements):
-    """The names ``statements`` assign only ``range(stop)`` or ``range(start, stop[, step])``
-    with a literal start of at least 0 and a positive literal step (the tape's placeholders
-    and restores aside: they give back a value such an assignment gave)."""
-    values = {}
-    for node in (n for stmt in statements for n in walk(stmt)):
-        if anno.get(node, Anno.SAVES) is not None:
-            continue                                   # a tape's push, pop or placeholder
-        if isinstance(node, gast.Assign):
-            for target in node.targets:
-                for name in (n for n in walk(target) if isinstance(n, gast.Name)
-                             and isinstance(n.ctx, gast.Store)):
-                    values.setdefault(name.id, []).append(
-                        node.value if target is name else None)
-        elif isinstance(node, (gast.For, gast.AugAssign)):
-            for name in (n for n in walk(node.target) if isinstance(n, gast.Name)):
-                values.setdefault(name.id, []).append(None)
-    return {name for name, assigned in values.items() if all(map(_natural_range, assigned))}
-
-
-def _natural_range(value):
-    if not (isinstance(value, gast.Call) and isinstance(value.func, gast.Name)
-            and value.func.id == "range" and not value.keywords and 1 <= len(value.args) <= 3):
-        return False
-    start = int_literal(value.args[0]) if len(value.args) > 1 else 0
-    step = int_literal(value.args[2]) if len(value.args) == 3 else 1
-    return start is not None and start >= 0 and step is not None and step > 0
 
 
 def drop_dead_zeroings(backward, ranges, returned, runtime_alias):
