@@ -98,7 +98,8 @@ def forward_function(unit, forward, output, residuals):
 
 
 def summed_in_place(unit, backward, gradients, residuals, shapes):
-    """A copy of a specialised backward pass whose gradients add their terms in place
+    """A copy of a specialised backward pass (of a function with loops, where gradients sum
+    a term a step) whose gradients add their terms in place
     (``optimise.in_place``): a cotangent made from a residual array's zeros (``dx =
     rt.zeros_of(x)``; the residuals are unpacked once, before it runs) or from a term,
     then only summed into, is the pass's own array."""

@@ -258,8 +258,10 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
                                                       # a spread only multiplied is dropped
             result.forward, backward = drop_unread_restores(
                 result.forward, backward, result.tape, set(shapes), unit.aliases[RUNTIME_ALIAS])
-            backward = drop_dead_zeroings(backward, natural_ranges(result.prologue + result.forward),
-                                          gradients, unit.aliases[RUNTIME_ALIAS])
+            if facts.has_loops:
+                backward = drop_dead_zeroings(
+                    backward, natural_ranges(result.prologue + result.forward), gradients,
+                    unit.aliases[RUNTIME_ALIAS])
         _trace("optimise", lambda: _block_text(backward))
     forward = result.prologue + result.forward
     for _ in range(2):        # dropping saves can empty a branch, whose test then needs no save
@@ -282,7 +284,9 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
                                       lambda s: True)
     seed = result.seed or unit.namer.fresh("dout")
     own_backward = backward
-    if optimize and gradient is None and shapes:     # (not differentiated again)
+    # a specialised backward pass (not differentiated again) sums in place; without a loop
+    # each gradient sums a few terms only, and the copy of the pass would cost more
+    if optimize and gradient is None and shapes and facts.has_loops:
         own_backward = summed_in_place(unit, backward, gradients, residuals, shapes)
     functions = [forward_function(unit, forward, result.output, residuals),
                  backward_function(unit, own_backward, seed, residuals, gradients,
