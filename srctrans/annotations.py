@@ -13,6 +13,8 @@ class Anno(enum.Enum):
     ORIGIN = "the user's statement this node came from: an Origin (line and text)"
     CALLEE = "on a Call: the resolved live object being called"
     SAVES = "on a tape push, pop or placeholder: the name whose overwritten value it saves"
+    TEMPLATE_NUMPY = ("on a Call a rule's template wrote as `np.f(...)`: NumPy's f (the "
+                      "template's np is NumPy, whatever name generated code gives it)")
     NO_GRADIENT = ("on a statement: it came from a `with st.stop_recording():` block, so it "
                    "contributes no gradient and what it assigns is a constant")
     CONSTANT = ("on a Call: its result is a constant whatever its arguments (an integer cast "

@@ -10,7 +10,10 @@ parameters replaced by the call site's nodes.
 import inspect
 
 import gast
+import numpy
 
+from srctrans import annotations as anno
+from srctrans.annotations import Anno
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
 from srctrans.nodes import clone
 from srctrans.treewalk import replace_names, walk
@@ -95,6 +98,11 @@ def _none_to_absent(expr):
 
 def _substitute(expression, substitutions, aliases):
     expression = clone(expression)
+    for call in walk(expression):         # np.where(...) of the template: NumPy's, noted
+        if (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+                and isinstance(call.func.value, gast.Name) and call.func.value.id == "np"
+                and "np" not in substitutions):
+            anno.set_(call, Anno.TEMPLATE_NUMPY, getattr(numpy, call.func.attr, None))
     rename = {"np": aliases.get(NUMPY_ALIAS, NUMPY_ALIAS), "rt": aliases.get(RUNTIME_ALIAS, RUNTIME_ALIAS)}
 
     def substitute(node):

@@ -172,7 +172,7 @@ def shape_of(expression, known):
         inner = shape_of(expression.value, known)
         return None if inner is None else tuple(reversed(inner))
     if isinstance(expression, gast.Call) and not expression.keywords:
-        callee = anno.get(expression, Anno.CALLEE) or _template_numpy(expression.func)
+        callee = anno.get(expression, Anno.CALLEE) or anno.get(expression, Anno.TEMPLATE_NUMPY)
         if isinstance(callee, np.ufunc) and callee.nin == len(expression.args) and callee.nout == 1:
             shapes = [shape_of(a, known) for a in expression.args]   # np.tanh(x), np.maximum(x, 0)
             if None in shapes:
@@ -252,15 +252,6 @@ def index_of(index):
             and index.value.value.id == "np"):          # (generated code's alias of NumPy)
         return index.slice
     return index
-
-
-def _template_numpy(func):
-    """The NumPy function a rule's template calls, ``np.where`` (a template's calls carry no
-    annotation; generated code's ``np`` is NumPy), or None."""
-    if (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)
-            and func.value.id == "np"):
-        return getattr(np, func.attr, None)
-    return None
 
 
 def _broadcast(*shapes):
