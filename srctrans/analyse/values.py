@@ -325,7 +325,8 @@ def _is_name_in(value, names):
     return isinstance(value, gast.Name) and value.id in names
 
 
-_INT_OPERATORS = (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)
+# the operators that give an int of ints
+INT_OPERATORS = (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)
 
 
 def _is_int(value, names, ranges):
@@ -337,7 +338,7 @@ def _is_int(value, names, ranges):
     if isinstance(value, gast.UnaryOp):
         return isinstance(value.op, gast.USub) and _is_int(value.operand, names, ranges)
     if isinstance(value, gast.BinOp):
-        return (isinstance(value.op, _INT_OPERATORS) and _is_int(value.left, names, ranges)
+        return (isinstance(value.op, INT_OPERATORS) and _is_int(value.left, names, ranges)
                 and _is_int(value.right, names, ranges))
     if isinstance(value, gast.Subscript):             # an element of a range
         return ((_is_range(value.value) or _is_name_in(value.value, ranges))

@@ -14,7 +14,7 @@ import numpy as np
 
 from srctrans import annotations as anno
 from srctrans import runtime
-from srctrans.analyse.values import index_integers
+from srctrans.analyse.values import INT_OPERATORS, index_integers
 from srctrans.annotations import Anno
 from srctrans.nodes import int_literal
 from srctrans.treewalk import walk
@@ -234,7 +234,7 @@ def _is_integer(node, known):
     if isinstance(node, gast.UnaryOp):
         return isinstance(node.op, gast.USub) and _is_integer(node.operand, known)
     if isinstance(node, gast.BinOp):
-        return (isinstance(node.op, (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod))
+        return (isinstance(node.op, INT_OPERATORS)
                 and _is_integer(node.left, known) and _is_integer(node.right, known))
     return isinstance(node, gast.Constant) and type(node.value) is int
 
