@@ -31,6 +31,17 @@ def reads_of(node):
     return {n.id for n in walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
 
 
+def name_counts(statements):
+    """``(stores, reads)``: name -> how many times ``statements`` assign it, and read it."""
+    stores, reads = {}, {}
+    for stmt in statements:
+        for node in walk(stmt):
+            if isinstance(node, gast.Name):
+                counts = reads if isinstance(node.ctx, gast.Load) else stores
+                counts[node.id] = counts.get(node.id, 0) + 1
+    return stores, reads
+
+
 def eliminate_dead_code(statements, live_out, is_pure):
     """The statements of ``statements`` that matter for ``live_out`` or have effects.
 

@@ -36,6 +36,7 @@ import numpy as np
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
+from srctrans.optimise.dce import name_counts
 from srctrans.optimise.entry_cotangents import is_runtime_call
 from srctrans.optimise.expression_shapes import REDUCTION_METHODS, shape_of
 from srctrans.treewalk import walk
@@ -51,12 +52,7 @@ def fill_spreads(body, shapes, numpy_alias, runtime_alias, shapes_hold=False):
     ``shapes_hold``: the function has no loop, so a shape ``shapes`` gives is the one every
     call with the key has (a loop's trip count, which values may decide, may change one):
     a spread no name has the shape of may be filled in that shape, written out."""
-    stores, reads = {}, {}
-    for stmt in body:
-        for node in walk(stmt):
-            if isinstance(node, gast.Name):
-                counts = reads if isinstance(node.ctx, gast.Load) else stores
-                counts[node.id] = counts.get(node.id, 0) + 1
+    stores, reads = name_counts(body)
     only_read_once = {                    # name -> the value it is assigned, once, in body's block
         stmt.targets[0].id: stmt.value for stmt in body
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1

@@ -27,6 +27,7 @@ import gast
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
+from srctrans.optimise.dce import name_counts
 from srctrans.optimise.entry_cotangents import is_runtime_call
 from srctrans.treewalk import walk
 
@@ -38,12 +39,7 @@ def share_softmax(forward, backward, runtime_alias, kept, reads_of_live_code):
     log-sum-exp something else reads (``np.tanh(L)``, the returned value) is computed
     anyway: its shares stay as they are, so that every path of the function gives the same
     numbers where nothing is gained."""
-    stores, reads = {}, {}
-    for stmt in forward + backward:
-        for node in walk(stmt):
-            if isinstance(node, gast.Name):
-                counts = reads if isinstance(node.ctx, gast.Load) else stores
-                counts[node.id] = counts.get(node.id, 0) + 1
+    stores, reads = name_counts(forward + backward)
     once = {name for name, count in stores.items() if count == 1}
     sums = {stmt.targets[0].id: stmt.value for stmt in forward
             if _assigns_one_name(stmt) and stmt.targets[0].id in once
@@ -53,7 +49,7 @@ def share_softmax(forward, backward, runtime_alias, kept, reads_of_live_code):
                and reads.get(stmt.targets[0].id) == 1
                and is_runtime_call(stmt.value, runtime_alias, "unreduce", 4)
                and _is_number(stmt.value.args[0]) and _is_none(stmt.value.args[2])}
-    shares = []                          # (share call, its new cotangent argument)
+    shares = []             # (share call, its arguments, its new cotangent argument)
     for stmt in backward:
         if not _assigns_one_name(stmt):
             continue
@@ -70,16 +66,13 @@ def share_softmax(forward, backward, runtime_alias, kept, reads_of_live_code):
                 number, spread_over = spreads[g.id][:2]
                 if isinstance(spread_over, gast.Name) and spread_over.id == total.id:
                     g = number                 # (the spread's read of L goes with it)
-            shares.append((node, g))
-    undo = []
-    for node, g in shares:
-        undo.append((node, node.args))
-        _, _, a, axis, keepdims, _ = node.args
+            shares.append((node, node.args, g))
+    for node, (_, _, a, axis, keepdims, _), g in shares:
         node.func.attr = "softmax_share"
         node.args = [g, a, axis, keepdims]
     if shares:
         live = reads_of_live_code(forward, backward, kept)
-        for node, args in undo:
+        for node, args, _ in shares:
             if args[1].id in live:             # L is computed anyway
                 node.func.attr, node.args = "logsumexp_share", args
     return backward
