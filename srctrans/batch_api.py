@@ -262,7 +262,7 @@ def _location(fn, refusal):
     try:
         from srctrans.parse.source import parse_function
         lineno = getattr(refusal.node, "lineno", None)
-        return parse_function(fn).location_of_line(lineno) if lineno else None
+        return parse_function(fn, shared=True).location_of_line(lineno) if lineno else None
     except SrcTransError:
         return None
 

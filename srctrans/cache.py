@@ -91,7 +91,7 @@ def gradient_instance(fn, wrt, single=False, location=None):
 def _cached(fn, options, location, new_build, kind):
     """The instance (of class ``kind``) of ``fn`` for ``options``; built by ``new_build`` if needed."""
     if not isinstance(fn, types.FunctionType):
-        _with_location(parse_function, fn, location)     # raises NoSourceError
+        _with_location(parse_function, fn, location, True)     # raises NoSourceError
     per_function = _instances.get(fn)
     if per_function is not None:
         hit = per_function.get(options)

@@ -31,7 +31,7 @@ def refuse_missing_return(fn):
     gives a value."""
     if fn.__code__.co_flags & _NOT_PLAIN:     # a generator or coroutine: refused as such
         return
-    parsed = parse_function(fn)
+    parsed = parse_function(fn, shared=True)
     if any(r.value is not None for r in own_returns(parsed.node)):
         return
     raise NonDifferentiableError(
@@ -48,7 +48,7 @@ def locate(error, called, args, kwargs):
     if fn is None:
         return
     try:
-        parsed = parse_function(fn)
+        parsed = parse_function(fn, shared=True)
     except Exception:               # no source: the message stands without a line
         return
     returns = own_returns(parsed.node)

@@ -134,5 +134,5 @@ def unwrap(f):
     if isinstance(f, runtime.CustomGradient):
         f = f.function                  # built as a call of the custom-gradient object
     if not isinstance(f, types.FunctionType):
-        parse_function(f)               # raises NoSourceError naming what f is
+        parse_function(f, shared=True)               # raises NoSourceError naming what f is
     return f, bound_self

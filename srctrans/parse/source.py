@@ -10,10 +10,12 @@ import ast
 import linecache
 import textwrap
 import types
+import weakref
 
 import gast
 
 from srctrans.errors import Location, NoSourceError, UnsupportedSyntaxError
+from srctrans.nodes import clone
 from srctrans.places import source_lines
 from srctrans.treewalk import walk
 
@@ -65,8 +67,38 @@ _WHERE_SOURCE_COMES_FROM = (
     "`python` prompt and exec() keep none")
 
 
-def parse_function(fn):
-    """Parse ``fn``'s source. Raises :class:`NoSourceError` when there is none."""
+class _Parse:
+    """A code object's parsed ``def`` (lines shifted to the file's, no decorators), for the
+    text of its file that ``file_lines`` (linecache's list) holds: a build parses the same
+    function several times (its own check, each pass of the cache, each build of it)."""
+
+    __slots__ = ("file_lines", "node", "lines")
+
+    def __init__(self, file_lines, node, lines):
+        self.file_lines, self.node, self.lines = file_lines, node, lines
+
+
+_PARSES: "weakref.WeakKeyDictionary[types.CodeType, _Parse]" = weakref.WeakKeyDictionary()
+_DEPTHS: "weakref.WeakKeyDictionary[types.CodeType, tuple]" = weakref.WeakKeyDictionary()
+
+
+def _current_parse(code, filename, globals_):
+    """The parse of ``code`` made from its file's current text, or None."""
+    found = _PARSES.get(code)
+    if found is None:
+        return None
+    linecache.checkcache(filename)
+    if linecache.getlines(filename, globals_) is not found.file_lines or not found.file_lines:
+        return None                           # the file changed (linecache read it again)
+    return found
+
+
+def parse_function(fn, shared=False):
+    """Parse ``fn``'s source. Raises :class:`NoSourceError` when there is none.
+
+    Each call gets a tree of its own to change, but with ``shared``: then the tree is the one
+    kept for later calls (parsed once per code object and text of its file), to be read only.
+    """
     if isinstance(fn, types.MethodType):
         fn = fn.__func__
     if not isinstance(fn, types.FunctionType):
@@ -85,6 +117,10 @@ def parse_function(fn):
             Location(filename, fn.__code__.co_firstlineno, "<lambda>"),
             hint=_WHERE_SOURCE_COMES_FROM if interactive else
             "define the function with `def` instead of `lambda`")
+    found = _current_parse(fn.__code__, filename, fn.__globals__)
+    if found is not None:
+        node = found.node if shared else clone(found.node)
+        return ParsedFunction(fn, node, filename, found.lines)
     try:
         # the code object, not the function: inspect follows functools.wraps to the wrapped
         # function, but srctrans must differentiate the wrapper Python actually calls
@@ -112,8 +148,10 @@ def parse_function(fn):
                  "file agree")
     _shift_lines(node, first - 1)
     node.decorator_list = []
-    file_lines = linecache.getlines(filename, fn.__globals__) or [""] * (first - 1) + lines
-    return ParsedFunction(fn, node, filename, file_lines)
+    cached = linecache.getlines(filename, fn.__globals__)
+    file_lines = cached or [""] * (first - 1) + lines
+    _PARSES[fn.__code__] = _Parse(cached, node, file_lines)
+    return ParsedFunction(fn, node if shared else clone(node), filename, file_lines)
 
 
 def _compiles_to(lines, code, first=1):
@@ -179,8 +217,11 @@ _MAX_FILES = 32
 
 
 def forget_compiled_files():
-    """Drop the files compiled whole for the staleness check (``st.clear_cache``)."""
+    """Drop the files compiled whole for the staleness check, and the functions parsed
+    (``st.clear_cache``)."""
     _FILES.clear()
+    _PARSES.clear()
+    _DEPTHS.clear()
 
 
 def _file_code_objects(filename, text, flags):
@@ -257,8 +298,24 @@ def nesting_depth(fn):
 
     The passes walk trees recursively, so a long expression such as
     ``x + x + ... + x`` needs a few Python frames per level; the cache uses
-    this to give a build enough recursion headroom. The walk is iterative.
+    this to give a build enough recursion headroom. The walk is iterative. Kept per code
+    object and text of its file.
     """
+    code = getattr(fn, "__code__", None)
+    filename = getattr(code, "co_filename", "")
+    globals_ = getattr(fn, "__globals__", None)
+    known = _DEPTHS.get(code) if code is not None else None
+    if known is not None:
+        linecache.checkcache(filename)
+        if known[0] and linecache.getlines(filename, globals_) is known[0]:
+            return known[1]
+    deepest = _depth(fn)
+    if code is not None:
+        _DEPTHS[code] = (linecache.getlines(filename, globals_), deepest)
+    return deepest
+
+
+def _depth(fn):
     try:
         source = textwrap.dedent("".join(source_lines(fn)[0]))
         tree = ast.parse(source)
