@@ -123,3 +123,30 @@ def test_a_sums_seed_over_a_long_chain_of_temporaries_is_filled_without_recursio
     gradient = st.grad(fn)
     for _ in range(3):                        # generic, specialised (the fused gradient), short
         np.testing.assert_array_equal(gradient(np.ones(3)), np.ones(3))
+
+
+def test_a_function_is_parsed_once_for_all_its_builds(tmp_path, monkeypatch):
+    """Its check, the cache's and every build (generic, specialised, forward) read one parse
+    of its text; an edit of the file (a new text) is parsed again."""
+    import gast
+    from srctrans.parse import source
+    module = load(tmp_path, "parsed_once", "import numpy as np\n\n\ndef f(x, w):\n"
+                                           "    return np.sum(np.sin(x * w))\n")
+    parsed = []
+    real_parse = gast.parse
+    def parse(text):
+        if text.startswith("def f("):                  # (rule templates are parsed too)
+            parsed.append(text)
+        return real_parse(text)
+    monkeypatch.setattr(source.gast, "parse", parse)
+    x, w = np.arange(3.0), 0.5
+    for _ in range(3):
+        st.grad(module.f)(x, w)
+    st.jvp(module.f, (x, w), (x, w))
+    st.source(module.f, args=(x, w))
+    assert len(parsed) == 1
+    path = tmp_path / "parsed_once.py"
+    path.write_text(path.read_text().replace("np.sin", "np.cos"))
+    edited = load(tmp_path, "parsed_once", path.read_text())
+    st.grad(edited.f)(x, w)
+    assert len(parsed) == 2 and "np.cos" in parsed[-1]
