@@ -53,6 +53,10 @@ def mean_grad(g, x, axis=None, keepdims=False):
     ``n`` is the number of elements averaged in each slice. Returns a new
     array of ``x``'s shape.
     """
+    if (type(x) is np.ndarray and axis is None and not keepdims and x.size
+            and (type(g) is float or isinstance(g, np.generic))):
+        dtype = _float_dtype(g, x)               # the common case: one division, then a fill
+        return np.full(x.shape, dtype.type(g) / x.size, dtype)
     return unreduce(g, x, axis, keepdims) / _count_of(x, axis)
 
 

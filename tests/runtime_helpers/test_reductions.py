@@ -292,3 +292,29 @@ def test_float32_tangent_stays_float32(name, x):
 
 def test_docstring_examples():
     assert doctest.testmod(runtime.reductions).failed == 0
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.complex64, np.int64])
+@pytest.mark.parametrize("g", [1.0, 0.3, np.float32(0.7), np.float64(1 / 3), np.complex128(1 + 2j)],
+                         ids=["one", "float", "float32", "third", "complex"])
+def test_a_scalar_seed_of_a_whole_mean_fills_what_the_spread_divided_gives(dtype, g):
+    """``mean_grad``'s fast path (a number over a whole array: one division, then a fill)
+    gives the general path's values bit for bit, dtype and shape included."""
+    x = np.arange(12).reshape(3, 4).astype(dtype) - 5
+    general = unreduce(g, x) / 12                          # the spread, then the division
+    fast = mean_grad(g, x)
+    assert fast.dtype == general.dtype and fast.shape == general.shape
+    assert np.array_equal(fast, general)
+
+
+def test_the_seed_of_an_empty_mean_warns_of_nothing():
+    """An empty array's mean has no entries to fill: no division by its size of 0."""
+    assert mean_grad(1.0, np.zeros((0, 3))).shape == (0, 3)
+
+
+def test_a_scalar_seed_of_a_whole_mean_takes_the_short_path(monkeypatch):
+    """No spread then division (two passes over the array and an axes count): one fill."""
+    def spread(*args):
+        raise AssertionError("the general path ran")
+    monkeypatch.setattr(srctrans.runtime.reductions, "unreduce", spread)
+    assert np.array_equal(mean_grad(2.0, np.ones(4)), np.full(4, 0.5))
