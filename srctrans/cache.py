@@ -14,7 +14,6 @@ Builds run with enough recursion headroom for the function's deepest
 expression (the passes recurse over syntax trees).
 """
 
-import builtins
 import contextlib
 import gc
 import sys
@@ -25,7 +24,7 @@ import weakref
 import numpy as np
 
 from srctrans.runtime import objects
-from srctrans.builds import callee_name
+from srctrans.assumed import Assumed, callees_current, link_callees, why_unspecialisable
 from srctrans.measuring import (
     Watched, has_shape, watched_callees, measure, run_keeping_locals, settled)
 from srctrans.shape_keys import holds_mask, shape_key
@@ -195,7 +194,7 @@ def _recorded_build(fn, options, location, new_build):
         if made:
             build = new_build(fn, options, location)
         else:
-            _link_callees(build)
+            link_callees(build)
     finally:
         _nesting[0] -= 1
     build.options = options
@@ -212,55 +211,12 @@ def _instance_for(fn, options):
     return _cached(fn, options, None, _new_build, Instance)
 
 
-def _unspecialisable(build):
-    """Why ``build`` cannot be specialised on a call's shapes (``build.specialisable`` false)."""
-    if build.shape_obstacle is not None:
-        return f"a shape in it depends on values ({build.shape_obstacle})"
-    if not build.follows_inputs:
-        return "it was built without the optimisation passes"
-    if build.call_depth > MAX_SPECIALISED_DEPTH:
-        return (f"it calls a chain of {build.call_depth - 1} functions of yours (code is "
-                f"specialised down chains of at most {MAX_SPECIALISED_DEPTH})")
-    for callee, found in build.callees:
-        name = getattr(callee, "__qualname__", "a function")
-        if _unfed(build, callee, found.build):
-            return (f"it calls {name}, which indexes by values read from its arguments, "
-                    "with values computed here (specialise on them by passing them in)")
-        if not found.build.specialisable:
-            return f"it calls {name}, which is not specialised: {_unspecialisable(found.build)}"
-    return "it cannot be"
+class Instance(Assumed):
+    """The generated functions bound to one function object, what they assume
+    (:class:`~srctrans.assumed.Assumed`), and the code specialised on the shapes of its calls
+    (:meth:`for_call`)."""
 
-
-def _link_callees(build):
-    """Set what a build's callees decide: its call depth, whether it may be specialised."""
-    callees = build.callees
-    build.call_depth = 1 + max((found.build.call_depth for _, found in callees), default=0)
-    build.specialisable = build.follows_inputs and build.call_depth <= MAX_SPECIALISED_DEPTH \
-        and all(found.build.specialisable and not _unfed(build, callee, found.build)
-                for callee, found in callees)
-    if build.specialisable and any(found.build.indexes_by_arguments for _, found in callees):
-        build.indexes_by_arguments = True      # its callees' indices are read from its arguments
-
-
-def _unfed(build, callee, callee_build):
-    """Whether ``callee`` indexes by values read from its arguments, and ``build`` passes it
-    values its own shape key does not fix (``analyse.indices``)."""
-    return callee_build.indexes_by_arguments and callee_name(callee) not in build.fed_callees
-
-
-class Instance:
-    """The generated functions bound to one function object, and what they assume.
-
-    The generated functions read the user's globals and closure cells live.
-    What the build fixed is which objects the called names denote (a called
-    helper, the ``np`` module) and the defaults it copied; `current`
-    checks those in a few dictionary look-ups, here and in every called user
-    function, so a rebound helper (at any depth), new ``__defaults__`` or a
-    rule registered since (``st.register_vjp``) get a fresh instance.
-    """
-
-    __slots__ = ("fwd", "bwd", "grad", "build", "variants", "repeats", "_seen", "_defaults",
-                 "_kwdefaults", "_globals", "_cells", "_rules", "_sites")
+    __slots__ = ("fwd", "bwd", "grad", "build", "variants", "repeats", "_seen")
 
     def __init__(self, fn, fwd, bwd, *rest):
         *fused, build = rest
@@ -274,51 +230,7 @@ class Instance:
         self.variants = {}                   # shape key -> specialised Instance
         self._seen = set()                   # shape keys called once, not yet specialised
         self.repeats = {}                    # the short paths of api.grad for calls of this instance
-        self._defaults, self._kwdefaults = fn.__defaults__, fn.__kwdefaults__
-        self._rules = REGISTRY.version          # a rule registered later needs a new build
-        self._sites = objects.VERSION[0]        # a callee a call through a value met since too
-        closure = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-        assumed = build.assumptions.items()
-        self._cells = [(closure[name], value) for name, value in assumed if name in closure]
-        self._globals = [(name, value) for name, value in assumed if name not in closure]
-
-    def current(self, fn):
-        """True while ``fn``'s defaults and the objects its called names denote are unchanged,
-        here and in every user function it differentiates through."""
-        return self.current_here(fn) and (not self.build.callees or callees_current(self.build))
-
-    def current_here(self, fn):
-        """`current` but for the callees."""
-        if fn.__defaults__ is not self._defaults or fn.__kwdefaults__ is not self._kwdefaults:
-            return False
-        if self._rules != REGISTRY.version:
-            return False
-        if self._sites != objects.VERSION[0]:
-            if not objects.sites_covered(self.build.sites):
-                return False
-            self._sites = objects.VERSION[0]
-        namespace = fn.__globals__
-        for name, value in self._globals:
-            now = namespace.get(name, _MISSING)
-            if now is _MISSING:
-                now = getattr(builtins, name, _MISSING)
-            if now is not value:
-                return False
-        for cell, value in self._cells:
-            try:
-                if cell.cell_contents is not value:
-                    return False
-            except ValueError:                   # the enclosing scope deleted it
-                return False
-        return True
-
-    def assumed_globals(self):
-        """(name, object) of each global or builtin name the build resolved, as `current` checks."""
-        return list(self._globals)
-
-    def assumed_cells(self):
-        """(cell, object) of each closure variable the build resolved, as `current` checks."""
-        return list(self._cells)
+        self._assume(fn, build)
 
     def _shape_key(self, fn, args, kwargs):
         """This call's shape key for this build (what its specialised code depends on)."""
@@ -376,7 +288,7 @@ class Instance:
         :meth:`for_call` with ``now``)."""
         build = self.build
         if not build.specialisable:
-            return _unspecialisable(build)
+            return why_unspecialisable(build)
         key = self._shape_key(fn, args, kwargs)
         if key is None and build.indexes_by_arguments and holds_mask(args, kwargs):
             return ("an argument holds a boolean array (a mask) or a 0-d integer array, and "
@@ -418,26 +330,6 @@ class Instance:
 MAX_SPECIALISATIONS = 8
 # Shape keys remembered as called once; a function called with ever new shapes forgets them.
 MAX_SEEN_SHAPES = 64
-# Specialised code is measured and keyed call by call down the chain of user functions
-# a build differentiates through; a longer chain keeps its generic code.
-MAX_SPECIALISED_DEPTH = 32
-
-
-def callees_current(build):
-    """True while every user function the build differentiates through is unchanged too
-    (at any depth: a loop over the call graph, not a recursion as deep as its chains)."""
-    pending, seen = list(build.callees), set()
-    while pending:
-        callee, found = pending.pop()
-        if id(found) not in seen:
-            seen.add(id(found))
-            if not found.current_here(callee):
-                return False
-            pending.extend(found.build.callees)
-    return True
-
-
-_MISSING = object()
 
 
 def _build_key(fn, options):
@@ -483,7 +375,7 @@ def _new_build(fn, options, location):
     build.consulted = list(consulted.values())
     build.callees = tuple(callees)
     build.callee_residuals = build_callee.residuals
-    _link_callees(build)
+    link_callees(build)
     return build
 
 
@@ -651,7 +543,7 @@ def _new_forward_build(fn, options, location):
                                    optimize, tangent_only, dict(shapes) if shapes else None)
     build.consulted = list(consulted.values())
     build.callees = tuple(callees)
-    _link_callees(build)
+    link_callees(build)
     return build
 
 

@@ -58,8 +58,8 @@ import types
 
 import numpy as np
 
-from srctrans import cache
 from srctrans import shape_keys
+from srctrans.assumed import callees_current
 from srctrans.emit.compile import register_source
 from srctrans.repeat_structures import StructureTests, leaf_arrays, same_leaves
 from srctrans.ownership import owned_tangent
@@ -374,7 +374,7 @@ def _stale_tests(fn, instance, namespace):
     called names denote, here and in its callees); adds what they read to ``namespace``."""
     namespace.update({"defaults": fn.__defaults__, "kwdefaults": fn.__kwdefaults__,
                       "namespace": fn.__globals__, "builtin": builtins.__dict__,
-                      "cell_changed": _cell_changed, "callees_current": cache.callees_current,
+                      "cell_changed": _cell_changed, "callees_current": callees_current,
                       "build": instance.build})
     stale = ["fn.__defaults__ is not defaults", "fn.__kwdefaults__ is not kwdefaults"]
     for n, (name, value) in enumerate(instance.assumed_globals()):
