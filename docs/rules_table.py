@@ -57,6 +57,9 @@ GROUPS = [
      "SciPy (scipy.spatial.distance; loaded when a program imports it)"),
     ("srctrans.rules.scipy_stats", "SciPy (scipy.stats; loaded when a program imports it)"),
     ("srctrans.rules.runtime_helpers", "Runtime helpers (what derivatives of derivatives differentiate)"),
+    ("srctrans.rules.product_helpers", "Runtime helpers of products (the same)"),
+    ("srctrans.rules.scan_helpers",
+     "Runtime helpers of scans, differences and uniform-grid gradients (the same)"),
     ("srctrans.rules.container_helpers",
      "Runtime helpers of subscripts, attributes and containers (the same, for parts of values)"),
 ]
@@ -201,7 +204,7 @@ BEGIN, END = "<!-- rules:begin -->", "<!-- rules:end -->"
 
 def coverage():
     """One sentence: how many functions of NumPy, math and SciPy have rules in both modes."""
-    helpers = dict(GROUPS[-2:])                    # the runtime helpers' groups
+    helpers = {module for module, _ in GROUPS if module.endswith("_helpers")}   # the runtime's
     both = [r for r in REGISTRY.rules() if r.vjp is not None and r.has_jvp
             and r.vjp.__module__ in dict(GROUPS) and r.vjp.__module__ not in helpers]
     return [f"{len(both)} functions of NumPy, `math`, SciPy and Python's builtins have a VJP and "

@@ -1,5 +1,6 @@
 """Transposes of linear maps that scan, select or repeat along axes: cumulative
-sums, differences, diagonals, traces, takes, tiles, repeats and pads.
+sums, differences, uniform-grid gradients, diagonals, traces, takes, tiles, repeats
+and pads.
 
 Each function is the VJP of a NumPy function that is linear in its array
 argument (``np.cumsum``, ``np.diff``, ``np.diagonal``, ``np.trace``,
@@ -192,3 +193,52 @@ def _check_pad_mode(mode):
     if mode not in PAD_MODES:
         raise error("UnsupportedSyntaxError", f"np.pad with mode={mode!r} has no derivative rule",
                     f"use one of the modes {', '.join(PAD_MODES)}")
+
+
+# -- np.gradient along one axis of a uniform grid (runtime/stencils.py calls it there) ------
+
+def uniform_gradient(f, h, axis, edge_order):
+    """``np.gradient(f, h, axis=axis, edge_order=edge_order)`` for a number ``h`` and one
+    ``axis``: NumPy's values. Linear in ``f``; ``D(f) / h`` for a stencil ``D`` of numbers, so
+    its derivative in ``h`` is ``-ans / h`` (rules/runtime_helpers.py)."""
+    return np.gradient(f, h, axis=axis, edge_order=edge_order)
+
+
+def uniform_gradient_grad(g, h, axis, edge_order):
+    """The cotangent of ``f`` for ``uniform_gradient(f, h, axis, edge_order)``: the transpose
+    of its stencil applied to ``g``, over ``h``. A NumPy ``g`` is summed into an array of
+    zeros; another library's (Dask) is padded instead, without writes.
+
+    >>> uniform_gradient_grad(np.ones(4), 1.0, 0, 1)
+    array([-1.5,  0.5, -0.5,  1.5])
+    """
+    g = np.moveaxis(g, axis, 0)
+    n = np.shape(g)[0]
+    half = g[1:-1] * 0.5                  # the central differences, (f[i+1] - f[i-1]) / 2
+    first, last = g[0:1], g[-1:]
+    weights = _EDGE_WEIGHTS[edge_order]
+    if type(g) is np.ndarray:             # the common case: NumPy's
+        back = np.zeros(g.shape, np.result_type(g, h))
+        back[2:] += half
+        back[:-2] -= half
+        for k, (w_first, w_last) in enumerate(weights):
+            back[k] += w_first * first[0]
+            back[n - len(weights) + k] += w_last * last[0]
+    else:
+        width = len(weights)
+        ends = (np.concatenate([first * w for w, _ in weights]),
+                np.concatenate([last * w for _, w in weights]))
+        back = (_padded(half, 2, 0) - _padded(half, 0, 2) + _padded(ends[0], 0, n - width)
+                + _padded(ends[1], n - width, 0))
+    return np.moveaxis(back / h, 0, axis)
+
+
+# edge_order -> (weight of the first value, weight of the last value) for each of the points
+# the one-sided differences at the two ends read, in order (the last's counted from n - k)
+_EDGE_WEIGHTS = {1: ((-1.0, -1.0), (1.0, 1.0)),
+                 2: ((-1.5, 0.5), (2.0, -2.0), (-0.5, 1.5))}
+
+
+def _padded(x, before, after):
+    """``x`` with ``before`` and ``after`` zeros along its first axis."""
+    return np.pad(x, [(before, after)] + [(0, 0)] * (np.ndim(x) - 1))

@@ -1,10 +1,12 @@
 """``np.gradient`` written so that srctrans can differentiate it: plain NumPy, no writes.
 
 srctrans computes ``np.gradient(f, *varargs, axis=..., edge_order=...)`` with
-:func:`gradient` (``srctrans/rules/shapes.py`` maps the one to the other, and
+:func:`gradient` (``srctrans/rules/reductions.py`` maps the one to the other, and
 registers this module with ``differentiate_through``), so every derivative of
 it, with respect to ``f`` and to the spacings, in both modes and to any
-order, is srctrans's own derivative of this source.
+order, is srctrans's own derivative of this source. Along one axis of a uniform
+grid (a number for the spacing, or none) it calls ``runtime.scans.uniform_gradient``,
+NumPy's own ``np.gradient``, whose rules transpose its stencil directly.
 
 The values are NumPy's: the same central differences inside and one-sided
 differences of ``edge_order`` 1 or 2 at the ends, computed with the same
@@ -16,6 +18,13 @@ but not in their derivative with respect to the coordinates).
 
 import numpy as np
 
+from .scans import uniform_gradient
+
+# NumPy's errors
+EDGE_ORDER_ERROR = "'edge_order' greater than 2 not supported"
+TOO_SHORT_ERROR = ("Shape of array too small to calculate a numerical gradient, at least "
+                   "(edge_order + 1) elements are required.")
+
 
 def gradient(f, *varargs, axis=None, edge_order=1):
     """``np.gradient(f, *varargs, axis=axis, edge_order=edge_order)``."""
@@ -23,6 +32,12 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     spread = spacing_is_shared(varargs, len(axes))
     if _kind(f) in "biu":
         f = np.asarray(f).astype(np.float64)
+    if len(axes) == 1 and (len(varargs) == 0 or spread):      # one axis, a uniform grid
+        if edge_order not in (1, 2):          # (raised here, in the code srctrans generates)
+            raise ValueError(EDGE_ORDER_ERROR)
+        if np.size(f, axes[0]) < edge_order + 1:
+            raise ValueError(TOO_SHORT_ERROR)
+        return uniform_gradient(f, spacing_of(varargs), axes[0], edge_order)
     outs = []
     for k in range(len(axes)):
         if len(varargs) == 0:
@@ -35,6 +50,13 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     if len(axes) == 1:
         return outs[0]
     return tuple(outs)
+
+
+def spacing_of(varargs):
+    """The one spacing of a uniform grid: the number given, else 1."""
+    if len(varargs) == 0:
+        return 1.0
+    return varargs[0]
 
 
 def _kind(value):
@@ -70,13 +92,12 @@ def spacing_is_shared(varargs, count):
 
 def _along(f, spacing, axis, edge_order):
     """The derivative of ``f`` along ``axis`` (moved first and back)."""
-    if edge_order not in (1, 2):
-        raise ValueError("'edge_order' greater than 2 not supported")
     g = np.moveaxis(f, axis, 0)
     n = np.shape(g)[0]
+    if edge_order not in (1, 2):
+        raise ValueError(EDGE_ORDER_ERROR)
     if n < edge_order + 1:
-        raise ValueError("Shape of array too small to calculate a numerical gradient, at least "
-                         "(edge_order + 1) elements are required.")
+        raise ValueError(TOO_SHORT_ERROR)
     if np.ndim(spacing) == 0:
         pieces = _uniform(g, spacing, edge_order)
     else:

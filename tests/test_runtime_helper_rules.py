@@ -36,9 +36,10 @@ from srctrans import runtime as rt
 import srctrans as st
 from srctrans.runtime.containers import is_container, leaves, map_leaves
 from srctrans.rules import REGISTRY
-from srctrans.rules import container_helpers, runtime_helpers
+from srctrans.rules import container_helpers, product_helpers, runtime_helpers, scan_helpers
 
-HELPER_RULE_FILES = {runtime_helpers.__name__, container_helpers.__name__}
+HELPER_RULE_FILES = {runtime_helpers.__name__, product_helpers.__name__, scan_helpers.__name__,
+                     container_helpers.__name__}
 from srctrans.rules.registry import JvpTemplate, Template
 
 STEP = 1e-6
@@ -574,6 +575,16 @@ CASES = [
     Case("cumsum_grad-axis", rt.cumsum_grad, lambda r: (normal(r, 2, 3), normal(r, 2, 3), 0), [0]),
     Case("diff_grad", rt.diff_grad, lambda r: (normal(r, 3, 3), normal(r, 3, 4)), [0]),
     Case("diff_grad-n-axis", rt.diff_grad, lambda r: (normal(r, 1, 3), normal(r, 3, 3), 2, 0), [0]),
+    # np.gradient along one axis of a uniform grid, and its transpose: linear in the array,
+    # and in the spacing's reciprocal (both edge orders, an inner axis, a spacing of 0.5 + u)
+    Case("uniform_gradient", rt.uniform_gradient,
+         lambda r: (normal(r, 6), 0.5 + r.random(), 0, 1), [0, 1]),
+    Case("uniform_gradient-edges-axis", rt.uniform_gradient,
+         lambda r: (normal(r, 2, 5), 0.5 + r.random(), 1, 2), [0, 1]),
+    Case("uniform_gradient_grad", rt.uniform_gradient_grad,
+         lambda r: (normal(r, 6), 0.5 + r.random(), 0, 1), [0, 1]),
+    Case("uniform_gradient_grad-edges-axis", rt.uniform_gradient_grad,
+         lambda r: (normal(r, 3, 4), 0.5 + r.random(), 0, 2), [0, 1]),
     Case("diagonal_grad", rt.diagonal_grad, lambda r: (normal(r, 3), normal(r, 3, 4)), [0]),
     Case("diagonal_grad-offset-axes", rt.diagonal_grad,
          lambda r: (normal(r, 3, 1), normal(r, 2, 3, 4), 1, 2, 0), [0]),

@@ -64,6 +64,19 @@ def test_the_gradient_of_a_uniform_stencil_is_its_transpose():
         np.testing.assert_allclose(st.grad(programs.sum_of_squares)(f), expected, rtol=1e-12)
 
 
+@pytest.mark.parametrize("fn, args", [
+    (programs.sum_of_squares, (RNG.standard_normal(7),)),
+    (programs.along_axis, (RNG.standard_normal((3, 6)),)),
+    (programs.second_order_edges, (RNG.standard_normal(6), 0.4)),
+], ids=lambda value: getattr(value, "__name__", ""))
+def test_one_axis_of_a_uniform_grid_is_differentiated_by_its_rule(fn, args):
+    """Along one axis, with a number or no spacing, np.gradient is NumPy's own call, and the
+    derivative transposes its stencil (rt.uniform_gradient_grad): no slices of a stencil
+    written out, differentiated one by one."""
+    source = st.source(fn, args=args)
+    assert "rt.uniform_gradient_grad(" in source
+
+
 def test_float32_stays_float32():
     f = RNG.standard_normal(6).astype(np.float32)
     g = st.grad(programs.second_order_edges)(f, np.float32(0.5))

@@ -27,8 +27,10 @@ of the function it differentiates is differentiated in that result too, as
 an independent input. Derivatives that need more than a line call
 ``runtime/higher.py``.
 
-Every runtime export is accounted for in tests/test_runtime_helper_rules.py,
-which lists the helpers left without rules and why.
+The rules of the products' helpers are in ``product_helpers.py``, those of the transposes
+of scans, differences and uniform-grid gradients in ``scan_helpers.py``, those of the
+helpers of parts of values in ``container_helpers.py``. Every runtime export is accounted
+for in tests/test_runtime_helper_rules.py, which lists the helpers left without rules and why.
 """
 
 import numpy as np
@@ -189,119 +191,6 @@ def std_jvp_jvp(dt, dstd, dx, ans, t, std, x, axis=None, ddof=0, keepdims=False)
     return (rt.std_jvp(dt, std, x, axis, ddof, keepdims),
             -rt.ratio_or_zero(ans * dstd, std),
             rt.std_jvp(t, std, dx, axis, ddof, keepdims))
-
-
-# -- products ------------------------------------------------------------------
-# lhs(v, a, b) is the gradient of <v, P(a, b)> in a, so <c, lhs(v, a, b)> =
-# <v, P(c, b)>: its transpose in v is P(c, b) and its gradient in b is
-# rhs(v, c, b). Likewise <c, rhs(v, a, b)> = <v, P(a, c)>.
-
-@vjp(rt.matmul_lhs)
-def matmul_lhs(g, ans, v, a, b):
-    return np.matmul(g, b), None, rt.matmul_rhs(v, g, b)
-
-@jvp(rt.matmul_lhs)
-def matmul_lhs_jvp(dv, db, ans, v, a, b):
-    return rt.matmul_lhs(dv, a, b), rt.matmul_lhs(v, a, db)
-
-@vjp(rt.matmul_rhs)
-def matmul_rhs(g, ans, v, a, b):
-    return np.matmul(a, g), rt.matmul_lhs(v, a, g)
-
-@jvp(rt.matmul_rhs)
-def matmul_rhs_jvp(dv, da, ans, v, a, b):
-    return rt.matmul_rhs(dv, a, b), rt.matmul_rhs(v, da, b)
-
-@vjp(rt.dot_lhs)
-def dot_lhs(g, ans, v, a, b):
-    return np.dot(g, b), None, rt.dot_rhs(v, g, b)
-
-@jvp(rt.dot_lhs)
-def dot_lhs_jvp(dv, db, ans, v, a, b):
-    return rt.dot_lhs(dv, a, b), rt.dot_lhs(v, a, db)
-
-@vjp(rt.dot_rhs)
-def dot_rhs(g, ans, v, a, b):
-    return np.dot(a, g), rt.dot_lhs(v, a, g)
-
-@jvp(rt.dot_rhs)
-def dot_rhs_jvp(dv, da, ans, v, a, b):
-    return rt.dot_rhs(dv, a, b), rt.dot_rhs(v, da, b)
-
-@vjp(rt.inner_lhs)
-def inner_lhs(g, ans, v, a, b):
-    return np.inner(g, b), None, rt.inner_rhs(v, g, b)
-
-@jvp(rt.inner_lhs)
-def inner_lhs_jvp(dv, db, ans, v, a, b):
-    return rt.inner_lhs(dv, a, b), rt.inner_lhs(v, a, db)
-
-@vjp(rt.inner_rhs)
-def inner_rhs(g, ans, v, a, b):
-    return np.inner(a, g), rt.inner_lhs(v, a, g)
-
-@jvp(rt.inner_rhs)
-def inner_rhs_jvp(dv, da, ans, v, a, b):
-    return rt.inner_rhs(dv, a, b), rt.inner_rhs(v, da, b)
-
-@vjp(rt.outer_lhs)
-def outer_lhs(g, ans, v, a, b):
-    return np.outer(g, b), None, rt.outer_rhs(v, g, b)
-
-@jvp(rt.outer_lhs)
-def outer_lhs_jvp(dv, db, ans, v, a, b):
-    return rt.outer_lhs(dv, a, b), rt.outer_lhs(v, a, db)
-
-@vjp(rt.outer_rhs)
-def outer_rhs(g, ans, v, a, b):
-    return np.outer(a, g), rt.outer_lhs(v, a, g)
-
-@jvp(rt.outer_rhs)
-def outer_rhs_jvp(dv, da, ans, v, a, b):
-    return rt.outer_rhs(dv, a, b), rt.outer_rhs(v, da, b)
-
-@vjp(rt.tensordot_lhs)
-def tensordot_lhs(g, ans, v, a, b, axes=2):
-    return np.tensordot(g, b, axes), None, rt.tensordot_rhs(v, g, b, axes)
-
-@jvp(rt.tensordot_lhs)
-def tensordot_lhs_jvp(dv, db, ans, v, a, b, axes=2):
-    return rt.tensordot_lhs(dv, a, b, axes), rt.tensordot_lhs(v, a, db, axes)
-
-@vjp(rt.tensordot_rhs)
-def tensordot_rhs(g, ans, v, a, b, axes=2):
-    return np.tensordot(a, g, axes), rt.tensordot_lhs(v, a, g, axes)
-
-@jvp(rt.tensordot_rhs)
-def tensordot_rhs_jvp(dv, da, ans, v, a, b, axes=2):
-    return rt.tensordot_rhs(dv, a, b, axes), rt.tensordot_rhs(v, da, b, axes)
-
-
-# einsum_grads returns one gradient per operand (a tuple), so its cotangent
-# is a tuple and its tangent too: the JVP adds the two parts entry by entry.
-@vjp(rt.einsum_grads)
-def einsum_grads(g, ans, v, subscripts, operands):
-    return (rt.einsum_grads_transpose(g, subscripts, operands), None,
-            rt.einsum_grads_doperands_transpose(g, v, subscripts, operands))
-
-@jvp(rt.einsum_grads)
-def einsum_grads_jvp(dv, doperands, ans, v, subscripts, operands):
-    return rt.add(rt.einsum_grads(dv, subscripts, operands),
-                  rt.einsum_grads_doperands(doperands, v, subscripts, operands))
-
-
-# einsum_jvp adds up the einsums with one operand replaced by its tangent:
-# linear in the tangents (the transpose is einsum_grads) and in each other
-# operand. ``product`` (the einsum's value) only gives a zero tangent's shape.
-@vjp(rt.einsum_jvp)
-def einsum_jvp(g, ans, tangents, product, subscripts, operands):
-    return (rt.einsum_grads(g, subscripts, operands), None, None,
-            rt.einsum_grads_doperands_transpose(tangents, g, subscripts, operands))
-
-@jvp(rt.einsum_jvp)
-def einsum_jvp_jvp(dtangents, doperands, ans, tangents, product, subscripts, operands):
-    return (rt.einsum_jvp(dtangents, product, subscripts, operands),
-            rt.einsum_jvp_doperands(doperands, tangents, product, subscripts, operands))
 
 
 # -- joins: split v into pieces; the transpose joins the pieces' cotangents ------
@@ -525,51 +414,6 @@ def custom_cotangents_transpose(g, ans, c, cotangents, args, single=False):
     return rt.custom_cotangents_tangent(g, cotangents, args, single)
 
 linear(rt.custom_cotangents_tangent, rt.custom_cotangents_transpose)
-
-
-# -- scans and diagonals: each transposes back to the NumPy function --------------
-@vjp(rt.cumsum_grad)
-def cumsum_grad(g, ans, v, a, axis=None):
-    return np.cumsum(g, axis)
-
-@vjp(rt.diff_grad)
-def diff_grad(g, ans, v, a, n=1, axis=-1):
-    return np.diff(g, n, axis)
-
-@vjp(rt.diagonal_grad)
-def diagonal_grad(g, ans, v, a, offset=0, axis1=0, axis2=1):
-    return np.diagonal(g, offset, axis1, axis2)
-
-@vjp(rt.trace_grad)
-def trace_grad(g, ans, v, a, offset=0, axis1=0, axis2=1):
-    return np.trace(g, offset, axis1, axis2)
-
-@vjp(rt.take_grad)
-def take_grad(g, ans, v, a, indices, axis=None):
-    return np.take(g, indices, axis)
-
-@vjp(rt.take_along_axis_grad)
-def take_along_axis_grad(g, ans, v, a, indices, axis):
-    return np.take_along_axis(g, indices, axis)
-
-@vjp(rt.pad_grad)
-def pad_grad(g, ans, v, array, pad_width, mode="constant"):
-    return rt.pad_tangent(g, pad_width, mode)
-
-@vjp(rt.pad_tangent)
-def pad_tangent(g, ans, t, pad_width, mode="constant"):
-    return rt.pad_grad(g, t, pad_width, mode)
-
-@vjp(rt.tile_grad)
-def tile_grad(g, ans, v, a, reps):
-    return np.reshape(np.tile(g, reps), np.shape(v))
-
-@vjp(rt.repeat_grad)
-def repeat_grad(g, ans, v, a, repeats, axis=None):
-    return np.repeat(g, repeats, axis)
-
-linear(rt.cumsum_grad, rt.diff_grad, rt.diagonal_grad, rt.trace_grad, rt.take_grad,
-       rt.take_along_axis_grad, rt.tile_grad, rt.repeat_grad, rt.pad_grad, rt.pad_tangent)
 
 
 # -- np.linalg.solve's helpers ------------------------------------------------------
