@@ -1125,6 +1125,15 @@ def test_every_rule_is_checked_against_finite_differences():
             assert helper in tested, f"rt.{name} has rules but no row in CASES"
 
 
+def test_every_helpers_rule_file_is_checked():
+    """A rule file of runtime helpers (``rules/*_helpers.py``, which test_jvp_rules.py leaves to
+    this file) not in HELPER_RULE_FILES would escape the check above."""
+    import pathlib
+    found = {f"srctrans.rules.{path.stem}" for path in
+             (pathlib.Path(runtime_helpers.__file__).parent).glob("*_helpers.py")}
+    assert found == HELPER_RULE_FILES
+
+
 def test_templates_parse():
     for helper in _exports().values():
         rule = REGISTRY.lookup(helper)
