@@ -200,7 +200,7 @@ def _check_pad_mode(mode):
 def uniform_gradient(f, h, axis, edge_order):
     """``np.gradient(f, h, axis=axis, edge_order=edge_order)`` for a number ``h`` and one
     ``axis``: NumPy's values. Linear in ``f``; ``D(f) / h`` for a stencil ``D`` of numbers, so
-    its derivative in ``h`` is ``-ans / h`` (rules/runtime_helpers.py)."""
+    its derivative in ``h`` is ``-ans / h`` (rules/scan_helpers.py)."""
     return np.gradient(f, h, axis=axis, edge_order=edge_order)
 
 

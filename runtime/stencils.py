@@ -92,10 +92,10 @@ def spacing_is_shared(varargs, count):
 
 def _along(f, spacing, axis, edge_order):
     """The derivative of ``f`` along ``axis`` (moved first and back)."""
-    g = np.moveaxis(f, axis, 0)
-    n = np.shape(g)[0]
     if edge_order not in (1, 2):
         raise ValueError(EDGE_ORDER_ERROR)
+    g = np.moveaxis(f, axis, 0)
+    n = np.shape(g)[0]
     if n < edge_order + 1:
         raise ValueError(TOO_SHORT_ERROR)
     if np.ndim(spacing) == 0:
