@@ -140,13 +140,28 @@ def _converted(root):
 
 def _shallow(node):
     """``(ast node, True)``: a node of ``node``'s kind whose fields :func:`_converted` fills;
-    or ``(converted subtree, False)`` when gast converts it (a kind not in ``_SAME_FIELDS``)."""
-    name = node.__class__.__name__
-    kind = _AST_CLASSES.get(name)
-    if kind is None or name == "Name" and not isinstance(node.ctx, _CONTEXTS):
+    or ``(converted subtree, False)`` when gast converts it (a kind not in ``_SAME_FIELDS``),
+    or when it has no fields (a context or an operator: one shared node of its kind)."""
+    cls = node.__class__
+    known = _KINDS.get(cls)
+    if known is None:
+        known = _KINDS[cls] = _kind_of(cls)
+    kind, statement, marker = known
+    if kind is None or cls is gast.Name and not isinstance(node.ctx, _CONTEXTS):
         return ast.fix_missing_locations(gast.gast_to_ast(node)), False
+    if marker is not None:
+        return marker, False
     copy = kind.__new__(kind)
-    for attribute in kind._attributes:       # lineno and the like: unparse reads them
-        setattr(copy, attribute,
-                getattr(node, attribute, None) or (1 if attribute.endswith("lineno") else 0))
+    if statement:                # unparse reads a statement's line (for its type comment)
+        copy.lineno = getattr(node, "lineno", None) or 1
     return copy, True
+
+
+_KINDS: dict[type, tuple] = {}     # gast class -> (ast class or None, a statement, shared node)
+
+
+def _kind_of(cls):
+    kind = _AST_CLASSES.get(cls.__name__)
+    if kind is None:
+        return None, False, None
+    return kind, issubclass(kind, ast.stmt), kind() if not kind._fields else None
