@@ -149,9 +149,12 @@ def _prepared(case, library):
     return call, floats, inputs
 
 
-# only the cases that apply are generated (none that could only be skipped)
+# only the cases that apply are generated (none that could only be skipped); what collection
+# prepared, each test reads (a case's module written and its primal run once, not per mode)
+PREPARED = {(case.id, library): _prepared(case, library)
+            for case in CASES for library in sorted(LIBRARIES)}
 APPLICABLE = [(case, library) for case in CASES for library in sorted(LIBRARIES)
-              if _prepared(case, library) is not None]
+              if PREPARED[case.id, library] is not None]
 
 
 @pytest.mark.parametrize("mode", ["vjp", "jvp"])
@@ -159,7 +162,7 @@ APPLICABLE = [(case, library) for case in CASES for library in sorted(LIBRARIES)
                          ids=[f"{c.id}-{library}" for c, library in APPLICABLE])
 def test_rule_stays_in_the_array_library(case, mode, library):
     to_library, back, kind, converted, quiet, gaps = LIBRARIES[library]
-    call, floats, inputs = _prepared(case, library)
+    call, floats, inputs = PREPARED[case.id, library]
     wrt = tuple(range(len(floats)))
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("error", FutureWarning)
