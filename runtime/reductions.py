@@ -34,8 +34,7 @@ def unreduce(g, x, axis=None, keepdims=False):
     array([[1., 1., 1.],
            [2., 2., 2.]])
     """
-    if (type(x) is np.ndarray and axis is None and not keepdims
-            and (type(g) is float or isinstance(g, np.generic))):
+    if _number_over_whole_array(g, x, axis, keepdims):
         return np.full(x.shape, g, _float_dtype(g, x))    # the common case: NumPy's
     shape = np.shape(x)
     if axis is None and not keepdims and np.ndim(g) == 0:
@@ -47,14 +46,20 @@ def unreduce(g, x, axis=None, keepdims=False):
     return np.broadcast_to(kept, shape)
 
 
+def _number_over_whole_array(g, x, axis, keepdims):
+    """Whether the reduction's cotangent ``g`` is a number spread over the whole of a NumPy
+    array ``x`` (the seed of a scalar loss): the spreads' short path."""
+    return (type(x) is np.ndarray and axis is None and not keepdims
+            and (type(g) is float or isinstance(g, np.generic)))
+
+
 def mean_grad(g, x, axis=None, keepdims=False):
     """VJP of ``np.mean(x, axis, keepdims=keepdims)``: ``g / n`` spread over ``x``.
 
     ``n`` is the number of elements averaged in each slice. Returns a new
     array of ``x``'s shape.
     """
-    if (type(x) is np.ndarray and axis is None and not keepdims and x.size
-            and (type(g) is float or isinstance(g, np.generic))):
+    if _number_over_whole_array(g, x, axis, keepdims) and x.size:
         dtype = _float_dtype(g, x)               # the common case: one division, then a fill
         return np.full(x.shape, dtype.type(g) / x.size, dtype)
     return unreduce(g, x, axis, keepdims) / _count_of(x, axis)

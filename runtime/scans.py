@@ -217,15 +217,15 @@ def uniform_gradient_grad(g, h, axis, edge_order):
     half = g[1:-1] * 0.5                  # the central differences, (f[i+1] - f[i-1]) / 2
     first, last = g[0:1], g[-1:]
     weights = _EDGE_WEIGHTS[edge_order]
+    width = len(weights)
     if type(g) is np.ndarray:             # the common case: NumPy's
         back = np.zeros(g.shape, np.result_type(g, h))
         back[2:] += half
         back[:-2] -= half
         for k, (w_first, w_last) in enumerate(weights):
             back[k] += w_first * first[0]
-            back[n - len(weights) + k] += w_last * last[0]
+            back[n - width + k] += w_last * last[0]
     else:
-        width = len(weights)
         ends = (np.concatenate([first * w for w, _ in weights]),
                 np.concatenate([last * w for _, w in weights]))
         back = (_padded(half, 2, 0) - _padded(half, 0, 2) + _padded(ends[0], 0, n - width)

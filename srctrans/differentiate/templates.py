@@ -98,10 +98,10 @@ def _none_to_absent(expr):
 
 def _substitute(expression, substitutions, aliases):
     expression = clone(expression)
-    for call in walk(expression):         # np.where(...) of the template: NumPy's, noted
+    calls = walk(expression) if "np" not in substitutions else ()
+    for call in calls:                    # np.where(...) of the template: NumPy's, noted
         if (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
-                and isinstance(call.func.value, gast.Name) and call.func.value.id == "np"
-                and "np" not in substitutions):
+                and isinstance(call.func.value, gast.Name) and call.func.value.id == "np"):
             anno.set_(call, Anno.TEMPLATE_NUMPY, getattr(numpy, call.func.attr, None))
     rename = {"np": aliases.get(NUMPY_ALIAS, NUMPY_ALIAS), "rt": aliases.get(RUNTIME_ALIAS, RUNTIME_ALIAS)}
 

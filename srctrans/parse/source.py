@@ -67,30 +67,21 @@ _WHERE_SOURCE_COMES_FROM = (
     "`python` prompt and exec() keep none")
 
 
-class _Parse:
-    """A code object's parsed ``def`` (lines shifted to the file's, no decorators), for the
-    text of its file that ``file_lines`` (linecache's list) holds: a build parses the same
-    function several times (its own check, each pass of the cache, each build of it)."""
-
-    __slots__ = ("file_lines", "node", "lines")
-
-    def __init__(self, file_lines, node, lines):
-        self.file_lines, self.node, self.lines = file_lines, node, lines
-
-
-_PARSES: "weakref.WeakKeyDictionary[types.CodeType, _Parse]" = weakref.WeakKeyDictionary()
+# code object -> (linecache's list of its file's lines, what was made of that text): a build
+# parses the same function several times (its own check, the cache's, each build of it)
+_PARSES: "weakref.WeakKeyDictionary[types.CodeType, tuple]" = weakref.WeakKeyDictionary()
 _DEPTHS: "weakref.WeakKeyDictionary[types.CodeType, tuple]" = weakref.WeakKeyDictionary()
 
 
-def _current_parse(code, filename, globals_):
-    """The parse of ``code`` made from its file's current text, or None."""
-    found = _PARSES.get(code)
+def _kept(table, code, filename, globals_):
+    """What ``table`` keeps for ``code``, when it was made from the text of its file that
+    linecache holds now (a file changed since is read again, into a new list); else None."""
+    found = table.get(code) if code is not None else None
     if found is None:
         return None
     linecache.checkcache(filename)
-    if linecache.getlines(filename, globals_) is not found.file_lines or not found.file_lines:
-        return None                           # the file changed (linecache read it again)
-    return found
+    lines = linecache.getlines(filename, globals_)
+    return found[1:] if lines and lines is found[0] else None
 
 
 def parse_function(fn, shared=False):
@@ -117,10 +108,10 @@ def parse_function(fn, shared=False):
             Location(filename, fn.__code__.co_firstlineno, "<lambda>"),
             hint=_WHERE_SOURCE_COMES_FROM if interactive else
             "define the function with `def` instead of `lambda`")
-    found = _current_parse(fn.__code__, filename, fn.__globals__)
+    found = _kept(_PARSES, fn.__code__, filename, fn.__globals__)
     if found is not None:
-        node = found.node if shared else clone(found.node)
-        return ParsedFunction(fn, node, filename, found.lines)
+        node, file_lines = found
+        return ParsedFunction(fn, node if shared else clone(node), filename, file_lines)
     try:
         # the code object, not the function: inspect follows functools.wraps to the wrapped
         # function, but srctrans must differentiate the wrapper Python actually calls
@@ -150,7 +141,7 @@ def parse_function(fn, shared=False):
     node.decorator_list = []
     cached = linecache.getlines(filename, fn.__globals__)
     file_lines = cached or [""] * (first - 1) + lines
-    _PARSES[fn.__code__] = _Parse(cached, node, file_lines)
+    _PARSES[fn.__code__] = (cached, node, file_lines)
     return ParsedFunction(fn, node if shared else clone(node), filename, file_lines)
 
 
@@ -304,11 +295,9 @@ def nesting_depth(fn):
     code = getattr(fn, "__code__", None)
     filename = getattr(code, "co_filename", "")
     globals_ = getattr(fn, "__globals__", None)
-    known = _DEPTHS.get(code) if code is not None else None
+    known = _kept(_DEPTHS, code, filename, globals_)
     if known is not None:
-        linecache.checkcache(filename)
-        if known[0] and linecache.getlines(filename, globals_) is known[0]:
-            return known[1]
+        return known[0]
     deepest = _depth(fn)
     if code is not None:
         _DEPTHS[code] = (linecache.getlines(filename, globals_), deepest)
