@@ -217,6 +217,11 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     facts = _ShapeFacts(unit, optimize and shapes is None)
     if tests:                             # specialised: the branches the shape key decides
         fold_keyed_branches(unit.function, tests)
+        # a branch's names may be reassigned in it (a block's are: the reverse pass saves what
+        # they overwrite); in the function's own block now, they are renamed as SSA does there
+        rename_reassignments(unit.function, unit.namer)
+        unit.active = active_names(unit.function, unit.wrt, softmax_offsets(unit.function))
+        unit.not_float = maybe_not_float(unit.function, unit.wrt)
     unit.never_negative = never_negative_names(unit.function)
     unit.nonsingular = frozenset(softmax_normalisers(unit.function)
                                  | positive_names(unit.function, unit.never_negative))

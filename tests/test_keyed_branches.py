@@ -131,3 +131,24 @@ def test_a_helper_called_with_two_counts_of_star_args_keeps_its_branch():
         dr, dw = g(r, w)
         np.testing.assert_allclose(dr, _numeric(lambda v: both_counts(v, w), r), rtol=1e-6)
         np.testing.assert_allclose(dw, _numeric(lambda v: both_counts(r, v), w), rtol=1e-6)
+
+
+def normalised(S, V, mask=None):
+    if mask is None:                     # keyed: specialised code runs this branch alone
+        S = S - S.max(axis=-1, keepdims=True)
+        A = np.exp(S)
+        A = A / A.sum(axis=-1, keepdims=True)
+    else:
+        A = S * mask
+    return np.sum((A @ V) * V)
+
+
+def test_names_a_taken_branch_reassigns_keep_each_value_its_gradient_reads():
+    """The branch the key decides becomes straight-line code, where a name assigned twice
+    (``A = A / A.sum(...)``, the parameter ``S``) is renamed as in the function's own
+    block: the gradient reads ``exp(S)`` and the shifted ``S``, not what replaced them."""
+    S, V = R.standard_normal((3, 3)), R.standard_normal((3, 2))
+    g = st.grad(normalised)
+    for _ in range(3):                   # generic, specialised, short path
+        np.testing.assert_allclose(g(S, V), _numeric(normalised, S, V), rtol=1e-6, atol=1e-8)
+    assert _fused(normalised, S, V)
