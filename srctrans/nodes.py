@@ -135,10 +135,11 @@ def parameter_names(function):
 
 
 def local_names(function):
-    """The names a FunctionDef binds: its parameters and every name it assigns."""
+    """The names a FunctionDef binds: its parameters and every name it assigns, those of the
+    local functions it defines included (srctrans inlines them, so theirs become its own)."""
     names = set(parameter_names(function))
     names.update(n.id for n in walk(function)
-                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
+                 if isinstance(n, gast.Name) and isinstance(n.ctx, (gast.Store, gast.Param)))
     return names
 
 

@@ -1,6 +1,8 @@
 """The whole compiler in one place: the passes, in order, and why in that order.
 
     parse      read the source, parse it with gast        (parse.source)
+    callees    small helpers of the same module become     (normalize.callees)
+               local functions, inlined where called
     starred    f(*t) and f(**d) of displays the source    (normalize.starred)
                fixes pass their entries one by one
     fence      reject unsupported syntax before anything   (normalize.fence)
@@ -78,6 +80,7 @@ from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS, Namer, function_base, id
 from srctrans.normalize import fence
 from srctrans.normalize.anf import normalize
 from srctrans.normalize.auxiliary import has_aux, split_aux_returns
+from srctrans.normalize.callees import inlined_callees
 from srctrans.normalize.chained_writes import split_chained_writes
 from srctrans.normalize.checkpoints import mark_checkpointed_loops
 from srctrans.normalize.desugar import desugar
@@ -168,6 +171,8 @@ def _front_end(fn, wrt, build_callee, mode):
     """
     parsed = parse_function(fn)
     itself = differentiate_as_call(parsed, mode)     # a function with a user rule: one call of itself
+    if not itself:                                    # small helpers of its module: its own code
+        parsed.inlined = inlined_callees(parsed)
     expand_static_unpacking(parsed.node, parsed.fn.__globals__)    # f(*(a, b)), f(**opts)
     imported = hoist_imports(parsed.node, parsed.fn.__globals__.get("__package__"))
     fence.check(parsed)

@@ -19,6 +19,7 @@ import srctrans.cache
 import srctrans.pipeline
 from srctrans.rules import REGISTRY
 from programs import basic, line_of
+from programs import callees_elsewhere as elsewhere
 
 
 @pytest.fixture
@@ -496,12 +497,16 @@ def test_specialised_and_generic_code_agree(rng):
     assert "rt.unbroadcast" not in st.source(basic.full_loss, wrt=(1, 2), args=(x, W, b, t))
 
 
-def test_callees_are_built_once(rng, count_builds):
+@pytest.mark.parametrize("program, built_alone", [
+    (elsewhere, ["full_loss", "layer", "mse"]),     # helpers of another module: built on their own
+    (basic, ["full_loss"]),                         # of its own module: inlined into its build
+])
+def test_callees_are_built_once(rng, count_builds, program, built_alone):
     x = rng.standard_normal((2, 3))
-    st.grad(basic.full_loss, wrt="W")(x, rng.standard_normal((3, 2)), np.zeros(2), np.zeros((2, 2)))
+    st.grad(program.full_loss, wrt="W")(x, rng.standard_normal((3, 2)), np.zeros(2), np.zeros((2, 2)))
     built = sorted(count_builds)
-    st.grad(basic.full_loss, wrt="W")(x, rng.standard_normal((3, 2)), np.zeros(2), np.zeros((2, 2)))
-    assert sorted(count_builds) == built == ["full_loss", "layer", "mse"]
+    st.grad(program.full_loss, wrt="W")(x, rng.standard_normal((3, 2)), np.zeros(2), np.zeros((2, 2)))
+    assert sorted(count_builds) == built == built_alone
 
 
 def test_clear_cache_forces_a_rebuild(rng, count_builds):

@@ -9,6 +9,7 @@ here against finite differences in both modes and to second order.
 import collections
 import copy
 import functools
+import re
 
 import numpy as np
 import pytest
@@ -281,14 +282,18 @@ def test_hessian_and_hvp_through_a_model(model, data):
 
 def test_the_generated_code_shows_the_switch(model, data):
     """The generic code tests the class; code specialised on a call, whose shape key holds
-    the class, calls the method alone (optimise/keyed_branches.py)."""
+    the class, runs the method alone (optimise/keyed_branches.py). The methods, of this
+    module, are inlined (normalize/callees.py): the loop over the MLP's layers, and each
+    layer's own switch, are the loss's code."""
     x, y = data
     text = st.source(loss, args=(model, x, y), optimize=False)
-    assert "rt.has_class(model, MLP)" in text
-    assert "MLP_call_fwd(model, x)" in text and "rt.unseen_callee" in text
+    assert "rt.has_class(model, MLP)" in text and "rt.unseen_callee" in text
+    assert re.search(r"rt\.has_class\(layer\w*, Dense\)", text)
+    assert re.search(r"rt\.has_class\(layer\w*, Scale\)", text)
+    assert "MLP_call_fwd" not in text and "Dense_call_fwd" not in text
     specialised = st.source(loss, args=(model, x, y))
-    assert "MLP_call_fwd(model, x)" in specialised
     assert "rt.has_class(model, MLP)" not in specialised and "if _is_MLP" not in specialised
+    assert "np.tanh(" in specialised and "MLP_call_fwd" not in specialised
 
 
 def test_a_callable_without_python_source_is_a_clear_error(data):

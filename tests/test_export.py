@@ -6,6 +6,7 @@ in this process.
 """
 
 import os
+import re
 import pickle
 import subprocess
 import sys
@@ -173,10 +174,13 @@ def test_header_says_where_it_came_from_and_how_to_regenerate(tmp_path):
     assert f"srctrans {st.__version__}" in head
     # the globals it reads are literals and imports, and the helper's source is copied
     assert "SCALE = 0.5" in text and "OFFSETS = np.array([0.25, -0.5, 1.0]" in text
-    assert "def _shifted_fwd(v):" in text and "import math" in text
-    # a helper called on constants only runs as written: its source (and its globals) come along
+    assert "import math" in text
+    # the helper, of the same module, is inlined at its own line (normalize/callees.py)
+    assert "_shifted_fwd" not in text and re.search(r"= x \+ OFFSETS", text)
+    # a helper called on constants only runs as written, inlined: its globals come along
     copied = st.export(exportable.constant_helper)
-    assert "def _weight(n):" in copied and "SCALE = 0.5" in copied
+    assert re.search(r"= 1\.0 / \(n\w* \+ SCALE\)", copied) and "SCALE = 0.5" in copied
+    assert "_weight_fwd" not in copied
 
 
 def test_copied_helper_runs(tmp_path):
@@ -406,8 +410,9 @@ def test_a_loss_over_a_model_object_needs_example_arguments(tmp_path):
             make()
         assert "exportable.py:" in str(info.value) and "args=" in str(info.value)
     shown = st.source(exportable.model_loss, args=(model, x, y))
-    assert "def Layer_call_fwd(self, x)" in shown and "Layer_call_fwd(model, x)" in shown
-    assert "__call___fwd" not in shown               # defined as it is called
+    # the layer's __call__, of the same module, is inlined (normalize/callees.py)
+    assert "Layer_call_fwd" not in shown and "__call___fwd" not in shown
+    assert "x @ model.w + model.b" in shown
     path = tmp_path / "model_loss.py"
     text = st.export(exportable.model_loss, path, args=(model, x, y))
     assert "from programs.exportable import Layer" in text     # the class of the objects passed in

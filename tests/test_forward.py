@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import srctrans as st
+from programs import callees_elsewhere as elsewhere
 from programs import composed as programs
 
 
@@ -106,8 +107,13 @@ def test_forward_source_reads_like_the_function():
 
 
 def test_forward_source_shows_called_functions():
-    text = st.source(programs.calls_helper, mode="forward", wrt=(0, 1))
+    """A helper of another module has a JVP of its own; one of the caller's module is
+    inlined into the caller's (normalize/callees.py)."""
+    text = st.source(elsewhere.calls_helper, mode="forward", wrt=(0, 1))
     assert "def calls_helper_jvp" in text and "def dense_relu_jvp" in text
+    text = st.source(programs.calls_helper, mode="forward", wrt=(0, 1))
+    assert "def calls_helper_jvp" in text and "dense_relu_jvp" not in text
+    assert "np.maximum(" in text
 
 
 def test_jvp_is_cached():

@@ -9,6 +9,7 @@ import pytest
 
 import srctrans as st
 from programs import guarded
+from programs import callees_elsewhere as elsewhere
 
 X = np.array([0.5, -1.0, 2.0])
 
@@ -183,7 +184,7 @@ def test_a_callee_whose_loop_changes_a_shape_keeps_its_generic_code():
     (guarded.dict_squares, ({"w": X},), "specialised on their shapes (a call"),
     (guarded.scaled_by_spec, (X, (2.0, np.sin)), "because an argument is neither an array, a "
                                                 "number, a string, None, nor a container"),
-    (guarded.calls_counts, (X,), "because it calls _counts, which is not specialised: a shape "
+    (elsewhere.calls_counts, (X,), "because it calls _counts, which is not specialised: a shape "
                                  "in it depends on values (line"),
     (guarded.squares, (X + 1j,), "because its values are complex"),
     (guarded.smoothed, (0.4, np.cumsum(X)), "specialised on their shapes (a call"),

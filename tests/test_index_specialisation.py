@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import srctrans as st
+from programs import callees_elsewhere as elsewhere
 
 R = np.random.default_rng(7)
 
@@ -138,8 +139,8 @@ def test_a_caller_passing_its_own_arguments_is_specialised_and_keyed_like_its_ca
     np.testing.assert_allclose(g(emb, mask), _numeric(loss_through, emb, mask), rtol=1e-6)
 
 
-def products_of_the_positive(z, b):
-    return picked_products(z, b, z > 0.0) * 2.0
+def products_of_the_positive(z, b):       # its callee lives in another module: not inlined
+    return elsewhere.picked_products(z, b, z > 0.0) * 2.0
 
 
 def test_a_caller_passing_a_computed_index_keeps_its_generic_code():

@@ -39,6 +39,7 @@ from srctrans.interface import API
 from srctrans.naming import temporary_word
 from srctrans.parse.resolve import MISSING
 from srctrans.nodes import assign, clone
+from srctrans.normalize.callees import spelled_out
 from srctrans.normalize.dispatch import (bound_name, is_call_through_value, switch,
                                          user_method_of)
 from srctrans.normalize.lifting import lifted_derivative_call, lifted_jvp_call
@@ -92,16 +93,21 @@ class _Normalizer(Assignments, ContainerCalls, LocalFunctions):
     def _statements(self, statements, out):
         """The normal forms of ``statements``, each annotated with its origin, into ``out``."""
         for stmt in statements:
-            origin = Origin(stmt.lineno, self._statement_text(stmt))
             produced = []
             self._statement(stmt, produced)
-            for new in produced:
-                for node in walk(new):        # errors about any part name the user's line
-                    if getattr(node, "lineno", None) is None and "lineno" in node._attributes:
-                        node.lineno = stmt.lineno
-                    if isinstance(node, gast.stmt) and anno.get(node, Anno.ORIGIN) is None:
-                        anno.set_(node, Anno.ORIGIN, origin)
-            out.extend(produced)
+            out.extend(self._placed(produced, stmt))
+
+    def _placed(self, produced, stmt):
+        """``produced`` (the normal form of ``stmt``), each part without a line given
+        ``stmt``'s, and each statement without an origin ``stmt``'s."""
+        origin = Origin(stmt.lineno, self._statement_text(stmt))
+        for new in produced:
+            for node in walk(new):        # errors about any part name the user's line
+                if getattr(node, "lineno", None) is None and "lineno" in node._attributes:
+                    node.lineno = stmt.lineno
+                if isinstance(node, gast.stmt) and anno.get(node, Anno.ORIGIN) is None:
+                    anno.set_(node, Anno.ORIGIN, origin)
+        return produced
 
     def _statement_text(self, stmt):
         text = self.parsed.line_text(stmt.lineno)
@@ -351,6 +357,10 @@ class _Normalizer(Assignments, ContainerCalls, LocalFunctions):
                 receiver = func.value if isinstance(callee, types.MethodType) else func
                 new = gast.Call(bound_name(self, method), [receiver] + args, keywords)
                 callee = method
+            if isinstance(callee, types.FunctionType) and callee in self.parsed.inlined \
+                    and spelled_out(new):
+                # a small helper of the module: its body, here
+                return self._inline(self.parsed.inlined[callee], new, out)
             anno.set_(new, Anno.CALLEE, callee)
         elif func.attr == "astype" and self._casts_to_integers(call):
             anno.set_(new, Anno.CONSTANT, True)

@@ -26,6 +26,7 @@ from srctrans.annotations import Anno
 from srctrans.emit.printer import unparse
 from srctrans.errors import MissingRuleError
 from srctrans.naming import function_base
+from srctrans.normalize.callees import spelled_out
 from srctrans.differentiate.calls import is_library
 from srctrans.nodes import assign, clone, load
 from srctrans.places import is_installed_file
@@ -85,7 +86,11 @@ def _switch(at, out):
     orelse = [assign(result, unseen)]
     for how, value in reversed(kinds):
         block = []
-        block.append(assign(result, _branch(at, how, value, block)))
+        normalizer._depth += 1              # the branch is a block: x = f(x) in an inlined
+        try:                                # helper gets a temporary (SSA renames only outside)
+            block.append(assign(result, _branch(at, how, value, block)))
+        finally:
+            normalizer._depth -= 1
         test_name = normalizer.namer.temporary("is_" + _base(value))
         known = constant_name(normalizer, _base(value), value)
         test = normalizer._runtime_call("has_class" if how == "class" else "is_same",
@@ -127,6 +132,10 @@ def _branch(at, how, value, block):
             normalizer.parsed.location(at.call),
             "pass a function with a derivative rule, or an object of a class of yours "
             "whose __call__ is written in Python")
+    inlined = normalizer.parsed.inlined.get(function)
+    call = gast.Call(load(inlined), args, list(at.keywords)) if inlined else None
+    if inlined is not None and spelled_out(call):      # a small helper: its body, here
+        return normalizer._inline(inlined, call, block)
     return _known_call(bound_name(normalizer, function), function, args, at.keywords)
 
 

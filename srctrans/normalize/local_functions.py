@@ -4,7 +4,8 @@ Requires: the A-normal form's normaliser (:mod:`srctrans.normalize.anf`), which 
 the local ``def``\ s and lambdas assigned to names as it meets them.
 Guarantees: a call of a local function becomes its body, in the caller's normal form,
 its parameters bound to the call's arguments (or their defaults) and its locals renamed
-apart; its ``return`` value is a temporary. The names it reads from the enclosing
+apart; a parameter the body never assigns reads the argument's name itself, where the
+argument is one. Its ``return`` value is a temporary. The names it reads from the enclosing
 function are read where it is called, as Python would. A local function called
 recursively, called without a value for a parameter, or passed as a value, is refused
 at the user's line.
@@ -21,8 +22,8 @@ from srctrans.treewalk import walk
 class LocalFunctions:
     """The local functions' part of the A-normal form's normaliser, which it is mixed into:
     the host provides ``parsed``, ``namer``, ``local_functions`` (name -> FunctionDef or
-    Lambda), ``_inlining`` (the names being inlined), ``_flat``, ``_assign`` and
-    ``_statement``."""
+    Lambda), ``_inlining`` (the names being inlined), ``_flat``, ``_assign``,
+    ``_statement`` and ``_placed``."""
 
     def _names_local_function(self, node):
         return isinstance(node, gast.Lambda) or isinstance(node, gast.Name) \
@@ -58,27 +59,35 @@ class LocalFunctions:
         defaults = dict(zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults))
         defaults.update({p: d for p, d in zip(keyword_only, arguments.kw_defaults) if d is not None})
         locals_ = set(positional + keyword_only)
-        body = function.body if isinstance(function, gast.FunctionDef) else [gast.Return(function.body)]
+        body = function.body if isinstance(function, gast.FunctionDef) else \
+            [gast.copy_location(gast.Return(function.body), function.body)]
         for stmt in body:
             locals_ |= {n.id for n in walk(stmt)
                         if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        reassigned = {n.id for stmt in body for n in walk(stmt)
+                      if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
         renamed = {local: self.namer.fresh(local) for local in sorted(locals_)}
         for parameter in positional + keyword_only:
             if parameter not in values and parameter not in defaults:
                 raise UnsupportedSyntaxError(f"the call of `{name}` gives no value for `{parameter}`",
                                              self.parsed.location(call), "pass every argument")
-            value = values.get(parameter, defaults.get(parameter))
-            out.append(assign(renamed[parameter], self._flat(clone(value), out)))
-        result = self.namer.temporary(name)
+            value = self._flat(clone(values.get(parameter, defaults.get(parameter))), out)
+            if isinstance(value, gast.Name) and parameter not in reassigned:
+                renamed[parameter] = value.id        # read the argument's own name: no copy
+            else:
+                out.append(assign(renamed[parameter], value))
+        result = self.namer.temporary(name.lstrip("_"))
         self._inlining.append(name)
         try:
-            for stmt in body:
+            for stmt in body:                 # each at its own line (errors, comments)
                 stmt = renamed_apart(clone(stmt), renamed)
+                produced = []
                 if isinstance(stmt, gast.Return):
                     value = stmt.value if stmt.value is not None else gast.Constant(None, None)
-                    self._assign([gast.Name(result, gast.Store(), None, None)], value, out)
+                    self._assign([gast.Name(result, gast.Store(), None, None)], value, produced)
                 else:
-                    self._statement(stmt, out)
+                    self._statement(stmt, produced)
+                out.extend(self._placed(produced, stmt))
         finally:
             self._inlining.pop()
         return gast.Name(result, gast.Load(), None, None)

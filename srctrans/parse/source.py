@@ -28,6 +28,8 @@ class ParsedFunction:
       node: the ``gast.FunctionDef`` (line numbers are file line numbers).
       filename: the file the source was read from.
       lines: the file's source lines, indexed by line number - 1 (for comments).
+      inlined: called function -> the name of the local ``def`` its body was copied
+        into (:mod:`srctrans.normalize.callees`), inlined where it is called.
     """
 
     def __init__(self, fn, node, filename, lines):
@@ -35,6 +37,7 @@ class ParsedFunction:
         self.node = node
         self.filename = filename
         self.lines = lines
+        self.inlined = {}
 
     @property
     def name(self):

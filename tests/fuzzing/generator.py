@@ -18,7 +18,9 @@ nested and through ``*rest``, and appended to a list; the list that
 ``np.array_split`` returns), comprehensions, calls
 of helper functions, a local function and a lambda, boolean masks, the builtins
 ``max``, ``min``, ``sum`` and ``float``, ``dict(...)``, ``d.get``, ``d.values()``,
-``sorted`` and ``max``/``min`` with ``key=`` (a lambda or a function), SciPy (``special``, ``stats``' densities
+``sorted`` and ``max``/``min`` with ``key=`` (a lambda or a function); the module's
+small helpers and methods are inlined into the program (``normalize/callees.py``), one of
+them reassigning its parameter in a branch an argument's ``None`` decides; SciPy (``special``, ``stats``' densities
 and distribution functions, ``signal.convolve``, and ``linalg``'s solves,
 factorizations and ``expm`` of the matrix argument ``W``), and calls through
 values: a model object of the module called, its layers called by position and
@@ -67,6 +69,17 @@ def helper_branch(a):
 @st.checkpoint
 def helper_remat(a, b):
     return np.sin(a * b) * np.tanh(a) + b
+
+
+def helper_keyed(a, scale=None):
+    # inlined into its caller (a helper of the same module), where the shape key decides the
+    # branch: the names it reassigns there are renamed as in straight-line code
+    if scale is None:
+        a = np.tanh(a)
+        a = a * a + 0.5
+    else:
+        a = a * scale
+    return a
 
 
 def helper_star(a, *rest):
@@ -131,7 +144,7 @@ UNARY = [
     "1.0 / (1.5 + np.sin({a}))", "np.square({a})", "({a} > 0.2) * {a}",
     "np.where({a} > 0.1, {a}, 0.5 * {a})", "np.maximum({a}, 0.1 * {a})",
     "helper_mix({a}, {a})", "helper_remat({a}, 0.7)", "helper_loop({a}, 2)",
-    "helper_branch({a})", "loc({a})",
+    "helper_branch({a})", "loc({a})", "helper_keyed({a})", "helper_keyed({a}, 0.7)",
     "lam({a})", "np.clip({a}, -0.8, 0.8)", "{a} * 2.0 + 1.0", "np.abs({a} + 3.0)",
     "np.hypot({a}, 0.5)", "np.cbrt(1.0 + {a} * {a})", "np.logaddexp2({a}, 0.3)",
     "np.deg2rad({a}) * 30.0", "np.sinc({a})", "np.fmax({a}, 0.2)",

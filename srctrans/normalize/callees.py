@@ -1,0 +1,277 @@
+"""Small functions of the same module are inlined where the function being built calls them.
+
+Requires: the parsed function, before any other pass rewrites it (its calls keep the
+user's positions, which name the call sites of :mod:`srctrans.runtime.objects`).
+Guarantees: each user function the function calls that qualifies (below) is copied into
+it as a local ``def`` (without its docstring), and :func:`inlined_callees` returns
+``{function: local name}``. The passes that follow see its body as the caller's own: the
+A-normal form inlines it where it is called (:mod:`srctrans.normalize.local_functions`),
+so the derivative computes the callee's values and cotangents in the caller's own code,
+with no call of the callee's forward and backward passes, no tuple of its saved values,
+and its arrays' shapes known to the caller's specialisation. What Python computes is
+unchanged: a callee qualifies only when
+
+* it is a plain Python function of the caller's module (the same globals, so every name
+  it reads denotes what it denotes in the callee), without closure cells, decorators,
+  a user rule (``st.register_vjp``, ``st.custom_gradient``, non-differentiable) or a
+  checkpoint mark, and not an installed package's;
+* it is called by name (``helper(x)``), as a bound method of a module-level object, or
+  through a value whose kinds the call site has met (``self.forward(x)``, ``layer(x)``);
+* its body is small, ends with its only ``return``, has no ``break``/``continue``,
+  ``*args``/``**kwargs``, nested function or class, ``global``/``nonlocal``, ``yield``,
+  ``try``/``with``, no write into an item or attribute and no call of an in-place method
+  (an effect on an argument the caller may hold), and its defaults are constants;
+* the names it binds are not names the caller or another inlined callee reads from the
+  module, nor the other way round; and it does not reach itself (recursion keeps its
+  call, and its error).
+
+A callee that does not qualify is called as before: built on its own, with its forward
+and backward passes called from the caller's.
+"""
+
+import inspect
+import types
+
+import gast
+
+from srctrans.differentiate.calls import is_library
+from srctrans.interface import CHECKPOINTED
+from srctrans.naming import function_base
+from srctrans.normalize.auxiliary import has_aux
+from srctrans.nodes import local_names
+from srctrans.parse.source import parse_function
+from srctrans.rules import REGISTRY
+from srctrans.runtime.custom import custom_gradient_of
+from srctrans.runtime.objects import SITES
+from srctrans.treewalk import walk
+
+# the most syntax-tree nodes a callee may have to be inlined, and all of them together
+MAX_CALLEE_NODES = 400
+MAX_INLINED_NODES = 3000
+
+_REFUSED_NODES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef,
+                  gast.Global, gast.Nonlocal, gast.Yield, gast.YieldFrom, gast.Await,
+                  gast.Try, gast.With, gast.AsyncWith, gast.Break, gast.Continue,
+                  gast.Import, gast.ImportFrom, gast.Delete)
+# methods that change the object they are called on: an effect the callee's caller may see
+_IN_PLACE_METHODS = frozenset({
+    "append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem",
+    "sort", "reverse", "fill", "put", "partition", "resize", "itemset", "setfield",
+    "setflags", "byteswap", "copyto", "add", "discard"})
+
+
+def inlined_callees(parsed):
+    """Copy the qualifying callees of ``parsed`` into its body as local ``def``\\ s (see the
+    module); ``{function: local name}``."""
+    caller = parsed.fn
+    graph, trees = {}, {}
+    pending = [None]                               # None: the caller itself
+    while pending:
+        fn = pending.pop()
+        tree = parsed.node if fn is None else trees[fn]
+        graph[fn] = []
+        for callee in _called_functions(tree, parsed):
+            if callee not in trees and callee is not caller:
+                node = _qualifying_tree(callee, caller)
+                if node is None:
+                    continue
+                trees[callee] = node
+                pending.append(callee)
+            if callee in trees:
+                graph[fn].append(callee)
+    chosen = _reachable(graph, {fn for fn in trees if _reaches(graph, fn, fn)})
+    chosen = _without_scope_clashes(chosen, trees, parsed.node, graph)
+    if not chosen:
+        return {}
+    taken = set(local_names(parsed.node)) | {n.id for n in walk(parsed.node)
+                                              if isinstance(n, gast.Name)}
+    for fn in chosen:
+        taken |= {n.id for n in walk(trees[fn]) if isinstance(n, gast.Name)}
+    names, defs = {}, []
+    for fn in chosen:
+        name = base = "_" + function_base(fn)
+        counter = 1
+        while name in taken:
+            counter += 1
+            name = f"{base}_{counter}"
+        taken.add(name)
+        node = trees[fn]
+        node.name = name
+        names[fn] = name
+        defs.append(node)
+    body = parsed.node.body
+    start = 1 if _is_docstring(body[0]) and len(body) > 1 else 0
+    body[start:start] = defs
+    return names
+
+
+def spelled_out(call):
+    """Whether ``call`` passes each argument by itself (no ``*xs``, no ``**d``): a call of an
+    inlined function must, to bind its parameters."""
+    return not any(isinstance(a, gast.Starred) for a in call.args) \
+        and all(k.arg is not None for k in call.keywords)
+
+
+def _called_functions(tree, parsed):
+    """The user functions the calls in ``tree`` may run, as far as they are known now."""
+    globals_ = parsed.fn.__globals__
+    for node in walk(tree):
+        if not isinstance(node, gast.Call):
+            continue
+        func = node.func
+        site = f"{parsed.filename}:{getattr(node, 'lineno', None) or parsed.node.lineno}:" \
+               f"{getattr(node, 'col_offset', 0) or 0}"
+        method = func.attr if isinstance(func, gast.Attribute) else "__call__"
+        for how, value in SITES.get(site, ()):        # a call through a value, as met so far
+            if how == "is":
+                yield value
+            else:
+                attribute = inspect.getattr_static(value, method, None)
+                if isinstance(attribute, staticmethod):
+                    attribute = attribute.__func__
+                if isinstance(attribute, types.FunctionType):
+                    yield attribute
+        value = _global_value(func, globals_)
+        if isinstance(value, types.MethodType):           # net.loss(x) of a module-level net
+            value = value.__func__
+        if isinstance(value, types.FunctionType):
+            yield value
+
+
+def _global_value(func, globals_):
+    """What ``func`` (a name, or attributes of one) denotes in the module, or None."""
+    path = []
+    while isinstance(func, gast.Attribute):
+        path.append(func.attr)
+        func = func.value
+    if not isinstance(func, gast.Name) or func.id not in globals_:
+        return None
+    value = globals_[func.id]
+    for attribute in reversed(path):
+        if not isinstance(value, (types.ModuleType, type)) and len(path) > 1:
+            return None
+        try:
+            value = inspect.getattr_static(value, attribute)
+        except AttributeError:
+            return None
+        if isinstance(value, staticmethod):
+            value = value.__func__
+    return value
+
+
+def _qualifying_tree(fn, caller):
+    """A copy of ``fn``'s ``def`` ready to be a local function of ``caller``, or None when
+    ``fn`` does not qualify."""
+    if not isinstance(fn, types.FunctionType) or fn.__globals__ is not caller.__globals__ \
+            or fn.__closure__ or fn.__code__.co_filename != caller.__code__.co_filename \
+            or is_library(fn) or inspect.unwrap(fn) is not fn or getattr(fn, CHECKPOINTED, False) \
+            or REGISTRY.lookup(fn) is not None or REGISTRY.is_nondifferentiable(fn) \
+            or custom_gradient_of(fn) is not None or has_aux(fn):
+        return None
+    try:
+        node = parse_function(fn).node
+    except Exception:                     # no source: the call builds it, and says why
+        return None
+    if node.decorator_list or not isinstance(node, gast.FunctionDef):
+        return None
+    arguments = node.args
+    if arguments.vararg is not None or arguments.kwarg is not None or not all(
+            _constant(d) for d in arguments.defaults + [d for d in arguments.kw_defaults if d]):
+        return None
+    body = node.body[1:] if _is_docstring(node.body[0]) else list(node.body)
+    if not body or not isinstance(body[-1], gast.Return) or body[-1].value is None:
+        return None
+    count = 0
+    for stmt in body:
+        for sub in walk(stmt):
+            count += 1
+            if isinstance(sub, _REFUSED_NODES) or isinstance(sub, gast.Return) \
+                    and sub is not body[-1] or _writes_in_place(sub):
+                return None
+    if count > MAX_CALLEE_NODES:
+        return None
+    node.body = body
+    node.returns = None
+    for parameter in arguments.posonlyargs + arguments.args + arguments.kwonlyargs:
+        parameter.annotation = None
+    node.count = count
+    return node
+
+
+def _writes_in_place(node):
+    if isinstance(node, (gast.Subscript, gast.Attribute)) and isinstance(node.ctx, gast.Store):
+        return True
+    if isinstance(node, gast.AugAssign) and not isinstance(node.target, gast.Name):
+        return True
+    return isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
+        and node.func.attr in _IN_PLACE_METHODS
+
+
+def _constant(node):
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+        node = node.operand
+    if isinstance(node, gast.Tuple):
+        return all(_constant(e) for e in node.elts)
+    return isinstance(node, gast.Constant)
+
+
+def _is_docstring(stmt):
+    return isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Constant) \
+        and isinstance(stmt.value.value, str)
+
+
+def _reaches(graph, start, target):
+    """Whether ``target`` is called, directly or not, from ``start``'s body."""
+    seen, pending = set(), list(graph.get(start, ()))
+    while pending:
+        fn = pending.pop()
+        if fn is target:
+            return True
+        if fn not in seen:
+            seen.add(fn)
+            pending.extend(graph.get(fn, ()))
+    return False
+
+
+def _reachable(graph, excluded):
+    """The callees the caller reaches through callees not ``excluded``, in the order first
+    met."""
+    found, pending = [], list(reversed(graph[None]))
+    while pending:
+        fn = pending.pop()
+        if fn in excluded or fn in found:
+            continue
+        found.append(fn)
+        pending.extend(reversed(graph.get(fn, ())))
+    return found
+
+
+def _without_scope_clashes(chosen, trees, caller_node, graph):
+    """``chosen`` less the callees whose bound names some other function of the set reads
+    from the module, or whose module names another binds, and those past
+    :data:`MAX_INLINED_NODES` in all (until none is left)."""
+    caller = (set(local_names(caller_node)), _free_names(caller_node))
+    while True:
+        scopes = {fn: (set(local_names(trees[fn])), _free_names(trees[fn])) for fn in chosen}
+        clashing = set()
+        for fn, (bound, free) in scopes.items():
+            others = [caller] + [scope for other, scope in scopes.items() if other is not fn]
+            if any(bound & other_free or free & other_bound
+                   for other_bound, other_free in others):
+                clashing.add(fn)
+        total = 0
+        for fn in chosen:
+            total += trees[fn].count
+            if total > MAX_INLINED_NODES:
+                clashing.add(fn)
+        if not clashing:
+            return chosen
+        graph = {fn: [c for c in callees if c not in clashing] for fn, callees in graph.items()}
+        chosen = [fn for fn in _reachable(graph, clashing) if fn not in clashing]
+
+
+def _free_names(function):
+    """The names ``function`` reads without binding them: its module's (and builtins)."""
+    bound = set(local_names(function))
+    return {n.id for n in walk(function)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)} - bound
