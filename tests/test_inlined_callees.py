@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import srctrans as st
+from corpus import estimators
 from programs import callees_elsewhere as elsewhere
 
 R = np.random.default_rng(5)
@@ -190,3 +191,20 @@ def test_an_error_in_an_inlined_helper_names_the_helpers_line():
         st.grad(calls_no_rule)(np.ones(3))
     line = _line_of("marker: no rule")
     assert f"test_inlined_callees.py:{line}" in str(info.value)
+
+
+
+def test_a_method_inlined_through_self_keeps_its_softmax_shift_free():
+    """The corpus's attention head (tests/corpus/estimators.py): its keyed ``if``
+    (``self.scale is not None``, inside the branch the class decides) is folded too, and
+    the maximum subtracted, copied into the method's ``S``, carries no derivative: the
+    fused gradient has no term for it."""
+    head = estimators.Attention()
+    args = (R.standard_normal((3, 2)), R.standard_normal((3, 2)), R.standard_normal((3, 2)),
+            R.standard_normal((4, 3)), R.standard_normal((4, 2)))
+    g = st.grad(head.loss)
+    for _ in range(3):
+        np.testing.assert_allclose(g(*args), _numeric(head.loss, args, 0), rtol=1e-6, atol=1e-8)
+    text = st.source(head.loss, args=args)
+    text = text[text.index("def Attention_loss_grad("):]
+    assert "extremum_grad" not in text and not re.search(r"^\s*if ", text, re.M)

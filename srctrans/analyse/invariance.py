@@ -141,6 +141,8 @@ def _unseen(body, readers, once, start, offset):
 def _form(value, forms, offset):
     """The :class:`_Form` of ``value``, one A-normal-form operation reading at least one
     name of ``forms``; None when it is neither shifted nor scaled."""
+    if isinstance(value, gast.Name):              # a copy (x = _sub) keeps the form
+        return forms.get(value.id)
     if isinstance(value, gast.BinOp):
         return _binary(value, forms, offset)
     if isinstance(value, gast.UnaryOp) and isinstance(value.op, (gast.USub, gast.UAdd)):

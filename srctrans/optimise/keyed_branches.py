@@ -31,14 +31,14 @@ def fold_keyed_branches(function, tests):
             block = getattr(owner, field, None)
             if not (isinstance(block, list) and block and isinstance(block[0], gast.stmt)):
                 continue
-            folded = []
-            for stmt in block:
-                while (isinstance(stmt, gast.If) and isinstance(stmt.test, gast.Name)
-                       and stmt.test.id in tests):
-                    taken = stmt.body if tests[stmt.test.id] else stmt.orelse
-                    folded.extend(taken[:-1])
-                    stmt = taken[-1] if taken else gast.Pass()
-                folded.append(stmt)
+            folded, unseen = [], list(reversed(block))
+            while unseen:                 # a taken branch's own keyed ifs are folded in turn
+                stmt = unseen.pop()
+                if (isinstance(stmt, gast.If) and isinstance(stmt.test, gast.Name)
+                        and stmt.test.id in tests):
+                    unseen.extend(reversed(stmt.body if tests[stmt.test.id] else stmt.orelse))
+                else:
+                    folded.append(stmt)
             block[:] = [s for s in folded if not isinstance(s, gast.Pass)] or [gast.Pass()]
             pending.extend(s for s in block if isinstance(s, (gast.If, gast.For, gast.While)))
     return function
