@@ -198,7 +198,7 @@ def test_a_method_inlined_through_self_keeps_its_softmax_shift_free():
     """The corpus's attention head (tests/corpus/estimators.py): its keyed ``if``
     (``self.scale is not None``, inside the branch the class decides) is folded too, and
     the maximum subtracted, copied into the method's ``S``, carries no derivative: the
-    fused gradient has no term for it."""
+    fused gradient has no term for it (analyse/invariance.py follows the copies)."""
     head = estimators.Attention()
     args = (R.standard_normal((3, 2)), R.standard_normal((3, 2)), R.standard_normal((3, 2)),
             R.standard_normal((4, 3)), R.standard_normal((4, 2)))
@@ -208,3 +208,5 @@ def test_a_method_inlined_through_self_keeps_its_softmax_shift_free():
     text = st.source(head.loss, args=args)
     text = text[text.index("def Attention_loss_grad("):]
     assert "extremum_grad" not in text and not re.search(r"^\s*if ", text, re.M)
+    # and its sum of exponentials is never zero: dividing by it is not guarded
+    assert not re.search(r"zero_guard\((\w+), \1 / _sum\)", text)

@@ -309,11 +309,11 @@ def softmax_normalisers(function):
         if summed is None or summed[0] != "sum" or not summed[3] or summed[2] is None \
                 or not isinstance(summed[1], gast.Name):
             continue
-        exp = definitions.get(summed[1].id)
+        exp = _copied(definitions, summed[1].id)
         if not (isinstance(exp, gast.Call) and anno.get(exp, Anno.CALLEE) is np.exp
                 and len(exp.args) == 1 and isinstance(exp.args[0], gast.Name)):
             continue
-        shifted = definitions.get(exp.args[0].id)
+        shifted = _copied(definitions, exp.args[0].id)
         if not (isinstance(shifted, gast.BinOp) and isinstance(shifted.op, gast.Sub)
                 and isinstance(shifted.left, gast.Name) and isinstance(shifted.right, gast.Name)):
             continue
@@ -322,6 +322,17 @@ def softmax_normalisers(function):
                 and _is_name(maximum[1], shifted.left.id) and maximum[2] == summed[2]:
             normalisers.add(s)
     return normalisers
+
+
+def _copied(definitions, name):
+    """The value ``name`` is assigned, through copies (``S_2 = _sub``: a block's
+    reassignment, straight-line once its branch is taken)."""
+    value = definitions.get(name)
+    for _ in range(len(definitions)):
+        if not isinstance(value, gast.Name):
+            break
+        value = definitions.get(value.id)
+    return value
 
 
 def _is_none(node):
