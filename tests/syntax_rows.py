@@ -913,11 +913,26 @@ def f(x):
 def check():
     refused(f, X, text="define the function at module level")
 """),
-    ("`*args`, `**kwargs` in a local function", """
+    ("`*args` in a local function", """
 def f(x):
+    def inner(a, *ys):
+        return a * ys[0] + np.sin(ys[-1]) * len(ys)
+    return np.sum(inner(x, x * x, 0.5)) + np.sum(inner(x, x))
+
+def g(x, *rest):
     def inner(*ys):
         return ys[0]
-    return np.sum(inner(x))
+    return np.sum(inner(*rest) * x)
+
+def check():
+    differentiates(f, X)
+    refused(g, X, X, text="pass each argument by itself")
+"""),
+    ("`**kwargs` in a local function", """
+def f(x):
+    def inner(**options):
+        return options["y"]
+    return np.sum(inner(y=x))
 
 def check():
     refused(f, X, text="define the function at module level")

@@ -84,11 +84,20 @@ def reads_scale(x):
 
 
 def _star(x, *rest):
-    return x * rest[0]
+    scale = rest[1] if len(rest) > 1 else 1.0
+    return x * rest[0] * scale + np.sin(rest[-1])
 
 
-def calls_star(x):
-    return np.sum(_star(x, 2.0))
+def calls_star(x, y):
+    return np.sum(_star(x, y, 2.0)) + np.sum(_star(y, x))
+
+
+def _keywords(x, **options):
+    return x * options["scale"]
+
+
+def calls_keywords(x):
+    return np.sum(_keywords(x, scale=2.0))
 
 
 def _numeric(f, args, index, eps=1e-6):
@@ -126,6 +135,23 @@ def test_a_helper_of_the_module_is_the_callers_own_code():
     assert not _defines_fwd_of(specialised, "scaled") and "A docstring" not in specialised
 
 
+def test_a_helper_taking_args_is_inlined_with_its_entries_known():
+    """``*rest`` is the tuple of the call's other arguments: ``rest[0]``, ``rest[-1]`` and
+    ``len(rest)`` read them where the helper is inlined, so its ``if`` on the count is a
+    constant."""
+    x, y = R.standard_normal(3), R.standard_normal(3)
+    g = st.grad(calls_star, wrt=(0, 1))
+    for _ in range(3):
+        got = g(x, y)
+        for index in (0, 1):
+            np.testing.assert_allclose(got[index], _numeric(calls_star, (x, y), index),
+                                       rtol=1e-6, atol=1e-8)
+    text = st.source(calls_star, args=(x, y), wrt=(0, 1))
+    fused = [line for line in text[text.index("def calls_star_grad("):].splitlines()
+             if not line.lstrip().startswith("#")]
+    assert not _defines_fwd_of(text, "star") and not any("rest" in line for line in fused)
+
+
 def test_forward_mode_and_second_order_through_an_inlined_helper():
     x, y, v = R.standard_normal(3), R.standard_normal(3), R.standard_normal(3)
     _, tangent = st.jvp(calls_scaled, (x, y), (v, np.zeros(3)))
@@ -150,9 +176,10 @@ def test_a_method_called_through_an_argument_in_a_loop_is_inlined():
 
 @pytest.mark.parametrize("caller, helper", [
     (calls_fills, "fills"), (calls_returns_early, "returns_early"),
-    (calls_checkpointed, "checkpointed"), (reads_scale, "binds_scale"), (calls_star, "star"),
+    (calls_checkpointed, "checkpointed"), (reads_scale, "binds_scale"),
+    (calls_keywords, "keywords"),
     (elsewhere.calls_helper, "dense_relu"),
-], ids=["writes-in-place", "returns-early", "checkpointed", "scope-clash", "starred",
+], ids=["writes-in-place", "returns-early", "checkpointed", "scope-clash", "keywords",
         "another-module"])
 def test_a_helper_that_does_not_qualify_is_built_on_its_own(caller, helper):
     args = (R.standard_normal((3, 2)),) + ((R.standard_normal((2, 2)),)

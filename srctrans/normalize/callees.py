@@ -18,7 +18,7 @@ unchanged: a callee qualifies only when
 * it is called by name (``helper(x)``), as a bound method of a module-level object, or
   through a value whose kinds the call site has met (``self.forward(x)``, ``layer(x)``);
 * its body is small, ends with its only ``return``, has no ``break``/``continue``,
-  ``*args``/``**kwargs``, nested function or class, ``global``/``nonlocal``, ``yield``,
+  ``**kwargs``, nested function or class, ``global``/``nonlocal``, ``yield``,
   ``try``/``with``, no write into an item or attribute and no call of an in-place method
   (an effect on an argument the caller may hold), and its defaults are constants;
 * the names it binds are not names the caller or another inlined callee reads from the
@@ -107,7 +107,7 @@ def inlined_callees(parsed):
 
 def spelled_out(call):
     """Whether ``call`` passes each argument by itself (no ``*xs``, no ``**d``): a call of an
-    inlined function must, to bind its parameters."""
+    inlined function must, to bind its parameters (its own ``*args`` to a tuple of them)."""
     return not any(isinstance(a, gast.Starred) for a in call.args) \
         and all(k.arg is not None for k in call.keywords)
 
@@ -175,7 +175,7 @@ def _qualifying_tree(fn, caller):
     if node.decorator_list or not isinstance(node, gast.FunctionDef):
         return None
     arguments = node.args
-    if arguments.vararg is not None or arguments.kwarg is not None or not all(
+    if arguments.kwarg is not None or not all(
             _constant(d) for d in arguments.defaults + [d for d in arguments.kw_defaults if d]):
         return None
     body = node.body[1:] if _is_docstring(node.body[0]) else list(node.body)
@@ -192,7 +192,8 @@ def _qualifying_tree(fn, caller):
         return None
     node.body = body
     node.returns = None
-    for parameter in arguments.posonlyargs + arguments.args + arguments.kwonlyargs:
+    for parameter in arguments.posonlyargs + arguments.args + arguments.kwonlyargs + (
+            [arguments.vararg] if arguments.vararg is not None else []):
         parameter.annotation = None
     node.count = count
     return node

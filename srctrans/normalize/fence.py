@@ -86,6 +86,9 @@ def check(parsed, resolver=None):
         resolver = Resolver(parsed.fn, local_names(function))
     accepted = (_check_with_blocks(parsed, resolver) | set(releases(function))
                 | set(forwarded_varargs(function)))
+    for local in local_functions:        # a local function's own *args: its entries, inlined
+        if isinstance(local, gast.FunctionDef):
+            accepted |= set(forwarded_varargs(local))
     for node in walk(function):
         kind = type(node)
         if node in accepted:
@@ -127,8 +130,8 @@ def forwarded_varargs(function):
     if vararg is None:
         return []
     name = vararg.id
-    if any(isinstance(n, gast.Name) and n.id == name and not isinstance(n.ctx, gast.Load)
-           for n in walk(function) if n is not vararg):
+    if any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, (gast.Store, gast.Del))
+           for n in walk(function)):
         return []
     return [call.args[-1] for call in walk(function) if isinstance(call, gast.Call) and call.args
             and isinstance(call.args[-1], gast.Starred) and isinstance(call.args[-1].value, gast.Name)
@@ -235,7 +238,7 @@ def _check_local_functions(parsed):
     """The local functions srctrans inlines: top-level ``def``s and ``name = lambda ...``.
 
     Each must end with its only ``return`` (a lambda does), use no ``break``
-    or ``continue`` and no ``*args``/``**kwargs``.
+    or ``continue`` and no ``**kwargs``.
     """
     found = set()
     for stmt in parsed.node.body:
@@ -255,8 +258,8 @@ def _check_local_functions(parsed):
             node = stmt.value
         else:
             continue
-        if node.args.vararg is not None or node.args.kwarg is not None:
-            _reject(parsed, node, "`*args` or `**kwargs` in a local function",
+        if node.args.kwarg is not None:
+            _reject(parsed, node, "`**kwargs` in a local function",
                     "define the function at module level")
         found.add(node)
     return found

@@ -5,10 +5,11 @@ the local ``def``\ s and lambdas assigned to names as it meets them.
 Guarantees: a call of a local function becomes its body, in the caller's normal form,
 its parameters bound to the call's arguments (or their defaults) and its locals renamed
 apart; a parameter the body never assigns reads the argument's name itself, where the
-argument is one. Its ``return`` value is a temporary. The names it reads from the enclosing
+argument is one, and ``*args`` is the tuple of the other positional arguments. Its
+``return`` value is a temporary. The names it reads from the enclosing
 function are read where it is called, as Python would. A local function called
-recursively, called without a value for a parameter, or passed as a value, is refused
-at the user's line.
+recursively, called without a value for a parameter, with ``*xs`` or ``**d``, or passed
+as a value, is refused at the user's line.
 """
 
 import gast
@@ -22,7 +23,7 @@ from srctrans.treewalk import walk
 class LocalFunctions:
     """The local functions' part of the A-normal form's normaliser, which it is mixed into:
     the host provides ``parsed``, ``namer``, ``local_functions`` (name -> FunctionDef or
-    Lambda), ``_inlining`` (the names being inlined), ``_flat``, ``_assign``,
+    Lambda), ``_inlining`` (the names being inlined), ``_flat``, ``_atom``, ``_assign``,
     ``_statement`` and ``_placed``."""
 
     def _names_local_function(self, node):
@@ -40,6 +41,48 @@ class LocalFunctions:
                     f"define `{argument.id}` at module level, passing what it reads from here "
                     "as arguments")
 
+    def _known_entries(self, stmt, name, entries):
+        """``stmt`` reading the entries of ``*args`` (the tuple ``name`` of ``entries``) by
+        constant positions as those entries, its ``len(...)`` as the number it is, and
+        passing it on (``g(a, *args)``) as the entries one by one: the passes after see
+        which value each position holds, a test of the count is a constant, and a call
+        passing it on is spelled out."""
+        def known(node):
+            position = _entry_read(node, name, len(entries))
+            if position is not None:
+                return clone(entries[position])
+            if isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords \
+                    and isinstance(node.args[0], gast.Name) and node.args[0].id == name \
+                    and isinstance(node.func, gast.Name) and self.resolver.resolve(node.func) is len:
+                return gast.Constant(len(entries), None)
+            return node
+        def spread(item):                   # f(a, *args): f(a, its entries)
+            if isinstance(item, gast.Starred) and isinstance(item.value, gast.Name) \
+                    and item.value.id == name:
+                return [clone(e) for e in entries]
+            return [known(item) if isinstance(item, gast.AST) else item]
+
+        for node in list(walk(stmt)):       # replace the children of every node
+            for field, value in gast.iter_fields(node):
+                if isinstance(value, list):
+                    value[:] = [new for item in value for new in spread(item)]
+                elif isinstance(value, gast.AST):
+                    setattr(node, field, known(value))
+        return stmt
+
+    def _refuse_unbindable(self, name, positional, rest, call):
+        """A call whose arguments the parameters cannot take one by one is refused at its line:
+        ``*xs`` or ``**d`` in it, or more positional arguments than there are parameters."""
+        if any(isinstance(a, gast.Starred) for a in call.args) or any(
+                k.arg is None for k in call.keywords):
+            raise UnsupportedSyntaxError(
+                f"`*` or `**` in the call of the local function `{name}`",
+                self.parsed.location(call), "pass each argument by itself")
+        if rest is None and len(call.args) > len(positional):
+            raise UnsupportedSyntaxError(
+                f"the call of `{name}` passes {len(call.args)} positional arguments, and it "
+                f"takes {len(positional)}", self.parsed.location(call), "fix the call's arguments")
+
     def _inline(self, name, call, out):
         """The body of the local function ``name``, with its arguments bound, in ``out``.
 
@@ -54,11 +97,13 @@ class LocalFunctions:
         arguments = function.args
         positional = [p.id for p in arguments.posonlyargs + arguments.args]
         keyword_only = [p.id for p in arguments.kwonlyargs]
+        rest = arguments.vararg.id if arguments.vararg is not None else None
+        self._refuse_unbindable(name, positional, rest, call)
         values = dict(zip(positional, call.args))
         values.update({k.arg: k.value for k in call.keywords})
         defaults = dict(zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults))
         defaults.update({p: d for p, d in zip(keyword_only, arguments.kw_defaults) if d is not None})
-        locals_ = set(positional + keyword_only)
+        locals_ = set(positional + keyword_only + ([rest] if rest else []))
         body = function.body if isinstance(function, gast.FunctionDef) else \
             [gast.copy_location(gast.Return(function.body), function.body)]
         for stmt in body:
@@ -76,11 +121,17 @@ class LocalFunctions:
                 renamed[parameter] = value.id        # read the argument's own name: no copy
             else:
                 out.append(assign(renamed[parameter], value))
+        entries = None
+        if rest is not None:                      # *args: the tuple of the other positionals
+            entries = [self._atom(clone(a), out) for a in call.args[len(positional):]]
+            out.append(assign(renamed[rest], gast.Tuple(entries, gast.Load())))
         result = self.namer.temporary(name.lstrip("_"))
         self._inlining.append(name)
         try:
             for stmt in body:                 # each at its own line (errors, comments)
                 stmt = renamed_apart(clone(stmt), renamed)
+                if entries is not None and rest not in reassigned:
+                    stmt = self._known_entries(stmt, renamed[rest], entries)
                 produced = []
                 if isinstance(stmt, gast.Return):
                     value = stmt.value if stmt.value is not None else gast.Constant(None, None)
@@ -91,6 +142,21 @@ class LocalFunctions:
         finally:
             self._inlining.pop()
         return gast.Name(result, gast.Load(), None, None)
+
+
+def _entry_read(node, name, count):
+    """The position ``node`` reads of the tuple ``name`` of ``count`` entries (``name[1]``,
+    ``name[-1]``), or None."""
+    if not (isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load)
+            and isinstance(node.value, gast.Name) and node.value.id == name):
+        return None
+    index, sign = node.slice, 1
+    if isinstance(index, gast.UnaryOp) and isinstance(index.op, gast.USub):   # args[-1]
+        index, sign = index.operand, -1
+    if isinstance(index, gast.Constant) and type(index.value) is int \
+            and -count <= sign * index.value < count:
+        return sign * index.value % count
+    return None
 
 
 def renamed_apart(tree, renamed):

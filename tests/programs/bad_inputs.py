@@ -149,10 +149,10 @@ def local_early_return(x):
     return inner(x)
 
 
-def local_star_args(x):
-    def inner(*zs):  # marker: local-star-args
-        return zs[0] * 2.0
-    return inner(x)
+def local_keyword_args(x):
+    def inner(**zs):  # marker: local-keyword-args
+        return zs["a"] * 2.0
+    return inner(a=x)
 
 
 def local_recursion(x):
