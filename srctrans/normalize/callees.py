@@ -79,8 +79,10 @@ def inlined_callees(parsed):
                 pending.append(callee)
             if callee in trees:
                 graph[fn].append(callee)
+    if not trees:                                  # the common case: no helper qualifies
+        return {}
     chosen = _reachable(graph, {fn for fn in trees if _reaches(graph, fn, fn)})
-    chosen = _without_scope_clashes(chosen, trees, parsed.node, graph)
+    chosen = _without_scope_clashes(chosen, trees, parsed.node, graph) if chosen else []
     if not chosen:
         return {}
     taken = set(local_names(parsed.node)) | {n.id for n in walk(parsed.node)
