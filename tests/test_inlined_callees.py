@@ -52,6 +52,16 @@ def calls_fills(x):
     return np.sum(_fills(x) ** 2)
 
 
+def _scatters(x):                 # np.add.at writes into its first argument: called
+    out = np.zeros(x.shape[0] + 1)
+    np.add.at(out, np.array([0, 1, 1]), x[:3, 0])
+    return out
+
+
+def calls_scatters(x):
+    return np.sum(_scatters(x) ** 2)
+
+
 def _returns_early(x):
     if np.sum(x) > 0.0:
         return x * x
@@ -175,11 +185,11 @@ def test_a_method_called_through_an_argument_in_a_loop_is_inlined():
 
 
 @pytest.mark.parametrize("caller, helper", [
-    (calls_fills, "fills"), (calls_returns_early, "returns_early"),
+    (calls_fills, "fills"), (calls_scatters, "scatters"), (calls_returns_early, "returns_early"),
     (calls_checkpointed, "checkpointed"), (reads_scale, "binds_scale"),
     (calls_keywords, "keywords"),
     (elsewhere.calls_helper, "dense_relu"),
-], ids=["writes-in-place", "returns-early", "checkpointed", "scope-clash", "keywords",
+], ids=["writes-in-place", "scatters", "returns-early", "checkpointed", "scope-clash", "keywords",
         "another-module"])
 def test_a_helper_that_does_not_qualify_is_built_on_its_own(caller, helper):
     args = (R.standard_normal((3, 2)),) + ((R.standard_normal((2, 2)),)

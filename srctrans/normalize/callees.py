@@ -19,8 +19,9 @@ unchanged: a callee qualifies only when
   through a value whose kinds the call site has met (``self.forward(x)``, ``layer(x)``);
 * its body is small, ends with its only ``return``, has no ``break``/``continue``,
   ``**kwargs``, nested function or class, ``global``/``nonlocal``, ``yield``,
-  ``try``/``with``, no write into an item or attribute and no call of an in-place method
-  (an effect on an argument the caller may hold), and its defaults are constants;
+  ``try``/``with``, no write into an item or attribute, no call of an in-place method,
+  ``setattr`` or ``out=`` (an effect on an argument the caller may hold), and its
+  defaults are constants;
 * the names it binds are not names the caller or another inlined callee reads from the
   module, nor the other way round; and it does not reach itself (recursion keeps its
   call, and its error).
@@ -57,23 +58,26 @@ _REFUSED_NODES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.Cla
 _IN_PLACE_METHODS = frozenset({
     "append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "popitem",
     "sort", "reverse", "fill", "put", "partition", "resize", "itemset", "setfield",
-    "setflags", "byteswap", "copyto", "add", "discard"})
+    "setflags", "byteswap", "copyto", "add", "discard", "at", "place", "putmask",
+    "fill_diagonal"})
+_EFFECT_BUILTINS = frozenset({"setattr", "delattr"})
 
 
 def inlined_callees(parsed):
     """Copy the qualifying callees of ``parsed`` into its body as local ``def``\\ s (see the
     module); ``{function: local name}``."""
     caller = parsed.fn
-    graph, trees = {}, {}
+    graph, trees, refused = {}, {}, set()
     pending = [None]                               # None: the caller itself
     while pending:
         fn = pending.pop()
         tree = parsed.node if fn is None else trees[fn]
         graph[fn] = []
         for callee in _called_functions(tree, parsed):
-            if callee not in trees and callee is not caller:
+            if callee not in trees and callee is not caller and callee not in refused:
                 node = _qualifying_tree(callee, caller)
                 if node is None:
+                    refused.add(callee)
                     continue
                 trees[callee] = node
                 pending.append(callee)
@@ -206,8 +210,12 @@ def _writes_in_place(node):
         return True
     if isinstance(node, gast.AugAssign) and not isinstance(node.target, gast.Name):
         return True
-    return isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
-        and node.func.attr in _IN_PLACE_METHODS
+    if not isinstance(node, gast.Call):
+        return False
+    func = node.func
+    return (isinstance(func, gast.Attribute) and func.attr in _IN_PLACE_METHODS
+            or isinstance(func, gast.Name) and func.id in _EFFECT_BUILTINS
+            or any(k.arg == "out" for k in node.keywords))          # np.add(a, b, out=x)
 
 
 def _constant(node):
