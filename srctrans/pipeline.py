@@ -60,8 +60,6 @@ import numpy
 from srctrans import runtime
 from srctrans import annotations as anno
 from srctrans.analyse.activity import active_names
-from srctrans.analyse.indices import Indexing
-from srctrans.analyse.keyed_tests import keyed_tests
 from srctrans.analyse.signs import never_negative_names, positive_names
 from srctrans.builds import Build, ForwardBuild
 from srctrans.analyse.invariance import softmax_normalisers, softmax_offsets
@@ -104,11 +102,11 @@ from srctrans.optimise.zeroings import drop_dead_zeroings
 from srctrans.optimise.simplify import simplify
 from srctrans.optimise.expression_shapes import infer_shapes, one_valued
 from srctrans.optimise.specialise import (
-    path_dependent_names,
-    factor_out_of_sums, shape_obstacle, specialise, specialise_tangents, use_array_methods)
+    factor_out_of_sums, specialise, specialise_tangents, use_array_methods)
 from srctrans.nodes import (appended_to, clone, local_names, parameter_names, runtime_call)
 from srctrans.parse.resolve import Resolver
 from srctrans.parse.source import parse_function
+from srctrans.shape_facts import ShapeFacts, nonlocal_data
 from srctrans.treewalk import walk
 from srctrans.generated_functions import (
     backward_function, forward_function, function_def, gradient_function, is_not_saving,
@@ -185,7 +183,7 @@ def _front_end(fn, wrt, build_callee, mode):
     split_dict_calls(unit.function, unit.namer, unit.resolver)   # dict(p, k=v): copy, then write
     if mode != "batch":                    # (st.vmap runs such a call once per member)
         refuse_unnestable_calls(parsed, unit.resolver)      # st.vjp(g, x) inside
-    data_names = _nonlocal_data(parsed.node, unit.resolver)
+    data_names = nonlocal_data(parsed.node, unit.resolver)
     mark_checkpointed_loops(parsed, unit.resolver, unit.namer, mode)
     desugar(unit.function, unit.namer, unit.aliases[RUNTIME_ALIAS])
     unit.resolver.local_names = frozenset(local_names(unit.function))
@@ -219,7 +217,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     for derivatives of derivatives.
     """
     unit, itself, data_names = _front_end(fn, wrt, build_callee, "reverse")
-    facts = _ShapeFacts(unit, optimize and shapes is None)
+    facts = ShapeFacts(unit, optimize and shapes is None)
     if tests:                             # specialised: the branches the shape key decides
         fold_keyed_branches(unit.function, tests)
         # a branch's names may be reassigned in it (a block's are: the reverse pass saves what
@@ -347,7 +345,7 @@ def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False, shap
     dropped, single-use temporaries folded back).
     """
     unit, itself, data_names = _front_end(fn, wrt, build_callee, "forward")
-    facts = _ShapeFacts(unit, optimize and shapes is None)
+    facts = ShapeFacts(unit, optimize and shapes is None)
     unit.written_arrays = written_arrays(unit.function)
     unit.fresh_arrays = _writable(unit, fresh_arrays(unit.function))
     result = forward(unit)
@@ -389,89 +387,6 @@ def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False, shap
     build.sites = dict(unit.resolver.sites)
     facts.record(build, data_names)
     return build
-
-
-class _ShapeFacts:
-    """What the cache needs to specialise a build on the shapes of a call (see
-    ``cache.Instance.for_call``), for a build of ``unit`` that may be specialised
-    (``specialisable``: optimised, and not specialised already).
-
-    Read off the function before it is differentiated: inlining then shares
-    expressions between statements.
-    """
-
-    def __init__(self, unit, specialisable):
-        self.float_values_matter = _rounds_numbers(unit.function)
-        self.has_loops = any(isinstance(n, (gast.For, gast.While)) for n in walk(unit.function))
-        indexing = Indexing(unit.function) if specialisable else None
-        self.shape_obstacle = shape_obstacle(unit.function, indexing) if specialisable else None
-        self.follows_inputs = specialisable and self.shape_obstacle is None
-        self.indexes_by_arguments = self.follows_inputs and indexing.arguments_read
-        self.fed_callees = indexing.fed_callees() if self.follows_inputs else ()
-        self.parameters = parameter_names(unit.function)
-        vararg = unit.function.args.vararg
-        self.vararg = vararg.id if vararg is not None else None
-        self.keyed_tests = ()
-        self.path_dependent, self.path_conditions = set(), {}
-
-    def find_paths(self, statements):
-        """The names of ``statements`` (those the measuring call runs) whose shape depends
-        on the path a call takes (:func:`path_dependent_names`)."""
-        if self.follows_inputs:
-            keyed = keyed_tests(statements, self.parameters, self.vararg)
-            self.path_dependent, self.path_conditions = path_dependent_names(statements, keyed)
-            self.keyed_tests = tuple(sorted(keyed))
-
-    def same_shape(self, name, like):
-        """``name`` has the shape of ``like`` (the output's cotangent, the output's)."""
-        if like in self.path_dependent:
-            self.path_dependent.add(name)
-        if like in self.path_conditions:
-            self.path_conditions[name] = self.path_conditions[like]
-
-    def record(self, build, data_names):
-        build.follows_inputs = self.follows_inputs
-        build.shape_obstacle = self.shape_obstacle
-        build.data_names = data_names
-        build.float_values_matter = self.float_values_matter
-        build.indexes_by_arguments = self.indexes_by_arguments
-        build.fed_callees = self.fed_callees
-        build.keyed_tests = self.keyed_tests
-        build.has_loops = self.has_loops
-        build.path_dependent = tuple(sorted(self.path_dependent))
-        build.path_conditions = tuple((name, tuple(sorted(counters)))
-                                      for name, counters in sorted(self.path_conditions.items()))
-
-
-# Calls that turn numbers into integers: after them a float's value may decide a shape.
-_ROUNDING = (int, round, numpy.floor, numpy.ceil, numpy.round, numpy.rint, numpy.trunc, numpy.fix)
-
-
-def _rounds_numbers(function):
-    """True when ``function`` turns numbers into integers (``int(s)``, ``np.floor``, ``.astype``)."""
-    for node in walk(function):
-        if isinstance(node, gast.Call):
-            callee = anno.get(node, Anno.CALLEE)
-            if any(callee is rounding for rounding in _ROUNDING):
-                return True
-            if callee is None and isinstance(node.func, gast.Attribute) and node.func.attr == "astype":
-                return True
-    return False
-
-
-def _nonlocal_data(function, resolver):
-    """Non-local names the function reads as values (not as the functions it calls)."""
-    names = {n.id for n in walk(function) if isinstance(n, gast.Name)
-             and isinstance(n.ctx, gast.Load) and n.id not in resolver.local_names}
-    called = set()
-    for node in walk(function):
-        if isinstance(node, gast.Call):
-            root = node.func
-            while isinstance(root, gast.Attribute):
-                root = root.value
-            if isinstance(root, gast.Name):
-                called.add(root.id)
-    return tuple(sorted(names - called))
 
 
 def _writable(unit, fresh):

@@ -30,7 +30,7 @@ from srctrans.parse.resolve import MISSING, current_value
 from srctrans.rules import REGISTRY
 
 FORMAT = 1
-# what specialising a build on a call's shapes needs (pipeline._ShapeFacts), in both modes
+# what specialising a build on a call's shapes needs (shape_facts.ShapeFacts), in both modes
 _SHAPE_FACTS = ("follows_inputs", "shape_obstacle", "data_names", "float_values_matter",
                 "indexes_by_arguments", "fed_callees", "keyed_tests", "has_loops",
                 "path_dependent", "path_conditions")
