@@ -1001,3 +1001,32 @@ def test_a_rule_templates_numpy_call_has_a_shape(text, shape):
     known = {"c": (4,), "d": (4,), "W": (3, 4)}
     assert expression_shapes.shape_of(expression, known) == shape
     assert expression_shapes.shape_of(_statements(text)[0].value, known) is None   # a user's
+
+
+def huber_like(r, delta, scale):
+    small = np.abs(r) <= delta
+    return np.mean(scale * np.where(small, 0.5 * r ** 2, delta * (np.abs(r) - 0.5 * delta)))
+
+
+def where_of_a_number(r, delta, scale):
+    return np.mean(scale * np.where(np.abs(r) <= delta, r * r, 1))   # an int array branch
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_means_spread_over_a_where_is_filled_in_the_shape_of_its_branches(dtype):
+    """``np.where(c, a, b)`` of arithmetic counts as ``a`` and ``b``'s names: the mean's
+    seed is filled like ``r`` and the ``np.where`` is not computed for its shape; with a
+    number for a branch (an array of its own dtype: an int makes the result float64 with
+    float32 ``r``) it is computed, and the gradient keeps the dtype Python computes."""
+    rng = np.random.default_rng(3)
+    r = rng.standard_normal(12).astype(dtype)
+    source = _fused_source_wrt(huber_like, (r, 0.7, 2.0), (0,))
+    code = "\n".join(line for line in source.splitlines() if not line.strip().startswith("#"))
+    assert "np.full_like(r, " in code and "np.where(small, 0.5" not in code
+    for f, want in ((huber_like, 2.0 * np.where(np.abs(r) <= 0.7, r, 0.7 * np.sign(r)) / 12),
+                    (where_of_a_number, 2.0 * np.where(np.abs(r) <= 0.7, 2 * r, 0) / 12)):
+        g = st.grad(f)
+        for _ in range(3):
+            got = g(r, 0.7, 2.0)
+            assert got.dtype == (f(r, 0.7, 2.0) * r).dtype
+            np.testing.assert_allclose(got, want, rtol=1e-5)
