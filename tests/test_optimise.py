@@ -1030,3 +1030,28 @@ def test_a_means_spread_over_a_where_is_filled_in_the_shape_of_its_branches(dtyp
             got = g(r, 0.7, 2.0)
             assert got.dtype == (f(r, 0.7, 2.0) * r).dtype
             np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def kl_between_normals(q, p):
+    var_q, var_p = np.exp(2 * q["log_sigma"]), np.exp(2 * p["log_sigma"])
+    return np.sum(p["log_sigma"] - q["log_sigma"]
+                  + (var_q + (q["mu"] - p["mu"]) ** 2) / (2 * var_p) - 0.5)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_fill_of_a_nonzero_seed_needs_no_guard_where_it_divides(dtype):
+    """The sum's seed is a fill of 1.0 (entries of dicts: no name of the sum's shape
+    spreads it), never 0: ``rt.zero_guard(d, d / (2 * var_p))``, which would put 0 where
+    ``d`` is 0, is the quotient itself."""
+    rng = np.random.default_rng(4)
+    q, p = ({"mu": rng.standard_normal(5).astype(dtype),
+             "log_sigma": rng.standard_normal(5).astype(dtype)} for _ in range(2))
+    source = _fused_source_wrt(kl_between_normals, (q, p), (0,))
+    assert "np.full_like(" in source and "zero_guard" not in source
+    g = st.grad(kl_between_normals)
+    var_q, var_p = np.exp(2 * q["log_sigma"]), np.exp(2 * p["log_sigma"])
+    for _ in range(3):
+        got = g(q, p)
+        assert got["mu"].dtype == got["log_sigma"].dtype == dtype
+        np.testing.assert_allclose(got["mu"], (q["mu"] - p["mu"]) / var_p, rtol=1e-5)
+        np.testing.assert_allclose(got["log_sigma"], -1 + var_q / var_p, rtol=1e-5)

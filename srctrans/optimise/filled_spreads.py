@@ -18,6 +18,9 @@ arithmetic, ``(a * b).sum(axis=1)``, count as their operand's names, and
     d_sub = rt.unreduce(1.0, 1 + v - m ** 2 - e, None, False)
         ->  d_sub = np.full((3,), 1.0, np.result_type(1.0, v, m, e))
 
+A guard of a product by such a fill of a nonzero number, ``rt.zero_guard(d_sub, d_sub /
+v)``, is its product: the guard changes only the entries where the fill is 0.
+
 ``rt.unreduce`` fills with ``g`` in the dtype arithmetic gives ``g`` and ``E``, which is
 NumPy's ``result_type`` of ``g`` and the names ``E`` reads (a float ``g`` makes it a
 float, as ``rt.unreduce`` does; the elementwise functions kept keep a float's dtype and
@@ -59,6 +62,7 @@ def fill_spreads(body, shapes, numpy_alias, runtime_alias, shapes_hold=False):
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
         and isinstance(stmt.targets[0], gast.Name) and stores[stmt.targets[0].id] == 1
         and reads.get(stmt.targets[0].id) == 1}
+    nonzero = set()                       # names holding a fill of a nonzero number
     for stmt in body:
         for node in walk(stmt):
             mean = is_runtime_call(node, runtime_alias, "mean_grad", 4)
@@ -89,6 +93,30 @@ def fill_spreads(body, shapes, numpy_alias, runtime_alias, shapes_hold=False):
                 node.args = [gast.Tuple([gast.Constant(n, None) for n in shape], gast.Load()),
                              value, dtype]
                 anno.set_(node, Anno.CALLEE, np.full)
+            if isinstance(g, gast.Constant) and g.value != 0 and isinstance(stmt, gast.Assign) \
+                    and stmt.value is node and isinstance(stmt.targets[0], gast.Name) \
+                    and stores[stmt.targets[0].id] == 1:
+                nonzero.add(stmt.targets[0].id)
+    return _unguarded(body, nonzero, runtime_alias)
+
+
+def _unguarded(body, nonzero, runtime_alias):
+    """``body`` with ``rt.zero_guard(g, v)`` read as ``v`` where ``g`` is a fill of a nonzero
+    number: the guard changes only the entries where ``g`` is 0, and there are none."""
+    def unguarded(node):
+        if is_runtime_call(node, runtime_alias, "zero_guard", 2) \
+                and isinstance(node.args[0], gast.Name) and node.args[0].id in nonzero:
+            return node.args[1]
+        return node
+
+    if nonzero:
+        for stmt in body:
+            for node in list(walk(stmt)):
+                for field, value in gast.iter_fields(node):
+                    if isinstance(value, list):
+                        value[:] = [unguarded(v) if isinstance(v, gast.AST) else v for v in value]
+                    elif isinstance(value, gast.AST):
+                        setattr(node, field, unguarded(value))
     return body
 
 
