@@ -87,3 +87,24 @@ def replace_names(tree, replace):
                 children.append((value, node, name, None))
         stack.extend(reversed(children))
     return tree
+
+
+def replace_children(tree, replace):
+    """``tree`` with each node below it replaced by ``replace(node)``, in place.
+
+    ``replace`` returns the node itself to keep it, another node, or, for an entry of a
+    list field (a call's arguments), a list of nodes to put in its place
+    (``f(a, *args)`` as ``f(a, b, c)``). Each node's children are offered once, those
+    of the replacements too (a breadth-first walk of the tree as it was).
+    """
+    for node in list(walk(tree)):
+        for field, value in gast.iter_fields(node):
+            if isinstance(value, list):
+                new = []
+                for item in value:
+                    got = replace(item) if isinstance(item, gast.AST) else item
+                    new.extend(got if isinstance(got, list) else [got])
+                value[:] = new
+            elif isinstance(value, gast.AST):
+                setattr(node, field, replace(value))
+    return tree

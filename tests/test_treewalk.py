@@ -1,5 +1,6 @@
 """treewalk.walk visits exactly the nodes gast.walk visits, in the same order."""
 
+import ast
 import pathlib
 import sys
 
@@ -55,3 +56,18 @@ def test_replace_names_visits_names_in_the_order_a_node_transformer_does():
     replaced = replace_names(gast.parse(source), upper)
     assert seen == expected
     assert gast.dump(replaced) == gast.dump(transformed)
+
+
+def test_replace_children_puts_a_node_or_a_list_in_place():
+    from srctrans.treewalk import replace_children
+    tree = gast.parse("y = f(a, *rest) + a[0]")
+
+    def replace(node):
+        if isinstance(node, gast.Starred):
+            return [gast.Name("b", gast.Load(), None, None), gast.Name("c", gast.Load(), None, None)]
+        if isinstance(node, gast.Subscript):
+            return gast.Constant(1.0, None)
+        return node
+
+    replace_children(tree, replace)
+    assert ast.unparse(gast.gast_to_ast(tree)) == "y = f(a, b, c) + 1.0"

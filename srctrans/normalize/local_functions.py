@@ -17,7 +17,7 @@ import gast
 from srctrans.emit.printer import unparse
 from srctrans.errors import UnsupportedSyntaxError
 from srctrans.nodes import assign, clone
-from srctrans.treewalk import walk
+from srctrans.treewalk import replace_children, walk
 
 
 class LocalFunctions:
@@ -56,19 +56,13 @@ class LocalFunctions:
                     and isinstance(node.func, gast.Name) and self.resolver.resolve(node.func) is len:
                 return gast.Constant(len(entries), None)
             return node
-        def spread(item):                   # f(a, *args): f(a, its entries)
-            if isinstance(item, gast.Starred) and isinstance(item.value, gast.Name) \
-                    and item.value.id == name:
+        def spread(node):                   # f(a, *args): f(a, its entries)
+            if isinstance(node, gast.Starred) and isinstance(node.value, gast.Name) \
+                    and node.value.id == name:
                 return [clone(e) for e in entries]
-            return [known(item) if isinstance(item, gast.AST) else item]
+            return known(node)
 
-        for node in list(walk(stmt)):       # replace the children of every node
-            for field, value in gast.iter_fields(node):
-                if isinstance(value, list):
-                    value[:] = [new for item in value for new in spread(item)]
-                elif isinstance(value, gast.AST):
-                    setattr(node, field, known(value))
-        return stmt
+        return replace_children(stmt, spread)
 
     def _refuse_unbindable(self, name, positional, rest, call):
         """A call whose arguments the parameters cannot take one by one is refused at its line:

@@ -43,7 +43,7 @@ from srctrans.annotations import Anno
 from srctrans.optimise.dce import name_counts
 from srctrans.optimise.entry_cotangents import is_runtime_call
 from srctrans.optimise.expression_shapes import REDUCTION_METHODS, shape_of
-from srctrans.treewalk import walk
+from srctrans.treewalk import replace_children, walk
 
 _ARITHMETIC = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow)
 _ELEMENTWISE = frozenset({np.exp, np.log, np.log1p, np.expm1, np.sqrt, np.sin, np.cos, np.tan,
@@ -111,12 +111,7 @@ def _unguarded(body, nonzero, runtime_alias):
 
     if nonzero:
         for stmt in body:
-            for node in list(walk(stmt)):
-                for field, value in gast.iter_fields(node):
-                    if isinstance(value, list):
-                        value[:] = [unguarded(v) if isinstance(v, gast.AST) else v for v in value]
-                    elif isinstance(value, gast.AST):
-                        setattr(node, field, unguarded(value))
+            replace_children(stmt, unguarded)
     return body
 
 
