@@ -1,5 +1,7 @@
 """Small constructors and utilities for gast nodes, shared by the passes."""
 
+import operator
+
 import gast
 
 from srctrans import runtime
@@ -165,3 +167,24 @@ def in_runtime(callee):
     """Whether ``callee`` is one of the runtime's helpers (``srctrans.runtime``)."""
     module = getattr(callee, "__module__", None) or ""
     return module == runtime.__name__ or module.startswith(runtime.__name__ + ".")
+
+
+_ORDERINGS = {gast.Gt: operator.gt, gast.GtE: operator.ge, gast.Lt: operator.lt,
+              gast.LtE: operator.le, gast.Eq: operator.eq, gast.NotEq: operator.ne}
+
+
+def literal_truth(test):
+    """The truth of ``test`` when it compares two literals, else None: ``None is None``
+    (``is``/``is not`` of None, True, False: a rule's test of a default) or ``2 > 1`` (an
+    ordering of ints: an inlined helper's ``len(args) > 1``)."""
+    if not (isinstance(test, gast.Compare) and len(test.ops) == 1):
+        return None
+    left, right, op = test.left, test.comparators[0], type(test.ops[0])
+    if not (isinstance(left, gast.Constant) and isinstance(right, gast.Constant)):
+        return None
+    if op in (gast.Is, gast.IsNot) and all(side.value in (None, True, False)
+                                           for side in (left, right)):
+        return (left.value is right.value) == (op is gast.Is)
+    if op in _ORDERINGS and type(left.value) is int and type(right.value) is int:
+        return _ORDERINGS[op](left.value, right.value)
+    return None

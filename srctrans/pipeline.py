@@ -195,10 +195,15 @@ def _front_end(fn, wrt, build_callee, mode):
     _trace("anf", lambda: _function_text(unit.function))
     rename_reassignments(unit.function, unit.namer)
     _trace("ssa", lambda: _function_text(unit.function))
+    _find_activity(unit)
+    return unit, itself, data_names
+
+
+def _find_activity(unit):
+    """Which names of ``unit``'s function carry derivatives, and which may not be floats."""
     unit.active = active_names(unit.function, unit.wrt, softmax_offsets(unit.function))
     unit.not_float = maybe_not_float(unit.function, unit.wrt)
     _trace("activity", lambda: "active: " + ", ".join(sorted(unit.active)))
-    return unit, itself, data_names
 
 
 def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, shapes=None,
@@ -223,8 +228,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
         # a branch's names may be reassigned in it (a block's are: the reverse pass saves what
         # they overwrite); in the function's own block now, they are renamed as SSA does there
         rename_reassignments(unit.function, unit.namer)
-        unit.active = active_names(unit.function, unit.wrt, softmax_offsets(unit.function))
-        unit.not_float = maybe_not_float(unit.function, unit.wrt)
+        _find_activity(unit)
     unit.never_negative = never_negative_names(unit.function)
     unit.nonsingular = frozenset(softmax_normalisers(unit.function)
                                  | positive_names(unit.function, unit.never_negative))

@@ -27,7 +27,6 @@ Every Call node carries ``Anno.CALLEE`` (the resolved live object, or MISSING)
 unless it calls a method of a local value.
 """
 
-import operator
 import types
 
 import gast
@@ -39,7 +38,7 @@ from srctrans.errors import UnsupportedSyntaxError
 from srctrans.interface import API
 from srctrans.naming import temporary_word
 from srctrans.parse.resolve import MISSING
-from srctrans.nodes import assign, clone
+from srctrans.nodes import assign, clone, literal_truth
 from srctrans.normalize.callees import spelled_out
 from srctrans.normalize.dispatch import (bound_name, is_call_through_value, switch,
                                          user_method_of)
@@ -66,21 +65,6 @@ def normalize(parsed, resolver, namer, runtime_name="rt"):
 
 # the index tricks NumPy spells as subscripts, and the runtime functions that compute them
 _INDEX_TRICKS = {id(np.r_): "r_concat", id(np.c_): "c_concat"}
-
-
-_COMPARISONS = {gast.Gt: operator.gt, gast.GtE: operator.ge, gast.Lt: operator.lt,
-                gast.LtE: operator.le, gast.Eq: operator.eq, gast.NotEq: operator.ne}
-
-
-def constant_truth(test):
-    """The truth of ``test`` when it compares two int literals (``2 > 1``), else None."""
-    if not (isinstance(test, gast.Compare) and len(test.ops) == 1
-            and type(test.ops[0]) in _COMPARISONS):
-        return None
-    left, right = test.left, test.comparators[0]
-    if not all(isinstance(side, gast.Constant) and type(side.value) is int for side in (left, right)):
-        return None
-    return _COMPARISONS[type(test.ops[0])](left.value, right.value)
 
 
 class _Normalizer(Assignments, ContainerCalls, LocalFunctions):
@@ -315,9 +299,9 @@ class _Normalizer(Assignments, ContainerCalls, LocalFunctions):
 
     def _choice(self, test, body, orelse, out):
         """``body if test else orelse`` as an ``if`` statement assigning one temporary; the
-        branch itself when the test compares int literals (``1 > 1``, which an inlined
-        helper's ``len(args) > 1`` becomes: the other branch may read past its entries)."""
-        known = constant_truth(test)
+        branch itself when the test compares literals (``1 > 1``, which an inlined helper's
+        ``len(args) > 1`` becomes: the other branch may read past its entries)."""
+        known = literal_truth(test)
         if known is not None:
             return self._flat(body if known else orelse, out)
         condition = self._atom(test, out, prefer="cond")

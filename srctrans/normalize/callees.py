@@ -37,7 +37,7 @@ import gast
 
 from srctrans.differentiate.calls import is_library
 from srctrans.interface import CHECKPOINTED
-from srctrans.naming import function_base
+from srctrans.naming import function_base, identifiers
 from srctrans.normalize.auxiliary import has_aux
 from srctrans.nodes import local_names
 from srctrans.parse.source import parse_function
@@ -89,10 +89,9 @@ def inlined_callees(parsed):
     chosen = _without_scope_clashes(chosen, trees, parsed.node, graph) if chosen else []
     if not chosen:
         return {}
-    taken = set(local_names(parsed.node)) | {n.id for n in walk(parsed.node)
-                                              if isinstance(n, gast.Name)}
+    taken = identifiers(parsed.node)
     for fn in chosen:
-        taken |= {n.id for n in walk(trees[fn]) if isinstance(n, gast.Name)}
+        taken |= identifiers(trees[fn])
     names, defs = {}, []
     for fn in chosen:
         name = base = "_" + function_base(fn)
@@ -118,6 +117,12 @@ def spelled_out(call):
         and all(k.arg is not None for k in call.keywords)
 
 
+def call_site(call, parsed):
+    """The text ``"file:line:column"`` that names ``call``'s site (``runtime.objects``)."""
+    return f"{parsed.filename}:{getattr(call, 'lineno', None) or parsed.node.lineno}:" \
+           f"{getattr(call, 'col_offset', 0) or 0}"
+
+
 def _called_functions(tree, parsed):
     """The user functions the calls in ``tree`` may run, as far as they are known now."""
     globals_ = parsed.fn.__globals__
@@ -125,10 +130,8 @@ def _called_functions(tree, parsed):
         if not isinstance(node, gast.Call):
             continue
         func = node.func
-        site = f"{parsed.filename}:{getattr(node, 'lineno', None) or parsed.node.lineno}:" \
-               f"{getattr(node, 'col_offset', 0) or 0}"
         method = func.attr if isinstance(func, gast.Attribute) else "__call__"
-        for how, value in SITES.get(site, ()):        # a call through a value, as met so far
+        for how, value in SITES.get(call_site(node, parsed), ()):   # through a value, met so far
             if how == "is":
                 yield value
             else:
@@ -261,9 +264,10 @@ def _without_scope_clashes(chosen, trees, caller_node, graph):
     """``chosen`` less the callees whose bound names some other function of the set reads
     from the module, or whose module names another binds, and those past
     :data:`MAX_INLINED_NODES` in all (until none is left)."""
-    caller = (set(local_names(caller_node)), _free_names(caller_node))
+    caller = _scope(caller_node)
+    every = {fn: _scope(tree) for fn, tree in trees.items()}
     while True:
-        scopes = {fn: (set(local_names(trees[fn])), _free_names(trees[fn])) for fn in chosen}
+        scopes = {fn: every[fn] for fn in chosen}
         clashing = set()
         for fn, (bound, free) in scopes.items():
             others = [caller] + [scope for other, scope in scopes.items() if other is not fn]
@@ -281,8 +285,9 @@ def _without_scope_clashes(chosen, trees, caller_node, graph):
         chosen = [fn for fn in _reachable(graph, clashing) if fn not in clashing]
 
 
-def _free_names(function):
-    """The names ``function`` reads without binding them: its module's (and builtins)."""
-    bound = set(local_names(function))
-    return {n.id for n in walk(function)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)} - bound
+def _scope(function):
+    """``(bound, free)``: the names ``function`` binds, and those it reads without binding
+    them (its module's, and builtins)."""
+    bound = local_names(function)
+    return bound, {n.id for n in walk(function)
+                   if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)} - bound

@@ -26,7 +26,7 @@ from srctrans.annotations import Anno
 from srctrans.emit.printer import unparse
 from srctrans.errors import MissingRuleError
 from srctrans.naming import function_base
-from srctrans.normalize.callees import spelled_out
+from srctrans.normalize.callees import call_site, spelled_out
 from srctrans.differentiate.calls import is_library
 from srctrans.nodes import assign, clone, load
 from srctrans.places import is_installed_file
@@ -63,7 +63,7 @@ def switch(call, normalizer, out):
     method = func.attr if by_class else "__call__"
     args = [normalizer.argument(a, out) for a in call.args]
     keywords = [gast.keyword(k.arg, normalizer.argument(k.value, out)) for k in call.keywords]
-    site = _site(call, normalizer.parsed)
+    site = call_site(call, normalizer.parsed)
     return _switch(_Site(call, normalizer, site, receiver, method, by_class, args, keywords), out)
 
 
@@ -195,8 +195,3 @@ def constant_name(normalizer, base, value):
 
 def _base(value):
     return getattr(value, "__name__", None) or type(value).__name__
-
-
-def _site(call, parsed):
-    return f"{parsed.filename}:{getattr(call, 'lineno', None) or parsed.node.lineno}:" \
-           f"{getattr(call, 'col_offset', 0) or 0}"

@@ -17,6 +17,7 @@ import gast
 from srctrans.emit.printer import unparse
 from srctrans.errors import UnsupportedSyntaxError
 from srctrans.nodes import assign, clone
+from srctrans.normalize.callees import spelled_out
 from srctrans.treewalk import replace_children, walk
 
 
@@ -67,8 +68,7 @@ class LocalFunctions:
     def _refuse_unbindable(self, name, positional, rest, call):
         """A call whose arguments the parameters cannot take one by one is refused at its line:
         ``*xs`` or ``**d`` in it, or more positional arguments than there are parameters."""
-        if any(isinstance(a, gast.Starred) for a in call.args) or any(
-                k.arg is None for k in call.keywords):
+        if not spelled_out(call):
             raise UnsupportedSyntaxError(
                 f"`*` or `**` in the call of the local function `{name}`",
                 self.parsed.location(call), "pass each argument by itself")

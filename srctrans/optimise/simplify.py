@@ -31,7 +31,7 @@ import operator
 import gast
 
 from srctrans.analyse.signs import is_positive
-from srctrans.nodes import substitute_names
+from srctrans.nodes import literal_truth, substitute_names
 from srctrans.treewalk import walk
 
 _FOLD = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
@@ -193,13 +193,9 @@ class _Simplifier(gast.NodeTransformer):
         # a rule's choice on an argument the call left at its default: `... if None is None
         # else ...` (logsumexp without b) is its first branch
         self.generic_visit(node)
-        test = node.test
-        if (isinstance(test, gast.Compare) and len(test.ops) == 1
-                and isinstance(test.ops[0], (gast.Is, gast.IsNot))
-                and all(isinstance(side, gast.Constant) and side.value in (None, True, False)
-                        for side in (test.left, test.comparators[0]))):
-            same = test.left.value is test.comparators[0].value
-            return node.body if same == isinstance(test.ops[0], gast.Is) else node.orelse
+        known = literal_truth(node.test)
+        if known is not None:
+            return node.body if known else node.orelse
         return node
 
     def visit_UnaryOp(self, node):
