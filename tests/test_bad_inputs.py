@@ -8,6 +8,7 @@ not srctrans's. Together with tests/test_errors.py (the constructs of
 tests/programs/unsupported.py) this is the catalogue of issue 10.
 """
 
+import linecache
 import os
 import traceback
 
@@ -172,6 +173,22 @@ def _assert_users_frames_only(error):
 def test_the_catalogue_is_large_enough():
     from test_errors import ERRORS as UNSUPPORTED
     assert len(ERRORS) + len(UNSUPPORTED) >= 60
+
+
+@pytest.mark.parametrize("kept", [
+    "import os\n\nprint(os.sep)\n",                   # the text of `python -c` (Python 3.13)
+    "def from_exec(x):\n    return x * 3.0\n",        # another exec() of the same name
+    "x = 1 +\n",                                       # text that does not parse
+])
+def test_a_pseudo_files_text_of_another_exec_is_not_the_functions(monkeypatch, kept):
+    # Python 3.13 keeps the text `python -c` ran under "<string>", the name exec() gives its
+    # code too: that text must not be read as the exec'd function's source
+    monkeypatch.setitem(linecache.cache, "<string>", (len(kept), None, kept.splitlines(True),
+                                                      "<string>"))
+    with pytest.raises(st.NoSourceError) as caught:
+        st.grad(b.from_exec)(X)
+    assert "in a .py file" in str(caught.value)
+    assert "from_exec" in str(caught.value)
 
 
 def test_wrt_selects_extra_positional_and_keyword_arguments():

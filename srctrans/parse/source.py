@@ -103,9 +103,14 @@ def parse_function(fn, shared=False):
                  "(def f(x): return np.sin(x)); srctrans differentiates the calls it "
                  "makes by their derivative rules")
     filename = fn.__code__.co_filename
-    interactive = filename.startswith("<") and not filename.startswith("<ipython-input") \
-        and filename not in linecache.cache
+    # a pseudo-file ("<string>") may hold the text of another exec() (Python 3.13 keeps the
+    # text of `python -c` under that name): what it holds is the function's only if it
+    # compiles to the function's code
+    pseudo = filename.startswith("<") and not filename.startswith("<ipython-input")
     if fn.__code__.co_name == "<lambda>":       # (functools.wraps may have renamed it)
+        kept = linecache.getlines(filename) if pseudo else []
+        first = fn.__code__.co_firstlineno
+        interactive = pseudo and "lambda" not in (kept[first - 1] if first <= len(kept) else "")
         raise NoSourceError(
             "a lambda cannot be differentiated: srctrans reads a function's `def` source",
             Location(filename, fn.__code__.co_firstlineno, "<lambda>"),
@@ -123,17 +128,24 @@ def parse_function(fn, shared=False):
         raise NoSourceError(
             f"cannot read the source of {_describe(fn)} ({filename}): {error}",
             hint=_WHERE_SOURCE_COMES_FROM) from None
-    source = textwrap.dedent("".join(lines))
-    module = gast.parse(source)
-    node = module.body[0]
+    try:
+        body = gast.parse(textwrap.dedent("".join(lines))).body
+    except SyntaxError:
+        body = []
+    node = body[0] if body else None
     if isinstance(node, gast.AsyncFunctionDef):
         raise UnsupportedSyntaxError(
             "`async def` is not supported", Location(filename, first, fn.__name__),
             "differentiate a plain (non-async) function")
     if not isinstance(node, gast.FunctionDef):
         raise NoSourceError(f"the source of {_describe(fn)} is not a `def`",
-                            hint="define the function with `def`")
+                            hint=_WHERE_SOURCE_COMES_FROM if pseudo else
+                            "define the function with `def`")
     if not _compiles_to(lines, fn.__code__, first):
+        if pseudo:
+            raise NoSourceError(
+                f"cannot read the source of {_describe(fn)} ({filename}): the text Python "
+                f"keeps under that name is not the function's", hint=_WHERE_SOURCE_COMES_FROM)
         raise NoSourceError(
             f"the source of {_describe(fn)} in {filename} has changed since Python compiled "
             f"it: srctrans would differentiate the new text while the function runs the old code",
