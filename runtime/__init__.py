@@ -34,6 +34,7 @@ Modules:
                   for derivatives that need NumPy arrays
   fastpath     -- shortcuts for hot loops (a reversed loop's saved values, all at once,
                   or from a loop's own list; the zero of a known number or array)
+  counting     -- where a counted ``while`` loop, written as a ``range`` loop, stops
   batching     -- what batched code (st.vmap) calls, as rt.batch.NAME: ranks lifted, axes
                   moved, members spread, and a call without a batching rule run per member
   scipy_linalg -- derivatives of scipy.linalg (imported on first use, as rt.scipy_linalg)
@@ -121,6 +122,7 @@ from .custom import (
     stop_gradient, stop_recording, grad_of, CustomGradient, custom_cotangents)
 from .fastpath import pop_many, reversed, zeros_of
 from .checkpoints import checkpoint_plan, checkpoint_keeps, checkpoint_start, state_copy
+from .counting import counted, range_stop
 from . import batching as batch
 
 

@@ -11,6 +11,8 @@
                (xp = np), so its calls meet their rules
     marks      a loop marked st.checkpointed keeps the     (normalize.checkpoints)
                mark as an annotation
+    counted    a while loop counting an int to a bound     (normalize.counted_loops)
+               becomes a for loop over a range
     desugar    loops over sequences become index loops,    (normalize.desugar)
                jumps become flags and guarded blocks
     effects    in-place calls srctrans models become       (normalize.effects)
@@ -80,6 +82,7 @@ from srctrans.normalize.anf import normalize
 from srctrans.normalize.auxiliary import has_aux, split_aux_returns
 from srctrans.normalize.callees import inlined_callees
 from srctrans.normalize.chained_writes import split_chained_writes
+from srctrans.normalize.counted_loops import count_while_loops
 from srctrans.normalize.checkpoints import mark_checkpointed_loops
 from srctrans.normalize.desugar import desugar
 from srctrans.normalize.dict_calls import split_dict_calls
@@ -185,6 +188,7 @@ def _front_end(fn, wrt, build_callee, mode):
         refuse_unnestable_calls(parsed, unit.resolver)      # st.vjp(g, x) inside
     data_names = nonlocal_data(parsed.node, unit.resolver)
     mark_checkpointed_loops(parsed, unit.resolver, unit.namer, mode)
+    count_while_loops(unit.function, parsed.fn.__globals__, unit.aliases[RUNTIME_ALIAS])
     desugar(unit.function, unit.namer, unit.aliases[RUNTIME_ALIAS])
     unit.resolver.local_names = frozenset(local_names(unit.function))
     model_effects(parsed, unit.resolver, unit.aliases)

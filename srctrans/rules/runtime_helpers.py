@@ -315,6 +315,7 @@ REGISTRY.nondifferentiable(rt.keys_of, rt.has_key, rt.sort_order, rt.best_index,
 REGISTRY.nondifferentiable(rt.has_class, rt.is_same, rt.unseen_callee)   # calls through values
 REGISTRY.nondifferentiable(rt.checkpoint_plan, rt.checkpoint_keeps,   # which steps a checkpointed
                            rt.checkpoint_start)                        # loop keeps, restores
+REGISTRY.nondifferentiable(rt.range_stop, rt.counted)    # a counted while loop's ints
 
 # add broadcasts like ``+``, so each side's cotangent is summed to its shape.
 @vjp(rt.add)
