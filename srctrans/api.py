@@ -130,7 +130,9 @@ class _Differentiated:
         places = selection.places
         if self._self is not None and not self._self_selected:     # args[0] is the object
             places = [(index + 1, name, default) for index, name, default in places]
-        key = shape_keys.guard_key(args)
+        floats = self._instance.build.value_floats    # compared floats: tested by value
+        key = shape_keys.guard_key(
+            args, shape_keys.value_positions(self._fn, floats, len(args)) if floats else ())
         if not repeat_path.fits(args, key, places):
             return None
         key = tuple(key)

@@ -327,7 +327,9 @@ def _as_array_gradients(grad_object, moved):
 
 def _specialised_gradient(grad_object, members):
     """The fused gradient specialised on one member's shapes, as ``(function, single)``, or
-    None when srctrans makes none for them (then the generic gradient is batched)."""
+    None when srctrans makes none for them, or when a member's values may decide more than
+    its shapes (a test of an argument's value; a number rounded to a size): then the
+    generic gradient is batched."""
     selection = grad_object._selection or grad_object._select()
     if grad_object._self is not None:
         return None
@@ -335,6 +337,9 @@ def _specialised_gradient(grad_object, members):
     # there too, unless the object asked for zeros
     found = cache.instance(grad_object._fn, selection.names, grad_object._optimize,
                            grad_object._unconnected == "zero")
+    build = found.build
+    if build.float_values_matter or any(operands for _, operands in build.keyed_tests):
+        return None        # one member's values decide its code: not the other members'
     try:
         made = found.for_call(grad_object._fn, tuple(members), {}, now=True)
     except (SrcTransError, TypeError, ValueError):

@@ -40,7 +40,8 @@ class Build:
         self.float_values_matter = False   # a float's value may decide a shape (int(s))
         self.indexes_by_arguments = False  # a subscript reads an index from the arguments
         self.fed_callees = ()      # module:qualname of callees passed only indices (analyse.indices)
-        self.keyed_tests = ()      # names of the if tests the shape key decides (analyse.keyed_tests)
+        self.keyed_tests = ()      # (test, operands) the shape key decides (analyse.keyed_tests)
+        self.value_floats = ()     # parameters whose floats the key holds by value (those tests')
         self.has_loops = True      # the function has a loop (names may change shape as it runs)
         self.path_dependent = ()   # names whose shape depends on the path a call takes
         self.path_conditions = ()  # (name, trip counters): its shape holds if each counted a step
@@ -82,6 +83,7 @@ class ForwardBuild:
         self.indexes_by_arguments = False
         self.fed_callees = ()
         self.keyed_tests = ()
+        self.value_floats = ()
         self.has_loops = True
         self.path_dependent = ()
         self.path_conditions = ()

@@ -236,7 +236,7 @@ class Instance(Assumed):
         """This call's shape key for this build (what its specialised code depends on)."""
         build = self.build
         return shape_key(fn, args, kwargs, build.data_names, build.float_values_matter,
-                         build.indexes_by_arguments)
+                         build.indexes_by_arguments, build.value_floats)
 
     def made_for(self, fn, args, kwargs):
         """The instance `for_call` made for this call's shapes, or None (builds nothing)."""

@@ -37,10 +37,11 @@ def specialised_export(found, args, base, mode, single):
         copies = _shared(raw, args)
         if copies is None:
             return None
+    # floats compared by value when a shape or a branch depends on one (every float: stricter)
+    floats = found.build.float_values_matter or bool(found.build.value_floats)
     return found.build, {"entries": entries, "grad": f"{base}_grad", "single": single,
-                         "copies": copies, "example": [_kind(a, found.build.float_values_matter)
-                                                       for a in args],
-                         "floats": found.build.float_values_matter}
+                         "copies": copies, "example": [_kind(a, floats) for a in args],
+                         "floats": floats}
 
 
 def _shared(raw, args):

@@ -130,7 +130,8 @@ def run_jvp(fn, bound_self, primals, tangents, kwargs, optimize=True, tangent_on
         result = owned_tangent(result, primals, tangents)
     if (repeatable and found is not plan.instance and bound_self is None and not kwargs
             and not tangent_only and not plan.instance.build.data_names
-            and not plan.instance.build.float_values_matter):
+            and not plan.instance.build.float_values_matter
+            and not plan.instance.build.value_floats):
         _note_repeat(fn, plan, found, primals, tangents, result[0])
     return result
 

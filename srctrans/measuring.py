@@ -89,7 +89,8 @@ def stores_by_line(code):
     return stores, tuple(anywhere)
 
 
-def measure(build, out, residuals, values=None, varying=frozenset(), watched=None):
+def measure(build, out, residuals, values=None, varying=frozenset(), watched=None,
+            own_call=True):
     """The shapes a specialised build of ``build`` needs, from one run's values.
 
     Returns ``(own, callees, tests)``: (name, shape) pairs of the forward
@@ -101,7 +102,10 @@ def measure(build, out, residuals, values=None, varying=frozenset(), watched=Non
     whose shape depends on its path. A watched callee (:func:`watches`) is measured
     on the locals the run watched in all its calls (``watched``: ``watched_callees``),
     as the function itself is; unwatched, it gets none (its residuals show its
-    loops' last step only, one call's tests only).
+    loops' last step only, one call's tests only). A test of values (``clip > 0``) counts
+    only in the function's ``own_call``, when every value it compares is a number the shape
+    key holds by value: a callee's arguments are values its caller computed, which the
+    caller's key does not hold.
     """
     own, callees = {}, {}
     if values is None:       # a callee, seen only through the residuals it saved
@@ -120,9 +124,11 @@ def measure(build, out, residuals, values=None, varying=frozenset(), watched=Non
             own[name] = np.shape(value)
     if has_shape(out) and build.seed not in varying:
         own[build.seed] = np.shape(out)
-    tests = tuple(sorted((name, bool(values[name])) for name in build.keyed_tests
+    tests = tuple(sorted((name, bool(values[name])) for name, operands in build.keyed_tests
                          if name in (values or {}) and name not in varying
-                         and _is_bool(values[name])))
+                         and _is_bool(values[name])
+                         and (not operands or own_call and all(
+                             _held_by_value(_read(values, path)) for path in operands))))
     return tuple(sorted(own.items())), tuple(sorted(callees.items())), tests
 
 
@@ -130,19 +136,21 @@ def measure_callee(callee, residuals, watched):
     """``measure`` of the instance ``callee`` from the residuals one call saved, and, for a
     callee :func:`watches`, from its watched locals (none watched: no shapes)."""
     if not watches(callee.build):
-        return measure(callee.build, None, residuals, watched=watched)
+        return measure(callee.build, None, residuals, watched=watched, own_call=False)
     seen = watched.get(callee.fwd.__code__)
     if seen is None or seen.calls == 0:   # its names may change shape as its loops run
         return (), (), ()                 # (u = xs[i] over [array, float]): generic
     values, varying = settled(callee.build, dict(seen.values), seen.varying)
-    return measure(callee.build, None, residuals, values, varying, watched)
+    return measure(callee.build, None, residuals, values, varying, watched, own_call=False)
 
 
 def settled(build, values, varying):
     """``(values, varying)`` of a watched run of ``build``'s forward pass, with the names
     whose shape another call with the same key may change (path dependent, or carried by a
     ``while`` loop that ran no step) counted as varying and left out of the values."""
-    varying = set(varying) | set(build.path_dependent)
+    # a keyed test's value is decided by the key on whichever path computes it
+    keyed = {name for name, _ in build.keyed_tests}
+    varying = set(varying) | (set(build.path_dependent) - keyed)
     for name, counters in build.path_conditions:             # a while loop that ran no step
         if any(not isinstance(values.get(c), int) or values[c] < 1 for c in counters):
             varying.add(name)
@@ -209,6 +217,32 @@ def signature(value):
 
 def has_shape(value):
     return isinstance(value, (np.ndarray, np.generic, float, int)) and not isinstance(value, bool)
+
+
+_UNREAD = object()
+
+
+def _read(values, path):
+    """The value ``path`` (``analyse.keyed_tests``: a parameter, then attributes and constant
+    entries) reads from a run's ``values``, or ``_UNREAD``."""
+    parameter, steps = path
+    value = values.get(parameter, _UNREAD)
+    for kind, key in steps:
+        if value is _UNREAD:
+            break
+        try:
+            value = getattr(value, key) if kind == "attr" else value[key]
+        except Exception:                 # (as the run read it: an object may refuse now)
+            return _UNREAD
+    return value
+
+
+def _held_by_value(value):
+    """Whether a shape key holds ``value`` by its value (with the floats of its argument:
+    ``shape_keys.shape_key``'s ``value_floats``): a Python or NumPy int, bool, a string,
+    None, or a Python float (a NumPy float64 too)."""
+    return type(value) in (int, bool, str, type(None)) or \
+        isinstance(value, (float, np.integer, np.bool_))
 
 
 def _is_bool(value):

@@ -245,7 +245,8 @@ def _repeatable(fn, names, gradient, primals):
     key = shape_keys.args_key(primals)
     instance = cache.instance(fn, names, True, True)
     specialised_gradient = instance.made_for(fn, primals, {})
-    if (key is None or instance.build.data_names or instance.build.float_values_matter
+    build = instance.build
+    if (key is None or build.data_names or build.float_values_matter or build.value_floats
             or specialised_gradient is None or specialised_gradient.grad is not gradient):
         return None
     return key, instance
@@ -255,7 +256,7 @@ def _keyed(gradient, jvp_instance):
     """Whether the JVP of ``gradient`` depends on more than the call's shape key (global data
     other than modules, float values): no guard may run it."""
     return (shape_keys.keyed_data(gradient, jvp_instance.build.data_names)
-            or jvp_instance.build.float_values_matter)
+            or jvp_instance.build.float_values_matter or jvp_instance.build.value_floats)
 
 
 def _batched_hvp_plan(f, optimize, moved, moved_kw, looped, _batched_call):

@@ -39,18 +39,24 @@ class ShapeFacts:
         self.indexes_by_arguments = self.follows_inputs and indexing.arguments_read
         self.fed_callees = indexing.fed_callees() if self.follows_inputs else ()
         self.parameters = parameter_names(unit.function)
+        self.selected = unit.wrt
         vararg = unit.function.args.vararg
         self.vararg = vararg.id if vararg is not None else None
         self.keyed_tests = ()
+        self.value_floats = ()
         self.path_dependent, self.path_conditions = set(), {}
 
     def find_paths(self, statements):
         """The names of ``statements`` (those the measuring call runs) whose shape depends
         on the path a call takes (:func:`path_dependent_names`)."""
         if self.follows_inputs:
-            keyed = keyed_tests(statements, self.parameters, self.vararg)
-            self.path_dependent, self.path_conditions = path_dependent_names(statements, keyed)
-            self.keyed_tests = tuple(sorted(keyed))
+            keyed, roots = keyed_tests(statements, self.parameters, self.vararg, self.selected)
+            # a test of values is decided by the key only when a call's values are numbers
+            # (not 0-d arrays): its branches' shapes stay path dependent
+            by_shape = {name for name, operands in keyed.items() if not operands}
+            self.path_dependent, self.path_conditions = path_dependent_names(statements, by_shape)
+            self.keyed_tests = tuple(sorted(keyed.items()))
+            self.value_floats = tuple(sorted(roots))
 
     def same_shape(self, name, like):
         """``name`` has the shape of ``like`` (the output's cotangent, the output's)."""
@@ -67,6 +73,7 @@ class ShapeFacts:
         build.indexes_by_arguments = self.indexes_by_arguments
         build.fed_callees = self.fed_callees
         build.keyed_tests = self.keyed_tests
+        build.value_floats = self.value_floats
         build.has_loops = self.has_loops
         build.path_dependent = tuple(sorted(self.path_dependent))
         build.path_conditions = tuple((name, tuple(sorted(counters)))

@@ -9,6 +9,7 @@ the JVP's and HVP's short paths test, :func:`guard_key` the key the gradient's
 short path tests (``srctrans.repeat``).
 """
 
+import inspect
 import types
 
 import numpy as np
@@ -17,26 +18,28 @@ from srctrans.runtime import objects
 from srctrans.runtime.containers import entries, is_container
 
 
-def shape_key(fn, args, kwargs, data_names, float_values=False, masks=False):
+def shape_key(fn, args, kwargs, data_names, float_values=False, masks=False, value_floats=()):
     """What the shapes inside ``fn`` can depend on in this call, or None if not simple.
 
     Array arguments contribute their shapes; ints, bools, strings and None
     their values (a shape may be computed from them); floats their type, or
     their value when ``float_values`` (the function turns numbers into ints,
-    so a float may decide a shape). The non-local values the function reads
+    so a float may decide a shape), or when they are in the arguments named
+    ``value_floats`` (a branch compares them). The non-local values the function reads
     count as arguments. With ``masks`` (the function indexes by values read
     from its arguments: ``analyse.indices``), a call whose arguments hold a
     boolean array or a 0-d integer array has no key: the count of a mask's
     true entries, or the value of a 0-d index, may decide a shape.
     """
     key = []
-    for value in args:
-        part = _spec_part(value, float_values, masks=masks)
+    by_value = value_positions(fn, value_floats, len(args)) if value_floats else ()
+    for position, value in enumerate(args):
+        part = _spec_part(value, float_values or position in by_value, masks=masks)
         if part is None:
             return None
         key.append(part)
     for name in sorted(kwargs) if kwargs else ():
-        part = _spec_part(kwargs[name], float_values, masks=masks)
+        part = _spec_part(kwargs[name], float_values or name in value_floats, masks=masks)
         if part is None:
             return None
         key.append((name, part))
@@ -46,6 +49,18 @@ def shape_key(fn, args, kwargs, data_names, float_values=False, masks=False):
             return None
         key.append((name, part))
     return tuple(key)
+
+
+def value_positions(fn, names, count):
+    """The positions, among a call's ``count`` positional arguments (a bound method's object
+    first), of ``fn``'s parameters ``names``: those of the ``*args`` parameter too."""
+    code = fn.__code__
+    positional = code.co_varnames[:code.co_argcount]
+    positions = {i for i, name in enumerate(positional) if name in names}
+    if code.co_flags & inspect.CO_VARARGS and \
+            code.co_varnames[code.co_argcount + code.co_kwonlyargcount] in names:
+        positions.update(range(len(positional), count))
+    return positions
 
 
 def holds_mask(args, kwargs=None):
@@ -126,10 +141,11 @@ def _spec_part(value, float_values=False, depth=0, masks=False):
     return (type(value), tuple(parts))
 
 
-def guard_key(args):
+def guard_key(args, by_value=()):
     """The positional arguments' parts of a shape key as the short path's guard tests them
-    (containers and objects by their entries, as :func:`shape_key`), or None."""
-    key = [_spec_part(value) for value in args]
+    (containers and objects by their entries, as :func:`shape_key`; floats by value at the
+    positions ``by_value`` (:func:`value_positions`)), or None."""
+    key = [_spec_part(value, position in by_value) for position, value in enumerate(args)]
     return None if None in key else key
 
 

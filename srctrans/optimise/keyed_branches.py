@@ -20,10 +20,14 @@ backward pass. Specialised, the method is called as straight-line code::
 
 import gast
 
+from srctrans.treewalk import walk
+
 
 def fold_keyed_branches(function, tests):
     """``function`` (changed in place) with each ``if`` on a name of ``tests`` (name -> the
-    bool it held) replaced by the branch it took."""
+    bool it held), or on a copy of one (``_cond = _and``: the measured run's code kept
+    the name the copies read), replaced by the branch it took."""
+    tests = {**tests, **_copied_tests(function, tests)}
     pending = [function]
     while pending:
         owner = pending.pop()
@@ -42,3 +46,25 @@ def fold_keyed_branches(function, tests):
             block[:] = [s for s in folded if not isinstance(s, gast.Pass)] or [gast.Pass()]
             pending.extend(s for s in block if isinstance(s, (gast.If, gast.For, gast.While)))
     return function
+
+
+def _copied_tests(function, tests):
+    """The names assigned once a copy of a name of ``tests`` (or of such a copy), with its
+    value."""
+    stores = {}
+    for node in walk(function):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
+            stores[node.id] = stores.get(node.id, 0) + 1
+    copies = {node.targets[0].id: node.value.id for node in walk(function)
+              if isinstance(node, gast.Assign) and len(node.targets) == 1
+              and isinstance(node.targets[0], gast.Name) and isinstance(node.value, gast.Name)
+              and stores.get(node.targets[0].id) == 1}
+    found = {}
+    for name in copies:
+        source, seen = name, set()
+        while source in copies and source not in tests and source not in seen:
+            seen.add(source)
+            source = copies[source]
+        if source in tests:
+            found[name] = tests[source]
+    return found

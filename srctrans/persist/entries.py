@@ -29,11 +29,11 @@ from srctrans.persist.fingerprint import (
 from srctrans.parse.resolve import MISSING, current_value
 from srctrans.rules import REGISTRY
 
-FORMAT = 1
+FORMAT = 2
 # what specialising a build on a call's shapes needs (shape_facts.ShapeFacts), in both modes
 _SHAPE_FACTS = ("follows_inputs", "shape_obstacle", "data_names", "float_values_matter",
-                "indexes_by_arguments", "fed_callees", "keyed_tests", "has_loops",
-                "path_dependent", "path_conditions")
+                "indexes_by_arguments", "fed_callees", "keyed_tests", "value_floats",
+                "has_loops", "path_dependent", "path_conditions")
 _REVERSE_FACTS = ("residuals", "seed", "tape_index") + _SHAPE_FACTS
 _rules = [None, None]          # [REGISTRY.version, of_user_rules] of the last computation
 
@@ -206,7 +206,7 @@ def _build(fn, entry, request):
         build.callee_residuals = residuals
     for fact in _SHAPE_FACTS if entry["kind"] == "forward" else _REVERSE_FACTS:
         value = facts[fact]
-        setattr(build, fact, tuple(value) if isinstance(value, list) else value)
+        setattr(build, fact, _tupled(value))
     build.callees = tuple(callees)
     build.consulted = consulted
     return build

@@ -98,6 +98,9 @@ def check(text, args, directory, vmap=None):
         different = _of_rows(fn, args, first)
         if different is not None:
             return Outcome("wrong", different)
+        different = _with_options(fn, args, first)
+        if different is not None:
+            return Outcome("wrong", different)
         different = _as_method(fn, args, first)
         if different is not None:
             return Outcome("wrong", different)
@@ -254,6 +257,32 @@ def _of_rows(fn, args, gradients):
                 if not np.allclose(a, b, rtol=1e-9, atol=1e-12):
                     return (f"the twin picking x by a {fn.__globals__['ROWS_INDEX']} index "
                             f"(row {row}) gave another gradient than the program")
+    return None
+
+
+# (c, mode) for which program_with_options' branches all leave x as it is
+OPTIONS = [(1.0, "on"), (-2.0, "on"), (1.0, "off"), (-2.0, "on"), (np.array(1.0), "on"),
+           (np.array(-2.0), "on"), (1.0, "on"), (np.float32(-2.0), "off")]
+
+
+def _with_options(fn, args, gradients):
+    """What the program's twin taking options ``c`` and ``mode`` (``program_with_options``,
+    whose branches on them scale ``x`` by 1 for every option in :data:`OPTIONS`) gets wrong
+    against ``program``'s ``gradients``, or None. Each option three calls (generic,
+    specialised, short path): code specialised on one value must not answer for another
+    (analyse/keyed_tests.py), nor for a 0-d array, whose value no shape key holds."""
+    twin = fn.__globals__.get("program_with_options")
+    if twin is None:
+        return None
+    for c, mode in OPTIONS:
+        for _ in range(3):
+            got = st.grad(twin, wrt=(0, 1, 2, 3))(*_copies(args), c, mode)
+            for a, b, arg in zip(got, gradients, args):
+                a = np.zeros_like(np.asarray(arg)) if a is None else a
+                b = np.zeros_like(np.asarray(arg)) if b is None else b
+                if not np.allclose(a, b, rtol=1e-9, atol=1e-12):
+                    return (f"the twin taking options (c={c!r}, mode={mode!r}) gave another "
+                            f"gradient than the program")
     return None
 
 

@@ -10,8 +10,9 @@ arithmetic with broadcasting over two or more leading axes, reductions with
 writes into fresh arrays and into the argument ``x`` (repeated indices, masks, constants),
 chained writes into a list of arrays (``hs[i][j] += v``), ``if``,
 ``for`` (over ``range``, rows, ``enumerate``, ``d.items()``) with ``break``
-and ``continue``, ``while`` (its counter bound with the carried value in one tuple
-assignment), loops with an ``else`` block, early ``return``, input validation (``raise`` in a branch,
+and ``continue``, counted ``while`` loops (up and down, to int and float bounds, the counter
+read in the body, after the loop, or bound with the carried value in one tuple
+assignment), branches on the values of option arguments (``if c > 0.0 and mode == 'on'``), loops with an ``else`` block, early ``return``, input validation (``raise`` in a branch,
 ``assert``), a loop variable reused by a
 later loop, lists, dicts and tuples (also as displays passed to a helper,
 nested and through ``*rest``, and appended to a list; the list that
@@ -268,6 +269,12 @@ class _Builder:
             body = [f"x = {read} * 1.0"] + self.prelude + self.lines + [f"return {returned}"]
             text += (f"\n\nROWS_INDEX = {kind!r}\n\n\ndef program_of_rows(xs, y, s, W, k):\n"
                      + textwrap.indent("\n".join(body), "    "))
+        if self.rng.random() < 0.2:        # the same program under branches on options
+            body = ["if c > 0.0 and mode == 'on':", "    x = x * c", "elif c < -1.0:",
+                    "    x = x * (-c - 1.0)", "else:", "    x = x * 1.0"]
+            body += self.prelude + self.lines + [f"return {returned}"]
+            text += ("\n\ndef program_with_options(x, y, s, W, c, mode):\n"
+                     + textwrap.indent("\n".join(body), "    "))
         return Program(text + "\n", self.args, self.seed)
 
     def _aux(self):
@@ -476,12 +483,31 @@ class _Builder:
         self._try(lines)
 
     def _while(self):
+        """A counted ``while`` loop: most become ``range`` loops (normalize/counted_loops.py),
+        those whose counter is read after them or starts in a tuple stay ``while`` loops."""
         a, acc, k = self._pick(), self._fresh(), self._fresh()
-        start = [f"{acc}, {k} = {a} * 0.5, 0"] if self.rng.random() < 0.4 else \
-            [f"{acc} = {a} * 0.5", f"{k} = 0"]
-        lines = start + [f"while {k} < {self.rng.randint(1, 3)}:",
-                         f"    {acc} = {acc} * 0.9 + np.sin({acc})", f"    {k} += 1"]
-        if self.rng.random() < 0.3:
+        step = f"    {acc} = {acc} * 0.9 + np.sin({acc})"
+        form = self.rng.randrange(6)
+        if form == 0:                      # started in one tuple assignment: kept
+            lines = [f"{acc}, {k} = {a} * 0.5, 0", f"while {k} < {self.rng.randint(1, 3)}:",
+                     step, f"    {k} += 1"]
+        elif form == 1:                    # a float bound, the counter read in the body
+            lines = [f"{acc} = {a} * 0.5", f"{k} = 0", f"while {k} <= {self.rng.choice(['1.5', '0.5', '2'])}:",
+                     f"    {acc} = {acc} * 0.9 + np.sin({acc}) * ({k} + 1) * 0.3",
+                     f"    {k} = {k} + 1"]
+        elif form == 2:                    # counting down from a length
+            lines = [f"{acc} = {a} * 0.5", f"{k} = len(W) - {self.rng.randint(1, 3)}",
+                     f"while {k} >= 0:", step, f"    {k} -= 1"]
+        elif form == 3:                    # counting down by two from a float, to a bound
+            lines = [f"{acc} = {a} * 0.5", f"{k} = 3.5", f"while 0 < {k}:",
+                     f"    {acc} = {acc} * 0.8 + np.cos({acc}) * {k} * 0.2", f"    {k} -= 2"]
+        elif form == 4:                    # the counter read after the loop: kept
+            lines = [f"{acc} = {a} * 0.5", f"{k} = 0", f"while {k} < 2:", step, f"    {k} += 1",
+                     f"{acc} = {acc} * {k} * 0.5"]
+        else:
+            lines = [f"{acc} = {a} * 0.5", f"{k} = 0", f"while {k} < {self.rng.randint(1, 3)}:",
+                     step, f"    {k} += 1"]
+        if self.rng.random() < 0.3 and form != 4:       # (the loop's last line: its step)
             lines += ["else:", f"    {acc} = np.tanh({acc}) + 0.5"]
         self._try(lines)
 
