@@ -257,7 +257,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
             if isinstance(result.output, gast.Name) and result.output.id in shapes:
                 shapes = {result.seed: shapes[result.output.id], **shapes}   # dy is shaped like y
             shapes = {**hooked_shapes(unit, shapes), **shapes}
-            backward = specialise(backward, shapes)
+            backward = specialise(backward, shapes, unit.aliases[NUMPY_ALIAS])
         backward, renaming = propagate_copies(backward)
         gradients = [renamed(g, renaming) for g in gradients]
         backward = eliminate_dead_code(backward, reads_all(gradients), is_not_saving)
@@ -270,8 +270,8 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
                                                   unit.namer.fresh)
             backward, renaming = propagate_copies(backward)    # (d_exp = d_sub, which the
             gradients = [renamed(g, renaming) for g in gradients]   # negations' sink left)
-            backward = specialise(backward, shapes)   # the entries' sums: rt.add of arrays is +,
-                                                      # a spread only multiplied is dropped
+            # the entries' sums: rt.add of arrays is +, a spread only multiplied is dropped
+            backward = specialise(backward, shapes, unit.aliases[NUMPY_ALIAS])
             result.forward, backward = drop_unread_restores(
                 result.forward, backward, result.tape, set(shapes), unit.aliases[RUNTIME_ALIAS])
             if facts.has_loops:

@@ -1055,3 +1055,43 @@ def test_a_fill_of_a_nonzero_seed_needs_no_guard_where_it_divides(dtype):
         assert got["mu"].dtype == got["log_sigma"].dtype == dtype
         np.testing.assert_allclose(got["mu"], (q["mu"] - p["mu"]) / var_p, rtol=1e-5)
         np.testing.assert_allclose(got["log_sigma"], -1 + var_q / var_p, rtol=1e-5)
+
+
+@pytest.mark.parametrize("text, specialised", [
+    ("d = rt.unbroadcast(g * rt.clip_mask(r, lo, hi, None, None), r)",   # both bounds: the
+     "d = g * ((r >= lo) & (r <= hi))"),                                  # comparisons
+    ("d = rt.unbroadcast(g * rt.clip_mask(r, lo, B, None, None), r)",    # an array bound
+     "d = (g * ((r >= lo) & (r <= B))).sum(axis=0)"),
+    ("d = g * rt.clip_mask(r, None, hi, None, None)",                     # one bound: kept
+     "d = g * rt.clip_mask(r, None, hi, None, None)"),
+    ("d = g * rt.clip_mask(r, lo, hi, None, None)\ne = g * rt.clip_mask(u, lo, hi)",
+     "d = g * ((r >= lo) & (r <= hi))\ne = g * rt.clip_mask(u, lo, hi)"),   # u's shape unknown
+    ("d = rt.abs_grad(g, r)", "d = g * np.sign(r)"),                     # real: its sign
+    ("d = rt.abs_grad(g, u)", "d = rt.abs_grad(g, u)"),
+])
+def test_a_clip_mask_and_abs_grad_of_known_arrays_are_numpy_expressions(text, specialised):
+    shapes = {"g": (3,), "r": (3,), "lo": (), "hi": (), "B": (2, 3)}
+    assert _text(specialise.specialise(_statements(text), shapes)) == specialised
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_clipped_and_absolute_values_of_known_shapes_match_finite_differences(dtype):
+    def clipped(w, X, lo, hi):
+        r = X @ w
+        return np.sum(np.clip(r, lo, hi) ** 2) + np.sum(np.abs(r - 0.1) * 0.5)
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((6, 3)).astype(dtype)
+    w = rng.standard_normal(3).astype(dtype)
+    r = X @ w
+    lo, hi = np.sort(r)[1] - 0.05, np.sort(r)[4] + 0.05        # away from the kinks
+    for bounds in ((float(lo), float(hi)), (np.full(6, lo, dtype), float(hi))):
+        g = st.grad(clipped)
+        for _ in range(3):
+            got = g(w, X, *bounds)
+            assert got.dtype == dtype
+            want = [(clipped(w + e, X, *bounds) - clipped(w - e, X, *bounds)) / 2e-3
+                    for e in np.eye(3, dtype=dtype) * 1e-3]
+            np.testing.assert_allclose(got, want, rtol=1e-3 if dtype == np.float32 else 1e-6)
+        text = st.source(clipped, args=(w, X, *bounds))
+        fused = text[text.index("_grad("):]
+        assert "clip_mask" not in fused and "abs_grad" not in fused and "np.sign(" in fused

@@ -166,6 +166,10 @@ def shape_of(expression, known):
         if isinstance(expression.op, gast.MatMult):
             return _matmul_shape(left, right)
         return _broadcast(left, right)
+    if isinstance(expression, gast.Compare) and len(expression.ops) == 1 \
+            and not isinstance(expression.ops[0], (gast.Is, gast.IsNot, gast.In, gast.NotIn)):
+        left, right = shape_of(expression.left, known), shape_of(expression.comparators[0], known)
+        return None if left is None or right is None else _broadcast(left, right)
     if isinstance(expression, gast.Subscript):
         return _subscript_shape(expression.value, expression.slice, known)
     if isinstance(expression, gast.Attribute) and expression.attr == "T":
@@ -195,6 +199,13 @@ def shape_of(expression, known):
                 and len(expression.args) == 2:                 # rt.add, rt.abs_grad(g, x)
             left, right = (shape_of(a, known) for a in expression.args)
             return _broadcast(left, right)
+        if is_runtime_helper_call(expression, "clip_mask"):    # x, lo, hi: None is no bound
+            shapes = [shape_of(a, known) for a in expression.args
+                      if not (isinstance(a, gast.Constant) and a.value is None)]
+            try:
+                return None if None in shapes else tuple(np.broadcast_shapes(*shapes))
+            except ValueError:
+                return None
         if is_runtime_helper_call(expression, "written_part") and len(expression.args) == 2:
             return basic_index_shape(*expression.args, known)
         index = RESULT_SHAPE_OF_ARGUMENT.get(expression.func.attr)

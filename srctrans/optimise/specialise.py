@@ -35,7 +35,7 @@ from srctrans import annotations as anno
 from srctrans import runtime
 from srctrans.analyse.indices import Indexing
 from srctrans.annotations import Anno
-from srctrans.nodes import changed_in_place
+from srctrans.nodes import changed_in_place, clone
 from srctrans.optimise.accumulate import sink_into_branches
 from srctrans.optimise.dce import reads_of
 from srctrans.optimise.expression_shapes import (REDUCTION_METHODS, basic_index_shape, index_of,
@@ -271,12 +271,14 @@ def _assigned_at(sites, branch, loops, names, context):
             loops.setdefault(name, set()).update(context)
 
 
-def specialise(statements, shapes):
-    """``statements`` rewritten for values of the given ``shapes`` (name -> tuple)."""
+def specialise(statements, shapes, numpy_alias="np"):
+    """``statements`` rewritten for values of the given ``shapes`` (name -> tuple), in code
+    that reaches NumPy as ``numpy_alias``."""
     known = dict(shapes)
     statements = sink_into_branches(statements)
     spreads = Spreads(statements)
-    _specialise_block(statements, known, _Rewriter(known), shapes, spreads)
+    _specialise_block(statements, known, _Rewriter(known, numpy_alias=numpy_alias), shapes,
+                      spreads)
     return spreads.drop(statements, known)
 
 
@@ -287,8 +289,9 @@ def _specialise_block(statements, known, rewriter, measured, spreads):
             branches = [dict(known), dict(known)]
             for field, shapes in zip(("body", "orelse"), branches):
                 block = getattr(stmt, field)
-                _specialise_block(block, shapes, _Rewriter(shapes, rewriter.zeros), measured,
-                                  spreads)
+                _specialise_block(block, shapes,
+                                  _Rewriter(shapes, rewriter.zeros, rewriter.numpy_alias),
+                                  measured, spreads)
                 setattr(stmt, field, spreads.drop(block, shapes) or
                         ([gast.Pass()] if field == "body" else []))
             merged = {k: v for k, v in branches[0].items() if branches[1].get(k) == v}
@@ -339,9 +342,10 @@ class _Rewriter(gast.NodeTransformer):
     """Rewrites the runtime's calls for the shapes ``known``; ``zeros`` maps the names
     that hold ``rt.zeros_of(x)`` in the block being rewritten to ``x``'s shape."""
 
-    def __init__(self, known, zeros=None):
+    def __init__(self, known, zeros=None, numpy_alias="np"):
         self.known = known
         self.zeros = dict(zeros or {})
+        self.numpy_alias = numpy_alias
 
     def visit_Call(self, node):
         self.generic_visit(node)
@@ -379,6 +383,20 @@ class _Rewriter(gast.NodeTransformer):
                 kept = tuple(i for i, (a, b) in enumerate(zip(x_shape, g_shape)) if a != b)
                 return _sum(g, kept, keepdims=True)
             return node
+        if is_runtime_helper_call(node, "clip_mask") and len(node.args) >= 3 and all(
+                shape_of(a, known) is not None for a in node.args[:3]) and not any(
+                isinstance(a, gast.Constant) and a.value is not None for a in node.args[3:]):
+            x, lo, hi = node.args[:3]             # numbers or arrays, both bounds given
+            return gast.BinOp(gast.Compare(x, [gast.GtE()], [lo]), gast.BitAnd(),
+                              gast.Compare(clone(x), [gast.LtE()], [hi]))
+        if is_runtime_helper_call(node, "abs_grad") and len(node.args) == 2 \
+                and shape_of(node.args[1], known) is not None:
+            g, x = node.args                      # real (specialised code has no complex value)
+            sign = gast.Attribute(gast.Name(self.numpy_alias, gast.Load(), None, None), "sign",
+                                  gast.Load())
+            call = gast.Call(sign, [x], [])
+            anno.set_(call, Anno.CALLEE, np.sign)
+            return gast.BinOp(g, gast.Mult(), call)
         if is_runtime_helper_call(node, "written_part") and len(node.args) == 2 \
                 and basic_index_shape(*node.args, known) is not None:
             g, index = node.args               # each entry written once: the part as it is
