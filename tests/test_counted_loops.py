@@ -103,6 +103,17 @@ def changes_the_bound(x, steps):
     return np.sum(r)
 
 
+def changes_the_bound_in_place(x, steps):
+    r = x * 1.0
+    lim = np.array(steps, dtype=float)
+    n = 0
+    while n < lim:
+        r = np.sin(r)
+        lim[...] = lim - 0.5        # the test reads the array as it is at each step
+        n += 1
+    return np.sum(r)
+
+
 def starts_at_a_float(x, steps):
     r = x * 1.0
     n = 0.5
@@ -134,7 +145,7 @@ def counts_in_an_outer_loop(x, steps):
 
 FORMS = [counts_up, counts_up_inclusive_by_two, counts_down, counts_with_else, starts_at_a_float]
 KEPT = [reads_the_counter_after, breaks, changes_the_counter_inside, changes_the_bound,
-        keeps_the_counter]
+        changes_the_bound_in_place, keeps_the_counter]
 
 
 def _numeric(f, x, *rest, eps=1e-6):

@@ -172,15 +172,18 @@ def _step(stmt, counter):
 
 def _bound_is_fixed(bound, loop, locals_, counter):
     """Whether the ``while`` test reads the same ``bound`` at every step: a number literal,
-    or a local name (not the counter) the body does not assign."""
+    or a local name (not the counter) the body does not assign or change in place."""
     if isinstance(bound, gast.Constant):
         return type(bound.value) in (int, float)
     if int_literal(bound) is not None:
         return True
     if not (isinstance(bound, gast.Name) and bound.id in locals_ and bound.id != counter):
         return False
+    # not assigned, nor changed in place: read only as an operand (a 0-d array's
+    # lim[...] = v, lim.fill(v), or a call given it could change the value the test reads)
     return not any(isinstance(node, gast.Name) and node.id == bound.id
-                   and not isinstance(node.ctx, gast.Load) for node in walk(loop))
+                   and not isinstance(node.ctx, gast.Load) for node in walk(loop)) \
+        and _read_as_a_value(loop.body, bound.id)
 
 
 def _start(block, index, counter):
