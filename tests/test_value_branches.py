@@ -179,3 +179,26 @@ def test_vmap_of_the_gradient_keeps_the_branch_each_member_takes():
     members = [st.grad(clipped_loss)(w, X, y, float(c)) for c in clips]
     got = st.vmap(st.grad(clipped_loss), in_axes=(None, None, None, 0))(w, X, y, clips)
     np.testing.assert_allclose(got, np.array(members), rtol=1e-10)
+
+
+def mixed_test(w, X, y, c, d):
+    r = X @ w - y
+    if c > 0.5:                       # keyed: c's floats are in the key
+        f = np.mean(r) > 1.0          # a test of data: `f` is no keyed test
+    else:
+        f = d > 0.3
+    if f:
+        r = r * 2.0
+    return np.sum(r ** 2)
+
+
+def test_floats_are_keyed_by_value_only_for_the_tests_the_key_decides():
+    """A comparison of ``d`` that ends up in no keyed test leaves ``d``'s floats out of the
+    key (each value of ``d`` would otherwise get code of its own, for nothing)."""
+    from srctrans import cache
+    w, X, y = _data()
+    g = st.grad(mixed_test)
+    for c, d in ((0.2, 0.1), (0.9, 0.5), (0.9, 0.1), (0.2, 0.5)):
+        np.testing.assert_allclose(g(w, X, y, c, d), _numeric(mixed_test, w, X, y, c, d),
+                                   rtol=1e-6, atol=1e-8)
+    assert cache.instance(mixed_test, ("w",), True, True).build.value_floats == ("c",)

@@ -45,10 +45,12 @@ def keyed_tests(statements, parameters, vararg=None, selected=()):
     """``(tests, roots)``: the names of ``statements`` assigned a test the shape key decides
     (see the module), each with the operands a call's values must hold by value for the key
     to decide it (none for a test of classes, keys, None or sizes), as the paths they are
-    read by from the parameters (:func:`_path`); and those parameters (whose floats the key
-    must hold by value). ``vararg`` names the ``*args`` parameter, if any; the ``selected``
-    parameters (differentiated) are never held by value (a scalar function's ``if x > 0``
-    would get a build for every ``x``)."""
+    read by from the parameters (:func:`_path`); and the parameters those of the tests of
+    ``if`` statements come from (whose floats the key must hold by value).
+
+    ``vararg`` names the ``*args`` parameter, if any; the ``selected`` parameters
+    (differentiated) are never held by value (a scalar function's ``if x > 0`` would get a
+    build for every ``x``)."""
     def saves(node):                       # the tape's pushes, pops and placeholders
         return anno.get(node, Anno.SAVES) is not None
 
@@ -70,7 +72,7 @@ def keyed_tests(statements, parameters, vararg=None, selected=()):
              if len(assigned) == 1 and _size_of(assigned[0], read, written, vararg)}
     def operands_of(value):
         """The operands a test ``value`` compares by value (() for a test of shapes), or
-        None when it is no keyed test; the parameters they come from join ``roots``."""
+        None when it is no keyed test."""
         if isinstance(value, gast.Name):
             return tests.get(value.id)                     # a copy of a keyed test
         if isinstance(value, gast.Constant) and type(value.value) is bool:
@@ -81,10 +83,9 @@ def keyed_tests(statements, parameters, vararg=None, selected=()):
         paths = [_path(o, values, parameters, changed) for o in operands or ()]
         if not operands or None in paths or any(path[0] in selected for path in paths):
             return None
-        roots.update(path[0] for path in paths)
         return tuple(paths)
 
-    tests, roots = {}, set()
+    tests = {}
     assignments = _assignments(statements, saves)
     grown = True
     while grown:         # a copy of a keyed test, or a name each branch gives one, is keyed
@@ -96,7 +97,11 @@ def keyed_tests(statements, parameters, vararg=None, selected=()):
             if operands is not None:
                 tests[name] = operands
                 grown = True
-    return tests, roots
+    # (the floats an if's test reads: a keyed name no if reads needs none)
+    decided = {node.test.id for node in walk(block)
+               if isinstance(node, gast.If) and isinstance(node.test, gast.Name)}
+    return tests, {path[0] for name, operands in tests.items() if name in decided
+                   for path in operands}
 
 
 def _combined(places, tests, operands_of, once):
