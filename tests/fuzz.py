@@ -39,6 +39,8 @@ def run(programs, seed, keep=True, report=print):
             counts[outcome.kind] += 1
             if (index + 1) % 250 == 0:
                 report(f"{index + 1} programs: {dict(counts)}")
+            if outcome.kind == "unstable":         # the reference's failure: shown, not kept
+                report(f"program {index} of seed {seed}: unstable\n{outcome.message[:600]}")
             if outcome.kind in ("wrong", "refused", "internal"):
                 text = shrink(program.text, program.args, directory, outcome.kind)
                 path = save(text, program.args, seed, index, outcome) if keep else None
@@ -74,7 +76,8 @@ def main(argv=None):
     print(f"seed {options.seed}: {options.programs} programs, {checked} checked "
           f"({counts['invalid']} invalid in plain Python) in {time.perf_counter() - started:.0f} s: "
           f"{counts['ok']} ok, {counts['wrong']} wrong, {counts['refused']} refused, "
-          f"{counts['internal']} internal errors")
+          f"{counts['internal']} internal errors, {counts['unstable']} where finite "
+          f"differences settle nowhere")
     return 1 if failures else 0
 
 

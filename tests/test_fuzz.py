@@ -83,3 +83,43 @@ def test_the_fuzzer_catches_a_wrong_unbroadcast(monkeypatch, directory):
         if check(program.text, program.args, directory).kind == "wrong":
             return
     pytest.fail("no program of the batch noticed a wrong rt.unbroadcast")
+
+
+def steep(x, y, s, W):             # smooth, but its derivative is 1e6 times its scale
+    return np.sum(np.sin(1e3 * x) * 1e3) + np.sum(y * s) + np.sum(W)
+
+
+def chaotic(x, y, s, W):           # the logistic map at r = 3.9: no step is fair
+    v = x * 0.0 + 0.3 + 0.01 * np.tanh(x)
+    for _ in range(80):
+        v = 3.9 * v * (1.0 - v)
+    return np.sum(v) + np.sum(y * s) + np.sum(W)
+
+
+def wrongly_ruled(x, y, s, W):
+    return np.sum(_doubled(x)) + np.sum(y * s) + np.sum(W)
+
+
+def _doubled(x):
+    return x * 2.0
+
+
+# the rules of ``_doubled`` give 3 in reverse and forward mode alike, while it computes 2 x:
+# finite differences settle at 2
+st.register_vjp(_doubled, lambda g, ans, x: (g * 3.0,))
+st.register_jvp(_doubled, lambda tangents, ans, x: tangents[0] * 3.0)
+
+
+ARGS = (np.array([0.31, -0.2]), np.array([0.5]), 0.7, np.ones((2, 2)))
+
+
+def test_careful_differences_pass_a_steep_program_and_set_aside_a_chaotic_one():
+    from fuzzing.check import _reference_verdict
+    assert _reference_verdict(steep, ARGS) == "agrees"
+    verdict = _reference_verdict(chaotic, ARGS)
+    assert isinstance(verdict, tuple) and verdict[0] == "unsettled"
+
+
+def test_careful_differences_keep_a_wrong_derivative_wrong():
+    from fuzzing.check import _reference_verdict
+    assert _reference_verdict(wrongly_ruled, ARGS) is None
