@@ -104,10 +104,17 @@ def _doubled(x):
     return x * 2.0
 
 
-# the rules of ``_doubled`` give 3 in reverse and forward mode alike, while it computes 2 x:
-# finite differences settle at 2
-st.register_vjp(_doubled, lambda g, ans, x: (g * 3.0,))
-st.register_jvp(_doubled, lambda tangents, ans, x: tangents[0] * 3.0)
+@pytest.fixture
+def wrong_rule():
+    """Rules of ``_doubled`` that give 3 in reverse and forward mode alike, while it computes
+    2 x (finite differences settle at 2); undone after the test."""
+    from srctrans.rules import REGISTRY
+    saved = REGISTRY.user_rules()
+    st.register_vjp(_doubled, lambda g, ans, x: (g * 3.0,))
+    st.register_jvp(_doubled, lambda tangents, ans, x: tangents[0] * 3.0)
+    yield
+    REGISTRY.restore_user_rules(saved)
+    st.clear_cache()
 
 
 ARGS = (np.array([0.31, -0.2]), np.array([0.5]), 0.7, np.ones((2, 2)))
@@ -120,6 +127,6 @@ def test_careful_differences_pass_a_steep_program_and_set_aside_a_chaotic_one():
     assert isinstance(verdict, tuple) and verdict[0] == "unsettled"
 
 
-def test_careful_differences_keep_a_wrong_derivative_wrong():
+def test_careful_differences_keep_a_wrong_derivative_wrong(wrong_rule):
     from fuzzing.check import _reference_verdict
     assert _reference_verdict(wrongly_ruled, ARGS) is None
