@@ -20,13 +20,21 @@ stored at its index instead, and the list is made once after the loop::
 
 ``rt.sequence_cotangent`` gives each entry what ``rt.add`` of its zeros and its
 cotangent gives (zeros where no step wrote one, and for an integer entry).
+
+A loop inside the loop (a network's layers, for each example) visits each index once
+per outer step, so there each entry's cotangent is added at its index
+(``dxs[_index] = rt.add(dxs[_index], dx)``: None, the list's start, is zero) when the
+index is read from a range (``_index = _range[_iteration]`` in the inner loop, counting
+down, whose ``_range`` is only ever a range, a placeholder None or a value the tape
+gives back) and nothing else in the outer loop touches ``dxs``: no list of zeros each
+step, for any number of steps.
 """
 
 import collections
 
 import gast
 
-from srctrans.differentiate.control import assigned_names
+from srctrans.differentiate.control import assigned_names, is_pop
 from srctrans.nodes import assign, load
 from srctrans.treewalk import walk
 
@@ -42,6 +50,7 @@ def write_entry_cotangents(body, runtime_alias):
         loop = result[position]
         if not (isinstance(loop, gast.For) and _counts_down(loop)):
             continue
+        _add_nested_entries(result, position, _only_ranges(body), assigned, runtime_alias)
         for name, sequence, update in _entry_updates(loop, ranges, runtime_alias):
             start = _zeros_before(result, position, name, sequence, runtime_alias)
             if start is None or sequence in assigned_names(result[start:position + 1]) \
@@ -58,6 +67,59 @@ def write_entry_cotangents(body, runtime_alias):
     return result
 
 
+def _add_nested_entries(result, position, ranges, assigned, runtime_alias):
+    """Rewrite the updates of a sequence's cotangent in loops inside ``result[position]``
+    (see the module) to additions at their index, with the list made before the loop and
+    finished after it."""
+    loop = result[position]
+    found = collections.defaultdict(list)           # (dxs, xs) -> its updates
+    pending = [(stmt, inner) for inner in loop.body if isinstance(inner, gast.For)
+               and _counts_down(inner) for stmt in [inner]]
+    while pending:
+        inner, _ = pending.pop()
+        for name, sequence, update in _entry_updates(inner, ranges, runtime_alias,
+                                                      alone=False):
+            found[name, sequence].append(update)
+        pending.extend((s, s) for s in inner.body if isinstance(s, gast.For) and _counts_down(s))
+    for (name, sequence), updates in found.items():
+        touching = [s for s in walk(loop) if isinstance(s, gast.stmt) and not isinstance(
+            s, (gast.For, gast.If, gast.While)) and any(
+                isinstance(n, gast.Name) and n.id == name for n in walk(s))]
+        if len(touching) != len(updates) or any(t not in updates for t in touching):
+            continue
+        start = _zeros_before(result, position, name, sequence, runtime_alias)
+        if start is None or sequence in assigned_names(result[start:position + 1]) \
+                or assigned.get(sequence, 0) > 1:
+            continue
+        result[start] = gast.copy_location(assign(name, gast.BinOp(
+            gast.List([gast.Constant(None, None)], gast.Load()), gast.Mult(),
+            gast.Call(load("len"), [load(sequence)], []))), result[start])
+        for update in updates:
+            value, _, index = update.value.args[1].args
+            update.targets = [gast.Subscript(load(name), index, gast.Store())]
+            update.value = runtime_call(runtime_alias, "add", [
+                gast.Subscript(load(name), gast.Name(index.id, gast.Load(), None, None),
+                               gast.Load()), value])
+        result.insert(position + 1, assign(name, runtime_call(
+            runtime_alias, "sequence_cotangent", [load(name), load(sequence)])))
+
+
+def _only_ranges(body):
+    """The names every assignment of which in ``body`` gives a range, a placeholder None, or
+    a value the tape gives back (one it took from the name: a range, or None)."""
+    stores, assigns = collections.Counter(), collections.defaultdict(list)
+    for stmt in body:
+        for node in walk(stmt):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                stores[node.id] += 1
+            elif isinstance(node, gast.Assign) and len(node.targets) == 1 \
+                    and isinstance(node.targets[0], gast.Name):
+                assigns[node.targets[0].id].append(node)
+    return {name for name, found in assigns.items() if len(found) == stores[name] and all(
+        _assigns_call(s, "range") or is_pop(s)
+        or isinstance(s.value, gast.Constant) and s.value.value is None for s in found)}
+
+
 def _counts_down(loop):
     """``for _iteration in range(...)``: each step a new value of the loop's name, which no
     statement of the body assigns."""
@@ -66,10 +128,11 @@ def _counts_down(loop):
             and loop.target.id not in assigned_names(loop.body))
 
 
-def _entry_updates(loop, ranges, runtime_alias):
+def _entry_updates(loop, ranges, runtime_alias, alone=True):
     """``(dxs, xs, statement)`` for each top-level ``dxs = rt.add(dxs, rt.getitem_grad(e, xs,
-    i))`` of the loop's body where ``i = r[step]`` (``r`` a range assigned once) is assigned
-    in the body before it, and no other statement of the body reads or assigns ``dxs``."""
+    i))`` of the loop's body where ``i = r[step]`` (``r`` a name of ``ranges``) is assigned
+    in the body before it, and (``alone``) no other statement of the body reads or assigns
+    ``dxs``."""
     step = loop.target.id
     indices = {}
     for stmt in loop.body:
@@ -91,7 +154,7 @@ def _entry_updates(loop, ranges, runtime_alias):
                                                 for n in walk(s))]
         reassigned = [s for s in loop.body if s is not defined
                       and {index, sequence} & assigned_names([s])]
-        if touching == [stmt] and not reassigned:
+        if (touching == [stmt] or not alone) and not reassigned:
             found.append((name, sequence, stmt))
     return found
 
