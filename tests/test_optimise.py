@@ -683,6 +683,43 @@ def test_a_shape_the_branches_disagree_on_is_unknown_after_them():
 
 
 @pytest.mark.parametrize("text, specialised", [
+    ("d = rt.unreduce(s, P, None, False)\ne = rt.getitem_grad(d, X, (r, c))",   # put back
+     "e = rt.getitem_grad(s, X, (r, c))"),
+    ("d = rt.unreduce(s, P, None, False)\ne = rt.getitem_grad(d, X, (r, c))\nf = d * P",
+     "d = rt.unreduce(s, P, None, False)\ne = rt.getitem_grad(d, X, (r, c))\nf = d * P"),
+    ("d = rt.unreduce(t, P, None, False)\ne = rt.getitem_grad(d, X, (r, c))",   # t: an array
+     "d = rt.unreduce(t, P, None, False)\ne = rt.getitem_grad(d, X, (r, c))"),
+    ("d = rt.unreduce(s, P, None, False)\ne = rt.getitem_grad(d, X, d)",        # d as index
+     "d = rt.unreduce(s, P, None, False)\ne = rt.getitem_grad(d, X, d)"),
+])
+def test_a_spread_number_put_back_where_it_was_picked_is_the_number(text, specialised):
+    shapes = {"s": (), "t": (3,), "X": (4, 3)}         # P (picked by a fancy index): unknown
+    assert _text(specialise.specialise(_statements(text), shapes)) == specialised
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_cross_entropy_of_picked_log_probabilities(dtype):
+    def cross_entropy(scores, y):
+        shifted = scores - np.max(scores, axis=1, keepdims=True)
+        log_probs = shifted - np.log(np.sum(np.exp(shifted), axis=1, keepdims=True))
+        return -np.sum(log_probs[np.arange(len(y)), y]) / len(y)
+    rng = np.random.default_rng(8)
+    scores, y = rng.standard_normal((6, 4)).astype(dtype), np.array([0, 3, 3, 1, 0, 2])
+    probs = np.exp(scores - scores.max(axis=1, keepdims=True))
+    probs /= probs.sum(axis=1, keepdims=True)
+    want = probs.copy()
+    want[np.arange(6), y] -= 1
+    g = st.grad(cross_entropy)
+    for _ in range(3):
+        got = g(scores, y)
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, want / 6, rtol=1e-5 if dtype == np.float32 else 1e-12,
+                                   atol=1e-7 if dtype == np.float32 else 1e-15)
+    source = _fused_source_wrt(cross_entropy, (scores, y), (0,))
+    assert "unreduce" not in source and "rt.getitem_grad(d_" in source
+
+
+@pytest.mark.parametrize("text, specialised", [
     ("d = rt.unreduce(s, A, None, False)\ne = E * d", "e = E * s"),     # a factor, either side
     ("d = rt.unreduce(s, A, None, False)\ne = d * E", "e = s * E"),
     ("d = rt.unreduce(s, A, None, False)\ne = d / E", "e = s / E"),     # a dividend

@@ -66,11 +66,25 @@ class Spreads:
                         len(others) == self.uses.get(name)
                         and all(shape_of(other, known) == shape and name not in reads_of(other)
                                 for other in others)
-                        or self._shapes_kept(name, scalar, shape, block[position + 1:], known)):
+                        or self._shapes_kept(name, scalar, shape, block[position + 1:], known)) \
+                        or self._placed_back(name, scalar, block[position + 1:], known):
                     self.replace[name] = scalar
                     continue
             kept.append(stmt)
         return kept
+
+    def _placed_back(self, name, scalar, rest, known):
+        """Whether ``name``, a number spread over the array whose cotangent it is, is read only
+        as what ``rt.getitem_grad(name, x, index)`` puts back where that array was picked from
+        (the array is ``x[index]``): the number put there is the same at every pick, with no
+        need to know the picks' shape (a fancy index's: ``-np.sum(log_p[rows, y]) / N``)."""
+        if shape_of(scalar, known) != ():
+            return False
+        places = [node for stmt in rest for node in walk(stmt)
+                  if is_runtime_helper_call(node, "getitem_grad") and len(node.args) == 3
+                  and isinstance(node.args[0], gast.Name) and node.args[0].id == name]
+        return len(places) == self.uses.get(name) and not any(
+            name in reads_of(arg) for node in places for arg in node.args[1:])
 
     def _shapes_kept(self, name, scalar, shape, rest, known):
         """Whether every read of ``name`` (a spread over ``shape``) is in an assignment of
