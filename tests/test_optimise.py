@@ -691,6 +691,8 @@ def test_a_shape_the_branches_disagree_on_is_unknown_after_them():
      "d = rt.unreduce(t, P, None, False)\ne = rt.getitem_grad(d, X, (r, c))"),
     ("d = rt.unreduce(s, P, None, False)\ne = rt.getitem_grad(d, X, d)",        # d as index
      "d = rt.unreduce(s, P, None, False)\ne = rt.getitem_grad(d, X, d)"),
+    ("d = rt.unreduce(s, P, None, False)\ne = rt.getitem_grad(d, L, 0)",        # L: a list,
+     "d = rt.unreduce(s, P, None, False)\ne = rt.getitem_grad(d, L, 0)"),       # no shape
 ])
 def test_a_spread_number_put_back_where_it_was_picked_is_the_number(text, specialised):
     shapes = {"s": (), "t": (3,), "X": (4, 3)}         # P (picked by a fancy index): unknown

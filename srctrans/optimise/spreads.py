@@ -76,15 +76,18 @@ class Spreads:
     def _placed_back(self, name, scalar, rest, known):
         """Whether ``name``, a number spread over the array whose cotangent it is, is read only
         as what ``rt.getitem_grad(name, x, index)`` puts back where that array was picked from
-        (the array is ``x[index]``): the number put there is the same at every pick, with no
-        need to know the picks' shape (a fancy index's: ``-np.sum(log_p[rows, y]) / N``)."""
+        (the array is ``x[index]``, ``x`` an array of a known shape): the number put there is
+        the same at every pick, with no need to know the picks' shape (a fancy index's:
+        ``-np.sum(log_p[rows, y]) / N``)."""
         if shape_of(scalar, known) != ():
             return False
         places = [node for stmt in rest for node in walk(stmt)
                   if is_runtime_helper_call(node, "getitem_grad") and len(node.args) == 3
                   and isinstance(node.args[0], gast.Name) and node.args[0].id == name]
-        return len(places) == self.uses.get(name) and not any(
-            name in reads_of(arg) for node in places for arg in node.args[1:])
+        # (into an array, of a known shape: a container's entry must get an array)
+        return len(places) == self.uses.get(name) and all(
+            shape_of(node.args[1], known) and name not in reads_of(node.args[2])
+            and name not in reads_of(node.args[1]) for node in places)
 
     def _shapes_kept(self, name, scalar, shape, rest, known):
         """Whether every read of ``name`` (a spread over ``shape``) is in an assignment of
