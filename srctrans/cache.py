@@ -16,7 +16,6 @@ expression (the passes recurse over syntax trees).
 
 import contextlib
 import gc
-import sys
 import threading
 import types
 import weakref
@@ -25,26 +24,24 @@ import numpy as np
 
 from srctrans.runtime import objects
 from srctrans.assumed import Assumed, callees_current, link_callees, why_unspecialisable
+from srctrans.build_guards import (
+    building, in_progress, recursion_error, refuse_missing_return_here, with_location)
 from srctrans.measuring import (
     Watched, has_shape, watched_callees, measure, run_keeping_locals, settled)
 from srctrans.shape_keys import holds_mask, shape_key
 from srctrans.runtime.seeding import check_outputs, is_complex
-from srctrans.outputs import refuse_missing_return
 from srctrans.normalize.auxiliary import has_aux
 
 from srctrans.emit.compile import forget_sources
 from srctrans.interface import API
 from srctrans.persist import entries as stored
-from srctrans.reporting import definition, internal_failure
-from srctrans.errors import NoSourceError, SrcTransError, UnsupportedSyntaxError
 from srctrans.parse.resolve import still_valid
-from srctrans.parse.source import forget_compiled_files, nesting_depth, parse_function
+from srctrans.parse.source import forget_compiled_files, parse_function
 from srctrans.rules import REGISTRY
 
 _lock = threading.RLock()
 _builds: dict[tuple, list] = {}              # _build_key(fn, options) -> [Build]
 _instances: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # function -> {options: ...}
-_in_progress: set = set()
 _memos: list = []                            # the API's per-function memos (see memo)
 
 
@@ -90,7 +87,7 @@ def gradient_instance(fn, wrt, single=False, location=None):
 def _cached(fn, options, location, new_build, kind):
     """The instance (of class ``kind``) of ``fn`` for ``options``; built by ``new_build`` if needed."""
     if not isinstance(fn, types.FunctionType):
-        _with_location(parse_function, fn, location, True)     # raises NoSourceError
+        with_location(parse_function, fn, location, True)     # raises NoSourceError
     per_function = _instances.get(fn)
     if per_function is not None:
         hit = per_function.get(options)
@@ -144,7 +141,7 @@ def _build_callees_first(fn, options, location, new_build):
 
 def _build_pending(request):
     """The outermost build's loop (see `_build_callees_first`)."""
-    pending = [request]          # the codes of all but the last are in _in_progress
+    pending = [request]          # the codes of all but the last are in in_progress
     try:
         while True:
             try:
@@ -152,16 +149,16 @@ def _build_pending(request):
             except _NeedsCallee as need:
                 callee, _, call_location, _ = need.request
                 if any(callee.__code__ is waiting[0].__code__ for waiting in pending):
-                    raise _recursion_error(callee, call_location) from None
-                _in_progress.add(pending[-1][0].__code__)
+                    raise recursion_error(callee, call_location) from None
+                in_progress.add(pending[-1][0].__code__)
                 pending.append(need.request)
                 continue
             pending.pop()
             if not pending:
                 return build
-            _in_progress.discard(pending[-1][0].__code__)      # retried next
+            in_progress.discard(pending[-1][0].__code__)      # retried next
     finally:
-        _in_progress.difference_update(waiting[0].__code__ for waiting in pending)
+        in_progress.difference_update(waiting[0].__code__ for waiting in pending)
 
 
 @contextlib.contextmanager
@@ -365,11 +362,11 @@ def _new_build(fn, options, location):
 
     build_callee.residuals = {}
 
-    with _building(fn, location):
+    with building(fn, location):
         from srctrans import pipeline           # not needed when every build is stored
-        _refuse_missing_return(fn, location)
+        refuse_missing_return_here(fn, location)
         with REGISTRY.recording() as consulted:
-            build = _with_location(pipeline.build_reverse, fn, location, wrt, build_callee,
+            build = with_location(pipeline.build_reverse, fn, location, wrt, build_callee,
                                    optimize, unconnected_zero, dict(own_shapes) or None, gradient,
                                    dict(tests))
     build.consulted = list(consulted.values())
@@ -377,71 +374,6 @@ def _new_build(fn, options, location):
     build.callee_residuals = build_callee.residuals
     link_callees(build)
     return build
-
-
-def _refuse_missing_return(fn, location):
-    """A function differentiated itself (not called, ``location`` None) must return a value."""
-    if location is None:
-        _with_location(refuse_missing_return, fn, None)
-
-
-@contextlib.contextmanager
-def _building(fn, location):
-    """While ``fn`` is being built: a call that re-enters its build is recursion (an error
-    at ``location``), and the passes get recursion headroom for its deepest expression."""
-    code = fn.__code__
-    if code in _in_progress:
-        raise _recursion_error(fn, location)
-    _in_progress.add(code)
-    try:
-        with _recursion_headroom(nesting_depth(fn)):
-            yield
-    finally:
-        _in_progress.discard(code)
-
-
-def _recursion_error(fn, location):
-    return UnsupportedSyntaxError(
-        f"recursive call of {fn.__qualname__} cannot be differentiated", location,
-        "srctrans cannot differentiate recursion; compute the result without the function "
-        "calling itself")
-
-
-# Python frames the passes use per level of syntax-tree nesting, with a margin.
-_FRAMES_PER_LEVEL = 10
-
-
-@contextlib.contextmanager
-def _recursion_headroom(depth):
-    """Raise the recursion limit for a build whose trees nest ``depth`` deep."""
-    old = sys.getrecursionlimit()
-    needed = old + _FRAMES_PER_LEVEL * depth if depth * _FRAMES_PER_LEVEL > old // 2 else old
-    if needed > old:
-        sys.setrecursionlimit(needed)
-    try:
-        yield
-    finally:
-        if needed > old and sys.getrecursionlimit() == needed:
-            sys.setrecursionlimit(old)
-
-
-def _with_location(step, fn, location, *args):
-    """``step(fn, *args)``; a callee without source is reported at its call site, and a
-    failure of srctrans itself is an InternalError at the function's definition."""
-    try:
-        return step(fn, *args)
-    except NoSourceError as error:
-        if location is None or getattr(error, "at_call", False):
-            raise                                   # already reported at the innermost call
-        where = f" (defined at {error.location})" if error.location is not None else ""
-        located = NoSourceError(f"cannot differentiate this call: {error.message}{where}",
-                                location, error.hint)
-        located.at_call = True
-        raise located from None
-    except SrcTransError:
-        raise
-    except Exception as error:
-        raise internal_failure(error, location or definition(fn)) from error
 
 
 def clear(persistent=False):
@@ -535,11 +467,11 @@ def _new_forward_build(fn, options, location):
         callees.append((callee, found))
         return found.jvp, found.build.tangents
 
-    with _building(fn, location):
+    with building(fn, location):
         from srctrans import pipeline
-        _refuse_missing_return(fn, location)
+        refuse_missing_return_here(fn, location)
         with REGISTRY.recording() as consulted:
-            build = _with_location(pipeline.build_forward, fn, location, wrt, build_callee,
+            build = with_location(pipeline.build_forward, fn, location, wrt, build_callee,
                                    optimize, tangent_only, dict(shapes) if shapes else None)
     build.consulted = list(consulted.values())
     build.callees = tuple(callees)
