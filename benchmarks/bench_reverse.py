@@ -69,8 +69,15 @@ def srctrans_grad(case, fn=None):
 
 # --- measuring -----------------------------------------------------------------------
 
+WARM_UP_CALLS = 3
+
+
 def per_call(columns, repeats, min_time, notes):
     """Seconds per call of each ``fn()`` in ``columns``: best and median of ``repeats`` loops.
+
+    Each ``fn`` is called :data:`WARM_UP_CALLS` times first: srctrans builds on its first
+    calls, and a build timed in the count-finding loop would leave a count of a few calls,
+    whose loops then time the timer as much as the function.
 
     Each loop runs ``fn`` enough times to last at least ``min_time`` seconds, like
     ``timeit.Timer.autorange`` but with an adjustable floor. The columns take
@@ -82,6 +89,8 @@ def per_call(columns, repeats, min_time, notes):
     for column, fn in columns.items():
         timer = timeit.Timer(fn)
         try:
+            for _ in range(WARM_UP_CALLS):   # the calls that build (generic, specialised,
+                fn()                         # the short path) must not set the loop's count
             number = 1
             while (elapsed := timer.timeit(number)) < min_time:
                 number = max(2 * number, int(number * 1.2 * min_time / max(elapsed, 1e-9)))
