@@ -513,6 +513,46 @@ def test_what_may_not_be_added_at_an_index_is_left(text):
         assert ast.unparse(gast.gast_to_ast(gast.Module(after, []))) == before
 
 
+@pytest.mark.parametrize("text, in_place_", [
+    ("d = -1.0 * T\ns = d.sum(axis=1)\ndU = d\nfor j in r:\n"        # d read before: in place
+     "    dU = dU + rt.getitem_grad(e, U, np.s_[:, j])", True),
+    ("d = -1.0 * T\ndU = d\nfor j in r:\n"                           # d read after dU changed
+     "    dU = dU + rt.getitem_grad(e, U, np.s_[:, j])\ns = d.sum()", False),
+    ("d = -1.0 * T\ndU = d\nfor j in r:\n    s = d[0]\n"              # at the loop's next step
+     "    dU = dU + rt.getitem_grad(e, U, np.s_[:, j])", False),
+    ("d = T\ndU = d\nfor j in r:\n"                                   # d: another's array
+     "    dU = dU + rt.getitem_grad(e, U, np.s_[:, j])", False),
+])
+def test_a_gradient_copied_from_a_new_array_adds_in_place_when_the_copy_is_done(text, in_place_):
+    body = gast.parse(text + "\nreturn (dU,)").body
+    after = in_place.accumulate_in_place(body, {"U"}, "rt", {"dU": "U"}, {"j"})
+    assert ("dU[:, j] += e" in ast.unparse(gast.gast_to_ast(gast.Module(after, [])))) == in_place_
+
+
+def folded_log_sum_exp(z, T):
+    lse = z[:, 0]
+    for j in range(1, z.shape[1]):
+        lse = np.logaddexp(lse, z[:, j])
+    return -np.sum(T * (z - lse[:, None]))
+
+
+def test_columns_read_in_a_loop_add_their_cotangents_into_a_copied_start():
+    rng = np.random.default_rng(6)
+    z, T = rng.standard_normal((5, 4)), rng.uniform(0, 1, (5, 4))
+    source = _fused_source_wrt(folded_log_sum_exp, (z, T), (0,))
+    assert "dz[:, j] += " in source and "getitem_grad(d_item_2, z" not in source
+    g = st.grad(folded_log_sum_exp)
+    p = np.exp(z - z.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    for _ in range(3):
+        np.testing.assert_allclose(g(z, T), p * T.sum(axis=1, keepdims=True) - T, rtol=1e-12)
+    st.check_grads(folded_log_sum_exp, (z, T), order=2, wrt=0)
+    v = rng.standard_normal(z.shape)
+    want = (g(z + 1e-5 * v, T) - g(z - 1e-5 * v, T)) / 2e-5
+    np.testing.assert_allclose(st.hvp(folded_log_sum_exp, (z, T), (v, None))[0], want,
+                               rtol=1e-5, atol=1e-7)
+
+
 def ratings_loss(U, V, ratings, reg):
     total = 0.0
     for i, j, r in ratings:

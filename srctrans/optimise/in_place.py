@@ -7,7 +7,10 @@ gradients, and the names measured as numbers (shape ``()``).
 Guarantees: a gradient ``dW`` that starts as ``dW = rt.zeros_of(W)`` (``W`` such
 a parameter: a new array of ``W``'s shape and dtype) or, where ``dW`` is the
 name returned as ``W``'s gradient, as arithmetic (a new array of ``W``'s shape:
-the cotangent of ``W``, where specialising dropped ``rt.unbroadcast``), and
+the cotangent of ``W``, where specialising dropped ``rt.unbroadcast``), or as a copy
+``dW = d`` of a name assigned once, and only, arithmetic, when nothing reads ``d`` once
+``dW`` may have changed (``d = -1.0 * T``, read by ``d.sum(axis=1)`` before a loop adds
+each column's cotangent into ``dW``), and
 afterwards is only ever assigned ``dW = dW + e`` or ``dW = dW - e`` (``e`` not
 reading ``dW``) and read only there, by the ``return`` and by statements of the
 function's own block after the last of them (``dx = rt.asarray_grad(dx_2, x)``: the
@@ -62,8 +65,10 @@ def accumulate_in_place(body, parameter_arrays, runtime_alias, gradients=None, n
         return body
     gradients = gradients or {}
     starts = {}
+    fresh = _fresh_arithmetic(body)
     for stmt in body:
-        parameter = _zeros_of(stmt, runtime_alias) or _arithmetic_start(stmt, gradients)
+        parameter = _zeros_of(stmt, runtime_alias) or _arithmetic_start(stmt, gradients) \
+            or _copied_start(stmt, gradients, fresh)
         if parameter in parameter_arrays:
             starts.setdefault(stmt.targets[0].id, []).append((stmt, parameter))
         local = _entry_start(stmt, runtime_alias)
@@ -75,7 +80,11 @@ def accumulate_in_place(body, parameter_arrays, runtime_alias, gradients=None, n
             continue
         (start, parameter), = made
         entries = _Entries(name, parameter, runtime_alias, numbers)
-        for stmt in _sums_only(body, name, start, entries) or ():
+        sums = _sums_only(body, name, start, entries)
+        if sums and isinstance(start.value, gast.Name) and _read_from(
+                body, start.value.id, sums[0]):
+            continue                 # dW = d: d, read after dW changes, would see it change
+        for stmt in sums or ():
             if _zeroing(stmt, name, runtime_alias):      # dX = rt.zero_at(dX, i): dX[i] = 0
                 replaced[id(stmt)] = anno.copy(stmt, gast.Assign(
                     [_entry(name, _unwrapped(stmt.value.args[1]))], gast.Constant(0.0, None),
@@ -120,6 +129,50 @@ def _arithmetic_start(stmt, gradients):
                         for n in walk(stmt.value))):          # (dW = dW + e is a sum)
         return gradients[stmt.targets[0].id]
     return None
+
+
+def _fresh_arithmetic(body):
+    """The names ``body``'s own block assigns once, and only, arithmetic (a new array)."""
+    stores = {}
+    for stmt in body:
+        for node in walk(stmt):
+            if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
+                stores[node.id] = stores.get(node.id, 0) + 1
+    return {stmt.targets[0].id for stmt in body
+            if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name) and stores.get(stmt.targets[0].id) == 1
+            and (isinstance(stmt.value, gast.BinOp) or isinstance(stmt.value, gast.UnaryOp)
+                 and isinstance(stmt.value.op, (gast.USub, gast.UAdd)))}
+
+
+def _copied_start(stmt, gradients, fresh):
+    """``W`` when ``stmt`` is ``dW = d`` (``dW`` the name returned as ``W``'s gradient, ``d``
+    of ``fresh``: a new array the function made by arithmetic), else None. ``d`` holds the
+    array too: :func:`_read_from` tells whether it is read once ``dW`` changes."""
+    if (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id in gradients
+            and isinstance(stmt.value, gast.Name) and stmt.value.id in fresh):
+        return gradients[stmt.targets[0].id]
+    return None
+
+
+def _read_from(body, name, first):
+    """Whether ``name`` is read once ``first`` may have run: by a statement of ``body`` from
+    the one of its own block holding ``first`` on (a loop's statements before ``first`` run
+    after it at its next step)."""
+    holder = next(stmt for stmt in body if any(node is first for node in _statements([stmt])))
+    started = False
+    for stmt in _statements(body):
+        started = started or stmt is holder
+        if started and not isinstance(stmt, (gast.If, gast.For, gast.While)) and any(
+                isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)
+                for n in walk(stmt)):
+            return True
+        if started and isinstance(stmt, (gast.If, gast.For, gast.While)):
+            header = stmt.test if not isinstance(stmt, gast.For) else stmt.iter
+            if any(isinstance(n, gast.Name) and n.id == name for n in walk(header)):
+                return True
+    return False
 
 
 class _Entries:
