@@ -529,6 +529,41 @@ def test_a_gradient_copied_from_a_new_array_adds_in_place_when_the_copy_is_done(
     assert ("dU[:, j] += e" in ast.unparse(gast.gast_to_ast(gast.Module(after, [])))) == in_place_
 
 
+@pytest.mark.parametrize("text, kept", [
+    ("d = rt.dict_copy(p)\nm = d['m']\nd['s'] = m * x\ny = x * 2.0", "y = x * 2.0"),
+    ("d = {}\nd['s'] = x * 3.0\ny = x * 2.0", "y = x * 2.0"),             # written, never read
+    ("d = {}\nd['s'] = x * 3.0\ny = d['s']",                               # read after: kept
+     "d = {}\nd['s'] = x * 3.0\ny = d['s']"),
+    ("d = {}\ne = d\nd['s'] = x * 3.0\ny = e['s']",                      # held by another name
+     "d = {}\ne = d\nd['s'] = x * 3.0\ny = e['s']"),
+    ("d = {}\nd['s'] = x * 3.0\ny = f(d)",                                # passed to a call
+     "d = {}\nd['s'] = x * 3.0\ny = f(d)"),
+    ("d = {'s': x}\nfor i in r:\n    z = d['s']\n    d['s'] = z * x\ny = x",  # read at the
+     "d = {'s': x}\nfor i in r:\n    z = d['s']\n    d['s'] = z * x\ny = x"),  # next step
+])
+def test_an_entry_written_into_a_dict_nothing_reads_after_is_dead(text, kept):
+    from srctrans.optimise import dce
+    assert _text(dce.eliminate_dead_code(_statements(text), {"y"}, lambda s: True)) == kept
+
+
+def running_statistics_loss(x, gamma, stats):
+    stats = dict(stats)
+    mu = x.mean(axis=0)
+    stats["mean"] = 0.9 * stats["mean"] + 0.1 * mu         # running statistics: no gradient
+    xhat = (x - mu) / np.sqrt(x.var(axis=0) + 1e-5)
+    return np.sum(gamma * xhat * xhat)
+
+
+def test_a_gradient_does_not_compute_what_only_a_dead_entry_write_needs():
+    rng = np.random.default_rng(9)
+    x, gamma, stats = rng.standard_normal((6, 3)), rng.standard_normal(3), {"mean": np.zeros(3)}
+    source = _fused_source_wrt(running_statistics_loss, (x, gamma, stats), (0, 1))
+    code = [line for line in source.splitlines() if not line.lstrip().startswith("#")]
+    assert not any("0.9 *" in line or "['mean'] =" in line for line in code)
+    st.check_grads(running_statistics_loss, (x, gamma, stats), order=2, wrt=(0, 1))
+    assert np.all(stats["mean"] == 0.0)
+
+
 def folded_log_sum_exp(z, T):
     lse = z[:, 0]
     for j in range(1, z.shape[1]):

@@ -46,19 +46,58 @@ def eliminate_dead_code(statements, live_out, is_pure):
     """The statements of ``statements`` that matter for ``live_out`` or have effects.
 
     ``is_pure(stmt)`` tells whether a statement can be dropped when its targets
-    are dead.
+    are dead. An entry written into a dict the statements make and only ever index
+    (:func:`private_dicts`) is dead when nothing reads the dict after it (a copy of a
+    dict argument the function writes running statistics into, say, in a gradient).
     """
-    return _live_block(statements, set(live_out), is_pure)[0]
+    private = private_dicts(statements)
+    return _live_block(statements, set(live_out), is_pure, private)[0]
 
 
-def _live_block(statements, live, is_pure):
+def private_dicts(statements):
+    """The names assigned once, a new dict (a display, a comprehension, ``rt.dict_copy(...)``),
+    and read only as the dict an entry is read from or written into: no other name holds
+    it, so a write into it is seen only through a later read of its name."""
+    made, loads, indexed = set(), {}, {}
+    stores, _ = name_counts(statements)
+    for stmt in statements:
+        for node in walk(stmt):
+            if isinstance(node, gast.Assign) and len(node.targets) == 1 \
+                    and isinstance(node.targets[0], gast.Name) and _new_dict(node.value):
+                made.add(node.targets[0].id)
+            elif isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+                loads[node.id] = loads.get(node.id, 0) + 1
+            elif isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name):
+                indexed[node.value.id] = indexed.get(node.value.id, 0) + 1
+    return {name for name in made if stores.get(name) == 1
+            and loads.get(name, 0) == indexed.get(name, 0)}
+
+
+def _new_dict(value):
+    """A dict display or comprehension, or ``rt.dict_copy(...)`` (what ``dict(d)`` is made)."""
+    if isinstance(value, (gast.Dict, gast.DictComp)):
+        return True
+    return (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
+            and value.func.attr == "dict_copy" and isinstance(value.func.value, gast.Name))
+
+
+def _dead_entry_write(stmt, live, private, is_pure):
+    """Whether ``stmt`` is ``d[k] = v`` into a private dict no later statement reads."""
+    return (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Subscript)
+            and isinstance(stmt.targets[0].value, gast.Name)
+            and stmt.targets[0].value.id in private and stmt.targets[0].value.id not in live
+            and is_pure(stmt))
+
+
+def _live_block(statements, live, is_pure, private=frozenset()):
     """(the statements of one block that are kept, the names live before it); ``live``
     (the names live after the block) is updated in place."""
     kept = []
     for stmt in reversed(statements):
         if isinstance(stmt, gast.If):
-            stmt.body, live_body = _live_block(stmt.body, set(live), is_pure)
-            stmt.orelse, live_else = _live_block(stmt.orelse, set(live), is_pure)
+            stmt.body, live_body = _live_block(stmt.body, set(live), is_pure, private)
+            stmt.orelse, live_else = _live_block(stmt.orelse, set(live), is_pure, private)
             if not stmt.body and not stmt.orelse and not _calls(stmt.test):
                 continue                              # a branch left with nothing to do
             if not stmt.body and stmt.orelse:         # if c: pass else: B  ->  if not c: B
@@ -72,12 +111,14 @@ def _live_block(statements, live, is_pure):
         if isinstance(stmt, (gast.For, gast.While)) and not stmt.orelse:
             # live after a step: what follows the loop, and what any step reads (more than
             # the next step needs, never less)
-            stmt.body = _live_block(stmt.body, live | reads_of(stmt), is_pure)[0] or [gast.Pass()]
+            stmt.body = _live_block(stmt.body, live | reads_of(stmt), is_pure,
+                                    private)[0] or [gast.Pass()]
             live |= reads_of(stmt)
             kept.append(stmt)
             continue
         targets = targets_of(stmt)
-        if targets and is_pure(stmt) and not live.intersection(targets):
+        if targets and is_pure(stmt) and not live.intersection(targets) \
+                or private and _dead_entry_write(stmt, live, private, is_pure):
             continue
         live.difference_update(targets)
         live |= reads_of(stmt)
