@@ -58,15 +58,13 @@ def private_dicts(statements):
     """The names assigned once, a new dict (a display, a comprehension, ``rt.dict_copy(...)``),
     and read only as the dict an entry is read from or written into: no other name holds
     it, so a write into it is seen only through a later read of its name."""
-    made, loads, indexed = set(), {}, {}
-    stores, _ = name_counts(statements)
+    made, indexed = set(), {}
+    stores, loads = name_counts(statements)
     for stmt in statements:
         for node in walk(stmt):
             if isinstance(node, gast.Assign) and len(node.targets) == 1 \
                     and isinstance(node.targets[0], gast.Name) and _new_dict(node.value):
                 made.add(node.targets[0].id)
-            elif isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
-                loads[node.id] = loads.get(node.id, 0) + 1
             elif isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name):
                 indexed[node.value.id] = indexed.get(node.value.id, 0) + 1
     return {name for name in made if stores.get(name) == 1

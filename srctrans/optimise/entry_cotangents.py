@@ -36,6 +36,7 @@ import gast
 
 from srctrans.differentiate.control import assigned_names, is_pop
 from srctrans.nodes import assign, load
+from srctrans.optimise.dce import name_counts
 from srctrans.treewalk import walk
 
 
@@ -73,14 +74,14 @@ def _add_nested_entries(result, position, ranges, assigned, runtime_alias):
     finished after it."""
     loop = result[position]
     found = collections.defaultdict(list)           # (dxs, xs) -> its updates
-    pending = [(stmt, inner) for inner in loop.body if isinstance(inner, gast.For)
-               and _counts_down(inner) for stmt in [inner]]
-    while pending:
-        inner, _ = pending.pop()
-        for name, sequence, update in _entry_updates(inner, ranges, runtime_alias,
-                                                      alone=False):
-            found[name, sequence].append(update)
-        pending.extend((s, s) for s in inner.body if isinstance(s, gast.For) and _counts_down(s))
+    pending = [loop]
+    while pending:                                  # the loops inside, counting down
+        inner = pending.pop()
+        if inner is not loop:
+            for name, sequence, update in _entry_updates(inner, ranges, runtime_alias,
+                                                          alone=False):
+                found[name, sequence].append(update)
+        pending.extend(s for s in inner.body if isinstance(s, gast.For) and _counts_down(s))
     for (name, sequence), updates in found.items():
         touching = [s for s in walk(loop) if isinstance(s, gast.stmt) and not isinstance(
             s, (gast.For, gast.If, gast.While)) and any(
@@ -107,15 +108,14 @@ def _add_nested_entries(result, position, ranges, assigned, runtime_alias):
 def _only_ranges(body):
     """The names every assignment of which in ``body`` gives a range, a placeholder None, or
     a value the tape gives back (one it took from the name: a range, or None)."""
-    stores, assigns = collections.Counter(), collections.defaultdict(list)
+    stores, _ = name_counts(body)
+    assigns = collections.defaultdict(list)
     for stmt in body:
         for node in walk(stmt):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-                stores[node.id] += 1
-            elif isinstance(node, gast.Assign) and len(node.targets) == 1 \
+            if isinstance(node, gast.Assign) and len(node.targets) == 1 \
                     and isinstance(node.targets[0], gast.Name):
                 assigns[node.targets[0].id].append(node)
-    return {name for name, found in assigns.items() if len(found) == stores[name] and all(
+    return {name for name, found in assigns.items() if len(found) == stores.get(name) and all(
         _assigns_call(s, "range") or is_pop(s)
         or isinstance(s.value, gast.Constant) and s.value.value is None for s in found)}
 

@@ -50,6 +50,7 @@ do, where the general code rounds once at the end.
 import gast
 
 from srctrans import annotations as anno
+from srctrans.optimise.dce import name_counts
 from srctrans.optimise.entry_cotangents import is_runtime_call, runtime_call
 from srctrans.treewalk import walk
 
@@ -133,11 +134,7 @@ def _arithmetic_start(stmt, gradients):
 
 def _fresh_arithmetic(body):
     """The names ``body``'s own block assigns once, and only, arithmetic (a new array)."""
-    stores = {}
-    for stmt in body:
-        for node in walk(stmt):
-            if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
-                stores[node.id] = stores.get(node.id, 0) + 1
+    stores, _ = name_counts(body)
     return {stmt.targets[0].id for stmt in body
             if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], gast.Name) and stores.get(stmt.targets[0].id) == 1
