@@ -20,6 +20,7 @@ backward pass. Specialised, the method is called as straight-line code::
 
 import gast
 
+from srctrans.optimise.dce import name_counts
 from srctrans.treewalk import walk
 
 
@@ -51,10 +52,7 @@ def fold_keyed_branches(function, tests):
 def _copied_tests(function, tests):
     """The names assigned once a copy of a name of ``tests`` (or of such a copy), with its
     value."""
-    stores = {}
-    for node in walk(function):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
-            stores[node.id] = stores.get(node.id, 0) + 1
+    stores, _ = name_counts([function])
     copies = {node.targets[0].id: node.value.id for node in walk(function)
               if isinstance(node, gast.Assign) and len(node.targets) == 1
               and isinstance(node.targets[0], gast.Name) and isinstance(node.value, gast.Name)
