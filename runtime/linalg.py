@@ -397,6 +397,11 @@ def solve_grads(g, x, a, b):
     >>> solve_grads(np.ones(2), np.linalg.solve(a, np.ones(2)), a, np.ones(2))[1]
     array([0.5 , 0.25])
     """
+    if (type(a) is np.ndarray and type(g) is np.ndarray and type(x) is np.ndarray
+            and a.ndim == 2 and g.shape == x.shape == np.shape(b) and 1 <= x.ndim <= 2
+            and x.shape[0] == a.shape[0]):           # one matrix, no broadcasting: directly
+        B = np.linalg.solve(a.T, g)
+        return (-np.outer(B, x) if x.ndim == 1 else -B @ x.T), B
     X, B = _solution_and_adjoint(g, x, a, b)
     return (unbroadcast(-B @ np.swapaxes(X, -1, -2), a),
             unbroadcast(solve_uncolumn(B, a, b), b))
@@ -443,6 +448,10 @@ def tril_halved(x):
            [1. , 0.5]])
     """
     lower = np.tril(x)
+    if type(lower) is np.ndarray and lower.ndim == 2:   # one matrix: its diagonal halved
+        diagonal = np.arange(lower.shape[-1])
+        lower[diagonal, diagonal] *= 0.5                # (in the new array tril made)
+        return lower
     return lower - 0.5 * (lower * np.eye(np.shape(x)[-1], dtype=bool))     # keeps x's dtype
 
 

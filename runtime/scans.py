@@ -57,6 +57,9 @@ def diagonal_grad(g, a, offset=0, axis1=0, axis2=1):
     """
     numpy_only("np.diagonal, np.diag or np.trace", g, a)
     out = np.zeros(np.shape(a), dtype=_float_dtype(a, g))
+    if out.ndim == 2 and offset == 0 and {axis1, axis2} == {0, 1}:    # a matrix's own
+        np.fill_diagonal(out, g)                     # (a matrix's diagonal is its transpose's)
+        return out
     moved = np.moveaxis(out, (axis1, axis2), (-2, -1))      # a view: writes reach out
     size = np.shape(g)[-1] if np.ndim(g) else 0
     rows = np.arange(size) + max(0, -offset)

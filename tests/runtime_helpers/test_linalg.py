@@ -271,3 +271,45 @@ def test_matmul_2d_fast_path_values():
 
 def test_docstring_examples():
     assert doctest.testmod(runtime.linalg).failed == 0
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+@pytest.mark.parametrize("b_shape", [(4,), (4, 3)])
+def test_solve_grads_of_one_matrix_is_the_general_formula(dtype, b_shape):
+    """One matrix, no broadcasting: the short path (a solve and an outer product) gives
+    what the general one (columns, swapaxes, sums over broadcast axes) gives."""
+    rng = np.random.default_rng(12)
+    a = (rng.standard_normal((4, 4)) + 4 * np.eye(4)).astype(dtype)
+    b, g = rng.standard_normal(b_shape).astype(dtype), rng.standard_normal(b_shape).astype(dtype)
+    x = np.linalg.solve(a, b)
+    got = runtime.solve_grads(g, x, a, b)
+    B = np.linalg.solve(a.T, g.reshape(4, -1))
+    want = (-B @ x.reshape(4, -1).T, B.reshape(b_shape))
+    for part, expected in zip(got, want):
+        assert part.dtype == expected.dtype
+        np.testing.assert_allclose(part, expected, rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_tril_halved_of_one_matrix_and_of_a_stack(shape, dtype):
+    x = np.random.default_rng(13).standard_normal(shape).astype(dtype)
+    got = srctrans.runtime.linalg.tril_halved(x)
+    want = np.tril(x) * (1 - 0.5 * np.eye(shape[-1]))
+    assert got.dtype == dtype and got.shape == x.shape
+    np.testing.assert_array_equal(got, want.astype(dtype))
+    assert not np.shares_memory(got, x)
+
+
+@pytest.mark.parametrize("shape, offset, axes", [
+    ((3, 3), 0, (0, 1)), ((3, 5), 0, (0, 1)), ((5, 3), 0, (1, 0)), ((4, 4), 1, (0, 1)),
+    ((2, 3, 3), 0, (1, 2)),
+])
+def test_diagonal_grad_puts_the_cotangent_on_the_diagonal(shape, offset, axes):
+    a = np.zeros(shape)
+    g = np.arange(1.0, 1.0 + np.diagonal(a, offset, *axes).size).reshape(
+        np.diagonal(a, offset, *axes).shape)
+    got = runtime.diagonal_grad(g, a, offset, *axes)
+    probe = np.random.default_rng(14).standard_normal(shape)     # <got, p> = <g, diag(p)>
+    np.testing.assert_allclose(np.sum(got * probe), np.sum(g * np.diagonal(probe, offset, *axes)))
+    assert got.shape == shape
