@@ -448,7 +448,8 @@ def tril_halved(x):
            [1. , 0.5]])
     """
     lower = np.tril(x)
-    if type(lower) is np.ndarray and lower.ndim == 2:   # one matrix: its diagonal halved
+    if type(lower) is np.ndarray and lower.ndim == 2 and lower.dtype.kind in "fc":
+        # one matrix of floats: its diagonal halved
         diagonal = np.arange(lower.shape[-1])
         lower[diagonal, diagonal] *= 0.5                # (in the new array tril made)
         return lower
