@@ -32,6 +32,8 @@ import gast
 
 from srctrans.normalize.desugar import located
 from srctrans.nodes import int_literal, load, local_names, store
+from srctrans.optimise.dce import reads_of
+from srctrans.runtime.counting import range_stop
 from srctrans.treewalk import child_fields, walk
 
 _TESTS = {gast.Lt: "<", gast.LtE: "<=", gast.Gt: ">", gast.GtE: ">="}
@@ -42,11 +44,10 @@ _INTEGER_CALLS = ("len",)
 def count_while_loops(function, namespace, runtime_name="rt"):
     """Rewrite, in place, each counted ``while`` loop of ``function`` (a gast FunctionDef) as
     a ``for`` loop over a range (see the module); ``namespace`` is the function's globals
-    (a ``range`` or ``len`` of the user's own is not the builtin). Returns how many."""
+    (a ``range`` or ``len`` of the user's own is not the builtin)."""
     locals_ = local_names(function)
     if any(name in locals_ or name in namespace for name in ("range",) + _INTEGER_CALLS):
-        return 0
-    rewritten = 0
+        return
     pending = [function]
     while pending:
         owner = pending.pop()
@@ -58,10 +59,8 @@ def count_while_loops(function, namespace, runtime_name="rt"):
             while index > 0:
                 index -= 1
                 if _as_range_loop(function, block, index, locals_, runtime_name):
-                    rewritten += 1              # (the loop's start may have left the block:
-                    index = min(index, len(block))      # the statements before it stay)
-            pending.extend(block)
-    return rewritten
+                    index = min(index, len(block))      # (the loop's start may have left
+            pending.extend(block)                       # the block: those before it stay)
 
 
 def _as_range_loop(function, block, index, locals_, runtime_name):
@@ -79,7 +78,7 @@ def _as_range_loop(function, block, index, locals_, runtime_name):
         return False
     first = int_literal(block[start].value)
     if _is_integer(block[start].value):       # every value an int: the range of them
-        if first is not None and not _reads(block[start + 1:index], counter):
+        if first is not None and not any(counter in reads_of(s) for s in block[start + 1:index]):
             del block[start]                  # n = 0 read by nothing but the loop: its start
             index -= 1
             begin = gast.Constant(first, None)
@@ -115,11 +114,6 @@ def _read_as_a_value(statements, name):
                         or isinstance(node, gast.Subscript) and field == "slice"):
                     return False
     return True
-
-
-def _reads(statements, name):
-    return any(isinstance(node, gast.Name) and node.id == name and isinstance(node.ctx, gast.Load)
-               for stmt in statements for node in walk(stmt))
 
 
 def _counted_form(loop, locals_):
@@ -227,7 +221,7 @@ def _stop(start, bound, comparison, runtime_name):
     """The int ``range`` stops at for ``n OP bound`` from ``start``: folded for an int
     literal, else ``rt.range_stop(start, bound, OP)``."""
     value = int_literal(bound)
-    if value is not None:
-        return gast.Constant(value + {"<": 0, "<=": 1, ">": 0, ">=": -1}[comparison], None)
+    if value is not None:                       # (an int's stop depends on no start)
+        return gast.Constant(range_stop(0, value, comparison), None)
     helper = gast.Attribute(load(runtime_name), "range_stop", gast.Load())
     return gast.Call(helper, [start, bound, gast.Constant(comparison, None)], [])
