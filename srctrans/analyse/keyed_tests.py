@@ -171,37 +171,42 @@ def _path(name, values, parameters, changed):
     assigned once, none of them ``changed`` in place, each step an attribute
     (``("attr", "clip")``) or a constant entry (``("item", "clip")``) in the order read;
     None when it is not read so."""
-    steps = []
+    steps = []                                     # the last read first
     for _ in range(len(values) + 1):
         if name in changed:
             return None
         if name in parameters:
-            return name, tuple(reversed(steps))
+            return name, tuple(steps)
         assigned = values.get(name, ())
         if len(assigned) != 1:
             return None
-        value = assigned[0]
-        if isinstance(value, gast.Call) and _helper(value) == "dict_copy" and len(value.args) == 1:
-            value = value.args[0]
-        while isinstance(value, gast.Attribute) or isinstance(value, gast.Subscript) \
-                and isinstance(value.slice, gast.Constant):
-            steps.append(("attr", value.attr) if isinstance(value, gast.Attribute)
-                         else ("item", value.slice.value))
-            value = value.value
+        value, read = _read_out(assigned[0])
         if not isinstance(value, gast.Name):
             return None
+        steps[:0] = read
         name = value.id
     return None
 
 
 def _read_from(value, names):
     """An argument, a value read out of one, or a dict argument's copy (keys included)."""
+    read, _ = _read_out(value)
+    return isinstance(read, gast.Name) and read.id in names
+
+
+def _read_out(value):
+    """``(what value reads out of, steps)``: through a dict's copy, attributes and entries at
+    constant keys (a computed index may pick an entry of another class) to the value they
+    start from; the steps (``("attr", "clip")``, ``("item", "clip")``) in the order read."""
     if isinstance(value, gast.Call) and _helper(value) == "dict_copy" and len(value.args) == 1:
         value = value.args[0]
+    steps = []
     while isinstance(value, gast.Attribute) or isinstance(value, gast.Subscript) \
-            and isinstance(value.slice, gast.Constant):      # (a computed index may pick
-        value = value.value                                   # an entry of another class)
-    return isinstance(value, gast.Name) and value.id in names
+            and isinstance(value.slice, gast.Constant):
+        steps.append(("attr", value.attr) if isinstance(value, gast.Attribute)
+                     else ("item", value.slice.value))
+        value = value.value
+    return value, steps[::-1]
 
 
 _ORDER = (gast.Lt, gast.LtE, gast.Gt, gast.GtE, gast.Eq, gast.NotEq)
