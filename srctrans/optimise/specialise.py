@@ -384,9 +384,9 @@ class _Rewriter(gast.NodeTransformer):
                 return _sum(g, kept, keepdims=True)
             return node
         if is_runtime_helper_call(node, "clip_mask") and len(node.args) >= 3 and all(
-                shape_of(a, known) is not None for a in node.args[:3]) and not any(
-                isinstance(a, gast.Constant) and a.value is not None for a in node.args[3:]):
-            x, lo, hi = node.args[:3]             # numbers or arrays, both bounds given
+                shape_of(a, known) is not None for a in node.args[:3]):
+            x, lo, hi = node.args[:3]     # numbers or arrays, both bounds given (its min=
+                                          # and max=, read only for a bound of None, are not)
             return gast.BinOp(gast.Compare(x, [gast.GtE()], [lo]), gast.BitAnd(),
                               gast.Compare(clone(x), [gast.LtE()], [hi]))
         if is_runtime_helper_call(node, "abs_grad") and len(node.args) == 2 \
