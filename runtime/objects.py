@@ -27,7 +27,16 @@ from .refusals import unsupported
 from .seeding import is_integer
 
 SITES: dict[tuple, list] = {}
-"""site -> list of the kinds of callee seen there, in the order they were first seen."""
+"""site -> list of the kinds of callee seen there, in the order they were first seen (the
+last :data:`SITE_KINDS` of them, unless one call met more)."""
+
+SITE_KINDS = 8
+"""How many kinds a site's switch keeps. A site that meets more (a sweep passing function
+after function to one caller) drops the kind it met first when it notes a new one, so that
+its derivative is rebuilt with a switch of at most this many branches each time, rather than
+with every kind it ever met (the builds grew without bound, and past about 95 kinds the
+switch's nested branches were more than Python's parser takes). A kind met again after it
+was dropped is noted again, at the cost of a build."""
 
 VERSION = [0]
 """Bumped by each :func:`note_callee`: a build made at an older version re-checks its sites."""
@@ -67,12 +76,20 @@ def is_same(value, known):
     return value is known
 
 
-def note_callee(error):
-    """Record the kind :class:`UnseenCallee` ``error`` met, so that the next build includes it."""
+def note_callee(error, keep=()):
+    """Record the kind :class:`UnseenCallee` ``error`` met, so that the next build includes it.
+
+    A site holding more than :data:`SITE_KINDS` kinds then drops those it met first, but never
+    one of ``keep`` (the kinds the call being run again met: it needs them all at once).
+    """
     kinds = SITES.setdefault(error.site, [])
     if error.kind not in kinds:
         kinds.append(error.kind)
         VERSION[0] += 1
+        droppable = [kind for kind in kinds[:-1] if kind not in keep]
+        del droppable[max(0, len(kinds) - SITE_KINDS):]
+        for kind in droppable:
+            kinds.remove(kind)
 
 
 def forget_callee(error):

@@ -241,13 +241,14 @@ def noting_callees(function, args, kwargs):
     """``function(*args, **kwargs)``, run again after each call through a value that met a
     kind of callee its derivative was not compiled for (``runtime.objects``): the kind is
     recorded, so the next run rebuilds the derivative with a branch for it."""
-    noted = None
+    noted, met = None, []
     for _ in range(MAX_NEW_CALLEES):
         try:
             return function(*args, **kwargs)
         except objects.UnseenCallee as seen:
             noted = seen
-            objects.note_callee(seen)
+            objects.note_callee(seen, keep=met)
+            met.append(seen.kind)
         except BaseException:
             if noted is not None:    # the kind just noted may be what failed: do not keep it,
                 objects.forget_callee(noted)      # or every later build of the site fails too

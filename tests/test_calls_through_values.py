@@ -233,6 +233,50 @@ def test_numpy_functions_that_are_not_ufuncs_are_called_by_identity(data):
     st.check_grads(through_numpy_functions, (x,), order=2)
 
 
+def scaled_sine(k):
+    def scaled(u):
+        return np.sin(k * u)
+    return scaled
+
+
+def sweep_weighted(act, x):
+    return np.sum(act(x) * x)
+
+
+def all_of(acts, x):
+    total = 0.0
+    for act in acts:
+        total = total + np.sum(act(x))
+    return total
+
+
+def test_a_site_meeting_function_after_function_keeps_a_bounded_switch(data):
+    """A sweep passing one function after another to one caller: each gradient is right, and
+    the site's switch keeps the last SITE_KINDS functions. It kept every one: each new function
+    rebuilt a longer switch, and past about 95 its nested branches were more than Python's parser
+    takes (an InternalError)."""
+    from srctrans.runtime.objects import SITE_KINDS
+    x, _ = data
+    g = st.grad(sweep_weighted, wrt=1)
+    scales = 0.5 + np.arange(SITE_KINDS + 8) / 10
+    acts = [scaled_sine(k) for k in scales]
+    for k, act in list(zip(scales, acts)) + [(scales[0], acts[0])]:   # the first again, dropped
+        np.testing.assert_allclose(g(act, x), k * np.cos(k * x) * x + act(x), rtol=1e-10)
+    shown = st.source(sweep_weighted, args=(acts[0], x))
+    assert 1 <= shown.count("rt.is_same(") <= SITE_KINDS, shown
+
+
+def test_one_call_meeting_more_functions_than_a_switch_keeps_gets_them_all(data):
+    """The kinds one call meets all stay, however many: dropping one it needs would rebuild
+    without it, meet it again, and never finish."""
+    from srctrans.runtime.objects import SITE_KINDS
+    x, _ = data
+    scales = 0.5 + np.arange(SITE_KINDS + 4) / 10
+    acts = [scaled_sine(k) for k in scales]
+    expected = sum(k * np.cos(k * x) for k in scales)
+    np.testing.assert_allclose(st.grad(all_of, wrt=1)(acts, x), expected, rtol=1e-10)
+
+
 def test_a_class_met_after_the_first_call_is_compiled_in(data):
     x, y = data
     first = model_of(dense(3, 2))
