@@ -115,3 +115,18 @@ def replace_children(tree, replace):
             elif isinstance(value, gast.AST):
                 setattr(node, field, replace(value))
     return tree
+
+
+_COMPOUND = (gast.If, gast.For, gast.While, gast.With, gast.Try)
+
+
+def own_nodes(stmt):
+    """The nodes of statement ``stmt`` outside the statements nested in it: of an ``if``, a
+    loop, a ``with`` or a ``try``, the nodes of its test, target, iterable or items (a pass
+    that visits the nested blocks itself reads each node once, not once for each block
+    around it); of any other statement (a nested ``def`` too), all of its nodes."""
+    if not isinstance(stmt, _COMPOUND):
+        return list(walk(stmt))
+    heads = [getattr(stmt, f) for f in ("test", "iter", "target") if getattr(stmt, f, None)]
+    heads += [item.context_expr for item in getattr(stmt, "items", [])]
+    return [node for head in heads for node in walk(head)]

@@ -38,7 +38,7 @@ from srctrans.parse.resolve import MISSING, Resolver
 from srctrans.parse.source import parse_function
 from srctrans.places import is_installed
 from srctrans.rules import REGISTRY
-from srctrans.treewalk import walk
+from srctrans.treewalk import own_nodes, walk
 
 # Array methods that change the array; their result (None) is not the point.
 _IN_PLACE_METHODS = frozenset({"fill", "sort", "put", "partition", "resize", "itemset",
@@ -65,7 +65,7 @@ class _Rewriter:
 
     def block(self, statements):
         for position, stmt in enumerate(statements):
-            for node in walk(stmt):
+            for node in own_nodes(stmt):          # (the nested blocks are visited below)
                 if isinstance(node, gast.Call):
                     self._check_out(node)
             if isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Call):

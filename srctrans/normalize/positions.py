@@ -18,7 +18,7 @@ read before ``xs.append(...)`` is the entry that was last *then*.
 import gast
 
 from srctrans.nodes import clone, resolved_runtime_call
-from srctrans.treewalk import walk
+from srctrans.treewalk import own_nodes, walk
 
 _LOOPS = (gast.For, gast.While)
 _COMPOUND = (gast.If, gast.For, gast.While, gast.With, gast.Try)
@@ -41,7 +41,7 @@ def pin_positions(function, aliases):
             elif isinstance(stmt, _COMPOUND):
                 for field in ("body", "orelse", "finalbody"):
                     pending.append((getattr(stmt, field, []) or [], frozenset(running)))
-            for node in _own_expressions(stmt):
+            for node in own_nodes(stmt):
                 if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load) \
                         and isinstance(node.value, gast.Name) and node.value.id in growing \
                         and not _fixed(node.slice):
@@ -74,15 +74,6 @@ def _appended(node):
     return {n.func.value.id for n in walk(node)
             if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute)
             and n.func.attr == "append" and isinstance(n.func.value, gast.Name)}
-
-
-def _own_expressions(stmt):
-    """The nodes of ``stmt`` outside the statements nested in it."""
-    if not isinstance(stmt, _COMPOUND):
-        return list(walk(stmt))
-    heads = [getattr(stmt, f) for f in ("test", "iter", "target") if getattr(stmt, f, None)]
-    heads += [item.context_expr for item in getattr(stmt, "items", [])]
-    return [node for head in heads for node in walk(head)]
 
 
 def _fixed(index):

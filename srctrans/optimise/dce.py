@@ -12,7 +12,7 @@ reassigned and renames the later reads of ``a`` to ``b``.
 import gast
 
 from srctrans.nodes import rename_reads
-from srctrans.treewalk import walk
+from srctrans.treewalk import own_nodes, walk
 
 
 _COMPOUND = (gast.If, gast.For, gast.While)
@@ -152,29 +152,54 @@ def propagate_copies(statements):
                 renaming[target] = source
                 continue
         kept.append(stmt)
-    blocks = [block for stmt in kept if isinstance(stmt, _COMPOUND) for block in _blocks_of(stmt)]
+    compound = [stmt for stmt in kept if isinstance(stmt, _COMPOUND)]
+    stores = _nested_stores(compound)
+    blocks = [block for stmt in compound for block in _blocks_of(stmt, stores)]
     while blocks:
-        blocks.extend(_propagate_in_block(*blocks.pop()))
+        blocks.extend(_propagate_in_block(*blocks.pop(), stores))
     return kept, renaming
 
 
-def _blocks_of(stmt):
+def _blocks_of(stmt, stores):
     """``(block, carried)`` for each block of a compound statement: ``carried`` names what
     a loop's body reads before it assigns it (a value from the step before), else None."""
     if isinstance(stmt, gast.If):
         return [(stmt.body, None), (stmt.orelse, None)]
-    return [(stmt.body, _read_before_assigned(stmt.body))]
+    return [(stmt.body, _read_before_assigned(stmt.body, stores))]
 
 
-def _read_before_assigned(block):
+def _read_before_assigned(block, stores):
     assigned, exposed = set(), set()
     for stmt in block:
         exposed |= reads_of(stmt) - assigned
-        assigned |= _stores(stmt)
+        assigned |= stores[id(stmt)]
     return exposed
 
 
-def _propagate_in_block(block, carried):
+def _nested_stores(statements):
+    """``id(stmt) -> the names stmt assigns`` for each of ``statements`` and each statement in
+    their blocks, a compound statement's from its own nodes and its blocks' statements: each
+    node is read once, where :func:`_stores` of each statement read a node once for each
+    block around it."""
+    order, todo = [], list(statements)
+    while todo:                             # parents before the statements of their blocks
+        stmt = todo.pop()
+        order.append(stmt)
+        if isinstance(stmt, _COMPOUND):
+            todo.extend(stmt.body + stmt.orelse)
+    stores = {}
+    for stmt in reversed(order):            # and so a block's statements before their parent
+        if isinstance(stmt, _COMPOUND):
+            names = _stored_names(own_nodes(stmt))
+            for inner in stmt.body + stmt.orelse:
+                names |= stores[id(inner)]
+        else:
+            names = _stores(stmt)
+        stores[id(stmt)] = names
+    return stores
+
+
+def _propagate_in_block(block, carried, nested_stores):
     """Rename, in place, the reads of a copy ``a = b`` made in an ``if``'s branch or a
     loop's body by the statements after it there (and the blocks inside them), until
     ``a`` or ``b`` is assigned again; the copy stays for reads after the block, and
@@ -185,12 +210,12 @@ def _propagate_in_block(block, carried):
     Returns the blocks of the compound statements inside."""
     copies, inner, assigned = {}, [], set()
     for stmt in block:
-        stores = _stores(stmt)
+        stores = nested_stores[id(stmt)]
         if isinstance(stmt, _COMPOUND):
             for name in [a for a, b in copies.items() if a in stores or b in stores]:
                 del copies[name]              # changed inside it: reads there see the change
             rename_reads(stmt, copies)
-            inner.extend(_blocks_of(stmt))
+            inner.extend(_blocks_of(stmt, nested_stores))
             assigned |= stores
             continue
         rename_reads(stmt, copies)
@@ -207,4 +232,8 @@ def _propagate_in_block(block, carried):
 
 
 def _stores(stmt):
-    return {n.id for n in walk(stmt) if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
+    return _stored_names(walk(stmt))
+
+
+def _stored_names(nodes):
+    return {n.id for n in nodes if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
