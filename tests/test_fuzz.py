@@ -20,7 +20,7 @@ from fuzzing.check import check, vmap_difference
 from fuzzing.generator import generate
 from fuzzing.regressions import files
 
-PROGRAMS = int(os.environ.get("SRCTRANS_FUZZ_PROGRAMS", "32"))   # more: tests/fuzz.py
+PROGRAMS = int(os.environ.get("SRCTRANS_FUZZ_PROGRAMS", "16"))   # more: tests/fuzz.py
 SEED = int(os.environ.get("SRCTRANS_FUZZ_SEED", "20261123"))
 BATCHES = 8
 
