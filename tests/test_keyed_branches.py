@@ -117,6 +117,20 @@ def test_the_count_of_star_args_and_an_arrays_axes_are_decided_by_the_key():
         raise AssertionError("the check of X.ndim did not run")
 
 
+def huber_with_literal_options(w, X, y, delta=1.0):
+    return np.mean(_pieces(X @ w - y, delta, 2.0))
+
+
+def test_a_choice_on_the_count_of_literal_star_args_is_its_branch():
+    """Called with literals, ``_pieces(r, delta, 2.0)``'s ``args[1] if len(args) > 1 else 1.0``
+    is ``2.0 if 2 > 1 else 1.0``: the code has the branch taken, not the choice."""
+    rng = np.random.default_rng(11)           # (R's draws stay those of the tests below)
+    w, X, y = rng.standard_normal(3), rng.standard_normal((8, 3)), rng.standard_normal(8)
+    text = st.source(huber_with_literal_options, args=(w, X, y))
+    assert " if 2 > 1 else " not in text and "scale_2 = 2.0" in text, text
+    st.check_grads(huber_with_literal_options, (w, X, y), order=2)
+
+
 def both_counts(r, w):
     return np.sum(_pieces(r * w, 0.5) + _pieces(r, 0.5, 2.0))
 

@@ -202,6 +202,7 @@ class _Normalizer(Assignments, ContainerCalls, LocalFunctions):
     # -- expressions ---------------------------------------------------------
     def _atom(self, expr, out, prefer=None):
         """An atom equal to ``expr``, lifting the computation into ``out``."""
+        expr = _chosen(expr)
         if self._is_atom(expr):
             return expr
         flat = self._flat(expr, out)
@@ -214,6 +215,7 @@ class _Normalizer(Assignments, ContainerCalls, LocalFunctions):
 
     def _flat(self, expr, out):
         """``expr`` with every operand an atom (the right-hand side of one statement)."""
+        expr = _chosen(expr)
         if self._is_atom(expr):
             return expr
         if isinstance(expr, gast.BinOp):
@@ -432,3 +434,15 @@ class _Normalizer(Assignments, ContainerCalls, LocalFunctions):
         anno.set_(node, Anno.ORIGIN, Origin(stmt.lineno, self._statement_text(stmt)))
         node.lineno = stmt.lineno
         return node
+
+
+def _chosen(expr):
+    """``expr``, or the branch it takes when it is a choice on literals: an inlined helper's
+    ``args[1] if len(args) > 1 else 1.0`` is ``2.0 if 2 > 1 else 1.0``, a static value that
+    would otherwise stay in the code as written (see :meth:`_Normalizer._choice`)."""
+    while isinstance(expr, gast.IfExp):
+        known = literal_truth(expr.test)
+        if known is None:
+            break
+        expr = expr.body if known else expr.orelse
+    return expr
