@@ -1217,15 +1217,17 @@ def kl_between_normals(q, p):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_a_fill_of_a_nonzero_seed_needs_no_guard_where_it_divides(dtype):
-    """The sum's seed is a fill of 1.0 (entries of dicts: no name of the sum's shape
-    spreads it), never 0: ``rt.zero_guard(d, d / (2 * var_p))``, which would put 0 where
-    ``d`` is 0, is the quotient itself."""
+def test_a_nonzero_seed_needs_no_guard_where_it_divides_and_no_array(dtype):
+    """The sum's seed is 1.0, never 0: ``rt.zero_guard(d, d / (2 * var_p))``, which would put
+    0 where ``d`` is 0, is the quotient itself. Nor is it an array: it reaches
+    ``q["log_sigma"]`` negated, copied into the first term of that entry's sum
+    (``dq_entry = d_neg; ...; dq_entry = dq_entry + e``), a sum that keeps the entry's shape
+    with the number read instead (a fill of 1.0 was made, negated and divided)."""
     rng = np.random.default_rng(4)
     q, p = ({"mu": rng.standard_normal(5).astype(dtype),
              "log_sigma": rng.standard_normal(5).astype(dtype)} for _ in range(2))
     source = _fused_source_wrt(kl_between_normals, (q, p), (0,))
-    assert "np.full_like(" in source and "zero_guard" not in source
+    assert "zero_guard" not in source and "full_like" not in source and "unreduce" not in source
     g = st.grad(kl_between_normals)
     var_q, var_p = np.exp(2 * q["log_sigma"]), np.exp(2 * p["log_sigma"])
     for _ in range(3):
@@ -1233,6 +1235,8 @@ def test_a_fill_of_a_nonzero_seed_needs_no_guard_where_it_divides(dtype):
         assert got["mu"].dtype == got["log_sigma"].dtype == dtype
         np.testing.assert_allclose(got["mu"], (q["mu"] - p["mu"]) / var_p, rtol=1e-5)
         np.testing.assert_allclose(got["log_sigma"], -1 + var_q / var_p, rtol=1e-5)
+    st.check_grads(kl_between_normals, (q, p), order=2, wrt=(0,),
+                   rtol=1e-3 if dtype == np.float32 else 1e-5)
 
 
 @pytest.mark.parametrize("text, specialised", [

@@ -92,15 +92,19 @@ class Spreads:
     def _shapes_kept(self, name, scalar, shape, rest, known):
         """Whether every read of ``name`` (a spread over ``shape``) is in an assignment of
         ``rest`` whose value keeps its shape with ``scalar`` read instead, or negates it into
-        a name assigned once whose reads are such in turn."""
-        pending = [(name, scalar)]
+        a name assigned once whose reads are such in turn, or copies it into a name whose
+        reads are such until one of them assigns that name again (the first term of a sum,
+        ``dq = d_neg; ...; dq = dq + e``)."""
+        pending = [(name, scalar, rest, False)]
         while pending:
-            current, value = pending.pop()
+            current, value, statements, copied = pending.pop()
             shapes = dict(known, **{current: shape})
-            reads = 0
-            for stmt in rest:
+            reads, replaced = 0, False
+            for position, stmt in enumerate(statements):
                 count = sum(1 for n in walk(stmt) if isinstance(n, gast.Name)
                             and n.id == current and isinstance(n.ctx, gast.Load))
+                if not count and copied and current in _stored(stmt):
+                    return False                  # assigned again unread: it was read nowhere
                 if not count:
                     continue
                 reads += count
@@ -111,16 +115,26 @@ class Spreads:
                 if (isinstance(stmt.value, gast.UnaryOp) and isinstance(stmt.value.op, gast.USub)
                         and isinstance(stmt.value.operand, gast.Name)
                         and self.assignments.get(target) == 1):
-                    pending.append((target, gast.UnaryOp(gast.USub(), clone(value))))
+                    pending.append((target, gast.UnaryOp(gast.USub(), clone(value)), rest, False))
+                    continue
+                if isinstance(stmt.value, gast.Name) and not copied and target != current:
+                    pending.append((target, clone(value), statements[position + 1:], True))
                     continue
                 if not _arithmetic_reading(stmt.value, current):
                     return False
                 after = shape_of(substitute_names(clone(stmt.value), {current: value}), shapes)
                 if after is None or after != shape_of(stmt.value, shapes):
                     return False
-            if reads != self.uses.get(current):
+                if copied and target == current:  # its reads after this read the sum
+                    replaced = True
+                    break
+            if copied and not replaced or not copied and reads != self.uses.get(current):
                 return False
         return True
+
+
+def _stored(stmt):
+    return {n.id for n in walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
 
 def _arithmetic_reading(expression, name):
