@@ -31,6 +31,11 @@ def reads_of(node):
     return {n.id for n in walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
 
 
+def stores_of(node):
+    """The names a statement (and the blocks inside it) assigns or deletes."""
+    return _stored_names(walk(node))
+
+
 def name_counts(statements):
     """``(stores, reads)``: name -> how many times ``statements`` assign it, and read it."""
     stores, reads = {}, {}
@@ -179,7 +184,7 @@ def _read_before_assigned(block, stores):
 def _nested_stores(statements):
     """``id(stmt) -> the names stmt assigns`` for each of ``statements`` and each statement in
     their blocks, a compound statement's from its own nodes and its blocks' statements: each
-    node is read once, where :func:`_stores` of each statement read a node once for each
+    node is read once, where :func:`stores_of` of each statement read a node once for each
     block around it."""
     order, todo = [], list(statements)
     while todo:                             # parents before the statements of their blocks
@@ -194,7 +199,7 @@ def _nested_stores(statements):
             for inner in stmt.body + stmt.orelse:
                 names |= stores[id(inner)]
         else:
-            names = _stores(stmt)
+            names = stores_of(stmt)
         stores[id(stmt)] = names
     return stores
 
@@ -229,10 +234,6 @@ def _propagate_in_block(block, carried, nested_stores):
             copies[stmt.targets[0].id] = stmt.value.id
         assigned |= stores
     return inner
-
-
-def _stores(stmt):
-    return _stored_names(walk(stmt))
 
 
 def _stored_names(nodes):

@@ -10,7 +10,7 @@ import gast
 import numpy as np
 
 from srctrans.nodes import clone, int_literal, substitute_names
-from srctrans.optimise.dce import reads_of
+from srctrans.optimise.dce import reads_of, stores_of
 from srctrans.optimise.expression_shapes import is_runtime_helper_call, shape_of
 from srctrans.treewalk import walk
 
@@ -103,7 +103,7 @@ class Spreads:
             for position, stmt in enumerate(statements):
                 count = sum(1 for n in walk(stmt) if isinstance(n, gast.Name)
                             and n.id == current and isinstance(n.ctx, gast.Load))
-                if not count and copied and current in _stored(stmt):
+                if not count and copied and current in stores_of(stmt):
                     return False                  # assigned again unread: it was read nowhere
                 if not count:
                     continue
@@ -131,10 +131,6 @@ class Spreads:
             if copied and not replaced or not copied and reads != self.uses.get(current):
                 return False
         return True
-
-
-def _stored(stmt):
-    return {n.id for n in walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
 
 def _arithmetic_reading(expression, name):
