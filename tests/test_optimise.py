@@ -538,10 +538,36 @@ def test_a_gradient_copied_from_a_new_array_adds_in_place_when_the_copy_is_done(
      "d = {}\ne = d\nd['s'] = x * 3.0\ny = e['s']"),
     ("d = {}\nd['s'] = x * 3.0\ny = f(d)",                                # passed to a call
      "d = {}\nd['s'] = x * 3.0\ny = f(d)"),
-    ("d = {'s': x}\nfor i in r:\n    z = d['s']\n    d['s'] = z * x\ny = x",  # read at the
-     "d = {'s': x}\nfor i in r:\n    z = d['s']\n    d['s'] = z * x\ny = x"),  # next step
+    ("d = {'s': x}\nfor i in r:\n    z = d['s']\n    d['s'] = z * x\ny = z",  # read at the
+     "d = {'s': x}\nfor i in r:\n    z = d['s']\n    d['s'] = z * x\ny = z"),  # next step
+    ("d = {'s': x}\nfor i in r:\n    z = d['s']\n    d['s'] = z * x\ny = x",  # and by no
+     "for i in r:\n    pass\ny = x"),                                           # live name
+    ("d = {'s': x}\nfor i in range(n):\n    z = d['s']\n    d['s'] = z * x\ny = x",
+     "y = x"),                                                    # a range loop with nothing left
 ])
 def test_an_entry_written_into_a_dict_nothing_reads_after_is_dead(text, kept):
+    from srctrans.optimise import dce
+    assert _text(dce.eliminate_dead_code(_statements(text), {"y"}, lambda s: True)) == kept
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("t = 0.0\nfor v in xs:\n    e = v * x\n    t = t + e\ny = x",       # an accumulator
+     "for v in xs:\n    pass\ny = x"),                                    # nothing reads
+    ("t = 0.0\nfor v in xs:\n    t = t + v\ny = t",                      # read after the loop
+     "t = 0.0\nfor v in xs:\n    t = t + v\ny = t"),
+    ("a = 0.0\nb = 0.0\nfor v in xs:\n    b = b + a\n    a = a + v\ny = b",   # a: read by
+     "a = 0.0\nb = 0.0\nfor v in xs:\n    b = b + a\n    a = a + v\ny = b"),  # the next step
+    ("a = 0.0\nb = 0.0\nfor v in xs:\n    b = b + v\n    a = a + b\ny = b",   # a: by none
+     "b = 0.0\nfor v in xs:\n    b = b + v\ny = b"),
+    ("n = 0\nt = 0.0\nwhile n < k:\n    t = t + x\n    n = n + 1\ny = x",   # the test reads
+     "n = 0\nwhile n < k:\n    n = n + 1\ny = x"),                          # the count
+    ("v = x\nfor v in range(k):\n    t = v\ny = v",                        # the target after
+     "v = x\nfor v in range(k):\n    pass\ny = v"),                         # the loop
+    ("t = 0.0\nfor i in range(k):\n    t = t + x\ny = x", "y = x"),
+    ("t = 0.0\nfor i in range(f(k)):\n    t = t + x\ny = x",               # range of a call
+     "for i in range(f(k)):\n    pass\ny = x"),
+])
+def test_a_loop_update_nothing_live_reads_is_dead(text, kept):
     from srctrans.optimise import dce
     assert _text(dce.eliminate_dead_code(_statements(text), {"y"}, lambda s: True)) == kept
 

@@ -1,7 +1,7 @@
 """Dead-code elimination and copy propagation.
 
-Requires: a list of gast statements; ``if`` statements are looked into, loops are
-kept whole (everything a loop reads is live before it).
+Requires: a list of gast statements; ``if`` statements and the bodies of loops with no
+``else`` are looked into (a loop's liveness is a fixed point over its steps).
 Guarantees: :func:`eliminate_dead_code` keeps exactly the statements that have
 an effect or whose targets are read later (or are in ``live_out``), in the
 branches of an ``if`` too, and drops an ``if`` left with nothing to do;
@@ -93,31 +93,30 @@ def _dead_entry_write(stmt, live, private, is_pure):
             and is_pure(stmt))
 
 
-def _live_block(statements, live, is_pure, private=frozenset()):
+def _live_block(statements, live, is_pure, private=frozenset(), prune=True):
     """(the statements of one block that are kept, the names live before it); ``live``
-    (the names live after the block) is updated in place."""
+    (the names live after the block) is updated in place. With ``prune`` false the blocks
+    of compound statements are left as they are (a loop's rounds of :func:`_live_loop`)."""
     kept = []
     for stmt in reversed(statements):
         if isinstance(stmt, gast.If):
-            stmt.body, live_body = _live_block(stmt.body, set(live), is_pure, private)
-            stmt.orelse, live_else = _live_block(stmt.orelse, set(live), is_pure, private)
-            if not stmt.body and not stmt.orelse and not _calls(stmt.test):
+            body, live_body = _live_block(stmt.body, set(live), is_pure, private, prune)
+            orelse, live_else = _live_block(stmt.orelse, set(live), is_pure, private, prune)
+            if not body and not orelse and not _calls(stmt.test):
                 continue                              # a branch left with nothing to do
-            if not stmt.body and stmt.orelse:         # if c: pass else: B  ->  if not c: B
-                stmt.test = gast.UnaryOp(gast.Not(), stmt.test)
-                stmt.body, stmt.orelse = stmt.orelse, []
-            stmt.body = stmt.body or [gast.Pass()]
+            if prune:
+                stmt.body, stmt.orelse = body, orelse
+                if not stmt.body and stmt.orelse:     # if c: pass else: B  ->  if not c: B
+                    stmt.test = gast.UnaryOp(gast.Not(), stmt.test)
+                    stmt.body, stmt.orelse = stmt.orelse, []
+                stmt.body = stmt.body or [gast.Pass()]
             live.clear()
             live |= live_body | live_else | reads_of(stmt.test)
             kept.append(stmt)
             continue
         if isinstance(stmt, (gast.For, gast.While)) and not stmt.orelse:
-            # live after a step: what follows the loop, and what any step reads (more than
-            # the next step needs, never less)
-            stmt.body = _live_block(stmt.body, live | reads_of(stmt), is_pure,
-                                    private)[0] or [gast.Pass()]
-            live |= reads_of(stmt)
-            kept.append(stmt)
+            if _live_loop(stmt, live, is_pure, private, prune):
+                kept.append(stmt)
             continue
         targets = targets_of(stmt)
         if targets and is_pure(stmt) and not live.intersection(targets) \
@@ -128,6 +127,44 @@ def _live_block(statements, live, is_pure, private=frozenset()):
         kept.append(stmt)
     kept.reverse()
     return kept, live
+
+
+def _live_loop(loop, live, is_pure, private, prune):
+    """Whether ``loop`` stays (a ``range`` loop whose steps do nothing live does not).
+    Update ``live`` (the names live after ``loop``) to those live before it, and with
+    ``prune`` drop the body's dead statements. Live after a step is what follows the loop
+    and what the next step needs (a ``while`` loop's test too): a fixed point, reached when
+    a round adds no name, so an accumulator nothing after the loop reads is dead with the
+    statements that update it."""
+    if isinstance(loop, gast.For):
+        header = reads_of(loop.iter)                  # read once, before the first step
+        assigned = set(targets_of(gast.Assign(targets=[loop.target], value=loop.iter)))
+        target_reads = reads_of(loop.target)          # (a subscript or attribute target)
+    else:
+        header, assigned, target_reads = set(), set(), reads_of(loop.test)
+    after = set(live) | (set() if isinstance(loop, gast.For) else reads_of(loop.test))
+    while True:
+        step = _live_block(loop.body, set(after), is_pure, private, prune=False)[1]
+        step = (step - assigned) | target_reads
+        if step <= after:
+            break
+        after |= step
+    body = _live_block(loop.body, set(after), is_pure, private, prune)[0]
+    if not body and _counted(loop) and not live.intersection(assigned):
+        return False                              # nothing to do, and no count to keep
+    if prune:
+        loop.body = body or [gast.Pass()]
+    live.clear()
+    live |= after | header
+    return True
+
+
+def _counted(loop):
+    """Whether ``loop`` is ``for NAME in range(...)`` with arguments that call nothing."""
+    return (isinstance(loop, gast.For) and isinstance(loop.target, gast.Name)
+            and isinstance(loop.iter, gast.Call) and isinstance(loop.iter.func, gast.Name)
+            and loop.iter.func.id == "range" and not loop.iter.keywords
+            and not any(_calls(a) for a in loop.iter.args))
 
 
 def _calls(node):
