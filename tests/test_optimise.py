@@ -239,6 +239,8 @@ def test_a_copy_is_propagated_into_a_loop_unless_the_loop_changes_it(text, propa
     ("e = 3.0 * (y * 0.5)", "e = 1.5 * y"),
     ("e = 3.0 * (y * 3.0)", "e = 3.0 * (y * 3.0)"),      # 9.0 * y may round differently
     ("e = f(x) + f(x)", "e = f(x) + f(x)"),              # a call may not give the same twice
+    ("e = d[:, None] * r + d[:, None] * r", "e = 2 * (d[:, None] * r)"),   # an entry read alike
+    ("e = d[:, None] * r + d[None, :] * r", "e = d[:, None] * r + d[None, :] * r"),
 ])
 def test_sums_of_equal_terms_and_products_of_powers_of_two(text, simplified):
     statements = _statements(text)
@@ -566,6 +568,10 @@ def test_an_entry_written_into_a_dict_nothing_reads_after_is_dead(text, kept):
     ("t = 0.0\nfor i in range(k):\n    t = t + x\ny = x", "y = x"),
     ("t = 0.0\nfor i in range(f(k)):\n    t = t + x\ny = x",               # range of a call
      "for i in range(f(k)):\n    pass\ny = x"),
+    ("_r = range(k)\nt = 0.0\nfor i in _r:\n    t = t + x\ny = x", "y = x"),   # a name of one
+    ("_r = range(k)\nfor i in _r:\n    pass\n_r = xs\ny = x",                    # and of
+     "_r = range(k)\nfor i in _r:\n    pass\ny = x"),                              # another
+    ("for i in range(k):\n    pass\ny = x", "y = x"),                        # a step of pass
 ])
 def test_a_loop_update_nothing_live_reads_is_dead(text, kept):
     from srctrans.optimise import dce
@@ -962,6 +968,24 @@ def test_products_of_two_vectors_and_an_arrays_entry_zeros_are_specialised_away(
     assert ast.unparse(gast.gast_to_ast(gast.Module(body, []))) == (
         "da = g * b\ndb = g * a\ndh = dh\ndl = rt.entry_zero_like(dl, t, xs)\n"
         "dA = u[:, None] * b\ndB = a[:, None] * v")
+
+
+def test_a_transposes_cotangent_of_a_known_array_is_its_transpose():
+    text = "a = rt.transpose_grad(g, None)\nb = rt.transpose_grad(h, None)\nc = rt.transpose_grad(g, (1, 0))"
+    body = specialise.specialise(gast.parse(text).body, {"g": (2, 3), "h": ()})
+    assert ast.unparse(gast.gast_to_ast(gast.Module(body, []))) == (   # (h may be a float)
+        "a = g.T\nb = rt.transpose_grad(h, None)\nc = rt.transpose_grad(g, (1, 0))")
+
+
+def test_a_spread_over_a_sum_along_the_last_axis_is_filled():
+    """``axis=-1`` is a constant too (a minus sign and a number)."""
+    from srctrans.optimise.filled_spreads import fill_spreads
+    text = "s = np.sum(a * b, axis=-1)\nd = rt.unreduce(1.0, s, 0, False)\ne = d[:, None] * a"
+    body = _annotated(gast.parse(text).body)
+    after = fill_spreads(body, {"a": (5, 2), "b": (5, 2), "s": (5,)}, "np", "rt",
+                         shapes_hold=True)
+    assert "d = np.full((5,), 1.0, np.result_type(1.0, a, b))" in \
+        ast.unparse(gast.gast_to_ast(gast.Module(after, [])))
 
 
 def kl_to_standard_normal(mu, logvar, counts):

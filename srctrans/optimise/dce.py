@@ -55,8 +55,7 @@ def eliminate_dead_code(statements, live_out, is_pure):
     (:func:`private_dicts`) is dead when nothing reads the dict after it (a copy of a
     dict argument the function writes running statistics into, say, in a gradient).
     """
-    private = private_dicts(statements)
-    return _live_block(statements, set(live_out), is_pure, private)[0]
+    return _Liveness(statements, is_pure).block(statements, set(live_out))[0]
 
 
 def private_dicts(statements):
@@ -93,78 +92,102 @@ def _dead_entry_write(stmt, live, private, is_pure):
             and is_pure(stmt))
 
 
-def _live_block(statements, live, is_pure, private=frozenset(), prune=True):
-    """(the statements of one block that are kept, the names live before it); ``live``
-    (the names live after the block) is updated in place. With ``prune`` false the blocks
-    of compound statements are left as they are (a loop's rounds of :func:`_live_loop`)."""
-    kept = []
-    for stmt in reversed(statements):
-        if isinstance(stmt, gast.If):
-            body, live_body = _live_block(stmt.body, set(live), is_pure, private, prune)
-            orelse, live_else = _live_block(stmt.orelse, set(live), is_pure, private, prune)
-            if not body and not orelse and not _calls(stmt.test):
-                continue                              # a branch left with nothing to do
-            if prune:
-                stmt.body, stmt.orelse = body, orelse
-                if not stmt.body and stmt.orelse:     # if c: pass else: B  ->  if not c: B
-                    stmt.test = gast.UnaryOp(gast.Not(), stmt.test)
-                    stmt.body, stmt.orelse = stmt.orelse, []
-                stmt.body = stmt.body or [gast.Pass()]
-            live.clear()
-            live |= live_body | live_else | reads_of(stmt.test)
-            kept.append(stmt)
-            continue
-        if isinstance(stmt, (gast.For, gast.While)) and not stmt.orelse:
-            if _live_loop(stmt, live, is_pure, private, prune):
+class _Liveness:
+    """Dead-code elimination of one list of statements: ``is_pure`` (as
+    :func:`eliminate_dead_code` takes it), the private dicts of the statements, and the
+    names they assign only ``range(...)`` of arguments that call nothing (a loop over one
+    whose steps do nothing can go)."""
+
+    def __init__(self, statements, is_pure):
+        self.is_pure = is_pure
+        self.private = private_dicts(statements)
+        values = {}
+        for stmt in statements:
+            for node in walk(stmt):
+                if isinstance(node, gast.Assign):
+                    for name in targets_of(node):
+                        values.setdefault(name, []).append(node.value)
+        self.ranges = {name for name, assigned in values.items() if all(map(_range, assigned))}
+
+    def block(self, statements, live, prune=True):
+        """(the statements of one block that are kept, the names live before it); ``live``
+        (the names live after the block) is updated in place. With ``prune`` false the
+        blocks of compound statements are left as they are (a loop's rounds of
+        :meth:`loop`)."""
+        kept = []
+        for stmt in reversed(statements):
+            if isinstance(stmt, gast.If):
+                body, live_body = self.block(stmt.body, set(live), prune)
+                orelse, live_else = self.block(stmt.orelse, set(live), prune)
+                if not body and not orelse and not _calls(stmt.test):
+                    continue                              # a branch left with nothing to do
+                if prune:
+                    stmt.body, stmt.orelse = body, orelse
+                    if not stmt.body and stmt.orelse:     # if c: pass else: B  ->  if not c: B
+                        stmt.test = gast.UnaryOp(gast.Not(), stmt.test)
+                        stmt.body, stmt.orelse = stmt.orelse, []
+                    stmt.body = stmt.body or [gast.Pass()]
+                live.clear()
+                live |= live_body | live_else | reads_of(stmt.test)
                 kept.append(stmt)
-            continue
-        targets = targets_of(stmt)
-        if targets and is_pure(stmt) and not live.intersection(targets) \
-                or private and _dead_entry_write(stmt, live, private, is_pure):
-            continue
-        live.difference_update(targets)
-        live |= reads_of(stmt)
-        kept.append(stmt)
-    kept.reverse()
-    return kept, live
+                continue
+            if isinstance(stmt, (gast.For, gast.While)) and not stmt.orelse:
+                if self.loop(stmt, live, prune):
+                    kept.append(stmt)
+                continue
+            if isinstance(stmt, gast.Pass):
+                continue
+            targets = targets_of(stmt)
+            if targets and self.is_pure(stmt) and not live.intersection(targets) \
+                    or self.private and _dead_entry_write(stmt, live, self.private, self.is_pure):
+                continue
+            live.difference_update(targets)
+            live |= reads_of(stmt)
+            kept.append(stmt)
+        kept.reverse()
+        return kept, live
+
+    def loop(self, loop, live, prune):
+        """Whether ``loop`` stays (a loop over a ``range`` whose steps do nothing live does
+        not). Update ``live`` (the names live after ``loop``) to those live before it, and
+        with ``prune`` drop the body's dead statements. Live after a step is what follows the
+        loop and what the next step needs (a ``while`` loop's test too): a fixed point,
+        reached when a round adds no name, so an accumulator nothing after the loop reads is
+        dead with the statements that update it."""
+        if isinstance(loop, gast.For):
+            header = reads_of(loop.iter)                  # read once, before the first step
+            assigned = set(targets_of(gast.Assign(targets=[loop.target], value=loop.iter)))
+            target_reads = reads_of(loop.target)          # (a subscript or attribute target)
+        else:
+            header, assigned, target_reads = set(), set(), reads_of(loop.test)
+        after = set(live) | (set() if isinstance(loop, gast.For) else reads_of(loop.test))
+        while True:
+            step = self.block(loop.body, set(after), prune=False)[1]
+            step = (step - assigned) | target_reads
+            if step <= after:
+                break
+            after |= step
+        body = self.block(loop.body, set(after), prune)[0]
+        if not body and self._counted(loop) and not live.intersection(assigned):
+            return False                              # nothing to do, and no count to keep
+        if prune:
+            loop.body = body or [gast.Pass()]
+        live.clear()
+        live |= after | header
+        return True
+
+    def _counted(self, loop):
+        """Whether ``loop`` is ``for NAME in range(...)`` (or a name of :attr:`ranges`)."""
+        return (isinstance(loop, gast.For) and isinstance(loop.target, gast.Name)
+                and (_range(loop.iter) or isinstance(loop.iter, gast.Name)
+                     and loop.iter.id in self.ranges))
 
 
-def _live_loop(loop, live, is_pure, private, prune):
-    """Whether ``loop`` stays (a ``range`` loop whose steps do nothing live does not).
-    Update ``live`` (the names live after ``loop``) to those live before it, and with
-    ``prune`` drop the body's dead statements. Live after a step is what follows the loop
-    and what the next step needs (a ``while`` loop's test too): a fixed point, reached when
-    a round adds no name, so an accumulator nothing after the loop reads is dead with the
-    statements that update it."""
-    if isinstance(loop, gast.For):
-        header = reads_of(loop.iter)                  # read once, before the first step
-        assigned = set(targets_of(gast.Assign(targets=[loop.target], value=loop.iter)))
-        target_reads = reads_of(loop.target)          # (a subscript or attribute target)
-    else:
-        header, assigned, target_reads = set(), set(), reads_of(loop.test)
-    after = set(live) | (set() if isinstance(loop, gast.For) else reads_of(loop.test))
-    while True:
-        step = _live_block(loop.body, set(after), is_pure, private, prune=False)[1]
-        step = (step - assigned) | target_reads
-        if step <= after:
-            break
-        after |= step
-    body = _live_block(loop.body, set(after), is_pure, private, prune)[0]
-    if not body and _counted(loop) and not live.intersection(assigned):
-        return False                              # nothing to do, and no count to keep
-    if prune:
-        loop.body = body or [gast.Pass()]
-    live.clear()
-    live |= after | header
-    return True
-
-
-def _counted(loop):
-    """Whether ``loop`` is ``for NAME in range(...)`` with arguments that call nothing."""
-    return (isinstance(loop, gast.For) and isinstance(loop.target, gast.Name)
-            and isinstance(loop.iter, gast.Call) and isinstance(loop.iter.func, gast.Name)
-            and loop.iter.func.id == "range" and not loop.iter.keywords
-            and not any(_calls(a) for a in loop.iter.args))
+def _range(value):
+    """Whether ``value`` is ``range(...)`` of arguments that call nothing."""
+    return (isinstance(value, gast.Call) and isinstance(value.func, gast.Name)
+            and value.func.id == "range" and not value.keywords
+            and not any(_calls(a) for a in value.args))
 
 
 def _calls(node):

@@ -40,6 +40,7 @@ import numpy as np
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
+from srctrans.nodes import int_literal
 from srctrans.optimise.dce import name_counts
 from srctrans.optimise.entry_cotangents import is_runtime_call
 from srctrans.optimise.expression_shapes import REDUCTION_METHODS, shape_of
@@ -185,8 +186,9 @@ def _reduction_method(call):
     """``e.sum(axis=1)``, ``np.sum(e, axis=1)`` (``mean``, ``max``, ``min`` too) with constant
     keywords: the dtype of ``e``'s arithmetic (a mean of ints is float64, as a float seed
     makes it)."""
-    constant = all(k.arg in ("axis", "keepdims") and isinstance(k.value, (gast.Constant, gast.Tuple))
-                   for k in call.keywords)
+    constant = all(k.arg in ("axis", "keepdims") and (
+        isinstance(k.value, (gast.Constant, gast.Tuple)) or int_literal(k.value) is not None)
+                   for k in call.keywords)                       # (axis=-1: a minus sign)
     if isinstance(call.func, gast.Attribute) and call.func.attr in _REDUCTIONS.values() \
             and anno.get(call, Anno.CALLEE) is None:
         return not call.args and constant

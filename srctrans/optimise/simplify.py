@@ -217,8 +217,11 @@ def _arithmetic(node, most=None):
             described.append(("name", n.id))
         elif _number(n):
             described.append((type(n.value), n.value))
-        elif isinstance(n, (gast.BinOp, gast.UnaryOp, gast.operator, gast.unaryop, gast.expr_context)):
-            described.append(type(n))
+        elif isinstance(n, (gast.BinOp, gast.UnaryOp, gast.operator, gast.unaryop, gast.expr_context,
+                            gast.Subscript, gast.Slice, gast.Tuple)):
+            described.append(type(n))                 # (d[:, None]: an entry read alike)
+        elif isinstance(n, gast.Constant) and n.value is None:
+            described.append(None)
         else:
             return None
     return tuple(described)

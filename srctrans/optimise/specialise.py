@@ -401,6 +401,10 @@ class _Rewriter(gast.NodeTransformer):
                 and basic_index_shape(*node.args, known) is not None:
             g, index = node.args               # each entry written once: the part as it is
             return gast.Subscript(g, index_of(index), gast.Load())
+        if is_runtime_helper_call(node, "transpose_grad") and len(node.args) == 2 \
+                and isinstance(node.args[1], gast.Constant) and node.args[1].value is None \
+                and len(shape_of(node.args[0], known) or ()) >= 1:
+            return gast.Attribute(node.args[0], "T", gast.Load())   # an array's axes reversed
         if is_runtime_helper_call(node, "entry_zero_like") and len(node.args) == 3 \
                 and shape_of(node.args[2], known) is not None:
             return node.args[0]              # an array's (or number's): nothing to change
