@@ -62,6 +62,9 @@ GROUPS = [
      "Runtime helpers of scans, differences and uniform-grid gradients (the same)"),
     ("srctrans.rules.container_helpers",
      "Runtime helpers of subscripts, attributes and containers (the same, for parts of values)"),
+    ("srctrans.rules.control_helpers",
+     "Runtime helpers of gradient control (straight-through: the value of one argument, the "
+     "derivative of the other)"),
 ]
 
 

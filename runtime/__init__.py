@@ -28,7 +28,8 @@ Modules:
   tangents     -- helpers of forward-mode code
   higher       -- derivatives of these helpers, for derivatives of derivatives
   custom       -- gradient control: stop_gradient, stop_recording, grad_of,
-                  custom_gradient functions, and checking user-written cotangents
+                  custom_gradient functions, checking user-written cotangents, and
+                  valued (a loop's sum, differentiated as its batched step's)
   refusals     -- the errors generated code raises (srctrans's classes, built-in ones when exported)
   foreign      -- arrays of other libraries (Dask, CuPy) kept in their library; the error
                   for derivatives that need NumPy arrays
@@ -119,7 +120,7 @@ from .higher import (
     sum_tangents_transpose, choice_tangent_transpose, einsum_jvp_doperands,
     custom_cotangents_tangent, custom_cotangents_transpose)
 from .custom import (
-    stop_gradient, stop_recording, grad_of, CustomGradient, custom_cotangents)
+    stop_gradient, stop_recording, grad_of, CustomGradient, custom_cotangents, valued)
 from .fastpath import pop_many, reversed, zeros_of
 from .checkpoints import checkpoint_plan, checkpoint_keeps, checkpoint_start, state_copy
 from .counting import counted, range_stop

@@ -33,6 +33,13 @@ def stop_gradient(x: _T) -> _T:
     return x
 
 
+def valued(value, differentiated):
+    """Returns ``value``; differentiated code takes its derivative from ``differentiated``
+    (equal to ``value`` up to rounding: a batched sum of a loop's terms,
+    ``optimise/row_loops.py``)."""
+    return value
+
+
 class _NotRecording:
     """The context manager of ``with st.stop_recording():`` outside differentiation."""
 

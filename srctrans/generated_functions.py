@@ -19,6 +19,7 @@ from srctrans.annotations import Anno
 from srctrans.differentiate.control import assigned_names
 from srctrans.naming import NUMPY_ALIAS, RESIDUALS, RUNTIME_ALIAS, function_base
 from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, reads_of
+from srctrans.optimise.row_loops import differentiated_values
 from srctrans.optimise.filled_spreads import fill_spreads
 from srctrans.optimise.release import release_dead_arrays
 from srctrans.optimise.step_lists import save_steps_in_lists
@@ -177,7 +178,10 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
     backward = eliminate_dead_code(backward, reads_all(gradients), is_not_saving)
     kept = gradients + ([aux] if aux is not None else [])     # what the function returns
     needed = reads_all(backward + kept)
-    forward = eliminate_dead_code([clone(s) for s in forward], needed, is_pure)
+    forward = [clone(s) for s in forward]
+    if aux is None:                  # no value returned: the batched sums of loops will do
+        forward = [differentiated_values(s) for s in forward]
+    forward = eliminate_dead_code(forward, needed, is_pure)
     body = forward + backward
     shapes = shapes or {}
     if specialised:

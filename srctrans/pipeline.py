@@ -78,7 +78,7 @@ from srctrans.emit.compile import compile_functions, is_generated
 from srctrans.emit.printer import block_lines, function_lines
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS, Namer, function_base, identifiers
 from srctrans.normalize import fence
-from srctrans.normalize.anf import normalize
+from srctrans.normalize.anf import normalize, normalize_statements
 from srctrans.normalize.auxiliary import has_aux, split_aux_returns
 from srctrans.normalize.callees import inlined_callees
 from srctrans.normalize.chained_writes import split_chained_writes
@@ -96,6 +96,7 @@ from srctrans.normalize.ssa import rename_reassignments
 from srctrans.optimise.accumulate import fold_accumulations
 from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, targets_of
 from srctrans.optimise.keyed_branches import fold_keyed_branches
+from srctrans.optimise.row_loops import batch_row_loops
 from srctrans.optimise.restores import drop_unread_restores
 from srctrans.optimise.container_cotangents import write_container_cotangents
 from srctrans.optimise.inline import inline_temporaries
@@ -203,6 +204,15 @@ def _front_end(fn, wrt, build_callee, mode):
     return unit, itself, data_names
 
 
+def _normal_form(unit):
+    """``statements -> their A-normal form`` for passes that write new primal statements."""
+    aliases = unit.aliases
+    unit.resolver.synthetic.setdefault(aliases[NUMPY_ALIAS], numpy)
+    unit.resolver.synthetic.setdefault(aliases[RUNTIME_ALIAS], runtime)
+    return lambda statements: normalize_statements(unit.parsed, unit.resolver, unit.namer,
+                                                   statements, aliases[RUNTIME_ALIAS])
+
+
 def _find_activity(unit):
     """Which names of ``unit``'s function carry derivatives, and which may not be floats."""
     unit.active = active_names(unit.function, unit.wrt, softmax_offsets(unit.function))
@@ -233,6 +243,14 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
         # they overwrite); in the function's own block now, they are renamed as SSA does there
         rename_reassignments(unit.function, unit.namer)
         _find_activity(unit)
+    batched = batch_row_loops(unit, shapes, _normal_form(unit)) if optimize and shapes else []
+    if batched:                       # sums over rows: one batched step each
+        rename_reassignments(unit.function, unit.namer)
+        _find_activity(unit)
+    # the shapes measured hold for every call with the key, but where a loop's trip count
+    # may depend on values (the loops over rows count rows: shapes)
+    shapes_hold = not any(isinstance(n, (gast.For, gast.While)) and not any(n is b for b in batched)
+                          for n in walk(unit.function))
     unit.never_negative = never_negative_names(unit.function)
     unit.nonsingular = frozenset(softmax_normalisers(unit.function)
                                  | positive_names(unit.function, unit.never_negative))
@@ -310,7 +328,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     if scalar_output:
         functions.append(gradient_function(unit, untouched_forward, backward, seed, gradients,
                                             shapes=shapes, specialised=True,
-                                            shapes_hold=not facts.has_loops))
+                                            shapes_hold=shapes_hold))
     elif gradient is not None:
         seeding = runtime_call(unit.aliases, "seed_sum",
                                [clone(result.output), gast.Constant(has_aux(fn), None)])

@@ -63,6 +63,13 @@ def normalize(parsed, resolver, namer, runtime_name="rt"):
     _Normalizer(parsed, resolver, namer, runtime_name).run()
 
 
+def normalize_statements(parsed, resolver, namer, statements, runtime_name="rt"):
+    """The A-normal form of ``statements`` a pass made for ``parsed``'s function (each with
+    a line number), with their calls resolved as :func:`normalize` resolves them."""
+    normalizer = _Normalizer(parsed, resolver, namer, runtime_name)
+    return normalizer._block(statements)
+
+
 # the index tricks NumPy spells as subscripts, and the runtime functions that compute them
 _INDEX_TRICKS = {id(np.r_): "r_concat", id(np.c_): "c_concat"}
 
@@ -73,13 +80,13 @@ class _Normalizer(Assignments, ContainerCalls, LocalFunctions):
         self.resolver = resolver
         self.namer = namer
         self.runtime_name = runtime_name
-
-    def run(self):
-        function = self.parsed.node
         self._depth = -1
         self.local_functions = {}                 # name -> FunctionDef or Lambda, inlined at calls
         self._built = set()                        # the temporaries comprehensions build
         self._inlining = []
+
+    def run(self):
+        function = self.parsed.node
         function.body = self._block(function.body)
 
     def _block(self, statements):

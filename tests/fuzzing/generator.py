@@ -10,7 +10,7 @@ arithmetic with broadcasting over two or more leading axes, reductions with
 writes into fresh arrays and into the argument ``x`` (repeated indices, masks, constants),
 chained writes into a list of arrays (``hs[i][j] += v``), ``if``,
 ``for`` (over ``range``, rows, ``enumerate``, ``d.items()``) with ``break``
-and ``continue``, counted ``while`` loops (up and down, to int and float bounds, the counter
+and ``continue``, sums over the rows of arrays (``zip``, ``range(len(...))``, two sums), counted ``while`` loops (up and down, to int and float bounds, the counter
 read in the body, after the loop, or bound with the carried value in one tuple
 assignment), branches on the values of option arguments (``if c > 0.0 and mode == 'on'``), loops with an ``else`` block, early ``return``, input validation (``raise`` in a branch,
 ``assert``), a loop variable reused by a
@@ -664,8 +664,17 @@ class _Builder:
             lines = [f"{acc}_pairs = [({a}[0], {b}), ({a}[-1] * 0.5, {b} + 1.0), ({a}[0] - 1.0, {b})]",
                      f"{acc} = 0.0", f"for u, v in {acc}_pairs:",
                      f"    {acc} = {acc} + np.sum(np.tanh(u * v) ** 2)"]
-        elif kind < 0.7:
-            lines = [f"{acc} = 0.0", f"for row in {a}:", f"    {acc} = {acc} + np.sum(row * row)"]
+        elif kind < 0.7:      # a sum over rows (batched as one step: optimise/row_loops.py)
+            lines = self.rng.choice([
+                [f"{acc} = 0.0", f"for row in {a}:", f"    {acc} = {acc} + np.sum(row * row)"],
+                [f"{acc} = s * 0.5", f"for u, v in zip({a}, np.tanh({a}) + 0.5):",
+                 "    e = np.sin(u * 2.0) - v", f"    {acc} += np.sum(e * e) * s"],
+                [f"{acc} = 0.0", f"for i in range(len({a})):",
+                 f"    {acc} = np.sum(np.exp(-{a}[i] ** 2) * {a}[i]) + {acc}"],
+                [f"{acc} = {a}[0] * 0.0", f"{acc}_n = 0.0", f"for row in {a}:",
+                 "    h = np.tanh(row * 0.7)", f"    {acc} = {acc} + h * row",
+                 f"    {acc}_n = {acc}_n + np.sum(h)", f"{acc} = {acc} * {acc}_n"],
+            ])
         else:
             lines = [f"{acc} = 0.0", f"for i, row in enumerate({a}):",
                      f"    {acc} = {acc} + np.sum(np.tanh(row)) * i"]

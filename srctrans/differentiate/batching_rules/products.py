@@ -21,9 +21,11 @@ def matmul(call, a, b):
         if fb and not fa and rb >= 2 and rb >= ra:
             return t("A @ B", A=a, B=b)
         if fb and not fa and rb == 1 and ra <= 2:
-            return t("B @ A", A=a, B=b) if ra == 1 else t("B @ A.T", A=a, B=b)
-        if fa and fb and ra == 1 and rb == 1:
-            return t("np.einsum('bi,bi->b', A, B)", A=a, B=b)
+            # (a @ b.T).T rather than b @ a.T: the same values, and a's gradient through it
+            # is a product of its own, where through a.T it would be a transposed view
+            return t("B @ A", A=a, B=b) if ra == 1 else t("(A @ B.T).T", A=a, B=b)
+        if fa and fb and ra == 1 and rb == 1:    # (rules faster to differentiate than einsum's)
+            return t("np.sum(A * B, axis=-1)", A=a, B=b)
         return _matmul_of_stacks(call, a, b, ra, rb)
     return t("rt.batch.matmul(A, B, FA, FB)", A=a, B=b, FA=flag_constant(call, a),
              FB=flag_constant(call, b))
