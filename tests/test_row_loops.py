@@ -74,6 +74,8 @@ def _generic_gradient(fn, args, wrt):
 
 def _leaves(gradient):
     """The arrays of a gradient: a layer's (a dict of its attributes), or the array."""
+    if isinstance(gradient, tuple):
+        return [leaf for g in gradient for leaf in _leaves(g)]
     if isinstance(gradient, dict):
         return [gradient["W"], gradient["b"]]
     return [gradient.W, gradient.b] if isinstance(gradient, Linear) else [gradient]
@@ -90,10 +92,13 @@ REWRITTEN = [
     (counted_rows, lambda: (R.standard_normal(3), R.standard_normal((6, 3)),
                             np.sign(R.standard_normal(6))), 0),
     (two_sums, lambda: (R.standard_normal(3) * 0.3, R.standard_normal((4, 3))), 0),
+    (counted_rows, lambda: (R.standard_normal(3), R.standard_normal((6, 3)),   # the rows too
+                            np.sign(R.standard_normal(6))), (0, 1)),
 ]
 
 
-@pytest.mark.parametrize("fn, make, wrt", REWRITTEN, ids=[c[0].__name__ for c in REWRITTEN])
+@pytest.mark.parametrize("fn, make, wrt", REWRITTEN,
+                         ids=[f"{c[0].__name__}-{c[2]}" for c in REWRITTEN])
 def test_a_sum_over_rows_is_one_batched_step(fn, make, wrt):
     args = make()
     source = _grad_source(fn, args, wrt)
