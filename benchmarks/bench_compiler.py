@@ -33,6 +33,12 @@ whether the work grows linearly, free of the noise of a shared machine and of th
 memory caches (a larger build's data spills further from the processor, so its time
 grows a little faster than its work).
 
+The processes may write Python's bytecode caches (``PYTHONDONTWRITEBYTECODE`` is dropped
+from their environment): pip compiles an installed package's bytecode, so a user's
+``import srctrans`` reads it, and so do these processes after the first. With that
+variable set (as on some machines), every process would compile srctrans's source
+again and the import figures would be those of a first start after an edit.
+
 The 20-, 1,000- and 2,000-statement builds take turns, a process each per round, so
 that the machine's slow spells fall on all sizes alike (their ratio is the figure of
 interest). Builds use a persistent cache directory of their own (``SRCTRANS_CACHE_DIR``), empty
@@ -97,6 +103,7 @@ def run(snippet, repeat, keep_cache=False):
         if not keep_cache:
             shutil.rmtree(CACHE, ignore_errors=True)
         env = dict(os.environ, SRCTRANS_CACHE_DIR=os.path.join(CACHE, "entries"))
+        env.pop("PYTHONDONTWRITEBYTECODE", None)        # an installed package's bytecode
         out = subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True,
                              cwd=ROOT, check=True, env=env).stdout
         best = min(best, float(out.strip().splitlines()[-1]))
