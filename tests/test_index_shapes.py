@@ -18,7 +18,8 @@ R = np.random.default_rng(5)
     ("x[:, t]", (5,)), ("x[1:]", (4, 3)), ("x[:-1, ::2]", (4, 2)), ("x[::-1]", (5, 3)),
     ("x[t, 1:]", (2,)),
     ("x[n]", None),                 # a number of unknown type: a bool adds an axis
-    ("x[True]", None), ("x[t:n]", None), ("x[..., t]", None), ("x[None]", None),
+    ("x[True]", None), ("x[t:n]", None), ("x[..., t]", None),
+    ("x[None]", (1, 5, 3)), ("x[:, None]", (5, 1, 3)), ("x[None, t]", (1, 3)),   # new axes
     ("x[t, t, t]", None),           # more indices than axes
 ])
 def test_the_shape_of_a_subscript(text, shape):

@@ -857,6 +857,25 @@ def test_a_spread_scalar_is_read_where_its_spread_was_a_factor(text, specialised
 
 
 @pytest.mark.parametrize("text, specialised", [
+    ("d = rt.unreduce(s, A, 0, False)\ne = 2 * (d[:, None] * E)",      # a row sum's spread:
+     "e = 2 * (s * E)"),                                                # read by row, a number
+    ("d = rt.unreduce(s, A, 0, False)\nn = -d\ne = n[:, None] * E",     # through a negation
+     "n = -s\ne = n * E"),
+    ("d = rt.unreduce(s, A, 0, False)\ne = d[:, None] * F",             # broadcast to the rows':
+     "e = s * F"),                                                      # F's shape all the same
+    ("d = rt.unreduce(s, A, 0, False)\ne = d[:, None] * G",             # the rows give the shape:
+     "d = rt.unreduce(s, A, 0, False)\ne = d[:, None] * G"),           # kept
+    ("d = rt.unreduce(s, A, 0, False)\ne = d[:, 0] * E",                # an entry picked: kept
+     "d = rt.unreduce(s, A, 0, False)\ne = d[:, 0] * E"),
+    ("d = rt.unreduce(s, A, 0, False)\nq = d\ne = q[:, None] * E\nq = q + 1.0",   # a copy's
+     "d = rt.unreduce(s, A, 0, False)\nq = d\ne = q[:, None] * E\nq = q + 1.0"),  # reads: kept
+])
+def test_a_spread_number_read_with_axes_put_in_is_the_number(text, specialised):
+    shapes = {"s": (), "A": (4,), "E": (4, 2), "F": (4, 1), "G": (1, 2)}
+    assert _text(specialise.specialise(_statements(text), shapes)) == specialised
+
+
+@pytest.mark.parametrize("text, specialised", [
     ("if c:\n    d = rt.unreduce(s, A, None, False)\nelse:\n    u = E\ne = E * d",
      "if c:\n    pass\nelse:\n    u = E\ne = E * s"),          # an emptied body: pass
     ("if c:\n    u = E\nelse:\n    d = rt.unreduce(s, A, None, False)\ne = E * d",
@@ -1151,16 +1170,16 @@ def mean_cosine_distance(A, B):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_a_means_seed_over_a_reduction_is_filled_in_its_shape(dtype):
-    """``np.mean(1.0 - np.sum(a * b, axis=1))``: the mean's seed is each entry's share, in
-    the reduction's shape (no name has it: ``np.full`` of the shape itself) and in the
-    dtype of ``a``'s and ``b``'s arithmetic; neither the product nor its sum is computed
-    for it."""
+def test_a_means_seed_over_a_reduction_is_read_as_its_number(dtype):
+    """``np.mean(1.0 - np.sum(a * b, axis=1))``: the mean's seed is each entry's share, a
+    number spread over the reduction, which the sum's cotangent spreads over ``a * b``
+    (``d[:, None]``): each product reads the number itself, which keeps ``b``'s dtype; neither
+    the product nor its sum is computed for it, and no array of shares is filled."""
     rng = np.random.default_rng(10)
     A, B = rng.standard_normal((5, 3)).astype(dtype), rng.standard_normal((5, 3)).astype(dtype)
     code = _fused_source_wrt(mean_cosine_distance, (A, B), 0)
-    assert "np.full((5,), 1.0 / 5, np.result_type(1.0, a, b))" in code, code
-    assert "mean_grad" not in code and "(a * b)" not in code
+    assert "da = -0.2 * b" in code, code
+    assert "mean_grad" not in code and "(a * b)" not in code and "np.full" not in code
     gradient = st.grad(mean_cosine_distance)
     for _ in range(3):
         got = gradient(A, B)

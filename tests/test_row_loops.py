@@ -125,6 +125,15 @@ def test_a_layers_gradient_through_the_batched_step_takes_the_short_path():
     assert all(leaf.base is None for leaf in _leaves(got))
 
 
+def test_a_loss_over_examples_reads_as_an_expert_writes_it():
+    """One product for all rows, the loss's seed read as its number where each row's error
+    is scaled (a number spread over the rows, then over each row's entries: d[:, None])."""
+    source = _grad_source(layer_loss, _layer_args(), 0)
+    assert "np.full" not in source and "unreduce" not in source and "np.einsum" not in source
+    assert [line for line in source.splitlines() if "rt." in line] == [
+        "    dlayer = rt.attributes_cotangent({'b': d_b_rows, 'W': d_W_rows}, layer)"]
+
+
 def test_the_value_beside_the_gradient_is_the_loops_to_the_last_bit():
     args = (R.standard_normal(3), R.standard_normal((50, 3)) * 1e3, np.sign(R.standard_normal(50)))
     for _ in range(3):

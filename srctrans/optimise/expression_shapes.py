@@ -218,13 +218,19 @@ def shape_of(expression, known):
 
 def _subscript_shape(value, index, known):
     """The shape of ``value[index]`` for an index of ints (:data:`INTEGER` names, int
-    literals and their sums and products) and slices with literal bounds; None otherwise."""
+    literals and their sums and products), slices with literal bounds and ``None`` (a new
+    axis of length 1); None otherwise."""
     inner = shape_of(value, known)
     parts = index.elts if isinstance(index, gast.Tuple) else [index]
-    if inner is None or len(parts) > len(inner):
+    taking = [p for p in parts if not (isinstance(p, gast.Constant) and p.value is None)]
+    if inner is None or len(taking) > len(inner):
         return None
-    shape = []
-    for part, length in zip(parts, inner):
+    shape, axes = [], iter(inner)
+    for part in parts:
+        if isinstance(part, gast.Constant) and part.value is None:
+            shape.append(1)
+            continue
+        length = next(axes)
         if isinstance(part, gast.Slice):
             bounds = [None if b is None else int_literal(b) for b in (part.lower, part.upper, part.step)]
             if any(b is None and given is not None
@@ -234,7 +240,7 @@ def _subscript_shape(value, index, known):
             shape.append(len(range(*slice(*bounds).indices(length))))
         elif not _is_integer(part, known):
             return None
-    return tuple(shape) + tuple(inner[len(parts):])
+    return tuple(shape) + tuple(inner[len(taking):])
 
 
 def _is_integer(node, known):

@@ -93,6 +93,8 @@ def _rewritten(unit, shapes, before, loop, after, normal_form):
         return None
     fresh = {name: unit.namer.fresh(name + "_rows") for stmt in fixed + step
              for name in targets_of(stmt)}
+    unit.namer.temporaries.update(new for old, new in fresh.items()   # (inlined where read
+                                  if old in unit.namer.temporaries)   # once, as theirs are)
     rows = {target: load(array) for target, array in found.rows.items()}
     new = []
     for stmt in [clone(s) for s in fixed + step]:

@@ -12,7 +12,7 @@ import numpy as np
 from srctrans.nodes import clone, int_literal, substitute_names
 from srctrans.optimise.dce import reads_of, stores_of
 from srctrans.optimise.expression_shapes import is_runtime_helper_call, shape_of
-from srctrans.treewalk import walk
+from srctrans.treewalk import replace_children, walk
 
 
 class Spreads:
@@ -51,12 +51,14 @@ class Spreads:
                         if isinstance(this, gast.Name):
                             self.factors.setdefault(this.id, []).append(other)
         self.replace = {}
+        self.numbers = set()                    # the names of self.replace a number replaces
 
     def drop(self, block, known):
         """``block`` without its droppable spreads (their uses read the scalar instead)."""
         kept = []
         for position, stmt in enumerate(block):
             if self.replace:
+                _collapsed(stmt, self.numbers)
                 substitute_names(stmt, self.replace)
             spread = _scalar_spread(stmt, known)
             if spread is not None and self.assignments.get(spread[0]) == 1:
@@ -69,6 +71,8 @@ class Spreads:
                         or self._shapes_kept(name, scalar, shape, block[position + 1:], known)) \
                         or self._placed_back(name, scalar, block[position + 1:], known):
                     self.replace[name] = scalar
+                    if shape_of(scalar, known) == ():
+                        self.numbers.add(name)
                     continue
             kept.append(stmt)
         return kept
@@ -94,7 +98,11 @@ class Spreads:
         ``rest`` whose value keeps its shape with ``scalar`` read instead, or negates it into
         a name assigned once whose reads are such in turn, or copies it into a name whose
         reads are such until one of them assigns that name again (the first term of a sum,
-        ``dq = d_neg; ...; dq = dq + e``)."""
+        ``dq = d_neg; ...; dq = dq + e``). A number's spread may be read through
+        ``d[:, None]`` (not a copy's: the copy is reassigned an array); the names of its
+        negations are then added to :attr:`numbers`."""
+        numbers = shape_of(scalar, known) == ()   # a number: read through d[:, None] too
+        negated = []
         pending = [(name, scalar, rest, False)]
         while pending:
             current, value, statements, copied = pending.pop()
@@ -116,13 +124,17 @@ class Spreads:
                         and isinstance(stmt.value.operand, gast.Name)
                         and self.assignments.get(target) == 1):
                     pending.append((target, gast.UnaryOp(gast.USub(), clone(value)), rest, False))
+                    negated.append(target)
                     continue
                 if isinstance(stmt.value, gast.Name) and not copied and target != current:
                     pending.append((target, clone(value), statements[position + 1:], True))
                     continue
                 if not _arithmetic_reading(stmt.value, current):
                     return False
-                after = shape_of(substitute_names(clone(stmt.value), {current: value}), shapes)
+                read = _collapsed(clone(stmt.value), {current} if numbers and not copied else ())
+                if any(_expanded(n, current) for n in walk(read)):
+                    return False        # (an array's spread has its axes; a copy is reassigned)
+                after = shape_of(substitute_names(read, {current: value}), shapes)
                 if after is None or after != shape_of(stmt.value, shapes):
                     return False
                 if copied and target == current:  # its reads after this read the sum
@@ -130,6 +142,8 @@ class Spreads:
                     break
             if copied and not replaced or not copied and reads != self.uses.get(current):
                 return False
+        if numbers:                               # -d's reads d_neg[:, None] are of a number
+            self.numbers.update(negated)
         return True
 
 
@@ -165,10 +179,37 @@ def _arithmetic_reading(expression, name):
         elif isinstance(node, gast.Attribute):
             if id(node) not in guarded:
                 return False
+        elif _expanded(node, name):                # d[:, None]: the same entries, more axes
+            opaque.update(id(n) for n in walk(node.slice))
         elif not isinstance(node, (gast.Name, gast.Constant, gast.expr_context, gast.operator,
                                    gast.unaryop)):
             return False
     return True
+
+
+def _expanded(node, name):
+    """Whether ``node`` is ``name`` with axes of length 1 put in (``d[:, None]``,
+    ``d[None, :]``, ``d[..., None]``): a spread number's entries, still all that number."""
+    if not (isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name)
+            and node.value.id == name):
+        return False
+    parts = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
+    return all(isinstance(p, gast.Slice) and p.lower is None and p.upper is None and p.step is None
+               or isinstance(p, gast.Constant) and p.value in (None, Ellipsis) for p in parts)
+
+
+def _collapsed(tree, names):
+    """``tree`` (changed in place) with ``name[:, None]`` read as ``name`` for each of
+    ``names``: spreads of a number, which the number replaces (it broadcasts as it is)."""
+    def collapse(node):
+        if isinstance(node, gast.Subscript) and any(_expanded(node, n) for n in names):
+            return node.value
+        return node
+    if not names:
+        return tree
+    if isinstance(tree, gast.expr):                    # (the expression itself may be one)
+        return replace_children(gast.Expr(tree), collapse).value
+    return replace_children(tree, collapse)
 
 
 def _scalar_spread(stmt, known):
