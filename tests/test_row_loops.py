@@ -56,6 +56,13 @@ def two_sums(w, X):
     return a * np.sum(b)
 
 
+def discounted(w, X):
+    total = 0.0
+    for i, x in enumerate(X):                     # the count in arithmetic with literals
+        total = total + np.exp(-0.1 * i) * np.sum(np.tanh(x * w))
+    return total
+
+
 def _grad_source(fn, args, wrt):
     """The fused gradient's code (or the generic code, where a call has none), without its
     comments (which quote the user's lines)."""
@@ -92,6 +99,7 @@ REWRITTEN = [
     (counted_rows, lambda: (R.standard_normal(3), R.standard_normal((6, 3)),
                             np.sign(R.standard_normal(6))), 0),
     (two_sums, lambda: (R.standard_normal(3) * 0.3, R.standard_normal((4, 3))), 0),
+    (discounted, lambda: (R.standard_normal(3), R.standard_normal((5, 3))), 0),
     (counted_rows, lambda: (R.standard_normal(3), R.standard_normal((6, 3)),   # the rows too
                             np.sign(R.standard_normal(6))), (0, 1)),
 ]
@@ -146,6 +154,20 @@ def test_the_value_beside_the_gradient_is_the_loops_to_the_last_bit():
     assert "for " in forward and "rt.valued(" in forward      # the loop computes the value
 
 
+def test_a_count_in_arithmetic_with_literals_keeps_float32_values():
+    """``np.exp(-0.1 * i)`` is a float64 NumPy number in the loop, and its batched form a
+    float64 array: the products with float32 rows have the same dtype either way."""
+    args = tuple(a.astype(np.float32) for a in (R.standard_normal(3), R.standard_normal((5, 3))))
+    expected = _generic_gradient(discounted, args, 0)
+    gradient = st.grad(discounted)
+    for _ in range(3):
+        got = gradient(*args)
+        assert got.dtype == expected.dtype
+        np.testing.assert_allclose(got, expected, rtol=1e-6)
+    assert "np.arange(5)" in _grad_source(discounted, args, 0)
+    assert st.value_and_grad(discounted)(*args)[0] == discounted(*args)
+
+
 def test_float32_rows_keep_their_dtype():
     args = _layer_args(np.float32)
     gradient = st.grad(layer_loss)
@@ -187,8 +209,15 @@ def shorter_labels(w, X, y):
 def counter_read(w, X):
     total = 0.0
     for i in range(len(X)):
-        total = total + i * np.sum(X[i] * w)      # the count is a value, not only an index
-    return total
+        total = total + i * np.sum(X[i] * w)      # the count times a value: batched, an int64
+    return total                                  # array's dtype would decide the product's
+
+
+def discounted_by_an_argument(w, X, gamma):
+    total = 0.0
+    for i, x in enumerate(X):
+        total = total + gamma ** i * np.sum(x * w)   # an argument's power: kept (gamma may be
+    return total                                     # a float32)
 
 
 def branch_in_step(w, X):
@@ -225,6 +254,7 @@ LEFT = [
     (counter_read, lambda: (R.standard_normal(3), R.standard_normal((4, 3)))),
     (branch_in_step, lambda: (R.standard_normal(3), R.standard_normal((6, 3)))),
     (random_step, lambda: (R.standard_normal(3), R.standard_normal((4, 3)))),
+    (discounted_by_an_argument, lambda: (R.standard_normal(3), R.standard_normal((4, 3)), 0.9)),
 ]
 
 

@@ -24,7 +24,9 @@ nothing of it is saved; a gradient that does not return the value drops it as de
 A loop is rewritten only when the shape key decides it all: it runs over ``range`` of the
 length of the arrays it reads rows of (``for x in X``, ``zip``, ``range(len(X))``), all
 with that many rows (at least one); its steps assign names only (no ``if``, no loop, no
-write into a value), read its count only to pick rows, and carry nothing but the
+write into a value), read its count only to pick rows or in arithmetic with number
+literals (``np.exp(-0.1 * i)`` of ``enumerate``: the counts batched are ``np.arange(n)``),
+and carry nothing but the
 accumulators, each updated once (``acc = acc + e``) and read nowhere else in the step;
 nothing after it reads a name a step assigns but the accumulators; each step's
 statements that read no row are pure (NumPy's or the runtime's functions, no random draw),
@@ -33,6 +35,7 @@ no derivative rules). Anything else is left as it is.
 """
 
 import gast
+import numpy as np
 
 from srctrans import annotations as anno
 from srctrans import runtime
@@ -42,7 +45,7 @@ from srctrans.differentiate.batching import batch
 from srctrans.differentiate.batching_rules import is_random
 from srctrans.differentiate.calls import is_library
 from srctrans.errors import SrcTransError
-from srctrans.naming import RUNTIME_ALIAS
+from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
 from srctrans.nodes import (
     assign, clone, load, rename_reads, resolved_runtime_call, substitute_names)
 from srctrans.optimise.dce import reads_of, stores_of, targets_of
@@ -71,11 +74,17 @@ def batch_row_loops(unit, shapes, normal_form):
 
 class _Loop:
     """What a loop over rows reads and computes: ``rows`` (target name -> the array it is a
-    row of), ``sums`` (accumulator -> the name of the value each step adds), ``updates``
-    (the statements that add them), ``step`` (the statements left)."""
+    row of), ``counts`` (the names holding the step's count: the loop's and its copies,
+    ``i`` of ``enumerate``), ``sums`` (accumulator -> the name of the value each step adds),
+    ``updates`` (the statements that add them), ``step`` (the statements left)."""
 
-    def __init__(self, rows, sums, updates, step):
-        self.rows, self.sums, self.updates, self.step = rows, sums, updates, step
+    def __init__(self, rows, counts, sums, updates, step):
+        self.rows, self.counts, self.sums, self.updates, self.step = \
+            rows, counts, sums, updates, step
+
+    def batched(self):
+        """The names that differ from step to step before the step computes anything."""
+        return set(self.rows) | self.counts
 
 
 def _rewritten(unit, shapes, before, loop, after, normal_form):
@@ -95,15 +104,22 @@ def _rewritten(unit, shapes, before, loop, after, normal_form):
              for name in targets_of(stmt)}
     unit.namer.temporaries.update(new for old, new in fresh.items()   # (inlined where read
                                   if old in unit.namer.temporaries)   # once, as theirs are)
+    trips = shapes[next(iter(found.rows.values()))][0]
     rows = {target: load(array) for target, array in found.rows.items()}
     new = []
+    if (reads_of(gast.Module(step, [])) | set(found.sums.values())) & found.counts:
+        # the counts, 0, 1, ..., at once
+        counted = unit.namer.fresh("_counts")
+        new.append(assign(counted, gast.Call(gast.Attribute(
+            load(unit.aliases[NUMPY_ALIAS]), "arange", gast.Load()), [gast.Constant(trips, None)], [])))
+        shapes[counted] = (trips,)
+        rows.update((name, load(counted)) for name in found.counts)
     for stmt in [clone(s) for s in fixed + step]:
         stmt = substitute_names(stmt, {**rows, **{old: load(n) for old, n in fresh.items()}})
         for node in walk(stmt):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 node.id = fresh.get(node.id, node.id)
         new.append(stmt)
-    trips = shapes[next(iter(found.rows.values()))][0]
     for stmt in fixed + step:                 # the shapes of the values the batched step makes
         batched = stmt in step
         for name in targets_of(stmt):
@@ -119,7 +135,8 @@ def _rewritten(unit, shapes, before, loop, after, normal_form):
             unit.aliases, "stop_gradient", [load(accumulator)])))
         total = unit.namer.fresh(accumulator + "_rows")
         new.append(assign(total, gast.BinOp(load(start), gast.Add(), gast.Call(
-            gast.Attribute(load(fresh.get(added) or found.rows[added]), "sum", gast.Load()), [],
+            gast.Attribute(fresh.get(added) and load(fresh[added]) or clone(rows[added]), "sum",
+                           gast.Load()), [],
             [gast.keyword("axis", gast.Constant(0, None))]))))
         if accumulator in shapes:
             shapes[start] = shapes[total] = shapes[loop_names[accumulator]] = shapes[accumulator]
@@ -149,19 +166,20 @@ def _row_loop(loop, before, shapes, runtime_alias):
             or len(loop.iter.args) != 1 or loop.iter.keywords \
             or not isinstance(loop.iter.args[0], gast.Name):
         return None
-    counter = loop.target.id
     if not all(isinstance(s, gast.Assign) and len(s.targets) == 1
                and isinstance(s.targets[0], gast.Name) for s in loop.body):
         return None
-    rows, rest = {}, []
+    counts, rows, rest = {loop.target.id}, {}, []
     for stmt in loop.body:
         value = stmt.value
-        if isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name) \
-                and isinstance(value.slice, gast.Name) and value.slice.id == counter:
+        if isinstance(value, gast.Name) and value.id in counts:        # i = _index
+            counts.add(stmt.targets[0].id)
+        elif isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name) \
+                and isinstance(value.slice, gast.Name) and value.slice.id in counts:
             rows[stmt.targets[0].id] = value.value.id
         else:
             rest.append(stmt)
-    if not rows or counter in reads_of(gast.Module(rest, [])):
+    if not rows or not _read_as_numbers(rest, counts) or counts & set(rows):
         return None
     length = _rows_counted(loop.iter.args[0].id, before, runtime_alias)
     lengths = {shapes[a][0] if len(shapes.get(a, ())) else None for a in set(rows.values())}
@@ -172,7 +190,40 @@ def _row_loop(loop, before, shapes, runtime_alias):
         return None
     for target, array in rows.items():     # (a row read folded into what reads it: unmeasured)
         shapes.setdefault(target, shapes[array][1:])
-    return _accumulations(rows, rest)
+    return _accumulations(rows, counts, rest)
+
+
+def _read_as_numbers(statements, counts):
+    """Whether ``statements`` read the step's count (``counts``) only in arithmetic with
+    number literals, and what that computes only so or in NumPy's ufuncs (``np.exp(-0.1 *
+    i)``). A count is a Python int, and such arithmetic keeps a Python number, which
+    NumPy's promotion lets an array's dtype decide (float32 stays float32); batched, the
+    counts are an int64 array, whose dtype would decide instead. A ufunc gives a NumPy
+    scalar of the same dtype as it gives for the batched counts."""
+    weak = set(counts)
+    for stmt in statements:
+        value = stmt.value
+        if not reads_of(value) & weak:
+            continue
+        operands = [value.left, value.right] if isinstance(value, gast.BinOp) and isinstance(
+            value.op, (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow)) else \
+            [value.operand] if isinstance(value, gast.UnaryOp) and isinstance(
+                value.op, (gast.USub, gast.UAdd)) else \
+            value.args if isinstance(value, gast.Call) and not value.keywords and isinstance(
+                anno.get(value, Anno.CALLEE), np.ufunc) else None
+        if operands is None or not all(
+                isinstance(o, gast.Name) and o.id in weak or _number_literal(o) for o in operands):
+            return False
+        if not isinstance(value, gast.Call):
+            weak.update(targets_of(stmt))            # still a Python number in the loop
+    return True
+
+
+def _number_literal(node):
+    """Whether ``node`` is an int or float literal (``-0.1`` too: a minus sign and a number)."""
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+        node = node.operand
+    return isinstance(node, gast.Constant) and type(node.value) in (int, float)
 
 
 def _rows_counted(count, before, runtime_alias):
@@ -202,10 +253,10 @@ def _rows_counted(count, before, runtime_alias):
     return arrays
 
 
-def _accumulations(rows, statements):
-    """The :class:`_Loop` of a step's ``statements`` (after its row reads), or None when it
-    carries a name that is not an accumulator."""
-    assigned, exposed = set(rows), set()
+def _accumulations(rows, counts, statements):
+    """The :class:`_Loop` of a step's ``statements`` (after its row reads and copies of its
+    count), or None when it carries a name that is not an accumulator."""
+    assigned, exposed = set(rows) | counts, set()
     for stmt in statements:
         exposed |= reads_of(stmt) - assigned
         assigned |= set(targets_of(stmt))
@@ -229,7 +280,7 @@ def _accumulations(rows, statements):
         updates.append(reads[0])
         sums[accumulator] = added
     step = [s for s in statements if not any(s is u for u in updates)]
-    return _Loop(rows, sums, updates, step)
+    return _Loop(rows, counts, sums, updates, step)
 
 
 def _added(value, accumulator):
@@ -248,7 +299,7 @@ def _added(value, accumulator):
 def _split(found):
     """``(the step's statements that read no row, directly or not; the others)``, or
     ``(None, None)`` when an accumulator's term reads no row (a constant added per step)."""
-    varying = set(found.rows)
+    varying = found.batched()
     fixed, batched = [], []
     for stmt in found.step:
         if reads_of(stmt) & varying:
@@ -289,7 +340,7 @@ class _Step:
 def _batched_step(unit, shapes, found, fixed, statements):
     """The batched statements of a step (its rows' arrays named as the rows are), or None."""
     outputs = list(found.sums.values())
-    given = set(found.rows) | {t for s in fixed for t in targets_of(s)}
+    given = found.batched() | {t for s in fixed for t in targets_of(s)}
     free = reads_of(gast.Module(statements, [])) - {t for s in statements for t in targets_of(s)}
     parameters = sorted(given | free)
     returned = load(outputs[0]) if len(outputs) == 1 else \
@@ -299,9 +350,10 @@ def _batched_step(unit, shapes, found, fixed, statements):
                                [], None, [], [], None, []),
         [clone(s) for s in statements] + [gast.Return(returned)], [], None, None)
     function.lineno = statements[0].lineno if statements else unit.function.lineno
-    ranks = {name: len(shapes[name]) if name in shapes else None for name in parameters}
+    ranks = {name: 0 if name in found.counts else len(shapes[name]) if name in shapes else None
+             for name in parameters}
     try:
-        result = batch(_Step(unit, function), dict.fromkeys(found.rows, True), ranks,
+        result = batch(_Step(unit, function), dict.fromkeys(found.batched(), True), ranks,
                        _refused)
     except (Unbatchable, SrcTransError):
         return None

@@ -671,6 +671,8 @@ class _Builder:
                  "    e = np.sin(u * 2.0) - v", f"    {acc} += np.sum(e * e) * s"],
                 [f"{acc} = 0.0", f"for i in range(len({a})):",
                  f"    {acc} = np.sum(np.exp(-{a}[i] ** 2) * {a}[i]) + {acc}"],
+                [f"{acc} = 0.0", f"for i, row in enumerate({a}):",
+                 f"    {acc} = {acc} + np.exp(-0.3 * i) * np.sum(np.cos(row))"],
                 [f"{acc} = {a}[0] * 0.0", f"{acc}_n = 0.0", f"for row in {a}:",
                  "    h = np.tanh(row * 0.7)", f"    {acc} = {acc} + h * row",
                  f"    {acc}_n = {acc}_n + np.sum(h)", f"{acc} = {acc} * {acc}_n"],
