@@ -97,6 +97,7 @@ from srctrans.optimise.accumulate import fold_accumulations
 from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, targets_of
 from srctrans.optimise.keyed_branches import fold_keyed_branches
 from srctrans.optimise.row_loops import batch_row_loops
+from srctrans.optimise.tuple_picks import fold_tuple_picks, split_tuple_assignments
 from srctrans.optimise.restores import drop_unread_restores
 from srctrans.optimise.container_cotangents import write_container_cotangents
 from srctrans.optimise.inline import inline_temporaries
@@ -271,6 +272,9 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     _trace("reverse", lambda: _block_text(backward))
     if optimize:
         simplify(backward, unit.nonsingular, unit.not_float, unit.never_negative)
+        backward, renaming = propagate_copies(backward)    # (d_f = d_t; d_f[0]: t's picks)
+        gradients = [renamed(g, renaming) for g in gradients]
+        fold_tuple_picks(backward)
         if shapes:
             if isinstance(result.output, gast.Name) and result.output.id in shapes:
                 shapes = {result.seed: shapes[result.output.id], **shapes}   # dy is shaped like y
@@ -297,7 +301,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
                     backward, natural_ranges(result.prologue + result.forward), gradients,
                     unit.aliases[RUNTIME_ALIAS])
         _trace("optimise", lambda: _block_text(backward))
-    forward = result.prologue + result.forward
+    forward = split_tuple_assignments(result.prologue + result.forward)
     for _ in range(2):        # dropping saves can empty a branch, whose test then needs no save
         backward = drop_empty_blocks(backward)
         forward, backward = drop_unneeded_saves(forward, backward,

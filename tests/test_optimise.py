@@ -1346,3 +1346,60 @@ def test_clipped_and_absolute_values_of_known_shapes_match_finite_differences(dt
         text = st.source(clipped, args=(w, X, *bounds))
         fused = text[text.index("_grad("):]
         assert "clip_mask" not in fused and "abs_grad" not in fused and "np.sign(" in fused
+
+
+# --- a tuple made to be taken apart again (tuple_picks.py) --------------------------------
+
+@pytest.mark.parametrize("text, folded", [
+    ("t = (a, b)\nx = t[0]\ny = t[1] * 2.0", "t = (a, b)\nx = a\ny = b * 2.0"),
+    ("t = (a, b)\nx = t[-1]", "t = (a, b)\nx = b"),
+    ("t = (a, b)\na = a + 1.0\nx = t[0]", "t = (a, b)\na = a + 1.0\nx = t[0]"),   # a changed
+    ("t = (a, b)\nx = t[0]\nf(t)", "t = (a, b)\nx = t[0]\nf(t)"),           # t read whole
+    ("t = (a, b)\nif c:\n    x = t[0]", "t = (a, b)\nif c:\n    x = a"),      # in a branch
+    ("t = (a, b)\nif c:\n    a = 1.0\n    x = t[0]",                       # a changed there
+     "t = (a, b)\nif c:\n    a = 1.0\n    x = t[0]"),
+    ("t = (a, b)\nt = (b, a)\nx = t[0]", "t = (a, b)\nt = (b, a)\nx = t[0]"),   # t twice
+    ("t = (a, f(b))\nx = t[0]", "t = (a, f(b))\nx = t[0]"),               # no atom
+    ("t = (a, b)\nx = t[0]\na = x * 2.0\ny = t[0]",                       # a changed between
+     "t = (a, b)\nx = t[0]\na = x * 2.0\ny = t[0]"),
+])
+def test_a_tuples_picks_at_constant_indices_are_its_entries(text, folded):
+    from srctrans.optimise.tuple_picks import fold_tuple_picks
+    statements = _statements(text)
+    fold_tuple_picks(statements)
+    assert _text(statements) == folded
+
+
+@pytest.mark.parametrize("text, split", [
+    ("out, cache = (e, c)", "out = e\ncache = c"),
+    ("_f = (e, c)\n_t = _f\nout, cache = _t", "_f = (e, c)\n_t = _f\nout = e\ncache = c"),
+    ("a, b = (b, a)", "a, b = (b, a)"),                                   # a swap: kept
+    ("_f = (e, c)\nz = 1\nout, cache = _f", "_f = (e, c)\nz = 1\nout, cache = _f"),  # not next
+    ("_f = (e, c)\nout, cache = _f\ng(_f)", "_f = (e, c)\nout, cache = _f\ng(_f)"),  # read again
+    ("a, (b, c) = (e, (f, g))", "a, (b, c) = (e, (f, g))"),               # a nested target
+])
+def test_a_tuple_unpacked_where_it_is_made_is_its_entries_assigned(text, split):
+    from srctrans.optimise.tuple_picks import split_tuple_assignments
+    assert _text(split_tuple_assignments(_statements(text))) == split
+
+
+def layer_returning_a_cache(x, gamma):
+    def forward(x, gamma):
+        out = gamma * np.tanh(x)
+        return out, {"x": x, "gamma": gamma}
+    out, cache = forward(x, gamma)
+    return np.sum(out * out) + np.sum(cache["gamma"])
+
+
+def test_a_helper_returning_out_and_cache_is_differentiated_without_its_tuple():
+    rng = np.random.default_rng(12)
+    args = (rng.standard_normal((3, 4)), rng.standard_normal(4))
+    source = _fused_source(layer_returning_a_cache, args)
+    code = [line.strip() for line in source.splitlines() if not line.strip().startswith("#")]
+    assert not any("[0]" in line or "[1]" in line for line in code), source
+    gradient = st.grad(layer_returning_a_cache, wrt=(0, 1))
+    expected = st.grad(layer_returning_a_cache, wrt=(0, 1), optimize=False)(*args)
+    for _ in range(3):
+        for a, b in zip(gradient(*args), expected):
+            np.testing.assert_allclose(a, b, rtol=1e-12)
+    st.check_grads(layer_returning_a_cache, args, order=2)

@@ -18,7 +18,8 @@ keeps the loop for the value (what Python computes, to the last bit) and differe
 sum of the batched step (``differentiate.batching``) instead: the derivative of a sum over
 steps is the sum of the steps' derivatives, which the batched step computes with one
 product where the loop made one per row (the order of the sum's terms and BLAS's
-kernels, and so the last bits of a gradient, may differ). The loop is marked constant (``Anno.NO_GRADIENT``), so
+kernels, and so the last bits of a gradient, may differ). The loop is marked constant
+(``Anno.NO_GRADIENT``), so
 nothing of it is saved; a gradient that does not return the value drops it as dead code.
 
 A loop is rewritten only when the shape key decides it all: it runs over ``range`` of the

@@ -1,0 +1,132 @@
+"""A tuple made to be taken apart again is its entries.
+
+Requires: a backward pass (statements that may assign a name several times).
+Guarantees: ``t = (a, b); ...; x = t[0]`` reads ``a`` itself where ``t`` is assigned once,
+read only by picks at constant indices in the same block, and ``a`` is not assigned between
+the tuple and the last pick (a derivative of a helper returning ``out, cache`` makes the
+tuple of the cotangents and picks them again); the tuple, then unread, is left to dead-code
+elimination. The shapes of the entries then reach what reads them. And
+``out, cache = (e, c)`` is ``out = e; cache = c`` where neither entry reads a target, so
+that dead-code elimination sees each (a gradient needs ``cache`` only).
+"""
+
+import gast
+
+from srctrans import annotations as anno
+from srctrans.nodes import clone, int_literal
+from srctrans.optimise.dce import name_counts, stores_of
+from srctrans.treewalk import replace_children, walk
+
+_COMPOUND = (gast.If, gast.For, gast.While)
+
+
+def fold_tuple_picks(statements):
+    """``statements`` (changed in place) with each such pick read as the entry it picks."""
+    stores, reads = name_counts(statements)
+    picks = {}                                   # tuple name -> its pick nodes, all of them
+    for stmt in statements:
+        for node in walk(stmt):
+            if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) \
+                    and int_literal(node.slice) is not None:
+                picks.setdefault(node.value.id, []).append(node)
+    blocks = [statements]
+    while blocks:
+        block = blocks.pop()
+        for position, stmt in enumerate(block):
+            if isinstance(stmt, _COMPOUND):
+                blocks.extend([stmt.body, stmt.orelse])
+                continue
+            entries = _display(stmt)
+            if entries is None:
+                continue
+            name = stmt.targets[0].id
+            found = picks.get(name, ())
+            if stores.get(name) != 1 or not found or len(found) != reads.get(name) \
+                    or not all(-len(entries) <= int_literal(p.slice) < len(entries) for p in found):
+                continue
+            _fold(block, position, entries, {id(p) for p in found})
+
+
+def _display(stmt):
+    """The entries of ``name = (atom, ...)`` (names and numbers), or None."""
+    if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
+            and isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Tuple) \
+            and all(isinstance(e, (gast.Name, gast.Constant)) for e in stmt.value.elts):
+        return stmt.value.elts
+    return None
+
+
+def _fold(block, position, entries, pick_ids):
+    """Replace the picks (``pick_ids``) in the statements after ``block[position]``, when
+    they are all there and no entry is assigned before the last of them."""
+    names = {e.id for e in entries if isinstance(e, gast.Name)}
+    last, seen = None, 0
+    for later in range(position + 1, len(block)):
+        count = sum(id(n) in pick_ids for n in walk(block[later]))
+        if count:
+            last, seen = later, seen + count
+        if seen == len(pick_ids):
+            break
+        if stores_of(block[later]) & names:
+            return                                # an entry changes before a pick reads it
+    if last is None or seen != len(pick_ids) or \
+            isinstance(block[last], _COMPOUND) and stores_of(block[last]) & names:
+        return                                    # (a statement's own store follows its reads)
+
+    def picked(node):
+        if id(node) in pick_ids:
+            return clone(entries[int_literal(node.slice)])
+        return node
+    for later in range(position + 1, last + 1):
+        replace_children(block[later], picked)
+
+
+def split_tuple_assignments(statements):
+    """``statements`` (changed in place, nested blocks too) with ``a, b = (x, y)`` made
+    ``a = x; b = y`` where the targets are distinct names no entry reads."""
+    _, reads = name_counts(statements)
+    blocks = [statements]
+    while blocks:
+        block = blocks.pop()
+        split, made = [], None            # made: (name, entries) of the tuple just made
+        for stmt in block:
+            if isinstance(stmt, _COMPOUND):
+                blocks.extend([stmt.body, stmt.orelse])
+            entries = None                # _f = (e, c); _t = _f; out, cache = _t (ANF's)
+            if made is not None and isinstance(stmt, gast.Assign) \
+                    and isinstance(stmt.value, gast.Name) and stmt.value.id == made[0] \
+                    and reads.get(made[0]) == 1:
+                entries = made[1]
+            parts = _parts(stmt, entries)
+            split.extend(parts if parts is not None else [stmt])
+            made = (stmt.targets[0].id, _display(stmt)) if _display(stmt) is not None else \
+                (stmt.targets[0].id, entries) if entries is not None and isinstance(
+                    stmt.targets[0], gast.Name) else None
+        block[:] = split
+    return statements
+
+
+def _parts(stmt, made=None):
+    """The assignments ``a, b = (x, y)`` is (``made``: the entries of the tuple its value
+    names, made just before it), or None."""
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Tuple)):
+        return None
+    if isinstance(stmt.value, gast.Tuple):
+        values = stmt.value.elts
+    elif made is not None:
+        values = [clone(v) for v in made]
+    else:
+        return None
+    targets = stmt.targets[0].elts
+    names = [t.id for t in targets if isinstance(t, gast.Name)]
+    if len(targets) != len(values) or len(names) != len(targets) or len(set(names)) != len(names) \
+            or any(isinstance(v, gast.Starred) for v in values) \
+            or any(isinstance(n, gast.Name) and n.id in names for v in values for n in walk(v)):
+        return None
+    parts = []
+    for target, value in zip(targets, values):
+        part = gast.copy_location(gast.Assign([target], value, None), stmt)
+        anno.copy(stmt, part)                       # (its origin: the user's line)
+        parts.append(part)
+    return parts
