@@ -107,7 +107,7 @@ from srctrans.optimise.zeroings import drop_dead_zeroings
 from srctrans.optimise.simplify import simplify
 from srctrans.optimise.expression_shapes import infer_shapes, one_valued
 from srctrans.optimise.specialise import (
-    factor_out_of_sums, specialise, specialise_tangents, use_array_methods)
+    factor_out_of_sums, read_entries_uncopied, specialise, specialise_tangents, use_array_methods)
 from srctrans.nodes import (appended_to, clone, local_names, parameter_names, runtime_call)
 from srctrans.parse.resolve import Resolver
 from srctrans.parse.source import parse_function
@@ -266,6 +266,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
         shapes = one_valued(shapes, statements, facts.parameters, facts.has_loops)
         shapes = infer_shapes(statements, shapes, facts.parameters)   # what the probe missed
         use_array_methods(result.forward, shapes)
+        read_entries_uncopied(result.forward, shapes)
     gradients = [_gradient_expression(unit, name, adjoint, unconnected_zero)
                  for name, adjoint in zip(unit.wrt, result.gradients)]
     backward = result.backward
@@ -284,7 +285,10 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
         gradients = [renamed(g, renaming) for g in gradients]
         backward = eliminate_dead_code(backward, reads_all(gradients), is_not_saving)
         if shapes:        # before the saves are dropped: it leaves saves unread
-            rematerialise(backward, shapes, unit.namer)
+            # arrays no write can reach: every array written into is one the function made
+            unchanged = frozenset() if unit.written_arrays - unit.fresh_arrays else \
+                frozenset(shapes) - unit.written_arrays
+            rematerialise(backward, shapes, unit.namer, unchanged)
         backward = fold_accumulations(backward)      # after specialise: rt.add became +
         if shapes:        # the shapes tell where NumPy would reuse a temporary anyway
             backward = sink_negations(backward, reads_all(gradients), shapes)

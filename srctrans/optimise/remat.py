@@ -6,7 +6,8 @@ before :func:`~srctrans.differentiate.control.drop_unneeded_saves`, and the
 measured shapes of the forward values (a specialised build).
 Guarantees: the backward pass computes the same values. A value ``t = e``
 that a loop body computes once per iteration from operands it can find again,
-where ``e`` is one arithmetic operation on numbers (shape ``()``), is computed
+where ``e`` is one arithmetic operation on numbers (shape ``()``), or a number read from
+an array no write reaches (``y[t]``, ``y[t - 1]``; ``unchanged``), is computed
 again at the top of the reversed iteration under a new name, and the reversed
 body reads that instead; nothing reads the saved ``t`` any more, so
 ``drop_unneeded_saves`` drops its push, its pop and its placeholder. For
@@ -94,17 +95,20 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.nodes import assign, clone
 from srctrans.optimise.dce import reads_of, targets_of
+from srctrans.optimise.expression_shapes import INTEGER
 from srctrans.treewalk import walk
 
 # One operation of these on numbers costs about as much as a tape push and pop.
 CHEAP_OPERATORS = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.USub, gast.UAdd)
 
 
-def rematerialise(backward, shapes, namer):
+def rematerialise(backward, shapes, namer, unchanged=frozenset()):
     """Recompute cheap scalar loop temporaries in ``backward`` (in place); the names, in order.
 
     ``shapes`` maps forward names to their measured shapes; ``namer`` gives
     the new names (temporaries stay temporaries, so the inliner can fold them).
+    ``unchanged``: arrays the forward pass never changes (nor any array that may share
+    memory with them), whose entries the reversed loop may read again (``y[t]``).
     """
     done = []
     everywhere = _loads(backward)           # reads of each name, kept current as loops change
@@ -112,7 +116,7 @@ def rematerialise(backward, shapes, namer):
         forward_loop = anno.get(loop, Anno.REVERSES)
         inside = _loads([loop])
         outside = everywhere - inside
-        done += _rematerialise_loop(forward_loop, loop, outside, shapes, namer)
+        done += _rematerialise_loop(forward_loop, loop, outside, shapes, namer, unchanged)
         everywhere = outside + _loads([loop])
     return done
 
@@ -133,7 +137,7 @@ def _reversed_loops(statements):
                 yield stmt
 
 
-def _rematerialise_loop(forward_loop, loop, outside, shapes, namer):
+def _rematerialise_loop(forward_loop, loop, outside, shapes, namer, unchanged):
     """Recompute the loop's cheap scalar temporaries; ``outside`` counts the reads of each
     name in the backward pass outside ``loop``."""
     body = forward_loop.body
@@ -143,7 +147,7 @@ def _rematerialise_loop(forward_loop, loop, outside, shapes, namer):
     # whose own recomputation must then come before it
     for k in reversed(range(len(body))):
         stmt = body[k]
-        name = _cheap_scalar(stmt, shapes)
+        name = _cheap_scalar(stmt, shapes, unchanged)
         if name is None or assigned.get(name) != 1 or not _pushed_before(body, k, name):
             continue
         renamed = _recompute(stmt, k, name, forward_loop, loop, outside, assigned, namer)
@@ -152,12 +156,16 @@ def _rematerialise_loop(forward_loop, loop, outside, shapes, namer):
     return done
 
 
-def _cheap_scalar(stmt, shapes):
-    """``t`` when ``stmt`` is ``t = e``, one cheap operation on numbers, else None."""
+def _cheap_scalar(stmt, shapes, unchanged=frozenset()):
+    """``t`` when ``stmt`` is ``t = e``, one cheap operation on numbers (or a number read
+    from an array of ``unchanged`` at an int index: ``y[t]``, ``y[t - 1]``), else None."""
     if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], gast.Name)):
         return None
     value = stmt.value
+    if isinstance(value, gast.Subscript):
+        return stmt.targets[0].id if _entry_read(value, shapes, unchanged) \
+            and shapes.get(stmt.targets[0].id) == () else None
     if isinstance(value, gast.BinOp):
         operands, op = [value.left, value.right], value.op
     elif isinstance(value, gast.UnaryOp):
@@ -176,6 +184,17 @@ def _cheap_scalar(stmt, shapes):
         elif not (isinstance(operand, gast.Constant) and type(operand.value) in (int, float)):
             return None
     return name
+
+
+def _entry_read(value, shapes, unchanged):
+    """Whether ``value`` is ``y[i]`` or ``y[i + c]`` of an array of ``unchanged`` and an int."""
+    index = value.slice
+    if isinstance(index, gast.BinOp) and isinstance(index.op, (gast.Add, gast.Sub)) \
+            and isinstance(index.right, gast.Constant) and type(index.right.value) is int:
+        index = index.left
+    return (isinstance(value.value, gast.Name) and value.value.id in unchanged
+            and len(shapes.get(value.value.id) or ()) >= 1
+            and isinstance(index, gast.Name) and shapes.get(index.id) is INTEGER)
 
 
 def _pushed_before(body, k, name):

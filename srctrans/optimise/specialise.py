@@ -42,7 +42,7 @@ from srctrans.optimise.expression_shapes import (REDUCTION_METHODS, basic_index_
                                                  is_runtime_helper_call, shape_of)
 from srctrans.optimise.simplify import power_of_two
 from srctrans.optimise.spreads import Spreads
-from srctrans.treewalk import walk
+from srctrans.treewalk import replace_children, walk
 
 # Functions whose result's shape depends on the values of their arguments.
 VALUE_DEPENDENT_SHAPES = frozenset({
@@ -73,6 +73,25 @@ def use_array_methods(statements, shapes):
                 node.args = node.args[1:]
                 anno.set_(node, Anno.CALLEE, None)
     return statements
+
+
+def read_entries_uncopied(statements, shapes):
+    """``statements`` (changed in place) with ``rt.copied(a[i])`` read as ``a[i]`` where ``a``
+    is an array of known shape and ``a[i]`` one of its entries (a NumPy number: no later
+    write into ``a`` changes it; a copy guards against one changing a view)."""
+    def uncopied(node):
+        return node.args[0] if _copied_entry(node, shapes) else node
+    for stmt in statements:
+        replace_children(stmt, uncopied)
+    return statements
+
+
+def _copied_entry(node, known):
+    """Whether ``node`` is ``rt.copied(a[i])`` of an entry of an array of known shape."""
+    return (is_runtime_helper_call(node, "copied") and len(node.args) == 1
+            and isinstance(node.args[0], gast.Subscript) and isinstance(node.args[0].value, gast.Name)
+            and len(known.get(node.args[0].value.id) or ()) >= 1
+            and shape_of(node.args[0], known) == ())
 
 
 def specialise_tangents(statements, shapes):
@@ -401,6 +420,8 @@ class _Rewriter(gast.NodeTransformer):
                 and basic_index_shape(*node.args, known) is not None:
             g, index = node.args               # each entry written once: the part as it is
             return gast.Subscript(g, index_of(index), gast.Load())
+        if _copied_entry(node, known):
+            return node.args[0]          # an array's entry: a NumPy number, which no write changes
         if is_runtime_helper_call(node, "transpose_grad") and len(node.args) == 2 \
                 and isinstance(node.args[1], gast.Constant) and node.args[1].value is None \
                 and len(shape_of(node.args[0], known) or ()) >= 1:

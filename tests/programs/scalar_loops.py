@@ -167,7 +167,7 @@ def values_saved_around_loops(a, x):
 
 
 def saved_names_that_make_keywords(x, y):
-    # i and a are saved each step: their lists cannot be called `is` and `as`
+    # i is saved each step: its list cannot be called `is` (a is x[i], read again from x)
     for i, a in enumerate(x):
         y = np.sin(a * y) * (i + 1.0)
     return y
