@@ -246,6 +246,13 @@ def start_reassigned_later(w, X):
     return total
 
 
+def a_list_grown(w, X):
+    acc = []
+    for x in X:
+        acc = list(acc) + [np.sum(x * w)]        # a list's sum is its concatenation
+    return np.sum(np.stack(acc) ** 2)
+
+
 LEFT = [
     (carried_state, lambda: (R.standard_normal((2, 3)) * 0.5, R.standard_normal((4, 3)))),
     (read_after, lambda: (R.standard_normal((2, 3)), R.standard_normal((4, 3)))),
@@ -255,6 +262,7 @@ LEFT = [
     (branch_in_step, lambda: (R.standard_normal(3), R.standard_normal((6, 3)))),
     (random_step, lambda: (R.standard_normal(3), R.standard_normal((4, 3)))),
     (discounted_by_an_argument, lambda: (R.standard_normal(3), R.standard_normal((4, 3)), 0.9)),
+    (a_list_grown, lambda: (R.standard_normal(3), R.standard_normal((4, 3)))),
 ]
 
 
@@ -293,3 +301,20 @@ def test_a_sum_of_the_rows_themselves_is_the_arrays_sum():
     for _ in range(3):
         np.testing.assert_allclose(gradient(*args), expected, rtol=1e-12, atol=1e-12)
     st.check_grads(sum_of_rows_themselves, args, order=2)
+
+
+def row_reassigned(w, X):
+    total = 0.0
+    for x in X:
+        x = np.tanh(x)                            # the row's name holds another value after
+        total = total + np.sum(x * w)
+    return total
+
+
+def test_a_rows_name_given_another_value_is_right_either_way():
+    args = (R.standard_normal(3), R.standard_normal((5, 3)))
+    expected = _generic_gradient(row_reassigned, args, 0)
+    gradient = st.grad(row_reassigned)
+    for _ in range(3):
+        np.testing.assert_allclose(gradient(*args), expected, rtol=1e-12, atol=1e-12)
+    st.check_grads(row_reassigned, args, order=2)

@@ -48,8 +48,9 @@ from srctrans.differentiate.calls import is_library
 from srctrans.errors import SrcTransError
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
 from srctrans.nodes import (
-    assign, clone, load, rename_reads, resolved_runtime_call, substitute_names)
+    assign, clone, load, parameter_names, rename_reads, resolved_runtime_call, substitute_names)
 from srctrans.optimise.dce import reads_of, stores_of, targets_of
+from srctrans.optimise.expression_shapes import infer_shapes, shape_of
 from srctrans.treewalk import walk
 
 
@@ -93,7 +94,8 @@ def _rewritten(unit, shapes, before, loop, after, normal_form):
     None when it is not a sum over rows that batches."""
     found = _row_loop(loop, before, shapes, unit.aliases[RUNTIME_ALIAS])
     if found is None or reads_of(gast.Module(after, [])) & (stores_of(loop) - set(found.sums)) \
-            or stores_of(gast.Module(after, [])) & set(found.sums):
+            or stores_of(gast.Module(after, [])) & set(found.sums) \
+            or not _numeric_sums(found, before, loop, shapes, parameter_names(unit.function)):
         return None
     fixed, batched = _split(found)
     if fixed is None or not all(_pure(stmt) for stmt in fixed):
@@ -159,6 +161,23 @@ def _rewritten(unit, shapes, before, loop, after, normal_form):
     return normal_form(starts), normal_form(new) + sums
 
 
+def _numeric_sums(found, before, loop, shapes, parameters):
+    """Whether each sum is of numbers or arrays: the accumulator measured (or starting from a
+    value of a known shape: ``total = 0.0``, then vectors added), and each step's
+    term of a known shape (measured, or inferred from its operands': the generic code the
+    measuring call ran folded it into the sum)."""
+    starts = {}
+    for stmt in before:
+        for target in targets_of(stmt):
+            starts[target] = stmt.value
+    earlier = infer_shapes(before, shapes, parameters)
+    if not all(a in shapes or starts.get(a) is not None and shape_of(starts[a], earlier) is not None
+               for a in found.sums):
+        return False                              # (a sum of vectors from 0.0: shapes vary)
+    known = infer_shapes(loop.body, shapes, parameters)
+    return all(t in known or t in found.batched() for t in found.sums.values())
+
+
 def _row_loop(loop, before, shapes, runtime_alias):
     """The :class:`_Loop` of ``loop``, or None when it is not over rows, or its steps do
     more than add to accumulators."""
@@ -180,7 +199,8 @@ def _row_loop(loop, before, shapes, runtime_alias):
             rows[stmt.targets[0].id] = value.value.id
         else:
             rest.append(stmt)
-    if not rows or not _read_as_numbers(rest, counts) or counts & set(rows):
+    if not rows or not _read_as_numbers(rest, counts) or counts & set(rows) \
+            or (counts | set(rows)) & {t for stmt in rest for t in targets_of(stmt)}:
         return None
     length = _rows_counted(loop.iter.args[0].id, before, runtime_alias)
     lengths = {shapes[a][0] if len(shapes.get(a, ())) else None for a in set(rows.values())}
