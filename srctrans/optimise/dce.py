@@ -108,6 +108,7 @@ class _Liveness:
                     for name in targets_of(node):
                         values.setdefault(name, []).append(node.value)
         self.ranges = {name for name, assigned in values.items() if all(map(_range, assigned))}
+        self.names = {}                         # statement -> (targets, reads)
 
     def block(self, statements, live, prune=True):
         """(the statements of one block that are kept, the names live before it); ``live``
@@ -137,15 +138,23 @@ class _Liveness:
                 continue
             if isinstance(stmt, gast.Pass):
                 continue
-            targets = targets_of(stmt)
+            targets, reads = self._names(stmt)
             if targets and self.is_pure(stmt) and not live.intersection(targets) \
                     or self.private and _dead_entry_write(stmt, live, self.private, self.is_pure):
                 continue
             live.difference_update(targets)
-            live |= reads_of(stmt)
+            live |= reads
             kept.append(stmt)
         kept.reverse()
         return kept, live
+
+    def _names(self, stmt):
+        """``(targets, reads)`` of a simple statement, read once however many rounds of a
+        loop's fixed point (and of the loops around it) look at it."""
+        found = self.names.get(stmt)
+        if found is None:
+            found = self.names[stmt] = (targets_of(stmt), reads_of(stmt))
+        return found
 
     def loop(self, loop, live, prune):
         """Whether ``loop`` stays (a loop over a ``range`` whose steps do nothing live does
