@@ -6,29 +6,30 @@ numbers have one, so a name measured with an axis holds an array).
 Guarantees: a top-level loop over the rows of arrays whose steps only add a value to
 accumulators (a loss over examples)::
 
-    total = 0.0                                  total = 0.0
-    for x, y in zip(X, Y):                       total_start = total
-        err = layer.W @ x + layer.b - y    ->    for x, y in zip(X, Y): ...      (a constant)
-        total = total + err @ err                err_rows = X @ layer.W.T + layer.b - Y
-                                                 e_rows = np.einsum('bi,bi->b', err_rows, err_rows)
-                                                 total = rt.valued(total,
-                                                                   total_start + np.sum(e_rows, axis=0))
+    total = 0.0                             total = 0.0
+    for x, y in zip(X, Y):                  total_start = total
+        err = layer.W @ x + layer.b - y     total_loop = rt.stop_gradient(total)
+        total = total + err @ err     ->    for x, y in zip(X, Y): ...    (constant, total_loop)
+                                            err_rows = (layer.W @ X.T).T + layer.b - Y
+                                            e_rows = np.sum(err_rows * err_rows, axis=-1)
+                                            total_rows = total_start + e_rows.sum(axis=0)
+                                            total_valued = rt.valued(total_loop, total_rows)
 
 keeps the loop for the value (what Python computes, to the last bit) and differentiates the
 sum of the batched step (``differentiate.batching``) instead: the derivative of a sum over
 steps is the sum of the steps' derivatives, which the batched step computes with one
-product where the loop made one per row (the order of the sum's terms and BLAS's
-kernels, and so the last bits of a gradient, may differ). The loop is marked constant
-(``Anno.NO_GRADIENT``), so
-nothing of it is saved; a gradient that does not return the value drops it as dead code.
+product where the loop made one per row (the order of the sum's terms and BLAS's kernels,
+and so the last bits of a gradient, may differ). The loop is marked constant
+(``Anno.NO_GRADIENT``), so nothing of it is saved; a gradient that does not return the
+value reads the batched sum (:func:`differentiated_values`) and drops the loop as dead code.
 
 A loop is rewritten only when the shape key decides it all: it runs over ``range`` of the
 length of the arrays it reads rows of (``for x in X``, ``zip``, ``range(len(X))``), all
 with that many rows (at least one); its steps assign names only (no ``if``, no loop, no
 write into a value), read its count only to pick rows or in arithmetic with number
 literals (``np.exp(-0.1 * i)`` of ``enumerate``: the counts batched are ``np.arange(n)``),
-and carry nothing but the
-accumulators, each updated once (``acc = acc + e``) and read nowhere else in the step;
+and carry nothing but the accumulators, sums of numbers or arrays, each updated once
+(``acc = acc + e``) and read nowhere else in the step;
 nothing after it reads a name a step assigns but the accumulators; each step's
 statements that read no row are pure (NumPy's or the runtime's functions, no random draw),
 and the rest batch without a per-member loop or a runtime helper of batching (which has
