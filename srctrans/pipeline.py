@@ -293,7 +293,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
         if shapes:        # the shapes tell where NumPy would reuse a temporary anyway
             backward = sink_negations(backward, reads_all(gradients), shapes)
             backward = write_container_cotangents(backward, unit.aliases[RUNTIME_ALIAS],
-                                                  unit.namer.fresh)
+                                                  unit.namer.fresh, frozenset(shapes))
             backward, renaming = propagate_copies(backward)    # (d_exp = d_sub, which the
             gradients = [renamed(g, renaming) for g in gradients]   # negations' sink left)
             # the entries' sums: rt.add of arrays is +, a spread only multiplied is dropped

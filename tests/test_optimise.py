@@ -1450,3 +1450,17 @@ def test_an_entry_of_an_array_written_after_is_saved():
         for a, b in zip(gradient(0.4, y), expected):
             np.testing.assert_allclose(a, b, rtol=1e-12)
     st.check_grads(smoothed_in_a_copy, (0.4, y), order=2, wrt=(0, 1))
+
+
+def entry_of_an_array_copy_added_to(s, W):
+    v = W * 1.0
+    v[0] += np.tanh(W[0]) + 1.0               # an array's entry: its cotangent is no container's
+    return np.tanh(v) * 2.0
+
+
+def test_an_arrays_entry_cotangents_are_not_summed_as_a_containers():
+    """The fuzzer's seed 20261129121 (program 2): in the reverse pass of the JVP (second
+    order), ``W[0]``'s cotangent was summed as a container's entry, and
+    ``rt.container_cotangent`` of an array failed."""
+    args = (0.6, np.random.default_rng(15).standard_normal((2, 2)))
+    st.check_grads(entry_of_an_array_copy_added_to, args, order=2, wrt=(1,))

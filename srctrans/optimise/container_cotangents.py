@@ -63,14 +63,18 @@ _WHOLE = "whole"              # a placement's helper when its term is the whole 
 _MADE_BY = {"getitem_grad": "container_cotangent", "getattr_grad": "attributes_cotangent"}
 
 
-def write_container_cotangents(body, runtime_alias, fresh):
+def write_container_cotangents(body, runtime_alias, fresh, arrays=frozenset()):
     """``body`` with each qualifying container cotangent summed key by key (see above);
-    ``fresh(base)`` names the sums."""
+    ``fresh(base)`` names the sums. ``arrays``: names known to hold arrays or numbers (of a
+    measured shape), whose entries' cotangents are no container's (``v[0] += e`` of an
+    array ``v``)."""
     stores, loads = _uses(body)
     replaced, inserted = {}, {}       # id(statement) -> its replacements, what follows it
     starts = _zeros_starts(body, runtime_alias)
     top_level = {id(stmt) for stmt in body}
     for name, placements in _placements(body, runtime_alias).items():
+        if any(p.container in arrays for p in placements):
+            continue
         start = starts.get(name)
         if start is None and placements[0].first and id(placements[0].stmt) in top_level:
             start = placements[0]                    # the first read's term starts the sums
