@@ -165,8 +165,16 @@ def rename_reads(tree, renaming):
 
 def in_runtime(callee):
     """Whether ``callee`` is one of the runtime's helpers (``srctrans.runtime``)."""
-    module = getattr(callee, "__module__", None) or ""
+    module = module_of(callee)
     return module == runtime.__name__ or module.startswith(runtime.__name__ + ".")
+
+
+def module_of(callee):
+    """The name of the module ``callee`` belongs to, or ``""``: its ``__module__`` when that
+    is a string (on Python 3.10 a method descriptor of a compiled class may give another
+    descriptor)."""
+    module = getattr(callee, "__module__", None)
+    return module if isinstance(module, str) else ""
 
 
 _ORDERINGS = {gast.Gt: operator.gt, gast.GtE: operator.ge, gast.Lt: operator.lt,

@@ -23,7 +23,7 @@ from srctrans.differentiate.templates import bind
 from srctrans.errors import MissingRuleError, UnsupportedSyntaxError
 from srctrans.parse.resolve import MISSING
 from srctrans.emit.compile import is_generated
-from srctrans.nodes import in_runtime
+from srctrans.nodes import in_runtime, module_of
 from srctrans.places import is_installed
 from srctrans.rules import METHODS, REGISTRY
 
@@ -202,8 +202,7 @@ def is_library(callee):
     MissingRuleError, not a trip through its implementation), unless the user asked for
     its source with ``st.differentiate_through`` (or srctrans did, for runtime helpers
     written to be differentiated again)."""
-    module = getattr(callee, "__module__", None) or ""
-    if module.split(".")[0] == "numpy":
+    if module_of(callee).split(".")[0] == "numpy":
         return True
     if in_runtime(callee) or is_installed(callee):    # (a derivative generated of one of those
         return not (REGISTRY.differentiated_through(callee) or is_generated(callee))  # is read)

@@ -28,7 +28,7 @@ from srctrans.errors import MissingRuleError
 from srctrans.naming import function_base
 from srctrans.normalize.callees import call_site, spelled_out
 from srctrans.differentiate.calls import is_library
-from srctrans.nodes import assign, clone, load
+from srctrans.nodes import assign, clone, load, module_of
 from srctrans.places import is_installed_file
 from srctrans.rules import METHODS
 from srctrans.runtime.objects import BY_IDENTITY, SITES
@@ -150,7 +150,7 @@ def _holds_values(cls, attribute):
     holding a function or an object (``act = np.tanh``); not a method, and nothing of a
     class from NumPy or an installed package."""
     module = sys.modules.get(getattr(cls, "__module__", None) or "")
-    if cls.__module__.split(".")[0] == "numpy" or (
+    if module_of(cls).split(".")[0] == "numpy" or (
             module is not None and is_installed_file(getattr(module, "__file__", None) or "")):
         return False
     return not isinstance(attribute, _METHOD_KINDS)
@@ -168,7 +168,7 @@ def user_method_of(value):
     of a bound method (``net.loss``) or the ``__call__`` of an object (``model``); else None."""
     if isinstance(value, types.MethodType):
         function = value.__func__
-    elif isinstance(value, BY_IDENTITY) or type(value).__module__.split(".")[0] == "srctrans":
+    elif isinstance(value, BY_IDENTITY) or module_of(type(value)).split(".")[0] == "srctrans":
         return None
     else:
         function = inspect.getattr_static(type(value), "__call__", None)

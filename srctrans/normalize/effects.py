@@ -32,7 +32,7 @@ from srctrans.errors import NoSourceError, UnsupportedSyntaxError
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
 from srctrans.normalize.aliases import (check_aliases, is_numpy, makes_new_value, root_of,
                                        used_as_dicts)
-from srctrans.nodes import (assign, clone, load, local_names, parameter_names,
+from srctrans.nodes import (assign, clone, load, local_names, module_of, parameter_names,
                             resolved_runtime_call)
 from srctrans.parse.resolve import MISSING, Resolver
 from srctrans.parse.source import parse_function
@@ -183,7 +183,7 @@ def _check_user_calls(parsed, resolver):
         callee = resolver.resolve(node.func)
         code = getattr(callee, "__code__", None)
         if code is None or callee is parsed.fn or is_numpy(callee) \
-                or (getattr(callee, "__module__", "") or "").split(".")[0] == "srctrans":
+                or module_of(callee).split(".")[0] == "srctrans":
             continue
         if is_installed(callee) and not REGISTRY.differentiated_through(callee):
             continue      # an installed package's function: a primitive, by rule, never by source

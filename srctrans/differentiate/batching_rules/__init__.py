@@ -36,6 +36,7 @@ call once per member (``rt.batch.loop``), with a one-time warning.
 import gast
 import numpy as np
 
+from srctrans.nodes import module_of
 from srctrans.differentiate.batching_rules.axes import (
     AXIS_ARGUMENTS, FLAT_WHEN_NONE, axis_rule, scipy_axis_function)
 from srctrans.differentiate.batching_rules.calls import (
@@ -99,7 +100,5 @@ def rule(call):
 def is_random(callee):
     """Whether ``callee`` draws random numbers (``np.random.normal``, a ``Generator``'s
     method): under ``vmap`` each member would need its own draw."""
-    module = getattr(callee, "__module__", None) or ""
     owner = getattr(getattr(callee, "__self__", None), "__class__", None)
-    return module.startswith("numpy.random") or (
-        owner is not None and owner.__module__.startswith("numpy.random"))
+    return any(module_of(c).startswith("numpy.random") for c in (callee, owner))
