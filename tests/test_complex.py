@@ -504,3 +504,26 @@ def test_convolutions_of_complex_signals(fn, kinds):
     z = crandom(rng, (6,)) if left == "complex" else rng.normal(size=6)
     w = crandom(rng, (3,)) if right == "complex" else rng.normal(size=3)
     st.check_grads(fn, (z, w), order=2, rtol=1e-4, atol=1e-6)
+
+
+def eigenvalue_energy(x, W):
+    v = np.linalg.eigvals(W + x * np.array([[0.0, 1.0], [-1.0, 0.0]]))
+    return np.sum(np.abs(v)) + np.max(np.real(v))
+
+
+def test_eigenvalues_real_at_one_call_and_complex_at_the_next_keep_the_generic_code():
+    """``np.linalg.eigvals`` is real or complex as the values decide: code specialised on a
+    call whose eigenvalues were real gave a wrong gradient at a call of the same shapes whose
+    eigenvalues were complex (the fuzzer's seed 20261129191, program 216)."""
+    W = np.array([[0.19655619068993935, -0.3164966352035068],
+                  [-0.25596100545142847, -0.4249100737012642]])
+    real, complex_ = (0.05, W), (0.9, W * 0.5 + 0.7)
+    assert np.isrealobj(np.linalg.eigvals(W + 0.05 * np.array([[0.0, 1.0], [-1.0, 0.0]])))
+    assert np.iscomplexobj(np.linalg.eigvals(W * 0.5 + 0.7 + 0.9 * np.array([[0.0, 1.0], [-1.0, 0.0]])))
+    gradient = st.grad(eigenvalue_energy, wrt=(0, 1))
+    for args in (real, real, real, complex_, complex_):
+        for got, want in zip(gradient(*args), st.grad(eigenvalue_energy, wrt=(0, 1),
+                                                      optimize=False)(*args)):
+            np.testing.assert_allclose(got, want, rtol=1e-10)
+    assert "real or complex as values decide" in st.source(eigenvalue_energy, wrt=(0, 1), args=real)
+    st.check_grads(eigenvalue_energy, complex_, order=1)

@@ -49,6 +49,14 @@ VALUE_DEPENDENT_SHAPES = frozenset({
     np.nonzero, np.unique, np.argwhere, np.flatnonzero, np.compress, np.extract,
 })
 
+# Functions whose result is real or complex as the values of their arguments decide
+# (specialised code assumes the real values the measuring call saw stay real).
+VALUE_DEPENDENT_DTYPES = frozenset({
+    np.linalg.eigvals, np.linalg.eig, np.roots, np.emath.sqrt, np.emath.log, np.emath.log2,
+    np.emath.log10, np.emath.logn, np.emath.power, np.emath.arccos, np.emath.arcsin,
+    np.emath.arctanh,
+})
+
 
 
 def use_array_methods(statements, shapes):
@@ -176,6 +184,9 @@ def shape_obstacle(function, indexing=None):
             try:
                 if callee in VALUE_DEPENDENT_SHAPES:
                     return f"{_at(node)}`np.{callee.__name__}`, whose result's shape depends on values"
+                if callee in VALUE_DEPENDENT_DTYPES:
+                    return (f"{_at(node)}`{callee.__module__}.{callee.__name__}`, whose result is "
+                            "real or complex as values decide")
             except TypeError:
                 continue
             if callee is np.where and len(node.args) == 1:
