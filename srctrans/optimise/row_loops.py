@@ -93,10 +93,11 @@ class _Loop:
 def _rewritten(unit, shapes, before, loop, after, normal_form):
     """``(statements before the loop, statements after it)`` replacing ``loop``'s place, or
     None when it is not a sum over rows that batches."""
-    found = _row_loop(loop, before, shapes, unit.aliases[RUNTIME_ALIAS])
+    definitions = {target: stmt.value for stmt in before for target in targets_of(stmt)}
+    found = _row_loop(loop, definitions, shapes, unit.aliases[RUNTIME_ALIAS])
     if found is None or reads_of(gast.Module(after, [])) & (stores_of(loop) - set(found.sums)) \
-            or stores_of(gast.Module(after, [])) & set(found.sums) \
-            or not _numeric_sums(found, before, loop, shapes, parameter_names(unit.function)):
+            or stores_of(gast.Module(after, [])) & set(found.sums) or not _numeric_sums(
+                found, before, definitions, loop, shapes, parameter_names(unit.function)):
         return None
     fixed, batched = _split(found)
     if fixed is None or not all(_pure(stmt) for stmt in fixed):
@@ -124,11 +125,10 @@ def _rewritten(unit, shapes, before, loop, after, normal_form):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
                 node.id = fresh.get(node.id, node.id)
         new.append(stmt)
-    for stmt in fixed + step:                 # the shapes of the values the batched step makes
-        batched = stmt in step
-        for name in targets_of(stmt):
+    for statements, lead in ((fixed, ()), (step, (trips,))):   # the shapes of what they make
+        for name in (t for stmt in statements for t in targets_of(stmt)):
             if name in shapes:
-                shapes[fresh[name]] = (trips,) * batched + tuple(shapes[name])
+                shapes[fresh[name]] = lead + tuple(shapes[name])
     starts, sums, renaming = [], [], {}
     loop_names = {}
     for accumulator, added in found.sums.items():
@@ -142,14 +142,13 @@ def _rewritten(unit, shapes, before, loop, after, normal_form):
             gast.Attribute(fresh.get(added) and load(fresh[added]) or clone(rows[added]), "sum",
                            gast.Load()), [],
             [gast.keyword("axis", gast.Constant(0, None))]))))
-        if accumulator in shapes:
-            shapes[start] = shapes[total] = shapes[loop_names[accumulator]] = shapes[accumulator]
         valued = unit.namer.fresh(accumulator + "_valued")
         sums.append(assign(valued, resolved_runtime_call(
             unit.aliases, "valued", [load(loop_names[accumulator]), load(total)])))
         renaming[accumulator] = valued
         if accumulator in shapes:
-            shapes[valued] = shapes[accumulator]
+            for name in (start, total, loop_names[accumulator], valued):
+                shapes[name] = shapes[accumulator]
     for node in walk(loop):
         if isinstance(node, gast.stmt):
             anno.set_(node, Anno.NO_GRADIENT, True)
@@ -162,15 +161,12 @@ def _rewritten(unit, shapes, before, loop, after, normal_form):
     return normal_form(starts), normal_form(new) + sums
 
 
-def _numeric_sums(found, before, loop, shapes, parameters):
+def _numeric_sums(found, before, starts, loop, shapes, parameters):
     """Whether each sum is of numbers or arrays: the accumulator measured (or starting from a
     value of a known shape: ``total = 0.0``, then vectors added), and each step's
     term of a known shape (measured, or inferred from its operands': the generic code the
-    measuring call ran folded it into the sum)."""
-    starts = {}
-    for stmt in before:
-        for target in targets_of(stmt):
-            starts[target] = stmt.value
+    measuring call ran folded it into the sum). ``starts``: name -> its value before the
+    loop."""
     earlier = infer_shapes(before, shapes, parameters)
     if not all(a in shapes or starts.get(a) is not None and shape_of(starts[a], earlier) is not None
                for a in found.sums):
@@ -179,9 +175,9 @@ def _numeric_sums(found, before, loop, shapes, parameters):
     return all(t in known or t in found.batched() for t in found.sums.values())
 
 
-def _row_loop(loop, before, shapes, runtime_alias):
+def _row_loop(loop, definitions, shapes, runtime_alias):
     """The :class:`_Loop` of ``loop``, or None when it is not over rows, or its steps do
-    more than add to accumulators."""
+    more than add to accumulators; ``definitions``: name -> its value before the loop."""
     if loop.orelse or not isinstance(loop.target, gast.Name) \
             or not isinstance(loop.iter, gast.Call) or anno.get(loop.iter, Anno.CALLEE) is not range \
             or len(loop.iter.args) != 1 or loop.iter.keywords \
@@ -203,7 +199,7 @@ def _row_loop(loop, before, shapes, runtime_alias):
     if not rows or not _read_as_numbers(rest, counts) or counts & set(rows) \
             or (counts | set(rows)) & {t for stmt in rest for t in targets_of(stmt)}:
         return None
-    length = _rows_counted(loop.iter.args[0].id, before, runtime_alias)
+    length = _rows_counted(loop.iter.args[0].id, definitions, runtime_alias)
     lengths = {shapes[a][0] if len(shapes.get(a, ())) else None for a in set(rows.values())}
     lengths |= {shapes[a][0] if len(shapes.get(a, ())) else None for a in length or ()}
     if length is None or len(lengths) != 1 or None in lengths or lengths.pop() < 1 \
@@ -248,13 +244,9 @@ def _number_literal(node):
     return isinstance(node, gast.Constant) and type(node.value) in (int, float)
 
 
-def _rows_counted(count, before, runtime_alias):
+def _rows_counted(count, definitions, runtime_alias):
     """The arrays ``count`` is the length of (``len(X)``, ``rt.sequence_length(X)`` of
     ``for x in X``, or ``min`` of lengths: ``zip``), or None."""
-    definitions = {}
-    for stmt in before:
-        for target in targets_of(stmt):
-            definitions[target] = stmt.value
     value = definitions.get(count)
     parts = value.args if isinstance(value, gast.Call) and isinstance(value.func, gast.Name) \
         and value.func.id == "min" and anno.get(value, Anno.CALLEE) is min else [value]

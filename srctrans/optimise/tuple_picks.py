@@ -14,11 +14,9 @@ import gast
 
 from srctrans import annotations as anno
 from srctrans.nodes import clone, int_literal
+from srctrans.optimise.accumulate import COMPOUND
 from srctrans.optimise.dce import name_counts, stores_of
 from srctrans.treewalk import replace_children, walk
-
-_COMPOUND = (gast.If, gast.For, gast.While)
-
 
 def fold_tuple_picks(statements):
     """``statements`` (changed in place) with each such pick read as the entry it picks."""
@@ -33,7 +31,7 @@ def fold_tuple_picks(statements):
     while blocks:
         block = blocks.pop()
         for position, stmt in enumerate(block):
-            if isinstance(stmt, _COMPOUND):
+            if isinstance(stmt, COMPOUND):
                 blocks.extend([stmt.body, stmt.orelse])
                 continue
             entries = _display(stmt)
@@ -70,7 +68,7 @@ def _fold(block, position, entries, pick_ids):
         if stores_of(block[later]) & names:
             return                                # an entry changes before a pick reads it
     if last is None or seen != len(pick_ids) or \
-            isinstance(block[last], _COMPOUND) and stores_of(block[last]) & names:
+            isinstance(block[last], COMPOUND) and stores_of(block[last]) & names:
         return                                    # (a statement's own store follows its reads)
 
     def picked(node):
@@ -90,7 +88,7 @@ def split_tuple_assignments(statements):
         block = blocks.pop()
         split, made = [], None            # made: (name, entries) of the tuple just made
         for stmt in block:
-            if isinstance(stmt, _COMPOUND):
+            if isinstance(stmt, COMPOUND):
                 blocks.extend([stmt.body, stmt.orelse])
             entries = None                # _f = (e, c); _t = _f; out, cache = _t (ANF's)
             if made is not None and isinstance(stmt, gast.Assign) \
