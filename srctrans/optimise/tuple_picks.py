@@ -18,6 +18,7 @@ from srctrans.optimise.accumulate import COMPOUND
 from srctrans.optimise.dce import name_counts, stores_of
 from srctrans.treewalk import replace_children, walk
 
+
 def fold_tuple_picks(statements):
     """``statements`` (changed in place) with each such pick read as the entry it picks."""
     stores, reads = name_counts(statements)
@@ -97,9 +98,9 @@ def split_tuple_assignments(statements):
                 entries = made[1]
             parts = _parts(stmt, entries)
             split.extend(parts if parts is not None else [stmt])
-            made = (stmt.targets[0].id, _display(stmt)) if _display(stmt) is not None else \
-                (stmt.targets[0].id, entries) if entries is not None and isinstance(
-                    stmt.targets[0], gast.Name) else None
+            shown = _display(stmt) or entries if isinstance(stmt, gast.Assign) \
+                and isinstance(stmt.targets[0], gast.Name) else None
+            made = (stmt.targets[0].id, shown) if shown is not None else None
         block[:] = split
     return statements
 
