@@ -62,8 +62,7 @@ def _gaps(w):
 # -- symmetric matrices read from one triangle ------------------------------------------
 
 def _triangle_halved(x, uplo):
-    lower = np.tril(x) if uplo.upper() == "L" else np.triu(x)
-    return lower - 0.5 * (lower * np.eye(x.shape[-1], dtype=bool))
+    return tril_halved(x) if uplo.upper() == "L" else _t(tril_halved(_t(x)))
 
 
 def symmetric_from_triangle(da, uplo="L"):

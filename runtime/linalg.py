@@ -14,6 +14,7 @@ is another einsum, after the subscripts are made explicit
 (:func:`einsum_grads`).
 """
 
+import functools
 import string
 
 import numpy as np
@@ -447,13 +448,23 @@ def tril_halved(x):
     array([[0.5, 0. ],
            [1. , 0.5]])
     """
+    if type(x) is np.ndarray and x.ndim >= 2 and x.dtype.kind in "fc":
+        lower, scale = _halved_lower(x.shape[-2:], x.dtype)
+        return np.where(lower, x, 0) * scale           # (np.tril builds its mask per call)
     lower = np.tril(x)
-    if type(lower) is np.ndarray and lower.ndim == 2 and lower.dtype.kind in "fc":
-        # one matrix of floats: its diagonal halved
-        diagonal = np.arange(lower.shape[-1])
-        lower[diagonal, diagonal] *= 0.5                # (in the new array tril made)
-        return lower
     return lower - 0.5 * (lower * np.eye(np.shape(x)[-1], dtype=bool))     # keeps x's dtype
+
+
+@functools.lru_cache(maxsize=64)
+def _halved_lower(shape, dtype):
+    """``(mask, scale)`` for :func:`tril_halved` of matrices of ``shape`` and ``dtype``: the
+    lower triangle as booleans, and ``dtype``'s 0.5 on the diagonal and 1 elsewhere (finite,
+    so an infinite entry below the diagonal stays infinite). Both read-only: they are shared."""
+    lower = np.tri(*shape, dtype=bool)
+    scale = np.ones(shape, dtype=dtype)
+    np.fill_diagonal(scale, 0.5)
+    lower.flags.writeable = scale.flags.writeable = False
+    return lower, scale
 
 
 def symmetric_sum(x):

@@ -291,14 +291,22 @@ def test_solve_grads_of_one_matrix_is_the_general_formula(dtype, b_shape):
 
 
 @pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4)])
-@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.complex64])
 def test_tril_halved_of_one_matrix_and_of_a_stack(shape, dtype):
     x = (np.random.default_rng(13).standard_normal(shape) * 4).astype(dtype)
     got = srctrans.runtime.linalg.tril_halved(x)
     want = np.tril(x) * (1 - 0.5 * np.eye(shape[-1]))
     assert got.dtype == (np.float64 if dtype == np.int64 else dtype) and got.shape == x.shape
     np.testing.assert_array_equal(got, want.astype(got.dtype))
-    assert not np.shares_memory(got, x)
+    assert not np.shares_memory(got, x) and got.flags.writeable
+    got[...] = 0                                          # its masks are shared between calls
+    np.testing.assert_array_equal(srctrans.runtime.linalg.tril_halved(x), want.astype(got.dtype))
+
+
+def test_tril_halved_keeps_what_is_not_finite_below_the_diagonal_and_drops_it_above():
+    x = np.array([[np.inf, np.nan, -np.inf], [np.nan, 2.0, np.inf], [-np.inf, 1.0, np.inf]])
+    got = srctrans.runtime.linalg.tril_halved(x)
+    np.testing.assert_array_equal(got, [[np.inf, 0, 0], [np.nan, 1.0, 0], [-np.inf, 1.0, np.inf]])
 
 
 @pytest.mark.parametrize("shape, offset, axes", [
