@@ -402,7 +402,7 @@ def solve_grads(g, x, a, b):
             and a.ndim == 2 and g.shape == x.shape == np.shape(b) and 1 <= x.ndim <= 2
             and x.shape[0] == a.shape[0]):           # one matrix, no broadcasting: directly
         B = np.linalg.solve(a.T, g)
-        return (-np.outer(B, x) if x.ndim == 1 else -B @ x.T), B
+        return (-(B[:, None] * x) if x.ndim == 1 else -B @ x.T), B   # (np.outer: +4 us)
     X, B = _solution_and_adjoint(g, x, a, b)
     return (unbroadcast(-B @ np.swapaxes(X, -1, -2), a),
             unbroadcast(solve_uncolumn(B, a, b), b))
