@@ -46,6 +46,12 @@ def getitem_grad(g, x, index):
         out = np.zeros(x.shape, np.result_type(x, g))       # the common case: NumPy's
         out[index] = g
         return out
+    if type(x) is dict:                          # parameters by name: the common container
+        entry = x[index]
+        if type(entry) is not np.ndarray or entry.dtype.kind in "biu":
+            if is_integer(entry):                # an int entry is a constant: no cotangent
+                g = zeros_like(entry)
+        return {key: g if key == index else zeros_like(value) for key, value in x.items()}
     if isinstance(x, range):
         return None
     if is_container(x):
