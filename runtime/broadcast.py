@@ -86,11 +86,24 @@ def _sum_to_shape(g, shape):
     return g
 
 
+# Python numbers, which arithmetic with a float array leaves at the array's dtype (NumPy 2's
+# promotion rules, NEP 50: NumPy 1 looked at their values)
+_WEAK = (float, int) if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else ()
+
+
 def float_dtype(*values):
     """The dtype arithmetic on ``values`` produces, float64 if not floating.
 
     A list or tuple (``np.sum([1, x, 2])``) counts as the array NumPy makes of it.
     """
+    first = values[0]
+    if type(first) is np.ndarray and first.dtype.kind == "f":    # the common case: a float
+        dtype = first.dtype                                   # array and numbers or its likes
+        for v in values:
+            if not (type(v) in _WEAK or type(v) is np.ndarray and v.dtype is dtype):
+                break
+        else:
+            return dtype
     if any(isinstance(v, (list, tuple)) for v in values):
         values = [np.asarray(v) if isinstance(v, (list, tuple)) else v for v in values]
     dtype = np.result_type(*values)

@@ -88,3 +88,17 @@ def test_incompatible_shapes_raise():
 
 def test_docstring_examples():
     assert doctest.testmod(runtime.broadcast).failed == 0
+
+
+@pytest.mark.parametrize("values", [
+    (np.ones(3), 0), (np.ones(3, np.float32), 1e300), (np.ones(3, np.float16), 100000),
+    (np.ones(3), np.ones(3, np.float32)), (np.ones(3, np.float32), np.float64(1.0)),
+    (np.ones(3, np.float32), True), (np.ones(3, np.float32), np.ones(2, np.float32), 2.5),
+    (np.ones(3, int), 1.0), (np.ones(3, np.float32), 1j), (np.ones(3, np.float32), [1.0, 2.0]),
+    (np.float32(1.0), 2.0), (2, 3),
+])
+def test_the_float_dtype_of_values_is_what_arithmetic_on_them_gives(values):
+    """(its short path for a float array with numbers or arrays of its dtype included)"""
+    want = np.result_type(*[np.asarray(v) if isinstance(v, list) else v for v in values])
+    want = want if want.kind in "fc" else np.dtype(np.float64)
+    assert srctrans.runtime.broadcast.float_dtype(*values) == want
