@@ -454,25 +454,34 @@ def container_cotangent(found, container, found_batched, container_batched, size
     """``rt.container_cotangent(found, container)`` of each member, every entry batched:
     ``found`` (a dict, batched as ``found_batched`` says) holds a member's entries'
     cotangents by key; the container's entries are batched as ``container_batched`` says."""
-    from .accumulate import zeros_like
     from .reshaping import _by_entry_key
     found = _by_entry_key(found, container)
-    parts = []
-    for key, entry in entries(container):
-        g = found.get(key)
-        member_entry = member(entry, 0, container_batched)
-        zero = zeros_like(entry)
-        if g is None or is_integer(member_entry):
-            parts.append((key, zero if container_batched else spread(zero, size)))
-            continue
-        if found_batched:
-            g = lifted(g, np.ndim(member_entry))
-        if not container_batched:
-            zero = zero[None] if isinstance(zero, np.ndarray) else np.full((1,), zero)
-        total = zero + g
-        parts.append((key, total if np.shape(total)[:1] == (size,) else
-                      np.broadcast_to(total, (size,) + np.shape(total)[1:]).copy()))
-    return rebuild(container, parts)
+    return rebuild(container, [
+        (key, _entry_cotangent(found.get(key), entry, found_batched, container_batched, size))
+        for key, entry in entries(container)])
+
+
+def _entry_cotangent(g, entry, found_batched, container_batched, size):
+    """``add(zeros_like(entry), g)`` of each member, batched (zeros for None and for an int
+    entry); a container entry (``xs[0][1]`` of a list of lists) entry by entry."""
+    from .accumulate import zeros_like
+    from .containers import entries_like
+    member_entry = member(entry, 0, container_batched)
+    if g is not None and is_container(member_entry):
+        theirs = entries_like(g, member_entry)
+        return rebuild(entry, [(key, _entry_cotangent(theirs.get(key), part, found_batched,
+                                                      container_batched, size))
+                               for key, part in entries(entry)])
+    zero = zeros_like(entry)
+    if g is None or is_integer(member_entry):
+        return zero if container_batched else spread(zero, size)
+    if found_batched:
+        g = lifted(g, np.ndim(member_entry))
+    if not container_batched:
+        zero = zero[None] if isinstance(zero, np.ndarray) else np.full((1,), zero)
+    total = zero + g
+    return total if np.shape(total)[:1] == (size,) else \
+        np.broadcast_to(total, (size,) + np.shape(total)[1:]).copy()
 
 
 def attributes_cotangent(found, obj, found_batched, obj_batched, size):

@@ -299,13 +299,29 @@ def _per_example_function(f, moved, moved_kw):
         if specialised is not None:
             gradient, single = specialised
             conform = _as_array_gradients(f, moved)
-            return gradient, (), (lambda out: conform(out[0])) if single else conform
+            return gradient, (), _FirstEntry(conform) if single else conform
     if isinstance(f, _Vmapped):          # (an inner vmap nested_call does not merge)
         return f, (), same
     fn, bound_self = unwrap(f)
     if isinstance(f, _Differentiated) and not f._has_aux:
         return fn, (() if bound_self is None else (bound_self,)), _as_array_gradients(f, moved)
     return fn, (() if bound_self is None else (bound_self,)), same
+
+
+class _FirstEntry:
+    """What turns a specialised gradient's batched one-entry tuple into ``grad``'s one
+    gradient: the entry (conformed by ``conform``), whose batch flags (:meth:`flag`) are the
+    tuple's first too."""
+
+    def __init__(self, conform):
+        self.conform = conform
+
+    def __call__(self, out):
+        return self.conform(out[0])
+
+    @staticmethod
+    def flag(flag):
+        return flag[0] if isinstance(flag, tuple) else flag
 
 
 def _as_array_gradients(grad_object, moved):

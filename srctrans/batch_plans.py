@@ -45,7 +45,9 @@ class Built:
 
     def __init__(self, build, fn, prefix, post):
         self.build, self.fn, self.prefix, self.post = build, fn, prefix, post
-        self.output_flag = build.output_flag
+        # which parts of what ``post`` returns are batched (it may take an entry of the output)
+        unwrap = getattr(post, "flag", None)
+        self.output_flag = build.output_flag if unwrap is None else unwrap(build.output_flag)
 
     def run(self, moved, moved_kw, size):
         errors = np.geterr() if self.build.selects else None
