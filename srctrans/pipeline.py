@@ -99,7 +99,7 @@ from srctrans.optimise.keyed_branches import fold_keyed_branches
 from srctrans.optimise.row_loops import batch_row_loops
 from srctrans.optimise.tuple_picks import fold_tuple_picks, split_tuple_assignments
 from srctrans.optimise.restores import drop_unread_restores
-from srctrans.optimise.container_cotangents import write_container_cotangents
+from srctrans.optimise.container_cotangents import sum_chains_in_blocks, write_container_cotangents
 from srctrans.optimise.inline import inline_temporaries
 from srctrans.optimise.negation import sink_negations
 from srctrans.optimise.remat import rematerialise
@@ -294,6 +294,8 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
             backward = sink_negations(backward, reads_all(gradients), shapes)
             backward = write_container_cotangents(backward, unit.aliases[RUNTIME_ALIAS],
                                                   unit.namer.fresh, frozenset(shapes))
+            backward = sum_chains_in_blocks(backward, unit.aliases[RUNTIME_ALIAS],
+                                            unit.namer.fresh, frozenset(shapes))
             backward, renaming = propagate_copies(backward)    # (d_exp = d_sub, which the
             gradients = [renamed(g, renaming) for g in gradients]   # negations' sink left)
             # the entries' sums: rt.add of arrays is +, a spread only multiplied is dropped

@@ -4,6 +4,7 @@ container at the end, where it made the whole container (zeros but at one key) f
 read and added them. The gradients are the same, to second order and under st.vmap."""
 
 import collections
+import textwrap
 import warnings
 
 import numpy as np
@@ -223,3 +224,116 @@ def test_two_containers_whose_last_reads_share_a_statement_are_both_made(sign):
         for got_dict, want_dict in zip(got, want):
             for a, b in zip(_leaves(got_dict), _leaves(want_dict)):
                 np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+State = collections.namedtuple("State", "h steps")
+
+
+def recurrent_named_tuple(xs, h0, W, U):
+    state = State(h0, 0)
+    for x in xs:
+        z = np.tanh(x @ W + state.h @ U)
+        state = State(0.5 * state.h + z * state.h, state.steps + 1)
+    return np.sum(state.h) + state.steps
+
+
+def recurrent_dict(xs, h0, W, U):
+    state = {"h": h0, "c": h0 * 0.5, "n": 0}
+    for x in xs:
+        c = state["c"] * np.tanh(x @ W) + state["h"] @ U
+        state = {"h": np.tanh(c) + state["h"], "c": c, "n": state["n"] + 1}
+    return np.sum(state["h"] * state["c"])
+
+
+def recurrent_args():
+    return (R.standard_normal((4, 3)), R.standard_normal(2), R.standard_normal((3, 2)),
+            R.standard_normal((2, 2)) * 0.5)
+
+
+@pytest.mark.parametrize("f", [recurrent_named_tuple, recurrent_dict])
+def test_a_steps_reads_of_its_state_make_the_states_cotangent_once(f):
+    """A loop step reading a record's (or dict's) entries several times sums them by key and
+    makes the state's cotangent once (sum_chains_in_blocks), where it made one per read and
+    added them; the gradient is unchanged, to second order."""
+    args = recurrent_args()
+    fused = st.source(f, args=args).split(f"def {f.__name__}_grad(")[1]
+    step = fused[fused.index("for _iteration"):]
+    assert step.count("_cotangent(") == 1 and "getitem_grad(" not in step \
+        and "getattr_grad(" not in step, step
+    wrt = (0, 1, 2, 3)
+    gradient = st.grad(f, wrt=wrt)
+    want = st.grad(f, wrt=wrt, optimize=False)(*args)
+    for _ in range(3):                                    # generic, specialised, short path
+        for a, b in zip(gradient(*args), want):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    st.check_grads(f, args, order=2, wrt=wrt, rtol=1e-5, atol=1e-7)
+
+
+def _chains_summed(text):
+    import ast
+    import itertools
+
+    import gast
+
+    from srctrans.optimise.container_cotangents import sum_chains_in_blocks
+    counter = itertools.count(1)
+    body = gast.parse(textwrap.dedent(text)).body
+    body = sum_chains_in_blocks(body, "rt", lambda base: f"{base}_{next(counter)}")
+    return "\n".join(ast.unparse(gast.gast_to_ast(s)) for s in body)
+
+
+def test_a_run_of_reads_in_a_step_is_summed_unless_its_cotangent_or_container_changes():
+    summed = _chains_summed("""
+        for i in r:
+            d = rt.getattr_grad(a, s, 'h')
+            u = a * 2
+            d = rt.add(d, rt.getattr_grad(b, s, 'c'))
+            d = rt.add(d, rt.getattr_grad(u, s, 'h'))
+            use(d)
+        """)
+    assert summed == textwrap.dedent("""\
+        for i in r:
+            d_entry_1 = a
+            u = a * 2
+            d_entry_2 = b
+            d_entry_1 = rt.add(d_entry_1, u)
+            d = rt.attributes_cotangent({'h': d_entry_1, 'c': d_entry_2}, s)
+            use(d)""")
+    for between in ("e = d", "s = other", "d = other"):     # reads d, changes s, or d
+        text = f"""
+            for i in r:
+                d = rt.getattr_grad(a, s, 'h')
+                {between}
+                d = rt.add(d, rt.getattr_grad(b, s, 'c'))
+            """
+        assert "attributes_cotangent" not in _chains_summed(text), between
+
+
+def nested_reads(xs, w):
+    return np.sum(xs[0][1] * w) + np.sum(xs[1][0] * xs[0][0] * w)
+
+
+@pytest.mark.parametrize("in_axes", [(None, 0), (0, None)])
+def test_under_vmap_a_cotangent_of_nested_containers_keeps_every_entry(in_axes):
+    """A list holding a list and a tuple: st.vmap of its gradient gave a list of the first
+    entry only (the batch flags of the one-entry tuple the fused gradient returns were read
+    as the list's), and batched containers of containers raised."""
+    xs = [[R.standard_normal(3), R.standard_normal(3)], (R.standard_normal(3),)]
+    W = R.standard_normal((4, 3))
+    batched_xs = [[np.stack([xs[0][0] * s for s in (1, 2, 3, 4)]),
+                   np.stack([xs[0][1] + s for s in (1, 2, 3, 4)])],
+                  (np.stack([xs[1][0] - s for s in (1, 2, 3, 4)]),)]
+    gradient = st.grad(nested_reads)
+    members = [(xs, w) for w in W] if in_axes == (None, 0) else \
+        [([[batched_xs[0][0][i], batched_xs[0][1][i]], (batched_xs[1][0][i],)], W[0])
+         for i in range(4)]
+    for _ in range(3):                                    # generic, specialised, short path
+        gradient(*members[0])
+    args = (xs, W) if in_axes == (None, 0) else (batched_xs, W[0])
+    got = st.vmap(gradient, in_axes=in_axes)(*args)
+    assert isinstance(got, list) and len(got) == 2 and len(got[0]) == 2 \
+        and isinstance(got[1], tuple) and len(got[1]) == 1
+    for i, member in enumerate(members):
+        want = gradient(*member)
+        for a, b in [(got[0][0], want[0][0]), (got[0][1], want[0][1]), (got[1][0], want[1][0])]:
+            np.testing.assert_allclose(a[i], b, rtol=1e-12)

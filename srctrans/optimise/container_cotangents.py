@@ -43,6 +43,12 @@ own, and added to the container made from the entries' sums::
                                                          {'w': dp_entry, 'b': dp_entry_2}, p),
                                                          dp_rest)
 
+Within any one block (a loop's step, a branch) a run of such statements (a first read's
+term, then sums onto it, of one container no statement between them assigns, with no
+other statement between them using the cotangent) is summed alike, and the container made
+after the last of them: a recurrent step reading ``state.h`` three times makes the state's
+cotangent once per step (:func:`sum_chains_in_blocks`).
+
 ``rt.container_cotangent`` gives each entry what ``rt.add`` of its zeros and its terms
 gives (zeros where no read wrote one, and for an int entry). An object's attributes read
 by name (``self.W``, ``p.mu``: ``rt.getattr_grad``) are summed alike, and
@@ -236,3 +242,95 @@ def _uses(body):
             if isinstance(node, gast.Name):
                 (stores if isinstance(node.ctx, gast.Store) else loads)[node.id] += 1
     return stores, loads
+
+
+def sum_chains_in_blocks(body, runtime_alias, fresh, arrays=frozenset()):
+    """``body`` (changed in place, nested blocks too) with each run of reads that place terms
+    in one container's cotangent, within one block, summed key by key (see the module): in
+    each block, ``name = rt.getitem_grad(a, q, k)`` then ``name = rt.add(name,
+    rt.getitem_grad(b, q, j))`` ... (``rt.getattr_grad`` alike), where the statements between
+    them neither read nor assign ``name`` nor assign ``q``, become sums by key and ``name =
+    rt.container_cotangent({k: ..., j: ...}, q)`` after the last. ``arrays``: names of
+    measured shape (an array's entries are no container's)."""
+    pending = [body]
+    while pending:
+        block = pending.pop()
+        block[:] = _block_chains_summed(block, runtime_alias, fresh, arrays)
+        for stmt in block:
+            for field in ("body", "orelse"):
+                inner = getattr(stmt, field, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
+                    pending.append(inner)
+    return body
+
+
+def _block_chains_summed(block, runtime_alias, fresh, arrays):
+    chains, closed = {}, []                 # name -> its open run of placements
+    for stmt in block:
+        placement = _placement(stmt, runtime_alias)
+        if placement is not None and placement.container in arrays:
+            placement = None
+        name = stmt.targets[0].id if placement is not None else None
+        run = chains.get(name)
+        extends = (placement is not None and not placement.first and run is not None
+                   and run[0].container == placement.container
+                   and run[0].helper == placement.helper)
+        stored, loaded = _names_used(stmt)
+        for other in list(chains):          # what this statement does to the open runs
+            if other == name and extends:
+                continue
+            first = chains[other][0]
+            if other in stored or other in loaded or first.container in stored:
+                closed.append(chains.pop(other))
+        if extends:
+            run.append(placement)
+        elif placement is not None and placement.first and placement.container not in stored:
+            chains[name] = [placement]
+    closed.extend(chains.values())
+    replaced, after = {}, {}
+    for run in closed:
+        if len(run) < 2:
+            continue
+        name = run[0].stmt.targets[0].id
+        sums = {}
+        for placement in run:
+            total = sums.get(placement.key)
+            if total is None:
+                sums[placement.key] = total = fresh(f"{name}_entry")
+                value = placement.term
+            else:
+                value = runtime_call(runtime_alias, "add", [load(total), placement.term])
+            replaced[id(placement.stmt)] = gast.copy_location(assign(total, value),
+                                                              placement.stmt)
+        found = gast.Dict([gast.Constant(key, None) for key in sums],
+                          [load(total) for total in sums.values()])
+        after[id(run[-1].stmt)] = gast.copy_location(assign(name, runtime_call(
+            runtime_alias, _MADE_BY[run[0].helper], [found, load(run[0].container)])),
+            run[-1].stmt)
+    if not replaced:
+        return block
+    result = []
+    for stmt in block:
+        result.append(replaced.get(id(stmt), stmt))
+        if id(stmt) in after:
+            result.append(after[id(stmt)])
+    return result
+
+
+def _placement(stmt, runtime_alias):
+    """The :class:`_Placement` of ``stmt`` when it places a term by a constant key (the
+    first read's, or a sum onto it), else None."""
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name)):
+        return None
+    found = _placements([stmt], runtime_alias).get(stmt.targets[0].id)
+    return found[0] if found and found[0].helper != _WHOLE and found[0].stmt is stmt else None
+
+
+def _names_used(stmt):
+    """``(stored, loaded)``: the names ``stmt`` (nested statements too) assigns and reads."""
+    stored, loaded = set(), set()
+    for node in walk(stmt):
+        if isinstance(node, gast.Name):
+            (stored if isinstance(node.ctx, gast.Store) else loaded).add(node.id)
+    return stored, loaded
