@@ -522,6 +522,11 @@ class _Builder:
             # (st.grad cannot read code exec runs: the sample values come from the formula)
             return self._try(lines, stand_in=[
                 f"{t} = (np.sin({a} * {a}) + {a} * {a} * np.cos({a} * {a})) * {a}"])
+        elif choice == 22 and self.rng.random() < 0.4:    # a dict state, each entry read twice
+            lines = [f"{parts} = {{'h': {a}, 'c': np.sin({b})}}", "for _ in range(2):",
+                     f"    {parts} = {{'h': np.tanh({parts}['h']) * {parts}['c'], "
+                     f"'c': {parts}['c'] * 0.5 + {parts}['h']}}",
+                     f"{t} = {parts}['h'] + {parts}['c']"]
         elif choice == 22:             # a named tuple carried through a loop
             lines = [f"{parts} = Carry({a}, np.sin({b}))", "for _ in range(2):",
                      f"    {parts} = Carry(np.tanh({parts}.h) * {parts}.c, {parts}.c * 0.5)",
