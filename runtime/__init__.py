@@ -38,6 +38,8 @@ Modules:
   counting     -- where a counted ``while`` loop, written as a ``range`` loop, stops
   batching     -- what batched code (st.vmap) calls, as rt.batch.NAME: ranks lifted, axes
                   moved, members spread, and a call without a batching rule run per member
+  batched_derivatives -- the derivative helpers on batches (rt.batch.unbroadcast,
+                  getitem_grad, container_cotangent...), which batching holds as its own
   scipy_linalg -- derivatives of scipy.linalg (imported on first use, as rt.scipy_linalg)
   scipy_signal -- derivatives of scipy.signal's convolutions (likewise, rt.scipy_signal)
   scipy_distance -- derivatives of scipy.spatial.distance (likewise, rt.scipy_distance)

@@ -127,7 +127,8 @@ def runtime_section(helpers, alias="rt", batch_helpers=()):
 
     ``helpers`` are the attribute names generated code reads from the
     runtime; ``alias`` is the name the runtime has in that code; ``batch_helpers`` those
-    batched code reads as ``rt.batch.NAME`` (``runtime/batching.py``'s).
+    batched code reads as ``rt.batch.NAME`` (``runtime/batching.py``'s, its own or those
+    it imports from ``runtime/batched_derivatives.py``).
     """
     helpers = set(helpers) - {"batch"}
     order, seen, imports, lazy = [], set(), {}, {}
@@ -185,7 +186,7 @@ def runtime_section(helpers, alias="rt", batch_helpers=()):
             raise UsageError(f"cannot export: the runtime has no helper {helper!r}")
         need("__init__", helper)
     for helper in sorted(batch_helpers):
-        if helper not in _table("batching").defines:
+        if helper not in _table("batching").defines and helper not in _table("batching").relative:
             raise UsageError(f"cannot export: the runtime has no batching helper {helper!r}")
         need("batching", helper)
     imports.pop("import numpy as np", None)      # the exported module's own import serves
