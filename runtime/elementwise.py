@@ -62,7 +62,12 @@ def tie_weight(x, y):
     array([1. , 0.5, 0. ])
     """
     dtype = _float_dtype(x, y)
-    greater = as_array(np.greater(x, y), dtype=dtype)
+    greater = np.greater(x, y)
+    if type(greater) is np.ndarray:              # NumPy's arrays: the ties set in place
+        share = greater.astype(dtype)
+        share[np.equal(x, y)] = 0.5
+        return share
+    greater = as_array(greater, dtype=dtype)     # a number, or another library's array
     return np.where(np.equal(x, y), dtype.type(0.5), greater)
 
 

@@ -84,6 +84,16 @@ def test_tie_weight_values():
     np.testing.assert_array_equal(tie_weight(2.0, x), [0.0, 0.5, 1.0])
 
 
+def test_tie_weight_of_nan_is_zero_and_infinities_tie():
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0])
+    y = np.array([1.0, np.inf, -np.inf, -0.0, 0.0])
+    np.testing.assert_array_equal(tie_weight(x, y), [0.0, 0.5, 0.5, 0.5, 0.5])
+    np.testing.assert_array_equal(tie_weight(x, 0.0), [0.0, 1.0, 0.0, 0.5, 0.5])
+    first = tie_weight(x, y)
+    first[...] = 7.0                                      # a new array each call
+    np.testing.assert_array_equal(tie_weight(x, y), [0.0, 0.5, 0.5, 0.5, 0.5])
+
+
 def test_tie_weights_of_both_arguments_sum_to_one():
     rng = np.random.default_rng(32)
     x = rng.integers(0, 3, (4, 5)).astype(float)
