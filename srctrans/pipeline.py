@@ -103,6 +103,7 @@ from srctrans.optimise.container_cotangents import sum_chains_in_blocks, write_c
 from srctrans.optimise.inline import inline_temporaries
 from srctrans.optimise.negation import sink_negations
 from srctrans.optimise.remat import rematerialise
+from srctrans.optimise.sparse_dicts import keep_dict_cotangents_sparse
 from srctrans.optimise.zeroings import drop_dead_zeroings
 from srctrans.optimise.simplify import simplify
 from srctrans.optimise.expression_shapes import infer_shapes, one_valued
@@ -296,6 +297,8 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
                                                   unit.namer.fresh, frozenset(shapes))
             backward = sum_chains_in_blocks(backward, unit.aliases[RUNTIME_ALIAS],
                                             unit.namer.fresh, frozenset(shapes))
+            backward = keep_dict_cotangents_sparse(backward, unit.aliases[RUNTIME_ALIAS],
+                                                   unit.dict_valued, reads_all(gradients))
             backward, renaming = propagate_copies(backward)    # (d_exp = d_sub, which the
             gradients = [renamed(g, renaming) for g in gradients]   # negations' sink left)
             # the entries' sums: rt.add of arrays is +, a spread only multiplied is dropped

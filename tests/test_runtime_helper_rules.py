@@ -1083,6 +1083,9 @@ WITHOUT_RULES = {
     # has_aux: the API splits what a has-aux function returned (generated code checks the
     # pair with the non-differentiable rt.not_an_aux_pair)
     "split_aux_pair": "called by srctrans.api and srctrans.composed only",
+    # optimise/sparse_dicts.py: specialised backward passes only, which are never
+    # differentiated again (a gradient built to be differentiated is generic: cache.py)
+    "added_at_key": "a dict's cotangent kept sparse, in specialised backward passes only",
 }
 
 # Helpers whose rules live with the NumPy rules: rt.identity (x.copy(),

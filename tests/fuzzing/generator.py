@@ -553,6 +553,12 @@ class _Builder:
                      f"for u in reversed({parts}):", f"    {t} = {t} * 0.7 + u * np.cos({t})",
                      f"for k, u in enumerate(reversed({parts}[1:])):", f"    {t} = {t} + u * k",
                      "for k in reversed(range(1, 3)):", f"    {t} = {t} * 0.5 + {parts}[k]"]
+        elif choice == 16 and self.rng.random() < 0.4:    # states kept in a dict by step
+            lines = [f"{parts} = {{}}", f"{parts}[-1] = {a} * 1.0", f"{t} = {b} * 0.0",
+                     "for k in range(3):",
+                     f"    {parts}[k] = np.tanh({parts}[k - 1] * {b}) + {parts}[k - 1] * 0.5",
+                     f"    {t} = {t} + {parts}[k] * {parts}[k - 1]",
+                     f"{t} = {t} + {parts}[2]"]
         elif choice == 16:             # a dict built from another, written, iterated by key
             other = self._fresh()
             lines = [f"{parts} = {{'p': {a}, 'q': np.sin({b})}}",
