@@ -135,9 +135,11 @@ def restored_entry(mapping, key, old):
 
 def entry_cotangent(cotangent, key, like):
     """``cotangent[key]``, or zeros shaped like ``like`` when no gradient reached that key."""
-    from .accumulate import zeros_like
     value = cotangent.get(key) if isinstance(cotangent, dict) else None
-    return zeros_like(like) if value is None else value
+    if value is None:
+        from .accumulate import zeros_like      # (accumulate imports this module)
+        return zeros_like(like)
+    return value
 
 
 def without_entry(cotangent, key):
@@ -145,23 +147,6 @@ def without_entry(cotangent, key):
     cotangent = dict(cotangent) if isinstance(cotangent, dict) else {}
     cotangent.pop(key, None)
     return cotangent
-
-
-def added_at_key(cotangent, key, g, mapping):
-    """``rt.add(cotangent, rt.getitem_grad(g, mapping, key))`` for the cotangent of a dict
-    ``mapping``, kept sparse: a new dict with ``g`` added at ``key`` (a zero for an int entry
-    of ``mapping``) and the other entries as they are, with no zeros made for the keys no term
-    reached (:func:`entry_cotangent` reads a missing entry as zeros). Only the specialised
-    backward passes of ``optimise/sparse_dicts.py`` call it."""
-    from .accumulate import add, zeros_like
-    from .seeding import is_integer
-    entry = mapping[key]
-    if is_integer(entry):                       # an int entry is a constant: no cotangent
-        g = zeros_like(entry)
-    out = dict(cotangent) if isinstance(cotangent, dict) else {}
-    old = out.get(key)
-    out[key] = add(zeros_like(entry) if old is None else old, g)     # (a new array, as the
-    return out                                                         # zeros' sum made)
 
 
 # -- what the builtins of containers select (constants: the derivative follows the
