@@ -204,20 +204,19 @@ def record_fields(g, like, attributes=None):
     """The cotangents of the fields of ``like`` (a record :func:`record` made) held by its
     cotangent ``g`` (one of its kind, a dict of some fields or attributes, or None): a
     list, in field order, zeros for a field without one."""
-    from .accumulate import zeros_like
     if attributes is not None:                         # a plain object: by attribute
         found = {} if g is None else g if isinstance(g, dict) else {
             name: getattr(g, name, None) for name in attributes}
-        return [zeros_like(getattr(like, name)) if found.get(name) is None else found[name]
-                for name in attributes]
-    if g is None:
-        found = {}
-    elif isinstance(g, dict):
-        found = g
+        fields = [(name, getattr(like, name)) for name in attributes]
     else:
-        found = dict(entries_like(g, like))
-    return [zeros_like(value) if found.get(name) is None else found[name]
-            for name, value in entries(like)]
+        found = {} if g is None else g if isinstance(g, dict) else dict(entries_like(g, like))
+        fields = entries(like)
+    cotangents = [found.get(name) for name, _ in fields]
+    if any(c is None for c in cotangents):
+        from .accumulate import zeros_like             # (accumulate imports this module)
+        cotangents = [zeros_like(value) if c is None else c
+                      for c, (_, value) in zip(cotangents, fields)]
+    return cotangents
 
 
 def record_fields_transpose(c, like, attributes=None):
