@@ -6,9 +6,11 @@ batch axis first; ``*_batched`` flags say which arguments are batched.
 
 import numpy as np
 
+from .accumulate import add as _add, zeros_like
 from .batching import (_first_length, _is_array, aligned, axis, conformed, index, lifted, loop,
                        member, spread, transpose)
-from .containers import entries, is_container, rebuild
+from .containers import entries, entries_like, is_container, rebuild
+from .reshaping import _by_entry_key, getitem_grad as _getitem_grad
 from .seeding import is_integer
 
 
@@ -74,9 +76,8 @@ def getitem_grad(g, x, key, g_batched, x_batched):
     """``rt.getitem_grad(g, x, key)`` of each member for an unbatched ``key``: zeros of a
     member's shape with ``g`` placed (added, for repeated indices) at ``key``."""
     if isinstance(x, (tuple, list, dict)) or not g_batched and not x_batched:
-        from .reshaping import getitem_grad as one
         size = _first_length(g) if g_batched else _first_length(x)
-        return loop(one, (g, x, key), (g_batched, x_batched, False), size)
+        return loop(_getitem_grad, (g, x, key), (g_batched, x_batched, False), size)
     shape = np.shape(x)[1:] if x_batched else np.shape(x)
     g = np.asarray(g)
     size = g.shape[0] if g_batched else np.shape(x)[0]
@@ -94,7 +95,6 @@ def container_cotangent(found, container, found_batched, container_batched, size
     """``rt.container_cotangent(found, container)`` of each member, every entry batched:
     ``found`` (a dict, batched as ``found_batched`` says) holds a member's entries'
     cotangents by key; the container's entries are batched as ``container_batched`` says."""
-    from .reshaping import _by_entry_key
     found = _by_entry_key(found, container)
     return rebuild(container, [
         (key, _entry_cotangent(found.get(key), entry, found_batched, container_batched, size))
@@ -104,8 +104,6 @@ def container_cotangent(found, container, found_batched, container_batched, size
 def _entry_cotangent(g, entry, found_batched, container_batched, size):
     """``add(zeros_like(entry), g)`` of each member, batched (zeros for None and for an int
     entry); a container entry (``xs[0][1]`` of a list of lists) entry by entry."""
-    from .accumulate import zeros_like
-    from .containers import entries_like
     member_entry = member(entry, 0, container_batched)
     if g is not None and is_container(member_entry):
         theirs = entries_like(g, member_entry)
@@ -142,7 +140,6 @@ def custom_cotangents(cotangents, args, rule, single, cotangents_batched, args_b
     a tuple of flags for a tuple's entries) checked against each member's arguments, one
     returned for all members spread over the batch, zeros of a member's shape where the
     rule returned None."""
-    from .accumulate import zeros_like
     from .custom import check_cotangent_shape, rule_entries
     count = len(args)
     entries_ = rule_entries(cotangents, count, rule, single)
@@ -184,8 +181,7 @@ def add(a, b, a_batched, b_batched):
     if b is None:
         return a
     if isinstance(a, (tuple, list, dict)) or isinstance(b, (tuple, list, dict)):
-        from .accumulate import add as one
-        return one(a, b)
+        return _add(a, b)
     a, b = aligned((a, b), (a_batched, b_batched))
     return a + b
 
