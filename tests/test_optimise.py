@@ -1439,6 +1439,32 @@ def test_an_entry_of_an_array_nothing_writes_is_read_again_not_saved():
     st.check_grads(smoothed, (0.4, y), order=2, wrt=(0, 1))
 
 
+def smoothed_rows(alpha, Y):
+    level = np.zeros(Y.shape)
+    level[0] = Y[0]
+    for t in range(1, Y.shape[0]):
+        level[t] = alpha * Y[t] + (1.0 - alpha) * level[t - 1]
+    return np.sum((Y[1:] - level[:-1]) ** 2)
+
+
+def test_an_entry_of_a_vectors_cotangent_is_read_uncopied_and_a_row_copied():
+    """The fused gradient reads ``dlevel[t]`` and then zeroes it in place: an entry of a
+    vector at an int is a NumPy number, read as it is; a row of a matrix is a view, which
+    the zeroing would change, so it is copied."""
+    y = np.cumsum(np.random.default_rng(15).standard_normal(8))
+    Y = np.cumsum(np.random.default_rng(16).standard_normal((6, 3)), axis=0)
+    vector = _fused_source_wrt(smoothed, (0.4, y), 0)
+    matrix = _fused_source_wrt(smoothed_rows, (0.4, Y), 0)
+    assert "dlevel[t] = 0.0" in vector and "rt.copied(dlevel[t])" not in vector, vector
+    assert "rt.copied(dlevel[t])" in matrix, matrix
+    for f, data in ((smoothed, y), (smoothed_rows, Y)):
+        gradient = st.grad(f, wrt=(0, 1))
+        expected = st.grad(f, wrt=(0, 1), optimize=False)(0.4, data)
+        for _ in range(3):
+            for a, b in zip(gradient(0.4, data), expected):
+                np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
 def test_an_entry_of_an_array_written_after_is_saved():
     y = np.cumsum(np.random.default_rng(14).standard_normal(6))
     source = _fused_source_wrt(smoothed_in_a_copy, (0.4, y), 0)
