@@ -111,12 +111,7 @@ def summed_in_place(unit, backward, gradients, residuals, shapes):
     named = {g.id: p for g, p in zip(gradients, unit.wrt) if isinstance(g, gast.Name)}
     returned = gast.Return(gast.Tuple([clone(g) for g in gradients], gast.Load()))
     return accumulate_in_place(body + [returned], owned, unit.aliases[RUNTIME_ALIAS], named,
-                               numbers, arrays, _vectors(shapes))[:-1]
-
-
-def _vectors(shapes):
-    """The names measured as arrays of one axis."""
-    return {name for name, shape in shapes.items() if len(shape) == 1}
+                               numbers, arrays, shapes)[:-1]
 
 
 def backward_function(unit, backward, seed, residuals, gradients, tape=None):
@@ -208,7 +203,7 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
         named = {g.id: p for g, p in zip(gradients, unit.wrt) if isinstance(g, gast.Name)}
         body = accumulate_in_place(body + [returned], parameter_arrays,
                                    unit.aliases[RUNTIME_ALIAS], named, numbers, arrays,
-                                   _vectors(shapes))[:-1]
+                                   shapes)[:-1]
     name = unit.namer.fresh(function_base(unit.parsed.fn) + "_grad")
     of = "of a scalar output" if seeding is None else "of the sum of the output"
     doc = gast.Expr(gast.Constant(

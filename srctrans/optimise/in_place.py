@@ -51,24 +51,25 @@ import gast
 
 from srctrans import annotations as anno
 from srctrans.analyse.values import index_integers
-from srctrans.nodes import int_literal
+from srctrans.nodes import load
 from srctrans.optimise.dce import name_counts
 from srctrans.optimise.entry_cotangents import is_runtime_call, runtime_call
+from srctrans.optimise.expression_shapes import INTEGER, basic_index_shape
 from srctrans.treewalk import walk
 
 _IN_PLACE = (gast.Add, gast.Sub)
 
 
 def accumulate_in_place(body, parameter_arrays, runtime_alias, gradients=None, numbers=(),
-                        arrays=(), vectors=()):
+                        arrays=(), shapes=None):
     """``body`` with each qualifying gradient accumulated in place (see above), changed in
     place. ``gradients`` maps a name the ``return`` gives to its parameter; ``numbers`` are
-    the names measured as numbers, ``arrays`` those measured as arrays, ``vectors`` those
-    of them with one axis (an entry of a vector at an int is a number: no view to copy)."""
+    the names measured as numbers, ``arrays`` those measured as arrays, ``shapes`` their
+    shapes (a part taken out that is one entry, a number, is no view to copy)."""
     if not body or not isinstance(body[-1], gast.Return):
         return body
     gradients = gradients or {}
-    integers = index_integers(body) if vectors else frozenset()
+    known = None            # the shapes a part taken out is read with (ints found when needed)
     starts = {}
     fresh = _fresh_arithmetic(body)
     for stmt in body:
@@ -102,8 +103,11 @@ def accumulate_in_place(body, parameter_arrays, runtime_alias, gradients=None, n
                 replaced[id(stmt)] = anno.copy(stmt, gast.AugAssign(
                     gast.Name(name, gast.Store(), None, None), stmt.value.op, stmt.value.right))
             else:                                        # it reads a written part: a copy
-                _copy_written_parts(stmt, name, runtime_alias,
-                                    integers if parameter in vectors else frozenset())
+                if known is None:
+                    known = dict.fromkeys(index_integers(body), INTEGER)
+                if shapes and parameter in shapes:
+                    known[name] = shapes[parameter]      # the cotangent has its array's shape
+                _copy_written_parts(stmt, name, runtime_alias, known)
     for block in _blocks(body):
         block[:] = [replaced.get(id(stmt), stmt) for stmt in block]
     return body
@@ -274,15 +278,15 @@ def _part_of(node, name, runtime_alias):
     return None
 
 
-def _copy_written_parts(stmt, name, runtime_alias, integers=frozenset()):
+def _copy_written_parts(stmt, name, runtime_alias, known):
     """``rt.written_part(name, i)`` (``name[i]``) in ``stmt`` ->
     ``rt.copied(rt.written_part(name, i))``: a slice of an array changed in place later must
-    not be a view of it. Where ``name`` is a vector's cotangent and ``i`` an int (a name of
-    ``integers``, or one plus or minus an int literal), the part is a number, no view: as it
-    is."""
+    not be a view of it. Where ``known`` (shapes, :data:`INTEGER` for int names) tells that
+    ``name[i]`` is one entry (an int index into a vector, ints into each axis), the part is a
+    number, no view: as it is."""
     def copied(value):
-        if _part_of(value, name, runtime_alias) is not None and not (
-                integers and _int_index(_index_of(value), integers)):
+        if _part_of(value, name, runtime_alias) is not None and \
+                basic_index_shape(load(name), _index_of(value), known) != ():
             return runtime_call(runtime_alias, "copied", [value])
         return value
 
@@ -297,14 +301,6 @@ def _copy_written_parts(stmt, name, runtime_alias, integers=frozenset()):
 def _index_of(part):
     """The index of a part taken out (``rt.written_part(name, i)`` or ``name[i]``)."""
     return part.args[1] if isinstance(part, gast.Call) else part.slice
-
-
-def _int_index(index, integers):
-    """Whether ``index`` is a name of ``integers``, or one plus or minus an int literal."""
-    if isinstance(index, gast.BinOp) and isinstance(index.op, (gast.Add, gast.Sub)) \
-            and int_literal(index.right) is not None:
-        index = index.left
-    return isinstance(index, gast.Name) and index.id in integers
 
 
 def _sums_only(body, name, start, entries):
