@@ -77,12 +77,12 @@ from .fourier import (
 from .seeding import (
     seed_cotangent, seed_sum, conform_gradient, not_an_aux_pair, aux_pair_error, split_aux_pair)
 from .accumulate import (
-    add, added_at_key, zeros_like, spread_grads, choice_grads, sum_tangents, choice_tangent)
+    add, zeros_like, spread_grads, choice_grads, sum_tangents, choice_tangent)
 from .containers import (
     saved_entry, restored_entry, entry_cotangent, without_entry, keys_of, has_key, sort_order,
     best_index, sequence_length, record, record_fields, record_fields_transpose)
 from .reshaping import (
-    identity, copied, getitem_grad, sequence_cotangent, sequence_cotangent_transpose,
+    identity, copied, getitem_grad, added_at_key, sequence_cotangent, sequence_cotangent_transpose,
     container_cotangent, container_cotangent_transpose, attributes_cotangent,
     attributes_cotangent_transpose,
     getattr_grad, sequence_grad,

@@ -35,23 +35,6 @@ def add(a, b):
     return a + b
 
 
-def added_at_key(cotangent, key, g, mapping):
-    """``add(cotangent, getitem_grad(g, mapping, key))`` for the cotangent of a dict
-    ``mapping``, kept sparse: a new dict with ``g`` added at ``key`` (a zero for an int entry
-    of ``mapping``) and the other entries as they are, with no zeros made for the keys no term
-    reached (``entry_cotangent`` reads a missing entry as zeros). Only the specialised
-    backward passes of ``optimise/sparse_dicts.py`` call it."""
-    entry = mapping[key]
-    if type(entry) is not np.ndarray or entry.dtype.kind not in "fc":
-        from .seeding import is_integer          # (seeding imports this module)
-        if is_integer(entry):                    # an int entry is a constant: no cotangent
-            g = zeros_like(entry)
-    out = dict(cotangent) if isinstance(cotangent, dict) else {}
-    old = out.get(key)
-    out[key] = add(zeros_like(entry) if old is None else old, g)     # (a new array, as the
-    return out                                                         # zeros' sum made)
-
-
 def zeros_like(value):
     """A zero cotangent for ``value``: zeros of its shape, entry by entry for containers."""
     if type(value) is np.ndarray:                # the common case first

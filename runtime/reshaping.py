@@ -47,10 +47,7 @@ def getitem_grad(g, x, index):
         out[index] = g
         return out
     if type(x) is dict:                          # parameters by name: the common container
-        entry = x[index]
-        if type(entry) is not np.ndarray or entry.dtype.kind in "biu":
-            if is_integer(entry):                # an int entry is a constant: no cotangent
-                g = zeros_like(entry)
+        g = _entry_term(g, x[index])
         return {key: g if key == index else zeros_like(value) for key, value in x.items()}
     if isinstance(x, range):
         return None
@@ -61,9 +58,7 @@ def getitem_grad(g, x, index):
                                 else placed[i]) for i, (key, entry) in enumerate(entries(x))])
         if isinstance(x, (tuple, list)) and index < 0:
             index += len(x)
-        if is_integer(x[index]):                 # an int entry is a constant: no cotangent
-            g = zeros_like(x[index])
-        return replace_entry(x, index, g, zeros_like)
+        return replace_entry(x, index, _entry_term(g, x[index]), zeros_like)
     out = zeros_for(np.shape(x), np.result_type(x, g), x, g)
     if is_basic_index(index):
         out[index] = g
@@ -71,6 +66,28 @@ def getitem_grad(g, x, index):
         numpy_only("indexing with an array of integers (its gradient adds up with np.add.at)",
                    x, g)
         np.add.at(out, index, g)
+    return out
+
+
+def _entry_term(g, entry):
+    """``g`` as the cotangent of a container's ``entry``: a zero for an int entry (a constant,
+    no cotangent)."""
+    if type(entry) is np.ndarray and entry.dtype.kind in "fc":      # the common case first
+        return g
+    return zeros_like(entry) if is_integer(entry) else g
+
+
+def added_at_key(cotangent, key, g, mapping):
+    """``add(cotangent, getitem_grad(g, mapping, key))`` for the cotangent of a dict
+    ``mapping``, kept sparse: a new dict with ``g`` added at ``key`` (a zero for an int entry
+    of ``mapping``) and the other entries as they are, with no zeros made for the keys no term
+    reached (``entry_cotangent`` reads a missing entry as zeros). Only the specialised
+    backward passes of ``optimise/sparse_dicts.py`` call it."""
+    entry = mapping[key]
+    out = dict(cotangent) if isinstance(cotangent, dict) else {}
+    old = out.get(key)
+    out[key] = add(zeros_like(entry) if old is None else old,      # (a new array, as the
+                   _entry_term(g, entry))                           # zeros' sum made)
     return out
 
 
