@@ -72,11 +72,9 @@ def keep_dict_cotangents_sparse(body, runtime_alias, dicts, returned):
 
 
 def _kind(stmt, name, runtime_alias):
-    """What ``stmt`` (assigning ``name``) does to the cotangent ``name``: ``"zeros"``
+    """What ``stmt`` (``name = ...``) does to the cotangent ``name``: ``"zeros"``
     (``name = rt.zeros_like(d)``), ``"add"`` (``name = rt.add(name, rt.getitem_grad(e, d,
     key))``), ``"without"`` (``name = rt.without_entry(name, key)``), else None."""
-    if not (len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)):
-        return None
     value = stmt.value
     if is_runtime_call(value, runtime_alias, "zeros_like", 1) and isinstance(value.args[0],
                                                                              gast.Name):
