@@ -60,6 +60,7 @@ import collections
 import gast
 
 from srctrans.nodes import assign, load
+from srctrans.optimise.dce import reads_of, stores_of
 from srctrans.optimise.entry_cotangents import is_runtime_call, runtime_call
 from srctrans.treewalk import walk
 
@@ -275,7 +276,7 @@ def _block_chains_summed(block, runtime_alias, fresh, arrays):
         extends = (placement is not None and not placement.first and run is not None
                    and run[0].container == placement.container
                    and run[0].helper == placement.helper)
-        stored, loaded = _names_used(stmt)
+        stored, loaded = stores_of(stmt), reads_of(stmt)
         for other in list(chains):          # what this statement does to the open runs
             if other == name and extends:
                 continue
@@ -326,11 +327,3 @@ def _placement(stmt, runtime_alias):
     found = _placements([stmt], runtime_alias).get(stmt.targets[0].id)
     return found[0] if found and found[0].helper != _WHOLE and found[0].stmt is stmt else None
 
-
-def _names_used(stmt):
-    """``(stored, loaded)``: the names ``stmt`` (nested statements too) assigns and reads."""
-    stored, loaded = set(), set()
-    for node in walk(stmt):
-        if isinstance(node, gast.Name):
-            (stored if isinstance(node.ctx, gast.Store) else loaded).add(node.id)
-    return stored, loaded
