@@ -40,6 +40,10 @@ REDUCTION_METHODS = {
     np.min: "min", np.amin: "min", np.var: "var", np.std: "std",
 }
 
+# The array methods that reduce along ``axis=`` (all axes by default), ``keepdims=`` as
+# NumPy's: the shape of ``a.sum(axis=1)`` is that of ``a.mean(axis=1)``.
+_SHAPE_REDUCING_METHODS = frozenset(REDUCTION_METHODS.values())
+
 # Reductions of a whole array, to one number, when called with the array alone.
 _WHOLE_REDUCTIONS = tuple(REDUCTION_METHODS)
 
@@ -211,7 +215,7 @@ def shape_of(expression, known):
         index = RESULT_SHAPE_OF_ARGUMENT.get(expression.func.attr)
         if index is not None and len(expression.args) > index:
             return shape_of(expression.args[index], known)
-        if expression.func.attr == "sum":
+        if expression.func.attr in _SHAPE_REDUCING_METHODS:
             return _summed_shape(expression, known)
     return None
 

@@ -35,13 +35,13 @@ from srctrans import annotations as anno
 from srctrans import runtime
 from srctrans.analyse.indices import Indexing
 from srctrans.annotations import Anno
-from srctrans.nodes import changed_in_place, clone
+from srctrans.nodes import changed_in_place, clone, int_literal
 from srctrans.optimise.accumulate import sink_into_branches
 from srctrans.optimise.dce import reads_of
 from srctrans.optimise.expression_shapes import (REDUCTION_METHODS, basic_index_shape, index_of,
                                                  is_runtime_helper_call, shape_of)
 from srctrans.optimise.simplify import power_of_two
-from srctrans.optimise.spreads import Spreads
+from srctrans.optimise.spreads import Spreads, is_spread, reduced_count, spread_against, spread_of
 from srctrans.treewalk import replace_children, walk
 
 # Functions whose result's shape depends on the values of their arguments.
@@ -368,6 +368,29 @@ def _outer(u, v):
     return gast.BinOp(column, gast.Mult(), v)
 
 
+def _variance_cotangent(call, known):
+    """``g * (x - x.mean(axis=axis, keepdims=...)) * (2.0 / dof)`` for
+    ``rt.var_grad(g, x, axis, ddof, keepdims)`` of a real array ``x`` of known shape (what
+    the helper computes; ``g`` with the reduced axes put back), whose mean the forward pass
+    may already hold (:mod:`srctrans.optimise.common_values` then reads it); None when the
+    axes or the count are not constants or the variance is undefined (``dof <= 0``)."""
+    g, x, axis, ddof, keepdims = call.args
+    shape, ddof = shape_of(x, known), int_literal(ddof)
+    count = reduced_count(shape, axis) if shape and ddof is not None else None
+    spread = None if count is None or count - ddof <= 0 or shape_of(g, known) is None else \
+        spread_against(g, shape, axis, keepdims, known)
+    if spread is None:
+        return None
+    # the mean as the forward pass likely spelt it: as reduced when g broadcasts as it is
+    keywords = [gast.keyword("axis", clone(axis))]
+    if spread[0] is not g or isinstance(keepdims, gast.Constant) and keepdims.value is True:
+        keywords.append(gast.keyword("keepdims", gast.Constant(True, None)))
+    mean = gast.Call(gast.Attribute(clone(x), "mean", gast.Load()), [], keywords)
+    deviation = gast.BinOp(clone(x), gast.Sub(), mean)
+    return gast.BinOp(gast.BinOp(spread[0], gast.Mult(), deviation), gast.Mult(),
+                      gast.Constant(2.0 / (count - ddof), None))
+
+
 class _Rewriter(gast.NodeTransformer):
     """Rewrites the runtime's calls for the shapes ``known``; ``zeros`` maps the names
     that hold ``rt.zeros_of(x)`` in the block being rewritten to ``x``'s shape."""
@@ -376,6 +399,21 @@ class _Rewriter(gast.NodeTransformer):
         self.known = known
         self.zeros = dict(zeros or {})
         self.numpy_alias = numpy_alias
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        return self._spreads_in_sum(node) if isinstance(node.op, (gast.Add, gast.Sub)) else node
+
+    def _spreads_in_sum(self, node):
+        """``a + rt.mean_grad(g, x, ...)`` -> ``a + g / n`` (``rt.unreduce``: ``a + g``) when
+        ``a`` has ``x``'s shape: the sum broadcasts the cotangent as the spread would."""
+        for side, other in (("left", node.right), ("right", node.left)):
+            term = getattr(node, side)
+            if is_spread(term) and shape_of(other, self.known) is not None:
+                spread = spread_of(term, self.known)
+                if spread is not None and spread[1] == shape_of(other, self.known):
+                    setattr(node, side, spread[0])
+        return node
 
     def visit_Call(self, node):
         self.generic_visit(node)
@@ -398,7 +436,7 @@ class _Rewriter(gast.NodeTransformer):
                     right is not None and right == self.zeros[first.id]:
                 return node.args[1]                     # zeros + e, e of the zeros' shape
             if left is not None and right is not None:     # arrays or numbers, not containers
-                return gast.BinOp(node.args[0], gast.Add(), node.args[1])
+                return self._spreads_in_sum(gast.BinOp(node.args[0], gast.Add(), node.args[1]))
         if is_runtime_helper_call(node, "unbroadcast") and len(node.args) == 2:
             g, x = node.args
             g_shape, x_shape = shape_of(g, known), shape_of(x, known)
@@ -413,6 +451,8 @@ class _Rewriter(gast.NodeTransformer):
                 kept = tuple(i for i, (a, b) in enumerate(zip(x_shape, g_shape)) if a != b)
                 return _sum(g, kept, keepdims=True)
             return node
+        if is_runtime_helper_call(node, "var_grad") and len(node.args) == 5:
+            return _variance_cotangent(node, known) or node
         if is_runtime_helper_call(node, "clip_mask") and len(node.args) >= 3 and all(
                 shape_of(a, known) is not None for a in node.args[:3]):
             x, lo, hi = node.args[:3]     # numbers or arrays, both bounds given (its min=

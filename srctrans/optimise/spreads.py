@@ -216,42 +216,69 @@ def _scalar_spread(stmt, known):
     if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
         return None
     value = stmt.value
-    if not ((is_runtime_helper_call(value, "unreduce") or is_runtime_helper_call(value, "mean_grad"))
-            and len(value.args) == 4):
+    if not (is_spread(value) and isinstance(value.args[0], gast.Name)):
         return None
-    g, x, axis, keepdims = value.args
-    if not isinstance(g, gast.Name) or shape_of(g, known) is None:
+    spread = spread_of(value, known)
+    return None if spread is None else (stmt.targets[0].id,) + spread
+
+
+def is_spread(node):
+    """``rt.unreduce(g, A, axis, keepdims)`` or ``rt.mean_grad(g, A, axis, keepdims)``: a
+    reduction's cotangent ``g`` spread over the array ``A`` it reduced."""
+    return ((is_runtime_helper_call(node, "unreduce") or is_runtime_helper_call(node, "mean_grad"))
+            and len(node.args) == 4)
+
+
+def spread_of(spread, known):
+    """``(s, shape)`` for a spread (:func:`is_spread`) of a cotangent ``g`` of known shape
+    over an array ``A`` of ``shape`` (None if unknown): ``s`` is an expression of ``g``
+    (``g`` itself, ``g`` divided by a mean's count, ``g[:, None]``: the reduced axes put
+    back) that broadcasts against ``A`` to the spread's values. None when ``g``'s shape, the
+    axes or a mean's count are not known."""
+    g, x, axis, keepdims = spread.args
+    if shape_of(g, known) is None:
         return None
-    if value.func.attr == "mean_grad":
-        count = _count(shape_of(x, known), axis)
+    if spread.func.attr == "mean_grad":
+        count = reduced_count(shape_of(x, known), axis)
         if count is None:
             return None
         g = gast.BinOp(g, gast.Div(), gast.Constant(count, None))
+    return spread_against(g, shape_of(x, known), axis, keepdims, known)
+
+
+def spread_against(g, shape, axis, keepdims, known):
+    """``(s, shape)``: ``s`` the cotangent ``g`` of a reduction along ``axis`` (with
+    ``keepdims``; constant nodes) of an array of ``shape``, as an expression that broadcasts
+    against that array (``g`` itself when a number or kept dims, else with the reduced axes
+    put back: :func:`_with_reduced_axes`); None when that cannot be told."""
     scalar = shape_of(g, known) == ()
     kept = isinstance(keepdims, gast.Constant) and keepdims.value is True
     if not (scalar or kept):
-        g = _with_reduced_axes(g, shape_of(x, known), axis, keepdims)
+        g = _with_reduced_axes(g, shape, axis, keepdims)
         if g is None:
             return None
-    return stmt.targets[0].id, g, shape_of(x, known)
+    return g, shape
 
 
 def _with_reduced_axes(g, shape, axis, keepdims):
     """``g[:, :, None]``: the reduction's cotangent ``g`` with the axes ``axis`` (a constant
     int or tuple of ints) reduced away from an array of ``shape`` put back as length 1, so
-    that it broadcasts against that array; None when they are not constants."""
+    that it broadcasts against that array (``g`` itself when they are its leading axes);
+    None when they are not constants."""
     if shape is None or not (isinstance(keepdims, gast.Constant) and keepdims.value is False):
         return None
     axes = [int_literal(a) for a in getattr(axis, "elts", [axis])]
     if not axes or None in axes or not all(-len(shape) <= a < len(shape) for a in axes):
         return None
     reduced = {a % len(shape) for a in axes}
+    if reduced == set(range(len(reduced))):
+        return g                          # leading axes: broadcasting puts them back
     index = [gast.Constant(None, None) if i in reduced else gast.Slice(None, None, None)
              for i in range(len(shape))]
     return gast.Subscript(g, gast.Tuple(index, gast.Load()), gast.Load())
 
 
-def _count(shape, axis):
+def reduced_count(shape, axis):
     """How many elements a mean over ``axis`` (a Constant node) averages, or None."""
     if shape is None or not isinstance(axis, gast.Constant):
         return None
