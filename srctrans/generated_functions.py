@@ -18,6 +18,7 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.differentiate.control import assigned_names
 from srctrans.naming import NUMPY_ALIAS, RESIDUALS, RUNTIME_ALIAS, function_base
+from srctrans.optimise.common_values import share_common_values
 from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, reads_of
 from srctrans.optimise.row_loops import differentiated_values
 from srctrans.optimise.filled_spreads import fill_spreads
@@ -188,6 +189,8 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
         body = fill_spreads(body, shapes, unit.aliases[NUMPY_ALIAS], unit.aliases[RUNTIME_ALIAS],
                             shapes_hold)
         body = eliminate_dead_code(body, reads_all(kept), is_pure)
+        body = share_common_values(body, shapes, reads_all(kept),
+                                   parameter_names(unit.function))
     body = inline_temporaries(body, unit.namer.temporaries, reads_all(kept), is_pure)
     arrays = {name for name, shape in shapes.items() if shape}    # not numbers
     numbers = {name for name, shape in shapes.items() if shape == ()}

@@ -44,7 +44,8 @@
                still reads are kept alive; in a fused
                gradient, skip a log-sum-exp read only for
                its shares, fill a sum's seed over what
-               only its shape needed, then fold single-use
+               only its shape needed, compute once what
+               it computes twice, then fold single-use
                temporaries back into expressions
     emit       print, compile, register with linecache     (emit.*)
 

@@ -1,0 +1,229 @@
+"""A value a fused gradient computes twice is computed once.
+
+Requires: the body of a fused gradient of specialised code (its forward statements, then its
+backward ones), before temporaries are inlined and sums are made in place; the shapes
+measured for its names; the names it returns.
+Guarantees: where the body computes an expression a statement of its own block already
+assigned to a name (``_sqrt_2 = np.sqrt(var + eps)`` after ``_sqrt = np.sqrt(var + eps)``;
+a variance's cotangent ``x - x.mean(axis=1, keepdims=True)`` after the forward pass's
+``mu = x.mean(axis=1, keepdims=True)`` and ``d = x - mu``), it reads that name instead,
+and a statement whose whole value is such an expression is dropped, its name read as the
+first one. The values are those the body computed: an expression is shared only when
+
+* every name it reads is assigned at most once in the whole body (a parameter or global
+  not at all: a parameter holds its argument first), and no array it reads is changed in
+  place, nor any array that may share memory with it (a name assigned a view, or a copy
+  of a name, joins that name's group: a write into any changes them all); no lambda or
+  comprehension is looked into (its names may shadow the body's);
+* it calls only NumPy's and SciPy's functions with derivative rules of srctrans's own
+  (deterministic: not ``np.random``, no user rule, which may belong to a function with
+  effects) and array methods that return a new value, of arrays of known shape; it builds
+  no list or dict (a new object each time, which a later write may change);
+* the first name is assigned once, at the top level of the function (it holds that value
+  from there on), and the second, when its statement is dropped, is assigned once too and
+  is not returned (two gradients returned as one array would share memory).
+
+The A-normal form names most values, so most shared expressions are whole right-hand
+sides; the nested ones are those a specialised helper wrote out (a variance's cotangent).
+"""
+
+import gast
+
+from srctrans import annotations as anno
+from srctrans.annotations import Anno
+from srctrans.nodes import substitute_names
+from srctrans.optimise.dce import name_counts, reads_of
+from srctrans.optimise.expression_shapes import shape_of
+from srctrans.rules import REGISTRY
+from srctrans.treewalk import walk
+
+# array methods that return a value computed from the array, never the array changed
+_PURE_METHODS = frozenset({
+    "sum", "mean", "prod", "var", "std", "max", "min", "dot", "clip", "reshape", "transpose",
+    "ravel", "squeeze", "swapaxes", "conj", "conjugate", "argmax", "argmin", "any", "all",
+    "round",
+})
+# nodes with names of their own, which may shadow the body's
+_SCOPES = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp,
+           gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)
+# the modules whose functions with srctrans's own rules compute values and nothing else
+_PURE_MODULES = ("numpy", "scipy")
+
+
+def share_common_values(body, shapes, returned, parameters):
+    """``body`` (changed in place, and returned) reading a value it computed before instead
+    of computing it again (see the module); ``returned``: the names the function returns;
+    ``parameters``: the function's."""
+    stores, _ = name_counts(body)
+    for name in parameters:                     # a parameter holds its argument first
+        stores[name] = stores.get(name, 0) + 1
+    unstable = {name for name, count in stores.items() if count > 1} | \
+        _changed_groups(body, set(stores) | set(parameters))
+    sharing = _Sharing(stores, unstable, shapes)
+    renaming = {}
+    kept = []
+    for stmt in body:
+        if renaming:
+            substitute_names(stmt, renaming)
+        if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], gast.Name)) \
+                or anno.get(stmt, Anno.SAVES) is not None:
+            sharing.rewrite_within(stmt)
+            kept.append(stmt)
+            continue
+        target = stmt.targets[0].id
+        stable = sharing.is_stable(target)
+        if stable and target not in returned and not isinstance(stmt.value, gast.Name):
+            stmt.value, key = sharing.shared(stmt.value)
+            if isinstance(stmt.value, gast.Name):
+                renaming[target] = stmt.value        # the same value under its first name
+                continue
+        else:                # its parts only: a name assigned again or returned is its own array
+            key = sharing.key_of_parts(stmt.value)
+        if key is not None and stable and key[0] not in ("N", "C"):
+            sharing.table.setdefault(key, target)
+        kept.append(stmt)
+    body[:] = kept
+    return body
+
+
+class _Sharing:
+    """The expressions assigned so far (key -> name) and how to read them again."""
+
+    def __init__(self, stores, unstable, shapes):
+        self.stores, self.unstable, self.shapes = stores, unstable, shapes
+        self.table = {}
+
+    def is_stable(self, name):
+        return self.stores.get(name, 0) <= 1 and name not in self.unstable
+
+    def rewrite_within(self, stmt):
+        """Every expression of a statement that is not a plain assignment (a loop, a branch,
+        a write into an item) read from the names that hold it already."""
+        nodes = list(walk(stmt))
+        if any(isinstance(n, _SCOPES) for n in nodes):
+            return                        # a name of its own scope may shadow one of the body
+        for node in [n for n in nodes if isinstance(n, gast.stmt)]:
+            for field, value in gast.iter_fields(node):       # (shared() sees within them)
+                if isinstance(value, gast.expr) and not isinstance(
+                        getattr(value, "ctx", None), (gast.Store, gast.Del)):
+                    setattr(node, field, self.shared(value)[0])
+                elif isinstance(value, list):
+                    value[:] = [self.shared(v)[0] if isinstance(v, gast.expr) and not isinstance(
+                        getattr(v, "ctx", None), (gast.Store, gast.Del)) else v for v in value]
+
+    def key_of_parts(self, node):
+        """``node``'s key, each of its parts already held by a name read from it (but not
+        ``node`` itself)."""
+        return self._key(node)
+
+    def shared(self, node):
+        """``(node, key)``: ``node`` with each part already held by a name read from it, and
+        its key (None when it may not be shared: see the module)."""
+        key = self._key(node)
+        if key is not None and key in self.table:
+            holder = self.table[key]
+            return gast.Name(holder, gast.Load(), None, None), ("N", holder)
+        return node, key
+
+    def _key(self, node):
+        if isinstance(node, _SCOPES):
+            return None                   # its names may shadow those of the body
+        if isinstance(node, gast.Name):
+            return ("N", node.id) if self.is_stable(node.id) else None
+        if isinstance(node, gast.Constant):
+            return ("C", type(node.value).__name__, repr(node.value))
+        parts = []
+        for field, value in gast.iter_fields(node):
+            if isinstance(value, list):
+                value[:] = [self._part(v, parts) for v in value]
+            elif isinstance(value, (gast.expr, gast.keyword, gast.slice, gast.operator,
+                                    gast.unaryop, gast.cmpop)):
+                setattr(node, field, self._part(value, parts))
+            elif field not in ("ctx", "type_comment", "kind"):
+                parts.append(value)
+        if None in parts or not self._may_share(node):
+            return None
+        return (type(node).__name__,) + tuple(parts)
+
+    def _part(self, value, parts):
+        if isinstance(value, gast.expr):
+            value, key = self.shared(value)
+        elif isinstance(value, gast.keyword):
+            value.value, key = self.shared(value.value)
+            key = None if key is None else (value.arg, key)
+        elif isinstance(value, (gast.operator, gast.unaryop, gast.cmpop)):
+            key = type(value).__name__
+        else:
+            key = None
+        parts.append(key)
+        return value
+
+    def _may_share(self, node):
+        if isinstance(node, (gast.BinOp, gast.UnaryOp, gast.Compare, gast.Subscript,
+                             gast.Slice, gast.Attribute)):
+            return True
+        if isinstance(node, gast.Tuple):
+            return isinstance(node.ctx, gast.Load)
+        if not isinstance(node, gast.Call):
+            return False                           # lists, dicts, lambdas, comprehensions...
+        callee = anno.get(node, Anno.CALLEE)
+        if callee is None:
+            method = node.func
+            return (isinstance(method, gast.Attribute) and method.attr in _PURE_METHODS
+                    and len(shape_of(method.value, self.shapes) or ()) >= 1)
+        rule = REGISTRY.lookup(callee) if _module_of(callee).startswith(_PURE_MODULES) else None
+        return rule is not None and rule.vjp is not None and rule.custom_vjp is None \
+            and not REGISTRY.is_nondifferentiable(callee)
+
+
+def _module_of(callee):
+    try:
+        return getattr(callee, "__module__", None) or ""
+    except Exception:                   # noqa: BLE001 (an object whose attributes raise)
+        return ""
+
+
+def _operands(value, locals_):
+    """The names ``value`` reads, but not the globals through which it reaches the functions
+    it calls (``np`` of ``np.reshape(a, s)``): a module shares no memory with an array.
+    ``locals_``: the parameters and the names the body assigns."""
+    called = set()
+    for node in walk(value):
+        if isinstance(node, gast.Call):
+            called |= {id(n) for n in walk(node.func)
+                       if isinstance(n, gast.Name) and n.id not in locals_}
+    return {n.id for n in walk(value) if isinstance(n, gast.Name) and id(n) not in called}
+
+
+def _changed_groups(body, locals_):
+    """The names whose arrays something in ``body`` changes in place, with every name that
+    may share memory with one of them (assigned a view or a copy of it, or it of them)."""
+    changed, links = set(), {}
+    for node in walk(gast.Module(list(body), [])):
+        if isinstance(node, (gast.Subscript, gast.Attribute)) and isinstance(node.ctx, gast.Store):
+            changed |= reads_of(node.value)
+        elif isinstance(node, gast.AugAssign):
+            changed |= {n.id for n in walk(node.target) if isinstance(n, gast.Name)}
+        elif isinstance(node, gast.Call):
+            if isinstance(node.func, gast.Attribute) and node.func.attr not in _PURE_METHODS \
+                    and anno.get(node, Anno.CALLEE) is None:
+                changed |= reads_of(node.func.value)           # a method that may change it
+            for keyword in node.keywords:
+                if keyword.arg == "out":
+                    changed |= reads_of(keyword.value)
+        elif isinstance(node, (gast.Assign, gast.For)):
+            targets = node.targets if isinstance(node, gast.Assign) else [node.target]
+            value = node.value if isinstance(node, gast.Assign) else node.iter
+            if not isinstance(value, (gast.BinOp, gast.UnaryOp, gast.Compare)):   # may be a view
+                names = {n.id for t in targets for n in walk(t) if isinstance(n, gast.Name)}
+                names |= _operands(value, locals_)
+                for name in names:
+                    links.setdefault(name, set()).update(names)
+    group, frontier = set(changed), list(changed)
+    while frontier:
+        for linked in links.get(frontier.pop(), ()):
+            if linked not in group:
+                group.add(linked)
+                frontier.append(linked)
+    return group
