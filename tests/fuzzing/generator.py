@@ -236,7 +236,7 @@ class _Builder:
         makers = [self._assign] * 6 + [self._write, self._if, self._for, self._while,
                                        self._container, self._rows, self._early_return,
                                        self._complex, self._checkpointed, self._release,
-                                       self._normalised]
+                                       self._normalised, self._standardised]
         for _ in range(self.rng.randint(3, 9)):
             self.rng.choice(makers)()
         returned = self._returned()
@@ -727,6 +727,25 @@ class _Builder:
                 offset = reduced
                 forms = forms[-2:]
         self._try([f"{m} = {offset}"] + self.rng.choice(forms))
+
+    def _standardised(self):
+        """A batch or layer normalisation as people write it: the mean and the variance
+        along an axis (kept or not; a function or a method), the array centred and scaled;
+        the scale is sometimes computed again (a value the gradient computes once), the
+        centred array too."""
+        arrays = [a for a in self._arrays() if np.ndim(self.namespace[a]) >= 1]
+        if not arrays:
+            return self._assign()
+        a, m, v, t = self.rng.choice(arrays), self._fresh(), self._fresh(), self._fresh()
+        kept = np.ndim(self.namespace[a]) > 1 and self.rng.random() < 0.5
+        along = f"axis={-1 if kept else 0}" + (", keepdims=True" if kept else "")
+        mean = self.rng.choice([f"np.mean({a}, {along})", f"{a}.mean({along})"])
+        ddof = self.rng.choice(["", ", ddof=1"]) if len(self.namespace[a]) > 1 else ""
+        var = self.rng.choice([f"np.var({a}, {along}{ddof})", f"{a}.var({along}{ddof})"])
+        lines = [f"{m} = {mean}", f"{v} = {var}", f"{t} = ({a} - {m}) / np.sqrt({v} + 0.1)"]
+        again = self.rng.choice(["", f" + 0.5 * np.sqrt({v} + 0.1)", f" * ({a} - {m})"])
+        lines[-1] += again
+        self._try(lines)
 
     def _early_return(self):
         a = self._pick()
