@@ -17,7 +17,7 @@ from srctrans.analyse.indices import Indexing
 from srctrans.analyse.keyed_tests import keyed_tests
 from srctrans.annotations import Anno
 from srctrans.nodes import parameter_names
-from srctrans.optimise.specialise import path_dependent_names, shape_obstacle
+from srctrans.analyse.fixed_shapes import path_dependent_names, shape_obstacle
 from srctrans.treewalk import walk
 
 

@@ -16,6 +16,7 @@ import srctrans.cache
 from programs import control
 from programs import scalar_loops as loops
 from srctrans import pipeline
+from srctrans.analyse import fixed_shapes
 from srctrans.emit.printer import block_lines
 from srctrans.optimise import (accumulate, expression_shapes, in_place, inline, negation, remat,
                                simplify, specialise)
@@ -765,7 +766,7 @@ def test_each_helper_result_has_the_shape_the_specialiser_assumes(monkeypatch):
     ("for i in r:\n    y = x * 2", set()),                     # a loop's body: one place
 ])
 def test_names_whose_shape_depends_on_the_path_taken(text, names):
-    found, _ = specialise.path_dependent_names(_statements(text))
+    found, _ = fixed_shapes.path_dependent_names(_statements(text))
     assert found == names
 
 

@@ -4,7 +4,7 @@ Requires: forward statements in A-normal form and the function's parameter names
 Guarantees: :func:`keyed_tests` returns the names of tests whose value is the same for
 every call with the same shape key (``shape_keys.shape_key``), so the branch an ``if``
 on one of them takes is too, and the names it assigns have the shapes of straight-line
-code (``specialise.path_dependent_names`` does not count them as path dependent):
+code (``fixed_shapes.path_dependent_names`` does not count them as path dependent):
 
 - ``rt.has_class(v, C)``, the test a method call through ``self`` (or a call through any
   object) desugars to: ``v``'s class is part of the key when ``v`` is an argument or a

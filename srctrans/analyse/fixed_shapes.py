@@ -1,0 +1,185 @@
+"""Which shapes of a function the shape key of its inputs fixes.
+
+Requires: a function (or its forward statements) in A-normal form, its calls annotated with
+what they call.
+Guarantees: :func:`shape_obstacle` names the first construct that makes a shape depend on
+values (the function is then not specialised); :func:`path_dependent_names` names the values
+whose shape depends on the path a call takes through ``if`` and ``while`` (specialised code
+takes none of their measured shapes), and those whose shape holds when each ``while`` loop
+they depend on ran a step.
+"""
+
+import gast
+import numpy as np
+
+from srctrans import annotations as anno
+from srctrans.analyse.indices import Indexing
+from srctrans.annotations import Anno
+from srctrans.nodes import changed_in_place
+from srctrans.optimise.dce import reads_of
+from srctrans.treewalk import walk
+
+# Functions whose result's shape depends on the values of their arguments.
+VALUE_DEPENDENT_SHAPES = frozenset({
+    np.nonzero, np.unique, np.argwhere, np.flatnonzero, np.compress, np.extract,
+})
+
+# Functions whose result is real or complex as the values of their arguments decide
+# (specialised code assumes the real values the measuring call saw stay real).
+VALUE_DEPENDENT_DTYPES = frozenset({
+    np.linalg.eigvals, np.linalg.eig, np.roots, np.emath.sqrt, np.emath.log, np.emath.log2,
+    np.emath.log10, np.emath.logn, np.emath.power, np.emath.arccos, np.emath.arcsin,
+    np.emath.arctanh,
+})
+
+
+
+def shape_obstacle(function, indexing=None):
+    """What in ``function`` (ANF) makes a shape depend on values, as a phrase naming its
+    line; None when every shape is fixed by the shape key of its inputs and the path a
+    call takes through its branches and ``while`` loops.
+
+    Subscripts with computed indices (boolean masks) and functions such as
+    ``np.nonzero`` make shapes depend on values; such functions are not
+    specialised. An index of ints, int arrays or values read from the arguments
+    does not (:class:`~srctrans.analyse.indices.Indexing`, which ``indexing``
+    is, if given: it notes whether one reads the arguments). A ``for`` loop over
+    ``range(...)`` repeats the same statements a number of times fixed by its
+    bounds, which come from shapes and int arguments (both in the shape key); a
+    name whose shape changes from one iteration to the next is left out of the
+    measured shapes (see ``measuring.run_keeping_locals``). Names whose shape
+    depends on the path are left out too (:func:`path_dependent_names`).
+    """
+    for node in walk(function):
+        if isinstance(node, gast.For):
+            if not (isinstance(node.iter, gast.Call) and isinstance(node.iter.func, gast.Name)
+                    and node.iter.func.id == "range"):
+                return f"{_at(node)}a `for` loop over a sequence srctrans did not turn into a range"
+    indexing = indexing or Indexing(function)
+    for node in walk(function):
+        if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load):
+            name = indexing.unfixed(node)
+            if name is not None:
+                return (f"{_at(node)}a subscript by `{name}`, a computed index (a mask or an "
+                        "index array) or bound")
+        if isinstance(node, gast.Call):
+            callee = anno.get(node, Anno.CALLEE)
+            try:
+                if callee in VALUE_DEPENDENT_SHAPES:
+                    return f"{_at(node)}`np.{callee.__name__}`, whose result's shape depends on values"
+                if callee in VALUE_DEPENDENT_DTYPES:
+                    return (f"{_at(node)}`{callee.__module__}.{callee.__name__}`, whose result is "
+                            "real or complex as values decide")
+            except TypeError:
+                continue
+            if callee is np.where and len(node.args) == 1:
+                return f"{_at(node)}`np.where(condition)`, whose result's shape depends on values"
+    return None
+
+
+def _at(node):
+    line = getattr(node, "lineno", None)
+    return "" if line is None else f"line {line}: "
+
+
+def path_dependent_names(statements, keyed=frozenset()):
+    """``(names, conditional)``: the names of forward-pass ``statements`` whose shape may
+    depend on the path a call takes through their ``if`` and ``while`` statements, not
+    only on the inputs' shapes.
+
+    A name assigned at one place has the shape that place gives it whenever it
+    has a value (when its branch did not run, nothing reads it). A name assigned
+    at several places, one of them inside an ``if``, has the shape of whichever
+    ran last, and a container written into or resized inside an ``if`` or a
+    ``while`` holds what that path put in it: both depend on values, and so does
+    every name computed from one of them (the saved values of a call too). These
+    are ``names``: specialised code takes none of their measured shapes. An
+    ``if`` whose test is one of ``keyed`` (tests the shape key decides,
+    ``analyse.keyed_tests``: the class of an argument, a key of a dict argument)
+    takes the same branch on every call with the key: it counts as straight-line
+    code.
+
+    A name that only a ``while`` loop's body assigns again (the state the loop
+    carries) keeps one shape for any number of steps when the measuring call ran
+    the body at least once without its shape changing (the measuring call drops
+    the names that changed): the body then maps that shape to itself.
+    ``conditional`` maps such a name, and each name computed from it, to the
+    trip counters of its loops (``trips = trips + 1`` heads each ``while`` body of
+    the forward pass); the cache keeps its measured shape only when each counted
+    at least one step. The tape's pushes, pops and placeholders (``Anno.SAVES``)
+    are not assignments of the program's.
+    """
+    sites, branch, loops, dependents = {}, set(), {}, {}
+    pending = [(stmt, None) for stmt in statements]      # context: None, "if", or counters
+    while pending:
+        stmt, context = pending.pop()
+        if anno.get(stmt, Anno.SAVES) is not None:
+            continue
+        if isinstance(stmt, (gast.If, gast.For, gast.While)):
+            inner = context
+            if isinstance(stmt, gast.If) and not (isinstance(stmt.test, gast.Name)
+                                                  and stmt.test.id in keyed) or context == "if":
+                inner = "if"
+            elif isinstance(stmt, gast.While):
+                counter = _trip_counter(stmt)
+                inner = "if" if counter is None else (context or ()) + (counter,)
+            pending.extend((s, inner) for s in stmt.body + stmt.orelse)
+            if isinstance(stmt, gast.For):
+                _depends(dependents, reads_of(stmt.iter), stored_names(stmt.target))
+                _assigned_at(sites, branch, loops, stored_names(stmt.target), context)
+            continue
+        if isinstance(stmt, gast.Assign):
+            targets = [n for t in stmt.targets for n in stored_names(t)]
+            _depends(dependents, reads_of(stmt.value), targets)
+            _assigned_at(sites, branch, loops, targets, context)
+        for node in walk(stmt):
+            changed = changed_in_place(node)
+            if changed is not None and context is not None:
+                sites[changed] = 2                     # a container changed on one path,
+                branch.add(changed)                    # or as many times as a loop ran
+    names = _closure({name for name in branch if sites.get(name, 0) > 1}, dependents)
+    conditional = {}
+    for root, counters in loops.items():
+        if sites.get(root, 0) > 1 and root not in names:
+            for name in _closure({root}, dependents) - names:
+                conditional.setdefault(name, set()).update(counters)
+    return names, conditional
+
+
+def _trip_counter(loop):
+    """The name of ``trips = trips + 1``, the first statement of a forward ``while`` body."""
+    first = loop.body[0] if loop.body else None
+    if (isinstance(first, gast.Assign) and isinstance(first.targets[0], gast.Name)
+            and isinstance(first.value, gast.BinOp) and isinstance(first.value.left, gast.Name)
+            and first.value.left.id == first.targets[0].id):
+        return first.targets[0].id
+    return None
+
+
+def _closure(roots, dependents):
+    found, work = set(roots), list(roots)
+    while work:
+        for name in dependents.get(work.pop(), ()):
+            if name not in found:
+                found.add(name)
+                work.append(name)
+    return found
+
+
+def stored_names(target):
+    """The names an assignment's ``target`` stores."""
+    return [n.id for n in walk(target) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)]
+
+
+def _depends(dependents, reads, targets):
+    for name in reads:
+        dependents.setdefault(name, set()).update(targets)
+
+
+def _assigned_at(sites, branch, loops, names, context):
+    for name in names:
+        sites[name] = sites.get(name, 0) + 1
+        if context == "if":
+            branch.add(name)
+        elif context:
+            loops.setdefault(name, set()).update(context)
