@@ -334,3 +334,39 @@ def test_a_division_by_one_plus_a_value_never_negative_needs_no_guard():
         got = gradient(z)
     np.testing.assert_allclose(got, 1.0 / (1.0 + np.exp(-z)), rtol=1e-12, atol=1e-300)
     assert np.all(np.isfinite(got))
+
+
+def standardised(x, gamma):
+    scale = np.sqrt(np.var(x, axis=0) + 1e-5)
+    return np.sum(np.tanh(gamma * (x - np.mean(x, axis=0)) / scale))
+
+
+def standardised_with_ddof(x, gamma):
+    scale = np.sqrt(x.var(axis=0, ddof=1) + 1e-5)     # n - 1 may be 0: NaN, and it keeps its guard
+    return np.sum(np.tanh(gamma * (x - np.mean(x, axis=0)) / scale))
+
+
+@pytest.mark.parametrize("rows", [4, 1])
+def test_a_division_by_the_root_of_a_variance_plus_a_number_needs_no_guard(rows):
+    """A variance (``ddof`` 0) is a mean of squares, never negative nor NaN at finite inputs,
+    so ``np.sqrt(var + 1e-5)`` is at least ``sqrt(1e-5)``: a cotangent divided by it (times a
+    number, too) is zero where the cotangent is. With ``ddof=1`` the variance of one row is
+    NaN, and the guard stays. Specialised and generic code agree either way."""
+    x = np.random.default_rng(3).standard_normal((rows, 3))
+    x[0, 0] = 0.0
+    gamma = np.array([0.0, 1.0, 2.0])
+    source = st.source(standardised, args=(x, gamma))
+    fused = source[source.index("def standardised_grad("):]
+    assert "zero_guard(" not in "".join(line for line in fused.splitlines()
+                                        if "/ scale" in line and "_div /" not in line)
+    for fn in (standardised, standardised_with_ddof):
+        gradient = st.grad(fn)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            for _ in range(3):
+                got = gradient(x, gamma)
+            generic = st.grad(fn, specialize=False)(x, gamma)
+        np.testing.assert_allclose(got, generic, rtol=1e-12, equal_nan=True)
+        if fn is standardised:
+            assert np.all(got[:, 0] == 0) and np.all(np.isfinite(got))   # gamma's 0: none
+    guarded = st.source(standardised_with_ddof, args=(x, gamma))
+    assert "zero_guard(d_div, d_div / scale)" in guarded

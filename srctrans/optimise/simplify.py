@@ -245,14 +245,26 @@ def _scaled(constant, product):
     return None
 
 
+def _scaled_name(node, name):
+    """Whether ``node`` is ``name``, or ``name`` times a finite number (``g * 0.5``): zero
+    exactly where ``name`` is."""
+    if isinstance(node, gast.Name):
+        return node.id == name
+    return (isinstance(node, gast.BinOp) and isinstance(node.op, gast.Mult) and any(
+        isinstance(side, gast.Name) and side.id == name and _number(other)
+        and math.isfinite(other.value) for side, other in ((node.left, node.right),
+                                                            (node.right, node.left))))
+
+
 def _needs_no_guard(node, nonsingular, never_negative=frozenset()):
     """Whether ``node`` is an ``rt.zero_guard(g, e)`` that may become ``e``.
 
     The guard only changes entries of ``e`` that are ``0 * inf`` (or NaN)
     where ``g == 0``. None are when ``g`` is a nonzero number (the seed
     ``1.0`` of a scalar output: nothing changes at all), and none at finite
-    inputs when ``e`` is ``g / s`` with ``s`` in ``nonsingular`` (the sum
-    under a log-softmax, a softmax's denominator) or ``s`` a positive sum
+    inputs when ``e`` is ``g / s`` (or ``g * c / s``, ``c`` a finite number) with
+    ``s`` in ``nonsingular`` (the sum under a log-softmax, a softmax's denominator, a
+    layer norm's ``np.sqrt(var + 1e-5)``) or ``s`` a positive sum
     (``1 + e``, ``e`` never negative: ``log1p``'s of an ``exp``), or ``g * rt.power_base_factor(x, c)``
     for an integer ``c >= 1``, the derivative of a polynomial (checked before
     the factor is folded into ``c * x ** (c - 1)``).
@@ -266,8 +278,7 @@ def _needs_no_guard(node, nonsingular, never_negative=frozenset()):
     if (isinstance(product, gast.BinOp) and isinstance(product.op, gast.Div)
             and (isinstance(product.right, gast.Name) and product.right.id in nonsingular
                  or is_positive(product.right, never_negative))
-            and isinstance(product.left, gast.Name) and isinstance(g, gast.Name)
-            and product.left.id == g.id):
+            and isinstance(g, gast.Name) and _scaled_name(product.left, g.id)):
         return True
     factor = product.right if isinstance(product, gast.BinOp) and isinstance(product.op, gast.Mult) \
         else None
