@@ -124,6 +124,8 @@ def ratio_or_zero(a, b):
         if b != 0:
             return a / float(b)
         return np.zeros(np.shape(a), dtype=_float_dtype(a, b))
+    if type(b) is np.ndarray and type(a) is np.ndarray and b.all():
+        return a / b                           # no zero: the quotient as it is
     zero = np.equal(b, 0)
     return np.where(zero, 0, a / np.where(zero, 1, b))
 

@@ -1,5 +1,6 @@
 """Values computed once in a fused gradient (``optimise.common_values``), and the cotangents
-of means and variances written out where the shapes are known (``optimise.specialise``)."""
+of means, variances and Euclidean norms written out where the shapes are known
+(``optimise.specialise``)."""
 
 import gast
 import numpy as np
@@ -102,6 +103,45 @@ def test_a_spread_added_to_an_array_of_its_shape_is_broadcast_by_the_sum(text, w
     shapes = {"a": (4, 5), "b": (5,), "x": (4, 5), "g": (4, 1) if "True" in text else
               (5,) if ", 0," in text else (4,)}
     assert _text(specialise.specialise(_statements(text), shapes)) == written
+
+
+@pytest.mark.parametrize("call, shapes, written", [
+    ("rt.norm_grad(g, n, x, None, 1, True)", {"g": (4, 1), "n": (4, 1), "x": (4, 5)},
+     "g * rt.ratio_or_zero(x, n)"),
+    ("rt.norm_grad(g, n, x, 2, 1, False)", {"g": (4,), "n": (4,), "x": (4, 5)},
+     "g[:, None] * rt.ratio_or_zero(x, n[:, None])"),
+    ("rt.norm_grad(g, n, x, None, None, False)", {"g": (), "n": (), "x": (4, 5)},
+     "g * rt.ratio_or_zero(x, n)"),
+    ("rt.norm_grad(g, n, x, 2, None, False)", {"g": (), "n": (), "x": (4, 5)},   # spectral
+     "rt.norm_grad(g, n, x, 2, None, False)"),
+    ("rt.norm_grad(g, n, x, 1, 1, True)", {"g": (4, 1), "n": (4, 1), "x": (4, 5)},
+     "rt.norm_grad(g, n, x, 1, 1, True)"),
+    ("rt.norm_grad(g, n, x, None, (0, 1), False)", {"g": (), "n": (), "x": (4, 5)},
+     "rt.norm_grad(g, n, x, None, (0, 1), False)"),
+])
+def test_a_euclidean_norms_cotangent_is_written_out_for_known_shapes(call, shapes, written):
+    assert _text(specialise.specialise(_statements(f"dx = {call}"), shapes)) == f"dx = {written}"
+
+
+def row_cosines(A, B):
+    a = A / np.linalg.norm(A, axis=1, keepdims=True)
+    return np.sum(np.tanh(a * B)) + np.linalg.norm(A) + np.sum(np.linalg.norm(B - A, axis=0))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_euclidean_norms_gradients_agree_with_the_generic_code_even_at_a_zero_norm(dtype):
+    rng = np.random.default_rng(8)
+    A, B = (rng.standard_normal((4, 3)).astype(dtype) for _ in range(2))
+    B[:, 1] = A[:, 1]                                   # a column of B - A is 0: its norm too
+    grad = st.grad(row_cosines, wrt=(0, 1))
+    for _ in range(3):
+        fast = grad(A, B)
+    source = st.source(row_cosines, args=(A, B), wrt=(0, 1))
+    assert "rt.norm_grad" not in source[source.index("def row_cosines_grad"):]
+    generic = st.grad(row_cosines, wrt=(0, 1), specialize=False)(A, B)
+    for got, expected in zip(fast, generic):
+        assert got.dtype == dtype and np.all(np.isfinite(got))
+        np.testing.assert_allclose(got, expected, rtol=1e-5 if dtype == np.float32 else 1e-12)
 
 
 def layer_norm(x, gamma, beta):

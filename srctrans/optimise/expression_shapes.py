@@ -32,7 +32,7 @@ RESULT_SHAPE_OF_ARGUMENT = {
 }
 
 # Runtime helpers of two arguments whose result has their broadcast shape.
-BROADCASTING_HELPERS = ("add", "abs_grad", "tie_weight", "power_base_factor")
+BROADCASTING_HELPERS = ("add", "abs_grad", "tie_weight", "power_base_factor", "ratio_or_zero")
 
 # NumPy reductions and the array methods that do the same with less dispatch.
 REDUCTION_METHODS = {

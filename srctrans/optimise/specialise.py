@@ -223,6 +223,29 @@ def _variance_cotangent(call, known):
                       gast.Constant(2.0 / (count - ddof), None))
 
 
+def _euclidean_norm_cotangent(call, known):
+    """``g * rt.ratio_or_zero(x, norm)`` for ``rt.norm_grad(g, norm, x, ord, axis, keepdims)``
+    of a real array's Euclidean norm (``ord`` None, or 2 along one axis) of known shapes
+    (``g`` and ``norm`` with the reduced axes put back): what the helper computes, 0 in a
+    slice whose norm is 0, without its general path's reshapes; None otherwise."""
+    g, norm, x, order, axis, keepdims = call.args
+    shape = shape_of(x, known)
+    if not (isinstance(order, gast.Constant) and isinstance(axis, gast.Constant) and shape
+            and (order.value is None or order.value == 2 and (axis.value is not None
+                                                              or len(shape) == 1))):
+        return None
+    if shape_of(g, known) is None or shape_of(norm, known) is None:
+        return None
+    spreads = [spread_against(v, shape, axis, keepdims, known) for v in (g, norm)]
+    if None in spreads:
+        return None
+    quotient = gast.Call(gast.Attribute(clone(call.func.value), "ratio_or_zero", gast.Load()),
+                         [x, spreads[1][0]], [])
+    if anno.get(call, Anno.CALLEE) is not None:
+        anno.set_(quotient, Anno.CALLEE, runtime.ratio_or_zero)
+    return gast.BinOp(spreads[0][0], gast.Mult(), quotient)
+
+
 class _Rewriter(gast.NodeTransformer):
     """Rewrites the runtime's calls for the shapes ``known``; ``zeros`` maps the names
     that hold ``rt.zeros_of(x)`` in the block being rewritten to ``x``'s shape."""
@@ -285,6 +308,8 @@ class _Rewriter(gast.NodeTransformer):
             return node
         if is_runtime_helper_call(node, "var_grad") and len(node.args) == 5:
             return _variance_cotangent(node, known) or node
+        if is_runtime_helper_call(node, "norm_grad") and len(node.args) == 6:
+            return _euclidean_norm_cotangent(node, known) or node
         if is_runtime_helper_call(node, "clip_mask") and len(node.args) >= 3 and all(
                 shape_of(a, known) is not None for a in node.args[:3]):
             x, lo, hi = node.args[:3]     # numbers or arrays, both bounds given (its min=

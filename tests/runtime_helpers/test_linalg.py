@@ -321,3 +321,36 @@ def test_diagonal_grad_puts_the_cotangent_on_the_diagonal(shape, offset, axes):
     probe = np.random.default_rng(14).standard_normal(shape)     # <got, p> = <g, diag(p)>
     np.testing.assert_allclose(np.sum(got * probe), np.sum(g * np.diagonal(probe, offset, *axes)))
     assert got.shape == shape
+
+
+@pytest.mark.parametrize("shape, ord, axis, keepdims", [
+    ((4, 3), None, 1, True), ((4, 3), None, 0, False), ((4, 3), 2, -1, False),
+    ((5,), None, None, False), ((4, 3), None, None, False), ((4, 3), None, None, True),
+    ((2, 3, 4), 2, 1, True),
+])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_euclidean_norms_cotangent_is_g_x_over_the_norm_and_zero_at_a_zero_norm(
+        shape, ord, axis, keepdims, dtype):
+    """``rt.norm_grad`` of a real array's 2-norm: ``g * x / norm`` (its short path, when no
+    norm is 0) and 0 in a slice whose norm is 0 (the general path), in ``x``'s dtype, with
+    ``<g, d norm> = <norm_grad, dx>`` against finite differences."""
+    rng = np.random.default_rng(21)
+    x = rng.standard_normal(shape).astype(dtype)
+    ans = np.linalg.norm(x, ord, axis, keepdims)
+    g = rng.standard_normal(np.shape(ans)).astype(dtype)
+    got = runtime.norm_grad(g, ans, x, ord, axis, keepdims)
+    assert got.dtype == dtype and got.shape == x.shape
+    wide = x.astype(np.float64)
+    direction = rng.standard_normal(shape)
+    step = 1e-6
+    slope = (np.linalg.norm(wide + step * direction, ord, axis, keepdims)
+             - np.linalg.norm(wide - step * direction, ord, axis, keepdims)) / (2 * step)
+    np.testing.assert_allclose(np.sum(got * direction), np.sum(g * slope),
+                               rtol=1e-4 if dtype == np.float32 else 1e-7)
+    slice_ = [0] * len(shape)                  # one slice the norm reduces, all zeros
+    slice_[axis if axis is not None else 0] = slice(None)
+    zeroed = np.zeros_like(x) if axis is None else x.copy()
+    zeroed[tuple(slice_)] = 0.0
+    got = runtime.norm_grad(g, np.linalg.norm(zeroed, ord, axis, keepdims), zeroed, ord, axis,
+                            keepdims)
+    assert np.all(np.isfinite(got)) and np.all(got[tuple(slice_)] == 0)

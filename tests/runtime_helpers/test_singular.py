@@ -67,3 +67,16 @@ def test_an_empty_product():
 
 def test_docstring_examples():
     assert doctest.testmod(runtime.singular).failed == 0
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_ratio_or_zero_is_the_quotient_with_zero_where_the_divisor_is_zero(dtype):
+    """``rt.ratio_or_zero(a, b)``: ``a / b`` (its short path when no entry of ``b`` is 0, NaN
+    kept), 0 where ``b`` is 0, broadcasting, in the quotient's dtype, a new array."""
+    a = np.array([[1.0, -2.0, 3.0], [4.0, 5.0, np.nan]], dtype=dtype)
+    for b in (np.array([2.0, 4.0, np.nan], dtype=dtype), np.array([2.0, 0.0, 8.0], dtype=dtype)):
+        got = runtime.ratio_or_zero(a, b)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            expected = np.where(b == 0, 0.0, a / b).astype(dtype)
+        np.testing.assert_array_equal(got, expected)
+        assert got.dtype == dtype and got is not a and not np.shares_memory(got, a)
