@@ -82,7 +82,7 @@ from .containers import (
     saved_entry, restored_entry, entry_cotangent, without_entry, keys_of, has_key, sort_order,
     best_index, sequence_length, record, record_fields, record_fields_transpose)
 from .reshaping import (
-    identity, copied, getitem_grad, added_at_key, sequence_cotangent, sequence_cotangent_transpose,
+    identity, copied, getitem_grad, added_at_key, added_at, sequence_cotangent, sequence_cotangent_transpose,
     container_cotangent, container_cotangent_transpose, attributes_cotangent,
     attributes_cotangent_transpose,
     getattr_grad, sequence_grad,

@@ -91,6 +91,18 @@ def added_at_key(cotangent, key, g, mapping):
     return out
 
 
+def added_at(total, index, g, x):
+    """``add(total, getitem_grad(g, x, index))`` for a sum of an array's picks that no other
+    name holds: ``total`` (None: no pick yet, zeros of ``x``'s shape made now, in the dtype
+    ``getitem_grad`` gives) with ``g`` added at ``index`` in place, and returned. ``index``
+    picks each entry once (ints, slices). Only the specialised backward passes of
+    ``optimise/picked_sums.py`` call it."""
+    if total is None:
+        total = np.zeros(np.shape(x), np.result_type(x, g))
+    total[index] += g
+    return total
+
+
 def sequence_cotangent(found, sequence):
     """The cotangent of a list or tuple ``sequence`` from ``found``, its entries' cotangents
     by position (None where none was written): what adding each to the sequence's zeros

@@ -36,7 +36,8 @@
                dead code, recompute cheap loop scalars
                rather than save them, fold contributions
                and negations, sum a container's cotangent
-               entry by entry, then specialise again (the
+               entry by entry (an array's picks in
+               place), then specialise again (the
                sums and copies those passes made); drop
                restores and zeroings no read can see;
                drop unneeded saves and decide the
@@ -104,6 +105,7 @@ from srctrans.optimise.container_cotangents import sum_chains_in_blocks, write_c
 from srctrans.optimise.inline import inline_temporaries
 from srctrans.optimise.negation import sink_negations
 from srctrans.optimise.remat import rematerialise
+from srctrans.optimise.picked_sums import add_picks_in_place
 from srctrans.optimise.sparse_dicts import keep_dict_cotangents_sparse
 from srctrans.optimise.zeroings import drop_dead_zeroings
 from srctrans.optimise.simplify import simplify
@@ -300,6 +302,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
                                             unit.namer.fresh, frozenset(shapes))
             backward = keep_dict_cotangents_sparse(backward, unit.aliases[RUNTIME_ALIAS],
                                                    unit.dict_valued, reads_all(gradients))
+            backward = add_picks_in_place(backward, unit.aliases[RUNTIME_ALIAS], shapes)
             backward, renaming = propagate_copies(backward)    # (d_exp = d_sub, which the
             gradients = [renamed(g, renaming) for g in gradients]   # negations' sink left)
             # the entries' sums: rt.add of arrays is +, a spread only multiplied is dropped

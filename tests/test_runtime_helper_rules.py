@@ -1086,6 +1086,7 @@ WITHOUT_RULES = {
     # optimise/sparse_dicts.py: specialised backward passes only, which are never
     # differentiated again (a gradient built to be differentiated is generic: cache.py)
     "added_at_key": "a dict's cotangent kept sparse, in specialised backward passes only",
+    "added_at": "an array's picks summed in place, in specialised backward passes only",
 }
 
 # Helpers whose rules live with the NumPy rules: rt.identity (x.copy(),

@@ -214,15 +214,23 @@ class _Entries:
         return term, index
 
     def _picks_once(self, index):
-        parts = index.elts if isinstance(index, gast.Tuple) else [index]
-        return all(isinstance(part, gast.Slice) or self._number(part) for part in parts)
+        return picks_once(index, self.numbers)
 
-    def _number(self, part):
-        """An int constant, a name measured as a number, or ``+ - *`` of those (``t - 1``)."""
-        if isinstance(part, gast.BinOp) and isinstance(part.op, (gast.Add, gast.Sub, gast.Mult)):
-            return self._number(part.left) and self._number(part.right)
-        return (isinstance(part, gast.Constant) and type(part.value) is int
-                or isinstance(part, gast.Name) and part.id in self.numbers)
+
+def picks_once(index, numbers):
+    """Whether ``index`` (a node; ``np.s_[...]`` read as its index) picks each entry at most
+    once: slices, int constants, names of ``numbers`` (measured as numbers), ``+ - *`` of
+    those (``t - 1``)."""
+    index = _unwrapped(index)
+    parts = index.elts if isinstance(index, gast.Tuple) else [index]
+    return all(isinstance(part, gast.Slice) or _number(part, numbers) for part in parts)
+
+
+def _number(part, numbers):
+    if isinstance(part, gast.BinOp) and isinstance(part.op, (gast.Add, gast.Sub, gast.Mult)):
+        return _number(part.left, numbers) and _number(part.right, numbers)
+    return (isinstance(part, gast.Constant) and type(part.value) is int
+            or isinstance(part, gast.Name) and part.id in numbers)
 
 
 def _unwrapped(index):

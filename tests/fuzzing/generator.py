@@ -516,8 +516,11 @@ class _Builder:
         a = self._pick()
         b = self._compatible(a)
         t, parts = self._fresh(), self._fresh()
-        choice = self.rng.randrange(24)
-        if choice == 23:             # the nested derivative of a closure over the program's values
+        choice = self.rng.randrange(25)
+        if choice == 24:             # a dict's matrix read by rows in a loop, a row twice
+            lines = [f"{parts} = {{'w': W, 'b': {a}}}", f"{t} = 0.0", "for j in range(3):",
+                     f"    {t} = {t} + np.sum(np.tanh({parts}['w'][j % 2] * 0.5)) * {parts}['b']"]
+        elif choice == 23:             # the nested derivative of a closure over the program's values
             lines = [f"def {parts}(u):", f"    return np.sum(np.sin(u * {a}) * u)",
                      f"{t} = st.grad({parts})({a} * 1.0) * {a}"]
             # (st.grad cannot read code exec runs: the sample values come from the formula)

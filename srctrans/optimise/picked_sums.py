@@ -1,0 +1,137 @@
+"""An array's cotangent summed from its picks alone is added pick by pick into one array.
+
+Requires: a specialised backward pass (its statements; the fused gradient is made from it,
+and neither is differentiated again) and the shapes measured for its names.
+Guarantees: the gradients are unchanged but for rounding (below). The cotangent of an array
+read by picks in a loop (an embedding's rows, ``emb["out"][k] @ v`` for each negative
+sample ``k``), an entry of a container's cotangent that starts as None (no term yet:
+``optimise.container_cotangents``), sums a whole array of zeros per pick,
+``rt.add(s, rt.getitem_grad(d, X, k))``, where an expert adds ``d`` at ``k``. When the sum
+``s`` starts as None, every other assignment of it is such a sum over arrays ``X`` of one
+measured shape, by an index that picks each entry once (numbers, int constants, slices),
+and nothing reads ``s`` but those sums and statements after the last of them, no other name
+ever holds its array, and it is added into in place::
+
+    s = None                                         s = None
+    for ...:                                 ->      for ...:
+        d = rt.getitem_grad(e, X, k)                     s = rt.added_at(s, k, e, X)
+        s = rt.add(s, d)
+
+(the sum is made where ``d`` was, which is dropped, when that sum is its only read and
+nothing between reads or assigns ``s``.) ``rt.added_at`` makes the zeros on the first
+pick, in the dtype ``rt.getitem_grad`` gives, and adds each later term into them: a wider
+term (float64 into float32) rounds at each step, as JAX's and PyTorch's sums do, where the
+generic code rounds once at the end.
+"""
+
+import gast
+
+from srctrans import annotations as anno
+from srctrans.nodes import load
+from srctrans.optimise.entry_cotangents import is_runtime_call, runtime_call
+from srctrans.optimise.in_place import picks_once
+from srctrans.treewalk import walk
+
+
+def add_picks_in_place(body, runtime_alias, shapes):
+    """``body`` (changed in place, and returned) with each qualifying sum of picks (see the
+    module) added in place; ``shapes``: the measured shapes (name -> tuple)."""
+    numbers = {name for name, shape in shapes.items() if shape == ()}
+    stores, reads, assigns = {}, {}, {}
+    for node in walk(gast.Module(body, [])):
+        if isinstance(node, gast.Name):
+            counts = reads if isinstance(node.ctx, gast.Load) else stores
+            counts[node.id] = counts.get(node.id, 0) + 1
+        elif isinstance(node, gast.Assign) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], gast.Name):
+            assigns.setdefault(node.targets[0].id, []).append(node)
+    blocks = _blocks(body)
+    for name, statements in assigns.items():
+        if stores.get(name) != len(statements) or len(statements) < 2 \
+                or not _is_none(statements[0].value):
+            continue
+        sums = []
+        for stmt in statements[1:]:
+            pick = _pick(stmt, name, runtime_alias, blocks, assigns, reads)
+            if pick is None or _shape(pick[2], shapes) is None:
+                break
+            sums.append((stmt, pick))
+        if len(sums) != len(statements) - 1 or len({_shape(p[2], shapes) for _, p in sums}) != 1 \
+                or not all(picks_once(p[3], numbers) for _, p in sums) \
+                or not _read_only_after(body, name, {id(stmt) for stmt, _ in sums}):
+            continue
+        for stmt, (term, made, of, index) in sums:
+            target = made if made is not None else stmt
+            block = blocks[id(target)]
+            call = runtime_call(runtime_alias, "added_at", [load(name), index, term, of])
+            block[block.index(target)] = anno.copy(target, gast.Assign(
+                [gast.Name(name, gast.Store(), None, None)], call, None))
+            if made is not None:
+                blocks[id(stmt)].remove(stmt)
+    return body
+
+
+def _pick(stmt, name, runtime_alias, blocks, assigns, reads):
+    """``(e, made, X, index)`` for ``name = rt.add(name, rt.getitem_grad(e, X, index))``,
+    or for ``rt.add(name, d)`` with ``d = rt.getitem_grad(e, X, index)`` (``made``) earlier
+    in the same block, read only there, nothing between reading or assigning ``name`` (the
+    sum is made where ``d`` was, of the values ``d`` was made of); else None."""
+    value = stmt.value
+    if not (is_runtime_call(value, runtime_alias, "add", 2) and isinstance(value.args[0], gast.Name)
+            and value.args[0].id == name):
+        return None
+    term, made = value.args[1], None
+    if isinstance(term, gast.Name):
+        found = assigns.get(term.id, [])
+        if len(found) != 1 or reads.get(term.id) != 1 or blocks.get(id(found[0])) is not \
+                blocks.get(id(stmt)):
+            return None
+        made = found[0]
+        block = blocks[id(stmt)]
+        start, end = block.index(made), block.index(stmt)
+        if start > end:
+            return None
+        for between in block[start + 1:end]:          # (the sum moves up to where d is made)
+            if any(isinstance(n, gast.Name) and n.id == name for n in walk(between)):
+                return None
+        term = made.value
+    if not (is_runtime_call(term, runtime_alias, "getitem_grad", 3)
+            and isinstance(term.args[1], gast.Name)
+            and not any(isinstance(n, gast.Name) and n.id == name for n in walk(term))):
+        return None
+    g, of, index = term.args
+    return g, made, of, index
+
+
+def _shape(node, shapes):
+    shape = shapes.get(node.id)
+    return shape if shape else None             # an array (not a number, not unknown)
+
+
+def _is_none(node):
+    return isinstance(node, gast.Constant) and node.value is None
+
+
+def _read_only_after(body, name, sums):
+    """Whether every read of ``name`` outside the statements ``sums`` (ids) is in a
+    top-level statement after the last top-level statement holding one of them."""
+    inside = {id(n) for stmt in body for node in walk(stmt) if id(node) in sums
+              for n in walk(node)}
+    last = max(i for i, stmt in enumerate(body) if any(id(n) in sums for n in walk(stmt)))
+    return not any(isinstance(node, gast.Name) and node.id == name
+                   and isinstance(node.ctx, gast.Load) and id(node) not in inside
+                   for stmt in body[:last + 1] for node in walk(stmt))
+
+
+def _blocks(body):
+    """id(statement) -> the list (block) holding it, for every statement of ``body``."""
+    found, pending = {}, [body]
+    while pending:
+        block = pending.pop()
+        for stmt in block:
+            found[id(stmt)] = block
+            for field in ("body", "orelse"):
+                inner = getattr(stmt, field, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
+                    pending.append(inner)
+    return found
