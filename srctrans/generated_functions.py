@@ -190,7 +190,7 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
                             shapes_hold)
         body = eliminate_dead_code(body, reads_all(kept), is_pure)
         body = share_common_values(body, shapes, reads_all(kept),
-                                   parameter_names(unit.function))
+                                   parameter_names(unit.function), unit.aliases[RUNTIME_ALIAS])
     body = inline_temporaries(body, unit.namer.temporaries, reads_all(kept), is_pure)
     arrays = {name for name, shape in shapes.items() if shape}    # not numbers
     numbers = {name for name, shape in shapes.items() if shape == ()}

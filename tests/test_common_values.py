@@ -61,6 +61,9 @@ def test_a_value_assigned_once_is_read_where_computed_again(text, shared):
     "a = np.random.rand(3) * x\nb = np.random.rand(3) * x",  # a new draw each time
     "a = helper(x)\nb = helper(x)",                          # a user's function
     "a = x.copy()\nb = x.copy()",                            # a new array, to be changed
+    "a = x[0] * 2.0\nhelper(x)\nb = x[0] * 2.0",             # a user's function may change x
+    "a = x[0] * 2.0\nx.update(y)\nb = x[0] * 2.0",           # ... and a method
+    "a = x * 2.0\ns = rt.added_at(x, 0, y, x)\nb = x * 2.0",  # a helper adding into x
     "a = x * y\nb = (lambda x: x * y)(y)",                   # a name of the lambda's own
     "a = x * y\nb = [x * y for x in range(3)]",
 ])

@@ -13,8 +13,10 @@ first one. The values are those the body computed: an expression is shared only 
 * every name it reads is assigned at most once in the whole body (a parameter or global
   not at all: a parameter holds its argument first), and no array it reads is changed in
   place, nor any array that may share memory with it (a name assigned a view, or a copy
-  of a name, joins that name's group: a write into any changes them all); no lambda or
-  comprehension is looked into (its names may shadow the body's);
+  of a name, joins that name's group: a write into any changes them all); a call that may
+  change its arguments (a user's function, a method not known to keep its object) counts
+  as a write into each; no lambda or comprehension is looked into (its names may shadow
+  the body's);
 * it calls only NumPy's and SciPy's functions with derivative rules of srctrans's own
   (deterministic: not ``np.random``, no user rule, which may belong to a function with
   effects) and array methods that return a new value, of arrays of known shape; it builds
@@ -43,6 +45,11 @@ _PURE_METHODS = frozenset({
     "ravel", "squeeze", "swapaxes", "conj", "conjugate", "argmax", "argmin", "any", "all",
     "round",
 })
+# runtime helpers that change their first argument in place (a sum only they hold)
+_CHANGING_HELPERS = frozenset({"added_at"})
+# builtins that change none of their arguments
+_PURE_BUILTINS = (len, range, min, max, abs, float, int, bool, tuple, list, dict, zip,
+                  enumerate, isinstance, sum, sorted, reversed, round, divmod, pow, complex)
 # nodes with names of their own, which may shadow the body's
 _SCOPES = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp,
            gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)
@@ -50,15 +57,15 @@ _SCOPES = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.Generat
 _PURE_MODULES = ("numpy", "scipy")
 
 
-def share_common_values(body, shapes, returned, parameters):
+def share_common_values(body, shapes, returned, parameters, runtime_alias="rt"):
     """``body`` (changed in place, and returned) reading a value it computed before instead
     of computing it again (see the module); ``returned``: the names the function returns;
-    ``parameters``: the function's."""
+    ``parameters``: the function's; ``runtime_alias``: the name of the runtime in it."""
     stores, _ = name_counts(body)
     for name in parameters:                     # a parameter holds its argument first
         stores[name] = stores.get(name, 0) + 1
     unstable = {name for name, count in stores.items() if count > 1} | \
-        _changed_groups(body, set(stores) | set(parameters))
+        _changed_groups(body, set(stores) | set(parameters), runtime_alias)
     sharing = _Sharing(stores, unstable, shapes)
     renaming = {}
     kept = []
@@ -172,9 +179,7 @@ class _Sharing:
             method = node.func
             return (isinstance(method, gast.Attribute) and method.attr in _PURE_METHODS
                     and len(shape_of(method.value, self.shapes) or ()) >= 1)
-        rule = REGISTRY.lookup(callee) if _module_of(callee).startswith(_PURE_MODULES) else None
-        return rule is not None and rule.vjp is not None and rule.custom_vjp is None \
-            and not REGISTRY.is_nondifferentiable(callee)
+        return _has_own_rule(callee)
 
 
 def _module_of(callee):
@@ -182,6 +187,32 @@ def _module_of(callee):
         return getattr(callee, "__module__", None) or ""
     except Exception:                   # noqa: BLE001 (an object whose attributes raise)
         return ""
+
+
+def _keeps_its_arguments(call, locals_, runtime_alias):
+    """Whether ``call`` changes none of its arguments: a NumPy or SciPy function with
+    srctrans's own rules, a runtime helper but those of :data:`_CHANGING_HELPERS`, which
+    change their first argument (told apart by the caller), an array method of
+    :data:`_PURE_METHODS`, a builtin of :data:`_PURE_BUILTINS`. Anything else (a user's
+    function, another method) may change what it is passed."""
+    callee, func = anno.get(call, Anno.CALLEE), call.func
+    if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
+            and func.value.id == runtime_alias and func.value.id not in locals_:
+        return True
+    if callee is None:
+        return isinstance(func, gast.Attribute) and func.attr in _PURE_METHODS
+    if any(callee is f for f in _PURE_BUILTINS):
+        return True
+    return _has_own_rule(callee) or _module_of(callee).startswith("srctrans.runtime")
+
+
+def _has_own_rule(callee):
+    """Whether ``callee`` is a NumPy or SciPy function with a derivative rule of srctrans's."""
+    if not _module_of(callee).startswith(_PURE_MODULES):
+        return False
+    rule = REGISTRY.lookup(callee)
+    return rule is not None and rule.vjp is not None and rule.custom_vjp is None \
+        and not REGISTRY.is_nondifferentiable(callee)
 
 
 def _operands(value, locals_):
@@ -196,7 +227,7 @@ def _operands(value, locals_):
     return {n.id for n in walk(value) if isinstance(n, gast.Name) and id(n) not in called}
 
 
-def _changed_groups(body, locals_):
+def _changed_groups(body, locals_, runtime_alias):
     """The names whose arrays something in ``body`` changes in place, with every name that
     may share memory with one of them (assigned a view or a copy of it, or it of them)."""
     changed, links = set(), {}
@@ -206,9 +237,13 @@ def _changed_groups(body, locals_):
         elif isinstance(node, gast.AugAssign):
             changed |= {n.id for n in walk(node.target) if isinstance(n, gast.Name)}
         elif isinstance(node, gast.Call):
-            if isinstance(node.func, gast.Attribute) and node.func.attr not in _PURE_METHODS \
-                    and anno.get(node, Anno.CALLEE) is None:
-                changed |= reads_of(node.func.value)           # a method that may change it
+            if not _keeps_its_arguments(node, locals_, runtime_alias):
+                for part in node.args + [k.value for k in node.keywords]:  # (a user function,
+                    changed |= reads_of(part)                           # a method: any effect)
+                if isinstance(node.func, gast.Attribute):
+                    changed |= reads_of(node.func.value) & locals_
+            elif isinstance(node.func, gast.Attribute) and node.func.attr in _CHANGING_HELPERS:
+                changed |= reads_of(node.args[0])
             for keyword in node.keywords:
                 if keyword.arg == "out":
                     changed |= reads_of(keyword.value)
