@@ -42,6 +42,7 @@ def _shared(text, shapes=None, returned=(), callees=None):
     ("a = x.mean(axis=1, keepdims=True)\nb = x - a\nc = g * (x - x.mean(axis=1, keepdims=True))",
      "a = x.mean(axis=1, keepdims=True)\nb = x - a\nc = g * b"),
     ("a = x[0]\nfor i in range(3):\n    t = x[0] + i", "a = x[0]\nfor i in range(3):\n    t = a + i"),
+    ("a = x[:-1]\nb = 1 - x[:-1]\nc = x[1:] * x[:-1]", "a = x[:-1]\nb = 1 - a\nc = x[1:] * a"),
 ])
 def test_a_value_assigned_once_is_read_where_computed_again(text, shared):
     callees = {"sqrt": np.sqrt}

@@ -147,6 +147,8 @@ class _Sharing:
             elif isinstance(value, (gast.expr, gast.keyword, gast.slice, gast.operator,
                                     gast.unaryop, gast.cmpop)):
                 setattr(node, field, self._part(value, parts))
+            elif value is None:
+                parts.append(("absent",))             # x[:-1]'s slice has no lower bound
             elif field not in ("ctx", "type_comment", "kind"):
                 parts.append(value)
         if None in parts or not self._may_share(node):
@@ -154,7 +156,7 @@ class _Sharing:
         return (type(node).__name__,) + tuple(parts)
 
     def _part(self, value, parts):
-        if isinstance(value, gast.expr):
+        if isinstance(value, (gast.expr, gast.slice)):      # (a slice is no expr in gast)
             value, key = self.shared(value)
         elif isinstance(value, gast.keyword):
             value.value, key = self.shared(value.value)
