@@ -845,6 +845,14 @@ def test_a_cross_entropy_of_picked_log_probabilities(dtype):
      "d = rt.unreduce(s, A, None, False)\ne = d - d * E\nf = d + 1.0"),
     ("d = rt.unreduce(s, A, None, False)\nn = -d\nf = n + 1.0",           # nor through -d
      "d = rt.unreduce(s, A, None, False)\nn = -d\nf = n + 1.0"),
+    ("d = rt.unreduce(s, A, None, False)\nm = d * 100.0\ne = m * (2.0 * E)\nf = d * E",
+     "m = s * 100.0\ne = m * (2.0 * E)\nf = s * E"),                    # through a scaling
+    ("d = rt.unreduce(s, A, None, False)\nm = 0.5 * d\nn = m / 4\ne = n * E",   # two, /
+     "m = 0.5 * s\nn = m / 4\ne = n * E"),
+    ("d = rt.unreduce(s, A, None, False)\nm = d * 100.0\nf = m + 1.0",    # nor through d * c
+     "d = rt.unreduce(s, A, None, False)\nm = d * 100.0\nf = m + 1.0"),
+    ("d = rt.unreduce(s, A, None, False)\nm = 100.0 / d\ne = m * E",       # a divisor: kept
+     "d = rt.unreduce(s, A, None, False)\nm = 100.0 / d\ne = m * E"),
     ("d = rt.unreduce(s, A, None, False)\ne = d - rt.matmul_lhs(d, E, W)",  # a product's operand
      "d = rt.unreduce(s, A, None, False)\ne = d - W @ d"),
     ("d = rt.unreduce(s, A, None, False)\ne = rt.zero_guard(d, d * rt.power_base_factor(E, p))",

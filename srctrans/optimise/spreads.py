@@ -98,7 +98,8 @@ class Spreads:
         ``rest`` whose value keeps its shape with ``scalar`` read instead, or negates it into
         a name assigned once whose reads are such in turn, or copies it into a name whose
         reads are such until one of them assigns that name again (the first term of a sum,
-        ``dq = d_neg; ...; dq = dq + e``). A number's spread may be read through
+        ``dq = d_neg; ...; dq = dq + e``), or scales it by a number into a name assigned once
+        whose reads are such in turn (``d_pow = d * 100.0``). A number's spread may be read through
         ``d[:, None]`` (not a copy's: the copy is reassigned an array); the names of its
         negations are then added to :attr:`numbers`."""
         numbers = shape_of(scalar, known) == ()   # a number: read through d[:, None] too
@@ -126,6 +127,11 @@ class Spreads:
                     pending.append((target, gast.UnaryOp(gast.USub(), clone(value)), rest, False))
                     negated.append(target)
                     continue
+                scaled = _scaled_by_number(stmt.value, current, value)
+                if scaled is not None and self.assignments.get(target) == 1 and not copied:
+                    pending.append((target, scaled, rest, False))      # d * 100.0: a number's
+                    negated.append(target)                            # spread again
+                    continue
                 if isinstance(stmt.value, gast.Name) and not copied and target != current:
                     pending.append((target, clone(value), statements[position + 1:], True))
                     continue
@@ -145,6 +151,24 @@ class Spreads:
         if numbers:                               # -d's reads d_neg[:, None] are of a number
             self.numbers.update(negated)
         return True
+
+
+def _scaled_by_number(expression, name, value):
+    """``value * c`` (``c * value``, ``value / c``) for ``expression`` ``name * c`` (``c *
+    name``, ``name / c``), ``c`` a number constant; else None."""
+    if not (isinstance(expression, gast.BinOp) and isinstance(expression.op, (gast.Mult, gast.Div))):
+        return None
+    left, right = expression.left, expression.right
+    if isinstance(left, gast.Name) and left.id == name and _is_number(right):
+        return gast.BinOp(clone(value), type(expression.op)(), clone(right))
+    if isinstance(expression.op, gast.Mult) and isinstance(right, gast.Name) and right.id == name \
+            and _is_number(left):
+        return gast.BinOp(clone(left), gast.Mult(), clone(value))
+    return None
+
+
+def _is_number(node):
+    return isinstance(node, gast.Constant) and type(node.value) in (int, float)
 
 
 def _arithmetic_reading(expression, name):
