@@ -71,3 +71,43 @@ def test_a_filled_arrays_cotangent_is_zeroed_and_summed_in_place():
     for _ in range(3):
         np.testing.assert_allclose(g(0.3, Y), numeric, rtol=1e-6)
     st.check_grads(rows_recurrence, (0.3, Y), order=2, wrt=(0, 1))
+
+
+def one_hot_nll(W, X, labels):
+    Y = np.zeros((X.shape[0], W.shape[1]))
+    Y[np.arange(X.shape[0]), labels] = 1.0
+    Z = X @ W
+    return -np.sum(Y * (Z - np.log(np.sum(np.exp(Z), 1, keepdims=True))))
+
+
+def written_twice(w, x):
+    h = np.zeros(3)
+    h[0] = w[0] * x[0]
+    a = np.sum(h * w)                 # reads h as the first write left it
+    h[1] = w[1] * x[1]
+    return a + np.sum(h * h)
+
+
+def test_an_array_read_only_before_its_restores_is_neither_saved_nor_restored():
+    """The backward pass reads the one-hot matrix once, before the restore that ends it:
+    what the restore puts back is never read, so neither it nor its save is made. An array
+    read again after a restore (as an earlier write left it) keeps both."""
+    W, X, labels = R.standard_normal((3, 4)), R.standard_normal((5, 3)), R.integers(0, 4, 5)
+    source = st.source(one_hot_nll, args=(W, X, labels))
+    fused = source.split("def one_hot_nll_grad")[1]
+    assert "saved_at" not in fused and "restored_at" not in fused and "tape" not in fused
+    g = st.grad(one_hot_nll)
+    for _ in range(3):
+        got = g(W, X, labels)
+    P = np.exp(X @ W)
+    P /= P.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(got, X.T @ (P - np.eye(4)[labels]), rtol=1e-12)
+    w, x = R.standard_normal(3), R.standard_normal(3)
+    assert "restored_at" in st.source(written_twice, args=(w, x)).split("def written_twice_grad")[1]
+    st.check_grads(written_twice, (w, x), order=2, wrt=0)
+    for _ in range(3):
+        got = st.grad(written_twice)(w, x)
+    h1 = np.array([w[0] * x[0], 0.0, 0.0])
+    expected = h1 + np.array([x[0] * w[0], 0.0, 0.0]) + 2 * np.array([w[0] * x[0] * x[0],
+                                                                      w[1] * x[1] * x[1], 0.0])
+    np.testing.assert_allclose(got, expected, rtol=1e-12)

@@ -21,7 +21,10 @@ keeps its order::
         dlevel = rt.add(dlevel, rt.getitem_grad(d, level, t - 1))
 
 A layer filling a preallocated array (``h[:, t, :] = prev``) copied the whole array once
-per step for the restores; now it copies nothing.
+per step for the restores; now it copies nothing. Both go too when the restores are
+statements of the backward pass's own block and every read of the array comes before the
+first of them: what they put back is never read (a one-hot matrix written once and read
+once, ``Y[np.arange(n), labels] = 1.0``).
 """
 
 import gast
@@ -55,12 +58,26 @@ def drop_unread_restores(forward, backward, tape, shaped, runtime_alias):
     for name in candidates:
         # every other use of the name (a store too) reads only its shape, when it has one
         allowed = {id(n) for restore in restores[name] for n in walk(restore)}
-        if all(use in allowed or name in shaped and use in shape_only for use in uses[name]):
+        if all(use in allowed or name in shaped and use in shape_only for use in uses[name]) \
+                or _read_before_restores(backward, restores[name], uses[name], allowed):
             dropped.update(id(s) for s in saves[name] + restores[name])
     if dropped:
         _remove(forward, dropped)
         _remove(backward, dropped)
     return forward, backward
+
+
+def _read_before_restores(backward, restores, uses, allowed):
+    """Whether every restore of an array is a statement of the backward pass's own block and
+    every other use of its name is in a statement before the first of them: the values
+    restored are never read (the last statements of a pass put back what the forward pass
+    overwrote in a local array, ``Y[np.arange(n), labels] = 1.0``, after its one read)."""
+    positions = {id(stmt): i for i, stmt in enumerate(backward)}
+    if not all(id(restore) in positions for restore in restores):
+        return False
+    first = min(positions[id(restore)] for restore in restores)
+    before = {id(n) for stmt in backward[:first] for n in walk(stmt)}
+    return all(use in allowed or use in before for use in uses)
 
 
 def _matching(statements, test):
