@@ -171,7 +171,7 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
     else:
         backward = [substitute_names(clone(stmt), one) for stmt in backward]
         gradients = [substitute_names(clone(g), one) for g in gradients]
-    simplify(backward, unit.nonsingular, unit.not_float, unit.never_negative)
+    simplify(backward, unit.nonsingular, unit.not_float, unit.never_negative, unit.bounded)
     backward, renaming = propagate_copies(backward)
     gradients = [renamed(g, renaming) for g in gradients]
     backward = share_softmax(forward, backward, unit.aliases[RUNTIME_ALIAS],

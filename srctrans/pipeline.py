@@ -64,7 +64,7 @@ import numpy
 from srctrans import runtime
 from srctrans import annotations as anno
 from srctrans.analyse.activity import active_names
-from srctrans.analyse.signs import never_negative_names, positive_names
+from srctrans.analyse.signs import bounded_names, never_negative_names, positive_names
 from srctrans.builds import Build, ForwardBuild
 from srctrans.analyse.invariance import softmax_normalisers, softmax_offsets
 from srctrans.analyse.values import (
@@ -136,6 +136,7 @@ class Unit:
       nonsingular: names never zero at finite inputs (``analyse.invariance``,
         ``analyse.signs``).
       never_negative: names never negative nor NaN at finite inputs (``analyse.signs``).
+      bounded: names finite at finite inputs, whatever they read (``analyse.signs``).
       array_valued: names that certainly hold arrays or numbers (analyse.values).
       build_callee: ``(fn, wrt, location, residuals) -> (fwd, bwd)`` for a called
         user function whose saved values the caller keeps in the name ``residuals``.
@@ -153,6 +154,7 @@ class Unit:
         self.active = set()
         self.nonsingular = frozenset()
         self.never_negative = frozenset()
+        self.bounded = frozenset()
         self.array_valued = set()
         self.fresh_arrays = set()
         self.written_arrays = set()
@@ -257,8 +259,9 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     shapes_hold = not any(isinstance(n, (gast.For, gast.While)) and not any(n is b for b in batched)
                           for n in walk(unit.function))
     unit.never_negative = never_negative_names(unit.function)
-    unit.nonsingular = frozenset(softmax_normalisers(unit.function)
-                                 | positive_names(unit.function, unit.never_negative))
+    positive = positive_names(unit.function, unit.never_negative)
+    unit.nonsingular = frozenset(softmax_normalisers(unit.function) | positive)
+    unit.bounded = bounded_names(unit.function, positive)
     unit.array_valued = array_valued(unit.function)
     unit.written_arrays = written_arrays(unit.function)
     unit.fresh_arrays = _writable(unit, fresh_arrays(unit.function))
@@ -276,7 +279,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     backward = result.backward
     _trace("reverse", lambda: _block_text(backward))
     if optimize:
-        simplify(backward, unit.nonsingular, unit.not_float, unit.never_negative)
+        simplify(backward, unit.nonsingular, unit.not_float, unit.never_negative, unit.bounded)
         backward, renaming = propagate_copies(backward)    # (d_f = d_t; d_f[0]: t's picks)
         gradients = [renamed(g, renaming) for g in gradients]
         fold_tuple_picks(backward)

@@ -370,3 +370,41 @@ def test_a_division_by_the_root_of_a_variance_plus_a_number_needs_no_guard(rows)
             assert np.all(got[:, 0] == 0) and np.all(np.isfinite(got))   # gamma's 0: none
     guarded = st.source(standardised_with_ddof, args=(x, gamma))
     assert "zero_guard(d_div, d_div / scale)" in guarded
+
+
+def sigmoid_layers(W, x):
+    a = x
+    for _ in range(2):
+        h = 1.0 / (1.0 + np.exp(-(W @ a)))          # a sigmoid in each step
+        a = np.tanh(h) + h
+    return np.sum(a)
+
+
+def sometimes_signed(x, w):
+    s = 1.0 + np.exp(x)
+    total = 0.0
+    for i in range(2):
+        total = total + np.sum(w * (np.tanh(x) / s))
+        s = x - 2.0 * i                             # s may be 0 in the next step
+    return total
+
+
+def test_a_sigmoids_cotangent_needs_no_guard_in_a_loop_and_a_value_of_any_sign_keeps_it():
+    """``1.0 / (1.0 + np.exp(-z))`` is in ``(0, 1]`` wherever it is computed, and its
+    denominator at least 1: ``g * sig / (1 + e)`` is zero where ``g`` is, in every step of a
+    loop too. A name also assigned a value of any sign keeps its guard."""
+    W, x = np.random.default_rng(6).standard_normal((3, 3)), np.array([800.0, -1.0, 0.0])
+    for _ in range(3):
+        got = st.grad(sigmoid_layers)(W, x)
+    fused = st.source(sigmoid_layers, args=(W, x)).split("def sigmoid_layers_grad")[1]
+    assert "zero_guard" not in fused, fused
+    np.testing.assert_allclose(got, st.grad(sigmoid_layers, specialize=False)(W, x), rtol=1e-12)
+    assert np.all(np.isfinite(got))
+    y, w = np.array([0.0, 0.5]), np.array([0.0, 1.0])  # s = 0 where w = 0 in the second step
+    source = st.source(sometimes_signed, args=(y, w))
+    assert "zero_guard(" in source.split("def sometimes_signed_grad")[1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for _ in range(3):
+            got = st.grad(sometimes_signed)(y, w)
+        generic = st.grad(sometimes_signed, specialize=False)(y, w)
+    np.testing.assert_allclose(got, generic, rtol=1e-12)

@@ -39,7 +39,7 @@ _FOLD = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul
 
 
 def simplify(statements, nonsingular=frozenset(), not_float=frozenset(),
-             never_negative=frozenset()):
+             never_negative=frozenset(), bounded=frozenset()):
     """Simplify every expression of ``statements`` in place, the branches of an ``if`` and
     the bodies of loops too.
 
@@ -61,7 +61,7 @@ def simplify(statements, nonsingular=frozenset(), not_float=frozenset(),
         for node in walk(stmt):
             if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
                 counts[node.id] = counts.get(node.id, 0) + 1
-    simplifier = _Simplifier(nonsingular, not_float, never_negative)
+    simplifier = _Simplifier(nonsingular, not_float, never_negative, bounded)
     blocks = [(statements, {})]               # (block, the numbers its names stand for)
     while blocks:
         block, numbers = blocks.pop()
@@ -117,10 +117,11 @@ def _negated(node):
 
 
 class _Simplifier(gast.NodeTransformer):
-    def __init__(self, nonsingular, not_float, never_negative=frozenset()):
+    def __init__(self, nonsingular, not_float, never_negative=frozenset(), bounded=frozenset()):
         self.nonsingular = nonsingular
         self.not_float = not_float
         self.never_negative = never_negative
+        self.bounded = bounded
 
     def _keeps_dtype(self, operand, constant):
         """Whether ``operand`` alone adds as ``operand`` combined with ``constant`` does
@@ -172,7 +173,7 @@ class _Simplifier(gast.NodeTransformer):
                 and _arithmetic(left.right) == _arithmetic(right.left))
 
     def visit_Call(self, node):
-        if _needs_no_guard(node, self.nonsingular, self.never_negative):
+        if _needs_no_guard(node, self.nonsingular, self.never_negative, self.bounded):
             return self.visit(node.args[1])
         self.generic_visit(node)
         # rt.power_base_factor(x, c) with a nonzero constant c is c * x ** (c - 1), folded
@@ -245,24 +246,27 @@ def _scaled(constant, product):
     return None
 
 
-def _scaled_name(node, name):
-    """Whether ``node`` is ``name``, or ``name`` times a finite number (``g * 0.5``): zero
-    exactly where ``name`` is."""
+def _scaled_name(node, name, bounded=frozenset()):
+    """Whether ``node`` is ``name``, or ``name`` times a finite number (``g * 0.5``) or a
+    name of ``bounded`` (finite at finite inputs: ``g * sigmoid``): zero exactly where
+    ``name`` is."""
     if isinstance(node, gast.Name):
         return node.id == name
     return (isinstance(node, gast.BinOp) and isinstance(node.op, gast.Mult) and any(
-        isinstance(side, gast.Name) and side.id == name and _number(other)
-        and math.isfinite(other.value) for side, other in ((node.left, node.right),
-                                                            (node.right, node.left))))
+        isinstance(side, gast.Name) and side.id == name
+        and (_number(other) and math.isfinite(other.value)
+             or isinstance(other, gast.Name) and other.id in bounded)
+        for side, other in ((node.left, node.right), (node.right, node.left))))
 
 
-def _needs_no_guard(node, nonsingular, never_negative=frozenset()):
+def _needs_no_guard(node, nonsingular, never_negative=frozenset(), bounded=frozenset()):
     """Whether ``node`` is an ``rt.zero_guard(g, e)`` that may become ``e``.
 
     The guard only changes entries of ``e`` that are ``0 * inf`` (or NaN)
     where ``g == 0``. None are when ``g`` is a nonzero number (the seed
     ``1.0`` of a scalar output: nothing changes at all), and none at finite
-    inputs when ``e`` is ``g / s`` (or ``g * c / s``, ``c`` a finite number) with
+    inputs when ``e`` is ``g / s`` (or ``g * c / s``, ``c`` a finite number or a name of
+    ``bounded``: a sigmoid's ``g * sig / (1 + e)``) with
     ``s`` in ``nonsingular`` (the sum under a log-softmax, a softmax's denominator, a
     layer norm's ``np.sqrt(var + 1e-5)``) or ``s`` a positive sum
     (``1 + e``, ``e`` never negative: ``log1p``'s of an ``exp``), or ``g * rt.power_base_factor(x, c)``
@@ -278,7 +282,7 @@ def _needs_no_guard(node, nonsingular, never_negative=frozenset()):
     if (isinstance(product, gast.BinOp) and isinstance(product.op, gast.Div)
             and (isinstance(product.right, gast.Name) and product.right.id in nonsingular
                  or is_positive(product.right, never_negative))
-            and isinstance(g, gast.Name) and _scaled_name(product.left, g.id)):
+            and isinstance(g, gast.Name) and _scaled_name(product.left, g.id, bounded)):
         return True
     factor = product.right if isinstance(product, gast.BinOp) and isinstance(product.op, gast.Mult) \
         else None
