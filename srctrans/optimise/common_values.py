@@ -119,21 +119,18 @@ class _Sharing:
                     value[:] = [self.shared(v)[0] if isinstance(v, gast.expr) and not isinstance(
                         getattr(v, "ctx", None), (gast.Store, gast.Del)) else v for v in value]
 
-    def key_of_parts(self, node):
-        """``node``'s key, each of its parts already held by a name read from it (but not
-        ``node`` itself)."""
-        return self._key(node)
-
     def shared(self, node):
         """``(node, key)``: ``node`` with each part already held by a name read from it, and
         its key (None when it may not be shared: see the module)."""
-        key = self._key(node)
+        key = self.key_of_parts(node)
         if key is not None and key in self.table:
             holder = self.table[key]
             return gast.Name(holder, gast.Load(), None, None), ("N", holder)
         return node, key
 
-    def _key(self, node):
+    def key_of_parts(self, node):
+        """``node``'s key (None when it may not be shared), each of its parts already held
+        by a name read from it (but not ``node`` itself)."""
         if isinstance(node, _SCOPES):
             return None                   # its names may shadow those of the body
         if isinstance(node, gast.Name):
