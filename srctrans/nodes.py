@@ -35,6 +35,16 @@ def int_literal(node):
     return node.value if isinstance(node, gast.Constant) and type(node.value) is int else None
 
 
+def number_literal(node):
+    """Whether ``node`` is an int or float constant (not a bool)."""
+    return isinstance(node, gast.Constant) and type(node.value) in (int, float)
+
+
+def none_literal(node):
+    """Whether ``node`` is the constant None."""
+    return isinstance(node, gast.Constant) and node.value is None
+
+
 def load(name):
     """``name`` read."""
     return gast.Name(name, gast.Load(), None, None)

@@ -32,7 +32,7 @@ import numpy as np
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.nodes import int_literal
+from srctrans.nodes import int_literal, none_literal
 from srctrans.treewalk import walk
 
 # reductions: which forms each keeps (a sum of shifted values is not shifted)
@@ -291,7 +291,7 @@ def _reduction(value):
     axis_node = args[1] if len(args) > 1 else options.get("axis")
     axis = int_literal(axis_node)
     keepdims = options.get("keepdims")
-    if axis is None and not (axis_node is None or _is_none(axis_node)):
+    if axis is None and not (axis_node is None or none_literal(axis_node)):
         return None                              # an axis not written as a literal
     if keepdims is not None and not (isinstance(keepdims, gast.Constant)
                                      and type(keepdims.value) is bool):
@@ -333,10 +333,6 @@ def _copied(definitions, name):
             break
         value = definitions.get(value.id)
     return value
-
-
-def _is_none(node):
-    return isinstance(node, gast.Constant) and node.value is None
 
 
 def _is_name(node, name):

@@ -108,7 +108,7 @@ def accumulate_in_place(body, parameter_arrays, runtime_alias, gradients=None, n
                 if shapes and parameter in shapes:
                     known[name] = shapes[parameter]      # the cotangent has its array's shape
                 _copy_written_parts(stmt, name, runtime_alias, known)
-    for block in _blocks(body):
+    for block in statement_blocks(body):
         block[:] = [replaced.get(id(stmt), stmt) for stmt in block]
     return body
 
@@ -373,7 +373,9 @@ def _statements(body):
             pending.extend(reversed(stmt.body))
 
 
-def _blocks(body):
+def statement_blocks(body):
+    """Every block of ``body`` (a list of statements): itself, then the bodies and ``else``
+    blocks of its ``if``, ``for`` and ``while`` statements, nested ones too."""
     pending = [body]
     while pending:
         block = pending.pop()

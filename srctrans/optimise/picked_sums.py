@@ -27,9 +27,9 @@ generic code rounds once at the end.
 import gast
 
 from srctrans import annotations as anno
-from srctrans.nodes import load
+from srctrans.nodes import load, none_literal
 from srctrans.optimise.entry_cotangents import is_runtime_call, runtime_call
-from srctrans.optimise.in_place import picks_once
+from srctrans.optimise.in_place import picks_once, statement_blocks
 from srctrans.treewalk import walk
 
 
@@ -45,10 +45,10 @@ def add_picks_in_place(body, runtime_alias, shapes):
         elif isinstance(node, gast.Assign) and len(node.targets) == 1 \
                 and isinstance(node.targets[0], gast.Name):
             assigns.setdefault(node.targets[0].id, []).append(node)
-    blocks = _blocks(body)
+    blocks = {id(stmt): block for block in statement_blocks(body) for stmt in block}
     for name, statements in assigns.items():
         if stores.get(name) != len(statements) or len(statements) < 2 \
-                or not _is_none(statements[0].value):
+                or not none_literal(statements[0].value):
             continue
         sums = []
         for stmt in statements[1:]:
@@ -108,10 +108,6 @@ def _shape(node, shapes):
     return shape if shape else None             # an array (not a number, not unknown)
 
 
-def _is_none(node):
-    return isinstance(node, gast.Constant) and node.value is None
-
-
 def _read_only_after(body, name, sums):
     """Whether every read of ``name`` outside the statements ``sums`` (ids) is in a
     top-level statement after the last top-level statement holding one of them."""
@@ -121,17 +117,3 @@ def _read_only_after(body, name, sums):
     return not any(isinstance(node, gast.Name) and node.id == name
                    and isinstance(node.ctx, gast.Load) and id(node) not in inside
                    for stmt in body[:last + 1] for node in walk(stmt))
-
-
-def _blocks(body):
-    """id(statement) -> the list (block) holding it, for every statement of ``body``."""
-    found, pending = {}, [body]
-    while pending:
-        block = pending.pop()
-        for stmt in block:
-            found[id(stmt)] = block
-            for field in ("body", "orelse"):
-                inner = getattr(stmt, field, None)
-                if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
-                    pending.append(inner)
-    return found

@@ -27,6 +27,7 @@ import gast
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
+from srctrans.nodes import none_literal, number_literal
 from srctrans.optimise.dce import name_counts
 from srctrans.optimise.entry_cotangents import is_runtime_call
 from srctrans.treewalk import walk
@@ -48,7 +49,7 @@ def share_softmax(forward, backward, runtime_alias, kept, reads_of_live_code):
                if _assigns_one_name(stmt) and stmt.targets[0].id in once
                and reads.get(stmt.targets[0].id) == 1
                and is_runtime_call(stmt.value, runtime_alias, "unreduce", 4)
-               and _is_number(stmt.value.args[0]) and _is_none(stmt.value.args[2])}
+               and number_literal(stmt.value.args[0]) and none_literal(stmt.value.args[2])}
     shares = []             # (share call, its arguments, its new cotangent argument)
     for stmt in backward:
         if not _assigns_one_name(stmt):
@@ -100,10 +101,3 @@ def _is_unweighted_logsumexp(value):
     return True
 
 
-def _is_number(node):
-    return (isinstance(node, gast.Constant) and isinstance(node.value, (int, float))
-            and not isinstance(node.value, bool))
-
-
-def _is_none(node):
-    return isinstance(node, gast.Constant) and node.value is None

@@ -9,7 +9,7 @@ broadcasts against ``A`` (see :class:`Spreads`): the values are those the spread
 import gast
 import numpy as np
 
-from srctrans.nodes import clone, int_literal, substitute_names
+from srctrans.nodes import clone, int_literal, number_literal, substitute_names
 from srctrans.optimise.dce import reads_of, stores_of
 from srctrans.optimise.expression_shapes import is_runtime_helper_call, shape_of
 from srctrans.treewalk import replace_children, walk
@@ -159,16 +159,12 @@ def _scaled_by_number(expression, name, value):
     if not (isinstance(expression, gast.BinOp) and isinstance(expression.op, (gast.Mult, gast.Div))):
         return None
     left, right = expression.left, expression.right
-    if isinstance(left, gast.Name) and left.id == name and _is_number(right):
+    if isinstance(left, gast.Name) and left.id == name and number_literal(right):
         return gast.BinOp(clone(value), type(expression.op)(), clone(right))
     if isinstance(expression.op, gast.Mult) and isinstance(right, gast.Name) and right.id == name \
-            and _is_number(left):
+            and number_literal(left):
         return gast.BinOp(clone(left), gast.Mult(), clone(value))
     return None
-
-
-def _is_number(node):
-    return isinstance(node, gast.Constant) and type(node.value) in (int, float)
 
 
 def _arithmetic_reading(expression, name):
