@@ -102,6 +102,8 @@ def test_a_variances_cotangent_is_written_out_for_known_shapes(call, shapes, wri
     ("dx = rt.unreduce(g, x, 0, False) - a", "dx = g - a"),
     ("dx = rt.add(a, rt.mean_grad(g, x, 1, False))", "dx = a + (g / 5)[:, None]"),
     ("dx = b + rt.mean_grad(g, x, 1, True)", "dx = b + rt.mean_grad(g, x, 1, True)"),  # b: (5,)
+    ("dx = rt.unreduce(g, x, 1, True) + rt.mean_grad(g, x, 1, True)",   # one side only: the
+     "dx = g + rt.mean_grad(g, x, 1, True)"),                          # sum keeps x's shape
 ])
 def test_a_spread_added_to_an_array_of_its_shape_is_broadcast_by_the_sum(text, written):
     shapes = {"a": (4, 5), "b": (5,), "x": (4, 5), "g": (4, 1) if "True" in text else

@@ -268,6 +268,7 @@ class _Rewriter(gast.NodeTransformer):
                 spread = spread_of(term, self.known)
                 if spread is not None and spread[1] == shape_of(other, self.known):
                     setattr(node, side, spread[0])
+                    break                 # (the other side, spread too, keeps the sum's shape)
         return node
 
     def visit_Call(self, node):
