@@ -148,6 +148,8 @@ def test_euclidean_norms_gradients_agree_with_the_generic_code_even_at_a_zero_no
     for got, expected in zip(fast, generic):
         assert got.dtype == dtype and np.all(np.isfinite(got))
         np.testing.assert_allclose(got, expected, rtol=1e-5 if dtype == np.float32 else 1e-12)
+    if dtype == np.float64:
+        st.check_grads(row_cosines, (A + 0.1, B), order=2, rtol=1e-4, atol=1e-6)
 
 
 def layer_norm(x, gamma, beta):
@@ -186,6 +188,8 @@ def test_normalisations_gradients_agree_with_the_generic_code_and_finite_differe
         moved[1][position] = wide[position] - step * direction
         slope = (fn(*moved[0]) - fn(*moved[1])) / (2 * step)
         assert np.isclose(np.sum(got * direction), slope, rtol=1e-6, atol=1e-8)
+    if dtype == np.float64:                     # every pass, in both modes, to second order
+        st.check_grads(fn, wide, order=2, rtol=1e-4, atol=1e-6)
 
 
 def test_the_specialised_normalisation_computes_each_value_once():
