@@ -66,7 +66,7 @@ def share_common_values(body, shapes, returned, parameters, runtime_alias="rt"):
         stores[name] = stores.get(name, 0) + 1
     unstable = {name for name, count in stores.items() if count > 1} | \
         _changed_groups(body, set(stores) | set(parameters), runtime_alias)
-    sharing = _Sharing(stores, unstable, shapes)
+    sharing = _Sharing(unstable, shapes)
     renaming = {}
     kept = []
     for stmt in body:
@@ -97,12 +97,12 @@ def share_common_values(body, shapes, returned, parameters, runtime_alias="rt"):
 class _Sharing:
     """The expressions assigned so far (key -> name) and how to read them again."""
 
-    def __init__(self, stores, unstable, shapes):
-        self.stores, self.unstable, self.shapes = stores, unstable, shapes
+    def __init__(self, unstable, shapes):
+        self.unstable, self.shapes = unstable, shapes      # unstable: assigned twice, changed
         self.table = {}
 
     def is_stable(self, name):
-        return self.stores.get(name, 0) <= 1 and name not in self.unstable
+        return name not in self.unstable
 
     def rewrite_within(self, stmt):
         """Every expression of a statement that is not a plain assignment (a loop, a branch,
@@ -112,12 +112,10 @@ class _Sharing:
             return                        # a name of its own scope may shadow one of the body
         for node in [n for n in nodes if isinstance(n, gast.stmt)]:
             for field, value in gast.iter_fields(node):       # (shared() sees within them)
-                if isinstance(value, gast.expr) and not isinstance(
-                        getattr(value, "ctx", None), (gast.Store, gast.Del)):
+                if _is_read(value):
                     setattr(node, field, self.shared(value)[0])
                 elif isinstance(value, list):
-                    value[:] = [self.shared(v)[0] if isinstance(v, gast.expr) and not isinstance(
-                        getattr(v, "ctx", None), (gast.Store, gast.Del)) else v for v in value]
+                    value[:] = [self.shared(v)[0] if _is_read(v) else v for v in value]
 
     def shared(self, node):
         """``(node, key)``: ``node`` with each part already held by a name read from it, and
@@ -179,6 +177,12 @@ class _Sharing:
             return (isinstance(method, gast.Attribute) and method.attr in _PURE_METHODS
                     and len(shape_of(method.value, self.shapes) or ()) >= 1)
         return _has_own_rule(callee)
+
+
+def _is_read(value):
+    """Whether ``value`` is an expression read (not a target assigned or deleted)."""
+    return isinstance(value, gast.expr) and not isinstance(getattr(value, "ctx", None),
+                                                           (gast.Store, gast.Del))
 
 
 def _module_of(callee):
