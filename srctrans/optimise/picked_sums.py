@@ -28,6 +28,7 @@ import gast
 
 from srctrans import annotations as anno
 from srctrans.nodes import load, none_literal
+from srctrans.optimise.dce import name_counts
 from srctrans.optimise.entry_cotangents import is_runtime_call, runtime_call
 from srctrans.optimise.in_place import picks_once, statement_blocks
 from srctrans.treewalk import walk
@@ -37,12 +38,10 @@ def add_picks_in_place(body, runtime_alias, shapes):
     """``body`` (changed in place, and returned) with each qualifying sum of picks (see the
     module) added in place; ``shapes``: the measured shapes (name -> tuple)."""
     numbers = {name for name, shape in shapes.items() if shape == ()}
-    stores, reads, assigns = {}, {}, {}
+    stores, reads = name_counts(body)
+    assigns = {}
     for node in walk(gast.Module(body, [])):
-        if isinstance(node, gast.Name):
-            counts = reads if isinstance(node.ctx, gast.Load) else stores
-            counts[node.id] = counts.get(node.id, 0) + 1
-        elif isinstance(node, gast.Assign) and len(node.targets) == 1 \
+        if isinstance(node, gast.Assign) and len(node.targets) == 1 \
                 and isinstance(node.targets[0], gast.Name):
             assigns.setdefault(node.targets[0].id, []).append(node)
     blocks = {id(stmt): block for block in statement_blocks(body) for stmt in block}
