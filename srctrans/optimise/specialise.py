@@ -215,11 +215,11 @@ def _variance_cotangent(call, known):
         return None
     # the mean as the forward pass likely spelt it: as reduced when g broadcasts as it is
     keywords = [gast.keyword("axis", clone(axis))]
-    if spread[0] is not g or isinstance(keepdims, gast.Constant) and keepdims.value is True:
+    if spread is not g or isinstance(keepdims, gast.Constant) and keepdims.value is True:
         keywords.append(gast.keyword("keepdims", gast.Constant(True, None)))
     mean = gast.Call(gast.Attribute(clone(x), "mean", gast.Load()), [], keywords)
     deviation = gast.BinOp(clone(x), gast.Sub(), mean)
-    return gast.BinOp(gast.BinOp(spread[0], gast.Mult(), deviation), gast.Mult(),
+    return gast.BinOp(gast.BinOp(spread, gast.Mult(), deviation), gast.Mult(),
                       gast.Constant(2.0 / (count - ddof), None))
 
 
@@ -240,10 +240,10 @@ def _euclidean_norm_cotangent(call, known):
     if None in spreads:
         return None
     quotient = gast.Call(gast.Attribute(clone(call.func.value), "ratio_or_zero", gast.Load()),
-                         [x, spreads[1][0]], [])
+                         [x, spreads[1]], [])
     if anno.get(call, Anno.CALLEE) is not None:
         anno.set_(quotient, Anno.CALLEE, runtime.ratio_or_zero)
-    return gast.BinOp(spreads[0][0], gast.Mult(), quotient)
+    return gast.BinOp(spreads[0], gast.Mult(), quotient)
 
 
 class _Rewriter(gast.NodeTransformer):

@@ -263,21 +263,19 @@ def spread_of(spread, known):
         if count is None:
             return None
         g = gast.BinOp(g, gast.Div(), gast.Constant(count, None))
-    return spread_against(g, shape_of(x, known), axis, keepdims, known)
+    shape = shape_of(x, known)
+    spread = spread_against(g, shape, axis, keepdims, known)
+    return None if spread is None else (spread, shape)
 
 
 def spread_against(g, shape, axis, keepdims, known):
-    """``(s, shape)``: ``s`` the cotangent ``g`` of a reduction along ``axis`` (with
-    ``keepdims``; constant nodes) of an array of ``shape``, as an expression that broadcasts
-    against that array (``g`` itself when a number or kept dims, else with the reduced axes
-    put back: :func:`_with_reduced_axes`); None when that cannot be told."""
+    """The cotangent ``g`` of a reduction along ``axis`` (with ``keepdims``; constant nodes)
+    of an array of ``shape``, as an expression that broadcasts against that array (``g``
+    itself when a number or kept dims, else with the reduced axes put back:
+    :func:`_with_reduced_axes`); None when that cannot be told."""
     scalar = shape_of(g, known) == ()
     kept = isinstance(keepdims, gast.Constant) and keepdims.value is True
-    if not (scalar or kept):
-        g = _with_reduced_axes(g, shape, axis, keepdims)
-        if g is None:
-            return None
-    return g, shape
+    return g if scalar or kept else _with_reduced_axes(g, shape, axis, keepdims)
 
 
 def _with_reduced_axes(g, shape, axis, keepdims):
