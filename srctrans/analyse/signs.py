@@ -38,7 +38,7 @@ import numpy as np
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.nodes import parameter_names
+from srctrans.nodes import number_literal, parameter_names
 from srctrans.treewalk import walk
 
 _NEVER_NEGATIVE = (np.exp, np.cosh, np.abs, np.absolute, np.square)
@@ -68,8 +68,7 @@ def bounded_names(function, positive):
         if _is_call(value, (np.tanh,)):
             return True
         return (isinstance(value, gast.BinOp) and isinstance(value.op, gast.Div)
-                and isinstance(value.left, gast.Constant) and type(value.left.value) in (int, float)
-                and math.isfinite(value.left.value)
+                and number_literal(value.left) and math.isfinite(value.left.value)
                 and (isinstance(value.right, gast.Name) and value.right.id in positive
                      or is_positive(value.right, ())))
     return frozenset(_names_whose_values(function, bounded))
@@ -125,13 +124,14 @@ def _never_negative(node, names):
         if _is_call(node, _NEVER_NEGATIVE):
             return not node.keywords
         if _is_call(node, (np.sqrt, np.sum)):
-            return _never_negative(node.args[0], names) and all(
-                k.arg in ("axis", "keepdims") for k in node.keywords)
-        if anno.get(node, Anno.CALLEE) is None and isinstance(node.func, gast.Attribute) \
+            operand = node.args[0]
+        elif anno.get(node, Anno.CALLEE) is None and isinstance(node.func, gast.Attribute) \
                 and node.func.attr == "sum" and not node.args:
-            return _never_negative(node.func.value, names) and all(      # an array's sum
-                k.arg in ("axis", "keepdims") for k in node.keywords)
-        return _is_variance(node)
+            operand = node.func.value                                  # an array's sum
+        else:
+            return _is_variance(node)
+        return _never_negative(operand, names) and all(
+            k.arg in ("axis", "keepdims") for k in node.keywords)
     if isinstance(node, gast.BinOp):
         if isinstance(node.op, gast.Pow):
             power = node.right
@@ -165,5 +165,4 @@ def _is_variance(call):
 
 
 def _positive_number(node):
-    return (isinstance(node, gast.Constant) and type(node.value) in (int, float)
-            and node.value > 0)
+    return number_literal(node) and node.value > 0
