@@ -12,6 +12,7 @@ import textwrap
 import numpy as np
 
 from srctrans import runtime
+from srctrans.runtime.branches import MissedBranch
 from srctrans.runtime.objects import UnseenCallee
 from srctrans.runtime.seeding import check_outputs, is_integer
 from srctrans import cache
@@ -165,7 +166,7 @@ class _Differentiated:
         repeat = self._repeat    # (never set for has_aux: its output is a pair)
         if repeat is not None and not kwargs and output_gradients is None:
             try:                                    # a call shaped like the last: the short path
-                gradients = repeat(self._fn, self._guarded(args))
+                gradients = self._repeated(repeat, args)
             except UnseenCallee:
                 gradients = None                    # the full path notes the callee
             except Exception as error:
@@ -177,10 +178,21 @@ class _Differentiated:
         except Exception as error:
             raise for_user(error, self._f, args, kwargs) from chained_cause(error)
 
+    def _repeated(self, repeat, args):
+        """The short path's gradients for ``args``, or None when they are not shaped like
+        the call it was made for, or when its code misses a branch (``MissedBranch``: the
+        short paths are dropped, and the full path runs the generic code)."""
+        try:
+            return repeat(self._fn, self._guarded(args))
+        except MissedBranch:
+            self._repeat = None
+            self._instance.repeats.clear()
+            return None
+
     def _call(self, args, output_gradients, kwargs):
         repeat = self._repeat
         if repeat is not None and not kwargs and output_gradients is None:
-            gradients = repeat(self._fn, self._guarded(args))   # (again: a callee was noted)
+            gradients = self._repeated(repeat, args)    # (again: a callee was noted)
             if gradients is not None:
                 return gradients
         selection = self._selection or self._select()
@@ -202,7 +214,18 @@ class _Differentiated:
         if self._self is not None and not self._self_selected:
             args = (self._self,) + args
         if self._specialize:
-            found = found.for_call(self._fn, args, kwargs)
+            variant = found.for_call(self._fn, args, kwargs)
+            try:
+                return self._run(variant, args, kwargs, values, selection, output_gradients)
+            except MissedBranch:       # a branch its specialised code had not taken: generic
+                if variant is found:
+                    raise
+                found = found.missed_branch(self._fn, args, kwargs)
+        return self._run(found, args, kwargs, values, selection, output_gradients)
+
+    def _run(self, found, args, kwargs, values, selection, output_gradients):
+        """The gradients (and value) of this call from the code of instance ``found``."""
+        if self._specialize:
             if (found.grad is not None and output_gradients is None and not self._with_value
                     and not self._has_aux):
                 raw = found.grad(*args, **kwargs)          # the fused gradient of a scalar output
@@ -221,6 +244,21 @@ class _Differentiated:
         if self._has_aux:                      # JAX's order: (g, aux), ((value, aux), g)
             return (out, result) if self._with_value else (result, out[1])
         return (out, result) if self._with_value else result
+
+
+def run_forward(found, fn, args, kwargs, specialize=True):
+    """``(out, residuals, instance)``: the forward pass of the instance of ``found`` (a
+    generic instance) for this call, specialised on its shapes with ``specialize``; the
+    generic code when the specialised code meets a branch it had not taken."""
+    if specialize:
+        variant = found.for_call(fn, args, kwargs)
+        try:
+            return (*variant.fwd(*args, **kwargs), variant)
+        except MissedBranch:
+            if variant is found:
+                raise
+            found = found.missed_branch(fn, args, kwargs)
+    return (*found.fwd(*args, **kwargs), found)
 
 
 def _outside_data(fn, data_names):
@@ -361,9 +399,7 @@ def vjp(f: Function, *args: Any, wrt: Wrt | None = None,
     for value, name in zip(values, selection.names):
         check_differentiable(value, name)
     found = cache.instance(fn, selection.names, optimize)
-    if specialize and optimize:
-        found = found.for_call(fn, call_args, kwargs)
-    out, residuals = found.fwd(*call_args, **kwargs)
+    out, residuals, found = run_forward(found, fn, call_args, kwargs, specialize and optimize)
     check_outputs(out[0] if has_aux else out)
     bwd = found.bwd
 

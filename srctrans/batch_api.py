@@ -360,7 +360,7 @@ def _specialised_gradient(grad_object, members):
         made = found.for_call(grad_object._fn, tuple(members), {}, now=True)
     except (SrcTransError, TypeError, ValueError):
         return None
-    if made.grad is None:
+    if made.grad is None or made.build.speculates:   # (a branch one member took, checked)
         return None
     return made.grad, selection.single
 

@@ -45,6 +45,11 @@ class Build:
         self.has_loops = True      # the function has a loop (names may change shape as it runs)
         self.path_dependent = ()   # names whose shape depends on the path a call takes
         self.path_conditions = ()  # (name, trip counters): its shape holds if each counted a step
+        self.branch_tests = ()     # (if test, enclosing (test, side) pairs) (analyse.branch_tests)
+        self.guessed_paths = ((), ())   # path_dependent, path_conditions when every if is taken
+        self.rebound_in_blocks = False  # measure by watching lines (fixed_shapes.rebound_in_blocks)
+        self.speculates = False    # it, or a callee, checks a branch it took as measured; set
+                                   # by the cache
         self.consulted = ()        # the callables whose rules the build looked up; set by the cache
         self.sites = {}            # call site through a value -> the kinds of callee compiled
 
@@ -87,6 +92,10 @@ class ForwardBuild:
         self.has_loops = True
         self.path_dependent = ()
         self.path_conditions = ()
+        self.branch_tests = ()
+        self.guessed_paths = ((), ())
+        self.rebound_in_blocks = False
+        self.speculates = False
 
     @property
     def source(self):

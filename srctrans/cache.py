@@ -195,10 +195,19 @@ def _recorded_build(fn, options, location, new_build):
     finally:
         _nesting[0] -= 1
     build.options = options
+    build.speculates = _speculates(build)
     if made:
         stored.save(fn, options, build)
     _builds.setdefault(_build_key(fn, options), []).append(build)
     return build
+
+
+def _speculates(build):
+    """Whether ``build`` (built for ``build.options``), or a callee's, checks as it runs a
+    branch it took as the measuring call did (``runtime.branches``)."""
+    mode, *_, shapes = build.options
+    own = mode == "reverse" and bool(shapes) and any(checked for _, _, checked in shapes[2])
+    return own or any(found.build.speculates for _, found in build.callees)
 
 
 def _instance_for(fn, options):
@@ -213,7 +222,7 @@ class Instance(Assumed):
     (:class:`~srctrans.assumed.Assumed`), and the code specialised on the shapes of its calls
     (:meth:`for_call`)."""
 
-    __slots__ = ("fwd", "bwd", "grad", "build", "variants", "repeats", "_seen")
+    __slots__ = ("fwd", "bwd", "grad", "build", "variants", "repeats", "missed", "_seen")
 
     def __init__(self, fn, fwd, bwd, *rest):
         *fused, build = rest
@@ -227,6 +236,7 @@ class Instance(Assumed):
         self.variants = {}                   # shape key -> specialised Instance
         self._seen = set()                   # shape keys called once, not yet specialised
         self.repeats = {}                    # the short paths of api.grad for calls of this instance
+        self.missed = set()                  # shape keys whose specialised code missed a branch
         self._assume(fn, build)
 
     def _shape_key(self, fn, args, kwargs):
@@ -273,6 +283,16 @@ class Instance(Assumed):
             variant = self.variants[key] = self._specialised(fn, args, kwargs)
         return variant
 
+    def missed_branch(self, fn, args, kwargs):
+        """This (generic) instance, run from now on for calls with this call's shape key:
+        its specialised code took a branch this call did not (``runtime.MissedBranch``)."""
+        key = self._shape_key(fn, args, kwargs)
+        if key is not None:
+            self.variants[key] = self
+            self.missed.add(key)
+        self.repeats.clear()               # (a short path may run the specialised code)
+        return self
+
     @property
     def specialised(self):
         """Whether this instance's code is specialised on a call's shapes (made by
@@ -295,6 +315,9 @@ class Instance(Assumed):
             return ("an argument is neither an array, a number, a string, None, nor a "
                     "container or object of those (a function, say, or a call through a value)")
         variant = self.variants.get(key)
+        if key in self.missed:
+            return ("a call with these shapes took a branch its specialised code had not "
+                    "taken (a test of values, not of shapes)")
         if variant is self:
             return "its values are complex (complex values run the generic code)"
         if variant is None:
@@ -303,25 +326,29 @@ class Instance(Assumed):
 
     def _specialised(self, fn, args, kwargs):
         watched = {code: Watched() for code in watched_callees(self.build)}
-        (out, residuals), values, varying = self._probe(self.fwd, args, kwargs, watched)
+        (out, residuals), values, varying, taken = self._probe(self.fwd, args, kwargs, watched)
         check_outputs(out[0] if has_aux(fn) else out)      # (output, aux): aux is any value
         if any(map(is_complex, values.values())) or is_complex(out):
             return self       # complex values run the generic code (docs/complex.md)
         _, wrt, optimize, unconnected_zero, _ = self.build.options
         return instance(fn, wrt, optimize, unconnected_zero,
-                        shapes=measure(self.build, out, residuals, values, varying, watched))
+                        shapes=measure(self.build, out, residuals, values, varying, watched,
+                                       taken=taken))
 
-    def _probe(self, generated, args, kwargs, watched=None):
-        """``(generated(*args, **kwargs), its local values, varying names)``: the values
-        whose shape another call with this shape key may change (they changed during the
-        run, depend on the path, or a ``while`` loop that carries them ran no step) are
-        named in ``varying`` and left out of the values. ``watched`` maps the code of
-        callees' forward passes (``watched_callees``) to a :class:`Watched` that gets
-        their locals, watched alike over all their calls in the run."""
+    def _probe(self, generated, args, kwargs, watched=None, guess=True):
+        """``(generated(*args, **kwargs), its local values, varying names, taken)``: the
+        values whose shape another call with this shape key may change (they changed during
+        the run, depend on the path, or a ``while`` loop that carries them ran no step) are
+        named in ``varying`` and left out of the values; ``taken`` is the branches the run
+        took, when specialised code may take them alone (``measuring.settled``, with
+        ``guess``). ``watched`` maps the code of callees' forward passes
+        (``watched_callees``) to a :class:`Watched` that gets their locals, watched alike
+        over all their calls in the run."""
         out, values, varying = run_keeping_locals(generated, args, kwargs,
-                                                   watch_lines=self.build.has_loops,
+                                                   watch_lines=self.build.has_loops
+                                                   or self.build.rebound_in_blocks,
                                                    callees=watched or {})
-        return out, *settled(self.build, values, varying)
+        return out, *settled(self.build, values, varying, guess)
 
 
 MAX_SPECIALISATIONS = 8
@@ -368,7 +395,8 @@ def _new_build(fn, options, location):
         with REGISTRY.recording() as consulted:
             build = with_location(pipeline.build_reverse, fn, location, wrt, build_callee,
                                    optimize, unconnected_zero, dict(own_shapes) or None, gradient,
-                                   dict(tests))
+                                   {name: value for name, value, _ in tests},
+                                   {name for name, _, checked in tests if checked})
     build.consulted = list(consulted.values())
     build.callees = tuple(callees)
     build.callee_residuals = build_callee.residuals
@@ -438,7 +466,7 @@ class ForwardInstance(Instance):
         return self.fwd
 
     def _specialised(self, fn, args, kwargs):
-        out, values, _ = self._probe(self.jvp, args, kwargs)
+        out, values, _, _ = self._probe(self.jvp, args, kwargs, guess=False)
         if any(map(is_complex, values.values())) or is_complex(out):
             return self       # complex values run the generic code (docs/complex.md)
         shapes = tuple(sorted((name, np.shape(value)) for name, value in values.items()

@@ -281,10 +281,12 @@ def _gradient_function(fn, names, call_args):
     """The generated gradient of ``fn`` (a tuple per selected name) for these arguments.
 
     The gradient specialised on the arguments' shapes when srctrans can make
-    one (no generic helpers, so its JVP is plain NumPy), else the generic one.
+    one (no generic helpers, so its JVP is plain NumPy), else the generic one; the generic
+    one too when the specialised one takes a branch as the measuring call took it, checked
+    as it runs (``Build.speculates``): a derivative of it would hold only on that branch.
     """
     found = cache.instance(fn, names, True, True).for_call(fn, call_args, {}, now=True)
-    if found.grad is not None:
+    if found.grad is not None and not found.build.speculates:
         return found.grad
     return cache.gradient_instance(fn, names).grad
 

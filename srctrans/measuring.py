@@ -90,14 +90,16 @@ def stores_by_line(code):
 
 
 def measure(build, out, residuals, values=None, varying=frozenset(), watched=None,
-            own_call=True):
+            own_call=True, taken=None):
     """The shapes a specialised build of ``build`` needs, from one run's values.
 
     Returns ``(own, callees, tests)``: (name, shape) pairs of the forward
     pass's local values (``values``, else just the residuals) and of the
     output's cotangent, (residual name, measurement) pairs for each called
-    user function, measured on the residuals it saved, and (name, bool) pairs
-    of the tests the shape key decides (``Build.keyed_tests``) as they ran. Names in ``varying``
+    user function, measured on the residuals it saved, and (name, bool, checked) triples
+    of the tests the shape key decides (``Build.keyed_tests``) as they ran (checked False)
+    and, given ``taken`` (``settled``), of every other test as it ran, which the specialised
+    code checks as it runs (checked True: ``runtime.branches``). Names in ``varying``
     changed shape during the run: they get none; nor do a callee's names
     whose shape depends on its path. A watched callee (:func:`watches`) is measured
     on the locals the run watched in all its calls (``watched``: ``watched_callees``),
@@ -124,12 +126,13 @@ def measure(build, out, residuals, values=None, varying=frozenset(), watched=Non
             own[name] = np.shape(value)
     if has_shape(out) and build.seed not in varying:
         own[build.seed] = np.shape(out)
-    tests = tuple(sorted((name, bool(values[name])) for name, operands in build.keyed_tests
-                         if name in (values or {}) and name not in varying
-                         and _is_bool(values[name])
-                         and (not operands or own_call and all(
-                             _held_by_value(_read(values, path)) for path in operands))))
-    return tuple(sorted(own.items())), tuple(sorted(callees.items())), tests
+    decided = {name: bool(values[name]) for name, operands in build.keyed_tests
+               if name in (values or {}) and name not in varying and _is_bool(values[name])
+               and (not operands or own_call and all(
+                   _held_by_value(_read(values, path)) for path in operands))}
+    tests = [(name, value, False) for name, value in decided.items()]
+    tests += [(name, value, True) for name, value in (taken or {}).items() if name not in decided]
+    return tuple(sorted(own.items())), tuple(sorted(callees.items())), tuple(sorted(tests))
 
 
 def measure_callee(callee, residuals, watched):
@@ -140,23 +143,50 @@ def measure_callee(callee, residuals, watched):
     seen = watched.get(callee.fwd.__code__)
     if seen is None or seen.calls == 0:   # its names may change shape as its loops run
         return (), (), ()                 # (u = xs[i] over [array, float]): generic
-    values, varying = settled(callee.build, dict(seen.values), seen.varying)
-    return measure(callee.build, None, residuals, values, varying, watched, own_call=False)
+    values, varying, taken = settled(callee.build, dict(seen.values), seen.varying)
+    return measure(callee.build, None, residuals, values, varying, watched, own_call=False,
+                   taken=taken)
 
 
-def settled(build, values, varying):
-    """``(values, varying)`` of a watched run of ``build``'s forward pass, with the names
-    whose shape another call with the same key may change (path dependent, or carried by a
-    ``while`` loop that ran no step) counted as varying and left out of the values."""
+def settled(build, values, varying, guess=True):
+    """``(values, varying, taken)`` of a watched run of ``build``'s forward pass, with the
+    names whose shape another call with the same key may change (path dependent, or carried
+    by a ``while`` loop that ran no step) counted as varying and left out of the values.
+
+    With ``guess``, ``taken`` maps each ``if`` test to the bool it held when the run decided
+    every ``if`` it reached (``analyse.branch_tests.taken_branches``): code specialised to
+    take those branches, checked as it runs, is straight-line, so only the names a loop
+    changes are path dependent. Else (or when some ``if`` stayed undecided) ``taken`` is
+    None and the branches' names are."""
     # a keyed test's value is decided by the key on whichever path computes it
     keyed = {name for name, _ in build.keyed_tests}
-    varying = set(varying) | (set(build.path_dependent) - keyed)
-    for name, counters in build.path_conditions:             # a while loop that ran no step
+    taken = taken_branches(build.branch_tests, values, varying) if guess else None
+    if taken is None:
+        dependent, conditions = build.path_dependent, build.path_conditions
+    else:
+        dependent, conditions = build.guessed_paths
+        keyed |= set(taken)
+    varying = set(varying) | (set(dependent) - keyed)
+    for name, counters in conditions:                        # a while loop that ran no step
         if any(not isinstance(values.get(c), int) or values[c] < 1 for c in counters):
             varying.add(name)
     for name in varying:
         values.pop(name, None)
-    return values, varying
+    return values, varying, taken
+
+
+def taken_branches(tests, values, varying):
+    """``{test: bool}`` of each test of ``tests`` (``analyse.branch_tests``) that held one bool
+    in the measuring run (``values``, not ``varying``), when every other lies in a branch the
+    run did not take; else None (some reached ``if`` is undecided)."""
+    taken = {name: bool(values[name]) for name, _ in tests
+             if name is not None and name in values and name not in varying
+             and _is_bool(values[name])}
+    for name, enclosing in tests:
+        if name not in taken and not any(outer in taken and taken[outer] is not side
+                                         for outer, side in enclosing):
+            return None
+    return taken
 
 
 class Watched:
@@ -185,8 +215,8 @@ class Watched:
 def watches(build):
     """Whether a callee's forward pass is watched as it runs: it has loops (a name may
     change shape as they run), or tests its shape key decides (whose values the
-    specialised build takes its branches by: ``len(args) > 1``)."""
-    return build.has_loops or bool(build.keyed_tests)
+    specialised build takes its branches by: ``len(args) > 1``), or any ``if``."""
+    return build.has_loops or bool(build.keyed_tests) or bool(build.branch_tests)
 
 
 def watched_callees(build):

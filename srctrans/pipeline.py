@@ -228,14 +228,14 @@ def _find_activity(unit):
 
 
 def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, shapes=None,
-                  gradient=None, tests=None):
+                  gradient=None, tests=None, checked=frozenset()):
     """Compile the forward and backward passes of ``fn`` with respect to ``wrt``.
 
     ``shapes`` (name -> shape of the forward values the backward pass reads,
     measured on a call of this same build without ``shapes``) specialises the
     backward pass on them; ``tests`` (name -> bool, measured alike) are the values of the
     tests the shape key decides, whose ``if`` statements become the branch they took
-    (``optimise.keyed_branches``).
+    (``optimise.keyed_branches``), and of those ``checked`` as the code runs.
 
     ``gradient`` ``"tuple"`` or ``"single"`` also emits ``NAME_grad``, the
     gradient of the output's sum as one plain function (a tuple of gradients,
@@ -244,8 +244,11 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     """
     unit, itself, data_names = _front_end(fn, wrt, build_callee, "reverse")
     facts = ShapeFacts(unit, optimize and shapes is None)
+    # an argument the generic code connects to the output, through a branch folded away
+    # here, has a zero gradient (the generic code's), not an unconnected one
+    connected = {name for name in unit.wrt if name in unit.active} if tests else set()
     if tests:                             # specialised: the branches the shape key decides
-        fold_keyed_branches(unit.function, tests)
+        fold_keyed_branches(unit.function, tests, checked, unit.aliases)
         # a branch's names may be reassigned in it (a block's are: the reverse pass saves what
         # they overwrite); in the function's own block now, they are renamed as SSA does there
         rename_reassignments(unit.function, unit.namer)
@@ -274,7 +277,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
         shapes = infer_shapes(statements, shapes, facts.parameters)   # what the probe missed
         use_array_methods(result.forward, shapes)
         read_entries_uncopied(result.forward, shapes)
-    gradients = [_gradient_expression(unit, name, adjoint, unconnected_zero)
+    gradients = [_gradient_expression(unit, name, adjoint, unconnected_zero or name in connected)
                  for name, adjoint in zip(unit.wrt, result.gradients)]
     backward = result.backward
     _trace("reverse", lambda: _block_text(backward))

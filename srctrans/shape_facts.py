@@ -14,10 +14,11 @@ import numpy
 
 from srctrans import annotations as anno
 from srctrans.analyse.indices import Indexing
+from srctrans.analyse.branch_tests import branch_tests
 from srctrans.analyse.keyed_tests import keyed_tests
 from srctrans.annotations import Anno
 from srctrans.nodes import parameter_names
-from srctrans.analyse.fixed_shapes import path_dependent_names, shape_obstacle
+from srctrans.analyse.fixed_shapes import path_dependent_names, rebound_in_blocks, shape_obstacle
 from srctrans.treewalk import walk
 
 
@@ -45,6 +46,8 @@ class ShapeFacts:
         self.keyed_tests = ()
         self.value_floats = ()
         self.path_dependent, self.path_conditions = set(), {}
+        self.branch_tests, self.guessed = (), (set(), {})
+        self.rebound_in_blocks = False
 
     def find_paths(self, statements):
         """The names of ``statements`` (those the measuring call runs) whose shape depends
@@ -55,15 +58,21 @@ class ShapeFacts:
             # (not 0-d arrays): its branches' shapes stay path dependent
             by_shape = {name for name, operands in keyed.items() if not operands}
             self.path_dependent, self.path_conditions = path_dependent_names(statements, by_shape)
+            self.rebound_in_blocks = rebound_in_blocks(statements, self.parameters)
             self.keyed_tests = tuple(sorted(keyed.items()))
             self.value_floats = tuple(sorted(roots))
+            # specialised code that takes every if as the measuring call did is straight-line
+            self.branch_tests = branch_tests(statements)
+            self.guessed = path_dependent_names(
+                statements, by_shape | {name for name, _ in self.branch_tests})
 
     def same_shape(self, name, like):
         """``name`` has the shape of ``like`` (the output's cotangent, the output's)."""
-        if like in self.path_dependent:
-            self.path_dependent.add(name)
-        if like in self.path_conditions:
-            self.path_conditions[name] = self.path_conditions[like]
+        for names, conditions in ((self.path_dependent, self.path_conditions), self.guessed):
+            if like in names:
+                names.add(name)
+            if like in conditions:
+                conditions[name] = conditions[like]
 
     def record(self, build, data_names):
         build.follows_inputs = self.follows_inputs
@@ -76,8 +85,11 @@ class ShapeFacts:
         build.value_floats = self.value_floats
         build.has_loops = self.has_loops
         build.path_dependent = tuple(sorted(self.path_dependent))
-        build.path_conditions = tuple((name, tuple(sorted(counters)))
-                                      for name, counters in sorted(self.path_conditions.items()))
+        build.path_conditions = _conditions(self.path_conditions)
+        build.branch_tests = self.branch_tests
+        build.rebound_in_blocks = self.rebound_in_blocks
+        names, conditions = self.guessed
+        build.guessed_paths = (tuple(sorted(names)), _conditions(conditions))
 
 
 # Calls that turn numbers into integers: after them a float's value may decide a shape.
@@ -109,3 +121,8 @@ def nonlocal_data(function, resolver):
             if isinstance(root, gast.Name):
                 called.add(root.id)
     return tuple(sorted(names - called))
+
+
+def _conditions(conditional):
+    """``path_dependent_names``'s conditional names as sorted ``(name, counters)`` pairs."""
+    return tuple((name, tuple(sorted(counters))) for name, counters in sorted(conditional.items()))

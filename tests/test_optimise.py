@@ -266,19 +266,24 @@ def test_a_spread_read_by_several_products_or_a_square():
     X = _rng(0).standard_normal((6, 4))
     y = _rng(1).standard_normal(6)
     source = _fused_source(control.piecewise_loss, (w, X, 2.0 * y))        # the middle branch
-    assert "dw = X.T @ r" in source and "rt.unreduce" not in source.split("if _cond_2:")[1]
+    # the branches taken as the measuring call took them, checked as the code runs
+    assert "rt.expect_branch(scale > 4.0, False)" in source and "if " not in source
+    assert "dw = X.T @ r" in source and "rt.unreduce" not in source
     for x, c in [(_rng(2).standard_normal(3), 1.0), (_rng(3).standard_normal(3), -1.0)]:
         st.check_grads(control.products_of_a_spread_seed, (x, c), wrt=(0,), seed=4)
 
 
 @pytest.mark.parametrize("scale", [0.01, 2.0, 30.0])
 def test_a_gradient_added_after_a_branch_moves_into_it(scale):
-    """Each branch adds X.T @ r itself; the one that had only zeros for dw does not add them."""
+    """The specialised code keeps the branch the measuring call took (checked as it runs),
+    which adds X.T @ r itself: no zeros for dw, one product. (Where the branches stay, each
+    adds its own: test_a_sum_after_an_if_moves_into_both_branches_with_what_computes_it.)"""
     w = np.array([0.3, -0.2, 0.5, 0.1])
     X = _rng(0).standard_normal((6, 4))
     y = _rng(1).standard_normal(6)
     source = _fused_source(control.piecewise_loss, (w, X, scale * y))
-    assert "zeros" not in source and source.count("X.T @") == 3
+    assert "zeros" not in source and source.count("X.T @") == 1
+    assert "rt.expect_branch(scale > 4.0, " in source and not re.search(r"^\s*if ", source, re.M)
     for other in (0.01, 2.0, 30.0):                        # every path, on the specialised code
         st.check_grads(control.piecewise_loss, (w, X, other * y), wrt=(0,), seed=5)
 

@@ -1,8 +1,10 @@
 """An ``if`` on an argument's value (``if clip > 0:``) is decided by the shape key when the
 values it compares are numbers the key holds by value (``analyse.keyed_tests``): the code
 specialised for a call takes that branch alone, with no tape and no test. A call whose
-values differ, or are arrays (whose values the key never holds), gets other code, and a
-helper's test of values its caller computed stays a branch."""
+values differ gets other code. A test the key does not decide (of an array's value, or a
+helper's test of values its caller computed) takes the branch the measuring call took,
+checked as the code runs (``runtime.branches``); a call that takes the other branch runs the
+generic code."""
 
 import numpy as np
 import pytest
@@ -17,6 +19,15 @@ def clipped_loss(w, X, y, clip):
     r = X @ w - y
     if clip > 0:
         r = np.clip(r, -clip, clip)
+    else:
+        r = r * 1.5
+    return np.sum(r ** 2)
+
+
+def bounded_loss(w, X, y, bound):       # clipped_loss, for a test of its own cache
+    r = X @ w - y
+    if bound > 0:
+        r = np.clip(r, -bound, bound)
     else:
         r = r * 1.5
     return np.sum(r ** 2)
@@ -96,10 +107,21 @@ def test_every_call_takes_its_own_branch(clips):
                                    rtol=1e-6, atol=1e-8)
 
 
-def test_an_array_bound_keeps_the_branch():
+def test_an_array_bound_takes_the_measured_branch_and_checks_it():
+    """A 0-d array's value is no part of the key: the specialised code takes the branch the
+    measuring call took and checks the test as it runs; a call that takes the other branch
+    runs the generic code, from then on for that key."""
     w, X, y = _data()
-    fused = _fused(st.source(clipped_loss, args=(w, X, y, np.array(0.7))))
-    assert any("if " in line for line in fused)
+    fused = _fused(st.source(bounded_loss, args=(w, X, y, np.array(0.7))))
+    assert not any("if " in line for line in fused)
+    assert "rt.expect_branch(bound > 0, True)" in "\n".join(fused)
+    g = st.grad(bounded_loss)
+    for bound in (0.7, 0.7, 0.7, -1.0, 0.7, -1.0):      # generic, specialised, short path, missed
+        bound = np.array(bound)
+        np.testing.assert_allclose(g(w, X, y, bound), _numeric(bounded_loss, w, X, y, bound),
+                                   rtol=1e-6, atol=1e-8)
+    found = st.cache.instance(bounded_loss, ("w",))
+    assert "took a branch" in found.why_generic(bounded_loss, (w, X, y, np.array(-1.0)), {})
 
 
 def test_strings_and_several_tests():

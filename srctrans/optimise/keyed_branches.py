@@ -3,9 +3,13 @@
 Requires: a function in A-normal form, before it is differentiated, and the values its
 keyed tests (``analyse.keyed_tests``: the class of an argument, a key of a dict argument,
 ``v is None``, ``len(args) > 1``, ``X.ndim != 2``) had in the call the code is specialised
-on. A branch that only raises (an argument check) is dropped with its ``if``.
+on, and the values of the other tests the measuring call decided, which are checked as
+the code runs (``runtime.branches``). A branch that only raises (an argument check) is
+dropped with its ``if``.
 Guarantees: every call with the same shape key takes the same branch of an ``if`` on
-such a test, so the ``if`` is replaced by that branch. A method called through ``self``
+a keyed test, so the ``if`` is replaced by that branch; an ``if`` on a checked test is
+replaced by ``rt.expect_branch(test, taken)`` and the branch, so a call whose test goes
+the other way raises ``MissedBranch`` (the API then runs the generic code). A method called through ``self``
 desugars to a test of ``self``'s class and a call in each branch (the method, or a call
 through the value for another class); in a loop its derivative pushes the test, and the
 residuals of whichever branch ran, on the tape at every step, and pops them in the
@@ -20,15 +24,20 @@ backward pass. Specialised, the method is called as straight-line code::
 
 import gast
 
+from srctrans.nodes import load, resolved_runtime_call
 from srctrans.optimise.dce import name_counts
 from srctrans.treewalk import walk
 
 
-def fold_keyed_branches(function, tests):
+def fold_keyed_branches(function, tests, checked=frozenset(), aliases=None):
     """``function`` (changed in place) with each ``if`` on a name of ``tests`` (name -> the
     bool it held), or on a copy of one (``_cond = _and``: the measured run's code kept
-    the name the copies read), replaced by the branch it took."""
-    tests = {**tests, **_copied_tests(function, tests)}
+    the name the copies read), replaced by the branch it took; the branch of a test of
+    ``checked`` (or of a copy of one) is headed by ``rt.expect_branch(test, taken)`` (the
+    runtime package's alias in ``aliases``)."""
+    copies = _copied_tests(function, tests)
+    checked = set(checked) | {name for name, source in copies.items() if source in checked}
+    tests = {**tests, **{name: tests[source] for name, source in copies.items()}}
     pending = [function]
     while pending:
         owner = pending.pop()
@@ -41,7 +50,10 @@ def fold_keyed_branches(function, tests):
                 stmt = unseen.pop()
                 if (isinstance(stmt, gast.If) and isinstance(stmt.test, gast.Name)
                         and stmt.test.id in tests):
-                    unseen.extend(reversed(stmt.body if tests[stmt.test.id] else stmt.orelse))
+                    taken = tests[stmt.test.id]
+                    unseen.extend(reversed(stmt.body if taken else stmt.orelse))
+                    if stmt.test.id in checked:
+                        folded.append(_expectation(stmt, taken, aliases))
                 else:
                     folded.append(stmt)
             block[:] = [s for s in folded if not isinstance(s, gast.Pass)] or [gast.Pass()]
@@ -49,9 +61,16 @@ def fold_keyed_branches(function, tests):
     return function
 
 
+def _expectation(branch, taken, aliases):
+    """``rt.expect_branch(test, taken)`` of the ``if`` statement ``branch``, at its line."""
+    call = resolved_runtime_call(aliases, "expect_branch",
+                                 [load(branch.test.id), gast.Constant(taken, None)])
+    return gast.copy_location(gast.Expr(call), branch)
+
+
 def _copied_tests(function, tests):
-    """The names assigned once a copy of a name of ``tests`` (or of such a copy), with its
-    value."""
+    """The names assigned once a copy of a name of ``tests`` (or of such a copy), with the
+    name of ``tests`` it copies."""
     stores, _ = name_counts([function])
     copies = {node.targets[0].id: node.value.id for node in walk(function)
               if isinstance(node, gast.Assign) and len(node.targets) == 1
@@ -64,5 +83,5 @@ def _copied_tests(function, tests):
             seen.add(source)
             source = copies[source]
         if source in tests:
-            found[name] = tests[source]
+            found[name] = source
     return found

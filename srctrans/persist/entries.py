@@ -29,11 +29,12 @@ from srctrans.persist.fingerprint import (
 from srctrans.parse.resolve import MISSING, current_value
 from srctrans.rules import REGISTRY
 
-FORMAT = 2
+FORMAT = 3
 # what specialising a build on a call's shapes needs (shape_facts.ShapeFacts), in both modes
 _SHAPE_FACTS = ("follows_inputs", "shape_obstacle", "data_names", "float_values_matter",
                 "indexes_by_arguments", "fed_callees", "keyed_tests", "value_floats",
-                "has_loops", "path_dependent", "path_conditions")
+                "has_loops", "path_dependent", "path_conditions", "branch_tests", "guessed_paths",
+                "rebound_in_blocks")
 _REVERSE_FACTS = ("residuals", "seed", "tape_index") + _SHAPE_FACTS
 _rules = [None, None]          # [REGISTRY.version, of_user_rules] of the last computation
 

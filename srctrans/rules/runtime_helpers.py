@@ -313,6 +313,7 @@ REGISTRY.nondifferentiable(rt.position, rt.slice_position)     # positions in a 
 REGISTRY.nondifferentiable(rt.keys_of, rt.has_key, rt.sort_order, rt.best_index,
                            rt.sequence_length)
 REGISTRY.nondifferentiable(rt.has_class, rt.is_same, rt.unseen_callee)   # calls through values
+REGISTRY.nondifferentiable(rt.expect_branch)          # a branch specialised code took as measured
 REGISTRY.nondifferentiable(rt.checkpoint_plan, rt.checkpoint_keeps,   # which steps a checkpointed
                            rt.checkpoint_start)                        # loop keeps, restores
 REGISTRY.nondifferentiable(rt.range_stop, rt.counted)    # a counted while loop's ints

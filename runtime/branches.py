@@ -1,0 +1,24 @@
+"""Branches specialised code took as the measuring call took them, checked as it runs.
+
+Specialised code (``cache.Instance.for_call``) is built for one shape key. A test the key
+decides (an argument's class, a dict's keys, ``v is None``) takes the same branch on every
+call with the key, so the specialised code keeps that branch alone. Any other ``if`` whose
+test took the same value all through the measuring call (``np.all(np.isinf(df))`` of a
+float attribute, ``len(axes) == 1`` of an axis computed in a helper) is kept as that branch
+too, as a JIT compiler keeps the branch a guard checks: specialised code tests it with
+:func:`expect_branch`, which raises :class:`MissedBranch` when a call takes the other one.
+The API then gives that shape key the generic code for good and runs the call again there
+(the forward pass runs once more for that call, as on the call that specialised it).
+"""
+
+
+class MissedBranch(Exception):
+    """A call of specialised code took a branch the measuring call had not taken."""
+
+
+def expect_branch(test, taken):
+    """Nothing when ``bool(test)`` is ``taken`` (the branch the specialised code keeps);
+    else raise :class:`MissedBranch`."""
+    if bool(test) is not taken:
+        raise MissedBranch(f"a test the specialised code took as {taken} was {not taken}: "
+                           "this call runs the generic code")

@@ -1,0 +1,179 @@
+"""Branches specialised code takes as the measuring call took them, checked as it runs
+(``analyse/branch_tests.py``, ``measuring.taken_branches``, ``runtime/branches.py``): a
+test the shape key does not decide (an array's value, a helper's test of what its caller
+computed) is folded like a keyed one and headed by ``rt.expect_branch``; a call that takes
+the other branch runs the generic code, from then on for its shape key, in every API."""
+
+import gast
+import numpy as np
+import pytest
+
+import srctrans as st
+from srctrans import runtime
+from srctrans.analyse.branch_tests import branch_tests
+from srctrans.analyse.fixed_shapes import rebound_in_blocks
+from srctrans.measuring import taken_branches
+from srctrans.runtime.branches import MissedBranch
+
+R = np.random.default_rng(41)
+
+
+def _statements(text):
+    return gast.parse(text).body
+
+
+def test_each_if_is_listed_with_the_tests_and_sides_around_it():
+    found = branch_tests(_statements(
+        "if a:\n    if b:\n        x = 1\n    else:\n        if c:\n            x = 2\n"
+        "for i in r:\n    if d:\n        y = 1\nif e.f:\n    z = 1"))
+    assert found == (("a", ()), ("b", (("a", True),)), ("c", (("a", True), ("b", False))),
+                     ("d", ()), (None, ()))
+
+
+@pytest.mark.parametrize("values, varying, taken", [
+    ({"a": True, "b": False, "c": True, "d": np.bool_(False)}, (),
+     {"a": True, "b": False, "c": True, "d": False}),
+    ({"a": False, "d": True}, (), {"a": False, "d": True}),     # b and c lie in a branch not taken
+    ({"a": True, "b": True, "d": True}, (), {"a": True, "b": True, "d": True}),   # c: in b's else
+    ({"a": True, "b": False, "d": True}, (), None),             # c was reached, not decided
+    ({"a": True, "b": True, "d": True}, ("d",), None),          # d changed as its loop ran
+    ({"a": True, "b": True, "d": 1.0}, (), None),               # d is not a bool
+])
+def test_the_branches_taken_are_given_only_when_every_if_reached_is_decided(values, varying,
+                                                                            taken):
+    tests = branch_tests(_statements(
+        "if a:\n    if b:\n        x = 1\n    else:\n        if c:\n            x = 2\n"
+        "for i in r:\n    if d:\n        y = 1"))
+    assert taken_branches(tests, values, set(varying)) == taken
+
+
+@pytest.mark.parametrize("text, rebound", [
+    ("if c:\n    s = f(s)", True),              # a parameter rebound in a block
+    ("if c:\n    t = f(s)\nt = g(t)", True),      # assigned in a block and outside it
+    ("if c:\n    t = f(s)\nelse:\n    t = g(s)", True),
+    ("t = f(s)\nu = g(t)", False),                 # straight-line code: SSA renamed it
+    ("if c:\n    t = f(s)\n    u = g(t)", False),  # each assigned once
+])
+def test_a_name_rebound_in_a_block_makes_the_measuring_run_watch_lines(text, rebound):
+    assert rebound_in_blocks(_statements(text), ("s",)) is rebound
+
+
+def test_expect_branch_raises_when_the_test_goes_the_other_way():
+    runtime.expect_branch(np.bool_(True), True)
+    runtime.expect_branch(0.0 > 1.0, False)
+    with pytest.raises(MissedBranch):
+        runtime.expect_branch(np.array(2.0) > 1.0, False)
+
+
+def log_density(x, df):
+    """A helper with a test of a value its caller passes (as scipy.stats.t._logpdf)."""
+    if np.all(np.isinf(df)):
+        return -0.5 * x * x
+    return -0.5 * (df + 1.0) * np.log1p(x * x / df)
+
+
+def t_loss(w, X, y, df):
+    z = y - X @ w
+    return -np.sum(log_density(z, df))
+
+
+def clipped(w, X, y, bound):
+    r = X @ w - y
+    if np.max(np.abs(r)) > bound:
+        r = np.clip(r, -bound, bound)
+    return np.sum(r ** 2)
+
+
+def _numeric(fn, args, eps=1e-6):
+    w = args[0]
+    out = np.zeros_like(w)
+    for k in range(w.size):
+        e = np.zeros_like(w)
+        e.flat[k] = eps
+        out.flat[k] = (fn(w + e, *args[1:]) - fn(w - e, *args[1:])) / (2 * eps)
+    return out
+
+
+def _data(n=7):
+    X = R.standard_normal((n, 3))
+    return R.standard_normal(3) * 0.5, X, R.standard_normal(n)
+
+
+def test_a_helpers_test_of_its_callers_value_is_folded_and_checked():
+    w, X, y = _data()
+    text = st.source(t_loss, args=(w, X, y, 5.0))
+    fused = text[text.index("def log_density_fwd"):]
+    assert "rt.expect_branch(np.all(np.isinf(df)), False)" in fused and "tape" not in fused
+    g = st.grad(t_loss)
+    for df in (5.0, 5.0, 5.0, np.inf, 3.0, np.inf):      # generic, specialised, short, missed
+        np.testing.assert_allclose(g(w, X, y, df), _numeric(t_loss, (w, X, y, df)),
+                                   rtol=1e-6, atol=1e-8)
+
+
+def test_a_missed_branch_runs_the_generic_code_in_every_api():
+    w, X, y = _data()
+    small, large = 0.1, 1e6                    # clipped; not clipped (same shapes)
+    g = st.grad(clipped)
+    for bound in (large, large, large):
+        g(w, X, y, bound)
+    variant = st.cache.instance(clipped, ("w",)).variants
+    assert any(v.build.speculates for v in variant.values())
+    np.testing.assert_allclose(g(w, X, y, small), _numeric(clipped, (w, X, y, small)),
+                               rtol=1e-6, atol=1e-8)
+    assert "took a branch" in st.cache.instance(clipped, ("w",)).why_generic(
+        clipped, (w, X, y, small), {})
+    np.testing.assert_allclose(g(w, X, y, large), _numeric(clipped, (w, X, y, large)),
+                               rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("api", ["vjp", "value_and_grad", "jacobian", "hessian", "vmap",
+                                 "export"])
+def test_each_api_is_right_on_both_branches_after_specialising_on_one(api, tmp_path):
+    w, X, y = _data()
+    small, large = 0.1, 1e6
+    # a function of its own per api: each test starts from an empty cache for it
+    namespace = {"np": np}
+    source = ("def f(w, X, y, bound):\n    r = X @ w - y\n"
+              "    if np.max(np.abs(r)) > bound:\n        r = np.clip(r, -bound, bound)\n"
+              "    return np.sum(r ** 2)\n")
+    path = tmp_path / f"checked_{api}.py"
+    path.write_text(source)
+    exec(compile(source, str(path), "exec"), namespace)
+    f = namespace["f"]
+    order = (large, large, large, small, large, small)
+    for bound in order:
+        want = _numeric(f, (w, X, y, bound))
+        if api == "vjp":
+            _, pullback = st.vjp(f, w, X, y, bound)
+            got = pullback(1.0)[0]
+        elif api == "value_and_grad":
+            value, got = st.value_and_grad(f)(w, X, y, bound)
+            assert np.isclose(value, f(w, X, y, bound))
+        elif api == "jacobian":
+            got = st.jacobian(f)(w, X, y, bound)
+        elif api == "hessian":
+            h = st.hessian(f)(w, X, y, bound)
+            step = 1e-5
+            columns = [(_numeric(f, (w + step * e, X, y, bound))
+                        - _numeric(f, (w - step * e, X, y, bound))) / (2 * step)
+                       for e in np.eye(3)]
+            np.testing.assert_allclose(h, np.array(columns).T, rtol=1e-4, atol=1e-4)
+            continue
+        elif api == "vmap":
+            batched = st.vmap(st.grad(f), in_axes=(0, None, None, None))
+            got = batched(np.stack([w, w]), X, y, bound)[1]
+        else:
+            module = tmp_path / f"exported_{len(list(tmp_path.iterdir()))}.py"
+            module.write_text(st.export(f, args=(w, X, y, bound)))
+            scope = {}
+            exec(compile(module.read_text(), str(module), "exec"), scope)
+            got = scope["f_grad"](w, X, y, small if bound == large else large)
+            want = _numeric(f, (w, X, y, small if bound == large else large))
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_checked_branches_to_second_order_in_both_modes(dtype):
+    w, X, y = (a.astype(dtype) for a in _data())
+    for df in (5.0, np.inf):
+        st.check_grads(t_loss, (w, X, y, dtype(df)), wrt=(0,), order=2)
