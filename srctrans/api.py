@@ -214,13 +214,8 @@ class _Differentiated:
         if self._self is not None and not self._self_selected:
             args = (self._self,) + args
         if self._specialize:
-            variant = found.for_call(self._fn, args, kwargs)
-            try:
-                return self._run(variant, args, kwargs, values, selection, output_gradients)
-            except MissedBranch:       # a branch its specialised code had not taken: generic
-                if variant is found:
-                    raise
-                found = found.missed_branch(self._fn, args, kwargs)
+            return found.run_for_call(self._fn, args, kwargs, lambda instance: self._run(
+                instance, args, kwargs, values, selection, output_gradients))
         return self._run(found, args, kwargs, values, selection, output_gradients)
 
     def _run(self, found, args, kwargs, values, selection, output_gradients):
@@ -244,21 +239,6 @@ class _Differentiated:
         if self._has_aux:                      # JAX's order: (g, aux), ((value, aux), g)
             return (out, result) if self._with_value else (result, out[1])
         return (out, result) if self._with_value else result
-
-
-def run_forward(found, fn, args, kwargs, specialize=True):
-    """``(out, residuals, instance)``: the forward pass of the instance of ``found`` (a
-    generic instance) for this call, specialised on its shapes with ``specialize``; the
-    generic code when the specialised code meets a branch it had not taken."""
-    if specialize:
-        variant = found.for_call(fn, args, kwargs)
-        try:
-            return (*variant.fwd(*args, **kwargs), variant)
-        except MissedBranch:
-            if variant is found:
-                raise
-            found = found.missed_branch(fn, args, kwargs)
-    return (*found.fwd(*args, **kwargs), found)
 
 
 def _outside_data(fn, data_names):
@@ -399,7 +379,12 @@ def vjp(f: Function, *args: Any, wrt: Wrt | None = None,
     for value, name in zip(values, selection.names):
         check_differentiable(value, name)
     found = cache.instance(fn, selection.names, optimize)
-    out, residuals, found = run_forward(found, fn, call_args, kwargs, specialize and optimize)
+    def forward(instance):
+        return (*instance.fwd(*call_args, **kwargs), instance)
+    if specialize and optimize:
+        out, residuals, found = found.run_for_call(fn, call_args, kwargs, forward)
+    else:
+        out, residuals, found = forward(found)
     check_outputs(out[0] if has_aux else out)
     bwd = found.bwd
 

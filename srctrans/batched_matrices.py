@@ -15,7 +15,6 @@ import numpy as np
 from srctrans import cache, forward_api
 from srctrans.normalize import auxiliary
 from srctrans.batch_api import batched_call, direct_function
-from srctrans.runtime.branches import MissedBranch
 from srctrans.runtime.seeding import is_complex
 
 CHUNK_ELEMENTS = 1 << 24      # elements of one chunk's basis vectors (128 MiB of float64)
@@ -51,21 +50,15 @@ def forward_pass(fn, call_args, names, optimize):
     (arguments or an output that are not plain arrays, a tape, has_aux)."""
     if not plain_call(call_args) or auxiliary.has_aux(fn):   # (has_aux seeds (out, aux))
         return None
-    generic = found = cache.instance(fn, names, optimize)
-    if optimize:
-        found = found.for_call(fn, call_args, {})
-    if found.build.tape_index is not None or found.bwd is None or found.build.sites:
-        return None
-    try:
+    def forward(found):
+        if found.build.tape_index is not None or found.bwd is None or found.build.sites:
+            return None
         out, residuals = found.fwd(*call_args)
-    except MissedBranch:       # a branch its specialised code had not taken: the generic
-        if found is generic:   # code's route (row by row) from now on
-            raise
-        generic.missed_branch(fn, call_args, {})
-        return None
-    if not plain_arrays(out) or out.size == 0:
-        return None
-    return found, out, residuals
+        if not plain_arrays(out) or out.size == 0:
+            return None
+        return found, out, residuals
+    found = cache.instance(fn, names, optimize)
+    return found.run_for_call(fn, call_args, {}, forward) if optimize else forward(found)
 
 
 def reverse_rows(found, residuals, out, selected):

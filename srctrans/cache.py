@@ -29,6 +29,7 @@ from srctrans.build_guards import (
 from srctrans.measuring import (
     Watched, has_shape, watched_callees, measure, run_keeping_locals, settled)
 from srctrans.shape_keys import holds_mask, shape_key
+from srctrans.runtime.branches import MissedBranch
 from srctrans.runtime.seeding import check_outputs, is_complex
 from srctrans.normalize.auxiliary import has_aux
 
@@ -283,15 +284,22 @@ class Instance(Assumed):
             variant = self.variants[key] = self._specialised(fn, args, kwargs)
         return variant
 
-    def missed_branch(self, fn, args, kwargs):
-        """This (generic) instance, run from now on for calls with this call's shape key:
-        its specialised code took a branch this call did not (``runtime.MissedBranch``)."""
+    def run_for_call(self, fn, args, kwargs, run):
+        """``run(instance)`` of the instance `for_call` gives this call; when its code meets
+        a branch its measuring call had not taken (``runtime.MissedBranch``), ``run(self)``:
+        this generic instance, which calls with this call's shape key run from then on."""
+        variant = self.for_call(fn, args, kwargs)
+        try:
+            return run(variant)
+        except MissedBranch:
+            if variant is self:
+                raise
         key = self._shape_key(fn, args, kwargs)
         if key is not None:
             self.variants[key] = self
             self.missed.add(key)
         self.repeats.clear()               # (a short path may run the specialised code)
-        return self
+        return run(self)
 
     @property
     def specialised(self):

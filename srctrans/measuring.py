@@ -154,7 +154,7 @@ def settled(build, values, varying, guess=True):
     by a ``while`` loop that ran no step) counted as varying and left out of the values.
 
     With ``guess``, ``taken`` maps each ``if`` test to the bool it held when the run decided
-    every ``if`` it reached (``analyse.branch_tests.taken_branches``): code specialised to
+    every ``if`` it reached (:func:`taken_branches`): code specialised to
     take those branches, checked as it runs, is straight-line, so only the names a loop
     changes are path dependent. Else (or when some ``if`` stayed undecided) ``taken`` is
     None and the branches' names are."""
