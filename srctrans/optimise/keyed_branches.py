@@ -9,11 +9,12 @@ dropped with its ``if``.
 Guarantees: every call with the same shape key takes the same branch of an ``if`` on
 a keyed test, so the ``if`` is replaced by that branch; an ``if`` on a checked test is
 replaced by ``rt.expect_branch(test, taken)`` and the branch, so a call whose test goes
-the other way raises ``MissedBranch`` (the API then runs the generic code). A method called through ``self``
-desugars to a test of ``self``'s class and a call in each branch (the method, or a call
-through the value for another class); in a loop its derivative pushes the test, and the
-residuals of whichever branch ran, on the tape at every step, and pops them in the
-backward pass. Specialised, the method is called as straight-line code::
+the other way raises ``MissedBranch`` (the API then runs the generic code). A method
+called through ``self`` desugars to a test of ``self``'s class and a call in each branch
+(the method, or a call through the value for another class); in a loop its derivative
+pushes the test, and the residuals of whichever branch ran, on the tape at every step,
+and pops them in the backward pass. Specialised, the method is called as straight-line
+code::
 
     _is_Net = rt.has_class(self, Net)              _is_Net = rt.has_class(self, Net)
     if _is_Net:                             ->     out = Net_feedforward(self, x)
