@@ -94,7 +94,8 @@ from .reshaping import (
     entry_copy, dict_copy, entry_zero_like)
 from .scans import (
     cumsum_grad, diff_grad, diagonal_grad, trace_grad, take_grad, take_along_axis_grad,
-    tile_grad, repeat_grad, pad_grad, pad_tangent, uniform_gradient, uniform_gradient_grad)
+    tile_grad, repeat_grad, pad_grad, pad_tangent, uniform_gradient, uniform_gradient_grad,
+    axis_length)
 from .writes import (
     add_at, put, put_values_grad, put_values_grad_transpose, put_along, put_along_values_grad,
     put_along_values_grad_transpose, written_part,

@@ -355,6 +355,15 @@ def length(x):
     return np.shape(x)[1]
 
 
+def member_size(x, axis):
+    """``np.size(member, axis)`` of each member of ``x`` (an array batched on its first
+    axis): the length of a member's ``axis``, or the product of a tuple of them."""
+    shape = np.shape(x)[1:]
+    if isinstance(axis, tuple):
+        return int(np.prod([shape[a] for a in axis]))
+    return shape[axis]
+
+
 def conformed(value, have, want, size):
     """``value``, whose parts are batched as the flags ``have`` say (True, False, or a tuple
     of flags for a tuple's or list's entries), with the parts ``want`` batches spread."""

@@ -203,8 +203,29 @@ def _check_pad_mode(mode):
 def uniform_gradient(f, h, axis, edge_order):
     """``np.gradient(f, h, axis=axis, edge_order=edge_order)`` for a number ``h`` and one
     ``axis``: NumPy's values. Linear in ``f``; ``D(f) / h`` for a stencil ``D`` of numbers, so
-    its derivative in ``h`` is ``-ans / h`` (rules/scan_helpers.py)."""
-    return np.gradient(f, h, axis=axis, edge_order=edge_order)
+    its derivative in ``h`` is ``-ans / h`` (rules/scan_helpers.py).
+
+    A NumPy float array is computed here with NumPy's own operations, in its order (the
+    same values, without ``np.gradient``'s handling of its arguments, several times the
+    arithmetic on a short array); anything else by ``np.gradient``."""
+    if type(f) is not np.ndarray or f.dtype.kind not in "fc" or edge_order not in (1, 2) \
+            or not -f.ndim <= axis < f.ndim or f.shape[axis] < edge_order + 1:
+        return np.gradient(f, h, axis=axis, edge_order=edge_order)
+    out = np.empty_like(f)
+    g, o = (f, out) if axis == 0 else (f.swapaxes(0, axis), out.swapaxes(0, axis))
+    o[1:-1] = (g[2:] - g[:-2]) / (2. * h)
+    if edge_order == 1:
+        o[0] = (g[1] - g[0]) / h
+        o[-1] = (g[-1] - g[-2]) / h
+    else:
+        o[0] = (-1.5 / h) * g[0] + (2. / h) * g[1] + (-0.5 / h) * g[2]
+        o[-1] = (0.5 / h) * g[-3] + (-2. / h) * g[-2] + (1.5 / h) * g[-1]
+    return out
+
+
+def axis_length(f, axis):
+    """``np.size(f, axis)`` for one int ``axis`` (a fifth of its cost: no tuple of axes)."""
+    return np.shape(f)[axis]
 
 
 def uniform_gradient_grad(g, h, axis, edge_order):
@@ -215,24 +236,34 @@ def uniform_gradient_grad(g, h, axis, edge_order):
     >>> uniform_gradient_grad(np.ones(4), 1.0, 0, 1)
     array([-1.5,  0.5, -0.5,  1.5])
     """
-    g = np.moveaxis(g, axis, 0)
-    n = np.shape(g)[0]
-    half = g[1:-1] * 0.5                  # the central differences, (f[i+1] - f[i-1]) / 2
-    first, last = g[0:1], g[-1:]
     weights = _EDGE_WEIGHTS[edge_order]
     width = len(weights)
-    if type(g) is np.ndarray:             # the common case: NumPy's
-        back = np.zeros(g.shape, np.result_type(g, h))
+    if type(g) is np.ndarray:             # the common case: NumPy's, axis first as a view
+        moved = g if axis == 0 else g.swapaxes(0, axis)
+        n = moved.shape[0]
+        half = moved[1:-1] * 0.5          # the central differences, (f[i+1] - f[i-1]) / 2
+        back = np.zeros(moved.shape, np.result_type(g, h))
         back[2:] += half
         back[:-2] -= half
-        for k, (w_first, w_last) in enumerate(weights):
-            back[k] += w_first * first[0]
-            back[n - width + k] += w_last * last[0]
-    else:
-        ends = (np.concatenate([first * w for w, _ in weights]),
-                np.concatenate([last * w for _, w in weights]))
-        back = (_padded(half, 2, 0) - _padded(half, 0, 2) + _padded(ends[0], 0, n - width)
-                + _padded(ends[1], n - width, 0))
+        if edge_order == 1:               # (weights -1 and 1: the loop below, unrolled)
+            back[0] -= moved[0]
+            back[1] += moved[0]
+            back[-2] -= moved[-1]
+            back[-1] += moved[-1]
+        else:
+            for k, (w_first, w_last) in enumerate(weights):
+                back[k] += w_first * moved[0]
+                back[n - width + k] += w_last * moved[-1]
+        back /= h
+        return back if axis == 0 else back.swapaxes(0, axis)
+    g = np.moveaxis(g, axis, 0)
+    n = np.shape(g)[0]
+    half = g[1:-1] * 0.5
+    first, last = g[0:1], g[-1:]
+    ends = (np.concatenate([first * w for w, _ in weights]),
+            np.concatenate([last * w for _, w in weights]))
+    back = (_padded(half, 2, 0) - _padded(half, 0, 2) + _padded(ends[0], 0, n - width)
+            + _padded(ends[1], n - width, 0))
     return np.moveaxis(back / h, 0, axis)
 
 

@@ -18,7 +18,7 @@ but not in their derivative with respect to the coordinates).
 
 import numpy as np
 
-from .scans import uniform_gradient
+from .scans import axis_length, uniform_gradient
 
 # NumPy's errors
 EDGE_ORDER_ERROR = "'edge_order' greater than 2 not supported"
@@ -35,7 +35,7 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     if len(axes) == 1 and (len(varargs) == 0 or spread):      # one axis, a uniform grid
         if edge_order not in (1, 2):          # (raised here, in the code srctrans generates)
             raise ValueError(EDGE_ORDER_ERROR)
-        if np.size(f, axes[0]) < edge_order + 1:
+        if axis_length(f, axes[0]) < edge_order + 1:
             raise ValueError(TOO_SHORT_ERROR)
         return uniform_gradient(f, spacing_of(varargs), axes[0], edge_order)
     outs = []

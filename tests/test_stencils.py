@@ -36,6 +36,34 @@ def test_the_equivalent_computes_numpys_values(args, kwargs):
         np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-13)
 
 
+@pytest.mark.parametrize("shape, axis", [((3,), 0), ((9,), -1), ((4, 5), 1), ((4, 5), -2),
+                                         ((3, 4, 5), 1), ((2, 3, 4), 2)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+@pytest.mark.parametrize("edge_order", [1, 2])
+def test_a_uniform_grid_gives_numpys_values_bit_for_bit_and_the_transpose(shape, axis, dtype,
+                                                                         edge_order):
+    """rt.uniform_gradient computes a NumPy float array with np.gradient's operations in
+    their order (not np.gradient itself): the same bits; rt.uniform_gradient_grad is its
+    transpose, <D f, g> = <f, D^T g>."""
+    from srctrans import runtime as rt
+    f = RNG.standard_normal(shape).astype(dtype)
+    if dtype is np.complex128:
+        f = f + 1j * RNG.standard_normal(shape)
+    if shape[axis] < edge_order + 1:
+        pytest.skip("too short for this edge order")
+    for h in (1.0, 0.3, 2, np.float32(0.7), np.float64(1.7)):
+        got = rt.uniform_gradient(f, h, axis, edge_order)
+        want = np.gradient(f, h, axis=axis, edge_order=edge_order)
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+        g = RNG.standard_normal(shape).astype(got.dtype)
+        back = rt.uniform_gradient_grad(g, h, axis, edge_order)
+        assert back.shape == f.shape
+        # (NumPy's coefficients of a float32 h are float32s; the sums may cancel)
+        tolerance = 1e-5 if dtype is np.float32 or type(h) is np.float32 else 1e-12
+        np.testing.assert_allclose(np.sum(got * g), np.sum(f * back), rtol=0,
+                                   atol=tolerance * np.sum(np.abs(got * g)))
+
+
 @pytest.mark.parametrize("fn, args", [
     (programs.sum_of_squares, (RNG.standard_normal(7),)),
     (programs.along_axis, (RNG.standard_normal((3, 6)),)),

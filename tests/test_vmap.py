@@ -187,6 +187,19 @@ def test_per_example_gradients_are_one_vectorised_call():
     assert "[:, None] * x" in source
 
 
+def sized_along(x):
+    return x * np.size(x, 1) + np.size(x, -1) * np.size(x, (0, 1)) + np.size(x)
+
+
+@pytest.mark.parametrize("in_axes", [0, 1, 2])
+def test_a_size_along_an_axis_is_each_members(in_axes):
+    """np.size(x, axis) of a batched x is a member's (it read the whole batch's once)."""
+    x = np.arange(60.0).reshape(3, 4, 5)
+    members = [np.take(x, k, axis=in_axes) for k in range(x.shape[in_axes])]
+    out = st.vmap(sized_along, in_axes=in_axes)(x)
+    np.testing.assert_allclose(out, np.stack([sized_along(m) for m in members]))
+
+
 def test_out_axes_moves_the_batch_axis():
     X = np.arange(12.0).reshape(4, 3)
     out = st.vmap(doubled, out_axes=1)(X)

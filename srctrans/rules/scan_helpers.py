@@ -60,6 +60,8 @@ linear(rt.cumsum_grad, rt.diff_grad, rt.diagonal_grad, rt.trace_grad, rt.take_gr
 
 
 # -- np.gradient along one axis of a uniform grid: D(f) / h for a stencil D of numbers ----
+REGISTRY.nondifferentiable(rt.axis_length)         # (the composite's test of its length)
+
 # (runtime/stencils.py calls it there), whose transpose rt.uniform_gradient_grad is (D^T g) / h
 @vjp(rt.uniform_gradient)
 def uniform_gradient(g, ans, f, h, axis, edge_order):

@@ -31,7 +31,8 @@ _LAST_TWO_AXES = frozenset({np.linalg.inv, np.linalg.det, np.linalg.slogdet, np.
                             np.linalg.pinv, np.linalg.eig, np.linalg.eigvals,
                             np.linalg.matrix_power})
 
-SHAPE_QUERIES = {np.shape: "shape", np.ndim: "ndim", np.size: "size", len: "len"}
+SHAPE_QUERIES = {np.shape: "shape", np.ndim: "ndim", np.size: "size", len: "len",
+                 rt.axis_length: "axis"}
 
 # what reads a value's dtype alone: the same for every member, so unbatched, and the same call
 # (and positions in a list that grows, whose length is every member's)
@@ -68,10 +69,13 @@ def same_call(call):
     return call.call(same_func(call), call.args)
 
 def shape_query(call):
-    """``np.shape(x)``, ``len(x)``, ``np.ndim(x)``, ``np.size(x)`` of a batched array: the
-    per-example value, unbatched."""
+    """``np.shape(x)``, ``len(x)``, ``np.ndim(x)``, ``np.size(x)``, ``np.size(x, axis)``,
+    ``rt.axis_length(x, axis)`` of a batched array: the per-example value, unbatched."""
     kind = SHAPE_QUERIES[call.callee]
     x = call.args[0]
+    axis = call.args[1] if len(call.args) > 1 else call.keywords.get("axis")
+    if kind in ("size", "axis") and axis is not None:
+        return call.template("rt.batch.member_size(X, A)", X=x, A=axis)
     if kind == "len":
         return call.template("rt.batch.length(X)", X=x) if call.rank_of(x) is None \
             else call.template("X.shape[1]", X=x)
