@@ -166,9 +166,11 @@ class _Differentiated:
         repeat = self._repeat    # (never set for has_aux: its output is a pair)
         if repeat is not None and not kwargs and output_gradients is None:
             try:                                    # a call shaped like the last: the short path
-                gradients = self._repeated(repeat, args)
+                gradients = repeat(self._fn, self._guarded(args))
             except UnseenCallee:
                 gradients = None                    # the full path notes the callee
+            except MissedBranch:
+                gradients = self._drop_repeats()    # the full path runs the generic code
             except Exception as error:
                 raise for_user(error, self._f, args, kwargs) from chained_cause(error)
             if gradients is not None:
@@ -178,21 +180,19 @@ class _Differentiated:
         except Exception as error:
             raise for_user(error, self._f, args, kwargs) from chained_cause(error)
 
-    def _repeated(self, repeat, args):
-        """The short path's gradients for ``args``, or None when they are not shaped like
-        the call it was made for, or when its code misses a branch (``MissedBranch``: the
-        short paths are dropped, and the full path runs the generic code)."""
-        try:
-            return repeat(self._fn, self._guarded(args))
-        except MissedBranch:
-            self._repeat = None
-            self._instance.repeats.clear()
-            return None
+    def _drop_repeats(self):
+        """None, after dropping the short paths of this instance: the specialised code one
+        ran missed a branch (``MissedBranch``), and the full path runs the generic code."""
+        self._repeat = None
+        self._instance.repeats.clear()
 
     def _call(self, args, output_gradients, kwargs):
         repeat = self._repeat
         if repeat is not None and not kwargs and output_gradients is None:
-            gradients = self._repeated(repeat, args)    # (again: a callee was noted)
+            try:                                    # (again: a callee was noted)
+                gradients = repeat(self._fn, self._guarded(args))
+            except MissedBranch:
+                gradients = self._drop_repeats()
             if gradients is not None:
                 return gradients
         selection = self._selection or self._select()
