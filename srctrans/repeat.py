@@ -63,6 +63,8 @@ from srctrans.assumed import callees_current
 from srctrans.emit.compile import register_source
 from srctrans.repeat_structures import StructureTests, leaf_arrays, same_leaves
 from srctrans.ownership import owned_tangent
+from srctrans.rules import REGISTRY
+from srctrans.runtime import objects
 from srctrans.runtime.objects import UnseenCallee
 from srctrans.runtime.seeding import check_outputs
 
@@ -371,23 +373,50 @@ def _kind_test(name, value, part, namespace, dtype):
 
 def _stale_tests(fn, instance, namespace):
     """The tests that ``instance`` no longer holds for ``fn`` (its defaults, the objects its
-    called names denote, here and in its callees); adds what they read to ``namespace``."""
-    namespace.update({"defaults": fn.__defaults__, "kwdefaults": fn.__kwdefaults__,
-                      "namespace": fn.__globals__, "builtin": builtins.__dict__,
-                      "cell_changed": _cell_changed, "callees_current": callees_current,
-                      "build": instance.build})
-    stale = ["fn.__defaults__ is not defaults", "fn.__kwdefaults__ is not kwdefaults"]
-    for n, (name, value) in enumerate(instance.assumed_globals()):
-        namespace[f"assumed_{n}"] = value
-        if fn.__globals__.get(name, _MISSING) is value:
-            stale.append(f"namespace.get({name!r}) is not assumed_{n}")
-        else:
-            stale.append(f"{name!r} in namespace or builtin.get({name!r}) is not assumed_{n}")
-    for n, (cell, value) in enumerate(instance.assumed_cells()):
-        namespace[f"cell_{n}"], namespace[f"in_cell_{n}"] = cell, value
-        stale.append(f"cell_changed(cell_{n}, in_cell_{n})")
+    called names denote, here and in its callees); adds what they read to ``namespace``.
+
+    The callees' tests are written out too (each user function the build differentiates
+    through, once), with the registry's version (a rule registered since); a kind of
+    callee met through a value since (``objects.VERSION``) asks ``callees_current``, which
+    knows whether the sites it met are covered."""
+    namespace.update({"builtin": builtins.__dict__, "cell_changed": _cell_changed,
+                      "callees_current": callees_current, "build": instance.build})
+    stale = _stale_tests_of(fn, instance, "", namespace)
     if instance.build.callees:
-        stale.append("not callees_current(build)")
+        namespace.update({"registry": REGISTRY, "rules_version": REGISTRY.version,
+                          "sites_version": objects.VERSION, "sites_at": objects.VERSION[0]})
+        stale.append("registry.version != rules_version")
+        stale.append("sites_version[0] != sites_at and not callees_current(build)")
+        pending, seen = list(instance.build.callees), set()
+        while pending:
+            callee, found = pending.pop()
+            if id(found) not in seen:
+                seen.add(id(found))
+                prefix = f"c{len(seen)}_"
+                namespace[f"{prefix}fn"] = callee
+                stale += _stale_tests_of(callee, found, prefix, namespace, f"{prefix}fn")
+                pending.extend(found.build.callees)
+    return stale
+
+
+def _stale_tests_of(fn, instance, prefix, namespace, called="fn"):
+    """The tests that ``instance`` alone no longer holds for ``fn``, the name ``called``
+    in the guard, their names in ``namespace`` starting with ``prefix``."""
+    namespace.update({f"{prefix}defaults": fn.__defaults__,
+                      f"{prefix}kwdefaults": fn.__kwdefaults__,
+                      f"{prefix}namespace": fn.__globals__})
+    stale = [f"{called}.__defaults__ is not {prefix}defaults",
+             f"{called}.__kwdefaults__ is not {prefix}kwdefaults"]
+    for n, (name, value) in enumerate(instance.assumed_globals()):
+        namespace[f"{prefix}assumed_{n}"] = value
+        if fn.__globals__.get(name, _MISSING) is value:
+            stale.append(f"{prefix}namespace.get({name!r}) is not {prefix}assumed_{n}")
+        else:
+            stale.append(f"{name!r} in {prefix}namespace "
+                         f"or builtin.get({name!r}) is not {prefix}assumed_{n}")
+    for n, (cell, value) in enumerate(instance.assumed_cells()):
+        namespace[f"{prefix}cell_{n}"], namespace[f"{prefix}in_cell_{n}"] = cell, value
+        stale.append(f"cell_changed({prefix}cell_{n}, {prefix}in_cell_{n})")
     return stale
 
 
