@@ -250,8 +250,14 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     if tests:                             # specialised: the branches the shape key decides
         fold_keyed_branches(unit.function, tests, checked, unit.aliases)
         # a branch's names may be reassigned in it (a block's are: the reverse pass saves what
-        # they overwrite); in the function's own block now, they are renamed as SSA does there
-        rename_reassignments(unit.function, unit.namer)
+        # they overwrite); in the function's own block now, they are renamed as SSA does there,
+        # and the shape measured of a name is its last version's (the value the run ended with)
+        last = rename_reassignments(unit.function, unit.namer)
+        if shapes:
+            shapes = dict(shapes)
+            for name, version in last.items():
+                if version != name and name in shapes:
+                    shapes[version] = shapes.pop(name)
         _find_activity(unit)
     batched = batch_row_loops(unit, shapes, _normal_form(unit)) if optimize and shapes else []
     if batched:                       # sums over rows: one batched step each

@@ -20,7 +20,8 @@ _COMPOUND = (gast.If, gast.For, gast.While)
 
 
 def rename_reassignments(function, namer):
-    """Rename, in place, every top-level assignment to an already-bound name in ``function``."""
+    """Rename, in place, every top-level assignment to an already-bound name in ``function``;
+    ``{name: its last version}`` of every name bound at the top level or in a block."""
     current = {name: name for name in parameter_names(function)}
     for stmt in function.body:
         if isinstance(stmt, _COMPOUND):
@@ -39,6 +40,7 @@ def rename_reassignments(function, namer):
                     node.id = new
                 else:
                     current[node.id] = node.id
+    return current
 
 
 def _rename_nested(stmt, current):
