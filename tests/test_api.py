@@ -239,6 +239,9 @@ def test_vjp_pullback_reuses_the_forward_pass(rng, monkeypatch, fresh_cache):
         def for_call(self, fn, args, kwargs):
             return Counted(self._found.for_call(fn, args, kwargs))
 
+        def run_for_call(self, fn, args, kwargs, run):
+            return self._found.run_for_call(fn, args, kwargs, lambda found: run(Counted(found)))
+
         @property
         def build(self):
             return self._found.build
