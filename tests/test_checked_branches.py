@@ -177,3 +177,20 @@ def test_checked_branches_to_second_order_in_both_modes(dtype):
     w, X, y = (a.astype(dtype) for a in _data())
     for df in (5.0, np.inf):
         st.check_grads(t_loss, (w, X, y, dtype(df)), wrt=(0,), order=2)
+
+
+@pytest.mark.parametrize("text, checks", [
+    # the test of the code after an early return whose flag is known: no check
+    ("def f(x):\n    r = False\n    c = not r\n    if c:\n        x = x + 1\n    return x", 0),
+    # a flag set again on the way (the branch returned): the check stays
+    ("def f(x):\n    r = False\n    r = g(x)\n    c = not r\n    if c:\n        x = x + 1\n"
+     "    return x", 1),
+    ("def f(x):\n    c = x > 0\n    if c:\n        x = x + 1\n    return x", 1),
+])
+def test_a_branch_folded_on_a_flag_known_there_needs_no_check(text, checks):
+    from srctrans.naming import RUNTIME_ALIAS
+    from srctrans.optimise.keyed_branches import fold_keyed_branches
+    function = gast.parse(text).body[0]
+    fold_keyed_branches(function, {"c": True}, {"c"}, {RUNTIME_ALIAS: "rt"})
+    assert gast.dump(function).count("expect_branch") == checks
+    assert not any(isinstance(node, gast.If) for node in gast.walk(function))

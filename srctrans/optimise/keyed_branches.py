@@ -46,20 +46,39 @@ def fold_keyed_branches(function, tests, checked=frozenset(), aliases=None):
             block = getattr(owner, field, None)
             if not (isinstance(block, list) and block and isinstance(block[0], gast.stmt)):
                 continue
-            folded, unseen = [], list(reversed(block))
+            folded, unseen, known = [], list(reversed(block)), {}
             while unseen:                 # a taken branch's own keyed ifs are folded in turn
                 stmt = unseen.pop()
                 if (isinstance(stmt, gast.If) and isinstance(stmt.test, gast.Name)
                         and stmt.test.id in tests):
                     taken = tests[stmt.test.id]
                     unseen.extend(reversed(stmt.body if taken else stmt.orelse))
-                    if stmt.test.id in checked:
+                    if stmt.test.id in checked and known.get(stmt.test.id) is not taken:
                         folded.append(_expectation(stmt, taken, aliases))
                 else:
                     folded.append(stmt)
+                    _note_constant(stmt, known)
             block[:] = [s for s in folded if not isinstance(s, gast.Pass)] or [gast.Pass()]
             pending.extend(s for s in block if isinstance(s, (gast.If, gast.For, gast.While)))
     return function
+
+
+def _note_constant(stmt, known):
+    """Update ``known`` (name -> the bool it holds at this point of a block) for ``stmt``:
+    ``flag = False`` and ``test = not flag`` of a known ``flag`` (an early return's flag and
+    the test of the code after it, which needs no check); any other store forgets."""
+    for node in walk(stmt):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+            known.pop(node.id, None)
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name)):
+        return
+    value = stmt.value
+    if isinstance(value, gast.Constant) and type(value.value) is bool:
+        known[stmt.targets[0].id] = value.value
+    elif (isinstance(value, gast.UnaryOp) and isinstance(value.op, gast.Not)
+            and isinstance(value.operand, gast.Name) and value.operand.id in known):
+        known[stmt.targets[0].id] = not known[value.operand.id]
 
 
 def _expectation(branch, taken, aliases):
