@@ -357,11 +357,11 @@ def _specialised_gradient(grad_object, members):
     if build.float_values_matter or any(operands for _, operands in build.keyed_tests):
         return None        # one member's values decide its code: not the other members'
     try:
-        made = found.for_call(grad_object._fn, tuple(members), {}, now=True)
+        made = found.for_call(grad_object._fn, tuple(members), {}, now=True, guess=False)
     except (SrcTransError, TypeError, ValueError):
         return None
-    if made.grad is None or made.build.speculates:   # (a branch one member took, checked)
-        return None
+    if made.grad is None or made.build.speculates:   # (never: no branch is taken as one
+        return None                                  # member took it)
     return made.grad, selection.single
 
 

@@ -223,7 +223,8 @@ class Instance(Assumed):
     (:class:`~srctrans.assumed.Assumed`), and the code specialised on the shapes of its calls
     (:meth:`for_call`)."""
 
-    __slots__ = ("fwd", "bwd", "grad", "build", "variants", "repeats", "missed", "_seen")
+    __slots__ = ("fwd", "bwd", "grad", "build", "variants", "unguessed", "repeats", "missed",
+                 "_seen")
 
     def __init__(self, fn, fwd, bwd, *rest):
         *fused, build = rest
@@ -235,6 +236,7 @@ class Instance(Assumed):
                 generated.__qualname__ = fn.__qualname__
         self.fwd, self.bwd, self.build = fwd, bwd, build
         self.variants = {}                   # shape key -> specialised Instance
+        self.unguessed = {}                  # shape key -> one that checks no branch
         self._seen = set()                   # shape keys called once, not yet specialised
         self.repeats = {}                    # the short paths of api.grad for calls of this instance
         self.missed = set()                  # shape keys whose specialised code missed a branch
@@ -253,7 +255,7 @@ class Instance(Assumed):
         key = self._shape_key(fn, args, kwargs)
         return None if key is None else self.variants.get(key)
 
-    def for_call(self, fn, args, kwargs, now=False):
+    def for_call(self, fn, args, kwargs, now=False, guess=True):
         """The instance to run for this call: specialised on its shapes when possible.
 
         Specialising is tiered, as a JIT compiler's is: the first call with new
@@ -265,15 +267,19 @@ class Instance(Assumed):
         first call specialises (``st.source`` with example arguments, and the
         derivatives that differentiate the gradient again). At most
         ``MAX_SPECIALISATIONS`` shape keys get their own code per instance.
+        Without ``guess`` the code takes no branch as the measuring call took it
+        unless the key decides it (no ``rt.expect_branch``: what is differentiated
+        again, batched or exported, which holds for any values of the key's shapes).
         """
         if not self.build.specialisable:
             return self
         key = self._shape_key(fn, args, kwargs)
         if key is None:
             return self
-        variant = self.variants.get(key)
+        variants = self.variants if guess else self.unguessed
+        variant = variants.get(key)
         if variant is None:
-            if len(self.variants) >= MAX_SPECIALISATIONS:
+            if len(variants) >= MAX_SPECIALISATIONS:
                 return self
             if not now and key not in self._seen:
                 if len(self._seen) >= MAX_SEEN_SHAPES:
@@ -281,7 +287,7 @@ class Instance(Assumed):
                 self._seen.add(key)
                 return self
             self._seen.discard(key)
-            variant = self.variants[key] = self._specialised(fn, args, kwargs)
+            variant = variants[key] = self._specialised(fn, args, kwargs, guess)
         return variant
 
     def run_for_call(self, fn, args, kwargs, run):
@@ -332,16 +338,17 @@ class Instance(Assumed):
             return f"{MAX_SPECIALISATIONS} shapes of it have specialised code already"
         return None
 
-    def _specialised(self, fn, args, kwargs):
+    def _specialised(self, fn, args, kwargs, guess=True):
         watched = {code: Watched() for code in watched_callees(self.build)}
-        (out, residuals), values, varying, taken = self._probe(self.fwd, args, kwargs, watched)
+        (out, residuals), values, varying, taken = self._probe(self.fwd, args, kwargs, watched,
+                                                               guess)
         check_outputs(out[0] if has_aux(fn) else out)      # (output, aux): aux is any value
         if any(map(is_complex, values.values())) or is_complex(out):
             return self       # complex values run the generic code (docs/complex.md)
         _, wrt, optimize, unconnected_zero, _ = self.build.options
         return instance(fn, wrt, optimize, unconnected_zero,
                         shapes=measure(self.build, out, residuals, values, varying, watched,
-                                       taken=taken))
+                                       taken=taken, guess=guess))
 
     def _probe(self, generated, args, kwargs, watched=None, guess=True):
         """``(generated(*args, **kwargs), its local values, varying names, taken)``: the
@@ -473,7 +480,7 @@ class ForwardInstance(Instance):
     def jvp(self):
         return self.fwd
 
-    def _specialised(self, fn, args, kwargs):
+    def _specialised(self, fn, args, kwargs, guess=True):
         out, values, _, _ = self._probe(self.jvp, args, kwargs, guess=False)
         if any(map(is_complex, values.values())) or is_complex(out):
             return self       # complex values run the generic code (docs/complex.md)

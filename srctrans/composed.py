@@ -281,11 +281,12 @@ def _gradient_function(fn, names, call_args):
     """The generated gradient of ``fn`` (a tuple per selected name) for these arguments.
 
     The gradient specialised on the arguments' shapes when srctrans can make
-    one (no generic helpers, so its JVP is plain NumPy), else the generic one; the generic
-    one too when the specialised one takes a branch as the measuring call took it, checked
-    as it runs (``Build.speculates``): a derivative of it would hold only on that branch.
+    one (no generic helpers, so its JVP is plain NumPy), else the generic one. It takes
+    only the branches the key decides (``guess`` off: no branch taken as the measuring
+    call took it, which a derivative of it would hold on alone).
     """
-    found = cache.instance(fn, names, True, True).for_call(fn, call_args, {}, now=True)
+    found = cache.instance(fn, names, True, True).for_call(fn, call_args, {}, now=True,
+                                                           guess=False)
     if found.grad is not None and not found.build.speculates:
         return found.grad
     return cache.gradient_instance(fn, names).grad

@@ -15,13 +15,15 @@ from srctrans.errors import UsageError
 from srctrans.reporting import noting_callees
 
 
-def instance_for(fn, names, mode, optimize, args=None, selected=(), gradient=None):
+def instance_for(fn, names, mode, optimize, args=None, selected=(), gradient=None,
+                 guess=True):
     """The instance of ``fn``'s derivative (``mode``: ``"reverse"`` or ``"forward"``) with
     respect to parameters ``names`` for a call with ``args`` (all of the call's arguments,
     the bound object included; ``selected``: the values of ``names`` among them), or the
     generic one without them. ``gradient``: the plain
     gradient function's instance (``"single"`` or ``"tuple"``), as :mod:`srctrans.exporting`
-    writes it without arguments."""
+    writes it without arguments. Without ``guess``, code that takes no branch as the
+    measuring call took it (``Instance.for_call``)."""
     def built():
         if mode == "forward":
             found = cache.forward_instance(fn, names, optimize)
@@ -40,7 +42,7 @@ def instance_for(fn, names, mode, optimize, args=None, selected=(), gradient=Non
 
     found, keywords = noting_callees(built, (), {})
     if args is not None and optimize:
-        found = found.for_call(fn, args, keywords, now=True)
+        found = found.for_call(fn, args, keywords, now=True, guess=guess)
     return found
 
 

@@ -92,7 +92,8 @@ def export(f: Function, path: str | os.PathLike | None = None, wrt: Wrt = 0,
         call = inspect.signature(fn).bind(*args)
         call.apply_defaults()
         args = tuple(call.arguments.values())
-        found = examples.instance_for(fn, names, mode, True, args, selection.values(args, {}))
+        found = examples.instance_for(fn, names, mode, True, args, selection.values(args, {}),
+                                      guess=False)      # (no branch taken as measured)
         specialised = specialised_export(found, args, base, mode, single)
         if specialised is None:                   # the generic code, built for these arguments
             if mode == "reverse":

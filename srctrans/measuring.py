@@ -90,7 +90,7 @@ def stores_by_line(code):
 
 
 def measure(build, out, residuals, values=None, varying=frozenset(), watched=None,
-            own_call=True, taken=None):
+            own_call=True, taken=None, guess=True):
     """The shapes a specialised build of ``build`` needs, from one run's values.
 
     Returns ``(own, callees, tests)``: (name, shape) pairs of the forward
@@ -99,7 +99,8 @@ def measure(build, out, residuals, values=None, varying=frozenset(), watched=Non
     user function, measured on the residuals it saved, and (name, bool, checked) triples
     of the tests the shape key decides (``Build.keyed_tests``) as they ran (checked False)
     and, given ``taken`` (``settled``), of every other test as it ran, which the specialised
-    code checks as it runs (checked True: ``runtime.branches``). Names in ``varying``
+    code checks as it runs (checked True: ``runtime.branches``); its callees' too, with
+    ``guess``. Names in ``varying``
     changed shape during the run: they get none; nor do a callee's names
     whose shape depends on its path. A watched callee (:func:`watches`) is measured
     on the locals the run watched in all its calls (``watched``: ``watched_callees``),
@@ -121,7 +122,7 @@ def measure(build, out, residuals, values=None, varying=frozenset(), watched=Non
                                      # a loop that never ran (its placeholder): generic
         if name in build.callee_residuals:
             callee = build.callee_residuals[name]
-            callees[name] = measure_callee(callee, value, watched or {})
+            callees[name] = measure_callee(callee, value, watched or {}, guess)
         elif has_shape(value) and name not in varying:
             own[name] = np.shape(value)
     if has_shape(out) and build.seed not in varying:
@@ -135,17 +136,18 @@ def measure(build, out, residuals, values=None, varying=frozenset(), watched=Non
     return tuple(sorted(own.items())), tuple(sorted(callees.items())), tuple(sorted(tests))
 
 
-def measure_callee(callee, residuals, watched):
+def measure_callee(callee, residuals, watched, guess=True):
     """``measure`` of the instance ``callee`` from the residuals one call saved, and, for a
     callee :func:`watches`, from its watched locals (none watched: no shapes)."""
     if not watches(callee.build):
-        return measure(callee.build, None, residuals, watched=watched, own_call=False)
+        return measure(callee.build, None, residuals, watched=watched, own_call=False,
+                       guess=guess)
     seen = watched.get(callee.fwd.__code__)
     if seen is None or seen.calls == 0:   # its names may change shape as its loops run
         return (), (), ()                 # (u = xs[i] over [array, float]): generic
-    values, varying, taken = settled(callee.build, dict(seen.values), seen.varying)
+    values, varying, taken = settled(callee.build, dict(seen.values), seen.varying, guess)
     return measure(callee.build, None, residuals, values, varying, watched, own_call=False,
-                   taken=taken)
+                   taken=taken, guess=guess)
 
 
 def settled(build, values, varying, guess=True):
