@@ -248,12 +248,13 @@ class Instance(Assumed):
         return shape_key(fn, args, kwargs, build.data_names, build.float_values_matter,
                          build.indexes_by_arguments, build.value_floats)
 
-    def made_for(self, fn, args, kwargs):
-        """The instance `for_call` made for this call's shapes, or None (builds nothing)."""
+    def made_for(self, fn, args, kwargs, guess=True):
+        """The instance `for_call` made for this call's shapes (with ``guess``), or None
+        (builds nothing)."""
         if not self.build.specialisable:
             return None
         key = self._shape_key(fn, args, kwargs)
-        return None if key is None else self.variants.get(key)
+        return None if key is None else (self.variants if guess else self.unguessed).get(key)
 
     def for_call(self, fn, args, kwargs, now=False, guess=True):
         """The instance to run for this call: specialised on its shapes when possible.
