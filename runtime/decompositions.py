@@ -102,6 +102,9 @@ def cholesky_grad(g, L):
     """The cotangent of ``a`` for ``L = np.linalg.cholesky(a)``:
     ``tril_halved(L^-T sym(tril_halved(L^T g)) L^-1)``, with ``L``'s inverse computed once."""
     inverse = np.linalg.inv(real_only(L, "np.linalg.cholesky"))
+    if type(L) is np.ndarray and L.ndim == 2:       # one matrix: its own transposes, .T
+        inner = tril_halved(L.T @ g)
+        return tril_halved(inverse.T @ (inner + inner.T) @ inverse)
     inner = symmetric_sum(tril_halved(_t(L) @ g))
     return tril_halved(_t(inverse) @ inner @ inverse)
 

@@ -15,6 +15,7 @@ is another einsum, after the subscripts are made explicit
 """
 
 import functools
+import math
 import string
 
 import numpy as np
@@ -449,7 +450,9 @@ def tril_halved(x):
            [1. , 0.5]])
     """
     if type(x) is np.ndarray and x.ndim >= 2 and x.dtype.kind in "fc":
-        lower, scale = _halved_lower(x.shape[-2:], x.dtype)
+        lower, scale, weights = _halved_lower(x.shape[-2:], x.dtype)
+        if math.isfinite(np.vdot(x, x).real):  # one product, when no entry is infinite or
+            return x * weights                 # NaN (inf * 0 above the diagonal is NaN)
         return np.where(lower, x, 0) * scale           # (np.tril builds its mask per call)
     lower = np.tril(x)
     return lower - 0.5 * (lower * np.eye(np.shape(x)[-1], dtype=bool))     # keeps x's dtype
@@ -457,14 +460,16 @@ def tril_halved(x):
 
 @functools.lru_cache(maxsize=64)
 def _halved_lower(shape, dtype):
-    """``(mask, scale)`` for :func:`tril_halved` of matrices of ``shape`` and ``dtype``: the
-    lower triangle as booleans, and ``dtype``'s 0.5 on the diagonal and 1 elsewhere (finite,
-    so an infinite entry below the diagonal stays infinite). Both read-only: they are shared."""
+    """``(mask, scale, weights)`` for :func:`tril_halved` of matrices of ``shape`` and
+    ``dtype``: the lower triangle as booleans, ``dtype``'s 0.5 on the diagonal and 1
+    elsewhere (finite, so an infinite entry below the diagonal stays infinite), and their
+    product (0 above the diagonal). All read-only: they are shared."""
     lower = np.tri(*shape, dtype=bool)
     scale = np.ones(shape, dtype=dtype)
     np.fill_diagonal(scale, 0.5)
-    lower.flags.writeable = scale.flags.writeable = False
-    return lower, scale
+    weights = scale * lower
+    lower.flags.writeable = scale.flags.writeable = weights.flags.writeable = False
+    return lower, scale, weights
 
 
 def symmetric_sum(x):

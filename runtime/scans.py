@@ -55,6 +55,12 @@ def diagonal_grad(g, a, offset=0, axis1=0, axis2=1):
     array([[0., 1., 0.],
            [0., 0., 2.]])
     """
+    if (type(a) is np.ndarray and type(g) is np.ndarray and a.ndim == 2 and offset == 0
+            and a.dtype == g.dtype and a.dtype.kind == "f" and g.shape == (min(a.shape),)):
+        out = np.zeros(a.shape, a.dtype)             # a float matrix's own diagonal: written
+        columns = a.shape[1]                         # in place, as np.fill_diagonal does
+        out.flat[:columns * columns:columns + 1] = g
+        return out                                   # (a matrix's diagonal is its transpose's)
     numpy_only("np.diagonal, np.diag or np.trace", g, a)
     out = np.zeros(np.shape(a), dtype=_float_dtype(a, g))
     if out.ndim == 2 and offset == 0 and {axis1, axis2} == {0, 1}:    # a matrix's own
