@@ -22,6 +22,8 @@ class _Api:
         object made by ``st.grad`` computes, as a plain function (set by ``srctrans.api``).
       forward_instance: ``(fn, wrt, location=None) -> instance`` with ``.jvp`` and
         ``.build.tangents``: the cached JVP of a user function (set by ``srctrans.cache``).
+      instance: ``(fn, wrt, optimize, unconnected_zero, shapes=...) -> instance``: the
+        cached reverse derivative of a user function (set by ``srctrans.cache``).
       batched_forms: transform -> ``form(args, flags, size)``: what batched code runs for a
         call of that transform (``st.hvp``) on a batch, its arguments batched as ``flags``
         say (set by the transform's module).
@@ -32,6 +34,7 @@ class _Api:
         self.jvp = None
         self.plain_function = lambda obj: None
         self.forward_instance = None
+        self.instance = None
         self.batched_forms = {}
 
     def is_grad(self, value):

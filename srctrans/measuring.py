@@ -5,7 +5,7 @@ Guarantees: :func:`run_keeping_locals` runs it once, watching its lines (and, as
 those of the callees' forward passes it watches, over all their calls: :class:`Watched`),
 and gives the locals it returned with and the names whose shape changed; :func:`measure`
 turns such a run into the shapes (and the values of the tests the shape key decides) a
-specialised build of it needs, for it and for each callee (``cache.Instance.for_call``
+specialised build of it needs, for it and for each callee (``instances.Instance.for_call``
 specialises on them).
 """
 

@@ -1,6 +1,6 @@
 """The shortest path for a call shaped like the previous one: a guard generated for its key.
 
-Requires: the generic :class:`~srctrans.cache.Instance` of a function, the
+Requires: the generic :class:`~srctrans.instances.Instance` of a function, the
 fused gradient specialised on one call's shape key, and that call.
 Guarantees: :func:`make_repeat` returns ``repeat(fn, args)``, which returns
 the gradients of a call ``grad(fn)(*args)`` when that call has the same
@@ -116,7 +116,7 @@ def make_repeat(fn, instance, fused, args, key, places, single, finish, raw):
 
     Args:
       fn: the user's function (its defaults and globals are checked).
-      instance: its generic :class:`~srctrans.cache.Instance` (what it assumed).
+      instance: its generic :class:`~srctrans.instances.Instance` (what it assumed).
       fused: the fused gradient specialised on ``key``.
       args: the positional arguments of the call the guard is made for.
       key: their shape key (:func:`srctrans.shape_keys.args_key`, as a tuple).
@@ -211,7 +211,7 @@ def make_jvp_repeat(fn, instance, jvp, primals, tangents, keywords, out):
 
     Args:
       fn: the user's plain function (no bound self, no keyword arguments).
-      instance: its generic :class:`~srctrans.cache.ForwardInstance`.
+      instance: its generic :class:`~srctrans.instances.ForwardInstance`.
       jvp: the JVP specialised on this call's shape key.
       primals, tangents: this call's, each tangent None or as it was passed
         (an array of its primal's shape, of floats, as was the primal).
@@ -247,10 +247,10 @@ def make_hvp_repeat(fn, instance, gradient, jvp_instance, jvp, primals, tangents
 
     Args:
       fn: the user's plain function (no bound self).
-      instance: its generic reverse :class:`~srctrans.cache.Instance`.
+      instance: its generic reverse :class:`~srctrans.instances.Instance`.
       gradient: its fused gradient specialised on this call's shape key, whose JVP an
         HVP is.
-      jvp_instance: the generic :class:`~srctrans.cache.ForwardInstance` of ``gradient``
+      jvp_instance: the generic :class:`~srctrans.instances.ForwardInstance` of ``gradient``
         (the tangent only).
       jvp: that JVP specialised on this call's shape key.
       primals, tangents: this call's, each tangent None or an array of its primal's
@@ -287,9 +287,9 @@ def make_hessian_repeat(fn, instance, gradient, jvp_instance, kernel, basis, pri
 
     Args:
       fn: the user's plain function (no bound self).
-      instance: its generic reverse :class:`~srctrans.cache.Instance`.
+      instance: its generic reverse :class:`~srctrans.instances.Instance`.
       gradient: its fused gradient specialised on this call's shape key.
-      jvp_instance: the generic :class:`~srctrans.cache.ForwardInstance` of ``gradient``
+      jvp_instance: the generic :class:`~srctrans.instances.ForwardInstance` of ``gradient``
         (the tangent only).
       kernel: the batched form of that JVP specialised on this call's shape key, a plain
         function of the primals and ``keyword`` (the tangents, batched along axis 0).

@@ -24,7 +24,7 @@ from srctrans.treewalk import walk
 
 class ShapeFacts:
     """What the cache needs to specialise a build on the shapes of a call (see
-    ``cache.Instance.for_call``), for a build of ``unit`` that may be specialised
+    ``instances.Instance.for_call``), for a build of ``unit`` that may be specialised
     (``specialisable``: optimised, and not specialised already).
 
     Read off the function before it is differentiated: inlining then shares

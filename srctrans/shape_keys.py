@@ -2,7 +2,7 @@
 
 Requires: a call's arguments (and the non-local values its function reads).
 Guarantees: :func:`shape_key` is equal for two calls exactly when the code
-specialised for one (``cache.Instance.for_call``) is right for the other, or
+specialised for one (``instances.Instance.for_call``) is right for the other, or
 None when a call cannot be keyed (it runs the generic code); :func:`args_key`
 and :func:`key_part` are the narrower keys of arrays and numbers alone that
 the JVP's and HVP's short paths test, :func:`guard_key` the key the gradient's

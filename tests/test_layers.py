@@ -21,7 +21,7 @@ LAYERS = [
              "srctrans.ownership", "srctrans.batch_api", "srctrans.batched_matrices",
              "srctrans.batch_derivatives", "srctrans.batch_nested",
              "srctrans.export_batched", "srctrans.batch_axes", "srctrans.batch_pullbacks", "srctrans.batch_plans"]),
-    ("cache", ["srctrans.cache", "srctrans.assumed", "srctrans.shape_keys", "srctrans.persist", "srctrans.reporting", "srctrans.outputs",
+    ("cache", ["srctrans.cache", "srctrans.instances", "srctrans.assumed", "srctrans.shape_keys", "srctrans.persist", "srctrans.reporting", "srctrans.outputs",
                "srctrans.measuring", "srctrans.build_guards"]),
     ("pipeline", ["srctrans.pipeline", "srctrans.batch_pipeline", "srctrans.generated_functions",
                   "srctrans.shape_facts"]),
