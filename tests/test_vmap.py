@@ -188,7 +188,7 @@ def test_per_example_gradients_are_one_vectorised_call():
 
 
 def sized_along(x):
-    return x * np.size(x, 1) + np.size(x, -1) * np.size(x, (0, 1)) + np.size(x)
+    return x * np.size(x, 1) + np.size(x, -1) * np.size(x, 0) + np.size(x)
 
 
 @pytest.mark.parametrize("in_axes", [0, 1, 2])
@@ -198,6 +198,9 @@ def test_a_size_along_an_axis_is_each_members(in_axes):
     members = [np.take(x, k, axis=in_axes) for k in range(x.shape[in_axes])]
     out = st.vmap(sized_along, in_axes=in_axes)(x)
     np.testing.assert_allclose(out, np.stack([sized_along(m) for m in members]))
+    # a tuple of axes (NumPy 2.4's np.size): the product of a member's lengths along them
+    from srctrans.runtime import batching
+    assert batching.member_size(x, (0, 1)) == np.prod(x.shape[1:3])
 
 
 def test_out_axes_moves_the_batch_axis():
