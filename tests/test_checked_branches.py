@@ -220,3 +220,43 @@ def clipped_twice(w, X, y, bound):       # clipped, for a test of its own cache
     if np.max(np.abs(r)) > bound:
         r = np.clip(r, -bound, bound)
     return np.sum(r ** 2)
+
+
+def repeated(w, x, n):
+    total = 0.0
+    k = 0
+    while k < n:                           # a counted loop: a range loop
+        if np.sum(x) > 0:                  # the same value at every step: checked at each
+            total = total + np.sum(np.tanh(w * x))
+        else:
+            total = total + np.sum(w * w)
+        k = k + 1
+    return total
+
+
+def alternating(w, x):
+    total = 0.0
+    for i in range(3):
+        if i % 2 == 0:                     # a different value at each step: kept
+            total = total + np.sum(w * x[i])
+        else:
+            total = total + np.sum(np.sin(w) * x[i])
+    return total
+
+
+def test_a_test_in_a_loop_is_checked_at_each_step_and_one_that_varies_is_kept():
+    w = R.standard_normal(4)
+    positive, negative = np.abs(R.standard_normal(4)), -np.abs(R.standard_normal(4))
+    text = st.source(repeated, args=(w, positive, 3))
+    fused = text[text.index("def repeated_grad"):]
+    assert "rt.expect_branch(x.sum() > 0, True)" in fused and "if " not in fused
+    g = st.grad(repeated)
+    for x in (positive, positive, positive, negative, positive, negative):
+        np.testing.assert_allclose(g(w, x, 3), _numeric(repeated, (w, x, 3)),
+                                   rtol=1e-6, atol=1e-8)
+    X = R.standard_normal((3, 4))
+    text = st.source(alternating, args=(w, X))
+    fused = text[text.index("def alternating_grad"):]
+    assert "expect_branch" not in fused and "if " in fused
+    np.testing.assert_allclose(st.grad(alternating)(w, X), _numeric(alternating, (w, X)),
+                               rtol=1e-6, atol=1e-8)
