@@ -296,3 +296,22 @@ def test_reading_entries_leaves_no_file_open(tmp_path):
     for _ in range(50):
         directory.read(str(tmp_path), "entry")
     assert len(os.listdir("/proc/self/fd")) <= before + 1
+
+
+def scaled_helper(x, scale=1.0):       # two returns: built as a callee, not inlined
+    if scale > 2.0:
+        return x
+    return np.sin(x) * scale
+
+
+def calls_scaled_helper(x):
+    return np.sum(scaled_helper(x) * x)
+
+
+def test_a_callees_new_defaults_after_warm_up_give_the_new_derivative(monkeypatch):
+    """The short path's guard tests a callee's defaults as its own (written out)."""
+    gradient = st.grad(calls_scaled_helper)
+    for _ in range(3):                                 # generic, specialised, short path
+        np.testing.assert_allclose(gradient(X), np.cos(X) * X + np.sin(X))
+    monkeypatch.setattr(scaled_helper, "__defaults__", (2.0,))
+    np.testing.assert_allclose(gradient(X), 2.0 * (np.cos(X) * X + np.sin(X)))
