@@ -468,6 +468,10 @@ def _path_comment(fn, found, call_args, optimize):
     if found.specialised:
         said = ("The code a call with these arguments runs: specialised on their shapes (a "
                 "call with other shapes runs the generic code first, then its own).")
+        if found.build.speculates:
+            said += (" It takes each `if` as this call does and checks the tests its shapes "
+                     "do not decide (rt.expect_branch): a call that goes the other way runs "
+                     "the generic code.")
     else:
         reason = found.why_generic(fn, call_args, {}) or "it is not specialised"
         said = ("The code a call with these arguments runs: the generic code, not specialised "

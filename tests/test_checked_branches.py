@@ -106,6 +106,8 @@ def _data(n=7):
 def test_a_helpers_test_of_its_callers_value_is_folded_and_checked():
     w, X, y = _data()
     text = st.source(t_loss, args=(w, X, y, 5.0))
+    assert "checks the tests its shapes do not decide" in " ".join(   # (the header says so)
+        line.lstrip("# ") for line in text.splitlines() if line.startswith("#"))
     fused = text[text.index("def log_density_fwd"):]
     assert "rt.expect_branch(np.all(np.isinf(df)), False)" in fused and "tape" not in fused
     # its result, renamed where the branch folded, keeps its measured shape: the backward
