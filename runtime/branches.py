@@ -1,14 +1,15 @@
 """Branches specialised code took as the measuring call took them, checked as it runs.
 
-Specialised code (``cache.Instance.for_call``) is built for one shape key. A test the key
+Specialised code (``instances.Instance.for_call``) is built for one shape key. A test the key
 decides (an argument's class, a dict's keys, ``v is None``) takes the same branch on every
 call with the key, so the specialised code keeps that branch alone. Any other ``if`` whose
 test took the same value all through the measuring call (``np.all(np.isinf(df))`` of a
 float attribute, ``len(axes) == 1`` of an axis computed in a helper) is kept as that branch
 too, as a JIT compiler keeps the branch a guard checks: specialised code tests it with
 :func:`expect_branch`, which raises :class:`MissedBranch` when a call takes the other one.
-The API then gives that shape key the generic code for good and runs the call again there
-(the forward pass runs once more for that call, as on the call that specialised it).
+The API then runs the call again on the generic code (the forward pass runs once more for
+that call, as on the call that specialised it), and later calls with that shape key get
+code specialised on it that keeps its branches (``Instance.run_for_call``).
 """
 
 

@@ -8,7 +8,8 @@ Guarantees: an :class:`Instance` holds the generated functions bound to one func
 and what they assume (:class:`~srctrans.assumed.Assumed`); :meth:`Instance.for_call` gives
 the instance a call runs (the generic one, or one specialised on its shape key, built on
 the second call with that key), :meth:`Instance.run_for_call` runs it and falls back to the
-generic code for good when it meets a branch its measuring call had not taken, and
+generic code when it meets a branch its measuring call had not taken (later calls with
+that key get specialised code that keeps its branches), and
 :meth:`Instance.why_generic` says why a call runs the generic code. :class:`ForwardInstance`
 is the same for a JVP.
 """
@@ -77,13 +78,15 @@ class Instance(Assumed):
         ``MAX_SPECIALISATIONS`` shape keys get their own code per instance.
         Without ``guess`` the code takes no branch as the measuring call took it
         unless the key decides it (no ``rt.expect_branch``: what is differentiated
-        again, batched or exported, which holds for any values of the key's shapes).
+        again, batched or exported, which holds for any values of the key's shapes);
+        nor does the code of a key whose checked code missed a branch (:meth:`run_for_call`).
         """
         if not self.build.specialisable:
             return self
         key = self._shape_key(fn, args, kwargs)
         if key is None:
             return self
+        guess = guess and key not in self.missed
         variants = self.variants if guess else self.unguessed
         variant = variants.get(key)
         if variant is None:
@@ -101,7 +104,9 @@ class Instance(Assumed):
     def run_for_call(self, fn, args, kwargs, run):
         """``run(instance)`` of the instance `for_call` gives this call; when its code meets
         a branch its measuring call had not taken (``runtime.MissedBranch``), ``run(self)``:
-        this generic instance, which calls with this call's shape key run from then on."""
+        this generic instance. Calls with this call's shape key then get code specialised
+        on it that keeps its ``if`` statements (``guess`` off), built on the next such call,
+        as a JIT compiler that saw its guard fail compiles the code again without the guess."""
         variant = self.for_call(fn, args, kwargs)
         try:
             return run(variant)
@@ -110,7 +115,7 @@ class Instance(Assumed):
                 raise
         key = self._shape_key(fn, args, kwargs)
         if key is not None:
-            self.variants[key] = self
+            self.variants.pop(key, None)
             self.missed.add(key)
         self.repeats.clear()               # (a short path may run the specialised code)
         return run(self)
@@ -136,10 +141,12 @@ class Instance(Assumed):
         if key is None:
             return ("an argument is neither an array, a number, a string, None, nor a "
                     "container or object of those (a function, say, or a call through a value)")
-        variant = self.variants.get(key)
-        if key in self.missed:
+        missed = key in self.missed
+        variant = (self.unguessed if missed else self.variants).get(key)
+        if missed and variant is None:
             return ("a call with these shapes took a branch its specialised code had not "
-                    "taken (a test of values, not of shapes)")
+                    "taken (a test of values, not of shapes); the next call with them gets "
+                    "code specialised on them that keeps its branches")
         if variant is self:
             return "its values are complex (complex values run the generic code)"
         if variant is None:

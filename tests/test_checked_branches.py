@@ -2,7 +2,8 @@
 (``analyse/branch_tests.py``, ``measuring.taken_branches``, ``runtime/branches.py``): a
 test the shape key does not decide (an array's value, a helper's test of what its caller
 computed) is folded like a keyed one and headed by ``rt.expect_branch``; a call that takes
-the other branch runs the generic code, from then on for its shape key, in every API."""
+the other branch runs the generic code, in every API, and later calls with its shape key
+code specialised on it that keeps its branches."""
 
 import gast
 import numpy as np

@@ -110,18 +110,26 @@ def test_every_call_takes_its_own_branch(clips):
 def test_an_array_bound_takes_the_measured_branch_and_checks_it():
     """A 0-d array's value is no part of the key: the specialised code takes the branch the
     measuring call took and checks the test as it runs; a call that takes the other branch
-    runs the generic code, from then on for that key."""
+    runs the generic code, and later calls with that key code specialised on it that keeps
+    its branches."""
     w, X, y = _data()
     fused = _fused(st.source(bounded_loss, args=(w, X, y, np.array(0.7))))
     assert not any("if " in line for line in fused)
     assert "rt.expect_branch(bound > 0, True)" in "\n".join(fused)
     g = st.grad(bounded_loss)
-    for bound in (0.7, 0.7, 0.7, -1.0, 0.7, -1.0):      # generic, specialised, short path, missed
+    for bound in (0.7, 0.7, 0.7, -1.0):                # generic, specialised, short path, missed
         bound = np.array(bound)
         np.testing.assert_allclose(g(w, X, y, bound), _numeric(bounded_loss, w, X, y, bound),
                                    rtol=1e-6, atol=1e-8)
     found = st.cache.instance(bounded_loss, ("w",))
     assert "took a branch" in found.why_generic(bounded_loss, (w, X, y, np.array(-1.0)), {})
+    for bound in (0.7, -1.0, 0.7, -1.0):      # generic once more, then code that keeps its if
+        bound = np.array(bound)
+        np.testing.assert_allclose(g(w, X, y, bound), _numeric(bounded_loss, w, X, y, bound),
+                                   rtol=1e-6, atol=1e-8)
+    kept = list(found.unguessed.values())
+    assert len(kept) == 1 and not found.variants
+    assert "if " in kept[0].build.source and "expect_branch" not in kept[0].build.source
 
 
 def test_strings_and_several_tests():
