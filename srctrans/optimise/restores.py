@@ -50,16 +50,19 @@ def drop_unread_restores(forward, backward, tape, shaped, runtime_alias):
     if not candidates:
         return forward, backward
     shape_only, uses = _shape_only_arguments(backward, runtime_alias), {}
-    for stmt in backward:
+    at = {}                               # id(use) -> the top-level statement holding it
+    for index, stmt in enumerate(backward):
         for node in walk(stmt):
             if isinstance(node, gast.Name) and node.id in candidates:
                 uses.setdefault(node.id, []).append(id(node))
+                at[id(node)] = index
+    positions = {id(stmt): index for index, stmt in enumerate(backward)}
     dropped = set()
     for name in candidates:
         # every other use of the name (a store too) reads only its shape, when it has one
         allowed = {id(n) for restore in restores[name] for n in walk(restore)}
         if all(use in allowed or name in shaped and use in shape_only for use in uses[name]) \
-                or _read_before_restores(backward, restores[name], uses[name], allowed):
+                or _read_before_restores(positions, at, restores[name], uses[name], allowed):
             dropped.update(id(s) for s in saves[name] + restores[name])
     if dropped:
         _remove(forward, dropped)
@@ -67,17 +70,16 @@ def drop_unread_restores(forward, backward, tape, shaped, runtime_alias):
     return forward, backward
 
 
-def _read_before_restores(backward, restores, uses, allowed):
-    """Whether every restore of an array is a statement of the backward pass's own block and
-    every other use of its name is in a statement before the first of them: the values
+def _read_before_restores(positions, at, restores, uses, allowed):
+    """Whether every restore of an array is a statement of the backward pass's own block
+    (``positions``: id -> index there) and every other use of its name is in a statement
+    before the first of them (``at``: id of a use -> its statement's index): the values
     restored are never read (the last statements of a pass put back what the forward pass
     overwrote in a local array, ``Y[np.arange(n), labels] = 1.0``, after its one read)."""
-    positions = {id(stmt): i for i, stmt in enumerate(backward)}
     if not all(id(restore) in positions for restore in restores):
         return False
     first = min(positions[id(restore)] for restore in restores)
-    before = {id(n) for stmt in backward[:first] for n in walk(stmt)}
-    return all(use in allowed or use in before for use in uses)
+    return all(use in allowed or at[use] < first for use in uses)
 
 
 def _matching(statements, test):
