@@ -31,7 +31,7 @@ import operator
 import gast
 
 from srctrans.analyse.signs import is_positive
-from srctrans.nodes import literal_truth, substitute_names
+from srctrans.nodes import literal_truth, number_literal, substitute_names
 from srctrans.treewalk import walk
 
 _FOLD = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
@@ -75,7 +75,7 @@ def simplify(statements, nonsingular=frozenset(), not_float=frozenset(),
                 blocks.extend((branch, dict(numbers)) for branch in (stmt.body, stmt.orelse))
             elif isinstance(stmt, (gast.Assign, gast.Return, gast.Expr)) and stmt.value is not None:
                 stmt.value = simplifier.visit(stmt.value)
-                if (isinstance(stmt, gast.Assign) and _number(stmt.value)
+                if (isinstance(stmt, gast.Assign) and number_literal(stmt.value)
                         and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)
                         and counts.get(stmt.targets[0].id) == 1):
                     numbers[stmt.targets[0].id] = stmt.value
@@ -86,13 +86,8 @@ def simplify_expression(expression, nonsingular=frozenset(), not_float=frozenset
     return _Simplifier(nonsingular, not_float).visit(expression)
 
 
-def _number(node):
-    return (isinstance(node, gast.Constant) and type(node.value) in (int, float)
-            and not isinstance(node.value, bool))
-
-
 def _is(node, value):
-    return _number(node) and node.value == value
+    return number_literal(node) and node.value == value
 
 
 def is_temporary(node):
@@ -132,10 +127,10 @@ class _Simplifier(gast.NodeTransformer):
     def visit_BinOp(self, node):
         self.generic_visit(node)
         left, op, right = node.left, type(node.op), node.right
-        if _number(left) and _number(right) and op in _FOLD:
+        if number_literal(left) and number_literal(right) and op in _FOLD:
             if not (op is gast.Pow and (abs(right.value) > 64 or left.value == 0)):
                 return gast.Constant(_FOLD[op](left.value, right.value), None)
-        if op is gast.Div and _number(left) and _number(right) and right.value != 0 \
+        if op is gast.Div and number_literal(left) and number_literal(right) and right.value != 0 \
                 and isinstance(left.value, float):
             return gast.Constant(left.value / right.value, None)      # 1.0 / 8 -> 0.125
         if (op in (gast.Mult, gast.Pow, gast.Div) and _is(right, 1)
@@ -178,7 +173,7 @@ class _Simplifier(gast.NodeTransformer):
         self.generic_visit(node)
         # rt.power_base_factor(x, c) with a nonzero constant c is c * x ** (c - 1), folded
         if (isinstance(node.func, gast.Attribute) and node.func.attr == "power_base_factor"
-                and len(node.args) == 2 and _number(node.args[1]) and node.args[1].value != 0):
+                and len(node.args) == 2 and number_literal(node.args[1]) and node.args[1].value != 0):
             x, c = node.args
             power = self.visit(gast.BinOp(x, gast.Pow(), gast.BinOp(c, gast.Sub(), gast.Constant(1, None))))
             return self.visit(gast.BinOp(gast.Constant(c.value, None), gast.Mult(), power))
@@ -201,7 +196,7 @@ class _Simplifier(gast.NodeTransformer):
 
     def visit_UnaryOp(self, node):
         self.generic_visit(node)
-        if isinstance(node.op, gast.USub) and _number(node.operand):
+        if isinstance(node.op, gast.USub) and number_literal(node.operand):
             return gast.Constant(-node.operand.value, None)
         return node
 
@@ -216,7 +211,7 @@ def _arithmetic(node, most=None):
             return None
         if isinstance(n, gast.Name):
             described.append(("name", n.id))
-        elif _number(n):
+        elif number_literal(n):
             described.append((type(n.value), n.value))
         elif isinstance(n, (gast.BinOp, gast.UnaryOp, gast.operator, gast.unaryop, gast.expr_context,
                             gast.Subscript, gast.Slice, gast.Tuple)):
@@ -231,17 +226,17 @@ def _arithmetic(node, most=None):
 def power_of_two(node):
     """Whether ``node`` is a number (not a bool) that is a power of two: multiplying by it
     is exact."""
-    return _number(node) and node.value != 0 and math.frexp(abs(node.value))[0] == 0.5
+    return number_literal(node) and node.value != 0 and math.frexp(abs(node.value))[0] == 0.5
 
 
 def _scaled(constant, product):
     """``c1 * (c2 * x)`` as ``(c1 * c2) * x`` when that rounds alike: one of the numbers is
     a power of two, so that multiplying by it is exact. None otherwise."""
-    if not (_number(constant) and isinstance(product, gast.BinOp)
+    if not (number_literal(constant) and isinstance(product, gast.BinOp)
             and isinstance(product.op, gast.Mult)):
         return None
     for inner, x in ((product.left, product.right), (product.right, product.left)):
-        if _number(inner) and (power_of_two(constant) or power_of_two(inner)):
+        if number_literal(inner) and (power_of_two(constant) or power_of_two(inner)):
             return gast.BinOp(gast.Constant(constant.value * inner.value, None), gast.Mult(), x)
     return None
 
@@ -254,7 +249,7 @@ def _scaled_name(node, name, bounded=frozenset()):
         return node.id == name
     return (isinstance(node, gast.BinOp) and isinstance(node.op, gast.Mult) and any(
         isinstance(side, gast.Name) and side.id == name
-        and (_number(other) and math.isfinite(other.value)
+        and (number_literal(other) and math.isfinite(other.value)
              or isinstance(other, gast.Name) and other.id in bounded)
         for side, other in ((node.left, node.right), (node.right, node.left))))
 
@@ -277,7 +272,7 @@ def _needs_no_guard(node, nonsingular, never_negative=frozenset(), bounded=froze
             and len(node.args) == 2):
         return False
     g, product = node.args
-    if _number(g) and g.value != 0:
+    if number_literal(g) and g.value != 0:
         return True
     if (isinstance(product, gast.BinOp) and isinstance(product.op, gast.Div)
             and (isinstance(product.right, gast.Name) and product.right.id in nonsingular
@@ -288,5 +283,5 @@ def _needs_no_guard(node, nonsingular, never_negative=frozenset(), bounded=froze
         else None
     return (isinstance(factor, gast.Call) and isinstance(factor.func, gast.Attribute)
             and factor.func.attr == "power_base_factor" and len(factor.args) == 2
-            and _number(factor.args[1]) and factor.args[1].value >= 1
+            and number_literal(factor.args[1]) and factor.args[1].value >= 1
             and float(factor.args[1].value).is_integer())
