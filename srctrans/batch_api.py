@@ -360,8 +360,8 @@ def _specialised_gradient(grad_object, members):
         made = found.for_call(grad_object._fn, tuple(members), {}, now=True, guess=False)
     except (SrcTransError, TypeError, ValueError):
         return None
-    if made.grad is None or made.build.speculates:   # (never: no branch is taken as one
-        return None                                  # member took it)
+    if made.grad is None:
+        return None
     return made.grad, selection.single
 
 

@@ -23,11 +23,12 @@ CHECK = "_like_example"
 
 def specialised_export(found, args, base, mode, single):
     """``(build, edits)`` for the instance ``found`` a call with ``args`` runs, or None when
-    it is not specialised, when it takes a branch as the measuring call did, checked as it
-    runs (``Build.speculates``: another call may need the generic code), or when its fused
-    gradient does not return gradients of the arguments' kinds for ``args`` (the generic code
-    is then exported). ``edits`` is applied to the generated text by :func:`edited`."""
-    if not found.specialised or found.build.speculates:
+    it is not specialised, or when its fused gradient does not return gradients of the
+    arguments' kinds for ``args`` (the generic code is then exported). ``found`` takes no
+    branch as the measuring call took it (``examples.instance_for`` without ``guess``): the
+    export must hold for every value of the arguments' shapes. ``edits`` is applied to the
+    generated text by :func:`edited`."""
+    if not found.specialised:
         return None
     entries = [f"{base}_jvp"] if mode == "forward" else [f"{base}_fwd", f"{base}_grad"]
     copies = ()
