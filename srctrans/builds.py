@@ -47,7 +47,7 @@ class Build:
         self.path_conditions = ()  # (name, trip counters): its shape holds if each counted a step
         self.branch_tests = ()     # (if test, enclosing (test, side) pairs) (analyse.branch_tests)
         self.guessed_paths = ((), ())   # path_dependent, path_conditions when every if is taken
-        self.rebound_in_blocks = False  # measure by watching lines (fixed_shapes.rebound_in_blocks)
+        self.rebound_in_blocks = False  # measure by watching lines (branch_tests.rebound_in_blocks)
         self.speculates = False    # it, or a callee, checks a branch it took as measured; set
                                    # by the cache
         self.consulted = ()        # the callables whose rules the build looked up; set by the cache

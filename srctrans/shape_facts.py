@@ -14,11 +14,11 @@ import numpy
 
 from srctrans import annotations as anno
 from srctrans.analyse.indices import Indexing
-from srctrans.analyse.branch_tests import branch_tests
+from srctrans.analyse.branch_tests import branch_tests, rebound_in_blocks
 from srctrans.analyse.keyed_tests import keyed_tests
 from srctrans.annotations import Anno
 from srctrans.nodes import parameter_names
-from srctrans.analyse.fixed_shapes import path_dependent_names, rebound_in_blocks, shape_obstacle
+from srctrans.analyse.fixed_shapes import path_dependent_names, shape_obstacle
 from srctrans.treewalk import walk
 
 

@@ -12,8 +12,7 @@ from scipy import special
 
 import srctrans as st
 from srctrans import runtime
-from srctrans.analyse.branch_tests import branch_tests
-from srctrans.analyse.fixed_shapes import rebound_in_blocks
+from srctrans.analyse.branch_tests import branch_tests, rebound_in_blocks
 from srctrans.measuring import taken_branches
 from srctrans.runtime.branches import MissedBranch
 

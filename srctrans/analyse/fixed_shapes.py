@@ -146,33 +146,6 @@ def path_dependent_names(statements, keyed=frozenset()):
     return names, conditional
 
 
-def rebound_in_blocks(statements, parameters):
-    """Whether a name of forward ``statements`` is assigned at several places (a parameter
-    counts as one of them), one inside an ``if``: SSA renames no name inside a block, so a
-    run's last value of it may have another shape than the others had where they were read,
-    and code that takes the branch as straight-line code renames them apart. A measuring
-    run then watches its lines (``measuring.run_keeping_locals``) to see whether it does."""
-    sites, in_blocks = dict.fromkeys(parameters, 1), set()
-    pending = [(stmt, False) for stmt in statements]
-    while pending:
-        stmt, in_block = pending.pop()
-        if anno.get(stmt, Anno.SAVES) is not None:
-            continue
-        if isinstance(stmt, (gast.If, gast.For, gast.While)):
-            inner = in_block or isinstance(stmt, gast.If)
-            pending.extend((s, inner) for s in stmt.body + stmt.orelse)
-            names = stored_names(stmt.target) if isinstance(stmt, gast.For) else ()
-        elif isinstance(stmt, gast.Assign):
-            names = [n for t in stmt.targets for n in stored_names(t)]
-        else:
-            continue
-        for name in names:
-            sites[name] = sites.get(name, 0) + 1
-            if in_block:
-                in_blocks.add(name)
-    return any(sites[name] > 1 for name in in_blocks)
-
-
 def _trip_counter(loop):
     """The name of ``trips = trips + 1``, the first statement of a forward ``while`` body."""
     first = loop.body[0] if loop.body else None
