@@ -63,8 +63,11 @@ class ShapeFacts:
             self.value_floats = tuple(sorted(roots))
             # specialised code that takes every if as the measuring call did is straight-line
             self.branch_tests = branch_tests(statements)
-            self.guessed = path_dependent_names(
-                statements, by_shape | {name for name, _ in self.branch_tests})
+            tests = {name for name, _ in self.branch_tests}
+            if tests <= by_shape:          # no if but those the key decides: the same names
+                self.guessed = (set(self.path_dependent), dict(self.path_conditions))
+            else:
+                self.guessed = path_dependent_names(statements, by_shape | tests)
 
     def same_shape(self, name, like):
         """``name`` has the shape of ``like`` (the output's cotangent, the output's)."""
