@@ -62,7 +62,9 @@ class Instance(Assumed):
         if not self.build.specialisable:
             return None
         key = self._shape_key(fn, args, kwargs)
-        return None if key is None else (self.variants if guess else self.unguessed).get(key)
+        if key is None:
+            return None
+        return (self.variants if guess and key not in self.missed else self.unguessed).get(key)
 
     def for_call(self, fn, args, kwargs, now=False, guess=True):
         """The instance to run for this call: specialised on its shapes when possible.
