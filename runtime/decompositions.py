@@ -27,7 +27,11 @@ import numpy as np
 from .refusals import unsupported
 from .complex_numbers import is_complex_value, real_for, real_only
 from .foreign import as_array, is_foreign
-from .linalg import last_axes_swapped as _t, symmetric_sum, tril_halved
+from .linalg import symmetric_sum, tril_halved
+
+
+def _t(x):
+    return np.swapaxes(x, -1, -2)
 
 
 def _diag(v):
@@ -98,6 +102,9 @@ def cholesky_grad(g, L):
     """The cotangent of ``a`` for ``L = np.linalg.cholesky(a)``:
     ``tril_halved(L^-T sym(tril_halved(L^T g)) L^-1)``, with ``L``'s inverse computed once."""
     inverse = np.linalg.inv(real_only(L, "np.linalg.cholesky"))
+    if type(L) is np.ndarray and L.ndim == 2:       # one matrix: its own transposes, .T
+        inner = tril_halved(L.T @ g)
+        return tril_halved(inverse.T @ (inner + inner.T) @ inverse)
     inner = symmetric_sum(tril_halved(_t(L) @ g))
     return tril_halved(_t(inverse) @ inner @ inverse)
 

@@ -479,10 +479,4 @@ def symmetric_sum(x):
     array([[2., 2.],
            [2., 6.]])
     """
-    return x + last_axes_swapped(x)
-
-
-def last_axes_swapped(x):
-    """``x`` with its last two axes swapped: ``x.T`` of one NumPy matrix (``np.swapaxes``
-    costs a microsecond more), ``np.swapaxes`` of anything else."""
-    return x.T if type(x) is np.ndarray and x.ndim == 2 else np.swapaxes(x, -1, -2)
+    return x + np.swapaxes(x, -1, -2)
