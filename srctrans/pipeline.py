@@ -94,6 +94,7 @@ from srctrans.normalize.namespaces import inline_module_aliases
 from srctrans.normalize.positions import pin_positions
 from srctrans.normalize.sequences import split_sequence_arithmetic
 from srctrans.normalize.starred import expand_static_unpacking
+from srctrans.normalize.step_dicts import replace_step_dicts
 from srctrans.normalize.ssa import rename_reassignments
 from srctrans.optimise.accumulate import fold_accumulations
 from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, targets_of
@@ -198,6 +199,7 @@ def _front_end(fn, wrt, build_callee, mode):
     mark_checkpointed_loops(parsed, unit.resolver, unit.namer, mode)
     count_while_loops(unit.function, parsed.fn.__globals__, unit.aliases[RUNTIME_ALIAS])
     desugar(unit.function, unit.namer, unit.aliases[RUNTIME_ALIAS])
+    replace_step_dicts(unit.function, unit.namer)     # hs[t], hs[t - 1]: names, not entries
     unit.resolver.local_names = frozenset(local_names(unit.function))
     model_effects(parsed, unit.resolver, unit.aliases)
     split_chained_writes(unit.function, unit.namer, unit.aliases[RUNTIME_ALIAS])

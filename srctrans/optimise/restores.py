@@ -24,7 +24,9 @@ A layer filling a preallocated array (``h[:, t, :] = prev``) copied the whole ar
 per step for the restores; now it copies nothing. Both go too when the restores are
 statements of the backward pass's own block and every read of the array comes before the
 first of them: what they put back is never read (a one-hot matrix written once and read
-once, ``Y[np.arange(n), labels] = 1.0``).
+once, ``Y[np.arange(n), labels] = 1.0``), and when each restore is followed in its own block
+by a statement assigning the name anew before any other use of it (a loop's one-hot vector
+made at each step, popped back right after its restore).
 """
 
 import gast
@@ -57,12 +59,14 @@ def drop_unread_restores(forward, backward, tape, shaped, runtime_alias):
                 uses.setdefault(node.id, []).append(id(node))
                 at[id(node)] = index
     positions = {id(stmt): index for index, stmt in enumerate(backward)}
+    blocks = _blocks_of(backward)
     dropped = set()
     for name in candidates:
         # every other use of the name (a store too) reads only its shape, when it has one
         allowed = {id(n) for restore in restores[name] for n in walk(restore)}
         if all(use in allowed or name in shaped and use in shape_only for use in uses[name]) \
-                or _read_before_restores(positions, at, restores[name], uses[name], allowed):
+                or _read_before_restores(positions, at, restores[name], uses[name], allowed) \
+                or all(_rebound_after(blocks, restore, name) for restore in restores[name]):
             dropped.update(id(s) for s in saves[name] + restores[name])
     if dropped:
         _remove(forward, dropped)
@@ -80,6 +84,33 @@ def _read_before_restores(positions, at, restores, uses, allowed):
         return False
     first = min(positions[id(restore)] for restore in restores)
     return all(use in allowed or at[use] < first for use in uses)
+
+
+def _rebound_after(blocks, restore, name):
+    """Whether the first statement after ``restore`` in its block (``blocks``: id of a
+    statement -> its block and index there) that uses ``name`` assigns it anew without
+    reading it: what the restore put back is never read (a loop's array made afresh at
+    each step, ``x = np.zeros(n); x[i] = 1.0``, popped back right after)."""
+    block, index = blocks[id(restore)]
+    for stmt in block[index + 1:]:
+        used = sum(isinstance(n, gast.Name) and n.id == name for n in walk(stmt))
+        if used:
+            return (used == 1 and isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+                    and isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id == name)
+    return False
+
+
+def _blocks_of(statements):
+    """``{id(statement): (its block, its index there)}`` for ``statements`` and every block
+    nested in them."""
+    found, todo = {}, [statements]
+    while todo:
+        block = todo.pop()
+        for index, stmt in enumerate(block):
+            found[id(stmt)] = (block, index)
+            todo.extend(inner for field in ("body", "orelse") if isinstance(
+                inner := getattr(stmt, field, None), list) and inner and isinstance(inner[0], gast.stmt))
+    return found
 
 
 def _matching(statements, test):
