@@ -512,12 +512,39 @@ class _Builder:
             lines += ["else:", f"    {acc} = np.tanh({acc}) + 0.5"]
         self._try(lines)
 
+    def _step_dicts(self, a, b, t, parts):
+        """States kept in dicts by step (names after normalize/step_dicts.py, or dicts)."""
+        form = self.rng.randrange(4)
+        if form == 0:                  # the last step read after the loop
+            return [f"{parts} = {{}}", f"{parts}[-1] = {a} * 1.0", f"{t} = {b} * 0.0",
+                    "for k in range(3):",
+                    f"    {parts}[k] = np.tanh({parts}[k - 1] * {b}) + {parts}[k - 1] * 0.5",
+                    f"    {t} = {t} + {parts}[k] * {parts}[k - 1]",
+                    f"{t} = {t} + {parts}[2]"]
+        if form == 1:                  # two dicts made together, a fresh entry written into
+            other = self._fresh()
+            return [f"{parts}, {other} = {{}}, {{}}", f"{parts}[-1] = {a} * 1.0",
+                    f"{t} = {b} * 0.0", "for k in range(2):",
+                    f"    {other}[k] = np.zeros(np.shape({a} * {b}))",
+                    f"    {other}[k][...] = np.cos({parts}[k - 1]) * {b}",
+                    f"    {parts}[k] = np.tanh({other}[k] + {parts}[k - 1] * 0.5)",
+                    f"    {t} = {t} + {parts}[k] * {other}[k]"]
+        if form == 2:                  # a range from 1, the step before written at 0
+            return [f"{parts} = {{}}", f"{parts}[0] = np.sin({a})", f"{t} = {b} * 0.0",
+                    "for k in range(1, 3):", f"    {parts}[k] = {parts}[k - 1] * {b} + 0.25",
+                    f"    {t} = {t} + np.cos({parts}[k]) * {parts}[k - 1]"]
+        return [f"{parts} = {{}}", f"{parts}[-1] = {a} * 1.0", f"{t} = {b} * 0.0",   # stays a dict
+                "for k in range(2):", f"    {parts}[k] = {parts}[k - 1] * {b}",
+                f"    {parts}[k] = np.sin({parts}[k]) + {t}", f"    {t} = {t} + {parts}[k]"]
+
     def _container(self):
         a = self._pick()
         b = self._compatible(a)
         t, parts = self._fresh(), self._fresh()
-        choice = self.rng.randrange(25)
-        if choice == 24:             # a dict's matrix read by rows in a loop, a row twice
+        choice = self.rng.randrange(26)
+        if choice == 25:
+            lines = self._step_dicts(a, b, t, parts)
+        elif choice == 24:             # a dict's matrix read by rows in a loop, a row twice
             lines = [f"{parts} = {{'w': W, 'b': {a}}}", f"{t} = 0.0", "for j in range(3):",
                      f"    {t} = {t} + np.sum(np.tanh({parts}['w'][j % 2] * 0.5)) * {parts}['b']"]
         elif choice == 23:             # the nested derivative of a closure over the program's values
@@ -558,11 +585,7 @@ class _Builder:
                      f"for k, u in enumerate(reversed({parts}[1:])):", f"    {t} = {t} + u * k",
                      "for k in reversed(range(1, 3)):", f"    {t} = {t} * 0.5 + {parts}[k]"]
         elif choice == 16 and self.rng.random() < 0.4:    # states kept in a dict by step
-            lines = [f"{parts} = {{}}", f"{parts}[-1] = {a} * 1.0", f"{t} = {b} * 0.0",
-                     "for k in range(3):",
-                     f"    {parts}[k] = np.tanh({parts}[k - 1] * {b}) + {parts}[k - 1] * 0.5",
-                     f"    {t} = {t} + {parts}[k] * {parts}[k - 1]",
-                     f"{t} = {t} + {parts}[2]"]
+            lines = self._step_dicts(a, b, t, parts)
         elif choice == 16:             # a dict built from another, written, iterated by key
             other = self._fresh()
             lines = [f"{parts} = {{'p': {a}, 'q': np.sin({b})}}",
