@@ -84,6 +84,7 @@ from srctrans.normalize.anf import normalize, normalize_statements
 from srctrans.normalize.auxiliary import has_aux, split_aux_returns
 from srctrans.normalize.callees import inlined_callees
 from srctrans.normalize.chained_writes import split_chained_writes
+from srctrans.normalize.constant_keys import forward_constant_keys
 from srctrans.normalize.counted_loops import count_while_loops
 from srctrans.normalize.checkpoints import mark_checkpointed_loops
 from srctrans.normalize.desugar import desugar
@@ -208,6 +209,7 @@ def _front_end(fn, wrt, build_callee, mode):
     normalize(parsed, unit.resolver, unit.namer, unit.aliases[RUNTIME_ALIAS])
     _trace("anf", lambda: _function_text(unit.function))
     rename_reassignments(unit.function, unit.namer)
+    forward_constant_keys(unit.function, unit.aliases[RUNTIME_ALIAS])   # d["k"]: what was written
     _trace("ssa", lambda: _function_text(unit.function))
     _find_activity(unit)
     return unit, itself, data_names

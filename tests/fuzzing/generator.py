@@ -541,8 +541,14 @@ class _Builder:
         a = self._pick()
         b = self._compatible(a)
         t, parts = self._fresh(), self._fresh()
-        choice = self.rng.randrange(26)
-        if choice == 25:
+        choice = self.rng.randrange(27)
+        if choice == 26:             # a cache dict written and read at constant keys
+            other = self._fresh()
+            lines = [f"{parts} = {{'z': {a} * {b}}}", f"{other} = dict({parts}, s=np.sin({a}))",
+                     f"{t} = {other}['z'] * {other}['s']", f"{other}['z'] = np.tanh({t})",
+                     f"{parts}['y'] = {other}['z'] + {parts}['z']",
+                     f"{t} = {t} + {parts}['y'] * {other}['s']"]
+        elif choice == 25:
             lines = self._step_dicts(a, b, t, parts)
         elif choice == 24:             # a dict's matrix read by rows in a loop, a row twice
             lines = [f"{parts} = {{'w': W, 'b': {a}}}", f"{t} = 0.0", "for j in range(3):",
