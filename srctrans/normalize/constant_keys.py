@@ -104,7 +104,7 @@ def _forward(block, made, stores, function):
                     else gast.Subscript(load(name), gast.Constant(key, None), gast.Load())
                     for node, key in reads}
         if replaced:
-            replace_children(stmt, lambda node: replaced.get(id(node), node))
+            replace_children(stmt, lambda node, found=replaced: found.get(id(node), node))
         if write is not None:
             written[write[1]] = stmt.value
             dropped.add(id(stmt))
