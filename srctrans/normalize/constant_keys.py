@@ -35,14 +35,16 @@ from srctrans.treewalk import replace_children, walk
 def forward_constant_keys(function, runtime_alias):
     """Rewrite, in place, the reads of each dict of ``function`` the module describes
     (``runtime_alias``: the name generated code calls the runtime by)."""
-    stores = {}
+    stores, uses = {}, {}
     for node in walk(function):
-        if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
-            stores[node.id] = stores.get(node.id, 0) + 1
+        if isinstance(node, gast.Name):
+            uses[node.id] = uses.get(node.id, 0) + 1
+            if not isinstance(node.ctx, gast.Load):
+                stores[node.id] = stores.get(node.id, 0) + 1
     for block in statement_lists(function):
         made = [stmt for stmt in block if _made(stmt, runtime_alias) and stores[stmt.targets[0].id] == 1]
-        for stmt in made:
-            _forward(block, stmt, stores, function)
+        for stmt in made:        # (forwarding one dict's reads leaves another's uses as counted)
+            _forward(block, stmt, stores, uses)
 
 
 def _made(stmt, runtime_alias):
@@ -66,8 +68,9 @@ def _key(node):
     return None
 
 
-def _forward(block, made, stores, function):
-    """Forward the reads of the dict ``made`` assigns (see the module), when it qualifies."""
+def _forward(block, made, stores, uses):
+    """Forward the reads of the dict ``made`` assigns (see the module), when it qualifies
+    (``stores``, ``uses``: how often each name is assigned, and appears, in the function)."""
     name = made.targets[0].id
     start = block.index(made)
     names, aliases = {name}, []
@@ -77,7 +80,6 @@ def _forward(block, made, stores, function):
                 and stmt.value.id in names and stores.get(stmt.targets[0].id) == 1:
             names.add(stmt.targets[0].id)
             aliases.append(stmt)
-    uses = sum(1 for node in walk(function) if isinstance(node, gast.Name) and node.id in names)
     plan, seen = [], 1 + 2 * len(aliases)             # the assignment, each alias's two names
     for stmt in block[start + 1:]:
         if any(stmt is alias for alias in aliases):
@@ -90,7 +92,7 @@ def _forward(block, made, stores, function):
             return
         seen += len(reads) + (write is not None)
         plan.append((stmt, reads, write))
-    if seen != uses:
+    if seen != sum(uses[name] for name in names):
         return                                        # a name used elsewhere, or another way
     written = {}
     if isinstance(made.value, gast.Dict):
