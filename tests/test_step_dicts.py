@@ -14,6 +14,7 @@ import pytest
 
 import srctrans as st
 from srctrans.naming import Namer, identifiers
+from srctrans.normalize.desugar import desugar
 from srctrans.normalize.step_dicts import replace_step_dicts
 
 R = np.random.default_rng(71)
@@ -97,9 +98,33 @@ def rewritten_at_the_step(W, xs):
     return np.sum(hs[len(xs) - 1])
 
 
-REWRITTEN = [char_rnn, from_one, entries_of_the_step]
+def by_enumerate(W, xs):
+    """The step is enumerate's index (desugared to ``t = _index`` at the body's top)."""
+    hs = {}
+    hs[-1] = xs[0] * 0.5
+    total = 0.0
+    for t, x in enumerate(xs):
+        hs[t] = np.tanh(W @ hs[t - 1] + x)
+        total = total + np.sum(hs[t] * hs[t - 1])
+    return total
+
+
+def step_rebound(W, xs):
+    """The step's name is assigned again in the loop: the ``hs[t]`` after it is the first
+    step's entry, not this step's."""
+    hs = {}
+    hs[-1] = xs[0] * 0.5
+    total = 0.0
+    for t, x in enumerate(xs):
+        hs[t] = np.tanh(W @ hs[t - 1] + x)
+        t = 0
+        total = total + np.sum(hs[t] ** 2)
+    return total
+
+
+REWRITTEN = [char_rnn, from_one, entries_of_the_step, by_enumerate]
 KEPT = [two_steps_back, read_after_at_the_first_step, its_length_read, written_in_a_branch,
-        rewritten_at_the_step]
+        rewritten_at_the_step, step_rebound]
 
 
 def args_of(f):
@@ -112,9 +137,11 @@ def args_of(f):
 
 
 def rewritten(f):
-    """``f``'s source after the rewrite alone."""
+    """``f``'s source after desugaring (loops over ranges) and the rewrite."""
     function = gast.parse(textwrap.dedent(inspect.getsource(f))).body[0]
-    replace_step_dicts(function, Namer(identifiers(function)))
+    namer = Namer(identifiers(function))
+    desugar(function, namer)
+    replace_step_dicts(function, namer)
     return ast.unparse(gast.gast_to_ast(function))
 
 
@@ -125,6 +152,11 @@ def test_the_states_become_a_name_per_step_and_one_for_the_step_before():
     assert "hs_t = np.tanh(Wxh @ xs_t + Whh @ hs_prev)" in code
     assert "xs_t[inputs[t]] = 1" in code and "hs_prev = hs_t" in code
     assert "ys_prev" not in code                      # ys is read at its step only
+
+
+def test_the_step_of_enumerate():
+    code = rewritten(by_enumerate)
+    assert "hs_t = np.tanh(W @ hs_prev + x)" in code and "hs_prev = xs[0] * 0.5" in code
 
 
 def test_a_range_from_one_and_the_last_step_read_after_the_loop():

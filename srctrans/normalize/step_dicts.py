@@ -7,7 +7,8 @@ Guarantees: the function computes what it did, with fewer dicts. A dict made emp
 statements after it in its block, where
 
 * one loop ``for t in range(...)`` writes it once per step, by a statement of the loop's own
-  block (``hs[t] = value``; ``t`` is not assigned in the loop, which has no ``break``),
+  block (``hs[t] = value``; ``t`` is not assigned in the loop, which has no ``break``; it may
+  be a name the loop's first statements bind to its variable, as ``enumerate`` desugars),
 * the loop reads it at ``t`` after that write, and at ``t - 1`` anywhere in the loop,
 * before the loop only ``hs[start - 1] = value`` writes it (needed when the loop reads
   ``t - 1``: the range's start a literal, its step 1),
@@ -74,8 +75,8 @@ class _Plan:
     the entry (its index in the loop body), the reads by step offset (0 or -1), the
     write before the loop (or None) and the reads after it."""
 
-    def __init__(self, loop, write, reads, before, after):
-        self.loop, self.write, self.reads = loop, write, reads
+    def __init__(self, loop, write, reads, before, after, step):
+        self.loop, self.write, self.reads, self.step = loop, write, reads, step
         self.before, self.after = before, after
         self.carried = bool(reads[-1] or after)     # the step before's value is kept
 
@@ -106,7 +107,7 @@ def _plan(block, made_at, name, count):
     step_of = _step_keys(loop, name)
     if step_of is None:
         return None
-    write, reads = step_of
+    write, reads, step_name = step_of
     if reads[-1] and (start is None or step != 1):
         return None
     written_before = _written_before(before, name, start)
@@ -116,7 +117,7 @@ def _plan(block, made_at, name, count):
     if any(node.ctx.__class__ is not gast.Load or last is None or int_literal(node.slice) != last
            for node in after):
         return None
-    return _Plan(loop, write, reads, written_before, after)
+    return _Plan(loop, write, reads, written_before, after, step_name)
 
 
 def _entries(stmt, name):
@@ -143,20 +144,32 @@ def _bounds(loop):
 
 
 def _step_keys(loop, name):
-    """``(index of the body statement writing name[t], {0: reads at t, -1: reads at t - 1})``
-    when the loop uses ``name``'s entries as the module requires, else None."""
-    step = loop.target.id
+    """``(index of the body statement writing name[t], {0: reads at t, -1: reads at t - 1},
+    the step's name)`` when the loop uses ``name``'s entries as the module requires, else
+    None. The step is the loop's variable or a name the body's first statements bind to it
+    (``t = _index``: what ``enumerate`` desugars to), assigned nowhere else in the loop."""
+    steps, step = {loop.target.id}, loop.target.id
+    bindings = 0
+    for stmt in loop.body:
+        if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Name)
+                and stmt.value.id == loop.target.id):
+            break
+        step = stmt.targets[0].id
+        steps.add(step)
+        bindings += 1
     write, reads = None, {0: [], -1: []}
     for index, stmt in enumerate(loop.body):
         for node in walk(stmt):
             if isinstance(node, (gast.Break, gast.Lambda, gast.FunctionDef, gast.ClassDef)):
                 return None
-            if isinstance(node, gast.Name) and node.id == step and node.ctx.__class__ is not gast.Load:
+            if isinstance(node, gast.Name) and node.id in steps \
+                    and node.ctx.__class__ is not gast.Load and index >= bindings:
                 return None
             if not (isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name)
                     and node.value.id == name):
                 continue
-            offset = _offset(node.slice, step)
+            offset = _offset(node.slice, steps)
             if node.ctx.__class__ is gast.Load and offset is not None \
                     and (offset == -1 or write is not None and index > write):
                 reads[offset].append(node)
@@ -165,15 +178,15 @@ def _step_keys(loop, name):
                 write = index
             else:
                 return None                         # another key, a write again, a read before
-    return None if write is None else (write, reads)
+    return None if write is None else (write, reads, step)
 
 
-def _offset(key, step):
-    """0 for ``step``, -1 for ``step - 1``, else None."""
-    if isinstance(key, gast.Name) and key.id == step:
+def _offset(key, steps):
+    """0 for a name of ``steps``, -1 for such a name minus 1, else None."""
+    if isinstance(key, gast.Name) and key.id in steps:
         return 0
     if isinstance(key, gast.BinOp) and isinstance(key.op, gast.Sub) \
-            and isinstance(key.left, gast.Name) and key.left.id == step \
+            and isinstance(key.left, gast.Name) and key.left.id in steps \
             and int_literal(key.right) == 1:
         return -1
     return None
@@ -199,7 +212,7 @@ def _written_before(before, name, start):
 def _rewrite(block, made, name, plan, namer):
     """Replace ``name``'s entries by names as ``plan`` says, and drop its ``{}``."""
     loop = plan.loop
-    here = namer.fresh(f"{name}_{loop.target.id}")
+    here = namer.fresh(f"{name}_{plan.step}")
     before = namer.fresh(f"{name}_prev") if plan.carried else None
     replaced = {id(node): gast.copy_location(load(here), node) for node in plan.reads[0]}
     replaced.update((id(node), gast.copy_location(load(before), node))

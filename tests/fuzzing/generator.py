@@ -514,7 +514,12 @@ class _Builder:
 
     def _step_dicts(self, a, b, t, parts):
         """States kept in dicts by step (names after normalize/step_dicts.py, or dicts)."""
-        form = self.rng.randrange(4)
+        form = self.rng.randrange(5)
+        if form == 4:                  # the step of enumerate
+            return [f"{parts} = {{}}", f"{parts}[-1] = np.cos({a})", f"{t} = {a} * 0.0",
+                    f"for k, u in enumerate([{b}, {a} * 0.5]):",
+                    f"    {parts}[k] = np.tanh({parts}[k - 1] * u) + u",
+                    f"    {t} = {t} + {parts}[k] * {parts}[k - 1]"]
         if form == 0:                  # the last step read after the loop
             return [f"{parts} = {{}}", f"{parts}[-1] = {a} * 1.0", f"{t} = {b} * 0.0",
                     "for k in range(3):",
