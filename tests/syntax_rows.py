@@ -695,11 +695,17 @@ def check():
 """),
     ("dict display with `**`", """
 def f(d, x):
-    e = {**d, "c": x}
+    e = {**d, "c": x * 2.0, 1: np.sin(x)}
+    e["a"] = e["a"] * e[1]
+    return np.sum(e["c"] * e["a"] + d["a"]) + np.sum(e["b"])
+
+def g(d, x):
+    e = {"c": x, **d}
     return np.sum(e["c"])
 
 def check():
-    refused(f, {"a": X}, X, text="build the dict with explicit keys", wrt=1)
+    differentiates(f, {"a": X, "b": X * 3.0}, X)
+    refused(g, {"a": X}, X, text="build the dict with explicit keys", wrt=1)
 """),
     ("list comprehensions, generator expressions", """
 def f(x, m):

@@ -69,6 +69,13 @@ def ridge(p, X, y, lam=0.1):
     return r @ r + lam * p["w"] @ p["w"]
 
 
+def ridge_display(p, X, y, lam=0.1):
+    """The copy with a key added written as a display (split as dict(p, w_eff=...) is)."""
+    p = {**p, "w_eff": p["w"] * p["scale"]}
+    r = X @ p["w_eff"] + p["b"] - y
+    return r @ r + lam * p["w"] @ p["w"]
+
+
 def rewritten_key(p, x):
     """A key read from the copy, then written over, then read again: the source's value first,
     the one written after."""
@@ -87,7 +94,7 @@ def state_dict(w, x):
 
 
 def args_of(f):
-    if f is ridge:
+    if f in (ridge, ridge_display):
         return ({"w": R.standard_normal(3), "scale": 1.3, "b": 0.2, "name": "ridge"},
                 R.standard_normal((7, 3)), R.standard_normal(7))
     if f is rewritten_key:
@@ -95,12 +102,13 @@ def args_of(f):
     return R.standard_normal((2, 3)), R.standard_normal(3)
 
 
-CASES = [ridge, rewritten_key, state_dict]
+CASES = [ridge, ridge_display, rewritten_key, state_dict]
 
 
-def test_the_fused_gradient_reads_the_key_added_as_its_value():
-    args = args_of(ridge)
-    fused = st.source(ridge, args=args, wrt=0).split("def ridge_grad(")[1]
+@pytest.mark.parametrize("f", [ridge, ridge_display], ids=["dict_call", "display"])
+def test_the_fused_gradient_reads_the_key_added_as_its_value(f):
+    args = args_of(f)
+    fused = st.source(f, args=args, wrt=0).split(f"def {f.__name__}_grad(")[1]
     for helper in ("entry_cotangent", "without_entry", "'w_eff'"):
         assert helper not in fused, (helper, fused)
 

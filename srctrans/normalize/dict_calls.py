@@ -1,4 +1,5 @@
-"""``name = dict(source, key=value, ...)``: a copy of a mapping (or of pairs) with keys added.
+"""``name = dict(source, key=value, ...)`` and ``name = {**source, "key": value, ...}``: a copy
+of a mapping (or of pairs) with keys added.
 
 Requires: the parsed function and its resolver, before desugaring (the writes this pass
 makes are then modelled as every other store into a fresh dict).
@@ -11,8 +12,12 @@ Guarantees: :func:`split_dict_calls` rewrites each such assignment statement int
 
 which evaluates the same expressions in the same order (the values read the bindings
 they read in Python: ``p = dict(p, m=p["w"])`` reads the old ``p``) and binds ``name``
-to an equal new dict. ``dict(...)`` elsewhere in an expression, or with ``**``, is left as it is (ANF
-refuses it with a hint to write these statements).
+to an equal new dict. A display that unpacks one mapping first and then gives constant keys,
+``name = {**source, "key": value}``, is the same copy with keys added (the fence accepts
+those, :func:`copied_dict_displays`; ``dict(source)`` refuses a source that is not a dict,
+where the display refuses one that is not a mapping). ``dict(...)`` elsewhere in an
+expression, or with ``**``, is left as it is (ANF refuses it with a hint to write these
+statements).
 
 >>> import gast, ast
 >>> from srctrans.naming import Namer
@@ -31,6 +36,7 @@ import gast
 
 from srctrans.nodes import assign, load
 from srctrans.normalize.desugar import located, statement_lists
+from srctrans.treewalk import walk
 
 
 def split_dict_calls(function, namer, resolver=None):
@@ -42,7 +48,30 @@ def split_dict_calls(function, namer, resolver=None):
         for position in reversed(range(len(statements))):
             stmt = statements[position]
             if _is_dict_call_with_keys(stmt):
-                statements[position:position + 1] = [located(s, stmt) for s in _split(stmt, namer)]
+                pairs = [(gast.Constant(k.arg, None), k.value) for k in stmt.value.keywords]
+                split = _split(stmt.targets[0].id, stmt.value.args, pairs, namer)
+            elif _assigns_copied_display(stmt):
+                pairs = list(zip(stmt.value.keys[1:], stmt.value.values[1:]))
+                split = _split(stmt.targets[0].id, stmt.value.values[:1], pairs, namer)
+            else:
+                continue
+            statements[position:position + 1] = [located(s, stmt) for s in split]
+
+
+def copied_dict_displays(function):
+    """The dict displays ``{**source, "key": value, ...}`` (one mapping unpacked first, then
+    constant keys, str or int) that are the whole value of a statement assigning one name:
+    what :func:`split_dict_calls` makes a copy with keys added."""
+    return {stmt.value for stmt in walk(function) if _assigns_copied_display(stmt)}
+
+
+def _assigns_copied_display(stmt):
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Dict)):
+        return False
+    keys = stmt.value.keys
+    return bool(keys) and keys[0] is None and all(
+        isinstance(k, gast.Constant) and type(k.value) in (str, int) for k in keys[1:])
 
 
 def _is_dict_call_with_keys(stmt):
@@ -56,12 +85,13 @@ def _is_dict_call_with_keys(stmt):
             and all(k.arg is not None for k in call.keywords))
 
 
-def _split(stmt, namer):
-    name, call = stmt.targets[0].id, stmt.value
+def _split(name, source, pairs, namer):
+    """``_dict = dict(*source)``, each pair's value into a name, each written at its key (a
+    constant node), then ``name = _dict``."""
     made = namer.fresh("_dict")
-    values = [namer.fresh("_value") for _ in call.keywords]
-    return ([assign(made, gast.Call(gast.Name("dict", gast.Load(), None, None), call.args, []))]
-            + [assign(v, k.value) for v, k in zip(values, call.keywords)]
-            + [gast.Assign([gast.Subscript(load(made), gast.Constant(k.arg, None), gast.Store())],
-                           load(v), None) for v, k in zip(values, call.keywords)]
+    values = [namer.fresh("_value") for _ in pairs]
+    return ([assign(made, gast.Call(gast.Name("dict", gast.Load(), None, None), source, []))]
+            + [assign(v, value) for v, (_, value) in zip(values, pairs)]
+            + [gast.Assign([gast.Subscript(load(made), key, gast.Store())], load(v), None)
+               for v, (key, _) in zip(values, pairs)]
             + [assign(name, load(made))])

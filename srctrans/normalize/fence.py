@@ -13,6 +13,7 @@ from srctrans.emit.compile import is_generated
 from srctrans.errors import UnsupportedSyntaxError
 from srctrans.normalize.checkpoints import is_mark
 from srctrans.normalize.desugar import is_range
+from srctrans.normalize.dict_calls import copied_dict_displays
 from srctrans.nodes import local_names, parameter_names
 from srctrans.parse.resolve import Resolver
 from srctrans.treewalk import walk
@@ -86,6 +87,8 @@ def check(parsed, resolver=None):
         resolver = Resolver(parsed.fn, local_names(function))
     accepted = (_check_with_blocks(parsed, resolver) | set(releases(function))
                 | set(forwarded_varargs(function)))
+    if resolver.lookup_root("dict") is dict:     # name = {**source, "key": value}: a copy
+        accepted |= copied_dict_displays(function)
     for local in local_functions:        # a local function's own *args: its entries, inlined
         if isinstance(local, gast.FunctionDef):
             accepted |= set(forwarded_varargs(local))
@@ -356,8 +359,9 @@ def _check_signature(parsed):
 
 def _check_dict_display(parsed, node):
     if isinstance(node, gast.Dict) and None in node.keys:
-        _reject(parsed, node, "`**` inside a dict display",
-                "not supported yet; build the dict with explicit keys")
+        _reject(parsed, node, "`**` inside a dict display other than `name = {**d, \"key\": value}`",
+                "assign a copy with constant keys added as a statement, `q = {**p, \"k\": v}` "
+                "or `q = dict(p, k=v)`, or build the dict with explicit keys")
 
 
 def _check_targets(parsed, node):

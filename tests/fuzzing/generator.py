@@ -549,7 +549,9 @@ class _Builder:
         choice = self.rng.randrange(27)
         if choice == 26:             # a cache dict written and read at constant keys
             other = self._fresh()
-            lines = [f"{parts} = {{'z': {a} * {b}}}", f"{other} = dict({parts}, s=np.sin({a}))",
+            copy = (f"dict({parts}, s=np.sin({a}))" if self.rng.random() < 0.5
+                    else f"{{**{parts}, 's': np.sin({a})}}")
+            lines = [f"{parts} = {{'z': {a} * {b}}}", f"{other} = {copy}",
                      f"{t} = {other}['z'] * {other}['s']", f"{other}['z'] = np.tanh({t})",
                      f"{parts}['y'] = {other}['z'] + {parts}['z']",
                      f"{t} = {t} + {parts}['y'] * {other}['s']"]
