@@ -19,6 +19,8 @@ from srctrans.annotations import Anno
 from srctrans.differentiate.control import assigned_names
 from srctrans.naming import NUMPY_ALIAS, RESIDUALS, RUNTIME_ALIAS, function_base
 from srctrans.optimise.common_values import share_common_values
+from srctrans.optimise.constant_factors import multiply_constant_factors
+from srctrans.optimise.expression_shapes import infer_shapes
 from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, reads_of
 from srctrans.optimise.row_loops import differentiated_values
 from srctrans.optimise.filled_spreads import fill_spreads
@@ -192,6 +194,11 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
         body = share_common_values(body, shapes, reads_all(kept),
                                    parameter_names(unit.function), unit.aliases[RUNTIME_ALIAS])
     body = inline_temporaries(body, unit.namer.temporaries, reads_all(kept), is_pure)
+    if specialised:           # (after the inlining: a product's literals are in one expression)
+        known = infer_shapes(body, shapes, parameter_names(unit.function))
+        body = multiply_constant_factors(body, reads_all(kept),
+                                         {name for name in shapes if name not in unit.not_float},
+                                         {name for name, shape in known.items() if shape == ()})
     arrays = {name for name, shape in shapes.items() if shape}    # not numbers
     numbers = {name for name, shape in shapes.items() if shape == ()}
     if arrays:
