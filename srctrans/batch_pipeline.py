@@ -1,5 +1,5 @@
 """The passes of batching (``st.vmap``), in order: those reverse and forward mode share up to
-SSA (``pipeline._front_end``), then which names are batched and their per-example ranks, the
+SSA (``front_end.front_end``), then which names are batched and their per-example ranks, the
 batched statements (``differentiate.batching``), single-use temporaries folded back, emit.
 """
 
@@ -18,7 +18,7 @@ from srctrans.nodes import clone
 from srctrans.optimise.dce import reads_of
 from srctrans.optimise.inline import inline_temporaries
 from srctrans.generated_functions import function_def, is_pure
-from srctrans.pipeline import _front_end, _trace
+from srctrans.front_end import front_end, trace
 
 
 class BatchBuild:
@@ -55,7 +55,7 @@ def _analysed(fn, flags, callee_flag, units):
     if key not in units:
         try:
             if batched not in units:
-                unit, _, _ = _front_end(fn, batched, None, "batch")
+                unit, _, _ = front_end(fn, batched, None, "batch")
                 units[batched] = unit, dict_valued(unit.function)
             unit, dicts = units[batched]
             names = batched_names(unit.function, {n: flags[n] for n in batched}, callee_flag,
@@ -97,7 +97,7 @@ def build_batched(fn, flags, ranks, build_callee, all_batched=False, callee_flag
     ``differentiate.batching.Unbatchable`` for a construct that needs a loop over members.
     """
     batched = tuple(name for name, flag in flags.items() if truthy(flag))
-    unit, itself, _ = _front_end(fn, batched, None, "batch")
+    unit, itself, _ = front_end(fn, batched, None, "batch")
     unit.dict_valued = dict_valued(unit.function)
     result = batch(unit, {name: flags[name] for name in batched}, ranks, build_callee, all_batched,
                    callee_flag, callee_rank)
@@ -113,7 +113,7 @@ def build_batched(fn, flags, ranks, build_callee, all_batched=False, callee_flag
     closure.update(itself)
     closure.update(unit.resolver.synthetic)
     compiled = compile_functions([function], closure, fn, f"{fn.__qualname__} vmap")
-    _trace("generated", lambda: compiled.source)
+    trace("generated", lambda: compiled.source)
     (generated,) = compiled.instantiate(fn)
     generated.__defaults__ = fn.__defaults__            # (compiled with None for each: the
     generated.__kwdefaults__ = fn.__kwdefaults__        # user's own defaults, as Instance does)

@@ -15,6 +15,8 @@
                becomes a for loop over a range
     desugar    loops over sequences become index loops,    (normalize.desugar)
                jumps become flags and guarded blocks
+    steps      a dict of states by step (hs[t], hs[t-1])   (normalize.step_dicts)
+               becomes a name per step and the step before
     effects    in-place calls srctrans models become       (normalize.effects)
                writes; other effects, and changes an alias
                would see, are refused
@@ -25,6 +27,8 @@
                rule sees atoms and every value has a name
     ssa        rename reassignments, so the forward pass   (normalize.ssa)
                keeps every value the backward pass reads
+    keys       an entry a made dict's key was written,     (normalize.constant_keys)
+               read back at a constant key, is the value
     activity   which names carry derivatives: only they    (analyse.activity,
                get adjoints; the max subtracted before a    analyse.invariance)
                softmax carries none
@@ -47,55 +51,36 @@
                its shares, fill a sum's seed over what
                only its shape needed, compute once what
                it computes twice, then fold single-use
-               temporaries back into expressions
+               temporaries back into expressions, and
+               multiply products' literals together
     emit       print, compile, register with linecache     (emit.*)
 
-Set the environment variable ``SRCTRANS_TRACE=1`` to print, on stderr, the
-function after ANF and SSA, the active names, the backward pass before and
-after optimisation, and the generated source.
+The passes up to activity are the front end every transform shares
+(:func:`srctrans.front_end.front_end`). Set the environment variable
+``SRCTRANS_TRACE=1`` to print, on stderr, the function after ANF and SSA, the
+active names, the backward pass before and after optimisation, and the generated
+source.
 """
-
-import os
-import sys
 
 import gast
 import numpy
 
 from srctrans import runtime
 from srctrans import annotations as anno
-from srctrans.analyse.activity import active_names
 from srctrans.analyse.signs import bounded_names, never_negative_names, positive_names
 from srctrans.builds import Build, ForwardBuild
-from srctrans.analyse.invariance import softmax_normalisers, softmax_offsets
+from srctrans.analyse.invariance import softmax_normalisers
 from srctrans.analyse.values import (
-    array_valued, dict_valued, fresh_arrays, maybe_not_float, natural_ranges, written_arrays)
+    array_valued, dict_valued, fresh_arrays, natural_ranges, written_arrays)
 from srctrans.annotations import Anno
 from srctrans.differentiate.control import (
     drop_empty_blocks, drop_unneeded_saves, exposed_reads, iterate_saved_values)
 from srctrans.differentiate.forward import forward
-from srctrans.differentiate.custom import differentiate_as_call, hooked_shapes
-from srctrans.differentiate.nested import refuse_unnestable_calls
+from srctrans.differentiate.custom import hooked_shapes
 from srctrans.differentiate.reverse import reverse
 from srctrans.emit.compile import compile_functions, is_generated
-from srctrans.emit.printer import block_lines, function_lines
-from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS, Namer, function_base, identifiers
-from srctrans.normalize import fence
-from srctrans.normalize.anf import normalize, normalize_statements
-from srctrans.normalize.auxiliary import has_aux, split_aux_returns
-from srctrans.normalize.callees import inlined_callees
-from srctrans.normalize.chained_writes import split_chained_writes
-from srctrans.normalize.constant_keys import forward_constant_keys
-from srctrans.normalize.counted_loops import count_while_loops
-from srctrans.normalize.checkpoints import mark_checkpointed_loops
-from srctrans.normalize.desugar import desugar
-from srctrans.normalize.dict_calls import split_dict_calls
-from srctrans.normalize.imports import hoist_imports
-from srctrans.normalize.effects import model_effects
-from srctrans.normalize.namespaces import inline_module_aliases
-from srctrans.normalize.positions import pin_positions
-from srctrans.normalize.sequences import split_sequence_arithmetic
-from srctrans.normalize.starred import expand_static_unpacking
-from srctrans.normalize.step_dicts import replace_step_dicts
+from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS, function_base
+from srctrans.normalize.auxiliary import has_aux
 from srctrans.normalize.ssa import rename_reassignments
 from srctrans.optimise.accumulate import fold_accumulations
 from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, targets_of
@@ -114,121 +99,15 @@ from srctrans.optimise.simplify import simplify
 from srctrans.optimise.expression_shapes import infer_shapes, one_valued
 from srctrans.optimise.specialise import (
     factor_out_of_sums, read_entries_uncopied, specialise, specialise_tangents, use_array_methods)
-from srctrans.nodes import (appended_to, clone, local_names, parameter_names, runtime_call)
-from srctrans.parse.resolve import Resolver
-from srctrans.parse.source import parse_function
-from srctrans.shape_facts import ShapeFacts, nonlocal_data
+from srctrans.nodes import (appended_to, clone, parameter_names, runtime_call)
+from srctrans.shape_facts import ShapeFacts
 from srctrans.treewalk import walk
+from srctrans.front_end import (
+    block_text, find_activity, front_end, normal_form, trace)
 from srctrans.generated_functions import (
     backward_function, forward_function, function_def, gradient_function, is_not_saving,
     is_pure, name_nodes, reads_all, renamed, summed_in_place)
 
-
-
-class Unit:
-    """One function being compiled, with everything the passes share.
-
-    Attributes:
-      parsed: the :class:`~srctrans.parse.source.ParsedFunction`.
-      function: its gast FunctionDef (rewritten in place by the passes).
-      wrt: the names of the selected parameters.
-      namer, resolver: naming and name resolution for this function.
-      aliases: the names generated code uses for the runtime and NumPy.
-      active: the active names (after activity analysis).
-      nonsingular: names never zero at finite inputs (``analyse.invariance``,
-        ``analyse.signs``).
-      never_negative: names never negative nor NaN at finite inputs (``analyse.signs``).
-      bounded: names finite at finite inputs, whatever they read (``analyse.signs``).
-      array_valued: names that certainly hold arrays or numbers (analyse.values).
-      build_callee: ``(fn, wrt, location, residuals) -> (fwd, bwd)`` for a called
-        user function whose saved values the caller keeps in the name ``residuals``.
-    """
-
-    def __init__(self, parsed, wrt, build_callee):
-        self.parsed = parsed
-        self.function = parsed.node
-        self.wrt = tuple(wrt)
-        self.build_callee = build_callee
-        self.namer = Namer(identifiers(parsed.node))
-        self.resolver = Resolver(parsed.fn, local_names(parsed.node), self.namer.generated)
-        self.aliases = {RUNTIME_ALIAS: self._alias(RUNTIME_ALIAS, runtime),
-                        NUMPY_ALIAS: self._alias(NUMPY_ALIAS, numpy)}
-        self.active = set()
-        self.nonsingular = frozenset()
-        self.never_negative = frozenset()
-        self.bounded = frozenset()
-        self.array_valued = set()
-        self.fresh_arrays = set()
-        self.written_arrays = set()
-        self.dict_valued = set()
-        self.not_float = frozenset()
-
-    def _alias(self, name, module):
-        """``name`` unless the user's function uses it for something other than ``module``."""
-        if name not in self.namer.taken:
-            self.namer.taken.add(name)
-            return name
-        if name not in self.resolver.local_names and self.resolver.lookup_root(name) is module:
-            return name
-        return self.namer.fresh(name)
-
-
-def _front_end(fn, wrt, build_callee, mode):
-    """The passes both modes share, parse to activity: ``(unit, itself, data_names)``.
-
-    ``itself`` names the function for the closure when a user rule of this
-    ``mode`` replaces its body by a call of itself; ``data_names`` are the
-    non-local names it reads as values (read before desugaring adds names).
-    """
-    parsed = parse_function(fn)
-    itself = differentiate_as_call(parsed, mode)     # a function with a user rule: one call of itself
-    if not itself:                                    # small helpers of its module: its own code
-        parsed.inlined = inlined_callees(parsed)
-    expand_static_unpacking(parsed.node, parsed.fn.__globals__)    # f(*(a, b)), f(**opts)
-    imported = hoist_imports(parsed.node, parsed.fn.__globals__.get("__package__"))
-    fence.check(parsed)
-    fence.drop_releases(parsed.node)                  # `del name` only releases a value
-    unit = Unit(parsed, wrt, build_callee)
-    unit.resolver.synthetic.update(imported)          # `import math` inside: math is the module
-    if has_aux(fn):                                   # return (output, aux): aux not differentiated
-        split_aux_returns(parsed, unit.namer, unit.aliases)
-    inline_module_aliases(unit.function, unit.resolver)     # xp = np: xp.sum is np.sum
-    split_dict_calls(unit.function, unit.namer, unit.resolver)   # dict(p, k=v): copy, then write
-    if mode != "batch":                    # (st.vmap runs such a call once per member)
-        refuse_unnestable_calls(parsed, unit.resolver)      # st.vjp(g, x) inside
-    data_names = nonlocal_data(parsed.node, unit.resolver)
-    mark_checkpointed_loops(parsed, unit.resolver, unit.namer, mode)
-    count_while_loops(unit.function, parsed.fn.__globals__, unit.aliases[RUNTIME_ALIAS])
-    desugar(unit.function, unit.namer, unit.aliases[RUNTIME_ALIAS])
-    replace_step_dicts(unit.function, unit.namer)     # hs[t], hs[t - 1]: names, not entries
-    unit.resolver.local_names = frozenset(local_names(unit.function))
-    model_effects(parsed, unit.resolver, unit.aliases)
-    split_chained_writes(unit.function, unit.namer, unit.aliases[RUNTIME_ALIAS])
-    pin_positions(unit.function, unit.aliases)
-    split_sequence_arithmetic(unit.function, unit.aliases)
-    normalize(parsed, unit.resolver, unit.namer, unit.aliases[RUNTIME_ALIAS])
-    _trace("anf", lambda: _function_text(unit.function))
-    rename_reassignments(unit.function, unit.namer)
-    forward_constant_keys(unit.function, unit.aliases[RUNTIME_ALIAS])   # d["k"]: what was written
-    _trace("ssa", lambda: _function_text(unit.function))
-    _find_activity(unit)
-    return unit, itself, data_names
-
-
-def _normal_form(unit):
-    """``statements -> their A-normal form`` for passes that write new primal statements."""
-    aliases = unit.aliases
-    unit.resolver.synthetic.setdefault(aliases[NUMPY_ALIAS], numpy)
-    unit.resolver.synthetic.setdefault(aliases[RUNTIME_ALIAS], runtime)
-    return lambda statements: normalize_statements(unit.parsed, unit.resolver, unit.namer,
-                                                   statements, aliases[RUNTIME_ALIAS])
-
-
-def _find_activity(unit):
-    """Which names of ``unit``'s function carry derivatives, and which may not be floats."""
-    unit.active = active_names(unit.function, unit.wrt, softmax_offsets(unit.function))
-    unit.not_float = maybe_not_float(unit.function, unit.wrt)
-    _trace("activity", lambda: "active: " + ", ".join(sorted(unit.active)))
 
 
 def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, shapes=None,
@@ -246,7 +125,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     or the only one), for any output shape: srctrans differentiates it again
     for derivatives of derivatives.
     """
-    unit, itself, data_names = _front_end(fn, wrt, build_callee, "reverse")
+    unit, itself, data_names = front_end(fn, wrt, build_callee, "reverse")
     facts = ShapeFacts(unit, optimize and shapes is None)
     # an argument the generic code connects to the output, through a branch folded away
     # here, has a zero gradient (the generic code's), not an unconnected one
@@ -262,11 +141,11 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
             for name, version in last.items():
                 if version != name and name in shapes:
                     shapes[version] = shapes.pop(name)
-        _find_activity(unit)
-    batched = batch_row_loops(unit, shapes, _normal_form(unit)) if optimize and shapes else []
+        find_activity(unit)
+    batched = batch_row_loops(unit, shapes, normal_form(unit)) if optimize and shapes else []
     if batched:                       # sums over rows: one batched step each
         rename_reassignments(unit.function, unit.namer)
-        _find_activity(unit)
+        find_activity(unit)
     # the shapes measured hold for every call with the key, but where a loop's trip count
     # may depend on values (the loops over rows count rows: shapes)
     shapes_hold = not any(isinstance(n, (gast.For, gast.While)) and not any(n is b for b in batched)
@@ -290,7 +169,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     gradients = [_gradient_expression(unit, name, adjoint, unconnected_zero or name in connected)
                  for name, adjoint in zip(unit.wrt, result.gradients)]
     backward = result.backward
-    _trace("reverse", lambda: _block_text(backward))
+    trace("reverse", lambda: block_text(backward))
     if optimize:
         simplify(backward, unit.nonsingular, unit.not_float, unit.never_negative, unit.bounded)
         backward, renaming = propagate_copies(backward)    # (d_f = d_t; d_f[0]: t's picks)
@@ -329,7 +208,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
                 backward = drop_dead_zeroings(
                     backward, natural_ranges(result.prologue + result.forward), gradients,
                     unit.aliases[RUNTIME_ALIAS])
-        _trace("optimise", lambda: _block_text(backward))
+        trace("optimise", lambda: block_text(backward))
     forward = split_tuple_assignments(result.prologue + result.forward)
     for _ in range(2):        # dropping saves can empty a branch, whose test then needs no save
         backward = drop_empty_blocks(backward)
@@ -375,7 +254,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     closure.update(itself)
     closure.update(unit.resolver.synthetic)
     compiled = compile_functions(functions, closure, fn, f"{fn.__qualname__} reverse")
-    _trace("generated", lambda: compiled.source)
+    trace("generated", lambda: compiled.source)
     build = Build(compiled, unit.wrt, dict(unit.resolver.assumptions))
     build.sites = dict(unit.resolver.sites)
     build.residuals, build.seed = tuple(residuals), seed
@@ -403,7 +282,7 @@ def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False, shap
     like a backward pass (constants folded, copies propagated, dead code
     dropped, single-use temporaries folded back).
     """
-    unit, itself, data_names = _front_end(fn, wrt, build_callee, "forward")
+    unit, itself, data_names = front_end(fn, wrt, build_callee, "forward")
     facts = ShapeFacts(unit, optimize and shapes is None)
     unit.written_arrays = written_arrays(unit.function)
     unit.fresh_arrays = _writable(unit, fresh_arrays(unit.function))
@@ -441,7 +320,7 @@ def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False, shap
     closure.update(itself)
     closure.update(unit.resolver.synthetic)
     compiled = compile_functions([function], closure, fn, f"{fn.__qualname__} forward")
-    _trace("generated", lambda: compiled.source)
+    trace("generated", lambda: compiled.source)
     build = ForwardBuild(compiled, unit.wrt, dict(result.tangents), dict(unit.resolver.assumptions))
     build.sites = dict(unit.resolver.sites)
     facts.record(build, data_names)
@@ -487,17 +366,3 @@ def _residuals(unit, forward, backward, gradients):
 
 def _ordered_reads(node):
     return [n.id for n in walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]
-
-
-def _block_text(statements):
-    return "\n".join(block_lines(statements, 0))
-
-
-def _function_text(function):
-    return "\n".join(function_lines(function))
-
-
-def _trace(stage, text):
-    """Print ``text()`` after ``stage`` when SRCTRANS_TRACE=1 (text is computed only then)."""
-    if os.environ.get("SRCTRANS_TRACE") == "1":
-        print(f"--- srctrans: after {stage} ---\n{text()}", file=sys.stderr)

@@ -1,6 +1,6 @@
 """What a build records for the cache to specialise it on a call's shapes.
 
-Requires: a compilation unit (:class:`srctrans.pipeline.Unit`) after activity analysis,
+Requires: a compilation unit (:class:`srctrans.front_end.Unit`) after activity analysis,
 before it is differentiated.
 Guarantees: :class:`ShapeFacts` reads off the function whether its shapes follow its
 inputs (or what stops them), which names' shapes depend on the path a call takes, the

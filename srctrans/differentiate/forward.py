@@ -60,7 +60,7 @@ class ForwardResult:
 
 
 def forward(unit):
-    """Generate the JVP statements of ``unit`` (a :class:`~srctrans.pipeline.Unit`)."""
+    """Generate the JVP statements of ``unit`` (a :class:`~srctrans.front_end.Unit`)."""
     return _Tangents(unit).run()
 
 

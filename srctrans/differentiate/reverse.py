@@ -73,7 +73,7 @@ class ReverseResult:
 
 
 def reverse(unit):
-    """Generate the forward and backward statements of ``unit`` (a :class:`~srctrans.pipeline.Unit`)."""
+    """Generate the forward and backward statements of ``unit`` (a :class:`~srctrans.front_end.Unit`)."""
     return _Reverser(unit).run()
 
 
