@@ -40,6 +40,7 @@ from srctrans.normalize.effects import model_effects
 from srctrans.normalize.imports import hoist_imports
 from srctrans.normalize.namespaces import inline_module_aliases
 from srctrans.normalize.positions import pin_positions
+from srctrans.normalize.releases import drop_releases
 from srctrans.normalize.sequences import split_sequence_arithmetic
 from srctrans.normalize.ssa import rename_reassignments
 from srctrans.normalize.starred import expand_static_unpacking
@@ -111,7 +112,7 @@ def front_end(fn, wrt, build_callee, mode):
     expand_static_unpacking(parsed.node, parsed.fn.__globals__)    # f(*(a, b)), f(**opts)
     imported = hoist_imports(parsed.node, parsed.fn.__globals__.get("__package__"))
     fence.check(parsed)
-    fence.drop_releases(parsed.node)                  # `del name` only releases a value
+    drop_releases(parsed.node)                  # `del name` only releases a value
     unit = Unit(parsed, wrt, build_callee)
     unit.resolver.synthetic.update(imported)          # `import math` inside: math is the module
     if has_aux(fn):                                   # return (output, aux): aux not differentiated

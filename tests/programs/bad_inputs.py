@@ -115,7 +115,7 @@ def set_comprehension(x):
 
 def dict_unpacking(x):
     d = {"a": x}
-    e = {**d, "b": x}  # marker: dict-unpack
+    e = {"b": x, **d}  # marker: dict-unpack
     return e["a"] + e["b"]
 
 
