@@ -33,6 +33,7 @@ def test_literals_cancel_across_statements():
     "d = 2 * v\ng = d + w * d",                                # read outside a product
     "d = 2 * v\nfor i in range(3):\n    w = w * d\ng = w",     # read in a loop: each step
     "d = 2 * v\na = d * w\nb = d * x\ng = a + b",              # two reads, no literal of their own
+    "d = 2 * v\nh = d * w\ng = h + w",                         # one, the literal would only move
     "g = 2 * v\nh = g * 3",                                    # returned
 ])
 def test_a_literal_stays_where_taking_it_out_costs(text):
@@ -45,6 +46,7 @@ def test_a_product_equal_to_a_name_is_not_the_name():
 
 
 def test_a_literal_1_keeps_a_mask_a_float():
+    assert rewritten("g = 2 * (x > 0) * 0.5").splitlines() == ["g = 1.0 * x > 0"]   # a comparison
     assert rewritten("g = m * 2 * 0.5 * k", floats=()).splitlines() == ["g = 1.0 * m * k"]
     assert rewritten("g = m * 2 * 0.5 * v").splitlines() == ["g = m * v"]
 

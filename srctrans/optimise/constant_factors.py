@@ -7,10 +7,10 @@ Guarantees: each value is the product it was, up to the rounding of the literals
 first. A product (``*``, ``/`` and unary ``-``) keeps its other factors in their order and
 has its numeric literals and minus signs multiplied into one literal, written once in front.
 A name assigned once, at the top of the body, to such a product with a literal, whose every
-read is a factor of a product (of one that has a literal of its own, when it is read more
-than once), is assigned the product without its literal, which joins the products that read
-it. Derivatives of squares and halves (``2 * x``, ``0.5 * s``) then cancel, as a careful
-person cancels them::
+read is a factor of a product that has a literal of its own (or is assigned to a name that
+passes the literal on), is assigned the product without its literal, which joins the
+literals of the products that read it. Derivatives of squares and halves (``2 * x``,
+``0.5 * s``) then cancel, as a careful person cancels them::
 
     d_add = 1.0 / (2 * var_p)                   d_add = 1.0 / var_p
     d_sub_2 = d_add * (2 * (q - p))       ->    d_sub_2 = d_add * (q - p)
@@ -99,8 +99,18 @@ def _float_arithmetic(value, floats):
 
 
 def _reads_float(core, floats):
-    core = core[1] if isinstance(core, tuple) else core
-    return any(isinstance(n, gast.Name) and n.id in floats for n in walk(core))
+    """Whether a factor of the product ``core`` is certainly a float: a name of ``floats``, or
+    arithmetic of them (a comparison or a call of them may be a mask or an integer)."""
+    todo = [core[1] if isinstance(core, tuple) else core]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, gast.BinOp) and isinstance(node.op, (gast.Mult, gast.Div)):
+            todo += [node.left, node.right]
+        elif isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+            todo.append(node.operand)
+        elif isinstance(node, gast.Name) and node.id in floats or _float_arithmetic(node, floats):
+            return True
+    return False
 
 
 def _size(node):
@@ -129,14 +139,13 @@ def _product_around(node, parents):
 
 
 def _absorbed(trees, defining, absorbing):
-    """Whether a literal taken out of a name can join the products that read it at no cost:
-    each read is a factor of a product, and, when there are several, each product has a
-    literal of its own or is the value of a name that passes the literal on (``absorbing``;
-    ``defining``: id of a product assigned to a name -> the name)."""
+    """Whether a literal taken out of a name joins a literal where it is read: each read is a
+    factor of a product that has a literal of its own or is the value of a name that passes
+    the literal on (``absorbing``; ``defining``: id of a product assigned to a name -> the
+    name). A literal that would only move to where the name is read stays."""
     if not trees or None in trees:
         return False
-    return len(trees) == 1 or all(_literals(tree) or defining.get(id(tree)) in absorbing
-                                  for tree in trees)
+    return all(_literals(tree) or defining.get(id(tree)) in absorbing for tree in trees)
 
 
 def _literals(tree):
