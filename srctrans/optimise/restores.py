@@ -31,6 +31,7 @@ made at each step, popped back right after its restore).
 
 import gast
 
+from srctrans.normalize.desugar import statement_lists
 from srctrans.optimise.entry_cotangents import is_runtime_call
 from srctrans.treewalk import walk
 
@@ -58,14 +59,16 @@ def drop_unread_restores(forward, backward, tape, shaped, runtime_alias):
             if isinstance(node, gast.Name) and node.id in candidates:
                 uses.setdefault(node.id, []).append(id(node))
                 at[id(node)] = index
-    positions = {id(stmt): index for index, stmt in enumerate(backward)}
-    blocks = _blocks_of(backward)
+    blocks = {id(stmt): (block, index)      # every statement's block and its index there
+              for block in statement_lists(gast.Module(backward, []))
+              for index, stmt in enumerate(block)}
     dropped = set()
     for name in candidates:
         # every other use of the name (a store too) reads only its shape, when it has one
         allowed = {id(n) for restore in restores[name] for n in walk(restore)}
         if all(use in allowed or name in shaped and use in shape_only for use in uses[name]) \
-                or _read_before_restores(positions, at, restores[name], uses[name], allowed) \
+                or _read_before_restores(blocks, backward, at, restores[name], uses[name],
+                                         allowed) \
                 or all(_rebound_after(blocks, restore, name) for restore in restores[name]):
             dropped.update(id(s) for s in saves[name] + restores[name])
     if dropped:
@@ -74,15 +77,16 @@ def drop_unread_restores(forward, backward, tape, shaped, runtime_alias):
     return forward, backward
 
 
-def _read_before_restores(positions, at, restores, uses, allowed):
-    """Whether every restore of an array is a statement of the backward pass's own block
-    (``positions``: id -> index there) and every other use of its name is in a statement
-    before the first of them (``at``: id of a use -> its statement's index): the values
-    restored are never read (the last statements of a pass put back what the forward pass
-    overwrote in a local array, ``Y[np.arange(n), labels] = 1.0``, after its one read)."""
-    if not all(id(restore) in positions for restore in restores):
+def _read_before_restores(blocks, backward, at, restores, uses, allowed):
+    """Whether every restore of an array is a statement of the ``backward`` pass's own block
+    (``blocks``: id of a statement -> its block and index there) and every other use of its
+    name is in a statement before the first of them (``at``: id of a use -> its top-level
+    statement's index): the values restored are never read (the last statements of a pass
+    put back what the forward pass overwrote in a local array,
+    ``Y[np.arange(n), labels] = 1.0``, after its one read)."""
+    if not all(blocks[id(restore)][0] is backward for restore in restores):
         return False
-    first = min(positions[id(restore)] for restore in restores)
+    first = min(blocks[id(restore)][1] for restore in restores)
     return all(use in allowed or at[use] < first for use in uses)
 
 
@@ -98,19 +102,6 @@ def _rebound_after(blocks, restore, name):
             return (used == 1 and isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
                     and isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id == name)
     return False
-
-
-def _blocks_of(statements):
-    """``{id(statement): (its block, its index there)}`` for ``statements`` and every block
-    nested in them."""
-    found, todo = {}, [statements]
-    while todo:
-        block = todo.pop()
-        for index, stmt in enumerate(block):
-            found[id(stmt)] = (block, index)
-            todo.extend(inner for field in ("body", "orelse") if isinstance(
-                inner := getattr(stmt, field, None), list) and inner and isinstance(inner[0], gast.stmt))
-    return found
 
 
 def _matching(statements, test):
