@@ -29,18 +29,15 @@ import gast
 
 from srctrans.nodes import clone, load
 from srctrans.normalize.desugar import statement_lists
+from srctrans.optimise.dce import name_counts
 from srctrans.treewalk import replace_children, walk
 
 
 def forward_constant_keys(function, runtime_alias):
     """Rewrite, in place, the reads of each dict of ``function`` the module describes
     (``runtime_alias``: the name generated code calls the runtime by)."""
-    stores, uses = {}, {}
-    for node in walk(function):
-        if isinstance(node, gast.Name):
-            uses[node.id] = uses.get(node.id, 0) + 1
-            if not isinstance(node.ctx, gast.Load):
-                stores[node.id] = stores.get(node.id, 0) + 1
+    stores, reads = name_counts([function])          # (a parameter counts as assigned)
+    uses = {name: stores.get(name, 0) + reads.get(name, 0) for name in stores.keys() | reads}
     for block in statement_lists(function):
         made = [stmt for stmt in block if _made(stmt, runtime_alias) and stores[stmt.targets[0].id] == 1]
         for stmt in made:        # (forwarding one dict's reads leaves another's uses as counted)

@@ -34,20 +34,19 @@ import gast
 
 from srctrans.nodes import assign, int_literal, load
 from srctrans.normalize.desugar import is_range, located, statement_lists
+from srctrans.optimise.dce import name_counts
 from srctrans.treewalk import replace_children, walk
 
 
 def replace_step_dicts(function, namer):
     """Rewrite, in place, each dict of ``function`` the module describes; ``namer`` gives
     the new names."""
-    uses = {}                                      # name -> its Name nodes in the function
-    for node in walk(function):
-        if isinstance(node, gast.Name):
-            uses.setdefault(node.id, []).append(node)
+    stores, reads = name_counts([function])
     for block in statement_lists(function):
         made = [(stmt, name) for stmt in block for name in _made_empty(stmt)]
         for stmt, name in made:
-            plan = _plan(block, block.index(stmt), name, len(uses[name]))
+            count = stores.get(name, 0) + reads.get(name, 0)
+            plan = _plan(block, block.index(stmt), name, count)
             if plan is not None:
                 _rewrite(block, stmt, name, plan, namer)
 
