@@ -52,9 +52,9 @@ def multiply_constant_factors(body, keep, floats, scalars=frozenset()):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
                 tree = None if looped else _product_around(node, parents)
                 reading.setdefault(node.id, []).append(tree)
-    defining = {id(stmt.value): _single_target(stmt) for stmt in body
-                if _single_target(stmt) is not None and _is_product(stmt.value)
-                and stores.get(_single_target(stmt)) == 1 and _single_target(stmt) not in keep}
+    defining = {id(stmt.value): target for stmt in body
+                if (target := _single_target(stmt)) is not None and _is_product(stmt.value)
+                and stores.get(target) == 1 and target not in keep}
     absorbing = set()            # names whose literal the products reading them can take
     for stmt in reversed(body):  # a reader is decided before the name it reads
         target = _single_target(stmt)
@@ -101,16 +101,22 @@ def _float_arithmetic(value, floats):
 def _reads_float(core, floats):
     """Whether a factor of the product ``core`` is certainly a float: a name of ``floats``, or
     arithmetic of them (a comparison or a call of them may be a mask or an integer)."""
-    todo = [core[1] if isinstance(core, tuple) else core]
+    return any(isinstance(node, gast.Name) and node.id in floats or _float_arithmetic(node, floats)
+               for node in _product_nodes(core[1] if isinstance(core, tuple) else core)
+               if not _is_product(node))
+
+
+def _product_nodes(tree):
+    """Every node of the product ``tree``: its operations (``*``, ``/``, unary ``-``) and its
+    factors (the nodes below them that are not such operations); iterative."""
+    todo = [tree]
     while todo:
         node = todo.pop()
+        yield node
         if isinstance(node, gast.BinOp) and isinstance(node.op, (gast.Mult, gast.Div)):
-            todo += [node.left, node.right]
+            todo += [node.right, node.left]
         elif isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
             todo.append(node.operand)
-        elif isinstance(node, gast.Name) and node.id in floats or _float_arithmetic(node, floats):
-            return True
-    return False
 
 
 def _size(node):
@@ -150,16 +156,9 @@ def _absorbed(trees, defining, absorbing):
 
 def _literals(tree):
     """How many operations of the product ``tree`` are a literal's or a minus sign's."""
-    count, todo = 0, [tree]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, gast.BinOp) and isinstance(node.op, (gast.Mult, gast.Div)):
-            count += number_literal(node.left) + number_literal(node.right)
-            todo += [node.left, node.right]
-        elif isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
-            count += 1
-            todo.append(node.operand)
-    return count
+    return sum(number_literal(node.left) + number_literal(node.right)
+               if isinstance(node, gast.BinOp) else 1
+               for node in _product_nodes(tree) if _is_product(node))
 
 
 def _one_over(core):
@@ -263,17 +262,9 @@ def _rebuild(root, deferred, floats, written):
 
 def _rebuilt(node, deferred, floats, written, operand=False):
     """``(the product node written anew, or itself; its factors that are not products)``."""
-    leaves, todo, size = [], [node], 0
-    while todo:
-        part = todo.pop()
-        size += 1
-        if isinstance(part, gast.BinOp) and isinstance(part.op, (gast.Mult, gast.Div)):
-            todo += [part.left, part.right]
-        elif isinstance(part, gast.UnaryOp) and isinstance(part.op, gast.USub):
-            todo.append(part.operand)
-        else:
-            leaves.append(part)
-    if size > _LARGEST:
+    parts = list(_product_nodes(node))
+    leaves = [part for part in parts if not _is_product(part)]
+    if len(parts) > _LARGEST:
         return node, leaves
     constant, core, reads = _stripped(node, deferred)
     if core is None:
