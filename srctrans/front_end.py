@@ -99,7 +99,7 @@ class Unit:
 
 
 def front_end(fn, wrt, build_callee, mode):
-    """The passes both modes share, parse to activity: ``(unit, itself, data_names)``.
+    """The passes every transform shares, parse to activity: ``(unit, itself, data_names)``.
 
     ``itself`` names the function for the closure when a user rule of this
     ``mode`` replaces its body by a call of itself; ``data_names`` are the
