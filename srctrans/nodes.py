@@ -155,6 +155,19 @@ def local_names(function):
     return names
 
 
+def subscripts_of(tree, names):
+    """The subscripts in ``tree`` of a name among ``names`` (``d[k]``, read or written), or
+    None when such a name is used any other way (passed, returned, aliased)."""
+    subscripts, uses = [], 0
+    for node in walk(tree):
+        if isinstance(node, gast.Name) and node.id in names:
+            uses += 1
+        elif isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) \
+                and node.value.id in names:
+            subscripts.append(node)
+    return subscripts if uses == len(subscripts) else None
+
+
 def substitute_names(tree, replacements):
     """``tree`` with each read of a name in ``replacements`` replaced by a copy of its node."""
     def substitute(node):

@@ -27,7 +27,7 @@ other way is left as it is.
 
 import gast
 
-from srctrans.nodes import clone, load
+from srctrans.nodes import clone, load, subscripts_of
 from srctrans.normalize.desugar import statement_lists
 from srctrans.optimise.dce import name_counts
 from srctrans.treewalk import replace_children, walk
@@ -117,23 +117,22 @@ def _forward(block, made, stores, uses):
 def _entries(stmt, names):
     """``([(read node, key)], write)`` of the names' entries in ``stmt`` (``write``: (the
     target's node, its key) when ``stmt`` is ``name[key] = value``, else None); None when a
-    name is used any other way."""
-    reads, write, count = [], None, 0
-    for node in walk(stmt):
-        if isinstance(node, gast.Name) and node.id in names:
-            count += 1
-        elif isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) \
-                and node.value.id in names:
-            key = _key(node.slice)
-            if key is None:
-                return None
-            if isinstance(node.ctx, gast.Load):
-                reads.append((node, key))
-            elif isinstance(stmt, gast.Assign) and stmt.targets == [node] and write is None:
-                write = (node, key)
-            else:
-                return None
-    return (reads, write) if count == len(reads) + (write is not None) else None
+    name is used any other way, or an entry's key is not a constant."""
+    subscripts = subscripts_of(stmt, names)
+    if subscripts is None:
+        return None
+    reads, write = [], None
+    for node in subscripts:
+        key = _key(node.slice)
+        if key is None:
+            return None
+        if isinstance(node.ctx, gast.Load):
+            reads.append((node, key))
+        elif isinstance(stmt, gast.Assign) and stmt.targets == [node] and write is None:
+            write = (node, key)
+        else:
+            return None
+    return reads, write
 
 
 def _value(node, stores):

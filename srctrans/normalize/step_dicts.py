@@ -32,7 +32,7 @@ left as it is.
 
 import gast
 
-from srctrans.nodes import assign, int_literal, load
+from srctrans.nodes import assign, int_literal, load, subscripts_of
 from srctrans.normalize.desugar import is_range, located, statement_lists
 from srctrans.optimise.dce import name_counts
 from srctrans.treewalk import replace_children, walk
@@ -85,7 +85,7 @@ def _plan(block, made_at, name, count):
     nodes of it in the function), or None when the module's conditions do not all hold."""
     entries, loop, before, after = 0, None, [], []
     for stmt in block[made_at + 1:]:
-        found = _entries(stmt, name)
+        found = subscripts_of(stmt, {name})
         if found is None:
             return None                             # the dict itself is read: not only its entries
         entries += len(found)
@@ -117,18 +117,6 @@ def _plan(block, made_at, name, count):
            for node in after):
         return None
     return _Plan(loop, write, reads, written_before, after, step_name)
-
-
-def _entries(stmt, name):
-    """The subscripts of ``name`` in ``stmt``; None when ``name`` is used any other way."""
-    subscripts, names = [], 0
-    for node in walk(stmt):
-        if isinstance(node, gast.Name) and node.id == name:
-            names += 1
-        elif isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) \
-                and node.value.id == name:
-            subscripts.append(node)
-    return subscripts if names == len(subscripts) else None
 
 
 def _bounds(loop):
@@ -203,7 +191,7 @@ def _written_before(before, name, start):
             and isinstance(stmt.targets[0], gast.Subscript)
             and isinstance(stmt.targets[0].value, gast.Name) and stmt.targets[0].value.id == name
             and int_literal(stmt.targets[0].slice) == start - 1
-            and _entries(stmt.value, name) == []):
+            and subscripts_of(stmt.value, {name}) == []):
         return False
     return stmt
 
