@@ -515,11 +515,6 @@ class _Builder:
     def _step_dicts(self, a, b, t, parts):
         """States kept in dicts by step (names after normalize/step_dicts.py, or dicts)."""
         form = self.rng.randrange(5)
-        if form == 4:                  # the step of enumerate
-            return [f"{parts} = {{}}", f"{parts}[-1] = np.cos({a})", f"{t} = {a} * 0.0",
-                    f"for k, u in enumerate([{b}, {a} * 0.5]):",
-                    f"    {parts}[k] = np.tanh({parts}[k - 1] * u) + u",
-                    f"    {t} = {t} + {parts}[k] * {parts}[k - 1]"]
         if form == 0:                  # the last step read after the loop
             return [f"{parts} = {{}}", f"{parts}[-1] = {a} * 1.0", f"{t} = {b} * 0.0",
                     "for k in range(3):",
@@ -538,6 +533,11 @@ class _Builder:
             return [f"{parts} = {{}}", f"{parts}[0] = np.sin({a})", f"{t} = {b} * 0.0",
                     "for k in range(1, 3):", f"    {parts}[k] = {parts}[k - 1] * {b} + 0.25",
                     f"    {t} = {t} + np.cos({parts}[k]) * {parts}[k - 1]"]
+        if form == 4:                  # the step of enumerate
+            return [f"{parts} = {{}}", f"{parts}[-1] = np.cos({a})", f"{t} = {a} * 0.0",
+                    f"for k, u in enumerate([{b}, {a} * 0.5]):",
+                    f"    {parts}[k] = np.tanh({parts}[k - 1] * u) + u",
+                    f"    {t} = {t} + {parts}[k] * {parts}[k - 1]"]
         return [f"{parts} = {{}}", f"{parts}[-1] = {a} * 1.0", f"{t} = {b} * 0.0",   # stays a dict
                 "for k in range(2):", f"    {parts}[k] = {parts}[k - 1] * {b}",
                 f"    {parts}[k] = np.sin({parts}[k]) + {t}", f"    {t} = {t} + {parts}[k]"]
