@@ -3,11 +3,13 @@
 the caller's own code, and a helper that does not qualify is built and called as before."""
 
 import re
+import sys
 
 import numpy as np
 import pytest
 
 import srctrans as st
+from srctrans.normalize import callees
 from corpus import estimators
 from programs import callees_elsewhere as elsewhere
 
@@ -213,6 +215,27 @@ def test_recursion_through_helpers_is_still_refused_at_its_line():
         st.grad(_recursive_a)(np.ones(2))
     line = _line_of("marker: recursion")
     assert f"test_inlined_callees.py:{line}" in str(info.value)
+
+
+def test_a_chain_of_helpers_is_inlined_so_deep_and_its_calls_kept_below(tmp_path):
+    """Helpers are inlined at most MAX_INLINED_DEPTH deep: the helper below keeps its call
+    and is built on its own (inlining its own chain), so no build recurses with the chain."""
+    deepest = callees.MAX_INLINED_DEPTH
+    count = 2 * deepest + 3
+    lines = ["import numpy as np"]
+    lines += [f"def h{i}(x):\n    return h{i + 1}(x) * 1.01" for i in range(count)]
+    lines.append(f"def h{count}(x):\n    return np.sin(x)")
+    (tmp_path / "helper_chain.py").write_text("\n".join(lines) + "\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import helper_chain
+    finally:
+        sys.path.remove(str(tmp_path))
+    text = st.source(helper_chain.h0, wrt=0)
+    built = set(re.findall(r"^def h(\d+)_fwd\(", text, re.M))
+    assert built == {"0", str(deepest + 1), str(2 * deepest + 2)}
+    x = np.array([0.3, -0.2])
+    np.testing.assert_allclose(st.grad(helper_chain.h0)(x), 1.01 ** count * np.cos(x))
 
 
 def _no_rule(x):

@@ -39,7 +39,7 @@ from srctrans.interface import API
 from srctrans.naming import temporary_word
 from srctrans.parse.resolve import MISSING
 from srctrans.nodes import assign, clone, literal_truth
-from srctrans.normalize.callees import spelled_out
+from srctrans.normalize.callees import inlinable
 from srctrans.normalize.dispatch import (bound_name, is_call_through_value, switch,
                                          user_method_of)
 from srctrans.normalize.lifting import lifted_derivative_call, lifted_jvp_call
@@ -372,7 +372,7 @@ class _Normalizer(Assignments, ContainerCalls, LocalFunctions):
                 new = gast.Call(bound_name(self, method), [receiver] + args, keywords)
                 callee = method
             if isinstance(callee, types.FunctionType) and callee in self.parsed.inlined \
-                    and spelled_out(new):
+                    and inlinable(self, new):
                 # a small helper of the module: its body, here
                 return self._inline(self.parsed.inlined[callee], new, out)
             anno.set_(new, Anno.CALLEE, callee)

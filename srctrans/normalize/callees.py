@@ -24,12 +24,15 @@ unchanged: a callee qualifies only when
   defaults are constants;
 * the names it binds are not names the caller or another inlined callee reads from the
   module, nor the other way round; and it does not reach itself (recursion keeps its
-  call, and its error).
+  call, and its error);
+* it is called at most :data:`MAX_INLINED_DEPTH` helpers deep: the search stops there,
+  and a call further down keeps its call (:func:`inlinable`).
 
 A callee that does not qualify is called as before: built on its own, with its forward
 and backward passes called from the caller's.
 """
 
+import collections
 import inspect
 import types
 
@@ -49,6 +52,10 @@ from srctrans.treewalk import walk
 # the most syntax-tree nodes a callee may have to be inlined, and all of them together
 MAX_CALLEE_NODES = 400
 MAX_INLINED_NODES = 3000
+# the most helpers inlined one inside another: a call further down a chain of helpers keeps
+# its call (the callee is built on its own, and inlines its own chain), so building never
+# recurses as deep as the program's chain of calls
+MAX_INLINED_DEPTH = 12
 
 _REFUSED_NODES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef,
                   gast.Global, gast.Nonlocal, gast.Yield, gast.YieldFrom, gast.Await,
@@ -68,11 +75,13 @@ def inlined_callees(parsed):
     module); ``{function: local name}``."""
     caller = parsed.fn
     graph, trees, refused = {}, {}, set()
-    pending = [None]                               # None: the caller itself
-    while pending:
-        fn = pending.pop()
+    pending = collections.deque([(None, 0)])       # None: the caller itself; its depth
+    while pending:                                 # breadth first: each at its least depth
+        fn, depth = pending.popleft()
         tree = parsed.node if fn is None else trees[fn]
         graph[fn] = []
+        if depth == MAX_INLINED_DEPTH:             # its calls stay calls (see inlinable)
+            continue
         for callee in _called_functions(tree, parsed):
             if callee not in trees and callee is not caller and callee not in refused:
                 node = _qualifying_tree(callee, caller)
@@ -80,7 +89,7 @@ def inlined_callees(parsed):
                     refused.add(callee)
                     continue
                 trees[callee] = node
-                pending.append(callee)
+                pending.append((callee, depth + 1))
             if callee in trees:
                 graph[fn].append(callee)
     if not trees:                                  # the common case: no helper qualifies
@@ -108,6 +117,13 @@ def inlined_callees(parsed):
     start = 1 if _is_docstring(body[0]) and len(body) > 1 else 0
     body[start:start] = defs
     return names
+
+
+def inlinable(normalizer, call):
+    """Whether the A-normal form may put a helper's body in place of ``call``: the call
+    passes each argument by itself (:func:`spelled_out`) and is fewer than
+    :data:`MAX_INLINED_DEPTH` helpers deep."""
+    return spelled_out(call) and len(normalizer._inlining) < MAX_INLINED_DEPTH
 
 
 def spelled_out(call):

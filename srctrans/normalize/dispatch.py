@@ -26,7 +26,7 @@ from srctrans.annotations import Anno
 from srctrans.emit.printer import unparse
 from srctrans.errors import MissingRuleError
 from srctrans.naming import function_base
-from srctrans.normalize.callees import call_site, spelled_out
+from srctrans.normalize.callees import call_site, inlinable
 from srctrans.differentiate.calls import is_library
 from srctrans.nodes import assign, clone, load, module_of
 from srctrans.places import is_installed_file
@@ -134,7 +134,7 @@ def _branch(at, how, value, block):
             "whose __call__ is written in Python")
     inlined = normalizer.parsed.inlined.get(function)
     call = gast.Call(load(inlined), args, list(at.keywords)) if inlined else None
-    if inlined is not None and spelled_out(call):      # a small helper: its body, here
+    if inlined is not None and inlinable(normalizer, call):     # a small helper: its body
         return normalizer._inline(inlined, call, block)
     return _known_call(bound_name(normalizer, function), function, args, at.keywords)
 
