@@ -33,6 +33,7 @@ from srctrans.normalize.callees import inlined_callees
 from srctrans.normalize.chained_writes import split_chained_writes
 from srctrans.normalize.checkpoints import mark_checkpointed_loops
 from srctrans.normalize.constant_keys import forward_constant_keys
+from srctrans.normalize.packed_tuples import forward_packed_tuples
 from srctrans.normalize.counted_loops import count_while_loops
 from srctrans.normalize.desugar import desugar
 from srctrans.normalize.dict_calls import split_dict_calls
@@ -134,6 +135,7 @@ def front_end(fn, wrt, build_callee, mode):
     normalize(parsed, unit.resolver, unit.namer, unit.aliases[RUNTIME_ALIAS])
     trace("anf", lambda: function_text(unit.function))
     rename_reassignments(unit.function, unit.namer)
+    forward_packed_tuples(unit.function)         # t = (a, b); x, y = t: x = a; y = b
     forward_constant_keys(unit.function, unit.aliases[RUNTIME_ALIAS])   # d["k"]: what was written
     trace("ssa", lambda: function_text(unit.function))
     find_activity(unit)

@@ -27,6 +27,8 @@
                rule sees atoms and every value has a name
     ssa        rename reassignments, so the forward pass   (normalize.ssa)
                keeps every value the backward pass reads
+    tuples     a tuple packed and only unpacked again      (normalize.packed_tuples)
+               binds its targets to its entries
     keys       an entry a made dict's key was written,     (normalize.constant_keys)
                read back at a constant key, is the value
     activity   which names carry derivatives: only they    (analyse.activity,

@@ -16,7 +16,8 @@ assignment), branches on the values of option arguments (``if c > 0.0 and mode =
 ``assert``), a loop variable reused by a
 later loop, lists, dicts and tuples (also as displays passed to a helper,
 nested and through ``*rest``, and appended to a list; the list that
-``np.array_split`` returns), comprehensions, calls
+``np.array_split`` returns; a tuple packed and unpacked again, and a helper's
+``(output, cache)`` unpacked), comprehensions, calls
 of helper functions, a local function and a lambda, boolean masks, the builtins
 ``max``, ``min``, ``sum`` and ``float``, ``dict(...)``, ``d.get``, ``d.values()``,
 ``sorted`` and ``max``/``min`` with ``key=`` (a lambda or a function); the module's
@@ -94,6 +95,13 @@ def helper_options(a, *rest):
 
 def helper_forward(a, *rest):
     return helper_star(a * 0.5, *rest)
+
+
+def helper_cached(a, b):
+    # returns (output, cache), as course layers do; inlined, the caller's unpacking binds
+    # the cache to this dict (normalize/packed_tuples.py)
+    cache = {"t": np.tanh(a), "b": b}
+    return cache["t"] * b + a, cache
 
 
 def helper_seq(xs, *rest):
@@ -546,8 +554,19 @@ class _Builder:
         a = self._pick()
         b = self._compatible(a)
         t, parts = self._fresh(), self._fresh()
-        choice = self.rng.randrange(27)
-        if choice == 26:             # a cache dict written and read at constant keys
+        choice = self.rng.randrange(28)
+        if choice == 27:             # a tuple packed, then unpacked (bound to its entries)
+            other = self._fresh()
+            lines = self.rng.choice([
+                [f"{t}, {parts} = helper_cached({a}, {b})",
+                 f"{t} = {t} + {parts}['t'] * {parts}['b']"],
+                [f"{parts} = helper_cached({a}, {b})", f"{t}, {other} = {parts}",   # also indexed
+                 f"{t} = {t} * {parts}[0] + {other}['t']"],
+                [f"{parts} = (np.sin({a}), {b} * 2.0)", f"{other} = {parts}",
+                 f"{t}, {other} = {other}", f"{t} = {t} * {other}",
+                 f"{other}, {t} = {parts}", f"{t} = {t} + {other}"],
+            ])
+        elif choice == 26:             # a cache dict written and read at constant keys
             other = self._fresh()
             copy = (f"dict({parts}, s=np.sin({a}))" if self.rng.random() < 0.5
                     else f"{{**{parts}, 's': np.sin({a})}}")
