@@ -150,7 +150,9 @@ class _Differentiated:
         return repeat or None
 
     def _guarded(self, args):
-        """The arguments the short path's guard takes: a bound method's object first."""
+        """The arguments the short path's guard takes: a bound method's object first
+        (written out again in ``__call__``, where a method call costs a quarter of a
+        microsecond)."""
         return args if self._self is None else (self._self, *args)
 
     def _finisher(self, selection):
@@ -166,7 +168,7 @@ class _Differentiated:
         repeat = self._repeat    # (never set for has_aux: its output is a pair)
         if repeat is not None and not kwargs and output_gradients is None:
             try:                                    # a call shaped like the last: the short path
-                gradients = repeat(self._fn, self._guarded(args))
+                gradients = repeat(self._fn, args if self._self is None else (self._self, *args))
             except UnseenCallee:
                 gradients = None                    # the full path notes the callee
             except MissedBranch:
