@@ -61,6 +61,11 @@ def tie_weight(x, y):
     >>> tie_weight(np.array([3., 2., 1.]), 2.)
     array([1. , 0.5, 0. ])
     """
+    if type(x) is np.ndarray and x.ndim and x.dtype.kind == "f" and type(y) in (int, float) \
+            and y == 0:                     # np.maximum(x, 0), a ReLU: one ufunc, the step
+        share = np.heaviside(x, 0.5)        # of x with 0.5 at 0 (NaN where x is NaN)
+        if math.isfinite(np.vdot(share, share)):
+            return share                    # (a NaN: the path below gives 0 there)
     dtype = _float_dtype(x, y)
     greater = np.greater(x, y)
     if type(greater) is np.ndarray:              # NumPy's arrays: the ties set in place

@@ -94,6 +94,21 @@ def test_tie_weight_of_nan_is_zero_and_infinities_tie():
     np.testing.assert_array_equal(tie_weight(x, y), [0.0, 0.5, 0.5, 0.5, 0.5])
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+@pytest.mark.parametrize("zero", [0, 0.0, -0.0])
+def test_tie_weight_of_a_relu_is_the_step_with_ties_halved(dtype, zero):
+    """np.maximum(x, 0) takes one ufunc (np.heaviside); at NaN, infinities, signed zeros
+    and subnormals it gives what the definition gives, of the same type, dtype and shape."""
+    values = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45, -1e-45, 5e-324, 1.0, -2.0,
+                       60000.0, -60000.0]).astype(dtype)
+    for x in (values, values[1:], values.reshape(3, 4), values[::3], values[3:4], values[8:]):
+        want = np.greater(x, zero).astype(dtype)
+        want[np.equal(x, zero)] = 0.5
+        got = tie_weight(x, zero)
+        assert type(got) is np.ndarray and got.dtype == dtype and got.shape == x.shape
+        np.testing.assert_array_equal(got, want)
+
+
 def test_tie_weights_of_both_arguments_sum_to_one():
     rng = np.random.default_rng(32)
     x = rng.integers(0, 3, (4, 5)).astype(float)
