@@ -24,33 +24,29 @@ Which names are batched (their *flags*) is ``differentiate.batched_names``'s
 analysis, their per-example ranks ``differentiate.batched_ranks``'s.
 """
 
-import types
-
 import gast
 import numpy as np
 
 from srctrans import annotations as anno
 from srctrans import runtime
 from srctrans.annotations import Anno
-from srctrans.differentiate.calls import Generator, is_library, resolve_call
+from srctrans.differentiate.calls import Generator
 from srctrans.errors import UnsupportedSyntaxError
-from srctrans.interface import API
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
 from srctrans.runtime.custom import CustomGradient
 from srctrans.nodes import (
-    assign, clone, in_runtime, int_literal, load, parameter_names, substitute_names)
+    assign, clone, int_literal, load, parameter_names, substitute_names)
+from srctrans.differentiate.batched_calls import BatchedCalls
+from srctrans.differentiate.batched_control import BatchedControl
 from srctrans.differentiate.batching_rules import helpers
 from srctrans.differentiate import batching_rules as rules
 from srctrans.differentiate.batched_names import (
-    QUERIES, TYPE_TESTS, Unbatchable, assigned_in, batched_in_turn, batched_names,
-    bound_parameters, callee_flags, definitely_assigned, flag_of, is_transform,
-    read_before_assigned, reads_keys, truthy)
+    TYPE_TESTS, Unbatchable, assigned_in, batched_in_turn, batched_names,
+    bound_parameters, callee_flags, definitely_assigned, flag_of, truthy)
 from srctrans.differentiate.batched_ranks import (
     FILLED, bound_ranks, indexed_rank, rank_of, ranks_of)
 from srctrans.differentiate.batching_rules.calls import flag_node
 from srctrans.treewalk import walk
-
-_SAME_METHODS = frozenset({"astype", "copy", "conj", "conjugate"})
 
 
 class BatchResult:
@@ -125,7 +121,7 @@ def rank_oracle(callee_rank, flags):
 
 # -- the rewriting -----------------------------------------------------------------
 
-class _Batcher(Generator):
+class _Batcher(BatchedControl, BatchedCalls, Generator):
     def __init__(self, unit, flags, ranks, build_callee, all_batched):
         self.unit = unit
         self.namer = unit.namer
@@ -252,83 +248,6 @@ class _Batcher(Generator):
             self.defined.update(definitely_assigned([stmt]))
             self.maybe.update(assigned_in([stmt]))
         return out
-
-    # -- control flow on batched values: both branches, then a select per member ---------
-    def _selected(self, stmt):
-        """``if c: A else: B`` for a batched ``c``: A and B both run, from the same values,
-        and each name they assign takes A's value where ``c`` holds and B's elsewhere
-        (``np.where``: a NaN or inf of the branch not taken never reaches the result)."""
-        _pure_branches(stmt)
-        self.result.selects = True
-        names = self._live(stmt, assigned_in(stmt.body + stmt.orelse))
-        self._defined_or_never(stmt, names)
-        test = self.namer.fresh("_taken")
-        before = {n: self.namer.fresh(n + "_before") for n in names}
-        then = {n: self.namer.fresh(n + "_then") for n in names}
-        errors = self.namer.fresh("_errors")
-        out = [assign(test, self.batched(stmt.test)), self._quiet(errors)]
-        out += [assign(before[n], load(n) if n in self.defined else gast.Constant(None, None))
-                for n in names]
-        out += self._block(stmt.body)
-        out += [assign(then[n], load(n)) for n in names]
-        out += [assign(n, load(before[n])) for n in names]
-        out += self._block(stmt.orelse)
-        out += [assign(n, self._select(test, load(then[n]), load(n))) for n in names]
-        return out + [self._loud(errors)]
-
-    def _quiet(self, errors):
-        """NumPy's warnings off while code runs for members that would not run it (a log of
-        a negative number in the branch not taken); ``BatchBuild.selects`` makes the caller
-        restore them should that code raise."""
-        return assign(errors, self.expression("np.seterr(all='ignore')"))
-
-    def _loud(self, errors):
-        return gast.Expr(self.expression("np.seterr(**E)", E=load(errors)))
-
-    def _masked(self, stmt):
-        """``while c: A`` for a batched ``c``: A runs while ``c`` holds for any member, and
-        each name it assigns keeps its value in the members whose ``c`` no longer holds."""
-        _pure_branches(stmt)
-        self.result.selects = True
-        names = self._live(stmt, assigned_in(stmt.body))
-        self._defined_or_never(stmt, names)
-        active = self.namer.fresh("_running")
-        before = {n: self.namer.fresh(n + "_before") for n in names}
-        errors = self.namer.fresh("_errors")
-        out = [assign(n, gast.Constant(None, None)) for n in names if n not in self.defined]
-        body = [assign(active, self.batched(stmt.test)), self._quiet(errors)]
-        body += [assign(before[n], load(n)) for n in names]
-        self.defined.update(names)
-        body += self._block(stmt.body)
-        body += [assign(n, self._select(active, load(n), load(before[n]))) for n in names]
-        body += [self._loud(errors)]
-        test = self.expression("np.any(C)", C=self.batched(stmt.test))
-        return out + [anno.copy(stmt, gast.While(test, body, []))]
-
-    def _live(self, stmt, names):
-        """The names among ``names`` (assigned under ``stmt``) whose values matter after it:
-        read outside it, or read under it before it assigns them (a loop's carried values,
-        the test); the others are temporaries of one branch or one step."""
-        inside = {id(n) for n in walk(stmt)}
-        outside = {n.id for n in walk(self.unit.function) if isinstance(n, gast.Name)
-                   and isinstance(n.ctx, gast.Load) and id(n) not in inside}
-        carried = set(read_before_assigned(stmt.body)) | set(read_before_assigned(stmt.orelse)) \
-            | {n.id for n in walk(stmt.test) if isinstance(n, gast.Name)}
-        return [n for n in names if n in outside or n in carried]
-
-    def _defined_or_never(self, stmt, names):
-        """Raise :class:`Unbatchable` for a name the branches assign that earlier code, or a
-        branch, assigns on some paths only: whether it holds a value depends on the run."""
-        for name in names:
-            partly = name in self.maybe and name not in self.defined or any(
-                name in assigned_in(block) and name not in definitely_assigned(block)
-                and name not in self.defined for block in (stmt.body, stmt.orelse))
-            if partly:
-                raise Unbatchable(f"`{name}`, assigned on some paths only, then under an "
-                                  f"`{_keyword(stmt)}` on a batched value", stmt)
-
-    def _select(self, test, chosen, other):
-        return self.expression("rt.batch.select(C, A, B)", C=load(test), A=chosen, B=other)
 
     def _assign(self, stmt):
         target, value = stmt.targets[0], stmt.value
@@ -481,137 +400,7 @@ class _Batcher(Generator):
     def _is_container(self, node):
         return isinstance(node, gast.Name) and node.id in self.unit.dict_valued
 
-    def _call(self, call):
-        callee = anno.get(call, Anno.CALLEE)
-        if callee is getattr:
-            return self._getattr(call)
-        if reads_keys(call, self.flags):
-            return call                     # a dict's keys: every member's
 
-        if callee is None and isinstance(call.func, gast.Attribute) and \
-                call.func.attr in _SAME_METHODS and \
-                not any(truthy(self.flag(a)) for a in call.args + [k.value for k in call.keywords]):
-            return call                     # x.astype(t), x.copy(): each member's, as they are
-        original = call
-        if is_transform(callee) and not API.is_jvp(callee) and \
-                API.plain_function(callee) is None:
-            form = API.batched_forms.get(callee)
-            if form is not None and not call.keywords and truthy(self.flag(call)) and \
-                    not any(isinstance(a, gast.Starred) for a in call.args):
-                name = self._closure(f"_batched_{callee.__name__}", form)   # st.hvp(f, (x,), (v,))
-                flags = gast.Tuple([flag_node(self.flag(a)) for a in call.args], gast.Load())
-                return self.expression("F(A, FL, B)", F=load(name),
-                                       A=gast.Tuple(list(call.args), gast.Load()), FL=flags,
-                                       B=self.batch_size())
-            return self._loop(call, self._func(call, callee), list(call.args),
-                              {k.arg: k.value for k in call.keywords}, callee)
-        try:
-            callee, call, args, keywords = resolve_call(call, self.unit, _unbatchable)
-        except UnsupportedSyntaxError:       # a derivative call with no code to batch: per member
-            return self._loop(call, self._func(call, callee), list(call.args),
-                              {k.arg: k.value for k in call.keywords}, callee)
-        func = self._func(call, callee)
-        call_of = self._call_of(callee, func, args, keywords)
-        found = helpers.runtime_rule(call_of) if in_runtime(callee) else None
-        if found is None:
-            found = rules.rule(call_of)
-        if found is not None:
-            return found
-        precise = self.flags.calls is not None and batched_in_turn(callee) and \
-            callee is anno.get(original, Anno.CALLEE)
-        want = self.flag(original) if precise else True      # the analysis' flag of the call
-        why = None
-        if isinstance(callee, (types.FunctionType, types.MethodType)) and not is_library(callee):
-            build, why = self._callee(callee, args, keywords, all_batched=not precise)
-            if build is not None:           # what it runs per member, the caller runs too
-                self.result.selects |= build.selects
-                self.result.loops += [loop for loop in build.loops
-                                      if loop not in self.result.loops]
-            if build is not None and (not precise or build.output_flag == want):
-                name = self._closure(callee.__name__ + "_vmap", build.function)
-                return self.conformed(gast.Call(load(name), list(call.args), list(call.keywords)),
-                                      build.output_flag, want)
-        looped = self._loop(call, func, args, keywords, callee, why)   # every output batched
-        if want is True:
-            return looped
-        return self.expression("rt.batch.unbatched_parts(V, F)", V=looped, F=flag_node(want))
-
-    def _getattr(self, call):
-        x, attribute = call.args[0], call.args[1]
-        if isinstance(attribute, gast.Constant) and attribute.value in QUERIES | {"T"}:
-            return self._attribute(gast.Attribute(x, attribute.value, gast.Load()))
-        raise Unbatchable("getattr of a batched value", call)
-
-    def _func(self, call, callee):
-        """The expression the batched call calls the primal by."""
-        if anno.get(call, Anno.CALLEE) is not None:
-            return call.func
-        for module, prefix in ((np, "np"), (np.linalg, "np.linalg")):
-            if getattr(module, getattr(callee, "__name__", ""), None) is callee:
-                return self.expression(f"{prefix}.{callee.__name__}")
-        return load(self._closure("_" + getattr(callee, "__name__", "f"), callee))
-
-    def _callee(self, callee, args, keywords, all_batched):
-        """``(build, None)``: the batched build of ``callee`` for this call (``build_callee``'s),
-        or ``(None, why)`` when there is none (``why`` None: the call does not bind)."""
-        bound = bound_parameters(callee, args, keywords)
-        if bound is None:
-            return None, None
-        try:
-            return self.build_callee(callee, callee_flags(bound, self.flag),
-                                     bound_ranks(bound, self.ranks), all_batched), None
-        except Unbatchable as refusal:
-            return None, refusal.what
-
-    def _loop(self, call, func, args, keywords, callee, why=None):
-        """The call run once per member (``why``: the reason its function has no batched
-        form; else it has no batching rule), noted for the warning."""
-        what = getattr(callee, "__qualname__", None) or getattr(callee, "__name__", None) \
-            or type(callee).__name__
-        reason = "which has no batching rule" if why is None else f"because {why}"
-        self.result.loops.append((f"a call of {what}, {reason}", self._where()))
-        flags = gast.Tuple([self._argument_flag(a) for a in args], gast.Load())
-        names = [gast.Constant(k, None) for k in keywords]
-        keyword_flags = gast.Dict(names, [flag_node(truthy(self.flag(v))) for v in keywords.values()])
-        return self.expression("rt.batch.loop(F, A, FL, B, K, KF)", F=func,
-                               A=gast.Tuple(list(args), gast.Load()), FL=flags, B=self.batch_size(),
-                               K=gast.Dict(names, list(keywords.values())), KF=keyword_flags)
-
-    def _argument_flag(self, node):
-        """The flag of an argument of a call run per member: for ``*rest``, one per entry
-        of the tuple it passes (each entry's, or the whole tuple's for each)."""
-        if not isinstance(node, gast.Starred):
-            return flag_node(truthy(self.flag(node)))
-        flag = self.flag(node.value)
-        if isinstance(flag, tuple):
-            return gast.Starred(gast.Tuple([flag_node(truthy(f)) for f in flag], gast.Load()),
-                                gast.Load())
-        return gast.Starred(self.expression("(F,) * len(V)", F=flag_node(truthy(flag)),
-                                            V=node.value), gast.Load())
-
-    def _where(self):
-        return self.unit.parsed.location_of_line(self.line)
-
-
-
-def _pure_branches(stmt):
-    """Raise :class:`Unbatchable` unless the blocks under ``stmt`` only assign names: a
-    write into an array or a call for its effect would happen in every member."""
-    for node in (n for block in (stmt.body, stmt.orelse) for s in block for n in walk(s)):
-        if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store):
-            raise Unbatchable(f"a write into an array under an `{_keyword(stmt)}` on a batched "
-                              f"value", node)
-        if isinstance(node, (gast.Expr, gast.Break, gast.Continue)):
-            raise Unbatchable(f"a statement with an effect under an `{_keyword(stmt)}` on a "
-                              f"batched value", node)
-
-
-def _keyword(stmt):
-    return "if" if isinstance(stmt, gast.If) else "while"
-
-
-def _unbatchable(node, error, message, hint):
-    raise Unbatchable(message, node)
 
 
 def static_key(key, ranks):
