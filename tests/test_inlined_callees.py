@@ -44,14 +44,25 @@ def per_example(layer, X, Y):
     return total / len(X)
 
 
-def _fills(x):                    # writes into an array: an effect, so it is called
+def _fills(x):                    # writes only into an array it makes: inlined
     out = np.zeros_like(x)
     out[0] = x[0] * 2.0
+    out[1:] += x[1:] * x[1:]
     return out + x
 
 
 def calls_fills(x):
     return np.sum(_fills(x) ** 2)
+
+
+def _fills_copy(x):               # writes into an array a method made: not known to be
+    out = (x * 1.0).copy()          # its own, so it is called
+    out[0] = x[0] * 2.0
+    return out + x
+
+
+def calls_fills_copy(x):
+    return np.sum(_fills_copy(x) ** 2)
 
 
 def _scatters(x):                 # np.add.at writes into its first argument: called
@@ -186,8 +197,18 @@ def test_a_method_called_through_an_argument_in_a_loop_is_inlined():
     assert "Layer_call_fwd" not in text and "layer.W @ x" in text
 
 
+def test_a_helper_filling_an_array_it_makes_is_inlined():
+    x = R.standard_normal((3, 2))
+    text = st.source(calls_fills, wrt=0)
+    assert not _defines_fwd_of(text, "fills") and "out" in text
+    np.testing.assert_allclose(st.grad(calls_fills)(x), _numeric(calls_fills, (x,), 0),
+                               rtol=1e-5, atol=1e-7)
+    st.check_grads(calls_fills, (x,), order=2)
+
+
 @pytest.mark.parametrize("caller, helper", [
-    (calls_fills, "fills"), (calls_scatters, "scatters"), (calls_returns_early, "returns_early"),
+    (calls_fills_copy, "fills_copy"), (calls_scatters, "scatters"),
+    (calls_returns_early, "returns_early"),
     (calls_checkpointed, "checkpointed"), (reads_scale, "binds_scale"),
     (calls_keywords, "keywords"),
     (elsewhere.calls_helper, "dense_relu"),

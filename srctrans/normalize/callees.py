@@ -38,6 +38,7 @@ import types
 
 import gast
 
+from srctrans.analyse.values import FRESH_ARRAYS
 from srctrans.differentiate.calls import is_library
 from srctrans.interface import CHECKPOINTED
 from srctrans.naming import function_base, identifiers
@@ -207,11 +208,12 @@ def _qualifying_tree(fn, caller):
     if not body or not isinstance(body[-1], gast.Return) or body[-1].value is None:
         return None
     count = 0
+    fresh = _fresh_arrays(body, fn.__globals__, _parameters(arguments))
     for stmt in body:
         for sub in walk(stmt):
             count += 1
             if isinstance(sub, _REFUSED_NODES) or isinstance(sub, gast.Return) \
-                    and sub is not body[-1] or _writes_in_place(sub):
+                    and sub is not body[-1] or _writes_in_place(sub, fresh):
                 return None
     if count > MAX_CALLEE_NODES:
         return None
@@ -224,11 +226,43 @@ def _qualifying_tree(fn, caller):
     return node
 
 
-def _writes_in_place(node):
-    if isinstance(node, (gast.Subscript, gast.Attribute)) and isinstance(node.ctx, gast.Store):
+def _parameters(arguments):
+    return {p.id for p in arguments.posonlyargs + arguments.args + arguments.kwonlyargs
+            + [a for a in (arguments.vararg, arguments.kwarg) if a is not None]}
+
+
+def _fresh_arrays(body, globals_, parameters):
+    """The names ``body`` binds only to arrays it makes (``out = np.zeros(...)``, of the
+    constructors in :data:`FRESH_ARRAYS`), never a parameter's: a write into one changes
+    nothing its caller holds."""
+    bound, fresh = set(), set()
+    for stmt in body:
+        for node in walk(stmt):
+            if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
+                bound.add(node.id)
+            if isinstance(node, gast.Assign) and len(node.targets) == 1 \
+                    and isinstance(node.targets[0], gast.Name) and isinstance(node.value, gast.Call) \
+                    and _global_value(node.value.func, globals_) in FRESH_ARRAYS:
+                fresh.add(node.targets[0].id)
+    stores = {}
+    for stmt in body:
+        for node in walk(stmt):
+            if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
+                stores[node.id] = stores.get(node.id, 0) + 1
+    # each name bound once, by its constructor (a loop or a second assignment may rebind it)
+    return {name for name in fresh if stores.get(name) == 1 and name not in parameters}
+
+
+def _writes_in_place(node, fresh=frozenset()):
+    """Whether ``node`` writes into an object the caller may hold: an item or attribute of
+    anything but an array of ``fresh`` (:func:`_fresh_arrays`), an in-place method, ``out=``."""
+    if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store):
+        return not (isinstance(node.value, gast.Name) and node.value.id in fresh)
+    if isinstance(node, gast.Attribute) and isinstance(node.ctx, gast.Store):
         return True
     if isinstance(node, gast.AugAssign) and not isinstance(node.target, gast.Name):
-        return True
+        return not (isinstance(node.target, gast.Subscript)
+                    and isinstance(node.target.value, gast.Name) and node.target.value.id in fresh)
     if not isinstance(node, gast.Call):
         return False
     func = node.func

@@ -11,6 +11,9 @@ reassigned and renames the later reads of ``a`` to ``b``.
 
 import gast
 
+from srctrans import annotations as anno
+from srctrans.analyse.values import FRESH_ARRAYS
+from srctrans.annotations import Anno
 from srctrans.nodes import rename_reads
 from srctrans.treewalk import own_nodes, walk
 
@@ -59,15 +62,17 @@ def eliminate_dead_code(statements, live_out, is_pure):
 
 
 def private_dicts(statements):
-    """The names assigned once, a new dict (a display, a comprehension, ``rt.dict_copy(...)``),
-    and read only as the dict an entry is read from or written into: no other name holds
-    it, so a write into it is seen only through a later read of its name."""
+    """The names assigned once, a new dict (a display, a comprehension, ``rt.dict_copy(...)``)
+    or a new array (``np.zeros(...)``: ``analyse.values.FRESH_ARRAYS``), and read only as the
+    container an entry is read from or written into: no other name holds it, so a write into
+    it is seen only through a later read of its name."""
     made, indexed = set(), {}
     stores, loads = name_counts(statements)
     for stmt in statements:
         for node in walk(stmt):
             if isinstance(node, gast.Assign) and len(node.targets) == 1 \
-                    and isinstance(node.targets[0], gast.Name) and _new_dict(node.value):
+                    and isinstance(node.targets[0], gast.Name) \
+                    and (_new_dict(node.value) or _new_array(node.value)):
                 made.add(node.targets[0].id)
             elif isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name):
                 indexed[node.value.id] = indexed.get(node.value.id, 0) + 1
@@ -81,6 +86,10 @@ def _new_dict(value):
         return True
     return (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
             and value.func.attr == "dict_copy" and isinstance(value.func.value, gast.Name))
+
+
+def _new_array(value):
+    return isinstance(value, gast.Call) and anno.get(value, Anno.CALLEE) in FRESH_ARRAYS
 
 
 def _dead_entry_write(stmt, live, private, is_pure):
