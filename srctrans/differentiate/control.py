@@ -259,11 +259,86 @@ def drop_empty_blocks(statements):
 
 
 def drop_unneeded_saves(forward, backward, needed):
-    """Remove the push/pop pairs (and placeholders) of names not in ``needed``."""
+    """Remove the push/pop pairs (and placeholders) of names not in ``needed``, and of the
+    names a loop assigns the same value at every step (:func:`same_at_every_step`)."""
+    same = same_at_every_step(forward)
+
     def keep(saved):
         return saved is None or saved in needed
 
-    return without_saves(forward, keep), without_saves(backward, keep)
+    forward, backward = without_saves(forward, keep), without_saves(backward, keep)
+    if same:             # their placeholders stay: a loop that never runs leaves them bound
+        forward, backward = _without_steps(forward, same), _without_steps(backward, same)
+    return forward, backward
+
+
+def _without_steps(statements, names):
+    """``statements`` (changed in place) without the pushes and pops of ``names``."""
+    kept = []
+    for stmt in statements:
+        if anno.get(stmt, Anno.SAVES) in names and not (
+                isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Constant)):
+            continue
+        if isinstance(stmt, COMPOUND):
+            stmt.body = _without_steps(stmt.body, names) or [gast.Pass()]
+            stmt.orelse = _without_steps(stmt.orelse, names)
+        kept.append(stmt)
+    return kept
+
+
+def same_at_every_step(forward):
+    """The names whose one assignment in ``forward`` (placeholders and saves aside) is in a
+    loop and gives the same value at every step of every loop around it: ``range``, ``len``
+    and arithmetic of constants, of names no such loop assigns and of names of this kind
+    (an inner loop's ``_range = range(F)`` and ``trips = len(_range)``). Restoring one before
+    the step that assigned it is not needed: the backward pass reads the value every step
+    gave."""
+    stores, found = collections.Counter(), {}
+    pending = [(stmt, None) for stmt in forward]        # (statement, its outermost loop)
+    while pending:
+        stmt, outermost = pending.pop()
+        if anno.get(stmt, Anno.SAVES) is not None:
+            continue
+        if isinstance(stmt, COMPOUND):
+            if isinstance(stmt, gast.For):
+                stores.update(n.id for n in walk(stmt.target) if isinstance(n, gast.Name))
+            loop = stmt if outermost is None and not isinstance(stmt, gast.If) else outermost
+            pending += [(s, loop) for s in stmt.body + stmt.orelse]
+            continue
+        stores.update(targets_of(stmt))
+        if outermost is not None and isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
+                and isinstance(stmt.targets[0], gast.Name):
+            found[stmt.targets[0].id] = (stmt.value, outermost)
+    assigned, same = {}, set()
+    changed = True
+    while changed:                                     # names of this kind may read others
+        changed = False
+        for name, (value, loop) in found.items():
+            if name in same or stores[name] != 1:
+                continue
+            if id(loop) not in assigned:
+                assigned[id(loop)] = assigned_names([loop])
+            if _steady(value, assigned[id(loop)] - same):
+                same.add(name)
+                changed = True
+    return same
+
+
+def _steady(value, assigned):
+    """Whether ``value`` is ``range``/``len`` of, or arithmetic of, constants and names not
+    among ``assigned``."""
+    for node in walk(value):
+        if isinstance(node, gast.Name):
+            if node.id in assigned:
+                return False
+        elif isinstance(node, gast.Call):
+            if not (isinstance(node.func, gast.Name) and node.func.id in ("range", "len")
+                    and not node.keywords):
+                return False
+        elif not isinstance(node, (gast.Constant, gast.BinOp, gast.UnaryOp, gast.operator,
+                                   gast.unaryop, gast.expr_context)):
+            return False
+    return True
 
 
 def without_saves(statements, keep=lambda saved: saved is None):

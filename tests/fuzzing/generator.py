@@ -97,6 +97,13 @@ def helper_forward(a, *rest):
     return helper_star(a * 0.5, *rest)
 
 
+def helper_fill(a):
+    # writes only into an array it makes: inlined into its caller (normalize/callees.py)
+    out = np.zeros_like(a)
+    out[...] = np.sin(a) * 0.5
+    return out * a + a
+
+
 def helper_cached(a, b):
     # returns (output, cache), as course layers do; inlined, the caller's unpacking binds
     # the cache to this dict (normalize/packed_tuples.py)
@@ -154,6 +161,7 @@ UNARY = [
     "np.where({a} > 0.1, {a}, 0.5 * {a})", "np.maximum({a}, 0.1 * {a})",
     "helper_mix({a}, {a})", "helper_remat({a}, 0.7)", "helper_loop({a}, 2)",
     "helper_branch({a})", "loc({a})", "helper_keyed({a})", "helper_keyed({a}, 0.7)",
+    "helper_fill({a})", "np.maximum({a}, 0) + 0.5 * {a}",
     "lam({a})", "np.clip({a}, -0.8, 0.8)", "{a} * 2.0 + 1.0", "np.abs({a} + 3.0)",
     "np.hypot({a}, 0.5)", "np.cbrt(1.0 + {a} * {a})", "np.logaddexp2({a}, 0.3)",
     "np.deg2rad({a}) * 30.0", "np.sinc({a})", "np.fmax({a}, 0.2)",
@@ -717,7 +725,13 @@ class _Builder:
             return self._for()
         a, acc = self.rng.choice(arrays), self._fresh()
         kind = self.rng.random()
-        if kind < 0.2:        # a recurrence filling a preallocated array (smoothing, RNNs)
+        if kind < 0.08:       # an array made, then filled entry by entry in nested loops
+            lines = [f"{acc} = np.zeros_like({a})", f"for i in range({a}.shape[0]):",
+                     f"    for j in range({a}.shape[1]):",
+                     f"        {acc}[i, j] = np.tanh({a}[i, j]) * 0.5 + {a}[i, 0] * {a}[0, j]"]
+            if self.rng.random() < 0.5:       # its entries only read through a product
+                lines.append(f"{acc} = np.sum({acc} * {a})")
+        elif kind < 0.2:      # a recurrence filling a preallocated array (smoothing, RNNs)
             lines = [f"{acc} = np.zeros_like({a})", f"{acc}[0] = {a}[0]",
                      f"for t in range(1, len({a})):",
                      f"    {acc}[t] = 0.3 * {a}[t] + 0.7 * np.tanh({acc}[t - 1])"]
