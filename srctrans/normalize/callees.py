@@ -19,7 +19,8 @@ unchanged: a callee qualifies only when
   through a value whose kinds the call site has met (``self.forward(x)``, ``layer(x)``);
 * its body is small, ends with its only ``return``, has no ``break``/``continue``,
   ``**kwargs``, nested function or class, ``global``/``nonlocal``, ``yield``,
-  ``try``/``with``, no write into an item or attribute, no call of an in-place method,
+  ``try``/``with``, no write into an item or attribute (but of an array it makes itself,
+  ``out = np.zeros(...)`` bound once: :func:`_fresh_arrays`), no call of an in-place method,
   ``setattr`` or ``out=`` (an effect on an argument the caller may hold), and its
   defaults are constants;
 * the names it binds are not names the caller or another inlined callee reads from the
