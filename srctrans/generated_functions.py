@@ -28,6 +28,7 @@ from srctrans.optimise.release import release_dead_arrays
 from srctrans.optimise.step_lists import save_steps_in_lists
 from srctrans.optimise.entry_cotangents import write_entry_cotangents
 from srctrans.optimise.in_place import accumulate_in_place
+from srctrans.optimise.negation import negations_into_updates
 from srctrans.optimise.inline import inline_temporaries
 from srctrans.optimise.shares import share_softmax
 from srctrans.optimise.simplify import simplify
@@ -214,6 +215,7 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
         body = accumulate_in_place(body + [returned], parameter_arrays,
                                    unit.aliases[RUNTIME_ALIAS], named, numbers, arrays,
                                    shapes)[:-1]
+    body = negations_into_updates(body)             # x[k] += -d: x[k] -= d
     name = unit.namer.fresh(function_base(unit.parsed.fn) + "_grad")
     of = "of a scalar output" if seeding is None else "of the sum of the output"
     doc = gast.Expr(gast.Constant(

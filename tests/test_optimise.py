@@ -12,6 +12,7 @@ import pytest
 import srctrans.runtime.fastpath
 from srctrans import runtime
 import srctrans as st
+import srctrans.annotations
 import srctrans.cache
 from programs import control
 from programs import scalar_loops as loops
@@ -1504,3 +1505,30 @@ def test_an_arrays_entry_cotangents_are_not_summed_as_a_containers():
     ``rt.container_cotangent`` of an array failed."""
     args = (0.6, np.random.default_rng(15).standard_normal((2, 2)))
     st.check_grads(entry_of_an_array_copy_added_to, args, order=2, wrt=(1,))
+
+
+def _after_negations_into_updates(text, saves=()):
+    body = gast.parse(text).body
+    for node in gast.walk(gast.Module(body, [])):
+        if isinstance(node, gast.Assign) and isinstance(node.targets[0], gast.Name) \
+                and node.targets[0].id in saves:               # a pop of the tape
+            srctrans.annotations.set_(node, srctrans.annotations.Anno.SAVES, node.targets[0].id)
+    return "\n".join(ast.unparse(gast.gast_to_ast(s)) for s in negation.negations_into_updates(body))
+
+
+def test_a_negated_value_added_into_an_entry_is_subtracted_there():
+    code = _after_negations_into_updates(
+        "for j in r:\n    d = g * x[j]\n    n = -d\n    t = tape.pop()\n    dx[j] += n\n"
+        "    dx[0] += d", saves={"t"})
+    assert "n = -d" not in code and "dx[j] -= d" in code
+
+
+@pytest.mark.parametrize("text", [
+    "n = -d\nd[0] = 1.0\ndx[j] += n",                  # the negated array changes between
+    "n = -d\nd = g\ndx[j] += n",                       # rebound between
+    "n = -d\nf(d)\ndx[j] += n",                        # a call between
+    "n = -d\ndx[j] += n\ny = n * 2.0",                 # read again
+    "n = -d\ndx[j] *= n",                              # not a sum
+], ids=["written", "rebound", "call", "read_twice", "product"])
+def test_a_negation_that_may_not_move_into_an_update_stays(text):
+    assert _after_negations_into_updates(text) == ast.unparse(ast.parse(text))

@@ -39,6 +39,8 @@ or of unknown shape, the sign stays on the small array:
 import gast
 import numpy as np
 
+from srctrans import annotations as anno
+from srctrans.annotations import Anno
 from srctrans.nodes import clone, load
 from srctrans.optimise.dce import targets_of
 from srctrans.optimise.simplify import keeps_reuse
@@ -201,3 +203,72 @@ class _PullOut(gast.NodeTransformer):
             node.args[0] = node.args[0].operand
             return gast.UnaryOp(gast.USub(), node)
         return node
+
+
+def negations_into_updates(body):
+    """``body`` (changed in place, its loops' and branches' blocks too) with each negated
+    value ``t = -e`` read only by a later ``x[k] += t`` (or ``x += t``) of its block
+    subtracted there instead, ``x[k] -= e``, when nothing between changes what ``e`` reads:
+    ``a + -b`` is ``a - b`` exactly, and the negated array is never made (a pairwise loop's
+    ``dx[j] += -d``)."""
+    stores, reads = {}, {}
+    for stmt in body:
+        for node in walk(stmt):
+            if isinstance(node, gast.Name):
+                counts = reads if isinstance(node.ctx, gast.Load) else stores
+                counts[node.id] = counts.get(node.id, 0) + 1
+    blocks = [body]
+    while blocks:
+        block = blocks.pop()
+        for stmt in block:
+            if isinstance(stmt, (gast.For, gast.While, gast.If)):
+                blocks += [stmt.body, stmt.orelse]
+        dropped = set()
+        for index, stmt in enumerate(block):
+            if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+                    and isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.UnaryOp)
+                    and isinstance(stmt.value.op, gast.USub)):
+                continue
+            name = stmt.targets[0].id
+            if stores.get(name) != 1 or reads.get(name) != 1:
+                continue
+            operands = {n.id for n in walk(stmt.value) if isinstance(n, gast.Name)}
+            for later in block[index + 1:]:
+                if isinstance(later, gast.AugAssign) and isinstance(later.op, gast.Add) \
+                        and isinstance(later.value, gast.Name) and later.value.id == name:
+                    later.op, later.value = gast.Sub(), stmt.value.operand
+                    dropped.add(id(stmt))
+                    break
+                if name in reads_of_statement(later) or _changes(later, operands):
+                    break
+        if dropped:
+            block[:] = [stmt for stmt in block if id(stmt) not in dropped]
+    return body
+
+
+def reads_of_statement(stmt):
+    return {n.id for n in walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+
+
+def _changes(stmt, names):
+    """Whether ``stmt`` may change a value of ``names``: assigns one, writes into one (an
+    item or in place), or calls anything (which may write into an argument) but the tape's
+    ``pop`` of a saved value (``Anno.SAVES``)."""
+    if anno.get(stmt, Anno.SAVES) is not None:
+        return any(n.id in names for n in walk(stmt) if isinstance(n, gast.Name)
+                   and not isinstance(n.ctx, gast.Load))
+    for node in walk(stmt):
+        if isinstance(node, gast.Call):
+            return True
+        if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load) and node.id in names:
+            return True
+        if isinstance(node, (gast.Subscript, gast.Attribute)) and not isinstance(node.ctx, gast.Load):
+            root = node
+            while isinstance(root, (gast.Subscript, gast.Attribute)):
+                root = root.value
+            if isinstance(root, gast.Name) and root.id in names:
+                return True
+        if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name) \
+                and node.target.id in names:
+            return True
+    return False
