@@ -288,8 +288,8 @@ def _without_steps(statements, names):
 
 def same_at_every_step(forward):
     """The names whose one assignment in ``forward`` (placeholders and saves aside) is in a
-    loop and gives the same value at every step of every loop around it: ``range``, ``len``
-    and arithmetic of constants, of names no such loop assigns and of names of this kind
+    loop and gives the same value at every step of every loop around it: ``range``, ``len``,
+    ``min``, ``max`` and arithmetic of constants, of names no such loop assigns and of names of this kind
     (an inner loop's ``_range = range(F)`` and ``trips = len(_range)``). Restoring one before
     the step that assigned it is not needed: the backward pass reads the value every step
     gave."""
@@ -324,15 +324,19 @@ def same_at_every_step(forward):
     return same
 
 
+# builtins whose result only depends on their arguments' values (ints and containers' lengths)
+_STEADY_CALLS = frozenset({"range", "len", "min", "max"})
+
+
 def _steady(value, assigned):
-    """Whether ``value`` is ``range``/``len`` of, or arithmetic of, constants and names not
-    among ``assigned``."""
+    """Whether ``value`` is ``range``/``len``/``min``/``max`` of, or arithmetic of, constants
+    and names not among ``assigned``."""
     for node in walk(value):
         if isinstance(node, gast.Name):
             if node.id in assigned:
                 return False
         elif isinstance(node, gast.Call):
-            if not (isinstance(node.func, gast.Name) and node.func.id in ("range", "len")
+            if not (isinstance(node.func, gast.Name) and node.func.id in _STEADY_CALLS
                     and not node.keywords):
                 return False
         elif not isinstance(node, (gast.Constant, gast.BinOp, gast.UnaryOp, gast.operator,
