@@ -127,7 +127,15 @@ def container_cotangent(found, container):
     {'w': array([1., 2.]), 'b': 0.0, 'n': 0.0}
     """
     if type(container) is dict:                  # the common case, keyed as found is
-        return {key: _entry_cotangent(found.get(key), entry) for key, entry in container.items()}
+        out = {}
+        for key, entry in container.items():
+            g = found.get(key)
+            if (type(g) is np.ndarray and type(entry) is np.ndarray and g.shape == entry.shape
+                    and g.dtype is entry.dtype and g.dtype.kind == "f"):
+                out[key] = g                     # (what _entry_cotangent gives, without a call)
+            else:
+                out[key] = _entry_cotangent(g, entry)
+        return out
     found = _by_entry_key(found, container)
     return rebuild(container, [(key, _entry_cotangent(found.get(key), entry))
                                for key, entry in entries(container)])
