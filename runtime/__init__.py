@@ -10,6 +10,7 @@ Modules:
   linalg       -- gradients of matmul, dot, inner, outer, tensordot; einsum's tangent
   decompositions -- derivatives of eigh, eigvalsh, svd, qr, pinv, lstsq, matrix_power,
                   multi_dot and det
+  shared_inverses -- a Cholesky factor's inverse shared by the solves of one backward pass
   composites   -- derivatives of cumprod, nanvar, weighted averages, kron, polyval,
                   convolutions, interp, grids, selections, joins, tensor solves and norms
   log_sum_exp  -- log-sum-exp's derivatives, and the softmax its gradient reads
@@ -61,6 +62,7 @@ from .decompositions import (
     eig_grad, eig_jvp, eigvals_grad, eigvals_jvp,
     pinv_grad, pinv_jvp, lstsq_grads, lstsq_jvp, matrix_power_grad, matrix_power_jvp,
     multi_dot_grads, multi_dot_jvp, tuple_like, det_grad, det_jvp, cholesky_grad, cholesky_jvp)
+from .shared_inverses import cholesky_grad_by_inverse, solve_grads_by_inverse
 from .joins import (
     concatenate_grads, block_grads, block_of, stack_grads, hstack_grads, vstack_grads, array_grads,
     r_concat, c_concat, r_concat_grads, c_concat_grads, linspace_grads, linspace_grads_transpose,

@@ -18,6 +18,7 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.differentiate.control import assigned_names
 from srctrans.naming import NUMPY_ALIAS, RESIDUALS, RUNTIME_ALIAS, function_base
+from srctrans.optimise.cholesky_solves import share_cholesky_inverses
 from srctrans.optimise.common_values import share_common_values
 from srctrans.optimise.constant_factors import multiply_constant_factors
 from srctrans.optimise.expression_shapes import infer_shapes
@@ -196,6 +197,8 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
                                    parameter_names(unit.function), unit.aliases[RUNTIME_ALIAS])
     body = inline_temporaries(body, unit.namer.temporaries, reads_all(kept), is_pure)
     if specialised:           # (after the inlining: a product's literals are in one expression)
+        body = share_cholesky_inverses(body, unit.aliases[RUNTIME_ALIAS],
+                                       unit.aliases[NUMPY_ALIAS], unit.namer.fresh)
         known = infer_shapes(body, shapes, parameter_names(unit.function))
         body = multiply_constant_factors(body, reads_all(kept),
                                          {name for name in shapes if name not in unit.not_float},
