@@ -21,8 +21,9 @@ from srctrans.rules import METHODS, REGISTRY
 from srctrans.treewalk import walk
 
 # NumPy's functions that return a new array of their own (no argument's memory)
-FRESH_ARRAYS = frozenset({np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like,
-                          np.empty_like, np.full_like, np.eye, np.identity, np.copy})
+FRESH_ARRAYS: frozenset[object] = frozenset({
+    np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
+    np.full_like, np.eye, np.identity, np.copy})
 
 
 # Functions and methods whose result is a new array, never a view of an argument.
