@@ -20,14 +20,9 @@ from srctrans.nodes import in_runtime, int_literal, parameter_names, popped_from
 from srctrans.rules import METHODS, REGISTRY
 from srctrans.treewalk import walk
 
-# NumPy's functions that return a new array of their own (no argument's memory)
-FRESH_ARRAYS: frozenset[object] = frozenset({
-    np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
-    np.full_like, np.eye, np.identity, np.copy})
-
-
-# Functions and methods whose result is a new array, never a view of an argument.
-_FRESH_FUNCTIONS = frozenset({
+# Functions and methods whose result is a new array, never a view of an argument (but
+# np.array's with copy=False: see :func:`makes_fresh`).
+FRESH_FUNCTIONS = frozenset({
     np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
     np.full_like, np.array, np.copy, np.stack, np.concatenate, np.hstack, np.vstack,
     np.arange, np.linspace, np.eye, np.identity, list,
@@ -189,6 +184,15 @@ def written_arrays(function):
             and isinstance(stmt.targets[0].value, gast.Name)}
 
 
+def makes_fresh(callee, call):
+    """Whether ``call`` of ``callee`` returns new memory of its own: a function of
+    :data:`FRESH_FUNCTIONS`, not told ``copy=`` (``np.array(x, copy=False)`` may be ``x``)."""
+    try:
+        return callee in FRESH_FUNCTIONS and not any(k.arg == "copy" for k in call.keywords)
+    except TypeError:                     # unhashable
+        return False
+
+
 def _is_fresh(value):
     if isinstance(value, (gast.BinOp, gast.UnaryOp, gast.List, gast.Dict)):
         return True
@@ -200,7 +204,7 @@ def _is_fresh(value):
             return not any(k.arg == "buffer" for k in value.keywords) and len(value.args) < 3
         rule = REGISTRY.lookup(callee)
         try:
-            return callee in _FRESH_FUNCTIONS or (rule is not None and rule.elementwise)
+            return callee in FRESH_FUNCTIONS or (rule is not None and rule.elementwise)
         except TypeError:
             return False
     return False

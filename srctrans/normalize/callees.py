@@ -39,7 +39,7 @@ import types
 
 import gast
 
-from srctrans.analyse.values import FRESH_ARRAYS
+from srctrans.analyse.values import makes_fresh
 from srctrans.differentiate.calls import is_library
 from srctrans.interface import CHECKPOINTED
 from srctrans.naming import function_base, identifiers
@@ -234,7 +234,7 @@ def _parameters(arguments):
 
 def _fresh_arrays(body, globals_, parameters):
     """The names ``body`` binds only to arrays it makes (``out = np.zeros(...)``, of the
-    constructors in :data:`FRESH_ARRAYS`), never a parameter's: a write into one changes
+    functions of ``analyse.values.makes_fresh``), never a parameter's: a write into one changes
     nothing its caller holds."""
     bound, fresh = set(), set()
     for stmt in body:
@@ -243,7 +243,7 @@ def _fresh_arrays(body, globals_, parameters):
                 bound.add(node.id)
             if isinstance(node, gast.Assign) and len(node.targets) == 1 \
                     and isinstance(node.targets[0], gast.Name) and isinstance(node.value, gast.Call) \
-                    and _global_value(node.value.func, globals_) in FRESH_ARRAYS:
+                    and makes_fresh(_global_value(node.value.func, globals_), node.value):
                 fresh.add(node.targets[0].id)
     stores = {}
     for stmt in body:

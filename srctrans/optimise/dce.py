@@ -12,7 +12,7 @@ reassigned and renames the later reads of ``a`` to ``b``.
 import gast
 
 from srctrans import annotations as anno
-from srctrans.analyse.values import FRESH_ARRAYS
+from srctrans.analyse.values import makes_fresh
 from srctrans.annotations import Anno
 from srctrans.nodes import rename_reads
 from srctrans.treewalk import own_nodes, walk
@@ -63,7 +63,7 @@ def eliminate_dead_code(statements, live_out, is_pure):
 
 def private_dicts(statements):
     """The names assigned once, a new dict (a display, a comprehension, ``rt.dict_copy(...)``)
-    or a new array (``np.zeros(...)``: ``analyse.values.FRESH_ARRAYS``), and read only as the
+    or a new array (``np.zeros(...)``: ``analyse.values.makes_fresh``), and read only as the
     container an entry is read from or written into: no other name holds it, so a write into
     it is seen only through a later read of its name."""
     made, indexed = set(), {}
@@ -89,7 +89,7 @@ def _new_dict(value):
 
 
 def _new_array(value):
-    return isinstance(value, gast.Call) and anno.get(value, Anno.CALLEE) in FRESH_ARRAYS
+    return isinstance(value, gast.Call) and makes_fresh(anno.get(value, Anno.CALLEE), value)
 
 
 def _dead_entry_write(stmt, live, private, is_pure):
