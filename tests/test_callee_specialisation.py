@@ -5,23 +5,16 @@ name whose shape changes from one call or one step to the next keeps the generic
 import numpy as np
 
 import srctrans as st
+from programs import basic
 from srctrans import measuring
 
 R = np.random.default_rng(5)
 
 
-def recurrent(x, h0, Wx, Wh):
-    N, T, _ = x.shape
-    h = np.zeros((N, T, h0.shape[1]))
-    prev = h0
-    for t in range(T):
-        prev = np.tanh(prev @ Wh + x[:, t, :] @ Wx)
-        h[:, t, :] = prev
-    return h
-
-
 def recurrent_loss(x, h0, Wx, Wh, dout):
-    return np.sum(recurrent(x, h0, Wx, Wh) * dout)
+    """A layer of another module: built on its own, called from here (one of this module
+    would be inlined: srctrans/normalize/callees.py)."""
+    return np.sum(basic.recurrent(x, h0, Wx, Wh) * dout)
 
 
 def growing(v, n):
@@ -153,7 +146,7 @@ def test_a_slot_a_later_step_reads_again_is_zeroed():
         "= 0.0" in st.source(overwritten_slot, args=(x, W), wrt=(0, 1))
 
 
-def nested_fill(x, w):
+def nested_fill(x, w):            # (inlined into its caller, whose backward pass zeroes)
     out = np.zeros((2, 3))
     for n in range(2):
         for i in range(3):
@@ -182,7 +175,7 @@ def inner_slot_loss(x, w, d):
 def test_a_slot_picked_by_every_counter_of_a_nest_is_not_zeroed():
     args = (R.standard_normal((2, 4)), R.standard_normal(2), R.standard_normal((2, 3)))
     source = st.source(nested_loss, args=args, wrt=(0, 1))
-    backward = source.split("def nested_fill_bwd")[1].split("\ndef ")[0]
+    backward = source.split("def nested_loss_bwd")[1].split("\ndef ")[0]
     assert "zero_at" not in backward, backward
     gradient = st.grad(nested_loss, wrt=(0, 1))
     for _ in range(3):
@@ -193,7 +186,7 @@ def test_a_slot_picked_by_every_counter_of_a_nest_is_not_zeroed():
 def test_a_slot_an_outer_step_writes_again_is_zeroed():
     args = (R.standard_normal((2, 4)), R.standard_normal(2), R.standard_normal(3))
     source = st.source(inner_slot_loss, args=args, wrt=(0, 1))
-    assert "zero_at" in source.split("def inner_slot_only_bwd")[1].split("\ndef ")[0]
+    assert "zero_at" in source.split("def inner_slot_loss_bwd")[1].split("\ndef ")[0]
     gradient = st.grad(inner_slot_loss, wrt=(0, 1))
     for _ in range(3):
         for got, wrt in zip(gradient(*args), (0, 1)):
@@ -206,6 +199,6 @@ def test_a_steps_sum_spread_over_its_terms_is_read_as_the_number():
     factors directly (optimise/spreads.py in a loop's body), with no array spread a step."""
     args = (R.standard_normal((2, 4)), R.standard_normal(2), R.standard_normal((2, 3)))
     source = st.source(nested_loss, args=args, wrt=(0, 1))
-    backward = source.split("def nested_fill_bwd")[1].split("\ndef ")[0]
+    backward = source.split("def nested_loss_bwd")[1].split("\ndef ")[0]
     assert "unreduce" not in backward, backward
     st.check_grads(nested_loss, args, order=2, wrt=(0, 1))
