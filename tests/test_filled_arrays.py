@@ -5,7 +5,9 @@ written with ``out[n, f, i] = ...``, as course code writes it):
 * entries written into such an array that nothing reads after are dead, with the array,
   in a gradient that does not return its value (optimise/dce.py);
 * an inner loop's ``range`` and count, the same at every step of the loops around it, are
-  not saved and restored step by step (differentiate/control.py, ``same_at_every_step``).
+  not saved and restored step by step (differentiate/control.py, ``same_at_every_step``);
+* a recurrence that adds into the slot behind its step does not zero its own slot after
+  reading it (optimise/zeroings.py).
 
 The derivatives are finite differences' either way, in both modes and to second order."""
 
@@ -89,7 +91,45 @@ def test_same_at_every_step_reads_the_loops_around_the_assignment():
     assert same_at_every_step(body) == {"a", "t", "c"}
 
 
-CASES = [conv1d_loss, pairwise, filled_then_read]
+def smoothing(alpha, y):
+    """A recurrence from 1: the backward step adds into the slot behind it, never its own
+    again, so zeroing its own after reading it is dead."""
+    level = np.zeros(len(y))
+    level[0] = y[0]
+    for t in range(1, len(y)):
+        level[t] = alpha * y[t] + (1.0 - alpha) * level[t - 1]
+    return np.sum((y[1:] - level[:-1]) ** 2)
+
+
+def wrapping(alpha, y):
+    """From 0, ``level[t - 1]`` is the last slot at the first step: the zeroing stays."""
+    level = y * 1.0
+    for t in range(0, len(y)):
+        level[t] = alpha * y[t] + (1.0 - alpha) * level[t - 1]
+    return np.sum(level ** 2)
+
+
+def two_behind(alpha, y):
+    level = np.zeros(len(y))
+    level[0] = y[0]
+    level[1] = y[1]
+    for t in range(2, len(y)):
+        level[t] = alpha * level[t - 1] + (1.0 - alpha) * level[t - 2]
+    return np.sum(level * y)
+
+
+def _zeroes(f, args):
+    fused = st.source(f, args=args).split(f"def {f.__name__}_grad(")[1]
+    return "] = 0.0" in fused or "zero_at" in fused
+
+
+def test_a_recurrence_adding_behind_its_step_does_not_zero_its_own_slot():
+    y = R.standard_normal(7)
+    assert not _zeroes(smoothing, (0.4, y)) and not _zeroes(two_behind, (0.4, y))
+    assert _zeroes(wrapping, (0.4, y))
+
+
+CASES = [conv1d_loss, pairwise, filled_then_read, smoothing, wrapping, two_behind]
 
 
 def args_of(f):
@@ -97,6 +137,8 @@ def args_of(f):
         return conv_args(), (0, 1, 2)
     if f is pairwise:
         return (R.standard_normal((4, 2)),), 0
+    if f in (smoothing, wrapping, two_behind):
+        return (0.4, R.standard_normal(7)), 0
     return (R.standard_normal(5),), 0
 
 

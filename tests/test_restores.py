@@ -60,9 +60,11 @@ def test_a_filled_arrays_cotangent_is_zeroed_and_summed_in_place():
     """The cotangent of the filled array starts as a new array, so the fused gradient zeroes
     a written row and adds a read row's cotangent in place (optimise/in_place.py), where it
     copied the whole array twice a step; the written row is taken out as a copy, since
-    zeroing it in place would change a view of it."""
+    zeroing it in place would change a view of it. (With respect to ``Y`` too: the backward
+    pass reads ``dlevel`` after the loop, so the zeroing is not dead, optimise/zeroings.py.)"""
     Y = np.cumsum(R.standard_normal((6, 2)), axis=0)
-    fused = st.source(rows_recurrence, args=(0.3, Y)).split("def rows_recurrence_grad")[1]
+    fused = st.source(rows_recurrence, args=(0.3, Y), wrt=(0, 1)).split(
+        "def rows_recurrence_grad")[1]
     assert "dlevel[t] = 0.0" in fused and "dlevel[t - 1] += " in fused
     assert "rt.zero_at" not in fused and "rt.copied(dlevel[t])" in fused
     g = st.grad(rows_recurrence)

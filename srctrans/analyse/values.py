@@ -271,22 +271,29 @@ def index_integers(statements):
 
 
 def natural_ranges(statements):
-    """The names ``statements`` assign only ``range(stop)`` or ``range(start, stop[, step])``
-    with a literal start of at least 0 and a positive literal step: distinct steps of a loop
-    over one get distinct, non-negative indices (which pick distinct entries). The tape's
-    placeholders and restores count as none of the assignments, as in
-    :func:`index_integers`."""
+    """``{name: the least start}`` of the names ``statements`` assign only ``range(stop)`` or
+    ``range(start, stop[, step])`` with a literal start of at least 0 and a positive literal
+    step: distinct steps of a loop over one get distinct, non-negative indices (which pick
+    distinct entries), each at least the start. The tape's placeholders and restores count
+    as none of the assignments, as in :func:`index_integers`."""
     values, others = _bindings(statements)
-    return {name for name, assigned in values.items()
-            if name not in others and all(map(_natural_range, assigned))}
+    found = {}
+    for name, assigned in values.items():
+        starts = [_natural_start(value) for value in assigned]
+        if name not in others and None not in starts:
+            found[name] = min(starts)
+    return found
 
 
-def _natural_range(value):
+def _natural_start(value):
+    """The start of ``value``, a natural range (see :func:`natural_ranges`), else None."""
     if not (_is_range(value) and not value.keywords and 1 <= len(value.args) <= 3):
-        return False
+        return None
     start = int_literal(value.args[0]) if len(value.args) > 1 else 0
     step = int_literal(value.args[2]) if len(value.args) == 3 else 1
-    return start is not None and start >= 0 and step is not None and step > 0
+    if start is None or start < 0 or step is None or step <= 0:
+        return None
+    return start
 
 
 def _bindings(statements):

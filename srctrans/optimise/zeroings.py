@@ -10,7 +10,11 @@ zeroing, ``dh = rt.zero_at(dh, np.s_[:, t, :])``, which copies the whole array e
 (``dh`` is the caller's). When ``t`` is the step's element of such a range, every read of
 ``dh`` in the loop is of that same slot before the zeroing, and nothing after the loop reads
 ``dh``, no read ever sees a zeroed entry: each step reads its own slot, which no earlier step
-zeroed. The zeroing, and the copies ``dh = dh`` it leaves, are dropped::
+zeroed. A single loop may also add into a slot behind its step (``dlevel = dlevel +
+rt.getitem_grad(v, level, t - 1)``, a recurrence's ``level[t - 1]``) when its range starts
+at least that far from 0: an earlier step of the backward pass, of a greater ``t``, never
+reads that slot, and no index wraps round to the end. The zeroing, and the copies
+``dh = dh`` it leaves, are dropped::
 
     for _iteration in range(trips - 1, -1, -1):      for _iteration in range(trips - 1, -1, -1):
         t = _range[_iteration]                           t = _range[_iteration]
@@ -20,6 +24,7 @@ zeroed. The zeroing, and the copies ``dh = dh`` it leaves, are dropped::
 
 import gast
 
+from srctrans.nodes import int_literal
 from srctrans.optimise.entry_cotangents import is_runtime_call
 from srctrans.treewalk import walk
 
@@ -45,14 +50,51 @@ def _drop_in(outer, loop, counters, after, ranges, runtime_alias):
     for stmt in loop.body:
         if isinstance(stmt, gast.For):
             _drop_in(outer, stmt, counters, after, ranges, runtime_alias)
+    # a single loop over a range from `start` may also add into the slots behind its step
+    behind = _Behind(loop.body, counter, ranges[loop.body[0].value.value.id]) \
+        if len(counters) == 1 else None
     for index, stmt in enumerate(loop.body):
         name = _zeroed(stmt, counters, runtime_alias)
         if name is None or _reads(after, name):
             continue
         if _only_its_slot_read_before(outer, loop.body, index, name, stmt.value.args[1],
-                                      runtime_alias):
+                                      runtime_alias, behind):
             loop.body = [s for s in loop.body if s is not stmt and not _copies_itself(s, name)]
             return                                  # (one per loop: the body changed)
+
+
+class _Behind:
+    """The slots behind a loop's step: ``counter - c``, ``c`` a literal from 1 to the start of
+    the loop's range (never a negative index), written out or a name the body assigns it.
+    An earlier step of the backward pass (a later one of the forward pass, of a greater
+    counter) never reads one."""
+
+    def __init__(self, body, counter, start):
+        self.counter, self.start = counter, start
+        self.names = {stmt.targets[0].id for stmt in body
+                      if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+                      and isinstance(stmt.targets[0], gast.Name) and self.written_out(stmt.value)}
+
+    def written_out(self, value):
+        if not (isinstance(value, gast.BinOp) and isinstance(value.op, gast.Sub)
+                and isinstance(value.left, gast.Name) and value.left.id == self.counter):
+            return False
+        by = int_literal(value.right)
+        return by is not None and 1 <= by <= self.start
+
+    def adds(self, stmt, name, runtime_alias):
+        """Whether ``stmt`` is ``name = name + rt.getitem_grad(v, x, k)``, ``k`` a slot behind
+        the step, ``v`` not reading ``name``: it changes that slot only."""
+        if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id == name
+                and isinstance(stmt.value, gast.BinOp) and isinstance(stmt.value.op, gast.Add)
+                and isinstance(stmt.value.left, gast.Name) and stmt.value.left.id == name
+                and is_runtime_call(stmt.value.right, runtime_alias, "getitem_grad", 3)):
+            return False
+        v, _, key = stmt.value.right.args
+        if any(isinstance(n, gast.Name) and n.id == name for n in walk(v)):
+            return False
+        return isinstance(key, gast.Name) and key.id in self.names or self.written_out(key)
 
 
 def _step_element(loop, ranges):
@@ -104,14 +146,16 @@ def _parts(index):
     return [index] if isinstance(index, (gast.Name, gast.Slice)) else None
 
 
-def _only_its_slot_read_before(outer, body, zeroing, name, index, runtime_alias):
+def _only_its_slot_read_before(outer, body, zeroing, name, index, runtime_alias, behind=None):
     """Whether every use of ``name`` in the loop ``outer`` but the zeroing ``body[zeroing]``
     (and copies ``name = name``) reads the slot ``index`` (``name[...]`` or
-    ``rt.written_part(name, ...)``) in a statement of ``body`` before it."""
+    ``rt.written_part(name, ...)``) in a statement of ``body`` before it, or adds into a
+    slot behind the step (``behind``, a :class:`_Behind`: a smoothing's ``dlevel[t - 1]``)."""
     slot = gast.dump(gast.Tuple(_parts(index), gast.Load()))
     allowed = set()
     for position, stmt in enumerate(body):
-        if position == zeroing or _copies_itself(stmt, name):
+        if position == zeroing or _copies_itself(stmt, name) or \
+                behind is not None and behind.adds(stmt, name, runtime_alias):
             allowed.update(id(n) for n in walk(stmt))
             continue
         if position > zeroing:
