@@ -87,7 +87,13 @@ def test_same_at_every_step_reads_the_loops_around_the_assignment():
         "    d = F\n"
         "    d = 3\n"
         "    for i in a:\n"
-        "        e = len(b)\n").body
+        "        e = len(b)\n"
+        "    h = len(hs)\n"            # a dict the loop writes into
+        "    hs[n] = t\n"
+        "    k = len(xs)\n"            # a list it appends to
+        "    xs.append(n)\n"
+        "    m = len(ys)\n"            # a list it passes to a call
+        "    f(ys)\n").body
     assert same_at_every_step(body) == {"a", "t", "c"}
 
 

@@ -317,11 +317,32 @@ def same_at_every_step(forward):
             if name in same or stores[name] != 1:
                 continue
             if id(loop) not in assigned:
-                assigned[id(loop)] = assigned_names([loop])
+                assigned[id(loop)] = _changed_in(loop)
             if _steady(value, assigned[id(loop)] - same):
                 same.add(name)
                 changed = True
     return same
+
+
+def _changed_in(loop):
+    """The names ``loop`` may change: those it assigns, writes into (an item or attribute),
+    calls a method of (``hs.append(h)``), or passes to a call (which may write into it) but
+    one of :data:`_STEADY_CALLS`."""
+    changed = assigned_names([loop])
+    for node in walk(loop):
+        if isinstance(node, (gast.Subscript, gast.Attribute)) and not isinstance(node.ctx, gast.Load):
+            root = node
+            while isinstance(root, (gast.Subscript, gast.Attribute)):
+                root = root.value
+            if isinstance(root, gast.Name):
+                changed.add(root.id)
+        elif isinstance(node, gast.Call):
+            if isinstance(node.func, gast.Attribute) and isinstance(node.func.value, gast.Name):
+                changed.add(node.func.value.id)
+            if not (isinstance(node.func, gast.Name) and node.func.id in _STEADY_CALLS):
+                changed.update(a.id for a in node.args + [k.value for k in node.keywords]
+                               if isinstance(a, gast.Name))
+    return changed
 
 
 # builtins whose result only depends on their arguments' values (ints and containers' lengths)

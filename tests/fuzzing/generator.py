@@ -731,9 +731,10 @@ class _Builder:
                      f"        {acc}[i, j] = np.tanh({a}[i, j]) * 0.5 + {a}[i, 0] * {a}[0, j]"]
             if self.rng.random() < 0.5:       # its entries only read through a product
                 lines.append(f"{acc} = np.sum({acc} * {a})")
-        elif kind < 0.2:      # a recurrence filling a preallocated array (smoothing, RNNs)
+        elif kind < 0.2:      # a recurrence filling a preallocated array (smoothing, RNNs);
+            start = self.rng.choice([1, 1, 0])        # from 0, acc[t - 1] is the last row first
             lines = [f"{acc} = np.zeros_like({a})", f"{acc}[0] = {a}[0]",
-                     f"for t in range(1, len({a})):",
+                     f"for t in range({start}, len({a})):",
                      f"    {acc}[t] = 0.3 * {a}[t] + 0.7 * np.tanh({acc}[t - 1])"]
         elif kind < 0.35:     # a loop over pairs of rows (pairwise energies)
             lines = [f"{acc} = 0.0", f"for i in range(len({a})):",
