@@ -92,7 +92,7 @@ from srctrans.optimise.tuple_picks import fold_tuple_picks, split_tuple_assignme
 from srctrans.optimise.restores import drop_unread_restores
 from srctrans.optimise.container_cotangents import sum_chains_in_blocks, write_container_cotangents
 from srctrans.optimise.inline import inline_temporaries
-from srctrans.optimise.negation import sink_negations
+from srctrans.optimise.negation import sink_negations, sink_negations_in_loops
 from srctrans.optimise.remat import rematerialise
 from srctrans.optimise.picked_sums import add_picks_in_place
 from srctrans.optimise.sparse_dicts import keep_dict_cotangents_sparse
@@ -193,6 +193,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
         backward = fold_accumulations(backward)      # after specialise: rt.add became +
         if shapes:        # the shapes tell where NumPy would reuse a temporary anyway
             backward = sink_negations(backward, reads_all(gradients), shapes)
+            backward = sink_negations_in_loops(backward, reads_all(gradients), shapes)
             backward = write_container_cotangents(backward, unit.aliases[RUNTIME_ALIAS],
                                                   unit.namer.fresh, frozenset(shapes))
             backward = sum_chains_in_blocks(backward, unit.aliases[RUNTIME_ALIAS],

@@ -1465,11 +1465,12 @@ def smoothed_rows(alpha, Y):
 def test_an_entry_of_a_vectors_cotangent_is_read_uncopied_and_a_row_copied():
     """The fused gradient reads ``dlevel[t]`` and then zeroes it in place: an entry of a
     vector at an int is a NumPy number, read as it is; a row of a matrix is a view, which
-    the zeroing would change, so it is copied."""
+    the zeroing would change, so it is copied. (With respect to the data too: the backward
+    pass reads ``dlevel`` after the loop, so the zeroing is not dead, optimise/zeroings.py.)"""
     y = np.cumsum(np.random.default_rng(15).standard_normal(8))
     Y = np.cumsum(np.random.default_rng(16).standard_normal((6, 3)), axis=0)
-    vector = _fused_source_wrt(smoothed, (0.4, y), 0)
-    matrix = _fused_source_wrt(smoothed_rows, (0.4, Y), 0)
+    vector = _fused_source_wrt(smoothed, (0.4, y), (0, 1))
+    matrix = _fused_source_wrt(smoothed_rows, (0.4, Y), (0, 1))
     assert "dlevel[t] = 0.0" in vector and "rt.copied(dlevel[t])" not in vector, vector
     assert "rt.copied(dlevel[t])" in matrix, matrix
     for f, data in ((smoothed, y), (smoothed_rows, Y)):
@@ -1532,3 +1533,24 @@ def test_a_negated_value_added_into_an_entry_is_subtracted_there():
 ], ids=["written", "rebound", "call", "read_twice", "product"])
 def test_a_negation_that_may_not_move_into_an_update_stays(text):
     assert _after_negations_into_updates(text) == ast.unparse(ast.parse(text))
+
+
+def _after_sinking_in_loops(text, live=()):
+    body = gast.parse(text).body
+    return "\n".join(ast.unparse(gast.gast_to_ast(s))
+                     for s in negation.sink_negations_in_loops(body, set(live)))
+
+
+def test_a_sigmoids_two_signs_cancel_in_a_loops_body():
+    code = _after_sinking_in_loops(
+        "for i in r:\n    a = -(dz * s / b)\n    n = a * e\n    d = -n\n    dW += x * d")
+    assert "-" not in code, code
+
+
+@pytest.mark.parametrize("text, live", [
+    ("for i in r:\n    a = -(dz * s / b)\n    n = a * e\n    d = -n\n    dW += x * d\ny = n", ()),
+    ("for i in r:\n    y = n * 2.0\n    a = -(dz * s)\n    n = a * e\n    d = -n\n    dW += d", ()),
+    ("for i in r:\n    a = -(dz * s / b)\n    n = a * e\n    d = -n\n    dW += x * d", ("n",)),
+], ids=["read_after_the_loop", "read_by_the_next_step", "live_out"])
+def test_a_loops_sign_whose_names_are_read_elsewhere_stays(text, live):
+    assert _after_sinking_in_loops(text, live) == ast.unparse(ast.parse(text))

@@ -92,6 +92,29 @@ def sink_negations(statements, live_out, shapes=None):
     return statements
 
 
+def sink_negations_in_loops(statements, live_out, shapes=None):
+    """``statements`` with :func:`sink_negations` run on the body of each loop among them
+    (nested ones too), in place: a name of a chain is read once in its body, after it is
+    assigned, and nowhere outside the body (``live_out``: the names read after
+    ``statements``). A sigmoid's cotangent in a recurrent step, ``-(dz * s / a)`` then
+    ``* e`` then negated, loses both signs."""
+    outside = {}
+    for stmt in statements:
+        for node in walk(stmt):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+                outside[node.id] = outside.get(node.id, 0) + 1
+    loops = [stmt for stmt in statements for stmt in walk(stmt)
+             if isinstance(stmt, (gast.For, gast.While))]
+    for loop in loops:
+        inside = {}
+        for node in (n for stmt in loop.body for n in walk(stmt)):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+                inside[node.id] = inside.get(node.id, 0) + 1
+        elsewhere = {name for name, count in outside.items() if count > inside.get(name, 0)}
+        loop.body = sink_negations(loop.body, set(live_out) | elsewhere, shapes)
+    return statements
+
+
 def _chain(statements, reading, i, single_use, known):
     """``[(index, new value)]`` for the statements the sign of ``statements[i]`` moves through.
 
