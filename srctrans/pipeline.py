@@ -94,7 +94,7 @@ from srctrans.optimise.container_cotangents import sum_chains_in_blocks, write_c
 from srctrans.optimise.inline import inline_temporaries
 from srctrans.optimise.negation import sink_negations, sink_negations_in_loops
 from srctrans.optimise.remat import rematerialise
-from srctrans.optimise.picked_sums import add_picks_in_place
+from srctrans.optimise.picked_sums import add_picks_in_place, add_picks_into_made
 from srctrans.optimise.sparse_dicts import keep_dict_cotangents_sparse
 from srctrans.optimise.zeroings import drop_dead_zeroings
 from srctrans.optimise.simplify import simplify
@@ -201,6 +201,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
             backward = keep_dict_cotangents_sparse(backward, unit.aliases[RUNTIME_ALIAS],
                                                    unit.dict_valued, reads_all(gradients))
             backward = add_picks_in_place(backward, unit.aliases[RUNTIME_ALIAS], shapes)
+            backward = add_picks_into_made(backward, unit.aliases[RUNTIME_ALIAS], shapes)
             backward, renaming = propagate_copies(backward)    # (d_exp = d_sub, which the
             gradients = [renamed(g, renaming) for g in gradients]   # negations' sink left)
             # the entries' sums: rt.add of arrays is +, a spread only multiplied is dropped

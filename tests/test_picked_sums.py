@@ -8,7 +8,7 @@ import pytest
 import srctrans as st
 from srctrans import runtime as rt
 from srctrans.emit.printer import block_lines
-from srctrans.optimise.picked_sums import add_picks_in_place
+from srctrans.optimise.picked_sums import add_picks_in_place, add_picks_into_made
 
 SHAPES = {"X": (5, 3), "Y": (5, 3), "Z": (4, 3), "e": (3,), "f": (3,), "k": (), "j": ()}
 
@@ -91,3 +91,61 @@ def test_picks_summed_in_place_give_the_generic_codes_gradient(negatives, dtype)
     assert again["out"] is not fast["out"]
     if dtype == np.float64 and negatives:
         st.check_grads(skipgram, (emb, 2, 1, negatives), order=2, wrt=0, rtol=1e-4, atol=1e-6)
+
+
+def _into_made(text, shapes=SHAPES):
+    body = gast.parse(text).body
+    return "\n".join(block_lines(add_picks_into_made(body, "rt", shapes), 0))
+
+
+def test_picks_of_one_array_are_added_into_the_cotangent_the_first_pick_made():
+    text = ("for t in r:\n    s = rt.getitem_grad(e, X, np.s_[:, 3:])\n    u = e * 2.0\n"
+            "    s = s + rt.getitem_grad(f, X, np.s_[:, :3])\n    s = s + rt.getitem_grad(u, X, k)\n"
+            "    v = s.sum(axis=0)")
+    assert _into_made(text) == (
+        "for t in r:\n    s = rt.getitem_grad(e, X, np.s_[:, 3:])\n    u = e * 2.0\n"
+        "    s[:, :3] += f\n    s[k] += u\n"
+        "    v = s.sum(axis=0)")
+
+
+@pytest.mark.parametrize("text", [
+    "s = rt.getitem_grad(e, X, k)\nt = s\ns = s + rt.getitem_grad(f, X, j)",      # an alias
+    "s = rt.getitem_grad(e, X, k)\ns = s + rt.getitem_grad(f, Y, j)",            # another array
+    "s = rt.getitem_grad(e, X, k)\ns = s + rt.getitem_grad(f, X, idx)",          # may pick twice
+    "s = rt.getitem_grad(e, X, k)\ns = s + rt.getitem_grad(s * f, X, j)",        # reads the sum
+    "s = rt.zeros_of(X)\ns = s + rt.getitem_grad(f, X, j)",                      # another start
+    "s = rt.getitem_grad(e, X, k)\nif c:\n    s = s + rt.getitem_grad(f, X, j)",  # another block
+], ids=["alias", "another_array", "index_array", "reads_itself", "zeros", "branch"])
+def test_picks_that_may_not_be_added_into_the_first_are_left(text):
+    assert _into_made(text) == text
+
+
+def gates(x, W, h0):
+    """An LSTM-like step: four slices of one pre-activation, each through its own gate."""
+    h = h0
+    H = h0.shape[1]
+    for t in range(x.shape[1]):
+        a = x[:, t, :] @ W + h
+        i = 1.0 / (1.0 + np.exp(-a[:, :H // 4]))
+        f = np.tanh(a[:, H // 4:H // 2])
+        g = np.sin(a[:, H // 2:3 * H // 4])
+        o = a[:, 3 * H // 4:] ** 2
+        h = np.concatenate([i * f, g, o, f], axis=1)
+    return np.sum(h * h)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_gates_added_into_one_cotangent_give_the_generic_codes_gradient(dtype):
+    rng = np.random.default_rng(8)
+    args = (rng.standard_normal((2, 3, 4)).astype(dtype), rng.standard_normal((4, 8)).astype(dtype),
+            rng.standard_normal((2, 8)).astype(dtype) * 0.5)
+    gradient = st.grad(gates, wrt=(0, 1, 2))
+    generic = st.grad(gates, wrt=(0, 1, 2), specialize=False)(*args)
+    for _ in range(3):
+        for got, want in zip(gradient(*args), generic):
+            assert got.dtype == dtype
+            np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12)
+    fused = st.source(gates, args=args, wrt=(0, 1, 2)).split("def gates_grad(")[1]
+    assert "rt.getitem_grad(" in fused and "] += " in fused and " + rt.getitem_grad(" not in fused
+    if dtype == np.float64:
+        st.check_grads(gates, args, order=2, wrt=(0, 1, 2))

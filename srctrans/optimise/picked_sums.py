@@ -1,5 +1,8 @@
 """An array's cotangent summed from its picks alone is added pick by pick into one array.
 
+(And :func:`add_picks_into_made`: picks of one array added into the cotangent a first pick
+made, as an LSTM step's four gate slices of one pre-activation.)
+
 Requires: a specialised backward pass (its statements; the fused gradient is made from it,
 and neither is differentiated again) and the shapes measured for its names.
 Guarantees: the gradients are unchanged but for rounding (below). The cotangent of an array
@@ -116,3 +119,59 @@ def _read_only_after(body, name, sums):
     return not any(isinstance(node, gast.Name) and node.id == name
                    and isinstance(node.ctx, gast.Load) and id(node) not in inside
                    for stmt in body[:last + 1] for node in walk(stmt))
+
+
+def add_picks_into_made(body, runtime_alias, shapes):
+    """``body`` (changed in place, and returned) with the picks added into a cotangent that a
+    pick made: in a block, ``s = rt.getitem_grad(e, X, i)`` (a new array of zeros, ``e`` at
+    ``i``) followed by sums ``s = s + rt.getitem_grad(f, X, j)`` of the same array ``X``, an
+    index ``j`` that picks each entry once, with nothing else reading or assigning ``s``
+    between, adds each ``f`` at ``j`` in place, ``s[j] += f`` (with the rounding the module
+    describes), where each sum made a whole array of zeros and a whole new sum: the
+    cotangent of an LSTM step's gate pre-activations, four slices of one array."""
+    numbers = {name for name, shape in shapes.items() if shape == ()}
+    for block in statement_blocks(body):
+        made = {}                                  # s -> the array its picks are of
+        for index, stmt in enumerate(block):
+            for name in list(made):
+                if _reads_or_assigns(stmt, name) and not _adds_pick(stmt, name, made[name],
+                                                                     runtime_alias, numbers):
+                    del made[name]
+            if _adds_pick(stmt, None, None, runtime_alias, numbers) and \
+                    stmt.targets[0].id in made:
+                g, _, where = stmt.value.right.args
+                if isinstance(where, gast.Subscript) and isinstance(where.value, gast.Attribute) \
+                        and where.value.attr == "s_":
+                    where = where.slice                   # np.s_[:, :3]: s[:, :3]
+                block[index] = anno.copy(stmt, gast.AugAssign(
+                    gast.Subscript(load(stmt.targets[0].id), where, gast.Store()), gast.Add(), g))
+            elif isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
+                    and isinstance(stmt.targets[0], gast.Name) \
+                    and is_runtime_call(stmt.value, runtime_alias, "getitem_grad", 3) \
+                    and isinstance(stmt.value.args[1], gast.Name) \
+                    and picks_once(stmt.value.args[2], numbers) \
+                    and not any(isinstance(n, gast.Name) and n.id == stmt.targets[0].id
+                                for n in walk(stmt.value)):
+                made[stmt.targets[0].id] = stmt.value.args[1].id
+    return body
+
+
+def _adds_pick(stmt, name, of, runtime_alias, numbers):
+    """Whether ``stmt`` is ``s = s + rt.getitem_grad(f, X, j)`` (``s`` the name ``name`` and
+    ``X`` the name ``of`` when given), ``j`` picking each entry once, ``f`` not reading ``s``."""
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name)
+            and isinstance(stmt.value, gast.BinOp) and isinstance(stmt.value.op, gast.Add)
+            and isinstance(stmt.value.left, gast.Name)
+            and stmt.value.left.id == stmt.targets[0].id
+            and is_runtime_call(stmt.value.right, runtime_alias, "getitem_grad", 3)):
+        return False
+    s = stmt.targets[0].id
+    g, x, where = stmt.value.right.args
+    return ((name is None or s == name) and isinstance(x, gast.Name)
+            and (of is None or x.id == of) and picks_once(where, numbers)
+            and not any(isinstance(n, gast.Name) and n.id == s for n in walk(g)))
+
+
+def _reads_or_assigns(stmt, name):
+    return any(isinstance(n, gast.Name) and n.id == name for n in walk(stmt))
