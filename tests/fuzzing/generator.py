@@ -762,6 +762,12 @@ class _Builder:
                  "    h = np.tanh(row * 0.7)", f"    {acc} = {acc} + h * row",
                  f"    {acc}_n = {acc}_n + np.sum(h)", f"{acc} = {acc} * {acc}_n"],
             ])
+        elif kind < 0.78 and self._shape(a)[-1] >= 2:    # a step's slices through gates
+            half = self._shape(a)[-1] // 2
+            lines = [f"{acc} = {a}[0] * 0.0", f"for t in range(len({a})):",
+                     f"    pre = {a}[t] * 1.5 + {acc}",
+                     f"    {acc} = np.concatenate([np.tanh(pre[..., :{half}]), "
+                     f"1.0 / (1.0 + np.exp(-pre[..., {half}:]))], axis=-1)"]
         else:
             lines = [f"{acc} = 0.0", f"for i, row in enumerate({a}):",
                      f"    {acc} = {acc} + np.sum(np.tanh(row)) * i"]
