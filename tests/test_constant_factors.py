@@ -53,7 +53,23 @@ def test_a_literal_1_keeps_a_mask_a_float():
 
 def test_the_literal_joins_a_leading_number():
     code = rewritten("s = 0.5 * t\ng = s * (2 * x) * -1", scalars={"s", "t"}, floats=("t", "x"))
-    assert code.splitlines()[-1] == "g = -s * x"              # (-s) * x: one array operation
+    assert code.splitlines() == ["g = -t * x"]     # (-t) * x: one array operation; s, left
+                                                    # 1.0 * t, is t itself where g reads it
+
+
+def test_a_float_copy_read_only_by_arithmetic_is_its_source():
+    code = rewritten("d = 1.0 * v\na = d + w\nb = -d", keep=("a", "b"))
+    assert code.splitlines() == ["a = v + w", "b = -v"]
+
+
+@pytest.mark.parametrize("text", [
+    "d = 1.0 * m\na = d + w",                   # m may hold ints: the copy makes floats
+    "d = 1.0 * v\na = f(d)",                    # passed to a call
+    "d = 1.0 * v\nv[0] = 2.0\na = d + w",       # its source written into
+    "d = 1.0 * v\nv = w\na = d + w",            # its source assigned again
+], ids=["maybe_ints", "call", "written_into", "reassigned"])
+def test_a_float_copy_that_must_stay_a_copy_stays(text):
+    assert "1.0 * " in rewritten(text, keep=("a",))
 
 
 def gaussian_kl(q_mu, q_log_sigma, p_mu, p_log_sigma):

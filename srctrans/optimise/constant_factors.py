@@ -20,7 +20,8 @@ literals of the products that read it. Derivatives of squares and halves (``2 * 
 (three array operations fewer). A product is written anew only when that takes fewer
 operations. One whose literals multiply to 1 and that has no factor known to be a float
 keeps ``1.0 *`` (it makes a boolean or integer array a float one, as the literals did); a
-returned name keeps its literal.
+returned name keeps its literal. A copy ``t = 1.0 * y`` of a float, read only by arithmetic,
+goes, its reads reading ``y``.
 """
 
 import gast
@@ -75,6 +76,61 @@ def multiply_constant_factors(body, keep, floats, scalars=frozenset()):
                 _rebuild(stmt.value, deferred, floats, written)
                 continue
         _rebuild(stmt, deferred, floats, written)
+    return _without_float_copies(body, keep, floats, parents_of(body))
+
+
+def parents_of(body):
+    """``{id(node): its parent}`` over the statements ``body``."""
+    return {id(child): node for stmt in body for node in walk(stmt)
+            for child in gast.iter_child_nodes(node)}
+
+
+def _without_float_copies(body, keep, floats, parents):
+    """``body`` (changed in place) without each ``t = 1.0 * y`` (``y`` a name of ``floats``,
+    assigned once and never written into) whose every read is an operand of arithmetic:
+    those read ``y``. The copy's literal made an integer array a float one, which a float is
+    already; arithmetic makes a new array of it, so no other name comes to share ``y``'s
+    array."""
+    stores, written = {}, set()
+    for stmt in body:
+        for node in walk(stmt):
+            if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
+                stores[node.id] = stores.get(node.id, 0) + 1
+            elif isinstance(node, gast.Subscript) and not isinstance(node.ctx, gast.Load) \
+                    and isinstance(node.value, gast.Name):
+                written.add(node.value.id)
+    reads = {}
+    for stmt in body:
+        for node in walk(stmt):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+                reads.setdefault(node.id, []).append(node)
+    copies, stored_after = {}, set()          # names assigned after the statement at hand
+    later = []
+    for stmt in reversed(body):
+        later.append(set(stored_after))
+        stored_after |= {n.id for n in walk(stmt)
+                         if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
+    later.reverse()
+    for position, stmt in enumerate(body):
+        target = _single_target(stmt)
+        value = stmt.value if target is not None else None
+        if target is None or target in keep or stores.get(target) != 1 \
+                or not (isinstance(value, gast.BinOp) and isinstance(value.op, gast.Mult)
+                        and number_literal(value.left) and value.left.value == 1
+                        and isinstance(value.right, gast.Name)):
+            continue
+        source = value.right.id
+        if source in floats and source not in later[position] and source not in written \
+                and source not in copies and all(
+                    isinstance(parents.get(id(read)), (gast.BinOp, gast.UnaryOp))
+                    for read in reads.get(target, [None])):
+            copies[target] = source
+    if not copies:
+        return body
+    for target, source in copies.items():
+        for read in reads[target]:
+            read.id = source
+    body[:] = [stmt for stmt in body if _single_target(stmt) not in copies]
     return body
 
 
