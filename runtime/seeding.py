@@ -294,5 +294,10 @@ def is_float(value):
 
 def is_integer(value):
     """True for ints, bools and integer or bool arrays: values that carry no gradient."""
+    kind = type(value)
+    if kind is np.ndarray:                            # the common cases first, in one test
+        return value.dtype.kind in "biu"
+    if kind is float or kind is str or value is None:
+        return False
     return isinstance(value, (bool, int, np.integer, np.bool_)) or (
         (isinstance(value, np.ndarray) or is_foreign(value)) and value.dtype.kind in "biu")
