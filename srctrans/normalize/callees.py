@@ -45,6 +45,7 @@ from srctrans.interface import CHECKPOINTED
 from srctrans.naming import function_base, identifiers
 from srctrans.normalize.auxiliary import has_aux
 from srctrans.nodes import local_names
+from srctrans.optimise.dce import name_counts
 from srctrans.parse.source import parse_function
 from srctrans.rules import REGISTRY
 from srctrans.runtime.custom import custom_gradient_of
@@ -233,25 +234,15 @@ def _parameters(arguments):
 
 
 def _fresh_arrays(body, globals_, parameters):
-    """The names ``body`` binds only to arrays it makes (``out = np.zeros(...)``, of the
-    functions of ``analyse.values.makes_fresh``), never a parameter's: a write into one changes
-    nothing its caller holds."""
-    bound, fresh = set(), set()
-    for stmt in body:
-        for node in walk(stmt):
-            if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
-                bound.add(node.id)
-            if isinstance(node, gast.Assign) and len(node.targets) == 1 \
-                    and isinstance(node.targets[0], gast.Name) and isinstance(node.value, gast.Call) \
-                    and makes_fresh(_global_value(node.value.func, globals_), node.value):
-                fresh.add(node.targets[0].id)
-    stores = {}
-    for stmt in body:
-        for node in walk(stmt):
-            if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
-                stores[node.id] = stores.get(node.id, 0) + 1
-    # each name bound once, by its constructor (a loop or a second assignment may rebind it)
-    return {name for name in fresh if stores.get(name) == 1 and name not in parameters}
+    """The names ``body`` binds once, to an array it makes (``out = np.zeros(...)``, a function
+    of ``analyse.values.makes_fresh``), none a parameter: a write into one changes nothing its
+    caller holds."""
+    stores, _ = name_counts(body)
+    return {node.targets[0].id for stmt in body for node in walk(stmt)
+            if isinstance(node, gast.Assign) and len(node.targets) == 1
+            and isinstance(node.targets[0], gast.Name) and isinstance(node.value, gast.Call)
+            and stores.get(node.targets[0].id) == 1 and node.targets[0].id not in parameters
+            and makes_fresh(_global_value(node.value.func, globals_), node.value)}
 
 
 def _writes_in_place(node, fresh=frozenset()):
