@@ -289,10 +289,10 @@ def _without_steps(statements, names):
 def same_at_every_step(forward):
     """The names whose one assignment in ``forward`` (placeholders and saves aside) is in a
     loop and gives the same value at every step of every loop around it: ``range``, ``len``,
-    ``min``, ``max`` and arithmetic of constants, of names no such loop assigns and of names of this kind
-    (an inner loop's ``_range = range(F)`` and ``trips = len(_range)``). Restoring one before
-    the step that assigned it is not needed: the backward pass reads the value every step
-    gave."""
+    ``min``, ``max`` and arithmetic of constants, of names no such loop changes
+    (:func:`_changed_in`) and of names of this kind (an inner loop's ``_range = range(F)``
+    and ``trips = len(_range)``). Restoring one before the step that assigned it is not
+    needed: the backward pass reads the value every step gave."""
     stores, found = collections.Counter(), {}
     pending = [(stmt, None) for stmt in forward]        # (statement, its outermost loop)
     while pending:

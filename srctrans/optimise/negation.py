@@ -1,7 +1,8 @@
 """Move a negation down the statements that use its value, to where a subtraction absorbs it.
 
 Requires: straight-line backward statements (the top level of a backward
-pass), after simplification.
+pass, or a loop's body: :func:`sink_negations_in_loops`), after simplification;
+:func:`negations_into_updates` takes a fused gradient's body.
 Guarantees: the values computed are unchanged (a sign moves through a
 product, a quotient or a sum exactly, in floating point too), and a chain
 is rewritten only when its last statement takes the sign into a difference
