@@ -229,6 +229,13 @@ def test_a_copy_is_propagated_into_a_loop_unless_the_loop_changes_it(text, propa
     assert _text(statements) == propagated
 
 
+def test_a_copy_of_a_name_to_itself_goes_in_any_block():
+    statements, _ = pipeline.propagate_copies(_statements(
+        "d = 1.0\nfor i in r:\n    e = d\n    d = d\n    if c:\n        d = d\n    y = e * x"))
+    assert _text(statements) == "d = 1.0\nfor i in r:\n    e = d\n    if c:\n        pass\n" \
+                                "    y = d * x"
+
+
 @pytest.mark.parametrize("text, simplified", [
     ("e = d * r + d * r", "e = 2 * (d * r)"),
     ("e = m * m + m * m", "e = m * m + m * m"),          # booleans: a logical or, not 2

@@ -212,12 +212,27 @@ def _calls(node):
     return any(isinstance(n, gast.Call) for n in walk(node))
 
 
+def _without_self_copies(statements):
+    """``statements`` without ``a = a``, in nested blocks too (changed in place)."""
+    kept = [stmt for stmt in statements
+            if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+                    and isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Name)
+                    and stmt.targets[0].id == stmt.value.id)]
+    for stmt in kept:
+        if isinstance(stmt, _COMPOUND):
+            stmt.body = _without_self_copies(stmt.body) or [gast.Pass()]
+            stmt.orelse = _without_self_copies(stmt.orelse)
+    return kept
+
+
 def propagate_copies(statements):
     """Remove single-assignment copies ``a = b``; return (statements, renaming).
 
     A copy inside an ``if``'s branch or a loop's body stays, and the reads after it
-    there may read ``b`` instead (see :func:`_propagate_in_branch`).
+    there may read ``b`` instead (see :func:`_propagate_in_branch`). A copy of a name to
+    itself, ``a = a`` (what a loop's adjoint carried unchanged leaves), goes anywhere.
     """
+    statements = _without_self_copies(statements)
     count, last = {}, {}
     for index, stmt in enumerate(statements):
         for node in walk(stmt):                # assignments inside blocks count too
