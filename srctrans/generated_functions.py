@@ -30,6 +30,7 @@ from srctrans.optimise.step_lists import save_steps_in_lists
 from srctrans.optimise.entry_cotangents import write_entry_cotangents
 from srctrans.optimise.in_place import accumulate_in_place
 from srctrans.optimise.negation import negations_into_updates
+from srctrans.optimise.loop_invariants import hoist_loop_invariants
 from srctrans.optimise.inline import inline_temporaries
 from srctrans.optimise.shares import share_softmax
 from srctrans.optimise.simplify import simplify
@@ -200,9 +201,12 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
         body = share_cholesky_inverses(body, unit.aliases[RUNTIME_ALIAS],
                                        unit.aliases[NUMPY_ALIAS], unit.namer.fresh)
         known = infer_shapes(body, shapes, parameter_names(unit.function))
+        numbers = {name for name, shape in known.items() if shape == ()}
         body = multiply_constant_factors(body, reads_all(kept),
                                          {name for name in shapes if name not in unit.not_float},
-                                         {name for name, shape in known.items() if shape == ()})
+                                         numbers)
+        body = hoist_loop_invariants(body, numbers, parameter_names(unit.function),
+                                     unit.namer.fresh)
     arrays = {name for name, shape in shapes.items() if shape}    # not numbers
     numbers = {name for name, shape in shapes.items() if shape == ()}
     if arrays:

@@ -290,7 +290,7 @@ def same_at_every_step(forward):
     """The names whose one assignment in ``forward`` (placeholders and saves aside) is in a
     loop and gives the same value at every step of every loop around it: ``range``, ``len``,
     ``min``, ``max`` and arithmetic of constants, of names no such loop changes
-    (:func:`_changed_in`) and of names of this kind (an inner loop's ``_range = range(F)``
+    (:func:`changed_in`) and of names of this kind (an inner loop's ``_range = range(F)``
     and ``trips = len(_range)``). Restoring one before the step that assigned it is not
     needed: the backward pass reads the value every step gave."""
     stores, found = collections.Counter(), {}
@@ -317,14 +317,14 @@ def same_at_every_step(forward):
             if name in same or stores[name] != 1:
                 continue
             if id(loop) not in assigned:
-                assigned[id(loop)] = _changed_in(loop)
+                assigned[id(loop)] = changed_in(loop)
             if _steady(value, assigned[id(loop)] - same):
                 same.add(name)
                 changed = True
     return same
 
 
-def _changed_in(loop):
+def changed_in(loop):
     """The names ``loop`` may change: those it assigns, writes into (an item or attribute),
     calls a method of (``hs.append(h)``), or passes to a call (which may write into it) but
     one of :data:`_STEADY_CALLS`."""

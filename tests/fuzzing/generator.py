@@ -735,7 +735,9 @@ class _Builder:
             start = self.rng.choice([1, 1, 0])        # from 0, acc[t - 1] is the last row first
             lines = [f"{acc} = np.zeros_like({a})", f"{acc}[0] = {a}[0]",
                      f"for t in range({start}, len({a})):",
-                     f"    {acc}[t] = 0.3 * {a}[t] + 0.7 * np.tanh({acc}[t - 1])"]
+                     f"    {acc}[t] = 0.3 * {a}[t] + "
+                     + self.rng.choice(["0.7", "(1.0 - 0.3 * s)"])      # (s: loop-invariant)
+                     + f" * np.tanh({acc}[t - 1])"]
         elif kind < 0.35:     # a loop over pairs of rows (pairwise energies)
             lines = [f"{acc} = 0.0", f"for i in range(len({a})):",
                      f"    for j in range(i + 1, len({a})):",
