@@ -62,7 +62,7 @@ from .decompositions import (
     eig_grad, eig_jvp, eigvals_grad, eigvals_jvp,
     pinv_grad, pinv_jvp, lstsq_grads, lstsq_jvp, matrix_power_grad, matrix_power_jvp,
     multi_dot_grads, multi_dot_jvp, tuple_like, det_grad, det_jvp, cholesky_grad, cholesky_jvp)
-from .shared_inverses import cholesky_grad_by_inverse, solve_grads_by_inverse
+from .shared_inverses import solve_grads_by_inverse
 from .joins import (
     concatenate_grads, block_grads, block_of, stack_grads, hstack_grads, vstack_grads, array_grads,
     r_concat, c_concat, r_concat_grads, c_concat_grads, linspace_grads, linspace_grads_transpose,

@@ -98,10 +98,13 @@ def eigh_jvp(da, ans, uplo="L"):
 # -- Cholesky: a reads only its lower triangle (an entry below the diagonal stands for
 # itself and its mirror image, so its cotangent counts both) ------------------------------
 
-def cholesky_grad(g, L):
+def cholesky_grad(g, L, inverse=None):
     """The cotangent of ``a`` for ``L = np.linalg.cholesky(a)``:
-    ``tril_halved(L^-T sym(tril_halved(L^T g)) L^-1)``, with ``L``'s inverse computed once."""
-    inverse = np.linalg.inv(real_only(L, "np.linalg.cholesky"))
+    ``tril_halved(L^-T sym(tril_halved(L^T g)) L^-1)``, with ``L``'s inverse computed once
+    (or given: ``inverse``, shared with the backward pass's solves against ``L``,
+    ``optimise/cholesky_solves.py``)."""
+    real_only(L, "np.linalg.cholesky")
+    inverse = np.linalg.inv(L) if inverse is None else inverse
     if type(L) is np.ndarray and L.ndim == 2:       # one matrix: its own transposes, .T
         inner = tril_halved(L.T @ g)
         return tril_halved(inverse.T @ (inner + inner.T) @ inverse)

@@ -1,8 +1,8 @@
 """A Cholesky factor's inverse, computed once, for every solve against the factor in one
 backward pass (``optimise/cholesky_solves.py`` writes the calls).
 
-The cotangent of ``L = np.linalg.cholesky(a)`` already reads ``L``'s inverse
-(:func:`~srctrans.runtime.decompositions.cholesky_grad`); the solves with ``L`` or ``L.T``
+The cotangent of ``L = np.linalg.cholesky(a)`` already reads ``L``'s inverse, which
+:func:`~srctrans.runtime.decompositions.cholesky_grad` is given; the solves with ``L`` or ``L.T``
 in the same backward pass (a Gaussian process's ``np.linalg.solve(L.T, np.linalg.solve(L,
 y))``) read it too, as products, rather than solving again. The derivatives are those of
 :func:`~srctrans.runtime.linalg.solve_grads` and ``cholesky_grad``, up to rounding of the
@@ -11,17 +11,7 @@ order of the inverse's own. Plain NumPy: srctrans differentiates it through its 
 
 import numpy as np
 
-from .decompositions import cholesky_grad
-from .linalg import solve_grads, tril_halved
-
-
-def cholesky_grad_by_inverse(g, L, inverse):
-    """``cholesky_grad(g, L)``, with ``inverse`` (``L``'s) given."""
-    if type(L) is np.ndarray and L.ndim == 2 and type(inverse) is np.ndarray \
-            and L.dtype.kind == "f":
-        inner = tril_halved(L.T @ g)
-        return tril_halved(inverse.T @ (inner + inner.T) @ inverse)
-    return cholesky_grad(g, L)
+from .linalg import solve_grads
 
 
 def solve_grads_by_inverse(g, x, a, b, a_inverse):

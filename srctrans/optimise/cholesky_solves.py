@@ -15,8 +15,7 @@ is computed once before the first of them, and each reads it
     ...                                      ->     _grads = rt.solve_grads_by_inverse(
     dK = rt.cholesky_grad(dL, L)                        g, alpha, _T, s, L_inverse)
                                                     ...
-                                                    dK = rt.cholesky_grad_by_inverse(
-                                                        dL, L, L_inverse)
+                                                    dK = rt.cholesky_grad(dL, L, L_inverse)
 
 This is a Gaussian process's likelihood, ``np.linalg.solve(L.T, np.linalg.solve(L, y))``
 with ``L = np.linalg.cholesky(K)``: two solves of the backward pass fewer. Only statements
@@ -27,6 +26,7 @@ import gast
 
 from srctrans.nodes import assign, load
 from srctrans.optimise.dce import name_counts
+from srctrans.optimise.entry_cotangents import is_runtime_call
 from srctrans.treewalk import walk
 
 
@@ -69,7 +69,6 @@ def share_cholesky_inverses(body, runtime_alias, numpy_alias, fresh):
             call.args.append(a_inverse)
         for call in _calls(body[factors[factor]], runtime_alias, "cholesky_grad", 2):
             if isinstance(call.args[1], gast.Name) and call.args[1].id == factor:
-                call.func.attr = "cholesky_grad_by_inverse"
                 call.args.append(load(inverse))
         first = min([factors[factor]] + [index for index, _, _ in found])
         inverting = gast.Call(gast.Attribute(gast.Attribute(load(numpy_alias), "linalg",
@@ -87,11 +86,7 @@ def _calls(stmt, runtime_alias, name, count):
     ``stmt`` (none in a compound one)."""
     if isinstance(stmt, (gast.For, gast.While, gast.If, gast.With, gast.Try)):
         return []
-    return [node for node in walk(stmt)
-            if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
-            and node.func.attr == name and isinstance(node.func.value, gast.Name)
-            and node.func.value.id == runtime_alias and len(node.args) == count
-            and not node.keywords]
+    return [node for node in walk(stmt) if is_runtime_call(node, runtime_alias, name, count)]
 
 
 def _written_into(body, name):
