@@ -44,7 +44,7 @@ from srctrans.differentiate.calls import is_library
 from srctrans.interface import CHECKPOINTED
 from srctrans.naming import function_base, identifiers
 from srctrans.normalize.auxiliary import has_aux
-from srctrans.nodes import local_names
+from srctrans.nodes import local_names, parameter_names
 from srctrans.optimise.dce import name_counts
 from srctrans.parse.source import parse_function
 from srctrans.rules import REGISTRY
@@ -210,7 +210,7 @@ def _qualifying_tree(fn, caller):
     if not body or not isinstance(body[-1], gast.Return) or body[-1].value is None:
         return None
     count = 0
-    fresh = _fresh_arrays(body, fn.__globals__, _parameters(arguments))
+    fresh = _fresh_arrays(body, fn.__globals__, set(parameter_names(node)))
     for stmt in body:
         for sub in walk(stmt):
             count += 1
@@ -226,11 +226,6 @@ def _qualifying_tree(fn, caller):
         parameter.annotation = None
     node.count = count
     return node
-
-
-def _parameters(arguments):
-    return {p.id for p in arguments.posonlyargs + arguments.args + arguments.kwonlyargs
-            + [a for a in (arguments.vararg, arguments.kwarg) if a is not None]}
 
 
 def _fresh_arrays(body, globals_, parameters):
