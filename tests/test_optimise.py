@@ -1537,7 +1537,8 @@ def test_a_negated_value_added_into_an_entry_is_subtracted_there():
     "n = -d\nf(d)\ndx[j] += n",                        # a call between
     "n = -d\ndx[j] += n\ny = n * 2.0",                 # read again
     "n = -d\ndx[j] *= n",                              # not a sum
-], ids=["written", "rebound", "call", "read_twice", "product"])
+    "n = -d\ndel d\ndx[j] += n",                       # released between
+], ids=["written", "rebound", "call", "read_twice", "product", "released"])
 def test_a_negation_that_may_not_move_into_an_update_stays(text):
     assert _after_negations_into_updates(text) == ast.unparse(ast.parse(text))
 

@@ -43,7 +43,7 @@ import numpy as np
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.nodes import clone, load
-from srctrans.optimise.dce import targets_of
+from srctrans.optimise.dce import name_counts, reads_of, targets_of
 from srctrans.optimise.simplify import keeps_reuse
 from srctrans.optimise.expression_shapes import shape_of
 from srctrans.treewalk import replace_names, walk
@@ -99,18 +99,11 @@ def sink_negations_in_loops(statements, live_out, shapes=None):
     assigned, and nowhere outside the body (``live_out``: the names read after
     ``statements``). A sigmoid's cotangent in a recurrent step, ``-(dz * s / a)`` then
     ``* e`` then negated, loses both signs."""
-    outside = {}
-    for stmt in statements:
-        for node in walk(stmt):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
-                outside[node.id] = outside.get(node.id, 0) + 1
+    _, outside = name_counts(statements)
     loops = [stmt for stmt in statements for stmt in walk(stmt)
              if isinstance(stmt, (gast.For, gast.While))]
     for loop in loops:
-        inside = {}
-        for node in (n for stmt in loop.body for n in walk(stmt)):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
-                inside[node.id] = inside.get(node.id, 0) + 1
+        _, inside = name_counts(loop.body)
         elsewhere = {name for name, count in outside.items() if count > inside.get(name, 0)}
         loop.body = sink_negations(loop.body, set(live_out) | elsewhere, shapes)
     return statements
@@ -235,12 +228,7 @@ def negations_into_updates(body):
     subtracted there instead, ``x[k] -= e``, when nothing between changes what ``e`` reads:
     ``a + -b`` is ``a - b`` exactly, and the negated array is never made (a pairwise loop's
     ``dx[j] += -d``)."""
-    stores, reads = {}, {}
-    for stmt in body:
-        for node in walk(stmt):
-            if isinstance(node, gast.Name):
-                counts = reads if isinstance(node.ctx, gast.Load) else stores
-                counts[node.id] = counts.get(node.id, 0) + 1
+    stores, reads = name_counts(body)
     blocks = [body]
     while blocks:
         block = blocks.pop()
@@ -263,21 +251,17 @@ def negations_into_updates(body):
                     later.op, later.value = gast.Sub(), stmt.value.operand
                     dropped.add(id(stmt))
                     break
-                if name in reads_of_statement(later) or _changes(later, operands):
+                if name in reads_of(later) or _changes(later, operands):
                     break
         if dropped:
             block[:] = [stmt for stmt in block if id(stmt) not in dropped]
     return body
 
 
-def reads_of_statement(stmt):
-    return {n.id for n in walk(stmt) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
-
-
 def _changes(stmt, names):
-    """Whether ``stmt`` may change a value of ``names``: assigns one, writes into one (an
-    item or in place), or calls anything (which may write into an argument) but the tape's
-    ``pop`` of a saved value (``Anno.SAVES``)."""
+    """Whether ``stmt`` may change a value of ``names``: assigns or deletes one (a ``del``
+    that releases it), writes into one (an item or in place), or calls anything (which may
+    write into an argument) but the tape's ``pop`` of a saved value (``Anno.SAVES``)."""
     if anno.get(stmt, Anno.SAVES) is not None:
         return any(n.id in names for n in walk(stmt) if isinstance(n, gast.Name)
                    and not isinstance(n.ctx, gast.Load))
@@ -292,7 +276,4 @@ def _changes(stmt, names):
                 root = root.value
             if isinstance(root, gast.Name) and root.id in names:
                 return True
-        if isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Name) \
-                and node.target.id in names:
-            return True
     return False
