@@ -27,6 +27,7 @@ goes, its reads reading ``y``.
 import gast
 
 from srctrans.nodes import number_literal
+from srctrans.optimise.dce import name_counts
 from srctrans.treewalk import walk
 
 _ONE_OVER = "one_over"          # a stripped product that is 1 / denominator
@@ -39,13 +40,8 @@ def multiply_constant_factors(body, keep, floats, scalars=frozenset()):
     measured values that are not ``maybe_not_float``), to which each name the body assigns
     arithmetic of them (or of a float literal) is added; ``scalars``: names known to hold
     numbers (a literal is multiplied into the first factor of a product when it is one)."""
-    stores, parents = {}, {}
-    for stmt in body:
-        for node in walk(stmt):
-            for child in gast.iter_child_nodes(node):
-                parents[id(child)] = node
-            if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
-                stores[node.id] = stores.get(node.id, 0) + 1
+    stores, _ = name_counts(body)
+    parents = _parents_of(body)
     reading = {}                 # name -> the products its reads are factors of (None: not one,
     for stmt in body:            # or read in a loop, where a literal joined would cost each step)
         looped = isinstance(stmt, (gast.For, gast.While))
@@ -76,41 +72,33 @@ def multiply_constant_factors(body, keep, floats, scalars=frozenset()):
                 _rebuild(stmt.value, deferred, floats, written)
                 continue
         _rebuild(stmt, deferred, floats, written)
-    return _without_float_copies(body, keep, floats, parents_of(body))
+    return _without_float_copies(body, keep, floats)
 
 
-def parents_of(body):
+def _parents_of(body):
     """``{id(node): its parent}`` over the statements ``body``."""
     return {id(child): node for stmt in body for node in walk(stmt)
             for child in gast.iter_child_nodes(node)}
 
 
-def _without_float_copies(body, keep, floats, parents):
+def _without_float_copies(body, keep, floats):
     """``body`` (changed in place) without each ``t = 1.0 * y`` (``y`` a name of ``floats``,
     assigned once and never written into) whose every read is an operand of arithmetic:
     those read ``y``. The copy's literal made an integer array a float one, which a float is
     already; arithmetic makes a new array of it, so no other name comes to share ``y``'s
     array."""
-    stores, written = {}, set()
-    for stmt in body:
-        for node in walk(stmt):
-            if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
-                stores[node.id] = stores.get(node.id, 0) + 1
-            elif isinstance(node, gast.Subscript) and not isinstance(node.ctx, gast.Load) \
-                    and isinstance(node.value, gast.Name):
-                written.add(node.value.id)
-    reads = {}
-    for stmt in body:
+    parents, reads, written, last_store = _parents_of(body), {}, set(), {}
+    for position, stmt in enumerate(body):
         for node in walk(stmt):
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
                 reads.setdefault(node.id, []).append(node)
-    copies, stored_after = {}, set()          # names assigned after the statement at hand
-    later = []
-    for stmt in reversed(body):
-        later.append(set(stored_after))
-        stored_after |= {n.id for n in walk(stmt)
-                         if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Load)}
-    later.reverse()
+            elif isinstance(node, gast.Name):
+                last_store[node.id] = position
+            elif isinstance(node, gast.Subscript) and not isinstance(node.ctx, gast.Load) \
+                    and isinstance(node.value, gast.Name):
+                written.add(node.value.id)
+    stores, _ = name_counts(body)
+    copies = {}
     for position, stmt in enumerate(body):
         target = _single_target(stmt)
         value = stmt.value if target is not None else None
@@ -120,7 +108,7 @@ def _without_float_copies(body, keep, floats, parents):
                         and isinstance(value.right, gast.Name)):
             continue
         source = value.right.id
-        if source in floats and source not in later[position] and source not in written \
+        if source in floats and last_store.get(source, -1) < position and source not in written \
                 and source not in copies and all(
                     isinstance(parents.get(id(read)), (gast.BinOp, gast.UnaryOp))
                     for read in reads.get(target, [None])):
