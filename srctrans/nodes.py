@@ -55,6 +55,14 @@ def store(name):
     return gast.Name(name, gast.Store(), None, None)
 
 
+def single_target(stmt):
+    """``name`` when ``stmt`` is ``name = value`` (one plain name assigned), else None."""
+    if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
+            and isinstance(stmt.targets[0], gast.Name):
+        return stmt.targets[0].id
+    return None
+
+
 def assign(name, value):
     """``name = value``."""
     return gast.Assign([store(name)], value, None)

@@ -23,7 +23,7 @@ its entries as their values). A tuple used any other way is left as it is.
 import gast
 
 from srctrans import annotations as anno
-from srctrans.nodes import assign, clone
+from srctrans.nodes import assign, clone, single_target
 from srctrans.normalize.desugar import located, statement_lists
 from srctrans.optimise.dce import name_counts
 from srctrans.treewalk import walk
@@ -39,16 +39,10 @@ def forward_packed_tuples(function):
             _forward(block, stmt, stores, uses)
 
 
-def _single_name_target(stmt):
-    return isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
-        and isinstance(stmt.targets[0], gast.Name)
-
-
 def _packs(stmt, stores):
     """Whether ``stmt`` is ``t = (entries)``, ``t`` assigned once, each entry a constant or a
     name assigned once."""
-    return _single_name_target(stmt) and stores.get(stmt.targets[0].id) == 1 \
-        and isinstance(stmt.value, gast.Tuple) and all(
+    return stores.get(single_target(stmt)) == 1 and isinstance(stmt.value, gast.Tuple) and all(
             isinstance(e, gast.Constant) or isinstance(e, gast.Name) and stores.get(e.id) == 1
             for e in stmt.value.elts)
 
@@ -75,7 +69,7 @@ def _forward(block, packed, stores, uses):
     entry_names = {e.id for e in entries if isinstance(e, gast.Name)}
     for index in range(start + 1, len(block)):
         stmt = block[index]
-        if _single_name_target(stmt) and isinstance(stmt.value, gast.Name) \
+        if single_target(stmt) is not None and isinstance(stmt.value, gast.Name) \
                 and stmt.value.id in names and stores.get(stmt.targets[0].id) == 1:
             names.add(stmt.targets[0].id)
             aliases.append(stmt)

@@ -26,7 +26,7 @@ goes, its reads reading ``y``.
 
 import gast
 
-from srctrans.nodes import number_literal
+from srctrans.nodes import number_literal, single_target
 from srctrans.optimise.dce import name_counts
 from srctrans.treewalk import walk
 
@@ -50,18 +50,18 @@ def multiply_constant_factors(body, keep, floats, scalars=frozenset()):
                 tree = None if looped else _product_around(node, parents)
                 reading.setdefault(node.id, []).append(tree)
     defining = {id(stmt.value): target for stmt in body
-                if (target := _single_target(stmt)) is not None and _is_product(stmt.value)
+                if (target := single_target(stmt)) is not None and _is_product(stmt.value)
                 and stores.get(target) == 1 and target not in keep}
     absorbing = set()            # names whose literal the products reading them can take
     for stmt in reversed(body):  # a reader is decided before the name it reads
-        target = _single_target(stmt)
+        target = single_target(stmt)
         if target is not None and id(stmt.value) in defining \
                 and _absorbed(reading.get(target, [None]), defining, absorbing):
             absorbing.add(target)
     floats, written = set(floats), _Writer(scalars)
     deferred = {}                # name -> the literal its product lost
     for stmt in body:
-        target = _single_target(stmt)
+        target = single_target(stmt)
         if target is not None and stores.get(target) == 1 and _float_arithmetic(stmt.value, floats):
             floats.add(target)
         if target in absorbing and target in floats and _size(stmt.value) <= _LARGEST:
@@ -100,7 +100,7 @@ def _without_float_copies(body, keep, floats):
     stores, _ = name_counts(body)
     copies = {}
     for position, stmt in enumerate(body):
-        target = _single_target(stmt)
+        target = single_target(stmt)
         value = stmt.value if target is not None else None
         if target is None or target in keep or stores.get(target) != 1 \
                 or not (isinstance(value, gast.BinOp) and isinstance(value.op, gast.Mult)
@@ -118,7 +118,7 @@ def _without_float_copies(body, keep, floats):
     for target, source in copies.items():
         for read in reads[target]:
             read.id = source
-    body[:] = [stmt for stmt in body if _single_target(stmt) not in copies]
+    body[:] = [stmt for stmt in body if single_target(stmt) not in copies]
     return body
 
 
@@ -167,11 +167,6 @@ def _size(node):
     return sum(1 for _ in walk(node))
 
 
-def _single_target(stmt):
-    if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
-            and isinstance(stmt.targets[0], gast.Name):
-        return stmt.targets[0].id
-    return None
 
 
 def _is_product(node):

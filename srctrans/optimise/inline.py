@@ -21,6 +21,7 @@ import gast
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
+from srctrans.nodes import single_target
 from srctrans.optimise.dce import reads_of
 from srctrans.treewalk import replace_names, walk
 
@@ -78,7 +79,7 @@ def _inline_block(statements, temporaries, keep, is_pure, uses):
                 waiting_reads.subtract(entry.reads)
                 reads |= entry.reads
         saving = anno.get(stmt, Anno.SAVES) is not None
-        name = _single_target(stmt)
+        name = single_target(stmt)
         if (name in temporaries and name not in keep and uses.get(name) == 1
                 and pure and not saving):
             own = (reads_of(stmt.value) if reads is None
@@ -107,11 +108,6 @@ class _Pending:
         self.reads = reads
 
 
-def _single_target(stmt):
-    if (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
-            and isinstance(stmt.targets[0], gast.Name)):
-        return stmt.targets[0].id
-    return None
 
 
 def _substitute(stmt, pending):
