@@ -77,7 +77,7 @@ def accumulate_in_place(body, parameter_arrays, runtime_alias, gradients=None, n
             or _copied_start(stmt, gradients, fresh)
         if parameter in parameter_arrays:
             starts.setdefault(stmt.targets[0].id, []).append((stmt, parameter))
-        local = _entry_start(stmt, runtime_alias)
+        local = entry_start(stmt, runtime_alias)
         if local is not None and local in arrays:
             starts.setdefault(stmt.targets[0].id, []).append((stmt, local))
     replaced = {}
@@ -93,7 +93,7 @@ def accumulate_in_place(body, parameter_arrays, runtime_alias, gradients=None, n
         for stmt in sums or ():
             if _zeroing(stmt, name, runtime_alias):      # dX = rt.zero_at(dX, i): dX[i] = 0
                 replaced[id(stmt)] = anno.copy(stmt, gast.Assign(
-                    [_entry(name, _unwrapped(stmt.value.args[1]))], gast.Constant(0.0, None),
+                    [_entry(name, unwrapped(stmt.value.args[1]))], gast.Constant(0.0, None),
                     None))
             elif entries.is_sum(stmt):                   # dX = dX + getitem_grad: dX[i] += e
                 term, index = entries.term(stmt.value)
@@ -206,7 +206,7 @@ class _Entries:
                 and is_runtime_call(added, self.runtime_alias, "getitem_grad", 3)):
             return None
         term, of, index = added.args
-        index = _unwrapped(index)
+        index = unwrapped(index)
         if not (isinstance(of, gast.Name) and of.id == self.parameter and self._picks_once(index)
                 and not any(isinstance(n, gast.Name) and n.id == self.name
                             for n in walk(added))):
@@ -221,7 +221,7 @@ def picks_once(index, numbers):
     """Whether ``index`` (a node; ``np.s_[...]`` read as its index) picks each entry at most
     once: slices, int constants, names of ``numbers`` (measured as numbers), ``+ - *`` of
     those (``t - 1``)."""
-    index = _unwrapped(index)
+    index = unwrapped(index)
     parts = index.elts if isinstance(index, gast.Tuple) else [index]
     return all(isinstance(part, gast.Slice) or _number(part, numbers) for part in parts)
 
@@ -233,7 +233,7 @@ def _number(part, numbers):
             or isinstance(part, gast.Name) and part.id in numbers)
 
 
-def _unwrapped(index):
+def unwrapped(index):
     """``np.s_[...]``'s index, as a subscript reads it; ``index`` itself otherwise."""
     if (isinstance(index, gast.Subscript) and isinstance(index.value, gast.Attribute)
             and index.value.attr == "s_"):
@@ -241,7 +241,7 @@ def _unwrapped(index):
     return index
 
 
-def _entry_start(stmt, runtime_alias):
+def entry_start(stmt, runtime_alias):
     """``X`` when ``stmt`` is ``name = rt.getitem_grad(e, X, i)`` (a new array of ``X``'s
     shape), else None."""
     if (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1

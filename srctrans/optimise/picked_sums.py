@@ -33,7 +33,7 @@ from srctrans import annotations as anno
 from srctrans.nodes import load, none_literal
 from srctrans.optimise.dce import name_counts
 from srctrans.optimise.entry_cotangents import is_runtime_call, runtime_call
-from srctrans.optimise.in_place import picks_once, statement_blocks
+from srctrans.optimise.in_place import entry_start, picks_once, statement_blocks, unwrapped
 from srctrans.treewalk import walk
 
 
@@ -140,19 +140,11 @@ def add_picks_into_made(body, runtime_alias, shapes):
             if _adds_pick(stmt, None, None, runtime_alias, numbers) and \
                     stmt.targets[0].id in made:
                 g, _, where = stmt.value.right.args
-                if isinstance(where, gast.Subscript) and isinstance(where.value, gast.Attribute) \
-                        and where.value.attr == "s_":
-                    where = where.slice                   # np.s_[:, :3]: s[:, :3]
-                block[index] = anno.copy(stmt, gast.AugAssign(
-                    gast.Subscript(load(stmt.targets[0].id), where, gast.Store()), gast.Add(), g))
-            elif isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
-                    and isinstance(stmt.targets[0], gast.Name) \
-                    and is_runtime_call(stmt.value, runtime_alias, "getitem_grad", 3) \
-                    and isinstance(stmt.value.args[1], gast.Name) \
-                    and picks_once(stmt.value.args[2], numbers) \
-                    and not any(isinstance(n, gast.Name) and n.id == stmt.targets[0].id
-                                for n in walk(stmt.value)):
-                made[stmt.targets[0].id] = stmt.value.args[1].id
+                block[index] = anno.copy(stmt, gast.AugAssign(gast.Subscript(
+                    load(stmt.targets[0].id), unwrapped(where), gast.Store()), gast.Add(), g))
+            elif (of := entry_start(stmt, runtime_alias)) is not None \
+                    and picks_once(stmt.value.args[2], numbers):
+                made[stmt.targets[0].id] = of
     return body
 
 
