@@ -268,22 +268,11 @@ def drop_unneeded_saves(forward, backward, needed):
 
     forward, backward = without_saves(forward, keep), without_saves(backward, keep)
     if same:             # their placeholders stay: a loop that never runs leaves them bound
-        forward, backward = _without_steps(forward, same), _without_steps(backward, same)
+        def varies(saved):
+            return saved not in same
+        forward = without_saves(forward, varies, placeholders=True)
+        backward = without_saves(backward, varies, placeholders=True)
     return forward, backward
-
-
-def _without_steps(statements, names):
-    """``statements`` (changed in place) without the pushes and pops of ``names``."""
-    kept = []
-    for stmt in statements:
-        if anno.get(stmt, Anno.SAVES) in names and not (
-                isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Constant)):
-            continue
-        if isinstance(stmt, COMPOUND):
-            stmt.body = _without_steps(stmt.body, names) or [gast.Pass()]
-            stmt.orelse = _without_steps(stmt.orelse, names)
-        kept.append(stmt)
-    return kept
 
 
 def same_at_every_step(forward):
@@ -366,18 +355,21 @@ def _steady(value, assigned):
     return True
 
 
-def without_saves(statements, keep=lambda saved: saved is None):
+def without_saves(statements, keep=lambda saved: saved is None, placeholders=False):
     """``statements`` (changed in place, nested blocks too) without the saves ``keep``
     rejects: ``keep`` gets the name a push, pop or placeholder saves (``Anno.SAVES``),
-    None for any other statement; by default every save goes. A block left empty holds
+    None for any other statement; by default every save goes. With ``placeholders``, the
+    placeholders (``h = None``) stay whatever ``keep`` says. A block left empty holds
     ``pass``."""
     kept = []
     for stmt in statements:
-        if not keep(anno.get(stmt, Anno.SAVES)):
+        if not keep(anno.get(stmt, Anno.SAVES)) and not (
+                placeholders and isinstance(stmt, gast.Assign)
+                and isinstance(stmt.value, gast.Constant)):
             continue
         if isinstance(stmt, COMPOUND):
-            stmt.body = without_saves(stmt.body, keep) or [gast.Pass()]
-            stmt.orelse = without_saves(stmt.orelse, keep)
+            stmt.body = without_saves(stmt.body, keep, placeholders) or [gast.Pass()]
+            stmt.orelse = without_saves(stmt.orelse, keep, placeholders)
         kept.append(stmt)
     return kept
 
