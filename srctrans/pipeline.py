@@ -93,6 +93,7 @@ from srctrans.optimise.restores import drop_unread_restores
 from srctrans.optimise.container_cotangents import sum_chains_in_blocks, write_container_cotangents
 from srctrans.optimise.inline import inline_temporaries
 from srctrans.optimise.negation import sink_negations, sink_negations_in_loops
+from srctrans.optimise.selections import merge_complementary_selections
 from srctrans.optimise.remat import rematerialise
 from srctrans.optimise.picked_sums import add_picks_in_place, add_picks_into_made
 from srctrans.optimise.sparse_dicts import keep_dict_cotangents_sparse
@@ -206,6 +207,8 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
             gradients = [renamed(g, renaming) for g in gradients]   # negations' sink left)
             # the entries' sums: rt.add of arrays is +, a spread only multiplied is dropped
             backward = specialise(backward, shapes, unit.aliases[NUMPY_ALIAS])
+            backward = merge_complementary_selections(backward, reads_all(gradients),
+                                                      unit.aliases[NUMPY_ALIAS])
             result.forward, backward = drop_unread_restores(
                 result.forward, backward, result.tape, set(shapes), unit.aliases[RUNTIME_ALIAS])
             if facts.has_loops:

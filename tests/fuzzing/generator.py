@@ -159,6 +159,7 @@ UNARY = [
     "np.log(1.0 + {a} * {a})", "np.sqrt(1.0 + {a} * {a})", "{a} ** 2", "{a} ** 3", "-{a}",
     "1.0 / (1.5 + np.sin({a}))", "np.square({a})", "({a} > 0.2) * {a}",
     "np.where({a} > 0.1, {a}, 0.5 * {a})", "np.maximum({a}, 0.1 * {a})",
+    "np.where(np.abs({a}) <= 0.5, 0.5 * {a} ** 2, 0.5 * (np.abs({a}) - 0.25))",
     "helper_mix({a}, {a})", "helper_remat({a}, 0.7)", "helper_loop({a}, 2)",
     "helper_branch({a})", "loc({a})", "helper_keyed({a})", "helper_keyed({a}, 0.7)",
     "helper_fill({a})", "np.maximum({a}, 0) + 0.5 * {a}",
