@@ -8,6 +8,7 @@ the same kind back together, so every other function here is written once
 for all kinds.
 """
 
+import collections
 import copy
 import dataclasses
 
@@ -77,7 +78,11 @@ def entries_like(other, like):
 def rebuild(like, pairs):
     """A container of the same kind as ``like`` holding ``pairs`` (key, entry)."""
     if isinstance(like, dict):
-        return type(like)(pairs)
+        if type(like) is dict:
+            return dict(pairs)
+        if isinstance(like, collections.defaultdict):     # (its factory comes first)
+            return type(like)(like.default_factory, pairs)
+        return type(like)(dict(pairs))       # (a Counter counts the pairs of an iterable)
     if isinstance(like, tuple) and hasattr(like, "_fields"):      # a named tuple
         return type(like)(**dict(pairs))
     values = [v for _, v in pairs]

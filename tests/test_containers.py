@@ -1,5 +1,7 @@
 """Containers as arguments, locals and results: gradients come back in the same structure."""
 
+import collections
+
 import numpy as np
 import pytest
 
@@ -214,3 +216,23 @@ def test_a_dict_copied_with_a_derived_entry_is_specialised():
         np.testing.assert_allclose(got["scale"], 2 * p["w"] @ (X.T @ r))
         np.testing.assert_allclose(got["b"], 2 * np.sum(r))
         assert got["name"] is None
+
+
+def weighted(p, x):
+    return np.sum(p["w"] * x) + p["b"] ** 2
+
+
+@pytest.mark.parametrize("kind", [
+    lambda d: collections.defaultdict(float, d), collections.OrderedDict, collections.Counter,
+], ids=["defaultdict", "OrderedDict", "Counter"])
+def test_a_dict_subclass_gets_a_cotangent_of_its_own_kind(kind):
+    """The cotangent of a dict subclass is one of its kind, made as its constructor takes it
+    (a defaultdict's factory first; a Counter from a dict, not counting pairs)."""
+    x = np.array([1.0, -2.0, 0.5])
+    p = kind({"w": np.array([0.3, 0.1, 2.0]), "b": 1.5})
+    gradient = st.grad(weighted)
+    for _ in range(3):                                    # generic, specialised, short path
+        got = gradient(p, x)
+        assert type(got) is type(p) and list(got) == ["w", "b"]
+        np.testing.assert_allclose(got["w"], x)
+        np.testing.assert_allclose(got["b"], 3.0)
