@@ -335,6 +335,38 @@ def test_a_power_of_two_leaves_a_whole_sum_of_a_tangent(before, after):
     assert _text(specialise.factor_out_of_sums(statements, {"d"})) == after
 
 
+@pytest.mark.parametrize("shapes, after", [
+    ({"g": (5,), "v": (5,)}, "d = g.dot(v)"),
+    ({"g": (3, 4), "v": (3, 4)}, "d = g.ravel().dot(v.ravel())"),
+    ({"g": (3, 4), "v": (4,)}, "d = (g * v).sum()"),                # broadcast: a sum
+    ({"g": (5,), "v": ()}, "d = (g * v).sum()"),
+])
+def test_the_whole_sum_of_a_product_of_one_shape_is_an_inner_product(shapes, after):
+    statements = _statements("d = rt.unbroadcast(g * v, s)")
+    assert _text(specialise.specialise(statements, {**shapes, "s": ()}, "np")) == after
+
+
+def scaled_tanh(s, v, w):
+    return np.sum(np.tanh(s * v) * w)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape", [(5,), (3, 4)])
+def test_a_scalar_factors_cotangent_is_an_inner_product(shape, dtype):
+    rng = np.random.default_rng(8)
+    v, w = (rng.standard_normal(shape).astype(dtype) for _ in range(2))
+    s = dtype(0.7)
+    fused = st.source(scaled_tanh, args=(s, v, w)).split("def scaled_tanh_grad(")[1]
+    assert ".dot(" in fused and ".sum()" not in fused
+    gradient, want = st.grad(scaled_tanh), st.grad(scaled_tanh, optimize=False)(s, v, w)
+    for _ in range(3):
+        got = gradient(s, v, w)
+        assert np.shape(got) == () and got.dtype == dtype
+        np.testing.assert_allclose(got, want, rtol=1e-5 if dtype is np.float32 else 1e-12)
+    if dtype is np.float64:
+        st.check_grads(scaled_tanh, (0.7, v, w), order=2, wrt=(0, 1))
+
+
 def _copies_then_dead_code(text, live):
     from srctrans.optimise import dce
     statements, renaming = dce.propagate_copies(_statements(text))

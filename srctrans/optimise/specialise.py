@@ -193,6 +193,20 @@ def _sum(expression, axes, keepdims=False):
     return gast.Call(gast.Attribute(expression, "sum", gast.Load()), [], keywords)
 
 
+def _inner_product(g, shape, known):
+    """``a.dot(b)`` for the whole sum of a cotangent ``g = a * b`` whose factors both have its
+    shape ``shape`` (``a.ravel().dot(b.ravel())`` for a matrix or more): NumPy's inner
+    product, with no array of the products made; None for any other ``g``. (A cotangent is
+    a float or complex array, so the dot's dtype is the sum's; it does not conjugate.)"""
+    if not (isinstance(g, gast.BinOp) and isinstance(g.op, gast.Mult)
+            and shape_of(g.left, known) == shape == shape_of(g.right, known)):
+        return None
+    a, b = g.left, g.right
+    if len(shape) > 1:
+        a, b = (gast.Call(gast.Attribute(v, "ravel", gast.Load()), [], []) for v in (a, b))
+    return gast.Call(gast.Attribute(a, "dot", gast.Load()), [b], [])
+
+
 def _outer(u, v):
     """``u[:, None] * v``: the outer product of two vectors (what ``np.outer`` gives)."""
     column = gast.Subscript(u, gast.Tuple([gast.Slice(None, None, None), gast.Constant(None, None)],
@@ -302,7 +316,8 @@ class _Rewriter(gast.NodeTransformer):
                 return g
             lead = len(g_shape) - len(x_shape)
             if lead > 0 and g_shape[lead:] == x_shape:
-                return _sum(g, tuple(range(lead)) if x_shape else ())
+                return (not x_shape and _inner_product(g, g_shape, known)
+                        or _sum(g, tuple(range(lead)) if x_shape else ()))
             if lead == 0 and all(a == b or a == 1 for a, b in zip(x_shape, g_shape)):
                 kept = tuple(i for i, (a, b) in enumerate(zip(x_shape, g_shape)) if a != b)
                 return _sum(g, kept, keepdims=True)
