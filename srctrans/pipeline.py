@@ -94,6 +94,7 @@ from srctrans.optimise.container_cotangents import sum_chains_in_blocks, write_c
 from srctrans.optimise.inline import inline_temporaries
 from srctrans.optimise.negation import sink_negations, sink_negations_in_loops
 from srctrans.optimise.selections import merge_complementary_selections
+from srctrans.optimise.copied_dicts import dicts_copied, merge_copied_dict_cotangents
 from srctrans.optimise.remat import rematerialise
 from srctrans.optimise.picked_sums import add_picks_in_place, add_picks_into_made
 from srctrans.optimise.sparse_dicts import keep_dict_cotangents_sparse
@@ -205,6 +206,10 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
             backward = add_picks_into_made(backward, unit.aliases[RUNTIME_ALIAS], shapes)
             backward, renaming = propagate_copies(backward)    # (d_exp = d_sub, which the
             gradients = [renamed(g, renaming) for g in gradients]   # negations' sink left)
+            backward = merge_copied_dict_cotangents(
+                backward, dicts_copied(result.prologue + result.forward,
+                                       unit.aliases[RUNTIME_ALIAS]),
+                reads_all(gradients), unit.aliases[RUNTIME_ALIAS])
             # the entries' sums: rt.add of arrays is +, a spread only multiplied is dropped
             backward = specialise(backward, shapes, unit.aliases[NUMPY_ALIAS])
             backward = merge_complementary_selections(backward, reads_all(gradients),
