@@ -52,6 +52,12 @@ def test_the_copys_cotangent_joins_the_sources():
     assert merged(flipped).endswith("{'s': s, 'w': rt.add(e, a), 'b': c}, p)")
 
 
+def test_a_cotangent_of_one_entry_of_the_copy_joins_the_sources():
+    text = ("d_dict = rt.getitem_grad(a, _dict, 'w')\n"
+            "dp = rt.add(rt.container_cotangent({'s': s, 'w': e}, p), d_dict)")
+    assert merged(text) == "dp = rt.container_cotangent({'s': s, 'w': rt.add(e, a)}, p)"
+
+
 @pytest.mark.parametrize("text, copies, live", [
     (BACKWARD + "\nz = d_dict", (("_dict", "p"),), ("dp",)),             # read twice
     (BACKWARD, (("_dict", "p"),), ("dp", "d_dict")),                     # read after

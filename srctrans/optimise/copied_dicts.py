@@ -16,7 +16,9 @@ the source's, dict to dict::
 
 When the forward pass uses the copy only to read it at constant keys, and the source only so
 and to copy it (so both have the same keys when the cotangents are made), and nothing else
-reads the copy's cotangent, the source's is made once with each key's terms added::
+reads the copy's cotangent, the source's is made once with each key's terms added (a
+cotangent of one entry, ``rt.getitem_grad(a, _dict, 'w')``, counts as one of a dict with that
+key alone)::
 
     dp = rt.container_cotangent({'scale': s, 'w': rt.add(e, a), 'b': c}, p)
 
@@ -94,7 +96,8 @@ def merge_copied_dict_cotangents(statements, copies, live_out, runtime_alias):
                     stores_of(between) & terms_read for between in statements[at + 1:index]):
                 continue                     # (a term the copy's cotangent read changed since)
             terms = _merged(source[1], copy_terms, runtime_alias)
-            stmt.value = gast.Call(stmt.value.args[own].func, [terms, load(source[0])], [])
+            stmt.value = runtime_call(runtime_alias, "container_cotangent",
+                                      [terms, load(source[0])])
             dropped.add(at)
             break
     return [stmt for k, stmt in enumerate(statements) if k not in dropped]
@@ -102,7 +105,14 @@ def merge_copied_dict_cotangents(statements, copies, live_out, runtime_alias):
 
 def _container_cotangent(node, runtime_alias):
     """``(container's name, {key: term node})`` of ``rt.container_cotangent({...}, name)``
-    with constant keys, else None."""
+    with constant keys, or of ``rt.getitem_grad(term, name, key)`` (a cotangent of one
+    entry: the container's zeros with the term at the key), else None."""
+    if is_runtime_call(node, runtime_alias, "getitem_grad", 3):
+        term, container, key = node.args
+        if isinstance(container, gast.Name) and isinstance(key, gast.Constant) \
+                and type(key.value) in (str, int):
+            return container.id, {key.value: term}
+        return None
     if not is_runtime_call(node, runtime_alias, "container_cotangent", 2):
         return None
     terms, container = node.args

@@ -612,7 +612,8 @@ class _Builder:
             other = self._fresh()
             lines = [f"{parts} = {{'p': {a}, 'name': 'layer'}}",
                      f"{other} = dict({parts}, q={parts}['p'] * {b}, r=2.0)",
-                     f"{t} = {other}['q'] * {other}['r'] + {other}['p']"]
+                     f"{t} = {other}['q'] * {other}['r'] + {other}['p']"
+                     + (f" + {parts}['p'] * 0.5" if self.rng.random() < 0.5 else "")]
         elif choice == 19:           # a module imported where it is used
             lines = ["import math", "from numpy import tanh as th",
                      f"{t} = th({a}) * math.pi + {b} * math.e"]
