@@ -36,6 +36,13 @@ def set_(node, key, value):
     store[key] = value
 
 
+def own_store(node):
+    """Give ``node`` a dict of annotations of its own (a copy of the one it shares)."""
+    store = node.__dict__.get(_ATTRIBUTE)
+    if store:
+        node.__dict__[_ATTRIBUTE] = dict(store)
+
+
 def copy(source, target):
     """Give ``target`` all of ``source``'s annotations (shallow)."""
     store = getattr(source, _ATTRIBUTE, None)

@@ -86,37 +86,38 @@ def resolved_runtime_call(aliases, function, args):
 def clone(node):
     """A deep copy of a gast tree, sharing annotation values (faster than copy.deepcopy).
 
-    Iterative, so a deep expression cannot exhaust the recursion limit.
+    Iterative, so a deep expression cannot exhaust the recursion limit. Each node is copied
+    with its attributes (its fields, position and annotations: a node keeps them in its
+    ``__dict__``), then its nodes below it are.
     """
     if not isinstance(node, gast.AST):
         return node
-    root = type(node)()
-    stack = [(node, root)]
+    root = _shallow_copy(node)
+    stack = [root]
     while stack:
-        source, target = stack.pop()
-        for field in source._fields:
-            value = getattr(source, field, None)
+        held = stack.pop().__dict__
+        for field, value in held.items():        # (replacing values, adding no key)
             if isinstance(value, gast.AST):
-                copy = type(value)()
-                stack.append((value, copy))
-                setattr(target, field, copy)
-            elif isinstance(value, list):
-                items = []
-                for item in value:
+                held[field] = copy = _shallow_copy(value)
+                stack.append(copy)
+            elif value.__class__ is list:
+                items = value[:]
+                for i, item in enumerate(items):
                     if isinstance(item, gast.AST):
-                        copy = type(item)()
-                        stack.append((item, copy))
-                        items.append(copy)
-                    else:
-                        items.append(item)
-                setattr(target, field, items)
-            else:
-                setattr(target, field, value)
-        for attribute in ("lineno", "col_offset", "end_lineno", "end_col_offset"):
-            if hasattr(source, attribute):
-                setattr(target, attribute, getattr(source, attribute))
-        annotations.copy(source, target)
+                        items[i] = copy = _shallow_copy(item)
+                        stack.append(copy)
+                held[field] = items
     return root
+
+
+def _shallow_copy(node):
+    """``node``'s class with ``node``'s attributes, and a dict of annotations of its own."""
+    cls = node.__class__
+    copy = cls.__new__(cls)
+    held = copy.__dict__
+    held.update(node.__dict__)
+    annotations.own_store(copy)
+    return copy
 
 
 def appended_to(stmt):

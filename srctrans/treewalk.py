@@ -48,8 +48,9 @@ def walk(node):
         fields = fields_of(node.__class__)
         if fields is None:
             fields = child_fields(node.__class__)
-        for field in fields:
-            value = getattr(node, field, None)
+        held = node.__dict__                   # (a node's fields are in its dict: dict.get
+        for field in fields:                   # costs less than getattr with a default)
+            value = held.get(field)
             if value.__class__ is list:
                 for item in value:
                     if isinstance(item, _AST):
