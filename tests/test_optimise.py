@@ -948,6 +948,19 @@ def test_the_shape_of_a_sum_method(call, shape):
     assert expression_shapes.shape_of(_statements(call)[0].value, {"a": (2, 3)}) == shape
 
 
+@pytest.mark.parametrize("call, shape", [
+    ("rt.scipy_stats.cdf_dx('norm', a, 0.0, 1.0)", (2, 3)),
+    ("rt.scipy_stats.logpdf_dscale('t', v, a, 2.0, 3.0)", (2, 3)),     # broadcast
+    ("rt.scipy_stats.logpdf_dshape('beta', 1, v, 0.0, 1.0, 2.0, None)", (3,)),
+    ("rt.scipy_stats.logcdf_dx('norm', u, a, 0.0, 1.0)", None),        # u unknown
+    ("rt.scipy_stats.mvn_logpdf_dx(g, a)", None),                      # not elementwise
+    ("rt.scipy_stats.cdf_dx('norm', a, v, 1.0, x=2.0)", None),         # a keyword
+])
+def test_the_shape_of_a_distributions_derivative_factor(call, shape):
+    known = {"a": (2, 3), "v": (3,), "g": (2,)}
+    assert expression_shapes.shape_of(_statements(call)[0].value, known) == shape
+
+
 # --- a loop over a list writes the list's cotangent entry by entry (entry_cotangents.py) ---
 
 def _list_cases():

@@ -212,12 +212,35 @@ def shape_of(expression, known):
                 return None
         if is_runtime_helper_call(expression, "written_part") and len(expression.args) == 2:
             return basic_index_shape(*expression.args, known)
+        if _is_distribution_factor(expression):       # rt.scipy_stats.cdf_dx('norm', x, ...)
+            shapes = [shape_of(a, known) for a in expression.args
+                      if not (isinstance(a, gast.Constant) and (a.value is None
+                                                                or isinstance(a.value, str)))]
+            try:
+                return None if None in shapes else tuple(np.broadcast_shapes(*shapes))
+            except ValueError:
+                return None
         index = RESULT_SHAPE_OF_ARGUMENT.get(expression.func.attr)
         if index is not None and len(expression.args) > index:
             return shape_of(expression.args[index], known)
         if expression.func.attr in _SHAPE_REDUCING_METHODS:
             return _summed_shape(expression, known)
     return None
+
+
+# The factors of a distribution's derivatives (runtime/scipy_stats.py), elementwise in their
+# numbers and arrays (the family's name, a shape parameter's position and None aside).
+_DISTRIBUTION_FACTORS = frozenset({"logpdf_dx", "logpdf_dscale", "logpdf_dshape", "cdf_dx",
+                                   "cdf_dscale", "logcdf_dx", "logcdf_dscale"})
+
+
+def _is_distribution_factor(call):
+    """Whether ``call`` is ``rt.scipy_stats.f(...)``, ``f`` of :data:`_DISTRIBUTION_FACTORS`,
+    with positional arguments only."""
+    owner = call.func.value
+    return (call.func.attr in _DISTRIBUTION_FACTORS and not call.keywords
+            and isinstance(owner, gast.Attribute) and owner.attr == "scipy_stats"
+            and isinstance(owner.value, gast.Name))
 
 
 def _subscript_shape(value, index, known):
