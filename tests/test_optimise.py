@@ -346,6 +346,14 @@ def test_the_whole_sum_of_a_product_of_one_shape_is_an_inner_product(shapes, aft
     assert _text(specialise.specialise(statements, {**shapes, "s": ()}, "np")) == after
 
 
+def test_a_spread_summed_with_a_factor_stays_a_sum():
+    """The specialiser replaces a spread only multiplied by the number it spreads after its
+    sums are written: an inner product with the spread would call ``dot`` of a number."""
+    statements = _statements("d = rt.unreduce(s, A, None, False)\ne = rt.unbroadcast(d * F, t)")
+    shapes = {"s": (), "A": (3,), "F": (3,), "t": ()}
+    assert _text(specialise.specialise(statements, shapes, "np")) == "e = (s * F).sum()"
+
+
 def scaled_tanh(s, v, w):
     return np.sum(np.tanh(s * v) * w)
 

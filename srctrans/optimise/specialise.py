@@ -35,6 +35,7 @@ from srctrans.analyse.fixed_shapes import stored_names
 from srctrans.annotations import Anno
 from srctrans.nodes import clone, int_literal
 from srctrans.optimise.accumulate import sink_into_branches
+from srctrans.optimise.dce import reads_of
 from srctrans.optimise.expression_shapes import (REDUCTION_METHODS, basic_index_shape, index_of,
                                                  is_runtime_helper_call, shape_of)
 from srctrans.optimise.simplify import power_of_two
@@ -139,8 +140,11 @@ def specialise(statements, shapes, numpy_alias="np"):
     known = dict(shapes)
     statements = sink_into_branches(statements)
     spreads = Spreads(statements)
-    _specialise_block(statements, known, _Rewriter(known, numpy_alias=numpy_alias), shapes,
-                      spreads)
+    spread_names = frozenset(stmt.targets[0].id for top in statements for stmt in walk(top)
+                             if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+                             and isinstance(stmt.targets[0], gast.Name) and is_spread(stmt.value))
+    _specialise_block(statements, known, _Rewriter(known, numpy_alias=numpy_alias,
+                                                   spread_names=spread_names), shapes, spreads)
     return spreads.drop(statements, known)
 
 
@@ -152,7 +156,8 @@ def _specialise_block(statements, known, rewriter, measured, spreads):
             for field, shapes in zip(("body", "orelse"), branches):
                 block = getattr(stmt, field)
                 _specialise_block(block, shapes,
-                                  _Rewriter(shapes, rewriter.zeros, rewriter.numpy_alias),
+                                  _Rewriter(shapes, rewriter.zeros, rewriter.numpy_alias,
+                                            rewriter.spread_names),
                                   measured, spreads)
                 setattr(stmt, field, spreads.drop(block, shapes) or
                         ([gast.Pass()] if field == "body" else []))
@@ -193,13 +198,16 @@ def _sum(expression, axes, keepdims=False):
     return gast.Call(gast.Attribute(expression, "sum", gast.Load()), [], keywords)
 
 
-def _inner_product(g, shape, known):
+def _inner_product(g, shape, known, spread_names):
     """``a.dot(b)`` for the whole sum of a cotangent ``g = a * b`` whose factors both have its
     shape ``shape`` (``a.ravel().dot(b.ravel())`` for a matrix or more): NumPy's inner
-    product, with no array of the products made; None for any other ``g``. (A cotangent is
-    a float or complex array, so the dot's dtype is the sum's; it does not conjugate.)"""
+    product, with no array of the products made; None for any other ``g``, or one reading a
+    name of ``spread_names`` (a spread the specialiser may replace by the number it spreads,
+    after this). (A cotangent is a float or complex array, so the dot's dtype is the sum's;
+    it does not conjugate.)"""
     if not (isinstance(g, gast.BinOp) and isinstance(g.op, gast.Mult)
-            and shape_of(g.left, known) == shape == shape_of(g.right, known)):
+            and shape_of(g.left, known) == shape == shape_of(g.right, known)
+            and not reads_of(g) & spread_names):
         return None
     a, b = g.left, g.right
     if len(shape) > 1:
@@ -264,10 +272,11 @@ class _Rewriter(gast.NodeTransformer):
     """Rewrites the runtime's calls for the shapes ``known``; ``zeros`` maps the names
     that hold ``rt.zeros_of(x)`` in the block being rewritten to ``x``'s shape."""
 
-    def __init__(self, known, zeros=None, numpy_alias="np"):
+    def __init__(self, known, zeros=None, numpy_alias="np", spread_names=frozenset()):
         self.known = known
         self.zeros = dict(zeros or {})
         self.numpy_alias = numpy_alias
+        self.spread_names = spread_names     # spreads (:class:`Spreads`) may become numbers
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
@@ -316,7 +325,7 @@ class _Rewriter(gast.NodeTransformer):
                 return g
             lead = len(g_shape) - len(x_shape)
             if lead > 0 and g_shape[lead:] == x_shape:
-                return (not x_shape and _inner_product(g, g_shape, known)
+                return (not x_shape and _inner_product(g, g_shape, known, self.spread_names)
                         or _sum(g, tuple(range(lead)) if x_shape else ()))
             if lead == 0 and all(a == b or a == 1 for a, b in zip(x_shape, g_shape)):
                 kept = tuple(i for i, (a, b) in enumerate(zip(x_shape, g_shape)) if a != b)
