@@ -346,6 +346,37 @@ def test_the_whole_sum_of_a_product_of_one_shape_is_an_inner_product(shapes, aft
     assert _text(specialise.specialise(statements, {**shapes, "s": ()}, "np")) == after
 
 
+@pytest.mark.parametrize("index, g_shape, after", [
+    ("np.s_[:, None]", (4, 1, 3), "d = g[:, 0]"),
+    ("np.s_[None, :, :]", (1, 4, 3), "d = g[0, :, :]"),
+    ("np.s_[None]", (1, 4, 3), "d = g[0]"),
+    ("np.s_[:, None]", (4, 5, 3), "d = rt.getitem_grad(g, x, np.s_[:, None])"),  # g broadcast
+    ("np.s_[:, 0]", (4,), "d = rt.getitem_grad(g, x, np.s_[:, 0])"),           # a pick
+    ("np.s_[:, :]", (4, 3), "d = rt.getitem_grad(g, x, np.s_[:, :])"),          # no new axis
+])
+def test_the_cotangent_of_new_axes_takes_them_away(index, g_shape, after):
+    statements = _statements(f"d = rt.getitem_grad(g, x, {index})")
+    assert _text(specialise.specialise(statements, {"g": g_shape, "x": (4, 3)}, "np")) == after
+
+
+def broadcast_columns(x, w):
+    m = x[:, None] * w                       # (n, 1) * (k,): x's cotangent is a column's
+    return np.sum(np.tanh(m)) + np.sum(x ** 2) + np.sum(x[None, :] * m.T)
+
+
+def test_a_pick_with_new_axes_has_its_cotangent_as_a_view_and_stays_right():
+    rng = np.random.default_rng(12)
+    x, w = rng.standard_normal(4), rng.standard_normal(3)
+    fused = _fused_source_wrt(broadcast_columns, (x, w), (0, 1))
+    assert "rt.getitem_grad" not in fused
+    want = st.grad(broadcast_columns, wrt=(0, 1), optimize=False)(x, w)
+    for _ in range(3):
+        got = st.grad(broadcast_columns, wrt=(0, 1))(x, w)
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(a, b, rtol=1e-12)
+    st.check_grads(broadcast_columns, (x, w), order=2, wrt=(0, 1))
+
+
 def test_a_spread_summed_with_a_factor_stays_a_sum():
     """The specialiser replaces a spread only multiplied by the number it spreads after its
     sums are written: an inner product with the spread would call ``dot`` of a number."""

@@ -215,6 +215,30 @@ def _inner_product(g, shape, known, spread_names):
     return gast.Call(gast.Attribute(a, "dot", gast.Load()), [b], [])
 
 
+def _new_axes_taken_away(call, known):
+    """``g[:, 0]`` for ``rt.getitem_grad(g, x, np.s_[:, None])``: an index of whole slices and
+    new axes (``None``: ``lse[:, None]``, ``means[None, :, :]``) picks all of ``x``, with axes
+    of length 1 put in; its cotangent, shaped as the pick, is ``x``'s with those axes taken
+    away. None for any other index, or a ``g`` of another shape (a number, say)."""
+    g, x, index = call.args
+    index = index_of(index)
+    parts = index.elts if isinstance(index, gast.Tuple) else [index]
+    new = [isinstance(p, gast.Constant) and p.value is None for p in parts]
+    whole = [isinstance(p, gast.Slice) and p.lower is None and p.upper is None
+             and p.step is None for p in parts]
+    x_shape, g_shape = shape_of(x, known), shape_of(g, known)
+    if not any(new) or not all(a or b for a, b in zip(new, whole)) or x_shape is None \
+            or sum(whole) > len(x_shape):
+        return None
+    axes = iter(x_shape)
+    picked = tuple(1 if is_new else next(axes) for is_new in new) + tuple(axes)
+    if g_shape != picked:
+        return None
+    taken = [gast.Constant(0, None) if is_new else gast.Slice(None, None, None) for is_new in new]
+    return gast.Subscript(g, gast.Tuple(taken, gast.Load()) if len(taken) > 1 else taken[0],
+                          gast.Load())
+
+
 def _outer(u, v):
     """``u[:, None] * v``: the outer product of two vectors (what ``np.outer`` gives)."""
     column = gast.Subscript(u, gast.Tuple([gast.Slice(None, None, None), gast.Constant(None, None)],
@@ -331,6 +355,8 @@ class _Rewriter(gast.NodeTransformer):
                 kept = tuple(i for i, (a, b) in enumerate(zip(x_shape, g_shape)) if a != b)
                 return _sum(g, kept, keepdims=True)
             return node
+        if is_runtime_helper_call(node, "getitem_grad") and len(node.args) == 3:
+            return _new_axes_taken_away(node, known) or node
         if is_runtime_helper_call(node, "var_grad") and len(node.args) == 5:
             return _variance_cotangent(node, known) or node
         if is_runtime_helper_call(node, "norm_grad") and len(node.args) == 6:
