@@ -14,6 +14,7 @@ Modules:
   composites   -- derivatives of cumprod, nanvar, weighted averages, kron, polyval,
                   convolutions, interp, grids, selections, joins, tensor solves and norms
   log_sum_exp  -- log-sum-exp's derivatives, and the softmax its gradient reads
+  folds        -- a loop folding np.logaddexp over an array's slices, as one call
   joins        -- splitting the gradient of concatenate/stack among inputs
   elementwise  -- masks and weights for clip, maximum/minimum, abs
   singular     -- keeping zero cotangents zero at singular points (sqrt, log, division...)
@@ -117,6 +118,8 @@ from .composites import (
     tensorsolve_jvp, norm_weights, norm_grad, norm_jvp, interp_grads, interp_jvp, sinc_slope, diag_grad,
     diagflat_grad, digamma, over_x)
 from .log_sum_exp import logsumexp_share, logsumexp_jvp, softmax_share
+from .folds import (logaddexp_fold, logaddexp_fold_grad, logaddexp_fold_share,
+                    logaddexp_fold_tangent)
 from .higher import (
     unbroadcast_transpose, unbroadcast_tree, broadcast_tree, ratio_or_zero, spread_grads_transpose,
     choice_grads_transpose, getattr_grad_transpose, last_and_rest_transpose,

@@ -10,6 +10,7 @@ from .accumulate import add as _add, zeros_like
 from .batching import (_first_length, _is_array, aligned, axis, conformed, index, lifted, loop,
                        member, spread, transpose)
 from .containers import entries, entries_like, is_container, rebuild
+from .folds import logaddexp_fold as _logaddexp_fold
 from .reshaping import _by_entry_key, getitem_grad as _getitem_grad
 from .seeding import is_integer
 
@@ -195,3 +196,16 @@ def broadcast_like(t, ans, t_batched, ans_batched):
     if np.shape(t)[1:] == shape:
         return t
     return np.broadcast_to(t, np.shape(t)[:1] + shape).copy()
+
+
+def logaddexp_fold(acc, x, axis, start, stop, acc_batched, x_batched):
+    """``rt.logaddexp_fold(acc, x, axis, start, stop)`` of each member: the slices of a batched
+    ``x`` lie along ``axis + 1``, and a batched ``acc`` of lower rank than a member's slice
+    gets axes of length 1 after the batch axis, so that it broadcasts against the slices as
+    each member's does."""
+    if acc_batched:
+        member, reads = np.ndim(acc) - 1, np.ndim(x) - 1 - bool(x_batched)
+        if member < reads:
+            shape = np.shape(acc)
+            acc = np.reshape(acc, shape[:1] + (1,) * (reads - member) + shape[1:])
+    return _logaddexp_fold(acc, x, axis + bool(x_batched), start, stop)

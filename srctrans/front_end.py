@@ -33,6 +33,7 @@ from srctrans.normalize.callees import inlined_callees
 from srctrans.normalize.chained_writes import split_chained_writes
 from srctrans.normalize.checkpoints import mark_checkpointed_loops
 from srctrans.normalize.constant_keys import forward_constant_keys
+from srctrans.normalize.folds import fold_loops
 from srctrans.normalize.packed_tuples import forward_packed_tuples
 from srctrans.normalize.counted_loops import count_while_loops
 from srctrans.normalize.desugar import desugar
@@ -134,6 +135,7 @@ def front_end(fn, wrt, build_callee, mode):
     split_sequence_arithmetic(unit.function, unit.aliases)
     normalize(parsed, unit.resolver, unit.namer, unit.aliases[RUNTIME_ALIAS])
     trace("anf", lambda: function_text(unit.function))
+    fold_loops(unit.function, unit.aliases)     # acc = np.logaddexp(acc, x[:, j]) in a loop
     rename_reassignments(unit.function, unit.namer)
     forward_packed_tuples(unit.function)         # t = (a, b); x, y = t: x = a; y = b
     forward_constant_keys(unit.function, unit.aliases[RUNTIME_ALIAS])   # d["k"]: what was written

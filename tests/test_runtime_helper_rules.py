@@ -37,10 +37,11 @@ import srctrans as st
 from srctrans.runtime.containers import is_container, leaves, map_leaves
 from srctrans.rules import REGISTRY
 from srctrans.rules import (
-    container_helpers, control_helpers, product_helpers, runtime_helpers, scan_helpers)
+    container_helpers, control_helpers, fold_helpers, product_helpers, runtime_helpers,
+    scan_helpers)
 
 HELPER_RULE_FILES = {runtime_helpers.__name__, product_helpers.__name__, scan_helpers.__name__,
-                     container_helpers.__name__, control_helpers.__name__}
+                     container_helpers.__name__, control_helpers.__name__, fold_helpers.__name__}
 from srctrans.rules.registry import JvpTemplate, Template
 
 STEP = 1e-6
@@ -209,6 +210,13 @@ CASES = [
     Case("broadcast_like-same", rt.broadcast_like, lambda r: (normal(r, 2, 3), normal(r, 2, 3))),
     Case("ratio_or_zero-broadcast", rt.ratio_or_zero, lambda r: (normal(r, 2, 3), nonzero(r, 3))),
     Case("ratio_or_zero-float", rt.ratio_or_zero, lambda r: (normal(r, 3), -1.5)),
+    # a loop folding np.logaddexp over slices (normalize/folds.py): along an axis, from a
+    # number, with an index that wraps round, with no step, into a wider accumulator
+    Case("logaddexp_fold-columns", rt.logaddexp_fold, lambda r: (normal(r, 3), normal(r, 3, 4), 1, 1, 4)),
+    Case("logaddexp_fold-number", rt.logaddexp_fold, lambda r: (-0.5, normal(r, 4, 3), 0, 0, 4)),
+    Case("logaddexp_fold-wraps", rt.logaddexp_fold, lambda r: (normal(r, 3), normal(r, 3, 4), 1, -1, 3)),
+    Case("logaddexp_fold-no-step", rt.logaddexp_fold, lambda r: (normal(r, 3), normal(r, 3, 4), 1, 2, 2)),
+    Case("logaddexp_fold-wider", rt.logaddexp_fold, lambda r: (normal(r, 2, 3), normal(r, 4, 3), 0, 1, 4)),
     # reductions
     *_reduction_cases("unreduce", rt.unreduce, normal, REDUCTIONS),
     *_reduction_cases("mean_grad", rt.mean_grad, normal, REDUCTIONS),

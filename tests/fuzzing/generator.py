@@ -563,8 +563,15 @@ class _Builder:
         a = self._pick()
         b = self._compatible(a)
         t, parts = self._fresh(), self._fresh()
-        choice = self.rng.randrange(28)
-        if choice == 27:             # a tuple packed, then unpacked (bound to its entries)
+        choice = self.rng.randrange(29)
+        if choice == 28:             # np.logaddexp folded over a stack's slices (one call)
+            start = self.rng.choice([f"{t} = {parts}[0]", f"{t} = -np.inf"])
+            first = 1 if start.endswith("[0]") else 0
+            fold = self.rng.choice([f"np.logaddexp({t}, {parts}[j])",
+                                    f"np.logaddexp({parts}[j], {t})"])
+            lines = [f"{parts} = np.stack([{a} * 1.0, np.sin({a}), np.cos({a}) * 0.5])", start,
+                     f"for j in range({first}, 3):", f"    {t} = {fold}"]
+        elif choice == 27:             # a tuple packed, then unpacked (bound to its entries)
             other = self._fresh()
             lines = self.rng.choice([
                 [f"{t}, {parts} = helper_cached({a}, {b})",

@@ -98,7 +98,7 @@ def _matmul_transposed_right(call, g, b):
 _WITH_RULES = frozenset({rt.matmul_lhs, rt.matmul_rhs, rt.dot_lhs, rt.dot_rhs, rt.unbroadcast,
                          rt.getitem_grad, rt.transpose_grad, rt.add, rt.broadcast_like,
                          rt.reshape_like, rt.tuple_like, rt.custom_cotangents,
-                         rt.container_cotangent, rt.attributes_cotangent})
+                         rt.container_cotangent, rt.attributes_cotangent, rt.logaddexp_fold})
 
 
 # checks a helper makes for their effect (an error) that read the dtype or the array library
@@ -163,6 +163,11 @@ def runtime_rule(call):
         return t("rt.batch.custom_cotangents(C, A, R, S, FC, FA, N)", C=cotangents, A=args,
                  R=rule, S=single, FC=flag_node(call.flag(cotangents)),
                  FA=flag_node(call.flag(args)), N=call.size())
+    if callee is rt.logaddexp_fold and len(call.args) == 5 and not call.keywords \
+            and not any(call.flag(a) for a in call.args[2:]):
+        acc, x, axis, start, stop = call.args
+        return t("rt.batch.logaddexp_fold(A, X, AX, S0, S1, FA, FX)", A=acc, X=x, AX=axis,
+                 S0=start, S1=stop, FA=flag_constant(call, acc), FX=flag_constant(call, x))
     if callee in RUNTIME_AXISWISE:
         return _axiswise(call)
     return None

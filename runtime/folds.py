@@ -1,0 +1,88 @@
+"""A loop folding ``np.logaddexp`` over the slices of an array, as one call, and its derivatives.
+
+``normalize/folds.py`` turns ``for j in range(start, stop): acc = np.logaddexp(acc, x[:, j])``
+into ``acc = logaddexp_fold(acc, x, 1, start, stop)``, which runs the same loop: the values
+are the loop's. Its derivatives are in closed form: the fold's result is the log of
+``exp(acc) + sum_j exp(x_j)``, so its derivative in ``acc`` is ``exp(acc - ans)`` and in each
+slice ``x_j`` is ``exp(x_j - ans)``, with no value of the loop's steps saved or read.
+``logaddexp_fold`` has rules (``srctrans/rules/folds.py``); the other functions here are
+plain NumPy whose second derivatives srctrans gets by reading this source.
+"""
+
+import numpy as np
+
+from .broadcast import unbroadcast
+
+
+def logaddexp_fold(acc, x, axis, start, stop):
+    """What ``for j in range(start, stop): acc = np.logaddexp(acc, x[..., j, ...])`` leaves
+    in ``acc`` (``j`` indexing ``x`` along ``axis``, the axes before it whole)."""
+    lead = (slice(None),) * axis
+    for j in range(start, stop):
+        acc = np.logaddexp(acc, x[lead + (j,)])
+    return acc
+
+
+def logaddexp_fold_share(acc, ans, start, stop):
+    """The derivative of :func:`logaddexp_fold`'s result ``ans`` in ``acc``: ``exp(acc -
+    ans)``, and 1 when the loop takes no step (``ans`` is ``acc``)."""
+    if start >= stop:
+        return np.ones_like(acc, dtype=np.result_type(acc, 1.0))
+    return np.exp(acc - ans)
+
+
+def logaddexp_fold_grad(g, ans, x, axis, start, stop):
+    """The cotangent of ``x`` in :func:`logaddexp_fold` for the cotangent ``g`` of its result
+    ``ans``: ``g * exp(x_j - ans)`` at each slice ``x_j`` the loop read (summed to a slice's
+    shape; a slice read twice, by an index that wraps round, gets both), 0 elsewhere."""
+    reads = np.shape(x)[:axis] + np.shape(x)[axis + 1:]           # one slice's shape
+    if np.shape(ans) == reads and 0 <= start < stop <= np.shape(x)[axis]:
+        return _grad_at_once(g, ans, x, axis, start, stop)        # each slice once
+    return _grad_by_step(g, ans, x, axis, start, stop)
+
+
+def _grad_at_once(g, ans, x, axis, start, stop):
+    shape = np.shape(x)
+    reads = shape[:axis] + shape[axis + 1:]
+    steps = (slice(None),) * axis + (slice(start, stop),)
+    share = _along(g, reads, axis) * np.exp(x[steps] - _along(ans, reads, axis))
+    if stop - start == shape[axis]:
+        return share
+    g_x = np.zeros(shape, share.dtype) if type(share) is np.ndarray else \
+        np.zeros_like(share, shape=shape)          # (a duck array's own kind, as share is)
+    g_x[steps] = share
+    return g_x
+
+
+def _grad_by_step(g, ans, x, axis, start, stop):
+    lead = (slice(None),) * axis
+    # zeros of x's shape, of a duck array's kind when g or x is one (added, not written into)
+    g_x = np.zeros_like(x, dtype=np.result_type(x, g, 1.0)) + np.zeros_like(np.sum(g))
+    for j in range(start, stop):
+        g_x[lead + (j,)] += unbroadcast(g * np.exp(x[lead + (j,)] - ans), x[lead + (j,)])
+    return g_x
+
+
+def logaddexp_fold_tangent(dx, ans, x, axis, start, stop):
+    """The part of :func:`logaddexp_fold`'s tangent that the tangent ``dx`` of ``x`` gives:
+    the sum over the slices the loop read of ``dx_j * exp(x_j - ans)``."""
+    lead = (slice(None),) * axis
+    count = np.shape(x)[axis]
+    reads = np.shape(x)[:axis] + np.shape(x)[axis + 1:]
+    if np.shape(ans) == reads and 0 <= start < stop <= count:
+        steps = lead + (slice(start, stop),)
+        return np.sum(dx[steps] * np.exp(x[steps] - _along(ans, reads, axis)), axis=axis)
+    tangent = np.zeros_like(ans, dtype=np.result_type(ans, dx))
+    for j in range(start, stop):
+        tangent = tangent + dx[lead + (j,)] * np.exp(x[lead + (j,)] - ans)
+    return tangent
+
+
+def _along(value, shape, axis):
+    """``value`` spread to ``shape``, with an axis of length 1 put in at ``axis``: it then
+    broadcasts along the slices a fold read (a duck array stays one)."""
+    if type(value) is np.ndarray and value.shape == shape:
+        return value[(slice(None),) * axis + (None,)]
+    if np.shape(value) != shape:
+        value = np.broadcast_to(value, shape)
+    return np.expand_dims(value, axis)

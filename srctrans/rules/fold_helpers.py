@@ -1,0 +1,24 @@
+"""Derivative rules of ``rt.logaddexp_fold``: a loop folding ``np.logaddexp`` over the slices of
+an array (``normalize/folds.py``), differentiated in closed form (``runtime/folds.py``)."""
+
+from srctrans import runtime as rt
+from srctrans.rules.registry import REGISTRY
+from srctrans.runtime import folds
+
+vjp = REGISTRY.vjp
+jvp = REGISTRY.jvp
+
+
+@vjp(rt.logaddexp_fold)
+def logaddexp_fold(g, ans, acc, x, axis, start, stop):
+    return (rt.unbroadcast(g * rt.logaddexp_fold_share(acc, ans, start, stop), acc),
+            rt.logaddexp_fold_grad(g, ans, x, axis, start, stop), None, None, None)
+
+@jvp(rt.logaddexp_fold)
+def logaddexp_fold_jvp(dacc, dx, ans, acc, x, axis, start, stop):
+    return (dacc * rt.logaddexp_fold_share(acc, ans, start, stop),
+            rt.logaddexp_fold_tangent(dx, ans, x, axis, start, stop))
+
+
+# Their second derivatives: srctrans reads the helpers' source (plain NumPy).
+REGISTRY.differentiate_through_module(folds, except_=(rt.logaddexp_fold,))
