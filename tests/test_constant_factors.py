@@ -110,3 +110,26 @@ def test_derivatives_and_dtypes_are_the_generic_codes(f, dtype):
         for a, b in zip(gradient(*args), want):
             assert a.dtype == b.dtype
             np.testing.assert_allclose(a, b, rtol=1e-12 if dtype is np.float64 else 1e-5)
+
+
+def test_a_literal_joins_a_leading_number_where_an_array_is_multiplied():
+    """``-2 * (d * mu)``, ``d`` a number: ``(-2 * d) * mu`` takes one array operation where
+    it took two; among numbers alone nothing is gained, and nothing changes."""
+    body = gast.parse("m = -2 * (d * mu)\nr = -(s * t)\ng = m + r").body
+    multiply_constant_factors(body, {"g"}, {"mu", "d", "s", "t"}, {"d", "s", "t"})
+    code = ast.unparse(gast.gast_to_ast(gast.Module(body, [])))
+    assert code.splitlines()[:2] == ["m = -2 * d * mu", "r = -(s * t)"]
+
+
+def vae_kl(mu, logvar, x):
+    return -0.5 * np.sum(1 + logvar - mu ** 2 - np.exp(logvar)) / x.shape[0]
+
+
+def test_the_normaliser_of_a_batchs_size_is_a_number():
+    """``1.0 / x.shape[0]`` is a number (``x.shape[0]`` an int), so a literal joins it rather
+    than an array: the KL term of a VAE's loss scales mu once."""
+    args = (R.standard_normal((4, 2)), R.standard_normal((4, 2)) * 0.3, np.ones((4, 6)))
+    fused = st.source(vae_kl, args=args, wrt=(0, 1)).split("def vae_kl_grad(")[1]
+    line = next(line for line in fused.splitlines() if line.strip().startswith("dmu ="))
+    assert "(" not in line.split("=", 1)[1], line          # -2 * d * mu: one array operation
+    st.check_grads(vae_kl, args, order=2, wrt=(0, 1))

@@ -255,15 +255,34 @@ class _Writer:
             return gast.BinOp(gast.Constant(1.0, None), gast.Mult(), core)
         if constant == 1 and float_known:
             return core
-        first, spine = core, []
-        while isinstance(first, gast.BinOp) and isinstance(first.op, (gast.Mult, gast.Div)):
-            spine.append(first)
-            first = first.left
-        if spine and isinstance(first, gast.Name) and first.id in self.scalars \
-                and (constant != 1 or float_known):
-            spine[-1].left = _scaled(constant, first, float_known)
+        if self._first_number(core) is not None and (constant != 1 or float_known):
+            self._first_number(core).left = _scaled(constant, _leftmost(core), float_known)
             return core
         return _scaled(constant, core, float_known)
+
+    def scales_a_number(self, constant, core, floats):
+        """Whether ``constant * core`` is written with the literal on ``core``'s first
+        factor, a number, and another factor is not one: the literal then costs no array
+        operation."""
+        return not isinstance(core, tuple) and self._first_number(core) is not None \
+            and (constant != 1 or _reads_float(core, floats)) and any(
+                not (isinstance(leaf, gast.Name) and leaf.id in self.scalars)
+                for leaf in _product_nodes(core) if not _is_product(leaf))
+
+    def _first_number(self, core):
+        """The innermost product of ``core``'s left spine when its first factor is a number
+        (``scalars``), else None."""
+        spine = None
+        while isinstance(core, gast.BinOp) and isinstance(core.op, (gast.Mult, gast.Div)):
+            spine, core = core, core.left
+        return spine if isinstance(core, gast.Name) and core.id in self.scalars else None
+
+
+def _leftmost(node):
+    """The first factor of a product's left spine."""
+    while isinstance(node, gast.BinOp) and isinstance(node.op, (gast.Mult, gast.Div)):
+        node = node.left
+    return node
 
 
 def _scaled(constant, node, float_known):
@@ -311,6 +330,8 @@ def _rebuilt(node, deferred, floats, written, operand=False):
     before = _literals(node)
     after = 1 if isinstance(core, tuple) or constant != 1 or not _reads_float(core, floats) \
         or isinstance(core, gast.Name) and not operand else 0
+    if after and written.scales_a_number(constant, core, floats):
+        after = 0                     # (-2 * d) * x: the literal costs a number's operation
     if not reads and after >= before:
         return node, leaves
     return written(constant, core, floats, operand), leaves

@@ -176,6 +176,10 @@ def shape_of(expression, known):
         left, right = shape_of(expression.left, known), shape_of(expression.comparators[0], known)
         return None if left is None or right is None else _broadcast(left, right)
     if isinstance(expression, gast.Subscript):
+        if isinstance(expression.value, gast.Attribute) and expression.value.attr == "shape" \
+                and int_literal(expression.slice) is not None \
+                and shape_of(expression.value.value, known):
+            return INTEGER                                      # x.shape[0]: an int
         return _subscript_shape(expression.value, expression.slice, known)
     if isinstance(expression, gast.Attribute) and expression.attr == "T":
         inner = shape_of(expression.value, known)
