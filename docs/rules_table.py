@@ -60,6 +60,8 @@ GROUPS = [
     ("srctrans.rules.product_helpers", "Runtime helpers of products (the same)"),
     ("srctrans.rules.scan_helpers",
      "Runtime helpers of scans, differences and uniform-grid gradients (the same)"),
+    ("srctrans.rules.fold_helpers",
+     "Runtime helpers of folds (a loop of np.logaddexp over an array's slices, as one call)"),
     ("srctrans.rules.container_helpers",
      "Runtime helpers of subscripts, attributes and containers (the same, for parts of values)"),
     ("srctrans.rules.control_helpers",

@@ -12,7 +12,9 @@ Modules:
                   multi_dot and det
   shared_inverses -- a Cholesky factor's inverse shared by the solves of one backward pass
   composites   -- derivatives of cumprod, nanvar, weighted averages, kron, polyval,
-                  convolutions, interp, grids, selections, joins, tensor solves and norms
+                  convolutions, interp, grids, tensor solves and norms
+  selections   -- derivatives of np.select, compress, extract, choose, partition and the joins
+                  column_stack, dstack, append, ediff1d
   log_sum_exp  -- log-sum-exp's derivatives, and the softmax its gradient reads
   folds        -- a loop folding np.logaddexp over an array's slices, as one call
   joins        -- splitting the gradient of concatenate/stack among inputs
@@ -112,11 +114,12 @@ from .composites import (
     vdot_grads, cumprod_grad, cumprod_jvp, nanvar_grad, nanvar_jvp, average_grad, average_weights_grad,
     average_jvp, kron_grads,
     polyval_grads, polyder_coefficients, convolve_grads, correlate_grads, meshgrid_grads,
-    meshgrid_jvp, geomspace_grads, select_grads, compress_grad, extract_grad, choose_grads,
-    partition_grad, partition_jvp, rollaxis_grad, column_stack_grads, dstack_grads,
-    append_grads, ediff1d_grads, ediff1d_jvp, tensorinv_grad, tensorinv_jvp, tensorsolve_grads,
+    meshgrid_jvp, geomspace_grads, tensorinv_grad, tensorinv_jvp, tensorsolve_grads,
     tensorsolve_jvp, norm_weights, norm_grad, norm_jvp, interp_grads, interp_jvp, sinc_slope, diag_grad,
     diagflat_grad, digamma, over_x)
+from .selections import (
+    select_grads, compress_grad, extract_grad, choose_grads, partition_grad, partition_jvp,
+    rollaxis_grad, column_stack_grads, dstack_grads, append_grads, ediff1d_grads, ediff1d_jvp)
 from .log_sum_exp import logsumexp_share, logsumexp_jvp, softmax_share
 from .folds import (logaddexp_fold, logaddexp_fold_grad, logaddexp_fold_share,
                     logaddexp_fold_tangent)

@@ -12,7 +12,8 @@ replaced by its tangent, summed over the operands.
 import numpy as np
 
 from srctrans import runtime as rt
-from srctrans.runtime import composites, decompositions, log_sum_exp, shared_inverses
+from srctrans.runtime import (composites, decompositions, log_sum_exp, selections,
+                              shared_inverses)
 from srctrans.rules.registry import REGISTRY
 
 vjp = REGISTRY.vjp
@@ -244,9 +245,9 @@ def multi_dot_jvp(darrays, ans, arrays):
 # Their second derivatives: srctrans differentiates the helpers' source (plain NumPy),
 # all but tuple_like, which rebuilds NumPy's named tuples, and the SVD's cofactor matrix,
 # whose second derivative is refused (rules/runtime_helpers.py);
-# the same holds for runtime/composites.py, runtime/log_sum_exp.py and
-# runtime/shared_inverses.py.
-for _module in (decompositions, composites, log_sum_exp, shared_inverses):
+# the same holds for runtime/composites.py, runtime/selections.py, runtime/log_sum_exp.py
+# and runtime/shared_inverses.py.
+for _module in (decompositions, composites, selections, log_sum_exp, shared_inverses):
     REGISTRY.differentiate_through_module(_module,
                                          except_=(rt.tuple_like, decompositions._cofactor))
 REGISTRY.nondifferentiable(rt.unsupported)       # raises: a refusal has no derivative
