@@ -1163,6 +1163,17 @@ def f(x):
 def check():
     differentiates(f, X)
 """,
+    "`for j in range(a, b): acc = np.logaddexp(acc, x[:, j])`: a log-sum-exp added up slice by slice": """
+def f(m):
+    acc = m[:, 0]
+    for j in range(1, m.shape[1]):
+        acc = np.logaddexp(acc, m[:, j])
+    return np.sum(acc * acc)
+
+def check():
+    assert "logaddexp_fold" in st.source(f, args=(M,))
+    differentiates(f, M)
+""",
     "`while`": """
 def f(x):
     s, n = 1.0, 0
