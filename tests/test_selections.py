@@ -100,3 +100,22 @@ def test_the_piece_not_selected_does_not_spoil_the_derivative():
         np.testing.assert_array_equal(gradient(x, np.inf), [np.nan, np.inf, np.nan])
     for _ in range(2):                                     # the specialised code, its short path
         np.testing.assert_array_equal(gradient(x, np.inf), [2.0, np.inf, 2.0])
+
+
+def test_a_long_sum_is_merged_without_recursion():
+    """The sum's terms are found iteratively: a 3,000-term sum, at the default recursion
+    limit (parsed and printed with a higher one)."""
+    import sys
+    terms = " + ".join(f"t{i}" for i in range(3000))
+    text = f"a = np.where(c, g, 0)\nb = np.where(c, 0, g)\ndr = {terms} + a * x - b * y"
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(20000)
+    try:
+        body = gast.parse(text).body
+        sys.setrecursionlimit(1000)
+        merged_body = merge_complementary_selections(body, {"dr"}, "np")
+        sys.setrecursionlimit(20000)
+        code = ast.unparse(gast.gast_to_ast(gast.Module(merged_body, [])))
+    finally:
+        sys.setrecursionlimit(limit)
+    assert code.startswith("dr = np.where(c, g * x, -(g * y)) + t0 + t1")

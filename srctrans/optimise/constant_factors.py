@@ -19,8 +19,9 @@ literals of the products that read it. Derivatives of squares and halves (``2 * 
 
 (three array operations fewer). A product is written anew only when that takes fewer
 operations, counting a literal that multiplies a leading number (``(-2 * d) * mu``, ``d`` a
-number and ``mu`` an array) as none. One whose literals multiply to 1 and that has no factor known to be a float
-keeps ``1.0 *`` (it makes a boolean or integer array a float one, as the literals did); a
+number and ``mu`` an array) as none. One whose literals multiply to 1 and that has no
+factor known to be a float keeps ``1.0 *`` (it makes a boolean or integer array a float
+one, as the literals did); a
 returned name keeps its literal. A copy ``t = 1.0 * y`` of a float, read only by arithmetic,
 goes, its reads reading ``y``.
 """

@@ -35,7 +35,7 @@ import numpy as np
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.nodes import clone, load, single_target
+from srctrans.nodes import clone, load, number_literal, single_target
 from srctrans.optimise.dce import reads_of, stores_of
 from srctrans.treewalk import replace_names, walk
 
@@ -98,8 +98,7 @@ def _is_where(call, numpy_alias):
 
 
 def _is_zero(node):
-    return isinstance(node, gast.Constant) and type(node.value) in (int, float) \
-        and node.value == 0
+    return number_literal(node) and node.value == 0
 
 
 def _merge(statements, live_out, selected, discarded):
@@ -189,14 +188,18 @@ def _substituted(node, name, product):
     return replace_names(clone(node), lambda n: clone(product) if n.id == name else n)
 
 
-def _terms(node, negated=False):
-    """``(term, negated)`` of a sum or difference ``node``: its terms and whether each is
-    subtracted."""
-    if isinstance(node, gast.BinOp) and isinstance(node.op, (gast.Add, gast.Sub)):
-        yield from _terms(node.left, negated)
-        yield from _terms(node.right, negated != isinstance(node.op, gast.Sub))
-    else:
-        yield node, negated
+def _terms(node):
+    """``[(term, negated)]`` of a sum or difference ``node``, left to right: its terms and
+    whether each is subtracted (iterative: a sum may be long)."""
+    found, todo = [], [(node, False)]
+    while todo:
+        node, negated = todo.pop()
+        if isinstance(node, gast.BinOp) and isinstance(node.op, (gast.Add, gast.Sub)):
+            todo.append((node.right, negated != isinstance(node.op, gast.Sub)))
+            todo.append((node.left, negated))
+        else:
+            found.append((node, negated))
+    return found
 
 
 def _signed(product, total, term):
