@@ -28,7 +28,7 @@ straight-line code, branches and counted loops.
 import gast
 
 from srctrans.nodes import assign, load, store
-from srctrans.treewalk import walk
+from srctrans.treewalk import child_fields, walk
 
 _LOOPS = (gast.For, gast.While)
 
@@ -122,9 +122,32 @@ def _index_loops(function, namer, runtime_name):
 
 def statement_lists(function):
     """Every statement list of ``function`` (bodies, else branches, finally blocks), its own
-    included; a rewrite changes them in place, so the list stays true."""
-    return [value for node in walk(function) for field in ("body", "orelse", "finalbody")
-            if isinstance(value := getattr(node, field, None), list)]
+    included, in the order of a breadth-first walk; a rewrite changes them in place, so the
+    list stays true. Only statements (and a ``try``'s handlers, a ``match``'s cases) hold
+    statement lists, so the walk does not go into expressions."""
+    found, todo = [], [function]
+    for node in todo:                          # the list grows as the loop runs
+        held = node.__dict__
+        for field in _holding_statements(node.__class__):
+            value = held.get(field)
+            if value.__class__ is list:
+                if field in _STATEMENT_LISTS:
+                    found.append(value)
+                todo.extend(item for item in value if isinstance(item, gast.AST))
+    return found
+
+
+_STATEMENT_LISTS = ("body", "orelse", "finalbody")
+_HOLDING: dict = {}
+
+
+def _holding_statements(cls):
+    """The fields of node class ``cls`` that may hold statements, in its fields' order."""
+    fields = _HOLDING.get(cls)
+    if fields is None:
+        fields = _HOLDING[cls] = tuple(f for f in child_fields(cls)
+                                       if f in _STATEMENT_LISTS or f in ("handlers", "cases"))
+    return fields
 
 
 def _dict_names(function):
