@@ -359,6 +359,15 @@ def test_the_cotangent_of_new_axes_takes_them_away(index, g_shape, after):
     assert _text(specialise.specialise(statements, {"g": g_shape, "x": (4, 3)}, "np")) == after
 
 
+def test_a_spread_picked_with_new_axes_is_put_back_as_its_number():
+    """A spread's cotangent through new axes stays rt.getitem_grad, where the spread's number
+    is put back (the specialiser drops spreads after it rewrites the picks)."""
+    statements = _statements("d = rt.unreduce(s, P, None, False)\n"
+                             "e = rt.getitem_grad(d, X, np.s_[:, None])")
+    assert _text(specialise.specialise(statements, {"s": (), "P": (4, 1), "X": (4,)}, "np")) \
+        == "e = rt.getitem_grad(s, X, np.s_[:, None])"
+
+
 def broadcast_columns(x, w):
     m = x[:, None] * w                       # (n, 1) * (k,): x's cotangent is a column's
     return np.sum(np.tanh(m)) + np.sum(x ** 2) + np.sum(x[None, :] * m.T)

@@ -215,12 +215,15 @@ def _inner_product(g, shape, known, spread_names):
     return gast.Call(gast.Attribute(a, "dot", gast.Load()), [b], [])
 
 
-def _new_axes_taken_away(call, known):
+def _new_axes_taken_away(call, known, spread_names):
     """``g[:, 0]`` for ``rt.getitem_grad(g, x, np.s_[:, None])``: an index of whole slices and
     new axes (``None``: ``lse[:, None]``, ``means[None, :, :]``) picks all of ``x``, with axes
     of length 1 put in; its cotangent, shaped as the pick, is ``x``'s with those axes taken
-    away. None for any other index, or a ``g`` of another shape (a number, say)."""
+    away. None for any other index, a ``g`` of another shape (a number, say), or one reading
+    a spread (``spread_names``: the spread's number is put back where it was picked)."""
     g, x, index = call.args
+    if reads_of(g) & spread_names:
+        return None
     index = index_of(index)
     parts = index.elts if isinstance(index, gast.Tuple) else [index]
     new = [isinstance(p, gast.Constant) and p.value is None for p in parts]
@@ -356,7 +359,7 @@ class _Rewriter(gast.NodeTransformer):
                 return _sum(g, kept, keepdims=True)
             return node
         if is_runtime_helper_call(node, "getitem_grad") and len(node.args) == 3:
-            return _new_axes_taken_away(node, known) or node
+            return _new_axes_taken_away(node, known, self.spread_names) or node
         if is_runtime_helper_call(node, "var_grad") and len(node.args) == 5:
             return _variance_cotangent(node, known) or node
         if is_runtime_helper_call(node, "norm_grad") and len(node.args) == 6:
