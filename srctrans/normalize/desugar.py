@@ -455,13 +455,19 @@ def _sets(statements, flag):
 
 
 def walk_own(node):
-    """``walk(node)`` without the insides of local functions (their returns are their own)."""
+    """``node`` and the statements below it (a ``try``'s handlers and a ``match``'s cases
+    too), depth first, without the insides of local functions (their returns are their own):
+    what a search for returns, jumps or imports needs, which no expression holds."""
     stack = [node]
     while stack:
         node = stack.pop()
         yield node
         if not isinstance(node, (gast.FunctionDef, gast.Lambda)):
-            stack.extend(gast.iter_child_nodes(node))
+            held = node.__dict__
+            for field in _holding_statements(node.__class__):
+                value = held.get(field)
+                if value.__class__ is list:
+                    stack.extend(item for item in value if isinstance(item, gast.AST))
 
 
 def _own_nodes(loop):
