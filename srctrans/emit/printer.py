@@ -117,8 +117,9 @@ def _converted(root):
     stack = [(root, top)] if fill else []
     while stack:
         source, target = stack.pop()
+        held = source.__dict__                      # (dict.get: cheaper than getattr)
         for field in target._fields:
-            value = getattr(source, field, None)
+            value = held.get(field)
             if isinstance(value, gast.AST):
                 copy, fill = _shallow(value)
                 if fill:
