@@ -64,7 +64,9 @@ def test_a_cotangent_of_one_entry_of_the_copy_joins_the_sources():
     (BACKWARD.replace("e = g * 2.0", "a = g * 2.0"), (("_dict", "p"),), ("dp",)),  # a term changes
     (BACKWARD, (("_dict", "q"),), ("dp",)),                              # a copy of another
     (BACKWARD, (), ("dp",)),                                             # not a copy found
-], ids=["read_twice", "live", "term_changed", "other_source", "no_copy"])
+    (BACKWARD.replace("e = g * 2.0", "d_dict = f(q)\ne = g * 2.0"),      # assigned again
+     (("_dict", "p"),), ("dp",)),
+], ids=["read_twice", "live", "term_changed", "other_source", "no_copy", "assigned_again"])
 def test_a_cotangent_that_does_not_qualify_stays(text, copies, live):
     assert merged(text, copies, live) == ast.unparse(ast.parse(text))
 

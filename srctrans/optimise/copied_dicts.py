@@ -15,10 +15,10 @@ the source's, dict to dict::
     dp = rt.add(rt.container_cotangent({'scale': s, 'w': e}, p), d_dict)
 
 When the forward pass uses the copy only to read it at constant keys, and the source only so
-and to copy it (so both have the same keys when the cotangents are made), and nothing else
-reads the copy's cotangent, the source's is made once with each key's terms added (a
-cotangent of one entry, ``rt.getitem_grad(a, _dict, 'w')``, counts as one of a dict with that
-key alone)::
+and to copy it (so both have the same keys when the cotangents are made), and the copy's
+cotangent is assigned once and read by nothing else, the source's is made once with each
+key's terms added (a cotangent of one entry, ``rt.getitem_grad(a, _dict, 'w')``, counts as
+one of a dict with that key alone)::
 
     dp = rt.container_cotangent({'scale': s, 'w': rt.add(e, a), 'b': c}, p)
 
@@ -71,7 +71,7 @@ def merge_copied_dict_cotangents(statements, copies, live_out, runtime_alias):
     ``live_out``: the names read after ``statements``."""
     if not copies:
         return statements
-    _, reads = name_counts(statements)
+    stores, reads = name_counts(statements)
     made = {}                    # name -> (its statement's index, the container, its terms)
     dropped = set()
     for index, stmt in enumerate(statements):
@@ -88,7 +88,8 @@ def merge_copied_dict_cotangents(statements, copies, live_out, runtime_alias):
             source = _container_cotangent(stmt.value.args[own], runtime_alias)
             copied = stmt.value.args[other]
             if source is None or not isinstance(copied, gast.Name) or copied.id not in made \
-                    or reads.get(copied.id) != 1 or copied.id in live_out:
+                    or stores.get(copied.id) != 1 or reads.get(copied.id) != 1 \
+                    or copied.id in live_out:
                 continue
             at, copy, copy_terms = made[copied.id]
             terms_read = {n for term in copy_terms.values() for n in reads_of(term)}
