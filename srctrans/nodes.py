@@ -40,6 +40,19 @@ def number_literal(node):
     return isinstance(node, gast.Constant) and type(node.value) in (int, float)
 
 
+def constant_key(node):
+    """The key a constant names, a str or an int (``d['w']``, ``t[0]``), else None."""
+    if isinstance(node, gast.Constant) and type(node.value) in (str, int):
+        return node.value
+    return None
+
+
+def whole_slice(node):
+    """Whether ``node`` is ``:``, a slice with no bound and no step."""
+    return isinstance(node, gast.Slice) and node.lower is None and node.upper is None \
+        and node.step is None
+
+
 def none_literal(node):
     """Whether ``node`` is the constant None."""
     return isinstance(node, gast.Constant) and node.value is None

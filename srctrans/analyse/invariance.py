@@ -32,7 +32,7 @@ import numpy as np
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.nodes import int_literal, none_literal
+from srctrans.nodes import int_literal, none_literal, whole_slice
 from srctrans.treewalk import walk
 
 # reductions: which forms each keeps (a sum of shifted values is not shifted)
@@ -227,9 +227,7 @@ def _inserts_axis(index, axis):
     if axis == -1 and len(leading) == 1 and isinstance(leading[0], gast.Constant) \
             and leading[0].value is Ellipsis:
         return True
-    return axis == len(leading) and all(
-        isinstance(p, gast.Slice) and p.lower is None and p.upper is None and p.step is None
-        for p in leading)
+    return axis == len(leading) and all(whole_slice(p) for p in leading)
 
 
 def _call(value, forms, offset):

@@ -27,7 +27,7 @@ other way is left as it is.
 
 import gast
 
-from srctrans.nodes import clone, load, subscripts_of
+from srctrans.nodes import clone, constant_key, load, subscripts_of
 from srctrans.normalize.desugar import statement_lists
 from srctrans.optimise.dce import name_counts
 from srctrans.treewalk import replace_children, walk
@@ -51,18 +51,11 @@ def _made(stmt, runtime_alias):
         return False
     value = stmt.value
     if isinstance(value, gast.Dict):
-        return all(_key(key) is not None for key in value.keys)
+        return all(constant_key(key) is not None for key in value.keys)
     return (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)
             and value.func.attr == "dict_copy" and isinstance(value.func.value, gast.Name)
             and value.func.value.id == runtime_alias and len(value.args) == 1
             and isinstance(value.args[0], gast.Name) and not value.keywords)
-
-
-def _key(node):
-    """The key a constant subscript names (a str or an int), else None."""
-    if isinstance(node, gast.Constant) and type(node.value) in (str, int):
-        return node.value
-    return None
 
 
 def _forward(block, made, stores, uses):
@@ -96,7 +89,7 @@ def _forward(block, made, stores, uses):
         for key, value in zip(made.value.keys, made.value.values):
             if _value(value, stores) is None:
                 return
-            written[_key(key)] = value
+            written[constant_key(key)] = value
     dropped = {id(alias) for alias in aliases}
     for stmt, reads, write in plan:
         replaced = {id(node): clone(written[key]) if key in written
@@ -123,7 +116,7 @@ def _entries(stmt, names):
         return None
     reads, write = [], None
     for node in subscripts:
-        key = _key(node.slice)
+        key = constant_key(node.slice)
         if key is None:
             return None
         if isinstance(node.ctx, gast.Load):

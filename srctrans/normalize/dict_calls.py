@@ -34,7 +34,7 @@ def f(p, x):
 
 import gast
 
-from srctrans.nodes import assign, load
+from srctrans.nodes import assign, constant_key, load
 from srctrans.normalize.desugar import located, statement_lists
 from srctrans.treewalk import walk
 
@@ -70,8 +70,7 @@ def _assigns_copied_display(stmt):
             and isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Dict)):
         return False
     keys = stmt.value.keys
-    return bool(keys) and keys[0] is None and all(
-        isinstance(k, gast.Constant) and type(k.value) in (str, int) for k in keys[1:])
+    return bool(keys) and keys[0] is None and all(constant_key(k) is not None for k in keys[1:])
 
 
 def _is_dict_call_with_keys(stmt):

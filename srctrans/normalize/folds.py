@@ -26,7 +26,7 @@ import numpy as np
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.nodes import assign, load, resolved_runtime_call, single_target
+from srctrans.nodes import assign, load, resolved_runtime_call, single_target, whole_slice
 from srctrans.normalize.desugar import is_range, statement_lists
 from srctrans.optimise.dce import name_counts
 
@@ -91,6 +91,5 @@ def _axis(index, counter):
         return None
     at = [i for i, part in enumerate(index.elts)
           if isinstance(part, gast.Name) and part.id == counter]
-    whole = all(isinstance(part, gast.Slice) and part.lower is None and part.upper is None
-                and part.step is None for i, part in enumerate(index.elts) if i not in at)
+    whole = all(whole_slice(part) for i, part in enumerate(index.elts) if i not in at)
     return at[0] if len(at) == 1 and whole else None

@@ -29,7 +29,7 @@ the same entry. (The specialiser then writes ``rt.add`` of two arrays as ``+``.)
 
 import gast
 
-from srctrans.nodes import load, single_target
+from srctrans.nodes import constant_key, load, single_target
 from srctrans.optimise.dce import name_counts, reads_of, stores_of
 from srctrans.optimise.entry_cotangents import is_runtime_call, runtime_call
 from srctrans.treewalk import walk
@@ -51,8 +51,7 @@ def dicts_copied(forward, runtime_alias):
     keyed = {}
     for node in (n for stmt in forward for n in walk(stmt)):
         if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) \
-                and isinstance(node.ctx, gast.Load) and isinstance(node.slice, gast.Constant) \
-                and type(node.slice.value) in (str, int):
+                and isinstance(node.ctx, gast.Load) and constant_key(node.slice) is not None:
             keyed[node.value.id] = keyed.get(node.value.id, 0) + 1
     sources = {}
     for source in copies.values():
@@ -110,16 +109,14 @@ def _container_cotangent(node, runtime_alias):
     entry: the container's zeros with the term at the key), else None."""
     if is_runtime_call(node, runtime_alias, "getitem_grad", 3):
         term, container, key = node.args
-        if isinstance(container, gast.Name) and isinstance(key, gast.Constant) \
-                and type(key.value) in (str, int):
+        if isinstance(container, gast.Name) and constant_key(key) is not None:
             return container.id, {key.value: term}
         return None
     if not is_runtime_call(node, runtime_alias, "container_cotangent", 2):
         return None
     terms, container = node.args
-    if not (isinstance(terms, gast.Dict) and isinstance(container, gast.Name) and all(
-            isinstance(key, gast.Constant) and type(key.value) in (str, int)
-            for key in terms.keys)):
+    if not (isinstance(terms, gast.Dict) and isinstance(container, gast.Name)
+            and all(constant_key(key) is not None for key in terms.keys)):
         return None
     return container.id, {key.value: value for key, value in zip(terms.keys, terms.values)}
 

@@ -33,7 +33,7 @@ from srctrans import annotations as anno
 from srctrans import runtime
 from srctrans.analyse.fixed_shapes import stored_names
 from srctrans.annotations import Anno
-from srctrans.nodes import clone, int_literal
+from srctrans.nodes import clone, int_literal, whole_slice
 from srctrans.optimise.accumulate import sink_into_branches
 from srctrans.optimise.dce import reads_of
 from srctrans.optimise.expression_shapes import (REDUCTION_METHODS, basic_index_shape, index_of,
@@ -227,8 +227,7 @@ def _new_axes_taken_away(call, known, spread_names):
     index = index_of(index)
     parts = index.elts if isinstance(index, gast.Tuple) else [index]
     new = [isinstance(p, gast.Constant) and p.value is None for p in parts]
-    whole = [isinstance(p, gast.Slice) and p.lower is None and p.upper is None
-             and p.step is None for p in parts]
+    whole = [whole_slice(p) for p in parts]
     x_shape, g_shape = shape_of(x, known), shape_of(g, known)
     if not any(new) or not all(a or b for a, b in zip(new, whole)) or x_shape is None \
             or sum(whole) > len(x_shape):

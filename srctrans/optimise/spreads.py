@@ -9,7 +9,7 @@ broadcasts against ``A`` (see :class:`Spreads`): the values are those the spread
 import gast
 import numpy as np
 
-from srctrans.nodes import clone, int_literal, number_literal, substitute_names
+from srctrans.nodes import clone, int_literal, number_literal, substitute_names, whole_slice
 from srctrans.optimise.dce import reads_of, stores_of
 from srctrans.optimise.expression_shapes import is_runtime_helper_call, shape_of
 from srctrans.treewalk import replace_children, walk
@@ -214,8 +214,8 @@ def _expanded(node, name):
             and node.value.id == name):
         return False
     parts = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
-    return all(isinstance(p, gast.Slice) and p.lower is None and p.upper is None and p.step is None
-               or isinstance(p, gast.Constant) and p.value in (None, Ellipsis) for p in parts)
+    return all(whole_slice(p) or isinstance(p, gast.Constant) and p.value in (None, Ellipsis)
+               for p in parts)
 
 
 def _collapsed(tree, names):

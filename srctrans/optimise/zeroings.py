@@ -24,7 +24,7 @@ reads that slot, and no index wraps round to the end. The zeroing, and the copie
 
 import gast
 
-from srctrans.nodes import int_literal
+from srctrans.nodes import int_literal, whole_slice
 from srctrans.optimise.entry_cotangents import is_runtime_call
 from srctrans.treewalk import walk
 
@@ -129,8 +129,7 @@ def _zeroed(stmt, counters, runtime_alias):
     if parts is None:
         return None
     named = sorted(p.id for p in parts if isinstance(p, gast.Name))
-    full = [p for p in parts if isinstance(p, gast.Slice)
-            and p.lower is None and p.upper is None and p.step is None]
+    full = [p for p in parts if whole_slice(p)]
     if named == sorted(counters) and len(named) + len(full) == len(parts):
         return stmt.targets[0].id
     return None
