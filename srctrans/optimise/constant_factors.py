@@ -21,9 +21,8 @@ literals of the products that read it. Derivatives of squares and halves (``2 * 
 operations, counting a literal that multiplies a leading number (``(-2 * d) * mu``, ``d`` a
 number and ``mu`` an array) as none. One whose literals multiply to 1 and that has no
 factor known to be a float keeps ``1.0 *`` (it makes a boolean or integer array a float
-one, as the literals did); a
-returned name keeps its literal. A copy ``t = 1.0 * y`` of a float, read only by arithmetic,
-goes, its reads reading ``y``.
+one, as the literals did); a returned name keeps its literal. A copy ``t = 1.0 * y`` of a
+float, read only by arithmetic, goes, its reads reading ``y``.
 """
 
 import gast
@@ -257,8 +256,9 @@ class _Writer:
             return gast.BinOp(gast.Constant(1.0, None), gast.Mult(), core)
         if constant == 1 and float_known:
             return core
-        if self._first_number(core) is not None and (constant != 1 or float_known):
-            self._first_number(core).left = _scaled(constant, _leftmost(core), float_known)
+        spine = self._first_number(core)
+        if spine is not None and (constant != 1 or float_known):
+            spine.left = _scaled(constant, spine.left, float_known)   # (the number itself)
             return core
         return _scaled(constant, core, float_known)
 
@@ -278,13 +278,6 @@ class _Writer:
         while isinstance(core, gast.BinOp) and isinstance(core.op, (gast.Mult, gast.Div)):
             spine, core = core, core.left
         return spine if isinstance(core, gast.Name) and core.id in self.scalars else None
-
-
-def _leftmost(node):
-    """The first factor of a product's left spine."""
-    while isinstance(node, gast.BinOp) and isinstance(node.op, (gast.Mult, gast.Div)):
-        node = node.left
-    return node
 
 
 def _scaled(constant, node, float_known):
