@@ -35,10 +35,16 @@ def logaddexp_fold_grad(g, ans, x, axis, start, stop):
     """The cotangent of ``x`` in :func:`logaddexp_fold` for the cotangent ``g`` of its result
     ``ans``: ``g * exp(x_j - ans)`` at each slice ``x_j`` the loop read (summed to a slice's
     shape; a slice read twice, by an index that wraps round, gets both), 0 elsewhere."""
-    reads = np.shape(x)[:axis] + np.shape(x)[axis + 1:]           # one slice's shape
-    if np.shape(ans) == reads and 0 <= start < stop <= np.shape(x)[axis]:
-        return _grad_at_once(g, ans, x, axis, start, stop)        # each slice once
+    if _each_slice_once(ans, x, axis, start, stop):
+        return _grad_at_once(g, ans, x, axis, start, stop)
     return _grad_by_step(g, ans, x, axis, start, stop)
+
+
+def _each_slice_once(ans, x, axis, start, stop):
+    """Whether the fold read each slice it read once (no index wraps round) into a result of
+    a slice's shape: its derivatives are then one expression of the slices read."""
+    shape = np.shape(x)
+    return np.shape(ans) == shape[:axis] + shape[axis + 1:] and 0 <= start < stop <= shape[axis]
 
 
 def _grad_at_once(g, ans, x, axis, start, stop):
@@ -67,11 +73,9 @@ def logaddexp_fold_tangent(dx, ans, x, axis, start, stop):
     """The part of :func:`logaddexp_fold`'s tangent that the tangent ``dx`` of ``x`` gives:
     the sum over the slices the loop read of ``dx_j * exp(x_j - ans)``."""
     lead = (slice(None),) * axis
-    count = np.shape(x)[axis]
-    reads = np.shape(x)[:axis] + np.shape(x)[axis + 1:]
-    if np.shape(ans) == reads and 0 <= start < stop <= count:
+    if _each_slice_once(ans, x, axis, start, stop):
         steps = lead + (slice(start, stop),)
-        return np.sum(dx[steps] * np.exp(x[steps] - _along(ans, reads, axis)), axis=axis)
+        return np.sum(dx[steps] * np.exp(x[steps] - _along(ans, np.shape(ans), axis)), axis=axis)
     tangent = np.zeros_like(ans, dtype=np.result_type(ans, dx))
     for j in range(start, stop):
         tangent = tangent + dx[lead + (j,)] * np.exp(x[lead + (j,)] - ans)
