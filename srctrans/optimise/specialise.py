@@ -198,23 +198,6 @@ def _sum(expression, axes, keepdims=False):
     return gast.Call(gast.Attribute(expression, "sum", gast.Load()), [], keywords)
 
 
-def _inner_product(g, shape, known, spread_names):
-    """``a.dot(b)`` for the whole sum of a cotangent ``g = a * b`` whose factors both have its
-    shape ``shape`` (``a.ravel().dot(b.ravel())`` for a matrix or more): NumPy's inner
-    product, with no array of the products made; None for any other ``g``, or one reading a
-    name of ``spread_names`` (a spread the specialiser may replace by the number it spreads,
-    after this). (A cotangent is a float or complex array, so the dot's dtype is the sum's;
-    it does not conjugate.)"""
-    if not (isinstance(g, gast.BinOp) and isinstance(g.op, gast.Mult)
-            and shape_of(g.left, known) == shape == shape_of(g.right, known)
-            and not reads_of(g) & spread_names):
-        return None
-    a, b = g.left, g.right
-    if len(shape) > 1:
-        a, b = (gast.Call(gast.Attribute(v, "ravel", gast.Load()), [], []) for v in (a, b))
-    return gast.Call(gast.Attribute(a, "dot", gast.Load()), [b], [])
-
-
 def _new_axes_taken_away(call, known, spread_names):
     """``g[:, 0]`` for ``rt.getitem_grad(g, x, np.s_[:, None])``: an index of whole slices and
     new axes (``None``: ``lse[:, None]``, ``means[None, :, :]``) picks all of ``x``, with axes
@@ -351,8 +334,7 @@ class _Rewriter(gast.NodeTransformer):
                 return g
             lead = len(g_shape) - len(x_shape)
             if lead > 0 and g_shape[lead:] == x_shape:
-                return (not x_shape and _inner_product(g, g_shape, known, self.spread_names)
-                        or _sum(g, tuple(range(lead)) if x_shape else ()))
+                return _sum(g, tuple(range(lead)) if x_shape else ())
             if lead == 0 and all(a == b or a == 1 for a, b in zip(x_shape, g_shape)):
                 kept = tuple(i for i, (a, b) in enumerate(zip(x_shape, g_shape)) if a != b)
                 return _sum(g, kept, keepdims=True)
