@@ -26,10 +26,10 @@ def test_the_two_chains_meet_in_one_selection():
     assert merged(HUBER) == "dr = np.where(c, g * 0.5 * (2 * r), g * delta * np.sign(r))"
 
 
-def test_a_subtracted_term_is_negated_and_other_terms_stay():
+def test_a_subtracted_term_is_negated_and_the_terms_add_in_their_order():
     code = merged("a = np.where(c, g, 0)\nb = np.where(c, 0, g)\n"
                   "dr = h - b / x + -(a * y)")
-    assert code == "dr = np.where(c, -(g * y), -(g / x)) + h"
+    assert code == "dr = h + np.where(c, -(g * y), -(g / x))"
 
 
 @pytest.mark.parametrize("text", [
@@ -42,8 +42,9 @@ def test_a_subtracted_term_is_negated_and_other_terms_stay():
     "a = np.where(c, g, 0)\nb = np.where(k, 0, g)\ndr = a + b",      # other conditions
     "a = np.where(c, g, 1)\nb = np.where(c, 0, g)\ndr = a + b",      # not a zero
     "a = np.where(c, g, 0)\nb = np.where(c, 0, g)\ndr = a * b",      # a product of both
+    "a = np.where(c, g, 0)\nb = np.where(c, 0, g)\ndr = a * x + h + b * y",   # a term between
 ], ids=["read_twice", "divisor", "call", "factor_changed", "cotangent_changed", "apart",
-        "other_condition", "not_zero", "product"])
+        "other_condition", "not_zero", "product", "term_between"])
 def test_chains_that_do_not_qualify_stay(text):
     assert merged(text) == ast.unparse(ast.parse(text))
 
@@ -118,4 +119,5 @@ def test_a_long_sum_is_merged_without_recursion():
         code = ast.unparse(gast.gast_to_ast(gast.Module(merged_body, [])))
     finally:
         sys.setrecursionlimit(limit)
-    assert code.startswith("dr = np.where(c, g * x, -(g * y)) + t0 + t1")
+    assert code.startswith("dr = t0 + t1 + t2") and code.endswith(
+        "+ t2999 + np.where(c, g * x, -(g * y))")

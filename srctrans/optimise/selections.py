@@ -108,6 +108,10 @@ def _merge(statements, live_out, selected, discarded):
     if None in ends or ends[0][0] != ends[1][0] or ends[0][1] is ends[1][1]:
         return None
     (at, term_a, products_a, steps_a), (_, term_b, products_b, steps_b) = ends
+    places = [k for k, (term, _) in enumerate(_terms(statements[at].value))
+              if term is term_a or term is term_b]
+    if places[1] - places[0] != 1:
+        return None                  # a term between: the sum would add in another order
     condition, _, cotangent = statements[discarded].value.args
     factors = {condition.id, cotangent.id}
     for index, name in steps_a + steps_b:
@@ -209,9 +213,13 @@ def _signed(product, total, term):
 
 
 def _replace_terms(total, term_a, term_b, merged):
-    """``total`` with ``term_a`` and ``term_b`` replaced by ``merged``, its first term."""
-    value = merged
-    for term, negated in _terms(total):
-        if term is not term_a and term is not term_b:
-            value = gast.BinOp(value, gast.Sub() if negated else gast.Add(), term)
+    """``total`` with ``term_a`` and ``term_b``, two neighbouring terms, replaced by
+    ``merged`` (added) where the first of them was: its terms add in the order they did,
+    each entry's other term having been a zero (``x + 0`` is ``x`` exactly)."""
+    terms = _terms(total)
+    first = next(k for k, (term, _) in enumerate(terms) if term is term_a or term is term_b)
+    terms[first:first + 2] = [(merged, False)]
+    value = terms[0][0]                          # (a sum's first term is never subtracted)
+    for term, negated in terms[1:]:
+        value = gast.BinOp(value, gast.Sub() if negated else gast.Add(), term)
     return value
