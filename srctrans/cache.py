@@ -232,7 +232,7 @@ def _new_build(fn, options, location):
     gradient = None
     if mode == "gradient":        # the plain gradient function; the last option says its form
         gradient, shapes = shapes, None
-    own_shapes, callee_shapes, tests = shapes if shapes else ((), (), ())
+    own_shapes, callee_shapes, tests, floats = shapes if shapes else ((), (), (), ())
     callee_shapes = dict(callee_shapes)
     callees = []
 
@@ -252,7 +252,8 @@ def _new_build(fn, options, location):
             build = with_location(pipeline.build_reverse, fn, location, wrt, build_callee,
                                    optimize, unconnected_zero, dict(own_shapes) or None, gradient,
                                    {name: value for name, value, _ in tests},
-                                   {name for name, _, checked in tests if checked})
+                                   {name for name, _, checked in tests if checked},
+                                   frozenset(floats))
     build.consulted = list(consulted.values())
     build.callees = tuple(callees)
     build.callee_residuals = build_callee.residuals

@@ -157,30 +157,32 @@ class Instance(Assumed):
 
     def _specialised(self, fn, args, kwargs, guess=True):
         watched = {code: Watched() for code in watched_callees(self.build)}
-        (out, residuals), values, varying, taken = self._probe(self.fwd, args, kwargs, watched,
-                                                               guess)
+        (out, residuals), values, varying, mixed, taken = self._probe(self.fwd, args, kwargs,
+                                                                      watched, guess)
         check_outputs(out[0] if has_aux(fn) else out)      # (output, aux): aux is any value
         if any(map(is_complex, values.values())) or is_complex(out):
             return self       # complex values run the generic code (docs/complex.md)
         _, wrt, optimize, unconnected_zero, _ = self.build.options
         return API.instance(fn, wrt, optimize, unconnected_zero,
                         shapes=measure(self.build, out, residuals, values, varying, watched,
-                                       taken=taken, guess=guess))
+                                       taken=taken, guess=guess, mixed=mixed))
 
     def _probe(self, generated, args, kwargs, watched=None, guess=True):
-        """``(generated(*args, **kwargs), its local values, varying names, taken)``: the
-        values whose shape another call with this shape key may change (they changed during
-        the run, depend on the path, or a ``while`` loop that carries them ran no step) are
-        named in ``varying`` and left out of the values; ``taken`` is the branches the run
+        """``(generated(*args, **kwargs), its local values, varying names, mixed names,
+        taken)``: the values whose shape another call with this shape key may change (they
+        changed during the run, depend on the path, or a ``while`` loop that carries them ran
+        no step) are named in ``varying`` and left out of the values; ``mixed`` names those
+        that held a float and another kind of number; ``taken`` is the branches the run
         took, when specialised code may take them alone (``measuring.settled``, with
         ``guess``). ``watched`` maps the code of callees' forward passes
         (``watched_callees``) to a :class:`Watched` that gets their locals, watched alike
         over all their calls in the run."""
-        out, values, varying = run_keeping_locals(generated, args, kwargs,
-                                                   watch_lines=self.build.has_loops
-                                                   or self.build.rebound_in_blocks,
-                                                   callees=watched or {})
-        return out, *settled(self.build, values, varying, guess)
+        out, values, varying, mixed = run_keeping_locals(generated, args, kwargs,
+                                                          watch_lines=self.build.has_loops
+                                                          or self.build.rebound_in_blocks,
+                                                          callees=watched or {})
+        values, varying, taken = settled(self.build, values, varying, guess)
+        return out, values, varying, mixed, taken
 
 
 MAX_SPECIALISATIONS = 8
@@ -207,7 +209,7 @@ class ForwardInstance(Instance):
         return self.fwd
 
     def _specialised(self, fn, args, kwargs, guess=True):
-        out, values, _, _ = self._probe(self.jvp, args, kwargs, guess=False)
+        out, values, _, _, _ = self._probe(self.jvp, args, kwargs, guess=False)
         if any(map(is_complex, values.values())) or is_complex(out):
             return self       # complex values run the generic code (docs/complex.md)
         shapes = tuple(sorted((name, np.shape(value)) for name, value in values.items()

@@ -16,7 +16,9 @@ import numpy as np
 
 
 def run_keeping_locals(generated, args, kwargs, watch_lines=True, callees=None):
-    """``(generated(*args, **kwargs), its local values when it returned, varying names)``.
+    """``(generated(*args, **kwargs), its local values when it returned, varying names,
+    mixed names)`` (the names that held a float and a value of another kind, seen on the
+    lines watched).
 
     With ``watch_lines``, every line of the run is watched (this thread only,
     this one call): a name whose shape changes during the run (in a loop) is
@@ -67,7 +69,7 @@ def run_keeping_locals(generated, args, kwargs, watch_lines=True, callees=None):
     values = top.values
     for name in top.varying:
         values.pop(name, None)
-    return result, values, top.varying
+    return result, values, top.varying, top.mixed
 
 
 def stores_by_line(code):
@@ -90,17 +92,20 @@ def stores_by_line(code):
 
 
 def measure(build, out, residuals, values=None, varying=frozenset(), watched=None,
-            own_call=True, taken=None, guess=True):
+            own_call=True, taken=None, guess=True, mixed=frozenset()):
     """The shapes a specialised build of ``build`` needs, from one run's values.
 
-    Returns ``(own, callees, tests)``: (name, shape) pairs of the forward
+    Returns ``(own, callees, tests, floats)``: (name, shape) pairs of the forward
     pass's local values (``values``, else just the residuals) and of the
     output's cotangent, (residual name, measurement) pairs for each called
-    user function, measured on the residuals it saved, and (name, bool, checked) triples
+    user function, measured on the residuals it saved, (name, bool, checked) triples
     of the tests the shape key decides (``Build.keyed_tests``) as they ran (checked False)
     and, given ``taken`` (``settled``), of every other test as it ran, which the specialised
     code checks as it runs (checked True: ``runtime.branches``); its callees' too, with
-    ``guess``. Names in ``varying``
+    ``guess``; and, in the function's ``own_call``, the names among its local ``values``
+    that held floats (:func:`is_float`; not those in ``mixed``, which held other numbers
+    too): the shape key holds the kinds of the arrays (``shape_keys``), so every call with
+    the key computes floats there. Names in ``varying``
     changed shape during the run: they get none; nor do a callee's names
     whose shape depends on its path. A watched callee (:func:`watches`) is measured
     on the locals the run watched in all its calls (``watched``: ``watched_callees``),
@@ -133,7 +138,10 @@ def measure(build, out, residuals, values=None, varying=frozenset(), watched=Non
                    _held_by_value(_read(values, path)) for path in operands))}
     tests = [(name, value, False) for name, value in decided.items()]
     tests += [(name, value, True) for name, value in (taken or {}).items() if name not in decided]
-    return tuple(sorted(own.items())), tuple(sorted(callees.items())), tuple(sorted(tests))
+    floats = sorted(name for name, value in (values or {}).items() if own_call and name in own
+                    and name not in mixed and is_float(value))
+    return (tuple(sorted(own.items())), tuple(sorted(callees.items())), tuple(sorted(tests)),
+            tuple(floats))
 
 
 def measure_callee(callee, residuals, watched, guess=True):
@@ -144,7 +152,7 @@ def measure_callee(callee, residuals, watched, guess=True):
                        guess=guess)
     seen = watched.get(callee.fwd.__code__)
     if seen is None or seen.calls == 0:   # its names may change shape as its loops run
-        return (), (), ()                 # (u = xs[i] over [array, float]): generic
+        return (), (), (), ()             # (u = xs[i] over [array, float]): generic
     values, varying, taken = settled(callee.build, dict(seen.values), seen.varying, guess)
     return measure(callee.build, None, residuals, values, varying, watched, own_call=False,
                    taken=taken, guess=guess)
@@ -194,14 +202,18 @@ def taken_branches(tests, values, varying):
 class Watched:
     """What a watched run saw of one forward pass, over all its calls: the locals of the
     last, the names whose shape changed, or whose value did for a bool (a test a callee's
-    specialised build would fold: ``len(rest) > 1`` of two calls with 1 and 2 arguments)
-    (:func:`run_keeping_locals`)."""
+    specialised build would fold: ``len(rest) > 1`` of two calls with 1 and 2 arguments),
+    and the names that held both a float and a number or array of another kind (``acc = 0``
+    before a loop adds arrays to it) (:func:`run_keeping_locals`)."""
 
     def __init__(self):
         self.values, self.varying, self.calls = {}, set(), 0
         self.shapes, self.unshaped = {}, set()
+        self.kinds, self.mixed = {}, set()
 
     def note(self, name, value):
+        if has_shape(value) and self.kinds.setdefault(name, is_float(value)) != is_float(value):
+            self.mixed.add(name)
         shape = signature(value)
         if _is_bool(value):
             shape = (shape, bool(value))  # a test: another call may take the other branch
@@ -249,6 +261,13 @@ def signature(value):
 
 def has_shape(value):
     return isinstance(value, (np.ndarray, np.generic, float, int)) and not isinstance(value, bool)
+
+
+def is_float(value):
+    """Whether ``value`` is a real float: a Python float, a NumPy floating scalar, or an array
+    of a floating dtype (``1.0 * value`` is then ``value``)."""
+    return isinstance(value, (float, np.floating)) or \
+        type(value) is np.ndarray and value.dtype.kind == "f"
 
 
 _UNREAD = object()

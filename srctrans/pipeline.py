@@ -115,14 +115,16 @@ from srctrans.generated_functions import (
 
 
 def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, shapes=None,
-                  gradient=None, tests=None, checked=frozenset()):
+                  gradient=None, tests=None, checked=frozenset(), floats=frozenset()):
     """Compile the forward and backward passes of ``fn`` with respect to ``wrt``.
 
     ``shapes`` (name -> shape of the forward values the backward pass reads,
     measured on a call of this same build without ``shapes``) specialises the
     backward pass on them; ``tests`` (name -> bool, measured alike) are the values of the
     tests the shape key decides, whose ``if`` statements become the branch they took
-    (``optimise.keyed_branches``), and of those ``checked`` as the code runs.
+    (``optimise.keyed_branches``), and of those ``checked`` as the code runs; ``floats``
+    (measured alike) names the values that hold floats, which ``1.0 *`` leaves as they are
+    (a parameter not differentiated, a value read from one: else they may be ints).
 
     ``gradient`` ``"tuple"`` or ``"single"`` also emits ``NAME_grad``, the
     gradient of the output's sum as one plain function (a tuple of gradients,
@@ -145,6 +147,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
             for name, version in last.items():
                 if version != name and name in shapes:
                     shapes[version] = shapes.pop(name)
+        floats = {last.get(name, name) for name in floats}
         find_activity(unit)
     batched = batch_row_loops(unit, shapes, normal_form(unit)) if optimize and shapes else []
     if batched:                       # sums over rows: one batched step each
@@ -167,6 +170,8 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     if optimize and shapes:
         statements = result.prologue + result.forward
         shapes = one_valued(shapes, statements, facts.parameters, facts.has_loops)
+        # a name holding one value (the measured one's kind) where the run measured a float
+        unit.not_float -= {name for name in floats if name in shapes}
         shapes = infer_shapes(statements, shapes, facts.parameters)   # what the probe missed
         use_array_methods(result.forward, shapes)
         read_entries_uncopied(result.forward, shapes)

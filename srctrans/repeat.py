@@ -127,7 +127,8 @@ def make_repeat(fn, instance, fused, args, key, places, single, finish, raw):
         conforming, neither do those of a call whose arrays have the same
         dtypes (the same objects): specialised code has no branches, so the
         same types, shapes and dtypes in give the same out. The guard then
-        checks every array's dtype instead of the gradients.
+        checks nothing of the gradients. It checks every array's dtype either
+        way (specialised code may take a float array's kind for granted).
     """
     namespace = {"ndarray": np.ndarray, "float64": np.float64, "fused": fused, "finish": finish}
     count = len(args)
@@ -147,10 +148,11 @@ def make_repeat(fn, instance, fused, args, key, places, single, finish, raw):
             _owns_its_memory(raw, args)
     shapes = []
     structures = StructureTests(namespace)
-    # indexes read from the arguments pick shapes their dtypes decide (a mask's, an int array's)
-    dtypes = trusted or instance.build.indexes_by_arguments
+    # every array's dtype: the specialised code may take a float array's kind for granted
+    # (``1.0 * a`` is ``a``), and indexes read from the arguments pick shapes their dtypes
+    # decide (a mask's, an int array's)
     for i, (value, part) in enumerate(zip(args, key)):
-        tests = structures.tests(f"a{i}", value, part, dtype=dtypes)
+        tests = structures.tests(f"a{i}", value, part, dtype=True)
         if tests is None:
             return None
         if type(value) is np.ndarray and not trusted and i in selected:

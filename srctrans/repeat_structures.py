@@ -20,7 +20,7 @@ import numpy as np
 
 from srctrans.runtime import objects
 from srctrans.runtime.containers import entries, is_container, REGISTERED
-from srctrans.shape_keys import DEEPEST_KEY, keyed_entries
+from srctrans.shape_keys import DEEPEST_KEY, array_part_shape, keyed_entries
 
 _MISSING = object()
 
@@ -39,7 +39,9 @@ class StructureTests:
         None when a value of its kind cannot be tested here (an object with slots)."""
         if type(value) is np.ndarray:
             name = self._name(expression)
-            tests = [f"type({expression}) is ndarray and {name}.shape == {part!r}"]
+            shape = array_part_shape(part)          # (None: a complex one's, which no
+            tests = [f"type({expression}) is ndarray and {name}.shape == {shape!r}"    # guard
+                     if shape is not None else "False"]                              # passes)
             if dtype:
                 self.namespace[f"dtype_{name}"] = value.dtype
                 tests.append(f"{name}.dtype is dtype_{name}")

@@ -124,8 +124,10 @@ def _spec_part(value, float_values=False, depth=0, masks=False):
     ``masks``, a mask (:func:`holds_mask`)."""
     if float_values and isinstance(value, float):
         return (type(value), value)
-    if masks and type(value) is np.ndarray and _is_mask(value):
-        return None
+    if type(value) is np.ndarray and value.dtype.kind in "iub":
+        if masks and _is_mask(value):
+            return None
+        return (value.shape, value.dtype.kind)    # (what 1.0 * it is depends on its kind)
     part = key_part(value)
     if part is not None:
         return part
@@ -139,6 +141,15 @@ def _spec_part(value, float_values=False, depth=0, masks=False):
             return None
         parts.append((name, part))
     return (type(value), tuple(parts))
+
+
+def array_part_shape(part):
+    """The shape an array's part of a shape key holds: the part itself for a float array,
+    the first entry of ``(shape, kind)`` for an int or bool array (:func:`_spec_part`); None
+    for a complex array's ``(shape, "complex")`` (complex values run the generic code)."""
+    if part and type(part[-1]) is str:
+        return None if part[-1] == "complex" else part[0]
+    return part
 
 
 def guard_key(args, by_value=()):

@@ -90,7 +90,7 @@ def _outer(x, y):
 
 def test_the_watch_marks_a_callees_names_that_differ_between_its_calls():
     watched = measuring.Watched()
-    out, values, varying = measuring.run_keeping_locals(
+    out, values, varying, _ = measuring.run_keeping_locals(
         _outer, (np.ones(3), np.ones(2)), {}, True, {_inner.__code__: watched})
     assert watched.calls == 2 and {"a", "b", "c"} <= watched.varying and "n" not in watched.varying
     assert np.shape(watched.values["a"]) == (2,) and out == 9.0 + 6.0

@@ -124,8 +124,9 @@ def _without_float_copies(body, keep, floats):
 
 
 def _float_arithmetic(value, floats):
-    """Whether ``value`` is arithmetic (``+ - * /``, minus) of names and literals, one of them
-    a float literal or a name of ``floats``: NumPy makes it a float."""
+    """Whether ``value`` is arithmetic (``+ - * /``, minus) of names, entries of names
+    (``w[:-1]``) and literals, one of them a float literal, a name of ``floats`` or an entry
+    of one (indexing keeps an array's dtype): NumPy makes it a float."""
     found, todo = False, [value]
     while todo:
         node = todo.pop()
@@ -136,6 +137,8 @@ def _float_arithmetic(value, floats):
             todo.append(node.operand)
         elif isinstance(node, gast.Name):
             found = found or node.id in floats
+        elif isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name):
+            found = found or node.value.id in floats
         elif isinstance(node, gast.Constant) and type(node.value) in (int, float):
             found = found or type(node.value) is float
         else:
