@@ -53,6 +53,22 @@ def zeros_like(value):
     return np.zeros_like(value, dtype=np.result_type(as_array(value).dtype, np.float16))
 
 
+def result_dtype(x, g):
+    """``np.result_type(x, g)`` for a value ``x`` and a cotangent ``g`` to be placed in an
+    array like it, without NumPy's cost where it is plain: ``x`` an array and ``g`` of its
+    own dtype, or a Python float and ``x`` a float or complex array (either NumPy's casting
+    rules keep the array's dtype then); NumPy's answer otherwise.
+
+    >>> result_dtype(np.ones(2, np.float32), 0.5), result_dtype(np.ones(2), np.float32(1))
+    (dtype('float32'), dtype('float64'))
+    """
+    if type(x) is np.ndarray:
+        dtype = x.dtype
+        if getattr(g, "dtype", None) is dtype or type(g) is float and dtype.kind in "fc":
+            return dtype
+    return np.result_type(x, g)
+
+
 _FLOATING: dict = {}
 
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .accumulate import add, zeros_like
+from .accumulate import add, result_dtype, zeros_like
 from .broadcast import unbroadcast
 from .seeding import is_integer
 from .containers import entries, entries_like, is_container, rebuild, replace_entry
@@ -43,7 +43,7 @@ def getitem_grad(g, x, index):
     """
     if type(x) is np.ndarray and (type(g) is np.ndarray or type(g) is float
                                   or isinstance(g, np.generic)) and is_basic_index(index):
-        out = np.zeros(x.shape, np.result_type(x, g))       # the common case: NumPy's
+        out = np.zeros(x.shape, result_dtype(x, g))          # the common case: NumPy's
         out[index] = g
         return out
     if type(x) is dict:                          # parameters by name: the common container
@@ -98,7 +98,7 @@ def added_at(total, index, g, x):
     picks each entry once (ints, slices). Only the specialised backward passes of
     ``optimise/picked_sums.py`` call it."""
     if total is None:
-        total = np.zeros(np.shape(x), np.result_type(x, g))
+        total = np.zeros(np.shape(x), result_dtype(x, g))
     total[index] += g
     return total
 
