@@ -96,9 +96,11 @@ def float_dtype(*values):
 
     A list or tuple (``np.sum([1, x, 2])``) counts as the array NumPy makes of it.
     """
-    first = values[0]
-    if type(first) is np.ndarray and first.dtype.kind == "f":    # the common case: a float
-        dtype = first.dtype                                   # array and numbers or its likes
+    for array in values:
+        if type(array) is np.ndarray:
+            break
+    if type(array) is np.ndarray and array.dtype.kind == "f":    # the common case: a float
+        dtype = array.dtype                                   # array and numbers or its likes
         for v in values:
             if not (type(v) in _WEAK or type(v) is np.ndarray and v.dtype is dtype):
                 break

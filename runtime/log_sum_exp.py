@@ -51,8 +51,12 @@ def softmax_share(g, a, axis=None, keepdims=False):
     ``e / e.sum(axis)`` with ``e = exp(a - max(a))`` (any shift along ``axis`` gives the
     same weights; the maximum keeps them finite). ``g`` is shaped like the log-sum-exp, or
     a number, which multiplies every weight alike."""
-    e = np.exp(a - np.max(a, axis=axis, keepdims=True))
-    weight = e / np.sum(e, axis=axis, keepdims=True)
-    if np.ndim(g) == 0:
+    if type(a) is np.ndarray:             # (the methods skip the functions' dispatch)
+        e = np.exp(a - a.max(axis=axis, keepdims=True))
+        weight = e / e.sum(axis=axis, keepdims=True)
+    else:
+        e = np.exp(a - np.max(a, axis=axis, keepdims=True))
+        weight = e / np.sum(e, axis=axis, keepdims=True)
+    if type(g) is float or np.ndim(g) == 0:
         return g * weight
     return _kept(g, axis, keepdims) * weight

@@ -34,8 +34,10 @@ def unreduce(g, x, axis=None, keepdims=False):
     array([[1., 1., 1.],
            [2., 2., 2.]])
     """
-    if _number_over_whole_array(g, x, axis, keepdims):
-        return np.full(x.shape, g, _float_dtype(g, x))    # the common case: NumPy's
+    if _number_over_whole_array(g, x, axis, keepdims):    # the common case: NumPy's
+        spread = np.empty(x.shape, _float_dtype(g, x))     # (np.full, without its
+        spread.fill(g)                                     # Python-level steps)
+        return spread
     shape = np.shape(x)
     if axis is None and not keepdims and np.ndim(g) == 0:
         # the usual seed of a scalar loss: a filled array beats a broadcast view downstream
