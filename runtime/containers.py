@@ -209,6 +209,9 @@ def record_fields(g, like, attributes=None):
     """The cotangents of the fields of ``like`` (a record :func:`record` made) held by its
     cotangent ``g`` (one of its kind, a dict of some fields or attributes, or None): a
     list, in field order, zeros for a field without one."""
+    if type(g) is type(like) and attributes is None and hasattr(type(like), "_fields") \
+            and type(None) not in map(type, g):      # a named tuple's own cotangent (its
+        return list(g)                               # recurrent state's, once a step)
     if attributes is not None:                         # a plain object: by attribute
         found = {} if g is None else g if isinstance(g, dict) else {
             name: getattr(g, name, None) for name in attributes}

@@ -5,7 +5,8 @@ import numpy as np
 from .accumulate import add, result_dtype, zeros_like
 from .broadcast import unbroadcast
 from .seeding import is_integer
-from .containers import entries, entries_like, is_container, rebuild, replace_entry
+from .containers import (REGISTERED, entries, entries_like, is_container, rebuild,
+                         replace_entry)
 from .joins import array_grads
 from .complex_numbers import real_for
 from .refusals import unsupported
@@ -148,6 +149,12 @@ def attributes_cotangent(found, obj):
     read but those holding an int). Linear in ``found``."""
     for name in found:
         refuse_computed(obj, name)
+    kind = type(obj)
+    if isinstance(obj, tuple) and hasattr(kind, "_fields") and kind not in REGISTERED:
+        # a named tuple (a recurrent state, once a step): field by field, as
+        # container_cotangent makes it, without keying ``found`` again
+        return kind(**{name: _entry_cotangent(found.get(name), entry)
+                       for name, entry in zip(kind._fields, obj)})
     if is_container(obj):
         return container_cotangent(found, obj)
     return {name: g for name, g in found.items() if not is_integer(getattr(obj, name))}
