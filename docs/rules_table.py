@@ -62,6 +62,9 @@ GROUPS = [
      "Runtime helpers of scans, differences and uniform-grid gradients (the same)"),
     ("srctrans.rules.fold_helpers",
      "Runtime helpers of folds (a loop of np.logaddexp over an array's slices, as one call)"),
+    ("srctrans.rules.softmax_log_helpers",
+     "Runtime helpers of softmax logs (np.log of a softmax's probabilities, as one call: the "
+     "log-softmax's derivative goes to the logits, none to the probabilities)"),
     ("srctrans.rules.container_helpers",
      "Runtime helpers of subscripts, attributes and containers (the same, for parts of values)"),
     ("srctrans.rules.control_helpers",

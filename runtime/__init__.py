@@ -17,6 +17,7 @@ Modules:
                   column_stack, dstack, append, ediff1d
   log_sum_exp  -- log-sum-exp's derivatives, and the softmax its gradient reads
   folds        -- a loop folding np.logaddexp over an array's slices, as one call
+  softmax_logs -- the log of a softmax computed as probabilities, and its closed derivatives
   joins        -- splitting the gradient of concatenate/stack among inputs
   elementwise  -- masks and weights for clip, maximum/minimum, abs
   singular     -- keeping zero cotangents zero at singular points (sqrt, log, division...)
@@ -123,6 +124,7 @@ from .selections import (
 from .log_sum_exp import logsumexp_share, logsumexp_jvp, softmax_share
 from .folds import (logaddexp_fold, logaddexp_fold_grad, logaddexp_fold_share,
                     logaddexp_fold_tangent)
+from .softmax_logs import log_of_softmax, log_of_softmax_grad, log_of_softmax_tangent
 from .higher import (
     unbroadcast_transpose, unbroadcast_tree, broadcast_tree, ratio_or_zero, spread_grads_transpose,
     choice_grads_transpose, getattr_grad_transpose, last_and_rest_transpose,

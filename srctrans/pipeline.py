@@ -31,6 +31,8 @@
                binds its targets to its entries
     keys       an entry a made dict's key was written,     (normalize.constant_keys)
                read back at a constant key, is the value
+    logs       the log of a softmax's probabilities is     (normalize.softmax_logs)
+               one call, differentiated as a log-softmax
     activity   which names carry derivatives: only they    (analyse.activity,
                get adjoints; the max subtracted before a    analyse.invariance)
                softmax carries none

@@ -1174,6 +1174,16 @@ def check():
     assert "logaddexp_fold" in st.source(f, args=(M,))
     differentiates(f, M)
 """,
+    "`np.log(e / e.sum(axis=k, keepdims=True))` with `e = np.exp(a)`: the log of a softmax's probabilities": """
+def f(m):
+    e = np.exp(m - m.max(axis=1, keepdims=True))
+    p = e / e.sum(axis=1, keepdims=True)
+    return np.sum(np.log(p) * m)
+
+def check():
+    assert "log_of_softmax" in st.source(f, args=(M,))
+    differentiates(f, M)
+""",
     "`while`": """
 def f(x):
     s, n = 1.0, 0

@@ -38,10 +38,11 @@ from srctrans.runtime.containers import is_container, leaves, map_leaves
 from srctrans.rules import REGISTRY
 from srctrans.rules import (
     container_helpers, control_helpers, fold_helpers, product_helpers, runtime_helpers,
-    scan_helpers)
+    scan_helpers, softmax_log_helpers)
 
 HELPER_RULE_FILES = {runtime_helpers.__name__, product_helpers.__name__, scan_helpers.__name__,
-                     container_helpers.__name__, control_helpers.__name__, fold_helpers.__name__}
+                     container_helpers.__name__, control_helpers.__name__, fold_helpers.__name__,
+                     softmax_log_helpers.__name__}
 from srctrans.rules.registry import JvpTemplate, Template
 
 STEP = 1e-6
@@ -1134,7 +1135,34 @@ def test_every_export_is_accounted_for():
 # alone disagree with them, and the tests named check them through what calls them.
 STRAIGHT_THROUGH = {
     "valued": "the value of one argument, the derivative of the other (tests/test_row_loops.py)",
+    "log_of_softmax": "the log of p, the derivative of the log-softmax of a, p being the "
+                      "softmax of a (tests/test_softmax_logs.py)",
 }
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_the_log_of_a_softmax_gives_the_log_softmaxs_derivative_to_its_logits(axis):
+    """At ``p = softmax(a)`` the rule's cotangent of ``a`` is the VJP of ``log(softmax(a))``
+    (by central differences), its tangent the JVP, and ``p`` gets none: the term sent to
+    ``a`` holds the whole derivative."""
+    rng = np.random.default_rng(7)
+    a, u, t = (rng.standard_normal((3, 4)) for _ in range(3))
+
+    def log_softmax(a):
+        e = np.exp(a)
+        return np.log(e / e.sum(axis=axis, keepdims=True))
+
+    e = np.exp(a)
+    p = e / e.sum(axis=axis, keepdims=True)
+    rule = REGISTRY.lookup(rt.log_of_softmax)
+    ans = rt.log_of_softmax(p, a, axis)
+    assert np.array_equal(ans, np.log(p))
+    dp, da, daxis = rule.vjp(u, ans, p, a, axis)
+    assert dp is None and daxis is None
+    derivative = (log_softmax(a + STEP * t) - log_softmax(a - STEP * t)) / (2 * STEP)
+    np.testing.assert_allclose(np.sum(da * t), np.sum(u * derivative), rtol=1e-7)
+    np.testing.assert_allclose(rule.jvp(t, ans, p, a, axis), derivative, rtol=1e-6,
+                               atol=1e-8)
 
 
 def test_a_straight_through_helper_gives_its_derivative_to_the_one_argument():

@@ -31,6 +31,7 @@ import gast
 import numpy as np
 
 from srctrans import annotations as anno
+from srctrans import runtime
 from srctrans.annotations import Anno
 from srctrans.nodes import int_literal, none_literal, whole_slice
 from srctrans.treewalk import walk
@@ -91,10 +92,10 @@ def _offset(stmt):
     """The :class:`_Offset` ``stmt`` defines, if it assigns a reduction to a name."""
     if not (isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)):
         return None
-    reduction = _reduction(stmt.value)
-    if reduction is None:
+    reduced = reduction(stmt.value)
+    if reduced is None:
         return None
-    _, operand, axis, keepdims = reduction
+    _, operand, axis, keepdims = reduced
     if axis is None:
         place = None if keepdims else "scalar"
     else:
@@ -238,12 +239,22 @@ def _call(value, forms, offset):
         if isinstance(inner, _Form) and inner.kind == wanted:
             return replace(inner, kind=made)
         return None
+    if callee is runtime.log_of_softmax and len(value.args) == 3:
+        # the log of a softmax p of a (normalize/softmax_logs.py): log(p), which no shift of a
+        # along the offset's axis changes, when p's form is none (a ratio the shift left)
+        p, a, axis = value.args
+        shifted = _operand(a, forms)
+        if _operand(p, forms) == "free" and isinstance(shifted, _Form) and \
+                shifted.kind == "shift" and shifted.place == "kept" and not shifted.widened \
+                and int_literal(axis) == offset.axis:
+            return replace(shifted, k=0)
+        return None
     if callee in (np.squeeze, np.expand_dims):
         return _axis_moved(value, callee, forms, offset)
-    reduction = _reduction(value)
-    if reduction is None:
+    reduced = reduction(value)
+    if reduced is None:
         return None
-    kind, operand, axis, keepdims = reduction
+    kind, operand, axis, keepdims = reduced
     inner = _operand(operand, forms)
     if not isinstance(inner, _Form) or any(
             isinstance(n, gast.Name) and n.id in forms for a in value.args[1:] for n in walk(a)):
@@ -268,7 +279,7 @@ def _axis_moved(value, callee, forms, offset):
     return replace(inner, place=after) if inner.place == before else None
 
 
-def _reduction(value):
+def reduction(value):
     """``(kind, operand, axis, keepdims)`` when ``value`` reduces one operand with a literal
     (or no) axis: ``np.max(x, axis=1, keepdims=True)``, ``x.sum(1)``, ``np.mean(x)``."""
     if not isinstance(value, gast.Call):
@@ -303,7 +314,7 @@ def softmax_normalisers(function):
                    if isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)}
     normalisers = set()
     for s, total in definitions.items():
-        summed = _reduction(total)
+        summed = reduction(total)
         if summed is None or summed[0] != "sum" or not summed[3] or summed[2] is None \
                 or not isinstance(summed[1], gast.Name):
             continue
@@ -315,7 +326,7 @@ def softmax_normalisers(function):
         if not (isinstance(shifted, gast.BinOp) and isinstance(shifted.op, gast.Sub)
                 and isinstance(shifted.left, gast.Name) and isinstance(shifted.right, gast.Name)):
             continue
-        maximum = _reduction(definitions.get(shifted.right.id))
+        maximum = reduction(definitions.get(shifted.right.id))
         if maximum is not None and maximum[0] == "max" and maximum[3] \
                 and _is_name(maximum[1], shifted.left.id) and maximum[2] == summed[2]:
             normalisers.add(s)

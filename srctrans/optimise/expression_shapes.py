@@ -29,7 +29,8 @@ RESULT_SHAPE_OF_ARGUMENT = {
     "zeros_like": 0, "zeros_of": 0, "zero_at": 0, "restored_at": 0, "zero_guard": 1,
     "broadcast_like": 1, "logsumexp_share": 2, "norm_grad": 2, "copied": 0,
     "softmax_share": 1, "cholesky_grad": 1, "diag_grad": 1, "logaddexp_fold_grad": 2,
-    "logaddexp_fold_share": 1, "logaddexp_fold_tangent": 1,
+    "logaddexp_fold_share": 1, "logaddexp_fold_tangent": 1, "log_of_softmax_grad": 1,
+    "log_of_softmax_tangent": 1,
 }
 
 # Runtime helpers of two arguments whose result has their broadcast shape.

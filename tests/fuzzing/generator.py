@@ -29,7 +29,9 @@ values: a model object of the module called, its layers called by position and
 their methods, functions called through a loop variable, and a dict built from
 another, written into and iterated by key, a helper marked ``@st.checkpoint``, loops
 marked ``st.checkpointed`` (carrying values, branching, growing a list, calling helpers),
-and real values computed through complex ones (phases, parts, ``np.fft``, ``eigvals``).
+and real values computed through complex ones (phases, parts, ``np.fft``, ``eigvals``),
+``np.logaddexp`` folded over a stack's slices, and the log of a softmax's probabilities
+(shifted by the maximum or not, the probabilities read again or not).
 
 Every operation is smooth where the fuzzer evaluates it (denominators and
 logarithms kept away from zero), so finite differences are a fair reference.
@@ -563,8 +565,18 @@ class _Builder:
         a = self._pick()
         b = self._compatible(a)
         t, parts = self._fresh(), self._fresh()
-        choice = self.rng.randrange(29)
-        if choice == 28:             # np.logaddexp folded over a stack's slices (one call)
+        choice = self.rng.randrange(30)
+        if choice == 29 and self._shape(a):   # the log of a softmax's probabilities (one call)
+            other = self._fresh()
+            shift = self.rng.choice([f" - np.max({a}, axis=-1, keepdims=True)",
+                                     f" - {a}.max(axis=-1, keepdims=True)", ""])
+            total = self.rng.choice([f"np.sum({parts}, axis=-1, keepdims=True)",
+                                     f"{parts}.sum(axis=-1, keepdims=True)"])
+            lines = [f"{parts} = np.exp({a}{shift})", f"{other} = {parts} / {total}",
+                     f"{t} = np.log({other}) * {b}"]
+            if self.rng.random() < 0.3:                 # the probabilities read again
+                lines.append(f"{t} = {t} + {other} * {other}")
+        elif choice == 28:             # np.logaddexp folded over a stack's slices (one call)
             start = self.rng.choice([f"{t} = {parts}[0]", f"{t} = -np.inf"])
             first = 1 if start.endswith("[0]") else 0
             fold = self.rng.choice([f"np.logaddexp({t}, {parts}[j])",

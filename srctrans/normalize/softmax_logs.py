@@ -1,0 +1,76 @@
+"""The log of a softmax computed as probabilities is one call of the runtime.
+
+Requires: a function in A-normal form after SSA (each name of the function's own block
+assigned once there), its calls resolved.
+Guarantees: the function computes what it did. A softmax written as probabilities and then
+logged (a cross-entropy's ``-np.sum(T * np.log(p))``)::
+
+    e = np.exp(a)                               e = np.exp(a)
+    s = e.sum(axis=1, keepdims=True)    ->      s = e.sum(axis=1, keepdims=True)
+    p = e / s                                   p = e / s
+    l = np.log(p)                               l = rt.log_of_softmax(p, a, 1)
+
+has the log become ``rt.log_of_softmax``, whose value is ``np.log(p)`` and whose derivatives
+are the log-softmax's closed forms (``runtime/softmax_logs.py``), when ``p``, ``s``, ``e``
+and ``a`` are each assigned once (``a`` may be a parameter), ``p`` in the function's own
+block, and the sum is of ``e`` along one literal axis, with ``keepdims=True``
+(``np.sum(e, axis=-1, keepdims=True)`` and the method alike). The backward pass then sends
+``g - p * g.sum(axis=1, keepdims=True)`` to ``a`` for the log's cotangent ``g``, where the
+chain through the log, the division, the sum and the exponential took eight operations and
+two guards of ``g / p``; other reads of ``p``, ``s`` or ``e`` are differentiated as before.
+"""
+
+import gast
+import numpy as np
+
+from srctrans import annotations as anno
+from srctrans.analyse.invariance import reduction
+from srctrans.annotations import Anno
+from srctrans.nodes import load, resolved_runtime_call, single_target
+from srctrans.optimise.dce import name_counts
+
+
+def log_softmax_calls(function, aliases):
+    """Rewrite, in place, each log of a softmax of ``function``'s own block the module
+    describes (``aliases``: the names generated code gives NumPy and the runtime)."""
+    stores, _ = name_counts([function])          # (a parameter counts as assigned)
+    definitions = {}
+    for stmt in function.body:
+        target = single_target(stmt)
+        if target is not None:
+            definitions[target] = stmt.value
+        value = getattr(stmt, "value", None)
+        if target is None or not _is_log(value):
+            continue
+        softmax = _softmax_of(value.args[0].id, definitions, stores)
+        if softmax is not None:
+            a, axis = softmax
+            stmt.value = gast.copy_location(resolved_runtime_call(aliases, "log_of_softmax", [
+                load(value.args[0].id), load(a), gast.Constant(axis, None)]), value)
+
+
+def _is_log(value):
+    return (isinstance(value, gast.Call) and anno.get(value, Anno.CALLEE) is np.log
+            and len(value.args) == 1 and not value.keywords and isinstance(value.args[0], gast.Name))
+
+
+def _softmax_of(p, definitions, stores):
+    """``(a, axis)`` when ``p`` is ``np.exp(a)`` divided by its sum along ``axis`` (kept), each
+    name assigned once; else None."""
+    ratio = definitions.get(p)
+    if stores.get(p) != 1 or not (isinstance(ratio, gast.BinOp) and isinstance(ratio.op, gast.Div)
+                                  and isinstance(ratio.left, gast.Name)
+                                  and isinstance(ratio.right, gast.Name)):
+        return None
+    e, s = ratio.left.id, ratio.right.id
+    exp, total = definitions.get(e), reduction(definitions.get(s))
+    if stores.get(e) != 1 or stores.get(s) != 1 or total is None or not (
+            isinstance(exp, gast.Call) and anno.get(exp, Anno.CALLEE) is np.exp
+            and len(exp.args) == 1 and not exp.keywords and isinstance(exp.args[0], gast.Name)):
+        return None
+    kind, operand, axis, keepdims = total
+    a = exp.args[0].id
+    if kind != "sum" or not (isinstance(operand, gast.Name) and operand.id == e) \
+            or axis is None or not keepdims or stores.get(a) != 1:
+        return None
+    return a, axis
