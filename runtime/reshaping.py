@@ -60,6 +60,10 @@ def getitem_grad(g, x, index):
         if isinstance(x, (tuple, list)) and index < 0:
             index += len(x)
         return replace_entry(x, index, _entry_term(g, x[index]), zeros_like)
+    if type(x) is np.ndarray and type(g) in _PLAIN:       # NumPy's own: an index of arrays
+        out = np.zeros(x.shape, result_dtype(x, g))
+        np.add.at(out, index, g)
+        return out
     out = zeros_for(np.shape(x), np.result_type(x, g), x, g)
     if is_basic_index(index):
         out[index] = g
@@ -68,6 +72,9 @@ def getitem_grad(g, x, index):
                    x, g)
         np.add.at(out, index, g)
     return out
+
+
+_PLAIN = (np.ndarray, float, np.float64, np.float32)      # never another library's arrays
 
 
 def _entry_term(g, entry):
