@@ -12,8 +12,10 @@ logged (a cross-entropy's ``-np.sum(T * np.log(p))``)::
 
 has the log become ``rt.log_of_softmax``, whose value is ``np.log(p)`` and whose derivatives
 are the log-softmax's closed forms (``runtime/softmax_logs.py``), when ``p``, ``s``, ``e``
-and ``a`` are each assigned once (``a`` may be a parameter), ``p`` in the function's own
-block, and the sum is of ``e`` along one literal axis, with ``keepdims=True``
+and ``a`` are each assigned once (``a`` may be a parameter), ``p``, ``s`` and ``e`` in the
+function's own block, none of them in a ``with st.stop_recording():`` block or named by a
+``with st.grad_of(...)`` hook (the log's term would pass what they stop or change), and the
+sum is of ``e`` along one literal axis, with ``keepdims=True``
 (``np.sum(e, axis=-1, keepdims=True)`` and the method alike). The backward pass then sends
 ``g - p * g.sum(axis=1, keepdims=True)`` to ``a`` for the log's cotangent ``g``, where the
 chain through the log, the division, the sum and the exponential took eight operations and
@@ -26,6 +28,7 @@ import numpy as np
 from srctrans import annotations as anno
 from srctrans.analyse.invariance import reduction
 from srctrans.annotations import Anno
+from srctrans.differentiate.custom import gradient_hooks
 from srctrans.nodes import load, resolved_runtime_call, single_target
 from srctrans.optimise.dce import name_counts
 
@@ -34,11 +37,12 @@ def log_softmax_calls(function, aliases):
     """Rewrite, in place, each log of a softmax of ``function``'s own block the module
     describes (``aliases``: the names generated code gives NumPy and the runtime)."""
     stores, _ = name_counts([function])          # (a parameter counts as assigned)
+    hooked = {hook.items[0].context_expr.args[0].id for hook in gradient_hooks(function)}
     definitions = {}
     for stmt in function.body:
         target = single_target(stmt)
-        if target is not None:
-            definitions[target] = stmt.value
+        if target is not None and not anno.get(stmt, Anno.NO_GRADIENT) and target not in hooked:
+            definitions[target] = stmt.value     # (a stopped or hooked gradient: not a link)
         value = getattr(stmt, "value", None)
         if target is None or not _is_log(value):
             continue
