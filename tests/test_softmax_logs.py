@@ -150,6 +150,23 @@ def test_a_stopped_or_hooked_softmax_keeps_the_chain():
         np.testing.assert_allclose(st.grad(probabilities_hooked)(z, T), half, rtol=1e-10)
 
 
+def test_a_users_rule_of_the_exponential_keeps_the_chain():
+    """A rule the user registers for np.exp (here: twice its derivative) is the one the
+    gradient uses, as it would without the pattern; registering it builds again."""
+    from srctrans.rules import REGISTRY
+    z, T = CASES[0][1]()
+    before = st.grad(cross_entropy)(z, T)
+    saved = REGISTRY.user_rules()
+    try:
+        st.register_vjp(np.exp, lambda g, ans, x: (2.0 * g * ans,))
+        st.register_jvp(np.exp, lambda tangents, ans, x: 2.0 * tangents[0] * ans)
+        assert "log_of_softmax" not in st.source(cross_entropy)
+        np.testing.assert_allclose(st.grad(cross_entropy)(z, T), 2.0 * before, rtol=1e-10)
+    finally:
+        REGISTRY.restore_user_rules(saved)
+        st.clear_cache()
+
+
 def kept_dims_missing(z):
     e = np.exp(z)
     p = e / e.sum(axis=1)[:, None]

@@ -14,9 +14,10 @@ has the log become ``rt.log_of_softmax``, whose value is ``np.log(p)`` and whose
 are the log-softmax's closed forms (``runtime/softmax_logs.py``), when ``p``, ``s``, ``e``
 and ``a`` are each assigned once (``a`` may be a parameter), ``p``, ``s`` and ``e`` in the
 function's own block, none of them in a ``with st.stop_recording():`` block or named by a
-``with st.grad_of(...)`` hook (the log's term would pass what they stop or change), and the
+``with st.grad_of(...)`` hook (the log's term would pass what they stop or change), the
 sum is of ``e`` along one literal axis, with ``keepdims=True``
-(``np.sum(e, axis=-1, keepdims=True)`` and the method alike). The backward pass then sends
+(``np.sum(e, axis=-1, keepdims=True)`` and the method alike), and ``np.exp``, ``np.log``
+and ``np.sum`` have srctrans's own rules (no user's replaces them). The backward pass then sends
 ``g - p * g.sum(axis=1, keepdims=True)`` to ``a`` for the log's cotangent ``g``, where the
 chain through the log, the division, the sum and the exponential took eight operations and
 two guards of ``g / p``; other reads of ``p``, ``s`` or ``e`` are differentiated as before.
@@ -31,11 +32,14 @@ from srctrans.annotations import Anno
 from srctrans.differentiate.custom import gradient_hooks
 from srctrans.nodes import load, resolved_runtime_call, single_target
 from srctrans.optimise.dce import name_counts
+from srctrans.rules import REGISTRY
 
 
 def log_softmax_calls(function, aliases):
     """Rewrite, in place, each log of a softmax of ``function``'s own block the module
     describes (``aliases``: the names generated code gives NumPy and the runtime)."""
+    if not all(_own_rule(primal) for primal in (np.exp, np.log, np.sum)):
+        return                                   # (a user's rule of one of them: the chain)
     stores, _ = name_counts([function])          # (a parameter counts as assigned)
     hooked = {hook.items[0].context_expr.args[0].id for hook in gradient_hooks(function)}
     definitions = {}
@@ -51,6 +55,13 @@ def log_softmax_calls(function, aliases):
             a, axis = softmax
             stmt.value = gast.copy_location(resolved_runtime_call(aliases, "log_of_softmax", [
                 load(value.args[0].id), load(a), gast.Constant(axis, None)]), value)
+
+
+def _own_rule(primal):
+    """Whether ``primal`` has srctrans's own rule, no user's (looked up, so that a build relies
+    on it: registering one later builds the function again)."""
+    rule = REGISTRY.lookup(primal)
+    return rule is not None and rule.custom_vjp is None and rule.custom_jvp is None
 
 
 def _is_log(value):
