@@ -125,11 +125,17 @@ def vae_kl(mu, logvar, x):
     return -0.5 * np.sum(1 + logvar - mu ** 2 - np.exp(logvar)) / x.shape[0]
 
 
-def test_the_normaliser_of_a_batchs_size_is_a_number():
-    """``1.0 / x.shape[0]`` is a number (``x.shape[0]`` an int), so a literal joins it rather
-    than an array: the KL term of a VAE's loss scales mu once."""
+def vae_kl_by_len(mu, logvar, x):
+    return -0.5 * np.sum(1 + logvar - mu ** 2 - np.exp(logvar)) / len(x)
+
+
+@pytest.mark.parametrize("f", [vae_kl, vae_kl_by_len])
+def test_the_normaliser_of_a_batchs_size_is_a_number(f):
+    """``1.0 / x.shape[0]`` and ``1.0 / len(x)`` are numbers (``x.shape[0]`` and ``len(x)``
+    ints), so a literal joins them rather than an array: the KL term of a VAE's loss scales
+    mu once."""
     args = (R.standard_normal((4, 2)), R.standard_normal((4, 2)) * 0.3, np.ones((4, 6)))
-    fused = st.source(vae_kl, args=args, wrt=(0, 1)).split("def vae_kl_grad(")[1]
+    fused = st.source(f, args=args, wrt=(0, 1)).split(f"def {f.__name__}_grad(")[1]
     line = next(line for line in fused.splitlines() if line.strip().startswith("dmu ="))
     assert "(" not in line.split("=", 1)[1], line          # -2 * d * mu: one array operation
-    st.check_grads(vae_kl, args, order=2, wrt=(0, 1))
+    st.check_grads(f, args, order=2, wrt=(0, 1))

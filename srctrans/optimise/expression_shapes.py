@@ -204,6 +204,8 @@ def shape_of(expression, known):
         if any(callee is f for f in _WHOLE_REDUCTIONS) and len(expression.args) == 1 \
                 and shape_of(expression.args[0], known) is not None:
             return ()                                                # np.sum(x)
+        if callee is len and len(expression.args) == 1:
+            return INTEGER                                           # len(X): an int
     if isinstance(expression, gast.Call) and isinstance(expression.func, gast.Attribute):
         if any(is_runtime_helper_call(expression, h) for h in BROADCASTING_HELPERS) \
                 and len(expression.args) == 2:                 # rt.add, rt.abs_grad(g, x)
