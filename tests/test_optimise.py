@@ -460,6 +460,21 @@ def test_a_loop_saves_its_steps_in_a_list_of_its_own_where_it_can(fn, args, own_
     st.check_grads(fn, args, modes=("reverse",), wrt=wrt)
 
 
+def test_a_loop_whose_values_no_step_reads_saves_none():
+    """A reversed loop that iterated over its steps' values reading none of them (nor the
+    code after it) counts its steps: no list, no saves (optimise/step_lists.py)."""
+    args = (np.linspace(0.5, 1.5, 4), np.linspace(-1.0, 1.0, 4), 3)
+    source = _fused_source_wrt(loops.damped, args, (0, 1))
+    assert "[None] * trips" not in source and "tape" not in source
+    assert "for _step in range(trips):" in source
+    gradient = st.grad(loops.damped, wrt=(0, 1))
+    first = gradient(*args)
+    for _ in range(2):                                # specialised, then the short path
+        for got, expected in zip(gradient(*args), first):
+            np.testing.assert_allclose(got, expected, rtol=1e-13)
+    st.check_grads(loops.damped, args, wrt=(0, 1), order=2)
+
+
 def _fused_source_wrt(fn, args, wrt):
     source = st.source(fn, wrt=wrt, args=args)
     return source.split(f"def {fn.__name__}_grad")[1]

@@ -23,7 +23,18 @@ backwards::
         h = tape.pop()                  ->          h = hs[_iteration]
 
 as an expert writes it: no list growing step by step, no copy of the popped
-values. The loop's pops, last pushed first, pair with its pushes, so each pop
+values. A reversed loop that iterated over its one value's pops reading none of them,
+with no statement after it reading the value before one assigns or deletes it (a damping
+loop ``r = 0.5 * r`` whose cotangent only scales), saves nothing and counts its steps::
+
+    for i in _range:                        for i in _range:
+        tape.append(r)              ->          r = 0.5 * r
+        r = 0.5 * r                         ...
+    ...                                     for _step in range(trips):
+    for r in rt.pop_many(tape, trips):          dr = dr * 0.5
+        dr = dr * 0.5
+
+The loops' other saves are untouched. The loop's pops, last pushed first, pair with its pushes, so each pop
 reads the list its push wrote. The tape's other values keep their order (the
 loop's were pushed after and popped before every value pushed earlier). A tape
 left unread is no longer made. A loop over ``range(start, stop)`` stores its step
@@ -67,8 +78,11 @@ def save_steps_in_lists(body, namer, runtime_alias):
             found = _reversed_loop(loop, assigned, lengths[loop.iter.id], counting_down, position)
             if found is not None:
                 backward, tape = found
-                made[id(loop)] = _own_lists(loop, backward, tape, namer, runtime_alias,
-                                            _step_index(loop, assigned))
+                if _unread_restore(backward, body[position[id(backward)] + 1:]):
+                    made[id(loop)] = _counted_only(loop, backward, namer)
+                else:
+                    made[id(loop)] = _own_lists(loop, backward, tape, namer, runtime_alias,
+                                                _step_index(loop, assigned))
                 tapes.add(tape)
     if not made:
         return body
@@ -211,6 +225,33 @@ def _own_lists(loop, backward, tape, namer, runtime_alias, step):
         stmt = backward.body[k]
         stmt.value = gast.Subscript(load(steps), load(backward.target.id), gast.Load())
     return made
+
+
+def _unread_restore(backward, after):
+    """Whether ``backward`` iterates over one value's pops that nothing reads: not its body,
+    nor a statement ``after`` it before one that assigns the name again or deletes it."""
+    if not _iterates_pops(backward):
+        return False
+    name = backward.target.id
+    if _uses(gast.Module(backward.body, []), name):
+        return False
+    for stmt in after:
+        found = [n for n in walk(stmt) if isinstance(n, gast.Name) and n.id == name]
+        if any(isinstance(n.ctx, gast.Load) for n in found):
+            return False
+        if found:
+            return True                    # assigned again, or deleted, first
+    return True
+
+
+def _counted_only(loop, backward, namer):
+    """``loop`` without its one push, and ``backward`` counting its steps (``for _step in
+    range(trips)``) where it iterated over the values no statement reads: nothing saved."""
+    loop.body[:] = [stmt for stmt in loop.body if id(stmt) not in {id(p) for p in _pushes(loop)}]
+    backward.target = gast.Name(namer.fresh("_step"), gast.Store(), None, None)
+    backward.iter = gast.Call(gast.Name("range", gast.Load(), None, None),
+                              [clone(backward.iter.args[1])], [])
+    return []
 
 
 def _uses(node, name):

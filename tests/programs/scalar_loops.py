@@ -225,3 +225,12 @@ def entry_read_twice(ws, x):          # two reads of each step's entry: still on
     for i in range(len(ws)):
         x = np.sin(ws[i] * x) + ws[i]
     return np.sum(x)
+
+
+def damped(w, x, steps):
+    # no backward step, nor the code after the loop, reads a value the steps overwrite
+    # (x * w's derivative reads x and w): nothing saved, a counted reversed loop
+    r = x * w
+    for _ in range(steps):
+        r = 0.5 * r
+    return np.sum(r * r)
