@@ -217,10 +217,11 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
                 backward, dicts_copied(result.prologue + result.forward,
                                        unit.aliases[RUNTIME_ALIAS]),
                 reads_all(gradients), unit.aliases[RUNTIME_ALIAS])
-            # the entries' sums: rt.add of arrays is +, a spread only multiplied is dropped
-            backward = specialise(backward, shapes, unit.aliases[NUMPY_ALIAS])
             backward = merge_complementary_selections(backward, reads_all(gradients),
                                                       unit.aliases[NUMPY_ALIAS])
+            # the entries' sums: rt.add of arrays is +, a spread only multiplied is dropped (the
+            # selections' products too)
+            backward = specialise(backward, shapes, unit.aliases[NUMPY_ALIAS])
             result.forward, backward = drop_unread_restores(
                 result.forward, backward, result.tape, set(shapes), unit.aliases[RUNTIME_ALIAS])
             if facts.has_loops:

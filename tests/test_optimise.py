@@ -1382,14 +1382,19 @@ def where_of_a_number(r, delta, scale):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_a_means_spread_over_a_where_is_filled_in_the_shape_of_its_branches(dtype):
     """``np.where(c, a, b)`` of arithmetic counts as ``a`` and ``b``'s names: the mean's
-    seed is filled like ``r`` and the ``np.where`` is not computed for its shape; with a
-    number for a branch (an array of its own dtype: an int makes the result float64 with
-    float32 ``r``) it is computed, and the gradient keeps the dtype Python computes."""
+    seed, scaled by a number and read only by the products of the one selection its two
+    selections merged into, is a number, and the ``np.where`` is not computed for its shape;
+    with a number for a branch (an array of its own dtype: an int makes the result float64
+    with float32 ``r``) it is computed, the seed is filled like it, and the gradient keeps
+    the dtype Python computes."""
     rng = np.random.default_rng(3)
     r = rng.standard_normal(12).astype(dtype)
     source = _fused_source_wrt(huber_like, (r, 0.7, 2.0), (0,))
     code = "\n".join(line for line in source.splitlines() if not line.strip().startswith("#"))
-    assert "np.full_like(r, " in code and "np.where(small, 0.5" not in code
+    assert "full_like" not in code and "np.where(small, 0.5" not in code
+    assert "np.where(small, d_where * r, " in code
+    source = _fused_source_wrt(where_of_a_number, (r, 0.7, 2.0), (0,))
+    assert "np.full_like(_where, " in source       # (a number's selection: NumPy's dtype)
     for f, want in ((huber_like, 2.0 * np.where(np.abs(r) <= 0.7, r, 0.7 * np.sign(r)) / 12),
                     (where_of_a_number, 2.0 * np.where(np.abs(r) <= 0.7, 2 * r, 0) / 12)):
         g = st.grad(f)

@@ -9,6 +9,8 @@ broadcasts against ``A`` (see :class:`Spreads`): the values are those the spread
 import gast
 import numpy as np
 
+from srctrans import annotations as anno
+from srctrans.annotations import Anno
 from srctrans.nodes import clone, int_literal, number_literal, substitute_names, whole_slice
 from srctrans.optimise.dce import reads_of, stores_of
 from srctrans.optimise.expression_shapes import is_runtime_helper_call, shape_of
@@ -27,7 +29,10 @@ class Spreads:
 
     Also valid when every read of ``d`` is in a later assignment of its block whose
     value has the same shape with ``s`` read instead (``d - d * e``, ``e`` of ``A``'s
-    shape), or is a negation ``t = -d`` whose own reads are such (the sum of
+    shape; ``np.where(c, d * e, d * f)`` too, the one selection two selections of ``d``
+    merged into), or is a scaling by a number ``t = d * k`` (a literal, or a name holding a
+    number: an inlined helper's ``scale = 2.0``) whose reads are such, or a negation ``t = -d``
+    whose own reads are such (the sum of
     ``1 + v - m ** 2 - np.exp(v)``: ``dv = d - d * e``, ``dm = -d * (2 * m)``)::
 
         d = rt.unreduce(s, v, None, False)              dm_part = -s
@@ -127,8 +132,10 @@ class Spreads:
                     pending.append((target, gast.UnaryOp(gast.USub(), clone(value)), rest, False))
                     negated.append(target)
                     continue
-                scaled = _scaled_by_number(stmt.value, current, value)
-                if scaled is not None and self.assignments.get(target) == 1 and not copied:
+                scaled = _scaled_by_number(stmt.value, current, value, lambda c: (
+                    shape_of(c, known) == () and self.assignments.get(c.id, 0) <= 1))
+                if scaled is not None and self.assignments.get(target) == 1 \
+                        and (not copied or self.assignments.get(current) == 1):   # (an alias)
                     pending.append((target, scaled, rest, False))      # d * 100.0: a number's
                     negated.append(target)                            # spread again
                     continue
@@ -153,18 +160,33 @@ class Spreads:
         return True
 
 
-def _scaled_by_number(expression, name, value):
+def _scaled_by_number(expression, name, value, is_number):
     """``value * c`` (``c * value``, ``value / c``) for ``expression`` ``name * c`` (``c *
-    name``, ``name / c``), ``c`` a number constant; else None."""
+    name``, ``name / c``), ``c`` a number constant or a name ``is_number`` holds one of (a
+    number assigned once: ``scale = 2.0`` of an inlined helper); else None."""
     if not (isinstance(expression, gast.BinOp) and isinstance(expression.op, (gast.Mult, gast.Div))):
         return None
     left, right = expression.left, expression.right
-    if isinstance(left, gast.Name) and left.id == name and number_literal(right):
+
+    def number(node):
+        return number_literal(node) or (isinstance(node, gast.Name) and node.id != name
+                                        and is_number(node))
+    if isinstance(left, gast.Name) and left.id == name and number(right):
         return gast.BinOp(clone(value), type(expression.op)(), clone(right))
     if isinstance(expression.op, gast.Mult) and isinstance(right, gast.Name) and right.id == name \
-            and number_literal(left):
+            and number(left):
         return gast.BinOp(clone(left), gast.Mult(), clone(value))
     return None
+
+
+def _selects_products(call, name):
+    """``np.where(c, a, b)`` whose operands read ``name`` only inside arithmetic (``np.where(c,
+    d * r, d * e)``, two selections merged): each entry is the arithmetic's, of the dtype its
+    arrays give, as with ``name`` spread (a bare ``name`` would be a number's array, of
+    NumPy's default dtype)."""
+    callee = anno.get(call, Anno.CALLEE) or anno.get(call, Anno.TEMPLATE_NUMPY)
+    return callee is np.where and len(call.args) == 3 and not call.keywords and not any(
+        isinstance(arg, gast.Name) and arg.id == name for arg in call.args)
 
 
 def _arithmetic_reading(expression, name):
@@ -193,7 +215,8 @@ def _arithmetic_reading(expression, name):
             if not isinstance(node.op, (gast.USub, gast.UAdd)):
                 return False
         elif isinstance(node, gast.Call):          # rt.zero_guard(d, d / m): 0 where d is
-            if not (is_runtime_helper_call(node, "zero_guard") and len(node.args) == 2):
+            if not (is_runtime_helper_call(node, "zero_guard") and len(node.args) == 2
+                    or _selects_products(node, name)):
                 return False
             guarded.add(id(node.func))
         elif isinstance(node, gast.Attribute):
