@@ -43,6 +43,8 @@ def _shared(text, shapes=None, returned=(), callees=None):
      "a = x.mean(axis=1, keepdims=True)\nb = x - a\nc = g * b"),
     ("a = x[0]\nfor i in range(3):\n    t = x[0] + i", "a = x[0]\nfor i in range(3):\n    t = a + i"),
     ("a = x[:-1]\nb = 1 - x[:-1]\nc = x[1:] * x[:-1]", "a = x[:-1]\nb = 1 - a\nc = x[1:] * a"),
+    ("a = x * y\nb = y * x\nc = a + b", "a = x * y\nc = a + a"),    # either way round
+    ("a = x + 2.0\nb = 2.0 + x\nc = a * b", "a = x + 2.0\nc = a * a"),
 ])
 def test_a_value_assigned_once_is_read_where_computed_again(text, shared):
     callees = {"sqrt": np.sqrt}
@@ -67,6 +69,8 @@ def test_a_value_assigned_once_is_read_where_computed_again(text, shared):
     "a = x * 2.0\ns = rt.added_at(x, 0, y, x)\nb = x * 2.0",  # a helper adding into x
     "a = x * y\nb = (lambda x: x * y)(y)",                   # a name of the lambda's own
     "a = x * y\nb = [x * y for x in range(3)]",
+    "a = x - y\nb = y - x",                                  # not the same either way round
+    "a = u + v\nb = v + u",                                  # lists, perhaps: joined in order
 ])
 def test_a_value_that_may_differ_is_computed_again(text):
     callees = {"rand": np.random.rand, "helper": lambda v: v}

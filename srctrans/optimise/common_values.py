@@ -8,7 +8,8 @@ assigned to a name (``_sqrt_2 = np.sqrt(var + eps)`` after ``_sqrt = np.sqrt(var
 a variance's cotangent ``x - x.mean(axis=1, keepdims=True)`` after the forward pass's
 ``mu = x.mean(axis=1, keepdims=True)`` and ``d = x - mu``), it reads that name instead,
 and a statement whose whole value is such an expression is dropped, its name read as the
-first one. The values are those the body computed: an expression is shared only when
+first one. A sum or product of two numbers or arrays is the same either way round
+(``lam * w`` and ``w * lam``). The values are those the body computed: an expression is shared only when
 
 * every name it reads is assigned at most once in the whole body (a parameter or global
   not at all: a parameter holds its argument first), and no array it reads is changed in
@@ -148,7 +149,15 @@ class _Sharing:
                 parts.append(value)
         if None in parts or not self._may_share(node):
             return None
+        if isinstance(node, gast.BinOp) and isinstance(node.op, (gast.Add, gast.Mult)) \
+                and repr(parts[2]) < repr(parts[0]) and self._numeric(node.left, node.right):
+            parts = [parts[2], parts[1], parts[0]]   # a * b is b * a (IEEE), on numbers
         return (type(node).__name__,) + tuple(parts)
+
+    def _numeric(self, *operands):
+        """Whether each operand is a number or an array (a known shape: no list, whose ``+``
+        concatenates in order)."""
+        return all(shape_of(operand, self.shapes) is not None for operand in operands)
 
     def _part(self, value, parts):
         if isinstance(value, (gast.expr, gast.slice)):      # (a slice is no expr in gast)
