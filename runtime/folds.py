@@ -43,12 +43,12 @@ def logaddexp_fold_grad(g, ans, x, axis, start, stop):
 def _each_slice_once(ans, x, axis, start, stop):
     """Whether the fold read each slice it read once (no index wraps round) into a result of
     a slice's shape: its derivatives are then one expression of the slices read."""
-    shape = np.shape(x)
-    return np.shape(ans) == shape[:axis] + shape[axis + 1:] and 0 <= start < stop <= shape[axis]
+    shape = _shape(x)
+    return _shape(ans) == shape[:axis] + shape[axis + 1:] and 0 <= start < stop <= shape[axis]
 
 
 def _grad_at_once(g, ans, x, axis, start, stop):
-    shape = np.shape(x)
+    shape = _shape(x)
     reads = shape[:axis] + shape[axis + 1:]
     steps = (slice(None),) * axis + (slice(start, stop),)
     share = _along(g, reads, axis) * np.exp(x[steps] - _along(ans, reads, axis))
@@ -82,11 +82,16 @@ def logaddexp_fold_tangent(dx, ans, x, axis, start, stop):
     return tangent
 
 
+def _shape(value):
+    """``np.shape(value)``, without its cost for a NumPy array."""
+    return value.shape if type(value) is np.ndarray else np.shape(value)
+
+
 def _along(value, shape, axis):
     """``value`` spread to ``shape``, with an axis of length 1 put in at ``axis``: it then
     broadcasts along the slices a fold read (a duck array stays one)."""
     if type(value) is np.ndarray and value.shape == shape:
         return value[(slice(None),) * axis + (None,)]
-    if np.shape(value) != shape:
+    if _shape(value) != shape:
         value = np.broadcast_to(value, shape)
     return np.expand_dims(value, axis)
