@@ -22,6 +22,9 @@ class Anno(enum.Enum):
     REVERSES = "on a backward loop: the forward loop (a gast.For or gast.While) it reverses"
     CHECKPOINTED = ("on a `for` loop marked `st.checkpointed(...)`: the name holding how many of "
                     "its states the backward pass may keep (None: the default)")
+    COTANGENTS_OF = ("on an assignment unpacking a called user function's backward pass into "
+                     "names: the primals (names or None) whose cotangents they are, each of "
+                     "its primal's shape")
 
 
 def get(node, key, default=None):

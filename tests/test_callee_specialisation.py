@@ -202,3 +202,23 @@ def test_a_steps_sum_spread_over_its_terms_is_read_as_the_number():
     backward = source.split("def nested_loss_bwd")[1].split("\ndef ")[0]
     assert "unreduce" not in backward, backward
     st.check_grads(nested_loss, args, order=2, wrt=(0, 1))
+
+
+def test_a_callees_cotangent_has_its_arguments_shape_in_the_callers_code():
+    """A user function's backward pass gives each argument a cotangent of the argument's
+    shape (``Anno.COTANGENTS_OF``), so the caller's specialised code needs no unbroadcast of
+    what it computes from one."""
+    from programs import callees_elsewhere as elsewhere
+    rng = np.random.default_rng(2)
+    args = (rng.standard_normal((4, 3)), rng.standard_normal((3, 2)), rng.standard_normal(2),
+            rng.standard_normal((4, 2)))
+    fused = st.source(elsewhere.layer_of_scaled, args=args, wrt=(0, 1, 2)).split(
+        "def layer_of_scaled_grad(")[1].split("\ndef ")[0]
+    assert "layer_bwd(" in fused and "unbroadcast" not in fused
+    gradient, want = st.grad(elsewhere.layer_of_scaled, wrt=(0, 1, 2)), None
+    for _ in range(3):
+        got = gradient(*args)
+        want = want or got
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(a, b, rtol=1e-13)
+    st.check_grads(elsewhere.layer_of_scaled, args, wrt=(0, 1, 2), order=2)

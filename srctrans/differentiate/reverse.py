@@ -145,12 +145,14 @@ class _Reverser(ControlFlow, CheckpointedLoops, CustomGradients, Generator):
         self.initialised.add(adjoint)
         self._emit(_assign(adjoint, expression))
 
-    def _contribute_all(self, pairs, expression, what, length=None):
+    def _contribute_all(self, pairs, expression, what, length=None, shaped=False):
         """Give ``atom`` the ``index``-th entry of the sequence ``expression`` for each pair
         (an atom that is a list or tuple display gets each of its entries' parts).
 
         When ``expression`` has ``length`` entries, one per pair, all names, and every
-        adjoint is fresh, it is unpacked straight into them (``dx, dW = ...``).
+        adjoint is fresh, it is unpacked straight into them (``dx, dW = ...``); with
+        ``shaped`` (each entry has its atom's shape: a user function's cotangents) the
+        assignment says whose cotangents they are (``Anno.COTANGENTS_OF``).
         """
         pairs = [(atom, index) for atom, index in pairs if self._carries_gradient(atom)]
         if not pairs:
@@ -159,7 +161,10 @@ class _Reverser(ControlFlow, CheckpointedLoops, CustomGradients, Generator):
             adjoints = [self.namer.adjoint(atom.id) for atom, _ in pairs]
             if len(set(adjoints)) == len(adjoints) and not self.initialised.intersection(adjoints):
                 targets = gast.Tuple([_store(name) for name in adjoints], gast.Store())
-                self._emit(gast.Assign([targets], expression, None))
+                unpacking = gast.Assign([targets], expression, None)
+                if shaped:
+                    anno.set_(unpacking, Anno.COTANGENTS_OF, tuple(atom.id for atom, _ in pairs))
+                self._emit(unpacking)
                 self.initialised.update(adjoints)
                 return
         if not isinstance(expression, gast.Name):
@@ -488,7 +493,7 @@ class _Reverser(ControlFlow, CheckpointedLoops, CustomGradients, Generator):
         backward_call = gast.Call(_load(bwd_name), [_load(residuals), g], [])
         if all(key is None for _, parts in active for _, key in parts):
             self._contribute_all([(parts[0][0], i) for i, (_, parts) in enumerate(active)],
-                                 backward_call, base + "_grads", length=len(active))
+                                 backward_call, base + "_grads", length=len(active), shaped=True)
             return replacement
         grads = self.namer.temporary(base + "_grads")                 # *args / **kwargs
         self._emit(_assign(grads, backward_call))

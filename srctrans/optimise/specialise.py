@@ -16,7 +16,8 @@ every shape become the plain NumPy expression for the shapes at hand:
 ``rt.unbroadcast`` disappears when nothing was broadcast and becomes a sum
 over leading axes when only leading axes were added; 2-D ``rt.matmul_*``
 become products with a transpose; ``rt.zeros_like`` of a value of known
-shape (a number or an array, not a container) becomes ``rt.zeros_of``; the
+shape (a number or an array, not a container) becomes ``rt.zeros_of``; a called user
+function's cotangents (``dz, = f_bwd(res, g)``) have their arguments' shapes; the
 spread of a scalar cotangent over an array (``rt.unreduce``) is dropped
 when its only use multiplies it by an array of that shape
 (``rt.mean_grad`` likewise, divided by the count), or added to an array of that
@@ -187,6 +188,13 @@ def _specialise_block(statements, known, rewriter, measured, spreads):
                     known[target.id] = shape
                 else:
                     known.pop(target.id, None)
+            elif anno.get(stmt, Anno.COTANGENTS_OF) is not None:   # dz, = f_bwd(res, g): each
+                for name, primal in zip(target.elts, anno.get(stmt, Anno.COTANGENTS_OF)):
+                    if name.id not in measured:                   # has its primal's shape
+                        if known.get(primal) is not None:
+                            known[name.id] = known[primal]
+                        else:
+                            known.pop(name.id, None)
 
 
 def _sum(expression, axes, keepdims=False):

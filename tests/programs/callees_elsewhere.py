@@ -33,3 +33,8 @@ def clipped_or_scaled(r, c):       # a test of its argument's value, which its c
     if c > 0.0:
         return np.clip(r, -c, c)
     return r * 2.0
+
+
+def layer_of_scaled(x, W, b, y0):  # the callee's cotangent of x * x has its shape
+    y = basic.layer(x * x, W, b)
+    return np.sum(y * y0)
