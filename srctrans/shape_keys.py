@@ -21,7 +21,8 @@ from srctrans.runtime.containers import entries, is_container
 def shape_key(fn, args, kwargs, data_names, float_values=False, masks=False, value_floats=()):
     """What the shapes inside ``fn`` can depend on in this call, or None if not simple.
 
-    Array arguments contribute their shapes; ints, bools, strings and None
+    Array arguments contribute their shapes (an int or bool array its kind too: code
+    specialised for float arrays reads them without ``1.0 *``); ints, bools, strings and None
     their values (a shape may be computed from them); floats their type, or
     their value when ``float_values`` (the function turns numbers into ints,
     so a float may decide a shape), or when they are in the arguments named
@@ -44,7 +45,7 @@ def shape_key(fn, args, kwargs, data_names, float_values=False, masks=False, val
             return None
         key.append((name, part))
     for name, value in _keyed_data(fn, data_names):
-        part = key_part(value)
+        part = _spec_part(value) if type(value) is np.ndarray else key_part(value)
         if part is None:
             return None
         key.append((name, part))
