@@ -9,7 +9,8 @@ a variance's cotangent ``x - x.mean(axis=1, keepdims=True)`` after the forward p
 ``mu = x.mean(axis=1, keepdims=True)`` and ``d = x - mu``), it reads that name instead,
 and a statement whose whole value is such an expression is dropped, its name read as the
 first one. A sum or product of two numbers or arrays is the same either way round
-(``lam * w`` and ``w * lam``). The values are those the body computed: an expression is shared only when
+(``lam * w`` and ``w * lam``). The values are those the body computed: an expression is
+shared only when
 
 * every name it reads is assigned at most once in the whole body (a parameter or global
   not at all: a parameter holds its argument first), and no array it reads is changed in

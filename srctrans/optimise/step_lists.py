@@ -23,18 +23,7 @@ backwards::
         h = tape.pop()                  ->          h = hs[_iteration]
 
 as an expert writes it: no list growing step by step, no copy of the popped
-values. A reversed loop that iterated over its one value's pops reading none of them,
-with no statement after it reading the value before one assigns or deletes it (a damping
-loop ``r = 0.5 * r`` whose cotangent only scales), saves nothing and counts its steps::
-
-    for i in _range:                        for i in _range:
-        tape.append(r)              ->          r = 0.5 * r
-        r = 0.5 * r                         ...
-    ...                                     for _step in range(trips):
-    for r in rt.pop_many(tape, trips):          dr = dr * 0.5
-        dr = dr * 0.5
-
-The loops' other saves are untouched. The loop's pops, last pushed first, pair with its pushes, so each pop
+values. The loop's pops, last pushed first, pair with its pushes, so each pop
 reads the list its push wrote. The tape's other values keep their order (the
 loop's were pushed after and popped before every value pushed earlier). A tape
 left unread is no longer made. A loop over ``range(start, stop)`` stores its step
@@ -42,6 +31,18 @@ left unread is no longer made. A loop over ``range(start, stop)`` stores its ste
 the reversed loop counts. A fused gradient may be differentiated again
 (``st.hessian``): the fence and desugar read ``rt.reversed(xs)`` as
 ``reversed(xs)``, and the lists are lists like the user's.
+
+A reversed loop that iterated over its one value's pops reading none of them, with no
+statement after it reading the value before a statement of the function's block assigns
+or deletes it (a damping loop ``r = 0.5 * r`` whose cotangent only scales), saves nothing
+and counts its steps::
+
+    for i in _range:                        for i in _range:
+        tape.append(r)              ->          r = 0.5 * r
+        r = 0.5 * r                         ...
+    ...                                     for _step in range(trips):
+    for r in rt.pop_many(tape, trips):          dr = dr * 0.5
+        dr = dr * 0.5
 """
 
 import collections
@@ -237,10 +238,13 @@ def _unread_restore(backward, after):
         return False
     for stmt in after:
         found = [n for n in walk(stmt) if isinstance(n, gast.Name) and n.id == name]
-        if any(isinstance(n.ctx, gast.Load) for n in found):
-            return False
-        if found:
-            return True                    # assigned again, or deleted, first
+        if not found:
+            continue
+        # assigned again, or deleted, first: by the statement itself (a branch's assignment
+        # may not run, and the name may be read after it)
+        return isinstance(stmt, (gast.Assign, gast.Delete)) and not any(
+            isinstance(n.ctx, gast.Load) for n in found) and all(
+            isinstance(target, gast.Name) for target in stmt.targets)
     return True
 
 
