@@ -58,5 +58,5 @@ def softmax_share(g, a, axis=None, keepdims=False):
         e = np.exp(a - np.max(a, axis=axis, keepdims=True))
         weight = e / np.sum(e, axis=axis, keepdims=True)
     if type(g) is float or np.ndim(g) == 0:
-        return g * weight
+        return weight if type(g) is float and g == 1.0 else g * weight   # (1.0 * w is w)
     return _kept(g, axis, keepdims) * weight
