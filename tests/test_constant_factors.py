@@ -139,3 +139,19 @@ def test_the_normaliser_of_a_batchs_size_is_a_number(f):
     line = next(line for line in fused.splitlines() if line.strip().startswith("dmu ="))
     assert "(" not in line.split("=", 1)[1], line          # -2 * d * mu: one array operation
     st.check_grads(f, args, order=2, wrt=(0, 1))
+
+
+@pytest.mark.parametrize("text, written", [
+    # a quotient is a float whatever its operands (and a guard of one is too): the literals
+    # of the half and the double cancel through the pick of the half's name
+    ("q = rt.zero_guard(g, g / s)\nd = q * 0.5\ne = d[:, :, None] * (2 * x)",
+     "q = rt.zero_guard(g, g / s)\ne = q[:, :, None] * x"),
+    ("q = g / s\nd = q * 0.5\ne = d[:, None] * (2 * x)", "q = g / s\ne = q[:, None] * x"),
+    # a product of names of unknown kind may be ints: 0.5 * q is kept, the literals stay
+    ("q = g * h\nd = q * 0.5\ne = d[:, None] * (2 * x)",
+     "q = g * h\nd = q * 0.5\ne = d[:, None] * (2 * x)"),
+])
+def test_a_literal_moves_through_a_pick_of_a_name(text, written):
+    body = gast.parse(text).body
+    multiply_constant_factors(body, {"e"}, {"x"})
+    assert ast.unparse(gast.gast_to_ast(gast.Module(body, []))) == written

@@ -22,7 +22,8 @@ operations, counting a literal that multiplies a leading number (``(-2 * d) * mu
 number and ``mu`` an array) as none. One whose literals multiply to 1 and that has no
 factor known to be a float keeps ``1.0 *`` (it makes a boolean or integer array a float
 one, as the literals did); a returned name keeps its literal. A copy ``t = 1.0 * y`` of a
-float, read only by arithmetic, goes, its reads reading ``y``.
+float, read only by arithmetic, goes, its reads reading ``y``. A name read through a pick
+(``d[:, :, None] * x``) is a factor there too: a scaling moves through a pick exactly.
 """
 
 import gast
@@ -84,10 +85,10 @@ def _parents_of(body):
 
 def _without_float_copies(body, keep, floats):
     """``body`` (changed in place) without each ``t = 1.0 * y`` (``y`` a name of ``floats``,
-    assigned once and never written into) whose every read is an operand of arithmetic:
-    those read ``y``. The copy's literal made an integer array a float one, which a float is
-    already; arithmetic makes a new array of it, so no other name comes to share ``y``'s
-    array."""
+    assigned once and never written into) whose every read is an operand of arithmetic, or
+    picked from by one: those read ``y``. The copy's literal made an integer array a float
+    one, which a float is already; arithmetic makes a new array of it, so no other name
+    comes to share ``y``'s array."""
     parents, reads, written, last_store = _parents_of(body), {}, set(), {}
     for position, stmt in enumerate(body):
         for node in walk(stmt):
@@ -111,8 +112,7 @@ def _without_float_copies(body, keep, floats):
         source = value.right.id
         if source in floats and last_store.get(source, -1) < position and source not in written \
                 and source not in copies and all(
-                    isinstance(parents.get(id(read)), (gast.BinOp, gast.UnaryOp))
-                    for read in reads.get(target, [None])):
+                    _operand_of_arithmetic(read, parents) for read in reads.get(target, [None])):
             copies[target] = source
     if not copies:
         return body
@@ -123,16 +123,31 @@ def _without_float_copies(body, keep, floats):
     return body
 
 
+def _operand_of_arithmetic(read, parents):
+    """Whether the name ``read`` is an operand of arithmetic, or picked from by one
+    (``t[:, None] * x``): either way it is read into a new array."""
+    parent = parents.get(id(read))
+    if isinstance(parent, gast.Subscript) and parent.value is read:
+        parent = parents.get(id(parent))
+    return isinstance(parent, (gast.BinOp, gast.UnaryOp))
+
+
 def _float_arithmetic(value, floats):
     """Whether ``value`` is arithmetic (``+ - * /``, minus) of names, entries of names
     (``w[:-1]``) and literals, one of them a float literal, a name of ``floats`` or an entry
-    of one (indexing keeps an array's dtype): NumPy makes it a float."""
+    of one (indexing keeps an array's dtype), or a quotient (``/`` makes a float of any
+    numbers): NumPy makes it a float. ``rt.zero_guard(g, v)`` is ``v``'s kind."""
     found, todo = False, [value]
     while todo:
         node = todo.pop()
-        if isinstance(node, gast.BinOp) and isinstance(node.op, (gast.Add, gast.Sub, gast.Mult,
-                                                                 gast.Div)):
+        if isinstance(node, gast.BinOp) and isinstance(node.op, gast.Div):
+            found = True                               # (its operands are numbers: arithmetic)
             todo += [node.left, node.right]
+        elif isinstance(node, gast.BinOp) and isinstance(node.op, (gast.Add, gast.Sub, gast.Mult)):
+            todo += [node.left, node.right]
+        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
+                and node.func.attr == "zero_guard" and len(node.args) == 2 and not node.keywords:
+            todo.append(node.args[1])
         elif isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
             todo.append(node.operand)
         elif isinstance(node, gast.Name):
@@ -179,9 +194,13 @@ def _is_product(node):
 
 
 def _product_around(node, parents):
-    """The largest product ``node`` is a factor of, or None when it is not a factor."""
+    """The largest product ``node`` is a factor of, or None when it is not a factor; a name
+    picked from (``d[:, :, None]``: a scaling moves through a pick exactly) counts as the
+    pick."""
     tree = None
     parent = parents.get(id(node))
+    if isinstance(parent, gast.Subscript) and parent.value is node:
+        node, parent = parent, parents.get(id(parent))
     while _is_product(parent):
         tree, parent = parent, parents.get(id(parent))
     return tree
@@ -235,6 +254,9 @@ def _stripped(node, deferred):
         return node.value, None, False
     if isinstance(node, gast.Name) and node.id in deferred:
         return deferred[node.id], node, True
+    if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) \
+            and node.value.id in deferred:                  # a pick of it: scaled alike
+        return deferred[node.value.id], node, True
     return 1, node, False
 
 
