@@ -1352,6 +1352,23 @@ def test_a_vectors_entries_read_by_constants_are_summed_in_place():
     st.check_grads(hyperparameters, args, order=2, wrt=0)
 
 
+@pytest.mark.parametrize("callee, shape", [
+    (np.matmul, (3,)),                         # a vector times a matrix, not their broadcast
+    (np.add, (3, 3)),
+    (getattr(np, "vecdot", None), None),       # a ufunc with a signature: not elementwise
+])
+def test_a_ufunc_with_a_signature_is_not_elementwise(callee, shape):
+    """``np.matmul`` is a ufunc whose signature ``(n?,k),(k,m?)->(n?,m?)`` reduces an axis: its
+    result has a product's shape (a second derivative's ``np.matmul(v, dd)`` of a vector and
+    a matrix once counted as their broadcast, and a sum then took away an axis it did not
+    have: seed 20261207601, program 214)."""
+    if callee is None:
+        pytest.skip("NumPy before 2.0 has no np.vecdot")
+    expression = gast.parse("f(v, M)").body[0].value
+    srctrans.annotations.set_(expression, srctrans.annotations.Anno.CALLEE, callee)
+    assert expression_shapes.shape_of(expression, {"v": (3,), "M": (3, 3)}) == shape
+
+
 @pytest.mark.parametrize("text, shape", [
     ("np.where(c, d, 0)", (4,)), ("np.exp(d)", (4,)), ("np.maximum(d, W)", (3, 4)),
     ("np.where(c)", None),                     # the positions where c holds: a value's shape

@@ -187,7 +187,11 @@ def shape_of(expression, known):
         return None if inner is None else tuple(reversed(inner))
     if isinstance(expression, gast.Call) and not expression.keywords:
         callee = anno.get(expression, Anno.CALLEE) or anno.get(expression, Anno.TEMPLATE_NUMPY)
-        if isinstance(callee, np.ufunc) and callee.nin == len(expression.args) and callee.nout == 1:
+        if callee is np.matmul and len(expression.args) == 2:       # (a ufunc with a signature)
+            left, right = (shape_of(a, known) for a in expression.args)
+            return None if left is None or right is None else _matmul_shape(left, right)
+        if isinstance(callee, np.ufunc) and callee.signature is None \
+                and callee.nin == len(expression.args) and callee.nout == 1:
             shapes = [shape_of(a, known) for a in expression.args]   # np.tanh(x), np.maximum(x, 0)
             if None in shapes:
                 return None
