@@ -190,7 +190,8 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
             if isinstance(result.output, gast.Name) and result.output.id in shapes:
                 shapes = {result.seed: shapes[result.output.id], **shapes}   # dy is shaped like y
             shapes = {**hooked_shapes(unit, shapes), **shapes}
-            backward = specialise(backward, shapes, unit.aliases[NUMPY_ALIAS])
+            backward = specialise(backward, shapes, unit.aliases[NUMPY_ALIAS],
+                                  reads_all(gradients))
         backward, renaming = propagate_copies(backward)
         gradients = [renamed(g, renaming) for g in gradients]
         backward = eliminate_dead_code(backward, reads_all(gradients), is_not_saving)
@@ -221,7 +222,8 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
                                                       unit.aliases[NUMPY_ALIAS])
             # the entries' sums: rt.add of arrays is +, a spread only multiplied is dropped (the
             # selections' products too)
-            backward = specialise(backward, shapes, unit.aliases[NUMPY_ALIAS])
+            backward = specialise(backward, shapes, unit.aliases[NUMPY_ALIAS],
+                                  reads_all(gradients))
             result.forward, backward = drop_unread_restores(
                 result.forward, backward, result.tape, set(shapes), unit.aliases[RUNTIME_ALIAS])
             if facts.has_loops:

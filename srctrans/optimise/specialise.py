@@ -135,12 +135,13 @@ def _factor_out_of_sum(node):
     return node
 
 
-def specialise(statements, shapes, numpy_alias="np"):
+def specialise(statements, shapes, numpy_alias="np", live_out=frozenset()):
     """``statements`` rewritten for values of the given ``shapes`` (name -> tuple), in code
-    that reaches NumPy as ``numpy_alias``."""
+    that reaches NumPy as ``numpy_alias``; ``live_out``: the names read after them (the
+    gradients returned), whose spreads stay (a read there is no product's)."""
     known = dict(shapes)
     statements = sink_into_branches(statements)
-    spreads = Spreads(statements)
+    spreads = Spreads(statements, live_out)
     spread_names = frozenset(stmt.targets[0].id for top in statements for stmt in walk(top)
                              if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
                              and isinstance(stmt.targets[0], gast.Name) and is_spread(stmt.value))

@@ -41,8 +41,10 @@ class Spreads:
         dv = d - d * e
     """
 
-    def __init__(self, statements):
-        self.uses, self.assignments, self.factors = {}, {}, {}
+    def __init__(self, statements, live_out=frozenset()):
+        """``live_out``: the names read after ``statements`` (each counts as a read that is
+        not a product's: its spread stays)."""
+        self.uses, self.assignments, self.factors = dict.fromkeys(live_out, 1), {}, {}
         for stmt in statements:
             for node in walk(stmt):
                 if isinstance(node, gast.Name):
