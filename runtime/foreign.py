@@ -22,7 +22,16 @@ from .refusals import error
 
 def is_foreign(value):
     """True for an array of another library: not a NumPy array, but NumPy dispatches to it."""
-    return not isinstance(value, np.ndarray) and hasattr(type(value), "__array_function__")
+    kind = type(value)
+    if kind in _PLAIN:                    # (a failed hasattr costs more than the whole test)
+        return False
+    return not isinstance(value, np.ndarray) and hasattr(kind, "__array_function__")
+
+
+# NumPy's arrays and scalars and Python's numbers and containers: never another library's
+_PLAIN = frozenset({np.ndarray, float, int, bool, complex, type(None), str, tuple, list, dict,
+                    np.float64, np.float32, np.float16, np.int64, np.int32, np.bool_,
+                    np.complex128, np.complex64})
 
 
 def as_array(value, dtype=None):

@@ -43,9 +43,12 @@ def getitem_grad(g, x, index):
     (a loop's, read back by a derivative of a derivative) holds ints: no cotangent.
     """
     if type(x) is np.ndarray and (type(g) is np.ndarray or type(g) is float
-                                  or isinstance(g, np.generic)) and is_basic_index(index):
-        out = np.zeros(x.shape, result_dtype(x, g))          # the common case: NumPy's
-        out[index] = g
+                                  or isinstance(g, np.generic)):      # the common case: NumPy's
+        out = np.zeros(x.shape, result_dtype(x, g))
+        if is_basic_index(index):
+            out[index] = g
+        else:                                    # an index of arrays may repeat a position
+            np.add.at(out, index, g)
         return out
     if type(x) is dict:                          # parameters by name: the common container
         g = _entry_term(g, x[index])
@@ -60,10 +63,6 @@ def getitem_grad(g, x, index):
         if isinstance(x, (tuple, list)) and index < 0:
             index += len(x)
         return replace_entry(x, index, _entry_term(g, x[index]), zeros_like)
-    if type(x) is np.ndarray and type(g) in _PLAIN:       # NumPy's own: an index of arrays
-        out = np.zeros(x.shape, result_dtype(x, g))
-        np.add.at(out, index, g)
-        return out
     out = zeros_for(np.shape(x), np.result_type(x, g), x, g)
     if is_basic_index(index):
         out[index] = g
@@ -72,9 +71,6 @@ def getitem_grad(g, x, index):
                    x, g)
         np.add.at(out, index, g)
     return out
-
-
-_PLAIN = (np.ndarray, float, np.float64, np.float32)      # never another library's arrays
 
 
 def _entry_term(g, entry):

@@ -22,7 +22,6 @@ import numpy as np
 from .foreign import is_foreign
 
 _squares = np.vdot
-_REAL_SCALARS = (float, np.float64, np.float32, np.float16)
 
 
 def zero_guard(g, value):
@@ -50,8 +49,6 @@ def zero_guard(g, value):
     if isinstance(value, np.ndarray):
         if math.isfinite(_squares(value, value).real):     # complex: the sum of |value|**2
             return value
-    elif type(value) in _REAL_SCALARS and math.isfinite(value):    # a finite number (tested
-        return value                              # before a lazy array, which costs more)
     elif is_foreign(value) or is_foreign(g):     # a lazy array: repair without looking
         return np.where(np.equal(g, 0), 0, value)
     elif math.isfinite(abs(value)):               # a Python or NumPy scalar
