@@ -75,7 +75,7 @@ def logaddexp_fold_tangent(dx, ans, x, axis, start, stop):
     lead = (slice(None),) * axis
     if _each_slice_once(ans, x, axis, start, stop):
         steps = lead + (slice(start, stop),)
-        return np.sum(dx[steps] * np.exp(x[steps] - _along(ans, np.shape(ans), axis)), axis=axis)
+        return np.sum(dx[steps] * np.exp(x[steps] - _along(ans, _shape(ans), axis)), axis=axis)
     tangent = np.zeros_like(ans, dtype=np.result_type(ans, dx))
     for j in range(start, stop):
         tangent = tangent + dx[lead + (j,)] * np.exp(x[lead + (j,)] - ans)

@@ -212,8 +212,10 @@ class Watched:
         self.kinds, self.mixed = {}, set()
 
     def note(self, name, value):
-        if has_shape(value) and self.kinds.setdefault(name, is_float(value)) != is_float(value):
-            self.mixed.add(name)
+        if has_shape(value):
+            kind = is_float(value)
+            if self.kinds.setdefault(name, kind) != kind:
+                self.mixed.add(name)
         shape = signature(value)
         if _is_bool(value):
             shape = (shape, bool(value))  # a test: another call may take the other branch

@@ -108,8 +108,8 @@ def _merge(statements, live_out, selected, discarded):
     if None in ends or ends[0][0] != ends[1][0] or ends[0][1] is ends[1][1]:
         return None
     (at, term_a, products_a, steps_a), (_, term_b, products_b, steps_b) = ends
-    places = [k for k, (term, _) in enumerate(_terms(statements[at].value))
-              if term is term_a or term is term_b]
+    terms = _terms(statements[at].value)
+    places = [k for k, (term, _) in enumerate(terms) if term is term_a or term is term_b]
     if places[1] - places[0] != 1:
         return None                  # a term between: the sum would add in another order
     condition, _, cotangent = statements[discarded].value.args
@@ -121,7 +121,7 @@ def _merge(statements, live_out, selected, discarded):
     merged = gast.Call(clone(statements[selected].value.func),
                        [load(condition.id), products_a, products_b], [])
     anno.set_(merged, Anno.CALLEE, np.where)
-    value = _replace_terms(statements[at].value, term_a, term_b, merged)
+    value = _replace_terms(terms, places[0], merged)
     return at, value, {selected, discarded} | {k for k, _ in steps_a + steps_b}
 
 
@@ -212,12 +212,11 @@ def _signed(product, total, term):
     return gast.UnaryOp(gast.USub(), product) if negated else product
 
 
-def _replace_terms(total, term_a, term_b, merged):
-    """``total`` with ``term_a`` and ``term_b``, two neighbouring terms, replaced by
-    ``merged`` (added) where the first of them was: its terms add in the order they did,
+def _replace_terms(terms, first, merged):
+    """The sum of ``terms`` (``_terms`` of it) with the two at ``first`` and after it replaced
+    by ``merged`` (added) where the first of them was: its terms add in the order they did,
     each entry's other term having been a zero (``x + 0`` is ``x`` exactly)."""
-    terms = _terms(total)
-    first = next(k for k, (term, _) in enumerate(terms) if term is term_a or term is term_b)
+    terms = list(terms)
     terms[first:first + 2] = [(merged, False)]
     value = terms[0][0]                          # (a sum's first term is never subtracted)
     for term, negated in terms[1:]:

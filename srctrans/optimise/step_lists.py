@@ -251,7 +251,8 @@ def _unread_restore(backward, after):
 def _counted_only(loop, backward, namer):
     """``loop`` without its one push, and ``backward`` counting its steps (``for _step in
     range(trips)``) where it iterated over the values no statement reads: nothing saved."""
-    loop.body[:] = [stmt for stmt in loop.body if id(stmt) not in {id(p) for p in _pushes(loop)}]
+    pushed = {id(push) for push in _pushes(loop)}
+    loop.body[:] = [stmt for stmt in loop.body if id(stmt) not in pushed]
     backward.target = gast.Name(namer.fresh("_step"), gast.Store(), None, None)
     backward.iter = gast.Call(gast.Name("range", gast.Load(), None, None),
                               [clone(backward.iter.args[1])], [])
