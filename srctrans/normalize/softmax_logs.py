@@ -47,14 +47,12 @@ def log_softmax_calls(function, aliases):
         target = single_target(stmt)
         if target is not None and not anno.get(stmt, Anno.NO_GRADIENT) and target not in hooked:
             definitions[target] = stmt.value     # (a stopped or hooked gradient: not a link)
-        value = getattr(stmt, "value", None)
-        if target is None or not _is_log(value):
-            continue
-        softmax = _softmax_of(value.args[0].id, definitions, stores)
+        p = _argument_of(getattr(stmt, "value", None), np.log) if target is not None else None
+        softmax = None if p is None else _softmax_of(p, definitions, stores)
         if softmax is not None:
             a, axis = softmax
             stmt.value = gast.copy_location(resolved_runtime_call(aliases, "log_of_softmax", [
-                load(value.args[0].id), load(a), gast.Constant(axis, None)]), value)
+                load(p), load(a), gast.Constant(axis, None)]), stmt.value)
 
 
 def _own_rule(primal):
@@ -64,9 +62,13 @@ def _own_rule(primal):
     return rule is not None and rule.custom_vjp is None and rule.custom_jvp is None
 
 
-def _is_log(value):
-    return (isinstance(value, gast.Call) and anno.get(value, Anno.CALLEE) is np.log
-            and len(value.args) == 1 and not value.keywords and isinstance(value.args[0], gast.Name))
+def _argument_of(value, function):
+    """The name ``value`` calls ``function`` (a resolved NumPy function) of, alone, else None."""
+    if isinstance(value, gast.Call) and anno.get(value, Anno.CALLEE) is function \
+            and len(value.args) == 1 and not value.keywords \
+            and isinstance(value.args[0], gast.Name):
+        return value.args[0].id
+    return None
 
 
 def _softmax_of(p, definitions, stores):
@@ -78,13 +80,10 @@ def _softmax_of(p, definitions, stores):
                                   and isinstance(ratio.right, gast.Name)):
         return None
     e, s = ratio.left.id, ratio.right.id
-    exp, total = definitions.get(e), reduction(definitions.get(s))
-    if stores.get(e) != 1 or stores.get(s) != 1 or total is None or not (
-            isinstance(exp, gast.Call) and anno.get(exp, Anno.CALLEE) is np.exp
-            and len(exp.args) == 1 and not exp.keywords and isinstance(exp.args[0], gast.Name)):
+    a, total = _argument_of(definitions.get(e), np.exp), reduction(definitions.get(s))
+    if stores.get(e) != 1 or stores.get(s) != 1 or total is None or a is None:
         return None
     kind, operand, axis, keepdims = total
-    a = exp.args[0].id
     if kind != "sum" or not (isinstance(operand, gast.Name) and operand.id == e) \
             or axis is None or not keepdims or stores.get(a) != 1:
         return None

@@ -30,6 +30,7 @@ import gast
 
 from srctrans.nodes import number_literal, single_target
 from srctrans.optimise.dce import name_counts
+from srctrans.optimise.expression_shapes import is_runtime_helper_call
 from srctrans.treewalk import walk
 
 _ONE_OVER = "one_over"          # a stripped product that is 1 / denominator
@@ -126,10 +127,16 @@ def _without_float_copies(body, keep, floats):
 def _operand_of_arithmetic(read, parents):
     """Whether the name ``read`` is an operand of arithmetic, or picked from by one
     (``t[:, None] * x``): either way it is read into a new array."""
-    parent = parents.get(id(read))
-    if isinstance(parent, gast.Subscript) and parent.value is read:
-        parent = parents.get(id(parent))
-    return isinstance(parent, (gast.BinOp, gast.UnaryOp))
+    return isinstance(_through_pick(read, parents)[1], (gast.BinOp, gast.UnaryOp))
+
+
+def _through_pick(node, parents):
+    """``(node, its parent)``, or the pick ``node[...]`` and its parent where ``node`` is
+    picked from (a scaling of ``node`` moves through the pick exactly)."""
+    parent = parents.get(id(node))
+    if isinstance(parent, gast.Subscript) and parent.value is node:
+        return parent, parents.get(id(parent))
+    return node, parent
 
 
 def _float_arithmetic(value, floats):
@@ -145,8 +152,8 @@ def _float_arithmetic(value, floats):
             todo += [node.left, node.right]
         elif isinstance(node, gast.BinOp) and isinstance(node.op, (gast.Add, gast.Sub, gast.Mult)):
             todo += [node.left, node.right]
-        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
-                and node.func.attr == "zero_guard" and len(node.args) == 2 and not node.keywords:
+        elif is_runtime_helper_call(node, "zero_guard") and len(node.args) == 2 \
+                and not node.keywords:
             todo.append(node.args[1])
         elif isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
             todo.append(node.operand)
@@ -198,9 +205,7 @@ def _product_around(node, parents):
     picked from (``d[:, :, None]``: a scaling moves through a pick exactly) counts as the
     pick."""
     tree = None
-    parent = parents.get(id(node))
-    if isinstance(parent, gast.Subscript) and parent.value is node:
-        node, parent = parent, parents.get(id(parent))
+    node, parent = _through_pick(node, parents)
     while _is_product(parent):
         tree, parent = parent, parents.get(id(parent))
     return tree

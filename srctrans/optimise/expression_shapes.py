@@ -186,7 +186,7 @@ def shape_of(expression, known):
         inner = shape_of(expression.value, known)
         return None if inner is None else tuple(reversed(inner))
     if isinstance(expression, gast.Call) and not expression.keywords:
-        callee = anno.get(expression, Anno.CALLEE) or anno.get(expression, Anno.TEMPLATE_NUMPY)
+        callee = called(expression)
         if callee is np.matmul and len(expression.args) == 2:       # (a ufunc with a signature)
             left, right = (shape_of(a, known) for a in expression.args)
             return None if left is None or right is None else _matmul_shape(left, right)
@@ -336,6 +336,13 @@ def _summed_shape(call, known):
     if keepdims:
         return tuple(1 if i in reduced else n for i, n in enumerate(inner))
     return tuple(n for i, n in enumerate(inner) if i not in reduced)
+
+
+def called(call):
+    """What ``call`` calls: the object the resolver found, or the NumPy function a rule's
+    template wrote as ``np.f`` (its ``np`` is NumPy whatever generated code names it); None
+    when neither is known."""
+    return anno.get(call, Anno.CALLEE) or anno.get(call, Anno.TEMPLATE_NUMPY)
 
 
 def is_runtime_helper_call(node, name):

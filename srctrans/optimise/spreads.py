@@ -9,11 +9,9 @@ broadcasts against ``A`` (see :class:`Spreads`): the values are those the spread
 import gast
 import numpy as np
 
-from srctrans import annotations as anno
-from srctrans.annotations import Anno
 from srctrans.nodes import clone, int_literal, number_literal, substitute_names, whole_slice
 from srctrans.optimise.dce import reads_of, stores_of
-from srctrans.optimise.expression_shapes import is_runtime_helper_call, shape_of
+from srctrans.optimise.expression_shapes import called, is_runtime_helper_call, shape_of
 from srctrans.treewalk import replace_children, walk
 
 
@@ -186,8 +184,7 @@ def _selects_products(call, name):
     d * r, d * e)``, two selections merged): each entry is the arithmetic's, of the dtype its
     arrays give, as with ``name`` spread (a bare ``name`` would be a number's array, of
     NumPy's default dtype)."""
-    callee = anno.get(call, Anno.CALLEE) or anno.get(call, Anno.TEMPLATE_NUMPY)
-    return callee is np.where and len(call.args) == 3 and not call.keywords and not any(
+    return called(call) is np.where and len(call.args) == 3 and not call.keywords and not any(
         isinstance(arg, gast.Name) and arg.id == name for arg in call.args)
 
 
