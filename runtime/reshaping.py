@@ -140,6 +140,13 @@ def container_cotangent(found, container):
             else:
                 out[key] = _entry_cotangent(g, entry)
         return out
+    kind = type(container)
+    if isinstance(container, tuple) and hasattr(kind, "_fields") and kind not in REGISTERED:
+        fields = kind._fields                    # a named tuple (a recurrent state, once a
+        found = {fields[key] if isinstance(key, int) else key: g      # step): by field
+                 for key, g in found.items()}
+        return kind(**{name: _entry_cotangent(found.get(name), entry)
+                       for name, entry in zip(fields, container)})
     found = _by_entry_key(found, container)
     return rebuild(container, [(key, _entry_cotangent(found.get(key), entry))
                                for key, entry in entries(container)])
@@ -152,12 +159,6 @@ def attributes_cotangent(found, obj):
     read but those holding an int). Linear in ``found``."""
     for name in found:
         refuse_computed(obj, name)
-    kind = type(obj)
-    if isinstance(obj, tuple) and hasattr(kind, "_fields") and kind not in REGISTERED:
-        # a named tuple (a recurrent state, once a step): field by field, as
-        # container_cotangent makes it, without keying ``found`` again
-        return kind(**{name: _entry_cotangent(found.get(name), entry)
-                       for name, entry in zip(kind._fields, obj)})
     if is_container(obj):
         return container_cotangent(found, obj)
     return {name: g for name, g in found.items() if not is_integer(getattr(obj, name))}
