@@ -234,7 +234,7 @@ def _unread_restore(backward, after):
     if not _iterates_pops(backward):
         return False
     name = backward.target.id
-    if _uses(gast.Module(backward.body, []), name):
+    if any(_uses(stmt, name) for stmt in backward.body):
         return False
     for stmt in after:
         found = [n for n in walk(stmt) if isinstance(n, gast.Name) and n.id == name]
