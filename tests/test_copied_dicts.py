@@ -4,6 +4,7 @@ in a specialised backward pass (optimise/copied_dicts.py): a ridge loss's
 
 import ast
 import collections
+import importlib.util
 
 import gast
 import numpy as np
@@ -115,3 +116,66 @@ def test_a_key_the_source_lacks_is_still_pythons_key_error():
     for _ in range(3):
         with pytest.raises(KeyError):
             gradient(p, np.ones(2))
+
+
+
+def test_a_function_with_no_copy_assumes_nothing_of_dict():
+    """Only a copy asks what ``dict`` is: each name a build assumes is tested again on every
+    call of its short path, so a function with no copy (this one) tests no ``dict``."""
+    def plain(w, x):
+        return np.sum(np.exp(x @ w))
+
+    gradient = st.grad(plain)
+    gradient(np.ones(2), np.ones((3, 2)))
+    assert [name for name, _ in gradient._instance.assumed_globals()] == ["np"]
+    copying = st.grad(ridge, wrt=0)
+    copying(*_args())
+    assert "dict" in [name for name, _ in copying._instance.assumed_globals()]
+
+
+_SHADOWING = '''
+import numpy as np
+
+def dict(source, **added):          # the module's own dict: it scales what it adds
+    made = {key: value for key, value in source.items()}
+    for key, value in added.items():
+        made[key] = 3.0 * value
+    return made
+
+def negating(source, **added):
+    made = {key: value for key, value in source.items()}
+    for key, value in added.items():
+        made[key] = -value
+    return made
+
+def called(p, x):
+    q = dict(p, a=x * 2.0)
+    return np.sum(q["a"] * q["w"])
+
+def displayed(p, x):
+    q = {**p, "a": x * 2.0}
+    return np.sum(q["a"] * q["w"])
+'''
+
+
+@pytest.mark.parametrize("name", ["called", "displayed"])
+def test_a_module_that_binds_dict_gets_its_own_dict(name, tmp_path):
+    """``dict(p, a=...)`` calls the module's ``dict``, before and after the module binds
+    ``dict`` again (the guards test the name); a display copying a dict is refused there
+    (srctrans writes it as a call of the builtin ``dict``)."""
+    path = tmp_path / f"shadowing_dict_{name}.py"
+    path.write_text(_SHADOWING)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    p, x = {"w": R.standard_normal(3)}, R.standard_normal(3)
+    gradient = st.grad(getattr(module, name), wrt=1)
+    if name == "displayed":
+        with pytest.raises(st.errors.UnsupportedSyntaxError, match="dict display"):
+            gradient(p, x)
+        return
+    for _ in range(3):                               # generic, specialised, short path
+        np.testing.assert_allclose(gradient(p, x), 6.0 * p["w"], rtol=1e-12)
+    module.dict = module.negating
+    for _ in range(3):
+        np.testing.assert_allclose(gradient(p, x), -2.0 * p["w"], rtol=1e-12)

@@ -42,19 +42,22 @@ from srctrans.treewalk import walk
 def split_dict_calls(function, namer, resolver=None):
     """Rewrite ``name = dict(source, key=value)`` statements of ``function`` in place (see
     the module); ``resolver`` says whether ``dict`` is the builtin (None: assume it)."""
-    if resolver is not None and resolver.lookup_root("dict") is not dict:
-        return
+    builtin = None          # whether dict is the builtin: asked (and assumed) when needed
     for statements in statement_lists(function):
         for position in reversed(range(len(statements))):
             stmt = statements[position]
+            if not (_is_dict_call_with_keys(stmt) or _assigns_copied_display(stmt)):
+                continue
+            if builtin is None:
+                builtin = resolver is None or resolver.lookup_root("dict") is dict
+            if not builtin:
+                return
             if _is_dict_call_with_keys(stmt):
                 pairs = [(gast.Constant(k.arg, None), k.value) for k in stmt.value.keywords]
                 split = _split(stmt.targets[0].id, stmt.value.args, pairs, namer)
-            elif _assigns_copied_display(stmt):
+            else:
                 pairs = list(zip(stmt.value.keys[1:], stmt.value.values[1:]))
                 split = _split(stmt.targets[0].id, stmt.value.values[:1], pairs, namer)
-            else:
-                continue
             statements[position:position + 1] = [located(s, stmt) for s in split]
 
 

@@ -88,8 +88,9 @@ def check(parsed, resolver=None):
         resolver = Resolver(parsed.fn, local_names(function))
     accepted = (_check_with_blocks(parsed, resolver) | set(releases(function))
                 | set(forwarded_varargs(function)))
-    if resolver.lookup_root("dict") is dict:     # name = {**source, "key": value}: a copy
-        accepted |= copied_dict_displays(function)
+    copies = copied_dict_displays(function)      # name = {**source, "key": value}: a copy
+    if copies and resolver.lookup_root("dict") is dict:
+        accepted |= copies
     for local in local_functions:        # a local function's own *args: its entries, inlined
         if isinstance(local, gast.FunctionDef):
             accepted |= set(forwarded_varargs(local))
