@@ -165,27 +165,51 @@ class _Differentiated:
         return finish
 
     def __call__(self, *args, output_gradients=None, **kwargs):
-        repeat = self._repeat    # (never set for has_aux: its output is a pair)
-        if repeat is not None and not kwargs and output_gradients is None:
-            try:                                    # a call shaped like the last: the short path
-                gradients = repeat(self._fn, args if self._self is None else (self._self, *args))
-            except UnseenCallee:
-                gradients = None                    # the full path notes the callee
-            except MissedBranch:
-                gradients = self._drop_repeats()    # the full path runs the generic code
-            except Exception as error:
-                raise for_user(error, self._f, args, kwargs) from chained_cause(error)
-            if gradients is not None:
-                return gradients
+        # (with a short path, the object's class is one whose __call__ is its entry)
         try:
             return noting_callees(self._call, (args, output_gradients, kwargs), {})
         except Exception as error:
             raise for_user(error, self._f, args, kwargs) from chained_cause(error)
 
+    def _full(self, args, kwargs):
+        """What ``__call__`` returns by the full path: the short path's entry takes a call
+        that is not its own here."""
+        return _Differentiated.__call__(self, *args, **kwargs)
+
+    def _failed(self, error, args, kwargs):
+        """What the short path's entry raises when the fused gradient it ran raised
+        ``error`` (as ``raise for_user(...) from ...`` would), or None: the entry then takes
+        the full path, which notes an unseen callee or, after a missed branch, runs the
+        generic code."""
+        if isinstance(error, MissedBranch):
+            self._drop_repeats()
+        elif not isinstance(error, UnseenCallee):
+            raised = for_user(error, self._f, args, kwargs)
+            raised.__cause__, raised.__suppress_context__ = chained_cause(error), True
+            return raised
+        return None
+
+    def _set_repeat(self, repeat):
+        """Take ``repeat`` (a guard of :func:`srctrans.repeat.make_repeat`; None: none) as
+        the short path. A call reaches its entry with no step between: the object's class
+        becomes one whose ``__call__`` is the entry (an instance's own ``__call__`` is not
+        looked up), made once per entry; without one, the class is this one again."""
+        self._repeat = repeat    # (never set for has_aux: its output is a pair)
+        kind = _Differentiated
+        if repeat is not None:
+            entry = repeat.entries[self._self is not None]
+            kind = entry.__dict__.get("kind")
+            if kind is None:
+                kind = entry.kind = type(_Differentiated.__name__, (_Differentiated,), {
+                    "__call__": entry, "__doc__": _Differentiated.__doc__,
+                    "__module__": __name__, "__qualname__": _Differentiated.__qualname__})
+        if self.__class__ is not kind:
+            self.__class__ = kind
+
     def _drop_repeats(self):
         """None, after dropping the short paths of this instance: the specialised code one
         ran missed a branch (``MissedBranch``), and the full path runs the generic code."""
-        self._repeat = None
+        self._set_repeat(None)
         self._instance.repeats.clear()
 
     def _call(self, args, output_gradients, kwargs):
@@ -202,9 +226,9 @@ class _Differentiated:
         if found is None or not found.current(self._fn):
             # a rebound helper or new defaults need another instance (usually a cache hit)
             found = self._instance = cache.instance(self._fn, selection.names, self._optimize)
-            self._repeat = None
+            self._set_repeat(None)
             if self._specialize and not self._with_value:   # grad(f)(x) written inline, again:
-                self._repeat = found.repeats.get((selection.single, self._unconnected))
+                self._set_repeat(found.repeats.get((selection.single, self._unconnected)))
                 if self._repeat is not None:                # the instance's guard, tried above
                     return self._call(args, output_gradients, kwargs)
         if self._self_selected:
@@ -231,7 +255,7 @@ class _Differentiated:
                 if (not kwargs and not _outside_data(self._fn, build.data_names)
                         and not build.float_values_matter
                         and None not in [index for index, _, _ in selection.places]):
-                    self._repeat = self._repeat_for(args, found, selection, raw)
+                    self._set_repeat(self._repeat_for(args, found, selection, raw))
                 return gradients[0] if selection.single else tuple(gradients)
         out, residuals = found.fwd(*args, **kwargs)
         raw = found.bwd(residuals, _seed(out, output_gradients, self._has_aux))

@@ -204,7 +204,41 @@ def make_repeat(fn, instance, fused, args, key, places, single, finish, raw):
         *_condition("if", stale, "        return None"),
         *call,
     ]
-    return _compiled(lines, name, namespace, fn)
+    for bound in (False, True) if count else (False,):
+        lines += _entry(f"{name}_{'bound' if bound else 'plain'}", names, bound, shapes, stale,
+                        call)
+    repeat = _compiled(lines, name, namespace, fn)
+    repeat.entries = {False: namespace[f"{name}_plain"], True: namespace.get(f"{name}_bound")}
+    return repeat
+
+
+def _entry(name, names, bound, shapes, stale, call):
+    """The lines of ``name(d, *args, **kwargs)``: the guard's tests and call written as the
+    ``__call__`` of the gradient ``d`` (:mod:`srctrans.entries`), which reads the function
+    and, ``bound``, the object first among the arguments from ``d``; any other call takes
+    ``d._full(args, kwargs)``, and an error the fused gradient raises is raised as
+    ``d._failed`` has it reported (raised here: a user's traceback holds this one frame of
+    srctrans's, as the full path's holds its ``__call__``)."""
+    own = names[1:] if bound else names
+    full = "        return d._full(args, kwargs)"
+    body = "\n".join(call).splitlines()
+    return [
+        f"def {name}(d, *args, **kwargs):",
+        f"    if kwargs or len(args) != {len(own)}:",
+        full,
+        f"    {_tuple(own)} = args" if own else "",
+        "    a0 = d._self" if bound else "",
+        "    fn = d._fn",
+        *_condition("if not", shapes, full),
+        *_condition("if", stale, full),
+        "    try:",
+        *[f"    {line}" for line in body],
+        "    except Exception as error:",
+        "        raised = d._failed(error, args, kwargs)",
+        "        if raised is not None:",
+        "            raise raised",
+        "    return d._full(args, kwargs)",
+    ]
 
 
 def make_jvp_repeat(fn, instance, jvp, primals, tangents, keywords, out):

@@ -170,8 +170,11 @@ def test_an_error_on_the_short_path_reads_as_on_the_full_path():
     assert type(short.value) is type(first.value)
     assert str(short.value) == str(first.value)
     assert short.value.__suppress_context__ == first.value.__suppress_context__
-    frames = [frame.filename for frame in traceback.extract_tb(short.value.__traceback__)]
-    assert not any("repeat guard" in name for name in frames)   # srctrans's own frames go
+    # srctrans's own frames go: the call's one frame stays (the full path's __call__, the
+    # short path's entry), then the generated line that raised, as on the full path
+    frames = traceback.extract_tb(short.value.__traceback__)
+    assert len(frames) == len(traceback.extract_tb(first.value.__traceback__)) == 3
+    assert "repeat guard" in frames[1].filename and "positive_log" in frames[2].filename
 
 
 
