@@ -28,8 +28,10 @@ class Build:
         self.assumptions = assumptions
         self.callees = ()          # (function, Instance) of called user functions; set by the cache
         self.callee_residuals = {}   # residual name -> Instance of the callee that saved it
+        self.callee_outputs = ()   # (residual name, name of that call's output) pairs
         self.residuals = ()        # names of the values the forward pass saves, in order
         self.seed = None           # name of the output's cotangent in the backward pass
+        self.spread_seed = None    # NAME_spread_grad's number parameter, when it has one
         self.tape_index = None     # where the tape is among the residuals (the backward pass empties it)
         self.follows_inputs = False   # shapes fixed by input shapes: may be specialised
         self.shape_obstacle = None    # else what makes a shape depend on values, if found

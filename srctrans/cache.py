@@ -241,7 +241,8 @@ def _new_build(fn, options, location):
                          shapes=callee_shapes.get(residuals))
         callees.append((callee, found))
         build_callee.residuals[residuals] = found
-        return found.fwd, found.bwd
+        spread = found.spread_grad
+        return found.fwd, found.bwd, spread and (spread, found.build.spread_seed)
 
     build_callee.residuals = {}
 

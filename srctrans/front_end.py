@@ -68,8 +68,13 @@ class Unit:
       never_negative: names never negative nor NaN at finite inputs (``analyse.signs``).
       bounded: names finite at finite inputs, whatever they read (``analyse.signs``).
       array_valued: names that certainly hold arrays or numbers (analyse.values).
-      build_callee: ``(fn, wrt, location, residuals) -> (fwd, bwd)`` for a called
-        user function whose saved values the caller keeps in the name ``residuals``.
+      build_callee: ``(fn, wrt, location, residuals) -> (fwd, bwd, spread)`` for a called
+        user function whose saved values the caller keeps in the name ``residuals``;
+        ``spread`` is ``(NAME_spread_grad, its number parameter's name)`` or None.
+      spread_grads: closure name of a callee's ``fwd`` -> ``(bwd, spread_grad, number
+        parameter)`` closure names, for the callees that have one (``optimise.callee_spreads``).
+      callee_outputs: the residuals name of each call of a user function -> the name its
+        output is assigned (the reverse pass fills it).
     """
 
     def __init__(self, parsed, wrt, build_callee):
@@ -77,6 +82,8 @@ class Unit:
         self.function = parsed.node
         self.wrt = tuple(wrt)
         self.build_callee = build_callee
+        self.spread_grads = {}
+        self.callee_outputs = {}
         self.namer = Namer(identifiers(parsed.node))
         self.resolver = Resolver(parsed.fn, local_names(parsed.node), self.namer.generated)
         self.aliases = {RUNTIME_ALIAS: self._alias(RUNTIME_ALIAS, runtime),

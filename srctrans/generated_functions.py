@@ -18,6 +18,7 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.differentiate.control import assigned_names
 from srctrans.naming import NUMPY_ALIAS, RESIDUALS, RUNTIME_ALIAS, function_base
+from srctrans.optimise.callee_spreads import call_spread_gradients
 from srctrans.optimise.cholesky_solves import share_cholesky_inverses
 from srctrans.optimise.common_values import share_common_values
 from srctrans.optimise.constant_factors import multiply_constant_factors
@@ -147,7 +148,8 @@ def function_def(name, args, body):
 
 
 def gradient_function(unit, forward, backward, seed, gradients, seeding=None, single=False,
-                       shapes=None, specialised=False, aux=None, shapes_hold=False):
+                       shapes=None, specialised=False, aux=None, shapes_hold=False,
+                       seed_parameter=None):
     """``NAME_grad(*params)``: the gradient of a scalar output, forward and backward in one.
 
     The output's cotangent is the constant 1.0 (a Python float, so it keeps
@@ -165,11 +167,16 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
     A log-sum-exp read only for its shares is not computed (``optimise.shares``).
     An ``aux`` expression (a has-aux function's ``output[1]``) is returned beside the
     gradients, ``(gradients, aux)``, read from the same forward statements.
+    A ``seed_parameter`` names a keyword-only parameter the function takes beside its own,
+    ``NAME_spread_grad``: the backward pass assigns the seed itself, from that parameter.
     """
     one = {seed: gast.Constant(1.0, None)}
     reassigned = any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == seed
                      for stmt in backward for n in walk(stmt))
-    if reassigned or seeding is not None:    # the seed is also a loop's adjoint, or not a constant
+    if seed_parameter is not None:
+        backward = [clone(stmt) for stmt in backward]
+        gradients = [clone(g) for g in gradients]
+    elif reassigned or seeding is not None:    # the seed is also a loop's adjoint, or not a constant
         start = nodes.assign(seed, seeding or gast.Constant(1.0, None))
         backward = [start] + [clone(stmt) for stmt in backward]
         gradients = [clone(g) for g in gradients]
@@ -191,6 +198,9 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
     body = forward + backward
     shapes = shapes or {}
     if specialised:
+        body = call_spread_gradients(body, unit.spread_grads,
+                                     {name for name, shape in shapes.items() if shape == ()},
+                                     unit.namer.fresh)
         body = fill_spreads(body, shapes, unit.aliases[NUMPY_ALIAS], unit.aliases[RUNTIME_ALIAS],
                             shapes_hold)
         body = eliminate_dead_code(body, reads_all(kept), is_pure)
@@ -223,8 +233,15 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
                                    unit.aliases[RUNTIME_ALIAS], named, numbers, arrays,
                                    shapes)[:-1]
     body = negations_into_updates(body)             # x[k] += -d: x[k] -= d
-    name = unit.namer.fresh(function_base(unit.parsed.fn) + "_grad")
-    of = "of a scalar output" if seeding is None else "of the sum of the output"
+    arguments = clone(unit.function.args)
+    if seed_parameter is None:
+        name = unit.namer.fresh(function_base(unit.parsed.fn) + "_grad")
+        of = "of a scalar output" if seeding is None else "of the sum of the output"
+    else:
+        name = unit.namer.fresh(function_base(unit.parsed.fn) + "_spread_grad")
+        of = f"of the output's sum times the number {seed_parameter}"
+        arguments.kwonlyargs.append(gast.Name(seed_parameter, gast.Param(), None, None))
+        arguments.kw_defaults.append(None)
     doc = gast.Expr(gast.Constant(
         f"The gradient with respect to {', '.join(unit.wrt)} ({of}; no value).", None))
-    return function_def(name, clone(unit.function.args), [doc] + body + [returned])
+    return function_def(name, arguments, [doc] + body + [returned])

@@ -31,13 +31,16 @@ class Instance(Assumed):
     (:class:`~srctrans.assumed.Assumed`), and the code specialised on the shapes of its calls
     (:meth:`for_call`)."""
 
-    __slots__ = ("fwd", "bwd", "grad", "build", "variants", "unguessed", "repeats", "missed",
-                 "_seen")
+    __slots__ = ("fwd", "bwd", "grad", "spread_grad", "build", "variants", "unguessed",
+                 "repeats", "missed", "_seen")
 
     def __init__(self, fn, fwd, bwd, *rest):
         *fused, build = rest
-        self.grad = fused[0] if fused else None   # NAME_grad, for a scalar output
-        for generated in (fwd, self.grad):
+        spread = getattr(build, "spread_seed", None) is not None
+        self.grad = fused[0] if fused and not spread else None   # NAME_grad, a scalar output's
+        # NAME_spread_grad, a callee's: the gradient of its output's sum times a number
+        self.spread_grad = fused[0] if fused and spread else None
+        for generated in (fwd, self.grad, self.spread_grad):
             if generated is not None:      # called with the user's arguments: their defaults,
                 generated.__defaults__ = fn.__defaults__     # and their name in a TypeError
                 generated.__kwdefaults__ = fn.__kwdefaults__

@@ -116,6 +116,7 @@ def measure(build, out, residuals, values=None, varying=frozenset(), watched=Non
     caller's key does not hold.
     """
     own, callees = {}, {}
+    outputs = dict(build.callee_outputs)
     if values is None:       # a callee, seen only through the residuals it saved
         varying = set(varying) | set(build.path_dependent)   # another call may differ
     for name, value in (values or {}).items():
@@ -127,7 +128,10 @@ def measure(build, out, residuals, values=None, varying=frozenset(), watched=Non
                                      # a loop that never ran (its placeholder): generic
         if name in build.callee_residuals:
             callee = build.callee_residuals[name]
-            callees[name] = measure_callee(callee, value, watched or {}, guess)
+            output = outputs.get(name)                 # its output's shape: its seed's
+            callees[name] = measure_callee(
+                callee, value, watched or {}, guess,
+                None if output in varying else (values or {}).get(output))
         elif has_shape(value) and name not in varying:
             own[name] = np.shape(value)
     if has_shape(out) and build.seed not in varying:
@@ -144,17 +148,18 @@ def measure(build, out, residuals, values=None, varying=frozenset(), watched=Non
             tuple(floats))
 
 
-def measure_callee(callee, residuals, watched, guess=True):
-    """``measure`` of the instance ``callee`` from the residuals one call saved, and, for a
+def measure_callee(callee, residuals, watched, guess=True, out=None):
+    """``measure`` of the instance ``callee`` from the residuals one call saved (and its
+    output ``out``, where the caller's run kept it: its seed's shape), and, for a
     callee :func:`watches`, from its watched locals (none watched: no shapes)."""
     if not watches(callee.build):
-        return measure(callee.build, None, residuals, watched=watched, own_call=False,
+        return measure(callee.build, out, residuals, watched=watched, own_call=False,
                        guess=guess)
     seen = watched.get(callee.fwd.__code__)
     if seen is None or seen.calls == 0:   # its names may change shape as its loops run
         return (), (), (), ()             # (u = xs[i] over [array, float]): generic
     values, varying, taken = settled(callee.build, dict(seen.values), seen.varying, guess)
-    return measure(callee.build, None, residuals, values, varying, watched, own_call=False,
+    return measure(callee.build, out, residuals, values, varying, watched, own_call=False,
                    taken=taken, guess=guess)
 
 

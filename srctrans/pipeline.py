@@ -105,7 +105,7 @@ from srctrans.optimise.simplify import simplify
 from srctrans.optimise.expression_shapes import infer_shapes, one_valued
 from srctrans.optimise.specialise import (
     factor_out_of_sums, read_entries_uncopied, specialise, specialise_tangents, use_array_methods)
-from srctrans.nodes import (appended_to, clone, parameter_names, runtime_call)
+from srctrans.nodes import (appended_to, assign, clone, load, parameter_names, runtime_call)
 from srctrans.shape_facts import ShapeFacts
 from srctrans.treewalk import walk
 from srctrans.front_end import (
@@ -242,7 +242,11 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
         iterate_saved_values(backward, unit.aliases[RUNTIME_ALIAS])   # is differentiated again
     residuals = _residuals(unit, forward, backward, gradients)
     scalar_output = bool(shapes) and result.seed is not None and shapes.get(result.seed) == ()
-    if scalar_output or gradient is not None:    # the fused gradient starts from these
+    # a callee's (unconnected_zero: a caller's build asks) specialised on an array output
+    spread_seeded = (optimize and unconnected_zero and gradient is None and bool(shapes)
+                     and result.seed is not None and bool(shapes.get(result.seed))
+                     and isinstance(result.output, gast.Name))
+    if scalar_output or gradient is not None or spread_seeded:   # fused gradients start here
         untouched_forward = [clone(s) for s in forward]
     if optimize:
         live = set(residuals) | reads_all([result.output])
@@ -263,6 +267,10 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
         functions.append(gradient_function(unit, untouched_forward, backward, seed, gradients,
                                             shapes=shapes, specialised=True,
                                             shapes_hold=shapes_hold))
+    elif spread_seeded:
+        number = unit.namer.fresh("seed")
+        functions.append(_spread_gradient(unit, untouched_forward, backward, result, gradients,
+                                          shapes, shapes_hold, number))
     elif gradient is not None:
         seeding = runtime_call(unit.aliases, "seed_sum",
                                [clone(result.output), gast.Constant(has_aux(fn), None)])
@@ -280,11 +288,28 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     build = Build(compiled, unit.wrt, dict(unit.resolver.assumptions))
     build.sites = dict(unit.resolver.sites)
     build.residuals, build.seed = tuple(residuals), seed
+    build.spread_seed = number if spread_seeded else None
+    build.callee_outputs = tuple(sorted(unit.callee_outputs.items()))
     build.tape_index = residuals.index(result.tape) if result.tape in residuals else None
     if isinstance(result.output, gast.Name):         # the output's cotangent: the output's shape
         facts.same_shape(seed, result.output.id)
     facts.record(build, data_names)
     return build
+
+
+def _spread_gradient(unit, forward, backward, result, gradients, shapes, shapes_hold, number):
+    """``NAME_spread_grad(*params, number)``: the gradient of a number times the sum of the
+    (array) output, the seed ``rt.unreduce(number, output, None, False)``: what a caller's
+    backward pass gives the callee for ``np.sum(f(x))``, fused into one function whose seed
+    is dropped where a number reads as the spread does (``optimise.spreads``), and then
+    the output itself is not computed (``optimise.callee_spreads``)."""
+    start = assign(result.seed, runtime_call(unit.aliases, "unreduce", [
+        load(number), clone(result.output), gast.Constant(None, None), gast.Constant(False, None)]))
+    known = {**shapes, result.output.id: shapes[result.seed], number: ()}
+    backward = specialise([start] + [clone(stmt) for stmt in backward], known,
+                          unit.aliases[NUMPY_ALIAS], reads_all(gradients))
+    return gradient_function(unit, forward, backward, result.seed, gradients, shapes=known,
+                             specialised=True, shapes_hold=shapes_hold, seed_parameter=number)
 
 
 def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False, shapes=None):

@@ -475,10 +475,13 @@ class _Reverser(ControlFlow, CheckpointedLoops, CustomGradients, Generator):
         location = self.unit.parsed.location(call)
         base = function_base(callee)
         residuals = self.namer.fresh(base + "_residuals")
-        fwd, bwd = self.unit.build_callee(callee, tuple(name for name, _ in active), location,
-                                          residuals)
+        fwd, bwd, spread = self.unit.build_callee(callee, tuple(name for name, _ in active),
+                                                  location, residuals)
         fwd_name = self._closure(base + "_fwd", fwd)
         bwd_name = self._closure(base + "_bwd", bwd)
+        if spread is not None:
+            self.unit.spread_grads[fwd_name] = (
+                bwd_name, self._closure(base + "_spread_grad", spread[0]), spread[1])
         forward_call = gast.Call(_load(fwd_name), call.args, call.keywords)
         if getattr(inspect.unwrap(callee), CHECKPOINTED, False):
             # @st.checkpoint: the forward pass calls the function itself and keeps only its
@@ -487,6 +490,7 @@ class _Reverser(ControlFlow, CheckpointedLoops, CustomGradients, Generator):
             self._emit(_assign(residuals, gast.Subscript(
                 clone(forward_call), gast.Constant(1, None), gast.Load())))
         else:
+            self.unit.callee_outputs[residuals] = target
             replacement = gast.Assign([gast.Tuple([_store(target), _store(residuals)],
                                                   gast.Store())], forward_call, None)
             anno.copy(stmt, replacement)

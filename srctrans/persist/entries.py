@@ -35,7 +35,7 @@ _SHAPE_FACTS = ("follows_inputs", "shape_obstacle", "data_names", "float_values_
                 "indexes_by_arguments", "fed_callees", "keyed_tests", "value_floats",
                 "has_loops", "path_dependent", "path_conditions", "branch_tests", "guessed_paths",
                 "rebound_in_blocks")
-_REVERSE_FACTS = ("residuals", "seed", "tape_index") + _SHAPE_FACTS
+_REVERSE_FACTS = ("residuals", "seed", "spread_seed", "callee_outputs", "tape_index") + _SHAPE_FACTS
 _rules = [None, None]          # [REGISTRY.version, of_user_rules] of the last computation
 
 
@@ -116,7 +116,7 @@ def _entry(fn, build):
 
 def _closure_spec(value, callees):
     for index, (_, found) in enumerate(callees):
-        for part in ("fwd", "bwd", "grad"):
+        for part in ("fwd", "bwd", "grad", "spread_grad"):
             if getattr(found, part, None) is value:
                 return ["callee", index, part]
     described = of_object(value)

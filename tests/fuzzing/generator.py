@@ -22,8 +22,9 @@ of helper functions, a local function and a lambda, boolean masks, the builtins
 ``max``, ``min``, ``sum`` and ``float``, ``dict(...)``, ``d.get``, ``d.values()``,
 ``sorted`` and ``max``/``min`` with ``key=`` (a lambda or a function); the module's
 small helpers and methods are inlined into the program (``normalize/callees.py``), one of
-them reassigning its parameter in a branch an argument's ``None`` decides; SciPy (``special``, ``stats``' densities
-and distribution functions, ``signal.convolve``, and ``linalg``'s solves,
+them reassigning its parameter in a branch an argument's ``None`` decides, and one with two
+returns is called, its output summed (``optimise/callee_spreads.py``); SciPy (``special``,
+``stats``' densities and distribution functions, ``signal.convolve``, and ``linalg``'s solves,
 factorizations and ``expm`` of the matrix argument ``W``), and calls through
 values: a model object of the module called, its layers called by position and
 their methods, functions called through a loop variable, and a dict built from
@@ -113,6 +114,14 @@ def helper_cached(a, b):
     return cache["t"] * b + a, cache
 
 
+def helper_density(a, c):
+    # two returns: called, not inlined (normalize/callees.py); a caller that sums its output
+    # calls its spread gradient, which skips the constant (optimise/callee_spreads.py)
+    if c > 10.0:
+        return a
+    return np.log(np.cosh(c) + np.sinh(c)) - 0.5 * (c + 1.0) * np.log1p(a * a / c)
+
+
 def helper_seq(xs, *rest):
     return xs[0] * np.cos(xs[1][0]) + rest[0][1] * xs[1][1]
 
@@ -191,6 +200,7 @@ BINARY = [
 REDUCTIONS = [
     "np.sum({a}, axis=0)", "np.sum({a}, axis=-1, keepdims=True)", "np.mean({a}, axis=0)",
     "np.sum({a})", "np.max({a}, axis=-1, keepdims=True)", "{a}.sum(axis=0)", "np.mean({a})",
+    "np.sum(helper_density({a}, 1.5))", "-0.5 * np.sum(helper_density({a} + {a}, 0.7))",
     "np.prod(1.0 + 0.1 * {a}, axis=0)", "np.var({a}, axis=0)",
     "np.cumsum({a}, axis=-1)", "np.ptp({a}, axis=0)", "np.nansum({a}, axis=-1, keepdims=True)",
     "np.linalg.norm({a}, axis=-1, keepdims=True)", "np.flip({a}, axis=0)",
