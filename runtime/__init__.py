@@ -122,8 +122,8 @@ from .selections import (
     select_grads, compress_grad, extract_grad, choose_grads, partition_grad, partition_jvp,
     rollaxis_grad, column_stack_grads, dstack_grads, append_grads, ediff1d_grads, ediff1d_jvp)
 from .log_sum_exp import logsumexp_share, logsumexp_jvp, softmax_share
-from .folds import (logaddexp_fold, logaddexp_fold_grad, logaddexp_fold_share,
-                    logaddexp_fold_tangent)
+from .folds import (logaddexp_fold, logaddexp_fold_from, logaddexp_fold_grad,
+                    logaddexp_fold_share, logaddexp_fold_tangent)
 from .softmax_logs import log_of_softmax, log_of_softmax_grad, log_of_softmax_tangent
 from .higher import (
     unbroadcast_transpose, unbroadcast_tree, broadcast_tree, ratio_or_zero, spread_grads_transpose,

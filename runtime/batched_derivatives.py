@@ -10,7 +10,7 @@ from .accumulate import add as _add, zeros_like
 from .batching import (_first_length, _is_array, aligned, axis, conformed, index, lifted, loop,
                        member, spread, transpose)
 from .containers import entries, entries_like, is_container, rebuild
-from .folds import logaddexp_fold as _logaddexp_fold
+from .folds import logaddexp_fold as _logaddexp_fold, logaddexp_fold_from as _fold_from
 from .reshaping import _by_entry_key, getitem_grad as _getitem_grad
 from .seeding import is_integer
 
@@ -209,3 +209,9 @@ def logaddexp_fold(acc, x, axis, start, stop, acc_batched, x_batched):
             shape = np.shape(acc)
             acc = np.reshape(acc, shape[:1] + (1,) * (reads - member) + shape[1:])
     return _logaddexp_fold(acc, x, axis + bool(x_batched), start, stop)
+
+
+def logaddexp_fold_from(x, axis, start, stop, x_batched):
+    """``rt.logaddexp_fold_from(x, axis, start, stop)`` of each member: the slices of a
+    batched ``x`` lie along ``axis + 1``."""
+    return _fold_from(x, axis + bool(x_batched), start, stop)

@@ -5,8 +5,11 @@ into ``acc = logaddexp_fold(acc, x, 1, start, stop)``, which runs the same loop:
 are the loop's. Its derivatives are in closed form: the fold's result is the log of
 ``exp(acc) + sum_j exp(x_j)``, so its derivative in ``acc`` is ``exp(acc - ans)`` and in each
 slice ``x_j`` is ``exp(x_j - ans)``, with no value of the loop's steps saved or read.
-``logaddexp_fold`` has rules (``srctrans/rules/folds.py``); the other functions here are
-plain NumPy whose second derivatives srctrans gets by reading this source.
+A fold from a slice of the array itself (``acc = x[:, 0]`` before a loop from 1) is
+``logaddexp_fold_from(x, axis, start, stop)``, whose derivatives read the slices from
+``start - 1``. ``logaddexp_fold`` and ``logaddexp_fold_from`` have rules
+(``srctrans/rules/fold_helpers.py``); the other functions here are plain NumPy whose second
+derivatives srctrans gets by reading this source.
 """
 
 import numpy as np
@@ -21,6 +24,15 @@ def logaddexp_fold(acc, x, axis, start, stop):
     for j in range(start, stop):
         acc = np.logaddexp(acc, x[lead + (j,)])
     return acc
+
+
+def logaddexp_fold_from(x, axis, start, stop):
+    """What ``acc = x[..., start - 1, ...]`` and then ``for j in range(start, stop): acc =
+    np.logaddexp(acc, x[..., j, ...])`` leave in ``acc``: a fold from a slice of ``x`` itself
+    (``lse = z[:, 0]`` before a loop from 1), whose derivatives are the fold's over the
+    slices from ``start - 1`` (:func:`logaddexp_fold_grad`, :func:`logaddexp_fold_tangent`):
+    one expression, with no share of the first slice to add apart."""
+    return logaddexp_fold(x[(slice(None),) * axis + (start - 1,)], x, axis, start, stop)
 
 
 def logaddexp_fold_share(acc, ans, start, stop):

@@ -57,7 +57,37 @@ def after_an_early_return(x, s):
     return np.sum(np.tanh(acc) * acc)
 
 
-CASES = [
+def by_rows_from_the_first(x, w):
+    acc = x[0]
+    for i in range(1, x.shape[0]):
+        acc = np.logaddexp(acc, x[i])
+    return np.sum(acc * w)
+
+
+def from_the_second_column(x):
+    n = x.shape[1]
+    acc = x[:, 1, ...]
+    count = len(x)
+    for j in range(2, n):
+        acc = np.logaddexp(x[:, j], acc)
+    return np.sum(np.sin(acc)) * count
+
+
+def from_the_first_with_no_step(x):
+    acc = x[:, 0]
+    for j in range(1, 1):
+        acc = np.logaddexp(acc, x[:, j])
+    return np.sum(acc ** 2)
+
+
+FROM_A_SLICE = [
+    (by_columns, lambda: (R.standard_normal((5, 4)), np.eye(4)[R.integers(0, 4, 5)])),
+    (by_rows_from_the_first, lambda: (R.standard_normal((4, 3)), R.standard_normal(3))),
+    (from_the_second_column, lambda: (R.standard_normal((3, 5)),)),
+    (from_the_first_with_no_step, lambda: (R.standard_normal((3, 4)),)),
+]
+
+CASES = FROM_A_SLICE[1:] + [
     (by_columns, lambda: (R.standard_normal((5, 4)), np.eye(4)[R.integers(0, 4, 5)])),
     (by_rows_from_minus_infinity, lambda: (R.standard_normal((3, 4)), R.standard_normal(4))),
     (from_a_number, lambda: (R.standard_normal(6),)),
@@ -76,7 +106,7 @@ def _fused(f, args):
 def test_the_fold_is_one_call_and_its_derivatives_match_finite_differences(f, build):
     args = build()
     fused = _fused(f, args)
-    assert "rt.logaddexp_fold(" in fused
+    assert "rt.logaddexp_fold(" in fused or "rt.logaddexp_fold_from(" in fused
     assert not any(line.strip().startswith("for ") for line in fused.splitlines())
     st.check_grads(f, args, order=2)
     value, gradient = st.value_and_grad(f)(*args)
@@ -84,6 +114,50 @@ def test_the_fold_is_one_call_and_its_derivatives_match_finite_differences(f, bu
     want = st.grad(f, optimize=False)(*args)
     for _ in range(3):                               # generic, specialised, short path
         np.testing.assert_allclose(st.grad(f)(*args), want, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("f, build", FROM_A_SLICE, ids=[f.__name__ for f, _ in FROM_A_SLICE])
+def test_a_fold_from_a_slice_of_the_array_is_one_call_of_the_array(f, build):
+    """``acc = x[:, k]`` before a loop from ``k + 1`` is part of the fold: its derivative is
+    one expression over the slices from ``k``, with no share of the first slice apart."""
+    fused = _fused(f, build())
+    assert "rt.logaddexp_fold_from(" in fused and "rt.logaddexp_fold(" not in fused
+    assert "logaddexp_fold_share" not in fused and "getitem_grad" not in fused
+
+
+def first_read_before_the_loop(x):
+    acc = x[:, 0]
+    first = acc * 2.0
+    for j in range(1, x.shape[1]):
+        acc = np.logaddexp(acc, x[:, j])
+    return np.sum(acc) + np.sum(first)
+
+
+def first_of_another_slice(x):
+    acc = x[:, 1]
+    for j in range(1, x.shape[1]):
+        acc = np.logaddexp(acc, x[:, j])
+    return np.sum(acc)
+
+
+def array_rebound_before_the_loop(x):
+    acc = x[:, 0]
+    x = np.tanh(x)
+    for j in range(1, x.shape[1]):
+        acc = np.logaddexp(acc, x[:, j])
+    return np.sum(acc)
+
+
+@pytest.mark.parametrize("f", [first_read_before_the_loop, first_of_another_slice,
+                               array_rebound_before_the_loop])
+def test_a_start_that_is_not_the_slice_before_stays_the_accumulators(f):
+    x = R.standard_normal((3, 4))
+    source = st.source(f, args=(x,))
+    assert "logaddexp_fold_from" not in source
+    st.check_grads(f, (x,), order=2)
+    want = st.grad(f, optimize=False)(x)
+    for _ in range(3):
+        np.testing.assert_allclose(st.grad(f)(x), want, rtol=1e-12)
 
 
 def test_a_folds_gradient_keeps_a_duck_array_one():
@@ -165,3 +239,31 @@ def test_a_fold_is_batched_without_a_loop_over_the_members(in_axes, build):
         warnings.simplefilter("error")                   # no BatchingWarning: no member loop
         got = st.vmap(from_a_start, in_axes=in_axes)(a, x)
     np.testing.assert_allclose(got, [from_a_start(*m) for m in members], rtol=1e-14)
+
+
+def from_its_first_column(x):
+    lse = x[:, 0]
+    for j in range(1, x.shape[1]):
+        lse = np.logaddexp(lse, x[:, j])
+    return lse
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_a_fold_from_a_slice_is_batched_and_so_is_its_gradient(axis):
+    """st.vmap runs a fold from the array's own slice once for the batch, and the batched
+    gradient is the members' gradients."""
+    import warnings
+    x = R.standard_normal((4, 3, 5) if axis == 0 else (3, 4, 5))
+    members = [np.take(x, k, axis=axis) for k in range(4)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                   # no BatchingWarning: no member loop
+        got = st.vmap(from_its_first_column, in_axes=axis)(x)
+        gradients = st.vmap(st.grad(sum_of_sines), in_axes=axis)(x)
+    np.testing.assert_allclose(got, [from_its_first_column(m) for m in members], rtol=1e-14)
+    want = [st.grad(sum_of_sines)(m) for m in members]
+    np.testing.assert_allclose(np.moveaxis(gradients, 0, axis) if axis else gradients,
+                               np.stack(want, axis=axis) if axis else want, rtol=1e-12)
+
+
+def sum_of_sines(x):
+    return np.sum(np.sin(from_its_first_column(x)))

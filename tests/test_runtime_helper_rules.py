@@ -218,6 +218,11 @@ CASES = [
     Case("logaddexp_fold-wraps", rt.logaddexp_fold, lambda r: (normal(r, 3), normal(r, 3, 4), 1, -1, 3)),
     Case("logaddexp_fold-no-step", rt.logaddexp_fold, lambda r: (normal(r, 3), normal(r, 3, 4), 1, 2, 2)),
     Case("logaddexp_fold-wider", rt.logaddexp_fold, lambda r: (normal(r, 2, 3), normal(r, 4, 3), 0, 1, 4)),
+    # from a slice of the array: every column, rows, some of them, no step
+    Case("logaddexp_fold_from-columns", rt.logaddexp_fold_from, lambda r: (normal(r, 3, 4), 1, 1, 4)),
+    Case("logaddexp_fold_from-rows", rt.logaddexp_fold_from, lambda r: (normal(r, 4, 3), 0, 1, 4)),
+    Case("logaddexp_fold_from-some", rt.logaddexp_fold_from, lambda r: (normal(r, 3, 5), 1, 2, 4)),
+    Case("logaddexp_fold_from-no-step", rt.logaddexp_fold_from, lambda r: (normal(r, 3, 4), 1, 1, 1)),
     # reductions
     *_reduction_cases("unreduce", rt.unreduce, normal, REDUCTIONS),
     *_reduction_cases("mean_grad", rt.mean_grad, normal, REDUCTIONS),

@@ -18,7 +18,11 @@ index; ``np.logaddexp`` of the accumulator and the slice, either way round), ``r
 no step, and the loop's names are read nowhere else: the counter, the slice and the sum are
 assigned once and read once, in the body, and the loop has no ``else``. The derivatives are
 then the fold's closed forms (``exp(x_j - lse)`` for each slice): no value of the loop's
-steps is saved, and the backward pass is one expression where it was a loop.
+steps is saved, and the backward pass is one expression where it was a loop. When the
+accumulator's last binding before the loop is the array's slice before the first the loop
+reads (``lse = z[:, 0]`` before ``range(1, n)``: ``start`` an int literal; the statements
+between bind other names, calling nothing but ``len``), that statement is part of the fold,
+``rt.logaddexp_fold_from(z, 1, 1, n)``, whose derivative covers that slice too.
 """
 
 import gast
@@ -42,11 +46,18 @@ def fold_loops(function, aliases):
             if fold is not None:
                 accumulator, array, axis, start, stop = fold
                 summed = loop.body[1].targets[0].id       # the sum's own name, as ANF has it
-                call = resolved_runtime_call(aliases, "logaddexp_fold", [
-                    load(accumulator), load(array), gast.Constant(axis, None), start, stop])
+                first = _first_slice(block, position, accumulator, array, axis, start)
+                if first is not None:                     # acc = x[:, start - 1] before it
+                    call = resolved_runtime_call(aliases, "logaddexp_fold_from", [
+                        load(array), gast.Constant(axis, None), start, stop])
+                else:
+                    call = resolved_runtime_call(aliases, "logaddexp_fold", [
+                        load(accumulator), load(array), gast.Constant(axis, None), start, stop])
                 block[position:position + 1] = [
                     anno.copy(loop, gast.copy_location(statement, loop))
                     for statement in (assign(summed, call), assign(accumulator, load(summed)))]
+                if first is not None:
+                    del block[first]
 
 
 def _fold(loop, stores, reads):
@@ -80,6 +91,42 @@ def _fold(loop, stores, reads):
     args = loop.iter.args
     start = args[0] if len(args) == 2 else gast.Constant(0, None)
     return kept, array, axis, start, args[-1]
+
+
+def _first_slice(block, position, accumulator, array, axis, start):
+    """The position in ``block`` of ``accumulator = array[..., start - 1, ...]`` (the fold's
+    axis, the axes before it whole, ``start`` an int literal), the accumulator's last binding
+    before the loop at ``position``, or None. The statements between bind other names by
+    calls of ``len`` at most (``_item = z.shape[1]``): they neither read the accumulator nor
+    change the array."""
+    if not (isinstance(start, gast.Constant) and type(start.value) is int and start.value >= 1):
+        return None
+    for at in range(position - 1, -1, -1):
+        stmt = block[at]
+        target = single_target(stmt)
+        if target == accumulator:
+            value = stmt.value
+            return at if (isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name)
+                          and value.value.id == array
+                          and _index_at(value.slice, axis, start.value - 1)) else None
+        if not (isinstance(stmt, gast.Assign) and target is not None and target != array
+                and all(not isinstance(n, gast.Name) or n.id != accumulator
+                        for n in gast.walk(stmt.value))
+                and all(anno.get(n, Anno.CALLEE) is len
+                        for n in gast.walk(stmt.value) if isinstance(n, gast.Call))):
+            return None
+    return None
+
+
+def _index_at(index, axis, value):
+    """Whether ``index`` is the int ``value`` at ``axis``, the other axes whole slices (an
+    ``...`` after it too)."""
+    parts = index.elts if isinstance(index, gast.Tuple) else [index]
+    return (len(parts) > axis and isinstance(parts[axis], gast.Constant)
+            and type(parts[axis].value) is int and parts[axis].value == value
+            and all(whole_slice(part) for part in parts[:axis])
+            and all(whole_slice(part) or isinstance(part, gast.Constant) and part.value is Ellipsis
+                    for part in parts[axis + 1:]))
 
 
 def _axis(index, counter):

@@ -1,5 +1,6 @@
-"""Derivative rules of ``rt.logaddexp_fold``: a loop folding ``np.logaddexp`` over the slices of
-an array (``normalize/folds.py``), differentiated in closed form (``runtime/folds.py``)."""
+"""Derivative rules of ``rt.logaddexp_fold`` and ``rt.logaddexp_fold_from``: a loop folding
+``np.logaddexp`` over the slices of an array (``normalize/folds.py``), from a value or from a
+slice of the array, differentiated in closed form (``runtime/folds.py``)."""
 
 from srctrans import runtime as rt
 from srctrans.rules.registry import REGISTRY
@@ -20,5 +21,14 @@ def logaddexp_fold_jvp(dacc, dx, ans, acc, x, axis, start, stop):
             rt.logaddexp_fold_tangent(dx, ans, x, axis, start, stop))
 
 
+@vjp(rt.logaddexp_fold_from)
+def logaddexp_fold_from(g, ans, x, axis, start, stop):
+    return (rt.logaddexp_fold_grad(g, ans, x, axis, start - 1, stop), None, None, None)
+
+@jvp(rt.logaddexp_fold_from)
+def logaddexp_fold_from_jvp(dx, ans, x, axis, start, stop):
+    return rt.logaddexp_fold_tangent(dx, ans, x, axis, start - 1, stop)
+
+
 # Their second derivatives: srctrans reads the helpers' source (plain NumPy).
-REGISTRY.differentiate_through_module(folds, except_=(rt.logaddexp_fold,))
+REGISTRY.differentiate_through_module(folds, except_=(rt.logaddexp_fold, rt.logaddexp_fold_from))

@@ -185,12 +185,16 @@ def every_shaped_helper(x, W, v):      # its derivatives call each helper of spe
     for i in range(len(x)):
         y[i] = x[i] * 2.0 + 0.5 * y[i - 1]
     lse = x[:, 0]
-    for j in range(1, x.shape[1]):                   # a fold (normalize/folds.py)
-        lse = np.logaddexp(lse, x[:, j])
+    for j in range(1, x.shape[1]):                   # a fold (normalize/folds.py) from x's
+        lse = np.logaddexp(lse, x[:, j])             # slice, and one from another value
+    started = np.tanh(x[:, 1])
+    for m in range(2, x.shape[1]):
+        started = np.logaddexp(started, x[:, m])
     ex = np.exp(x * 0.5)
     probabilities = ex / ex.sum(axis=1, keepdims=True)
     k = np.sum(np.log(probabilities) * v)            # a softmax's log (normalize/softmax_logs.py)
-    return a + b + c + d + e + f + g + h + np.sum(y * y) + np.sum(lse ** 2) + k
+    return a + b + c + d + e + f + g + h + np.sum(y * y) + np.sum(lse ** 2) + k \
+        + np.sum(started ** 2)
 
 
 WIDE = np.linspace(0.0, 1.0, 9).reshape(3, 3)      # a constant wider than v

@@ -99,7 +99,8 @@ def _matmul_transposed_right(call, g, b):
 _WITH_RULES = frozenset({rt.matmul_lhs, rt.matmul_rhs, rt.dot_lhs, rt.dot_rhs, rt.unbroadcast,
                          rt.getitem_grad, rt.transpose_grad, rt.add, rt.broadcast_like,
                          rt.reshape_like, rt.tuple_like, rt.custom_cotangents,
-                         rt.container_cotangent, rt.attributes_cotangent, rt.logaddexp_fold})
+                         rt.container_cotangent, rt.attributes_cotangent, rt.logaddexp_fold,
+                         rt.logaddexp_fold_from})
 
 
 # checks a helper makes for their effect (an error) that read the dtype or the array library
@@ -169,6 +170,11 @@ def runtime_rule(call):
         acc, x, axis, start, stop = call.args
         return t("rt.batch.logaddexp_fold(A, X, AX, S0, S1, FA, FX)", A=acc, X=x, AX=axis,
                  S0=start, S1=stop, FA=flag_constant(call, acc), FX=flag_constant(call, x))
+    if callee is rt.logaddexp_fold_from and len(call.args) == 4 and not call.keywords \
+            and not any(call.flag(a) for a in call.args[1:]):
+        x, axis, start, stop = call.args
+        return t("rt.batch.logaddexp_fold_from(X, AX, S0, S1, FX)", X=x, AX=axis, S0=start,
+                 S1=stop, FX=flag_constant(call, x))
     if callee in RUNTIME_AXISWISE:
         return _axiswise(call)
     return None
