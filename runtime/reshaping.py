@@ -137,6 +137,10 @@ def container_cotangent(found, container):
             if (type(g) is np.ndarray and type(entry) is np.ndarray and g.shape == entry.shape
                     and g.dtype is entry.dtype and g.dtype.kind == "f"):
                 out[key] = g                     # (what _entry_cotangent gives, without a call)
+            elif type(entry) is float and (type(g) is float or type(g) is np.float64):
+                out[key] = 0.0 + g               # a Python float's: add(zeros_like(entry), g)
+            elif g is None and type(entry) is str:
+                out[key] = None                  # text's: zeros_like(entry)
             else:
                 out[key] = _entry_cotangent(g, entry)
         return out

@@ -337,3 +337,21 @@ def test_under_vmap_a_cotangent_of_nested_containers_keeps_every_entry(in_axes):
         want = gradient(*member)
         for a, b in [(got[0][0], want[0][0]), (got[0][1], want[0][1]), (got[1][0], want[1][0])]:
             np.testing.assert_allclose(a[i], b, rtol=1e-12)
+
+
+@pytest.mark.parametrize("g", [0.5, np.float64(-0.0), np.float32(0.25), None, np.ones(2)])
+@pytest.mark.parametrize("entry", [1.3, "text", 3, np.ones(2, np.float32), np.ones(2)])
+def test_a_dicts_entry_cotangent_is_the_general_rules(entry, g):
+    """rt.container_cotangent's shortcuts for a dict's entries (an array of the cotangent's
+    kind, a Python float, text) give what adding the cotangent to the entry's zeros gives."""
+    from srctrans import runtime as rt
+    from srctrans.runtime.reshaping import _entry_cotangent
+    if isinstance(entry, str) and g is not None:
+        return                                        # (text has no cotangent to add to)
+    got = rt.container_cotangent({"k": g}, {"k": entry, "other": 2.0})
+    want = _entry_cotangent(g, entry)
+    assert type(got["k"]) is type(want) and got["other"] == 0.0
+    if want is not None:
+        assert np.shape(got["k"]) == np.shape(want) and np.result_type(got["k"]) == np.result_type(want)
+        np.testing.assert_array_equal(np.signbit(got["k"]), np.signbit(want))
+        np.testing.assert_array_equal(got["k"], want)
