@@ -298,7 +298,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
 
 
 def _spread_gradient(unit, forward, backward, result, gradients, shapes, shapes_hold, number):
-    """``NAME_spread_grad(*params, number)``: the gradient of a number times the sum of the
+    """``NAME_spread_grad(*params, number=...)``: the gradient of a number times the sum of the
     (array) output, the seed ``rt.unreduce(number, output, None, False)``: what a caller's
     backward pass gives the callee for ``np.sum(f(x))``, fused into one function whose seed
     is dropped where a number reads as the spread does (``optimise.spreads``), and then

@@ -214,7 +214,7 @@ def make_repeat(fn, instance, fused, args, key, places, single, finish, raw):
 
 def _entry(name, names, bound, shapes, stale, call):
     """The lines of ``name(d, *args, **kwargs)``: the guard's tests and call written as the
-    ``__call__`` of the gradient ``d`` (:mod:`srctrans.entries`), which reads the function
+    ``__call__`` of the gradient ``d`` (``api._Differentiated._set_repeat``), which reads the function
     and, ``bound``, the object first among the arguments from ``d``; any other call takes
     ``d._full(args, kwargs)``, and an error the fused gradient raises is raised as
     ``d._failed`` has it reported (raised here: a user's traceback holds this one frame of

@@ -84,3 +84,18 @@ def test_a_callee_that_broadcasts_a_number_keeps_its_sum():
         for g, w in zip(got, want):
             np.testing.assert_allclose(g, w, rtol=1e-12)
     st.check_grads(broadcast_inside, args, order=2, wrt=(0, 2))
+
+
+def keyword_named_like_the_number(w, X):
+    return np.sum(densities.with_options(X @ w, seed=3.0, scale=0.5))
+
+
+def test_a_callee_given_a_keyword_of_the_numbers_name_keeps_its_passes():
+    """The spread gradient's number is a keyword-only parameter: a call that passes a
+    keyword of that name (into the callee's ``**options``) keeps f_fwd and f_bwd."""
+    args = (R.standard_normal(3), R.standard_normal((8, 3)))
+    gradient = st.grad(keyword_named_like_the_number)
+    want = st.grad(keyword_named_like_the_number, optimize=False)(*args)
+    for _ in range(3):
+        np.testing.assert_allclose(gradient(*args), want, rtol=1e-12)
+    st.check_grads(keyword_named_like_the_number, args, order=2)

@@ -18,8 +18,9 @@ it is given: it computes what ``f_fwd`` and ``f_bwd`` compute of the gradient, b
 output where only the spread read it (a likelihood's normalising constant, two ``gammaln``
 calls for a Student-t density). The rewrite holds when ``out``, ``res`` and ``d`` are each
 read once, there; the number is a float literal or a name of a number assigned before the
-forward call (or not in these statements at all); and the three statements are in this
-order in the same block. The call moves to the forward call's place, where ``f_fwd`` ran:
+forward call (or not in these statements at all); the call passes no ``**`` mapping and no
+keyword of the number parameter's name; and the three statements are in this order in the
+same block. The call moves to the forward call's place, where ``f_fwd`` ran:
 its arguments are read where they were.
 """
 
@@ -61,6 +62,8 @@ def call_spread_gradients(body, spread_grads, numbers, fresh):
         if isinstance(number, gast.Name) and not _assigned_before(
                 number.id, body[:position[id(first)]], stores):
             continue
+        if any(k.arg is None or k.arg == parameter for k in first.value.keywords):
+            continue                # (**options, or the parameter's name among its keywords)
         made = fresh("_spread_grads")
         call = first.value
         first.targets = [gast.Name(made, gast.Store(), None, None)]

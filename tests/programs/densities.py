@@ -12,3 +12,8 @@ def log_density(z, nu):
 
 def shifted(z, c):
     return z + c                      # z (n,), c () : the sum's cotangent of c counts n terms
+
+
+def with_options(z, **options):
+    """Keyword options reach it through ``**``: a caller's keyword may be any name."""
+    return np.log1p(z * z / options["seed"]) * options.get("scale", 1.0)
