@@ -366,3 +366,24 @@ def test_a_dict_with_float_and_text_entries_takes_the_short_path(rng, no_full_pa
     r = X @ (p["w"] * p["scale"]) + p["b"] - y
     np.testing.assert_allclose(again["b"], 2 * np.sum(r))
     np.testing.assert_allclose(again["w"], 2 * p["scale"] * X.T @ r + 0.2 * p["w"])
+
+
+def test_gradients_of_two_objects_share_an_entry_and_read_their_own_object():
+    """The short path's entry is the gradient object's __call__, shared by the gradients of
+    every object of a class with the same shapes: each reads its own object; a call with
+    ``output_gradients``, or after the object's data changed shape, takes the full path."""
+    rng = np.random.default_rng(8)
+    layers = [rc.Layer(rng.standard_normal((4, 3)), rng.standard_normal(3)) for _ in range(2)]
+    x = rng.standard_normal(4)
+    gradients = [st.grad(layer.loss) for layer in layers]
+    wants = [st.grad(layer.loss, optimize=False)(x) for layer in layers]
+    for _ in range(4):
+        for gradient, want in zip(gradients, wants):
+            np.testing.assert_allclose(gradient(x), want, rtol=1e-12)
+    assert type(gradients[0]) is type(gradients[1])
+    assert type(gradients[0]).__call__ is not type(st.grad(rc.helper)).__call__
+    np.testing.assert_allclose(gradients[0](x, output_gradients=2.0), 2.0 * wants[0], rtol=1e-12)
+    layers[0].W, layers[0].b = layers[0].W[:, :2], layers[0].b[:2]
+    np.testing.assert_allclose(gradients[0](x), st.grad(layers[0].loss, optimize=False)(x),
+                               rtol=1e-12)
+    np.testing.assert_allclose(gradients[1](x), wants[1], rtol=1e-12)
