@@ -33,6 +33,7 @@ from srctrans.annotations import Anno
 from srctrans.nodes import assign, load, resolved_runtime_call, single_target, whole_slice
 from srctrans.normalize.desugar import is_range, statement_lists
 from srctrans.optimise.dce import name_counts
+from srctrans.treewalk import walk
 
 
 def fold_loops(function, aliases):
@@ -111,9 +112,9 @@ def _first_slice(block, position, accumulator, array, axis, start):
                           and _index_at(value.slice, axis, start.value - 1)) else None
         if not (isinstance(stmt, gast.Assign) and target is not None and target != array
                 and all(not isinstance(n, gast.Name) or n.id != accumulator
-                        for n in gast.walk(stmt.value))
+                        for n in walk(stmt.value))
                 and all(anno.get(n, Anno.CALLEE) is len
-                        for n in gast.walk(stmt.value) if isinstance(n, gast.Call))):
+                        for n in walk(stmt.value) if isinstance(n, gast.Call))):
             return None
     return None
 

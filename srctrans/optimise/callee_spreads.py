@@ -29,6 +29,7 @@ import gast
 from srctrans.nodes import load
 from srctrans.optimise.dce import name_counts
 from srctrans.optimise.expression_shapes import is_runtime_helper_call
+from srctrans.treewalk import walk
 
 
 def call_spread_gradients(body, spread_grads, numbers, fresh):
@@ -126,4 +127,4 @@ def _assigned_before(name, statements, stores):
         return True
     return stores[name] == 1 and any(
         isinstance(node, gast.Name) and node.id == name and isinstance(node.ctx, gast.Store)
-        for stmt in statements for node in gast.walk(stmt))
+        for stmt in statements for node in walk(stmt))
