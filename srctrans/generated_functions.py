@@ -170,19 +170,17 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
     A ``seed_parameter`` names a keyword-only parameter the function takes beside its own,
     ``NAME_spread_grad``: the backward pass assigns the seed itself, from that parameter.
     """
-    one = {seed: gast.Constant(1.0, None)}
-    reassigned = any(isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == seed
-                     for stmt in backward for n in walk(stmt))
-    if seed_parameter is not None:
-        backward = [clone(stmt) for stmt in backward]
-        gradients = [clone(g) for g in gradients]
-    elif reassigned or seeding is not None:    # the seed is also a loop's adjoint, or not a constant
-        start = nodes.assign(seed, seeding or gast.Constant(1.0, None))
-        backward = [start] + [clone(stmt) for stmt in backward]
-        gradients = [clone(g) for g in gradients]
-    else:
+    if seed_parameter is None and seeding is None and not any(
+            isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id == seed
+            for stmt in backward for n in walk(stmt)):
+        one = {seed: gast.Constant(1.0, None)}
         backward = [substitute_names(clone(stmt), one) for stmt in backward]
         gradients = [substitute_names(clone(g), one) for g in gradients]
+    else:       # the seed is a parameter's spread, not a constant, or also a loop's adjoint
+        start = [] if seed_parameter is not None else \
+            [nodes.assign(seed, seeding or gast.Constant(1.0, None))]
+        backward = start + [clone(stmt) for stmt in backward]
+        gradients = [clone(g) for g in gradients]
     simplify(backward, unit.nonsingular, unit.not_float, unit.never_negative, unit.bounded)
     backward, renaming = propagate_copies(backward)
     gradients = [renamed(g, renaming) for g in gradients]

@@ -46,13 +46,14 @@ def split_dict_calls(function, namer, resolver=None):
     for statements in statement_lists(function):
         for position in reversed(range(len(statements))):
             stmt = statements[position]
-            if not (_is_dict_call_with_keys(stmt) or _assigns_copied_display(stmt)):
+            called = _is_dict_call_with_keys(stmt)
+            if not (called or _assigns_copied_display(stmt)):
                 continue
             if builtin is None:
                 builtin = resolver is None or resolver.lookup_root("dict") is dict
             if not builtin:
                 return
-            if _is_dict_call_with_keys(stmt):
+            if called:
                 pairs = [(gast.Constant(k.arg, None), k.value) for k in stmt.value.keywords]
                 split = _split(stmt.targets[0].id, stmt.value.args, pairs, namer)
             else:

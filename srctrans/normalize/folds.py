@@ -111,33 +111,41 @@ def _first_slice(block, position, accumulator, array, axis, start):
                           and value.value.id == array
                           and _index_at(value.slice, axis, start.value - 1)) else None
         if not (isinstance(stmt, gast.Assign) and target is not None and target != array
-                and all(not isinstance(n, gast.Name) or n.id != accumulator
-                        for n in walk(stmt.value))
-                and all(anno.get(n, Anno.CALLEE) is len
-                        for n in walk(stmt.value) if isinstance(n, gast.Call))):
+                and all(_leaves_alone(node, accumulator) for node in walk(stmt.value))):
             return None
     return None
+
+
+def _leaves_alone(node, accumulator):
+    """Whether ``node`` neither reads ``accumulator`` nor calls anything but ``len``."""
+    if isinstance(node, gast.Name):
+        return node.id != accumulator
+    return not isinstance(node, gast.Call) or anno.get(node, Anno.CALLEE) is len
 
 
 def _index_at(index, axis, value):
     """Whether ``index`` is the int ``value`` at ``axis``, the other axes whole slices (an
     ``...`` after it too)."""
-    parts = index.elts if isinstance(index, gast.Tuple) else [index]
-    return (len(parts) > axis and isinstance(parts[axis], gast.Constant)
-            and type(parts[axis].value) is int and parts[axis].value == value
-            and all(whole_slice(part) for part in parts[:axis])
-            and all(whole_slice(part) or isinstance(part, gast.Constant) and part.value is Ellipsis
-                    for part in parts[axis + 1:]))
+    one = _one_part(index, ellipsis_after=True)
+    return (one is not None and one[0] == axis and isinstance(one[1], gast.Constant)
+            and type(one[1].value) is int and one[1].value == value)
 
 
 def _axis(index, counter):
     """The axis ``counter`` indexes in ``index`` (the counter alone, or a tuple of whole
     slices ``:`` holding it once: ``x[:, j]``, ``x[j, :]``), or None."""
-    if isinstance(index, gast.Name):
-        return 0 if index.id == counter else None
-    if not isinstance(index, gast.Tuple):
-        return None
-    at = [i for i, part in enumerate(index.elts)
-          if isinstance(part, gast.Name) and part.id == counter]
-    whole = all(whole_slice(part) for i, part in enumerate(index.elts) if i not in at)
-    return at[0] if len(at) == 1 and whole else None
+    one = _one_part(index)
+    return one[0] if one is not None and isinstance(one[1], gast.Name) \
+        and one[1].id == counter else None
+
+
+def _one_part(index, ellipsis_after=False):
+    """``(position, part)`` of the one part of ``index`` that is not a whole slice ``:`` (an
+    index of one part: that part), or None; with ``ellipsis_after``, a ``...`` after that part
+    counts as whole."""
+    parts = index.elts if isinstance(index, gast.Tuple) else [index]
+    picked = [i for i, part in enumerate(parts) if not whole_slice(part)]
+    if ellipsis_after:
+        picked = picked[:1] + [i for i in picked[1:] if not (
+            isinstance(parts[i], gast.Constant) and parts[i].value is Ellipsis)]
+    return (picked[0], parts[picked[0]]) if len(picked) == 1 else None

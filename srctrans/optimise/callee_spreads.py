@@ -29,7 +29,6 @@ import gast
 from srctrans.nodes import load
 from srctrans.optimise.dce import name_counts
 from srctrans.optimise.expression_shapes import is_runtime_helper_call
-from srctrans.treewalk import walk
 
 
 def call_spread_gradients(body, spread_grads, numbers, fresh):
@@ -60,9 +59,10 @@ def call_spread_gradients(body, spread_grads, numbers, fresh):
         if last is None or any(reads.get(name) != 1 or stores.get(name) != 1
                                for name in (output, residuals, cotangent)):
             continue
-        if isinstance(number, gast.Name) and not _assigned_before(
-                number.id, body[:position[id(first)]], stores):
-            continue
+        if isinstance(number, gast.Name) and stores.get(number.id) and (
+                stores[number.id] != 1
+                or number.id not in name_counts(body[:position[id(first)]])[0]):
+            continue                # (bound once, before the forward call, or not here at all)
         if any(k.arg is None or k.arg == parameter for k in first.value.keywords):
             continue                # (**options, or the parameter's name among its keywords)
         made = fresh("_spread_grads")
@@ -119,12 +119,3 @@ def _backward_call(statements, bwd, residuals, cotangent):
             return stmt
     return None
 
-
-def _assigned_before(name, statements, stores):
-    """Whether ``name`` holds its one value before ``statements`` end: assigned once, there,
-    or not at all in the body (a parameter's, a closure's)."""
-    if not stores.get(name):
-        return True
-    return stores[name] == 1 and any(
-        isinstance(node, gast.Name) and node.id == name and isinstance(node.ctx, gast.Store)
-        for stmt in statements for node in walk(stmt))
