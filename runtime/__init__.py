@@ -125,6 +125,7 @@ from .log_sum_exp import logsumexp_share, logsumexp_jvp, softmax_share
 from .folds import (logaddexp_fold, logaddexp_fold_from, logaddexp_fold_grad,
                     logaddexp_fold_share, logaddexp_fold_tangent)
 from .softmax_logs import log_of_softmax, log_of_softmax_grad, log_of_softmax_tangent
+from .softplus_terms import relu_of_softplus, log1p_tail, log_tail, sigmoid_from_tail
 from .higher import (
     unbroadcast_transpose, unbroadcast_tree, broadcast_tree, ratio_or_zero, spread_grads_transpose,
     choice_grads_transpose, getattr_grad_transpose, last_and_rest_transpose,

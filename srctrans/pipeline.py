@@ -33,6 +33,9 @@
                read back at a constant key, is the value
     logs       the log of a softmax's probabilities is     (normalize.softmax_logs)
                one call, differentiated as a log-softmax
+    softplus   max(z, 0) + log1p(exp(-|z|)) in one sum     (normalize.softplus_terms)
+               sends its derivative, a sigmoid, through
+               its tail
     activity   which names carry derivatives: only they    (analyse.activity,
                get adjoints; the max subtracted before a    analyse.invariance)
                softmax carries none

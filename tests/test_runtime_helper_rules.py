@@ -38,11 +38,11 @@ from srctrans.runtime.containers import is_container, leaves, map_leaves
 from srctrans.rules import REGISTRY
 from srctrans.rules import (
     container_helpers, control_helpers, fold_helpers, product_helpers, runtime_helpers,
-    scan_helpers, softmax_log_helpers)
+    scan_helpers, softmax_log_helpers, softplus_helpers)
 
 HELPER_RULE_FILES = {runtime_helpers.__name__, product_helpers.__name__, scan_helpers.__name__,
                      container_helpers.__name__, control_helpers.__name__, fold_helpers.__name__,
-                     softmax_log_helpers.__name__}
+                     softmax_log_helpers.__name__, softplus_helpers.__name__}
 from srctrans.rules.registry import JvpTemplate, Template
 
 STEP = 1e-6
@@ -1142,6 +1142,10 @@ STRAIGHT_THROUGH = {
     "valued": "the value of one argument, the derivative of the other (tests/test_row_loops.py)",
     "log_of_softmax": "the log of p, the derivative of the log-softmax of a, p being the "
                       "softmax of a (tests/test_softmax_logs.py)",
+    "log1p_tail": "the log1p of e, the derivative of the softplus of z, e being exp(-|z|) "
+                  "(tests/test_softplus_terms.py)",
+    "log_tail": "the log of p, the derivative of the softplus of z, p being 1 + exp(-|z|) "
+                "(tests/test_softplus_terms.py)",
 }
 
 
@@ -1168,6 +1172,32 @@ def test_the_log_of_a_softmax_gives_the_log_softmaxs_derivative_to_its_logits(ax
     np.testing.assert_allclose(np.sum(da * t), np.sum(u * derivative), rtol=1e-7)
     np.testing.assert_allclose(rule.jvp(t, ans, p, a, axis), derivative, rtol=1e-6,
                                atol=1e-8)
+
+
+@pytest.mark.parametrize("form", ["log1p", "log"])
+def test_a_softplus_tail_gives_the_whole_softplus_derivative_to_z(form):
+    """At ``e = exp(-|z|)`` (and ``p = 1 + e``) the tail's rule sends ``z`` the VJP and JVP of
+    the softplus ``max(z, 0) + log1p(exp(-|z|))`` (by central differences), ``e`` and ``p``
+    nothing, and the maximum has no derivative of its own."""
+    rng = np.random.default_rng(8)
+    z, u, t = (3 * rng.standard_normal((3, 4)) for _ in range(3))
+
+    def softplus(z):
+        return np.maximum(z, 0) + np.log1p(np.exp(-np.abs(z)))
+
+    e = np.exp(-np.abs(z))
+    helper = rt.log1p_tail if form == "log1p" else rt.log_tail
+    args = (e, z) if form == "log1p" else (1 + e, e, z)
+    rule = REGISTRY.lookup(helper)
+    ans = helper(*args)
+    assert np.array_equal(ans, np.log1p(e) if form == "log1p" else np.log(1 + e))
+    *others, dz = rule.vjp(u, ans, *args)
+    assert all(other is None for other in others)
+    derivative = (softplus(z + STEP * t) - softplus(z - STEP * t)) / (2 * STEP)
+    np.testing.assert_allclose(np.sum(dz * t), np.sum(u * derivative), rtol=1e-7)
+    np.testing.assert_allclose(rule.jvp(t, ans, *args), derivative, rtol=1e-6, atol=1e-8)
+    assert REGISTRY.is_nondifferentiable(rt.relu_of_softplus)
+    assert np.array_equal(rt.relu_of_softplus(z, 0), np.maximum(z, 0))
 
 
 def test_a_straight_through_helper_gives_its_derivative_to_the_one_argument():

@@ -26,49 +26,26 @@ two guards of ``g / p``; other reads of ``p``, ``s`` or ``e`` are differentiated
 import gast
 import numpy as np
 
-from srctrans import annotations as anno
 from srctrans.analyse.invariance import reduction
-from srctrans.annotations import Anno
-from srctrans.differentiate.custom import gradient_hooks
 from srctrans.nodes import load, resolved_runtime_call, single_target
+from srctrans.normalize.definitions import argument_of, has_own_rule, own_definitions
 from srctrans.optimise.dce import name_counts
-from srctrans.rules import REGISTRY
 
 
 def log_softmax_calls(function, aliases):
     """Rewrite, in place, each log of a softmax of ``function``'s own block the module
     describes (``aliases``: the names generated code gives NumPy and the runtime)."""
-    if not all(_own_rule(primal) for primal in (np.exp, np.log, np.sum)):
+    if not all(has_own_rule(primal) for primal in (np.exp, np.log, np.sum)):
         return                                   # (a user's rule of one of them: the chain)
     stores, _ = name_counts([function])          # (a parameter counts as assigned)
-    hooked = {hook.items[0].context_expr.args[0].id for hook in gradient_hooks(function)}
-    definitions = {}
+    definitions = own_definitions(function)
     for stmt in function.body:
-        target = single_target(stmt)
-        if target is not None and not anno.get(stmt, Anno.NO_GRADIENT) and target not in hooked:
-            definitions[target] = stmt.value     # (a stopped or hooked gradient: not a link)
-        p = _argument_of(getattr(stmt, "value", None), np.log) if target is not None else None
+        p = argument_of(getattr(stmt, "value", None), np.log) if single_target(stmt) else None
         softmax = None if p is None else _softmax_of(p, definitions, stores)
         if softmax is not None:
             a, axis = softmax
             stmt.value = gast.copy_location(resolved_runtime_call(aliases, "log_of_softmax", [
                 load(p), load(a), gast.Constant(axis, None)]), stmt.value)
-
-
-def _own_rule(primal):
-    """Whether ``primal`` has srctrans's own rule, no user's (looked up, so that a build relies
-    on it: registering one later builds the function again)."""
-    rule = REGISTRY.lookup(primal)
-    return rule is not None and rule.custom_vjp is None and rule.custom_jvp is None
-
-
-def _argument_of(value, function):
-    """The name ``value`` calls ``function`` (a resolved NumPy function) of, alone, else None."""
-    if isinstance(value, gast.Call) and anno.get(value, Anno.CALLEE) is function \
-            and len(value.args) == 1 and not value.keywords \
-            and isinstance(value.args[0], gast.Name):
-        return value.args[0].id
-    return None
 
 
 def _softmax_of(p, definitions, stores):
@@ -80,7 +57,7 @@ def _softmax_of(p, definitions, stores):
                                   and isinstance(ratio.right, gast.Name)):
         return None
     e, s = ratio.left.id, ratio.right.id
-    a, total = _argument_of(definitions.get(e), np.exp), reduction(definitions.get(s))
+    a, total = argument_of(definitions.get(e), np.exp), reduction(definitions.get(s))
     if stores.get(e) != 1 or stores.get(s) != 1 or total is None or a is None:
         return None
     kind, operand, axis, keepdims = total

@@ -30,11 +30,12 @@ RESULT_SHAPE_OF_ARGUMENT = {
     "broadcast_like": 1, "logsumexp_share": 2, "norm_grad": 2, "copied": 0,
     "softmax_share": 1, "cholesky_grad": 1, "diag_grad": 1, "logaddexp_fold_grad": 2,
     "logaddexp_fold_share": 1, "logaddexp_fold_tangent": 1, "log_of_softmax_grad": 1,
-    "log_of_softmax_tangent": 1,
+    "log_of_softmax_tangent": 1, "log_tail": 0,
 }
 
 # Runtime helpers of two arguments whose result has their broadcast shape.
-BROADCASTING_HELPERS = ("add", "abs_grad", "tie_weight", "power_base_factor", "ratio_or_zero")
+BROADCASTING_HELPERS = ("add", "abs_grad", "tie_weight", "power_base_factor", "ratio_or_zero",
+                        "relu_of_softplus", "log1p_tail", "sigmoid_from_tail")
 
 # NumPy reductions and the array methods that do the same with less dispatch.
 REDUCTION_METHODS = {

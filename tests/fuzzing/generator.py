@@ -31,8 +31,9 @@ their methods, functions called through a loop variable, and a dict built from
 another, written into and iterated by key, a helper marked ``@st.checkpoint``, loops
 marked ``st.checkpointed`` (carrying values, branching, growing a list, calling helpers),
 and real values computed through complex ones (phases, parts, ``np.fft``, ``eigvals``),
-``np.logaddexp`` folded over a stack's slices, and the log of a softmax's probabilities
-(shifted by the maximum or not, the probabilities read again or not).
+``np.logaddexp`` folded over a stack's slices, the log of a softmax's probabilities
+(shifted by the maximum or not, the probabilities read again or not), and a softplus written
+the stable way, ``np.maximum(a, 0) + np.log1p(np.exp(-np.abs(a)))``.
 
 Every operation is smooth where the fuzzer evaluates it (denominators and
 logarithms kept away from zero), so finite differences are a fair reference.
@@ -174,6 +175,8 @@ UNARY = [
     "helper_mix({a}, {a})", "helper_remat({a}, 0.7)", "helper_loop({a}, 2)",
     "helper_branch({a})", "loc({a})", "helper_keyed({a})", "helper_keyed({a}, 0.7)",
     "helper_fill({a})", "np.maximum({a}, 0) + 0.5 * {a}",
+    "np.maximum({a}, 0) - 0.5 * {a} + np.log1p(np.exp(-np.abs({a})))",
+    "np.log(1.0 + np.exp(-np.abs({a}))) + np.maximum(0.0, {a})",
     "lam({a})", "np.clip({a}, -0.8, 0.8)", "{a} * 2.0 + 1.0", "np.abs({a} + 3.0)",
     "np.hypot({a}, 0.5)", "np.cbrt(1.0 + {a} * {a})", "np.logaddexp2({a}, 0.3)",
     "np.deg2rad({a}) * 30.0", "np.sinc({a})", "np.fmax({a}, 0.2)",
