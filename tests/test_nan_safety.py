@@ -316,8 +316,8 @@ def test_reductions_with_no_degrees_of_freedom():
         assert tangent[0] == 0 and np.isnan(tangent[1])
 
 
-def softplus_sum(z):
-    return np.sum(np.log1p(np.exp(-np.abs(z))) + np.maximum(z, 0.0))
+def softplus_sum(z):           # (two sums: the terms keep their rules, normalize/softplus_terms.py)
+    return np.sum(np.log1p(np.exp(-np.abs(z)))) + np.sum(np.maximum(z, 0.0))
 
 
 def test_a_division_by_one_plus_a_value_never_negative_needs_no_guard():

@@ -193,8 +193,11 @@ def every_shaped_helper(x, W, v):      # its derivatives call each helper of spe
     ex = np.exp(x * 0.5)
     probabilities = ex / ex.sum(axis=1, keepdims=True)
     k = np.sum(np.log(probabilities) * v)            # a softmax's log (normalize/softmax_logs.py)
+    z = x * 0.5                                      # softplus terms (normalize/softplus_terms.py)
+    soft = np.maximum(z, 0) + np.log1p(np.exp(-np.abs(z))) - z * v \
+        + np.log(1.0 + np.exp(-np.abs(x))) + np.maximum(0.0, x)
     return a + b + c + d + e + f + g + h + np.sum(y * y) + np.sum(lse ** 2) + k \
-        + np.sum(started ** 2)
+        + np.sum(started ** 2) + np.sum(soft * v)
 
 
 WIDE = np.linspace(0.0, 1.0, 9).reshape(3, 3)      # a constant wider than v
