@@ -36,9 +36,12 @@ from srctrans.treewalk import replace_children, walk
 def forward_constant_keys(function, runtime_alias):
     """Rewrite, in place, the reads of each dict of ``function`` the module describes
     (``runtime_alias``: the name generated code calls the runtime by)."""
+    blocks = statement_lists(function)
+    if not any(_made(stmt, runtime_alias) for block in blocks for stmt in block):
+        return                                       # (no dict made: no walk of the function)
     stores, reads = name_counts([function])          # (a parameter counts as assigned)
     uses = {name: stores.get(name, 0) + reads.get(name, 0) for name in stores.keys() | reads}
-    for block in statement_lists(function):
+    for block in blocks:
         made = [stmt for stmt in block if _made(stmt, runtime_alias) and stores[stmt.targets[0].id] == 1]
         for stmt in made:        # (forwarding one dict's reads leaves another's uses as counted)
             _forward(block, stmt, stores, uses)

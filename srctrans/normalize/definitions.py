@@ -27,6 +27,16 @@ def own_definitions(function):
     return definitions
 
 
+def calls_at_top(function, *callees):
+    """The statements ``name = f(...)`` of ``function``'s own block whose ``f`` is one of
+    ``callees`` (resolved): a pass with none to rewrite returns before it walks the function."""
+    for stmt in function.body:
+        if isinstance(stmt, gast.Assign) and isinstance(stmt.value, gast.Call):
+            callee = anno.get(stmt.value, Anno.CALLEE)
+            if any(callee is wanted for wanted in callees):
+                yield stmt
+
+
 def has_own_rule(primal):
     """Whether ``primal`` has srctrans's own rule, no user's (looked up, so that a build relies
     on it: registering one later builds the function again)."""

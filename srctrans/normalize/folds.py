@@ -39,8 +39,11 @@ from srctrans.treewalk import walk
 def fold_loops(function, aliases):
     """Rewrite, in place, each loop of ``function`` the module describes (``aliases``: the
     names generated code gives NumPy and the runtime)."""
+    blocks = statement_lists(function)
+    if not any(isinstance(stmt, gast.For) for block in blocks for stmt in block):
+        return                                       # (no loop: no walk of the function)
     stores, reads = name_counts([function])          # (a parameter counts as assigned)
-    for block in statement_lists(function):
+    for block in blocks:
         for position in reversed(range(len(block))):
             loop = block[position]
             fold = _fold(loop, stores, reads)

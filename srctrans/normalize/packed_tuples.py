@@ -31,9 +31,13 @@ from srctrans.treewalk import walk
 
 def forward_packed_tuples(function):
     """Rewrite, in place, the unpackings of each tuple of ``function`` the module describes."""
+    blocks = statement_lists(function)
+    if not any(single_target(stmt) is not None and isinstance(stmt.value, gast.Tuple)
+               for block in blocks for stmt in block):
+        return                                       # (no tuple packed: no walk of the function)
     stores, reads = name_counts([function])          # (a parameter counts as assigned)
     uses = {name: stores.get(name, 0) + reads.get(name, 0) for name in stores.keys() | reads}
-    for block in statement_lists(function):
+    for block in blocks:
         packed = [stmt for stmt in block if _packs(stmt, stores)]
         for stmt in packed:
             _forward(block, stmt, stores, uses)

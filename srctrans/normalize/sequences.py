@@ -20,7 +20,7 @@ from srctrans import runtime
 from srctrans.annotations import Anno
 from srctrans.analyse.values import greatest_closed
 from srctrans.nodes import resolved_runtime_call
-from srctrans.treewalk import walk
+from srctrans.treewalk import child_fields, walk
 
 _SEQUENCE_CALLS = ("list", "tuple")
 
@@ -52,15 +52,17 @@ def _edges(root):
     out, stack = [], [root]
     while stack:
         parent = stack.pop()
-        for field, value in gast.iter_fields(parent):
-            if isinstance(value, gast.AST):
-                out.append((parent, field, None, value))
-                stack.append(value)
-            elif isinstance(value, list):
+        held = parent.__dict__
+        for field in child_fields(parent.__class__):
+            value = held.get(field)
+            if value.__class__ is list:
                 for i, item in enumerate(value):
                     if isinstance(item, gast.AST):
                         out.append((parent, field, i, item))
                         stack.append(item)
+            elif value is not None and isinstance(value, gast.AST):
+                out.append((parent, field, None, value))
+                stack.append(value)
     return out
 
 

@@ -28,14 +28,15 @@ import numpy as np
 
 from srctrans.analyse.invariance import reduction
 from srctrans.nodes import load, resolved_runtime_call, single_target
-from srctrans.normalize.definitions import argument_of, has_own_rule, own_definitions
+from srctrans.normalize.definitions import argument_of, calls_at_top, has_own_rule, own_definitions
 from srctrans.optimise.dce import name_counts
 
 
 def log_softmax_calls(function, aliases):
     """Rewrite, in place, each log of a softmax of ``function``'s own block the module
     describes (``aliases``: the names generated code gives NumPy and the runtime)."""
-    if not all(has_own_rule(primal) for primal in (np.exp, np.log, np.sum)):
+    if not any(calls_at_top(function, np.log)) \
+            or not all(has_own_rule(primal) for primal in (np.exp, np.log, np.sum)):
         return                                   # (a user's rule of one of them: the chain)
     stores, _ = name_counts([function])          # (a parameter counts as assigned)
     definitions = own_definitions(function)

@@ -37,7 +37,7 @@ import numpy as np
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.nodes import load, resolved_runtime_call
-from srctrans.normalize.definitions import argument_of, has_own_rule, own_definitions
+from srctrans.normalize.definitions import argument_of, calls_at_top, has_own_rule, own_definitions
 from srctrans.optimise.dce import name_counts
 
 _PRIMALS = (np.maximum, np.abs, np.exp, np.log1p, np.log)
@@ -46,7 +46,8 @@ _PRIMALS = (np.maximum, np.abs, np.exp, np.log1p, np.log)
 def softplus_terms(function, aliases):
     """Rewrite, in place, the two terms of each softplus of ``function``'s own block the
     module describes (``aliases``: the names generated code gives NumPy and the runtime)."""
-    if not all(has_own_rule(primal) for primal in _PRIMALS):
+    if not any(calls_at_top(function, np.log1p, np.log)) \
+            or not all(has_own_rule(primal) for primal in _PRIMALS):
         return                                   # (a user's rule of one of them: the chain)
     stores, reads = name_counts([function])      # (a parameter counts as assigned)
     definitions = {name: value for name, value in own_definitions(function).items()

@@ -41,8 +41,11 @@ from srctrans.treewalk import replace_children, walk
 def replace_step_dicts(function, namer):
     """Rewrite, in place, each dict of ``function`` the module describes; ``namer`` gives
     the new names."""
+    blocks = statement_lists(function)
+    if not any(_made_empty(stmt) for block in blocks for stmt in block):
+        return                                       # (no empty dict made: no walk)
     stores, reads = name_counts([function])
-    for block in statement_lists(function):
+    for block in blocks:
         made = [(stmt, name) for stmt in block for name in _made_empty(stmt)]
         for stmt, name in made:
             count = stores.get(name, 0) + reads.get(name, 0)
