@@ -74,7 +74,7 @@ from .joins import (
 from .elementwise import (
     clip_mask, tie_weight, nan_tie_weight, power_base_factor, power_exponent_factor, polygamma, LN2,
     LN10)
-from .singular import zero_guard
+from .singular import zero_guard, zero_guard_sum
 from .complex_numbers import (
     is_complex_value, real_for, conj_if_complex, real_if_complex, abs_direction, abs_grad, abs_jvp,
     angle_grad, angle_jvp, sign_grad, sign_jvp, imag_grad, imag_tangent, complex_grads, real_only,

@@ -34,7 +34,8 @@ def zero_guard(g, value):
 
     Returns:
       ``value`` itself when all its entries are finite (the usual case, and
-      then ``value == g * factor`` is already 0 where ``g == 0``). Otherwise
+      then ``value == g * factor`` is already 0 where ``g == 0``), or when ``g``
+      is a float other than 0 (no entry to set: the check is skipped). Otherwise
       a new array of ``value``'s shape and dtype (a NumPy scalar when
       ``value`` is 0-d): 0 where ``g == 0``, ``value`` elsewhere. An
       infinity or NaN where ``g != 0`` is kept: it is the true derivative
@@ -47,6 +48,8 @@ def zero_guard(g, value):
     array([0. , 0.5, inf])
     """
     if isinstance(value, np.ndarray):
+        if (type(g) is float or type(g) is np.float64) and g != 0.0:
+            return value       # (a number not 0: no entry to set; an inf or NaN is kept)
         if math.isfinite(_squares(value, value).real):     # complex: the sum of |value|**2
             return value
     elif is_foreign(value) or is_foreign(g):     # a lazy array: repair without looking
@@ -55,3 +58,19 @@ def zero_guard(g, value):
         return value
     repaired = np.where(np.equal(g, 0), 0, value)
     return repaired if repaired.ndim else repaired[()]
+
+
+def zero_guard_sum(g, value):
+    """``zero_guard(g, value).sum()``, checking the sum rather than the product: a float
+    array's sum is finite exactly when every entry is (an infinity or NaN makes it one) and
+    it does not overflow, and then it is the sum of the guard's value; otherwise the guard
+    repairs ``value`` first (``optimise/guarded_sums.py``: specialised backward passes only).
+
+    >>> float(zero_guard_sum(np.array([0.0, 1.0]), np.array([np.nan, 2.0])))
+    2.0
+    """
+    if type(value) is np.ndarray and value.dtype.kind == "f":
+        total = value.sum()
+        if math.isfinite(total):
+            return total
+    return zero_guard(g, value).sum()

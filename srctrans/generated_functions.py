@@ -20,6 +20,7 @@ from srctrans.differentiate.control import assigned_names
 from srctrans.naming import NUMPY_ALIAS, RESIDUALS, RUNTIME_ALIAS, function_base
 from srctrans.optimise.callee_spreads import call_spread_gradients
 from srctrans.optimise.cholesky_solves import share_cholesky_inverses
+from srctrans.optimise.guarded_sums import sum_guarded_products
 from srctrans.optimise.common_values import share_common_values
 from srctrans.optimise.constant_factors import multiply_constant_factors
 from srctrans.optimise.expression_shapes import infer_shapes
@@ -208,6 +209,7 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
     if specialised:           # (after the inlining: a product's literals are in one expression)
         body = share_cholesky_inverses(body, unit.aliases[RUNTIME_ALIAS],
                                        unit.aliases[NUMPY_ALIAS], unit.namer.fresh)
+        body = sum_guarded_products(body, unit.aliases[RUNTIME_ALIAS])
         known = infer_shapes(body, shapes, parameter_names(unit.function))
         numbers = {name for name, shape in known.items() if shape == ()}
         body = multiply_constant_factors(body, reads_all(kept),

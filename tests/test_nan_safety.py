@@ -193,6 +193,20 @@ def test_true_infinities_are_kept():
     np.testing.assert_array_equal(g, [np.inf, 0.25])
 
 
+def test_a_cotangent_that_is_a_number_not_zero_keeps_the_product_as_it_is():
+    """``rt.zero_guard(g, product)`` with a float ``g`` other than 0 has no entry to set: the
+    product comes back itself, its infinities and NaNs kept; a zero float (Python's or
+    NumPy's) still sets every entry to 0."""
+    from srctrans import runtime as rt
+    product = np.array([1.0, np.inf, np.nan])
+    for g in (2.0, np.float64(-0.5), np.nan):
+        assert rt.zero_guard(g, product) is product
+    for g in (0.0, np.float64(0.0), -0.0):
+        np.testing.assert_array_equal(rt.zero_guard(g, product), [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(rt.zero_guard(np.array([0.0, 1.0, 1.0]), product),
+                                  [0.0, np.inf, np.nan])
+
+
 def test_nan_where_the_derivative_is_undefined():
     """Where the cotangent is not zero, an undefined derivative is still NaN."""
     with quiet():
@@ -408,3 +422,41 @@ def test_a_sigmoids_cotangent_needs_no_guard_in_a_loop_and_a_value_of_any_sign_k
             got = st.grad(sometimes_signed)(y, w)
         generic = st.grad(sometimes_signed, specialize=False)(y, w)
     np.testing.assert_allclose(got, generic, rtol=1e-12)
+
+
+def scaled_residuals(y, mu, log_scale, mask):
+    z = (y - mu) / np.exp(log_scale)
+    return np.sum(np.where(mask, z, 0.0) ** 2) - len(y) * log_scale
+
+
+def test_a_guarded_products_whole_sum_checks_the_sum():
+    """A number's cotangent ``-(dz * z / scale).sum()`` is one ``rt.zero_guard_sum``
+    (optimise/guarded_sums.py): the same gradient, and where an entry whose cotangent is 0 is
+    infinite (a masked-off outlier) the guard still sets it to 0 before the sum."""
+    y, mu, mask = np.array([1.0, 2.0, np.inf, -0.5]), 0.3, np.array([True, True, False, True])
+    source = st.source(scaled_residuals, args=(y, mu, 0.2, mask), wrt=(1, 2))
+    fused = source[source.index("def scaled_residuals_grad("):]
+    assert "rt.zero_guard_sum(" in fused and ").sum()" not in fused.split("zero_guard_sum")[1]
+    gradient = st.grad(scaled_residuals, wrt=(1, 2))
+    kept = y[mask]
+    scale = np.exp(0.2)
+    want = (-2 * np.sum(kept - mu) / scale ** 2, -2 * np.sum((kept - mu) ** 2) / scale ** 2 - 4)
+    with quiet():
+        for _ in range(3):                               # generic, specialised, short path
+            np.testing.assert_allclose(gradient(y, mu, 0.2, mask), want, rtol=1e-12)
+
+
+def test_zero_guard_sum_is_the_guarded_sum():
+    from srctrans import runtime as rt
+    g, product = np.array([0.0, 1.0, 2.0]), np.array([np.nan, 2.0, 3.0])
+    assert rt.zero_guard_sum(g, product) == 5.0 == rt.zero_guard(g, product).sum()
+    with quiet():
+        assert rt.zero_guard_sum(np.ones(2), np.array([np.inf, 1.0])) == np.inf
+        assert np.isnan(rt.zero_guard_sum(np.ones(2), np.array([np.nan, 1.0])))
+    small = rt.zero_guard_sum(np.ones(2, np.float32), np.array([1.0, 2.0], np.float32))
+    assert small == 3.0 and small.dtype == np.float32
+    with quiet():
+        wide = rt.zero_guard_sum(np.ones(2), np.array([1e308, 1e308]))    # overflows: the guard's
+    assert wide == np.inf
+    complex_ = rt.zero_guard_sum(np.array([0.0, 1.0]), np.array([np.nan + 1j, 1 - 1j]))
+    assert complex_ == 1 - 1j
