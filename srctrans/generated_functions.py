@@ -36,6 +36,7 @@ from srctrans.optimise.loop_invariants import hoist_loop_invariants
 from srctrans.optimise.inline import inline_temporaries
 from srctrans.optimise.shares import share_softmax
 from srctrans.optimise.simplify import simplify
+from srctrans.optimise.specialise import fold_shape_counts
 from srctrans import nodes
 from srctrans.nodes import clone, parameter_names, rename_reads, substitute_names
 from srctrans.parse.resolve import MISSING
@@ -197,6 +198,7 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
     body = forward + backward
     shapes = shapes or {}
     if specialised:
+        body = fold_shape_counts(body, shapes)
         body = call_spread_gradients(body, unit.spread_grads,
                                      {name for name, shape in shapes.items() if shape == ()},
                                      unit.namer.fresh)

@@ -286,6 +286,32 @@ def _euclidean_norm_cotangent(call, known):
     return gast.BinOp(spreads[0], gast.Mult(), quotient)
 
 
+def fold_shape_counts(statements, known):
+    """``statements`` with each ``np.size(x)`` and ``np.ndim(x)`` of a name ``x`` whose shape
+    ``known`` holds written as the int it gives for every call of those shapes (in place): a
+    scipy density's ``infinite == np.size(df)`` then tests a number against a constant
+    (``np.size`` of a float costs a microsecond)."""
+    def folded(node):
+        counted = _shape_count(node, known) if isinstance(node, gast.Call) else None
+        return node if counted is None else gast.copy_location(gast.Constant(counted, None), node)
+    for stmt in statements:
+        replace_children(stmt, folded)
+    return statements
+
+
+def _shape_count(call, known):
+    """The int ``np.size(x)`` or ``np.ndim(x)`` gives, ``x`` a name of a shape ``known``
+    holds, else None."""
+    callee = anno.get(call, Anno.CALLEE)
+    if not ((callee is np.size or callee is np.ndim) and len(call.args) == 1
+            and not call.keywords and isinstance(call.args[0], gast.Name)):
+        return None
+    shape = known.get(call.args[0].id)
+    if shape is None:
+        return None
+    return int(np.prod(shape, dtype=int)) if callee is np.size else len(shape)
+
+
 class _Rewriter(gast.NodeTransformer):
     """Rewrites the runtime's calls for the shapes ``known``; ``zeros`` maps the names
     that hold ``rt.zeros_of(x)`` in the block being rewritten to ``x``'s shape."""

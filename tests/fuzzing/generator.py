@@ -177,6 +177,7 @@ UNARY = [
     "helper_fill({a})", "np.maximum({a}, 0) + 0.5 * {a}",
     "np.maximum({a}, 0) - 0.5 * {a} + np.log1p(np.exp(-np.abs({a})))",
     "np.log(1.0 + np.exp(-np.abs({a}))) + np.maximum(0.0, {a})",
+    "{a} * (1.0 / np.size({a})) + np.ndim({a})",
     "lam({a})", "np.clip({a}, -0.8, 0.8)", "{a} * 2.0 + 1.0", "np.abs({a} + 3.0)",
     "np.hypot({a}, 0.5)", "np.cbrt(1.0 + {a} * {a})", "np.logaddexp2({a}, 0.3)",
     "np.deg2rad({a}) * 30.0", "np.sinc({a})", "np.fmax({a}, 0.2)",
