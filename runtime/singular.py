@@ -64,7 +64,8 @@ def zero_guard_sum(g, value):
     """``zero_guard(g, value).sum()``, checking the sum rather than the product: a float
     array's sum is finite exactly when every entry is (an infinity or NaN makes it one) and
     it does not overflow, and then it is the sum of the guard's value; otherwise the guard
-    repairs ``value`` first (``optimise/guarded_sums.py``: specialised backward passes only).
+    repairs ``value`` first (``optimise/guarded_sums.py``: specialised fused gradients; its
+    rules are the guard's and the sum's, ``rules/elementwise.py``).
 
     >>> float(zero_guard_sum(np.array([0.0, 1.0]), np.array([np.nan, 2.0])))
     2.0

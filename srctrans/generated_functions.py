@@ -210,7 +210,8 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
     body = inline_temporaries(body, unit.namer.temporaries, reads_all(kept), is_pure)
     if specialised:           # (after the inlining: a product's literals are in one expression)
         body = share_cholesky_inverses(body, unit.aliases[RUNTIME_ALIAS],
-                                       unit.aliases[NUMPY_ALIAS], unit.namer.fresh)
+                                       unit.aliases[NUMPY_ALIAS], unit.namer.fresh,
+                                       shapes if aux is None else None)
         body = sum_guarded_products(body, unit.aliases[RUNTIME_ALIAS])
         known = infer_shapes(body, shapes, parameter_names(unit.function))
         numbers = {name for name, shape in known.items() if shape == ()}

@@ -140,6 +140,7 @@ ELEMENTWISE = [
     Case("where", np.where, [mask(3, 4), normal(3, 4), normal(4)]),
     Case("where-pyfloat", np.where, [mask(3, 4), normal(3, 4), 0.0]),
     Case("zero-guard", rt.zero_guard, [normal(3, 1), normal(3, 4)]),
+    Case("zero-guard-sum", rt.zero_guard_sum, [normal(3, 1), normal(3, 4)]),
     Case("hypot", np.hypot, [nonzero(3, 1), nonzero(4)]),
     Case("fmax", np.fmax, [normal(3, 1), normal(4)]),
     Case("fmax-nans", np.fmax, [fixed([1.0, np.nan, -0.5, np.nan]), fixed([0.3, 2.0, np.nan, 1.5])]),
@@ -1110,6 +1111,8 @@ EXACT = [
      {"x": [1.0, 1.0], "y": [2.0, 2.0]}, [1.0, 2.0]),
     ("zero-guard-repairs", rt.zero_guard, ([0.0, 0.0, 1.0, 0.0], [np.nan, 2.0, np.inf, 0.0]), {},
      {"value": [1.0, 3.0, 5.0, 7.0]}, [0.0, 3.0, 5.0, 7.0]),
+    ("zero-guard-sum-repairs", rt.zero_guard_sum, ([0.0, 0.0, 1.0, 0.0], [np.nan, 2.0, np.inf, 0.0]),
+     {}, {"value": [1.0, 3.0, 5.0, 7.0]}, 15.0),
 ]
 
 

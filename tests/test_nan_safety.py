@@ -460,3 +460,20 @@ def test_zero_guard_sum_is_the_guarded_sum():
     assert wide == np.inf
     complex_ = rt.zero_guard_sum(np.array([0.0, 1.0]), np.array([np.nan + 1j, 1 - 1j]))
     assert complex_ == 1 - 1j
+
+
+def test_zero_guard_sums_rules_are_the_guards_then_the_sums():
+    """A Hessian differentiates a fused gradient again: ``rt.zero_guard_sum``'s rules send the
+    sum's cotangent, and its tangent sums, wherever the guard passes its value on."""
+    from srctrans import runtime as rt
+    rule, guard = REGISTRY.lookup(rt.zero_guard_sum), REGISTRY.lookup(rt.zero_guard)
+    v, value = np.array([0.0, 1.0, 0.0]), np.array([np.inf, 2.0, 3.0])
+    t = np.array([0.5, -1.0, 2.0])
+    with quiet():
+        ans = rt.zero_guard_sum(v, value)
+        _, dvalue = rule.vjp(1.5, ans, v, value)
+        _, want = guard.vjp(np.full(3, 1.5), rt.zero_guard(v, value), v, value)
+        np.testing.assert_array_equal(dvalue, want)
+        np.testing.assert_array_equal(dvalue, [0.0, 1.5, 1.5])
+        assert rule.jvp(t, ans, v, value) == np.sum(guard.jvp(t, rt.zero_guard(v, value), v, value))
+

@@ -1101,8 +1101,6 @@ WITHOUT_RULES = {
     # differentiated again (a gradient built to be differentiated is generic: cache.py)
     "added_at_key": "a dict's cotangent kept sparse, in specialised backward passes only",
     "added_at": "an array's picks summed in place, in specialised backward passes only",
-    # optimise/guarded_sums.py, likewise
-    "zero_guard_sum": "a guarded product's whole sum, in specialised backward passes only",
 }
 
 # Helpers whose rules live with the NumPy rules: rt.identity (x.copy(),

@@ -402,6 +402,16 @@ def zero_guard(g, ans, v, value):
 def zero_guard_jvp(dvalue, ans, v, value):
     return np.where(np.isfinite(value) | np.not_equal(v, 0), dvalue, 0)
 
+# its whole sum (optimise/guarded_sums.py), differentiated when a Hessian reads the fused
+# gradient: the guard's, then the sum's
+@vjp(rt.zero_guard_sum)
+def zero_guard_sum(g, ans, v, value):
+    return None, np.where(np.isfinite(value) | np.not_equal(v, 0), g, 0)
+
+@jvp(rt.zero_guard_sum)
+def zero_guard_sum_jvp(dvalue, ans, v, value):
+    return np.where(np.isfinite(value) | np.not_equal(v, 0), dvalue, 0).sum()
+
 
 # fmax/fmin: as maximum/minimum, but a NaN loses: the other argument gets the gradient
 @vjp(np.fmax, elementwise=True)
