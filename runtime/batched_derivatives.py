@@ -13,6 +13,7 @@ from .containers import entries, entries_like, is_container, rebuild
 from .folds import logaddexp_fold as _logaddexp_fold, logaddexp_fold_from as _fold_from
 from .reshaping import _by_entry_key, getitem_grad as _getitem_grad
 from .seeding import is_integer
+from .singular import zero_guard as _zero_guard
 
 
 def broadcast_to(x, shape, x_batched=True):
@@ -215,3 +216,11 @@ def logaddexp_fold_from(x, axis, start, stop, x_batched):
     """``rt.logaddexp_fold_from(x, axis, start, stop)`` of each member: the slices of a
     batched ``x`` lie along ``axis + 1``."""
     return _fold_from(x, axis + bool(x_batched), start, stop)
+
+
+def zero_guard_sum(g, value, g_batched, value_batched):
+    """``rt.zero_guard_sum(g, value)`` of each member (one of them batched): the guard's
+    product summed over each member's axes."""
+    guarded = _zero_guard(*aligned((g, value), (g_batched, value_batched)))
+    return guarded.sum(axis=tuple(range(1, np.ndim(guarded))))
+

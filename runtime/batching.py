@@ -384,4 +384,4 @@ def conformed(value, have, want, size):
 from .batched_derivatives import (  # noqa: E402,F401  (after what they import from here)
     add, attributes_cotangent, axiswise, broadcast_like, broadcast_to, container_cotangent,
     custom_cotangents, getitem_grad, logaddexp_fold, logaddexp_fold_from,
-    transpose_grad, unbroadcast)
+    transpose_grad, unbroadcast, zero_guard_sum)

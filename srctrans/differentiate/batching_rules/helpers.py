@@ -102,7 +102,7 @@ _WITH_RULES = frozenset({rt.matmul_lhs, rt.matmul_rhs, rt.dot_lhs, rt.dot_rhs, r
                          rt.getitem_grad, rt.transpose_grad, rt.add, rt.broadcast_like,
                          rt.reshape_like, rt.tuple_like, rt.custom_cotangents,
                          rt.container_cotangent, rt.attributes_cotangent, rt.logaddexp_fold,
-                         rt.logaddexp_fold_from})
+                         rt.logaddexp_fold_from, rt.zero_guard_sum})
 
 
 # checks a helper makes for their effect (an error) that read the dtype or the array library
@@ -177,6 +177,10 @@ def runtime_rule(call):
         x, axis, start, stop = call.args
         return t("rt.batch.logaddexp_fold_from(X, AX, S0, S1, FX)", X=x, AX=axis, S0=start,
                  S1=stop, FX=flag_constant(call, x))
+    if callee is rt.zero_guard_sum and len(call.args) == 2 and not call.keywords:
+        g, value = call.args
+        return t("rt.batch.zero_guard_sum(G, V, FG, FV)", G=g, V=value,
+                 FG=flag_constant(call, g), FV=flag_constant(call, value))
     if callee in RUNTIME_AXISWISE:
         return _axiswise(call)
     return None
