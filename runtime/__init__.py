@@ -123,7 +123,7 @@ from .selections import (
     rollaxis_grad, column_stack_grads, dstack_grads, append_grads, ediff1d_grads, ediff1d_jvp)
 from .log_sum_exp import logsumexp_share, logsumexp_jvp, softmax_share
 from .folds import (logaddexp_fold, logaddexp_fold_from, logaddexp_fold_grad,
-                    logaddexp_fold_share, logaddexp_fold_tangent)
+                    logaddexp_fold_share, logaddexp_fold_tangent, logaddexp_fold_from_grad)
 from .softmax_logs import log_of_softmax, log_of_softmax_grad, log_of_softmax_tangent
 from .softplus_terms import relu_of_softplus, log1p_tail, log_tail, sigmoid_from_tail
 from .higher import (

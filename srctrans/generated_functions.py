@@ -21,6 +21,7 @@ from srctrans.naming import NUMPY_ALIAS, RESIDUALS, RUNTIME_ALIAS, function_base
 from srctrans.optimise.callee_spreads import call_spread_gradients
 from srctrans.optimise.cholesky_solves import share_cholesky_inverses
 from srctrans.optimise.guarded_sums import sum_guarded_products
+from srctrans.optimise.fold_derivatives import skip_derivative_only_folds
 from srctrans.optimise.common_values import share_common_values
 from srctrans.optimise.constant_factors import multiply_constant_factors
 from srctrans.optimise.expression_shapes import infer_shapes
@@ -213,6 +214,7 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
                                        unit.aliases[NUMPY_ALIAS], unit.namer.fresh,
                                        shapes if aux is None else None)
         body = sum_guarded_products(body, unit.aliases[RUNTIME_ALIAS])
+        body = skip_derivative_only_folds(body, unit.aliases[RUNTIME_ALIAS])
         known = infer_shapes(body, shapes, parameter_names(unit.function))
         numbers = {name for name, shape in known.items() if shape == ()}
         body = multiply_constant_factors(body, reads_all(kept),

@@ -106,7 +106,8 @@ def _fused(f, args):
 def test_the_fold_is_one_call_and_its_derivatives_match_finite_differences(f, build):
     args = build()
     fused = _fused(f, args)
-    assert "rt.logaddexp_fold(" in fused or "rt.logaddexp_fold_from(" in fused
+    assert any(f"rt.{helper}(" in fused     # (a fold read only by its derivative: that alone)
+               for helper in ("logaddexp_fold", "logaddexp_fold_from", "logaddexp_fold_from_grad"))
     assert not any(line.strip().startswith("for ") for line in fused.splitlines())
     st.check_grads(f, args, order=2)
     value, gradient = st.value_and_grad(f)(*args)
@@ -121,8 +122,49 @@ def test_a_fold_from_a_slice_of_the_array_is_one_call_of_the_array(f, build):
     """``acc = x[:, k]`` before a loop from ``k + 1`` is part of the fold: its derivative is
     one expression over the slices from ``k``, with no share of the first slice apart."""
     fused = _fused(f, build())
-    assert "rt.logaddexp_fold_from(" in fused and "rt.logaddexp_fold(" not in fused
+    assert "rt.logaddexp_fold_from(" in fused or "rt.logaddexp_fold_from_grad(" in fused
+    assert "rt.logaddexp_fold(" not in fused
     assert "logaddexp_fold_share" not in fused and "getitem_grad" not in fused
+
+
+def fold_read_again(z, T):
+    lse = z[:, 0]
+    for j in range(1, z.shape[1]):
+        lse = np.logaddexp(lse, z[:, j])
+    return -np.sum(T * (z - lse[:, None])) + np.sum(lse ** 2)
+
+
+@pytest.mark.parametrize("columns", [4, 10])
+def test_a_fold_read_only_by_its_derivative_is_not_run(columns):
+    """The fused gradient of a loss that reads a fold's value only through its derivative
+    computes the slices' softmax at once (optimise/fold_derivatives.py), without the loop for
+    more than four slices: the generic code's derivatives to rounding, to second order; a
+    fold whose value the gradient reads again keeps it."""
+    z = R.standard_normal((5, columns))
+    T = np.eye(columns)[R.integers(0, columns, 5)]
+    fused = _fused(by_columns, (z, T))
+    assert "rt.logaddexp_fold_from_grad(dlse, z, 1, 1, " in fused
+    assert "rt.logaddexp_fold_from(" not in fused
+    want = st.grad(by_columns, optimize=False)(z, T)
+    for _ in range(3):
+        np.testing.assert_allclose(st.grad(by_columns)(z, T), want, rtol=1e-13, atol=1e-15)
+    st.check_grads(by_columns, (z, T), order=2)
+    again = _fused(fold_read_again, (z, T))
+    assert "rt.logaddexp_fold_from(" in again and "logaddexp_fold_from_grad" not in again
+    st.check_grads(fold_read_again, (z, T), order=2)
+
+
+def test_the_derivative_alone_is_the_folds_derivative_to_rounding():
+    from srctrans import runtime as rt
+    for shape, axis, start, stop in [((3, 10), 1, 1, 10), ((9, 2), 0, 1, 9), ((3, 12), 1, 3, 11),
+                                     ((3, 4), 1, 1, 4), ((2, 6), 1, 1, 6)]:
+        x, g = R.standard_normal(shape), R.standard_normal(shape[:axis] + shape[axis + 1:])
+        ans = rt.logaddexp_fold_from(x, axis, start, stop)
+        np.testing.assert_allclose(rt.logaddexp_fold_from_grad(g, x, axis, start, stop),
+                                   rt.logaddexp_fold_grad(g, ans, x, axis, start - 1, stop),
+                                   rtol=1e-14, atol=1e-16)
+    x32 = R.standard_normal((2, 8)).astype(np.float32)
+    assert rt.logaddexp_fold_from_grad(np.ones(2, np.float32), x32, 1, 1, 8).dtype == np.float32
 
 
 def first_read_before_the_loop(x):
