@@ -37,7 +37,7 @@ def log_softmax_calls(function, aliases):
     describes (``aliases``: the names generated code gives NumPy and the runtime)."""
     if not any(calls_at_top(function, np.log)) \
             or not all(has_own_rule(primal) for primal in (np.exp, np.log, np.sum)):
-        return                                   # (a user's rule of one of them: the chain)
+        return                   # (no log to rewrite; a user's rule of one of them: the chain)
     stores, _ = name_counts([function])          # (a parameter counts as assigned)
     definitions = own_definitions(function)
     for stmt in function.body:

@@ -48,7 +48,7 @@ def softplus_terms(function, aliases):
     module describes (``aliases``: the names generated code gives NumPy and the runtime)."""
     if not any(calls_at_top(function, np.log1p, np.log)) \
             or not all(has_own_rule(primal) for primal in _PRIMALS):
-        return                                   # (a user's rule of one of them: the chain)
+        return                   # (no log: no tail; a user's rule of one of them: the chain)
     stores, reads = name_counts([function])      # (a parameter counts as assigned)
     definitions = {name: value for name, value in own_definitions(function).items()
                    if stores.get(name) == 1}
@@ -112,8 +112,8 @@ def _same_sign(head, tail, sums):
 
 
 def _maximum_of(value):
-    """``z`` when ``value`` is ``np.maximum(z, 0)`` or ``np.maximum(0, z)`` (a literal zero,
-    integer or float), else None."""
+    """``(z, zero)`` when ``value`` is ``np.maximum(z, zero)`` or ``np.maximum(zero, z)``, ``zero``
+    a literal 0 (integer or float), else None."""
     if not (isinstance(value, gast.Call) and anno.get(value, Anno.CALLEE) is np.maximum
             and len(value.args) == 2 and not value.keywords):
         return None

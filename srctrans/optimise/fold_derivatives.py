@@ -28,13 +28,23 @@ def skip_derivative_only_folds(body, runtime_alias):
         for node in walk(stmt):
             if not is_runtime_call(node, runtime_alias, "logaddexp_fold_grad", 6):
                 continue
-            g, fold, x, axis, _, stop = node.args
+            g, fold, x, axis, first, stop = node.args
             if is_runtime_call(fold, runtime_alias, "logaddexp_fold_from", 4) \
                     and all(_same(a, b) for a, b in zip((x, axis, stop),
-                                                        (fold.args[0], fold.args[1], fold.args[3]))):
+                                                        (fold.args[0], fold.args[1], fold.args[3]))) \
+                    and _one_before(first, fold.args[2]):
                 node.func.attr = "logaddexp_fold_from_grad"
                 node.args = [g] + fold.args
     return body
+
+
+def _one_before(first, start):
+    """Whether ``first`` is ``start - 1``: an int literal one less, or that subtraction."""
+    if isinstance(first, gast.Constant) and isinstance(start, gast.Constant):
+        return type(first.value) is type(start.value) is int and first.value == start.value - 1
+    return isinstance(first, gast.BinOp) and isinstance(first.op, gast.Sub) \
+        and _same(first.left, start) and isinstance(first.right, gast.Constant) \
+        and type(first.right.value) is int and first.right.value == 1
 
 
 def _same(a, b):

@@ -595,8 +595,10 @@ class _Builder:
             first = 1 if start.endswith("[0]") else 0
             fold = self.rng.choice([f"np.logaddexp({t}, {parts}[j])",
                                     f"np.logaddexp({parts}[j], {t})"])
-            lines = [f"{parts} = np.stack([{a} * 1.0, np.sin({a}), np.cos({a}) * 0.5])", start,
-                     f"for j in range({first}, 3):", f"    {t} = {fold}"]
+            slices = [f"{a} * 1.0", f"np.sin({a})", f"np.cos({a}) * 0.5", f"np.tanh({a})",
+                      f"{a} * {a} * 0.3", f"np.exp(-{a} * {a})"][:self.rng.choice([3, 6])]
+            lines = [f"{parts} = np.stack([{', '.join(slices)}])", start,         # (six: read
+                     f"for j in range({first}, {len(slices)}):", f"    {t} = {fold}"]  # at once)
         elif choice == 27:             # a tuple packed, then unpacked (bound to its entries)
             other = self._fresh()
             lines = self.rng.choice([
