@@ -36,11 +36,12 @@ def exponential_read_again(z, y):
 
 CASES = [
     (cross_entropy_of_logits, lambda: (3 * R.standard_normal((5, 4)), R.random((5, 4)))),
+    (cross_entropy_of_logits, lambda: (3 * R.standard_normal(4), R.random((3, 4)))),  # y wider
     (softplus_by_log, lambda: (3 * R.standard_normal((3, 4)), R.standard_normal(4))),
     (subtracted_together, lambda: (R.standard_normal((4, 3)), R.standard_normal((4, 3)))),
     (exponential_read_again, lambda: (3 * R.standard_normal((2, 3)), R.standard_normal((2, 3)))),
 ]
-IDS = [f.__name__ for f, _ in CASES]
+IDS = [f.__name__ for f, _ in CASES[:1]] + ["labels_broadcast"] + [f.__name__ for f, _ in CASES[2:]]
 
 
 def _fused(f, args):
