@@ -4,6 +4,7 @@ Run from the repository root (needs ``pip install -e ".[dask]"``):
 
     python benchmarks/bench_dask.py                       # 4 GB in chunks of 32 MB
     python benchmarks/bench_dask.py --gigabytes 0.5       # a quick run
+    python benchmarks/bench_dask.py --tasks               # the graphs' sizes only
 
 The dataset is a float64 matrix of ``--features`` columns and as many rows as
 ``--gigabytes`` take, drawn chunk by chunk on the workers of a local cluster
@@ -110,6 +111,29 @@ def numpy_step(gigabytes, features):
     return best / gigabytes
 
 
+def task_counts(features, chunks=10, chunk_rows=10_000):
+    """The tasks of the lazy value and gradient, srctrans's and the hand-written ones, before
+    and after Dask's optimisation (which fuses a chunk's elementwise steps), for an array of
+    ``chunks`` chunks: ``{"srctrans": (raw, optimised), "hand": (raw, optimised)}``."""
+    import dask
+    import dask.array as da
+    state = da.random.RandomState(0)
+    X = state.normal(size=(chunks * chunk_rows, features), chunks=(chunk_rows, features))
+    y = (state.random_sample(chunks * chunk_rows, chunks=chunk_rows) < 0.5).astype(float)
+    w = np.linspace(-1.0, 1.0, features)
+
+    def count(*values):
+        tasks = {}
+        for value in values:
+            tasks.update(dict(value.__dask_graph__()))
+        return len(tasks)
+    counts = {}
+    for name, step in (("srctrans", st.value_and_grad(nll)), ("hand", hand_written)):
+        values = step(w, X, y)
+        counts[name] = (count(*values), count(*dask.optimize(*values)))
+    return counts
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gigabytes", type=float, default=4.0)
@@ -117,7 +141,16 @@ def main():
     parser.add_argument("--chunk-mb", type=int, default=32)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--numpy-gigabytes", type=float, default=0.5)
+    parser.add_argument("--tasks", action="store_true",
+                        help="only count the graphs' tasks (10 chunks, no cluster)")
     options = parser.parse_args()
+    if options.tasks:
+        counts = task_counts(options.features)
+        for name, (raw, optimised) in counts.items():
+            print(f"{name:9s} {raw:4d} tasks, {optimised:4d} after Dask's optimisation")
+        print(f"srctrans / hand-written: {counts['srctrans'][0] / counts['hand'][0]:.2f}x, "
+              f"{counts['srctrans'][1] / counts['hand'][1]:.2f}x optimised")
+        return
     per_gb_dask = dask_step(options.gigabytes, options.features, options.chunk_mb,
                             options.workers)
     per_gb_hand = dask_step(options.gigabytes, options.features, options.chunk_mb,
