@@ -25,7 +25,8 @@ small helpers and methods are inlined into the program (``normalize/callees.py``
 them reassigning its parameter in a branch an argument's ``None`` decides, and one with two
 returns is called, its output summed (``optimise/callee_spreads.py``); SciPy (``special``,
 ``stats``' densities and distribution functions, ``signal.convolve``, and ``linalg``'s solves,
-factorizations and ``expm`` of the matrix argument ``W``), and calls through
+factorizations and ``expm`` of the matrix argument ``W``; NumPy's Cholesky factor and solves
+against it, or its transpose), and calls through
 values: a model object of the module called, its layers called by position and
 their methods, functions called through a loop variable, and a dict built from
 another, written into and iterated by key, a helper marked ``@st.checkpoint``, loops
@@ -192,6 +193,9 @@ UNARY = [
     "{a} @ sl.cho_solve(sl.cho_factor(W @ W.T + np.eye(len(W))), W)",
     "{a} @ sl.lu_solve(sl.lu_factor(W + 3.0 * np.eye(len(W))), W.T)",
     "{a} @ sl.solve_triangular(W + 3.0 * np.eye(len(W)), W, lower=True)",
+    # NumPy's Cholesky factor and solves against it (optimise/cholesky_solves.py)
+    "{a} @ np.linalg.solve(np.linalg.cholesky(W @ W.T + np.eye(len(W)) * (1.5 + np.sum({a} * {a}))), W)",
+    "{a} @ np.linalg.solve(np.linalg.cholesky(W @ W.T + (1.5 + np.sum({a} * {a})) * np.eye(len(W))).T, W)",
     # objects called through values
     "MODEL({a})", "MODEL.layers[1].apply({a}, 0.5)", "MODEL.layers[0]({a}) * {a}",
 ]
