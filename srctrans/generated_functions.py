@@ -22,6 +22,7 @@ from srctrans.optimise.callee_spreads import call_spread_gradients
 from srctrans.optimise.cholesky_solves import share_cholesky_inverses
 from srctrans.optimise.guarded_sums import sum_guarded_products
 from srctrans.optimise.fold_derivatives import skip_derivative_only_folds
+from srctrans.optimise.symmetric_clips import symmetric_clip_masks
 from srctrans.optimise.common_values import share_common_values
 from srctrans.optimise.constant_factors import multiply_constant_factors
 from srctrans.optimise.expression_shapes import infer_shapes
@@ -215,6 +216,7 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
                                        shapes if aux is None else None)
         body = sum_guarded_products(body, unit.aliases[RUNTIME_ALIAS])
         body = skip_derivative_only_folds(body, unit.aliases[RUNTIME_ALIAS])
+        body = symmetric_clip_masks(body, unit.aliases[NUMPY_ALIAS])
         known = infer_shapes(body, shapes, parameter_names(unit.function))
         numbers = {name for name, shape in known.items() if shape == ()}
         body = multiply_constant_factors(body, reads_all(kept),

@@ -33,8 +33,9 @@ another, written into and iterated by key, a helper marked ``@st.checkpoint``, l
 marked ``st.checkpointed`` (carrying values, branching, growing a list, calling helpers),
 and real values computed through complex ones (phases, parts, ``np.fft``, ``eigvals``),
 ``np.logaddexp`` folded over a stack's slices, the log of a softmax's probabilities
-(shifted by the maximum or not, the probabilities read again or not), and a softplus written
-the stable way, ``np.maximum(a, 0) + np.log1p(np.exp(-np.abs(a)))``.
+(shifted by the maximum or not, the probabilities read again or not), a softplus written
+the stable way, ``np.maximum(a, 0) + np.log1p(np.exp(-np.abs(a)))``, and clips between a
+bound and its negation.
 
 Every operation is smooth where the fuzzer evaluates it (denominators and
 logarithms kept away from zero), so finite differences are a fair reference.
@@ -179,7 +180,7 @@ UNARY = [
     "np.maximum({a}, 0) - 0.5 * {a} + np.log1p(np.exp(-np.abs({a})))",
     "np.log(1.0 + np.exp(-np.abs({a}))) + np.maximum(0.0, {a})",
     "{a} * (1.0 / np.size({a})) + np.ndim({a})",
-    "lam({a})", "np.clip({a}, -0.8, 0.8)", "{a} * 2.0 + 1.0", "np.abs({a} + 3.0)",
+    "lam({a})", "np.clip({a}, -0.8, 0.8)", "np.clip({a}, -(0.5 + s * s), 0.5 + s * s)", "{a} * 2.0 + 1.0", "np.abs({a} + 3.0)",
     "np.hypot({a}, 0.5)", "np.cbrt(1.0 + {a} * {a})", "np.logaddexp2({a}, 0.3)",
     "np.deg2rad({a}) * 30.0", "np.sinc({a})", "np.fmax({a}, 0.2)",
     "np.polyval(np.array([0.5, -1.0, 0.3]), {a})",
