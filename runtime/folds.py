@@ -69,11 +69,7 @@ def logaddexp_fold_from_grad(g, x, axis, start, stop):
     part = x[steps]
     e = np.exp(part - part.max(axis=axis, keepdims=True))
     share = _along(g, shape[:axis] + shape[axis + 1:], axis) * (e / e.sum(axis=axis, keepdims=True))
-    if stop - start + 1 == shape[axis]:
-        return share
-    g_x = np.zeros(shape, share.dtype)
-    g_x[steps] = share
-    return g_x
+    return _placed(share, shape, steps, stop - start + 1 == shape[axis])
 
 
 def _each_slice_once(ans, x, axis, start, stop):
@@ -88,7 +84,13 @@ def _grad_at_once(g, ans, x, axis, start, stop):
     reads = shape[:axis] + shape[axis + 1:]
     steps = (slice(None),) * axis + (slice(start, stop),)
     share = _along(g, reads, axis) * np.exp(x[steps] - _along(ans, reads, axis))
-    if stop - start == shape[axis]:
+    return _placed(share, shape, steps, stop - start == shape[axis])
+
+
+def _placed(share, shape, steps, whole):
+    """``share``, the cotangent of the slices ``steps``, within zeros of the array's ``shape``:
+    itself when the slices are the ``whole`` array."""
+    if whole:
         return share
     g_x = np.zeros(shape, share.dtype) if type(share) is np.ndarray else \
         np.zeros_like(share, shape=shape)          # (a duck array's own kind, as share is)
