@@ -13,18 +13,23 @@ from srctrans.nodes import single_target
 from srctrans.rules import REGISTRY
 
 
-def own_definitions(function):
-    """``{name: value}`` for each ``name = value`` of ``function``'s own block, but those a
+def own_assignments(function):
+    """``{name: statement}`` for each ``name = value`` of ``function``'s own block, but those a
     rewrite must not read through: a statement whose gradient is stopped (``with
     st.stop_recording():``) and a name a ``with st.grad_of(...)`` hook names, whose derivative
     a formula's closed form would pass over."""
     hooked = {hook.items[0].context_expr.args[0].id for hook in gradient_hooks(function)}
-    definitions = {}
+    assignments = {}
     for stmt in function.body:
         target = single_target(stmt)
         if target is not None and not anno.get(stmt, Anno.NO_GRADIENT) and target not in hooked:
-            definitions[target] = stmt.value
-    return definitions
+            assignments[target] = stmt
+    return assignments
+
+
+def own_definitions(function):
+    """``{name: value}`` for the statements of :func:`own_assignments`."""
+    return {name: stmt.value for name, stmt in own_assignments(function).items()}
 
 
 def calls_at_top(function, *callees):

@@ -37,7 +37,7 @@ import numpy as np
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.nodes import load, resolved_runtime_call
-from srctrans.normalize.definitions import argument_of, calls_at_top, has_own_rule, own_definitions
+from srctrans.normalize.definitions import argument_of, calls_at_top, has_own_rule, own_assignments
 from srctrans.optimise.dce import name_counts
 
 _PRIMALS = (np.maximum, np.abs, np.exp, np.log1p, np.log)
@@ -50,17 +50,15 @@ def softplus_terms(function, aliases):
             or not all(has_own_rule(primal) for primal in _PRIMALS):
         return                   # (no log: no tail; a user's rule of one of them: the chain)
     stores, reads = name_counts([function])      # (a parameter counts as assigned)
-    definitions = {name: value for name, value in own_definitions(function).items()
+    assignments = {name: stmt for name, stmt in own_assignments(function).items()
                    if stores.get(name) == 1}
+    definitions = {name: stmt.value for name, stmt in assignments.items()}
     sums = _sums(definitions, reads)
     maxima = {}                                  # z -> [(name, 0) for name = np.maximum(z, 0)]
     for name, value in definitions.items():
         found = _maximum_of(value)
         if found is not None and reads.get(name) == 1:
             maxima.setdefault(found[0], []).append((name, found[1]))
-    statements = {stmt.targets[0].id: stmt for stmt in function.body
-                  if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
-                  and isinstance(stmt.targets[0], gast.Name)}
     for tail, value in definitions.items():
         parts = _tail_of(value, definitions, stores) if reads.get(tail) == 1 else None
         if parts is None:
@@ -70,7 +68,7 @@ def softplus_terms(function, aliases):
         if head is None:
             continue
         maxima[z].remove(head)
-        head_stmt, tail_stmt = statements[head[0]], statements[tail]
+        head_stmt, tail_stmt = assignments[head[0]], assignments[tail]
         head_stmt.value = gast.copy_location(resolved_runtime_call(
             aliases, "relu_of_softplus", [load(z), gast.Constant(head[1], None)]), head_stmt.value)
         tail_stmt.value = gast.copy_location(
