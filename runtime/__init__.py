@@ -11,6 +11,7 @@ Modules:
   decompositions -- derivatives of eigh, eigvalsh, svd, qr, pinv, lstsq, matrix_power,
                   multi_dot and det
   shared_inverses -- a Cholesky factor's inverse shared by the solves of one backward pass
+  cholesky_terms -- a Cholesky factor's two solves and log-diagonal, derived for the matrix
   composites   -- derivatives of cumprod, nanvar, weighted averages, kron, polyval,
                   convolutions, interp, grids, tensor solves and norms
   selections   -- derivatives of np.select, compress, extract, choose, partition and the joins
@@ -67,6 +68,10 @@ from .decompositions import (
     pinv_grad, pinv_jvp, lstsq_grads, lstsq_jvp, matrix_power_grad, matrix_power_jvp,
     multi_dot_grads, multi_dot_jvp, tuple_like, det_grad, det_jvp, cholesky_grad, cholesky_jvp)
 from .shared_inverses import solve_grads_by_inverse
+from .cholesky_terms import (
+    cholesky_solve, cholesky_log_diagonal, cholesky_log_diagonal_sum, cholesky_solve_grad,
+    cholesky_solve_tangent, cholesky_log_diagonal_grad, cholesky_log_diagonal_tangent,
+    cholesky_terms_grad)
 from .joins import (
     concatenate_grads, block_grads, block_of, stack_grads, hstack_grads, vstack_grads, array_grads,
     r_concat, c_concat, r_concat_grads, c_concat_grads, linspace_grads, linspace_grads_transpose,

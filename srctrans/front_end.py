@@ -36,6 +36,7 @@ from srctrans.normalize.constant_keys import forward_constant_keys
 from srctrans.normalize.folds import fold_loops
 from srctrans.normalize.softmax_logs import log_softmax_calls
 from srctrans.normalize.softplus_terms import softplus_terms
+from srctrans.normalize.cholesky_terms import cholesky_terms
 from srctrans.normalize.packed_tuples import forward_packed_tuples
 from srctrans.normalize.counted_loops import count_while_loops
 from srctrans.normalize.desugar import desugar
@@ -150,6 +151,8 @@ def front_end(fn, wrt, build_callee, mode):
     forward_constant_keys(unit.function, unit.aliases[RUNTIME_ALIAS])   # d["k"]: what was written
     log_softmax_calls(unit.function, unit.aliases)   # np.log(e / e.sum(...)): a log-softmax
     softplus_terms(unit.function, unit.aliases)      # max(z, 0) + log1p(exp(-|z|)): a softplus
+    if mode == "reverse":                  # solve(L.T, solve(L, b)), log(diag(L)): for a
+        cholesky_terms(unit.function, unit.aliases)      # (L = cholesky(a))
     trace("ssa", lambda: function_text(unit.function))
     find_activity(unit)
     return unit, itself, data_names

@@ -36,6 +36,9 @@
     softplus   max(z, 0) + log1p(exp(-|z|)) in one sum     (normalize.softplus_terms)
                sends its derivative, a sigmoid, through
                its tail
+    cholesky   solve(L.T, solve(L, b)) and log(diag(L))    (normalize.cholesky_terms)
+               of L = cholesky(a) send their derivatives
+               to a, none to L (reverse mode)
     activity   which names carry derivatives: only they    (analyse.activity,
                get adjoints; the max subtracted before a    analyse.invariance)
                softmax carries none

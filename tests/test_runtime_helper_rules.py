@@ -37,12 +37,13 @@ import srctrans as st
 from srctrans.runtime.containers import is_container, leaves, map_leaves
 from srctrans.rules import REGISTRY
 from srctrans.rules import (
-    container_helpers, control_helpers, fold_helpers, product_helpers, runtime_helpers,
-    scan_helpers, softmax_log_helpers, softplus_helpers)
+    cholesky_helpers, container_helpers, control_helpers, fold_helpers, product_helpers,
+    runtime_helpers, scan_helpers, softmax_log_helpers, softplus_helpers)
 
 HELPER_RULE_FILES = {runtime_helpers.__name__, product_helpers.__name__, scan_helpers.__name__,
                      container_helpers.__name__, control_helpers.__name__, fold_helpers.__name__,
-                     softmax_log_helpers.__name__, softplus_helpers.__name__}
+                     softmax_log_helpers.__name__, softplus_helpers.__name__,
+                     cholesky_helpers.__name__}
 from srctrans.rules.registry import JvpTemplate, Template
 
 STEP = 1e-6
@@ -1146,6 +1147,9 @@ STRAIGHT_THROUGH = {
                   "(tests/test_softplus_terms.py)",
     "log_tail": "the log of p, the derivative of the softplus of z, p being 1 + exp(-|z|) "
                 "(tests/test_softplus_terms.py)",
+    **dict.fromkeys(("cholesky_solve", "cholesky_log_diagonal", "cholesky_log_diagonal_sum"),
+                    "a value of the factor L, the derivative of the matrix a factored, L being "
+                    "np.linalg.cholesky(a) (tests/test_cholesky_terms.py)"),
 }
 
 

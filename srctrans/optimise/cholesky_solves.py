@@ -25,13 +25,22 @@ products with the inverse too, which is then computed right after the factor
 (``_solve = L_inverse @ y``, ``alpha = L_inverse.T @ _solve``): their values feed the
 derivatives alone, to which the inverse's rounding already belongs. Only statements of the
 body's top level are looked at (a loop's solves keep theirs).
+
+The cotangents of a factor's solves and log-diagonal taken together
+(``normalize/cholesky_terms.py``: ``rt.cholesky_solve_grad(g, x, L, b)``,
+``rt.cholesky_log_diagonal_grad(c, L)``) read the inverse too, and so do the solves
+``rt.cholesky_solve(L, b, a)`` of a body that returns no value, which become ``L_inverse.T
+@ (L_inverse @ b)``. Where a statement adds the two cotangents of one factor (a Gaussian
+likelihood's two terms), the sum is one ``rt.cholesky_terms_grad(c, g, x, L, b,
+L_inverse)``: one product for ``a``'s inverse and one triangle, where the two took two
+products, two triangles and an addition.
 """
 
 import gast
 
-from srctrans.nodes import assign, load
-from srctrans.optimise.dce import name_counts
-from srctrans.optimise.entry_cotangents import is_runtime_call
+from srctrans.nodes import assign, clone, load
+from srctrans.optimise.dce import name_counts, reads_of, stores_of
+from srctrans.optimise.entry_cotangents import is_runtime_call, runtime_call
 from srctrans.treewalk import walk
 
 
@@ -41,12 +50,16 @@ def share_cholesky_inverses(body, runtime_alias, numpy_alias, fresh, shapes=None
     returns no value), the forward solves of a vector or a matrix against a single factor
     whose inverse is computed anyway are products with it too."""
     stores, _ = name_counts(body)
-    factors = {}                              # L -> the index of its cotangent's statement
+    factors = {}                              # L -> the index of its first cotangent's statement
+    derived = set()                           # L of rt.cholesky_solve_grad, ..._diagonal_grad
     for index, stmt in enumerate(body):
-        for call in _calls(stmt, runtime_alias, "cholesky_grad", 2):
-            factor = call.args[1]
-            if isinstance(factor, gast.Name) and stores.get(factor.id) == 1:
-                factors.setdefault(factor.id, index)
+        for name, (count, position) in _FACTOR_COTANGENTS.items():
+            for call in _calls(stmt, runtime_alias, name, count):
+                factor = call.args[position]
+                if isinstance(factor, gast.Name) and stores.get(factor.id) == 1:
+                    factors.setdefault(factor.id, index)
+                    if name != "cholesky_grad":
+                        derived.add(factor.id)
     if not factors:
         return body
     transposes = {}                           # T -> L, for T = L.T
@@ -65,25 +78,27 @@ def share_cholesky_inverses(body, runtime_alias, numpy_alias, fresh, shapes=None
             elif isinstance(matrix, gast.Name) and matrix.id in transposes:
                 solves.setdefault(transposes[matrix.id], []).append((index, call, True))
     inserts = []
-    for factor, found in solves.items():
-        if _written_into(body, factor):
-            continue
+    for factor, first_cotangent in factors.items():
+        found = solves.get(factor, [])
+        if not (found or factor in derived) or _written_into(body, factor):
+            continue                # (rt.cholesky_grad alone computes the inverse once anyway)
         inverse = fresh(f"{factor}_inverse")
-        made = _forward_solves(body, factor, transposes, numpy_alias, shapes or {})
+        made = _forward_solves(body, factor, transposes, numpy_alias, runtime_alias,
+                               shapes or {})
         for _, call, transposed in found:
             call.func.attr = "solve_grads_by_inverse"
             a_inverse = gast.Attribute(load(inverse), "T", gast.Load()) if transposed \
                 else load(inverse)
             call.args.append(a_inverse)
-        for call in _calls(body[factors[factor]], runtime_alias, "cholesky_grad", 2):
-            if isinstance(call.args[1], gast.Name) and call.args[1].id == factor:
-                call.args.append(load(inverse))
-        for stmt, transposed in made[1:]:
-            product = gast.Attribute(load(inverse), "T", gast.Load()) if transposed \
-                else load(inverse)
-            stmt.value = gast.copy_location(
-                gast.BinOp(product, gast.MatMult(), stmt.value.args[1]), stmt.value)
-        first = made[0] if made else min([factors[factor]] + [index for index, _, _ in found])
+        for stmt in body[first_cotangent:]:
+            for name, (count, position) in _FACTOR_COTANGENTS.items():
+                for call in _calls(stmt, runtime_alias, name, count):
+                    if isinstance(call.args[position], gast.Name) \
+                            and call.args[position].id == factor:
+                        call.args.append(load(inverse))
+        for stmt, product in made[1:]:
+            stmt.value = gast.copy_location(product(load(inverse)), stmt.value)
+        first = made[0] if made else min([first_cotangent] + [index for index, _, _ in found])
         inverting = gast.Call(gast.Attribute(gast.Attribute(load(numpy_alias), "linalg",
                                                             gast.Load()), "inv", gast.Load()),
                               [load(factor)], [])
@@ -91,14 +106,78 @@ def share_cholesky_inverses(body, runtime_alias, numpy_alias, fresh, shapes=None
     for first, stmt in sorted(inserts, key=lambda pair: -pair[0]):
         gast.copy_location(stmt, body[first])
         body.insert(first, stmt)
-    return body
+    return _added_terms_merged(body, runtime_alias)
 
 
-def _forward_solves(body, factor, transposes, numpy_alias, shapes):
-    """``[where the inverse goes, (stmt, transposed), ...]`` for the statements ``X =
-    np.linalg.solve(M, b)`` of ``body`` with ``M`` the factor or its transpose, a square
-    matrix, and ``b`` a name of a vector or a matrix of ``shapes``, after the factor's own
-    statement (the inverse goes right after it); ``[]`` when there is none."""
+def _added_terms_merged(body, runtime_alias):
+    """``body`` where a statement adds ``rt.cholesky_log_diagonal_grad(c, L, L_inverse)`` and
+    ``rt.cholesky_solve_grad(g, x, L, b, L_inverse)`` (one of them assigned to a name by the
+    last statement that assigns it, read nowhere else) computing the sum as one
+    ``rt.cholesky_terms_grad(c, g, x, L, b, L_inverse)``, the other's statement dropped."""
+    dropped = set()
+    for index, stmt in enumerate(body):
+        value = stmt.value if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
+            and isinstance(stmt.targets[0], gast.Name) else None
+        if not (isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add)):
+            continue
+        for name, call in ((value.left, value.right), (value.right, value.left)):
+            earlier = _last_assignment(body, index, name)
+            if earlier is None or name.id in reads_of(call) or (
+                    name.id != stmt.targets[0].id and _read_later(body, index, name.id)):
+                continue
+            terms = _terms(body[earlier].value, call, runtime_alias)
+            if terms is not None:
+                stmt.value = gast.copy_location(runtime_call(runtime_alias, "cholesky_terms_grad",
+                                                             terms), value)
+                dropped.add(earlier)
+                break
+    return [stmt for index, stmt in enumerate(body) if index not in dropped]
+
+
+def _last_assignment(body, index, name):
+    """The index of the last statement before ``index`` that assigns the name ``name``
+    (``name = value``, at the top level), if no statement between reads or assigns it."""
+    if not isinstance(name, gast.Name):
+        return None
+    for earlier in range(index - 1, -1, -1):
+        stmt = body[earlier]
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
+                and isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id == name.id:
+            return earlier
+        if name.id in reads_of(stmt) or name.id in stores_of(stmt):
+            return None
+    return None
+
+
+def _read_later(body, index, name):
+    """Whether a statement after ``index`` reads ``name`` before one assigns it again."""
+    for stmt in body[index + 1:]:
+        if name in reads_of(stmt):
+            return True
+        if name in stores_of(stmt):
+            return False
+    return False
+
+
+def _terms(first, second, runtime_alias):
+    """The arguments ``[c, g, x, L, b, L_inverse]`` of the two cotangents ``first`` and
+    ``second`` (in either order) of one factor and inverse, else None."""
+    for log, solve in ((first, second), (second, first)):
+        if is_runtime_call(log, runtime_alias, "cholesky_log_diagonal_grad", 3) \
+                and is_runtime_call(solve, runtime_alias, "cholesky_solve_grad", 5) \
+                and all(isinstance(arg, gast.Name) for arg in log.args[1:] + solve.args[2:]) \
+                and (log.args[1].id, log.args[2].id) == (solve.args[2].id, solve.args[4].id):
+            return [log.args[0]] + solve.args
+    return None
+
+
+def _forward_solves(body, factor, transposes, numpy_alias, runtime_alias, shapes):
+    """``[where the inverse goes, (stmt, product), ...]`` for the statements ``X =
+    np.linalg.solve(M, b)`` of ``body`` with ``M`` the factor or its transpose, and ``X =
+    rt.cholesky_solve(L, b, a)`` with ``L`` the factor, a square matrix, and ``b`` a name of a
+    vector or a matrix of ``shapes``, after the factor's own statement (the inverse goes
+    right after it); ``product(inverse)`` is the product with the inverse that replaces the
+    solve. ``[]`` when there is none."""
     shape = shapes.get(factor)
     if shape is None or len(shape) != 2 or shape[0] != shape[1]:
         return []
@@ -111,15 +190,28 @@ def _forward_solves(body, factor, transposes, numpy_alias, shapes):
     found = []
     for stmt in body[defined + 1:]:
         value = getattr(stmt, "value", None)
-        if not (isinstance(stmt, gast.Assign) and _is_solve(value, numpy_alias)):
+        if isinstance(stmt, gast.Assign) and _is_solve(value, numpy_alias):
+            matrix, b = value.args
+        elif isinstance(stmt, gast.Assign) and is_runtime_call(value, runtime_alias,
+                                                               "cholesky_solve", 3):
+            matrix, b = value.args[:2]
+        else:
             continue
-        matrix, b = value.args
         if not (isinstance(matrix, gast.Name) and isinstance(b, gast.Name)
                 and len(shapes.get(b.id) or ()) in (1, 2)):
             continue
-        if matrix.id == factor or transposes.get(matrix.id) == factor:
-            found.append((stmt, matrix.id != factor))
+        if matrix.id == factor and len(value.args) == 3:        # L^-T (L^-1 b)
+            found.append((stmt, lambda inverse, b=b: _matmul(
+                gast.Attribute(inverse, "T", gast.Load()), _matmul(clone(inverse), b))))
+        elif matrix.id == factor or transposes.get(matrix.id) == factor:
+            transposed = matrix.id != factor
+            found.append((stmt, lambda inverse, b=b, transposed=transposed: _matmul(
+                gast.Attribute(inverse, "T", gast.Load()) if transposed else inverse, b)))
     return [defined + 1] + found if found else []
+
+
+def _matmul(a, b):
+    return gast.BinOp(a, gast.MatMult(), b)
 
 
 def _is_solve(value, numpy_alias):
@@ -130,6 +222,11 @@ def _is_solve(value, numpy_alias):
             and value.func.value.attr == "linalg"
             and isinstance(value.func.value.value, gast.Name)
             and value.func.value.value.id == numpy_alias)
+
+
+# the runtime's cotangents of a factor L: name -> (their positional arguments, L's position)
+_FACTOR_COTANGENTS = {"cholesky_grad": (2, 1), "cholesky_solve_grad": (4, 2),
+                      "cholesky_log_diagonal_grad": (2, 1)}
 
 
 def _calls(stmt, runtime_alias, name, count):

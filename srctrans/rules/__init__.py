@@ -17,8 +17,8 @@ def _load_builtins():
     # Each module registers its rules into REGISTRY when imported.
     for name in ("elementwise", "reductions", "linalg", "shapes", "constants", "builtins",
                  "runtime_helpers", "product_helpers", "scan_helpers", "fold_helpers",
-                 "softmax_log_helpers", "softplus_helpers", "complex_numbers", "fourier",
-                 "container_helpers", "control_helpers", "operators", "methods"):
+                 "softmax_log_helpers", "softplus_helpers", "cholesky_helpers", "complex_numbers",
+                 "fourier", "container_helpers", "control_helpers", "operators", "methods"):
         importlib.import_module(f"srctrans.rules.{name}")
     # SciPy's rules load when a SciPy function is first looked up (SciPy is optional)
     REGISTRY.load_on_demand("scipy.special", "srctrans.rules.scipy_special")

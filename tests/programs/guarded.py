@@ -179,11 +179,14 @@ def every_shaped_helper(x, W, v):      # its derivatives call each helper of spe
         + np.sum(np.abs(x) * v) + np.sum(np.maximum(x, 0.5) * v) \
         + np.sum(np.linalg.norm(x, axis=1) ** 2) + np.sum(logsumexp(x * 0.5, axis=0)) \
         + np.sum((1.0 + x * x) ** v)
-    L = np.linalg.cholesky(x[:3] @ x[:3].T + 3.0 * np.eye(3))
-    h = np.sum(np.log(np.diag(L))) + np.sum(np.linalg.solve(L, v) ** 2)
     y = np.zeros_like(x)
     for i in range(len(x)):
         y[i] = x[i] * 2.0 + 0.5 * y[i - 1]
+    # a Cholesky factor's terms, after the writes (normalize/cholesky_terms.py)
+    L = np.linalg.cholesky(x[:3] @ x[:3].T + 3.0 * np.eye(3))
+    h = np.sum(np.log(np.diag(L))) + np.sum(np.linalg.solve(L, v) ** 2) \
+        + np.linalg.solve(L.T, np.linalg.solve(L, v)) @ v + np.log(np.diag(L)) @ v \
+        + np.diag(L) @ v
     lse = x[:, 0]
     for j in range(1, x.shape[1]):                   # a fold (normalize/folds.py) from x's
         lse = np.logaddexp(lse, x[:, j])             # slice, and one from another value
