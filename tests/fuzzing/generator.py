@@ -275,7 +275,7 @@ class _Builder:
         makers = [self._assign] * 6 + [self._write, self._if, self._for, self._while,
                                        self._container, self._rows, self._early_return,
                                        self._complex, self._checkpointed, self._release,
-                                       self._normalised, self._standardised]
+                                       self._normalised, self._standardised, self._factored]
         for _ in range(self.rng.randint(3, 9)):
             self.rng.choice(makers)()
         returned = self._returned()
@@ -760,6 +760,24 @@ class _Builder:
             choices.append([f"{z} = np.linalg.eigvals(W + {a} * np.array([[0.0, 1.0], [-1.0, 0.0]])[:W.shape[0], :W.shape[0]])",
                             f"{t} = np.sum(np.abs({z})) + np.max(np.real({z}))"])
         self._try(self.rng.choice(choices))
+
+    def _factored(self):
+        """A Cholesky factor's two solves and log-diagonal: a Gaussian likelihood
+        (normalize/cholesky_terms.py), summed or not, its solves nested or in two statements."""
+        a = self._pick()
+        factor, b, t = self._fresh(), self._fresh(), self._fresh()
+        lines = [f"{factor} = np.linalg.cholesky(W @ W.T + (1.5 + np.sum({a} * {a})) * np.eye(len(W)))",
+                 f"{b} = W[:, 0] * np.cos(np.sum({a})) + 0.5"]
+        if self.rng.random() < 0.5:
+            lines.append(f"{t} = np.linalg.solve({factor}.T, np.linalg.solve({factor}, {b}))")
+        else:
+            inner = self._fresh()
+            lines += [f"{inner} = np.linalg.solve({factor}, {b})",
+                      f"{t} = np.linalg.solve({factor}.T, {inner})"]
+        lines.append(f"{t} = {b} @ {t} * 0.5 + " + self.rng.choice([
+            f"np.sum(np.log(np.diag({factor})))", f"np.log(np.diag({factor})).sum()",
+            f"np.log(np.diag({factor})) @ {b}"]))
+        self._try(lines)
 
     def _rows(self):
         arrays = [a for a in self._arrays() if np.ndim(self.namespace[a]) >= 2]
