@@ -69,6 +69,16 @@ def filled_kernel(theta, X, y):
     return 0.5 * y @ np.linalg.solve(L.T, np.linalg.solve(L, y)) + np.sum(np.log(np.diag(L)))
 
 
+def array_filled_after(K, y):
+    """An array made after the factor and filled entry by entry (none of the terms')."""
+    L = np.linalg.cholesky(K)
+    x = np.linalg.solve(L.T, np.linalg.solve(L, y))
+    r = np.zeros(len(y))
+    for i in range(len(y)):
+        r[i] = x[i] * y[i]
+    return np.sum(r) + np.sum(np.log(np.diag(L)))
+
+
 def kernel_args():
     return (np.array([0.1, -0.2, -1.0]), R.standard_normal((6, 2)), R.standard_normal(6))
 
@@ -79,6 +89,7 @@ CASES = [
     (several_right_hand_sides, lambda: (spd(4), R.standard_normal((4, 3)), R.standard_normal(4))),
     (factor_read_too, lambda: (spd(4), R.standard_normal(4))),
     (filled_kernel, kernel_args),
+    (array_filled_after, lambda: (spd(4), R.standard_normal(4))),
 ]
 IDS = [f.__name__ for f, _ in CASES]
 

@@ -21,8 +21,8 @@ then none, which is right only while ``L`` is the factor of ``a`` as the derivat
 ``L``, ``a``, ``b``, ``T``, ``z`` and ``d`` are each assigned once, in the function's own
 block, none of these statements under ``st.stop_recording()`` or named by a
 ``st.grad_of(...)`` hook; ``z`` is read by the second solve alone; no statement from the
-first factor on writes into an array (an entry, or in place: a matrix filled before it is
-factored may be); and NumPy's ``cholesky``, ``solve``, ``diag`` and
+first factor on writes into an array (an entry, or in place) but one made after it (a
+matrix filled before it is factored may be); and NumPy's ``cholesky``, ``solve``, ``diag`` and
 ``log`` have srctrans's own rules.
 """
 
@@ -31,6 +31,7 @@ import numpy as np
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
+from srctrans.analyse.values import makes_fresh
 from srctrans.nodes import load, resolved_runtime_call
 from srctrans.normalize.definitions import argument_of, calls_at_top, has_own_rule, own_assignments
 from srctrans.optimise.dce import name_counts
@@ -45,7 +46,7 @@ def cholesky_terms(function, aliases):
     gives NumPy and the runtime)."""
     factoring = next(calls_at_top(function, np.linalg.cholesky), None)
     if factoring is None or not all(has_own_rule(primal) for primal in _PRIMALS) \
-            or _writes_into_arrays(function.body[function.body.index(factoring):]):
+            or _writes_into_older_arrays(function, function.body.index(factoring)):
         return
     stores, reads = name_counts([function])      # (a parameter counts as assigned)
     assignments = {name: stmt for name, stmt in own_assignments(function).items()
@@ -117,9 +118,43 @@ def _solve_arguments(value):
     return None
 
 
-def _writes_into_arrays(statements):
-    """Whether ``statements`` (those from the first factor on) write into an array: an entry
-    (``x[i] = ...``), or in place (``x += ...``): a factored matrix changed after its factor
-    would not be the factor's (a matrix filled before it is)."""
-    return any(isinstance(node, gast.AugAssign) or isinstance(node, gast.Subscript)
-               and isinstance(node.ctx, gast.Store) for stmt in statements for node in walk(stmt))
+def _writes_into_older_arrays(function, first):
+    """Whether a statement from ``body[first]`` (the first factor) on writes into an array
+    (an entry, ``x[i] = ...``, or in place, ``x += ...``) other than those made after it: a
+    factored matrix changed after its factor would not be the factor's (a matrix filled
+    before it is, and an array made after it is none of the terms')."""
+    written = set()
+    body = function.body
+    for stmt in body[first:]:
+        for node in walk(stmt):
+            target = node.target if isinstance(node, gast.AugAssign) else \
+                node if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store) \
+                else None
+            if isinstance(target, gast.Subscript):
+                target = target.value
+            if target is not None:
+                if not isinstance(target, gast.Name):
+                    return True
+                written.add(target.id)
+    if not written:
+        return False
+    new = set()                       # the stores of those names that make a new array
+    for stmt in body[first + 1:]:
+        for node in walk(stmt):
+            if isinstance(node, gast.Assign) and len(node.targets) == 1 \
+                    and isinstance(node.targets[0], gast.Name) and _makes_new(node.value):
+                new.add(id(node.targets[0]))
+    in_place = {id(node.target) for node in walk(function) if isinstance(node, gast.AugAssign)}
+    return any(isinstance(node, gast.Name) and node.id in written
+               and isinstance(node.ctx, (gast.Store, gast.Param))
+               and id(node) not in new and id(node) not in in_place
+               for node in walk(function)) or any(
+        not any(isinstance(node, gast.Name) and node.id == name and id(node) in new
+                for node in walk(function)) for name in written)
+
+
+def _makes_new(value):
+    """Whether ``value`` is a new array: arithmetic, or a call NumPy makes new memory by."""
+    if isinstance(value, (gast.BinOp, gast.UnaryOp)):
+        return True
+    return isinstance(value, gast.Call) and makes_fresh(anno.get(value, Anno.CALLEE), value)
