@@ -37,6 +37,7 @@ from srctrans.normalize.folds import fold_loops
 from srctrans.normalize.softmax_logs import log_softmax_calls
 from srctrans.normalize.softplus_terms import softplus_terms
 from srctrans.normalize.cholesky_terms import cholesky_terms
+from srctrans.optimise.float_lists import keep_array_loops
 from srctrans.normalize.packed_tuples import forward_packed_tuples
 from srctrans.normalize.counted_loops import count_while_loops
 from srctrans.normalize.desugar import desugar
@@ -118,6 +119,7 @@ def front_end(fn, wrt, build_callee, mode):
     non-local names it reads as values (read before desugaring adds names).
     """
     parsed = parse_function(fn)
+    keep_array_loops(parsed.node, parsed.fn)        # generated code: a loop's array form
     itself = differentiate_as_call(parsed, mode)     # a function with a user rule: one call of itself
     if not itself:                                    # small helpers of its module: its own code
         parsed.inlined = inlined_callees(parsed)

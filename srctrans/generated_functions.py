@@ -29,6 +29,7 @@ from srctrans.optimise.expression_shapes import infer_shapes
 from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, reads_of
 from srctrans.optimise.row_loops import differentiated_values
 from srctrans.optimise.filled_spreads import fill_spreads
+from srctrans.optimise.float_lists import float_list_loops
 from srctrans.optimise.release import release_dead_arrays
 from srctrans.optimise.step_lists import save_steps_in_lists
 from srctrans.optimise.entry_cotangents import write_entry_cotangents
@@ -240,6 +241,11 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
                                    unit.aliases[RUNTIME_ALIAS], named, numbers, arrays,
                                    shapes)[:-1]
     body = negations_into_updates(body)             # x[k] += -d: x[k] -= d
+    if specialised:
+        body = float_list_loops(body, {name for name, shape in known.items() if len(shape) == 1},
+                                reads_all(kept), parameter_names(unit.function),
+                                unit.aliases[RUNTIME_ALIAS],
+                                unit.aliases[NUMPY_ALIAS], unit.namer.fresh)
     arguments = clone(unit.function.args)
     if seed_parameter is None:
         name = unit.namer.fresh(function_base(unit.parsed.fn) + "_grad")
