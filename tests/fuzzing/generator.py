@@ -275,7 +275,8 @@ class _Builder:
         makers = [self._assign] * 6 + [self._write, self._if, self._for, self._while,
                                        self._container, self._rows, self._early_return,
                                        self._complex, self._checkpointed, self._release,
-                                       self._normalised, self._standardised, self._factored]
+                                       self._normalised, self._standardised, self._factored,
+                                       self._recurrence]
         for _ in range(self.rng.randint(3, 9)):
             self.rng.choice(makers)()
         returned = self._returned()
@@ -777,6 +778,19 @@ class _Builder:
         lines.append(f"{t} = {b} @ {t} * 0.5 + " + self.rng.choice([
             f"np.sum(np.log(np.diag({factor})))", f"np.log(np.diag({factor})).sum()",
             f"np.log(np.diag({factor})) @ {b}"]))
+        self._try(lines)
+
+    def _recurrence(self):
+        """A scalar recurrence filling a vector of its own, long enough that both passes of
+        its fused gradient run on lists of floats (optimise/float_lists.py)."""
+        a = self._pick()
+        w, acc, t = self._fresh(), self._fresh(), self._fresh()
+        lines = [f"{w} = np.linspace(0.5, 1.5, 12) * np.sum({a})", f"{acc} = np.zeros(12)",
+                 f"{acc}[0] = {w}[0]", "for k in range(1, 12):",
+                 f"    {acc}[k] = 0.3 * {w}[k] + " + self.rng.choice(["0.7", "(1.0 - 0.3 * s)"])
+                 + f" * {acc}[k - 1]",
+                 self.rng.choice([f"{t} = np.sum(({w}[1:] - {acc}[:-1]) ** 2)",
+                                  f"{t} = {acc}[-1] * np.sum({a})"])]
         self._try(lines)
 
     def _rows(self):
