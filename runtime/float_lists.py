@@ -20,10 +20,10 @@ def float_lists(vectors, written, steps, numbers):
     ``vectors`` from lists, and write those of the first ``written`` into lists, written
     back after: each is a float64 ``np.ndarray`` of one axis, a written one shares no
     memory with another, each of ``numbers`` (the values the loop's arithmetic reads from
-    outside it) is a float or a float64, and the loop takes at least 8 steps and a quarter
-    of the longest vector's length (a list of a vector costs about what 5 reads of it do)."""
+    outside it) is a float or a float64, and the loop takes at least 16 steps (below, the
+    test and the lists cost what they save) and a quarter of the longest vector's length."""
     count = len(steps)
-    if count < 8:
+    if count < 16:
         return False
     for number in numbers:
         if type(number) not in _FLOATS:

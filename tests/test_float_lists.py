@@ -88,9 +88,9 @@ def test_a_float64_the_loop_leaves_stays_a_float64():
         assert type(gradient(alpha, y)) is np.float64
 
 
-@pytest.mark.parametrize("n", [2, 5, 8])
+@pytest.mark.parametrize("n", [2, 8, 16])
 def test_short_loops_and_other_dtypes_keep_the_arrays(n, monkeypatch):
-    """Fewer than 8 steps, float32 values and a float32 number run the arrays' loop: the
+    """Fewer than 16 steps, float32 values and a float32 number run the arrays' loop: the
     same numbers as with the lists switched off."""
     for alpha, y in [(0.4, np.cumsum(R.standard_normal(n))),
                      (0.4, np.cumsum(R.standard_normal(40)).astype(np.float32)),
@@ -103,19 +103,19 @@ def test_short_loops_and_other_dtypes_keep_the_arrays(n, monkeypatch):
 
 
 def test_the_test_of_the_values():
-    a, b = np.zeros(12), np.ones(12)
-    steps = range(11)
+    a, b = np.zeros(24), np.ones(24)
+    steps = range(20)
     assert rt.float_lists((a, b), 1, steps, (0.5, np.float64(2.0)))
-    assert not rt.float_lists((a, b), 1, range(7), ())                      # too short
-    assert not rt.float_lists((a, np.ones(60)), 1, steps, ())              # too long a vector
+    assert not rt.float_lists((a, b), 1, range(15), ())                     # too short
+    assert not rt.float_lists((a, np.ones(90)), 1, steps, ())              # too long a vector
     assert not rt.float_lists((a, b.astype(np.float32)), 1, steps, ())
     assert not rt.float_lists((a, b), 1, steps, (np.float32(0.5),))
     assert not rt.float_lists((a, b), 1, steps, (1,))                      # an int
     assert not rt.float_lists((a, a[1:]), 1, steps, ())                    # a view of it
     assert not rt.float_lists((a[1:], a), 1, steps, ())                    # a view, written
     assert not rt.float_lists((a, a), 1, steps, ())
-    assert rt.float_lists((a[:6], a[6:]), 1, range(8), ())                 # views apart
-    assert not rt.float_lists((a[:7], a[6:]), 1, range(8), ())             # views overlapping
+    assert rt.float_lists((a[:12], a[12:]), 1, steps, ())                  # views apart
+    assert not rt.float_lists((a[:13], a[12:]), 1, steps, ())              # views overlapping
     assert rt.float_lists((b, a[1:]), 1, steps, ())                        # (b is another)
     assert not rt.float_lists((np.zeros((3, 4)), b), 1, steps, ())
 

@@ -9,8 +9,9 @@ augmented assignments of ``+``, ``-``, ``*`` and unary minus of numbers, of name
 entries ``v[i]`` of vectors or of the body's own lists (a loop's saved values,
 ``optimise/step_lists.py``), ``i`` an int (the loop's counter, a range's entry, and sums of
 them and int literals), runs on ``v.tolist()`` when ``rt.float_lists`` finds each vector a
-float64 array that no written one shares memory with, and each number the arithmetic reads
-from outside the loop a float (an exponential smoothing's level, forward and backward)::
+float64 array that no written one shares memory with, each number the arithmetic reads
+from outside the loop a float, and the loop long enough (16 steps) to gain by it (an
+exponential smoothing's level, forward and backward)::
 
     for t in _range:                          if rt.float_lists((level, y), 1, _range, (alpha, c)):
         _s[t - 1] = s                              _level, _y = level.tolist(), y.tolist()

@@ -781,12 +781,12 @@ class _Builder:
         self._try(lines)
 
     def _recurrence(self):
-        """A scalar recurrence filling a vector of its own, long enough that both passes of
-        its fused gradient run on lists of floats (optimise/float_lists.py)."""
+        """A scalar recurrence filling a vector of its own, long enough (20 entries) that both
+        passes of its fused gradient run on lists of floats (optimise/float_lists.py)."""
         a = self._pick()
         w, acc, t = self._fresh(), self._fresh(), self._fresh()
-        lines = [f"{w} = np.linspace(0.5, 1.5, 12) * np.sum({a})", f"{acc} = np.zeros(12)",
-                 f"{acc}[0] = {w}[0]", "for k in range(1, 12):",
+        lines = [f"{w} = np.linspace(0.5, 1.5, 20) * np.sum({a})", f"{acc} = np.zeros(20)",
+                 f"{acc}[0] = {w}[0]", "for k in range(1, 20):",
                  f"    {acc}[k] = 0.3 * {w}[k] + " + self.rng.choice(["0.7", "(1.0 - 0.3 * s)"])
                  + f" * {acc}[k - 1]",
                  self.rng.choice([f"{t} = np.sum(({w}[1:] - {acc}[:-1]) ** 2)",
