@@ -242,7 +242,8 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
                                    shapes)[:-1]
     body = negations_into_updates(body)             # x[k] += -d: x[k] -= d
     if specialised:
-        body = float_list_loops(body, {name for name, shape in known.items() if len(shape) == 1},
+        body = float_list_loops(body, {name: shape[0] for name, shape in known.items()
+                                       if len(shape) == 1 and type(shape[0]) is int},
                                 reads_all(kept), parameter_names(unit.function),
                                 unit.aliases[RUNTIME_ALIAS],
                                 unit.aliases[NUMPY_ALIAS], unit.namer.fresh)

@@ -41,11 +41,14 @@ from srctrans.optimise.entry_cotangents import runtime_call
 from srctrans.treewalk import walk
 
 _ARITHMETIC = (gast.Add, gast.Sub, gast.Mult)
+_SHORTEST = 16          # rt.float_lists's fewest steps: vectors all shorter keep their loops
 
 
 def float_list_loops(body, vectors, live_out, parameters, runtime_alias, numpy_alias, fresh):
     """``body`` with each qualifying top-level loop given its list form (see the module);
-    ``vectors``: the names known to hold arrays of one axis; ``live_out``: the names read
+    ``vectors``: the names known to hold arrays of one axis, and their lengths (a loop whose
+    vectors are all shorter than the 16 steps the list form needs keeps its arrays alone,
+    with no test); ``live_out``: the names read
     after ``body``; ``parameters``: the function's; ``fresh(base)``: a new name."""
     ranges = {stmt.targets[0].id for stmt in body if _assigns_range(stmt)}
     lists = {stmt.targets[0].id for stmt in body if _assigns_list(stmt)}
@@ -53,7 +56,7 @@ def float_list_loops(body, vectors, live_out, parameters, runtime_alias, numpy_a
     out = []
     for index, stmt in enumerate(body):
         plan = _plan(stmt, vectors, ranges, sources) if isinstance(stmt, gast.For) else None
-        if plan is None:
+        if plan is None or max(vectors[name] for name in plan.vectors) < _SHORTEST:
             out.append(stmt)
             continue
         later = set(live_out) | set(parameters)          # (a parameter's caller reads it)
