@@ -65,6 +65,12 @@ GROUPS = [
     ("srctrans.rules.softmax_log_helpers",
      "Runtime helpers of softmax logs (np.log of a softmax's probabilities, as one call: the "
      "log-softmax's derivative goes to the logits, none to the probabilities)"),
+    ("srctrans.rules.softplus_helpers",
+     "Runtime helpers of softplus terms (max(z, 0) + log1p(exp(-|z|)) in one sum: the "
+     "softplus's derivative, a sigmoid, goes to z through the tail)"),
+    ("srctrans.rules.cholesky_helpers",
+     "Runtime helpers of Cholesky terms (solve(L.T, solve(L, b)) and log(diag(L)) of L = "
+     "cholesky(a): the derivative goes to a, none to L)"),
     ("srctrans.rules.container_helpers",
      "Runtime helpers of subscripts, attributes and containers (the same, for parts of values)"),
     ("srctrans.rules.control_helpers",
@@ -144,7 +150,7 @@ def rule_tables():
         lines.append("")
     unknown = [r for r in rules if r.vjp.__module__ not in dict(GROUPS)]
     if unknown:
-        lines += ["### Other", ""] + [f"- {spelled(r.primal)}" for r in unknown] + [""]
+        lines += ["### Other", ""] + sorted(f"- {spelled(r.primal)}" for r in unknown) + [""]
     return lines
 
 
