@@ -30,6 +30,12 @@ def register_pytree(cls, fields, rebuild=None):
     not fields are constants, carried over as they are.
     """
     REGISTERED[cls] = (tuple(fields), rebuild or _copy_with)
+    PLAIN_ATTRIBUTES.clear()             # (a class registered is a container from now on)
+
+
+PLAIN_ATTRIBUTES: dict[type, set] = {}
+"""class -> the attributes found to be plain (not computed by a property) in objects of a
+class that is no container (``reshaping.attributes_cotangent``'s checks, made once)."""
 
 
 def _copy_with(obj, values):

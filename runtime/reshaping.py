@@ -5,7 +5,7 @@ import numpy as np
 from .accumulate import add, result_dtype, zeros_like
 from .broadcast import unbroadcast
 from .seeding import is_integer
-from .containers import (REGISTERED, entries, entries_like, is_container, rebuild,
+from .containers import (PLAIN_ATTRIBUTES, REGISTERED, entries, entries_like, is_container, rebuild,
                          replace_entry)
 from .joins import array_grads
 from .complex_numbers import real_for
@@ -134,10 +134,12 @@ def container_cotangent(found, container):
         out = {}
         for key, entry in container.items():
             g = found.get(key)
-            if (type(g) is np.ndarray and type(entry) is np.ndarray and g.shape == entry.shape
-                    and g.dtype is entry.dtype and g.dtype.kind == "f"):
-                out[key] = g                     # (what _entry_cotangent gives, without a call)
-            elif type(entry) is float and (type(g) is float or type(g) is np.float64):
+            if type(g) is np.ndarray and type(entry) is np.ndarray:
+                dtype = g.dtype
+                if dtype is entry.dtype and dtype.kind == "f" and g.shape == entry.shape:
+                    out[key] = g                 # (what _entry_cotangent gives, without a call)
+                    continue
+            if type(entry) is float and (type(g) is float or type(g) is np.float64):
                 out[key] = 0.0 + g               # a Python float's: add(zeros_like(entry), g)
             elif g is None and type(entry) is str:
                 out[key] = None                  # text's: zeros_like(entry)
@@ -161,11 +163,19 @@ def attributes_cotangent(found, obj):
     name: what adding ``getattr_grad(g, obj, name)`` for each gives, made once (a named
     tuple or dataclass gets one of its own kind, any other object a dict of the attributes
     read but those holding an int). Linear in ``found``."""
-    for name in found:
-        refuse_computed(obj, name)
-    if is_container(obj):
-        return container_cotangent(found, obj)
-    return {name: g for name, g in found.items() if not is_integer(getattr(obj, name))}
+    plain = PLAIN_ATTRIBUTES.get(type(obj))
+    if plain is None or not plain.issuperset(found):
+        for name in found:
+            refuse_computed(obj, name)
+        if is_container(obj):
+            return container_cotangent(found, obj)
+        PLAIN_ATTRIBUTES.setdefault(type(obj), set()).update(found)
+    out = {}
+    for name, g in found.items():
+        value = getattr(obj, name)
+        if value.dtype.kind not in "biu" if type(value) is np.ndarray else not is_integer(value):
+            out[name] = g                 # (an int attribute: a constant, no cotangent)
+    return out
 
 
 def attributes_cotangent_transpose(c, found, obj):

@@ -355,3 +355,30 @@ def test_a_dicts_entry_cotangent_is_the_general_rules(entry, g):
         assert np.shape(got["k"]) == np.shape(want) and np.result_type(got["k"]) == np.result_type(want)
         np.testing.assert_array_equal(np.signbit(got["k"]), np.signbit(want))
         np.testing.assert_array_equal(got["k"], want)
+
+
+def test_an_objects_attribute_checks_are_kept_per_class_until_one_is_registered():
+    """``rt.attributes_cotangent`` checks a class's attributes once (none is a property, the
+    class is no container); a property asked for later is still refused, and a class
+    registered afterwards gets cotangents of its own kind."""
+    from srctrans import runtime as rt
+
+    class Later:
+        def __init__(self):
+            self.w, self.b, self.n = np.ones(2), np.ones(3), 3
+
+        @property
+        def scaled(self):
+            return 2 * self.w
+
+    obj, g = Later(), np.arange(2.0)
+    for _ in range(2):
+        made = rt.attributes_cotangent({"w": g, "n": 1.0}, obj)
+        assert made == {"w": g} and made["w"] is g
+    with pytest.raises(st.SrcTransError, match="property"):
+        rt.attributes_cotangent({"w": g, "scaled": g}, obj)
+    st.register_pytree(Later, ["w", "b"])
+    made = rt.attributes_cotangent({"w": g}, obj)
+    assert type(made) is Later and made.w is not obj.w
+    np.testing.assert_array_equal(made.w, g)
+    np.testing.assert_array_equal(made.b, np.zeros(3))
