@@ -142,3 +142,38 @@ def test_differentiated_again_and_batched_the_loop_is_on_arrays():
         batched = st.vmap(st.grad(smoothing))(alphas, ys)
     np.testing.assert_allclose(batched, [gradient(a, v) for a, v in zip(alphas, ys)],
                                rtol=1e-12)
+
+
+def _listed_loops(text, vectors):
+    """How many loops of ``text`` (a fused body) get a list form, ``vectors`` of 40 entries."""
+    import gast
+    from srctrans.optimise.float_lists import float_list_loops
+    body = gast.parse(text).body
+    names = iter(range(100))
+    out = float_list_loops(body, dict.fromkeys(vectors, 40), {"g"}, (), "rt", "np",
+                           lambda base: f"{base}_{next(names)}")
+    return sum(isinstance(stmt, gast.If) for stmt in out)
+
+
+SAVES = """
+s = [None] * 39
+x = None
+for t in range(1, 40):
+    s[t - 1] = x
+    x = v[t - 1]
+    w[t] = a * x
+g = 0.0
+for i in range(38, -1, -1):
+    g = g + w[i + 1] * x
+    x = s[i]
+"""
+
+
+@pytest.mark.parametrize("extra, listed", [
+    ("", 2), ("\nrt.keep(s)", 1), ("\ns.append(1)", 1), ("\ns[0] = np.float32(1.0)", 1),
+    ("\ns = s * 2", 1)], ids=["saves", "passed-on", "appended", "written", "bound-again"])
+def test_a_list_read_by_arithmetic_holds_only_entries_saved_from_vectors(extra, listed):
+    """The backward loop reads the list of saves by arithmetic: it gets a list form only when
+    nothing but those saves of vector entries fills, mutates or reads the list otherwise."""
+    text = SAVES.replace("g = 0.0", extra.strip() + "\ng = 0.0") if extra else SAVES
+    assert _listed_loops(text, ("v", "w")) == listed

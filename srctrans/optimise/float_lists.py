@@ -55,7 +55,8 @@ def float_list_loops(body, vectors, live_out, parameters, runtime_alias, numpy_a
     sources = _list_sources(body, lists, vectors)
     out = []
     for index, stmt in enumerate(body):
-        plan = _plan(stmt, vectors, ranges, sources) if isinstance(stmt, gast.For) else None
+        plan = _plan(stmt, vectors, ranges, lists, sources) if isinstance(stmt, gast.For) \
+            else None
         if plan is None or max(vectors[name] for name in plan.vectors) < _SHORTEST:
             out.append(stmt)
             continue
@@ -124,10 +125,17 @@ def _list_sources(body, lists, vectors):
         if not pairs:
             unknown |= {node.value.id for node in walk(stmt) if isinstance(node, gast.Subscript)
                         and isinstance(node.ctx, gast.Store) and isinstance(node.value, gast.Name)}
+    read_into = {id(node.value) for stmt in body for node in walk(stmt)
+                 if isinstance(node, gast.Subscript)}
+    for stmt in body:                     # a list passed on, mutated by a method, or bound
+        for node in walk(stmt):           # again: its entries are not only those saves
+            if isinstance(node, gast.Name) and node.id in lists and id(node) not in read_into \
+                    and not (_assigns_list(stmt) and node is stmt.targets[0]):
+                unknown.add(node.id)
     return {name: found for name, found in sources.items() if name not in unknown}
 
 
-def _plan(loop, vectors, ranges, sources):
+def _plan(loop, vectors, ranges, lists, sources):
     """The :class:`_Plan` of ``loop`` when its list form keeps its values, else None."""
     if loop.orelse or not isinstance(loop.target, gast.Name) or not _is_range(loop.iter, ranges):
         return None
@@ -141,13 +149,13 @@ def _plan(loop, vectors, ranges, sources):
             ints.add(target.id)                           # t = _range[_iteration]
             assigned.add(target.id)
             continue
-        kept = _kept_value(value, vectors, sources, ranges, ints, assigned, numbers, read,
-                           checked)
+        kept = _kept_value(value, vectors, (lists, sources), ranges, ints, assigned, numbers,
+                           read, checked)
         if not kept:
             return None
         if isinstance(target, gast.Name):
             if target.id in ints or target.id in vectors or target.id in ranges \
-                    or target.id in sources:
+                    or target.id in lists:
                 return None
             assigned.add(target.id)
             if _reads_entries(value, vectors, from_entries):
@@ -161,20 +169,22 @@ def _plan(loop, vectors, ranges, sources):
                 written.append(target.value.id)
             if kept == "saved" and value.id not in assigned and value.id not in numbers:
                 numbers.append(value.id)            # (a vector's entry becomes a float64)
-        elif target.value.id not in sources or kept != "saved":
+        elif target.value.id not in lists or kept != "saved":
             return None                                   # a list gets a name's value alone
     if not written and not read:
         return None
     return _Plan(written, read, checked, numbers, from_entries)
 
 
-def _kept_value(value, vectors, sources, ranges, ints, assigned, numbers, read, checked):
+def _kept_value(value, vectors, listed, ranges, ints, assigned, numbers, read, checked):
     """``"saved"`` for a name's value saved as it is, True for arithmetic the list form
     keeps, else False; records the vectors it reads entries of (``read``), the vectors whose
     entries filled the lists it reads (``checked``) and the names it reads from outside the
-    loop so far (``numbers``)."""
+    loop so far (``numbers``); ``listed``: the body's own lists, and those of them filled by
+    vectors' entries alone (``{list: the vectors}``)."""
+    lists, sources = listed
     if isinstance(value, gast.Name) and value.id not in vectors and value.id not in ranges \
-            and value.id not in sources and value.id not in ints:
+            and value.id not in lists and value.id not in ints:
         return "saved"             # (copied as it is: whatever it holds, it stays)
     todo = [value]
     while todo:
@@ -187,7 +197,7 @@ def _kept_value(value, vectors, sources, ranges, ints, assigned, numbers, read, 
             if type(node.value) not in (int, float):
                 return False
         elif isinstance(node, gast.Name):
-            if node.id in vectors or node.id in sources or node.id in ranges or node.id in ints:
+            if node.id in vectors or node.id in lists or node.id in ranges or node.id in ints:
                 return False
             if node.id not in assigned and node.id not in numbers:
                 numbers.append(node.id)
