@@ -177,3 +177,18 @@ def test_a_list_read_by_arithmetic_holds_only_entries_saved_from_vectors(extra, 
     nothing but those saves of vector entries fills, mutates or reads the list otherwise."""
     text = SAVES.replace("g = 0.0", extra.strip() + "\ng = 0.0") if extra else SAVES
     assert _listed_loops(text, ("v", "w")) == listed
+
+
+def test_a_vector_viewed_before_its_loop_is_written_back():
+    """A name for a slice of a written vector, made before the loop and read after it, sees
+    the loop's writes: the vector is written back though nothing after reads it by name."""
+    import ast
+    import gast
+    from srctrans.optimise.float_lists import float_list_loops
+    loop = "for t in range(1, 40):\n    w[t] = a * v[t] + w[t - 1]\ng = view[0]\n"
+    for before, written_back in [("view = w[1:]\n", True), ("view = v[1:]\n", False)]:
+        out = float_list_loops(gast.parse(before + loop).body, {"v": 40, "w": 40}, {"g"}, (),
+                               "rt", "np", lambda base: base + "_1")
+        text = ast.unparse(gast.gast_to_ast(gast.Module(out, [])))
+        assert "rt.float_lists(" in text
+        assert ("w[:] = _w_entries_1" in text) is written_back

@@ -63,8 +63,21 @@ def float_list_loops(body, vectors, live_out, parameters, runtime_alias, numpy_a
         later = set(live_out) | set(parameters)          # (a parameter's caller reads it)
         for after in body[index + 1:]:
             later |= reads_of(after)
+        later |= {name for name in plan.written if _maybe_viewed(body[:index], name)}
         out.extend(_list_form(stmt, plan, later, runtime_alias, numpy_alias, fresh))
     return out
+
+
+def _maybe_viewed(statements, name):
+    """Whether ``statements`` may have made another name for the array ``name`` holds (read
+    it otherwise than at an entry, ``name[i]``: a slice is a view, a call may return it), so
+    that what the loop writes into it is read after the loop though ``name`` is not."""
+    entries = {id(node.value) for stmt in statements for node in walk(stmt)
+               if isinstance(node, gast.Subscript)
+               and not any(isinstance(part, gast.Slice) for part in walk(node.slice))}
+    return any(isinstance(node, gast.Name) and node.id == name
+               and isinstance(node.ctx, gast.Load) and id(node) not in entries
+               for stmt in statements for node in walk(stmt))
 
 
 class _Plan:
