@@ -52,6 +52,15 @@ def test_writing_into_a_view_of_an_argument_is_an_error():
     assert "copy()" in str(info.value) and "mutation.py:" in str(info.value)
 
 
+def test_a_name_bound_to_a_reduction_holds_a_new_value():
+    """A fresh array's name bound again to a reduction of it still holds nothing of the
+    caller's (a fuzzer program was refused for it); a reduction told ``out=`` is refused."""
+    x = np.array([0.5, -1.0, 2.0])
+    st.check_grads(mutation.fills_then_reduces, (x,), order=2)
+    with pytest.raises(st.SrcTransError):
+        st.grad(mutation.reduces_into_an_argument)(np.ones((2, 3)), np.zeros(3))
+
+
 def test_writing_into_a_dict_argument_asks_for_a_copy():
     with pytest.raises(st.UnsupportedSyntaxError, match=r"dict\(d\)"):
         st.grad(mutation.writes_dict_argument)({"w": np.ones(2)}, 0.5)

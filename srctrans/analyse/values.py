@@ -20,8 +20,8 @@ from srctrans.nodes import in_runtime, int_literal, parameter_names, popped_from
 from srctrans.rules import METHODS, REGISTRY
 from srctrans.treewalk import walk
 
-# Functions and methods whose result is a new array, never a view of an argument (but
-# np.array's with copy=False: see :func:`makes_fresh`).
+# Functions and methods whose result is a new array (or a NumPy number), never a view of an
+# argument (but np.array's with copy=False: see :func:`makes_fresh`).
 FRESH_FUNCTIONS = frozenset({
     np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
     np.full_like, np.array, np.copy, np.stack, np.concatenate, np.hstack, np.vstack,
@@ -31,6 +31,7 @@ FRESH_FUNCTIONS = frozenset({
     runtime.writable_copy, runtime.argument_copy, runtime.entry_copy, runtime.dict_copy,
     runtime.snapshot,
     runtime.concat, runtime.repeated,
+    np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var, np.std,   # reductions
 })
 _FRESH_METHODS = frozenset({"copy", "astype"})
 
@@ -186,9 +187,11 @@ def written_arrays(function):
 
 def makes_fresh(callee, call):
     """Whether ``call`` of ``callee`` returns new memory of its own: a function of
-    :data:`FRESH_FUNCTIONS`, not told ``copy=`` (``np.array(x, copy=False)`` may be ``x``)."""
+    :data:`FRESH_FUNCTIONS`, not told ``copy=`` (``np.array(x, copy=False)`` may be ``x``) or
+    ``out=`` (``np.sum(x, axis=0, out=y)`` is ``y``)."""
     try:
-        return callee in FRESH_FUNCTIONS and not any(k.arg == "copy" for k in call.keywords)
+        return callee in FRESH_FUNCTIONS and not any(k.arg in ("copy", "out")
+                                                     for k in call.keywords)
     except TypeError:                     # unhashable
         return False
 
@@ -202,6 +205,8 @@ def _is_fresh(value):
             return isinstance(value.func, gast.Attribute) and value.func.attr in _FRESH_METHODS
         if callee is np.ndarray:          # new memory, unless it is given a buffer to use
             return not any(k.arg == "buffer" for k in value.keywords) and len(value.args) < 3
+        if any(k.arg == "out" for k in value.keywords):
+            return False                  # (a reduction or ufunc told where to write: that)
         rule = REGISTRY.lookup(callee)
         try:
             return callee in FRESH_FUNCTIONS or (rule is not None and rule.elementwise)

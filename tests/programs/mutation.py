@@ -67,6 +67,23 @@ def writes_copied_dict_argument(d, a):
     return np.sum(d["w"] * d["b"])
 
 
+def fills_then_reduces(x):
+    """A fresh array filled entry by entry, its name then bound to a reduction of it (a new
+    number, no view of anything: the writes are the function's own)."""
+    v = np.zeros_like(x)
+    for i in range(len(x)):
+        v[i] = np.tanh(x[i]) * x[0]
+    v = np.sum(v * x)
+    return v * v
+
+
+def reduces_into_an_argument(x, out):
+    """np.sum(..., out=out) is ``out`` itself: writing into it writes into the argument."""
+    v = np.sum(x * x, axis=0, out=out)
+    v[0] = 1.0
+    return np.sum(v)
+
+
 def writes_view_of_argument(x):
     y = x.T
     y[0] = 1.0
