@@ -48,6 +48,9 @@ def cholesky_log_diagonal_sum(d, L, a):
     return np.sum(np.log(d))
 
 
+_NUMBERS = (float, np.float64)       # a sum's cotangent: the fused gradient's 1.0, or a float64
+
+
 def _one_real_matrix(L):
     return type(L) is np.ndarray and L.ndim == 2 and L.dtype.kind == "f"
 
@@ -83,9 +86,9 @@ def cholesky_log_diagonal_grad(g, L, inverse=None):
     """The cotangent of ``a`` for ``v = cholesky_log_diagonal(d, L, a)`` (or its sum,
     :func:`cholesky_log_diagonal_sum`) given ``v``'s cotangent ``g``; ``inverse`` is ``L``'s,
     when a backward pass computes it anyway."""
-    if _one_real_matrix(L) and (type(g) is float or type(g) is np.ndarray and g.ndim <= 1):
+    if _one_real_matrix(L) and (type(g) in _NUMBERS or type(g) is np.ndarray and g.ndim <= 1):
         inverse = np.linalg.inv(L) if inverse is None else inverse
-        if type(g) is float:                          # a sum's: g times a's inverse
+        if type(g) in _NUMBERS:                       # a sum's: g times a's inverse
             product = inverse.T @ inverse
             return tril_halved(product if g == 1.0 else g * product)
         return tril_halved(inverse.T @ (g[:, None] * inverse if g.ndim else g * inverse))
@@ -97,7 +100,7 @@ def cholesky_terms_grad(c, g, x, L, b, inverse):
     inverse)``: both terms of a Gaussian likelihood (``c`` a sum's cotangent), through one
     product ``inverse.T @ inverse`` (``a``'s inverse) and one triangle
     (``optimise/cholesky_solves.py`` writes the call where a backward pass adds the two)."""
-    if (type(c) is float and _one_real_matrix(L) and type(inverse) is np.ndarray
+    if (type(c) in _NUMBERS and _one_real_matrix(L) and type(inverse) is np.ndarray
             and type(g) is np.ndarray and type(x) is np.ndarray
             and g.shape == x.shape == np.shape(b) and 1 <= x.ndim <= 2
             and x.shape[0] == L.shape[0]):

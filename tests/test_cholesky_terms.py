@@ -304,11 +304,13 @@ def test_the_fast_paths_give_the_chains(rhs, monkeypatch):
     fast = [rt.cholesky_solve_grad(g, x, L, b), rt.cholesky_solve_grad(g, x, L, b, inverse),
             rt.cholesky_log_diagonal_grad(c, L), rt.cholesky_log_diagonal_grad(c, L, inverse),
             rt.cholesky_log_diagonal_grad(0.5, L, inverse), rt.cholesky_log_diagonal_grad(1.0, L),
-            rt.cholesky_terms_grad(0.5, g, x, L, b, inverse)]
+            rt.cholesky_terms_grad(0.5, g, x, L, b, inverse),
+            rt.cholesky_terms_grad(np.float64(0.5), g, x, L, b, inverse)]
     monkeypatch.setattr(cholesky_terms, "_one_real_matrix", lambda L: False)
     chain = [rt.cholesky_solve_grad(g, x, L, b)] * 2 + [rt.cholesky_log_diagonal_grad(c, L)] * 2 \
-        + [rt.cholesky_log_diagonal_grad(0.5, L), rt.cholesky_log_diagonal_grad(1.0, L),
-           rt.cholesky_log_diagonal_grad(0.5, L) + rt.cholesky_solve_grad(g, x, L, b)]
+        + [rt.cholesky_log_diagonal_grad(0.5, L), rt.cholesky_log_diagonal_grad(1.0, L)] \
+        + [rt.cholesky_log_diagonal_grad(0.5, L) + rt.cholesky_solve_grad(g, x, L, b)] * 2
+    assert len(fast) == len(chain)
     for got, want in zip(fast, chain):
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-13)
 
