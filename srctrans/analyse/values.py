@@ -57,7 +57,7 @@ def fresh_arrays(function):
             doubtful.update(n.id for n in walk(target) if isinstance(n, gast.Name))
     return greatest_closed(
         values, set(values) - doubtful,
-        lambda v, fresh: _is_fresh(v) or isinstance(v, gast.Name) and v.id in fresh
+        lambda v, fresh: makes_new_value(v) or isinstance(v, gast.Name) and v.id in fresh
         or isinstance(v, gast.Constant) and v.value is None)               # a placeholder
 
 
@@ -196,7 +196,11 @@ def makes_fresh(callee, call):
         return False
 
 
-def _is_fresh(value):
+def makes_new_value(value):
+    """Whether the expression ``value`` makes a new array (or number, list, dict) of its own:
+    arithmetic, a display, a call of :data:`FRESH_FUNCTIONS` or of an elementwise function,
+    ``.copy()`` or ``.astype(...)``; never one told ``out=`` (nor ``np.array(x, copy=False)``:
+    :func:`makes_fresh`)."""
     if isinstance(value, (gast.BinOp, gast.UnaryOp, gast.List, gast.Dict)):
         return True
     if isinstance(value, gast.Call):
@@ -208,10 +212,7 @@ def _is_fresh(value):
         if any(k.arg == "out" for k in value.keywords):
             return False                  # (a reduction or ufunc told where to write: that)
         rule = REGISTRY.lookup(callee)
-        try:
-            return callee in FRESH_FUNCTIONS or (rule is not None and rule.elementwise)
-        except TypeError:
-            return False
+        return makes_fresh(callee, value) or (rule is not None and rule.elementwise)
     return False
 
 

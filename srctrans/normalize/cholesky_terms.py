@@ -31,7 +31,7 @@ import numpy as np
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.analyse.values import makes_fresh
+from srctrans.analyse.values import makes_new_value
 from srctrans.nodes import load, resolved_runtime_call
 from srctrans.normalize.definitions import argument_of, calls_at_top, has_own_rule, own_assignments
 from srctrans.optimise.dce import name_counts
@@ -142,7 +142,7 @@ def _writes_into_older_arrays(function, first):
     for stmt in body[first + 1:]:
         for node in walk(stmt):
             if isinstance(node, gast.Assign) and len(node.targets) == 1 \
-                    and isinstance(node.targets[0], gast.Name) and _makes_new(node.value):
+                    and isinstance(node.targets[0], gast.Name) and makes_new_value(node.value):
                 new.add(id(node.targets[0]))
     in_place = {id(node.target) for node in walk(function) if isinstance(node, gast.AugAssign)}
     return any(isinstance(node, gast.Name) and node.id in written
@@ -152,9 +152,3 @@ def _writes_into_older_arrays(function, first):
         not any(isinstance(node, gast.Name) and node.id == name and id(node) in new
                 for node in walk(function)) for name in written)
 
-
-def _makes_new(value):
-    """Whether ``value`` is a new array: arithmetic, or a call NumPy makes new memory by."""
-    if isinstance(value, (gast.BinOp, gast.UnaryOp)):
-        return True
-    return isinstance(value, gast.Call) and makes_fresh(anno.get(value, Anno.CALLEE), value)
