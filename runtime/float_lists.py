@@ -13,6 +13,7 @@ import numpy as np
 
 _FLOAT64 = np.dtype(np.float64)
 _FLOATS = frozenset({float, np.float64})
+FEWEST_STEPS = 16       # below, the test and the lists cost what they save
 
 
 def float_lists(vectors, written, steps, numbers):
@@ -23,7 +24,7 @@ def float_lists(vectors, written, steps, numbers):
     outside it) is a float or a float64, and the loop takes at least 16 steps (below, the
     test and the lists cost what they save) and a quarter of the longest vector's length."""
     count = len(steps)
-    if count < 16:
+    if count < FEWEST_STEPS:
         return False
     for number in numbers:
         if type(number) not in _FLOATS:

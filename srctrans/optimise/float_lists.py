@@ -35,13 +35,14 @@ rule covers: a fused gradient differentiated again keeps the loop as it was
 import gast
 
 from srctrans import runtime
+from srctrans.runtime.float_lists import FEWEST_STEPS
 from srctrans.nodes import assign, clone, load
 from srctrans.optimise.dce import reads_of
 from srctrans.optimise.entry_cotangents import runtime_call
+from srctrans.parse.resolve import current_value
 from srctrans.treewalk import walk
 
 _ARITHMETIC = (gast.Add, gast.Sub, gast.Mult)
-_SHORTEST = 16          # rt.float_lists's fewest steps: vectors all shorter keep their loops
 
 
 def float_list_loops(body, vectors, live_out, parameters, runtime_alias, numpy_alias, fresh):
@@ -57,7 +58,7 @@ def float_list_loops(body, vectors, live_out, parameters, runtime_alias, numpy_a
     for index, stmt in enumerate(body):
         plan = _plan(stmt, vectors, ranges, lists, sources) if isinstance(stmt, gast.For) \
             else None
-        if plan is None or max(vectors[name] for name in plan.vectors) < _SHORTEST:
+        if plan is None or max(vectors[name] for name in plan.vectors) < FEWEST_STEPS:
             out.append(stmt)
             continue
         later = set(live_out) | set(parameters)          # (a parameter's caller reads it)
@@ -338,6 +339,4 @@ def _is_list_form(stmt, fn):
     if not (isinstance(test, gast.Call) and isinstance(test.func, gast.Attribute)
             and test.func.attr == "float_lists" and isinstance(test.func.value, gast.Name)):
         return False
-    name = test.func.value.id
-    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-    return (cells[name].cell_contents if name in cells else fn.__globals__.get(name)) is runtime
+    return current_value(fn, test.func.value.id) is runtime
