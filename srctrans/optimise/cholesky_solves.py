@@ -109,6 +109,10 @@ def share_cholesky_inverses(body, runtime_alias, numpy_alias, fresh, shapes=None
     return _added_terms_merged(body, runtime_alias)
 
 
+# the two cotangents _added_terms_merged adds as one, with the inverse: (helper, arguments)
+_TERMS = (("cholesky_log_diagonal_grad", 3), ("cholesky_solve_grad", 5))
+
+
 def _added_terms_merged(body, runtime_alias):
     """``body`` where a statement adds ``rt.cholesky_log_diagonal_grad(c, L, L_inverse)`` and
     ``rt.cholesky_solve_grad(g, x, L, b, L_inverse)`` (one of them assigned to a name by the
@@ -121,6 +125,9 @@ def _added_terms_merged(body, runtime_alias):
         if not (isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add)):
             continue
         for name, call in ((value.left, value.right), (value.right, value.left)):
+            if not any(is_runtime_call(call, runtime_alias, helper, count)
+                       for helper, count in _TERMS):
+                continue                  # (only then is the earlier statement looked for)
             earlier = _last_assignment(body, index, name)
             if earlier is None or name.id in reads_of(call) or (
                     name.id != stmt.targets[0].id and _read_later(body, index, name.id)):
@@ -162,9 +169,10 @@ def _read_later(body, index, name):
 def _terms(first, second, runtime_alias):
     """The arguments ``[c, g, x, L, b, L_inverse]`` of the two cotangents ``first`` and
     ``second`` (in either order) of one factor and inverse, else None."""
+    (log_helper, log_count), (solve_helper, solve_count) = _TERMS
     for log, solve in ((first, second), (second, first)):
-        if is_runtime_call(log, runtime_alias, "cholesky_log_diagonal_grad", 3) \
-                and is_runtime_call(solve, runtime_alias, "cholesky_solve_grad", 5) \
+        if is_runtime_call(log, runtime_alias, log_helper, log_count) \
+                and is_runtime_call(solve, runtime_alias, solve_helper, solve_count) \
                 and all(isinstance(arg, gast.Name) for arg in log.args[1:] + solve.args[2:]) \
                 and (log.args[1].id, log.args[2].id) == (solve.args[2].id, solve.args[4].id):
             return [log.args[0]] + solve.args
