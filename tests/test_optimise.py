@@ -252,6 +252,8 @@ def test_a_copy_of_a_name_to_itself_goes_in_any_block():
     ("e = f(x) + f(x)", "e = f(x) + f(x)"),              # a call may not give the same twice
     ("e = d[:, None] * r + d[:, None] * r", "e = 2 * (d[:, None] * r)"),   # an entry read alike
     ("e = d[:, None] * r + d[None, :] * r", "e = d[:, None] * r + d[None, :] * r"),
+    ("e = -1.0 * y + x * -1", "e = -y - x"),              # a product by minus one: a negation
+    ("e = -1.0 * m", "e = -1.0 * m"),                    # booleans: -m is an error
 ])
 def test_sums_of_equal_terms_and_products_of_powers_of_two(text, simplified):
     statements = _statements(text)

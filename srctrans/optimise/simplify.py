@@ -138,6 +138,10 @@ class _Simplifier(gast.NodeTransformer):
             return left
         if op is gast.Mult and _is(left, 1) and self._keeps_dtype(right, left):
             return right
+        if op is gast.Mult and _is(left, -1) and self._keeps_dtype(right, left):
+            return gast.UnaryOp(gast.USub(), right)                    # -1.0 * x -> -x
+        if op is gast.Mult and _is(right, -1) and self._keeps_dtype(left, right):
+            return gast.UnaryOp(gast.USub(), left)
         if op is gast.Add and self._doubles(left, right):
             return self.visit_BinOp(gast.BinOp(gast.Constant(2, None), gast.Mult(), left))  # a + a
         if op is gast.Mult:
