@@ -192,3 +192,14 @@ def test_a_vector_viewed_before_its_loop_is_written_back():
         text = ast.unparse(gast.gast_to_ast(gast.Module(out, [])))
         assert "rt.float_lists(" in text
         assert ("w[:] = _w_entries_1" in text) is written_back
+
+
+@pytest.mark.parametrize("text, listed", [
+    ("for t in range(1, 40):\n    k = t - 1\n    w[t] = a * v[t] + w[k]", 1),     # an int name
+    ("for t in range(1, 40):\n    k = t - 1\n    k = k * a\n    w[t] = a * v[t]", 0),
+    ("for t in range(1, 40):\n    k = t - 1\n    w[t] = a * v[t] + k", 0),       # read as a number
+])
+def test_a_name_the_body_assigns_an_index_indexes_as_the_counter_does(text, listed):
+    """A JVP's loop names ``t - 1`` once and indexes by it: the name is an int as the
+    counter is; bound again, or read by arithmetic, it keeps the arrays."""
+    assert _listed_loops(text, ("v", "w")) == listed

@@ -7,11 +7,12 @@ Guarantees: the values computed are unchanged. A top-level ``for`` loop over a r
 ``range(...)`` call, or a name assigned one once) whose body is assignments and
 augmented assignments of ``+``, ``-``, ``*`` and unary minus of numbers, of names, and of
 entries ``v[i]`` of vectors or of the body's own lists (a loop's saved values,
-``optimise/step_lists.py``), ``i`` an int (the loop's counter, a range's entry, and sums of
-them and int literals), runs on ``v.tolist()`` when ``rt.float_lists`` finds each vector a
-float64 array that no written one shares memory with, each number the arithmetic reads
-from outside the loop a float, and the loop long enough (16 steps) to gain by it (an
-exponential smoothing's level, forward and backward)::
+``optimise/step_lists.py``), ``i`` an int (the loop's counter, a range's entry, sums of
+them and int literals, and names the body assigns one of those once), runs on
+``v.tolist()`` when ``rt.float_lists`` finds each vector a float64 array that no written
+one shares memory with, each number the arithmetic reads from outside the loop a float,
+and the loop long enough (16 steps) to gain by it (an exponential smoothing's level,
+forward and backward)::
 
     for t in _range:                          if rt.float_lists((level, y), 1, _range, (alpha, c)):
         _s[t - 1] = s                              _level, _y = level.tolist(), y.tolist()
@@ -159,8 +160,9 @@ def _plan(loop, vectors, ranges, lists, sources):
     ints, assigned = {loop.target.id}, set()
     written, read, checked, numbers, from_entries = [], [], [], [], set()
     for target, value in pairs:
-        if isinstance(target, gast.Name) and _is_range_entry(value, ranges, ints):
-            ints.add(target.id)                           # t = _range[_iteration]
+        if isinstance(target, gast.Name) and target.id not in assigned and (
+                _is_range_entry(value, ranges, ints) or _is_index(value, ints, ranges)):
+            ints.add(target.id)                           # t = _range[_iteration]; s = t - 1
             assigned.add(target.id)
             continue
         kept = _kept_value(value, vectors, (lists, sources), ranges, ints, assigned, numbers,
