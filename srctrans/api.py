@@ -23,6 +23,7 @@ from srctrans.repeat_structures import leaf_arrays
 from srctrans.batch_pullbacks import PullbackParts, pullback_plan
 from srctrans.reporting import chained_cause, for_user, noting_callees, user_facing
 from srctrans import repeat as repeat_path
+from srctrans import scalar_gradients
 from srctrans.errors import UsageError
 from srctrans.hints import Any, Function, Mode, Unconnected, Wrt
 from srctrans.interface import API
@@ -142,8 +143,12 @@ class _Differentiated:
         repeats = self._instance.repeats      # shared by every grad(f) of this instance
         repeat = repeats.get(kinds)
         if repeat is None and len(repeats) < cache.MAX_SPECIALISATIONS:
+            # with respect to one number: forward mode, where it gives what the reverse pass does
+            fused = scalar_gradients.forward_gradient(
+                self._fn, specialised, args, selection.names, places, raw) or \
+                specialised.grad
             repeat = repeats[kinds] = repeat_path.make_repeat(
-                self._fn, self._instance, specialised.grad, args, key, places,
+                self._fn, self._instance, fused, args, key, places,
                 selection.single, self._finisher(selection), raw) or False
         if repeat:                                # (False: no guard can be made for these)
             repeats[selection.single, self._unconnected] = repeat    # what a new grad(f) tries first
@@ -476,7 +481,10 @@ def source(f: Function, mode: Mode = "reverse", wrt: Wrt = 0, optimize: bool = T
         examples.refuse_unseen_callees(found.build, getattr(f, "__qualname__", f),
                                        "st.source(f, args=(...)), or on the command line "
                                        "--args '...'")
-    texts, pending, seen = [_path_comment(fn, found, call_args, optimize)], [found.build], set()
+    forward = _forward_path(fn, bound_self, found, selection, call_args) \
+        if mode == "reverse" and optimize and call_args is not None else None
+    texts = [_path_comment(fn, found, call_args, optimize, forward is not None)]
+    pending, seen = [found.build] + ([forward.build] if forward is not None else []), set()
     while pending:                               # callees after callers, each once
         build = pending.pop(0)
         if id(build) not in seen:
@@ -486,9 +494,10 @@ def source(f: Function, mode: Mode = "reverse", wrt: Wrt = 0, optimize: bool = T
     return "\n".join(text for text in texts if text)
 
 
-def _path_comment(fn, found, call_args, optimize):
+def _path_comment(fn, found, call_args, optimize, forward=False):
     """The comment above the code ``st.source`` shows for example arguments: which code a
-    call with them runs, and why it is not specialised when it is not."""
+    call with them runs, and why it is not specialised when it is not; ``forward``: calls
+    from the third on run a forward-mode gradient (:func:`_forward_path`), shown after."""
     if call_args is None or not optimize:
         return ""
     if found.specialised:
@@ -498,11 +507,39 @@ def _path_comment(fn, found, call_args, optimize):
             said += (" It takes each `if` as this call does and checks the tests its shapes "
                      "do not decide (rt.expect_branch): a call that goes the other way runs "
                      "the generic code.")
+        if forward:
+            said += (" From the third call with these shapes on, the forward-mode gradient "
+                     "after it runs instead: the gradient with respect to one number of a "
+                     "function with a loop is one tangent along 1.0, with no saved steps and "
+                     "no backward loop.")
     else:
         reason = found.why_generic(fn, call_args, {}) or "it is not specialised"
         said = ("The code a call with these arguments runs: the generic code, not specialised "
                 f"on their shapes, because {reason}.")
+    return _comment(said)
+
+
+def _comment(said):
     return "".join(f"# {line}\n" for line in textwrap.wrap(said, 88))
+
+
+def _forward_path(fn, bound_self, found, selection, call_args):
+    """The forward-mode gradient's instance (``scalar_gradients``) that calls of ``st.grad``
+    with ``call_args`` run from the third on, or None when they keep the reverse code."""
+    places = selection.places
+    if found.grad is None or not found.specialised or None in [i for i, _, _ in places] \
+            or _outside_data(fn, found.build.data_names) or found.build.float_values_matter:
+        return None
+    if bound_self is not None:                     # (call_args hold the object first)
+        places = [(index + 1, name, default) for index, name, default in places]
+    if not scalar_gradients.may_take(found, call_args, places):
+        return None
+    try:
+        raw = found.grad(*call_args)
+    except MissedBranch:      # (code made for another call with this key, which took a branch
+        return None           # this one does not: the call runs the generic code)
+    return scalar_gradients.forward_gradient(fn, found, call_args, selection.names, places,
+                                             raw, instance=True)
 
 
 def _plain_function(value):

@@ -310,16 +310,21 @@ def set_cache_directory(path):
 def forward_instance(fn, wrt, optimize=True, location=None, tangent_only=False, shapes=None):
     """The `ForwardInstance` of ``fn``'s JVP with respect to ``wrt``, built if needed.
 
-    ``shapes`` (a tuple of (name, shape) pairs) asks for the JVP specialised on
-    those shapes of its values (see `Instance.for_call`).
+    ``shapes`` (a tuple of (name, shape) pairs, and a tuple of the names that held
+    real floats) asks for the JVP specialised on those shapes of its values (see
+    `Instance.for_call`). ``tangent_only`` is True
+    for the output's tangent alone, ``"gradient"`` for the gradient with respect to
+    one number (``pipeline.build_forward``).
     """
-    options = ("forward", tuple(wrt), bool(optimize), bool(tangent_only), shapes)
+    tangent_only = tangent_only if tangent_only == "gradient" else bool(tangent_only)
+    options = ("forward", tuple(wrt), bool(optimize), tangent_only, shapes)
     return _cached(fn, options, location, _new_forward_build, ForwardInstance)
 
 
 def _new_forward_build(fn, options, location):
     """A forward-mode build of ``fn`` for ``options`` (``_cached`` records it)."""
     _, wrt, optimize, tangent_only, shapes = options
+    own_shapes, floats = shapes if shapes else ((), ())
     callees = []
 
     def build_callee(callee, callee_wrt, call_location):
@@ -332,7 +337,8 @@ def _new_forward_build(fn, options, location):
         refuse_missing_return_here(fn, location)
         with REGISTRY.recording() as consulted:
             build = with_location(pipeline.build_forward, fn, location, wrt, build_callee,
-                                   optimize, tangent_only, dict(shapes) if shapes else None)
+                                   optimize, tangent_only, dict(own_shapes) or None,
+                                   frozenset(floats))
     build.consulted = list(consulted.values())
     build.callees = tuple(callees)
     link_callees(build)

@@ -108,6 +108,8 @@ from srctrans.optimise.picked_sums import add_picks_in_place, add_picks_into_mad
 from srctrans.optimise.sparse_dicts import keep_dict_cotangents_sparse
 from srctrans.optimise.zeroings import drop_dead_zeroings
 from srctrans.optimise.simplify import simplify
+from srctrans.optimise.loop_invariants import hoist_loop_invariants
+from srctrans.optimise.float_lists import float_list_loops
 from srctrans.optimise.expression_shapes import infer_shapes, one_valued
 from srctrans.optimise.specialise import (
     factor_out_of_sums, read_entries_uncopied, specialise, specialise_tangents, use_array_methods)
@@ -318,17 +320,24 @@ def _spread_gradient(unit, forward, backward, result, gradients, shapes, shapes_
                              specialised=True, shapes_hold=shapes_hold, seed_parameter=number)
 
 
-def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False, shapes=None):
+def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False, shapes=None,
+                  floats=frozenset()):
     """Compile the JVP of ``fn`` with respect to ``wrt`` (forward mode).
 
     ``tangent_only`` returns the output's tangent alone (the output's own
     statements are dropped where the tangent does not need them: an HVP
-    needs the gradient's tangent, not the gradient).
+    needs the gradient's tangent, not the gradient). ``tangent_only="gradient"``
+    (one selected parameter, a number) makes ``NAME_grad(*params)`` returning
+    ``(tangent,)``: the tangent is the number 1.0, folded into the tangent
+    statements, so a scalar output's tangent is its derivative with respect to
+    that number, the gradient a reverse pass would give (``srctrans.scalar_gradients``).
 
     ``shapes`` (name -> shape of the JVP's values, measured on a call of
     this same build without ``shapes``) specialises the JVP on them: a
-    tangent already of its output's shape is not broadcast again, and
-    reductions of arrays are called as their methods.
+    tangent already of its output's shape is not broadcast again,
+    reductions of arrays are called as their methods, ``1.0 * x`` is ``x``
+    where the measuring call had ``x`` hold real floats alone (``floats``), and
+    a loop's invariant arithmetic of numbers is computed before it.
 
     The passes up to activity are those of :func:`build_reverse`; then every
     active statement gets its tangent statement, and the result is optimised
@@ -340,15 +349,23 @@ def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False, shap
     unit.written_arrays = written_arrays(unit.function)
     unit.fresh_arrays = _writable(unit, fresh_arrays(unit.function))
     result = forward(unit)
+    seeded = tangent_only == "gradient"
+    if seeded:                  # the one parameter's tangent is 1.0: simplify folds it in
+        seeds = [assign(result.tangents[name], gast.Constant(1.0, None)) for name in unit.wrt]
+        result.body[:0] = seeds
+        result.tangent_statements[:0] = seeds
     body = result.body
     facts.find_paths(body)                                  # what the cache's measuring reads
     returned = [result.tangent] if tangent_only else [result.output, result.tangent]
     if optimize:
+        if shapes:
+            unit.not_float -= floats
         # not the user's statements: x * 1.0 there makes a copy
         simplify(result.tangent_statements, not_float=unit.not_float)
         if shapes:
             shapes = one_valued(shapes, body, facts.parameters, facts.has_loops)
-            specialise_tangents(body, infer_shapes(body, shapes, facts.parameters))
+            known = infer_shapes(body, shapes, facts.parameters)
+            specialise_tangents(body, known)
         body, renaming = propagate_copies(body)
         returned = [renamed(r, renaming) for r in returned]
         body = eliminate_dead_code(body, reads_all(returned), is_pure)
@@ -357,15 +374,34 @@ def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False, shap
         body = inline_temporaries(body, temporaries, reads_all(returned), is_pure)
         if shapes:
             factor_out_of_sums(body, {t for s in result.tangent_statements for t in targets_of(s)})
-    name = unit.namer.fresh(function_base(unit.parsed.fn) + "_jvp")
+            body = hoist_loop_invariants(body, {name for name, shape in known.items()
+                                                if shape == ()}, facts.parameters,
+                                         unit.namer.fresh)
+            body, renaming = propagate_copies(body)       # (a hoisted value's copy)
+            returned = [renamed(r, renaming) for r in returned]
+            body = eliminate_dead_code(body, reads_all(returned), is_pure)
+            if seeded:          # (a JVP may be batched: its loops keep their arrays)
+                body = float_list_loops(body, {name: shape[0] for name, shape in known.items()
+                                               if len(shape) == 1 and type(shape[0]) is int},
+                                        reads_all(returned), facts.parameters,
+                                        unit.aliases[RUNTIME_ALIAS], unit.aliases[NUMPY_ALIAS],
+                                        unit.namer.fresh)
     args = clone(unit.function.args)
-    args.kwonlyargs = list(args.kwonlyargs) + name_nodes([result.tangents[n] for n in unit.wrt],
-                                                     gast.Param)
-    args.kw_defaults = list(args.kw_defaults) + [None] * len(unit.wrt)
-    doc = gast.Expr(gast.Constant(
-        f"Forward mode: the output and its tangent, given the tangents "
-        f"{', '.join(result.tangents[n] for n in unit.wrt)} of {', '.join(unit.wrt)}.", None))
-    ret = gast.Return(returned[0] if tangent_only else gast.Tuple(returned, gast.Load()))
+    if seeded:
+        name = unit.namer.fresh(function_base(unit.parsed.fn) + "_grad")
+        doc = gast.Expr(gast.Constant(
+            f"The gradient with respect to the number {unit.wrt[0]}: the output's tangent "
+            f"along {result.tangents[unit.wrt[0]]} = 1.0 (forward mode).", None))
+        ret = gast.Return(gast.Tuple(returned, gast.Load()))
+    else:
+        name = unit.namer.fresh(function_base(unit.parsed.fn) + "_jvp")
+        args.kwonlyargs = list(args.kwonlyargs) + name_nodes(
+            [result.tangents[n] for n in unit.wrt], gast.Param)
+        args.kw_defaults = list(args.kw_defaults) + [None] * len(unit.wrt)
+        doc = gast.Expr(gast.Constant(
+            f"Forward mode: the output and its tangent, given the tangents "
+            f"{', '.join(result.tangents[n] for n in unit.wrt)} of {', '.join(unit.wrt)}.", None))
+        ret = gast.Return(returned[0] if tangent_only else gast.Tuple(returned, gast.Load()))
     anno.set_(ret, Anno.ORIGIN, None)
     function = function_def(name, args, [doc] + body + [ret])
     closure = {unit.aliases[NUMPY_ALIAS]: numpy, unit.aliases[RUNTIME_ALIAS]: runtime}
@@ -376,6 +412,8 @@ def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False, shap
     trace("generated", lambda: compiled.source)
     build = ForwardBuild(compiled, unit.wrt, dict(result.tangents), dict(unit.resolver.assumptions))
     build.sites = dict(unit.resolver.sites)
+    # a `with st.grad_of(h)` block: code of a backward pass, which forward mode leaves out
+    build.backward_code = any(isinstance(node, gast.With) for node in walk(unit.function))
     facts.record(build, data_names)
     return build
 

@@ -29,12 +29,13 @@ from srctrans.persist.fingerprint import (
 from srctrans.parse.resolve import MISSING, current_value
 from srctrans.rules import REGISTRY
 
-FORMAT = 3
+FORMAT = 4
 # what specialising a build on a call's shapes needs (shape_facts.ShapeFacts), in both modes
 _SHAPE_FACTS = ("follows_inputs", "shape_obstacle", "data_names", "float_values_matter",
                 "indexes_by_arguments", "fed_callees", "keyed_tests", "value_floats",
                 "has_loops", "path_dependent", "path_conditions", "branch_tests", "guessed_paths",
                 "rebound_in_blocks")
+_FORWARD_FACTS = ("backward_code",) + _SHAPE_FACTS
 _REVERSE_FACTS = ("residuals", "seed", "spread_seed", "callee_outputs", "tape_index") + _SHAPE_FACTS
 _rules = [None, None]          # [REGISTRY.version, of_user_rules] of the last computation
 
@@ -106,7 +107,7 @@ def _entry(fn, build):
     if isinstance(build, ForwardBuild):
         facts["tangents"] = build.tangents
     facts.update((fact, getattr(build, fact)) for fact in
-                 (_SHAPE_FACTS if isinstance(build, ForwardBuild) else _REVERSE_FACTS))
+                 (_FORWARD_FACTS if isinstance(build, ForwardBuild) else _REVERSE_FACTS))
     compiled = build.compiled
     return {"format": FORMAT, "kind": "forward" if isinstance(build, ForwardBuild) else "reverse",
             "label": compiled.label, "text": compiled.text, "source": compiled.source,
@@ -205,7 +206,7 @@ def _build(fn, entry, request):
     else:
         build = Build(compiled, tuple(facts["wrt"]), assumptions)
         build.callee_residuals = residuals
-    for fact in _SHAPE_FACTS if entry["kind"] == "forward" else _REVERSE_FACTS:
+    for fact in _FORWARD_FACTS if entry["kind"] == "forward" else _REVERSE_FACTS:
         value = facts[fact]
         setattr(build, fact, _tupled(value))
     build.callees = tuple(callees)

@@ -107,6 +107,9 @@ def check(text, args, directory, vmap=None):
         different = _as_method(fn, args, first)
         if different is not None:
             return Outcome("wrong", different)
+        different = _of_one_number(fn, args, first)
+        if different is not None:
+            return Outcome("wrong", different)
         different = _read_back(fn, args, first, eps)
         if different is not None:
             return Outcome("wrong", different)
@@ -429,6 +432,40 @@ def _on_duck_arrays(fn, args, gradient):
 # other values of the same shapes: the code specialised on the shapes runs for them too, and
 # they may take other branches and other numbers of while iterations
 OTHER_VALUES = ((-1.0, 0.0), (0.5, 0.7), (2.0, -0.4))
+
+
+def _of_one_number(fn, args, gradients):
+    """None if the gradient with respect to each float argument alone, from its third call on
+    (forward mode where the program has a loop: ``srctrans/scalar_gradients.py``), gives what
+    the gradient of all four arguments gave, and, on that code, what the reverse pass gives at
+    other values of the same shapes (where the program is defined); else what differs."""
+    for index, value in enumerate(args):
+        if type(value) is not float or gradients[index] is None:
+            continue
+        alone = st.grad(fn, wrt=index)
+        for _ in range(3):
+            got = alone(*_copies(args))
+        if not _agree(got, gradients[index]):
+            return f"the gradient of argument {index} alone: {got} for {gradients[index]}"
+        for scale, shift in OTHER_VALUES:
+            other = tuple(a * scale + shift for a in args)
+            if _invalid(fn, other) is not None:
+                continue
+            got = alone(*_copies(other))
+            want = st.grad(fn, wrt=(0, 1, 2, 3))(*_copies(other))[index]
+            if not _agree(got, want):
+                return (f"at {scale} * args + {shift}, the gradient of argument {index} alone: "
+                        f"{got} for {want}")
+    return None
+
+
+def _agree(got, want):
+    """Two computations of one derivative, by forward and by reverse mode: equal to rounding,
+    or both not finite alike."""
+    got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
+    if not (np.isfinite(got).all() and np.isfinite(want).all()):
+        return bool(np.array_equal(got, want, equal_nan=True))
+    return bool(np.allclose(got, want, rtol=1e-7, atol=1e-10 * (1.0 + np.abs(want).max())))
 
 
 def _on_other_values(fn, args):
