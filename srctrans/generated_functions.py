@@ -36,6 +36,7 @@ from srctrans.optimise.entry_cotangents import write_entry_cotangents
 from srctrans.optimise.in_place import accumulate_in_place
 from srctrans.optimise.negation import negations_into_updates
 from srctrans.optimise.loop_invariants import hoist_loop_invariants
+from srctrans.optimise.traces import sum_traces
 from srctrans.optimise.inline import inline_temporaries
 from srctrans.optimise.shares import share_softmax
 from srctrans.optimise.simplify import simplify
@@ -225,6 +226,7 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
                                          numbers)
         body = hoist_loop_invariants(body, numbers, parameter_names(unit.function),
                                      unit.namer.fresh)
+        body = sum_traces(body, known, unit.not_float, unit.aliases[NUMPY_ALIAS])
     arrays = {name for name, shape in shapes.items() if shape}    # not numbers
     numbers = {name for name, shape in shapes.items() if shape == ()}
     if arrays:

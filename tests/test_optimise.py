@@ -1697,3 +1697,34 @@ def test_a_sigmoids_two_signs_cancel_in_a_loops_body():
 ], ids=["read_after_the_loop", "read_by_the_next_step", "live_out"])
 def test_a_loops_sign_whose_names_are_read_elsewhere_stays(text, live):
     assert _after_sinking_in_loops(text, live) == ast.unparse(ast.parse(text))
+
+
+def ridge_validation(log_lam, X, y, Xv, yv):
+    """Closed-form ridge weights scored on held-out rows: a penalty times an identity."""
+    lam = np.exp(log_lam)
+    A = X.T @ X + lam * np.eye(X.shape[1])
+    w = np.linalg.solve(A, X.T @ y)
+    r = Xv @ w - yv
+    return r @ r
+
+
+def penalty_of_counts(lam, C, v):
+    """An int matrix times an identity, summed: a float (its trace would be an int)."""
+    E = np.eye(C.shape[0])
+    return lam * np.sum(C * E) + np.sum(v * lam)
+
+
+def test_a_solves_cotangents_have_their_shapes_and_an_identitys_sum_is_a_trace():
+    """rt.solve_grads' pair has the matrix's and the right-hand side's shapes (no
+    unbroadcast of dA), and the cotangent of lam in A + lam * np.eye(n) is dA's trace."""
+    rng = _rng(7)
+    args = (-0.5, rng.standard_normal((12, 3)), rng.standard_normal(12),
+            rng.standard_normal((6, 3)), rng.standard_normal(6))
+    source = _fused_source_wrt(ridge_validation, args, 0)
+    assert "unbroadcast" not in source and "dA.trace()" in source and "_eye)" not in source
+    st.check_grads(ridge_validation, args, wrt=(0,), order=2)
+    C = np.array([[1, 2], [3, 4]])
+    source = _fused_source_wrt(penalty_of_counts, (0.5, C, np.ones(2)), 0)
+    assert "trace" not in source
+    got = st.grad(penalty_of_counts)(0.5, C, np.ones(2))
+    assert got == 7.0

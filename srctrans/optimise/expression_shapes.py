@@ -34,6 +34,9 @@ RESULT_SHAPE_OF_ARGUMENT = {
     "cholesky_solve_grad": 2, "cholesky_log_diagonal_grad": 1,
 }
 
+# Runtime helpers that return a pair of cotangents: which argument each entry has the shape of.
+PAIR_SHAPES_OF_ARGUMENTS = {"solve_grads": (2, 3), "solve_grads_by_inverse": (2, 3)}
+
 # Runtime helpers of two arguments whose result has their broadcast shape.
 BROADCASTING_HELPERS = ("add", "abs_grad", "tie_weight", "power_base_factor", "ratio_or_zero",
                         "relu_of_softplus", "log1p_tail", "sigmoid_from_tail")
@@ -90,6 +93,36 @@ def _assignments(statements, parameters):
     return assigned
 
 
+def entry_key(name, index):
+    """The key under which known shapes hold the shape of entry ``index`` of the pair a name
+    holds (``_grads = rt.solve_grads(...)``: ``_grads[0]``); no name is spelled so."""
+    return f"{name}[{index}]"
+
+
+def record_pair(name, value, known):
+    """Put the shapes of the entries of the pair ``value`` (a call of a helper of
+    :data:`PAIR_SHAPES_OF_ARGUMENTS`) assigned to ``name`` into ``known``; forget them
+    otherwise (``name`` holds something else now)."""
+    shapes = pair_shapes(value, known)
+    for index in (0, 1):
+        if shapes is None or shapes[index] is None:
+            known.pop(entry_key(name, index), None)
+        else:
+            known[entry_key(name, index)] = shapes[index]
+
+
+def pair_shapes(value, known):
+    """The shapes of the two entries of ``value``, a call of a helper of
+    :data:`PAIR_SHAPES_OF_ARGUMENTS`, or None."""
+    if not (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)):
+        return None
+    positions = PAIR_SHAPES_OF_ARGUMENTS.get(value.func.attr)
+    if positions is None or not is_runtime_helper_call(value, value.func.attr) \
+            or len(value.args) <= max(positions) or value.keywords:
+        return None
+    return tuple(shape_of(value.args[position], known) for position in positions)
+
+
 def infer_shapes(statements, shapes, parameters=()):
     """``shapes`` (name -> shape), with those of names assigned once from values of known shape,
     and :data:`INTEGER` for the names that only hold ints.
@@ -123,6 +156,8 @@ def infer_shapes(statements, shapes, parameters=()):
                     shape = shape_of(stmt.value, known)
                     if shape is not None:
                         known[name] = shape
+                    elif entry_key(name, 0) not in known:
+                        record_pair(name, stmt.value, known)
 
     known = dict(shapes)
     known.update(dict.fromkeys(index_integers(statements), INTEGER))
@@ -183,6 +218,15 @@ def shape_of(expression, known):
                 and int_literal(expression.slice) is not None \
                 and shape_of(expression.value.value, known):
             return INTEGER                                      # x.shape[0]: an int
+        index = int_literal(expression.slice)
+        if index in (0, 1):                                     # an entry of a pair
+            pair = pair_shapes(expression.value, known) if isinstance(
+                expression.value, gast.Call) else None
+            if pair is not None:
+                return pair[index]
+            if isinstance(expression.value, gast.Name) and \
+                    entry_key(expression.value.id, index) in known:
+                return known[entry_key(expression.value.id, index)]
         return _subscript_shape(expression.value, expression.slice, known)
     if isinstance(expression, gast.Attribute) and expression.attr == "T":
         inner = shape_of(expression.value, known)

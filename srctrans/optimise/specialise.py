@@ -38,7 +38,7 @@ from srctrans.nodes import clone, int_literal, whole_slice
 from srctrans.optimise.accumulate import sink_into_branches
 from srctrans.optimise.dce import reads_of
 from srctrans.optimise.expression_shapes import (REDUCTION_METHODS, basic_index_shape, index_of,
-                                                 is_runtime_helper_call, shape_of)
+                                                 is_runtime_helper_call, record_pair, shape_of)
 from srctrans.optimise.simplify import power_of_two
 from srctrans.optimise.spreads import Spreads, is_spread, reduced_count, spread_against, spread_of
 from srctrans.treewalk import replace_children, walk
@@ -189,6 +189,7 @@ def _specialise_block(statements, known, rewriter, measured, spreads):
                     known[target.id] = shape
                 else:
                     known.pop(target.id, None)
+                record_pair(target.id, stmt.value, known)     # (rt.solve_grads' cotangents)
             elif anno.get(stmt, Anno.COTANGENTS_OF) is not None:   # dz, = f_bwd(res, g): each
                 for name, primal in zip(target.elts, anno.get(stmt, Anno.COTANGENTS_OF)):
                     if name.id not in measured:                   # has its primal's shape

@@ -197,6 +197,8 @@ UNARY = [
     # NumPy's Cholesky factor and solves against it (optimise/cholesky_solves.py)
     "{a} @ np.linalg.solve(np.linalg.cholesky(W @ W.T + np.eye(len(W)) * (1.5 + np.sum({a} * {a}))), W)",
     "{a} @ np.linalg.solve(np.linalg.cholesky(W @ W.T + (1.5 + np.sum({a} * {a})) * np.eye(len(W))).T, W)",
+    # a ridge penalty: a number times an identity (optimise/traces.py), a solve's cotangents
+    "np.linalg.solve(W @ W.T + (1.5 + s * s) * np.eye(len(W)), ({a} @ W).T).T",
     # objects called through values
     "MODEL({a})", "MODEL.layers[1].apply({a}, 0.5)", "MODEL.layers[0]({a}) * {a}",
 ]
