@@ -37,6 +37,7 @@ from srctrans.optimise.in_place import accumulate_in_place
 from srctrans.optimise.negation import negations_into_updates
 from srctrans.optimise.loop_invariants import hoist_loop_invariants
 from srctrans.optimise.traces import sum_traces
+from srctrans.optimise.inner_products import inner_products
 from srctrans.optimise.inline import inline_temporaries
 from srctrans.optimise.shares import share_softmax
 from srctrans.optimise.simplify import simplify
@@ -199,6 +200,7 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
     if aux is None:                  # no value returned: the batched sums of loops will do
         forward = [differentiated_values(s) for s in forward]
     forward = eliminate_dead_code(forward, needed, is_pure)
+    derivatives = assigned_names(backward) - assigned_names(forward)      # (not a restore's)
     body = forward + backward
     shapes = shapes or {}
     if specialised:
@@ -227,6 +229,7 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
         body = hoist_loop_invariants(body, numbers, parameter_names(unit.function),
                                      unit.namer.fresh)
         body = sum_traces(body, known, unit.not_float, unit.aliases[NUMPY_ALIAS])
+        body = inner_products(body, derivatives, known, unit.not_float, unit.aliases[NUMPY_ALIAS])
     arrays = {name for name, shape in shapes.items() if shape}    # not numbers
     numbers = {name for name, shape in shapes.items() if shape == ()}
     if arrays:

@@ -110,6 +110,7 @@ from srctrans.optimise.zeroings import drop_dead_zeroings
 from srctrans.optimise.simplify import simplify
 from srctrans.optimise.loop_invariants import hoist_loop_invariants
 from srctrans.optimise.float_lists import float_list_loops
+from srctrans.optimise.inner_products import inner_products
 from srctrans.optimise.expression_shapes import infer_shapes, one_valued
 from srctrans.optimise.specialise import (
     factor_out_of_sums, read_entries_uncopied, specialise, specialise_tangents, use_array_methods)
@@ -373,7 +374,10 @@ def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False, shap
                                                 if t in unit.active}
         body = inline_temporaries(body, temporaries, reads_all(returned), is_pure)
         if shapes:
-            factor_out_of_sums(body, {t for s in result.tangent_statements for t in targets_of(s)})
+            tangents = {t for s in result.tangent_statements for t in targets_of(s)}
+            factor_out_of_sums(body, tangents)
+            body = inner_products(body, tangents - _assigned(body, result.tangent_statements),
+                                  known, unit.not_float, unit.aliases[NUMPY_ALIAS])
             body = hoist_loop_invariants(body, {name for name, shape in known.items()
                                                 if shape == ()}, facts.parameters,
                                          unit.namer.fresh)
@@ -416,6 +420,13 @@ def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False, shap
     build.backward_code = any(isinstance(node, gast.With) for node in walk(unit.function))
     facts.record(build, data_names)
     return build
+
+
+def _assigned(body, excluded):
+    """The names the statements of ``body`` (nested ones too) other than ``excluded`` assign."""
+    skip = {id(stmt) for stmt in excluded}
+    return {t for top in body for stmt in walk(top)
+            if isinstance(stmt, gast.stmt) and id(stmt) not in skip for t in targets_of(stmt)}
 
 
 def _writable(unit, fresh):

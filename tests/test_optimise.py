@@ -1728,3 +1728,42 @@ def test_a_solves_cotangents_have_their_shapes_and_an_identitys_sum_is_a_trace()
     assert "trace" not in source
     got = st.grad(penalty_of_counts)(0.5, C, np.ones(2))
     assert got == 7.0
+
+
+@pytest.mark.parametrize("text, rewritten", [
+    ("d = (g * x).sum()", "d = g.dot(x)"),                          # vectors
+    ("d = np.sum(-g * -x)", "d = g.dot(x)"),
+    ("d = 2 * (-g * x[1:4]).sum()", "d = 2 * -g.dot(x[1:4])"),      # a negation outside
+    ("d = (G * X).sum()", "d = np.vdot(G, X)"),                     # matrices
+    ("d = (g * m).sum()", "d = (g * m).sum()"),                     # m may hold booleans
+    ("d = (g * G).sum()", "d = (g * G).sum()"),                     # broadcast: other shapes
+    ("d = (g * x).sum(axis=0)", "d = (g * x).sum(axis=0)"),         # along an axis
+    ("u = (g * x).sum()", "u = (g * x).sum()"),                     # not a derivative
+    ("d[0] = (g * x).sum()", "d[0] = g.dot(x)"),                    # an entry of one
+])
+def test_a_derivatives_sum_of_a_product_is_an_inner_product(text, rewritten):
+    from srctrans.optimise.inner_products import inner_products
+    known = {"g": (3,), "x": (5,), "m": (3,), "G": (3, 2), "X": (3, 2), "d": (2,)}
+    known["x"] = (3,) if "x[1:4]" not in text else (5,)
+    statements = inner_products(_statements(text), {"d"}, known, {"m"}, "np")
+    assert _text(statements) == rewritten
+
+
+def exponential_smoothing(alpha, y):
+    level = np.zeros(len(y))
+    level[0] = y[0]
+    for t in range(1, len(y)):
+        level[t] = alpha * y[t] + (1.0 - alpha) * level[t - 1]
+    return np.sum((y[1:] - level[:-1]) ** 2)
+
+
+def test_inner_products_in_both_modes_are_the_derivatives_to_second_order():
+    """The forward-mode gradient of a number (and the reverse pass of a vector) read the
+    derivative's sum of products as an inner product; both to second order."""
+    y = np.cumsum(_rng(9).standard_normal(12))
+    assert ".dot(y[1:] - level[:-1])" in st.source(exponential_smoothing, args=(0.4, y))
+    st.check_grads(exponential_smoothing, (0.4, y), order=2)
+    rng = _rng(10)
+    args = (-0.5, rng.standard_normal((12, 3)), rng.standard_normal(12),
+            rng.standard_normal((6, 3)), rng.standard_normal(6))
+    st.check_grads(ridge_validation, args, order=2)

@@ -23,7 +23,7 @@ class Method:
 METHODS = {
     "sum": Method(np.sum), "mean": Method(np.mean), "prod": Method(np.prod),
     "var": Method(np.var), "std": Method(np.std), "max": Method(np.max),
-    "min": Method(np.min), "dot": Method(np.dot), "clip": Method(np.clip),
+    "min": Method(np.min), "dot": Method(np.dot), "trace": Method(np.trace), "clip": Method(np.clip),
     "reshape": Method(np.reshape, pack=True), "transpose": Method(np.transpose, pack=True),
     "ravel": Method(np.ravel), "flatten": Method(np.ravel), "squeeze": Method(np.squeeze),
     "swapaxes": Method(np.swapaxes), "copy": Method(rt.identity),

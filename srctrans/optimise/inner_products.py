@@ -1,0 +1,91 @@
+"""The sum of a product of two arrays of one shape is their inner product.
+
+Requires: code specialised on shapes, the shapes known of its names
+(``expression_shapes.infer_shapes``), the names that may hold ints or booleans
+(``analyse.values.maybe_not_float``), the names of derivatives (the cotangents a
+backward pass assigns, the tangents of a JVP), and the name NumPy is called by.
+Guarantees: a derivative's value is the same up to rounding (a dot product adds in
+another order than a sum does); the statements that assign anything else are left as
+they are, so the program's own values, and the branches they decide, are unchanged.
+In a statement assigning a derivative (or an entry of one), ``(a * b).sum()`` and
+``np.sum(a * b)``, ``a`` and ``b`` expressions (or their negations) of one known shape
+of at least one axis reading no name that may hold ints or booleans, become
+``a.dot(b)`` for vectors and ``np.vdot(a, b)`` otherwise, a negation taken outside: one
+pass over the arrays and no temporary, where the product and its sum take two::
+
+    d_out = 2 * (-dlevel * r).sum()      ->      d_out = 2 * -dlevel.dot(r)
+"""
+
+import gast
+
+from srctrans.optimise.expression_shapes import shape_of
+from srctrans.treewalk import walk
+
+
+def inner_products(body, derivatives, known, not_float, numpy_alias):
+    """``body`` (changed in place, and returned) with the sums of products in statements
+    assigning ``derivatives`` (names) made inner products (see the module); ``known``:
+    name -> shape; ``not_float``: the names that may hold ints or booleans."""
+    for top in body:
+        for stmt in walk(top):
+            if not isinstance(stmt, (gast.Assign, gast.AugAssign)) or \
+                    not _assigns(stmt) & derivatives:
+                continue
+            for node in walk(stmt.value):
+                for field, value in gast.iter_fields(node):
+                    if isinstance(value, gast.expr):
+                        made = _inner(value, known, not_float, numpy_alias)
+                        if made is not None:
+                            setattr(node, field, made)
+            made = _inner(stmt.value, known, not_float, numpy_alias)
+            if made is not None:
+                stmt.value = made
+    return body
+
+
+def _assigns(stmt):
+    """The names ``stmt`` assigns or writes entries of (``d[i] = ...``, ``d += ...``)."""
+    targets = stmt.targets if isinstance(stmt, gast.Assign) else [stmt.target]
+    names = set()
+    for target in targets:
+        while isinstance(target, gast.Subscript):
+            target = target.value
+        names |= {n.id for n in walk(target) if isinstance(n, gast.Name)}
+    return names
+
+
+def _inner(node, known, not_float, numpy_alias):
+    """The inner product a sum of a product ``node`` is, else None."""
+    if not isinstance(node, gast.Call) or node.keywords:
+        return None
+    if isinstance(node.func, gast.Attribute) and node.func.attr == "sum" and not node.args:
+        product = node.func.value
+    elif (len(node.args) == 1 and isinstance(node.func, gast.Attribute)
+          and node.func.attr == "sum" and isinstance(node.func.value, gast.Name)
+          and node.func.value.id == numpy_alias):
+        product = node.args[0]
+    else:
+        return None
+    if not (isinstance(product, gast.BinOp) and isinstance(product.op, gast.Mult)):
+        return None
+    (left, left_negated), (right, right_negated) = map(_negation, (product.left, product.right))
+    if any(isinstance(n, gast.Name) and n.id in not_float
+           for side in (left, right) for n in walk(side)):
+        return None
+    shape = shape_of(left, known)
+    if not shape or shape_of(right, known) != shape:
+        return None
+    if len(shape) == 1:
+        inner = gast.Call(gast.Attribute(left, "dot", gast.Load()), [right], [])
+    else:
+        inner = gast.Call(gast.Attribute(gast.Name(numpy_alias, gast.Load(), None, None), "vdot",
+                                         gast.Load()), [left, right], [])
+    return gast.UnaryOp(gast.USub(), inner) if left_negated != right_negated else inner
+
+
+def _negation(node):
+    """``(operand, negated)``: what ``node`` negates (any number of times), or ``node``."""
+    negated = False
+    while isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+        node, negated = node.operand, not negated
+    return node, negated
