@@ -10,8 +10,7 @@ mode. The rules with singular points therefore wrap their product in
 sets exactly the entries whose cotangent is zero to zero.
 
 The check is the product's sum of squares (``np.vdot``, the cheapest NumPy
-reduction for small arrays, or a vector's own ``dot``, cheaper still; an infinite or
-NaN entry makes it non-finite),
+reduction for small arrays; an infinite or NaN entry makes it non-finite),
 so a product with no bad entry costs one extra pass over it; only a product
 with a non-finite entry, or whose squares overflow, takes the exact path.
 """
@@ -51,10 +50,7 @@ def zero_guard(g, value):
     if isinstance(value, np.ndarray):
         if (type(g) is float or type(g) is np.float64) and g != 0.0:
             return value       # (a number not 0: no entry to set; an inf or NaN is kept)
-        if value.ndim == 1 and value.dtype.kind == "f":   # (the method: a third cheaper)
-            if math.isfinite(value.dot(value)):
-                return value
-        elif math.isfinite(_squares(value, value).real):   # complex: the sum of |value|**2
+        if math.isfinite(_squares(value, value).real):     # complex: the sum of |value|**2
             return value
     elif is_foreign(value) or is_foreign(g):     # a lazy array: repair without looking
         return np.where(np.equal(g, 0), 0, value)
