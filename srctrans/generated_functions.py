@@ -38,6 +38,7 @@ from srctrans.optimise.negation import negations_into_updates
 from srctrans.optimise.loop_invariants import hoist_loop_invariants
 from srctrans.optimise.traces import sum_traces
 from srctrans.optimise.inner_products import inner_products
+from srctrans.optimise.negated_names import absorb_negated_names
 from srctrans.optimise.inline import inline_temporaries
 from srctrans.optimise.shares import share_softmax
 from srctrans.optimise.simplify import simplify
@@ -247,6 +248,7 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
                                    shapes)[:-1]
     body = negations_into_updates(body)             # x[k] += -d: x[k] -= d
     if specialised:
+        body = absorb_negated_names(body, reads_all(kept))      # d = -T read as T, signs in
         body = float_list_loops(body, {name: shape[0] for name, shape in known.items()
                                        if len(shape) == 1 and type(shape[0]) is int},
                                 reads_all(kept), parameter_names(unit.function),

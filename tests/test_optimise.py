@@ -1767,3 +1767,32 @@ def test_inner_products_in_both_modes_are_the_derivatives_to_second_order():
     args = (-0.5, rng.standard_normal((12, 3)), rng.standard_normal(12),
             rng.standard_normal((6, 3)), rng.standard_normal(6))
     st.check_grads(ridge_validation, args, order=2)
+
+
+@pytest.mark.parametrize("text, absorbed, live_out", [
+    ("d = -T\ne = -d.sum(axis=1)\nf = d + g(e)",
+     "e = T.sum(axis=1)\nf = g(e) - T", ()),                        # a sum, an addition
+    ("d = -T\nf = a - d\nh = -d", "f = a + T\nh = T", ()),
+    ("d = -T\nf = d * a", "d = -T\nf = d * a", ()),                 # a product keeps the sign
+    ("d = -T\nf = d + d", "d = -T\nf = d + d", ()),                 # two reads in one
+    ("d = -T\nT[0] = 1.0\nf = a + d", "d = -T\nT[0] = 1.0\nf = a + d", ()),   # T written
+    ("d = -T\nu[0] = 1.0\nf = a + d", "d = -T\nu[0] = 1.0\nf = a + d", ()),   # (u may be T)
+    ("d = -T\nf = a + d\nd2 = T * 2", "f = a - T\nd2 = T * 2", ()),  # T read after the last
+    ("d = -T\nf = d + T", "d = -T\nf = d + T", ()),                 # T read with d
+    ("d = -T\nf = a + d", "d = -T\nf = a + d", ("d",)),             # d is returned
+])
+def test_a_negated_name_read_where_the_sign_goes_in_is_not_made(text, absorbed, live_out):
+    from srctrans.optimise.negated_names import absorb_negated_names
+    statements = absorb_negated_names(_statements(text), set(live_out))
+    assert _text(statements) == absorbed
+
+
+def test_a_cross_entropys_cotangent_is_negated_nowhere():
+    """-np.sum(T * (z - lse[:, None])), lse a fold of np.logaddexp: the cotangent -T, read by
+    a row sum and by an addition, is not made; the gradient is the generic code's."""
+    from corpus import models as corpus_models
+    rng = _rng(11)
+    z, T = rng.standard_normal((5, 4)), rng.random((5, 4))
+    source = _fused_source(corpus_models.softmax_xent_logaddexp, (z, T))
+    assert "-T" not in source and " - T" in source
+    st.check_grads(corpus_models.softmax_xent_logaddexp, (z, T), order=2)
