@@ -59,17 +59,36 @@ def logaddexp_fold_from_grad(g, x, axis, start, stop):
     it read, ``exp(x_j - m) / sum_k exp(x_k - m)`` with ``m`` their maximum, which rounds as a
     log-sum-exp computed at once does, not as the fold's steps (a few units in the last place).
     A float array and more than four slices that lie in it (a fold of four steps costs what
-    the six operations here do); anything else takes the fold and its derivative."""
+    the six operations here do); anything else takes the fold and its derivative. Slices of
+    at most ``SMALL_FOLD`` entries in all take ``exp(x_j - lse)`` with ``lse`` their
+    ``np.logaddexp.reduce`` (one call where the fold takes one a step, and no maximum or
+    sum: 5 us against 9 for a softmax of five rows of four)."""
     shape = _shape(x)
-    if not (type(x) is np.ndarray and x.dtype.kind == "f" and start > 0
-            and start + 4 <= stop <= shape[axis]):
+    if not (type(x) is np.ndarray and x.dtype.kind == "f" and 0 < start < stop <= shape[axis]):
         return logaddexp_fold_grad(g, logaddexp_fold_from(x, axis, start, stop), x, axis,
                                    start - 1, stop)
     steps = (slice(None),) * axis + (slice(start - 1, stop),)
     part = x[steps]
+    if part.size <= SMALL_FOLD:
+        share = _along(g, shape[:axis] + shape[axis + 1:], axis) * np.exp(
+            part - logaddexp_reduced(part, axis))
+        return _placed(share, shape, steps, stop - start + 1 == shape[axis])
+    if start + 4 > stop:
+        return logaddexp_fold_grad(g, logaddexp_fold_from(x, axis, start, stop), x, axis,
+                                   start - 1, stop)
     e = np.exp(part - part.max(axis=axis, keepdims=True))
     share = _along(g, shape[:axis] + shape[axis + 1:], axis) * (e / e.sum(axis=axis, keepdims=True))
     return _placed(share, shape, steps, stop - start + 1 == shape[axis])
+
+
+SMALL_FOLD = 128        # entries: above, a softmax's five array operations cost less
+
+
+def logaddexp_reduced(x, axis):
+    """``np.logaddexp.reduce(x, axis=axis, keepdims=True)``: the log of the sum of the
+    exponentials of ``x``'s slices along ``axis``, folded in one call (its rules are in
+    ``srctrans/rules/fold_helpers.py``)."""
+    return np.logaddexp.reduce(x, axis=axis, keepdims=True)
 
 
 def _each_slice_once(ans, x, axis, start, stop):

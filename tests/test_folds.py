@@ -156,8 +156,11 @@ def test_a_fold_read_only_by_its_derivative_is_not_run(columns):
 
 def test_the_derivative_alone_is_the_folds_derivative_to_rounding():
     from srctrans import runtime as rt
+    # slices of at most SMALL_FOLD entries (by logaddexp.reduce), more (a softmax; a fold of
+    # fewer than four steps)
     for shape, axis, start, stop in [((3, 10), 1, 1, 10), ((9, 2), 0, 1, 9), ((3, 12), 1, 3, 11),
-                                     ((3, 4), 1, 1, 4), ((2, 6), 1, 1, 6)]:
+                                     ((3, 4), 1, 1, 4), ((2, 6), 1, 1, 6), ((20, 10), 1, 1, 10),
+                                     ((200, 3), 1, 1, 3), ((12, 40), 0, 2, 12)]:
         x, g = R.standard_normal(shape), R.standard_normal(shape[:axis] + shape[axis + 1:])
         ans = rt.logaddexp_fold_from(x, axis, start, stop)
         np.testing.assert_allclose(rt.logaddexp_fold_from_grad(g, x, axis, start, stop),
@@ -309,3 +312,44 @@ def test_a_fold_from_a_slice_is_batched_and_so_is_its_gradient(axis):
 
 def sum_of_sines(x):
     return np.sum(np.sin(from_its_first_column(x)))
+
+
+def _reduced(x, axis):
+    from srctrans.runtime import folds
+    return folds.logaddexp_reduced(x, axis)
+
+
+def _weighted_reduced(x, w, axis):
+    from srctrans.runtime import folds
+    return np.sum(w * folds.logaddexp_reduced(x, axis))
+
+
+def test_the_small_folds_log_sum_exp_has_rules_to_second_order():
+    """logaddexp_fold_from_grad reads small folds' log-sum-exp by np.logaddexp.reduce
+    (runtime.folds.logaddexp_reduced), whose rules make the Hessian of a function whose fused
+    gradient calls it; its rules against central differences, in both modes."""
+    for axis in (0, 1):
+        x, v = R.standard_normal((4, 3)), R.standard_normal((4, 3))
+        eps = 1e-6
+        along = (_reduced(x + eps * v, axis) - _reduced(x - eps * v, axis)) / (2 * eps)
+        _, tangent = st.jvp(_reduced, (x, axis), (v, None))
+        np.testing.assert_allclose(tangent, along, rtol=1e-7, atol=1e-9)
+        w = R.standard_normal(along.shape)
+        cotangent = st.grad(_weighted_reduced)(x, w, axis)
+        np.testing.assert_allclose(np.sum(cotangent * v), np.sum(w * along), rtol=1e-7)
+
+    def xent(z, T):
+        lse = z[:, 0]
+        for j in range(1, z.shape[1]):
+            lse = np.logaddexp(lse, z[:, j])
+        return -np.sum(T * (z - lse[:, None]))
+
+    z, T, v = R.standard_normal((5, 4)), R.random((5, 4)), R.standard_normal((5, 4))
+    gradient = st.grad(xent)
+    for _ in range(3):
+        hessian = st.hessian(xent)(z, T)
+    assert "rt.logaddexp_fold_from_grad(" in st.source(xent, args=(z, T))
+    eps = 1e-6
+    along = (gradient(z + eps * v, T) - gradient(z - eps * v, T)) / (2 * eps)
+    np.testing.assert_allclose(hessian.reshape(20, 20) @ v.ravel(), along.ravel(), rtol=1e-6,
+                               atol=1e-8)

@@ -2,6 +2,8 @@
 ``np.logaddexp`` over the slices of an array (``normalize/folds.py``), from a value or from a
 slice of the array, differentiated in closed form (``runtime/folds.py``)."""
 
+import numpy as np
+
 from srctrans import runtime as rt
 from srctrans.rules.registry import REGISTRY
 from srctrans.runtime import folds
@@ -30,5 +32,15 @@ def logaddexp_fold_from_jvp(dx, ans, x, axis, start, stop):
     return rt.logaddexp_fold_tangent(dx, ans, x, axis, start - 1, stop)
 
 
+@vjp(folds.logaddexp_reduced)
+def logaddexp_reduced(g, ans, x, axis):
+    return (g * np.exp(x - ans), None)
+
+@jvp(folds.logaddexp_reduced)
+def logaddexp_reduced_jvp(dx, ans, x, axis):
+    return (dx * np.exp(x - ans)).sum(axis=axis, keepdims=True)
+
+
 # Their second derivatives: srctrans reads the helpers' source (plain NumPy).
-REGISTRY.differentiate_through_module(folds, except_=(rt.logaddexp_fold, rt.logaddexp_fold_from))
+REGISTRY.differentiate_through_module(folds, except_=(rt.logaddexp_fold, rt.logaddexp_fold_from,
+                                                      folds.logaddexp_reduced))
