@@ -28,7 +28,7 @@ from srctrans.errors import (
 # beyond NumPy, and one that does pays once, at its first derivative.
 _PUBLIC = {
     "grad": "srctrans.api", "value_and_grad": "srctrans.api", "vjp": "srctrans.api",
-    "source": "srctrans.api", "jvp": "srctrans.forward_api",
+    "source": "srctrans.shown_source", "jvp": "srctrans.forward_api",
     "jacobian": "srctrans.composed", "batch_jacobian": "srctrans.composed",
     "hessian": "srctrans.second_order", "hvp": "srctrans.second_order",
     "check_grads": "srctrans.checks", "export": "srctrans.exporting",
@@ -65,7 +65,8 @@ def __dir__():
 
 
 if TYPE_CHECKING:                          # what type checkers and the docs see
-    from srctrans.api import grad, value_and_grad, vjp, source
+    from srctrans.api import grad, value_and_grad, vjp
+    from srctrans.shown_source import source
     from srctrans.forward_api import jvp
     from srctrans.composed import jacobian, batch_jacobian
     from srctrans.second_order import hessian, hvp

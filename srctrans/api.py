@@ -6,8 +6,6 @@ then reuses the cached build.
 """
 
 import functools
-import types
-import textwrap
 
 import numpy as np
 
@@ -17,7 +15,6 @@ from srctrans.runtime.objects import UnseenCallee
 from srctrans.runtime.seeding import check_outputs, is_integer
 from srctrans import cache
 from srctrans import shape_keys
-from srctrans import examples
 from srctrans.ownership import argument_arrays, owned
 from srctrans.repeat_structures import leaf_arrays
 from srctrans.batch_pullbacks import PullbackParts, pullback_plan
@@ -25,7 +22,7 @@ from srctrans.reporting import chained_cause, for_user, noting_callees, user_fac
 from srctrans import repeat as repeat_path
 from srctrans import scalar_gradients
 from srctrans.errors import UsageError
-from srctrans.hints import Any, Function, Mode, Unconnected, Wrt
+from srctrans.hints import Any, Function, Unconnected, Wrt
 from srctrans.interface import API
 from srctrans.selection import Selection, check_differentiable, selects_self, unwrap
 from srctrans.normalize.auxiliary import variant_with_aux
@@ -257,7 +254,7 @@ class _Differentiated:
                 raw = found.grad(*args, **kwargs)          # the fused gradient of a scalar output
                 gradients = _finish(raw, values, self._unconnected, (*args, *kwargs.values()))
                 build = self._instance.build
-                if (not kwargs and not _outside_data(self._fn, build.data_names)
+                if (not kwargs and not shape_keys.reads_outside_data(self._fn, build.data_names)
                         and not build.float_values_matter
                         and None not in [index for index, _, _ in selection.places]):
                     self._set_repeat(self._repeat_for(args, found, selection, raw))
@@ -270,16 +267,6 @@ class _Differentiated:
         if self._has_aux:                      # JAX's order: (g, aux), ((value, aux), g)
             return (out, result) if self._with_value else (result, out[1])
         return (out, result) if self._with_value else result
-
-
-def _outside_data(fn, data_names):
-    """Whether ``fn`` reads as values names of its globals or closure (a guard, which tests
-    the arguments alone, would miss their rebinding); the modules it imports itself
-    (``import math`` in its body) are its own."""
-    code, namespace = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
-    if code is None or namespace is None:
-        return bool(data_names)
-    return any(name in namespace or name in code.co_freevars for name in data_names)
 
 
 def _seed(out, output_gradients, has_aux):
@@ -435,111 +422,6 @@ def vjp(f: Function, *args: Any, wrt: Wrt | None = None,
         bwd if batchable else None, residuals, out, values, unconnected_gradients,
         None if every is None else (float_like, every)))
     return (out[0], pullback, out[1]) if has_aux else (out, pullback)
-
-
-@user_facing
-def source(f: Function, mode: Mode = "reverse", wrt: Wrt = 0, optimize: bool = True,
-           args: tuple | None = None) -> str:
-    """The generated source of ``f``'s derivative, as text.
-
-    Args:
-      f: the function.
-      mode: ``"reverse"`` (the forward and backward passes of the adjoint) or
-        ``"forward"`` (the JVP: the function computing the output and its tangent).
-      wrt: the selected arguments, as in [`grad`][srctrans.grad].
-      optimize: show the optimised code (default) or the raw output of the
-        differentiation pass.
-      args: example arguments (a tuple); when given, show the code a call with
-        them runs, as [`grad`][srctrans.grad] and [`jvp`][srctrans.jvp] run it:
-        built for the objects and functions they reach, specialised on their
-        shapes where srctrans specialises such a call (the function is run once
-        to measure them), under a comment saying which, and why not when not.
-
-    Raises [`UsageError`][srctrans.errors.UsageError] without ``args`` for a function that calls
-    a value passed in to it (``model(x)``) with no branch built yet: the code to
-    show depends on the arguments.
-
-    Returns the generated functions of ``f``, followed by those of every user
-    function they differentiate through. For ``f`` made by [`vmap`][srctrans.vmap],
-    the batched code a call with ``args`` (required) runs, with the batched forms of
-    the functions it calls.
-    """
-    batched = getattr(f, "batched_source", None)
-    if isinstance(batched, types.MethodType):   # st.vmap(f): the batched code a call runs
-        return batched(args)
-    if mode not in ("reverse", "forward"):
-        raise UsageError(f"mode must be 'reverse' or 'forward', not {mode!r}")
-    fn, bound_self = unwrap(f)
-    signature_fn = fn if bound_self is None else functools.partial(fn, bound_self)
-    selection = Selection(signature_fn, wrt)
-    call_args = selected = None
-    if args is not None:
-        call_args = tuple(args) if bound_self is None else (bound_self,) + tuple(args)
-        selected = selection.values(tuple(args), {})
-    found = examples.instance_for(fn, selection.names, mode, optimize, call_args, selected)
-    if call_args is None:
-        examples.refuse_unseen_callees(found.build, getattr(f, "__qualname__", f),
-                                       "st.source(f, args=(...)), or on the command line "
-                                       "--args '...'")
-    forward = _forward_path(fn, bound_self, found, selection, call_args) \
-        if mode == "reverse" and optimize and call_args is not None else None
-    texts = [_path_comment(fn, found, call_args, optimize, forward is not None)]
-    pending, seen = [found.build] + ([forward.build] if forward is not None else []), set()
-    while pending:                               # callees after callers, each once
-        build = pending.pop(0)
-        if id(build) not in seen:
-            seen.add(id(build))
-            texts.append(build.source)
-            pending.extend(callee.build for _, callee in build.callees)
-    return "\n".join(text for text in texts if text)
-
-
-def _path_comment(fn, found, call_args, optimize, forward=False):
-    """The comment above the code ``st.source`` shows for example arguments: which code a
-    call with them runs, and why it is not specialised when it is not; ``forward``: calls
-    from the third on run a forward-mode gradient (:func:`_forward_path`), shown after."""
-    if call_args is None or not optimize:
-        return ""
-    if found.specialised:
-        said = ("The code a call with these arguments runs: specialised on their shapes (a "
-                "call with other shapes runs the generic code first, then its own).")
-        if found.build.speculates:
-            said += (" It takes each `if` as this call does and checks the tests its shapes "
-                     "do not decide (rt.expect_branch): a call that goes the other way runs "
-                     "the generic code.")
-        if forward:
-            said += (" From the third call with these shapes on, the forward-mode gradient "
-                     "after it runs instead: the gradient with respect to one number of a "
-                     "function with a loop is one tangent along 1.0, with no saved steps and "
-                     "no backward loop.")
-    else:
-        reason = found.why_generic(fn, call_args, {}) or "it is not specialised"
-        said = ("The code a call with these arguments runs: the generic code, not specialised "
-                f"on their shapes, because {reason}.")
-    return _comment(said)
-
-
-def _comment(said):
-    return "".join(f"# {line}\n" for line in textwrap.wrap(said, 88))
-
-
-def _forward_path(fn, bound_self, found, selection, call_args):
-    """The forward-mode gradient's instance (``scalar_gradients``) that calls of ``st.grad``
-    with ``call_args`` run from the third on, or None when they keep the reverse code."""
-    places = selection.places
-    if found.grad is None or not found.specialised or None in [i for i, _, _ in places] \
-            or _outside_data(fn, found.build.data_names) or found.build.float_values_matter:
-        return None
-    if bound_self is not None:                     # (call_args hold the object first)
-        places = [(index + 1, name, default) for index, name, default in places]
-    if not scalar_gradients.may_take(found, call_args, places):
-        return None
-    try:
-        raw = found.grad(*call_args)
-    except MissedBranch:      # (code made for another call with this key, which took a branch
-        return None           # this one does not: the call runs the generic code)
-    return scalar_gradients.forward_gradient(fn, found, call_args, selection.names, places,
-                                             raw, instance=True)
 
 
 def _plain_function(value):

@@ -92,6 +92,16 @@ def keyed_data(fn, data_names):
     return any(True for _ in _keyed_data(fn, data_names))
 
 
+def reads_outside_data(fn, data_names):
+    """Whether ``fn`` reads as values names of its globals or closure (``data_names``: a
+    guard, which tests the arguments alone, would miss their rebinding); the modules it
+    imports itself (``import math`` in its body) are its own."""
+    code, namespace = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
+    if code is None or namespace is None:
+        return bool(data_names)
+    return any(name in namespace or name in code.co_freevars for name in data_names)
+
+
 def _keyed_data(fn, data_names):
     """``(name, value)`` of the non-local values ``fn`` reads that are part of its shape key."""
     if not data_names:
