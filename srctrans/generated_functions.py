@@ -229,7 +229,7 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
                                          numbers)
         body = hoist_loop_invariants(body, numbers, parameter_names(unit.function),
                                      unit.namer.fresh)
-        body = sum_traces(body, known, unit.not_float, unit.aliases[NUMPY_ALIAS])
+        body = sum_traces(body, derivatives, known, unit.not_float, unit.aliases[NUMPY_ALIAS])
         body = inner_products(body, derivatives, known, unit.not_float, unit.aliases[NUMPY_ALIAS])
     arrays = {name for name, shape in shapes.items() if shape}    # not numbers
     numbers = {name for name, shape in shapes.items() if shape == ()}

@@ -1728,6 +1728,10 @@ def test_a_solves_cotangents_have_their_shapes_and_an_identitys_sum_is_a_trace()
     assert "trace" not in source
     got = st.grad(penalty_of_counts)(0.5, C, np.ones(2))
     assert got == 7.0
+    M = np.array([[1.5, 2.0], [3.0, 4.25]])      # floats: the derivative reads the trace
+    source = _fused_source_wrt(penalty_of_counts, (0.5, M, np.ones(2)), 0)
+    assert "C.trace()" in source
+    assert st.grad(penalty_of_counts)(0.5, M, np.ones(2)) == 7.75
 
 
 @pytest.mark.parametrize("text, rewritten", [

@@ -19,28 +19,44 @@ pass over the arrays and no temporary, where the product and its sum take two::
 import gast
 
 from srctrans.optimise.expression_shapes import shape_of
-from srctrans.treewalk import walk
+from srctrans.treewalk import replace_children, walk
 
 
 def inner_products(body, derivatives, known, not_float, numpy_alias):
     """``body`` (changed in place, and returned) with the sums of products in statements
     assigning ``derivatives`` (names) made inner products (see the module); ``known``:
     name -> shape; ``not_float``: the names that may hold ints or booleans."""
-    for top in body:
-        for stmt in walk(top):
-            if not isinstance(stmt, (gast.Assign, gast.AugAssign)) or \
-                    not _assigns(stmt) & derivatives:
-                continue
-            for node in walk(stmt.value):
-                for field, value in gast.iter_fields(node):
-                    if isinstance(value, gast.expr):
-                        made = _inner(value, known, not_float, numpy_alias)
-                        if made is not None:
-                            setattr(node, field, made)
-            made = _inner(stmt.value, known, not_float, numpy_alias)
-            if made is not None:
-                stmt.value = made
+    def inner(node):
+        return _inner(node, known, not_float, numpy_alias) or node
+
+    for stmt in derivative_statements(body, derivatives):
+        replace_children(stmt.value, inner)
+        stmt.value = inner(stmt.value)
     return body
+
+
+def derivative_statements(body, derivatives):
+    """The assignments of ``body`` (nested ones too) to ``derivatives`` or their entries:
+    those whose rounding is a derivative's, not the program's."""
+    return [stmt for top in body for stmt in walk(top)
+            if isinstance(stmt, (gast.Assign, gast.AugAssign)) and _assigns(stmt) & derivatives]
+
+
+def summed_product(node, numpy_alias):
+    """The product ``a * b`` that ``node`` sums whole (``(a * b).sum()``, ``np.sum(a * b)``,
+    NumPy called ``numpy_alias``), else None."""
+    if not isinstance(node, gast.Call) or node.keywords:
+        return None
+    if isinstance(node.func, gast.Attribute) and node.func.attr == "sum" and not node.args:
+        product = node.func.value
+    elif (len(node.args) == 1 and isinstance(node.func, gast.Attribute)
+          and node.func.attr == "sum" and isinstance(node.func.value, gast.Name)
+          and node.func.value.id == numpy_alias):
+        product = node.args[0]
+    else:
+        return None
+    return product if isinstance(product, gast.BinOp) and isinstance(product.op, gast.Mult) \
+        else None
 
 
 def _assigns(stmt):
@@ -56,17 +72,8 @@ def _assigns(stmt):
 
 def _inner(node, known, not_float, numpy_alias):
     """The inner product a sum of a product ``node`` is, else None."""
-    if not isinstance(node, gast.Call) or node.keywords:
-        return None
-    if isinstance(node.func, gast.Attribute) and node.func.attr == "sum" and not node.args:
-        product = node.func.value
-    elif (len(node.args) == 1 and isinstance(node.func, gast.Attribute)
-          and node.func.attr == "sum" and isinstance(node.func.value, gast.Name)
-          and node.func.value.id == numpy_alias):
-        product = node.args[0]
-    else:
-        return None
-    if not (isinstance(product, gast.BinOp) and isinstance(product.op, gast.Mult)):
+    product = summed_product(node, numpy_alias)
+    if product is None:
         return None
     (left, left_negated), (right, right_negated) = map(_negation, (product.left, product.right))
     if any(isinstance(n, gast.Name) and n.id in not_float

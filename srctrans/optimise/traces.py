@@ -2,9 +2,12 @@
 
 Requires: the body of a fused gradient specialised on shapes, the shapes known of its names
 (``expression_shapes.infer_shapes``), the names that may hold ints or booleans
-(``analyse.values.maybe_not_float``), and the name NumPy is called by.
-Guarantees: the values computed are the same up to rounding (the trace adds the diagonal
-alone; the product's sum adds its zeros too, in another order). ``(d * E).sum()``,
+(``analyse.values.maybe_not_float``), the names of its derivatives (the cotangents its
+backward statements assign), and the name NumPy is called by.
+Guarantees: a derivative's value is the same up to rounding (the trace adds the diagonal
+alone; the product's sum adds its zeros too, in another order); the statements that assign
+anything else (the program's values) are left as they are. In a statement assigning a
+derivative, ``(d * E).sum()``,
 ``(E * d).sum()`` and ``np.sum(d * E)``, where ``E`` is a name the body assigns once,
 to ``np.eye(n)`` (one argument), and ``d`` is a name of floats of ``E``'s shape ``(n, n)``
 (an int matrix's trace is an int, the product's sum a float), become
@@ -19,29 +22,21 @@ import numpy as np
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.treewalk import walk
+from srctrans.optimise.inner_products import derivative_statements, summed_product
+from srctrans.treewalk import replace_children, walk
 
 
-def sum_traces(body, known, not_float, numpy_alias):
+def sum_traces(body, derivatives, known, not_float, numpy_alias):
     """``body`` (changed in place, and returned) with each sum of a matrix times an identity
-    its trace (see the module); ``known``: name -> shape; ``not_float``: the names that may
-    hold ints or booleans."""
+    in a statement assigning one of ``derivatives`` its trace (see the module); ``known``:
+    name -> shape; ``not_float``: the names that may hold ints or booleans."""
     identities = _identities(body, numpy_alias)
-    if not identities:
-        return body
-    for stmt in body:
-        for node in walk(stmt):
-            for field, value in gast.iter_fields(node):
-                if isinstance(value, gast.expr):
-                    traced = _traced(value, identities, known, not_float, numpy_alias)
-                    if traced is not None:
-                        setattr(node, field, traced)
-                elif isinstance(value, list):
-                    for index, item in enumerate(value):
-                        traced = _traced(item, identities, known, not_float, numpy_alias) \
-                            if isinstance(item, gast.expr) else None
-                        if traced is not None:
-                            value[index] = traced
+    if identities:
+        def traced(node):
+            return _traced(node, identities, known, not_float, numpy_alias) or node
+        for stmt in derivative_statements(body, derivatives):
+            replace_children(stmt.value, traced)
+            stmt.value = traced(stmt.value)
     return body
 
 
@@ -70,17 +65,8 @@ def _is_eye(value, numpy_alias):
 
 def _traced(node, identities, known, not_float, numpy_alias):
     """``d.trace()`` for a sum of ``d`` times an identity of ``d``'s shape, else None."""
-    if not isinstance(node, gast.Call) or node.keywords:
-        return None
-    if isinstance(node.func, gast.Attribute) and node.func.attr == "sum" and not node.args:
-        product = node.func.value
-    elif (len(node.args) == 1 and isinstance(node.func, gast.Attribute)
-          and node.func.attr == "sum" and isinstance(node.func.value, gast.Name)
-          and node.func.value.id == numpy_alias):
-        product = node.args[0]
-    else:
-        return None
-    if not (isinstance(product, gast.BinOp) and isinstance(product.op, gast.Mult)):
+    product = summed_product(node, numpy_alias)
+    if product is None:
         return None
     for eye, other in ((product.right, product.left), (product.left, product.right)):
         if isinstance(eye, gast.Name) and eye.id in identities:
