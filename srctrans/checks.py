@@ -39,7 +39,8 @@ def check_grads(f: Function, args: tuple, modes: tuple[Mode, ...] = ("forward", 
       modes: which modes to check: ``"forward"`` (``<v, jvp(u)>``, through
         the generic JVP and the one specialised on the arguments' shapes) and
         ``"reverse"`` (``<vjp(v), u>``, through every backward pass srctrans
-        may run); default both.
+        may run, and what a gradient's third call runs: forward mode for one
+        number of a function with a loop); default both.
       order: 1 checks the derivatives of ``f``; 2 also checks, in every mode,
         the derivatives of its generated derivatives: the gradient function
         (reverse over reverse, forward over reverse) and, when ``"forward"``
@@ -134,12 +135,15 @@ def _check_first_order(f, wide, kwargs, modes, indices, rng, name, eps, rtol, at
     if "reverse" not in modes:
         return
     # every way srctrans may run the backward pass: generic, shape-specialised,
-    # and, for a scalar output, the fused gradient (which takes the cotangent 1)
-    for path in ("generic", "specialised", "fused"):
-        if path == "fused":
+    # and, for a scalar output, the fused gradient (which takes the cotangent 1) and the
+    # short path's, from a gradient's third call (forward mode, for one number of a loop)
+    for path in ("generic", "specialised", "fused", "short path"):
+        if path in ("fused", "short path"):
             if is_container(out) or np.ndim(out) != 0 or np.iscomplexobj(out):
                 continue
-            gradients = grad(f, wrt=indices)(*wide, **kwargs)
+            gradient = grad(f, wrt=indices)
+            for _ in range(3 if path == "short path" else 1):
+                gradients = gradient(*_fresh(wide), **kwargs)
             scale = float(cotangent)
         else:
             # specialised code is built by the second call with the same shapes

@@ -244,3 +244,20 @@ def test_a_stored_forward_build_remembers_its_backward_code(tmp_path):
     finally:
         directory.set_location()
         st.clear_cache()
+
+
+def test_check_grads_checks_the_short_paths_gradient(monkeypatch):
+    """st.check_grads runs a gradient thrice, so it checks the forward-mode gradient the
+    short path runs (here one made wrong)."""
+    from srctrans import scalar_gradients
+    real = scalar_gradients.forward_gradient
+
+    def doubled(*args, **kwargs):
+        made = real(*args, **kwargs)
+        return None if made is None else (lambda *a: (2.0 * made(*a)[0],))
+    y = np.cumsum(R.standard_normal(12))
+    st.check_grads(smoothing, (0.4, y), wrt=(0,))
+    st.clear_cache()
+    monkeypatch.setattr(scalar_gradients, "forward_gradient", doubled)
+    with pytest.raises(AssertionError, match="short path"):
+        st.check_grads(smoothing, (0.4, y), wrt=(0,))
