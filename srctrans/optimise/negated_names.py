@@ -19,6 +19,8 @@ addition costs no array::
 (``optimise/negation.py`` moves a sign along a chain of names read once each.)
 """
 
+import bisect
+
 import gast
 
 from srctrans.nodes import load
@@ -29,29 +31,88 @@ _LINEAR_METHODS = ("sum", "mean")
 
 def absorb_negated_names(body, live_out):
     """``body`` (changed in place, and returned) with each negated name whose reads all take
-    the sign in read so (see the module); ``live_out``: the names read after ``body``."""
-    stores = {}
-    for stmt in body:
-        for node in walk(stmt):
-            if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
-                stores[node.id] = stores.get(node.id, 0) + 1
-    index = 0
-    while index < len(body):
-        stmt = body[index]
+    the sign in read so (see the module); ``live_out``: the names read after ``body``.
+
+    One walk of the body records which top-level statements read, assign and write into
+    what; each negated name then looks only at the statements that read it (linear in the
+    body, however many negated names it holds)."""
+    statements = _Statements(body)
+    dropped = set()
+    for index, stmt in enumerate(body):
         negated = _negated_name(stmt)
-        if negated is None or negated[0] in live_out or stores.get(negated[0]) != 1 \
-                or any(negated[1] in _stored(later) for later in body[index + 1:]):
-            index += 1
+        if negated is None or negated[0] in live_out or statements.stores(negated[0]) != 1:
             continue
         name, source = negated
-        rewrites = _absorbing_reads(body[index + 1:], name, source)
-        if rewrites is None:
-            index += 1
+        readers = statements.readers(name, index)
+        if not readers or statements.stored_after(source, index) \
+                or statements.read_between(source, index, readers[-1]) \
+                or statements.writes_in_place_between(index, readers[-1]) \
+                or any(statements.reads(k, name) > 1 for k in readers):
+            continue
+        rewrites = [_absorbing(read, _parents(body[k])) for k in readers
+                    for read in walk(body[k]) if isinstance(read, gast.Name) and read.id == name]
+        if None in rewrites:
             continue
         for rewrite in rewrites:
             rewrite(source)
-        del body[index]
+        statements.now_read(source, readers)
+        dropped.add(index)
+    body[:] = [stmt for index, stmt in enumerate(body) if index not in dropped]
     return body
+
+
+class _Statements:
+    """What each top-level statement of a body reads (how often), assigns and whether it
+    writes into an array, with the statements reading each name in order."""
+
+    def __init__(self, body):
+        self._reads = []                        # per statement: name -> how many reads
+        self._readers = {}                      # name -> indices of the statements reading it
+        self._stored = {}                       # name -> indices of the statements storing it
+        self._writes = [0]                      # statements up to each that write in place
+        for index, stmt in enumerate(body):
+            reads = {}
+            for node in walk(stmt):
+                if isinstance(node, gast.Name):
+                    if isinstance(node.ctx, gast.Load):
+                        reads[node.id] = reads.get(node.id, 0) + 1
+                    else:
+                        self._stored.setdefault(node.id, []).append(index)
+            self._reads.append(reads)
+            for name in reads:
+                self._readers.setdefault(name, []).append(index)
+            self._writes.append(self._writes[-1] + _writes_in_place(stmt))
+
+    def stores(self, name):
+        return len(self._stored.get(name, ()))
+
+    def reads(self, index, name):
+        return self._reads[index].get(name, 0)
+
+    def readers(self, name, after):
+        found = self._readers.get(name, [])
+        return found[bisect.bisect_right(found, after):]
+
+    def stored_after(self, name, index):
+        found = self._stored.get(name, [])
+        return bisect.bisect_right(found, index) < len(found)
+
+    def read_between(self, name, first, last):
+        """Whether a statement after ``first``, up to ``last``, reads ``name``."""
+        found = self._readers.get(name, [])
+        return bisect.bisect_right(found, first) < bisect.bisect_right(found, last)
+
+    def writes_in_place_between(self, first, last):
+        return self._writes[last + 1] > self._writes[first + 1]
+
+    def now_read(self, name, indices):
+        """Statements ``indices`` read ``name`` now (a rewrite put it there)."""
+        found = self._readers.setdefault(name, [])
+        for index in indices:
+            self._reads[index][name] = self._reads[index].get(name, 0) + 1
+            position = bisect.bisect_left(found, index)
+            if position == len(found) or found[position] != index:
+                found.insert(position, index)
 
 
 def _negated_name(stmt):
@@ -63,45 +124,18 @@ def _negated_name(stmt):
     return None
 
 
-def _stored(stmt):
-    return {node.id for node in walk(stmt)
-            if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load)}
-
-
-def _absorbing_reads(statements, name, source):
-    """A rewrite ``rewrite(x)`` for each read of ``name`` in ``statements``, each taking the
-    sign into the expression around the read; None when a read does not take it in, two
-    reads are in one statement, ``source`` is read again, or a statement up to the last
-    read writes into an array (``x`` may be one, under another name)."""
-    reading = [stmt for stmt in statements
-               if any(isinstance(n, gast.Name) and n.id == name for n in walk(stmt))]
-    if not reading:
-        return None
-    for stmt in statements[:statements.index(reading[-1]) + 1]:
-        if sum(isinstance(n, gast.Name) and n.id == name for n in walk(stmt)) > 1 or \
-                any(isinstance(n, gast.Name) and n.id == source for n in walk(stmt)) or \
-                _writes_in_place(stmt):
-            return None
+def _parents(stmt):
+    """``{id(node): (parent, field, position)}`` of the nodes below ``stmt`` (``position``:
+    the index in a list field, else None)."""
     parents = {}
-    for stmt in statements:
-        for node in walk(stmt):
-            for field, value in gast.iter_fields(node):
-                children = value if isinstance(value, list) else [value]
-                for position, child in enumerate(children):
-                    if isinstance(child, gast.AST):
-                        parents[id(child)] = (node, field, position if isinstance(value, list)
-                                              else None)
-    rewrites = []
-    for stmt in statements:
-        for node in walk(stmt):
-            if isinstance(node, gast.Name) and node.id == name:
-                if not isinstance(node.ctx, gast.Load):
-                    return None
-                rewrite = _absorbing(node, parents)
-                if rewrite is None:
-                    return None
-                rewrites.append(rewrite)
-    return rewrites
+    for node in walk(stmt):
+        for field, value in gast.iter_fields(node):
+            children = value if isinstance(value, list) else [value]
+            for position, child in enumerate(children):
+                if isinstance(child, gast.AST):
+                    parents[id(child)] = (node, field, position if isinstance(value, list)
+                                          else None)
+    return parents
 
 
 def _writes_in_place(stmt):
