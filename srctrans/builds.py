@@ -4,8 +4,20 @@ Requires: nothing but :mod:`srctrans.emit.compile`'s :class:`Compiled`.
 Guarantees: :class:`Build` and :class:`ForwardBuild` hold the compiled code
 and the facts the cache needs to reuse it; the pipeline makes them, and the
 persistent cache (``srctrans.persist``) makes them from an entry without
-importing the pipeline.
+importing the pipeline. :func:`builds_reached` walks a build and its callees'.
 """
+
+
+def builds_reached(*builds):
+    """``builds`` and the builds of every function they call, callers before callees (breadth
+    first), each once (``build.callees``: ``(function, instance)`` pairs)."""
+    pending, seen = list(builds), set()
+    while pending:
+        build = pending.pop(0)
+        if id(build) not in seen:
+            seen.add(id(build))
+            yield build
+            pending.extend(callee.build for _, callee in build.callees)
 
 
 def callee_name(fn):

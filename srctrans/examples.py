@@ -11,6 +11,7 @@ has no branch yet (the code shown would not be the code that runs).
 
 from srctrans import cache
 from srctrans import runtime
+from srctrans.builds import builds_reached
 from srctrans.errors import UsageError
 from srctrans.reporting import noting_callees
 
@@ -50,16 +51,10 @@ def refuse_unseen_callees(build, what, how):
     """Raise ``UsageError`` when ``build`` (or a callee's) calls a value passed in for which
     no kind of callee has a branch yet (no call has met one): ``what`` names the function,
     ``how`` says how to pass examples."""
-    pending, seen = [build], set()
-    while pending:
-        build = pending.pop(0)
-        if id(build) in seen:
-            continue
-        seen.add(id(build))
-        unseen = [site for site, kinds in build.sites.items() if not kinds]
+    for reached in builds_reached(build):
+        unseen = [site for site, kinds in reached.sites.items() if not kinds]
         if unseen:
             raise UsageError(
                 f"{what} calls a value passed in to it (at {unseen[0]}): srctrans builds "
                 "such a call for the objects and functions a call meets, so its code depends "
                 "on the arguments", hint=f"pass example arguments: {how}")
-        pending.extend(callee.build for _, callee in build.callees)

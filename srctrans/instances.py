@@ -19,7 +19,7 @@ import numpy as np
 from srctrans.assumed import Assumed, why_unspecialisable
 from srctrans.interface import API
 from srctrans.measuring import (
-    Watched, has_shape, is_float, watched_callees, measure, run_keeping_locals, settled)
+    Watched, float_names, has_shape, watched_callees, measure, run_keeping_locals, settled)
 from srctrans.normalize.auxiliary import has_aux
 from srctrans.runtime.branches import MissedBranch
 from srctrans.runtime.seeding import check_outputs, is_complex
@@ -217,9 +217,7 @@ class ForwardInstance(Instance):
             return self       # complex values run the generic code (docs/complex.md)
         shapes = tuple(sorted((name, np.shape(value)) for name, value in values.items()
                               if has_shape(value)))
-        # the names that held real floats alone (``1.0 * x`` is ``x`` there), as ``measure`` has them
-        floats = tuple(sorted(name for name, value in values.items()
-                              if name not in mixed and is_float(value)))
+        floats = tuple(float_names(values, mixed))
         _, wrt, optimize, tangent_only, _ = self.build.options
         return API.forward_instance(fn, wrt, optimize, tangent_only=tangent_only,
                                     shapes=(shapes, floats))

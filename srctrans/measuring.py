@@ -142,8 +142,7 @@ def measure(build, out, residuals, values=None, varying=frozenset(), watched=Non
                    _held_by_value(_read(values, path)) for path in operands))}
     tests = [(name, value, False) for name, value in decided.items()]
     tests += [(name, value, True) for name, value in (taken or {}).items() if name not in decided]
-    floats = sorted(name for name, value in (values or {}).items() if own_call and name in own
-                    and name not in mixed and is_float(value))
+    floats = [name for name in float_names(values or {}, mixed) if own_call and name in own]
     return (tuple(sorted(own.items())), tuple(sorted(callees.items())), tuple(sorted(tests)),
             tuple(floats))
 
@@ -268,6 +267,12 @@ def signature(value):
 
 def has_shape(value):
     return isinstance(value, (np.ndarray, np.generic, float, int)) and not isinstance(value, bool)
+
+
+def float_names(values, mixed):
+    """The names of ``values`` (a run's locals) that held real floats alone (:func:`is_float`;
+    not those in ``mixed``, which held other numbers too), sorted: ``1.0 * x`` is ``x`` there."""
+    return sorted(name for name, value in values.items() if name not in mixed and is_float(value))
 
 
 def is_float(value):

@@ -25,6 +25,7 @@ path checks the tangent against the reverse gradient once, when it is made.
 
 import numpy as np
 
+from srctrans.builds import builds_reached
 from srctrans.errors import SrcTransError
 from srctrans.interface import API
 from srctrans.rules import REGISTRY
@@ -72,19 +73,13 @@ def may_take(reverse, args, places):
 def _same_derivative(build):
     """Whether forward mode differentiates ``build``'s function and every callee as the
     reverse pass does: no backward-pass code left out, no rule a user registered."""
-    pending, seen = [build], set()
-    while pending:
-        found = pending.pop()
-        if id(found) in seen:
-            continue
-        seen.add(id(found))
+    for found in builds_reached(build):
         if found.backward_code:
             return False
         for callee in found.consulted:
             rule = REGISTRY.lookup(callee)
             if rule is not None and (rule.custom_vjp or rule.custom_jvp) is not None:
                 return False
-        pending.extend(instance.build for _, instance in found.callees)
     return True
 
 

@@ -13,6 +13,7 @@ import textwrap
 import types
 
 from srctrans import examples, scalar_gradients
+from srctrans.builds import builds_reached
 from srctrans.shape_keys import reads_outside_data
 from srctrans.errors import UsageError
 from srctrans.hints import Function, Mode, Wrt
@@ -68,13 +69,8 @@ def source(f: Function, mode: Mode = "reverse", wrt: Wrt = 0, optimize: bool = T
     forward = _forward_path(fn, bound_self, found, selection, call_args) \
         if mode == "reverse" and optimize and call_args is not None else None
     texts = [_path_comment(fn, found, call_args, optimize, forward is not None)]
-    pending, seen = [found.build] + ([forward.build] if forward is not None else []), set()
-    while pending:                               # callees after callers, each once
-        build = pending.pop(0)
-        if id(build) not in seen:
-            seen.add(id(build))
-            texts.append(build.source)
-            pending.extend(callee.build for _, callee in build.callees)
+    shown = [found.build] + ([forward.build] if forward is not None else [])
+    texts += [build.source for build in builds_reached(*shown)]   # callees after callers
     return "\n".join(text for text in texts if text)
 
 
