@@ -156,8 +156,8 @@ def infer_shapes(statements, shapes, parameters=()):
                     shape = shape_of(stmt.value, known)
                     if shape is not None:
                         known[name] = shape
-                    elif entry_key(name, 0) not in known:
-                        record_pair(name, stmt.value, known)
+                    else:
+                        record_pair(name, stmt.value, known)     # (rt.solve_grads' pair)
 
     known = dict(shapes)
     known.update(dict.fromkeys(index_integers(statements), INTEGER))
