@@ -39,9 +39,9 @@ def forward_gradient(fn, reverse, args, names, places, raw, instance=False):
     the selected parameters, ``places`` their ``(position, name, default)`` among
     ``args`` (a bound method's object first), ``raw`` what ``reverse.grad``
     returned for ``args``; with ``instance``, its forward instance rather than the
-    function (``st.source`` shows its build). Straight-line code keeps its reverse pass, which is
-    optimised further; a loop's reverse pass saves each step's values and runs
-    the steps again backward, where forward mode runs them once."""
+    function (``st.source`` shows its build). Straight-line code keeps its reverse
+    pass, which is optimised further; a loop's reverse pass saves each step's values
+    and runs the steps again backward, where forward mode runs them once."""
     if not may_take(reverse, args, places) or len(raw) != 1 or \
             not isinstance(raw[0], (float, np.floating)):
         return None
