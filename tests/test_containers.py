@@ -62,6 +62,7 @@ CASES = [
                                    r.standard_normal(3)), (0, 1)),
     (c.sorted_keys_of_dicts, lambda r: ({"b": r.standard_normal(3), "a": r.standard_normal(3)},
                                         r.standard_normal(3), r.standard_normal(3)), (0, 1, 2)),
+    (c.pops_a_stack, lambda r: (r.standard_normal(3), r.standard_normal(3)), (0, 1)),
 ]
 
 

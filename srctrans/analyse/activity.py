@@ -42,7 +42,8 @@ def integer_names(function):
 
     A value a generated backward pass restores from its tape (``x = tape.pop()``)
     keeps the kind its other assignments give it, so a loop's ``range`` saved
-    on a tape stays a constant in the derivatives of that pass.
+    on a tape stays a constant in the derivatives of that pass; a name only
+    ever popped (and set to ``None``) is not taken for an int.
     """
     values, others = {}, set(parameter_names(function))     # parameters come from outside
     for node in walk(function):
@@ -56,9 +57,16 @@ def integer_names(function):
             values.setdefault(node.target.id, []).append(gast.Subscript(
                 node.iter, gast.Constant(0, None), gast.Load()))      # an entry of the iterable
     candidates = {name for name, assigned in values.items()
-                  if name not in others and any(popped_from(v) is None for v in assigned)}
+                  if name not in others and any(_tells_kind(v) for v in assigned)}
     return greatest_closed(values, candidates,
                            lambda v, names: popped_from(v) is not None or _integral(v, names))
+
+
+def _tells_kind(value):
+    """Whether an assigned ``value`` can show its name holds ints: a pop or the ``None`` a
+    name starts as before a loop cannot (``x = None`` then ``x = stack.pop()`` of floats)."""
+    return popped_from(value) is None and not (isinstance(value, gast.Constant)
+                                               and value.value is None)
 
 
 def _integral(value, names):

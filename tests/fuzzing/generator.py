@@ -827,6 +827,10 @@ class _Builder:
             lines = [f"{acc}_pairs = [({a}[0], {b}), ({a}[-1] * 0.5, {b} + 1.0), ({a}[0] - 1.0, {b})]",
                      f"{acc} = 0.0", f"for u, v in {acc}_pairs:",
                      f"    {acc} = {acc} + np.sum(np.tanh(u * v) ** 2)"]
+            if self.rng.random() < 0.3:       # or off a stack, into a name that starts as None
+                lines = [f"{acc}_stack = [{a}[0], {b} + 1.0, {a}[-1] * {b}]", f"{acc}_top = None",
+                         f"{acc} = 0.0", "for k in range(3):", f"    {acc}_top = {acc}_stack.pop()",
+                         f"    {acc} = {acc} + np.sum(np.tanh({acc}_top) ** 2)"]
         elif kind < 0.7:      # a sum over rows (batched as one step: optimise/row_loops.py)
             lines = self.rng.choice([
                 [f"{acc} = 0.0", f"for row in {a}:", f"    {acc} = {acc} + np.sum(row * row)"],

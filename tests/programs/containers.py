@@ -281,3 +281,14 @@ def sorted_keys_of_dicts(d, x, y):
     for key in sorted(d):
         v = v + np.sin(d[key]) * y
     return np.sum(v * v)
+
+
+def pops_a_stack(x, y):
+    """``top`` starts as None and is only ever popped: a float, not an int."""
+    stack = [x * 2.0, y, x * y]
+    top = None
+    total = 0.0
+    for _ in range(3):
+        top = stack.pop()
+        total = total + np.sum(top * top)
+    return total
