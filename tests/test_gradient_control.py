@@ -442,6 +442,17 @@ def test_unconnected_gradients_none_and_zero():
         st.grad(c.unconnected, unconnected_gradients="zeros")
 
 
+def test_a_name_two_loops_bind_connects_only_what_the_second_reads():
+    """The first loop's ``u, v`` (from ``y``) never reach the output: ``y`` is unconnected on
+    the first (generic) call as on later (specialised) ones."""
+    x = np.array([0.3, -0.7, 1.1])
+    g = st.grad(c.unconnected_through_a_reused_loop_name, wrt=(0, 1))
+    for _ in range(3):
+        dx, dy = g(x, 0.5)
+        assert dy is None
+        np.testing.assert_allclose(dx, np.tanh(x) + x * (1.0 - np.tanh(x) ** 2), rtol=1e-12)
+
+
 # -- misuse ----------------------------------------------------------------------------------
 
 MISUSE = [

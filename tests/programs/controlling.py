@@ -505,3 +505,14 @@ def checkpointed_rnn(W, xs, h):
     for t in st.checkpointed(range(len(xs)), snapshots=4):
         h = np.tanh(xs[t] @ W + h)
     return np.sum(h * h)
+
+
+def unconnected_through_a_reused_loop_name(x, y):
+    """``y`` reaches ``u`` and ``v`` of the first loop only; the second binds them afresh."""
+    total = 0.0
+    for u, v in [(x[0], y), (x[1], y * 2.0)]:
+        total = total + u * v
+    out = 0.0
+    for u, v in zip(x, np.tanh(x)):
+        out = out + u * v
+    return out
