@@ -73,7 +73,8 @@ def _blocks_overwriting(body):
         elif isinstance(stmt, gast.Return):
             live = _loads(stmt)
         else:
-            live = (live - _bound_by(stmt)) | _loads(stmt)
+            live -= _bound_by(stmt)
+            live |= _loads(stmt)
     return found
 
 
