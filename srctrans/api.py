@@ -24,6 +24,7 @@ from srctrans import scalar_gradients
 from srctrans.errors import UsageError
 from srctrans.hints import Any, Function, Unconnected, Wrt
 from srctrans.interface import API
+from srctrans.lean_cotangents import lean_gradient
 from srctrans.selection import Selection, check_differentiable, selects_self, unwrap
 from srctrans.normalize.auxiliary import variant_with_aux
 
@@ -142,8 +143,9 @@ class _Differentiated:
         if repeat is None and len(repeats) < cache.MAX_SPECIALISATIONS:
             # with respect to one number: forward mode, where it gives what the reverse pass does
             fused = scalar_gradients.forward_gradient(
-                self._fn, specialised, args, selection.names, places, raw) or \
-                specialised.grad
+                self._fn, specialised, args, selection.names, places, raw)
+            if fused is None:            # the reverse gradient, handing containers' back as made
+                fused, raw = lean_gradient(specialised.grad, args, raw) or (specialised.grad, raw)
             repeat = repeats[kinds] = repeat_path.make_repeat(
                 self._fn, self._instance, fused, args, key, places,
                 selection.single, self._finisher(selection), raw) or False
