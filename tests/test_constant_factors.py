@@ -106,10 +106,13 @@ def test_derivatives_and_dtypes_are_the_generic_codes(f, dtype):
         st.check_grads(f, args, order=2)
     gradient = st.grad(f, wrt=(0, 1))
     want = st.grad(f, wrt=(0, 1), optimize=False)(*args)
+    rtol = 1e-12 if dtype is np.float64 else 1e-5
     for _ in range(3):                                    # generic, specialised, short path
         for a, b in zip(gradient(*args), want):
             assert a.dtype == b.dtype
-            np.testing.assert_allclose(a, b, rtol=1e-12 if dtype is np.float64 else 1e-5)
+            # each path rounds its own way: an entry that is a difference of nearly equal
+            # terms (gaussian_kl's var_q / var_p - 1) differs by rounding of the terms' size
+            np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol * np.abs(b).max())
 
 
 def test_a_literal_joins_a_leading_number_where_an_array_is_multiplied():
