@@ -173,7 +173,7 @@ def test_a_long_sum_is_not_folded_into_one_statement():
 
 @pytest.mark.parametrize("text, live", [
     ("d = -g\ne = np.exp(d)", set()),              # exp does not let the sign out
-    ("d = -g\ne = d * x\nf = e * e", set()),       # e is read twice
+    ("d = -g\ne = d * x\nf = e * h + e", set()),   # e read twice: the sign comes out
     ("d = -g\ne = d / s", set()),                  # nothing absorbs it
     ("d = -g\ne = h + d", {"d"}),                  # d itself is returned
 ])
@@ -186,6 +186,10 @@ def test_a_negation_that_would_not_be_absorbed_stays(text, live):
     ("d = -g\ne = h + d", "d = g\ne = h - d"),              # a + -b -> a - b
     ("d = -g\ne = d + h", "d = g\ne = h - d"),              # -a + b -> b - a
     ("d = -g\ne = d * x\nf = h - e", "d = g\ne = d * x\nf = h + e"),   # through a product
+    ("d = -g\ne = d * x\nf = e * e", "d = g\ne = d * x\nf = e * e"),   # read twice, squared
+    # through a guard of a quotient (zero where d is: where -d is), an entry, a sum
+    ("d = -g\ne = rt.zero_guard(d, d / s)\nf = e[:, None] * x\nh = -f.sum(axis=0)",
+     "d = g\ne = rt.zero_guard(d, d / s)\nf = e[:, None] * x\nh = f.sum(axis=0)"),
 ])
 def test_a_negation_is_absorbed_by_a_sum_or_difference(text, moved):
     assert _text(negation.sink_negations(_statements(text), set())) == moved
@@ -1821,3 +1825,18 @@ def test_negated_names_walk_the_body_a_bounded_number_of_times(monkeypatch):
         assert len(statements) == n and _text(statements[:1]) == "y0 = a - x0"
         return walked[0]
     assert walks(400) <= 2.2 * walks(200)
+
+
+def test_a_mixtures_responsibilities_are_negated_nowhere():
+    """log_weights - 0.5 * sq / s: the cotangent of ``sq`` is ``-resp / s``, and its sum
+    over the rows is the means' cotangent negated again; the two signs cancel, through the
+    guard of the quotient and the entry ``[:, :, None]``, and no array is negated."""
+    from corpus import models as corpus_models
+    rng = _rng(12)
+    args = (rng.standard_normal((3, 2)), rng.standard_normal((10, 2)),
+            np.log(np.array([0.2, 0.3, 0.5])), 0.8)
+    source = st.source(corpus_models.gmm_loglik, args=args).split("def gmm_loglik_grad")[1]
+    backward = source.split("rt.softmax_share")[1]
+    assert "-" not in "".join(line for line in backward.splitlines()
+                              if not line.strip().startswith("#"))
+    st.check_grads(corpus_models.gmm_loglik, args, order=2)

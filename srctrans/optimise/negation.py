@@ -15,8 +15,9 @@ the sign along, so the backward pass of ``z - np.log(s)`` reads
     d_sum = d_log / s
     dz = dlogp + d_sum * e
 
-When each name of the chain is read once, by the next statement of the
-chain, the sign moves along it and the negated array is never made:
+When each name of the chain is read by one statement only, the next of the
+chain (twice, in a guard ``rt.zero_guard(d, d / s)``), the sign moves along it
+and the negated array is never made:
 
     d_log = dlogp.sum(axis=1, keepdims=True)
     d_sum = d_log / s
@@ -68,24 +69,31 @@ def sink_negations(statements, live_out, shapes=None):
             if shape is not None:
                 known.setdefault(stmt.targets[0].id, shape)
     reads, writes = {}, {}
-    reading = []                            # the names each statement reads (a sign's move keeps them)
-    for stmt in statements:
-        read = set()
+    reading = []                 # per statement, the names it reads and how often (a sign's
+    for stmt in statements:      # move keeps them)
+        read = {}
         for node in walk(stmt):
             if isinstance(node, gast.Name):
                 counts = reads if isinstance(node.ctx, gast.Load) else writes
                 counts[node.id] = counts.get(node.id, 0) + 1
                 if counts is reads:
-                    read.add(node.id)
+                    read[node.id] = read.get(node.id, 0) + 1
         reading.append(read)
+    first_reader = {}
+    for index, read in enumerate(reading):
+        for name in read:
+            first_reader.setdefault(name, index)
 
     def single_use(name):
-        return reads.get(name) == 1 and writes.get(name) == 1 and name not in live_out
+        """Whether ``name`` is assigned once and read by one statement only (a guard's
+        ``rt.zero_guard(d, d / s)`` reads it twice)."""
+        return (writes.get(name) == 1 and name not in live_out and name in first_reader
+                and reading[first_reader[name]][name] == reads[name])
 
     for i, stmt in enumerate(statements):
         if _negated_assignment(stmt) is None:
             continue
-        chain = _chain(statements, reading, i, single_use, known)
+        chain = _chain(statements, first_reader, i, single_use, known)
         if chain is not None:
             stmt.value = stmt.value.operand                   # n = -e  ->  n = e
             for index, value in chain:
@@ -109,7 +117,7 @@ def sink_negations_in_loops(statements, live_out, shapes=None):
     return statements
 
 
-def _chain(statements, reading, i, single_use, known):
+def _chain(statements, first_reader, i, single_use, known):
     """``[(index, new value)]`` for the statements the sign of ``statements[i]`` moves through.
 
     None when the sign would not end absorbed by a difference.
@@ -117,8 +125,8 @@ def _chain(statements, reading, i, single_use, known):
     chain = []
     name = _negated_assignment(statements[i])
     while single_use(name):
-        j = next((k for k in range(i + 1, len(statements)) if name in reading[k]), None)
-        if j is None or _negated_assignment(statements[j], any_value=True) is None:
+        j = first_reader[name]
+        if j <= i or _negated_assignment(statements[j], any_value=True) is None:
             return None
         value = statements[j].value
         trial = _PullOut().visit(_replace_read(clone(value), name))
@@ -207,10 +215,22 @@ class _PullOut(gast.NodeTransformer):
             return node.operand.operand
         return node
 
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        if _is_negation(node.value):                              # (-a)[i] -> -(a[i])
+            node.value = node.value.operand
+            return gast.UnaryOp(gast.USub(), node)
+        return node
+
     def visit_Call(self, node):
         self.generic_visit(node)
-        # summing is linear: (-a).sum(...) -> -(a.sum(...)), rt.unbroadcast(-a, x) likewise
+        # summing is linear: (-a).sum(...) -> -(a.sum(...)), rt.unbroadcast(-a, x) likewise;
+        # rt.zero_guard(-g, -v) -> -rt.zero_guard(g, v) (it zeroes where -g is 0: where g is)
         func = node.func
+        if (isinstance(func, gast.Attribute) and func.attr == "zero_guard" and len(node.args) == 2
+                and all(_is_negation(a) for a in node.args)):
+            node.args = [a.operand for a in node.args]
+            return gast.UnaryOp(gast.USub(), node)
         if isinstance(func, gast.Attribute) and func.attr == "sum" and _is_negation(func.value) \
                 and not node.args:
             func.value = func.value.operand
