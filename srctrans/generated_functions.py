@@ -40,6 +40,7 @@ from srctrans.optimise.traces import sum_traces
 from srctrans.optimise.inner_products import inner_products
 from srctrans.optimise.negated_names import absorb_negated_names
 from srctrans.optimise.reciprocals import divide_by_reciprocals
+from srctrans.optimise.kept_axes import sum_kept_axes_away
 from srctrans.optimise.inline import inline_temporaries
 from srctrans.optimise.shares import share_softmax
 from srctrans.optimise.simplify import simplify
@@ -233,6 +234,7 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
         body = sum_traces(body, derivatives, known, unit.not_float, unit.aliases[NUMPY_ALIAS])
         body = inner_products(body, derivatives, known, unit.not_float, unit.aliases[NUMPY_ALIAS])
         body = divide_by_reciprocals(body, derivatives, reads_all(kept))
+        body = sum_kept_axes_away(body, reads_all(kept))
     arrays = {name for name, shape in shapes.items() if shape}    # not numbers
     numbers = {name for name, shape in shapes.items() if shape == ()}
     if arrays:
