@@ -22,13 +22,14 @@ INVARIANT = [softmax.log_softmax_loss, softmax.softmax_loss, softmax.log_sum_exp
              softmax.log_sum_exp_squeezed, softmax.log_sum_exp_expand_dims,
              softmax.softmax_in_place, softmax.shifted_by_the_mean,
              softmax.shifted_by_a_scalar, softmax.weighted_softmax,
-             softmax.softmax_of_a_negated_difference, softmax.log_sum_exp_sliced_back]
+             softmax.softmax_of_a_negated_difference, softmax.log_sum_exp_sliced_back,
+             softmax.log_sum_exp_kept_then_indexed]
 SHIFT_MATTERS = [softmax.shifted_value_also_used, softmax.normalised_along_another_axis,
                  softmax.maximum_also_returned, softmax.log_sum_exp_without_the_maximum,
                  softmax.maximum_added_twice, softmax.shifted_by_a_scalar_summed_by_row,
                  softmax.widened_before_a_positive_axis, softmax.exponentials_summed_unscaled,
                  softmax.shift_replaced_in_a_loop, softmax.exponentials_scaled_unalike,
-                 softmax.offset_brought_back_at_another_axis]
+                 softmax.offset_brought_back_at_another_axis, softmax.offset_indexed_at_another_axis]
 # the offset's derivative in the backward pass (its name is m, or _max, _amax, _mean inline)
 OFFSET_DERIVATIVE = re.compile(r"\bd(m|_max|_amax|_mean)\b")
 

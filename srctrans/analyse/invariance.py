@@ -11,7 +11,8 @@ numerically stable softmax costs as much as the rest of its gradient).
 This is found from the algebra, not from a spelling. An *offset* is any
 reduction along a literal axis ``A`` (``np.max(z, axis=A, keepdims=True)``,
 ``z.mean(A)``, ``np.max(z, axis=A)[:, None]``; or over every axis, a scalar).
-Each value computed from it is either *shifted* by ``k * c`` (``z - m``,
+Each value computed from it (``m[:, None]``, ``m[:, 0]`` moving the offset's axis in and
+out) is either *shifted* by ``k * c`` (``z - m``,
 ``np.log(s)``, ``-x``) or *scaled* by ``exp(k * c)`` (``np.exp(z - m)``, its
 products and its sums along ``A``), or neither (then ``m`` is no offset).
 When ``k`` reaches 0 the value no longer depends on ``m``: ``e / s``,
@@ -215,7 +216,23 @@ def _subscript(value, forms, offset):
     if inner.place == "reduced" and not (inner.widened and offset.axis >= 0) \
             and _inserts_axis(value.slice, offset.axis):
         return replace(inner, place="kept")  # m[:, None]: the reduced axis back, size 1
+    if inner.place == "kept" and not (inner.widened and offset.axis >= 0) \
+            and _drops_axis(value.slice, offset.axis):
+        return replace(inner, place="reduced")   # m[:, 0]: the kept axis of size 1 gone
     return None
+
+
+def _drops_axis(index, axis):
+    """Whether ``index`` is ``[:, ..., :, 0]`` with the ``0`` at position ``axis``, or
+    ``[..., 0]`` for axis -1."""
+    parts = index.elts if isinstance(index, gast.Tuple) else [index]
+    if not parts or int_literal(parts[-1]) != 0:
+        return False
+    leading = parts[:-1]
+    if axis == -1 and len(leading) == 1 and isinstance(leading[0], gast.Constant) \
+            and leading[0].value is Ellipsis:
+        return True
+    return axis == len(leading) and all(whole_slice(p) for p in leading)
 
 
 def _inserts_axis(index, axis):

@@ -879,6 +879,9 @@ class _Builder:
             [f"{t} = np.log(np.sum(np.exp({a} - {m}), {kept})) + 2.0 * {m}"],
             [f"{e} = np.exp({a} - {m})", f"{t} = ({e} + {e} * {e}) / np.sum({e}, {kept})"],
         ]
+        if "keepdims" in offset:          # the kept axis indexed away when it is added back
+            dropped = "[..., 0]" if axis == -1 else "[0]"
+            forms.append([f"{t} = np.log(np.sum(np.exp({a} - {m}), axis={axis})) + {m}{dropped}"])
         if offset.startswith(("np.max", f"{a}.max")) and "keepdims" in offset:
             reduced = f"np.max({a}, axis={axis})"
             inserted = "[..., None]" if axis == -1 else "[None]"

@@ -136,6 +136,18 @@ def log_sum_exp_sliced_back(z, w):
     return np.sum(w[:, 0] * lse)
 
 
+def log_sum_exp_kept_then_indexed(z, w):
+    m = np.max(z, axis=1, keepdims=True)
+    lse = np.log(np.sum(np.exp(z - m), axis=1)) + m[:, 0]       # the kept axis indexed away
+    return np.sum(w[:, 0] * lse)
+
+
+def offset_indexed_at_another_axis(z, w):            # m[0] takes row 0's maximum, not axis 1
+    m = np.max(z, axis=1, keepdims=True)
+    lse = np.log(np.sum(np.exp(z - m), axis=1)) + m[0]
+    return np.sum(w[:, 0] * lse)
+
+
 def offset_brought_back_at_another_axis(z, w):       # m[None] puts it on axis 0, not 1
     square = z[:4] * 1.0
     m = np.max(square, axis=1)
