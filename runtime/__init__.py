@@ -43,7 +43,8 @@ Modules:
   fastpath     -- shortcuts for hot loops (a reversed loop's saved values, all at once,
                   or from a loop's own list; the zero of a known number or array)
   counting     -- where a counted ``while`` loop, written as a ``range`` loop, stops
-  branches     -- the check of a branch specialised code took as measured (MissedBranch)
+  branches     -- the check of a branch specialised code took as measured, and of a number
+                  it divides by unguarded (MissedBranch)
   batching     -- what batched code (st.vmap) calls, as rt.batch.NAME: ranks lifted, axes
                   moved, members spread, and a call without a batching rule run per member
   batched_derivatives -- the derivative helpers on batches (rt.batch.unbroadcast,
@@ -114,7 +115,7 @@ from .writes import (
     written_part_transpose, sort_grad, sort_tangent)
 from .tangents import broadcast_like
 from .objects import has_class, is_same, unseen_callee, attribute_tangent
-from .branches import expect_branch
+from .branches import expect_branch, expect_divisor
 from .refusals import unsupported
 from .foreign import as_array, numpy_only
 from .composites import (

@@ -23,3 +23,11 @@ def expect_branch(test, taken):
     if bool(test) is not taken:
         raise MissedBranch(f"a test the specialised code took as {taken} was {not taken}: "
                            "this call runs the generic code")
+
+
+def expect_divisor(s):
+    """Nothing when the number ``s`` is neither 0 nor NaN (so ``0 / s`` is 0: the quotients
+    by it need no guard); else raise :class:`MissedBranch`."""
+    if not (s != 0 and s == s):
+        raise MissedBranch(f"a number the specialised code divides by is {s}: "
+                           "this call runs the generic code")

@@ -199,9 +199,10 @@ def _recorded_build(fn, options, location, new_build):
 
 def _speculates(build):
     """Whether ``build`` (built for ``build.options``), or a callee's, checks as it runs a
-    branch it took as the measuring call did (``runtime.branches``)."""
+    branch it took as the measuring call did, or a number it divides by (``runtime.branches``)."""
     mode, *_, shapes = build.options
-    own = mode == "reverse" and bool(shapes) and any(checked for _, _, checked in shapes[2])
+    own = mode == "reverse" and bool(shapes) and (any(checked for _, _, checked in shapes[2])
+                                                  or bool(shapes[4]))
     return own or any(found.build.speculates for _, found in build.callees)
 
 
@@ -232,7 +233,7 @@ def _new_build(fn, options, location):
     gradient = None
     if mode == "gradient":        # the plain gradient function; the last option says its form
         gradient, shapes = shapes, None
-    own_shapes, callee_shapes, tests, floats = shapes if shapes else ((), (), (), ())
+    own_shapes, callee_shapes, tests, floats, divisors = shapes if shapes else ((),) * 5
     callee_shapes = dict(callee_shapes)
     callees = []
 
@@ -254,7 +255,7 @@ def _new_build(fn, options, location):
                                    optimize, unconnected_zero, dict(own_shapes) or None, gradient,
                                    {name: value for name, value, _ in tests},
                                    {name for name, _, checked in tests if checked},
-                                   frozenset(floats))
+                                   frozenset(floats), frozenset(divisors))
     build.consulted = list(consulted.values())
     build.callees = tuple(callees)
     build.callee_residuals = build_callee.residuals

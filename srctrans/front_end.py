@@ -70,6 +70,8 @@ class Unit:
         ``analyse.signs``).
       never_negative: names never negative nor NaN at finite inputs (``analyse.signs``).
       bounded: names finite at finite inputs, whatever they read (``analyse.signs``).
+      divisors: numbers the call that specialised the build found neither 0 nor NaN, which
+        its fused gradient divides by unguarded (``optimise.divisors``).
       array_valued: names that certainly hold arrays or numbers (analyse.values).
       build_callee: ``(fn, wrt, location, residuals) -> (fwd, bwd, spread)`` for a called
         user function whose saved values the caller keeps in the name ``residuals``;
@@ -100,6 +102,7 @@ class Unit:
         self.written_arrays = set()
         self.dict_valued = set()
         self.not_float = frozenset()
+        self.divisors = frozenset()
 
     def _alias(self, name, module):
         """``name`` unless the user's function uses it for something other than ``module``."""

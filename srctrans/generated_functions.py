@@ -41,6 +41,7 @@ from srctrans.optimise.inner_products import inner_products
 from srctrans.optimise.negated_names import absorb_negated_names
 from srctrans.optimise.reciprocals import divide_by_reciprocals
 from srctrans.optimise.kept_axes import sum_kept_axes_away
+from srctrans.optimise.divisors import divide_by_numbers
 from srctrans.optimise.inline import inline_temporaries
 from srctrans.optimise.shares import share_softmax
 from srctrans.optimise.simplify import simplify
@@ -226,6 +227,8 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
         body = symmetric_clip_masks(body, unit.aliases[NUMPY_ALIAS])
         known = infer_shapes(body, shapes, parameter_names(unit.function))
         numbers = {name for name, shape in known.items() if shape == ()}
+        body = divide_by_numbers(body, unit.divisors & numbers,
+                                 set(parameter_names(unit.function)), unit.aliases)
         body = multiply_constant_factors(body, reads_all(kept),
                                          {name for name in shapes if name not in unit.not_float},
                                          numbers)

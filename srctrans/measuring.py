@@ -95,7 +95,7 @@ def measure(build, out, residuals, values=None, varying=frozenset(), watched=Non
             own_call=True, taken=None, guess=True, mixed=frozenset()):
     """The shapes a specialised build of ``build`` needs, from one run's values.
 
-    Returns ``(own, callees, tests, floats)``: (name, shape) pairs of the forward
+    Returns ``(own, callees, tests, floats, divisors)``: (name, shape) pairs of the forward
     pass's local values (``values``, else just the residuals) and of the
     output's cotangent, (residual name, measurement) pairs for each called
     user function, measured on the residuals it saved, (name, bool, checked) triples
@@ -105,7 +105,9 @@ def measure(build, out, residuals, values=None, varying=frozenset(), watched=Non
     ``guess``; and, in the function's ``own_call``, the names among its local ``values``
     that held floats (:func:`is_float`; not those in ``mixed``, which held other numbers
     too): the shape key holds the kinds of the arrays (``shape_keys``), so every call with
-    the key computes floats there. Names in ``varying``
+    the key computes floats there; and, with ``guess``, the names of the local numbers that
+    held a float neither 0 nor NaN (:func:`divisor_names`): the specialised fused gradient
+    divides by them unguarded, checking each once (``optimise.divisors``). Names in ``varying``
     changed shape during the run: they get none; nor do a callee's names
     whose shape depends on its path. A watched callee (:func:`watches`) is measured
     on the locals the run watched in all its calls (``watched``: ``watched_callees``),
@@ -143,8 +145,9 @@ def measure(build, out, residuals, values=None, varying=frozenset(), watched=Non
     tests = [(name, value, False) for name, value in decided.items()]
     tests += [(name, value, True) for name, value in (taken or {}).items() if name not in decided]
     floats = [name for name in float_names(values or {}, mixed) if own_call and name in own]
+    divisors = divisor_names(values or {}) if guess else ()
     return (tuple(sorted(own.items())), tuple(sorted(callees.items())), tuple(sorted(tests)),
-            tuple(floats))
+            tuple(floats), divisors)
 
 
 def measure_callee(callee, residuals, watched, guess=True, out=None):
@@ -156,7 +159,7 @@ def measure_callee(callee, residuals, watched, guess=True, out=None):
                        guess=guess)
     seen = watched.get(callee.fwd.__code__)
     if seen is None or seen.calls == 0:   # its names may change shape as its loops run
-        return (), (), (), ()             # (u = xs[i] over [array, float]): generic
+        return (), (), (), (), ()         # (u = xs[i] over [array, float]): generic
     values, varying, taken = settled(callee.build, dict(seen.values), seen.varying, guess)
     return measure(callee.build, out, residuals, values, varying, watched, own_call=False,
                    taken=taken, guess=guess)
@@ -273,6 +276,14 @@ def float_names(values, mixed):
     """The names of ``values`` (a run's locals) that held real floats alone (:func:`is_float`;
     not those in ``mixed``, which held other numbers too), sorted: ``1.0 * x`` is ``x`` there."""
     return sorted(name for name, value in values.items() if name not in mixed and is_float(value))
+
+
+def divisor_names(values):
+    """The names of ``values`` (a run's locals, those whose shape no other call with the key
+    changes) that held a real float number neither 0 nor NaN, sorted."""
+    return tuple(sorted(name for name, value in values.items()
+                        if type(value) in (float, np.float64, np.float32)
+                        and value != 0 and value == value))
 
 
 def is_float(value):

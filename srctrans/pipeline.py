@@ -126,7 +126,8 @@ from srctrans.generated_functions import (
 
 
 def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, shapes=None,
-                  gradient=None, tests=None, checked=frozenset(), floats=frozenset()):
+                  gradient=None, tests=None, checked=frozenset(), floats=frozenset(),
+                  divisors=frozenset()):
     """Compile the forward and backward passes of ``fn`` with respect to ``wrt``.
 
     ``shapes`` (name -> shape of the forward values the backward pass reads,
@@ -135,7 +136,9 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     tests the shape key decides, whose ``if`` statements become the branch they took
     (``optimise.keyed_branches``), and of those ``checked`` as the code runs; ``floats``
     (measured alike) names the values that hold floats, which ``1.0 *`` leaves as they are
-    (a parameter not differentiated, a value read from one: else they may be ints).
+    (a parameter not differentiated, a value read from one: else they may be ints);
+    ``divisors`` (measured alike, with guesses) the numbers that were neither 0 nor NaN,
+    which the fused gradient divides by unguarded, checking each (``optimise.divisors``).
 
     ``gradient`` ``"tuple"`` or ``"single"`` also emits ``NAME_grad``, the
     gradient of the output's sum as one plain function (a tuple of gradients,
@@ -159,7 +162,9 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
                 if version != name and name in shapes:
                     shapes[version] = shapes.pop(name)
         floats = {last.get(name, name) for name in floats}
+        divisors = {last.get(name, name) for name in divisors}
         find_activity(unit)
+    unit.divisors = frozenset(divisors)
     batched = batch_row_loops(unit, shapes, normal_form(unit)) if optimize and shapes else []
     if batched:                       # sums over rows: one batched step each
         rename_reassignments(unit.function, unit.namer)

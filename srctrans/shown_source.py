@@ -83,10 +83,16 @@ def _path_comment(fn, found, call_args, optimize, forward=False):
     if found.specialised:
         said = ("The code a call with these arguments runs: specialised on their shapes (a "
                 "call with other shapes runs the generic code first, then its own).")
-        if found.build.speculates:
+        checks = " ".join(build.source for build in builds_reached(found.build)) \
+            if found.build.speculates else ""
+        if "expect_branch(" in checks:
             said += (" It takes each `if` as this call does and checks the tests its shapes "
                      "do not decide (rt.expect_branch): a call that goes the other way runs "
                      "the generic code.")
+        if "expect_divisor(" in checks:
+            said += (" It divides by the numbers this call found neither 0 nor NaN without "
+                     "guarding each quotient, and checks them (rt.expect_divisor): a call "
+                     "where one is 0 or NaN runs the generic code.")
         if forward:
             said += (" From the third call with these shapes on, the forward-mode gradient "
                      "after it runs instead: the gradient with respect to one number of a "

@@ -1,0 +1,83 @@
+"""A number the measuring call divided by, neither 0 nor NaN, is checked once rather than each
+quotient guarded (optimise/divisors.py, runtime.branches.expect_divisor)."""
+
+import gast
+import numpy as np
+import pytest
+
+import srctrans as st
+from srctrans.emit.printer import block_lines
+from srctrans.optimise.divisors import divide_by_numbers
+from srctrans.runtime.branches import MissedBranch, expect_divisor
+
+
+def _divided(text, numbers, parameters=()):
+    from srctrans.front_end import NUMPY_ALIAS, RUNTIME_ALIAS
+    aliases = {RUNTIME_ALIAS: "rt", NUMPY_ALIAS: "np"}
+    body = divide_by_numbers(gast.parse(text).body, set(numbers), set(parameters), aliases)
+    return "\n".join(block_lines(body, 0))
+
+
+@pytest.mark.parametrize("text, numbers, parameters, divided", [
+    ("s = a * 2\nd = rt.zero_guard(g, g / s)", {"s"}, (),
+     "s = a * 2\nrt.expect_divisor(s)\nd = g / s"),
+    ("d = rt.zero_guard(g, g / s)\ne = f(rt.zero_guard(h, h / s))", {"s"}, ("s",),
+     "rt.expect_divisor(s)\nd = g / s\ne = f(h / s)"),
+])
+def test_a_quotient_by_a_checked_number_is_unguarded(text, numbers, parameters, divided):
+    assert _divided(text, numbers, parameters) == divided
+
+
+@pytest.mark.parametrize("text, numbers, parameters", [
+    ("s = a * 2\nd = rt.zero_guard(g, g / s)", (), ()),                 # not measured
+    ("s = a * 2\ns = s + 1\nd = rt.zero_guard(g, g / s)", {"s"}, ()),   # assigned twice
+    ("for i in r:\n    s = a\nd = rt.zero_guard(g, g / s)", {"s"}, ()),  # in a loop
+    ("s = a * 2\nd = rt.zero_guard(g, g * z / s)", {"s"}, ()),          # z may be infinite
+    ("d = rt.zero_guard(g, g / s)", {"s"}, ()),                          # assigned nowhere here
+])
+def test_a_quotient_that_may_not_lose_its_guard_keeps_it(text, numbers, parameters):
+    assert _divided(text, numbers, parameters) == text
+
+
+def test_expect_divisor_passes_numbers_and_stops_zero_and_nan():
+    for s in (0.5, -2.0, np.float64(1e-300), np.float32(3.0), np.inf):
+        expect_divisor(s)
+    for s in (0.0, -0.0, np.float64(0.0), np.nan, np.float32(np.nan)):
+        with pytest.raises(MissedBranch):
+            expect_divisor(s)
+
+
+def clipped_ratio(x, s):
+    """The cotangent of ``x / s`` is 0 where the maximum takes 0.0: the guard's case."""
+    return np.sum(np.maximum(x / s, 0.0))
+
+
+def test_a_call_dividing_by_zero_gets_the_generic_codes_gradient():
+    """Specialised where s = 0.5, the fused gradient divides by s unguarded; where s is 0 the
+    generic code's guard gives 0 for the entries the maximum cut (not 0 / 0), on every call."""
+    x = np.array([0.7, -0.4, 1.3, -2.0])
+    g = st.grad(clipped_ratio, wrt=(0, 1))
+    generic = st.grad(clipped_ratio, wrt=(0, 1), optimize=False)
+    source = st.source(clipped_ratio, wrt=(0, 1), args=(x, 0.5))
+    assert "rt.expect_divisor(s)" in source and "(rt.expect_divisor)" in source
+    for s in (0.5, 0.5, 0.5, 0.0, 0.0, 0.25, np.nan, 0.5, 0.0):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            got, want = g(x, s), generic(x, s)
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a, b)
+    st.check_grads(clipped_ratio, (x, 0.5), wrt=(0, 1), order=2)
+
+
+def mixture(means, X, sigma):
+    sq = np.sum((X[:, None, :] - means[None, :, :]) ** 2, axis=-1)
+    log_comp = -0.5 * sq / sigma ** 2
+    m = log_comp.max(axis=1, keepdims=True)
+    return np.sum(np.log(np.sum(np.exp(log_comp - m), axis=1)) + m[:, 0])
+
+
+def test_a_mixtures_responsibilities_are_divided_by_the_variance_unguarded():
+    rng = np.random.default_rng(6)
+    args = (rng.standard_normal((3, 2)), rng.standard_normal((8, 2)), 0.8)
+    fused = st.source(mixture, args=args).split("def mixture_grad")[1]
+    assert "zero_guard" not in fused and "rt.expect_divisor(_pow" in fused
+    st.check_grads(mixture, args, order=2)
