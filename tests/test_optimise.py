@@ -1712,6 +1712,27 @@ def ridge_validation(log_lam, X, y, Xv, yv):
     return r @ r
 
 
+def ridge_validation_of_columns(log_lam, X, Y, Xv, Yv):
+    """Ridge weights of several targets (a matrix of solutions): the trace is a vdot."""
+    lam = np.exp(log_lam)
+    A = X.T @ X + lam * np.eye(X.shape[1])
+    W = np.linalg.solve(A, X.T @ Y)
+    return np.sum((Xv @ W - Yv) ** 2)
+
+
+def test_the_trace_of_a_solves_matrix_cotangent_for_several_columns_is_a_vdot():
+    rng = _rng(13)
+    args = (0.3, rng.standard_normal((9, 3)), rng.standard_normal((9, 2)),
+            rng.standard_normal((5, 3)), rng.standard_normal((5, 2)))
+    source = _fused_source_wrt(ridge_validation_of_columns, args, 0)
+    assert "-np.vdot(np.linalg.solve(A.T, dW), W)" in source
+    st.check_grads(ridge_validation_of_columns, args, wrt=(0,), order=2)
+    g = st.grad(ridge_validation_of_columns)
+    first = g(*args)
+    for _ in range(3):
+        assert g(*args) == pytest.approx(first, rel=1e-12)
+
+
 def penalty_of_counts(lam, C, v):
     """An int matrix times an identity, summed: a float (its trace would be an int)."""
     E = np.eye(C.shape[0])
@@ -1724,8 +1745,12 @@ def test_a_solves_cotangents_have_their_shapes_and_an_identitys_sum_is_a_trace()
     rng = _rng(7)
     args = (-0.5, rng.standard_normal((12, 3)), rng.standard_normal(12),
             rng.standard_normal((6, 3)), rng.standard_normal(6))
-    source = _fused_source_wrt(ridge_validation, args, 0)
+    source = _fused_source_wrt(ridge_validation, args, (0, 1))
     assert "unbroadcast" not in source and "dA.trace()" in source and "_eye)" not in source
+    st.check_grads(ridge_validation, args, wrt=(0, 1), order=2)
+    # read for its trace alone, dA is not made: its trace is -vdot(solve(A.T, dw), w)
+    source = _fused_source_wrt(ridge_validation, args, 0)
+    assert "dlam = -np.linalg.solve(A.T, dw).dot(w)" in source and "solve_grads" not in source
     st.check_grads(ridge_validation, args, wrt=(0,), order=2)
     C = np.array([[1, 2], [3, 4]])
     source = _fused_source_wrt(penalty_of_counts, (0.5, C, np.ones(2)), 0)

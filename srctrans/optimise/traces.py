@@ -15,6 +15,16 @@ to ``np.eye(n)`` (one argument), and ``d`` is a name of floats of ``E``'s shape 
 kernel's noise) without a product of two matrices::
 
     dlam = (dA * _eye).sum()      ->      dlam = dA.trace()
+
+The cotangent of the matrix of ``x = np.linalg.solve(A, b)`` is ``-B @ x.T`` with ``B =
+solve(A.T, g)`` (``rt.solve_grads(g, x, A, b)[0]``, an outer product for a vector ``x``);
+where a derivative reads it only for its trace (the name assigned once, read once, as
+``dA.trace()``), the trace is ``-vdot(B, x)``: ``-np.linalg.solve(A.T, g).dot(x)``, with
+no matrix made (one matrix ``A``, ``x`` and ``g`` of one shape, as ``solve_grads`` has
+them)::
+
+    dA = rt.solve_grads(dw, w, A, b)[0]      ->      dlam = -np.linalg.solve(A.T, dw).dot(w)
+    dlam = dA.trace()
 """
 
 import gast
@@ -22,6 +32,7 @@ import numpy as np
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
+from srctrans.nodes import load
 from srctrans.optimise.inner_products import derivative_statements, summed_product
 from srctrans.treewalk import replace_children, walk
 
@@ -37,7 +48,78 @@ def sum_traces(body, derivatives, known, not_float, numpy_alias):
         for stmt in derivative_statements(body, derivatives):
             replace_children(stmt.value, traced)
             stmt.value = traced(stmt.value)
+    return _solved_traces(body, derivatives, known, numpy_alias)
+
+
+def _solved_traces(body, derivatives, known, numpy_alias):
+    """``body`` with each trace of a solve's matrix cotangent read once as ``-vdot(B, x)``."""
+    stores, reads = {}, {}
+    for index, stmt in enumerate(body):
+        for node in walk(stmt):
+            if isinstance(node, gast.Name):
+                table = reads if isinstance(node.ctx, gast.Load) else stores
+                table.setdefault(node.id, []).append(index)
+    dropped = set()
+    for index, stmt in enumerate(body):
+        pair = _solve_matrix_cotangent(stmt, known)
+        if pair is None:
+            continue
+        name, (g, x, a) = pair
+        readers = reads.get(name, [])
+        if (name not in derivatives or len(stores.get(name, ())) != 1 or len(readers) != 1
+                or any(len(stores.get(n, ())) > 1 or any(k > index for k in stores.get(n, ()))
+                       for n in (g, x, a))):
+            continue
+        reader = body[readers[0]]
+        traces = [node for node in walk(reader) if _is_trace_of(node, name)]
+        if len(traces) != 1:
+            continue
+        solved = gast.Call(_attribute(numpy_alias, "linalg", "solve"),
+                           [gast.Attribute(load(a), "T", gast.Load()), load(g)], [])
+        product = gast.Call(gast.Attribute(solved, "dot", gast.Load()), [load(x)], []) \
+            if len(known[x]) == 1 else gast.Call(_attribute(numpy_alias, "vdot"),
+                                                  [solved, load(x)], [])
+        negated = gast.UnaryOp(gast.USub(), product)
+        replace_children(reader, lambda node, old=traces[0], new=negated:
+                         new if node is old else node)
+        dropped.add(index)
+    body[:] = [stmt for index, stmt in enumerate(body) if index not in dropped]
     return body
+
+
+def _solve_matrix_cotangent(stmt, known):
+    """``(n, (g, x, a))`` for ``n = rt.solve_grads(g, x, a, b)[0]`` (names), ``a`` one
+    matrix ``(k, k)`` and ``g``, ``x`` of one shape ``(k,)`` or ``(k, m)``; else None."""
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Subscript)
+            and isinstance(stmt.value.slice, gast.Constant) and stmt.value.slice.value == 0
+            and type(stmt.value.slice.value) is int):
+        return None
+    call = stmt.value.value
+    if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+            and call.func.attr == "solve_grads" and len(call.args) == 4 and not call.keywords
+            and all(isinstance(arg, gast.Name) for arg in call.args[:3])):
+        return None
+    g, x, a = (arg.id for arg in call.args[:3])
+    matrix, solution, cotangent = known.get(a), known.get(x), known.get(g)
+    if not (matrix is not None and len(matrix) == 2 and matrix[0] == matrix[1]
+            and solution is not None and tuple(solution) == tuple(cotangent or ())
+            and 1 <= len(solution) <= 2 and solution[0] == matrix[0]):
+        return None
+    return stmt.targets[0].id, (g, x, a)
+
+
+def _is_trace_of(node, name):
+    return (isinstance(node, gast.Call) and not node.args and not node.keywords
+            and isinstance(node.func, gast.Attribute) and node.func.attr == "trace"
+            and isinstance(node.func.value, gast.Name) and node.func.value.id == name)
+
+
+def _attribute(base, *names):
+    node = load(base)
+    for name in names:
+        node = gast.Attribute(node, name, gast.Load())
+    return node
 
 
 def _identities(body, numpy_alias):
