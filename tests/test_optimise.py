@@ -1670,6 +1670,27 @@ def test_a_negated_value_added_into_an_entry_is_subtracted_there():
     assert "n = -d" not in code and "dx[j] -= d" in code
 
 
+@pytest.mark.parametrize("text, moved", [
+    ("n = -d\nu = X.T @ n\ndx[:-1] += u", "u = X.T @ d\ndx[:-1] -= u"),     # a map reduces it
+    ("n = -d\nu = n @ A\nv = 1\ndx += u", "u = d @ A\nv = 1\ndx -= u"),
+    ("n = -d\nu = n / s\ndx[0] += u", "u = d / s\ndx[0] -= u"),
+])
+def test_a_negation_moves_through_a_linear_map_into_an_update(text, moved):
+    """t_regression's dbeta = X.T @ -d_sub, added into an entry: subtracted, no negation."""
+    assert _after_negations_into_updates(text) == moved
+
+
+@pytest.mark.parametrize("text", [
+    "n = -d\nu = X.T @ n\ndx[:-1] += u\ny = u * 2",      # the map's result read again
+    "n = -d\nu = s / n\ndx[0] += u",                      # not linear in n
+    "n = -d\nu = n @ n\ndx += u",                         # n twice
+    "n = -d\nu = X.T @ n\ndx[:-1] *= u",                  # not a sum
+    "n = -d\nd[0] = 1.0\nu = X.T @ n\ndx += u",          # the negated array changes between
+])
+def test_a_negation_that_may_not_move_through_a_map_stays(text):
+    assert _after_negations_into_updates(text) == ast.unparse(ast.parse(text))
+
+
 @pytest.mark.parametrize("text", [
     "n = -d\nd[0] = 1.0\ndx[j] += n",                  # the negated array changes between
     "n = -d\nd = g\ndx[j] += n",                       # rebound between
@@ -1865,3 +1886,17 @@ def test_a_mixtures_responsibilities_are_negated_nowhere():
     assert "-" not in "".join(line for line in backward.splitlines()
                               if not line.strip().startswith("#"))
     st.check_grads(corpus_models.gmm_loglik, args, order=2)
+
+
+def test_a_regressions_coefficients_subtract_the_map_of_the_residuals_cotangent():
+    """z = (y - X @ beta) / s: beta's cotangent X.T @ -(dz / s), written into params[:-1],
+    is subtracted there; no negated array is made."""
+    from corpus import estimators
+    rng = _rng(14)
+    exog = rng.standard_normal((10, 2))
+    model = estimators.TRegression(exog @ np.array([0.5, -1.0]) + rng.standard_t(5, 10), exog)
+    params = np.array([0.4, -0.8, 0.1])
+    source = st.source(model.loglike, args=(params,)).split("def TRegression_loglike_grad")[1]
+    source = source.split("\ndef ")[0]
+    assert "dparams[:-1] -= " in source and "= -d_sub" not in source
+    st.check_grads(model.loglike, (params,), order=2)

@@ -247,7 +247,8 @@ def negations_into_updates(body):
     value ``t = -e`` read only by a later ``x[k] += t`` (or ``x += t``) of its block
     subtracted there instead, ``x[k] -= e``, when nothing between changes what ``e`` reads:
     ``a + -b`` is ``a - b`` exactly, and the negated array is never made (a pairwise loop's
-    ``dx[j] += -d``)."""
+    ``dx[j] += -d``); likewise through a linear map read only by such an update
+    (:func:`_negated_through`)."""
     stores, reads = name_counts(body)
     blocks = [body]
     while blocks:
@@ -265,17 +266,50 @@ def negations_into_updates(body):
             if stores.get(name) != 1 or reads.get(name) != 1:
                 continue
             operands = {n.id for n in walk(stmt.value) if isinstance(n, gast.Name)}
-            for later in block[index + 1:]:
-                if isinstance(later, gast.AugAssign) and isinstance(later.op, gast.Add) \
-                        and isinstance(later.value, gast.Name) and later.value.id == name:
+            for position, later in enumerate(block[index + 1:], index + 1):
+                if _is_update_by(later, name):
                     later.op, later.value = gast.Sub(), stmt.value.operand
                     dropped.add(id(stmt))
                     break
-                if name in reads_of(later) or _changes(later, operands):
+                if name in reads_of(later):
+                    if _negated_through(later, name, stmt.value.operand, block[position + 1:],
+                                        stores, reads):
+                        dropped.add(id(stmt))
+                    break
+                if _changes(later, operands):
                     break
         if dropped:
             block[:] = [stmt for stmt in block if id(stmt) not in dropped]
     return body
+
+
+def _is_update_by(stmt, name):
+    """Whether ``stmt`` is ``x[k] += name`` (or ``x += name``)."""
+    return isinstance(stmt, gast.AugAssign) and isinstance(stmt.op, gast.Add) \
+        and isinstance(stmt.value, gast.Name) and stmt.value.id == name
+
+
+def _negated_through(stmt, name, source, rest, stores, reads):
+    """Rewrite, in place, ``u = a @ name`` (``name @ a``, ``c * name``, ``name * c``,
+    ``name / c``; ``name = -source`` read nowhere else) as ``u = a @ source`` and the later
+    ``x[k] += u`` of ``rest`` that alone reads ``u`` as ``x[k] -= u``: a linear map moves
+    the sign to the update, the smaller array when the map reduces (``X.T @ -d``)."""
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.BinOp)):
+        return False
+    value, target = stmt.value, stmt.targets[0].id
+    sides = [side for side in ("left", "right")
+             if isinstance(getattr(value, side), gast.Name) and getattr(value, side).id == name]
+    linear = isinstance(value.op, (gast.MatMult, gast.Mult)) or (
+        isinstance(value.op, gast.Div) and sides == ["left"])
+    if len(sides) != 1 or not linear or stores.get(target) != 1 or reads.get(target) != 1:
+        return False
+    update = next((later for later in rest if target in reads_of(later)), None)
+    if update is None or not _is_update_by(update, target):
+        return False
+    setattr(value, sides[0], source)
+    update.op = gast.Sub()
+    return True
 
 
 def _changes(stmt, names):
