@@ -23,6 +23,8 @@ def _divided(text, numbers, parameters=()):
      "s = a * 2\nrt.expect_divisor(s)\nd = g / s"),
     ("d = rt.zero_guard(g, g / s)\ne = f(rt.zero_guard(h, h / s))", {"s"}, ("s",),
      "rt.expect_divisor(s)\nd = g / s\ne = f(h / s)"),
+    ("s = a * 2\nd = -rt.zero_guard_sum(g, g * z / s)", {"s"}, (),       # the sum divided
+     "s = a * 2\nrt.expect_divisor(s)\nd = -(rt.zero_guard_sum(g, g * z) / s)"),
 ])
 def test_a_quotient_by_a_checked_number_is_unguarded(text, numbers, parameters, divided):
     assert _divided(text, numbers, parameters) == divided
@@ -33,6 +35,7 @@ def test_a_quotient_by_a_checked_number_is_unguarded(text, numbers, parameters, 
     ("s = a * 2\ns = s + 1\nd = rt.zero_guard(g, g / s)", {"s"}, ()),   # assigned twice
     ("for i in r:\n    s = a\nd = rt.zero_guard(g, g / s)", {"s"}, ()),  # in a loop
     ("s = a * 2\nd = rt.zero_guard(g, g * z / s)", {"s"}, ()),          # z may be infinite
+    ("s = a * 2\nd = rt.zero_guard_sum(g, g * z / t)", {"s"}, ()),      # t not measured
     ("d = rt.zero_guard(g, g / s)", {"s"}, ()),                          # assigned nowhere here
 ])
 def test_a_quotient_that_may_not_lose_its_guard_keeps_it(text, numbers, parameters):

@@ -11,7 +11,9 @@ its top level) the guard becomes the quotient ``g / s``, and ``rt.expect_divisor
 right after ``s`` is known (at the top for a parameter) raises ``MissedBranch`` on a call
 where ``s`` is 0 or NaN: that call runs the generic code, which keeps the guards
 (``runtime.branches``). One scalar test a call replaces a pass over each quotient, and the
-plain quotient lets other rewrites through (a sign, a constant factor)::
+plain quotient lets other rewrites through (a sign, a constant factor). A guarded sum of a
+quotient, ``rt.zero_guard_sum(g, g * c / s)`` (a number's cotangent), divides the sum:
+``rt.zero_guard_sum(g, g * c) / s``, one array operation fewer::
 
     _pow_2 = sigma ** 2                            _pow_2 = sigma ** 2
     ...                                   ->       rt.expect_divisor(_pow_2)
@@ -44,11 +46,11 @@ def divide_by_numbers(body, numbers, parameters, aliases):
     checked = set()
 
     def unguarded(node):
-        divisor = _guarded_quotient(node, usable)
-        if divisor is None:
+        found = _guarded_quotient(node, usable)
+        if found is None:
             return node
-        checked.add(divisor)
-        return node.args[1]
+        checked.add(found[1])
+        return found[0]
 
     for top in body:
         replace_children(top, unguarded)
@@ -69,17 +71,24 @@ def divide_by_numbers(body, numbers, parameters, aliases):
 
 
 def _guarded_quotient(node, divisors):
-    """``s`` when ``node`` is ``rt.zero_guard(g, g / s)`` (``g`` a name, ``s`` one of
-    ``divisors``), else None."""
+    """``(what node is without its guard, s)`` when ``node`` is ``rt.zero_guard(g, g / s)``
+    (``g`` a name, ``s`` one of ``divisors``): ``g / s``; or ``rt.zero_guard_sum(g, q /
+    s)``: ``rt.zero_guard_sum(g, q) / s`` (``q / s`` is finite where ``q`` is, so the same
+    entries are zeroed, and the number divides the sum); else None."""
     if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
-            and node.func.attr == "zero_guard" and len(node.args) == 2 and not node.keywords):
+            and node.func.attr in ("zero_guard", "zero_guard_sum") and len(node.args) == 2
+            and not node.keywords):
         return None
     g, quotient = node.args
-    if (isinstance(g, gast.Name) and isinstance(quotient, gast.BinOp)
-            and isinstance(quotient.op, gast.Div) and isinstance(quotient.left, gast.Name)
-            and quotient.left.id == g.id and isinstance(quotient.right, gast.Name)
+    if not (isinstance(g, gast.Name) and isinstance(quotient, gast.BinOp)
+            and isinstance(quotient.op, gast.Div) and isinstance(quotient.right, gast.Name)
             and quotient.right.id in divisors):
-        return quotient.right.id
+        return None
+    if node.func.attr == "zero_guard_sum":
+        node.args[1] = quotient.left
+        return gast.BinOp(node, gast.Div(), quotient.right), quotient.right.id
+    if isinstance(quotient.left, gast.Name) and quotient.left.id == g.id:
+        return quotient, quotient.right.id
     return None
 
 
