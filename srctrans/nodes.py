@@ -27,6 +27,14 @@ def changed_in_place(node, methods=RESIZING_METHODS):
     return None
 
 
+def writes_in_place(stmt):
+    """Whether ``stmt`` may write into an array: an entry's assignment, an augmented one,
+    a call given ``out=``."""
+    return any(isinstance(n, gast.AugAssign)
+               or isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store)
+               or isinstance(n, gast.keyword) and n.arg == "out" for n in walk(stmt))
+
+
 def int_literal(node):
     """The value of an integer literal (``1``, ``-1``: a minus sign is an operator), else None."""
     if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):

@@ -23,7 +23,7 @@ import bisect
 
 import gast
 
-from srctrans.nodes import load
+from srctrans.nodes import load, writes_in_place
 from srctrans.treewalk import walk
 
 _LINEAR_METHODS = ("sum", "mean")
@@ -81,7 +81,7 @@ class _Statements:
             self._reads.append(reads)
             for name in reads:
                 self._readers.setdefault(name, []).append(index)
-            self._writes.append(self._writes[-1] + _writes_in_place(stmt))
+            self._writes.append(self._writes[-1] + writes_in_place(stmt))
 
     def stores(self, name):
         return len(self._stored.get(name, ()))
@@ -136,14 +136,6 @@ def _parents(stmt):
                     parents[id(child)] = (node, field, position if isinstance(value, list)
                                           else None)
     return parents
-
-
-def _writes_in_place(stmt):
-    """Whether ``stmt`` may write into an array: an entry's assignment, an augmented one,
-    a call given ``out=``."""
-    return any(isinstance(n, gast.AugAssign)
-               or isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store)
-               or isinstance(n, gast.keyword) and n.arg == "out" for n in walk(stmt))
 
 
 def _absorbing(read, parents):

@@ -22,7 +22,7 @@ arrays large enough to be bound by arithmetic.
 
 import gast
 
-from srctrans.nodes import load
+from srctrans.nodes import load, writes_in_place
 from srctrans.treewalk import walk
 
 _MOST_READS = 2
@@ -34,11 +34,7 @@ def divide_by_reciprocals(body, derivatives, live_out):
     stored and read; each reciprocal then looks at its own reads."""
     stores, reads, writes = {}, {}, [0]    # reads: name -> (statement, node, parent, field)
     for index, top in enumerate(body):
-        wrote = False
         for node in walk(top):
-            wrote = wrote or isinstance(node, gast.AugAssign) or (
-                isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store)) or (
-                isinstance(node, gast.keyword) and node.arg == "out")
             for field, child in gast.iter_fields(node):
                 if isinstance(child, gast.Name):
                     _note(child, index, node, field, stores, reads)
@@ -46,7 +42,7 @@ def divide_by_reciprocals(body, derivatives, live_out):
                     for item in child:
                         if isinstance(item, gast.Name):
                             _note(item, index, node, None, stores, reads)
-        writes.append(writes[-1] + wrote)
+        writes.append(writes[-1] + writes_in_place(top))
     dropped = set()
     for index, stmt in enumerate(body):
         found = _reciprocal(stmt)
