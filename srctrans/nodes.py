@@ -71,6 +71,14 @@ def load(name):
     return gast.Name(name, gast.Load(), None, None)
 
 
+def dotted(base, *names):
+    """``base.name1.name2...`` to load (``np.linalg.solve``)."""
+    node = load(base)
+    for name in names:
+        node = gast.Attribute(node, name, gast.Load())
+    return node
+
+
 def store(name):
     """``name`` assigned."""
     return gast.Name(name, gast.Store(), None, None)

@@ -38,7 +38,7 @@ products, two triangles and an addition.
 
 import gast
 
-from srctrans.nodes import assign, clone, load
+from srctrans.nodes import assign, clone, dotted, load
 from srctrans.optimise.dce import name_counts, reads_of, stores_of
 from srctrans.optimise.entry_cotangents import is_runtime_call, runtime_call
 from srctrans.treewalk import walk
@@ -99,9 +99,7 @@ def share_cholesky_inverses(body, runtime_alias, numpy_alias, fresh, shapes=None
         for stmt, product in made[1:]:
             stmt.value = gast.copy_location(product(load(inverse)), stmt.value)
         first = made[0] if made else min([first_cotangent] + [index for index, _, _ in found])
-        inverting = gast.Call(gast.Attribute(gast.Attribute(load(numpy_alias), "linalg",
-                                                            gast.Load()), "inv", gast.Load()),
-                              [load(factor)], [])
+        inverting = gast.Call(dotted(numpy_alias, "linalg", "inv"), [load(factor)], [])
         inserts.append((first, assign(inverse, inverting)))
     for first, stmt in sorted(inserts, key=lambda pair: -pair[0]):
         gast.copy_location(stmt, body[first])

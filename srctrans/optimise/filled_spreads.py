@@ -40,7 +40,7 @@ import numpy as np
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.nodes import int_literal
+from srctrans.nodes import dotted, int_literal
 from srctrans.optimise.dce import name_counts
 from srctrans.optimise.entry_cotangents import is_runtime_call
 from srctrans.optimise.expression_shapes import REDUCTION_METHODS, shape_of
@@ -76,7 +76,7 @@ def fill_spreads(body, shapes, numpy_alias, runtime_alias, shapes_hold=False):
                     or not _over_all_axes(axis, shape) or not _constant(keepdims, False)
                     or not isinstance(g, (gast.Name, gast.Constant))):
                 continue
-            dtype = gast.Call(_attribute(numpy_alias, "result_type"),
+            dtype = gast.Call(dotted(numpy_alias, "result_type"),
                               [g] + [gast.Name(n, gast.Load(), None, None) for n in leaves], [])
             anno.set_(dtype, Anno.CALLEE, np.result_type)
             value = _copy(g)
@@ -86,11 +86,11 @@ def fill_spreads(body, shapes, numpy_alias, runtime_alias, shapes_hold=False):
             if like is None and not shapes_hold:
                 continue
             if like is not None:
-                node.func = _attribute(numpy_alias, "full_like")
+                node.func = dotted(numpy_alias, "full_like")
                 node.args = [gast.Name(like, gast.Load(), None, None), value, dtype]
                 anno.set_(node, Anno.CALLEE, np.full_like)
             else:                                 # no name of the whole shape: the shape itself
-                node.func = _attribute(numpy_alias, "full")
+                node.func = dotted(numpy_alias, "full")
                 node.args = [gast.Tuple([gast.Constant(n, None) for n in shape], gast.Load()),
                              value, dtype]
                 anno.set_(node, Anno.CALLEE, np.full)
@@ -216,7 +216,3 @@ def _constant(node, value):
 def _copy(node):
     return gast.Constant(node.value, None) if isinstance(node, gast.Constant) else \
         gast.Name(node.id, gast.Load(), None, None)
-
-
-def _attribute(alias, name):
-    return gast.Attribute(gast.Name(alias, gast.Load(), None, None), name, gast.Load())

@@ -32,7 +32,7 @@ import numpy as np
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.nodes import load
+from srctrans.nodes import dotted, load
 from srctrans.optimise.inner_products import derivative_statements, summed_product
 from srctrans.treewalk import replace_children, walk
 
@@ -74,10 +74,10 @@ def _solved_traces(body, derivatives, known, numpy_alias):
         traces = [node for node in walk(reader) if _is_trace_of(node, name)]
         if len(traces) != 1:
             continue
-        solved = gast.Call(_attribute(numpy_alias, "linalg", "solve"),
+        solved = gast.Call(dotted(numpy_alias, "linalg", "solve"),
                            [gast.Attribute(load(a), "T", gast.Load()), load(g)], [])
         product = gast.Call(gast.Attribute(solved, "dot", gast.Load()), [load(x)], []) \
-            if len(known[x]) == 1 else gast.Call(_attribute(numpy_alias, "vdot"),
+            if len(known[x]) == 1 else gast.Call(dotted(numpy_alias, "vdot"),
                                                   [solved, load(x)], [])
         negated = gast.UnaryOp(gast.USub(), product)
         replace_children(reader, lambda node, old=traces[0], new=negated:
@@ -114,12 +114,6 @@ def _is_trace_of(node, name):
             and isinstance(node.func, gast.Attribute) and node.func.attr == "trace"
             and isinstance(node.func.value, gast.Name) and node.func.value.id == name)
 
-
-def _attribute(base, *names):
-    node = load(base)
-    for name in names:
-        node = gast.Attribute(node, name, gast.Load())
-    return node
 
 
 def _identities(body, numpy_alias):
