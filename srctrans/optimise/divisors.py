@@ -59,11 +59,8 @@ def divide_by_numbers(body, numbers, parameters, aliases):
     after = {}
     for name in sorted(checked):
         after.setdefault(assigned.get(name, -1), []).append(name)
-    out = [stmt for stmt in body[:1] if _is_docstring(stmt)]
-    out += [_expectation(name, aliases, None) for name in after.get(-1, ())]
+    out = [_expectation(name, aliases, None) for name in after.get(-1, ())]   # parameters
     for index, stmt in enumerate(body):
-        if index == 0 and _is_docstring(stmt):
-            continue
         out.append(stmt)
         out += [_expectation(name, aliases, stmt) for name in after.get(index, ())]
     body[:] = out
@@ -95,11 +92,6 @@ def _guarded_quotient(node, divisors):
 def _assigns(stmt, name):
     return (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], gast.Name) and stmt.targets[0].id == name)
-
-
-def _is_docstring(stmt):
-    return isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Constant) \
-        and isinstance(stmt.value.value, str)
 
 
 def _expectation(name, aliases, assignment):
