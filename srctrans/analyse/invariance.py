@@ -222,24 +222,23 @@ def _subscript(value, forms, offset):
     return None
 
 
-def _drops_axis(index, axis):
-    """Whether ``index`` is ``[:, ..., :, 0]`` with the ``0`` at position ``axis``, or
-    ``[..., 0]`` for axis -1."""
-    parts = index.elts if isinstance(index, gast.Tuple) else [index]
-    if not parts or int_literal(parts[-1]) != 0:
-        return False
-    leading = parts[:-1]
-    if axis == -1 and len(leading) == 1 and isinstance(leading[0], gast.Constant) \
-            and leading[0].value is Ellipsis:
-        return True
-    return axis == len(leading) and all(whole_slice(p) for p in leading)
-
-
 def _inserts_axis(index, axis):
     """Whether ``index`` is ``[:, ..., :, None]`` with the ``None`` at position ``axis``, or
     ``[..., None]`` for axis -1."""
+    return _at_axis(index, axis, none_literal)
+
+
+def _drops_axis(index, axis):
+    """Whether ``index`` is ``[:, ..., :, 0]`` with the ``0`` at position ``axis``, or
+    ``[..., 0]`` for axis -1."""
+    return _at_axis(index, axis, lambda part: int_literal(part) == 0)
+
+
+def _at_axis(index, axis, last):
+    """Whether ``index`` is ``[:, ..., :, p]`` with ``p`` at position ``axis`` (``[..., p]``
+    for axis -1), ``last(p)`` true."""
     parts = index.elts if isinstance(index, gast.Tuple) else [index]
-    if not parts or not (isinstance(parts[-1], gast.Constant) and parts[-1].value is None):
+    if not parts or not last(parts[-1]):
         return False
     leading = parts[:-1]
     if axis == -1 and len(leading) == 1 and isinstance(leading[0], gast.Constant) \
