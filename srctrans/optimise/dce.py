@@ -39,6 +39,18 @@ def stores_of(node):
     return _stored_names(walk(node))
 
 
+def name_positions(statements):
+    """``(stores, reads)``: name -> the indices of ``statements`` that assign it, and that
+    read it, once for each time they do."""
+    stores, reads = {}, {}
+    for index, stmt in enumerate(statements):
+        for node in walk(stmt):
+            if isinstance(node, gast.Name):
+                table = reads if isinstance(node.ctx, gast.Load) else stores
+                table.setdefault(node.id, []).append(index)
+    return stores, reads
+
+
 def name_counts(statements):
     """``(stores, reads)``: name -> how many times ``statements`` assign it, and read it."""
     stores, reads = {}, {}

@@ -26,7 +26,8 @@ import gast
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.nodes import load, resolved_runtime_call
-from srctrans.treewalk import replace_children, walk
+from srctrans.optimise.dce import name_positions
+from srctrans.treewalk import replace_children
 
 
 def divide_by_numbers(body, numbers, parameters, aliases):
@@ -34,11 +35,7 @@ def divide_by_numbers(body, numbers, parameters, aliases):
     (names) dropped and each divisor checked once (see the module)."""
     if not numbers:
         return body
-    stores = {}
-    for index, top in enumerate(body):
-        for node in walk(top):
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
-                stores.setdefault(node.id, []).append(index)
+    stores, _ = name_positions(body)
     assigned = {name: indices[0] for name, indices in stores.items()
                 if len(indices) == 1 and _assigns(body[indices[0]], name)}
     usable = {name for name in numbers

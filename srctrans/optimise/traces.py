@@ -33,6 +33,7 @@ import numpy as np
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.nodes import dotted, load
+from srctrans.optimise.dce import name_positions
 from srctrans.optimise.inner_products import derivative_statements, summed_product
 from srctrans.treewalk import replace_children, walk
 
@@ -53,12 +54,7 @@ def sum_traces(body, derivatives, known, not_float, numpy_alias):
 
 def _solved_traces(body, derivatives, known, numpy_alias):
     """``body`` with each trace of a solve's matrix cotangent read once as ``-vdot(B, x)``."""
-    stores, reads = {}, {}
-    for index, stmt in enumerate(body):
-        for node in walk(stmt):
-            if isinstance(node, gast.Name):
-                table = reads if isinstance(node.ctx, gast.Load) else stores
-                table.setdefault(node.id, []).append(index)
+    stores, reads = name_positions(body)
     dropped = set()
     for index, stmt in enumerate(body):
         pair = _solve_matrix_cotangent(stmt, known)
