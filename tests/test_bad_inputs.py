@@ -215,6 +215,37 @@ def test_differentiate_through_reads_an_installed_function():
         st.clear_cache()
 
 
+def test_restoring_users_rules_keeps_what_srctrans_registered_meanwhile():
+    """A test's snapshot undoes the user's registrations alone: a module of srctrans's own
+    rules imported during the test (SciPy's, on first use) keeps its registrations, which it
+    would not make again (a later test's gradient of a SciPy function had no rule)."""
+    registry = st.rules.REGISTRY
+    snapshot = registry.user_rules()
+
+    def own(x):
+        return x
+
+    def users(x):
+        return x
+
+    def constant(x):
+        return x
+
+    def declared(x):
+        return x
+
+    try:
+        registry.differentiate_through(own)                 # as a rule module does
+        registry.nondifferentiable(constant)
+        registry.differentiate_through(users, by_user=True)
+        registry.nondifferentiable(declared, by_user=True)
+    finally:
+        registry.restore_user_rules(snapshot)
+    assert registry.differentiated_through(own) and registry.is_nondifferentiable(constant)
+    assert not registry.differentiated_through(users)
+    assert not registry.is_nondifferentiable(declared)
+
+
 def _broken_helper():
     """A runtime helper with a bug: its code claims the runtime's file, as a real one would."""
     namespace = {}

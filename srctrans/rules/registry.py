@@ -325,17 +325,23 @@ class RuleRegistry:
                 set(self._user_through))
 
     def restore_user_rules(self, snapshot):
-        """Undo every registration and declaration made since ``snapshot`` was taken (tests)."""
+        """Undo every registration and declaration users made since ``snapshot`` was taken
+        (tests). What srctrans's own rule modules loaded meanwhile registered stays (a module
+        of SciPy's rules, imported once a test imports SciPy, is not imported again)."""
         custom, nondifferentiable, through, declared, user_through = snapshot
-        self._through = set(through)
+        self._through = set(through) | {key for key in self._through
+                                        if key not in self._user_through}
         self._user_through = set(user_through)
-        self._declared = dict(declared)
         for key in list(self._rules):
             rule = self._rules[key]
             rule.custom_vjp, rule.custom_jvp = custom.get(key, (None, None))
             if not rule.has_vjp and not rule.has_jvp:       # made only for a user's rule
                 del self._rules[key]
-        self._nondifferentiable = dict(nondifferentiable)
+        restored = dict(nondifferentiable)
+        restored.update((key, primal) for key, primal in self._nondifferentiable.items()
+                        if key not in restored and key not in self._declared)
+        self._nondifferentiable = restored
+        self._declared = dict(declared)
         self.version += 1
 
     def returns_tuple(self, *primals):
