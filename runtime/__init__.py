@@ -18,7 +18,8 @@ Modules:
                   column_stack, dstack, append, ediff1d
   log_sum_exp  -- log-sum-exp's derivatives, and the softmax its gradient reads
   folds        -- a loop folding np.logaddexp over an array's slices, as one call
-  float_lists  -- whether a loop over vectors' entries may run on lists of their floats
+  float_lists  -- whether a loop over vectors' entries may run on lists of their floats, or
+                  keep the entry it writes for its next step
   softmax_logs -- the log of a softmax computed as probabilities, and its closed derivatives
   joins        -- splitting the gradient of concatenate/stack among inputs
   elementwise  -- masks and weights for clip, maximum/minimum, abs
@@ -133,7 +134,7 @@ from .folds import (logaddexp_fold, logaddexp_fold_from, logaddexp_fold_grad,
                     logaddexp_fold_share, logaddexp_fold_tangent, logaddexp_fold_from_grad)
 from .softmax_logs import log_of_softmax, log_of_softmax_grad, log_of_softmax_tangent
 from .softplus_terms import relu_of_softplus, log1p_tail, log_tail, sigmoid_from_tail
-from .float_lists import float_lists
+from .float_lists import FLOAT64, NUMBERS, float_lists
 from .higher import (
     unbroadcast_transpose, unbroadcast_tree, broadcast_tree, ratio_or_zero, spread_grads_transpose,
     choice_grads_transpose, getattr_grad_transpose, last_and_rest_transpose,

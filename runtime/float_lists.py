@@ -1,5 +1,6 @@
 """Whether a loop over the entries of vectors may run on Python lists of their floats
-(``optimise/float_lists.py`` writes the test before such a loop's list form).
+(``optimise/float_lists.py`` writes the test before such a loop's list form), or keep the
+entry it writes for its next step (``optimise/carried_entries.py``).
 
 A float64 vector's entry, read into Python, is a NumPy float64, and arithmetic on it
 dispatches through NumPy: about 70 ns an operation, where Python's own floats take 20. The
@@ -13,6 +14,13 @@ import numpy as np
 
 _FLOAT64 = np.dtype(np.float64)
 _FLOATS = frozenset({float, np.float64})
+
+# A loop that keeps the entry it writes for its next step (``optimise/carried_entries.py``)
+# tests ``v.dtype is rt.FLOAT64`` of its vectors and ``n.__class__ in rt.NUMBERS`` of its
+# numbers: arithmetic of those that reads an entry is a float64, which the entry written
+# gives back as it was.
+FLOAT64 = _FLOAT64
+NUMBERS = frozenset({float, int, np.float64})
 FEWEST_STEPS = 16       # below, the test and the lists cost what they save
 
 
@@ -46,3 +54,4 @@ def _shares_memory(vector, vectors, index):
                                   else np.may_share_memory(vector, other)):
             return True
     return False
+

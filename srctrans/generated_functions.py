@@ -30,6 +30,7 @@ from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, reads_o
 from srctrans.optimise.row_loops import differentiated_values
 from srctrans.optimise.filled_spreads import fill_spreads
 from srctrans.optimise.float_lists import float_list_loops
+from srctrans.optimise.carried_entries import carry_entries
 from srctrans.optimise.release import release_dead_arrays
 from srctrans.optimise.step_lists import save_steps_in_lists
 from srctrans.optimise.entry_cotangents import write_entry_cotangents
@@ -256,11 +257,13 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
     body = negations_into_updates(body)             # x[k] += -d: x[k] -= d
     if specialised:
         body = absorb_negated_names(body, reads_all(kept))      # d = -T read as T, signs in
-        body = float_list_loops(body, {name: shape[0] for name, shape in known.items()
-                                       if len(shape) == 1 and type(shape[0]) is int},
-                                reads_all(kept), parameter_names(unit.function),
+        vectors = {name: shape[0] for name, shape in known.items()
+                   if len(shape) == 1 and type(shape[0]) is int}
+        body = float_list_loops(body, vectors, reads_all(kept), parameter_names(unit.function),
                                 unit.aliases[RUNTIME_ALIAS],
                                 unit.aliases[NUMPY_ALIAS], unit.namer.fresh)
+        body = carry_entries(body, known, reads_all(kept), unit.aliases[RUNTIME_ALIAS],
+                             unit.namer.fresh)
     arguments = clone(unit.function.args)
     if seed_parameter is None:
         name = unit.namer.fresh(function_base(unit.parsed.fn) + "_grad")

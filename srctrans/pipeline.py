@@ -106,10 +106,11 @@ from srctrans.optimise.copied_dicts import dicts_copied, merge_copied_dict_cotan
 from srctrans.optimise.remat import rematerialise
 from srctrans.optimise.picked_sums import add_picks_in_place, add_picks_into_made
 from srctrans.optimise.sparse_dicts import keep_dict_cotangents_sparse
-from srctrans.optimise.zeroings import drop_dead_zeroings
+from srctrans.optimise.zeroings import drop_dead_zeroings, drop_zero_stores
 from srctrans.optimise.simplify import simplify
 from srctrans.optimise.loop_invariants import hoist_loop_invariants
 from srctrans.optimise.float_lists import float_list_loops
+from srctrans.optimise.carried_entries import carry_entries
 from srctrans.optimise.inner_products import inner_products
 from srctrans.optimise.expression_shapes import infer_shapes, one_valued
 from srctrans.optimise.specialise import (
@@ -386,15 +387,18 @@ def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False, shap
             body = hoist_loop_invariants(body, {name for name, shape in known.items()
                                                 if shape == ()}, facts.parameters,
                                          unit.namer.fresh)
+            body = drop_zero_stores(body, known, unit.aliases[RUNTIME_ALIAS])
             body, renaming = propagate_copies(body)       # (a hoisted value's copy)
             returned = [renamed(r, renaming) for r in returned]
             body = eliminate_dead_code(body, reads_all(returned), is_pure)
             if seeded:          # (a JVP may be batched: its loops keep their arrays)
-                body = float_list_loops(body, {name: shape[0] for name, shape in known.items()
-                                               if len(shape) == 1 and type(shape[0]) is int},
-                                        reads_all(returned), facts.parameters,
+                vectors = {name: shape[0] for name, shape in known.items()
+                           if len(shape) == 1 and type(shape[0]) is int}
+                body = float_list_loops(body, vectors, reads_all(returned), facts.parameters,
                                         unit.aliases[RUNTIME_ALIAS], unit.aliases[NUMPY_ALIAS],
                                         unit.namer.fresh)
+                body = carry_entries(body, known, reads_all(returned),
+                                     unit.aliases[RUNTIME_ALIAS], unit.namer.fresh)
     args = clone(unit.function.args)
     if seeded:
         name = unit.namer.fresh(function_base(unit.parsed.fn) + "_grad")

@@ -38,6 +38,7 @@ import gast
 from srctrans import runtime
 from srctrans.runtime.float_lists import FEWEST_STEPS
 from srctrans.nodes import assign, clone, load
+from srctrans.optimise.carried_entries import is_carried_test
 from srctrans.optimise.dce import reads_of
 from srctrans.optimise.entry_cotangents import runtime_call
 from srctrans.parse.resolve import current_value
@@ -326,8 +327,10 @@ def _list_form(loop, plan, later, runtime_alias, numpy_alias, fresh):
 def keep_array_loops(function, fn):
     """In place: each ``if rt.float_lists(...): ... else: loop`` of ``function``'s own block
     is its ``loop`` (a fused gradient differentiated again, or batched: its list form is
-    plain Python that no rule covers); ``fn``: the function parsed, whose closure (generated
-    code's) or globals hold ``rt``."""
+    plain Python that no rule covers), and so is each loop's form that keeps the entry it
+    writes (``optimise/carried_entries.py``: its test is of values; the loop as it was is
+    the one to differentiate); ``fn``: the function parsed, whose closure (generated code's) or
+    globals hold ``rt``."""
     if not any(_is_list_form(stmt, fn) for stmt in function.body):
         return
     body = []
@@ -338,7 +341,9 @@ def keep_array_loops(function, fn):
 
 def _is_list_form(stmt, fn):
     test = stmt.test if isinstance(stmt, gast.If) else None
-    if not (isinstance(test, gast.Call) and isinstance(test.func, gast.Attribute)
-            and test.func.attr == "float_lists" and isinstance(test.func.value, gast.Name)):
-        return False
-    return current_value(fn, test.func.value.id) is runtime
+    if isinstance(test, gast.Call) and isinstance(test.func, gast.Attribute) \
+            and test.func.attr == "float_lists" and isinstance(test.func.value, gast.Name):
+        alias = test.func.value.id
+    else:
+        alias = is_carried_test(test)
+    return alias is not None and current_value(fn, alias) is runtime

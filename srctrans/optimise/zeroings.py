@@ -26,6 +26,7 @@ import gast
 
 from srctrans.nodes import int_literal, whole_slice
 from srctrans.optimise.entry_cotangents import is_runtime_call
+from srctrans.optimise.expression_shapes import shape_of
 from srctrans.treewalk import walk
 
 
@@ -181,3 +182,59 @@ def _copies_itself(stmt, name):
 def _reads(statements, name):
     return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load)
                for stmt in statements for n in walk(stmt))
+
+
+def drop_zero_stores(body, known, runtime_alias):
+    """``body`` (top-level statements of specialised code) without the writes of a zero
+    number into an entry of an array that holds zeros since it was made, which change
+    nothing: ``dlevel = rt.zeros_of(level)`` then ``dlevel[0] = rt.zeros_of(_item)``, the
+    tangent of ``level[0] = y[0]`` in forward mode. An entry is picked by int literals
+    within the array's ``known`` shape (so the write could not have raised), and nothing
+    between the making and the write mentions the array."""
+    zeroed, out = set(), []
+    for stmt in body:
+        stored = _zero_store(stmt, zeroed, known, runtime_alias)
+        if stored is not None:
+            continue                                      # (it stays all zeros)
+        zeroed -= {node.id for node in walk(stmt) if isinstance(node, gast.Name)}
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
+                and isinstance(stmt.targets[0], gast.Name) \
+                and _makes_zeros(stmt.value, stmt.targets[0].id, runtime_alias):
+            zeroed.add(stmt.targets[0].id)
+        out.append(stmt)
+    return out
+
+
+def _makes_zeros(value, name, runtime_alias):
+    """Whether ``value`` is ``rt.zeros_of(x)`` or ``rt.zeros_like(x)`` of another name ``x``."""
+    return any(is_runtime_call(value, runtime_alias, helper, 1) for helper in _ZEROS) \
+        and not any(isinstance(node, gast.Name) and node.id == name for node in walk(value))
+
+
+_ZEROS = ("zeros_of", "zeros_like")
+
+
+def _zero_store(stmt, zeroed, known, runtime_alias):
+    """The array ``stmt`` writes a zero number into an in-bounds entry of, when it is one
+    of ``zeroed``; else None."""
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Subscript)
+            and isinstance(stmt.targets[0].value, gast.Name)
+            and stmt.targets[0].value.id in zeroed):
+        return None
+    name, index = stmt.targets[0].value.id, stmt.targets[0].slice
+    indices = index.elts if isinstance(index, gast.Tuple) else [index]
+    shape = known.get(name)
+    if shape is None or len(indices) > len(shape):
+        return None
+    for position, size in zip(indices, shape):
+        value = int_literal(position)
+        if value is None or type(size) is not int or not -size <= value < size:
+            return None
+    zero = stmt.value
+    if isinstance(zero, gast.Constant):
+        return name if type(zero.value) in (int, float) and zero.value == 0 else None
+    if any(is_runtime_call(zero, runtime_alias, helper, 1) for helper in _ZEROS) \
+            and shape_of(zero.args[0], known) == ():
+        return name
+    return None

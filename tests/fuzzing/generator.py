@@ -783,14 +783,19 @@ class _Builder:
         self._try(lines)
 
     def _recurrence(self):
-        """A scalar recurrence filling a vector of its own, long enough (20 entries) that both
-        passes of its fused gradient run on lists of floats (optimise/float_lists.py)."""
+        """A scalar recurrence filling a vector of its own: long enough (20 entries) that both
+        passes of its fused gradient run on lists of floats (optimise/float_lists.py), or
+        short, or dividing, so that its loops keep the entry they write for the next step
+        (optimise/carried_entries.py); from 0, its first step reads the last entry."""
         a = self._pick()
         w, acc, t = self._fresh(), self._fresh(), self._fresh()
-        lines = [f"{w} = np.linspace(0.5, 1.5, 20) * np.sum({a})", f"{acc} = np.zeros(20)",
-                 f"{acc}[0] = {w}[0]", "for k in range(1, 20):",
-                 f"    {acc}[k] = 0.3 * {w}[k] + " + self.rng.choice(["0.7", "(1.0 - 0.3 * s)"])
-                 + f" * {acc}[k - 1]",
+        n = self.rng.choice([20, 20, 6, 12])
+        start = self.rng.choice([1, 1, 1, 0])
+        lines = [f"{w} = np.linspace(0.5, 1.5, {n}) * np.sum({a})", f"{acc} = np.zeros({n})",
+                 f"{acc}[0] = {w}[0]", f"for k in range({start}, {n}):",
+                 f"    {acc}[k] = 0.3 * {w}[k] + "
+                 + self.rng.choice([f"0.7 * {acc}[k - 1]", f"(1.0 - 0.3 * s) * {acc}[k - 1]",
+                                    f"{acc}[k - 1] / 1.5"]),
                  self.rng.choice([f"{t} = np.sum(({w}[1:] - {acc}[:-1]) ** 2)",
                                   f"{t} = {acc}[-1] * np.sum({a})"])]
         self._try(lines)
