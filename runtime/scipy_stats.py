@@ -34,14 +34,28 @@ def standard(x, loc, scale):
     return (x - loc) / scale
 
 
+def _finite_df(df):
+    """``(df, infinite)``: t's degrees of freedom with 1.0 at its infinite entries, and
+    where those are; ``(df, None)`` when none is. The t distribution at an infinite ``df``
+    is the normal one (SciPy's density gives it there), whose formulas take those entries;
+    t's own would give NaN (``inf / inf``)."""
+    infinite = np.isinf(df)
+    if not np.any(infinite):
+        return df, None
+    return np.where(infinite, 1.0, df), infinite
+
+
 def log_density(kind, y, s1=None, s2=None):
     """``log p(y)`` of the standard distribution of family ``kind`` (shape parameters
     ``s1``, ``s2``: t's ``df``, beta's ``a`` and ``b``, gamma's ``a``)."""
     if kind == "norm":
         value = -0.5 * y * y - LOG_SQRT_2PI
     elif kind == "t":
-        value = (special.gammaln(0.5 * (s1 + 1.0)) - special.gammaln(0.5 * s1)
-                 - 0.5 * np.log(s1 * np.pi) - 0.5 * (s1 + 1.0) * np.log1p(y * y / s1))
+        df, infinite = _finite_df(s1)
+        value = (special.gammaln(0.5 * (df + 1.0)) - special.gammaln(0.5 * df)
+                 - 0.5 * np.log(df * np.pi) - 0.5 * (df + 1.0) * np.log1p(y * y / df))
+        if infinite is not None:
+            value = np.where(infinite, -0.5 * y * y - LOG_SQRT_2PI, value)
     elif kind == "beta":
         value = (s1 - 1.0) * np.log(y) + (s2 - 1.0) * np.log1p(-y) - special.betaln(s1, s2)
     else:                                                      # gamma
@@ -54,7 +68,10 @@ def score(kind, y, s1=None, s2=None):
     if kind == "norm":
         value = -y
     elif kind == "t":
-        value = -(s1 + 1.0) * y / (s1 + y * y)
+        df, infinite = _finite_df(s1)
+        value = -(df + 1.0) * y / (df + y * y)
+        if infinite is not None:
+            value = np.where(infinite, -y, value)
     elif kind == "beta":
         value = (s1 - 1.0) / y - (s2 - 1.0) / (1.0 - y)
     else:
@@ -65,9 +82,12 @@ def score(kind, y, s1=None, s2=None):
 def shape_score(kind, which, y, s1=None, s2=None):
     """``d log p(y) / d s1`` (``which`` 0) or ``d s2`` (``which`` 1)."""
     if kind == "t":
-        value = (0.5 * (special.digamma(0.5 * (s1 + 1.0)) - special.digamma(0.5 * s1))
-                 - 0.5 / s1 - 0.5 * np.log1p(y * y / s1)
-                 + 0.5 * (s1 + 1.0) * y * y / (s1 * (s1 + y * y)))
+        df, infinite = _finite_df(s1)
+        value = (0.5 * (special.digamma(0.5 * (df + 1.0)) - special.digamma(0.5 * df))
+                 - 0.5 / df - 0.5 * np.log1p(y * y / df)
+                 + 0.5 * (df + 1.0) * y * y / (df * (df + y * y)))
+        if infinite is not None:
+            value = np.where(infinite, 0.0, value)
     elif kind == "beta" and which == 0:
         value = np.log(y) - special.digamma(s1) + special.digamma(s1 + s2)
     elif kind == "beta":
