@@ -44,6 +44,7 @@ from srctrans.optimise.reciprocals import divide_by_reciprocals
 from srctrans.optimise.kept_axes import sum_kept_axes_away
 from srctrans.optimise.divisors import divide_by_numbers
 from srctrans.optimise.inline import inline_temporaries
+from srctrans.optimise.keyed_branches import drop_settled_expectations
 from srctrans.optimise.shares import share_softmax
 from srctrans.optimise.simplify import simplify
 from srctrans.optimise.specialise import fold_shape_counts
@@ -219,6 +220,7 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
         body = share_common_values(body, shapes, reads_all(kept),
                                    parameter_names(unit.function), unit.aliases[RUNTIME_ALIAS])
     body = inline_temporaries(body, unit.namer.temporaries, reads_all(kept), is_pure)
+    body = drop_settled_expectations(body)          # (a test inlining made a literal)
     if specialised:           # (after the inlining: a product's literals are in one expression)
         body = share_cholesky_inverses(body, unit.aliases[RUNTIME_ALIAS],
                                        unit.aliases[NUMPY_ALIAS], unit.namer.fresh,

@@ -94,7 +94,7 @@ from srctrans.normalize.auxiliary import has_aux
 from srctrans.normalize.ssa import rename_reassignments
 from srctrans.optimise.accumulate import fold_accumulations
 from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, targets_of
-from srctrans.optimise.keyed_branches import fold_keyed_branches
+from srctrans.optimise.keyed_branches import drop_settled_expectations, fold_keyed_branches
 from srctrans.optimise.row_loops import batch_row_loops
 from srctrans.optimise.tuple_picks import fold_tuple_picks, split_tuple_assignments
 from srctrans.optimise.restores import drop_unread_restores
@@ -267,6 +267,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
         live = set(residuals) | reads_all([result.output])
         forward = eliminate_dead_code(forward, live, is_pure)
         forward = inline_temporaries(forward, unit.namer.temporaries, live, is_pure)
+        forward = drop_settled_expectations(forward)
         backward = inline_temporaries(backward, unit.namer.temporaries, reads_all(gradients),
                                       lambda s: True)
     seed = result.seed or unit.namer.fresh("dout")
@@ -379,6 +380,7 @@ def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False, shap
         temporaries = unit.namer.temporaries | {unit.namer.adjoint(t) for t in unit.namer.temporaries
                                                 if t in unit.active}
         body = inline_temporaries(body, temporaries, reads_all(returned), is_pure)
+        body = drop_settled_expectations(body)
         if shapes:
             tangents = {t for s in result.tangent_statements for t in targets_of(s)}
             factor_out_of_sums(body, tangents)

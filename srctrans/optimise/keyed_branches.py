@@ -25,7 +25,10 @@ code::
 
 import gast
 
-from srctrans.nodes import load, resolved_runtime_call
+from srctrans import annotations as anno
+from srctrans import runtime
+from srctrans.annotations import Anno
+from srctrans.nodes import literal_truth, load, resolved_runtime_call
 from srctrans.optimise.dce import name_counts
 from srctrans.treewalk import walk
 
@@ -105,3 +108,35 @@ def _copied_tests(function, tests):
         if source in tests:
             found[name] = source
     return found
+
+
+def drop_settled_expectations(body):
+    """``body`` without the checks ``rt.expect_branch(test, taken)`` whose test is a literal
+    that holds ``taken`` (``0 == 0``, once specialising folded ``np.ndim(df) == 0`` to it,
+    and inlining put it in the check): no call can take the other branch. In every block."""
+    pending = [body]
+    while pending:
+        block = pending.pop()
+        block[:] = [stmt for stmt in block if not _settled(stmt)] or [gast.Pass()]
+        for stmt in block:
+            for field in ("body", "orelse", "finalbody"):
+                inner = getattr(stmt, field, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], gast.stmt):
+                    pending.append(inner)
+            pending.extend(handler.body for handler in getattr(stmt, "handlers", ()))
+    return body
+
+
+def _settled(stmt):
+    """Whether ``stmt`` is ``rt.expect_branch(test, taken)`` of a literal ``test`` that holds
+    ``taken``."""
+    call = stmt.value if isinstance(stmt, gast.Expr) else None
+    if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+            and call.func.attr == "expect_branch" and len(call.args) == 2
+            and isinstance(call.args[1], gast.Constant) and type(call.args[1].value) is bool
+            and anno.get(call, Anno.CALLEE) is runtime.expect_branch):
+        return False
+    test = call.args[0]
+    truth = test.value if isinstance(test, gast.Constant) and type(test.value) is bool \
+        else literal_truth(test)
+    return truth is not None and truth == call.args[1].value
