@@ -11,6 +11,8 @@ method's value (``-inf``, ``nan``) is computed instead of whatever the private f
 gives there. Imported only once ``scipy.stats`` is (it is an optional dependency).
 """
 
+import math
+
 import numpy as np
 import scipy.special as special
 import scipy.stats as stats
@@ -44,11 +46,15 @@ def t_logpdf(x, df):
     an infinite ``df`` is the normal distribution, as SciPy's method has it. (The tests
     count the infinite entries once: specialised code checks them at every call, and
     ``np.all``/``np.any`` of a number cost several times ``np.count_nonzero``.)"""
-    infinite = np.count_nonzero(np.isinf(df))
-    if infinite == np.size(df):                       # (none at all: np.all of nothing)
-        return norm_logpdf(x)
-    if infinite > 0:                                  # some infinite: the public method's
-        return stats.t.logpdf(x, df)
+    if np.ndim(df) == 0:                              # (the shape key decides it)
+        if math.isinf(df):
+            return norm_logpdf(x)
+    else:
+        infinite = np.count_nonzero(np.isinf(df))
+        if infinite == np.size(df):                   # (none at all: np.all of nothing)
+            return norm_logpdf(x)
+        if infinite > 0:                              # some infinite: the public method's
+            return stats.t.logpdf(x, df)
     return (special.gammaln(0.5 * df + 0.5) - special.gammaln(0.5 * df)
             - 0.5 * (np.log(df) + np.log(np.pi)) - (df + 1) / 2 * np.log1p(x * x / df))
 

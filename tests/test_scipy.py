@@ -148,8 +148,49 @@ def test_the_t_densitys_private_method_is_scipys_formula_and_normal_at_infinite_
     checks on every call) and, at ``df = inf``, as the normal density SciPy gives there."""
     import scipy.stats as stats
     x = np.array([-2.5, -0.3, 0.4, 1.7])
-    for df in (0.8, 4.0, 40.0, np.inf):
-        value, g = st.value_and_grad(sp.t_private_logpdf)(x, df)
-        assert value == pytest.approx(np.sum(stats.t._logpdf(x, df)), rel=1e-13)
-        expected = -x if np.isinf(df) else -(df + 1) * x / (df + x * x)
-        np.testing.assert_allclose(g, expected, rtol=1e-12)
+    for df in (0.8, 4.0, 40.0, np.inf, np.array([4.0, np.inf, 0.8, 40.0]), np.full(4, np.inf)):
+        for _ in range(3):                  # the generic code, then the specialised code
+            value, g = st.value_and_grad(sp.t_private_logpdf)(x, df)
+            assert value == pytest.approx(np.sum(stats.t._logpdf(x, df)), rel=1e-13)
+            expected = np.where(np.isinf(df), -x, -(df + 1) * x / (df + x * x))
+            np.testing.assert_allclose(g, expected, rtol=1e-12)
+
+
+def test_a_number_of_degrees_of_freedom_is_tested_once_a_call():
+    """Specialised on a number ``df``, the t density's gradient checks ``math.isinf(df)``
+    alone: no count of infinite entries, and no check of a test the shapes settled."""
+    x = np.array([-2.5, -0.3, 0.4, 1.7])
+    st.clear_cache()            # (calls with an infinite df, which the check sends away)
+    g = st.grad(sp.t_private_logpdf)
+    for _ in range(3):
+        g(x, 4.0)
+    spread = st.source(sp.t_private_logpdf, args=(x, 4.0)).split("_spread_grad(")[-1]
+    assert "count_nonzero" not in spread and "0 == 0" not in spread
+    assert "rt.expect_branch(math.isinf(df), False)" in spread
+
+
+def t_logpdf_sum(x, df):
+    import scipy.stats as stats
+    return np.sum(stats.t.logpdf(x, df))
+
+
+def t_cdf_sum(x, df):
+    import scipy.stats as stats
+    return np.sum(stats.t.cdf(x, df))
+
+
+def test_the_t_distribution_at_an_infinite_df_differentiates_as_the_normal():
+    """At ``df = inf`` SciPy's t is the normal distribution; its derivatives are the
+    normal's there (t's own formulas give ``inf / inf``: NaN), 0 in ``df`` itself."""
+    import scipy.stats as stats
+    x = np.array([-2.5, -0.3, 0.4, 1.7])
+    df = np.array([4.0, np.inf, 0.8, np.inf])
+    dx, ddf = st.grad(t_logpdf_sum, wrt=(0, 1))(x, df)
+    finite = np.isfinite(df)
+    np.testing.assert_allclose(dx, np.where(finite, -(df + 1) * x / (df + x * x), -x), rtol=1e-12)
+    assert np.all(np.isfinite(ddf)) and np.all(ddf[~finite] == 0.0)
+    h = 1e-6
+    numeric = (t_logpdf_sum(x, df + h * finite) - t_logpdf_sum(x, df - h * finite)) / (2 * h)
+    assert np.sum(ddf[finite]) == pytest.approx(numeric, rel=1e-6)
+    dx = st.grad(t_cdf_sum)(x, df)
+    np.testing.assert_allclose(dx, stats.t.pdf(x, df), rtol=1e-12)
