@@ -36,12 +36,11 @@ def standard(x, loc, scale):
 
 def _finite_df(df):
     """``(df, infinite)``: t's degrees of freedom with 1.0 at its infinite entries, and
-    where those are; ``(df, None)`` when none is. The t distribution at an infinite ``df``
-    is the normal one (SciPy's density gives it there), whose formulas take those entries;
-    t's own would give NaN (``inf / inf``)."""
+    where those are. The t distribution at an infinite ``df`` is the normal one (SciPy's
+    density gives it there), whose formulas take those entries; t's own would give NaN
+    (``inf / inf``). (No test of whether any is infinite: a test of a value would make
+    ``st.vmap`` call the formulas once per member of a batch.)"""
     infinite = np.isinf(df)
-    if not np.any(infinite):
-        return df, None
     return np.where(infinite, 1.0, df), infinite
 
 
@@ -54,8 +53,7 @@ def log_density(kind, y, s1=None, s2=None):
         df, infinite = _finite_df(s1)
         value = (special.gammaln(0.5 * (df + 1.0)) - special.gammaln(0.5 * df)
                  - 0.5 * np.log(df * np.pi) - 0.5 * (df + 1.0) * np.log1p(y * y / df))
-        if infinite is not None:
-            value = np.where(infinite, -0.5 * y * y - LOG_SQRT_2PI, value)
+        value = np.where(infinite, -0.5 * y * y - LOG_SQRT_2PI, value)
     elif kind == "beta":
         value = (s1 - 1.0) * np.log(y) + (s2 - 1.0) * np.log1p(-y) - special.betaln(s1, s2)
     else:                                                      # gamma
@@ -70,8 +68,7 @@ def score(kind, y, s1=None, s2=None):
     elif kind == "t":
         df, infinite = _finite_df(s1)
         value = -(df + 1.0) * y / (df + y * y)
-        if infinite is not None:
-            value = np.where(infinite, -y, value)
+        value = np.where(infinite, -y, value)
     elif kind == "beta":
         value = (s1 - 1.0) / y - (s2 - 1.0) / (1.0 - y)
     else:
@@ -86,8 +83,7 @@ def shape_score(kind, which, y, s1=None, s2=None):
         value = (0.5 * (special.digamma(0.5 * (df + 1.0)) - special.digamma(0.5 * df))
                  - 0.5 / df - 0.5 * np.log1p(y * y / df)
                  + 0.5 * (df + 1.0) * y * y / (df * (df + y * y)))
-        if infinite is not None:
-            value = np.where(infinite, 0.0, value)
+        value = np.where(infinite, 0.0, value)
     elif kind == "beta" and which == 0:
         value = np.log(y) - special.digamma(s1) + special.digamma(s1 + s2)
     elif kind == "beta":
