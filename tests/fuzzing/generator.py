@@ -471,6 +471,15 @@ class _Builder:
 
     def _for(self):
         a, acc = self._pick(), self._fresh()
+        if np.ndim(self.namespace["W"]) == 2 and self.rng.random() < 0.15:
+            # data (a constant) through a stack of layers: the backward loop's cotangent of
+            # the layers' input is not computed at its last step (optimise/last_steps.py)
+            n = self._shape("W")[0]
+            self._try([f"{acc} = np.linspace(0.5, 1.0, {n})",
+                       f"for {acc}_w in [W, W * 0.5, np.tanh(W)][:{self.rng.randint(1, 3)}]:",
+                       f"    {acc} = np.tanh({acc}_w @ {acc})",
+                       f"{acc} = np.sum({acc}) * {a}"])
+            return
         step = self.rng.choice([f"np.tanh({acc} * 0.9 + {a} * i)", f"{acc} + np.sin({a} + i)",
                                 f"{acc} * 0.5 + helper_mix({a}, {acc})"])
         augmented = self.rng.random() < 0.3
