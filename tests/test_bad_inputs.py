@@ -219,7 +219,8 @@ def test_restoring_users_rules_keeps_what_srctrans_registered_meanwhile():
     """A test's snapshot undoes the user's registrations alone: a module of srctrans's own
     rules imported during the test (SciPy's, on first use) keeps its registrations, which it
     would not make again (a later test's gradient of a SciPy function had no rule)."""
-    registry = st.rules.REGISTRY
+    from srctrans.rules.registry import RuleRegistry
+    registry = RuleRegistry()              # (what it registers stays: not srctrans's registry)
     snapshot = registry.user_rules()
 
     def own(x):
