@@ -116,6 +116,9 @@ def sequence_cotangent(found, sequence):
     >>> sequence_cotangent([np.array([1.0, 2.0]), None, 0.5], [np.ones(2), 3, 1.5])
     [array([1., 2.]), 0.0, 0.5]
     """
+    kind = type(sequence)
+    if (kind is list or kind is tuple) and kind not in REGISTERED:    # the common case first
+        return kind([_entry_cotangent(g, entry) for entry, g in zip(sequence, found)])
     return rebuild(sequence, [(key, _entry_cotangent(g, entry))
                               for (key, entry), g in zip(entries(sequence), found)])
 
