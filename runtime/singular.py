@@ -47,6 +47,8 @@ def zero_guard(g, value):
     ...     zero_guard(g, g / x)
     array([0. , 0.5, inf])
     """
+    if (type(value) is float or type(value) is np.float64) and math.isfinite(value):
+        return value           # a finite number, a loop's step's: the common case first
     if isinstance(value, np.ndarray):
         if (type(g) is float or type(g) is np.float64) and g != 0.0:
             return value       # (a number not 0: no entry to set; an inf or NaN is kept)

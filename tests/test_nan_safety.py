@@ -207,6 +207,18 @@ def test_a_cotangent_that_is_a_number_not_zero_keeps_the_product_as_it_is():
                                   [0.0, np.inf, np.nan])
 
 
+def test_a_number_guarded_is_itself_when_finite_and_zero_where_its_cotangent_is():
+    """A product that is a number (a loop's step's) comes back itself when finite, its kind
+    kept; an infinity or NaN becomes 0 where the cotangent is 0, and stays where it is not."""
+    from srctrans import runtime as rt
+    for product in (1.5, np.float64(-2.5), 0.0):
+        assert rt.zero_guard(0.0, product) is product
+        assert rt.zero_guard(np.float64(3.0), product) is product
+    for bad in (np.inf, np.nan, np.float64(-np.inf)):
+        assert rt.zero_guard(0.0, bad) == 0.0 and rt.zero_guard(np.float64(0.0), bad) == 0.0
+        assert not np.isfinite(rt.zero_guard(1.0, bad))
+
+
 def test_nan_where_the_derivative_is_undefined():
     """Where the cotangent is not zero, an undefined derivative is still NaN."""
     with quiet():
