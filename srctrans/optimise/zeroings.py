@@ -233,7 +233,8 @@ def _zero_store(stmt, zeroed, known, runtime_alias):
             return None
     zero = stmt.value
     if isinstance(zero, gast.Constant):
-        return name if type(zero.value) in (int, float) and zero.value == 0 else None
+        return name if type(zero.value) in (int, float) and repr(zero.value) in ("0", "0.0") \
+            else None                                     # (not -0.0: its sign is written)
     if any(is_runtime_call(zero, runtime_alias, helper, 1) for helper in _ZEROS) \
             and shape_of(zero.args[0], known) == ():
         return name
