@@ -64,3 +64,26 @@ def test_the_input_asked_for_gets_its_cotangent_at_every_step(rng):
     assert dx[1] == pytest.approx((layers(weights, x + e) - layers(weights, x - e)) / (2 * h),
                                   rel=1e-6)
     check_grads(layers, (weights, x), order=2, wrt=(0, 1))
+
+
+
+def _skipped(source):
+    """The source of ``source``'s statements after :func:`skip_last_steps`, nothing read
+    after them."""
+    import ast
+    import gast
+    from srctrans.optimise.last_steps import skip_last_steps
+    body = gast.parse(source).body
+    return ast.unparse(gast.gast_to_ast(gast.Module(skip_last_steps(body, set(), lambda s: True),
+                                                     [])))
+
+
+def test_only_a_loop_whose_last_step_counts_zero_skips():
+    """A loop counting down to 0 skips its next step's value at its last step; one that
+    rebinds its counter, or counts down elsewhere, does not (its last step is another)."""
+    assert "if i:" in _skipped("for i in range(4, -1, -1):\n    y = d * v\n    v = y * 2.0")
+    assert "if i:" not in _skipped(
+        "for i in range(4, -1, -1):\n    y = d * v\n    i = i - 2\n    v = y * 2.0")
+    assert "if i:" not in _skipped("for i in range(4, 0, -1):\n    y = d * v\n    v = y * 2.0")
+    assert "if i:" not in _skipped(            # (read after the loop)
+        "for i in range(4, -1, -1):\n    v = y * 2.0\n    y = d * v\nz = y")

@@ -63,6 +63,9 @@ def _is_minus_one(node):
 def _skip_at_last(loop, live_after, may_drop):
     """Put each assignment of ``loop``'s body that feeds the next step alone under ``if i:``."""
     counter = loop.target.id
+    if any(isinstance(node, gast.Name) and node.id == counter and not isinstance(node.ctx, gast.Load)
+           for stmt in loop.body for node in walk(stmt)):
+        return                                  # (a step that rebinds its counter: not 0 last)
     body = []
     for index, stmt in enumerate(loop.body):
         target = stmt.targets[0] if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
