@@ -46,12 +46,15 @@ _ARITHMETIC = (gast.Add, gast.Sub, gast.Mult, gast.Div)
 def carry_entries(body, known, live_out, runtime_alias, fresh):
     """``body`` with each loop that qualifies keeping the entries it writes for its next
     step (see the module); ``known``: the shapes of names (a vector's has one axis);
-    ``live_out``: the names read after ``body``; ``fresh(base)``: a new name."""
+    ``live_out``: the names read after ``body``; ``fresh(base)``: a new name. One walk of
+    ``body`` (what each name was last bound to, and whether it was read since in a way that
+    may give another name its memory: :class:`_Made`), and one more after each loop changed."""
     ranges = _ranges(body)
+    made = _Made(known)
     out = []
     for index, stmt in enumerate(body):
-        plan = _plan(stmt, body[:index], known, ranges) if isinstance(stmt, gast.For) \
-            else None
+        plan = _plan(stmt, made, known, ranges) if isinstance(stmt, gast.For) else None
+        made.note(stmt)
         if plan is None:
             out.append(stmt)
             continue
@@ -60,6 +63,34 @@ def carry_entries(body, known, live_out, runtime_alias, fresh):
             later |= reads_of(after)
         out.extend(_carried_form(stmt, plan, later, runtime_alias, fresh))
     return out
+
+
+class _Made:
+    """The names the statements seen so far bound last, at the top level, to new memory (a
+    call that makes it, or arithmetic), and read since only in ways that give no other name
+    their memory: written into, read a number at a time (``known``: the shapes of names),
+    an operand of arithmetic or of a call that makes new memory (``rt.zeros_of(level)``)."""
+
+    def __init__(self, known):
+        self.known, self.names = known, set()
+
+    def note(self, stmt):
+        """Account for ``stmt``, the next statement of the body."""
+        harmless, stored = set(), set()
+        for node in walk(stmt):
+            if isinstance(node, gast.Subscript) and (not isinstance(node.ctx, gast.Load)
+                                                     or shape_of(node, self.known) == ()):
+                harmless.add(id(node.value))
+            elif isinstance(node, (gast.BinOp, gast.UnaryOp)) \
+                    or isinstance(node, gast.Call) and makes_new_value(node):
+                harmless.update(id(child) for child in gast.iter_child_nodes(node))
+            elif isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
+                stored.add(node.id)
+        self.names -= stored | {node.id for node in walk(stmt) if isinstance(node, gast.Name)
+                                and isinstance(node.ctx, gast.Load) and id(node) not in harmless}
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
+                and isinstance(stmt.targets[0], gast.Name) and makes_new_value(stmt.value):
+            self.names.add(stmt.targets[0].id)
 
 
 class _Plan:
@@ -91,7 +122,7 @@ def _unit_range(node):
         and not any(isinstance(arg, gast.Starred) for arg in node.args)
 
 
-def _plan(loop, before, known, ranges):
+def _plan(loop, made, known, ranges):
     """The :class:`_Plan` of ``loop`` when some vector qualifies (see the module), else None."""
     if loop.orelse or not isinstance(loop.target, gast.Name) or not (
             _unit_range(loop.iter) or isinstance(loop.iter, gast.Name) and loop.iter.id in ranges):
@@ -106,8 +137,11 @@ def _plan(loop, before, known, ranges):
         return None
     once = {name for name in assigned if assigned.count(name) == 1}
     vectors = {name for name, shape in known.items() if len(shape) == 1}
-    carried = [name for name in sorted(vectors) if _made_here(name, before, known)
-               and _touched_as_carried(loop, name, counter, once)]
+    written = {node.value.id for stmt in loop.body for node in walk(stmt)
+               if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store)
+               and isinstance(node.value, gast.Name)}
+    carried = [name for name in sorted(written & vectors & made.names)
+               if _touched_as_carried(loop, name, counter, once)]
     if not carried:
         return None
     read, numbers = [], []
@@ -131,34 +165,6 @@ def _is_previous(node, counter):
         and isinstance(node.left, gast.Name) and node.left.id == counter \
         and isinstance(node.right, gast.Constant) and type(node.right.value) is int \
         and node.right.value == 1
-
-
-def _made_here(name, before, known):
-    """Whether the last of the statements ``before`` the loop to bind ``name`` assigns it
-    new memory (a call that makes it, or arithmetic) at the top level, and those after it
-    read it only in ways that give no other name its memory: a write into it, a read of a
-    number from it, or an operand of arithmetic or of a call that makes new memory
-    (``rt.zeros_of(level)``); ``known``: the shapes of names."""
-    binding = [i for i, stmt in enumerate(before) if any(
-        isinstance(node, gast.Name) and node.id == name and not isinstance(node.ctx, gast.Load)
-        for node in walk(stmt))]
-    if not binding:
-        return False
-    made = before[binding[-1]]
-    if not (isinstance(made, gast.Assign) and len(made.targets) == 1
-            and isinstance(made.targets[0], gast.Name) and makes_new_value(made.value)):
-        return False
-    harmless = set()
-    for stmt in before[binding[-1] + 1:]:
-        for node in walk(stmt):
-            if isinstance(node, gast.Subscript) and (not isinstance(node.ctx, gast.Load)
-                                                     or shape_of(node, known) == ()):
-                harmless.add(id(node.value))
-            elif isinstance(node, (gast.BinOp, gast.UnaryOp)) \
-                    or isinstance(node, gast.Call) and makes_new_value(node):
-                harmless.update(id(child) for child in gast.iter_child_nodes(node))
-    return not any(isinstance(node, gast.Name) and node.id == name and id(node) not in harmless
-                   for stmt in before[binding[-1] + 1:] for node in walk(stmt))
 
 
 def _touched_as_carried(loop, name, counter, once):

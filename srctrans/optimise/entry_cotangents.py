@@ -47,11 +47,14 @@ def write_entry_cotangents(body, runtime_alias):
     ranges = {stmt.targets[0].id for stmt in body if _assigns_call(stmt, "range")
               and assigned.get(stmt.targets[0].id) == 1}
     result = list(body)
+    only_ranges = None                       # (found once: a walk of the whole body)
     for position in range(len(result) - 1, 0, -1):
         loop = result[position]
         if not (isinstance(loop, gast.For) and _counts_down(loop)):
             continue
-        _add_nested_entries(result, position, _only_ranges(body), assigned, runtime_alias)
+        if only_ranges is None:
+            only_ranges = _only_ranges(body)
+        _add_nested_entries(result, position, only_ranges, assigned, runtime_alias)
         for name, sequence, update in _entry_updates(loop, ranges, runtime_alias):
             start = _zeros_before(result, position, name, sequence, runtime_alias)
             if start is None or sequence in assigned_names(result[start:position + 1]) \

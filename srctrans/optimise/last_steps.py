@@ -29,18 +29,19 @@ from srctrans.treewalk import walk
 def skip_last_steps(body, live_out, may_drop):
     """``body`` with the assignments of its backward loops that only feed the next step
     skipped at the last (see the module); ``live_out``: the names read after ``body``;
-    ``may_drop(stmt)``: whether ``stmt`` may be dropped when its result is unused."""
+    ``may_drop(stmt)``: whether ``stmt`` may be dropped when its result is unused. Each
+    block is walked backward once, for what is read after each of its statements."""
     pending = [(body, set(live_out))]
     while pending:
-        block, after = pending.pop()
-        for index, stmt in enumerate(block):
-            if not isinstance(stmt, gast.For):
-                continue
-            live_after = _live_before(block[index + 1:], after)
-            if _counts_down_to_zero(stmt):
-                _skip_at_last(stmt, live_after, may_drop)
-            # (a step's end: what follows the loop, and what the next step reads first)
-            pending.append((stmt.body, live_after | _live_before(stmt.body, set())))
+        block, live = pending.pop()
+        live = set(live)
+        for stmt in reversed(block):
+            if isinstance(stmt, gast.For):
+                if _counts_down_to_zero(stmt):
+                    _skip_at_last(stmt, live, may_drop)
+                # (a step's end: what follows the loop, and what the next step reads first)
+                pending.append((stmt.body, live | _live_before(stmt.body, set())))
+            _kill_and_read(stmt, live)
     return body
 
 
@@ -66,13 +67,17 @@ def _skip_at_last(loop, live_after, may_drop):
     if any(isinstance(node, gast.Name) and node.id == counter and not isinstance(node.ctx, gast.Load)
            for stmt in loop.body for node in walk(stmt)):
         return                                  # (a step that rebinds its counter: not 0 last)
+    last_read = {}                              # name -> the last statement of the step reading it
+    for index, stmt in enumerate(loop.body):
+        for name in _reads(stmt):
+            last_read[name] = index
     body = []
     for index, stmt in enumerate(loop.body):
         target = stmt.targets[0] if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
             else None
         if isinstance(target, gast.Name) and target.id not in live_after \
-                and target.id != counter and may_drop(stmt) \
-                and not any(target.id in _reads(later) for later in loop.body[index + 1:]):
+                and target.id != counter and last_read.get(target.id, -1) <= index \
+                and may_drop(stmt):
             stmt = anno.copy(stmt, gast.copy_location(gast.If(load(counter), [stmt], []), stmt))
         body.append(stmt)
     loop.body = body
@@ -80,15 +85,21 @@ def _skip_at_last(loop, live_after, may_drop):
 
 def _live_before(statements, live_out):
     """The names read by ``statements`` (or, read after them, in ``live_out``) before they
-    assign them for certain: a backward walk, a name assigned at the top level killing it,
-    every read of a statement (its nested blocks' too, :func:`_reads`) counting."""
+    assign them for certain (:func:`_kill_and_read`, backward)."""
     live = set(live_out)
     for stmt in reversed(statements):
-        if isinstance(stmt, gast.Assign):
-            live -= {node.id for target in stmt.targets for node in walk(target)
-                     if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store)}
-        live |= _reads(stmt)
+        _kill_and_read(stmt, live)
     return live
+
+
+def _kill_and_read(stmt, live):
+    """``live`` (changed in place), the names read after ``stmt``, made those read before it:
+    a name ``stmt`` assigns at its top level is not, every name it reads (its nested blocks'
+    too, :func:`_reads`) is."""
+    if isinstance(stmt, gast.Assign):
+        live -= {node.id for target in stmt.targets for node in walk(target)
+                 if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store)}
+    live |= _reads(stmt)
 
 
 def _reads(stmt):
