@@ -35,8 +35,8 @@ import gast
 
 from srctrans import annotations as anno
 from srctrans.analyse.values import makes_new_value
-from srctrans.nodes import assign, clone, load
-from srctrans.optimise.dce import reads_of
+from srctrans.nodes import assign, clone, dotted, load
+from srctrans.optimise.dce import needs_of
 from srctrans.optimise.expression_shapes import shape_of
 from srctrans.treewalk import replace_children, walk
 
@@ -47,21 +47,21 @@ def carry_entries(body, known, live_out, runtime_alias, fresh):
     """``body`` with each loop that qualifies keeping the entries it writes for its next
     step (see the module); ``known``: the shapes of names (a vector's has one axis);
     ``live_out``: the names read after ``body``; ``fresh(base)``: a new name. One walk of
-    ``body`` (what each name was last bound to, and whether it was read since in a way that
-    may give another name its memory: :class:`_Made`), and one more after each loop changed."""
+    ``body`` for what each name was last bound to and how it was read since (:class:`_Made`),
+    one for where each name is read last."""
     ranges = _ranges(body)
+    vectors = {name for name, shape in known.items() if len(shape) == 1}
+    last_read = {name: index for index, stmt in enumerate(body) for name in needs_of(stmt)}
     made = _Made(known)
     out = []
     for index, stmt in enumerate(body):
-        plan = _plan(stmt, made, known, ranges) if isinstance(stmt, gast.For) else None
+        plan = _plan(stmt, made, vectors, ranges) if isinstance(stmt, gast.For) else None
         made.note(stmt)
         if plan is None:
             out.append(stmt)
             continue
-        later = set(live_out)
-        for after in body[index + 1:]:
-            later |= reads_of(after)
-        out.extend(_carried_form(stmt, plan, later, runtime_alias, fresh))
+        out.extend(_carried_form(stmt, plan, lambda name, index=index: name in live_out
+                                 or last_read.get(name, -1) > index, runtime_alias, fresh))
     return out
 
 
@@ -75,8 +75,9 @@ class _Made:
         self.known, self.names = known, set()
 
     def note(self, stmt):
-        """Account for ``stmt``, the next statement of the body."""
-        harmless, stored = set(), set()
+        """Account for ``stmt``, the next statement of the body. (The walk is breadth first:
+        a node's parent, which makes it harmless, comes before it.)"""
+        harmless, dropped = set(), set()
         for node in walk(stmt):
             if isinstance(node, gast.Subscript) and (not isinstance(node.ctx, gast.Load)
                                                      or shape_of(node, self.known) == ()):
@@ -84,10 +85,10 @@ class _Made:
             elif isinstance(node, (gast.BinOp, gast.UnaryOp)) \
                     or isinstance(node, gast.Call) and makes_new_value(node):
                 harmless.update(id(child) for child in gast.iter_child_nodes(node))
-            elif isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
-                stored.add(node.id)
-        self.names -= stored | {node.id for node in walk(stmt) if isinstance(node, gast.Name)
-                                and isinstance(node.ctx, gast.Load) and id(node) not in harmless}
+            elif isinstance(node, gast.Name) and (not isinstance(node.ctx, gast.Load)
+                                                  or id(node) not in harmless):
+                dropped.add(node.id)               # (bound again, or read otherwise)
+        self.names -= dropped
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
                 and isinstance(stmt.targets[0], gast.Name) and makes_new_value(stmt.value):
             self.names.add(stmt.targets[0].id)
@@ -122,8 +123,9 @@ def _unit_range(node):
         and not any(isinstance(arg, gast.Starred) for arg in node.args)
 
 
-def _plan(loop, made, known, ranges):
-    """The :class:`_Plan` of ``loop`` when some vector qualifies (see the module), else None."""
+def _plan(loop, made, vectors, ranges):
+    """The :class:`_Plan` of ``loop`` when some of ``vectors`` (the names of arrays of one
+    axis) qualifies (see the module), else None."""
     if loop.orelse or not isinstance(loop.target, gast.Name) or not (
             _unit_range(loop.iter) or isinstance(loop.iter, gast.Name) and loop.iter.id in ranges):
         return None
@@ -136,7 +138,6 @@ def _plan(loop, made, known, ranges):
     if counter in assigned:
         return None
     once = {name for name in assigned if assigned.count(name) == 1}
-    vectors = {name for name, shape in known.items() if len(shape) == 1}
     written = {node.value.id for stmt in loop.body for node in walk(stmt)
                if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Store)
                and isinstance(node.value, gast.Name)}
@@ -242,9 +243,9 @@ def _is_int(node, kinds):
         and _is_int(node.left, kinds) and _is_int(node.right, kinds)
 
 
-def _carried_form(loop, plan, later, runtime_alias, fresh):
-    """``[steps = ...,] if rt.entries_carried(...): <first reads; carried loop> else: <loop>``;
-    ``later``: the names read after the loop."""
+def _carried_form(loop, plan, read_later, runtime_alias, fresh):
+    """``[steps = ...,] if <carried_test>: <first reads; carried loop> else: <loop>``;
+    ``read_later(name)``: whether a statement after the loop reads ``name``."""
     before = []
     steps = loop.iter
     if not isinstance(steps, gast.Name):
@@ -265,7 +266,7 @@ def _carried_form(loop, plan, later, runtime_alias, fresh):
             body.append(anno.copy(stmt, gast.copy_location(assign(kept, stmt.value), stmt)))
             stmt.value = load(kept)
         body.append(stmt)
-    carried.body = _without_unread(body, carried.target.id, later)
+    carried.body = _without_unread(body, carried.target.id, read_later)
     first = [assign(last[vector], gast.Subscript(
         load(vector), gast.BinOp(gast.Attribute(load(steps.id), "start", gast.Load()),
                                  gast.Sub(), gast.Constant(1, None)), gast.Load()))
@@ -283,13 +284,10 @@ def carried_test(steps, vectors, numbers, runtime_alias):
     loop takes a step, each of ``vectors`` is of float64, each of ``numbers`` a float, an int
     or a float64 (``n.__class__``: a module may name something else ``type``)."""
     dtypes = [gast.Attribute(load(v), "dtype", gast.Load()) for v in vectors]
-    runtime = load(runtime_alias)
     values = [load(steps), gast.Compare(dtypes[0], [gast.Is() for _ in dtypes],
-                                        dtypes[1:] + [gast.Attribute(runtime, "FLOAT64",
-                                                                     gast.Load())])]
+                                        dtypes[1:] + [dotted(runtime_alias, "FLOAT64")])]
     values += [gast.Compare(gast.Attribute(load(n), "__class__", gast.Load()), [gast.In()],
-                            [gast.Attribute(load(runtime_alias), "NUMBERS", gast.Load())])
-               for n in numbers]
+                            [dotted(runtime_alias, "NUMBERS")]) for n in numbers]
     return gast.BoolOp(gast.And(), values)
 
 
@@ -303,13 +301,14 @@ def is_carried_test(test):
         and isinstance(last.value, gast.Name) else None
 
 
-def _without_unread(body, counter, later):
+def _without_unread(body, counter, read_later):
     """``body`` without the assignments of an index ``s = t - 1`` that no statement of it,
-    nor one after the loop (``later``), reads any more (the reads it named were of a
-    carried entry)."""
-    read = set(later)
+    nor one after the loop (``read_later(name)``), reads any more (the reads it named were
+    of a carried entry)."""
+    read = set()
     for stmt in body:
-        read |= reads_of(stmt)
+        read |= needs_of(stmt)
     return [stmt for stmt in body if not (
         isinstance(stmt, gast.Assign) and isinstance(stmt.targets[0], gast.Name)
-        and stmt.targets[0].id not in read and _is_previous(stmt.value, counter))]
+        and stmt.targets[0].id not in read and not read_later(stmt.targets[0].id)
+        and _is_previous(stmt.value, counter))]

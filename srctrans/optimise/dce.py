@@ -34,6 +34,19 @@ def reads_of(node):
     return {n.id for n in walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
 
 
+def needs_of(node):
+    """The names a statement needs bound: those it reads (:func:`reads_of`), an augmented
+    assignment's target, and those it deletes (for liveness: ``del x`` raises unless ``x``
+    holds a value)."""
+    found = set()
+    for n in walk(node):
+        if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Store):
+            found.add(n.id)
+        elif isinstance(n, gast.AugAssign) and isinstance(n.target, gast.Name):
+            found.add(n.target.id)
+    return found
+
+
 def stores_of(node):
     """The names a statement (and the blocks inside it) assigns or deletes."""
     return _stored_names(walk(node))

@@ -22,7 +22,7 @@ import gast
 
 from srctrans import annotations as anno
 from srctrans.nodes import load
-from srctrans.optimise.dce import reads_of
+from srctrans.optimise.dce import needs_of, targets_of
 from srctrans.treewalk import walk
 
 
@@ -69,7 +69,7 @@ def _skip_at_last(loop, live_after, may_drop):
         return                                  # (a step that rebinds its counter: not 0 last)
     last_read = {}                              # name -> the last statement of the step reading it
     for index, stmt in enumerate(loop.body):
-        for name in _reads(stmt):
+        for name in needs_of(stmt):
             last_read[name] = index
     body = []
     for index, stmt in enumerate(loop.body):
@@ -95,18 +95,7 @@ def _live_before(statements, live_out):
 def _kill_and_read(stmt, live):
     """``live`` (changed in place), the names read after ``stmt``, made those read before it:
     a name ``stmt`` assigns at its top level is not, every name it reads (its nested blocks'
-    too, :func:`_reads`) is."""
-    if isinstance(stmt, gast.Assign):
-        live -= {node.id for target in stmt.targets for node in walk(target)
-                 if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store)}
-    live |= _reads(stmt)
+    too: ``dce.needs_of``) is."""
+    live -= set(targets_of(stmt))
+    live |= needs_of(stmt)
 
-
-def _reads(stmt):
-    """The names ``stmt`` reads: loads, an augmented assignment's target, and ``del``
-    (which needs the name bound)."""
-    return reads_of(stmt) | {node.target.id for node in walk(stmt)
-                             if isinstance(node, gast.AugAssign)
-                             and isinstance(node.target, gast.Name)} \
-        | {node.id for node in walk(stmt) if isinstance(node, gast.Name)
-           and isinstance(node.ctx, gast.Del)}

@@ -184,6 +184,9 @@ def _reads(statements, name):
                for stmt in statements for n in walk(stmt))
 
 
+_ZEROS = ("zeros_of", "zeros_like")        # (the runtime's calls that make zeros)
+
+
 def drop_zero_stores(body, known, runtime_alias):
     """``body`` (top-level statements of specialised code) without the writes of a zero
     number into an entry of an array that holds zeros since it was made, which change
@@ -209,9 +212,6 @@ def _makes_zeros(value, name, runtime_alias):
     """Whether ``value`` is ``rt.zeros_of(x)`` or ``rt.zeros_like(x)`` of another name ``x``."""
     return any(is_runtime_call(value, runtime_alias, helper, 1) for helper in _ZEROS) \
         and not any(isinstance(node, gast.Name) and node.id == name for node in walk(value))
-
-
-_ZEROS = ("zeros_of", "zeros_like")
 
 
 def _zero_store(stmt, zeroed, known, runtime_alias):
