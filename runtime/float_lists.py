@@ -12,14 +12,13 @@ on lists of the vectors' floats, written back after.
 
 import numpy as np
 
-_FLOAT64 = np.dtype(np.float64)
 _FLOATS = frozenset({float, np.float64})
 
 # A loop that keeps the entry it writes for its next step (``optimise/carried_entries.py``)
 # tests ``v.dtype is rt.FLOAT64`` of its vectors and ``n.__class__ in rt.NUMBERS`` of its
 # numbers: arithmetic of those that reads an entry is a float64, which the entry written
 # gives back as it was.
-FLOAT64 = _FLOAT64
+FLOAT64 = np.dtype(np.float64)
 NUMBERS = frozenset({float, int, np.float64})
 FEWEST_STEPS = 16       # below, the test and the lists cost what they save
 
@@ -39,7 +38,7 @@ def float_lists(vectors, written, steps, numbers):
             return False
     longest = 4 * count
     for vector in vectors:
-        if type(vector) is not np.ndarray or vector.dtype is not _FLOAT64 or vector.ndim != 1 \
+        if type(vector) is not np.ndarray or vector.dtype is not FLOAT64 or vector.ndim != 1 \
                 or len(vector) > longest:
             return False
     return not any(_shares_memory(vectors[index], vectors, index) for index in range(written))
@@ -54,4 +53,3 @@ def _shares_memory(vector, vectors, index):
                                   else np.may_share_memory(vector, other)):
             return True
     return False
-

@@ -331,15 +331,15 @@ def keep_array_loops(function, fn):
     writes (``optimise/carried_entries.py``: its test is of values; the loop as it was is
     the one to differentiate); ``fn``: the function parsed, whose closure (generated code's) or
     globals hold ``rt``."""
-    if not any(_is_list_form(stmt, fn) for stmt in function.body):
+    if not any(_is_loop_form(stmt, fn) for stmt in function.body):
         return
     body = []
     for stmt in function.body:
-        body.extend(stmt.orelse if _is_list_form(stmt, fn) else [stmt])
+        body.extend(stmt.orelse if _is_loop_form(stmt, fn) else [stmt])
     function.body = body
 
 
-def _is_list_form(stmt, fn):
+def _is_loop_form(stmt, fn):
     test = stmt.test if isinstance(stmt, gast.If) else None
     if isinstance(test, gast.Call) and isinstance(test.func, gast.Attribute) \
             and test.func.attr == "float_lists" and isinstance(test.func.value, gast.Name):
