@@ -10,6 +10,8 @@ Modules:
   linalg       -- gradients of matmul, dot, inner, outer, tensordot; einsum's tangent
   decompositions -- derivatives of eigh, eigvalsh, svd, qr, pinv, lstsq, matrix_power,
                   multi_dot and det
+  linalg_kernels -- np.linalg.cholesky, inv and solve of one float64 matrix without their
+                  wrapper's cost (what specialised code calls)
   shared_inverses -- a Cholesky factor's inverse shared by the solves of one backward pass
   cholesky_terms -- a Cholesky factor's two solves and log-diagonal, derived for the matrix
   composites   -- derivatives of cumprod, nanvar, weighted averages, kron, polyval,
@@ -70,6 +72,7 @@ from .decompositions import (
     eig_grad, eig_jvp, eigvals_grad, eigvals_jvp,
     pinv_grad, pinv_jvp, lstsq_grads, lstsq_jvp, matrix_power_grad, matrix_power_jvp,
     multi_dot_grads, multi_dot_jvp, tuple_like, det_grad, det_jvp, cholesky_grad, cholesky_jvp)
+from .linalg_kernels import cholesky, inv, solve
 from .shared_inverses import solve_grads_by_inverse
 from .cholesky_terms import (
     cholesky_solve, cholesky_log_diagonal, cholesky_log_diagonal_sum, cholesky_solve_grad,

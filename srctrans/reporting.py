@@ -30,6 +30,7 @@ from srctrans.runtime import objects
 _OWN_DIRECTORIES = tuple(os.path.dirname(os.path.abspath(str(module.__file__))) + os.sep
                          for module in (runtime, __import__("srctrans")))
 _REPORTED = "__srctrans_reported__"
+_STAND_INS = os.path.abspath(str(runtime.linalg_kernels.__file__))
 
 
 def full_tracebacks():
@@ -65,7 +66,7 @@ def for_user(error, called=None, args=(), kwargs=None):
     last = ours[-1] if ours else None
     raised_by_user = last is None or any(_is_user(f) and not _is_library(f)
                                          for f in frames[last + 1:])
-    if raised_by_user or _is_generated(frames[last]):
+    if raised_by_user or _is_generated(frames[last]) or _stands_for_numpy(frames[last]):
         if origin is not None and hasattr(error, "add_note"):
             error.add_note(f"srctrans: raised by line {origin.lineno} of {origin.filename} "
                            f"(in {origin.function}), run as generated code: {origin.text}")
@@ -160,6 +161,12 @@ def _is_own(tb):
     """srctrans's own Python files (compiler, runtime) and its repeat guards."""
     name = _filename(tb)
     return name.startswith(_OWN_DIRECTORIES) or name.startswith(GENERATED_PREFIX + "repeat guard")
+
+
+def _stands_for_numpy(tb):
+    """A frame of a runtime function that specialised code calls in place of NumPy's
+    (``rt.cholesky`` for ``np.linalg.cholesky``): NumPy's error raised there is the program's."""
+    return _filename(tb) == _STAND_INS
 
 
 def _is_user(tb):

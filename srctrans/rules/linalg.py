@@ -145,6 +145,11 @@ def solve_jvp(da, db, ans, a, b):
     return (-rt.solve_uncolumn(np.linalg.solve(a, da @ rt.solve_column(ans, a, b)), a, b),
             np.linalg.solve(a, db))
 
+# what specialised code calls without np.linalg's wrapper (runtime/linalg_kernels.py)
+REGISTRY.same_rules_as(np.linalg.inv, rt.inv)
+REGISTRY.same_rules_as(np.linalg.solve, rt.solve)
+REGISTRY.same_rules_as(np.linalg.cholesky, rt.cholesky)
+
 # np.linalg.cholesky reads only the lower triangle of a: an entry below the diagonal
 # stands for itself and its mirror image, so its cotangent counts both.
 @vjp(np.linalg.cholesky)

@@ -180,6 +180,7 @@ class RuleRegistry:
         self._declared = {}             # the non-differentiable declarations users made
         self._tuple_valued = set()      # primals whose results are tuples
         self._computed_as = {}          # a NumPy function -> the plain NumPy srctrans reads for it
+        self._standing_for = {}         # a runtime function -> the NumPy function whose rules it has
         self._on_demand = {}            # package -> rule module, imported once the user imports it
         self._consulted = None          # while a build records: id -> each callable looked up
         self._builtins = None           # imports srctrans's rule modules, until it has run
@@ -256,6 +257,12 @@ class RuleRegistry:
         if key not in self._rules:
             self._rules[key] = Rule(primal)
         return self._rules[key]
+
+    def same_rules_as(self, primal, stand_in):
+        """Let :meth:`lookup` of ``stand_in`` (a runtime function computing what ``primal``
+        does: ``rt.inv`` for ``np.linalg.inv``) find ``primal``'s rule, which stays one rule
+        of one function (:meth:`rules`)."""
+        self._standing_for[_key(stand_in)] = primal
 
     def nondifferentiable(self, *primals, by_user=False):
         """Declare that the results of ``primals`` carry no derivative.
@@ -428,6 +435,8 @@ class RuleRegistry:
             rule = self._rules.get(_key(primal))
         except TypeError:          # unhashable callables have no rule
             return None
+        if rule is None and primal in self._standing_for:
+            return self.lookup(self._standing_for[primal])
         if rule is None:           # an object that carries its own rule (an st.vmap function)
             own = getattr(type(primal), "__srctrans_rule__", None)
             if own is not None:

@@ -199,6 +199,8 @@ UNARY = [
     "{a} @ np.linalg.solve(np.linalg.cholesky(W @ W.T + (1.5 + np.sum({a} * {a})) * np.eye(len(W))).T, W)",
     # a ridge penalty: a number times an identity (optimise/traces.py), a solve's cotangents
     "np.linalg.solve(W @ W.T + (1.5 + s * s) * np.eye(len(W)), ({a} @ W).T).T",
+    # an inverse (specialised code calls NumPy's kernels: runtime/linalg_kernels.py)
+    "{a} @ np.linalg.inv(W @ W.T + (1.5 + s * s) * np.eye(len(W)))",
     # objects called through values
     "MODEL({a})", "MODEL.layers[1].apply({a}, 0.5)", "MODEL.layers[0]({a}) * {a}",
 ]

@@ -36,6 +36,7 @@ call once per member (``rt.batch.loop``), with a one-time warning.
 import gast
 import numpy as np
 
+from srctrans import runtime as rt
 from srctrans.nodes import module_of
 from srctrans.differentiate.batching_rules.axes import (
     AXIS_ARGUMENTS, FLAT_WHEN_NONE, axis_rule, scipy_axis_function)
@@ -58,7 +59,7 @@ SPECIAL = {
     else None,
     np.dot: dot, np.einsum: einsum, np.concatenate: join, np.stack: join, np.reshape: reshape,
     np.transpose: transpose, np.ravel: ravel, np.outer: outer, np.broadcast_to: broadcast_to,
-    np.linalg.solve: solve, np.atleast_1d: at_least, np.atleast_2d: at_least,
+    np.linalg.solve: solve, rt.solve: solve, np.atleast_1d: at_least, np.atleast_2d: at_least,
     np.atleast_3d: at_least, np.linspace: spaced, np.logspace: spaced, np.geomspace: spaced,
     np.pad: pad,
 }

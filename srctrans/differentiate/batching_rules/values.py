@@ -22,6 +22,7 @@ SAME_CALL = frozenset({
     np.linalg.cholesky, np.linalg.eigh, np.linalg.eigvalsh, np.linalg.svd, np.linalg.qr,
     np.linalg.pinv, np.linalg.eig, np.linalg.eigvals, np.linalg.matrix_power, np.real, np.imag,
     np.conj, np.conjugate, np.isnan, np.isfinite, np.isinf, np.nan_to_num, np.around, np.round, np.sign,
+    rt.inv, rt.cholesky,
 })
 
 # functions whose batched call takes the same arguments when their first argument alone is
@@ -29,7 +30,7 @@ SAME_CALL = frozenset({
 _LAST_TWO_AXES = frozenset({np.linalg.inv, np.linalg.det, np.linalg.slogdet, np.linalg.cholesky,
                             np.linalg.eigh, np.linalg.eigvalsh, np.linalg.svd, np.linalg.qr,
                             np.linalg.pinv, np.linalg.eig, np.linalg.eigvals,
-                            np.linalg.matrix_power})
+                            np.linalg.matrix_power, rt.inv, rt.cholesky})
 
 SHAPE_QUERIES = {np.shape: "shape", np.ndim: "ndim", np.size: "size", len: "len",
                  rt.axis_length: "axis"}
