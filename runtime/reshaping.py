@@ -5,8 +5,8 @@ import numpy as np
 from .accumulate import add, result_dtype, zeros_like
 from .broadcast import unbroadcast
 from .seeding import is_integer
-from .containers import (PLAIN_ATTRIBUTES, REGISTERED, entries, entries_like, is_container, rebuild,
-                         replace_entry)
+from .containers import (PLAIN_ATTRIBUTES, PLAIN_FIELDS, REGISTERED, entries, entries_like,
+                         is_container, rebuild, replace_entry)
 from .joins import array_grads
 from .complex_numbers import real_for
 from .refusals import unsupported
@@ -150,10 +150,9 @@ def container_cotangent(found, container):
                 out[key] = _entry_cotangent(g, entry)
         return out
     kind = type(container)
-    if isinstance(container, tuple) and hasattr(kind, "_fields") and kind not in REGISTERED:
-        fields = kind._fields                    # a named tuple (a recurrent state, once a
-        found = {fields[key] if isinstance(key, int) else key: g      # step): by field
-                 for key, g in found.items()}
+    if _is_named_tuple(kind):                    # a named tuple (a recurrent state, once a
+        fields = kind._fields                    # step): by field
+        found = {fields[key] if isinstance(key, int) else key: g for key, g in found.items()}
         return kind(**{name: _entry_cotangent(found.get(name), entry)
                        for name, entry in zip(fields, container)})
     found = _by_entry_key(found, container)
@@ -166,13 +165,18 @@ def attributes_cotangent(found, obj):
     name: what adding ``getattr_grad(g, obj, name)`` for each gives, made once (a named
     tuple or dataclass gets one of its own kind, any other object a dict of the attributes
     read but those holding an int). Linear in ``found``."""
-    plain = PLAIN_ATTRIBUTES.get(type(obj))
+    kind = type(obj)
+    fields = PLAIN_FIELDS.get(kind)
+    if fields is not None and fields.issuperset(found):      # a recurrent state's, a step
+        return _named_tuple_cotangent(found, obj)
+    plain = PLAIN_ATTRIBUTES.get(kind)
     if plain is None or not plain.issuperset(found):
         for name in found:
             refuse_computed(obj, name)
         if is_container(obj):
+            _note_plain_fields(kind, found)
             return container_cotangent(found, obj)
-        PLAIN_ATTRIBUTES.setdefault(type(obj), set()).update(found)
+        PLAIN_ATTRIBUTES.setdefault(kind, set()).update(found)
     out = {}
     for name, g in found.items():
         value = getattr(obj, name)
@@ -215,6 +219,35 @@ def _entry_key(key, container):
     if isinstance(container, tuple) and hasattr(container, "_fields") and isinstance(key, int):
         return container._fields[key]
     return key
+
+
+def _is_named_tuple(kind):
+    return issubclass(kind, tuple) and hasattr(kind, "_fields") and kind not in REGISTERED
+
+
+def _note_plain_fields(kind, names):
+    """Remember ``names`` (attributes of a container of class ``kind`` that no property
+    computes) in ``PLAIN_FIELDS`` when ``kind`` is a named tuple class whose ``__new__`` is
+    its own (taking the fields in order) and they are its fields."""
+    if _is_named_tuple(kind) and set(kind._fields).issuperset(names) and kind.__new__ is next(
+            c for c in kind.__mro__ if "_fields" in vars(c)).__new__:
+        PLAIN_FIELDS.setdefault(kind, set()).update(names)
+
+
+def _named_tuple_cotangent(found, container):
+    """:func:`container_cotangent` of a named tuple of a class in ``PLAIN_FIELDS`` (whose
+    ``__new__`` takes the fields in order), ``found`` keyed by field."""
+    cotangents = []
+    for name, entry in zip(container._fields, container):
+        g = found.get(name)
+        if (type(g) is np.ndarray and type(entry) is np.ndarray and g.dtype is entry.dtype
+                and g.dtype.kind == "f" and g.shape == entry.shape):
+            cotangents.append(g)                 # (what _entry_cotangent gives, without a call)
+        elif type(entry) is int:
+            cotangents.append(0.0)               # (zeros_like's, for an int: a constant)
+        else:
+            cotangents.append(_entry_cotangent(g, entry))
+    return tuple.__new__(type(container), cotangents)
 
 
 def _entry_cotangent(g, entry):
@@ -375,9 +408,15 @@ def getattr_grad(g, obj, name):
     which leaves out an attribute holding an int or bool (a constant). An
     attribute the class computes (a property) is refused.
     """
+    kind = type(obj)
+    fields = PLAIN_FIELDS.get(kind)
+    if fields is not None and name in fields:      # a recurrent state's: its own kind
+        return tuple.__new__(kind, [zeros_like(value) if field != name or is_integer(value)
+                                    else g for field, value in zip(kind._fields, obj)])
     refuse_computed(obj, name)
     field = getattr(obj, name)
     if is_container(obj):
+        _note_plain_fields(kind, (name,))
         if is_integer(field):                    # an int field is a constant: no cotangent
             g = zeros_like(field)
         return replace_entry(obj, name, g, zeros_like)

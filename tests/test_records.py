@@ -1,6 +1,8 @@
 """Dataclasses and named tuples made inside the differentiated function are containers of
 their fields: both modes, second order, returned, passed on (docs/syntax.md)."""
 
+from typing import NamedTuple
+
 import numpy as np
 import pytest
 
@@ -40,3 +42,49 @@ def test_classes_that_are_not_plain_records_are_still_refused():
     for fn in (records.post_init, records.computing_class):
         with pytest.raises(st.UnsupportedSyntaxError, match="making an object of your class"):
             st.grad(fn)(X)
+
+
+class State(NamedTuple):
+    h: np.ndarray
+    steps: int
+
+
+class Rescaled(State):
+    def __new__(cls, h, steps):            # a __new__ of its own: called for its cotangents too
+        return super().__new__(cls, h * 1.0, steps)
+
+
+class Computed(State):
+    @property
+    def h(self):
+        return self[0] * 2.0
+
+
+@pytest.mark.parametrize("kind", [State, Rescaled], ids=["plain", "own_new"])
+def test_a_named_tuple_states_cotangents_are_the_same_on_every_call(kind):
+    from srctrans import runtime as rt
+    state, g = kind(np.ones(2), 3), np.array([0.5, -1.0])
+    for _ in range(3):              # the first call checks the fields; later ones know them
+        picked = rt.getattr_grad(g, state, "h")
+        made = rt.attributes_cotangent({"h": g, "steps": 0.0}, state)
+        only_steps = rt.getattr_grad(1.0, state, "steps")
+        for cotangent in (picked, made):      # (Rescaled's __new__ copies: it was called)
+            assert type(cotangent) is kind and cotangent.steps == 0.0
+            assert (cotangent.h is g) == (kind is State)
+            np.testing.assert_array_equal(cotangent.h, g)
+        assert type(only_steps) is kind and only_steps.steps == 0.0
+        np.testing.assert_array_equal(only_steps.h, np.zeros(2))
+        assert rt.record_fields(made, state)[0] is made.h
+        broadcast = rt.attributes_cotangent({"h": 2.0}, state)        # conformed to h's shape
+        np.testing.assert_array_equal(broadcast.h, [2.0, 2.0])
+        assert broadcast.steps == 0.0
+
+
+def test_a_field_a_subclass_computes_is_refused_on_every_call():
+    from srctrans import runtime as rt
+    rt.attributes_cotangent({"h": np.ones(2)}, State(np.ones(2), 1))     # its base's is plain
+    for _ in range(2):
+        with pytest.raises(st.SrcTransError, match="property"):
+            rt.attributes_cotangent({"h": np.ones(2)}, Computed(np.ones(2), 1))
+        with pytest.raises(st.SrcTransError, match="property"):
+            rt.getattr_grad(np.ones(2), Computed(np.ones(2), 1), "h")

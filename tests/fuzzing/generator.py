@@ -653,6 +653,10 @@ class _Builder:
                      f"    {parts} = {{'h': np.tanh({parts}['h']) * {parts}['c'], "
                      f"'c': {parts}['c'] * 0.5 + {parts}['h']}}",
                      f"{t} = {parts}['h'] + {parts}['c']"]
+        elif choice == 22 and self.rng.random() < 0.3:    # a state with a step counter, over
+            lines = [f"{parts} = Carry({a}, 0)", "for _ in range(3):",     # its cotangent's fast
+                     f"    {parts} = Carry(np.tanh({parts}.h) * {b} + {parts}.h, {parts}.c + 1)",
+                     f"{t} = {parts}.h * {parts}.c"]                   # paths (runtime/reshaping)
         elif choice == 22:             # a named tuple carried through a loop
             lines = [f"{parts} = Carry({a}, np.sin({b}))", "for _ in range(2):",
                      f"    {parts} = Carry(np.tanh({parts}.h) * {parts}.c, {parts}.c * 0.5)",
