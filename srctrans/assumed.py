@@ -13,6 +13,7 @@ callees decide of a build (its call depth, whether it may be specialised), and
 import builtins
 
 from srctrans.builds import callee_name
+from srctrans.parse.resolve import current_value
 from srctrans.rules import REGISTRY
 from srctrans.runtime import objects
 
@@ -33,7 +34,7 @@ class Assumed:
     ``__defaults__`` or a rule registered since (``st.register_vjp``) get a fresh instance.
     """
 
-    __slots__ = ("_defaults", "_kwdefaults", "_globals", "_cells", "_rules", "_sites")
+    __slots__ = ("_defaults", "_kwdefaults", "_globals", "_cells", "_chains", "_rules", "_sites")
 
     def _assume(self, fn, build):
         """Record what ``build`` fixed of ``fn`` (``self.build`` is ``build``)."""
@@ -41,9 +42,10 @@ class Assumed:
         self._rules = REGISTRY.version          # a rule registered later needs a new build
         self._sites = objects.VERSION[0]        # a callee a call through a value met since too
         closure = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-        assumed = build.assumptions.items()
+        assumed = [(name, value) for name, value in build.assumptions.items() if "." not in name]
         self._cells = [(closure[name], value) for name, value in assumed if name in closure]
         self._globals = [(name, value) for name, value in assumed if name not in closure]
+        self._chains = [(name, value) for name, value in build.assumptions.items() if "." in name]
 
     def current(self, fn):
         """True while ``fn``'s defaults and the objects its called names denote are unchanged,
@@ -73,11 +75,17 @@ class Assumed:
                     return False
             except ValueError:                   # the enclosing scope deleted it
                 return False
-        return True
+        # helpers.smooth: rebound, or its module reloaded
+        return all(current_value(fn, name) is value for name, value in self._chains)
 
     def assumed_globals(self):
         """(name, object) of each global or builtin name the build resolved, as `current` checks."""
         return list(self._globals)
+
+    def assumed_chains(self):
+        """(dotted chain, function) of each attribute chain ending at a user's function the
+        build resolved (``"helpers.smooth"``), as `current` checks."""
+        return list(self._chains)
 
     def assumed_cells(self):
         """(cell, object) of each closure variable the build resolved, as `current` checks."""

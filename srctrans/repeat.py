@@ -61,6 +61,7 @@ import numpy as np
 from srctrans import shape_keys
 from srctrans.assumed import callees_current
 from srctrans.emit.compile import register_source
+from srctrans.parse.resolve import current_value
 from srctrans.repeat_structures import StructureTests, leaf_arrays, same_leaves
 from srctrans.ownership import owned_tangent
 from srctrans.rules import REGISTRY
@@ -414,15 +415,15 @@ def _stale_tests(fn, instance, namespace):
     The callees' tests are written out too (each user function the build differentiates
     through, once), with the registry's version (a rule registered since); a kind of
     callee met through a value since (``objects.VERSION``) asks ``callees_current``, which
-    knows whether the sites it met are covered."""
+    knows whether the sites it met are covered, once a version (:func:`_sites_current`)."""
     namespace.update({"builtin": builtins.__dict__, "cell_changed": _cell_changed,
-                      "callees_current": callees_current, "build": instance.build})
+                      "sites_current": _sites_current, "build": instance.build})
     stale = _stale_tests_of(fn, instance, "", namespace)
     if instance.build.callees:
         namespace.update({"registry": REGISTRY, "rules_version": REGISTRY.version,
-                          "sites_version": objects.VERSION, "sites_at": objects.VERSION[0]})
+                          "sites_version": objects.VERSION, "sites_at": [objects.VERSION[0]]})
         stale.append("registry.version != rules_version")
-        stale.append("sites_version[0] != sites_at and not callees_current(build)")
+        stale.append("sites_version[0] != sites_at[0] and not sites_current(build, sites_at)")
         pending, seen = list(instance.build.callees), set()
         while pending:
             callee, found = pending.pop()
@@ -433,6 +434,17 @@ def _stale_tests(fn, instance, namespace):
                 stale += _stale_tests_of(callee, found, prefix, namespace, f"{prefix}fn")
                 pending.extend(found.build.callees)
     return stale
+
+
+def _sites_current(build, seen):
+    """``callees_current(build)``, and if so the sites' version it held at kept in ``seen[0]``:
+    the kinds met through values change only with that version, and the guard's other tests
+    check the rest of what ``callees_current`` does on every call (a guard made before
+    another function's build met a new kind would otherwise walk the callees every call)."""
+    if not callees_current(build):
+        return False
+    seen[0] = objects.VERSION[0]
+    return True
 
 
 def _stale_tests_of(fn, instance, prefix, namespace, called="fn"):
@@ -453,6 +465,9 @@ def _stale_tests_of(fn, instance, prefix, namespace, called="fn"):
     for n, (cell, value) in enumerate(instance.assumed_cells()):
         namespace[f"{prefix}cell_{n}"], namespace[f"{prefix}in_cell_{n}"] = cell, value
         stale.append(f"cell_changed({prefix}cell_{n}, {prefix}in_cell_{n})")
+    for n, (chain, value) in enumerate(instance.assumed_chains()):
+        namespace["current_value"], namespace[f"{prefix}chained_{n}"] = current_value, value
+        stale.append(f"current_value({called}, {chain!r}) is not {prefix}chained_{n}")
     return stale
 
 

@@ -77,6 +77,50 @@ def _tanh(x):
     return np.tanh(x)
 
 
+def test_a_helper_of_another_module_rebound_or_reloaded_gives_the_new_derivative(monkeypatch):
+    """A build recorded ``guarded`` (the module) alone: ``guarded._helper`` rebound, a
+    short path, a gradient asked again and a JVP all kept the old helper's derivative."""
+    old = np.cos(X) * X + np.sin(X)
+    new = (1 - np.tanh(X) ** 2) * X + np.tanh(X)
+    gradient = st.grad(elsewhere.through_guarded_helper)
+    for _ in range(3):                                 # generic, specialised, short path
+        np.testing.assert_allclose(gradient(X), old)
+        np.testing.assert_allclose(st.jvp(elsewhere.through_guarded_helper, (X,), (X,))[1],
+                                   old @ X)
+    monkeypatch.setattr(guarded, "_helper", _tanh)
+    for again in (gradient, st.grad(elsewhere.through_guarded_helper)):
+        for _ in range(3):
+            np.testing.assert_allclose(again(X), new)
+    np.testing.assert_allclose(st.jvp(elsewhere.through_guarded_helper, (X,), (X,))[1], new @ X)
+
+
+def test_a_helper_module_edited_and_reloaded_gives_the_new_derivative(tmp_path, monkeypatch):
+    """A notebook's edit: the helper's module rewritten and reloaded, its caller's module
+    untouched."""
+    import importlib
+    import sys
+    (tmp_path / "edited_helpers.py").write_text(
+        "import numpy as np\n\ndef smooth(x):\n    return np.sin(x)\n")
+    (tmp_path / "edited_caller.py").write_text(
+        "import numpy as np\nimport edited_helpers\n\n"
+        "def loss(x):\n    return np.sum(edited_helpers.smooth(x) * x)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import edited_caller
+    import edited_helpers
+    try:
+        gradient = st.grad(edited_caller.loss)
+        for _ in range(3):
+            np.testing.assert_allclose(gradient(X), np.cos(X) * X + np.sin(X))
+        (tmp_path / "edited_helpers.py").write_text(
+            "import numpy as np\n\ndef smooth(x):\n    return np.tanh(x) + 1.0\n")
+        importlib.reload(edited_helpers)
+        for _ in range(3):
+            np.testing.assert_allclose(gradient(X), (1 - np.tanh(X) ** 2) * X + np.tanh(X) + 1.0)
+    finally:
+        sys.modules.pop("edited_caller", None)
+        sys.modules.pop("edited_helpers", None)
+
+
 @pytest.mark.skipif(os.name != "posix", reason="modes are POSIX's")
 def test_a_cache_directory_its_group_may_write_is_not_used(tmp_path, monkeypatch):
     from srctrans.persist import directory

@@ -62,6 +62,31 @@ def test_a_rebound_global_helper_is_seen(rng, monkeypatch):
         np.testing.assert_allclose(g(x, w), 3.0 * x * x * w)
 
 
+def another_modules_helper_scaled(x, w):
+    return np.sum(rc.helper(x) * w)
+
+
+def test_a_kind_of_callee_met_elsewhere_is_checked_once_then_a_rebound_helper_still_seen(
+        rng, monkeypatch):
+    from srctrans.runtime import objects
+    x, w = rng.standard_normal(3), rng.standard_normal(3)
+    g = st.grad(another_modules_helper_scaled)     # (its helper is a callee: not inlined)
+    for _ in range(3):                             # the short path, its guard made
+        g(x, w)
+    checks = []
+    walk = srctrans.repeat.callees_current
+    monkeypatch.setattr(srctrans.repeat, "callees_current",
+                        lambda build: checks.append(build) or walk(build))
+    objects.VERSION[0] += 1                        # another function's build met a kind of
+    for _ in range(3):                             # callee through a value
+        np.testing.assert_allclose(g(x, w), 4.0 * x * w)
+    assert len(checks) == 1                        # (every call walked the callees before)
+    assert "callees_current" in inspect.getsource(srctrans.repeat._sites_current)
+    monkeypatch.setattr(rc, "helper", rc.other_helper)
+    for _ in range(2):
+        np.testing.assert_allclose(g(x, w), 3.0 * x * x * w)
+
+
 def test_a_rebound_closure_helper_is_seen(rng):
     calls, set_f = rc.make_with_helper(rc.helper)
     x = rng.standard_normal(3)

@@ -5,12 +5,16 @@ the set of the function's local names.
 Guarantees: :meth:`Resolver.resolve` returns the object a Name or an attribute
 chain (``np.linalg.norm``) denotes when it is read from globals, closure or
 builtins, and records each root name it read so a cached build can later check
-that those names still denote the same objects.
+that those names still denote the same objects; and each attribute chain that ends at
+a function of the user's (``helpers.smooth``: not an installed package's), which
+rebinding the attribute or reloading its module changes while the root stays.
 """
 
 import builtins
+import types
 
 import gast
+from srctrans.places import is_installed
 from srctrans.treewalk import walk
 
 _MISSING = object()
@@ -21,7 +25,8 @@ class Resolver:
 
     Attributes:
       assumptions: dict root name -> object, every global/closure/builtin name
-        the build depends on.
+        the build depends on, and dotted chain (``"helpers.smooth"``) -> the user's
+        function it ended at.
       synthetic: dict name -> object, the names the compiler bound itself (the
         classes and functions of calls through values, ``normalize.dispatch``).
       sites: dict call site -> the kinds of callee compiled for it (``runtime.objects``).
@@ -73,6 +78,8 @@ class Resolver:
             if value is _MISSING:
                 return _MISSING
             value = getattr(value, attr, _MISSING)
+        if path and isinstance(value, types.FunctionType) and not is_installed(value):
+            self.assumptions[".".join([node.id, *reversed(path)])] = value
         return value
 
     def is_static(self, node):
@@ -97,7 +104,13 @@ def still_valid(fn, assumptions):
 
 def current_value(fn, name):
     """What the non-local ``name`` denotes for ``fn`` now (a closure cell, a global or a
-    builtin), or ``MISSING``."""
+    builtin; a dotted chain, ``"helpers.smooth"``, from its root), or ``MISSING``."""
+    if "." in name:
+        root, *attributes = name.split(".")
+        value = current_value(fn, root)
+        for attribute in attributes:
+            value = getattr(value, attribute, _MISSING)
+        return value
     code = fn.__code__
     if name in code.co_freevars:
         try:
