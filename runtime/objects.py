@@ -109,6 +109,12 @@ def sites_covered(sites):
     return True
 
 
+def methods_unchanged(methods):
+    """Whether each ``(class, name, function)`` of a build's ``methods`` still holds:
+    ``getattr(class, name)`` is that function (not rebound on the class or a base)."""
+    return all(getattr(kind, name, None) is function for kind, name, function in methods)
+
+
 def _describe(kind):
     how, value = kind
     if how == "is":

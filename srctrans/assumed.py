@@ -62,6 +62,8 @@ class Assumed:
             if not objects.sites_covered(self.build.sites):
                 return False
             self._sites = objects.VERSION[0]
+        if self.build.methods and not objects.methods_unchanged(self.build.methods):
+            return False                         # Net.act rebound
         namespace = fn.__globals__
         for name, value in self._globals:
             now = namespace.get(name, _MISSING)

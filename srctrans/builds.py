@@ -66,6 +66,7 @@ class Build:
                                    # by the cache
         self.consulted = ()        # the callables whose rules the build looked up; set by the cache
         self.sites = {}            # call site through a value -> the kinds of callee compiled
+        self.methods = ()          # (class, name, function) of the methods those calls run
 
     @property
     def source(self):
@@ -92,6 +93,7 @@ class ForwardBuild:
         self.options = None
         self.consulted = ()        # the callables whose rules the build looked up; set by the cache
         self.sites = {}            # call site through a value -> the kinds of callee compiled
+        self.methods = ()          # (class, name, function) of the methods those calls run
         self.backward_code = False  # it left out a `with st.grad_of(h)` block (backward-pass code)
         # what specialising it on a call's shapes needs, as for a reverse build (see Build)
         self.follows_inputs = False

@@ -222,6 +222,7 @@ def _build_key(fn, options):
 def _find_build(fn, options):
     for build in _builds.get(_build_key(fn, options), ()):
         if still_valid(fn, build.assumptions) and objects.sites_covered(build.sites) \
+                and objects.methods_unchanged(build.methods) \
                 and callees_current(build):
             return build
     return None

@@ -307,6 +307,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     trace("generated", lambda: compiled.source)
     build = Build(compiled, unit.wrt, dict(unit.resolver.assumptions))
     build.sites = dict(unit.resolver.sites)
+    build.methods = tuple((kind, name, f) for (kind, name), f in unit.resolver.methods.items())
     build.residuals, build.seed = tuple(residuals), seed
     build.spread_seed = number if spread_seeded else None
     build.callee_outputs = tuple(sorted(unit.callee_outputs.items()))
@@ -432,6 +433,7 @@ def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False, shap
     trace("generated", lambda: compiled.source)
     build = ForwardBuild(compiled, unit.wrt, dict(result.tangents), dict(unit.resolver.assumptions))
     build.sites = dict(unit.resolver.sites)
+    build.methods = tuple((kind, name, f) for (kind, name), f in unit.resolver.methods.items())
     # a `with st.grad_of(h)` block: code of a backward pass, which forward mode leaves out
     build.backward_code = any(isinstance(node, gast.With) for node in walk(unit.function))
     facts.record(build, data_names)

@@ -465,6 +465,9 @@ def _stale_tests_of(fn, instance, prefix, namespace, called="fn"):
     for n, (cell, value) in enumerate(instance.assumed_cells()):
         namespace[f"{prefix}cell_{n}"], namespace[f"{prefix}in_cell_{n}"] = cell, value
         stale.append(f"cell_changed({prefix}cell_{n}, {prefix}in_cell_{n})")
+    for n, (kind, name, function) in enumerate(instance.build.methods):
+        namespace[f"{prefix}kind_{n}"], namespace[f"{prefix}method_{n}"] = kind, function
+        stale.append(f"getattr({prefix}kind_{n}, {name!r}, None) is not {prefix}method_{n}")
     for n, (chain, value) in enumerate(instance.assumed_chains()):
         namespace["current_value"], namespace[f"{prefix}chained_{n}"] = current_value, value
         stale.append(f"current_value({called}, {chain!r}) is not {prefix}chained_{n}")

@@ -94,6 +94,40 @@ def test_a_helper_of_another_module_rebound_or_reloaded_gives_the_new_derivative
     np.testing.assert_allclose(st.jvp(elsewhere.through_guarded_helper, (X,), (X,))[1], new @ X)
 
 
+class _Activated:
+    def act(self, z):
+        return np.sin(z)
+
+    def loss(self, x):
+        return np.sum(self.act(x) * x)
+
+
+class _ActivatedElsewhere(_Activated):
+    def loss(self, x):                     # a method of a base class, called through self
+        return np.sum(self.act(x) * x) + np.sum(guarded._helper(x))
+
+
+def _tanh_method(self, z):
+    return np.tanh(z)
+
+
+@pytest.mark.parametrize("kind", [_Activated, _ActivatedElsewhere])
+def test_a_method_rebound_on_its_class_gives_the_new_derivative(kind, monkeypatch):
+    """A call through self compiled to call ``act``: rebinding ``act`` on the class kept
+    the old method's derivative (on the short path and in a new ``st.grad``)."""
+    model = kind()
+    extra = np.cos(X) if kind is _ActivatedElsewhere else 0.0
+    gradient = st.grad(model.loss)
+    for _ in range(3):
+        np.testing.assert_allclose(gradient(X), np.cos(X) * X + np.sin(X) + extra)
+    monkeypatch.setattr(_Activated, "act", _tanh_method)
+    new = (1 - np.tanh(X) ** 2) * X + np.tanh(X) + extra
+    for again in (gradient, st.grad(model.loss)):
+        for _ in range(3):
+            np.testing.assert_allclose(again(X), new)
+    np.testing.assert_allclose(st.jvp(model.loss, (X,), (X,))[1], new @ X)
+
+
 def test_a_helper_module_edited_and_reloaded_gives_the_new_derivative(tmp_path, monkeypatch):
     """A notebook's edit: the helper's module rewritten and reloaded, its caller's module
     untouched."""

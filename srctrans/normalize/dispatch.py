@@ -132,6 +132,7 @@ def _branch(at, how, value, block):
             normalizer.parsed.location(at.call),
             "pass a function with a derivative rule, or an object of a class of yours "
             "whose __call__ is written in Python")
+    normalizer.resolver.methods[(value, at.method)] = function     # rebinding it counts
     inlined = normalizer.parsed.inlined.get(function)
     call = gast.Call(load(inlined), args, list(at.keywords)) if inlined else None
     if inlined is not None and inlinable(normalizer, call):     # a small helper: its body

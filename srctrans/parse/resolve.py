@@ -30,6 +30,8 @@ class Resolver:
       synthetic: dict name -> object, the names the compiler bound itself (the
         classes and functions of calls through values, ``normalize.dispatch``).
       sites: dict call site -> the kinds of callee compiled for it (``runtime.objects``).
+      methods: dict (class, name) -> the function ``getattr(class, name)`` gave, for each
+        method a call through a value was compiled to call (``Net.act`` rebound counts).
     """
 
     def __init__(self, fn, local_names, generated=frozenset()):
@@ -39,6 +41,7 @@ class Resolver:
         self.assumptions = {}
         self.synthetic = {}
         self.sites = {}
+        self.methods = {}
         code = fn.__code__
         cells = fn.__closure__ or ()
         self._closure = dict(zip(code.co_freevars, cells))
