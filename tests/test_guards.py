@@ -128,6 +128,39 @@ def test_a_method_rebound_on_its_class_gives_the_new_derivative(kind, monkeypatc
     np.testing.assert_allclose(st.jvp(model.loss, (X,), (X,))[1], new @ X)
 
 
+class _Applied:
+    def apply(self, z):
+        return np.sin(z)
+
+    __call__ = apply
+
+
+_MODEL = _Applied()
+
+
+def _through_a_global_object(x):
+    return np.sum(_MODEL.apply(x) * x)
+
+
+def _calling_a_global_object(x):
+    return np.sum(_MODEL(x) * x)
+
+
+@pytest.mark.parametrize("fn, name", [(_through_a_global_object, "apply"),
+                                      (_calling_a_global_object, "__call__")])
+def test_a_global_objects_method_rebound_on_its_class_gives_the_new_derivative(
+        fn, name, monkeypatch):
+    gradient = st.grad(fn)
+    for _ in range(3):
+        np.testing.assert_allclose(gradient(X), np.cos(X) * X + np.sin(X))
+    monkeypatch.setattr(_Applied, name, _tanh_method)
+    new = (1 - np.tanh(X) ** 2) * X + np.tanh(X)
+    for again in (gradient, st.grad(fn)):
+        for _ in range(3):
+            np.testing.assert_allclose(again(X), new)
+    np.testing.assert_allclose(st.jvp(fn, (X,), (X,))[1], new @ X)
+
+
 def test_a_helper_module_edited_and_reloaded_gives_the_new_derivative(tmp_path, monkeypatch):
     """A notebook's edit: the helper's module rewritten and reloaded, its caller's module
     untouched."""

@@ -370,6 +370,8 @@ class _Normalizer(Assignments, ContainerCalls, LocalFunctions):
                 # net.loss(x), model(x) of an object the function does not own: Net.loss(net, x)
                 receiver = func.value if isinstance(callee, types.MethodType) else func
                 new = gast.Call(bound_name(self, method), [receiver] + args, keywords)
+                self.resolver.note_method(callee, method,       # (its class may rebind it)
+                                          func.attr if isinstance(func, gast.Attribute) else None)
                 callee = method
             if isinstance(callee, types.FunctionType) and callee in self.parsed.inlined \
                     and inlinable(self, new):

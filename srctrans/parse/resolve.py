@@ -85,6 +85,17 @@ class Resolver:
             self.assumptions[".".join([node.id, *reversed(path)])] = value
         return value
 
+    def note_method(self, value, function, name=None):
+        """Record (in :attr:`methods`) that a call of the object ``value`` (a bound method
+        read as the attribute ``name``, ``MODEL.apply``, or an object with a ``__call__``) was
+        compiled to call ``function``, the function its class gives."""
+        if isinstance(value, types.MethodType):
+            kind, name = type(value.__self__), name or function.__name__
+        else:
+            kind, name = type(value), "__call__"
+        if getattr(kind, name, None) is function:
+            self.methods[(kind, name)] = function
+
     def is_static(self, node):
         """True when ``node`` reads no local variable (so it can carry no derivative)."""
         for sub in walk(node):

@@ -75,8 +75,8 @@ def save(fn, options, build):
 
 
 def _entry(fn, build):
-    if build.sites:              # what a call through a value meets: known to this process only
-        return None
+    if build.sites or build.methods:     # what a call through a value meets, the methods of
+        return None                      # classes it calls: known to this process only
     closure = []
     for name, value in build.compiled.closure.items():
         spec = _closure_spec(value, build.callees)
