@@ -118,7 +118,7 @@ from .writes import (
     put_along_values_grad_transpose, written_part,
     written_part_transpose, sort_grad, sort_tangent)
 from .tangents import broadcast_like
-from .objects import has_class, is_same, unseen_callee, attribute_tangent
+from .objects import has_class, has_method, holds_own, is_same, unseen_callee, attribute_tangent
 from .branches import expect_branch, expect_divisor
 from .refusals import unsupported
 from .foreign import as_array, numpy_only

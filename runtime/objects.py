@@ -54,21 +54,40 @@ class UnseenCallee(Exception):
         self.site, self.kind = site, kind
 
 
-def kind_of(value, by_class=False):
-    """The kind a call of ``value`` dispatches on (by its class when ``by_class``: a method call)."""
+def kind_of(value, by_class=False, method=None):
+    """The kind a call of ``value`` dispatches on (by its class when ``by_class``: a method call,
+    ``value.method(...)``; an object holding an attribute ``method`` of its own, which
+    shadows its class's, is a kind of its own)."""
     if not by_class and isinstance(value, BY_IDENTITY):
         return ("is", value)
+    if by_class and method is not None and method in getattr(value, "__dict__", _NOTHING):
+        return ("own", type(value))
     return ("class", type(value))
 
 
-def unseen_callee(value, site, by_class=False):
+def unseen_callee(value, site, by_class=False, method=None):
     """The last branch of a switch: raise :class:`UnseenCallee` for ``value`` at ``site``."""
-    raise UnseenCallee(site, kind_of(value, by_class))
+    raise UnseenCallee(site, kind_of(value, by_class, method))
 
 
 def has_class(value, cls):
     """Whether ``value``'s class is exactly ``cls`` (a switch's test for an object)."""
     return type(value) is cls
+
+
+def has_method(value, cls, name):
+    """Whether ``value``'s class is exactly ``cls`` and ``value.name`` is its class's method
+    (no attribute of the object's own shadows it: a switch's test for ``value.name(...)``)."""
+    return type(value) is cls and name not in getattr(value, "__dict__", _NOTHING)
+
+
+def holds_own(value, cls, name):
+    """Whether ``value``'s class is exactly ``cls`` and ``value`` holds an attribute ``name`` of
+    its own, which ``value.name(...)`` calls rather than the class's method."""
+    return type(value) is cls and name in getattr(value, "__dict__", _NOTHING)
+
+
+_NOTHING = frozenset()
 
 
 def is_same(value, known):
@@ -117,6 +136,8 @@ def methods_unchanged(methods):
 
 def _describe(kind):
     how, value = kind
+    if how == "own":
+        return f"{value.__qualname__} object holding the attribute it calls"
     if how == "is":
         return getattr(value, "__qualname__", None) or repr(value)
     return f"{value.__qualname__} object"

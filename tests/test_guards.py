@@ -128,6 +128,23 @@ def test_a_method_rebound_on_its_class_gives_the_new_derivative(kind, monkeypatc
     np.testing.assert_allclose(st.jvp(model.loss, (X,), (X,))[1], new @ X)
 
 
+class _Configurable(_Activated):
+    def __init__(self, act=None):
+        if act is not None:
+            self.act = act                 # shadows the class's method for this object
+
+
+def test_an_object_holding_its_own_attribute_calls_it_not_its_classs_method():
+    plain, own = _Configurable(), _Configurable(np.tanh)
+    gradient = st.grad(_Configurable.loss, wrt=1)
+    sine = np.cos(X) * X + np.sin(X)
+    tanh = (1 - np.tanh(X) ** 2) * X + np.tanh(X)
+    for model, want in [(plain, sine)] * 3 + [(own, tanh)] * 3 + [(plain, sine), (own, tanh)]:
+        np.testing.assert_allclose(gradient(model, X), want)
+        np.testing.assert_allclose(st.grad(model.loss)(X), want)
+    np.testing.assert_allclose(st.jvp(own.loss, (X,), (X,))[1], tanh @ X)
+
+
 class _Applied:
     def apply(self, z):
         return np.sin(z)

@@ -9,7 +9,9 @@ code (``fixed_shapes.path_dependent_names`` does not count them as path dependen
 - ``rt.has_class(v, C)``, the test a method call through ``self`` (or a call through any
   object) desugars to: ``v``'s class is part of the key when ``v`` is an argument or a
   value read out of one (an attribute, an entry at a constant key: their classes are
-  keyed too);
+  keyed too); so are ``rt.has_method(v, C, "m")`` and ``rt.holds_own(v, C, "m")``, which
+  also test whether ``v`` holds an attribute ``m`` of its own (a plain object's key holds
+  the names of its attributes);
 - ``rt.has_key(d, "k")``, the test ``d.get("k", default)`` desugars to: a dict argument's
   keys are part of the key, and so are those of its copy (``rt.dict_copy``) when every
   write into it is at a constant key;
@@ -38,7 +40,7 @@ from srctrans.annotations import Anno
 from srctrans.nodes import changed_in_place, in_runtime, int_literal
 from srctrans.treewalk import walk
 
-_KEYED_TESTS = ("has_class", "has_key")
+_KEYED_TESTS = ("has_class", "has_method", "holds_own", "has_key")
 
 
 def keyed_tests(statements, parameters, vararg=None, selected=()):

@@ -6,7 +6,10 @@ normaliser that met it (for its atoms, names and resolver).
 Guarantees: :func:`switch` emits an ``if``/``elif`` chain over the kinds of
 callee this call site has met at run time (``runtime.objects.SITES``): each
 branch tests the value cheaply (``rt.has_class(model, MLP)``,
-``rt.is_same(act, tanh)``) and calls a known function, the method itself
+``rt.is_same(act, tanh)``; ``rt.has_method(self, Net, "act")`` for a method of the class,
+which an attribute of the object's own would shadow: such an object is a kind of its own,
+``rt.holds_own``, whose branch calls what the attribute holds) and calls a known function,
+the method itself
 with the object first (``MLP.__call__(model, x)``), so the passes after it
 differentiate an ordinary call of user source or of a function with a rule.
 The last branch calls ``rt.unseen_callee``, which raises for a kind not seen
@@ -82,7 +85,8 @@ def _switch(at, out):
     normalizer.resolver.sites[at.site] = kinds
     result = normalizer.namer.temporary(at.method.strip("_") or "call")
     unseen = normalizer._runtime_call("unseen_callee", [
-        clone(at.receiver), gast.Constant(at.site, None), gast.Constant(at.by_class, None)])
+        clone(at.receiver), gast.Constant(at.site, None), gast.Constant(at.by_class, None),
+        gast.Constant(at.method if at.by_class else None, None)])
     orelse = [assign(result, unseen)]
     for how, value in reversed(kinds):
         block = []
@@ -93,11 +97,25 @@ def _switch(at, out):
             normalizer._depth -= 1
         test_name = normalizer.namer.temporary("is_" + _base(value))
         known = constant_name(normalizer, _base(value), value)
-        test = normalizer._runtime_call("has_class" if how == "class" else "is_same",
-                                        [clone(at.receiver), known])
+        test = normalizer._runtime_call(*_test(at, how, value, known))
         orelse = [assign(test_name, test), gast.If(load(test_name), block, orelse)]
     out.extend(orelse)
     return load(result)
+
+
+def _test(at, how, value, known):
+    """``(runtime helper, arguments)`` of the test for the kind ``(how, value)``: the object
+    itself for a function passed in, its class, and for a method of its class called on it,
+    that it holds no attribute of that name of its own (which it would call instead)."""
+    receiver, name = clone(at.receiver), gast.Constant(at.method, None)
+    if how == "is":
+        return "is_same", [receiver, known]
+    if how == "own":
+        return "holds_own", [receiver, known, name]
+    if at.by_class and isinstance(inspect.getattr_static(value, at.method, None),
+                                  (staticmethod, types.FunctionType)):
+        return "has_method", [receiver, known, name]
+    return "has_class", [receiver, known]
 
 
 def _branch(at, how, value, block):
@@ -106,6 +124,8 @@ def _branch(at, how, value, block):
     if how == "is":                                    # a function passed in: call it
         return _known_call(constant_name(normalizer, _base(value), value), value,
                            at.args, at.keywords)
+    if how == "own":                                   # an attribute of its own: what it holds
+        return _held_call(at, block)
     attribute = inspect.getattr_static(value, at.method, None)
     if isinstance(attribute, staticmethod):
         function, args = attribute.__func__, at.args
@@ -113,11 +133,7 @@ def _branch(at, how, value, block):
         function, args = attribute, [clone(at.receiver)] + at.args
     elif at.by_class and _holds_values(value, attribute):
         # an attribute of the object holding something callable: self.layer(x), p.layer(x)
-        held = normalizer.namer.temporary(at.method)
-        block.append(assign(held, gast.Attribute(clone(at.receiver), at.method, gast.Load())))
-        inner = _Site(at.call, normalizer, f"{at.site}.{at.method}", load(held), "__call__", False,
-                      at.args, at.keywords)
-        return _switch(inner, block)
+        return _held_call(at, block)
     else:
         function = None
     if function is None or is_library(function):
@@ -138,6 +154,16 @@ def _branch(at, how, value, block):
     if inlined is not None and inlinable(normalizer, call):     # a small helper: its body
         return normalizer._inline(inlined, call, block)
     return _known_call(bound_name(normalizer, function), function, args, at.keywords)
+
+
+def _held_call(at, block):
+    """The switch over what ``obj.name`` holds, called: ``held = obj.name`` in ``block``."""
+    normalizer = at.normalizer
+    held = normalizer.namer.temporary(at.method)
+    block.append(assign(held, gast.Attribute(clone(at.receiver), at.method, gast.Load())))
+    inner = _Site(at.call, normalizer, f"{at.site}.{at.method}", load(held), "__call__", False,
+                  at.args, at.keywords)
+    return _switch(inner, block)
 
 
 # what a class attribute is when obj.name(...) calls a method, not a value obj.name holds

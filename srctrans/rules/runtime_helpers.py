@@ -312,7 +312,8 @@ REGISTRY.nondifferentiable(rt.position, rt.slice_position)     # positions in a 
 # what the builtins of containers select: keys, a test, positions (constants)
 REGISTRY.nondifferentiable(rt.keys_of, rt.has_key, rt.sort_order, rt.best_index,
                            rt.sequence_length)
-REGISTRY.nondifferentiable(rt.has_class, rt.is_same, rt.unseen_callee)   # calls through values
+# calls through values
+REGISTRY.nondifferentiable(rt.has_class, rt.has_method, rt.holds_own, rt.is_same, rt.unseen_callee)
 REGISTRY.nondifferentiable(rt.expect_branch)          # a branch specialised code took as measured
 REGISTRY.nondifferentiable(rt.expect_divisor)         # a number it divides by unguarded
 REGISTRY.nondifferentiable(rt.float_lists)        # which form of a loop runs: a test of values
