@@ -87,7 +87,7 @@ def holds_own(value, cls, name):
     return type(value) is cls and name in getattr(value, "__dict__", _NOTHING)
 
 
-_NOTHING = frozenset()
+_NOTHING: frozenset[str] = frozenset()        # (the attributes of an object without a __dict__)
 
 
 def is_same(value, known):
