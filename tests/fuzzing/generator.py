@@ -153,6 +153,21 @@ class Stack:
 MODEL = Stack([Affine(0.8, 0.1), Affine(1.3, -0.2)])
 
 
+def _own_apply(a, b):
+    return np.sin(a) * b + a
+
+
+SHADOWED = Stack([Affine(0.8, 0.1), Affine(1.3, -0.2)])
+SHADOWED.layers[1].apply = _own_apply      # its own attribute, which shadows Affine.apply
+
+
+def helper_layers(a):                       # one call site meeting both kinds of layer
+    total = 0.0
+    for layer in SHADOWED.layers:
+        total = total + layer.apply(a, 0.5)
+    return total
+
+
 @dataclasses.dataclass
 class Pair:
     first: object
@@ -203,6 +218,7 @@ UNARY = [
     "{a} @ np.linalg.inv(W @ W.T + (1.5 + s * s) * np.eye(len(W)))",
     # objects called through values
     "MODEL({a})", "MODEL.layers[1].apply({a}, 0.5)", "MODEL.layers[0]({a}) * {a}",
+    "helper_layers({a})", "SHADOWED.layers[1].apply({a}, 0.5)",
 ]
 BINARY = [
     "{a} + {b}", "{a} - {b}", "{a} * {b}", "{a} / (1.5 + np.cos({b}))", "helper_mix({a}, {b})",
