@@ -14,7 +14,6 @@ import builtins
 import types
 
 import gast
-from srctrans.places import is_installed
 from srctrans.treewalk import walk
 
 _MISSING = object()
@@ -81,8 +80,10 @@ class Resolver:
             if value is _MISSING:
                 return _MISSING
             value = getattr(value, attr, _MISSING)
-        if path and isinstance(value, types.FunctionType) and not is_installed(value):
-            self.assumptions[".".join([node.id, *reversed(path)])] = value
+        if path and isinstance(value, types.FunctionType):
+            from srctrans.places import is_installed     # (a build's; a cache hit needs none)
+            if not is_installed(value):
+                self.assumptions[".".join([node.id, *reversed(path)])] = value
         return value
 
     def note_method(self, value, function, name=None):
