@@ -53,19 +53,15 @@ the fused gradient specialised on them; :func:`make_hessian_repeat` for
 :func:`srctrans.hessian`, calling that JVP's batched form over the argument's basis.
 """
 
-import builtins
 import types
 
 import numpy as np
 
 from srctrans import shape_keys
-from srctrans.assumed import callees_current
 from srctrans.emit.compile import register_source
-from srctrans.parse.resolve import current_value
+from srctrans.repeat_stale import stale_tests
 from srctrans.repeat_structures import StructureTests, leaf_arrays, same_leaves
 from srctrans.ownership import owned_tangent
-from srctrans.rules import REGISTRY
-from srctrans.runtime import objects
 from srctrans.runtime.objects import UnseenCallee
 from srctrans.runtime.seeding import check_outputs
 
@@ -160,7 +156,7 @@ def make_repeat(fn, instance, fused, args, key, places, single, finish, raw):
             tests.append(f"a{i}.dtype.kind == 'f'")
         shapes.append(" and ".join(tests))
 
-    stale = _stale_tests(fn, instance, namespace)
+    stale = stale_tests(fn, instance, namespace)
 
     conforming, converted = [], []
     arrays = [f"a{i}" for i, value in enumerate(args) if type(value) is np.ndarray]
@@ -269,7 +265,7 @@ def make_jvp_repeat(fn, instance, jvp, primals, tangents, keywords, out):
         f"def {name}(fn, primals, tangents):",
         f"    # {fn.__name__}'s JVP, for calls shaped like the one this guard was made for",
         *checks,
-        *_condition("if", _stale_tests(fn, instance, namespace), "        return None"),
+        *_condition("if", stale_tests(fn, instance, namespace), "        return None"),
         f"    result = jvp({arguments})",
         "    if type(result[0]) is not out_type:",
         "        check_outputs(result[0])",
@@ -309,7 +305,7 @@ def make_hvp_repeat(fn, instance, gradient, jvp_instance, jvp, primals, tangents
         f"    # the HVP of {fn.__name__} (the JVP of its fused gradient), for calls shaped like",
         "    # the one this guard was made for",
         *checks,
-        *_condition("if", _stale_tests(fn, instance, namespace) + ["gradient_stale(gradient)"],
+        *_condition("if", stale_tests(fn, instance, namespace) + ["gradient_stale(gradient)"],
                     "        return None"),
         f"    products = jvp({arguments})",
         f"    return {_tuple(products)}",
@@ -347,7 +343,7 @@ def make_hessian_repeat(fn, instance, gradient, jvp_instance, kernel, basis, pri
         f"    # the Hessian of {fn.__name__} (one batched JVP of its fused gradient), for calls",
         "    # shaped like the one this guard was made for",
         *checks,
-        *_condition("if", _stale_tests(fn, instance, namespace) + ["gradient_stale(gradient)"],
+        *_condition("if", stale_tests(fn, instance, namespace) + ["gradient_stale(gradient)"],
                     "        return None"),
         f"    return finish(kernel({arguments}, {keyword}=basis))",
     ]
@@ -385,7 +381,7 @@ def _primals_and_tangents(primals, tangents, keywords, namespace):
 def _stale_check(fn, instance):
     """``stale(fn)``: whether :func:`_stale_tests` finds ``instance`` no longer holds for ``fn``."""
     namespace = {}
-    tests = _stale_tests(fn, instance, namespace)
+    tests = stale_tests(fn, instance, namespace)
     lines = ["def stale(fn):", f"    return ({' or '.join(tests)})"]
     return _compiled(lines, "stale", namespace, fn)
 
@@ -406,72 +402,6 @@ def _kind_test(name, value, part, namespace, dtype):
         return f"type({name}) is type_{name}"
     namespace[f"type_{name}"], namespace[f"value_{name}"] = part     # (type, value)
     return f"type({name}) is type_{name} and {name} == value_{name}"
-
-
-def _stale_tests(fn, instance, namespace):
-    """The tests that ``instance`` no longer holds for ``fn`` (its defaults, the objects its
-    called names denote, here and in its callees); adds what they read to ``namespace``.
-
-    The callees' tests are written out too (each user function the build differentiates
-    through, once), with the registry's version (a rule registered since); a kind of
-    callee met through a value since (``objects.VERSION``) asks ``callees_current``, which
-    knows whether the sites it met are covered, once a version (:func:`_sites_current`)."""
-    namespace.update({"builtin": builtins.__dict__, "cell_changed": _cell_changed,
-                      "sites_current": _sites_current, "build": instance.build})
-    stale = _stale_tests_of(fn, instance, "", namespace)
-    if instance.build.callees:
-        namespace.update({"registry": REGISTRY, "rules_version": REGISTRY.version,
-                          "sites_version": objects.VERSION, "sites_at": [objects.VERSION[0]]})
-        stale.append("registry.version != rules_version")
-        stale.append("sites_version[0] != sites_at[0] and not sites_current(build, sites_at)")
-        pending, seen = list(instance.build.callees), set()
-        while pending:
-            callee, found = pending.pop()
-            if id(found) not in seen:
-                seen.add(id(found))
-                prefix = f"c{len(seen)}_"
-                namespace[f"{prefix}fn"] = callee
-                stale += _stale_tests_of(callee, found, prefix, namespace, f"{prefix}fn")
-                pending.extend(found.build.callees)
-    return stale
-
-
-def _sites_current(build, seen):
-    """``callees_current(build)``, and if so the sites' version it held at kept in ``seen[0]``:
-    the kinds met through values change only with that version, and the guard's other tests
-    check the rest of what ``callees_current`` does on every call (a guard made before
-    another function's build met a new kind would otherwise walk the callees every call)."""
-    if not callees_current(build):
-        return False
-    seen[0] = objects.VERSION[0]
-    return True
-
-
-def _stale_tests_of(fn, instance, prefix, namespace, called="fn"):
-    """The tests that ``instance`` alone no longer holds for ``fn``, the name ``called``
-    in the guard, their names in ``namespace`` starting with ``prefix``."""
-    namespace.update({f"{prefix}defaults": fn.__defaults__,
-                      f"{prefix}kwdefaults": fn.__kwdefaults__,
-                      f"{prefix}namespace": fn.__globals__})
-    stale = [f"{called}.__defaults__ is not {prefix}defaults",
-             f"{called}.__kwdefaults__ is not {prefix}kwdefaults"]
-    for n, (name, value) in enumerate(instance.assumed_globals()):
-        namespace[f"{prefix}assumed_{n}"] = value
-        if fn.__globals__.get(name, _MISSING) is value:
-            stale.append(f"{prefix}namespace.get({name!r}) is not {prefix}assumed_{n}")
-        else:
-            stale.append(f"{name!r} in {prefix}namespace "
-                         f"or builtin.get({name!r}) is not {prefix}assumed_{n}")
-    for n, (cell, value) in enumerate(instance.assumed_cells()):
-        namespace[f"{prefix}cell_{n}"], namespace[f"{prefix}in_cell_{n}"] = cell, value
-        stale.append(f"cell_changed({prefix}cell_{n}, {prefix}in_cell_{n})")
-    for n, (kind, name, function) in enumerate(instance.build.methods):
-        namespace[f"{prefix}kind_{n}"], namespace[f"{prefix}method_{n}"] = kind, function
-        stale.append(f"getattr({prefix}kind_{n}, {name!r}, None) is not {prefix}method_{n}")
-    for n, (chain, value) in enumerate(instance.assumed_chains()):
-        namespace["current_value"], namespace[f"{prefix}chained_{n}"] = current_value, value
-        stale.append(f"current_value({called}, {chain!r}) is not {prefix}chained_{n}")
-    return stale
 
 
 def _compiled(lines, name, namespace, fn):
@@ -510,13 +440,3 @@ def _condition(keyword, tests, then):
         return []
     joiner = "\n            and " if keyword == "if not" else "\n            or "
     return [f"    {keyword} ({joiner.join(tests)}):", then]
-
-
-def _cell_changed(cell, value):
-    try:
-        return cell.cell_contents is not value
-    except ValueError:                       # the enclosing scope deleted it
-        return True
-
-
-_MISSING = object()

@@ -14,6 +14,7 @@ import pytest
 import srctrans as st
 import srctrans.cache
 import srctrans.repeat
+import srctrans.repeat_stale
 from programs import repeated_calls as rc
 
 
@@ -74,14 +75,14 @@ def test_a_kind_of_callee_met_elsewhere_is_checked_once_then_a_rebound_helper_st
     for _ in range(3):                             # the short path, its guard made
         g(x, w)
     checks = []
-    walk = srctrans.repeat.callees_current
-    monkeypatch.setattr(srctrans.repeat, "callees_current",
+    walk = srctrans.repeat_stale.callees_current
+    monkeypatch.setattr(srctrans.repeat_stale, "callees_current",
                         lambda build: checks.append(build) or walk(build))
     objects.VERSION[0] += 1                        # another function's build met a kind of
     for _ in range(3):                             # callee through a value
         np.testing.assert_allclose(g(x, w), 4.0 * x * w)
     assert len(checks) == 1                        # (every call walked the callees before)
-    assert "callees_current" in inspect.getsource(srctrans.repeat._sites_current)
+    assert "callees_current" in inspect.getsource(srctrans.repeat_stale._sites_current)
     monkeypatch.setattr(rc, "helper", rc.other_helper)
     for _ in range(2):
         np.testing.assert_allclose(g(x, w), 3.0 * x * x * w)
