@@ -17,7 +17,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "srctrans"
 LAYERS = [
     ("api", ["srctrans.api", "srctrans.selection", "srctrans.examples", "srctrans.export_specialised", "srctrans.forward_api", "srctrans.composed", "srctrans.second_order", "srctrans.checks",
              "srctrans.exporting", "srctrans.cli", "srctrans.__main__", "srctrans.gradient_control",
-             "srctrans.repeat", "srctrans.repeat_structures", "srctrans.scalar_gradients", "srctrans.lean_cotangents", "srctrans.shown_source", "srctrans.hints", "srctrans.pytrees",
+             "srctrans.repeat", "srctrans.repeat_stale", "srctrans.repeat_structures", "srctrans.scalar_gradients", "srctrans.lean_cotangents", "srctrans.shown_source", "srctrans.hints", "srctrans.pytrees",
              "srctrans.ownership", "srctrans.batch_api", "srctrans.batched_matrices",
              "srctrans.batch_derivatives", "srctrans.batch_nested",
              "srctrans.export_batched", "srctrans.batch_axes", "srctrans.batch_pullbacks", "srctrans.batch_plans"]),
