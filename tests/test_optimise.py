@@ -629,6 +629,10 @@ def test_what_may_not_be_added_at_an_index_is_left(text):
      "    dU = dU + rt.getitem_grad(e, U, np.s_[:, j])", False),
     ("d = T\ndU = d\nfor j in r:\n"                                   # d: another's array
      "    dU = dU + rt.getitem_grad(e, U, np.s_[:, j])", False),
+    ("d = -1.0 * T\nv = d\ndU = d\nfor j in r:\n"                    # v, a copy of d, read
+     "    dU = dU + rt.getitem_grad(e, U, np.s_[:, j])\n    v = v * 0.8", False),  # after
+    ("d = -1.0 * T\nv = d\nw = v\ndU = d\nfor j in r:\n"              # a copy of the copy
+     "    dU = dU + rt.getitem_grad(e, U, np.s_[:, j])\ns = w.sum()", False),
 ])
 def test_a_gradient_copied_from_a_new_array_adds_in_place_when_the_copy_is_done(text, in_place_):
     body = gast.parse(text + "\nreturn (dU,)").body
@@ -1900,3 +1904,26 @@ def test_a_regressions_coefficients_subtract_the_map_of_the_residuals_cotangent(
     source = source.split("\ndef ")[0]
     assert "dparams[:-1] -= " in source and "= -d_sub" not in source
     st.check_grads(model.loglike, (params,), order=2)
+
+
+def _branching_loop(x, W):
+    """Fuzzer seed 20261214501, program 109, reduced: dv9 and dx both started as dv11, and
+    the fused gradient added into dx in place, changing dv9, which the loop read after."""
+    v9 = x * 1.0
+    for _ in range(4):
+        if np.sum(v9) > 0.5:
+            v9 = v9 * 0.8 + np.cos(x)
+        else:
+            v9 = np.tanh(v9) * x + v9
+    v11 = v9 + x
+    return np.sum(np.tanh(v11) * v11) + np.sum(np.tanh(W) * W)
+
+
+def test_a_cotangent_two_names_start_from_is_not_summed_into_in_place():
+    x = np.array([[-0.9, 0.2], [-1.1, 0.3]])
+    W = np.array([[0.5, -0.2], [0.1, 0.4]])
+    generic = st.grad(_branching_loop, optimize=False)(x, W)
+    gradient = st.grad(_branching_loop)
+    for _ in range(4):                               # generic, specialised, short path
+        np.testing.assert_allclose(gradient(x, W), generic, rtol=1e-12)
+    st.check_grads(_branching_loop, (x, W), order=1)

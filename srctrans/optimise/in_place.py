@@ -87,9 +87,11 @@ def accumulate_in_place(body, parameter_arrays, runtime_alias, gradients=None, n
         (start, parameter), = made
         entries = _Entries(name, parameter, runtime_alias, numbers)
         sums = _sums_only(body, name, start, entries)
-        if sums and isinstance(start.value, gast.Name) and _read_from(
-                body, start.value.id, sums[0]):
-            continue                 # dW = d: d, read after dW changes, would see it change
+        if sums and isinstance(start.value, gast.Name) and any(
+                _read_from(body, holder, sums[0])
+                for holder in _holders(body, start.value.id, name)):
+            continue                 # dW = d: d (or another copy of it, dv = d), read after
+                                     # dW changes, would see it change
         for stmt in sums or ():
             if _zeroing(stmt, name, runtime_alias):      # dX = rt.zero_at(dX, i): dX[i] = 0
                 replaced[id(stmt)] = anno.copy(stmt, gast.Assign(
@@ -160,6 +162,22 @@ def _copied_start(stmt, gradients, fresh):
             and isinstance(stmt.value, gast.Name) and stmt.value.id in fresh):
         return gradients[stmt.targets[0].id]
     return None
+
+
+def _holders(body, name, but):
+    """``name`` and every name ``body`` assigns a copy of it (``dv = d``, at any depth, and
+    copies of those), but ``but``: the names that may hold ``name``'s array."""
+    holders, grown = {name}, True
+    while grown:
+        grown = False
+        for stmt in _statements(body):
+            target = stmt.targets[0].id if isinstance(stmt, gast.Assign) and len(
+                stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) else None
+            if (target is not None and target != but and target not in holders
+                    and isinstance(stmt.value, gast.Name) and stmt.value.id in holders):
+                holders.add(target)
+                grown = True
+    return holders
 
 
 def _read_from(body, name, first):
