@@ -145,6 +145,29 @@ def test_an_object_holding_its_own_attribute_calls_it_not_its_classs_method():
     np.testing.assert_allclose(st.jvp(own.loss, (X,), (X,))[1], tanh @ X)
 
 
+class _LibraryActivated:
+    act = staticmethod(np.sin)              # a library function held by the class
+
+    def loss(self, x):
+        return np.sum(self.act(x) * x)
+
+
+def test_a_library_function_a_class_holds_as_a_staticmethod_is_called_and_rebinding_seen(
+        monkeypatch):
+    """``self.act(x)`` with ``act = staticmethod(np.sin)``: srctrans refused it ("no
+    derivative rule for the method .act()"); it is np.sin's rule now, and rebinding
+    ``act`` on the class counts."""
+    model = _LibraryActivated()
+    gradient = st.grad(model.loss)
+    for _ in range(3):
+        np.testing.assert_allclose(gradient(X), np.cos(X) * X + np.sin(X))
+    np.testing.assert_allclose(st.jvp(model.loss, (X,), (X,))[1], (np.cos(X) * X + np.sin(X)) @ X)
+    st.check_grads(model.loss, (X,), order=2)
+    monkeypatch.setattr(_LibraryActivated, "act", staticmethod(np.tanh))
+    for _ in range(3):
+        np.testing.assert_allclose(gradient(X), (1 - np.tanh(X) ** 2) * X + np.tanh(X))
+
+
 class _Applied:
     def apply(self, z):
         return np.sin(z)

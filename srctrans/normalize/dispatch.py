@@ -136,6 +136,11 @@ def _branch(at, how, value, block):
         return _held_call(at, block)
     else:
         function = None
+    if isinstance(attribute, staticmethod) and function is not None and is_library(function):
+        # act = staticmethod(np.tanh) in the class: the library function itself, by its rule
+        normalizer.resolver.methods[(value, at.method)] = function      # rebinding it counts
+        return _known_call(constant_name(normalizer, _base(function), function), function,
+                           args, at.keywords)
     if function is None or is_library(function):
         if at.by_class:       # a method of a library object: the passes' own message for it
             return gast.Call(gast.Attribute(clone(at.receiver), at.method, gast.Load()),
