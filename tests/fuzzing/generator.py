@@ -161,6 +161,19 @@ SHADOWED = Stack([Affine(0.8, 0.1), Affine(1.3, -0.2)])
 SHADOWED.layers[1].apply = _own_apply      # its own attribute, which shadows Affine.apply
 
 
+class Scaled:
+    act = staticmethod(np.tanh)             # a library function the class holds
+
+    def __init__(self, k):
+        self.k = k
+
+    def __call__(self, a):
+        return self.act(a) * self.k
+
+
+SCALED = Scaled(0.7)
+
+
 def helper_layers(a):                       # one call site meeting both kinds of layer
     total = 0.0
     for layer in SHADOWED.layers:
@@ -218,7 +231,7 @@ UNARY = [
     "{a} @ np.linalg.inv(W @ W.T + (1.5 + s * s) * np.eye(len(W)))",
     # objects called through values
     "MODEL({a})", "MODEL.layers[1].apply({a}, 0.5)", "MODEL.layers[0]({a}) * {a}",
-    "helper_layers({a})", "SHADOWED.layers[1].apply({a}, 0.5)",
+    "helper_layers({a})", "SHADOWED.layers[1].apply({a}, 0.5)", "SCALED({a})",
 ]
 BINARY = [
     "{a} + {b}", "{a} - {b}", "{a} * {b}", "{a} / (1.5 + np.cos({b}))", "helper_mix({a}, {b})",
