@@ -633,6 +633,10 @@ def test_what_may_not_be_added_at_an_index_is_left(text):
      "    dU = dU + rt.getitem_grad(e, U, np.s_[:, j])\n    v = v * 0.8", False),  # after
     ("d = -1.0 * T\nv = d\nw = v\ndU = d\nfor j in r:\n"              # a copy of the copy
      "    dU = dU + rt.getitem_grad(e, U, np.s_[:, j])\ns = w.sum()", False),
+    ("d = -1.0 * T\nv = d.T\ndU = d\nfor j in r:\n"                  # a view of d
+     "    dU = dU + rt.getitem_grad(e, U, np.s_[:, j])\ns = v.sum()", False),
+    ("d = -1.0 * T\nv = d.sum(axis=0)\ndU = d\nfor j in r:\n"        # a new array: in place
+     "    dU = dU + rt.getitem_grad(e, U, np.s_[:, j])\ns = v * 2.0", True),
 ])
 def test_a_gradient_copied_from_a_new_array_adds_in_place_when_the_copy_is_done(text, in_place_):
     body = gast.parse(text + "\nreturn (dU,)").body
@@ -1919,11 +1923,24 @@ def _branching_loop(x, W):
     return np.sum(np.tanh(v11) * v11) + np.sum(np.tanh(W) * W)
 
 
-def test_a_cotangent_two_names_start_from_is_not_summed_into_in_place():
+def _branching_loop_transposed(x, W):
+    """The same with ``v9.T + x``: dv9 starts as a view, ``dv11.T``."""
+    v9 = x * 1.0
+    for _ in range(4):
+        if np.sum(v9) > 0.5:
+            v9 = v9 * 0.8 + np.cos(x)
+        else:
+            v9 = np.tanh(v9) * x + v9
+    v11 = v9.T + x
+    return np.sum(np.tanh(v11) * v11) + np.sum(np.tanh(W) * W)
+
+
+@pytest.mark.parametrize("fn", [_branching_loop, _branching_loop_transposed])
+def test_a_cotangent_two_names_start_from_is_not_summed_into_in_place(fn):
     x = np.array([[-0.9, 0.2], [-1.1, 0.3]])
     W = np.array([[0.5, -0.2], [0.1, 0.4]])
-    generic = st.grad(_branching_loop, optimize=False)(x, W)
-    gradient = st.grad(_branching_loop)
+    generic = st.grad(fn, optimize=False)(x, W)
+    gradient = st.grad(fn)
     for _ in range(4):                               # generic, specialised, short path
         np.testing.assert_allclose(gradient(x, W), generic, rtol=1e-12)
-    st.check_grads(_branching_loop, (x, W), order=1)
+    st.check_grads(fn, (x, W), order=1)

@@ -50,11 +50,12 @@ do, where the general code rounds once at the end.
 import gast
 
 from srctrans import annotations as anno
-from srctrans.analyse.values import index_integers
-from srctrans.nodes import load
+from srctrans.analyse.values import index_integers, makes_new_value
+from srctrans.annotations import Anno
+from srctrans.nodes import load, single_target
 from srctrans.optimise.dce import name_counts
 from srctrans.optimise.entry_cotangents import is_runtime_call, runtime_call
-from srctrans.optimise.expression_shapes import INTEGER, basic_index_shape
+from srctrans.optimise.expression_shapes import REDUCTION_METHODS, INTEGER, basic_index_shape
 from srctrans.treewalk import walk
 
 _IN_PLACE = (gast.Add, gast.Sub)
@@ -90,8 +91,8 @@ def accumulate_in_place(body, parameter_arrays, runtime_alias, gradients=None, n
         if sums and isinstance(start.value, gast.Name) and any(
                 _read_from(body, holder, sums[0])
                 for holder in _holders(body, start.value.id, name)):
-            continue                 # dW = d: d (or another copy of it, dv = d), read after
-                                     # dW changes, would see it change
+            continue                 # dW = d: d (or a name that may share its memory, dv = d,
+                                     # dv = d.T), read after dW changes, would see it change
         for stmt in sums or ():
             if _zeroing(stmt, name, runtime_alias):      # dX = rt.zero_at(dX, i): dX[i] = 0
                 replaced[id(stmt)] = anno.copy(stmt, gast.Assign(
@@ -165,19 +166,36 @@ def _copied_start(stmt, gradients, fresh):
 
 
 def _holders(body, name, but):
-    """``name`` and every name ``body`` assigns a copy of it (``dv = d``, at any depth, and
-    copies of those), but ``but``: the names that may hold ``name``'s array."""
+    """``name`` and every name but ``but`` that may share its array: assigned, at any depth,
+    a value reading one of them that is not certainly new memory (a copy ``dv = d``, a view
+    ``dv = d.T`` or ``rt.unbroadcast(d, x)``, which may be ``d`` itself; not arithmetic, a
+    call :func:`~srctrans.analyse.values.makes_new_value` knows, nor a reduction)."""
     holders, grown = {name}, True
     while grown:
         grown = False
         for stmt in _statements(body):
-            target = stmt.targets[0].id if isinstance(stmt, gast.Assign) and len(
-                stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name) else None
+            target = single_target(stmt)
             if (target is not None and target != but and target not in holders
-                    and isinstance(stmt.value, gast.Name) and stmt.value.id in holders):
+                    and not _new_memory(stmt.value)
+                    and any(isinstance(node, gast.Name) and node.id in holders
+                            for node in walk(stmt.value))):
                 holders.add(target)
                 grown = True
     return holders
+
+
+def _new_memory(value):
+    """Whether ``value`` is certainly an array (or number) of its own: arithmetic, a
+    comparison, a call that makes new memory, or a reduction (``d.sum(axis=0)``)."""
+    if isinstance(value, gast.Compare) or makes_new_value(value):
+        return True
+    if not isinstance(value, gast.Call) or any(k.arg == "out" for k in value.keywords):
+        return False
+    callee = anno.get(value, Anno.CALLEE)
+    if callee is None:                                    # a method: d.sum(axis=0)
+        return isinstance(value.func, gast.Attribute) \
+            and value.func.attr in REDUCTION_METHODS.values()
+    return any(callee is reduction for reduction in REDUCTION_METHODS)
 
 
 def _read_from(body, name, first):
