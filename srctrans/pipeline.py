@@ -127,6 +127,14 @@ from srctrans.generated_functions import (
 
 
 
+def _note_dispatch(build, resolver):
+    """What ``build`` compiled calls through values to (``resolver.sites``: each site's kinds)
+    and the methods those and a global object's calls run (``resolver.methods``), which the
+    cache checks before reusing it."""
+    build.sites = dict(resolver.sites)
+    build.methods = tuple((kind, name, f) for (kind, name), f in resolver.methods.items())
+
+
 def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, shapes=None,
                   gradient=None, tests=None, checked=frozenset(), floats=frozenset(),
                   divisors=frozenset()):
@@ -306,8 +314,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     compiled = compile_functions(functions, closure, fn, f"{fn.__qualname__} reverse")
     trace("generated", lambda: compiled.source)
     build = Build(compiled, unit.wrt, dict(unit.resolver.assumptions))
-    build.sites = dict(unit.resolver.sites)
-    build.methods = tuple((kind, name, f) for (kind, name), f in unit.resolver.methods.items())
+    _note_dispatch(build, unit.resolver)
     build.residuals, build.seed = tuple(residuals), seed
     build.spread_seed = number if spread_seeded else None
     build.callee_outputs = tuple(sorted(unit.callee_outputs.items()))
@@ -432,8 +439,7 @@ def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False, shap
     compiled = compile_functions([function], closure, fn, f"{fn.__qualname__} forward")
     trace("generated", lambda: compiled.source)
     build = ForwardBuild(compiled, unit.wrt, dict(result.tangents), dict(unit.resolver.assumptions))
-    build.sites = dict(unit.resolver.sites)
-    build.methods = tuple((kind, name, f) for (kind, name), f in unit.resolver.methods.items())
+    _note_dispatch(build, unit.resolver)
     # a `with st.grad_of(h)` block: code of a backward pass, which forward mode leaves out
     build.backward_code = any(isinstance(node, gast.With) for node in walk(unit.function))
     facts.record(build, data_names)
