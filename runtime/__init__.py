@@ -119,7 +119,7 @@ from .writes import (
     written_part_transpose, sort_grad, sort_tangent)
 from .tangents import broadcast_like
 from .objects import has_class, has_method, holds_own, is_same, unseen_callee, attribute_tangent
-from .branches import expect_branch, expect_divisor
+from .branches import expect_branch, expect_divisor, expect_positive
 from .refusals import unsupported
 from .foreign import as_array, numpy_only
 from .composites import (

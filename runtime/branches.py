@@ -31,3 +31,12 @@ def expect_divisor(s):
     if not (s != 0 and s == s):
         raise MissedBranch(f"a number the specialised code divides by is {s}: "
                            "this call runs the generic code")
+
+
+def expect_positive(s):
+    """Nothing when every entry of the array ``s`` is above 0 (so ``0 / s`` is 0 throughout:
+    the quotients by it need no guard; one reduction, which a NaN fails too); else raise
+    :class:`MissedBranch`."""
+    if not s.min() > 0:
+        raise MissedBranch("an array the specialised code divides by has an entry that is "
+                           "not above 0: this call runs the generic code")

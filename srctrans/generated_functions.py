@@ -44,7 +44,7 @@ from srctrans.optimise.inner_products import inner_products
 from srctrans.optimise.negated_names import absorb_negated_names
 from srctrans.optimise.reciprocals import divide_by_reciprocals
 from srctrans.optimise.kept_axes import sum_kept_axes_away
-from srctrans.optimise.divisors import divide_by_numbers
+from srctrans.optimise.divisors import divide_by_checked
 from srctrans.optimise.inline import inline_temporaries
 from srctrans.optimise.keyed_branches import drop_settled_expectations
 from srctrans.optimise.shares import share_softmax
@@ -105,6 +105,11 @@ def reads_of_live_code(forward, backward, kept):
     forward = eliminate_dead_code([clone(s) for s in forward], reads_all(backward + kept),
                                   is_pure)
     return reads_all(forward + backward + kept)
+
+
+def _arrays(shapes):
+    """The names ``shapes`` (name -> shape, or None) gives a shape of at least one axis."""
+    return {name for name, shape in shapes.items() if shape}
 
 
 def name_nodes(names, ctx):
@@ -232,8 +237,13 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
         body = symmetric_clip_masks(body, unit.aliases[NUMPY_ALIAS])
         known = infer_shapes(body, shapes, parameter_names(unit.function))
         numbers = {name for name, shape in known.items() if shape == ()}
-        body = divide_by_numbers(body, unit.divisors & numbers,
-                                 set(parameter_names(unit.function)), unit.aliases)
+        body, ratios = divide_by_checked(body, unit.divisors & numbers,
+                                         unit.divisors & _arrays(known),
+                                         set(parameter_names(unit.function)), unit.aliases)
+        if ratios:                    # (a norm's x / s, which the forward pass may hold)
+            body = share_common_values(body, shapes, reads_all(kept),
+                                       parameter_names(unit.function),
+                                       unit.aliases[RUNTIME_ALIAS])
         body = multiply_constant_factors(body, reads_all(kept),
                                          {name for name in shapes if name not in unit.not_float},
                                          numbers)

@@ -105,13 +105,13 @@ def measure(build, out, residuals, values=None, varying=frozenset(), watched=Non
     ``guess``; and, in the function's ``own_call``, the names among its local ``values``
     that held floats (:func:`is_float`; not those in ``mixed``, which held other numbers
     too): the shape key holds the kinds of the arrays (``shape_keys``), so every call with
-    the key computes floats there; and, with ``guess``, the names of the local numbers that
-    held a float neither 0 nor NaN (:func:`divisor_names`): the specialised fused gradient
-    divides by them unguarded, checking each once (``optimise.divisors``). Names in ``varying``
-    changed shape during the run: they get none; nor do a callee's names
-    whose shape depends on its path. A watched callee (:func:`watches`) is measured
-    on the locals the run watched in all its calls (``watched``: ``watched_callees``),
-    as the function itself is; unwatched, it gets none (its residuals show its
+    the key computes floats there; and, with ``guess``, the names of the local values that
+    held a float neither 0 nor NaN or a float array all above 0 (:func:`divisor_names`): the
+    specialised fused gradient divides by them unguarded, checking each once
+    (``optimise.divisors``). Names in ``varying`` changed shape during the run: they get
+    none; nor do a callee's names whose shape depends on its path. A watched callee
+    (:func:`watches`) is measured on the locals the run watched in all its calls
+    (``watched``: ``watched_callees``), as the function itself is; unwatched, it gets none (its residuals show its
     loops' last step only, one call's tests only). A test of values (``clip > 0``) counts
     only in the function's ``own_call``, when every value it compares is a number the shape
     key holds by value: a callee's arguments are values its caller computed, which the
@@ -280,10 +280,13 @@ def float_names(values, mixed):
 
 def divisor_names(values):
     """The names of ``values`` (a run's locals, those whose shape no other call with the key
-    changes) that held a real float number neither 0 nor NaN, sorted."""
+    changes) that held a real float number neither 0 nor NaN, or a float array with entries
+    all above 0, sorted."""
     return tuple(sorted(name for name, value in values.items()
                         if type(value) in (float, np.float64, np.float32)
-                        and value != 0 and value == value))
+                        and value != 0 and value == value
+                        or type(value) is np.ndarray and value.dtype.kind == "f"
+                        and value.size and value.min() > 0))
 
 
 def is_float(value):

@@ -93,6 +93,10 @@ def _path_comment(fn, found, call_args, optimize, forward=False):
             said += (" It divides by the numbers this call found neither 0 nor NaN without "
                      "guarding each quotient, and checks them (rt.expect_divisor): a call "
                      "where one is 0 or NaN runs the generic code.")
+        if "expect_positive(" in checks:
+            said += (" It divides by the arrays this call found above 0 throughout without "
+                     "guarding each quotient, and checks them (rt.expect_positive): a call "
+                     "where an entry is not above 0 runs the generic code.")
         if forward:
             said += (" From the third call with these shapes on, the forward-mode gradient "
                      "after it runs instead: the gradient with respect to one number of a "

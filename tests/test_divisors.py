@@ -1,5 +1,6 @@
-"""A number the measuring call divided by, neither 0 nor NaN, is checked once rather than each
-quotient guarded (optimise/divisors.py, runtime.branches.expect_divisor)."""
+"""A number the measuring call divided by, neither 0 nor NaN, or an array all above 0, is
+checked once rather than each quotient guarded (optimise/divisors.py,
+runtime.branches.expect_divisor, expect_positive)."""
 
 import gast
 import numpy as np
@@ -7,14 +8,15 @@ import pytest
 
 import srctrans as st
 from srctrans.emit.printer import block_lines
-from srctrans.optimise.divisors import divide_by_numbers
-from srctrans.runtime.branches import MissedBranch, expect_divisor
+from srctrans.optimise.divisors import divide_by_checked
+from srctrans.runtime.branches import MissedBranch, expect_divisor, expect_positive
 
 
-def _divided(text, numbers, parameters=()):
+def _divided(text, numbers, parameters=(), arrays=()):
     from srctrans.front_end import NUMPY_ALIAS, RUNTIME_ALIAS
     aliases = {RUNTIME_ALIAS: "rt", NUMPY_ALIAS: "np"}
-    body = divide_by_numbers(gast.parse(text).body, set(numbers), set(parameters), aliases)
+    body, _ = divide_by_checked(gast.parse(text).body, set(numbers), set(arrays),
+                                set(parameters), aliases)
     return "\n".join(block_lines(body, 0))
 
 
@@ -35,11 +37,45 @@ def test_a_quotient_by_a_checked_number_is_unguarded(text, numbers, parameters, 
     ("s = a * 2\ns = s + 1\nd = rt.zero_guard(g, g / s)", {"s"}, ()),   # assigned twice
     ("for i in r:\n    s = a\nd = rt.zero_guard(g, g / s)", {"s"}, ()),  # in a loop
     ("s = a * 2\nd = rt.zero_guard(g, g * z / s)", {"s"}, ()),          # z may be infinite
+    ("s = a * 2\nd = rt.zero_guard(g, g * 1e309 / s)", {"s"}, ()),      # an infinite factor
+    ("s = a * 2\nd = rt.zero_guard(g, h * 0.5 / s)", {"s"}, ()),        # not g's multiple
     ("s = a * 2\nd = rt.zero_guard_sum(g, g * z / t)", {"s"}, ()),      # t not measured
     ("d = rt.zero_guard(g, g / s)", {"s"}, ()),                          # assigned nowhere here
 ])
 def test_a_quotient_that_may_not_lose_its_guard_keeps_it(text, numbers, parameters):
     assert _divided(text, numbers, parameters) == text
+
+
+@pytest.mark.parametrize("text, arrays, parameters, divided", [
+    ("s = a * 2\nd = rt.zero_guard(g, g / s)\ne = h * rt.ratio_or_zero(x, s)", {"s"}, (),
+     "s = a * 2\nrt.expect_positive(s)\nd = g / s\ne = h * (x / s)"),
+    ("d = rt.zero_guard(g, g / s)", {"s"}, ("s",), "rt.expect_positive(s)\nd = g / s"),
+    ("d = rt.zero_guard(g, g * 0.5 / s)\ne = rt.zero_guard(g, 2 * g / s)", {"s"}, ("s",),
+     "rt.expect_positive(s)\nd = g * 0.5 / s\ne = 2 * g / s"),           # a square root's
+])
+def test_a_quotient_by_a_checked_array_is_unguarded(text, arrays, parameters, divided):
+    assert _divided(text, (), parameters, arrays) == divided
+
+
+@pytest.mark.parametrize("text, arrays", [
+    ("s = a * 2\nd = rt.zero_guard_sum(g, g * z / s)", {"s"}),      # each entry divides a term
+    ("s = a * 2\ns[0] = 0.0\nd = rt.zero_guard(g, g / s)", {"s"}),   # changed in place
+    ("s = a * 2\nv = s[1:]\nv *= 0.0\nd = rt.zero_guard(g, g / s)", {"s"}),   # through a view
+    ("s = a * 2\nh(s)\nd = rt.ratio_or_zero(x, s)", {"s"}),        # a user's call may change it
+    ("s = a * 2\nd = rt.ratio_or_zero(x, s)", ()),                  # not measured
+])
+def test_a_quotient_by_an_array_that_may_not_lose_its_guard_keeps_it(text, arrays):
+    assert _divided(text, (), (), arrays) == text
+
+
+def test_expect_positive_passes_arrays_above_zero_and_stops_the_rest():
+    for s in (np.array([0.5, 2.0]), np.array([[1e-300]]), np.array([3.0], np.float32),
+              np.array([np.inf, 1.0])):
+        expect_positive(s)
+    for s in (np.array([0.5, 0.0]), np.array([-0.0]), np.array([1.0, np.nan]),
+              np.array([np.nan, 1.0]), np.array([2.0, -1.0])):
+        with pytest.raises(MissedBranch):
+            expect_positive(s)
 
 
 def test_expect_divisor_passes_numbers_and_stops_zero_and_nan():
@@ -84,3 +120,47 @@ def test_a_mixtures_responsibilities_are_divided_by_the_variance_unguarded():
     fused = st.source(mixture, args=args).split("def mixture_grad")[1]
     assert "zero_guard" not in fused and "rt.expect_divisor(_pow" in fused
     st.check_grads(mixture, args, order=2)
+
+
+def clipped_ratios(x, s):
+    """As ``clipped_ratio``, divided by an array: the guard's case where an entry of s is 0."""
+    return np.sum(np.maximum(x / s, 0.0))
+
+
+def test_a_call_dividing_by_an_array_with_a_zero_gets_the_generic_codes_gradient():
+    x = np.array([[0.7, -0.4], [1.3, -2.0]])
+    good, zero, nan = np.array([[0.5], [2.0]]), np.array([[0.5], [0.0]]), np.array([[np.nan], [1.0]])
+    g = st.grad(clipped_ratios, wrt=(0, 1))
+    generic = st.grad(clipped_ratios, wrt=(0, 1), optimize=False)
+    source = st.source(clipped_ratios, wrt=(0, 1), args=(x, good))
+    assert "rt.expect_positive(s)" in source and "(rt.expect_positive)" in source
+    for s in (good, good, good, zero, zero, good, nan, -good, good, zero):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            got, want = g(x, s), generic(x, s)
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a, b)
+    st.check_grads(clipped_ratios, (x, good), wrt=(0, 1), order=2)
+
+
+def cosine_loss(A, B):
+    a = A / np.linalg.norm(A, axis=1, keepdims=True)
+    b = B / np.linalg.norm(B, axis=1, keepdims=True)
+    return np.mean(1.0 - np.sum(a * b, axis=1))
+
+
+def test_a_norms_ratio_is_the_forward_passs_quotient():
+    """The norm's derivative ``rt.ratio_or_zero(A, norm)`` is ``A / norm`` once the norm is
+    checked above 0, which the forward pass computed as ``a``."""
+    rng = np.random.default_rng(7)
+    args = (rng.standard_normal((5, 3)), rng.standard_normal((5, 3)))
+    fused = st.source(cosine_loss, args=args).split("def cosine_loss_grad")[1]
+    assert "rt.expect_positive(_norm)" in fused
+    assert "ratio_or_zero" not in fused and "A / _norm" not in fused.split("a = A / _norm")[1]
+    assert "zero_guard(da, da / _norm)" not in fused
+    st.check_grads(cosine_loss, args, order=2)
+    g, generic = st.grad(cosine_loss), st.grad(cosine_loss, optimize=False)
+    zero_row = args[0].copy()
+    zero_row[2] = 0.0
+    for A in (args[0], args[0], args[0], zero_row, args[0], zero_row):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            np.testing.assert_array_equal(g(A, args[1]), generic(A, args[1]))

@@ -67,7 +67,7 @@ def share_common_values(body, shapes, returned, parameters, runtime_alias="rt"):
     for name in parameters:                     # a parameter holds its argument first
         stores[name] = stores.get(name, 0) + 1
     unstable = {name for name, count in stores.items() if count > 1} | \
-        _changed_groups(body, set(stores) | set(parameters), runtime_alias)
+        changed_groups(body, set(stores) | set(parameters), runtime_alias)
     sharing = _Sharing(unstable, shapes)
     renaming = {}
     kept = []
@@ -240,7 +240,7 @@ def _operands(value, locals_):
     return {n.id for n in walk(value) if isinstance(n, gast.Name) and id(n) not in called}
 
 
-def _changed_groups(body, locals_, runtime_alias):
+def changed_groups(body, locals_, runtime_alias):
     """The names whose arrays something in ``body`` changes in place, with every name that
     may share memory with one of them (assigned a view or a copy of it, or it of them)."""
     changed, links = set(), {}
