@@ -32,6 +32,7 @@ from srctrans.optimise.filled_spreads import fill_spreads
 from srctrans.optimise.float_lists import float_list_loops
 from srctrans.optimise.carried_entries import carry_entries
 from srctrans.optimise.linalg_kernels import call_linalg_kernels
+from srctrans.optimise.loop_checks import hoist_loop_checks
 from srctrans.optimise.last_steps import skip_last_steps
 from srctrans.optimise.release import release_dead_arrays
 from srctrans.optimise.step_lists import save_steps_in_lists
@@ -279,6 +280,7 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
         body = carry_entries(body, known, reads_all(kept), unit.aliases[RUNTIME_ALIAS],
                              unit.namer.fresh)
         body = call_linalg_kernels(body, unit.aliases[NUMPY_ALIAS], unit.aliases[RUNTIME_ALIAS])
+        body = hoist_loop_checks(body, unit.aliases[RUNTIME_ALIAS])
     body = skip_last_steps(body, reads_all(kept), lambda stmt: is_pure(stmt) or (
         is_not_saving(stmt) and stmt.targets[0].id in derivatives))   # (a backward statement)
     arguments = clone(unit.function.args)

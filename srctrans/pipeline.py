@@ -112,6 +112,7 @@ from srctrans.optimise.loop_invariants import hoist_loop_invariants
 from srctrans.optimise.float_lists import float_list_loops
 from srctrans.optimise.carried_entries import carry_entries
 from srctrans.optimise.linalg_kernels import call_linalg_kernels
+from srctrans.optimise.loop_checks import hoist_loop_checks
 from srctrans.optimise.inner_products import inner_products
 from srctrans.optimise.expression_shapes import infer_shapes, one_valued
 from srctrans.optimise.specialise import (
@@ -286,8 +287,9 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
     if optimize and gradient is None and shapes and facts.has_loops:
         own_backward = summed_in_place(unit, backward, gradients, residuals, shapes)
     if optimize and shapes:        # specialised code: run, never differentiated again
-        call_linalg_kernels(forward, unit.aliases[NUMPY_ALIAS], unit.aliases[RUNTIME_ALIAS])
-        call_linalg_kernels(own_backward, unit.aliases[NUMPY_ALIAS], unit.aliases[RUNTIME_ALIAS])
+        for statements in (forward, own_backward):
+            call_linalg_kernels(statements, unit.aliases[NUMPY_ALIAS], unit.aliases[RUNTIME_ALIAS])
+            hoist_loop_checks(statements, unit.aliases[RUNTIME_ALIAS])
     functions = [forward_function(unit, forward, result.output, residuals),
                  backward_function(unit, own_backward, seed, residuals, gradients,
                                     result.tape if result.tape in residuals else None)]
@@ -414,6 +416,7 @@ def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False, shap
                 body = carry_entries(body, known, reads_all(returned),
                                      unit.aliases[RUNTIME_ALIAS], unit.namer.fresh)
                 call_linalg_kernels(body, unit.aliases[NUMPY_ALIAS], unit.aliases[RUNTIME_ALIAS])
+                hoist_loop_checks(body, unit.aliases[RUNTIME_ALIAS])
     args = clone(unit.function.args)
     if seeded:
         name = unit.namer.fresh(function_base(unit.parsed.fn) + "_grad")

@@ -42,7 +42,7 @@ from srctrans.rules import REGISTRY
 from srctrans.treewalk import walk
 
 # array methods that return a value computed from the array, never the array changed
-_PURE_METHODS = frozenset({
+PURE_METHODS = frozenset({
     "sum", "mean", "prod", "var", "std", "max", "min", "dot", "clip", "reshape", "transpose",
     "ravel", "squeeze", "swapaxes", "conj", "conjugate", "argmax", "argmin", "any", "all",
     "round",
@@ -50,7 +50,7 @@ _PURE_METHODS = frozenset({
 # runtime helpers that change their first argument in place (a sum only they hold)
 _CHANGING_HELPERS = frozenset({"added_at"})
 # builtins that change none of their arguments
-_PURE_BUILTINS = (len, range, min, max, abs, float, int, bool, tuple, list, dict, zip,
+PURE_BUILTINS = (len, range, min, max, abs, float, int, bool, tuple, list, dict, zip,
                   enumerate, isinstance, sum, sorted, reversed, round, divmod, pow, complex)
 # nodes with names of their own, which may shadow the body's
 _SCOPES = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp,
@@ -184,9 +184,9 @@ class _Sharing:
         callee = anno.get(node, Anno.CALLEE)
         if callee is None:
             method = node.func
-            return (isinstance(method, gast.Attribute) and method.attr in _PURE_METHODS
+            return (isinstance(method, gast.Attribute) and method.attr in PURE_METHODS
                     and len(shape_of(method.value, self.shapes) or ()) >= 1)
-        return _has_own_rule(callee)
+        return has_own_rule(callee)
 
 
 def _is_read(value):
@@ -206,20 +206,20 @@ def _keeps_its_arguments(call, locals_, runtime_alias):
     """Whether ``call`` changes none of its arguments: a NumPy or SciPy function with
     srctrans's own rules, a runtime helper but those of :data:`_CHANGING_HELPERS`, which
     change their first argument (told apart by the caller), an array method of
-    :data:`_PURE_METHODS`, a builtin of :data:`_PURE_BUILTINS`. Anything else (a user's
+    :data:`PURE_METHODS`, a builtin of :data:`PURE_BUILTINS`. Anything else (a user's
     function, another method) may change what it is passed."""
     callee, func = anno.get(call, Anno.CALLEE), call.func
     if isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name) \
             and func.value.id == runtime_alias and func.value.id not in locals_:
         return True
     if callee is None:
-        return isinstance(func, gast.Attribute) and func.attr in _PURE_METHODS
-    if any(callee is f for f in _PURE_BUILTINS):
+        return isinstance(func, gast.Attribute) and func.attr in PURE_METHODS
+    if any(callee is f for f in PURE_BUILTINS):
         return True
-    return _has_own_rule(callee) or _module_of(callee).startswith("srctrans.runtime")
+    return has_own_rule(callee) or _module_of(callee).startswith("srctrans.runtime")
 
 
-def _has_own_rule(callee):
+def has_own_rule(callee):
     """Whether ``callee`` is a NumPy or SciPy function with a derivative rule of srctrans's."""
     if not _module_of(callee).startswith(_PURE_MODULES):
         return False
