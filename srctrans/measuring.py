@@ -111,11 +111,11 @@ def measure(build, out, residuals, values=None, varying=frozenset(), watched=Non
     (``optimise.divisors``). Names in ``varying`` changed shape during the run: they get
     none; nor do a callee's names whose shape depends on its path. A watched callee
     (:func:`watches`) is measured on the locals the run watched in all its calls
-    (``watched``: ``watched_callees``), as the function itself is; unwatched, it gets none (its residuals show its
-    loops' last step only, one call's tests only). A test of values (``clip > 0``) counts
-    only in the function's ``own_call``, when every value it compares is a number the shape
-    key holds by value: a callee's arguments are values its caller computed, which the
-    caller's key does not hold.
+    (``watched``: ``watched_callees``), as the function itself is; unwatched, it gets none
+    (its residuals show its loops' last step only, one call's tests only). A test of values
+    (``clip > 0``) counts only in the function's ``own_call``, when every value it compares
+    is a number the shape key holds by value: a callee's arguments are values its caller
+    computed, which the caller's key does not hold.
     """
     own, callees = {}, {}
     outputs = dict(build.callee_outputs)
