@@ -174,6 +174,24 @@ class Scaled:
 SCALED = Scaled(0.7)
 
 
+class Looped:
+    def __init__(self, k):
+        self.k = k
+
+    def step(self, a):
+        return np.sin(a) * self.k
+
+    def __call__(self, a):                  # a call through self at each step
+        for _ in range(2):
+            a = self.step(a) + a * 0.5
+        return a
+
+
+LOOPED = Looped(0.6)
+LOOPED_OWN = Looped(0.9)
+LOOPED_OWN.step = np.tanh                   # its own attribute, called at each step
+
+
 def helper_layers(a):                       # one call site meeting both kinds of layer
     total = 0.0
     for layer in SHADOWED.layers:
@@ -232,6 +250,7 @@ UNARY = [
     # objects called through values
     "MODEL({a})", "MODEL.layers[1].apply({a}, 0.5)", "MODEL.layers[0]({a}) * {a}",
     "helper_layers({a})", "SHADOWED.layers[1].apply({a}, 0.5)", "SCALED({a})",
+    "LOOPED({a})", "LOOPED_OWN({a})",
 ]
 BINARY = [
     "{a} + {b}", "{a} - {b}", "{a} * {b}", "{a} / (1.5 + np.cos({b}))", "helper_mix({a}, {b})",
@@ -333,8 +352,13 @@ class _Builder:
             text += "\n\ndef program_of_a_dict(p, s, W):\n" + textwrap.indent("\n".join(body), "    ")
         if self.rng.random() < 0.15:       # the same program as a method reading W from self
             body = ["W = self.weights()"] + self.prelude + self.lines + [f"return {returned}"]
+            body = [line.replace("LOOPED.step(", "self.looped(")       # calls through self in
+                    .replace("LOOPED_OWN.step(", "self.looped_own(")   # a loop
+                    for line in body]
             text += ("\n\nclass Holder:\n    def __init__(self, W):\n        self.W = W\n\n"
                      "    def weights(self):\n        return self.W * 1.0\n\n"
+                     "    def looped(self, a):\n        return LOOPED.step(a)\n\n"
+                     "    def looped_own(self, a):\n        return LOOPED_OWN.step(a)\n\n"
                      "    def program_as_method(self, x, y, s):\n"
                      + textwrap.indent("\n".join(body), "        "))
         if self.rng.random() < 0.2:        # the same program picking x out of a stack by `k`
@@ -889,6 +913,10 @@ class _Builder:
                  f"    {acc} = np.sum(np.exp(-{a}[i] ** 2) * {a}[i]) + {acc}"],
                 [f"{acc} = 0.0", f"for i, row in enumerate({a}):",
                  f"    {acc} = {acc} + np.exp(-0.3 * i) * np.sum(np.cos(row))"],
+                # a method called through a global object at each step, one kind or two (its
+                # check of the kind is made before the loop: optimise/loop_checks.py)
+                [f"{acc} = {a}[0] * 1.0", f"for row in {a}:",
+                 f"    {acc} = {self.rng.choice(['LOOPED', 'LOOPED_OWN'])}.step({acc}) + row"],
                 [f"{acc} = {a}[0] * 0.0", f"{acc}_n = 0.0", f"for row in {a}:",
                  "    h = np.tanh(row * 0.7)", f"    {acc} = {acc} + h * row",
                  f"    {acc}_n = {acc}_n + np.sum(h)", f"{acc} = {acc} * {acc}_n"],
