@@ -28,6 +28,11 @@ def test_a_kind_check_leaves_every_loop_it_may_and_is_made_once():
         "        n = len(a)"]
 
 
+def test_a_check_of_a_name_assigned_before_the_loop_leaves_it():
+    assert hoisted(f"self = m\nfor x in xs:\n    {CHECK}\n    a = -x").splitlines() == [
+        "self = m", CHECK, "for x in xs:", "    a = -x"]
+
+
 @pytest.mark.parametrize("text", [
     f"for x in xs:\n    {CHECK}\n    flip(self)",                     # a user's function
     f"for x in xs:\n    {CHECK}\n    self.act = g",                   # an attribute assigned
@@ -35,6 +40,7 @@ def test_a_kind_check_leaves_every_loop_it_may_and_is_made_once():
     f"for x in xs:\n    {CHECK}\n    self.step(x)",                   # a method, not an array's
     f"for x in xs:\n    {CHECK}\n    out.append(x)",                  # a list not made here
     f"for x in xs:\n    self = x\n    {CHECK}",                       # the loop assigns a name
+    f"if c:\n    self = m\nfor x in xs:\n    {CHECK}",          # perhaps unbound before the loop
     "for x in xs:\n    rt.expect_branch(x > 0, True)",                # not a test of a kind
     "for x in xs:\n    rt.expect_branch(rt.has_method(x.a, Net, 'act'), True)",  # not names
     f"if c:\n    {CHECK}",                                           # not in a loop

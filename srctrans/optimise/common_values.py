@@ -51,7 +51,7 @@ PURE_METHODS = frozenset({
 _CHANGING_HELPERS = frozenset({"added_at"})
 # builtins that change none of their arguments
 PURE_BUILTINS = (len, range, min, max, abs, float, int, bool, tuple, list, dict, zip,
-                  enumerate, isinstance, sum, sorted, reversed, round, divmod, pow, complex)
+                 enumerate, isinstance, sum, sorted, reversed, round, divmod, pow, complex)
 # nodes with names of their own, which may shadow the body's
 _SCOPES = (gast.Lambda, gast.ListComp, gast.SetComp, gast.DictComp, gast.GeneratorExp,
            gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)

@@ -11,8 +11,9 @@ loop) is specialised to the kind the measuring run met, and checked at each step
 at the top level of a loop's body, moves before the loop when
 
 * its test is one of the runtime's tests of a value's kind (``has_method``, ``has_class``,
-  ``holds_own``, ``is_same``) of names the loop does not assign (parameters, globals, names
-  assigned before it) and constants: such a test raises nothing, and reads only the
+  ``holds_own``, ``is_same``) of constants and of names bound before the loop that it does
+  not assign (parameters and globals the statements never assign, or names a statement of
+  the loop's own block assigns before it): such a test raises nothing, and reads only the
   value's class and the names of its own attributes;
 * and nothing in the loop can change those: no attribute is assigned or deleted in it, and
   it calls only NumPy's and SciPy's functions with srctrans's own rules, the runtime's
@@ -46,6 +47,8 @@ def hoist_loop_checks(statements, runtime_alias):
     lists = {stmt.targets[0].id for stmt in statements
              if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
              and isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.List)}
+    stored = {node.id for stmt in statements for node in walk(stmt)
+              if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load)}
     blocks = [statements]                  # every block, outer ones first
     index = 0
     while index < len(blocks):
@@ -56,19 +59,23 @@ def hoist_loop_checks(statements, runtime_alias):
                     blocks.append(inner)
         index += 1
     for block in reversed(blocks):         # inner blocks first
-        position = 0
+        position, bound = 0, set()         # bound: what the block assigns before a statement
         while position < len(block):
             stmt = block[position]
             if isinstance(stmt, (gast.For, gast.While)):
-                hoisted = _hoisted(stmt, runtime_alias, lists)
+                hoisted = _hoisted(stmt, runtime_alias, lists, stored - bound)
                 block[position:position] = hoisted
                 position += len(hoisted)
+            elif isinstance(stmt, gast.Assign):
+                bound |= {n.id for target in stmt.targets for n in walk(target)
+                          if isinstance(n, gast.Name)}
             position += 1
     return statements
 
 
-def _hoisted(loop, runtime_alias, lists):
-    """The checks moved out of ``loop``'s body (removed from it), one of each."""
+def _hoisted(loop, runtime_alias, lists, unsure):
+    """The checks moved out of ``loop``'s body (removed from it), one of each; ``unsure``: the
+    names that may hold no value before the loop."""
     checks = [stmt for stmt in loop.body if _kind_check(stmt, runtime_alias)]
     if not checks or not _keeps_objects(loop, runtime_alias, lists):
         return []
@@ -76,7 +83,8 @@ def _hoisted(loop, runtime_alias, lists):
                 if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load)}
     moved, seen = [], set()
     for check in checks:
-        if any(isinstance(n, gast.Name) and n.id in assigned for n in walk(check)):
+        names = {n.id for n in walk(check) if isinstance(n, gast.Name)}
+        if names & (assigned | unsure):
             continue
         loop.body.remove(check)
         text = gast.dump(check)
