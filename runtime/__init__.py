@@ -120,6 +120,7 @@ from .writes import (
 from .tangents import broadcast_like
 from .objects import has_class, has_method, holds_own, is_same, unseen_callee, attribute_tangent
 from .branches import expect_branch, expect_divisor, expect_positive
+from .effects import note_effect
 from .refusals import unsupported
 from .foreign import as_array, numpy_only
 from .composites import (

@@ -114,6 +114,9 @@ def why_unspecialisable(build):
         return f"a shape in it depends on values ({build.shape_obstacle})"
     if not build.follows_inputs:
         return "it was built without the optimisation passes"
+    if build.notes_effects:
+        return ("it calls a function of yours that may change what it is passed (specialising "
+                "runs a call once more, to measure it)")
     if build.call_depth > MAX_SPECIALISED_DEPTH:
         return (f"it calls a chain of {build.call_depth - 1} functions of yours (code is "
                 f"specialised down chains of at most {MAX_SPECIALISED_DEPTH})")
@@ -132,6 +135,7 @@ def link_callees(build):
     callees = build.callees
     build.call_depth = 1 + max((found.build.call_depth for _, found in callees), default=0)
     build.specialisable = build.follows_inputs and build.call_depth <= MAX_SPECIALISED_DEPTH \
+        and not build.notes_effects \
         and all(found.build.specialisable and not _unfed(build, callee, found.build)
                 for callee, found in callees)
     if build.specialisable and any(found.build.indexes_by_arguments for _, found in callees):

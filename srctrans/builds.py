@@ -64,6 +64,8 @@ class Build:
         self.rebound_in_blocks = False  # measure by watching lines (branch_tests.rebound_in_blocks)
         self.speculates = False    # it, or a callee, checks a branch it took as measured; set
                                    # by the cache
+        self.notes_effects = False  # its code counts calls of user functions that may write
+        self.may_write = False     # it, or a callee, does (no run again after one); set by the cache
         self.consulted = ()        # the callables whose rules the build looked up; set by the cache
         self.sites = {}            # call site through a value -> the kinds of callee compiled
         self.methods = ()          # (class, name, function) of the methods those calls run
@@ -113,6 +115,8 @@ class ForwardBuild:
         self.guessed_paths = ((), ())
         self.rebound_in_blocks = False
         self.speculates = False
+        self.notes_effects = False
+        self.may_write = False
 
     @property
     def source(self):

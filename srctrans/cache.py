@@ -191,6 +191,8 @@ def _recorded_build(fn, options, location, new_build):
         _nesting[0] -= 1
     build.options = options
     build.speculates = _speculates(build)
+    build.may_write = build.notes_effects or any(found.build.may_write
+                                                 for _, found in build.callees)
     if made:
         stored.save(fn, options, build)
     _builds.setdefault(_build_key(fn, options), []).append(build)

@@ -16,7 +16,7 @@ import gast
 from srctrans import runtime
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.differentiate.control import assigned_names
+from srctrans.differentiate.control import assigned_names, exposed_reads
 from srctrans.naming import NUMPY_ALIAS, RESIDUALS, RUNTIME_ALIAS, function_base
 from srctrans.optimise.callee_spreads import call_spread_gradients
 from srctrans.optimise.cholesky_solves import share_cholesky_inverses
@@ -26,7 +26,7 @@ from srctrans.optimise.symmetric_clips import symmetric_clip_masks
 from srctrans.optimise.common_values import share_common_values
 from srctrans.optimise.constant_factors import multiply_constant_factors
 from srctrans.optimise.expression_shapes import infer_shapes
-from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, reads_of
+from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, reads_of, targets_of
 from srctrans.optimise.row_loops import differentiated_values
 from srctrans.optimise.filled_spreads import fill_spreads
 from srctrans.optimise.float_lists import float_list_loops
@@ -295,3 +295,25 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
     doc = gast.Expr(gast.Constant(
         f"The gradient with respect to {', '.join(unit.wrt)} ({of}; no value).", None))
     return function_def(name, arguments, [doc] + body + [returned])
+
+
+def residual_names(unit, forward, backward, gradients):
+    """The forward values the backward pass reads, in order of first use."""
+    forward_names = set(parameter_names(unit.function))
+    for stmt in forward:                        # a loop's or a branch's names too
+        forward_names.update(n.id for n in walk(stmt)
+                             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
+    residuals = {}                              # an ordered set
+    assigned = set()
+    for node in backward + gradients:
+        # a block that assigns a name before it reads it does not read the forward value
+        exposed = exposed_reads([node]) if isinstance(node, gast.stmt) else None
+        for name in _ordered_reads(node):
+            if name in forward_names and name not in assigned and (exposed is None or name in exposed):
+                residuals.setdefault(name)
+        assigned.update(targets_of(node))
+    return list(residuals)
+
+
+def _ordered_reads(node):
+    return [n.id for n in walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]

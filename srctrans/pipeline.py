@@ -84,10 +84,11 @@ from srctrans.analyse.values import (
     array_valued, dict_valued, fresh_arrays, natural_ranges, written_arrays)
 from srctrans.annotations import Anno
 from srctrans.differentiate.control import (
-    drop_empty_blocks, drop_unneeded_saves, exposed_reads, iterate_saved_values)
+    drop_empty_blocks, drop_unneeded_saves, iterate_saved_values)
 from srctrans.differentiate.forward import forward
 from srctrans.differentiate.custom import hooked_shapes
 from srctrans.differentiate.reverse import reverse
+from srctrans.emit.effect_notes import note_effects
 from srctrans.emit.compile import compile_functions, is_generated
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS, function_base
 from srctrans.normalize.auxiliary import has_aux
@@ -117,14 +118,14 @@ from srctrans.optimise.inner_products import inner_products
 from srctrans.optimise.expression_shapes import infer_shapes, one_valued
 from srctrans.optimise.specialise import (
     factor_out_of_sums, read_entries_uncopied, specialise, specialise_tangents, use_array_methods)
-from srctrans.nodes import (appended_to, assign, clone, load, parameter_names, runtime_call)
+from srctrans.nodes import (appended_to, assign, clone, load, runtime_call)
 from srctrans.shape_facts import ShapeFacts
 from srctrans.treewalk import walk
 from srctrans.front_end import (
     block_text, find_activity, front_end, normal_form, trace)
 from srctrans.generated_functions import (
     backward_function, forward_function, function_def, gradient_function, is_not_saving,
-    is_pure, name_nodes, reads_all, renamed, summed_in_place)
+    is_pure, name_nodes, reads_all, renamed, residual_names, summed_in_place)
 
 
 
@@ -265,7 +266,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
         forward = [s for s in forward if targets_of(s) != [result.tape]]   # nothing was saved
     if optimize and gradient is None:     # once the pops left are final; not in code that
         iterate_saved_values(backward, unit.aliases[RUNTIME_ALIAS])   # is differentiated again
-    residuals = _residuals(unit, forward, backward, gradients)
+    residuals = residual_names(unit, forward, backward, gradients)
     scalar_output = bool(shapes) and result.seed is not None and shapes.get(result.seed) == ()
     # a callee's (unconnected_zero: a caller's build asks) specialised on an array output
     spread_seeded = (optimize and unconnected_zero and gradient is None and bool(shapes)
@@ -309,13 +310,9 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
             aux = gast.Subscript(clone(result.output), gast.Constant(1, None), gast.Load())
         functions.append(gradient_function(unit, untouched_forward, backward, seed, gradients,
                                             seeding, single=gradient == "single", aux=aux))
-    closure = {unit.aliases[NUMPY_ALIAS]: numpy, unit.aliases[RUNTIME_ALIAS]: runtime}
-    closure.update(result.closure)
-    closure.update(itself)
-    closure.update(unit.resolver.synthetic)
-    compiled = compile_functions(functions, closure, fn, f"{fn.__qualname__} reverse")
-    trace("generated", lambda: compiled.source)
+    compiled, noted = _compiled(unit, result, itself, functions, fn, "reverse")
     build = Build(compiled, unit.wrt, dict(unit.resolver.assumptions))
+    build.notes_effects = noted
     _note_dispatch(build, unit.resolver)
     build.residuals, build.seed = tuple(residuals), seed
     build.spread_seed = number if spread_seeded else None
@@ -325,6 +322,21 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
         facts.same_shape(seed, result.output.id)
     facts.record(build, data_names)
     return build
+
+
+def _compiled(unit, result, itself, functions, fn, mode):
+    """``(the compiled module, whether it counts effects)`` of a derivative's generated
+    ``functions`` of ``fn`` (``mode``: "reverse" or "forward"), each call of a user's function
+    that may write counted first (``emit/effect_notes.py``: the API runs a call again only
+    when none ran)."""
+    closure = {unit.aliases[NUMPY_ALIAS]: numpy, unit.aliases[RUNTIME_ALIAS]: runtime}
+    closure.update(result.closure)
+    closure.update(itself)
+    closure.update(unit.resolver.synthetic)
+    noted = note_effects(functions, unit.aliases)
+    compiled = compile_functions(functions, closure, fn, f"{fn.__qualname__} {mode}")
+    trace("generated", lambda: compiled.source)
+    return compiled, noted
 
 
 def _spread_gradient(unit, forward, backward, result, gradients, shapes, shapes_hold, number):
@@ -435,13 +447,9 @@ def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False, shap
         ret = gast.Return(returned[0] if tangent_only else gast.Tuple(returned, gast.Load()))
     anno.set_(ret, Anno.ORIGIN, None)
     function = function_def(name, args, [doc] + body + [ret])
-    closure = {unit.aliases[NUMPY_ALIAS]: numpy, unit.aliases[RUNTIME_ALIAS]: runtime}
-    closure.update(result.closure)
-    closure.update(itself)
-    closure.update(unit.resolver.synthetic)
-    compiled = compile_functions([function], closure, fn, f"{fn.__qualname__} forward")
-    trace("generated", lambda: compiled.source)
+    compiled, noted = _compiled(unit, result, itself, [function], fn, "forward")
     build = ForwardBuild(compiled, unit.wrt, dict(result.tangents), dict(unit.resolver.assumptions))
+    build.notes_effects = noted
     _note_dispatch(build, unit.resolver)
     # a `with st.grad_of(h)` block: code of a backward pass, which forward mode leaves out
     build.backward_code = any(isinstance(node, gast.With) for node in walk(unit.function))
@@ -473,25 +481,3 @@ def _gradient_expression(unit, name, adjoint, unconnected_zero):
                                "zeros_like", gast.Load())
         return gast.Call(zeros, [gast.Name(name, gast.Load(), None, None)], [])
     return gast.Constant(None, None)
-
-
-def _residuals(unit, forward, backward, gradients):
-    """The forward values the backward pass reads, in order of first use."""
-    forward_names = set(parameter_names(unit.function))
-    for stmt in forward:                        # a loop's or a branch's names too
-        forward_names.update(n.id for n in walk(stmt)
-                             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store))
-    residuals = {}                              # an ordered set
-    assigned = set()
-    for node in backward + gradients:
-        # a block that assigns a name before it reads it does not read the forward value
-        exposed = exposed_reads([node]) if isinstance(node, gast.stmt) else None
-        for name in _ordered_reads(node):
-            if name in forward_names and name not in assigned and (exposed is None or name in exposed):
-                residuals.setdefault(name)
-        assigned.update(targets_of(node))
-    return list(residuals)
-
-
-def _ordered_reads(node):
-    return [n.id for n in walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]

@@ -126,7 +126,13 @@ def make_repeat(fn, instance, fused, args, key, places, single, finish, raw):
         same types, shapes and dtypes in give the same out. The guard then
         checks nothing of the gradients. It checks every array's dtype either
         way (specialised code may take a float array's kind for granted).
+
+    None when the function (or a callee) calls a function of the user's that may write
+    (``Build.may_write``): a call whose guard fails is run again on the full path, which
+    could then not tell that the failed run had made such a call.
     """
+    if instance.build.may_write:
+        return None
     namespace = {"ndarray": np.ndarray, "float64": np.float64, "fused": fused, "finish": finish}
     count = len(args)
     names = [f"a{i}" for i in range(count)]

@@ -25,7 +25,7 @@ import os
 from srctrans import outputs, runtime
 from srctrans.emit.compile import GENERATED_PREFIX, generated_origin
 from srctrans.errors import CallError, InternalError, Location, SrcTransError, UsageError
-from srctrans.runtime import objects
+from srctrans.runtime import effects, objects
 
 _OWN_DIRECTORIES = tuple(os.path.dirname(os.path.abspath(str(module.__file__))) + os.sep
                          for module in (runtime, __import__("srctrans")))
@@ -250,12 +250,16 @@ def noting_callees(function, args, kwargs):
     recorded, so the next run rebuilds the derivative with a branch for it."""
     noted, met = None, []
     for _ in range(MAX_NEW_CALLEES):
+        start = effects.effects_noted()
         try:
             return function(*args, **kwargs)
         except objects.UnseenCallee as seen:
             noted = seen
             objects.note_callee(seen, keep=met)
             met.append(seen.kind)
+            refusal = rerun_refusal(start, seen)
+            if refusal is not None:
+                raise refusal from None
         except BaseException:
             if noted is not None:    # the kind just noted may be what failed: do not keep it,
                 objects.forget_callee(noted)      # or every later build of the site fails too
@@ -264,6 +268,38 @@ def noting_callees(function, args, kwargs):
                      "values (objects or functions passed in and called)",
                      hint="call fewer distinct classes and functions through values in one "
                           "differentiated function, or call them by name")
+
+
+def rerun_refusal(start, seen):
+    """None when no call of a user's function that may write ran since the count of such
+    calls was ``start`` (``runtime.effects``, read before a call's run); else the error to
+    raise instead of running the call again to compile the kind of callee ``seen``
+    (``objects.UnseenCallee``) met: the objects that call changed are not what the call was
+    given, and a run again would differentiate another computation. (Specialised code, the
+    other code a call may run again, is not made for a function that calls such a function:
+    ``assumed.link_callees``.)"""
+    if effects.effects_noted() == start:
+        return None
+    filename, line = _site_place(seen.site)
+    return UsageError(
+        "a call through a value met a kind of callee its derivative was not compiled for, "
+        "after the call had run a function of yours that may change what it is passed (one "
+        "srctrans calls as it is: its value needs no derivative); srctrans compiles the new "
+        "kind by running the call again, which would start from the objects that function "
+        "changed: srctrans stops rather than differentiate another computation",
+        Location(filename, line) if line is not None else None,
+        hint="the derivative now has the new kind: call it again with the objects as they "
+             "were before this call; or have that function return what it computes rather "
+             "than change its arguments")
+
+
+def _site_place(site):
+    """``(file, line)`` of a site ``"file:line:column"`` (a method's ends ``.name``), or
+    ``(site, None)``."""
+    parts = site.rsplit(":", 2)
+    if len(parts) == 3 and parts[1].isdigit():
+        return parts[0], int(parts[1])
+    return site, None
 
 
 def _raised_calling(error, caller):

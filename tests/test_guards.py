@@ -466,33 +466,3 @@ def test_a_callees_new_defaults_after_warm_up_give_the_new_derivative(monkeypatc
         np.testing.assert_allclose(gradient(X), np.cos(X) * X + np.sin(X))
     monkeypatch.setattr(scaled_helper, "__defaults__", (2.0,))
     np.testing.assert_allclose(gradient(X), 2.0 * (np.cos(X) * X + np.sin(X)))
-
-
-def _switch_to_sine(layer, step):
-    if step == 1:
-        layer.act = np.sin                 # an attribute of its own, set between two calls
-
-
-class _Switching:
-    def act(self, z):
-        return np.tanh(z)
-
-    def run(self, w, xs):
-        total = 0.0
-        for i in range(len(xs)):
-            total = total + np.sum(self.act(w * xs[i]))
-            _switch_to_sine(self, i)
-        return total
-
-
-@pytest.mark.xfail(strict=True, reason="known wrong gradient (session 44): a call through a "
-                   "value that meets a new kind after a helper changed an object runs the "
-                   "whole call again on the changed object; see the closing note")
-def test_a_call_run_again_for_a_new_kind_after_a_helper_changed_an_object():
-    """The helper makes ``self.act`` the sine at the second step: the third step meets a kind
-    the derivative was not compiled for, and srctrans runs the call again to compile it, on
-    an object whose ``act`` is the sine from the start (every step differentiated as a sine)."""
-    xs = [np.array([0.3, -0.2]), np.array([0.5, 0.1]), np.array([0.2, 0.4])]
-    w = np.array([0.7, -1.1])
-    want = sum(x * (1 - np.tanh(w * x) ** 2) for x in xs[:2]) + xs[2] * np.cos(w * xs[2])
-    np.testing.assert_allclose(st.grad(_Switching().run)(w, xs), want)

@@ -328,3 +328,41 @@ def _scope(function):
     bound = local_names(function)
     return bound, {n.id for n in walk(function)
                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)} - bound
+
+
+# how deep may_write follows the user's functions a function calls
+_WRITE_DEPTH = 6
+_MAY_WRITE: dict = {}                # code object -> the answer (a function's source is fixed)
+
+
+def may_write(fn, depth=0):
+    """Whether calling the user's function ``fn`` may change an object its caller holds: it
+    writes into an item or attribute (but of an array it made), calls an in-place method,
+    ``setattr`` or ``delattr``, declares a ``global`` or ``nonlocal``, or calls a user's
+    function of its module that may (followed :data:`_WRITE_DEPTH` deep; deeper counts as
+    may). A bound method is its function; a library's function (NumPy's, an installed
+    package's), a class, a builtin or a function without source is taken not to write."""
+    if isinstance(fn, types.MethodType):
+        fn = fn.__func__
+    if not isinstance(fn, types.FunctionType) or is_library(fn):
+        return False
+    found = _MAY_WRITE.get(fn.__code__)
+    if found is not None:
+        return found
+    if depth >= _WRITE_DEPTH:
+        return True
+    try:
+        node = parse_function(fn).node
+    except Exception:                     # noqa: BLE001 (no source: a lambda of exec, ...)
+        return False
+    body = list(node.body)
+    fresh = _fresh_arrays(body, fn.__globals__, set(parameter_names(node)))
+    found = False
+    for sub in (n for stmt in body for n in walk(stmt)):
+        if isinstance(sub, (gast.Global, gast.Nonlocal)) or _writes_in_place(sub, fresh) \
+                or isinstance(sub, gast.Call) and may_write(
+                    _global_value(sub.func, fn.__globals__), depth + 1):
+            found = True
+            break
+    _MAY_WRITE[fn.__code__] = found
+    return found

@@ -29,14 +29,15 @@ from srctrans.persist.fingerprint import (
 from srctrans.parse.resolve import MISSING, current_value
 from srctrans.rules import REGISTRY
 
-FORMAT = 4
+FORMAT = 5
 # what specialising a build on a call's shapes needs (shape_facts.ShapeFacts), in both modes
 _SHAPE_FACTS = ("follows_inputs", "shape_obstacle", "data_names", "float_values_matter",
                 "indexes_by_arguments", "fed_callees", "keyed_tests", "value_floats",
                 "has_loops", "path_dependent", "path_conditions", "branch_tests", "guessed_paths",
                 "rebound_in_blocks")
-_FORWARD_FACTS = ("backward_code",) + _SHAPE_FACTS
-_REVERSE_FACTS = ("residuals", "seed", "spread_seed", "callee_outputs", "tape_index") + _SHAPE_FACTS
+_FORWARD_FACTS = ("backward_code", "notes_effects") + _SHAPE_FACTS
+_REVERSE_FACTS = ("residuals", "seed", "spread_seed", "callee_outputs", "tape_index",
+                  "notes_effects") + _SHAPE_FACTS
 _rules = [None, None]          # [REGISTRY.version, of_user_rules] of the last computation
 
 

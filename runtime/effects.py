@@ -1,0 +1,27 @@
+"""A count of the calls of a user's function that may change what it is passed.
+
+Generated code calls a function of the user's as it is when its value needs no derivative (a
+helper that sets ``layer.act = np.sin``, or appends to a log). Such a call may change objects
+the caller holds. The API runs a call again when its code meets what it was not compiled for
+(a new kind of callee through a value: ``objects.UnseenCallee``; a branch specialised code
+did not keep: ``branches.MissedBranch``), and a run again after such a change starts from
+changed objects: a wrong derivative. So generated code calls :func:`note_effect` before each
+call of a user's function that may write (``normalize.callees.may_write``; the pass
+``emit/effect_notes.py``), and the API compares :func:`effects_noted` before a call's
+run with after it before running it again (``reporting.rerun_refusal``). The count is per
+thread, as a call runs in one thread.
+"""
+
+import threading
+
+_state = threading.local()
+
+
+def note_effect():
+    """Count one call, about to be made, that may change what the program holds."""
+    _state.count = getattr(_state, "count", 0) + 1
+
+
+def effects_noted():
+    """How many calls :func:`note_effect` has counted in this thread."""
+    return getattr(_state, "count", 0)
