@@ -41,6 +41,7 @@ Every operation is smooth where the fuzzer evaluates it (denominators and
 logarithms kept away from zero), so finite differences are a fair reference.
 """
 
+import random
 import textwrap
 
 import numpy as np
@@ -187,6 +188,14 @@ class Looped:
         return a
 
 
+NOTES = []
+
+
+def helper_note(a):                         # writes into a list of its module, its value unused:
+    NOTES.append(float(np.sum(a)))          # called as it is, each call counted (effect_notes.py)
+    del NOTES[:-4]
+
+
 LOOPED = Looped(0.6)
 LOOPED_OWN = Looped(0.9)
 LOOPED_OWN.step = np.tanh                   # its own attribute, called at each step
@@ -301,6 +310,9 @@ class _Builder:
     def __init__(self, rng, seed):
         self.rng = rng
         self.seed = seed
+        # a stream of its own for the statements added last (a helper that writes), so that
+        # the programs of a seed are otherwise the same as before them
+        self.extra = random.Random(f"{seed}-extra")
         shape, other = rng.choice(SHAPES)
         values = np.random.default_rng(rng.randrange(2 ** 32))
         if shape == ():
@@ -455,6 +467,8 @@ class _Builder:
 
     # -- statements -------------------------------------------------------------------
     def _assign(self):
+        if self.extra.random() < 0.04 and self.names:    # a helper that writes, run as it is
+            self._try([f"helper_note({self.extra.choice(self.names)})"])
         if self.rng.random() < 0.15:
             return self._assign_in_parallel()
         for _ in range(5):
