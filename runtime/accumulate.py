@@ -18,6 +18,8 @@ from .foreign import as_array, is_foreign, numpy_only
 
 def add(a, b):
     """``a + b`` for cotangents: containers add entry by entry; None is zero."""
+    if type(a) is np.ndarray and type(b) is np.ndarray:   # the commonest case, at once
+        return a + b
     if type(a) is np.ndarray or type(a) is float:      # the common case first
         if b is not None and not is_container(b):
             return a + b
