@@ -34,6 +34,7 @@ import gast
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.optimise.common_values import PURE_BUILTINS, PURE_METHODS, has_own_rule
+from srctrans.optimise.entry_cotangents import is_runtime_call
 from srctrans.treewalk import walk
 
 _KIND_TESTS = frozenset({"has_method", "has_class", "holds_own", "is_same"})
@@ -99,8 +100,8 @@ def _hoisted(loop, runtime_alias, lists, unsure):
 def _kind_check(stmt, runtime_alias):
     """Whether ``stmt`` is ``rt.expect_branch(rt.TEST(names and constants...), True/False)``
     for a test of :data:`_KIND_TESTS`."""
-    if not (isinstance(stmt, gast.Expr) and _runtime_call(stmt.value, runtime_alias)
-            and stmt.value.func.attr == "expect_branch" and len(stmt.value.args) == 2
+    if not (isinstance(stmt, gast.Expr)
+            and is_runtime_call(stmt.value, runtime_alias, "expect_branch", 2)
             and isinstance(stmt.value.args[1], gast.Constant)):
         return False
     test = stmt.value.args[0]
@@ -110,6 +111,7 @@ def _kind_check(stmt, runtime_alias):
 
 
 def _runtime_call(node, runtime_alias):
+    """Whether ``node`` calls any of the runtime's helpers (``rt.name(...)``)."""
     return (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
             and isinstance(node.func.value, gast.Name) and node.func.value.id == runtime_alias)
 
