@@ -333,7 +333,7 @@ def _compiled(unit, result, itself, functions, fn, mode):
     closure.update(result.closure)
     closure.update(itself)
     closure.update(unit.resolver.synthetic)
-    noted = note_effects(functions, unit.aliases)
+    noted = note_effects(functions, unit.aliases, fn)
     compiled = compile_functions(functions, closure, fn, f"{fn.__qualname__} {mode}")
     trace("generated", lambda: compiled.source)
     return compiled, noted

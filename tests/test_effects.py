@@ -1,12 +1,13 @@
 """A call is not run again after it called a function of the user's that may change what it is
-passed (runtime/effects.py, emit/effect_notes.py, normalize.callees.may_write,
-reporting.rerun_refusal): such a run again would differentiate another computation."""
+passed, or a global something reads (runtime/effects.py, emit/effect_notes.py,
+normalize.callees.writes_of, reporting.rerun_refusal): such a run again would differentiate
+another computation."""
 
 import numpy as np
 import pytest
 
 import srctrans as st
-from srctrans.normalize.callees import may_write
+from srctrans.normalize.callees import writes_of
 
 XS = [np.array([0.3, -0.2]), np.array([0.5, 0.1]), np.array([0.2, 0.4])]
 W = np.array([0.7, -1.1])
@@ -116,6 +117,8 @@ def _writes_global(v):
 
 
 _LAST = None
+_SEEN = []
+SCALE = {"factor": 1.0}
 
 
 def _writes_own_array(v):
@@ -124,13 +127,56 @@ def _writes_own_array(v):
     return out
 
 
-@pytest.mark.parametrize("function, writes", [
-    (_switch_to_sine, True), (_calls_switch, True), (_log_value, True), (_writes_global, True),
-    (_reads, False), (_pure_helper, False), (_writes_own_array, False), (np.sum, False),
-    (len, False), (Switching().act, False),
+def _notes(v):                      # a log no other function of the module reads
+    _SEEN.append(float(np.sum(v)))
+
+
+def _rescales(v):                   # a global that scaled_by_global reads
+    SCALE["factor"] = SCALE["factor"] * 2.0
+
+
+@pytest.mark.parametrize("function, held, names", [
+    (_switch_to_sine, True, ()), (_calls_switch, True, ()), (_log_value, True, ()),
+    (_writes_global, False, ("_LAST",)), (_notes, False, ("_SEEN",)),
+    (_rescales, False, ("SCALE",)), (_reads, False, ()), (_pure_helper, False, ()),
+    (_writes_own_array, False, ()), (np.sum, False, ()), (len, False, ()),
+    (Switching().act, False, ()),
 ])
-def test_may_write(function, writes):
-    assert may_write(function) is writes
+def test_writes_of(function, held, names):
+    assert writes_of(function) == (held, frozenset(names))
+
+
+def noted_then_called(layer, w, xs):
+    _notes(w)
+    return np.sum(layer.act(w * xs[0]))
+
+
+def scaled_by_global(layer, w, xs):
+    _rescales(w)
+    return np.sum(layer.act(w * xs[0])) * SCALE["factor"]
+
+
+def test_a_helper_writing_a_log_nothing_reads_is_run_again_with_the_call():
+    """A log no function reads changes no computation: the call runs again for a new kind
+    (the log gets both runs' entries, as a traced function's side effects run again when it
+    is traced again), and its code counts nothing."""
+    assert "note_effect" not in st.source(noted_then_called, args=(Reading(), W, XS), wrt=1)
+    gradient = st.grad(noted_then_called, wrt=1)
+    np.testing.assert_allclose(gradient(Reading(), W, XS), XS[0] * (1 - np.tanh(W * XS[0]) ** 2))
+    layer = Reading()
+    layer.act = np.sin                 # kinds the site has not met: run again after the log
+    np.testing.assert_allclose(gradient(layer, W, XS), XS[0] * np.cos(W * XS[0]))
+
+
+def test_a_helper_writing_a_global_the_function_reads_is_counted():
+    """The function reads the global the helper doubles: the first call, meeting the site's
+    first kind after the helper ran, is refused; then the code counts the helper's calls."""
+    with pytest.raises(st.UsageError, match="may change what it is passed"):
+        st.grad(scaled_by_global, wrt=1)(Reading(), W, XS)
+    factor = SCALE["factor"]
+    got = st.grad(scaled_by_global, wrt=1)(Reading(), W, XS)
+    np.testing.assert_allclose(got, XS[0] * (1 - np.tanh(W * XS[0]) ** 2) * factor * 2.0)
+    assert "rt.note_effect()" in st.source(scaled_by_global, args=(Reading(), W, XS), wrt=1)
 
 
 def test_the_generated_code_counts_the_calls_of_a_writing_helper_alone():

@@ -330,39 +330,95 @@ def _scope(function):
                    if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)} - bound
 
 
-# how deep may_write follows the user's functions a function calls
+# how deep writes_of follows the user's functions a function calls
 _WRITE_DEPTH = 6
-_MAY_WRITE: dict = {}                # code object -> the answer (a function's source is fixed)
+_WRITES: dict = {}                   # code object -> writes_of's answer (its source is fixed)
+_NO_WRITES: tuple[bool, frozenset[str]] = (False, frozenset())
 
 
-def may_write(fn, depth=0):
-    """Whether calling the user's function ``fn`` may change an object its caller holds: it
-    writes into an item or attribute (but of an array it made), calls an in-place method,
-    ``setattr`` or ``delattr``, declares a ``global`` or ``nonlocal``, or calls a user's
-    function of its module that may (followed :data:`_WRITE_DEPTH` deep; deeper counts as
-    may). A bound method is its function; a library's function (NumPy's, an installed
-    package's), a class, a builtin or a function without source is taken not to write."""
+def writes_of(fn, depth=0):
+    """``(held, names)``: what calling the user's function ``fn`` may change. ``held``: an
+    object its caller holds, written through a parameter or a local name (an item or
+    attribute written, but of an array it made; an in-place method; ``setattr``,
+    ``delattr``; ``nonlocal``); ``names``: the module globals it may rebind (``global``) or
+    write into by name (``LOG.append(v)``). A user's function of its module it calls counts
+    as it (followed :data:`_WRITE_DEPTH` deep; deeper counts as ``held``). A bound method is
+    its function; a library's function (NumPy's, an installed package's), a class, a builtin
+    or a function without source writes nothing."""
     if isinstance(fn, types.MethodType):
         fn = fn.__func__
     if not isinstance(fn, types.FunctionType) or is_library(fn):
-        return False
-    found = _MAY_WRITE.get(fn.__code__)
+        return _NO_WRITES
+    found = _WRITES.get(fn.__code__)
     if found is not None:
         return found
     if depth >= _WRITE_DEPTH:
-        return True
+        return True, frozenset()
     try:
         node = parse_function(fn).node
     except Exception:                     # noqa: BLE001 (no source: a lambda of exec, ...)
-        return False
+        return _NO_WRITES
     body = list(node.body)
     fresh = _fresh_arrays(body, fn.__globals__, set(parameter_names(node)))
-    found = False
+    own = local_names(node)
+    held, names = False, set()
     for sub in (n for stmt in body for n in walk(stmt)):
-        if isinstance(sub, (gast.Global, gast.Nonlocal)) or _writes_in_place(sub, fresh) \
-                or isinstance(sub, gast.Call) and may_write(
-                    _global_value(sub.func, fn.__globals__), depth + 1):
-            found = True
-            break
-    _MAY_WRITE[fn.__code__] = found
+        if isinstance(sub, gast.Global):
+            names.update(sub.names)
+        elif isinstance(sub, gast.Nonlocal):
+            held = True
+        elif _writes_in_place(sub, fresh):
+            root = _written_root(sub)
+            if root is not None and root not in own and root in fn.__globals__:
+                names.add(root)
+            else:
+                held = True
+        elif isinstance(sub, gast.Call):
+            inner_held, inner_names = writes_of(_global_value(sub.func, fn.__globals__), depth + 1)
+            held, names = held or inner_held, names | inner_names
+    found = _WRITES[fn.__code__] = (held, frozenset(names))
     return found
+
+
+def _written_root(node):
+    """The name at the root of what ``node`` (one :func:`_writes_in_place` accepts) writes
+    into, or None."""
+    if isinstance(node, gast.AugAssign):
+        node = node.target
+    if isinstance(node, gast.Call):
+        func = node.func
+        outs = [k.value for k in node.keywords if k.arg == "out"]
+        if outs:
+            node = outs[0]
+        elif isinstance(func, gast.Name):           # setattr(obj, ...), delattr(obj, ...)
+            node = node.args[0] if node.args else None
+        else:
+            node = func.value                       # obj.append(...)
+    while isinstance(node, (gast.Subscript, gast.Attribute)):
+        node = node.value
+    return node.id if isinstance(node, gast.Name) else None
+
+
+def names_read_by(globals_, besides=None):
+    """Every name the functions of a module (its globals, and its classes' methods) read by
+    name or as an attribute (their code's ``co_names``, nested code included), but those of
+    the function ``besides``."""
+    names = set()
+    module = globals_.get("__name__")
+    for value in list(globals_.values()):
+        if isinstance(value, type) and getattr(value, "__module__", None) == module:
+            functions = [getattr(v, "__func__", v) for v in vars(value).values()]
+        else:
+            functions = [value]
+        for function in functions:
+            if isinstance(function, types.FunctionType) and function is not besides:
+                names |= _code_names(function.__code__)
+    return names
+
+
+def _code_names(code):
+    names = set(code.co_names)
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            names |= _code_names(constant)
+    return names
