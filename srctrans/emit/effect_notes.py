@@ -31,7 +31,7 @@ def note_effects(functions, aliases, user_fn):
     function that may write preceded by ``rt.note_effect()`` (see the module); whether any
     was."""
     noted = False
-    reads = {}                       # id of a module's globals -> the names its functions read
+    reads = {}         # (id of a module's globals, writer) -> the names its other functions read
 
     def writes(node):
         if not isinstance(node, gast.Call):
@@ -45,8 +45,10 @@ def note_effects(functions, aliases, user_fn):
         function = getattr(callee, "__func__", callee)
         read = set()
         for globals_ in {id(g): g for g in (user_fn.__globals__, function.__globals__)}.values():
-            read |= reads.setdefault((id(globals_), function),
-                                     names_read_by(globals_, besides=function))
+            key = (id(globals_), function)
+            if key not in reads:
+                reads[key] = names_read_by(globals_, besides=function)
+            read |= reads[key]
         return bool(names & read)
 
     blocks = [function.body for function in functions]
