@@ -113,6 +113,11 @@ def _arrays(shapes):
     return {name for name, shape in shapes.items() if shape}
 
 
+def _numbers(shapes):
+    """The names ``shapes`` (name -> shape, or None) gives the shape ``()``."""
+    return {name for name, shape in shapes.items() if shape == ()}
+
+
 def name_nodes(names, ctx):
     return [gast.Name(n, ctx(), None, None) for n in names]
 
@@ -132,8 +137,7 @@ def summed_in_place(unit, backward, gradients, residuals, shapes):
     (``optimise.in_place``): a cotangent made from a residual array's zeros (``dx =
     rt.zeros_of(x)``; the residuals are unpacked once, before it runs) or from a term,
     then only summed into, is the pass's own array."""
-    arrays = {name for name, shape in shapes.items() if shape}
-    numbers = {name for name, shape in shapes.items() if shape == ()}
+    arrays, numbers = _arrays(shapes), _numbers(shapes)
     body = [clone(stmt) for stmt in backward]
     owned = (set(residuals) & arrays) - assigned_names(body)
     named = {g.id: p for g, p in zip(gradients, unit.wrt) if isinstance(g, gast.Name)}
@@ -219,8 +223,7 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
     shapes = shapes or {}
     if specialised:
         body = fold_shape_counts(body, shapes)
-        body = call_spread_gradients(body, unit.spread_grads,
-                                     {name for name, shape in shapes.items() if shape == ()},
+        body = call_spread_gradients(body, unit.spread_grads, _numbers(shapes),
                                      unit.namer.fresh)
         body = fill_spreads(body, shapes, unit.aliases[NUMPY_ALIAS], unit.aliases[RUNTIME_ALIAS],
                             shapes_hold)
@@ -237,7 +240,7 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
         body = skip_derivative_only_folds(body, unit.aliases[RUNTIME_ALIAS])
         body = symmetric_clip_masks(body, unit.aliases[NUMPY_ALIAS])
         known = infer_shapes(body, shapes, parameter_names(unit.function))
-        numbers = {name for name, shape in known.items() if shape == ()}
+        numbers = _numbers(known)
         body, ratios = divide_by_checked(body, unit.divisors & numbers,
                                          unit.divisors & _arrays(known),
                                          set(parameter_names(unit.function)), unit.aliases)
@@ -254,8 +257,7 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
         body = inner_products(body, derivatives, known, unit.not_float, unit.aliases[NUMPY_ALIAS])
         body = divide_by_reciprocals(body, derivatives, reads_all(kept))
         body = sum_kept_axes_away(body, reads_all(kept))
-    arrays = {name for name, shape in shapes.items() if shape}    # not numbers
-    numbers = {name for name, shape in shapes.items() if shape == ()}
+    arrays, numbers = _arrays(shapes), _numbers(shapes)
     if arrays:
         body = release_dead_arrays(body, arrays,
                                    reads_all(kept) | set(parameter_names(unit.function)))

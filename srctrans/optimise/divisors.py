@@ -97,10 +97,9 @@ def _ratio(node, arrays):
 def _guarded_quotient(node, divisors, arrays):
     """``(what node is without its guard, s)`` when ``node`` is ``rt.zero_guard(g, g / s)``
     (``g`` a name, ``s`` one of ``divisors``; or ``g * c / s``, ``c`` a finite number):
-    the quotient; or ``rt.zero_guard_sum(g, q /
-    s)``, ``s`` not one of ``arrays``: ``rt.zero_guard_sum(g, q) / s`` (``q / s`` is finite
-    where ``q`` is, so the same entries are zeroed, and the number divides the sum); else
-    None."""
+    the quotient; or ``rt.zero_guard_sum(g, q / s)``, ``s`` not one of ``arrays``:
+    ``rt.zero_guard_sum(g, q) / s`` (``q / s`` is finite where ``q`` is, so the same
+    entries are zeroed, and the number divides the sum); else None."""
     if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute)
             and node.func.attr in ("zero_guard", "zero_guard_sum") and len(node.args) == 2
             and not node.keywords):
