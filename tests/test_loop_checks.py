@@ -38,6 +38,7 @@ def test_a_check_of_a_name_assigned_before_the_loop_leaves_it():
     f"for x in xs:\n    {CHECK}\n    self.act = g",                   # an attribute assigned
     f"for x in xs:\n    {CHECK}\n    setattr(self, 'act', g)",        # by setattr
     f"for x in xs:\n    {CHECK}\n    self.step(x)",                   # a method, not an array's
+    f"for x in xs:\n    {CHECK}\n    fs[0](x)",                       # a callable an entry holds
     f"for x in xs:\n    {CHECK}\n    out.append(x)",                  # a list not made here
     f"for x in xs:\n    self = x\n    {CHECK}",                       # the loop assigns a name
     f"if c:\n    self = m\nfor x in xs:\n    {CHECK}",          # perhaps unbound before the loop

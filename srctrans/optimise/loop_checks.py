@@ -136,6 +136,8 @@ def _calls_no_user_code(call, runtime_alias, lists):
         return any(callee is f for f in PURE_BUILTINS) or has_own_rule(callee)
     if isinstance(func, gast.Name):            # the compiler's own len(...), range(...)
         return func.id in _BUILTIN_NAMES
+    if not isinstance(func, gast.Attribute):   # fs[0](x), f(a)(b): anything may run
+        return False
     if isinstance(func.value, gast.Name) and func.value.id in lists:
         return func.attr in _LIST_METHODS
     return func.attr in PURE_METHODS
