@@ -30,7 +30,7 @@ from srctrans.runtime import effects, objects
 _OWN_DIRECTORIES = tuple(os.path.dirname(os.path.abspath(str(module.__file__))) + os.sep
                          for module in (runtime, __import__("srctrans")))
 _REPORTED = "__srctrans_reported__"
-_STAND_INS = os.path.abspath(str(runtime.linalg_kernels.__file__))
+_STAND_INS = os.path.join(_OWN_DIRECTORIES[0], "linalg_kernels.py")   # rt.cholesky's and others'
 
 
 def full_tracebacks():

@@ -69,6 +69,9 @@ _, tangent = st.jvp(model.loss, (w, x), (np.ones_like(w), np.zeros_like(x)))
 print(json.dumps({"grad": g.tolist(), "jvp": float(tangent), "built_for_grad": built_for_grad,
                   "built": "srctrans.pipeline" in sys.modules,
                   "rule_modules": sorted(m for m in sys.modules if m.startswith("srctrans.rules.")),
+                  "runtime_modules": sorted(m for m in sys.modules
+                                            if m.startswith("srctrans.runtime.")),
+                  "hashlib": "hashlib" in sys.modules,
                   "directory": st.cache_directory()}))
 '''
 
@@ -112,6 +115,10 @@ def test_a_second_process_reads_the_build_back_without_the_compiler(program):
     second = program()
     assert first["built"] and not second["built"]
     assert second["rule_modules"] == ["srctrans.rules.registry"]   # the rules load to build only
+    # nor what a hit does not call: hashlib (it loads OpenSSL), the runtime's other modules
+    assert not second["hashlib"]
+    assert "srctrans.runtime.decompositions" not in second["runtime_modules"]
+    assert "srctrans.runtime.broadcast" in second["runtime_modules"]
     assert second["grad"] == first["grad"] and second["jvp"] == first["jvp"]
     np.testing.assert_allclose(second["grad"], _expected(), rtol=1e-12)
     assert second["directory"] == str(program.cache)

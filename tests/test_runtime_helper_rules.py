@@ -1112,7 +1112,8 @@ RULES_ELSEWHERE = {"identity"}
 
 def _exports():
     """The runtime's public callables (LN2 and LN10 are constants, not functions)."""
-    return {name: value for name, value in vars(runtime).items()
+    exports = {name: getattr(runtime, name) for name in dir(runtime)}     # binds them all
+    return {name: value for name, value in exports.items()
             if not name.startswith("_") and callable(value) and not inspect.ismodule(value)}
 
 

@@ -12,7 +12,6 @@ memory only, registered with :mod:`linecache` under a pseudo file name
 is written to disk. :func:`forget_sources` takes those entries back.
 """
 
-import hashlib
 import linecache
 import re
 import types
@@ -21,6 +20,7 @@ import typing
 import gast
 
 from srctrans.emit.printer import INDENT, function_lines
+from srctrans.persist.sha256 import sha256
 
 FACTORY = "__srctrans_factory__"
 _registered: dict[str, tuple] = {}   # pseudo file name of generated code -> (user's file, function)
@@ -102,7 +102,7 @@ def register_source(text, label, user_fn=None):
     is the function the code was generated from (see :func:`generated_origin`).
     """
     stem = re.sub(r"[^A-Za-z0-9_.]+", " ", label).strip()
-    filename = f"{GENERATED_PREFIX}{stem} #{hashlib.sha1(text.encode()).hexdigest()[:12]}>"
+    filename = f"{GENERATED_PREFIX}{stem} #{sha256(text.encode()).hexdigest()[:12]}>"
     # no modification time: linecache.checkcache keeps the entry (there is no file to check)
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     code = getattr(user_fn, "__code__", None)

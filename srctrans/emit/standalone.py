@@ -52,6 +52,9 @@ class _Module:
             else:
                 for target in _bound_names(statement):
                     self.defines[target] = statement
+        if name == "__init__":      # the package binds its exports on first read, from a table
+            self.relative.update((helper, (module, helper))
+                                 for helper, module in runtime._HOMES.items())
 
     def segment(self, statement):
         """The statement's text as written (decorators, comments inside it and all), but its

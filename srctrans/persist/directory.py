@@ -20,7 +20,7 @@ directory (``$XDG_CACHE_HOME/srctrans`` or ``~/.cache/srctrans`` on Linux,
 Windows).
 """
 
-import hashlib
+from srctrans.persist.sha256 import sha256
 import os
 import stat
 import sys
@@ -148,7 +148,7 @@ def payload(stored, name):
 
 
 def _checksum(text, name):
-    return hashlib.sha256(f"{name}\0{text}".encode()).hexdigest()
+    return sha256(f"{name}\0{text}".encode()).hexdigest()
 
 
 def write(directory, name, text):

@@ -16,7 +16,7 @@ such an object is not kept on disk.
     and ``differentiate_through`` requests users made.
 """
 
-import hashlib
+from srctrans.persist.sha256 import sha256
 import inspect
 import os
 import sys
@@ -33,7 +33,7 @@ _LARGEST_ARRAY = 1 << 20          # bytes; a larger array global is not fingerpr
 
 def digest(data):
     """A short hex digest of JSON-ready ``data`` (its repr, which is deterministic)."""
-    return hashlib.sha256(repr(data).encode("utf-8")).hexdigest()
+    return sha256(repr(data).encode("utf-8")).hexdigest()
 
 
 _functions: dict[types.CodeType, Any] = {}   # code object -> of_function's answer (forget() empties it)
@@ -57,7 +57,7 @@ def of_function(fn):
         if text is None:
             return None
         found = _functions[code] = [
-            code.co_firstlineno, hashlib.sha256(text.encode("utf-8")).hexdigest(),
+            code.co_firstlineno, sha256(text.encode("utf-8")).hexdigest(),
             _code_digest(code)]
     return [fn.__qualname__, *found, *(["has_aux"] if has_aux(fn) else [])]
 
@@ -77,7 +77,7 @@ def forget():
 
 def _code_digest(code):
     """A digest of what a code object does (instructions, names, constants, nested code)."""
-    hasher = hashlib.sha256()
+    hasher = sha256()
     stack = [code]
     while stack:
         current = stack.pop()
@@ -134,7 +134,7 @@ def of_object(value):
             return None
         data = np.ascontiguousarray(value)
         return ["array", value.dtype.str, list(value.shape),
-                hashlib.sha256(data.tobytes()).hexdigest()]
+                sha256(data.tobytes()).hexdigest()]
     if isinstance(value, (types.FunctionType, type)) or callable(value):
         return _of_callable(value)
     return None
@@ -154,7 +154,7 @@ def _of_callable(value):
             text = inspect.getsource(value)
         except (OSError, TypeError):
             return None
-        return ["class", *place, hashlib.sha256(text.encode("utf-8")).hexdigest()]
+        return ["class", *place, sha256(text.encode("utf-8")).hexdigest()]
     return None
 
 
