@@ -167,7 +167,7 @@ _EXPORTS = {
     ),
     "softmax_logs": ("log_of_softmax", "log_of_softmax_grad", "log_of_softmax_tangent"),
     "softplus_terms": ("relu_of_softplus", "log1p_tail", "log_tail", "sigmoid_from_tail"),
-    "float_lists": ("FLOAT64", "NUMBERS", "float_lists"),
+    "float_lists": ("FLOAT64", "NUMBERS", "runs_on_float_lists"),
     "higher": (
         "unbroadcast_transpose", "unbroadcast_tree", "broadcast_tree", "ratio_or_zero",
         "spread_grads_transpose", "choice_grads_transpose", "getattr_grad_transpose",

@@ -23,7 +23,7 @@ NUMBERS = frozenset({float, int, np.float64})
 FEWEST_STEPS = 16       # below, the test and the lists cost what they save
 
 
-def float_lists(vectors, written, steps, numbers):
+def runs_on_float_lists(vectors, written, steps, numbers):
     """Whether a loop of ``steps`` steps (a range or a list) may read the entries of
     ``vectors`` from lists, and write those of the first ``written`` into lists, written
     back after: each is a float64 ``np.ndarray`` of one axis, a written one shares no

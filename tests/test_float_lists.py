@@ -61,16 +61,16 @@ def _fused(f, args):
 
 
 def _on_arrays(f, args, monkeypatch):
-    """The gradient with every loop on its arrays (``rt.float_lists`` says no)."""
+    """The gradient with every loop on its arrays (``rt.runs_on_float_lists`` says no)."""
     with monkeypatch.context() as patched:
-        patched.setattr(rt, "float_lists", lambda *args: False)
+        patched.setattr(rt, "runs_on_float_lists", lambda *args: False)
         return st.grad(f, wrt=tuple(range(len(args))))(*args)
 
 
 @pytest.mark.parametrize("f, build, loops", CASES, ids=IDS)
 def test_the_lists_give_the_arrays_numbers_exactly(f, build, loops, monkeypatch):
     args = build(40)
-    assert _fused(f, args).count("rt.float_lists(") == loops
+    assert _fused(f, args).count("rt.runs_on_float_lists(") == loops
     gradient = st.grad(f, wrt=tuple(range(len(args))))
     for _ in range(3):                                     # generic, specialised, short path
         got = gradient(*args)
@@ -105,25 +105,25 @@ def test_short_loops_and_other_dtypes_keep_the_arrays(n, monkeypatch):
 def test_the_test_of_the_values():
     a, b = np.zeros(24), np.ones(24)
     steps = range(20)
-    assert rt.float_lists((a, b), 1, steps, (0.5, np.float64(2.0)))
-    assert not rt.float_lists((a, b), 1, range(15), ())                     # too short
-    assert not rt.float_lists((a, np.ones(90)), 1, steps, ())              # too long a vector
-    assert not rt.float_lists((a, b.astype(np.float32)), 1, steps, ())
-    assert not rt.float_lists((a, b), 1, steps, (np.float32(0.5),))
-    assert not rt.float_lists((a, b), 1, steps, (1,))                      # an int
-    assert not rt.float_lists((a, a[1:]), 1, steps, ())                    # a view of it
-    assert not rt.float_lists((a[1:], a), 1, steps, ())                    # a view, written
-    assert not rt.float_lists((a, a), 1, steps, ())
-    assert rt.float_lists((a[:12], a[12:]), 1, steps, ())                  # views apart
-    assert not rt.float_lists((a[:13], a[12:]), 1, steps, ())              # views overlapping
-    assert rt.float_lists((b, a[1:]), 1, steps, ())                        # (b is another)
-    assert not rt.float_lists((np.zeros((3, 4)), b), 1, steps, ())
+    assert rt.runs_on_float_lists((a, b), 1, steps, (0.5, np.float64(2.0)))
+    assert not rt.runs_on_float_lists((a, b), 1, range(15), ())                     # too short
+    assert not rt.runs_on_float_lists((a, np.ones(90)), 1, steps, ())              # too long a vector
+    assert not rt.runs_on_float_lists((a, b.astype(np.float32)), 1, steps, ())
+    assert not rt.runs_on_float_lists((a, b), 1, steps, (np.float32(0.5),))
+    assert not rt.runs_on_float_lists((a, b), 1, steps, (1,))                      # an int
+    assert not rt.runs_on_float_lists((a, a[1:]), 1, steps, ())                    # a view of it
+    assert not rt.runs_on_float_lists((a[1:], a), 1, steps, ())                    # a view, written
+    assert not rt.runs_on_float_lists((a, a), 1, steps, ())
+    assert rt.runs_on_float_lists((a[:12], a[12:]), 1, steps, ())                  # views apart
+    assert not rt.runs_on_float_lists((a[:13], a[12:]), 1, steps, ())              # views overlapping
+    assert rt.runs_on_float_lists((b, a[1:]), 1, steps, ())                        # (b is another)
+    assert not rt.runs_on_float_lists((np.zeros((3, 4)), b), 1, steps, ())
 
 
 @pytest.mark.parametrize("f", [with_a_call, with_a_division])
 def test_other_operations_keep_the_arrays(f):
     args = (0.4, R.standard_normal(30))
-    assert "rt.float_lists(" not in _fused(f, args)
+    assert "rt.runs_on_float_lists(" not in _fused(f, args)
     st.check_grads(f, args, order=1)
 
 
@@ -190,7 +190,7 @@ def test_a_vector_viewed_before_its_loop_is_written_back():
         out = float_list_loops(gast.parse(before + loop).body, {"v": 40, "w": 40}, {"g"}, (),
                                "rt", "np", lambda base: base + "_1")
         text = ast.unparse(gast.gast_to_ast(gast.Module(out, [])))
-        assert "rt.float_lists(" in text
+        assert "rt.runs_on_float_lists(" in text
         assert ("w[:] = _w_entries_1" in text) is written_back
 
 

@@ -26,6 +26,9 @@ Randomness comes from seeded ``np.random.default_rng`` only.
 
 import collections
 import inspect
+import subprocess
+import sys
+import textwrap
 import types
 
 import numpy as np
@@ -1115,6 +1118,26 @@ def _exports():
     exports = {name: getattr(runtime, name) for name in dir(runtime)}     # binds them all
     return {name: value for name, value in exports.items()
             if not name.startswith("_") and callable(value) and not inspect.ismodule(value)}
+
+
+def test_each_export_is_its_modules_however_the_modules_were_imported():
+    """``rt.NAME`` binds its module's exports when first read; importing a module first binds
+    the module's own name in the package, so an export named as its module (``rt.float_lists``
+    was) read the module in a process whose compiler had imported it directly."""
+    check = textwrap.dedent("""
+        import importlib
+        from srctrans import runtime
+        homes = dict(runtime._HOMES)
+        for module in set(homes.values()):      # before any rt.NAME is read
+            importlib.import_module(f"{runtime.__name__}.{module}")
+        bound = dict(vars(runtime))             # what reading rt.NAME finds without loading
+        print([name for name, module in homes.items() if name in bound and bound[name] is not
+               getattr(importlib.import_module(f"{runtime.__name__}.{module}"), name)])
+    """)
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
 
 
 def test_every_export_is_accounted_for():

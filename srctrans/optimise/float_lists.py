@@ -9,12 +9,12 @@ augmented assignments of ``+``, ``-``, ``*`` and unary minus of numbers, of name
 entries ``v[i]`` of vectors or of the body's own lists (a loop's saved values,
 ``optimise/step_lists.py``), ``i`` an int (the loop's counter, a range's entry, sums of
 them and int literals, and names the body assigns one of those once), runs on
-``v.tolist()`` when ``rt.float_lists`` finds each vector a float64 array that no written
+``v.tolist()`` when ``rt.runs_on_float_lists`` finds each vector a float64 array that no written
 one shares memory with, each number the arithmetic reads from outside the loop a float,
 and the loop long enough (16 steps) to gain by it (an exponential smoothing's level,
 forward and backward)::
 
-    for t in _range:                          if rt.float_lists((level, y), 1, _range, (alpha, c)):
+    for t in _range:                          if rt.runs_on_float_lists((level, y), 1, _range, (alpha, c)):
         _s[t - 1] = s                              _level, _y = level.tolist(), y.tolist()
         s = level[t - 1]               ->         for t in _range:
         level[t] = alpha * y[t] + c * s               _s[t - 1] = s
@@ -286,7 +286,7 @@ def _assigns_list(stmt):
 
 
 def _list_form(loop, plan, later, runtime_alias, numpy_alias, fresh):
-    """``[steps = ...,] if rt.float_lists(...): <list form> else: <loop>``."""
+    """``[steps = ...,] if rt.runs_on_float_lists(...): <list form> else: <loop>``."""
     before = []
     steps = loop.iter
     if not isinstance(steps, gast.Name):
@@ -313,7 +313,7 @@ def _list_form(loop, plan, later, runtime_alias, numpy_alias, fresh):
         body.append(gast.If(load(steps.id), [
             assign(name, gast.Call(gast.Attribute(load(numpy_alias), "float64", gast.Load()),
                                    [load(name)], [])) for name in floats], []))
-    test = runtime_call(runtime_alias, "float_lists", [
+    test = runtime_call(runtime_alias, "runs_on_float_lists", [
         gast.Tuple([load(v) for v in plan.vectors + plan.checked], gast.Load()),
         gast.Constant(len(plan.written), None), load(steps.id),
         gast.Tuple([load(n) for n in plan.numbers], gast.Load())])
@@ -325,7 +325,7 @@ def _list_form(loop, plan, later, runtime_alias, numpy_alias, fresh):
 
 
 def keep_array_loops(function, fn):
-    """In place: each ``if rt.float_lists(...): ... else: loop`` of ``function``'s own block
+    """In place: each ``if rt.runs_on_float_lists(...): ... else: loop`` of ``function``'s own block
     is its ``loop`` (a fused gradient differentiated again, or batched: its list form is
     plain Python that no rule covers), and so is each loop's form that keeps the entry it
     writes (``optimise/carried_entries.py``: its test is of values; the loop as it was is
@@ -342,7 +342,7 @@ def keep_array_loops(function, fn):
 def _is_loop_form(stmt, fn):
     test = stmt.test if isinstance(stmt, gast.If) else None
     if isinstance(test, gast.Call) and isinstance(test.func, gast.Attribute) \
-            and test.func.attr == "float_lists" and isinstance(test.func.value, gast.Name):
+            and test.func.attr == "runs_on_float_lists" and isinstance(test.func.value, gast.Name):
         alias = test.func.value.id
     else:
         alias = is_carried_test(test)

@@ -318,7 +318,7 @@ REGISTRY.nondifferentiable(rt.expect_branch)          # a branch specialised cod
 REGISTRY.nondifferentiable(rt.expect_divisor)         # a number it divides by unguarded
 REGISTRY.nondifferentiable(rt.expect_positive)        # an array it divides by unguarded
 REGISTRY.nondifferentiable(rt.note_effect)     # a call of a user's function that may write
-REGISTRY.nondifferentiable(rt.float_lists)        # which form of a loop runs: a test of values
+REGISTRY.nondifferentiable(rt.runs_on_float_lists)        # which form of a loop runs: a test of values
 REGISTRY.nondifferentiable(rt.checkpoint_plan, rt.checkpoint_keeps,   # which steps a checkpointed
                            rt.checkpoint_start)                        # loop keeps, restores
 REGISTRY.nondifferentiable(rt.range_stop, rt.counted)    # a counted while loop's ints
