@@ -31,7 +31,7 @@ LAYERS = [
                 "srctrans.builds", "srctrans.nodes", "srctrans.naming", "srctrans.annotations",
                 "srctrans.signatures"]),
     ("rules", ["srctrans.rules"]),
-    ("base", ["srctrans.errors", "srctrans.interface", "srctrans.runtime", "srctrans.places",
+    ("base", ["srctrans.errors", "srctrans.interface", "srctrans.runtime", "srctrans.places", "srctrans.sha256",
               "srctrans.treewalk"]),
 ]
 

@@ -20,7 +20,7 @@ import typing
 import gast
 
 from srctrans.emit.printer import INDENT, function_lines
-from srctrans.persist.sha256 import sha256
+from srctrans.sha256 import sha256
 
 FACTORY = "__srctrans_factory__"
 _registered: dict[str, tuple] = {}   # pseudo file name of generated code -> (user's file, function)

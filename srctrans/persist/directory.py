@@ -20,7 +20,7 @@ directory (``$XDG_CACHE_HOME/srctrans`` or ``~/.cache/srctrans`` on Linux,
 Windows).
 """
 
-from srctrans.persist.sha256 import sha256
+from srctrans.sha256 import sha256
 import os
 import stat
 import sys

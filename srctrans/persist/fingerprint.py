@@ -16,7 +16,7 @@ such an object is not kept on disk.
     and ``differentiate_through`` requests users made.
 """
 
-from srctrans.persist.sha256 import sha256
+from srctrans.sha256 import sha256
 import inspect
 import os
 import sys

@@ -1,4 +1,4 @@
-"""SHA-256 for the persistent cache, without loading OpenSSL.
+"""SHA-256 without loading OpenSSL (the persistent cache's digests, generated files' names).
 
 Guarantees: :data:`sha256` is a constructor with :func:`hashlib.sha256`'s interface
 and digests. ``import hashlib`` loads OpenSSL's library (about 4 ms, most of what the
