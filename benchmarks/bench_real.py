@@ -11,7 +11,7 @@ it: methods of model classes, parameters in dicts, per-example loops, recurrent 
 likelihood methods, ...) gives the function, its arguments, the arguments to differentiate
 and the authors' hand-written gradient beside it (``loss_hand``, ``rnn_loss_hand``, a
 model's ``score``). This times ``st.grad(f, wrt=...)(*args)`` (its short path, after the
-calls that specialise it) against that hand gradient, interleaved, best of the repeats, at
+calls that specialise it) against that hand gradient, interleaved, best of 45 rounds, at
 the sizes the corpus uses, and prints the ratio per case and their geometric mean.
 
 It also times the function itself as its authors wrote it (``f alone``, over the same hand
@@ -71,8 +71,16 @@ def cases(names=None):
     return found
 
 
-def best_us(columns, repeats, min_time=0.05):
-    """Microseconds per call of each thunk: the best of ``repeats`` interleaved loops."""
+def best_us(columns, repeats, min_time=0.01):
+    """Microseconds per call of each thunk: the best of ``repeats`` interleaved loops of at
+    least ``min_time`` seconds each.
+
+    Many short rounds rather than a few long ones: on a shared machine a slow spell lasts
+    long enough to spoil a 50 ms loop of either column, and the best of nine such rounds
+    still varied by up to 0.45 in a case's ratio between measurements in one process
+    (``vae``, ``damped_clipped``); the best of 45 rounds of 10 ms, the same time in all,
+    varied by 0.03-0.19 (session 45).
+    """
     numbers = {}
     for column, fn in columns.items():
         number = 1
@@ -90,7 +98,7 @@ def best_us(columns, repeats, min_time=0.05):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--case", action="append", help="a corpus case's name (repeatable)")
-    parser.add_argument("--repeats", type=int, default=9)
+    parser.add_argument("--repeats", type=int, default=45)
     parser.add_argument("--json", metavar="PATH")
     options = parser.parse_args(argv)
     st.set_cache_directory(None)
