@@ -5,8 +5,8 @@ element of ``x`` was used twice, so its gradient is the sum of the two
 matching elements of the output gradient. :func:`unbroadcast` does that sum.
 
 It runs after almost every elementwise operation of a backward pass, so the
-common case (nothing was broadcast) costs two attribute reads and a tuple
-comparison.
+common case (two arrays of one shape, nothing was broadcast) is tested first:
+two type tests, a tuple comparison and a dtype's kind.
 """
 
 import numpy as np
@@ -15,6 +15,7 @@ from .complex_numbers import is_complex_value
 from .refusals import unsupported
 
 _REAL = np.dtype(np.float64)
+_ARRAY = np.ndarray
 
 
 def unbroadcast(g, x):
@@ -43,6 +44,9 @@ def unbroadcast(g, x):
     >>> unbroadcast(np.ones((2, 3)), 5.0)
     np.float64(6.0)
     """
+    if type(g) is _ARRAY and type(x) is _ARRAY and g.shape == x.shape \
+            and (g.dtype is x.dtype or g.dtype.kind != "c" or x.dtype.kind == "c"):
+        return g            # two arrays of one shape, the common case: no call, no getattr
     x_shape = getattr(x, "shape", None)
     if x_shape is None:
         if isinstance(x, (list, tuple)) and not (

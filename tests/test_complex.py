@@ -527,3 +527,18 @@ def test_eigenvalues_real_at_one_call_and_complex_at_the_next_keep_the_generic_c
             np.testing.assert_allclose(got, want, rtol=1e-10)
     assert "real or complex as values decide" in st.source(eigenvalue_energy, wrt=(0, 1), args=real)
     st.check_grads(eigenvalue_energy, complex_, order=1)
+
+
+def test_unbroadcast_keeps_a_real_operands_cotangent_real_at_one_shape():
+    """rt.unbroadcast's short path for two arrays of one shape returns the cotangent as it is
+    but for a complex cotangent of a real operand: its real part (docs/complex.md)."""
+    from srctrans import runtime as rt
+    g = np.array([[1.0 + 2.0j, -3.0j]])
+    real = rt.unbroadcast(g, np.zeros((1, 2)))
+    assert real.dtype == np.float64
+    np.testing.assert_array_equal(real, [[1.0, 0.0]])
+    assert rt.unbroadcast(g, np.zeros((1, 2), complex)) is g
+    narrow = np.ones((1, 2), np.float32)
+    assert rt.unbroadcast(narrow, np.zeros((1, 2))) is narrow
+    np.testing.assert_array_equal(rt.unbroadcast(g.astype(np.complex64), np.zeros((1, 2), np.float32)),
+                                  np.array([[1.0, 0.0]], np.float32))
