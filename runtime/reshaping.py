@@ -252,13 +252,15 @@ def _named_tuple_cotangent(found, container):
 
 def _entry_cotangent(g, entry):
     """What ``add(zeros_like(entry), g)`` gives (zeros for None and for an int entry)."""
-    if (type(g) is np.ndarray and type(entry) is np.ndarray and g.shape == entry.shape
-            and g.dtype == entry.dtype and g.dtype.kind == "f"):
-        return g                                 # zeros + g is g: no new array needed
+    if type(g) is np.ndarray and type(entry) is np.ndarray:
+        dtype = g.dtype
+        if g.shape == entry.shape and (dtype is entry.dtype or dtype == entry.dtype) \
+                and dtype.kind == "f":
+            return g                             # zeros + g is g: no new array needed
+    elif type(g) is dict and type(entry) is dict and g.keys() == entry.keys():
+        return {key: _entry_cotangent(g[key], value) for key, value in entry.items()}
     if g is None or is_integer(entry):
         return zeros_like(entry)
-    if type(g) is dict and type(entry) is dict and g.keys() == entry.keys():
-        return {key: _entry_cotangent(g[key], value) for key, value in entry.items()}
     return add(zeros_like(entry), g)
 
 
