@@ -56,7 +56,9 @@ def _fused(f, args):
 def test_the_log_is_one_call_and_its_derivatives_match_finite_differences(f, build):
     args = build()
     fused = _fused(f, args)
-    assert "rt.log_of_softmax_grad(" in fused
+    # the generic code calls the helper; the fused gradient writes it out (the shapes known)
+    assert "rt.log_of_softmax_grad(" in st.source(f)
+    assert "rt.log_of_softmax_grad(" not in fused and ".sum(axis=" in fused
     if f is not three_axes_and_p_read_again:          # (p ** 2's chain guards its ratio)
         assert "zero_guard" not in fused
     st.check_grads(f, args, order=2)
@@ -65,6 +67,13 @@ def test_the_log_is_one_call_and_its_derivatives_match_finite_differences(f, bui
     want = st.grad(f, optimize=False)(*args)
     for _ in range(3):                                    # generic, specialised, short path
         np.testing.assert_allclose(st.grad(f)(*args), want, rtol=1e-12, atol=1e-14)
+
+
+def test_a_cross_entropys_fused_gradient_is_an_experts():
+    """The helper written out, and the cross-entropy's cotangent -T taken into it
+    (optimise/negated_names.py): p times the labels' row sums, less the labels."""
+    args = CASES[0][1]()
+    assert "d_sub = p * T.sum(axis=-1, keepdims=True) - T\n" in _fused(cross_entropy, args)
 
 
 def test_the_max_subtracted_carries_no_derivative_still():

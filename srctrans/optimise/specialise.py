@@ -264,6 +264,21 @@ def _variance_cotangent(call, known):
                       gast.Constant(2.0 / (count - ddof), None))
 
 
+def _log_of_softmax_cotangent(call, known):
+    """``rt.log_of_softmax_grad(g, p, axis)`` written out, ``p * -g.sum(axis=axis,
+    keepdims=True) + g``, when the name ``g`` has ``p``'s shape (the helper spreads it
+    otherwise); or None. The same values as the helper's ``g - p * g.sum(...)``, bit for bit
+    (a negation is exact), in the form ``negated_names`` reads a cross-entropy's ``g = -T``
+    into: ``p * T.sum(axis=axis, keepdims=True) - T``, what an expert writes."""
+    g, p, axis = call.args
+    if not isinstance(g, gast.Name) or shape_of(g, known) is None \
+            or shape_of(g, known) != shape_of(p, known):
+        return None
+    total = gast.Call(gast.Attribute(clone(g), "sum", gast.Load()), [], [
+        gast.keyword("axis", axis), gast.keyword("keepdims", gast.Constant(True, None))])
+    return gast.BinOp(gast.BinOp(p, gast.Mult(), gast.UnaryOp(gast.USub(), total)), gast.Add(), g)
+
+
 def _euclidean_norm_cotangent(call, known):
     """``g * rt.ratio_or_zero(x, norm)`` for ``rt.norm_grad(g, norm, x, ord, axis, keepdims)``
     of a real array's Euclidean norm (``ord`` None, or 2 along one axis) of known shapes
@@ -377,6 +392,8 @@ class _Rewriter(gast.NodeTransformer):
             return node
         if is_runtime_helper_call(node, "getitem_grad") and len(node.args) == 3:
             return _new_axes_taken_away(node, known, self.spread_names) or node
+        if is_runtime_helper_call(node, "log_of_softmax_grad") and len(node.args) == 3:
+            return _log_of_softmax_cotangent(node, known) or node
         if is_runtime_helper_call(node, "var_grad") and len(node.args) == 5:
             return _variance_cotangent(node, known) or node
         if is_runtime_helper_call(node, "norm_grad") and len(node.args) == 6:
