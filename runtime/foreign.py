@@ -77,9 +77,12 @@ def ones_for(shape, dtype, *sources):
 
 def full_for(shape, value, dtype, *sources):
     """``np.full(shape, value, dtype)``, in the library of the first foreign array of
-    ``sources`` or of ``value``."""
+    ``sources`` or of ``value``: that library's ``full_like`` for a number ``value`` (one
+    task a chunk in Dask), its zeros plus ``value`` for a lazy one."""
     for source in sources + (value,):
         if is_foreign(source):
+            if source is not value and not is_foreign(value):
+                return np.full_like(source, value, dtype=dtype, **_other(shape, source))
             return np.zeros_like(source, dtype=dtype, **_other(shape, source)) + value
     return np.full(shape, value, dtype=dtype)
 

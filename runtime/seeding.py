@@ -257,6 +257,10 @@ def _ones_like(out):
         return dtype.type(1)
     if isinstance(out, (int, float)):
         return 1.0
+    if is_foreign(out) and np.shape(out) == ():
+        return dtype.type(1)     # a lazy scalar's: a number, as its cotangents meet them (one
+                                 # task less a rule, and a number's short paths: Dask's
+                                 # full_like of a spread, no lazy guard of a zero)
     return ones_for(np.shape(out), dtype, out)
 
 
