@@ -198,7 +198,8 @@ _ON_DEMAND = {"batch": "srctrans.runtime.batching", "special": "scipy.special",
 
 def __getattr__(name):
     """``rt.NAME`` read for the first time: imports the module that defines it (binding all
-    that module's exports here, so that later reads are look-ups), or the module it names."""
+    that module's exports here, so that later reads are look-ups), or the module it names
+    (one of ``_ON_DEMAND``, or of the runtime's own)."""
     if name in _HOMES:
         module = importlib.import_module(f"{__name__}.{_HOMES[name]}")
         namespace = globals()
@@ -208,6 +209,12 @@ def __getattr__(name):
     if name in _ON_DEMAND:
         value = globals()[name] = importlib.import_module(_ON_DEMAND[name])
         return value
+    if not name.startswith("_"):          # a module of the runtime (rt.decompositions.NAME)
+        try:
+            return importlib.import_module(f"{__name__}.{name}")   # (binds it here)
+        except ModuleNotFoundError as error:
+            if error.name != f"{__name__}.{name}":
+                raise
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

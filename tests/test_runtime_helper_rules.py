@@ -1140,6 +1140,21 @@ def test_each_export_is_its_modules_however_the_modules_were_imported():
     assert done.stdout.strip() == "[]"
 
 
+def test_a_runtime_module_is_read_as_rt_dot_its_name_in_a_new_process():
+    """Generated code reads some helpers through their module (a rule's
+    ``rt.decompositions.refuse_cofactor_derivative()``); a process whose derivatives come from
+    the persistent cache has imported neither that module nor the rules that import it."""
+    check = textwrap.dedent("""
+        from srctrans import runtime
+        print(callable(runtime.decompositions.refuse_cofactor_derivative),
+              hasattr(runtime, "no_such_module"))
+    """)
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "False"]
+
+
 def test_every_export_is_accounted_for():
     """Each export has rules, is non-differentiable, is listed above, or is differentiated
     through its source (runtime/decompositions.py: plain NumPy srctrans reads again)."""
