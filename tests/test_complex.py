@@ -518,6 +518,9 @@ def test_eigenvalues_real_at_one_call_and_complex_at_the_next_keep_the_generic_c
     W = np.array([[0.19655619068993935, -0.3164966352035068],
                   [-0.25596100545142847, -0.4249100737012642]])
     real, complex_ = (0.05, W), (0.9, W * 0.5 + 0.7)
+    if not np.isrealobj(np.linalg.eigvals(np.diag([1.0, 2.0]))):
+        pytest.skip("this NumPy (2.5 and later) returns complex eigenvalues for every matrix: "
+                    "no two calls of one shape differ in kind")
     assert np.isrealobj(np.linalg.eigvals(W + 0.05 * np.array([[0.0, 1.0], [-1.0, 0.0]])))
     assert np.iscomplexobj(np.linalg.eigvals(W * 0.5 + 0.7 + 0.9 * np.array([[0.0, 1.0], [-1.0, 0.0]])))
     gradient = st.grad(eigenvalue_energy, wrt=(0, 1))
