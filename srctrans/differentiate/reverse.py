@@ -30,7 +30,7 @@ from srctrans.differentiate.custom import CustomGradients, gradient_hooks
 from srctrans.errors import UnsupportedSyntaxError
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
 from srctrans.nodes import (
-    runtime_call, popped_from,
+    resolved_runtime_call, runtime_call, popped_from,
     appended_to, assign as _assign, clone, load as _load, parameter_names, store as _store)
 from srctrans.parse.resolve import MISSING
 from srctrans.rules import ATTRIBUTES, operator_primal
@@ -223,7 +223,7 @@ class _Reverser(ReverseCalls, ControlFlow, CheckpointedLoops, CustomGradients, G
                 and isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name)
                 and value.value.id in self.unit.written_arrays):
             return None
-        copied = runtime_call(self.aliases, "copied", [clone(value)])
+        copied = resolved_runtime_call(self.aliases, "copied", [clone(value)])   # (dead: dropped)
         return anno.copy(stmt, _assign(stmt.targets[0].id, copied))
 
     def _append(self, stmt, xs, value, quiet=False):
