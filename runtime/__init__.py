@@ -187,13 +187,10 @@ _EXPORTS = {
 }
 _HOMES = {name: module for module, names in _EXPORTS.items() for name in names}
 
-# rt.NAME that is a module, imported when first read: the runtime needs SciPy only where a
-# program uses SciPy
-_ON_DEMAND = {"batch": "srctrans.runtime.batching", "special": "scipy.special",
-              "scipy_linalg": "srctrans.runtime.scipy_linalg",
-              "scipy_signal": "srctrans.runtime.scipy_signal",
-              "scipy_stats": "srctrans.runtime.scipy_stats",
-              "scipy_distance": "srctrans.runtime.scipy_distance"}
+# rt.NAME that is a module under another name, imported when first read (a module of the
+# runtime is read under its own: rt.scipy_linalg, so the runtime needs SciPy only where a
+# program uses SciPy)
+_ON_DEMAND = {"batch": "srctrans.runtime.batching", "special": "scipy.special"}
 
 
 def __getattr__(name):

@@ -24,7 +24,9 @@ from srctrans.errors import UsageError
 # the runtime package's folder, wherever it was installed from (runtime/ in a checkout,
 # srctrans/runtime/ in a wheel)
 RUNTIME_DIR = pathlib.Path(str(runtime.__file__)).resolve().parent
-_LAZY_MODULES = {"special": "scipy.special"}    # runtime.__getattr__'s lazy attributes
+# the runtime's lazy attributes that are another library's modules (rt.special)
+_LAZY_MODULES = {name: module for name, module in runtime._ON_DEMAND.items()
+                 if not module.startswith(runtime.__name__ + ".")}
 _tables: dict[str, "_Module"] = {}                               # module name -> _Module
 
 
