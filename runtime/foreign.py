@@ -81,7 +81,7 @@ def full_for(shape, value, dtype, *sources):
     task a chunk in Dask), its zeros plus ``value`` for a lazy one."""
     for source in sources + (value,):
         if is_foreign(source):
-            if source is not value and not is_foreign(value):
+            if not is_foreign(value):
                 return np.full_like(source, value, dtype=dtype, **_other(shape, source))
             return np.zeros_like(source, dtype=dtype, **_other(shape, source)) + value
     return np.full(shape, value, dtype=dtype)

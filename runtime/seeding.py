@@ -253,14 +253,12 @@ def _ones_like(out):
     if type(out) is np.float64:
         return np.float64(1.0)                     # the common case: a float64 scalar loss
     dtype = _floating_dtype_of(out) or np.dtype(np.float64)
-    if isinstance(out, np.generic):  # before float: np.float64 is a float
+    # a NumPy scalar's (before float: np.float64 is a float), and a lazy scalar's: a number,
+    # as its cotangents meet them (Dask's full_like of a spread, no lazy guard of a zero)
+    if isinstance(out, np.generic) or is_foreign(out) and np.shape(out) == ():
         return dtype.type(1)
     if isinstance(out, (int, float)):
         return 1.0
-    if is_foreign(out) and np.shape(out) == ():
-        return dtype.type(1)     # a lazy scalar's: a number, as its cotangents meet them (one
-                                 # task less a rule, and a number's short paths: Dask's
-                                 # full_like of a spread, no lazy guard of a zero)
     return ones_for(np.shape(out), dtype, out)
 
 
