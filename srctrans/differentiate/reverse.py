@@ -223,7 +223,8 @@ class _Reverser(ReverseCalls, ControlFlow, CheckpointedLoops, CustomGradients, G
                 and isinstance(value, gast.Subscript) and isinstance(value.value, gast.Name)
                 and value.value.id in self.unit.written_arrays):
             return None
-        copied = resolved_runtime_call(self.aliases, "copied", [clone(value)])   # (dead: dropped)
+        # annotated with the helper: dead-code elimination drops the copy when nothing reads it
+        copied = resolved_runtime_call(self.aliases, "copied", [clone(value)])
         return anno.copy(stmt, _assign(stmt.targets[0].id, copied))
 
     def _append(self, stmt, xs, value, quiet=False):

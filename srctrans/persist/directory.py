@@ -20,11 +20,12 @@ directory (``$XDG_CACHE_HOME/srctrans`` or ``~/.cache/srctrans`` on Linux,
 Windows).
 """
 
-from srctrans.sha256 import sha256
 import os
 import stat
 import sys
 import warnings
+
+from srctrans.sha256 import sha256
 
 ENVIRONMENT = "SRCTRANS_CACHE_DIR"
 _DEFAULT = object()

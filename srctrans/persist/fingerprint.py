@@ -16,7 +16,6 @@ such an object is not kept on disk.
     and ``differentiate_through`` requests users made.
 """
 
-from srctrans.sha256 import sha256
 import inspect
 import os
 import sys
@@ -27,6 +26,7 @@ import numpy as np
 
 from srctrans.normalize.auxiliary import has_aux
 from srctrans.places import code_lines, is_installed_file
+from srctrans.sha256 import sha256
 
 _LARGEST_ARRAY = 1 << 20          # bytes; a larger array global is not fingerprinted
 
