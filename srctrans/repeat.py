@@ -203,8 +203,8 @@ def make_repeat(fn, instance, fused, args, key, places, single, finish, raw):
         f"    if len(args) != {count}:",
         "        return None",
         f"    {_tuple(names)} = args" if count else "",
-        *_condition("if not", shapes, "        return None"),
-        *_condition("if", stale, "        return None"),
+        *_checked(_condition("if not", shapes, "        return None")
+                  + _condition("if", stale, "        return None"), "        return None"),
         *call,
     ]
     for bound in (False, True) if count else (False,):
@@ -232,8 +232,7 @@ def _entry(name, names, bound, shapes, stale, call):
         f"    {_tuple(own)} = args" if own else "",
         "    a0 = d._self" if bound else "",
         "    fn = d._fn",
-        *_condition("if not", shapes, full),
-        *_condition("if", stale, full),
+        *_checked(_condition("if not", shapes, full) + _condition("if", stale, full), full),
         "    try:",
         *[f"    {line}" for line in body],
         "    except Exception as error:",
@@ -271,7 +270,8 @@ def make_jvp_repeat(fn, instance, jvp, primals, tangents, keywords, out):
         f"def {name}(fn, primals, tangents):",
         f"    # {fn.__name__}'s JVP, for calls shaped like the one this guard was made for",
         *checks,
-        *_condition("if", stale_tests(fn, instance, namespace), "        return None"),
+        *_checked(_condition("if", stale_tests(fn, instance, namespace), "        return None"),
+                  "        return None"),
         f"    result = jvp({arguments})",
         "    if type(result[0]) is not out_type:",
         "        check_outputs(result[0])",
@@ -311,8 +311,9 @@ def make_hvp_repeat(fn, instance, gradient, jvp_instance, jvp, primals, tangents
         f"    # the HVP of {fn.__name__} (the JVP of its fused gradient), for calls shaped like",
         "    # the one this guard was made for",
         *checks,
-        *_condition("if", stale_tests(fn, instance, namespace) + ["gradient_stale(gradient)"],
-                    "        return None"),
+        *_checked(_condition("if", stale_tests(fn, instance, namespace)
+                             + ["gradient_stale(gradient)"], "        return None"),
+                  "        return None"),
         f"    products = jvp({arguments})",
         f"    return {_tuple(products)}",
     ]
@@ -349,8 +350,9 @@ def make_hessian_repeat(fn, instance, gradient, jvp_instance, kernel, basis, pri
         f"    # the Hessian of {fn.__name__} (one batched JVP of its fused gradient), for calls",
         "    # shaped like the one this guard was made for",
         *checks,
-        *_condition("if", stale_tests(fn, instance, namespace) + ["gradient_stale(gradient)"],
-                    "        return None"),
+        *_checked(_condition("if", stale_tests(fn, instance, namespace)
+                             + ["gradient_stale(gradient)"], "        return None"),
+                  "        return None"),
         f"    return finish(kernel({arguments}, {keyword}=basis))",
     ]
     return _compiled(lines, name, namespace, fn)
@@ -388,7 +390,8 @@ def _stale_check(fn, instance):
     """``stale(fn)``: whether :func:`_stale_tests` finds ``instance`` no longer holds for ``fn``."""
     namespace = {}
     tests = stale_tests(fn, instance, namespace)
-    lines = ["def stale(fn):", f"    return ({' or '.join(tests)})"]
+    lines = ["def stale(fn):", *_checked([f"    return ({' or '.join(tests)})"],
+                                         "        return True")]
     return _compiled(lines, "stale", namespace, fn)
 
 
@@ -438,6 +441,16 @@ def _owns_its_memory(gradients, args):
 
 def _tuple(items):
     return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+
+
+def _checked(lines, then):
+    """``lines`` (a guard's tests) inside ``try``: a test that finds an entry, an attribute
+    or a global gone (``KeyError``, ``AttributeError``) fails, running ``then``. (A subscript
+    costs less than ``dict.get``, and ``try`` nothing when nothing is raised.)"""
+    if not lines:
+        return []
+    return ["    try:", *[f"    {line}" for line in lines],
+            "    except (KeyError, AttributeError):", then]
 
 
 def _condition(keyword, tests, then):

@@ -9,7 +9,9 @@ name it resolved (the object it denoted); each attribute chain ending at a user'
 the same for every user function it differentiates through, at any depth; the rules'
 version; and, when a kind of callee was met through a value since, whether its callees'
 call sites are still covered (asked once a version). :mod:`srctrans.repeat` joins them into
-the guard's ``if``: one failing test sends the call down the full path, which rebuilds.
+the guard's ``if``: one failing test sends the call down the full path, which rebuilds. A
+global the build read that is gone raises ``KeyError``, which the guard takes as a failed
+test (a subscript is cheaper than ``dict.get``).
 """
 
 import builtins
@@ -70,7 +72,7 @@ def _stale_tests_of(fn, instance, prefix, namespace, called="fn"):
     for n, (name, value) in enumerate(instance.assumed_globals()):
         namespace[f"{prefix}assumed_{n}"] = value
         if fn.__globals__.get(name, _MISSING) is value:
-            stale.append(f"{prefix}namespace.get({name!r}) is not {prefix}assumed_{n}")
+            stale.append(f"{prefix}namespace[{name!r}] is not {prefix}assumed_{n}")
         else:
             stale.append(f"{name!r} in {prefix}namespace "
                          f"or builtin.get({name!r}) is not {prefix}assumed_{n}")

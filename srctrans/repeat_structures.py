@@ -5,8 +5,10 @@ Guarantees: :func:`structure_tests` returns Python test expressions that hold fo
 another value exactly when it has the same key part (the same class, the same keys
 in the same order or the same attributes, and entries that pass the same tests,
 arrays of the same shapes and, when asked, dtypes), reading each entry once (a
-walrus name); :func:`same_leaves` tells whether two gradients are the same objects
-in the same structure (the full path would return the fused gradient's own);
+walrus name; an object's attribute by subscript of its ``__dict__``, which raises
+``KeyError`` when it is gone: the guard takes that as a failed test);
+:func:`same_leaves` tells whether two gradients are the same objects in the same
+structure (the full path would return the fused gradient's own);
 :func:`leaf_arrays` lists the arrays inside arguments, objects' attributes included.
 
 For ``loss(params, x)`` with ``params = {"W": W, "b": b}``::
@@ -22,9 +24,6 @@ from srctrans.runtime import objects
 from srctrans.runtime.containers import entries, is_container, REGISTERED
 from srctrans.shape_keys import DEEPEST_KEY, array_part_shape, keyed_entries
 
-_MISSING = object()
-
-
 class StructureTests:
     """Writes the tests; ``namespace`` receives what they read."""
 
@@ -32,7 +31,6 @@ class StructureTests:
         self.namespace = namespace
         self.count = 0
         namespace.setdefault("ndarray", np.ndarray)
-        namespace.setdefault("missing", _MISSING)
 
     def tests(self, expression, value, part, dtype):
         """The tests that ``expression`` (evaluated once, first) has ``value``'s ``part``;
@@ -70,7 +68,7 @@ class StructureTests:
         elif objects.is_plain_object(value) and not objects.has_slots(type(value)):
             fields = self._fresh("d")
             tests.append(f"len({fields} := {name}.__dict__) == {len(parts)}")
-            reads = [f"{fields}.get({k!r}, missing)" for k, _ in parts]
+            reads = [f"{fields}[{k!r}]" for k, _ in parts]      # (gone: KeyError)
         else:
             return None
         for read, (_, entry), (_, entry_part) in zip(reads, keyed_entries(value), parts):
