@@ -41,6 +41,7 @@ from srctrans.optimise.in_place import accumulate_in_place
 from srctrans.optimise.negation import negations_into_updates
 from srctrans.optimise.loop_invariants import hoist_loop_invariants
 from srctrans.optimise.traces import sum_traces
+from srctrans.optimise.derivative_only import derivative_only_names
 from srctrans.optimise.inner_products import inner_products
 from srctrans.optimise.negated_names import absorb_negated_names
 from srctrans.optimise.reciprocals import divide_by_reciprocals
@@ -254,7 +255,8 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
         body = hoist_loop_invariants(body, numbers, parameter_names(unit.function),
                                      unit.namer.fresh)
         body = sum_traces(body, derivatives, known, unit.not_float, unit.aliases[NUMPY_ALIAS])
-        body = inner_products(body, derivatives, known, unit.not_float, unit.aliases[NUMPY_ALIAS])
+        body = inner_products(body, derivatives | derivative_only_names(
+            body, derivatives, reads_all(kept)), known, unit.not_float, unit.aliases[NUMPY_ALIAS])
         body = divide_by_reciprocals(body, derivatives, reads_all(kept))
         body = sum_kept_axes_away(body, reads_all(kept))
     arrays, numbers = _arrays(shapes), _numbers(shapes)

@@ -1802,6 +1802,10 @@ def test_a_solves_cotangents_have_their_shapes_and_an_identitys_sum_is_a_trace()
     ("d = (g * x).sum(axis=0)", "d = (g * x).sum(axis=0)"),         # along an axis
     ("u = (g * x).sum()", "u = (g * x).sum()"),                     # not a derivative
     ("d[0] = (g * x).sum()", "d[0] = g.dot(x)"),                    # an entry of one
+    ("d = (g ** 2).sum()", "d = g.dot(g)"),                         # a name's square
+    ("d = np.sum(G ** 2)", "d = np.vdot(G, G)"),
+    ("d = (g ** 3).sum()", "d = (g ** 3).sum()"),                   # a cube
+    ("d = ((g - x) ** 2).sum()", "d = ((g - x) ** 2).sum()"),       # not a name: read twice
 ])
 def test_a_derivatives_sum_of_a_product_is_an_inner_product(text, rewritten):
     from srctrans.optimise.inner_products import inner_products

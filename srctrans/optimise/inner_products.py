@@ -3,7 +3,8 @@
 Requires: code specialised on shapes, the shapes known of its names
 (``expression_shapes.infer_shapes``), the names that may hold ints or booleans
 (``analyse.values.maybe_not_float``), the names of derivatives (the cotangents a
-backward pass assigns, the tangents of a JVP), and the name NumPy is called by.
+backward pass assigns, the tangents of a JVP, and the values a fused gradient reads only
+to compute them: ``optimise/derivative_only.py``), and the name NumPy is called by.
 Guarantees: a derivative's value is the same up to rounding (a dot product adds in
 another order than a sum does); the statements that assign anything else are left as
 they are, so the program's own values, and the branches they decide, are unchanged.
@@ -11,9 +12,11 @@ In a statement assigning a derivative (or an entry of one), ``(a * b).sum()`` an
 ``np.sum(a * b)``, ``a`` and ``b`` expressions (or their negations) of one known shape
 of at least one axis reading no name that may hold ints or booleans, become
 ``a.dot(b)`` for vectors and ``np.vdot(a, b)`` otherwise, a negation taken outside: one
-pass over the arrays and no temporary, where the product and its sum take two::
+pass over the arrays and no temporary, where the product and its sum take two; a name's
+square summed, ``(a ** 2).sum()``, is ``a.dot(a)``::
 
     d_out = 2 * (-dlevel * r).sum()      ->      d_out = 2 * -dlevel.dot(r)
+    r2 = (d ** 2).sum()                  ->      r2 = d.dot(d)     (r2 read by derivatives only)
 """
 
 import gast
@@ -45,18 +48,32 @@ def derivative_statements(body, derivatives):
 def summed_product(node, numpy_alias):
     """The product ``a * b`` that ``node`` sums whole (``(a * b).sum()``, ``np.sum(a * b)``,
     NumPy called ``numpy_alias``), else None."""
+    product = _summed(node, numpy_alias)
+    return product if isinstance(product, gast.BinOp) and isinstance(product.op, gast.Mult) \
+        else None
+
+
+def _summed_square(node, numpy_alias):
+    """The square ``a ** 2`` of a name that ``node`` sums whole, else None."""
+    power = _summed(node, numpy_alias)
+    if (isinstance(power, gast.BinOp) and isinstance(power.op, gast.Pow)
+            and isinstance(power.left, gast.Name) and isinstance(power.right, gast.Constant)
+            and type(power.right.value) in (int, float) and power.right.value == 2):
+        return power
+    return None
+
+
+def _summed(node, numpy_alias):
+    """What ``node`` sums whole (``e.sum()``, ``np.sum(e)``), else None."""
     if not isinstance(node, gast.Call) or node.keywords:
         return None
     if isinstance(node.func, gast.Attribute) and node.func.attr == "sum" and not node.args:
-        product = node.func.value
-    elif (len(node.args) == 1 and isinstance(node.func, gast.Attribute)
-          and node.func.attr == "sum" and isinstance(node.func.value, gast.Name)
-          and node.func.value.id == numpy_alias):
-        product = node.args[0]
-    else:
-        return None
-    return product if isinstance(product, gast.BinOp) and isinstance(product.op, gast.Mult) \
-        else None
+        return node.func.value
+    if (len(node.args) == 1 and isinstance(node.func, gast.Attribute)
+            and node.func.attr == "sum" and isinstance(node.func.value, gast.Name)
+            and node.func.value.id == numpy_alias):
+        return node.args[0]
+    return None
 
 
 def _assigns(stmt):
@@ -71,11 +88,16 @@ def _assigns(stmt):
 
 
 def _inner(node, known, not_float, numpy_alias):
-    """The inner product a sum of a product ``node`` is, else None."""
-    product = summed_product(node, numpy_alias)
+    """The inner product a sum of a product ``node`` is (a name's square's too), else None."""
+    product = summed_product(node, numpy_alias) or _summed_square(node, numpy_alias)
     if product is None:
         return None
-    (left, left_negated), (right, right_negated) = map(_negation, (product.left, product.right))
+    if isinstance(product.op, gast.Pow):
+        (left, left_negated), (right, right_negated) = (product.left, False), \
+            (gast.Name(product.left.id, gast.Load(), None, None), False)
+    else:
+        (left, left_negated), (right, right_negated) = map(_negation,
+                                                           (product.left, product.right))
     if any(isinstance(n, gast.Name) and n.id in not_float
            for side in (left, right) for n in walk(side)):
         return None

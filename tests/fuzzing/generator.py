@@ -549,6 +549,21 @@ class _Builder:
                        f"    {acc} = np.tanh({acc}_w @ {acc})",
                        f"{acc} = np.sum({acc}) * {a}"])
             return
+        rows = [n for n in self._arrays() if np.ndim(self.namespace[n]) >= 1
+                and 2 <= len(self.namespace[n]) <= 6]
+        if rows and self.rng.random() < 0.2:
+            # a pair potential: a sum of squares read only by the derivative (the fused
+            # gradient's dot product: optimise/derivative_only.py), or by a branch too
+            a, d, r2 = self.rng.choice(rows), self._fresh(), self._fresh()
+            square = self.rng.choice([f"np.sum(({a}[i] - {a}[j]) ** 2)", f"np.sum({d} * {d})",
+                                      f"({d} ** 2).sum()"])
+            energy = self.rng.choice([f"1.0 / (1.0 + {r2})", f"np.sqrt(1.0 + {r2})",
+                                      f"{r2} * {r2} * 0.1", f"np.exp(-{r2}) if {r2} < 2.0 else 0.0"])
+            self._try([f"{acc} = 0.0", f"for i in range(len({a})):",
+                       f"    for j in range(i + 1, len({a})):",
+                       f"        {d} = {a}[i] - {a}[j]", f"        {r2} = {square}",
+                       f"        {acc} += {energy}"])
+            return
         step = self.rng.choice([f"np.tanh({acc} * 0.9 + {a} * i)", f"{acc} + np.sin({a} + i)",
                                 f"{acc} * 0.5 + helper_mix({a}, {acc})"])
         augmented = self.rng.random() < 0.3

@@ -1,0 +1,182 @@
+"""Which values of a generated function are read only to compute its derivatives.
+
+Requires: the body of a generated function (a fused gradient, or a JVP returning only its
+tangent), the names of its derivatives (assigned by its derivative statements alone), and
+the names read after the body (what it returns).
+Guarantees: :func:`derivative_only_names` returns names the body assigns, none read after
+it, whose every value reaches derivatives through smooth arithmetic alone. Each read of
+such a name is
+
+* an operand of arithmetic (``+ - * / ** @``, a negation), an argument of a smooth NumPy
+  function (``np.exp``, ``np.sqrt``, ...; the runtime's ``rt.zero_guard``), an array
+  method's receiver (``.sum()``, ``.dot(...)``, ``.T``), an array whose entry is read or an
+  element of a tuple, inside the
+  value of an assignment (augmented too) to derivatives, to such names or to entries of
+  them, and nowhere inside a comparison, a boolean operation, a conditional's test or an
+  index; or
+* pushed on a stack (``tape.append(v)``) whose every pop assigns a name pushed on it (the
+  backward pass restores each name from its own values).
+
+No test, index, loop bound, branch, step function or returned value reads them, so
+computing them with other rounding (a dot product for a sum of products,
+``optimise/inner_products.py``) changes the derivatives by rounding and nothing else: the
+program's own values, and what they decide, stay as Python computes them.
+
+    >>> import gast
+    >>> body = gast.parse("d = x - y\\nr2 = (d * d).sum()\\nds = g / r2\\nif r2 > 1.0:\\n"
+    ...                   "    pass\\nw = (d * d).sum()\\ndw = -w * g").body
+    >>> sorted(derivative_only_names(body, {"ds", "dw"}, {"ds", "dw"}))
+    ['w']
+"""
+
+import collections
+
+import gast
+import numpy as np
+
+from srctrans import annotations as anno
+from srctrans import runtime
+from srctrans.annotations import Anno
+from srctrans.treewalk import walk
+
+# functions continuous (and smooth where their derivatives are read) in the arguments read
+_SMOOTH = frozenset(map(id, (
+    np.exp, np.expm1, np.log, np.log1p, np.sqrt, np.square, np.tanh, np.sinh, np.cosh,
+    np.sin, np.cos, np.arctan, np.power, np.multiply, np.add, np.subtract, np.divide,
+    np.negative, np.reciprocal, np.dot, np.vdot, np.outer, np.matmul, np.logaddexp,
+    np.sum)))
+_SMOOTH_NAMES = frozenset({"zero_guard"})              # the runtime's, by name
+_METHODS = frozenset({"sum", "dot", "T"})
+_ARITHMETIC = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow, gast.MatMult)
+
+
+def derivative_only_names(body, derivatives, read_after):
+    """The names of ``body`` read only to compute ``derivatives`` (see the module);
+    ``read_after``: the names read after ``body``."""
+    into = collections.defaultdict(set)   # name -> the names its reads assign
+    unsafe = set(read_after)              # names read another way
+    pushed, popped = collections.defaultdict(set), collections.defaultdict(set)
+    stack_reads = collections.defaultdict(set)   # stack -> names pushed on it
+    assigned = set()
+    for top in body:
+        for stmt in walk(top):
+            if isinstance(stmt, gast.stmt):
+                _note(stmt, into, unsafe, pushed, popped, stack_reads, assigned)
+    for stack, names in stack_reads.items():     # a stack read another way, or popped
+        if stack in unsafe or into.get(stack) or pushed[stack] != popped[stack]:
+            unsafe |= names                      # into other names: opaque
+    found = (assigned - set(derivatives)) - unsafe
+    allowed = found | set(derivatives)
+    readers = collections.defaultdict(set)       # assigned name -> the names read into it
+    for name, targets in into.items():
+        for target in targets:
+            readers[target].add(name)
+    pending = [name for name in found if not into[name] <= allowed]
+    while pending:                               # a name read into a dropped one: dropped
+        name = pending.pop()
+        if name in found:
+            found.discard(name)
+            pending.extend(readers[name] & found)
+    return found
+
+
+def _note(stmt, into, unsafe, pushed, popped, stack_reads, assigned):
+    """Record how ``stmt``'s own expressions (not its nested statements') read names."""
+    if isinstance(stmt, gast.Expr) and _push(stmt.value):
+        stack, name = stmt.value.func.value.id, stmt.value.args[0].id
+        pushed[stack].add(name)
+        stack_reads[stack].add(name)
+        return
+    if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
+            and isinstance(stmt.targets[0], gast.Name) and _pop(stmt.value):
+        popped[stmt.value.func.value.id].add(stmt.targets[0].id)
+        assigned.add(stmt.targets[0].id)
+        return
+    if isinstance(stmt, (gast.Assign, gast.AugAssign)):
+        targets = stmt.targets if isinstance(stmt, gast.Assign) else [stmt.target]
+        roots = set()
+        for target in targets:
+            for node in walk(target):
+                if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store):
+                    roots.add(node.id)
+                    assigned.add(node.id)
+            while isinstance(target, gast.Subscript):
+                unsafe.update(_names(target.slice))          # an index
+                target = target.value
+            if isinstance(target, gast.Name):
+                roots.add(target.id)
+        if isinstance(stmt, gast.AugAssign) and isinstance(stmt.target, gast.Name):
+            into[stmt.target.id] |= roots                      # (x += e reads x)
+        _classify(stmt.value, roots, into, unsafe)
+        return
+    for field in ("test", "iter", "value", "exc", "msg", "context_expr"):
+        unsafe.update(_names(getattr(stmt, field, None)))
+    if isinstance(stmt, gast.For):
+        for node in walk(stmt.target):
+            if isinstance(node, gast.Name):
+                assigned.add(node.id)
+                unsafe.add(node.id)                   # (a loop's values: never rewritten)
+
+
+def _classify(value, roots, into, unsafe):
+    """Each name ``value`` reads: read into ``roots`` through smooth arithmetic, or not."""
+    todo = [(value, True)]
+    for node, smooth in todo:
+        if isinstance(node, gast.Name):
+            if smooth:
+                into[node.id] |= roots
+            else:
+                unsafe.add(node.id)
+        elif isinstance(node, gast.BinOp):
+            ok = smooth and isinstance(node.op, _ARITHMETIC)
+            todo += [(node.left, ok), (node.right, ok)]
+        elif isinstance(node, gast.UnaryOp):
+            todo.append((node.operand, smooth and isinstance(node.op, (gast.USub, gast.UAdd))))
+        elif isinstance(node, gast.Call):
+            ok = smooth and _smooth_call(node)
+            if isinstance(node.func, gast.Attribute):     # (np of np.exp: no value of ours)
+                todo.append((node.func.value, ok and node.func.attr in _METHODS))
+            todo += [(a, ok) for a in node.args]
+            todo += [(k.value, False) for k in node.keywords]
+        elif isinstance(node, gast.Attribute):
+            todo.append((node.value, smooth and node.attr in _METHODS))
+        elif isinstance(node, gast.Subscript):      # an entry's value; its index decides
+            todo += [(node.value, smooth), (node.slice, False)]
+        elif isinstance(node, (gast.Tuple, gast.List)):
+            todo += [(e, smooth) for e in node.elts]
+        elif isinstance(node, gast.Constant):
+            pass
+        else:                                 # a comparison, an index, a test, ...
+            todo += [(n, False) for n in gast.iter_child_nodes(node)]
+
+
+def _smooth_call(call):
+    """Whether ``call`` is of a smooth function of its positional arguments: one of
+    :data:`_SMOOTH` (its annotated callee), the runtime's ``zero_guard``, or a method of
+    :data:`_METHODS`."""
+    callee = anno.get(call, Anno.CALLEE)
+    if callee is not None and id(callee) in _SMOOTH:
+        return True
+    func = call.func
+    if isinstance(func, gast.Attribute) and func.attr in _SMOOTH_NAMES:
+        return callee is None or callee is getattr(runtime, func.attr)
+    return isinstance(func, gast.Attribute) and func.attr in _METHODS and callee is None
+
+
+def _push(call):
+    """``S.append(v)``: a name pushed on the stack ``S``."""
+    return (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+            and call.func.attr == "append" and isinstance(call.func.value, gast.Name)
+            and len(call.args) == 1 and isinstance(call.args[0], gast.Name)
+            and not call.keywords)
+
+
+def _pop(call):
+    """``S.pop()``: a value popped from the stack ``S``."""
+    return (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+            and call.func.attr == "pop" and isinstance(call.func.value, gast.Name)
+            and not call.args and not call.keywords)
+
+
+def _names(node):
+    return set() if node is None else {n.id for n in walk(node) if isinstance(n, gast.Name)}
