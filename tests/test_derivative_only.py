@@ -27,7 +27,9 @@ def test_the_example_in_the_docstring():
     ("r2 = (d * d).sum()\nds = g[r2]", set()),                       # an index
     ("r2 = (d * d).sum()\nds = g * r2\nout = r2 + 1.0", set()),      # a value returned
     ("r2 = (d * d).sum()\nds = g * f(r2)", set()),                   # an unknown function
-    ("r2 = (d * d).sum()\nrt.expect_divisor(r2)\nds = g / r2", set()),   # a check of it
+    ("r2 = (d * e).sum()\nrt.expect_divisor(r2)\nds = g / r2", set()),   # a check of it
+    ("r2 = (d * d).sum()\nrt.expect_divisor(r2)\nds = g / r2", {"r2"}),  # ... of squares
+    ("r2 = (d ** 2).sum()\nrt.expect_divisor(r2)\nr2 = r2 - 1.0\nds = g / r2", set()),
     ("r2 = (d * d).sum()\nds = g * r2.sum()", {"r2"}),               # an array method
     ("r2 = (d * d).sum()\nq = r2 * 2.0\nds = g * -q", {"r2", "q"}),   # through another
     ("r2 = (d * d).sum()\nq = r2 * 2.0\nds = g * q\nif q:\n    pass", set()),   # decided
@@ -95,3 +97,21 @@ def test_a_square_that_decides_a_branch_keeps_pythons_rounding():
     gradient, fused = _fused(cut_pair_energy, (x,))
     assert ".dot(" not in fused
     st.check_grads(cut_pair_energy, (x,), order=2)
+
+
+def normalised_projection(w, X):
+    """A norm divides: its divisor check reads the sum of squares, which decides as Python's."""
+    n = np.sqrt(np.sum(w * w))
+    return np.sum(X @ (w / n))
+
+
+def test_a_norm_checked_as_a_divisor_is_a_dot_product_and_a_zero_one_runs_the_generic_code():
+    rng = np.random.default_rng(5)
+    w, X = rng.standard_normal(3), rng.standard_normal((4, 3))
+    gradient, fused = _fused(normalised_projection, (w, X))
+    assert "n = np.sqrt(w.dot(w))" in fused and "rt.expect_divisor(n)" in fused
+    st.check_grads(normalised_projection, (w, X), order=2)
+    with np.errstate(all="ignore"):
+        got = gradient(np.zeros(3), X)
+        want = st.grad(normalised_projection, specialize=False)(np.zeros(3), X)
+    np.testing.assert_array_equal(got, want)

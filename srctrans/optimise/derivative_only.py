@@ -8,14 +8,19 @@ it, whose every value reaches derivatives through smooth arithmetic alone. Each 
 such a name is
 
 * an operand of arithmetic (``+ - * / ** @``, a negation), an argument of a smooth NumPy
-  function (``np.exp``, ``np.sqrt``, ...; the runtime's ``rt.zero_guard``), an array
-  method's receiver (``.sum()``, ``.dot(...)``, ``.T``), an array whose entry is read or an
-  element of a tuple, inside the
+  function (``np.exp``, ``np.sqrt``, ...; the runtime's ``rt.zero_guard``,
+  ``rt.zero_guard_sum``, ``rt.unreduce``), an array method's receiver (``.sum()``,
+  ``.dot(...)``, ``.T``), an array whose entry is read or an element of a tuple, inside the
   value of an assignment (augmented too) to derivatives, to such names or to entries of
   them, and nowhere inside a comparison, a boolean operation, a conditional's test or an
   index; or
 * pushed on a stack (``tape.append(v)``) whose every pop assigns a name pushed on it (the
-  backward pass restores each name from its own values).
+  backward pass restores each name from its own values); or
+* checked as a divisor (``rt.expect_divisor(v)``, which sends a call whose divisor is 0 or
+  NaN to the generic code), when every value of ``v`` is a sum of a name's squares
+  (``(d * d).sum()``, ``(d ** 2).sum()``, ``np.sum(...)`` of either) or its square root:
+  such a sum is 0 exactly when every square rounds to 0, and NaN exactly when a term is,
+  in any order of its terms, so the check decides as it did on Python's sum.
 
 No test, index, loop bound, branch, step function or returned value reads them, so
 computing them with other rounding (a dot product for a sum of products,
@@ -37,6 +42,7 @@ import numpy as np
 from srctrans import annotations as anno
 from srctrans import runtime
 from srctrans.annotations import Anno
+from srctrans.optimise.expression_shapes import is_runtime_helper_call
 from srctrans.treewalk import walk
 
 # functions continuous (and smooth where their derivatives are read) in the arguments read
@@ -45,7 +51,8 @@ _SMOOTH = frozenset(map(id, (
     np.sin, np.cos, np.arctan, np.power, np.multiply, np.add, np.subtract, np.divide,
     np.negative, np.reciprocal, np.dot, np.vdot, np.outer, np.matmul, np.logaddexp,
     np.sum)))
-_SMOOTH_NAMES = frozenset({"zero_guard"})              # the runtime's, by name
+# the runtime's, by name (unreduce reads its second argument's shape alone)
+_SMOOTH_NAMES = frozenset({"zero_guard", "zero_guard_sum", "unreduce"})
 _METHODS = frozenset({"sum", "dot", "T"})
 _ARITHMETIC = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow, gast.MatMult)
 
@@ -57,11 +64,13 @@ def derivative_only_names(body, derivatives, read_after):
     unsafe = set(read_after)              # names read another way
     pushed, popped = collections.defaultdict(set), collections.defaultdict(set)
     stack_reads = collections.defaultdict(set)   # stack -> names pushed on it
-    assigned = set()
+    assigned, values, checked = set(), collections.defaultdict(list), set()
     for top in body:
         for stmt in walk(top):
             if isinstance(stmt, gast.stmt):
-                _note(stmt, into, unsafe, pushed, popped, stack_reads, assigned)
+                _note(stmt, into, unsafe, pushed, popped, stack_reads, assigned, values,
+                      checked)
+    unsafe |= {name for name in checked if not all(map(_sum_of_squares, values[name]))}
     for stack, names in stack_reads.items():     # a stack read another way, or popped
         if stack in unsafe or into.get(stack) or pushed[stack] != popped[stack]:
             unsafe |= names                      # into other names: opaque
@@ -80,8 +89,13 @@ def derivative_only_names(body, derivatives, read_after):
     return found
 
 
-def _note(stmt, into, unsafe, pushed, popped, stack_reads, assigned):
-    """Record how ``stmt``'s own expressions (not its nested statements') read names."""
+def _note(stmt, into, unsafe, pushed, popped, stack_reads, assigned, values, checked):
+    """Record how ``stmt``'s own expressions (not its nested statements') read names; the
+    values assigned to single names (``values``) and the names checked as divisors."""
+    if isinstance(stmt, gast.Expr) and is_runtime_helper_call(stmt.value, "expect_divisor") \
+            and len(stmt.value.args) == 1 and isinstance(stmt.value.args[0], gast.Name):
+        checked.add(stmt.value.args[0].id)
+        return
     if isinstance(stmt, gast.Expr) and _push(stmt.value):
         stack, name = stmt.value.func.value.id, stmt.value.args[0].id
         pushed[stack].add(name)
@@ -94,6 +108,13 @@ def _note(stmt, into, unsafe, pushed, popped, stack_reads, assigned):
         return
     if isinstance(stmt, (gast.Assign, gast.AugAssign)):
         targets = stmt.targets if isinstance(stmt, gast.Assign) else [stmt.target]
+        if isinstance(stmt, gast.Assign) and len(targets) == 1 \
+                and isinstance(targets[0], gast.Name):
+            values[targets[0].id].append(stmt.value)
+        else:
+            for node in walk(targets[0]):
+                if isinstance(node, gast.Name):
+                    values[node.id].append(None)          # (not a value of its own)
         roots = set()
         for target in targets:
             for node in walk(target):
@@ -161,6 +182,26 @@ def _smooth_call(call):
     if isinstance(func, gast.Attribute) and func.attr in _SMOOTH_NAMES:
         return callee is None or callee is getattr(runtime, func.attr)
     return isinstance(func, gast.Attribute) and func.attr in _METHODS and callee is None
+
+
+def _sum_of_squares(value):
+    """Whether ``value`` is a name's squares summed whole, or the square root of that."""
+    if isinstance(value, gast.Call) and anno.get(value, Anno.CALLEE) is np.sqrt \
+            and len(value.args) == 1 and not value.keywords:
+        value = value.args[0]
+    if not (isinstance(value, gast.Call) and not value.keywords):
+        return False
+    if isinstance(value.func, gast.Attribute) and value.func.attr == "sum" and not value.args:
+        summed = value.func.value                          # (d * d).sum()
+    elif anno.get(value, Anno.CALLEE) is np.sum and len(value.args) == 1:
+        summed = value.args[0]                             # np.sum(d * d)
+    else:
+        return False
+    return (isinstance(summed, gast.BinOp) and isinstance(summed.left, gast.Name)
+            and (isinstance(summed.op, gast.Mult) and isinstance(summed.right, gast.Name)
+                 and summed.right.id == summed.left.id
+                 or isinstance(summed.op, gast.Pow) and isinstance(summed.right, gast.Constant)
+                 and summed.right.value == 2))
 
 
 def _push(call):
