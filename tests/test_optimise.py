@@ -1806,6 +1806,7 @@ def test_a_solves_cotangents_have_their_shapes_and_an_identitys_sum_is_a_trace()
     ("d = np.sum(G ** 2)", "d = np.vdot(G, G)"),
     ("d = (g ** 3).sum()", "d = (g ** 3).sum()"),                   # a cube
     ("d = ((g - x) ** 2).sum()", "d = ((g - x) ** 2).sum()"),       # not a name: read twice
+    ("d, u = (g * x).sum(), 1.0", "d, u = ((g * x).sum(), 1.0)"),   # and a value of the program's
 ])
 def test_a_derivatives_sum_of_a_product_is_an_inner_product(text, rewritten):
     from srctrans.optimise.inner_products import inner_products

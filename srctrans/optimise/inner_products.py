@@ -39,10 +39,11 @@ def inner_products(body, derivatives, known, not_float, numpy_alias):
 
 
 def derivative_statements(body, derivatives):
-    """The assignments of ``body`` (nested ones too) to ``derivatives`` or their entries:
-    those whose rounding is a derivative's, not the program's."""
+    """The assignments of ``body`` (nested ones too) to ``derivatives`` or their entries, and
+    to nothing else: those whose rounding is a derivative's, not the program's."""
     return [stmt for top in body for stmt in walk(top)
-            if isinstance(stmt, (gast.Assign, gast.AugAssign)) and _assigns(stmt) & derivatives]
+            if isinstance(stmt, (gast.Assign, gast.AugAssign))
+            and _assigns(stmt) <= derivatives and _assigns(stmt)]
 
 
 def summed_product(node, numpy_alias):
