@@ -340,7 +340,7 @@ class _Builder:
                                        self._container, self._rows, self._early_return,
                                        self._complex, self._checkpointed, self._release,
                                        self._normalised, self._standardised, self._factored,
-                                       self._recurrence]
+                                       self._recurrence, self._unit]
         for _ in range(self.rng.randint(3, 9)):
             self.rng.choice(makers)()
         returned = self._returned()
@@ -960,6 +960,18 @@ class _Builder:
             lines = [f"{acc} = 0.0", f"for i, row in enumerate({a}):",
                      f"    {acc} = {acc} + np.sum(np.tanh(row)) * i"]
         self._try(lines)
+
+    def _unit(self):
+        """A value divided by its Euclidean norm, the norm written as people write it (a fused
+        gradient checks a sum of squares it divides by once, and computes it as a dot product:
+        optimise/derivative_only.py)."""
+        arrays = [a for a in self._arrays() if np.ndim(self.namespace[a]) >= 1]
+        if not arrays:
+            return self._assign()
+        a, n, t = self.rng.choice(arrays), self._fresh(), self._fresh()
+        norm = self.rng.choice([f"np.sqrt(np.sum({a} * {a}))", f"np.sqrt(({a} ** 2).sum())",
+                                f"np.sqrt(np.sum({a} ** 2) + 0.5)", f"np.linalg.norm({a})"])
+        self._try([f"{n} = {norm}", f"{t} = {a} / {n}"])
 
     def _normalised(self):
         """A softmax, log-softmax or log-sum-exp with an offset subtracted, written one of the
