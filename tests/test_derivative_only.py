@@ -34,6 +34,9 @@ def test_the_example_in_the_docstring():
     ("r2 = (d * d).sum()\nq = r2 * 2.0\nds = g * -q", {"r2", "q"}),   # through another
     ("r2 = (d * d).sum()\nq = r2 * 2.0\nds = g * q\nif q:\n    pass", set()),   # decided
     ("r2 = (d * d).sum()\nds = g * r2\nds = ds + r2", {"r2"}),       # summed into ds
+    ("r2 = (d * d).sum()\nds = g * r2\ndel r2", {"r2"}),             # deleted, not read
+    ("r2 = (d * d).sum()\nwhile r2:\n    ds = g * r2", set()),       # a loop's test
+    ("r2 = (d * d).sum()\nds = g * r2\nprint(r2)", set()),           # run for its effect
 ])
 def test_a_value_read_only_by_smooth_arithmetic_into_derivatives_is_derivative_only(
         text, expected):

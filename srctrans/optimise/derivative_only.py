@@ -112,7 +112,7 @@ def _note(stmt, into, unsafe, pushed, popped, stack_reads, assigned, values, che
                 and isinstance(targets[0], gast.Name):
             values[targets[0].id].append(stmt.value)
         else:
-            for node in walk(targets[0]):
+            for node in (n for target in targets for n in walk(target)):
                 if isinstance(node, gast.Name):
                     values[node.id].append(None)          # (not a value of its own)
         roots = set()
@@ -130,13 +130,16 @@ def _note(stmt, into, unsafe, pushed, popped, stack_reads, assigned, values, che
             into[stmt.target.id] |= roots                      # (x += e reads x)
         _classify(stmt.value, roots, into, unsafe)
         return
-    for field in ("test", "iter", "value", "exc", "msg", "context_expr"):
-        unsafe.update(_names(getattr(stmt, field, None)))
+    if isinstance(stmt, gast.Delete):
+        return                                        # (a name deleted is not read)
+    # any other statement's own expressions: a test, a loop's iterable and its target (whose
+    # values are never rewritten), a returned value, an expression run for its effect
+    for _, value in gast.iter_fields(stmt):
+        for part in value if isinstance(value, list) else [value]:
+            if isinstance(part, gast.AST) and not isinstance(part, gast.stmt):
+                unsafe.update(_names(part))
     if isinstance(stmt, gast.For):
-        for node in walk(stmt.target):
-            if isinstance(node, gast.Name):
-                assigned.add(node.id)
-                unsafe.add(node.id)                   # (a loop's values: never rewritten)
+        assigned.update(n.id for n in walk(stmt.target) if isinstance(n, gast.Name))
 
 
 def _classify(value, roots, into, unsafe):

@@ -21,6 +21,7 @@ square summed, ``(a ** 2).sum()``, is ``a.dot(a)``::
 
 import gast
 
+from srctrans.nodes import clone
 from srctrans.optimise.expression_shapes import shape_of
 from srctrans.treewalk import replace_children, walk
 
@@ -43,7 +44,7 @@ def derivative_statements(body, derivatives):
     to nothing else: those whose rounding is a derivative's, not the program's."""
     return [stmt for top in body for stmt in walk(top)
             if isinstance(stmt, (gast.Assign, gast.AugAssign))
-            and _assigns(stmt) <= derivatives and _assigns(stmt)]
+            and (assigned := _assigns(stmt)) and assigned <= derivatives]
 
 
 def summed_product(node, numpy_alias):
@@ -95,7 +96,7 @@ def _inner(node, known, not_float, numpy_alias):
         return None
     if isinstance(product.op, gast.Pow):
         (left, left_negated), (right, right_negated) = (product.left, False), \
-            (gast.Name(product.left.id, gast.Load(), None, None), False)
+            (clone(product.left), False)
     else:
         (left, left_negated), (right, right_negated) = map(_negation,
                                                            (product.left, product.right))
