@@ -29,7 +29,8 @@ def test_the_example_in_the_docstring():
     ("r2 = (d * d).sum()\nds = g * f(r2)", set()),                   # an unknown function
     ("r2 = (d * e).sum()\nrt.expect_divisor(r2)\nds = g / r2", set()),   # a check of it
     ("r2 = (d * d).sum()\nrt.expect_divisor(r2)\nds = g / r2", {"r2"}),  # ... of squares
-    ("r2 = (d ** 2).sum()\nrt.expect_divisor(r2)\nr2 = r2 - 1.0\nds = g / r2", set()),
+    ("r2 = (d ** 2).sum()\nrt.expect_divisor(r2)\nr2 = r2 - 1.0\nds = g / r2",
+     set()),                                                           # ... and another value
     ("r2 = (d * d).sum()\nds = g * r2.sum()", {"r2"}),               # an array method
     ("r2 = (d * d).sum()\nq = r2 * 2.0\nds = g * -q", {"r2", "q"}),   # through another
     ("r2 = (d * d).sum()\nq = r2 * 2.0\nds = g * q\nif q:\n    pass", set()),   # decided

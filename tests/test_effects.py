@@ -146,6 +146,30 @@ def test_writes_of(function, held, names):
     assert writes_of(function) == (held, frozenset(names))
 
 
+def _helper(v):                     # rebound below to one that writes
+    return np.sum(v)
+
+
+def _calls_helper(v):
+    return _helper(v) * 2.0
+
+
+def _deeper(v):
+    return _calls_helper(v) + 1.0
+
+
+def test_writes_of_sees_a_helper_rebound_since_it_answered(monkeypatch):
+    """An answer remembered for a function's code holds while each call it followed still
+    denotes the function it did, at any depth: a helper rebound to one that writes makes its
+    callers write too."""
+    assert writes_of(_deeper) == writes_of(_calls_helper) == (False, frozenset())
+    monkeypatch.setitem(globals(), "_helper", _writes_global)
+    assert writes_of(_calls_helper) == (False, frozenset({"_LAST"}))
+    assert writes_of(_deeper) == (False, frozenset({"_LAST"}))
+    monkeypatch.setitem(globals(), "_helper", _switch_to_sine)
+    assert writes_of(_deeper) == (True, frozenset())
+
+
 def noted_then_called(layer, w, xs):
     _notes(w)
     return np.sum(layer.act(w * xs[0]))
@@ -186,3 +210,14 @@ def test_the_generated_code_counts_the_calls_of_a_writing_helper_alone():
     assert lines[position - 1] == "rt.note_effect()"
     assert lines.count("rt.note_effect()") == lines.count("_switch_to_sine(self, i)")
     assert "note_effect" not in st.source(Reading().run, args=(W, XS))
+
+
+def _recursive(v, n):
+    return v if n == 0 else _recursive(v * 0.5, n - 1)
+
+
+def test_a_recursive_functions_answer_is_remembered_and_holds():
+    from srctrans.normalize import callees
+    first = writes_of(_recursive)
+    memo = callees._WRITES[_recursive.__code__]
+    assert writes_of(_recursive) == first and callees._WRITES[_recursive.__code__] is memo

@@ -332,8 +332,12 @@ def _scope(function):
 
 # how deep writes_of follows the user's functions a function calls
 _WRITE_DEPTH = 6
-_WRITES: dict = {}                   # code object -> writes_of's answer (its source is fixed)
+# code object -> (writes_of's answer, the calls it followed: (globals, callee node, value),
+# the remembered answers of those callees it used: (code, entry)); its source is fixed, but a
+# call's name may be rebound to another function since, and a callee's answer remade
+_WRITES: dict = {}
 _NO_WRITES: tuple[bool, frozenset[str]] = (False, frozenset())
+_ANALYSING: set = set()              # the code of the functions writes_of is reading now
 
 
 def writes_of(fn, depth=0):
@@ -349,19 +353,30 @@ def writes_of(fn, depth=0):
         fn = fn.__func__
     if not isinstance(fn, types.FunctionType) or is_library(fn):
         return _NO_WRITES
-    found = _WRITES.get(fn.__code__)
-    if found is not None:
-        return found
+    memo = _WRITES.get(fn.__code__)
+    if memo is not None and _calls_unchanged(memo):
+        return memo[0]
     if depth >= _WRITE_DEPTH:
         return True, frozenset()
     try:
         node = parse_function(fn).node
     except Exception:                     # noqa: BLE001 (no source: a lambda of exec, ...)
         return _NO_WRITES
+    outermost = fn.__code__ not in _ANALYSING          # (a recursive function reads itself)
+    _ANALYSING.add(fn.__code__)
+    try:
+        return _writes_found(fn, node, depth)
+    finally:
+        if outermost:
+            _ANALYSING.discard(fn.__code__)
+
+
+def _writes_found(fn, node, depth):
+    """:func:`writes_of` of ``fn`` from its parsed definition ``node``, remembered."""
     body = list(node.body)
     fresh = _fresh_arrays(body, fn.__globals__, set(parameter_names(node)))
     own = local_names(node)
-    held, names = False, set()
+    held, names, calls, used = False, set(), [], []
     for sub in (n for stmt in body for n in walk(stmt)):
         if isinstance(sub, gast.Global):
             names.update(sub.names)
@@ -374,10 +389,36 @@ def writes_of(fn, depth=0):
             else:
                 held = True
         elif isinstance(sub, gast.Call):
-            inner_held, inner_names = writes_of(_global_value(sub.func, fn.__globals__), depth + 1)
+            callee = _global_value(sub.func, fn.__globals__)
+            calls.append((fn.__globals__, sub.func, callee))
+            inner_held, inner_names = writes_of(callee, depth + 1)
             held, names = held or inner_held, names | inner_names
-    found = _WRITES[fn.__code__] = (held, frozenset(names))
+            inner = getattr(callee, "__func__", callee)
+            if isinstance(inner, types.FunctionType) and inner.__code__ not in _ANALYSING:
+                used.append((inner.__code__, _WRITES.get(inner.__code__)))   # (not a caller's:
+                                                                             # recursion)
+    found = (held, frozenset(names))
+    _WRITES[fn.__code__] = (found, tuple(calls), tuple(used))
     return found
+
+
+def _calls_unchanged(memo):
+    """Whether a remembered answer of :func:`writes_of` still holds: every call it followed
+    still denotes the function it did, and every callee's answer it used is still the one
+    remembered and holds too (a helper rebound to one that writes is seen at any depth; each
+    answer looked at once, without recursion)."""
+    pending, seen = [memo], set()
+    while pending:
+        _, calls, used = pending.pop()
+        if any(_global_value(func, globals_) is not callee for globals_, func, callee in calls):
+            return False
+        for code, entry in used:
+            if _WRITES.get(code) is not entry:
+                return False
+            if entry is not None and id(entry) not in seen:
+                seen.add(id(entry))
+                pending.append(entry)
+    return True
 
 
 def _written_root(node):
