@@ -130,3 +130,24 @@ def test_careful_differences_pass_a_steep_program_and_set_aside_a_chaotic_one():
 def test_careful_differences_keep_a_wrong_derivative_wrong(wrong_rule):
     from fuzzing.check import _reference_verdict
     assert _reference_verdict(wrongly_ruled, ARGS) is None
+
+
+SCALE_FREE = '''import numpy as np
+
+
+def program(x, y, s, W):
+    v = np.linspace(0.5, 1.5, 20) * np.sum(W + W)   # a scale the output does not depend on
+    u = v / np.sqrt(np.sum(v * v))
+    return np.sum(np.tanh(u) * u) + x * s + y
+'''
+
+
+def test_a_derivative_zero_by_cancellation_may_round_otherwise_on_each_path(directory):
+    """W's derivative is 0 (a normalised vector's scale), computed as rounding noise; the fused
+    gradient's norm, a dot product, rounds otherwise than the generic code's sum: the paths
+    agree to rounding (what the fuzzer asks of other code computing one derivative), and each
+    path read back from the persistent cache gives its own numbers exactly."""
+    args = (-0.08869728270934273, 0.4880230461464344, 1.089450366770782,   # (a fuzzer's)
+            np.array([[0.5445655136088274, 0.07255336651354119],
+                      [-0.2755675209307062, -0.09082436128547018]]))
+    assert check(SCALE_FREE, args, directory).kind == "ok"
