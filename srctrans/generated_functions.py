@@ -256,7 +256,8 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
                                      unit.namer.fresh)
         body = sum_traces(body, derivatives, known, unit.not_float, unit.aliases[NUMPY_ALIAS])
         body = inner_products(body, derivatives | derivative_only_names(
-            body, derivatives, reads_all(kept)), known, unit.not_float, unit.aliases[NUMPY_ALIAS])
+            body, derivatives, reads_all(kept), unit.aliases[NUMPY_ALIAS]), known,
+            unit.not_float, unit.aliases[NUMPY_ALIAS])
         body = divide_by_reciprocals(body, derivatives, reads_all(kept))
         body = sum_kept_axes_away(body, reads_all(kept))
     arrays, numbers = _arrays(shapes), _numbers(shapes)

@@ -43,13 +43,13 @@ def test_a_value_read_only_by_smooth_arithmetic_into_derivatives_is_derivative_o
         text, expected):
     """Of the values whose rounding could matter (r2, q; the others are read by nothing or
     are what the body returns: ds, out), those found."""
-    found = derivative_only_names(gast.parse(text).body, {"ds"}, {"ds", "out"})
+    found = derivative_only_names(gast.parse(text).body, {"ds"}, {"ds", "out"}, "np")
     assert found & {"r2", "q"} == expected
 
 
 def test_a_returned_value_is_not_derivative_only():
     body = gast.parse("r2 = (d * d).sum()\nds = g * r2").body
-    assert derivative_only_names(body, {"ds"}, {"ds", "r2"}) == set()
+    assert derivative_only_names(body, {"ds"}, {"ds", "r2"}, "np") == set()
 
 
 def pair_energy(x):

@@ -30,7 +30,7 @@ program's own values, and what they decide, stay as Python computes them.
     >>> import gast
     >>> body = gast.parse("d = x - y\\nr2 = (d * d).sum()\\nds = g / r2\\nif r2 > 1.0:\\n"
     ...                   "    pass\\nw = (d * d).sum()\\ndw = -w * g").body
-    >>> sorted(derivative_only_names(body, {"ds", "dw"}, {"ds", "dw"}))
+    >>> sorted(derivative_only_names(body, {"ds", "dw"}, {"ds", "dw"}, "np"))
     ['w']
 """
 
@@ -42,7 +42,9 @@ import numpy as np
 from srctrans import annotations as anno
 from srctrans import runtime
 from srctrans.annotations import Anno
+from srctrans.nodes import appended_to, popped_from
 from srctrans.optimise.expression_shapes import is_runtime_helper_call
+from srctrans.optimise.inner_products import summed_product, summed_square
 from srctrans.treewalk import walk
 
 # functions continuous (and smooth where their derivatives are read) in the arguments read
@@ -57,9 +59,10 @@ _METHODS = frozenset({"sum", "dot", "T"})
 _ARITHMETIC = (gast.Add, gast.Sub, gast.Mult, gast.Div, gast.Pow, gast.MatMult)
 
 
-def derivative_only_names(body, derivatives, read_after):
+def derivative_only_names(body, derivatives, read_after, numpy_alias):
     """The names of ``body`` read only to compute ``derivatives`` (see the module);
-    ``read_after``: the names read after ``body``."""
+    ``read_after``: the names read after ``body``; ``numpy_alias``: the name it calls NumPy
+    by."""
     into = collections.defaultdict(set)   # name -> the names its reads assign
     unsafe = set(read_after)              # names read another way
     pushed, popped = collections.defaultdict(set), collections.defaultdict(set)
@@ -70,7 +73,8 @@ def derivative_only_names(body, derivatives, read_after):
             if isinstance(stmt, gast.stmt):
                 _note(stmt, into, unsafe, pushed, popped, stack_reads, assigned, values,
                       checked)
-    unsafe |= {name for name in checked if not all(map(_sum_of_squares, values[name]))}
+    unsafe |= {name for name in checked
+               if not all(_sum_of_squares(value, numpy_alias) for value in values[name])}
     for stack, names in stack_reads.items():     # a stack read another way, or popped
         if stack in unsafe or into.get(stack) or pushed[stack] != popped[stack]:
             unsafe |= names                      # into other names: opaque
@@ -96,14 +100,16 @@ def _note(stmt, into, unsafe, pushed, popped, stack_reads, assigned, values, che
             and len(stmt.value.args) == 1 and isinstance(stmt.value.args[0], gast.Name):
         checked.add(stmt.value.args[0].id)
         return
-    if isinstance(stmt, gast.Expr) and _push(stmt.value):
-        stack, name = stmt.value.func.value.id, stmt.value.args[0].id
+    push = appended_to(stmt)
+    if push is not None and isinstance(push[1], gast.Name):
+        stack, name = push[0], push[1].id
         pushed[stack].add(name)
         stack_reads[stack].add(name)
         return
-    if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
-            and isinstance(stmt.targets[0], gast.Name) and _pop(stmt.value):
-        popped[stmt.value.func.value.id].add(stmt.targets[0].id)
+    pop = popped_from(stmt.value) if isinstance(stmt, gast.Assign) else None
+    if pop is not None and pop[1] is None and len(stmt.targets) == 1 \
+            and isinstance(stmt.targets[0], gast.Name):
+        popped[pop[0].id].add(stmt.targets[0].id)
         assigned.add(stmt.targets[0].id)
         return
     if isinstance(stmt, (gast.Assign, gast.AugAssign)):
@@ -187,39 +193,17 @@ def _smooth_call(call):
     return isinstance(func, gast.Attribute) and func.attr in _METHODS and callee is None
 
 
-def _sum_of_squares(value):
-    """Whether ``value`` is a name's squares summed whole, or the square root of that."""
+def _sum_of_squares(value, numpy_alias):
+    """Whether ``value`` is a name's squares summed whole (``(d * d).sum()``,
+    ``np.sum(d ** 2)``), or the square root of that."""
     if isinstance(value, gast.Call) and anno.get(value, Anno.CALLEE) is np.sqrt \
             and len(value.args) == 1 and not value.keywords:
         value = value.args[0]
-    if not (isinstance(value, gast.Call) and not value.keywords):
-        return False
-    if isinstance(value.func, gast.Attribute) and value.func.attr == "sum" and not value.args:
-        summed = value.func.value                          # (d * d).sum()
-    elif anno.get(value, Anno.CALLEE) is np.sum and len(value.args) == 1:
-        summed = value.args[0]                             # np.sum(d * d)
-    else:
-        return False
-    return (isinstance(summed, gast.BinOp) and isinstance(summed.left, gast.Name)
-            and (isinstance(summed.op, gast.Mult) and isinstance(summed.right, gast.Name)
-                 and summed.right.id == summed.left.id
-                 or isinstance(summed.op, gast.Pow) and isinstance(summed.right, gast.Constant)
-                 and summed.right.value == 2))
-
-
-def _push(call):
-    """``S.append(v)``: a name pushed on the stack ``S``."""
-    return (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
-            and call.func.attr == "append" and isinstance(call.func.value, gast.Name)
-            and len(call.args) == 1 and isinstance(call.args[0], gast.Name)
-            and not call.keywords)
-
-
-def _pop(call):
-    """``S.pop()``: a value popped from the stack ``S``."""
-    return (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
-            and call.func.attr == "pop" and isinstance(call.func.value, gast.Name)
-            and not call.args and not call.keywords)
+    if summed_square(value, numpy_alias) is not None:
+        return True
+    product = summed_product(value, numpy_alias)
+    return (product is not None and isinstance(product.left, gast.Name)
+            and isinstance(product.right, gast.Name) and product.left.id == product.right.id)
 
 
 def _names(node):

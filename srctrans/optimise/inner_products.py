@@ -55,7 +55,7 @@ def summed_product(node, numpy_alias):
         else None
 
 
-def _summed_square(node, numpy_alias):
+def summed_square(node, numpy_alias):
     """The square ``a ** 2`` of a name that ``node`` sums whole, else None."""
     power = _summed(node, numpy_alias)
     if (isinstance(power, gast.BinOp) and isinstance(power.op, gast.Pow)
@@ -91,7 +91,7 @@ def _assigns(stmt):
 
 def _inner(node, known, not_float, numpy_alias):
     """The inner product a sum of a product ``node`` is (a name's square's too), else None."""
-    product = summed_product(node, numpy_alias) or _summed_square(node, numpy_alias)
+    product = summed_product(node, numpy_alias) or summed_square(node, numpy_alias)
     if product is None:
         return None
     if isinstance(product.op, gast.Pow):
