@@ -82,10 +82,8 @@ def check(text, args, directory, vmap=None):
             return Outcome("wrong", str(wrong))
         first = st.grad(fn, wrt=(0, 1, 2, 3))(*_copies(args))
         again = st.grad(fn, wrt=(0, 1, 2, 3))(*_copies(args))
-        for a, b in zip(first, again):
-            if (a is None) != (b is None) or a is not None and not np.allclose(a, b, rtol=1e-12,
-                                                                              atol=0):
-                return Outcome("wrong", "a cached call gave another gradient")
+        if _differ(first, again, _within_ulps):
+            return Outcome("wrong", "a cached call gave another gradient")
         shared = _shared_memory(first, args) or _shared_memory(again, args)
         if shared is not None:
             return Outcome("wrong", shared)
@@ -143,10 +141,8 @@ def _with_aux(fn, args, gradients):
     _, expected_tangent = st.jvp(fn, _copies(args), tangents)
     for _ in range(2):                               # generic, then specialised code
         got, aux = st.grad(twin, wrt=(0, 1, 2, 3), has_aux=True)(*_copies(args))
-        for a, b in zip(got, gradients):
-            if (a is None) != (b is None) or a is not None and not np.allclose(a, b, rtol=1e-9,
-                                                                              atol=1e-12):
-                return "has_aux=True gave another gradient than the program without aux"
+        if _differ(got, gradients, _to_rounding):
+            return "has_aux=True gave another gradient than the program without aux"
         _, tangent, aux2 = st.jvp(twin, _copies(args), tangents, has_aux=True)
         if not np.allclose(tangent, expected_tangent, rtol=1e-9, atol=1e-12):
             return "has_aux=True gave another JVP than the program without aux"
@@ -317,6 +313,21 @@ def _shared_memory(gradients, args):
     return None
 
 
+def _differ(got, want, same):
+    """Whether two tuples of gradients differ: None in one where the other has an array, or
+    arrays that ``same`` does not take for equal."""
+    return any((a is None) != (b is None) or a is not None and not same(a, b)
+               for a, b in zip(got, want))
+
+
+def _within_ulps(a, b):                # one path called twice: its own rounding, again
+    return np.allclose(a, b, rtol=1e-12, atol=0)
+
+
+def _to_rounding(a, b):                # two ways of computing one derivative
+    return np.allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
 def _arrays_in(value):
     if isinstance(value, np.ndarray):
         return [value]
@@ -340,18 +351,14 @@ def _read_back(fn, args, gradient, eps):
     st.clear_cache()
     read_back = st.grad(fn, wrt=(0, 1, 2, 3))
     first = read_back(*_copies(args))             # the generic code, read back
-    for a, b in zip(built, first):
-        if (a is None) != (b is None) or a is not None and not np.array_equal(a, b):
-            return "the generic code read back from the persistent cache differs from the built one"
-    for a, b in zip(gradient, first):
-        if (a is None) != (b is None) or a is not None and not np.allclose(a, b, rtol=1e-9,
-                                                                          atol=1e-12):
-            return "the gradient read back from the persistent cache differs from the built one"
+    if _differ(built, first, np.array_equal):
+        return "the generic code read back from the persistent cache differs from the built one"
+    if _differ(gradient, first, _to_rounding):
+        return "the gradient read back from the persistent cache differs from the built one"
     for _ in range(2):                            # then the specialised code, and the path
         again = read_back(*_copies(args))         # ``gradient`` took: the same numbers
-    for a, b in zip(gradient, again):
-        if (a is None) != (b is None) or a is not None and not np.array_equal(a, b):
-            return "the gradient read back from the persistent cache differs from the built one"
+    if _differ(gradient, again, np.array_equal):
+        return "the gradient read back from the persistent cache differs from the built one"
     st.clear_cache()
     try:
         st.check_grads(fn, _copies(args), order=2, wrt=(0, 1, 2, 3), eps=eps, rtol=1e-4,
