@@ -30,11 +30,11 @@ with ``wrt=(0, 1)``:
                 and type(a2) is ndarray and a2.shape == (64, 32) and a2.dtype is dtype_a2
                 and type(a3) is ndarray and a3.shape == (64, 10) and a3.dtype is dtype_a3):
             return None
-        if (fn.__defaults__ is not defaults
-                or fn.__kwdefaults__ is not kwdefaults
-                or namespace.get('np') is not assumed_0):
+        if namespace['np'] is not assumed_0:
             return None
         return fused(a0, a1, a2, a3)
+
+(``fn``'s defaults are tested when a call that passes as many arguments could use them.)
 
 The gradients of the call the guard was made for needed no conforming, so
 those of a call with the same shapes and the same dtypes need none either
@@ -53,6 +53,7 @@ the fused gradient specialised on them; :func:`make_hessian_repeat` for
 :func:`srctrans.hessian`, calling that JVP's batched form over the argument's basis.
 """
 
+import re
 import types
 
 import numpy as np
@@ -162,7 +163,7 @@ def make_repeat(fn, instance, fused, args, key, places, single, finish, raw):
             tests.append(f"a{i}.dtype.kind == 'f'")
         shapes.append(" and ".join(tests))
 
-    stale = stale_tests(fn, instance, namespace)
+    stale = stale_tests(fn, instance, namespace, passed=count)
 
     conforming, converted = [], []
     arrays = [f"a{i}" for i, value in enumerate(args) if type(value) is np.ndarray]
@@ -231,7 +232,7 @@ def _entry(name, names, bound, shapes, stale, call):
         full,
         f"    {_tuple(own)} = args" if own else "",
         "    a0 = d._self" if bound else "",
-        "    fn = d._fn",
+        "    fn = d._fn" if any(_FUNCTION.search(test) for test in stale) else "",
         *_checked(_condition("if not", shapes, full) + _condition("if", stale, full), full),
         "    try:",
         *[f"    {line}" for line in body],
@@ -241,6 +242,9 @@ def _entry(name, names, bound, shapes, stale, call):
         "            raise raised",
         "    return d._full(args, kwargs)",
     ]
+
+
+_FUNCTION = re.compile(r"\bfn\b")      # a test reading the guarded function
 
 
 def make_jvp_repeat(fn, instance, jvp, primals, tangents, keywords, out):
@@ -270,7 +274,8 @@ def make_jvp_repeat(fn, instance, jvp, primals, tangents, keywords, out):
         f"def {name}(fn, primals, tangents):",
         f"    # {fn.__name__}'s JVP, for calls shaped like the one this guard was made for",
         *checks,
-        *_checked(_condition("if", stale_tests(fn, instance, namespace), "        return None"),
+        *_checked(_condition("if", stale_tests(fn, instance, namespace, passed=len(primals)),
+                             "        return None"),
                   "        return None"),
         f"    result = jvp({arguments})",
         "    if type(result[0]) is not out_type:",
@@ -311,7 +316,7 @@ def make_hvp_repeat(fn, instance, gradient, jvp_instance, jvp, primals, tangents
         f"    # the HVP of {fn.__name__} (the JVP of its fused gradient), for calls shaped like",
         "    # the one this guard was made for",
         *checks,
-        *_checked(_condition("if", stale_tests(fn, instance, namespace)
+        *_checked(_condition("if", stale_tests(fn, instance, namespace, passed=len(primals))
                              + ["gradient_stale(gradient)"], "        return None"),
                   "        return None"),
         f"    products = jvp({arguments})",
@@ -350,7 +355,7 @@ def make_hessian_repeat(fn, instance, gradient, jvp_instance, kernel, basis, pri
         f"    # the Hessian of {fn.__name__} (one batched JVP of its fused gradient), for calls",
         "    # shaped like the one this guard was made for",
         *checks,
-        *_checked(_condition("if", stale_tests(fn, instance, namespace)
+        *_checked(_condition("if", stale_tests(fn, instance, namespace, passed=len(primals))
                              + ["gradient_stale(gradient)"], "        return None"),
                   "        return None"),
         f"    return finish(kernel({arguments}, {keyword}=basis))",

@@ -109,6 +109,31 @@ def test_new_defaults_are_seen(rng, monkeypatch):
         np.testing.assert_allclose(g(x), 6.0 * x)
 
 
+def test_new_keyword_only_defaults_are_seen(rng, monkeypatch):
+    x = rng.standard_normal(3)
+    g = st.grad(rc.with_keyword_default)
+    for _ in range(2):
+        np.testing.assert_allclose(g(x), 4.0 * x)
+        np.testing.assert_allclose(st.jvp(rc.with_keyword_default, (x,), (x,))[1], 4.0 * x @ x)
+    monkeypatch.setattr(rc.with_keyword_default, "__kwdefaults__", {"c": 3.0})
+    for _ in range(2):
+        np.testing.assert_allclose(g(x), 6.0 * x)
+        np.testing.assert_allclose(st.jvp(rc.with_keyword_default, (x,), (x,))[1], 6.0 * x @ x)
+
+
+def test_defaults_a_call_does_not_use_are_not_tested(rng, monkeypatch, no_full_path):
+    """A call passing every argument uses no default: the short path stays (its guard
+    tests no defaults); one passing fewer tests them (above)."""
+    x = rng.standard_normal(3)
+    g = st.grad(rc.with_default)
+    for _ in range(2):
+        np.testing.assert_allclose(g(x, 3.0), 6.0 * x)
+    monkeypatch.setattr(rc.with_default, "__defaults__", (5.0,))
+    no_full_path()
+    np.testing.assert_allclose(g(x, 3.0), 6.0 * x)
+    assert "__defaults__" not in inspect.getsource(type(g).__call__)
+
+
 def test_new_shapes_int_values_and_dtypes_leave_the_short_path(rng):
     x = rng.standard_normal(3)
     g = st.grad(rc.power_sum)

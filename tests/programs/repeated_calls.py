@@ -19,6 +19,10 @@ def with_default(x, c=2.0):
     return np.sum(c * x * x)
 
 
+def with_keyword_default(x, *, c=2.0):
+    return np.sum(c * x * x)
+
+
 def power_sum(x, n):
     return np.sum(x ** n)
 
