@@ -38,6 +38,7 @@ from srctrans.optimise.release import release_dead_arrays
 from srctrans.optimise.step_lists import save_steps_in_lists
 from srctrans.optimise.entry_cotangents import write_entry_cotangents
 from srctrans.optimise.in_place import accumulate_in_place
+from srctrans.optimise.placed_writes import assign_placed_parts
 from srctrans.optimise.negation import negations_into_updates
 from srctrans.optimise.loop_invariants import hoist_loop_invariants
 from srctrans.optimise.traces import sum_traces
@@ -277,6 +278,8 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
     body = negations_into_updates(body)             # x[k] += -d: x[k] -= d
     if specialised:
         body = absorb_negated_names(body, reads_all(kept))      # d = -T read as T, signs in
+        body = assign_placed_parts(body, known, parameter_names(unit.function),
+                                   unit.aliases[NUMPY_ALIAS], unit.aliases[RUNTIME_ALIAS])
         vectors = {name: shape[0] for name, shape in known.items()
                    if len(shape) == 1 and type(shape[0]) is int}
         body = float_list_loops(body, vectors, reads_all(kept), parameter_names(unit.function),

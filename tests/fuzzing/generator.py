@@ -340,7 +340,7 @@ class _Builder:
                                        self._container, self._rows, self._early_return,
                                        self._complex, self._checkpointed, self._release,
                                        self._normalised, self._standardised, self._factored,
-                                       self._recurrence, self._unit]
+                                       self._recurrence, self._unit, self._parts]
         for _ in range(self.rng.randint(3, 9)):
             self.rng.choice(makers)()
         returned = self._returned()
@@ -972,6 +972,31 @@ class _Builder:
         norm = self.rng.choice([f"np.sqrt(np.sum({a} * {a}))", f"np.sqrt(({a} ** 2).sum())",
                                 f"np.sqrt(np.sum({a} ** 2) + 0.5)", f"np.linalg.norm({a})"])
         self._try([f"{n} = {norm}", f"{t} = {a} / {n}"])
+
+    def _parts(self):
+        """An array read in parts along its last axis, as gates, entries or overlapping
+        windows are (a fused gradient assigns parts apart into its cotangent, and keeps the
+        sums of parts that overlap: optimise/placed_writes.py)."""
+        arrays = [a for a in self._arrays() if np.ndim(self.namespace[a]) >= 1
+                  and self._shape(a)[-1] >= 2]
+        if not arrays:
+            return self._assign()
+        a, h, v = self.rng.choice(arrays), self._fresh(), self._fresh()
+        lead = ":, " * (np.ndim(self.namespace[a]) - 1)
+        n = self._shape(a)[-1]
+        forms = [
+            [f"{h} = {a}.shape[-1] // 2",                                        # gates
+             f"{v} = np.tanh({a}[{lead}:{h}]) * (1.0 + np.sin({a}[{lead}{h}:2 * {h}]))"],
+            [f"{h} = {a}.shape[-1] // 2",                                        # and the rest
+             f"{v} = np.sum(np.cos({a}[{lead}{h}:]) * 0.5) + np.sum({a}[{lead}:{h}] ** 2)"],
+            [f"{v} = {a}[{lead}0] * 2.0 + np.sin({a}[{lead}-1]) * {a}[{lead}1]"],   # entries
+            [f"{v} = ({a}[{lead}1:] - {a}[{lead}:-1] ** 2) ** 2"],                 # overlapping
+            [f"{h} = len({a}) - 1" if not lead else f"{h} = {a}.shape[-1] - 1",      # a size - 1
+             f"{v} = np.sum({a}[{lead}:{h}] * 3.0) - np.sum(np.exp({a}[{lead}{h}:]))"],
+        ]
+        if n >= 3:
+            forms.append([f"{v} = {a}[{lead}2] - {a}[{lead}0] * {a}[{lead}-1]"])    # -1 is 2?
+        self._try(self.rng.choice(forms))
 
     def _normalised(self):
         """A softmax, log-softmax or log-sum-exp with an offset subtracted, written one of the

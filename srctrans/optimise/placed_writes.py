@@ -1,0 +1,159 @@
+"""A fresh cotangent's parts written once each are assigned, not added into zeros.
+
+Requires: a specialised fused gradient's body (after ``optimise.in_place`` and
+``optimise.negated_names``: a part subtracted is one whose sign was moved there), the shapes
+known of its names, and the aliases of NumPy and the runtime.
+Guarantees: the values computed are unchanged (an entry that was ``0.0 + -0.0`` may now be
+``-0.0``). The cotangent of an array read in parts (an LSTM's gates ``a[:, :H]``,
+``a[:, H:2 * H]``, ...; a parameter vector's ``p[0]``, ``p[1]``) starts as zeros with one
+part placed (``rt.getitem_grad``, which checks at every call what kind of index and values
+it has) and adds the others in place; ``d[i] += e`` reads the part, adds, and writes it
+back, three NumPy calls where an assignment is one. Where the index is a basic one
+:mod:`srctrans.analyse.index_regions` reads, the zeros are made and the part placed
+directly, and each later part apart from every part written before it is assigned, up to
+the first statement that reads the cotangent otherwise than by adding into a part of it.
+When the parts assigned cover the whole array before any is read, it starts empty::
+
+    da = rt.getitem_grad(dg, a, np.s_[:, 3 * H:])    da = np.empty(a.shape, np.result_type(a, dg))
+    ...                                               da[:, 3 * H:] = dg
+    da[:, 2 * H:3 * H] += do                  ->      ...
+    da[:, H:2 * H] += df                              da[:, 2 * H:3 * H] = do
+    da[:, :H] += di                                   da[:, H:2 * H] = df
+                                                      da[:, :H] = di
+
+``np.result_type(a, dg)`` is the dtype ``rt.getitem_grad`` gives. A part subtracted,
+``d[:-1] -= e``, is written ``np.negative(e, out=d[:-1])``: no negated array is made (an
+entry, which is no view, gets ``d[0] = -e``). A cotangent made as
+zeros of an array (``rt.zeros_of(a)``) gets the same assignments, and keeps its zeros.
+"""
+
+import gast
+
+from srctrans import annotations as anno
+from srctrans.analyse.index_regions import Regions, cover, disjoint
+from srctrans.nodes import clone, dotted, int_literal, load, store
+from srctrans.optimise.entry_cotangents import is_runtime_call
+from srctrans.optimise.in_place import statement_blocks
+from srctrans.treewalk import walk
+
+
+def assign_placed_parts(body, known, parameters, numpy_alias, runtime_alias):
+    """``body`` with its fresh cotangents' parts assigned (see the module); ``known``:
+    name -> the shape of the names known to hold arrays (and numbers); ``parameters``: the
+    function's."""
+    regions = Regions(body, known, parameters)
+    for block in list(statement_blocks(body)):
+        position = 0
+        while position < len(block):
+            made = _made(block[position], known, regions, numpy_alias, runtime_alias)
+            if made is not None:
+                block[position:position + 1] = _placed(block, position, made, known, regions,
+                                                       numpy_alias)
+            position += 1
+    return body
+
+
+def _made(stmt, known, regions, numpy_alias, runtime_alias):
+    """``(d, x, first)`` for ``d = rt.getitem_grad(e, x, index)`` (``first``: ``(index, e,
+    its region)``; ``index`` basic, as read by ``regions``; ``e`` :func:`_plain`) or ``d = rt.zeros_of(x)``
+    (``first`` None), ``x`` a name holding an array of known shape; else None."""
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name)):
+        return None
+    name, value = stmt.targets[0].id, stmt.value
+    if is_runtime_call(value, runtime_alias, "zeros_of", 1):
+        x = value.args[0]
+        first = None
+    elif is_runtime_call(value, runtime_alias, "getitem_grad", 3):
+        term, x, index = value.args
+        if isinstance(index, gast.Subscript) and _is_index_expression(index.value, numpy_alias):
+            index = index.slice
+        if not _plain(term) or _reads(term, name) or not isinstance(x, gast.Name):
+            return None
+        region = regions.region(index, known.get(x.id, ()))
+        if region is None:
+            return None
+        first = (index, term, region)
+    else:
+        return None
+    if not isinstance(x, gast.Name) or x.id == name or len(known.get(x.id, ())) < 1:
+        return None
+    return name, x.id, first
+
+
+def _placed(block, position, made, known, regions, numpy_alias):
+    """The statements replacing ``block[position]``, a fresh cotangent ``made`` (see
+    :func:`_made`); the later parts written into it are assigned, in place in ``block``."""
+    name, x, first = made
+    shape = known[x]
+    written = [] if first is None else [first[2]]
+    covered = None                      # whether they covered the array when first read
+    for later in range(position + 1, len(block)):
+        stmt = block[later]
+        part = _added_part(stmt, name)
+        region = None if part is None else regions.region(part.slice, shape)
+        if region is not None and all(disjoint(region, other) for other in written):
+            block[later] = anno.copy(stmt, _assignment(stmt, numpy_alias))
+        elif region is not None:        # added into a part written before: reads that part
+            covered = cover(written, shape) if covered is None else covered
+        elif _reads(stmt, name):
+            break                       # read (or written otherwise): zeros from here
+        else:
+            continue
+        written.append(region)
+    if first is None:
+        return [block[position]]
+    index, term = first[:2]
+    make = "empty" if (cover(written, shape) if covered is None else covered) else "zeros"
+    dtype = gast.Call(dotted(numpy_alias, "result_type"), [load(x), clone(term)], [])
+    shaped = gast.Call(dotted(numpy_alias, make),
+                       [gast.Attribute(load(x), "shape", gast.Load()), dtype], [])
+    target = gast.Subscript(load(name), clone(index), gast.Store())
+    made_at = block[position]
+    return [anno.copy(made_at, gast.Assign([store(name)], shaped, None)),
+            anno.copy(made_at, gast.Assign([target], clone(term), None))]
+
+
+def _assignment(stmt, numpy_alias):
+    """``name[index] = e`` for ``name[index] += e``; for ``name[index] -= e``,
+    ``np.negative(e, out=name[index])`` when the part is a view (slices only: no new
+    array), else ``name[index] = -e``."""
+    if isinstance(stmt.op, gast.Add):
+        return gast.Assign([stmt.target], stmt.value, None)
+    index = stmt.target.slice
+    if all(isinstance(part, gast.Slice)
+           for part in (index.elts if isinstance(index, gast.Tuple) else [index])):
+        view = gast.Subscript(stmt.target.value, index, gast.Load())
+        return gast.Expr(gast.Call(dotted(numpy_alias, "negative"), [stmt.value],
+                                   [gast.keyword("out", view)]))
+    return gast.Assign([stmt.target], gast.UnaryOp(gast.USub(), stmt.value), None)
+
+
+def _added_part(stmt, name):
+    """The target ``name[index]`` of ``name[index] += e`` (or ``-=``), neither ``index``
+    nor ``e`` reading ``name``, else None."""
+    if (isinstance(stmt, gast.AugAssign) and isinstance(stmt.op, (gast.Add, gast.Sub))
+            and isinstance(stmt.target, gast.Subscript)
+            and isinstance(stmt.target.value, gast.Name) and stmt.target.value.id == name
+            and not _reads(stmt.value, name) and not _reads(stmt.target.slice, name)):
+        return stmt.target
+    return None
+
+
+def _is_index_expression(node, numpy_alias):
+    """``np.s_``."""
+    return (isinstance(node, gast.Attribute) and node.attr == "s_"
+            and isinstance(node.value, gast.Name) and node.value.id == numpy_alias)
+
+
+def _plain(term):
+    """Whether ``term`` is read twice as cheaply as once, with the same value: a name, a
+    constant, or an entry of a name at a constant index (``p[2]``)."""
+    if isinstance(term, gast.Subscript):
+        return isinstance(term.value, gast.Name) and int_literal(term.slice) is not None
+    return isinstance(term, (gast.Name, gast.Constant))
+
+
+def _reads(node, name):
+    """Whether ``name`` occurs in ``node`` (read or written)."""
+    return any(isinstance(n, gast.Name) and n.id == name for n in walk(node))

@@ -1,0 +1,209 @@
+"""A fresh cotangent's parts written once each (optimise/placed_writes.py): which indices
+pick parts apart (analyse/index_regions.py), the rewrite, and the gradients it gives."""
+
+import gast
+import numpy as np
+import pytest
+
+import srctrans as st
+from srctrans.analyse.index_regions import Regions, cover, disjoint
+from srctrans.optimise.placed_writes import assign_placed_parts
+from srctrans.emit.printer import unparse
+
+SIZES = "N, D = a.shape\nH = D // 4\nn = len(xs)\n"      # sizes, never negative
+
+
+def _regions(indices, shape=(3, 8), sizes=SIZES, parameters=("a", "xs", "k")):
+    body = gast.parse(sizes).body
+    regions = Regions(body, {"a": shape}, parameters)
+    return [regions.region(gast.parse(f"a[{i}]").body[0].value.slice, shape) for i in indices]
+
+
+@pytest.mark.parametrize("first, second, apart", [
+    (":, :H", ":, H:2 * H", True),              # an LSTM's gates
+    (":, H:2 * H", ":, 3 * H:", True),
+    (":, :H", ":, 3 * H:", True),               # H at least 0: H <= 3 * H
+    (":, :H + 1", ":, H:2 * H", False),         # one column in common
+    (":, 2 * H:3 * H", ":, H:3 * H", False),
+    ("0", "1", True),                           # a parameter vector's entries
+    ("-1", ":-1", True),                        # counted from the end of the axis (3)
+    ("-1", "2", False),
+    ("1:", ":-1", False),
+    ("0, 1:", "0, :1", True),                   # apart along one axis
+    ("0, 1:", "1:, :", True),
+    (":, 0", ":, :1", False),
+    (":, -1", ":, :-1", True),
+])
+def test_regions_apart(first, second, apart):
+    a, b = _regions([first, second])
+    assert a is not None and b is not None
+    assert disjoint(a, b) is apart and disjoint(b, a) is apart
+
+
+@pytest.mark.parametrize("index", [
+    ":, :k",                  # a parameter: could be negative (a[:, :-2] and a[:, -2:-4] meet)
+    ":, :H - 1",              # H - 1 could be -1
+    ":, D - 1",               # D - 1 too (D 0)
+    ":, ::2",                 # a step
+    "..., 0", "None, 0",      # an ellipsis, a new axis
+    ":, :, 0",                # more indices than axes
+    "xs",                     # an index read from a value
+    ":, m",                   # a name assigned twice
+])
+def test_indices_that_give_no_region(index):
+    sizes = SIZES + "m = 1\nm = 2\n"
+    assert _regions([index], sizes=sizes)[0] is None
+
+
+def test_a_parameter_assigned_in_the_body_counts_as_assigned_twice():
+    """``a`` held the argument before ``D = a.shape[1]`` ... here ``k`` held another value."""
+    assert _regions([":, :k"], sizes=SIZES + "k = a.shape[0]\n")[0] is None
+    assert _regions([":, :k"], sizes=SIZES + "k = a.shape[0]\n", parameters=("a", "xs"))[0] \
+        is not None
+
+
+@pytest.mark.parametrize("indices, covered", [
+    ([":, :H", ":, H:2 * H", ":, 2 * H:3 * H", ":, 3 * H:"], True),
+    ([":, :H", ":, H:2 * H", ":, 3 * H:"], False),            # a gate missing
+    ([":, :H", ":, H:2 * H", ":, 2 * H:4 * H"], False),       # 4 * H need not be D
+    ([":, :-1", ":, -1"], True),
+    (["0", "1", "2"], True),                                  # every row
+    (["0", "2"], False),
+    (["0, :", "1:, :"], True),
+    (["0, :4", "1:, :"], False),
+    ([":"], True),
+])
+def test_regions_that_cover_the_array(indices, covered):
+    regions = _regions(indices)
+    assert None not in regions
+    assert cover(regions, (3, 8)) is covered
+
+
+def _rewritten(text, known):
+    body = gast.parse(text).body
+    return "\n".join(unparse(stmt) for stmt in assign_placed_parts(body, known, (), "np", "rt"))
+
+
+def test_gates_written_apart_are_assigned_into_an_empty_array():
+    text = ("N, D = a.shape\nH = D // 4\n"
+            "da = rt.getitem_grad(dg, a, np.s_[:, 3 * H:])\n"
+            "u = 2.0 * x\n"
+            "da[:, 2 * H:3 * H] += do\nda[:, H:2 * H] -= df\nda[:, :H] += di\n"
+            "out = da @ W")
+    assert _rewritten(text, {"a": (2, 8)}).splitlines()[2:] == [
+        "da = np.empty(a.shape, np.result_type(a, dg))",
+        "da[:, 3 * H:] = dg",
+        "u = 2.0 * x",
+        "da[:, 2 * H:3 * H] = do",
+        "np.negative(df, out=da[:, H:2 * H])",
+        "da[:, :H] = di",
+        "out = da @ W"]
+
+
+def test_parts_that_do_not_cover_keep_the_zeros_and_a_read_stops_the_assignments():
+    text = ("dp = rt.getitem_grad(g0, p, 0)\ndp[1] += g1\ns = dp.sum()\ndp[2] += g2\n"
+            "dp[3] += g3")
+    assert _rewritten(text, {"p": (4,)}).splitlines() == [
+        "dp = np.zeros(p.shape, np.result_type(p, g0))", "dp[0] = g0", "dp[1] = g1",
+        "s = dp.sum()", "dp[2] += g2", "dp[3] += g3"]
+
+
+@pytest.mark.parametrize("text", [
+    "dp = rt.getitem_grad(g0, p, 0)\ndp[0] += g1",                 # the same entry
+    "dp = rt.getitem_grad(g0, p, 0)\ndp[1] += g1 * dp[0]",         # the term reads dp
+    "dp = rt.getitem_grad(g0, p, 0)\nq = dp\ndp[1] += g1",         # an alias
+    "dp = rt.getitem_grad(g0, p, i)\ndp[1] += g1",                 # an index of a value
+])
+def test_what_stays_added(text):
+    lines = _rewritten(text, {"p": (4,)}).splitlines()
+    assert lines[-1].startswith("dp[") and "+=" in lines[-1]
+
+
+def test_a_cotangent_of_zeros_gets_its_parts_assigned_and_keeps_its_zeros():
+    """... also after a part added into one written before (which reads only that part);
+    an entry subtracted is assigned its negation."""
+    text = "dx = rt.zeros_of(x)\ndx[0] += a\ndx[1:3] += b\ndx[2] += c\ndx[3] -= e\ny = dx"
+    assert _rewritten(text, {"x": (5,)}).splitlines() == [
+        "dx = rt.zeros_of(x)", "dx[0] = a", "dx[1:3] = b", "dx[2] += c", "dx[3] = -e", "y = dx"]
+
+
+def test_an_unknown_shape_is_left_alone():
+    text = "dp = rt.getitem_grad(g0, p, 0)\ndp[1] += g1"
+    assert _rewritten(text, {}) == text
+
+
+# -- the gradients ----------------------------------------------------------------------
+
+def _sigmoid(z):
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def gates(x, W, c):
+    """An LSTM cell's step: the pre-activation read in four gates."""
+    H = c.shape[1]
+    a = x @ W
+    i, f, o = _sigmoid(a[:, :H]), _sigmoid(a[:, H:2 * H]), _sigmoid(a[:, 2 * H:3 * H])
+    g = np.tanh(a[:, 3 * H:])
+    c = f * c + i * g
+    return np.sum(o * np.tanh(c))
+
+
+def three_parameters(p, x):
+    """A vector of parameters read entry by entry (the last one twice)."""
+    loc, log_scale, shape = p[0], p[1], p[-1]
+    z = (x - loc) / np.exp(log_scale)
+    return np.sum(np.log1p(z * z) * shape) + 0.5 * p[2] ** 2
+
+
+def overlapping(x):
+    """Parts that overlap: the first difference and a tail."""
+    return np.sum((x[1:] - x[:-1] ** 2) ** 2) + np.sum(np.sin(x[2:]))
+
+
+def _fused(fn, args, wrt=0):
+    gradient = st.grad(fn, wrt=wrt)
+    for _ in range(3):
+        gradient(*args)
+    source = st.source(fn, args=args, wrt=wrt)
+    return gradient, source.split(f"def {fn.__name__}_grad")[1]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_an_lstm_cells_gates_are_assigned_and_its_derivatives_hold(dtype):
+    rng = np.random.default_rng(11)
+    x, W, c = (rng.standard_normal((3, 4)), 0.5 * rng.standard_normal((4, 8)),
+               rng.standard_normal((3, 2)))
+    x, W = x.astype(dtype), W.astype(dtype)
+    gradient, fused = _fused(gates, (x, W, c), wrt=(0, 1, 2))
+    assert "np.empty(" in fused and "] += " not in fused
+    want = st.grad(gates, wrt=(0, 1, 2), optimize=False)(x, W, c)
+    for got, expected in zip(gradient(x, W, c), want):
+        assert got.dtype == expected.dtype
+        np.testing.assert_allclose(got, expected, rtol=1e-12 if dtype == np.float64 else 1e-5)
+    if dtype == np.float64:
+        st.check_grads(gates, (x, W, c), order=2)
+
+
+def test_a_float32_parameter_vectors_cotangent_has_the_generic_codes_dtype():
+    """``p`` float32 and ``x`` float64: the cotangent is made as ``rt.getitem_grad`` makes
+    it, of ``np.result_type(p, term)``; an entry read twice (``p[2]``, ``p[-1]``) keeps its
+    sum, and the zeros (the others are assigned after it)."""
+    rng = np.random.default_rng(12)
+    p, x = np.array([0.3, -0.2, 1.5], np.float32), rng.standard_normal(6)
+    gradient, fused = _fused(three_parameters, (p, x))
+    assert "dp = np.zeros(p.shape, np.result_type(p, p[2]))" in fused
+    assert "dp[-1] += " in fused and "dp[1] = " in fused and "dp[0] = " in fused
+    want = st.grad(three_parameters, optimize=False)(p, x)
+    got = gradient(p, x)
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    st.check_grads(three_parameters, (p.astype(np.float64), x), order=2)
+
+
+def test_overlapping_parts_keep_their_sums():
+    x = np.random.default_rng(13).standard_normal(6)
+    gradient, fused = _fused(overlapping, (x,))
+    assert "np.zeros(" in fused and "] += " in fused
+    np.testing.assert_allclose(gradient(x), st.grad(overlapping, optimize=False)(x),
+                               rtol=1e-12)
+    st.check_grads(overlapping, (x,), order=2)
