@@ -1,6 +1,8 @@
 """A fresh cotangent's parts written once each (optimise/placed_writes.py): which indices
 pick parts apart (analyse/index_regions.py), the rewrite, and the gradients it gives."""
 
+import re
+
 import gast
 import numpy as np
 import pytest
@@ -127,6 +129,36 @@ def test_a_cotangent_of_zeros_gets_its_parts_assigned_and_keeps_its_zeros():
         "dx = rt.zeros_of(x)", "dx[0] = a", "dx[1:3] = b", "dx[2] += c", "dx[3] = -e", "y = dx"]
 
 
+LOOP = ("_range = range(T)\ndx = rt.zeros_of(x)\n"
+        "for _iteration in {steps}:\n    t = _range[_iteration]\n    u = 2.0 * e\n"
+        "    {write}\n")
+
+
+@pytest.mark.parametrize("steps, write, assigned", [
+    ("range(trips - 1, -1, -1)", "dx[:, t, :] += u", True),     # a step's own slot
+    ("range(trips)", "dx[t] -= u", True),
+    ("range(trips - 1, -1, -1)", "dx[:, t, 1:] += u", True),
+    ("range(-2, 3)", "dx[t] += u", False),                       # R[-1] is R[2]: twice
+    ("range(trips - 1, -1, -1)", "dx[:, t, t] += u", False),    # the counter twice
+    ("range(trips - 1, -1, -1)", "dx[:, 0, :] += u", False),    # the same slot each step
+    ("range(trips - 1, -1, -1)", "dx[:, t, :] += u\n    dx[:, t, :] += u", False),
+    ("range(trips - 1, -1, -1)", "dx[:, t, :] += u * dx[0, 0, 0]", False),
+    ("range(trips - 1, -1, -1)", "if u[0] > 0:\n        dx[:, t, :] += u", False),
+    ("range(trips - 1, -1, -1)", "for k in range(2):\n        dx[:, t, :] += u", False),
+])
+def test_a_loop_writing_a_slot_of_its_own_each_step_assigns_it(steps, write, assigned):
+    text = LOOP.format(steps=steps, write=write)
+    lines = _rewritten(text, {"x": (2, 3, 4)}).splitlines()
+    assert any("+=" in line or "-=" in line for line in lines) is not assigned, lines
+
+
+def test_a_loop_after_parts_written_keeps_its_sums():
+    """Parts written before the loop: its slots are not known apart from them."""
+    text = LOOP.format(steps="range(trips)", write="dx[:, t, :] += u").replace(
+        "dx = rt.zeros_of(x)\n", "dx = rt.zeros_of(x)\ndx[0] += w\n")
+    assert "dx[:, t, :] += u" in _rewritten(text, {"x": (2, 3, 4)})
+
+
 def test_an_unknown_shape_is_left_alone():
     text = "dp = rt.getitem_grad(g0, p, 0)\ndp[1] += g1"
     assert _rewritten(text, {}) == text
@@ -158,6 +190,15 @@ def three_parameters(p, x):
 def overlapping(x):
     """Parts that overlap: the first difference and a tail."""
     return np.sum((x[1:] - x[:-1] ** 2) ** 2) + np.sum(np.sin(x[2:]))
+
+
+def filled(x, W):
+    """A layer filling a preallocated (N, T, H) array a step at a time."""
+    N, T, _ = x.shape
+    h = np.zeros((N, T, W.shape[1]))
+    for t in range(T):
+        h[:, t, :] = np.tanh(x[:, t, :] @ W)
+    return np.sum(h ** 2)
 
 
 def _fused(fn, args, wrt=0):
@@ -207,3 +248,13 @@ def test_overlapping_parts_keep_their_sums():
     np.testing.assert_allclose(gradient(x), st.grad(overlapping, optimize=False)(x),
                                rtol=1e-12)
     st.check_grads(overlapping, (x,), order=2)
+
+
+def test_a_layer_filling_its_steps_assigns_its_inputs_cotangent_a_step_at_a_time():
+    rng = np.random.default_rng(14)
+    x, W = rng.standard_normal((2, 4, 3)), rng.standard_normal((3, 5))
+    gradient, fused = _fused(filled, (x, W), wrt=(0, 1))
+    assert re.search(r"dx\[:, t\w*, :\] = ", fused) and "+= d_item" not in fused, fused
+    for got, want in zip(gradient(x, W), st.grad(filled, wrt=(0, 1), optimize=False)(x, W)):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    st.check_grads(filled, (x, W), order=2)

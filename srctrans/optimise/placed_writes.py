@@ -24,16 +24,22 @@ When the parts assigned cover the whole array before any is read, it starts empt
 ``np.result_type(a, dg)`` is the dtype ``rt.getitem_grad`` gives. A part subtracted,
 ``d[:-1] -= e``, is written ``np.negative(e, out=d[:-1])``: no negated array is made (an
 entry, which is no view, gets ``d[0] = -e``). A cotangent made as
-zeros of an array (``rt.zeros_of(a)``) gets the same assignments, and keeps its zeros.
+zeros of an array (``rt.zeros_of(a)``) gets the same assignments, and keeps its zeros;
+when a loop reads it first, and writes it once a step, ``d[:, t, :] += e`` at the top of its
+body with ``t`` the step's element of a range counted from 0 (an RNN's input read a step
+at a time, the backward pass's loop), each step writes a slot no step wrote before, and the
+write is assigned too.
 """
 
 import gast
 
 from srctrans import annotations as anno
 from srctrans.analyse.index_regions import Regions, cover, disjoint
+from srctrans.analyse.values import natural_ranges
 from srctrans.nodes import clone, dotted, int_literal, load, store
 from srctrans.optimise.entry_cotangents import is_runtime_call
 from srctrans.optimise.in_place import statement_blocks
+from srctrans.optimise.zeroings import step_element
 from srctrans.treewalk import walk
 
 
@@ -41,14 +47,14 @@ def assign_placed_parts(body, known, parameters, numpy_alias, runtime_alias):
     """``body`` with its fresh cotangents' parts assigned (see the module); ``known``:
     name -> the shape of the names known to hold arrays (and numbers); ``parameters``: the
     function's."""
-    regions = Regions(body, known, parameters)
+    regions, ranges = Regions(body, known, parameters), natural_ranges(body)
     for block in list(statement_blocks(body)):
         position = 0
         while position < len(block):
             made = _made(block[position], known, regions, numpy_alias, runtime_alias)
             if made is not None:
                 block[position:position + 1] = _placed(block, position, made, known, regions,
-                                                       numpy_alias)
+                                                       ranges, numpy_alias)
             position += 1
     return body
 
@@ -81,7 +87,7 @@ def _made(stmt, known, regions, numpy_alias, runtime_alias):
     return name, x.id, first
 
 
-def _placed(block, position, made, known, regions, numpy_alias):
+def _placed(block, position, made, known, regions, ranges, numpy_alias):
     """The statements replacing ``block[position]``, a fresh cotangent ``made`` (see
     :func:`_made`); the later parts written into it are assigned, in place in ``block``."""
     name, x, first = made
@@ -96,8 +102,10 @@ def _placed(block, position, made, known, regions, numpy_alias):
             block[later] = anno.copy(stmt, _assignment(stmt, numpy_alias))
         elif region is not None:        # added into a part written before: reads that part
             covered = cover(written, shape) if covered is None else covered
-        elif _reads(stmt, name):
-            break                       # read (or written otherwise): zeros from here
+        elif _reads(stmt, name):        # read (or written otherwise): zeros from here
+            if isinstance(stmt, gast.For) and not written:
+                _assign_steps(stmt, name, shape, regions, ranges, numpy_alias)
+            break
         else:
             continue
         written.append(region)
@@ -112,6 +120,45 @@ def _placed(block, position, made, known, regions, numpy_alias):
     made_at = block[position]
     return [anno.copy(made_at, gast.Assign([store(name)], shaped, None)),
             anno.copy(made_at, gast.Assign([target], clone(term), None))]
+
+
+def _assign_steps(loop, name, shape, regions, ranges, numpy_alias):
+    """Assign, in place, the one write of the loop ``loop`` into ``name`` (zeros, nothing
+    written yet), ``name[..., t, ...] += e`` at the top of its body, when ``t`` is the
+    step's element of a natural range and the index's other parts pick the same part at
+    every step: each step writes a slot of its own, which no step wrote before."""
+    counter = step_element(loop, ranges)
+    writes = [stmt for stmt in loop.body if _reads(stmt, name)]
+    if counter is None or not _never_negative_steps(loop.iter) or len(writes) != 1 \
+            or any(_reads(stmt, name) for stmt in loop.orelse):
+        return
+    part = _added_part(writes[0], name)
+    if part is None:
+        return
+    parts = part.slice.elts if isinstance(part.slice, gast.Tuple) else [part.slice]
+    steps = [k for k, p in enumerate(parts) if isinstance(p, gast.Name) and p.id == counter]
+    if len(steps) != 1 or sum(_reads(p, counter) for p in parts) != 1:
+        return
+    probe = [gast.Constant(0, None) if k == steps[0] else p for k, p in enumerate(parts)]
+    if regions.region(gast.Tuple(probe, gast.Load()), shape) is None:
+        return                          # (the other parts: fixed, basic)
+    position = loop.body.index(writes[0])
+    loop.body[position] = anno.copy(writes[0], _assignment(writes[0], numpy_alias))
+
+
+def _never_negative_steps(call):
+    """Whether the ``range(...)`` call ``call`` counts through numbers at least 0 (a range's
+    entries at distinct such positions are distinct): ``range(n)``, ``range(start, stop,
+    step)`` up from a literal start at least 0, or down to a literal stop at least -1 (the
+    backward pass's ``range(trips - 1, -1, -1)``)."""
+    args = call.args
+    if len(args) == 1:
+        return True
+    step = int_literal(args[2]) if len(args) == 3 else 1
+    if step is None or step == 0:
+        return False
+    bound = int_literal(args[0] if step > 0 else args[1])
+    return bound is not None and bound >= (0 if step > 0 else -1)
 
 
 def _assignment(stmt, numpy_alias):

@@ -44,7 +44,7 @@ def drop_dead_zeroings(backward, ranges, returned, runtime_alias):
 def _drop_in(outer, loop, counters, after, ranges, runtime_alias):
     """Drop the dead zeroings of ``loop``'s body and of the loops nested in it; ``counters``:
     the enclosing loops' (from ``outer``, a loop of the pass's own block)."""
-    counter = _step_element(loop, ranges)
+    counter = step_element(loop, ranges)
     if counter is None:
         return
     counters = counters + [counter]
@@ -98,7 +98,7 @@ class _Behind:
         return isinstance(key, gast.Name) and key.id in self.names or self.written_out(key)
 
 
-def _step_element(loop, ranges):
+def step_element(loop, ranges):
     """``t`` when ``loop`` counts over a range and its body starts by assigning ``t =
     R[_iteration]``, ``R`` one of ``ranges``, ``t`` assigned nowhere else in the body."""
     if not (isinstance(loop.target, gast.Name) and isinstance(loop.iter, gast.Call)
