@@ -39,6 +39,7 @@ from srctrans.optimise.step_lists import save_steps_in_lists
 from srctrans.optimise.entry_cotangents import write_entry_cotangents
 from srctrans.optimise.in_place import accumulate_in_place
 from srctrans.optimise.placed_writes import assign_placed_parts
+from srctrans.optimise.split_slices import slice_splits
 from srctrans.optimise.negation import negations_into_updates
 from srctrans.optimise.loop_invariants import hoist_loop_invariants
 from srctrans.optimise.traces import sum_traces
@@ -235,6 +236,7 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
     body = inline_temporaries(body, unit.namer.temporaries, reads_all(kept), is_pure)
     body = drop_settled_expectations(body)          # (a test inlining made a literal)
     if specialised:           # (after the inlining: a product's literals are in one expression)
+        body = slice_splits(body, shapes)
         body = share_cholesky_inverses(body, unit.aliases[RUNTIME_ALIAS],
                                        unit.aliases[NUMPY_ALIAS], unit.namer.fresh,
                                        shapes if aux is None else None)

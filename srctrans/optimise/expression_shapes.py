@@ -101,14 +101,22 @@ def entry_key(name, index):
 
 def record_pair(name, value, known):
     """Put the shapes of the entries of the pair ``value`` (a call of a helper of
-    :data:`PAIR_SHAPES_OF_ARGUMENTS`) assigned to ``name`` into ``known``; forget them
-    otherwise (``name`` holds something else now)."""
+    :data:`PAIR_SHAPES_OF_ARGUMENTS`) assigned to ``name`` into ``known``, or those of a
+    tuple or list display of values of known shape (all of them under ``name[:]``: the
+    cotangent of a split's pieces, which a concatenation joins); forget them otherwise
+    (``name`` holds something else now)."""
     shapes = pair_shapes(value, known)
-    for index in (0, 1):
-        if shapes is None or shapes[index] is None:
-            known.pop(entry_key(name, index), None)
-        else:
-            known[entry_key(name, index)] = shapes[index]
+    entries = known.pop(entry_key(name, ":"), ())
+    for index in range(max(2, len(entries))):
+        known.pop(entry_key(name, index), None)
+    if shapes is None and isinstance(value, (gast.Tuple, gast.List)):
+        shapes = tuple(shape_of(entry, known) for entry in value.elts)
+        if None in shapes:
+            return
+        known[entry_key(name, ":")] = shapes
+    for index, shape in enumerate(shapes or ()):
+        if shape is not None:
+            known[entry_key(name, index)] = shape
 
 
 def pair_shapes(value, known):
@@ -231,6 +239,8 @@ def shape_of(expression, known):
     if isinstance(expression, gast.Attribute) and expression.attr == "T":
         inner = shape_of(expression.value, known)
         return None if inner is None else tuple(reversed(inner))
+    if isinstance(expression, gast.Call) and called(expression) is np.concatenate:
+        return _concatenated_shape(expression, known)
     if isinstance(expression, gast.Call) and not expression.keywords:
         callee = called(expression)
         if callee is np.matmul and len(expression.args) == 2:       # (a ufunc with a signature)
@@ -284,6 +294,32 @@ def shape_of(expression, known):
         if expression.func.attr in _SHAPE_REDUCING_METHODS:
             return _summed_shape(expression, known)
     return None
+
+
+def _concatenated_shape(call, known):
+    """The shape of ``np.concatenate(parts, axis=k)`` (``k`` an int literal, 0 by default;
+    ``parts`` a tuple or list display, or a name holding one: ``record_pair``), or None."""
+    axes = [k.value for k in call.keywords if k.arg == "axis"] + list(call.args[1:])
+    if not call.args or len(axes) > 1 or any(k.arg != "axis" for k in call.keywords):
+        return None
+    axis = int_literal(axes[0]) if axes else 0
+    parts = call.args[0]
+    if isinstance(parts, (gast.Tuple, gast.List)):
+        shapes = tuple(shape_of(part, known) for part in parts.elts)
+    elif isinstance(parts, gast.Name):
+        shapes = known.get(entry_key(parts.id, ":"))
+    else:
+        return None
+    if axis is None or not shapes or None in shapes:
+        return None
+    ndim = len(shapes[0])
+    if not -ndim <= axis < ndim or any(len(s) != ndim for s in shapes):
+        return None
+    axis %= ndim
+    rest = {s[:axis] + s[axis + 1:] for s in shapes}
+    if len(rest) != 1 or not all(type(s[axis]) is int for s in shapes):
+        return None
+    return shapes[0][:axis] + (sum(s[axis] for s in shapes),) + shapes[0][axis + 1:]
 
 
 # The factors of a distribution's derivatives (runtime/scipy_stats.py), elementwise in their

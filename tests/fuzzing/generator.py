@@ -974,9 +974,10 @@ class _Builder:
         self._try([f"{n} = {norm}", f"{t} = {a} / {n}"])
 
     def _parts(self):
-        """An array read in parts along its last axis, as gates, entries or overlapping
-        windows are (a fused gradient assigns parts apart into its cotangent, and keeps the
-        sums of parts that overlap: optimise/placed_writes.py)."""
+        """An array read in parts along its last axis, as gates, entries, overlapping
+        windows or a split's pieces are (a fused gradient assigns parts apart into its
+        cotangent, and keeps the sums of parts that overlap: optimise/placed_writes.py; it
+        reads a split as slices: optimise/split_slices.py)."""
         arrays = [a for a in self._arrays() if np.ndim(self.namespace[a]) >= 1
                   and self._shape(a)[-1] >= 2]
         if not arrays:
@@ -996,6 +997,12 @@ class _Builder:
         ]
         if n >= 3:
             forms.append([f"{v} = {a}[{lead}2] - {a}[{lead}0] * {a}[{lead}-1]"])    # -1 is 2?
+        u = self._fresh()                   # splits (read as slices), their pieces joined
+        forms.append([f"{h}, {u} = np.array_split({a}, 2, axis=-1)",
+                      f"{v} = np.sum(np.tanh({h}) ** 2) + np.sum({u} * 0.5)"])
+        if n % 2 == 0:
+            forms.append([f"{h}, {u} = np.split({a}, 2, axis={np.ndim(self.namespace[a]) - 1})",
+                          f"{v} = np.concatenate([{u} * {h}, np.sin({h})], axis=-1)"])
         self._try(self.rng.choice(forms))
 
     def _normalised(self):
