@@ -63,6 +63,12 @@ def test_a_quotient_by_a_checked_array_is_unguarded(text, arrays, parameters, di
     ("s = a * 2\nv = s[1:]\nv *= 0.0\nd = rt.zero_guard(g, g / s)", {"s"}),   # through a view
     ("s = a * 2\nh(s)\nd = rt.ratio_or_zero(x, s)", {"s"}),        # a user's call may change it
     ("s = a * 2\nd = rt.ratio_or_zero(x, s)", ()),                  # not measured
+    ("s = np.sqrt(a)\nv = s.reshape(-1)\nv[0] = 0.0\nd = rt.zero_guard(g, g / s)",
+     {"s"}),                                                       # a method's view of it
+    ("s = np.sqrt(a)\nw = (s, b)\nw[0][0] = 0.0\nd = rt.zero_guard(g, g / s)",
+     {"s"}),                                                       # held in a tuple
+    ("s = np.sqrt(a)\nv = rt.f(s)[1:]\nv += 1.0\nd = rt.zero_guard(g, g / s)",
+     {"s"}),                                                       # what a helper handed back
 ])
 def test_a_quotient_by_an_array_that_may_not_lose_its_guard_keeps_it(text, arrays):
     assert _divided(text, (), (), arrays) == text
@@ -164,3 +170,31 @@ def test_a_norms_ratio_is_the_forward_passs_quotient():
     for A in (args[0], args[0], args[0], zero_row, args[0], zero_row):
         with np.errstate(divide="ignore", invalid="ignore"):
             np.testing.assert_array_equal(g(A, args[1]), generic(A, args[1]))
+
+
+def test_arithmetic_of_an_array_shares_no_memory_with_it():
+    """``r = np.sqrt(x ** 2 + y ** 2)`` holds a new array: a write into what ``x`` and ``y``
+    are views of (``dP``, placed into from them) leaves ``r`` alone, and ``r`` is checked
+    once rather than each quotient by it guarded."""
+    text = ("x = P[:, 0]\ny = P[:, 1]\nr = np.sqrt(x ** 2 + y ** 2)\n"
+            "d = rt.zero_guard(g, g * 0.5 / r)\ndP = rt.getitem_grad(d, P, np.s_[:, 1])\n"
+            "dP[:, 0] += x * d")
+    assert "rt.expect_positive(r)\nd = g * 0.5 / r" in _divided(text, (), ("P",), {"r"})
+
+
+def positions_energy(P, k):
+    """Points' distances from the origin, read from a matrix's columns."""
+    x, y = P[:, 0], P[:, 1]
+    r = np.sqrt(x ** 2 + y ** 2)
+    return np.sum(k * (r - 1.0) ** 2) + np.sum(np.cos(x) * y)
+
+
+def test_a_distance_from_a_matrixs_columns_is_checked_once():
+    P = np.random.default_rng(21).standard_normal((6, 2))
+    gradient = st.grad(positions_energy)
+    for _ in range(3):
+        np.testing.assert_allclose(gradient(P, 0.7),
+                                   st.grad(positions_energy, optimize=False)(P, 0.7), rtol=1e-12)
+    fused = st.source(positions_energy, args=(P, 0.7)).split("def positions_energy_grad")[1]
+    assert "rt.expect_positive(r)" in fused and "zero_guard" not in fused
+    st.check_grads(positions_energy, (P, 0.7), order=2, wrt=0)

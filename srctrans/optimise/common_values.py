@@ -229,15 +229,35 @@ def has_own_rule(callee):
 
 
 def _operands(value, locals_):
-    """The names ``value`` reads, but not the globals through which it reaches the functions
-    it calls (``np`` of ``np.reshape(a, s)``): a module shares no memory with an array.
-    ``locals_``: the parameters and the names the body assigns."""
-    called = set()
-    for node in walk(value):
-        if isinstance(node, gast.Call):
-            called |= {id(n) for n in walk(node.func)
-                       if isinstance(n, gast.Name) and n.id not in locals_}
-    return {n.id for n in walk(value) if isinstance(n, gast.Name) and id(n) not in called}
+    """The names whose memory ``value`` may share: a name, what a subscript, attribute or
+    call reads (a view, a method's receiver, an argument handed back), the entries of a
+    display; not the operands of arithmetic, whose result is a new array (as an assignment
+    of arithmetic is taken to be, below), nor the globals through which it reaches the
+    functions it calls (``np`` of ``np.reshape(a, s)``: a module shares no memory with an
+    array). ``locals_``: the parameters and the names the body assigns."""
+    found, pending = set(), [value]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, gast.Name):
+            found.add(node.id)
+        elif isinstance(node, (gast.BinOp, gast.UnaryOp, gast.Compare, gast.Constant)):
+            continue                    # a new value (a number, or an array of its own)
+        elif isinstance(node, gast.Call):
+            pending += node.args + [k.value for k in node.keywords]
+            if not (isinstance(node.func, gast.Name) and node.func.id not in locals_):
+                pending.append(node.func)            # a method's receiver, a local callee
+        elif isinstance(node, gast.Attribute):
+            if not (isinstance(node.value, gast.Name) and node.value.id not in locals_):
+                pending.append(node.value)           # (np.linalg: a module)
+        elif isinstance(node, (gast.Subscript, gast.Starred)):
+            pending.append(node.value)
+        elif isinstance(node, (gast.Tuple, gast.List)):
+            pending += node.elts
+        elif isinstance(node, gast.IfExp):
+            pending += [node.body, node.orelse]
+        else:                           # anything else: all it reads
+            found |= {n.id for n in walk(node) if isinstance(n, gast.Name)}
+    return found
 
 
 def changed_groups(body, locals_, runtime_alias):
