@@ -13,7 +13,9 @@ full path. The gradients are conformed to their arguments as the full path
 conforms them. Containers and objects among the arguments (a bound method's
 object first) are tested entry by entry (:mod:`srctrans.repeat_structures`);
 for them :func:`make_repeat` returns None unless the full path would return the
-fused gradient's own containers and arrays, none of them an argument's.
+fused gradient's own containers and arrays, none of them an argument's (a list's gradient
+the fused gradient made a tuple, ``dparams = (dW1, db1)`` of ``W1, b1 = params``, is
+handed back as the list the full path makes of it, ``list(g0)``).
 
 Checking all that in a generic loop costs more than the fused gradient of
 a small problem, so the checks are written out for the key at hand, one
@@ -141,10 +143,15 @@ def make_repeat(fn, instance, fused, args, key, places, single, finish, raw):
     gradients = [f"g{k}" for k in range(len(selected))]
 
     structured = any(shape_keys.key_part(value) is None for value in args)
+    listed = set()          # the gradients the full path makes lists of the fused tuples of
     if structured:      # containers, objects: trusted when the full path returns raw's own
         finished = finish(raw, tuple(args[i] for i in selected), args)
-        trusted = all(same_leaves(f, g) for f, g in zip(
-            (finished,) if single else finished, raw)) and _owns_its_memory(raw, args)
+        finished = (finished,) if single else finished
+        listed = {k for k, (f, g) in enumerate(zip(finished, raw))   # a list's, made a tuple
+                  if type(f) is list and type(g) is tuple and same_leaves(f, list(g))}
+        trusted = all(k in listed or same_leaves(f, g)
+                      for k, (f, g) in enumerate(zip(finished, raw))) \
+            and _owns_its_memory(raw, args)
         if not trusted:
             return None
     else:
@@ -177,7 +184,7 @@ def make_repeat(fn, instance, fused, args, key, places, single, finish, raw):
                               + (f" and {others}" if others else ""))
             converted.append(g)
         elif type(args[index]) is not float:      # a container's or object's: as fused gave it
-            converted.append(g)
+            converted.append(f"list({g})" if k in listed else g)
         elif raw[k] is None:                      # an unconnected float's: None (float64(None)
             conforming.append(f"{g} is not None")  # is NaN), or what finish makes of it
             converted.append(g)

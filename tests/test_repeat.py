@@ -244,6 +244,21 @@ def test_the_probe_sees_what_every_line_of_a_statement_assigns():
 
 # -- containers and objects (issue 32: a method's or a dict's gradient costs what a plain one does)
 
+def test_an_unpacked_lists_gradient_takes_the_short_path_as_a_list(rng, no_full_path):
+    """``W, b = params``: the fused gradient makes ``dparams`` a tuple, the full path a list
+    of the same arrays; the short path hands back that list."""
+    layer, x = _layer(rng), rng.standard_normal((4, 3))
+    params = [layer.W, layer.b]
+    gradient = st.grad(rc.unpacked_loss)
+    for _ in range(2):
+        first = gradient(params, x)
+    no_full_path()
+    got = gradient(params, x)
+    assert type(got) is list and type(first) is list and len(got) == 2
+    for g, want in zip(got, _expected_layer_gradients(layer.W, layer.b, x)[1:]):
+        np.testing.assert_allclose(g, want, rtol=1e-12)
+
+
 def _layer(rng, n=3, m=2):
     return rc.Layer(rng.standard_normal((n, m)), rng.standard_normal(m))
 

@@ -80,6 +80,11 @@ def dict_loss(params, x):
     return np.sum(np.tanh(x @ params["W"] + params["b"]) ** 2)
 
 
+def unpacked_loss(params, x):  # a list of arrays, unpacked: its gradient made as a tuple
+    W, b = params
+    return np.sum(np.tanh(x @ W + b) ** 2)
+
+
 def nested_loss(layers, x):    # a list of dicts of arrays
     for layer in layers:
         x = np.tanh(x @ layer["W"] + layer["b"])
