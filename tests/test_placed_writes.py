@@ -10,6 +10,8 @@ import pytest
 import srctrans as st
 from srctrans.analyse.index_regions import Regions, cover, disjoint
 from srctrans.optimise.placed_writes import assign_placed_parts
+from srctrans import annotations as anno
+from srctrans.annotations import Anno
 from srctrans.emit.printer import unparse
 
 SIZES = "N, D = a.shape\nH = D // 4\nn = len(xs)\n"      # sizes, never negative
@@ -159,6 +161,36 @@ def test_a_loop_after_parts_written_keeps_its_sums():
     assert "dx[:, t, :] += u" in _rewritten(text, {"x": (2, 3, 4)})
 
 
+def _with_aranges(text):
+    body = gast.parse(text).body
+    for node in (n for stmt in body for n in gast.walk(stmt)):
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
+                and node.func.attr == "arange":
+            anno.set_(node, Anno.CALLEE, np.arange)
+    return body
+
+
+@pytest.mark.parametrize("index, known, placed", [
+    ("(np.arange(n), y)", {"y": (4,)}, True),           # a label per row: distinct entries
+    ("(_rows, y)", {"y": (4,)}, True),                  # the range by its name
+    ("(np.arange(n), 2)", {}, True),
+    ("(np.arange(n), y)", {"y": (4, 1)}, False),        # broadcast to (4, 4): rows repeat
+    ("(np.arange(n), y)", {}, False),                   # y's shape unknown
+    ("(i, y)", {"y": (4,), "i": (4,)}, False),          # no range: indices may repeat
+    ("(np.arange(n, 2 * n), y)", {"y": (4,)}, False),   # (read as one argument only)
+    ("(np.arange(n), slice(None))", {}, False),
+])
+def test_a_range_with_a_label_per_row_picks_distinct_entries(index, known, placed):
+    text = f"_rows = np.arange(n)\ndp = rt.getitem_grad(g, p, {index})\nq = dp * 2.0\ndel _rows"
+    body = assign_placed_parts(_with_aranges(text), {"p": (4, 3), **known}, (), "np", "rt")
+    lines = [unparse(stmt) for stmt in body]
+    if placed:
+        assert lines[1:3] == ["dp = np.zeros(p.shape, np.result_type(p, g))",
+                              f"dp[{index[1:-1]}] = g"], lines
+    else:
+        assert lines[1] == f"dp = rt.getitem_grad(g, p, {index})", lines
+
+
 def test_an_unknown_shape_is_left_alone():
     text = "dp = rt.getitem_grad(g0, p, 0)\ndp[1] += g1"
     assert _rewritten(text, {}) == text
@@ -258,3 +290,21 @@ def test_a_layer_filling_its_steps_assigns_its_inputs_cotangent_a_step_at_a_time
     for got, want in zip(gradient(x, W), st.grad(filled, wrt=(0, 1), optimize=False)(x, W)):
         np.testing.assert_allclose(got, want, rtol=1e-12)
     st.check_grads(filled, (x, W), order=2)
+
+
+def cross_entropy(W, X, y):
+    """Softmax cross-entropy with integer labels, picked by a range of rows."""
+    s = X @ W
+    s = s - s.max(axis=1, keepdims=True)
+    log_p = s - np.log(np.exp(s).sum(axis=1, keepdims=True))
+    return -np.mean(log_p[np.arange(X.shape[0]), y])
+
+
+def test_a_label_per_rows_cotangent_is_placed_not_added_at():
+    rng = np.random.default_rng(15)
+    W, X, y = rng.standard_normal((3, 4)), rng.standard_normal((6, 3)), rng.integers(0, 4, 6)
+    gradient, fused = _fused(cross_entropy, (W, X, y))
+    assert "getitem_grad" not in fused and "[np.arange(X.shape[0]), y] = " in fused, fused
+    np.testing.assert_allclose(gradient(W, X, y), st.grad(cross_entropy, optimize=False)(W, X, y),
+                               rtol=1e-12)
+    st.check_grads(cross_entropy, (W, X, y), order=2, wrt=0)

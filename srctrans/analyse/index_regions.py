@@ -36,7 +36,7 @@ class Regions:
         before: it counts as assigned twice)."""
         stores = dict.fromkeys(parameters, 1)
         for node in (n for stmt in body for n in walk(stmt)):
-            if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
+            if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
                 stores[node.id] = stores.get(node.id, 0) + 1
         self.sizes, self.definitions = set(), {}
         for stmt in body:

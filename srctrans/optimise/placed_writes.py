@@ -32,12 +32,14 @@ write is assigned too.
 """
 
 import gast
+import numpy as np
 
 from srctrans import annotations as anno
 from srctrans.analyse.index_regions import Regions, cover, disjoint
 from srctrans.analyse.values import natural_ranges
 from srctrans.nodes import clone, dotted, int_literal, load, store
 from srctrans.optimise.entry_cotangents import is_runtime_call
+from srctrans.optimise.expression_shapes import called
 from srctrans.optimise.in_place import statement_blocks
 from srctrans.optimise.zeroings import step_element
 from srctrans.treewalk import walk
@@ -61,7 +63,8 @@ def assign_placed_parts(body, known, parameters, numpy_alias, runtime_alias):
 
 def _made(stmt, known, regions, numpy_alias, runtime_alias):
     """``(d, x, first)`` for ``d = rt.getitem_grad(e, x, index)`` (``first``: ``(index, e,
-    its region)``; ``index`` basic, as read by ``regions``; ``e`` :func:`_plain`) or ``d = rt.zeros_of(x)``
+    its region)``; ``index`` basic, as read by ``regions``, or picking distinct entries,
+    region None: :func:`_picks_distinct`; ``e`` :func:`_plain`) or ``d = rt.zeros_of(x)``
     (``first`` None), ``x`` a name holding an array of known shape; else None."""
     if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], gast.Name)):
@@ -77,7 +80,7 @@ def _made(stmt, known, regions, numpy_alias, runtime_alias):
         if not _plain(term) or _reads(term, name) or not isinstance(x, gast.Name):
             return None
         region = regions.region(index, known.get(x.id, ()))
-        if region is None:
+        if region is None and not _picks_distinct(index, known, regions):
             return None
         first = (index, term, region)
     else:
@@ -92,6 +95,9 @@ def _placed(block, position, made, known, regions, ranges, numpy_alias):
     :func:`_made`); the later parts written into it are assigned, in place in ``block``."""
     name, x, first = made
     shape = known[x]
+    if first is not None and first[2] is None:     # entries picked by arrays: placed alone
+        return _made_and_placed(block, position, name, x, first[0], first[1], "zeros",
+                                numpy_alias)
     written = [] if first is None else [first[2]]
     covered = None                      # whether they covered the array when first read
     for later in range(position + 1, len(block)):
@@ -111,8 +117,13 @@ def _placed(block, position, made, known, regions, ranges, numpy_alias):
         written.append(region)
     if first is None:
         return [block[position]]
-    index, term = first[:2]
     make = "empty" if (cover(written, shape) if covered is None else covered) else "zeros"
+    return _made_and_placed(block, position, name, x, first[0], first[1], make, numpy_alias)
+
+
+def _made_and_placed(block, position, name, x, index, term, make, numpy_alias):
+    """``name = np.zeros(x.shape, np.result_type(x, term))`` (or ``np.empty``) and
+    ``name[index] = term``, for ``block[position]``."""
     dtype = gast.Call(dotted(numpy_alias, "result_type"), [load(x), clone(term)], [])
     shaped = gast.Call(dotted(numpy_alias, make),
                        [gast.Attribute(load(x), "shape", gast.Load()), dtype], [])
@@ -191,6 +202,28 @@ def _is_index_expression(node, numpy_alias):
     """``np.s_``."""
     return (isinstance(node, gast.Attribute) and node.attr == "s_"
             and isinstance(node.value, gast.Name) and node.value.id == numpy_alias)
+
+
+def _picks_distinct(index, known, regions):
+    """Whether ``index``, a tuple of arrays and ints, picks distinct entries: one part is
+    ``np.arange(n)`` (distinct rows), written there or a name assigned it once at the top
+    level, and every other is an int or a name known to hold at most one axis (a label per
+    row: ``p[np.arange(n), y]``), so that they broadcast along the range's one axis. Such
+    an index puts each entry of its term in a place of its own, as ``np.add.at`` does
+    into zeros."""
+    parts = index.elts if isinstance(index, gast.Tuple) else []
+    ranges = [part for part in parts if _is_arange(regions.definitions.get(part.id)
+                                                   if isinstance(part, gast.Name) else part)]
+    return bool(ranges) and all(
+        part in ranges or int_literal(part) is not None
+        or isinstance(part, gast.Name) and len(known.get(part.id) or (0, 0)) <= 1
+        for part in parts)
+
+
+def _is_arange(node):
+    """``np.arange(n)``, one argument."""
+    return (isinstance(node, gast.Call) and called(node) is np.arange and len(node.args) == 1
+            and not node.keywords)
 
 
 def _plain(term):
