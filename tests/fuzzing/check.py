@@ -96,6 +96,9 @@ def check(text, args, directory, vmap=None):
         different = _of_a_dict(fn, args, first)
         if different is not None:
             return Outcome("wrong", different)
+        different = _of_a_list(fn, args, first)
+        if different is not None:
+            return Outcome("wrong", different)
         different = _of_rows(fn, args, first)
         if different is not None:
             return Outcome("wrong", different)
@@ -202,6 +205,27 @@ def _of_a_dict(fn, args, gradients):
         _, tangent = st.jvp(twin, (params(), s, W), (dp, tangents[2], tangents[3]))
         if not _same_tree(tangent, expected_tangent, rtol=1e-9, atol=1e-12):
             return "the dict twin gave another JVP than the program"
+    return None
+
+
+def _of_a_list(fn, args, gradients):
+    """What the program's twin unpacking ``x`` and ``y`` from a list (``program_of_a_list``:
+    ``x, y = xy``, whose cotangent the fused gradient makes a tuple and the short path
+    hands back as a list) gets wrong against ``program``'s ``gradients``, or None; three
+    calls (generic, specialised, short path)."""
+    twin = fn.__globals__.get("program_of_a_list")
+    if twin is None:
+        return None
+    x, y, s, W = args
+    for _ in range(3):
+        gxy, gs, gW = st.grad(twin, wrt=(0, 1, 2))([*_copies((x, y))], s, W)
+        if gxy is not None and type(gxy) is not list:
+            return f"the list twin's gradient of the list is a {type(gxy).__name__}"
+        gx, gy = gxy if gxy is not None else (None, None)
+        for a, b, arg in zip((gx, gy, gs, gW), gradients, args):
+            a, b = (np.zeros_like(np.asarray(arg)) if g is None else g for g in (a, b))
+            if not np.allclose(a, b, rtol=1e-9, atol=1e-12):
+                return "the list twin gave another gradient than the program"
     return None
 
 

@@ -362,6 +362,10 @@ class _Builder:
             body = (["x = p['x'] * p.get('unit', 1.0)", "y = p['y'] * 1.0"] + self.prelude + self.lines
                     + [f"return {returned}"])
             text += "\n\ndef program_of_a_dict(p, s, W):\n" + textwrap.indent("\n".join(body), "    ")
+        if self.extra.random() < 0.15:     # the same program reading x and y from a list
+            body = (["x, y = xy", "x = x * 1.0", "y = y * 1.0"] + self.prelude + self.lines
+                    + [f"return {returned}"])
+            text += "\n\ndef program_of_a_list(xy, s, W):\n" + textwrap.indent("\n".join(body), "    ")
         if self.rng.random() < 0.15:       # the same program as a method reading W from self
             body = ["W = self.weights()"] + self.prelude + self.lines + [f"return {returned}"]
             body = [line.replace("LOOPED.step(", "self.looped(")       # calls through self in
