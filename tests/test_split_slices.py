@@ -10,7 +10,7 @@ import srctrans as st
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.emit.printer import unparse
-from srctrans.optimise.expression_shapes import shape_of
+from srctrans.optimise.expression_shapes import infer_shapes, shape_of
 from srctrans.optimise.specialise import specialise
 from srctrans.optimise.split_slices import slice_splits
 
@@ -67,6 +67,13 @@ def test_a_concatenation_of_pieces_of_known_shapes_has_a_shape():
     anno.set_(call, Anno.CALLEE, np.concatenate)
     assert shape_of(call, {"a": (4, 5), "c": (2, 5)}) == (6, 5)
     assert shape_of(call, {"a": (4, 5), "c": (2, 4)}) is None        # NumPy's error
+    body = gast.parse("d = [a, b]\nd[0] = c\ndz = np.concatenate(d, axis=1)").body
+    anno.set_(body[2].value, Anno.CALLEE, np.concatenate)
+    known = infer_shapes(body, {"a": (4, 5), "b": (4, 5), "c": (4, 7)})
+    assert shape_of(body[2].value, known) is None    # a list's entries may be replaced
+    body[0].value = gast.Tuple(body[0].value.elts, gast.Load())
+    known = infer_shapes(body[:1] + body[2:], {"a": (4, 5), "b": (4, 5)})
+    assert shape_of(body[2].value, known) == (4, 10)  # a tuple's may not
 
 
 def lstm_cell(x, h, c, W, U, b):

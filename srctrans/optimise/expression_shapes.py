@@ -102,14 +102,15 @@ def entry_key(name, index):
 def record_pair(name, value, known):
     """Put the shapes of the entries of the pair ``value`` (a call of a helper of
     :data:`PAIR_SHAPES_OF_ARGUMENTS`) assigned to ``name`` into ``known``, or those of a
-    tuple or list display of values of known shape (all of them under ``name[:]``: the
-    cotangent of a split's pieces, which a concatenation joins); forget them otherwise
-    (``name`` holds something else now)."""
+    tuple display of values of known shape (all of them, a tuple of shapes, under
+    ``name[:]``: the cotangent of a split's pieces, which a concatenation joins; not a
+    list's, whose entries a write may replace); forget them otherwise (``name`` holds
+    something else now)."""
     shapes = pair_shapes(value, known)
     entries = known.pop(entry_key(name, ":"), ())
     for index in range(max(2, len(entries))):
         known.pop(entry_key(name, index), None)
-    if shapes is None and isinstance(value, (gast.Tuple, gast.List)):
+    if shapes is None and isinstance(value, gast.Tuple):
         shapes = tuple(shape_of(entry, known) for entry in value.elts)
         if None in shapes:
             return
