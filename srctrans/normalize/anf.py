@@ -49,6 +49,7 @@ from srctrans.normalize.desugar import is_range as _is_range, to_index_loop
 from srctrans.normalize.einsum_form import einsum_with_subscripts
 from srctrans.normalize.local_functions import LocalFunctions
 from srctrans.normalize.fence import with_block_kind
+from srctrans.normalize.written_out import consumed_generators, summed, written_out
 from srctrans.rules.constants import casts_to_integers
 from srctrans.rules.registry import REGISTRY
 from srctrans.treewalk import walk
@@ -279,8 +280,11 @@ class _Normalizer(Assignments, ContainerCalls, LocalFunctions):
         return self._runtime_call(helper, [gast.Tuple(list(parts), gast.Load())])
 
     def _comprehension(self, expr, out):
-        """``[elt for t in xs if c]`` -> a list built by ``append`` in a loop (nested ``for``s too);
-        ``{k: v for ...}`` -> a dict built by item writes."""
+        """``[elt for t in xs if c]`` -> a list built by ``append`` in a loop (nested ``for``s too),
+        or its display over a display of names (``normalize/written_out.py``); ``{k: v for
+        ...}`` -> a dict built by item writes."""
+        if isinstance(expr, gast.ListComp) and (display := written_out(expr)) is not None:
+            return self._atom(gast.copy_location(display, expr), out)
         if isinstance(expr, gast.DictComp):
             name = self.namer.temporary("dict")
             self._built.add(name)
@@ -342,6 +346,11 @@ class _Normalizer(Assignments, ContainerCalls, LocalFunctions):
                     return display                   # list() is [], a list the function made
         if isinstance(func, gast.Name) and func.id in self.local_functions:
             return self._inline(func.id, call, out)
+        if isinstance(func, gast.Name) and func.id not in self.resolver.local_names:
+            call = consumed_generators(call, self.resolver.resolve)   # sum(f(w) for w in (a, b))
+            total = summed(call, self.resolver.resolve)
+            if total is not None:
+                return self._flat(total, out)
         rewritten = self._container_call(call, out)
         if rewritten is not None:
             for node in walk(rewritten):        # at the user's line, for errors and comments

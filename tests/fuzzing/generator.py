@@ -340,7 +340,8 @@ class _Builder:
                                        self._container, self._rows, self._early_return,
                                        self._complex, self._checkpointed, self._release,
                                        self._normalised, self._standardised, self._factored,
-                                       self._recurrence, self._unit, self._parts]
+                                       self._recurrence, self._unit, self._parts,
+                                       self._summed]
         for _ in range(self.rng.randint(3, 9)):
             self.rng.choice(makers)()
         returned = self._returned()
@@ -1007,6 +1008,23 @@ class _Builder:
         if n % 2 == 0:
             forms.append([f"{h}, {u} = np.split({a}, 2, axis={np.ndim(self.namespace[a]) - 1})",
                           f"{v} = np.concatenate([{u} * {h}, np.sin({h})], axis=-1)"])
+        self._try(self.rng.choice(forms))
+
+    def _summed(self):
+        """Values summed over a display of names by a generator or a list (a regulariser's
+        ``sum(np.sum(W * W) for W in (W1, W2))``), written out as their items
+        (normalize/written_out.py), or not (items that are Python floats, any)."""
+        a, b = self._pick(), self._pick()
+        w, v, t = self._fresh(), self._fresh(), self._fresh()
+        forms = [
+            [f"{v} = sum(np.sum({w} * {w}) for {w} in ({a}, {b}))"],
+            [f"{v} = sum([np.sum(np.tanh({a})), np.mean({b} * {b})], 0.5)"],
+            [f"{v} = max(np.sum({w} ** 2) for {w} in ({a}, {b}, 1.5))"],
+            [f"{t} = [np.sin({w}) * 2.0 for {w} in ({a}, {b})]",
+             f"{v} = {t}[0] + np.sum({t}[1])"],
+            [f"{v} = sum(float(np.sum({w})) * 0.5 for {w} in ({a}, {b}))"],   # Python floats
+            [f"{v} = sum(np.sum({w}) for {w} in ({a}, {b}) if np.ndim({w}) < 3)"],
+        ]
         self._try(self.rng.choice(forms))
 
     def _normalised(self):
