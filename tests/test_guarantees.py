@@ -115,6 +115,19 @@ def test_an_alias_read_after_a_change_is_refused_with_the_copy_to_make():
     assert "`v = u.copy()`" in message and "guarded.py:" in message
 
 
+def test_a_name_bound_anew_to_a_new_array_shares_memory_no_more():
+    """``x, y = xy`` may bind one array twice; after ``x = x * 1.0`` and ``y = y * 1.0`` a
+    change of ``x`` in place is seen by no other name (and a name bound to the old array
+    before is not the new one's); a rebinding under a branch may not run: still refused."""
+    a, b = np.ones(3), np.arange(3.0)
+    dx, dy = st.grad(guarded.unpacked_then_copied)([a, b])
+    np.testing.assert_allclose(dx, b * np.array([2.0, 1.0, 1.0]))
+    np.testing.assert_allclose(dy, a * np.array([2.0, 1.0, 1.0]))
+    st.check_grads(guarded.copied_after_an_alias, (np.linspace(0.1, 0.9, 3),), order=2)
+    with pytest.raises(st.UnsupportedSyntaxError, match="may share its memory"):
+        st.grad(guarded.copied_in_a_branch)(np.ones(3), True)
+
+
 def test_a_str_or_none_argument_selected_is_an_error():
     for value in ("label", None):
         with pytest.raises(st.NonDifferentiableError):

@@ -9,8 +9,11 @@ separately, so such a read would see the old value where Python sees the new one
 writes out the copy to make, at the statement where the sharing begins. It refuses nothing
 else: a store into an array the function made copies the value; a tuple assigned to a tuple
 binds each name to its own element; replacing an entry of a dict or list leaves the values
-other names took from it as they were.
+other names took from it as they were; a name bound anew to a new value (``x = x * 1.0``) by
+the function's own block since it shared memory shares it no more.
 """
+
+import bisect
 
 import gast
 import numpy as np
@@ -83,6 +86,7 @@ def check_aliases(parsed, resolver):
                 entry_of = _entry_of(value)
                 bindings.extend((position, name, roots, fresh, entry_of, stmt, value)
                                 for name in _names_in(target))
+    rebound = order.rebound_to_new_values(lambda value: makes_new_value(value, resolver))
     for position, written in writes:
         classes = _AliasClasses()
         entry = _replaces_an_entry(order.at(position))
@@ -90,8 +94,9 @@ def check_aliases(parsed, resolver):
                                        lambda value: makes_new_value(value, resolver))
         sharing = {}          # name -> the (target, value) of a binding that shares memory
         for bound, name, roots, fresh, entry_of, stmt, value in bindings:
-            if not order.before(bound, position):
-                continue
+            if not order.before(bound, position) or rebound(name, bound, position):
+                continue      # (x, y = xy; x = x * 1.0: x holds a new array when written)
+            roots = {root for root in roots if not rebound(root, bound, position)}
             if renewed and bound > position and roots == {written}:
                 continue      # d[t] = v at the end of a step, v made anew before this write
             if entry and fresh:
@@ -200,6 +205,27 @@ class _Order:
                     and stmt.targets[0].id == name and fresh(stmt.value)):
                 return True
         return False
+
+    def rebound_to_new_values(self, fresh):
+        """``rebound(name, first, second)``: whether a statement of the function's own block
+        (no loop or branch around it) between positions ``first`` and ``second`` binds
+        ``name`` to a new value (``fresh(value)``), so that what ``name`` held at ``first``
+        is not what it holds at ``second``. Each such position is found once, then looked
+        up by bisection."""
+        positions = {}
+        for position, stmt in self.statements:
+            if (self.owners[position] is None and isinstance(stmt, gast.Assign)
+                    and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)
+                    and fresh(stmt.value)):
+                positions.setdefault(stmt.targets[0].id, []).append(position)
+
+        def rebound(name, first, second):
+            found = positions.get(name)
+            if not found:
+                return False
+            after = bisect.bisect_right(found, first)
+            return after < len(found) and found[after] < second
+        return rebound
 
     def read_after(self, name, position):
         """The line of a read of ``name`` that may run after ``position``, or None."""

@@ -133,6 +133,31 @@ def alias_read_after_a_change(x):
     return np.sum(u * v)
 
 
+def unpacked_then_copied(xy):
+    x, y = xy              # (the list may hold one array twice)
+    x = x * 1.0            # new arrays: what x and y held is theirs no more
+    y = y * 1.0
+    x[0] *= 2.0
+    return np.sum(x * y)
+
+
+def copied_after_an_alias(x):
+    u = np.sin(x)
+    v = u
+    u = u * 2.0            # u holds a new array; v holds the old one, which is written
+    v += 1.0
+    return np.sum(u * v)
+
+
+def copied_in_a_branch(x, flag):
+    u = np.sin(x)
+    v = u
+    if flag:
+        v = v * 1.0        # not on every path: v may still be u
+    v += 1.0
+    return np.sum(u * v)
+
+
 def raises_on_negative(x):
     if np.any(x < 0):
         raise ValueError("negative entries")
