@@ -77,7 +77,7 @@ def _made(stmt, known, regions, numpy_alias, runtime_alias):
         term, x, index = value.args
         if isinstance(index, gast.Subscript) and _is_index_expression(index.value, numpy_alias):
             index = index.slice
-        if not _plain(term) or _reads(term, name) or not isinstance(x, gast.Name):
+        if not _plain(term) or _mentions(term, name) or not isinstance(x, gast.Name):
             return None
         region = regions.region(index, known.get(x.id, ()))
         if region is None and not _picks_distinct(index, known, regions):
@@ -108,7 +108,7 @@ def _placed(block, position, made, known, regions, ranges, numpy_alias):
             block[later] = anno.copy(stmt, _assignment(stmt, numpy_alias))
         elif region is not None:        # added into a part written before: reads that part
             covered = cover(written, shape) if covered is None else covered
-        elif _reads(stmt, name):        # read (or written otherwise): zeros from here
+        elif _mentions(stmt, name):        # read (or written otherwise): zeros from here
             if isinstance(stmt, gast.For) and not written:
                 _assign_steps(stmt, name, shape, regions, ranges, numpy_alias)
             break
@@ -139,16 +139,16 @@ def _assign_steps(loop, name, shape, regions, ranges, numpy_alias):
     step's element of a natural range and the index's other parts pick the same part at
     every step: each step writes a slot of its own, which no step wrote before."""
     counter = step_element(loop, ranges)
-    writes = [stmt for stmt in loop.body if _reads(stmt, name)]
+    writes = [stmt for stmt in loop.body if _mentions(stmt, name)]
     if counter is None or not _never_negative_steps(loop.iter) or len(writes) != 1 \
-            or any(_reads(stmt, name) for stmt in loop.orelse):
+            or any(_mentions(stmt, name) for stmt in loop.orelse):
         return
     part = _added_part(writes[0], name)
     if part is None:
         return
     parts = part.slice.elts if isinstance(part.slice, gast.Tuple) else [part.slice]
     steps = [k for k, p in enumerate(parts) if isinstance(p, gast.Name) and p.id == counter]
-    if len(steps) != 1 or sum(_reads(p, counter) for p in parts) != 1:
+    if len(steps) != 1 or sum(_mentions(p, counter) for p in parts) != 1:
         return
     probe = [gast.Constant(0, None) if k == steps[0] else p for k, p in enumerate(parts)]
     if regions.region(gast.Tuple(probe, gast.Load()), shape) is None:
@@ -193,7 +193,7 @@ def _added_part(stmt, name):
     if (isinstance(stmt, gast.AugAssign) and isinstance(stmt.op, (gast.Add, gast.Sub))
             and isinstance(stmt.target, gast.Subscript)
             and isinstance(stmt.target.value, gast.Name) and stmt.target.value.id == name
-            and not _reads(stmt.value, name) and not _reads(stmt.target.slice, name)):
+            and not _mentions(stmt.value, name) and not _mentions(stmt.target.slice, name)):
         return stmt.target
     return None
 
@@ -234,6 +234,6 @@ def _plain(term):
     return isinstance(term, (gast.Name, gast.Constant))
 
 
-def _reads(node, name):
+def _mentions(node, name):
     """Whether ``name`` occurs in ``node`` (read or written)."""
     return any(isinstance(n, gast.Name) and n.id == name for n in walk(node))
