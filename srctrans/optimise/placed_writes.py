@@ -108,7 +108,7 @@ def _placed(block, position, made, known, regions, ranges, numpy_alias):
             block[later] = anno.copy(stmt, _assignment(stmt, numpy_alias))
         elif region is not None:        # added into a part written before: reads that part
             covered = cover(written, shape) if covered is None else covered
-        elif _mentions(stmt, name):        # read (or written otherwise): zeros from here
+        elif _mentions(stmt, name):     # read (or written otherwise): zeros from here
             if isinstance(stmt, gast.For) and not written:
                 _assign_steps(stmt, name, shape, regions, ranges, numpy_alias)
             break
