@@ -131,3 +131,33 @@ def own_nodes(stmt):
     heads = [getattr(stmt, f) for f in ("test", "iter", "target") if getattr(stmt, f, None)]
     heads += [item.context_expr for item in getattr(stmt, "items", [])]
     return [node for head in heads for node in walk(head)]
+
+
+def statement_lists(function):
+    """Every statement list of ``function`` (bodies, else branches, finally blocks), its own
+    included, in the order of a breadth-first walk; a rewrite changes them in place, so the
+    list stays true. Only statements (and a ``try``'s handlers, a ``match``'s cases) hold
+    statement lists, so the walk does not go into expressions."""
+    found, todo = [], [function]
+    for node in todo:                          # the list grows as the loop runs
+        held = node.__dict__
+        for field in holding_statements(node.__class__):
+            value = held.get(field)
+            if value.__class__ is list:
+                if field in _STATEMENT_LISTS:
+                    found.append(value)
+                todo.extend(item for item in value if isinstance(item, gast.AST))
+    return found
+
+
+_STATEMENT_LISTS = ("body", "orelse", "finalbody")
+_HOLDING: dict = {}
+
+
+def holding_statements(cls):
+    """The fields of node class ``cls`` that may hold statements, in its fields' order."""
+    fields = _HOLDING.get(cls)
+    if fields is None:
+        fields = _HOLDING[cls] = tuple(f for f in child_fields(cls)
+                                       if f in _STATEMENT_LISTS or f in ("handlers", "cases"))
+    return fields

@@ -3,7 +3,9 @@
 Requires: a fenced function.
 Guarantees: afterwards
 
-* every ``for`` loops over ``range(...)``: ``for x in xs`` becomes
+* a loop over a short display of names (``for W, b in ((W1, b1), (W2, b2))``) is written
+  out step by step (``normalize/unrolled_loops.py``);
+* every other ``for`` loops over ``range(...)``: ``for x in xs`` becomes
   ``for _index in range(len(xs)): x = xs[_index]``, and ``zip``/``enumerate``
   of sequences (``enumerate(zip(a, b))`` too), ``reversed(xs)`` (read from
   the end, ``xs[-1 - _index]``) and ``d.items()``/``.values()``/``.keys()``
@@ -27,14 +29,15 @@ straight-line code, branches and counted loops.
 
 import gast
 
+from srctrans.normalize.unrolled_loops import write_out_loops
 from srctrans.nodes import assign, load, store
-from srctrans.treewalk import child_fields, walk
+from srctrans.treewalk import holding_statements, statement_lists, walk
 
 _LOOPS = (gast.For, gast.While)
 
 
 def desugar(function, namer, runtime_name="rt"):
-    """Apply both rewrites to ``function`` (a gast FunctionDef), in place; a function
+    """Apply the rewrites to ``function`` (a gast FunctionDef), in place; a function
     that can end without a ``return`` gets its implicit ``return None``.
 
     ``runtime_name`` is the name generated code uses for the runtime package.
@@ -42,6 +45,7 @@ def desugar(function, namer, runtime_name="rt"):
     if not isinstance(function.body[-1], gast.Return):    # it falls off its end: returns None
         function.body.append(located(gast.Return(gast.Constant(None, None)), function.body[-1]))
     _loop_else_blocks(function, namer)
+    write_out_loops(function)
     _index_loops(function, namer, runtime_name)
     _Jumps(namer).run(function)
 
@@ -118,36 +122,6 @@ def _index_loops(function, namer, runtime_name):
                         gast.Load())
             rewritten.append(stmt)
         block[:] = rewritten
-
-
-def statement_lists(function):
-    """Every statement list of ``function`` (bodies, else branches, finally blocks), its own
-    included, in the order of a breadth-first walk; a rewrite changes them in place, so the
-    list stays true. Only statements (and a ``try``'s handlers, a ``match``'s cases) hold
-    statement lists, so the walk does not go into expressions."""
-    found, todo = [], [function]
-    for node in todo:                          # the list grows as the loop runs
-        held = node.__dict__
-        for field in _holding_statements(node.__class__):
-            value = held.get(field)
-            if value.__class__ is list:
-                if field in _STATEMENT_LISTS:
-                    found.append(value)
-                todo.extend(item for item in value if isinstance(item, gast.AST))
-    return found
-
-
-_STATEMENT_LISTS = ("body", "orelse", "finalbody")
-_HOLDING: dict = {}
-
-
-def _holding_statements(cls):
-    """The fields of node class ``cls`` that may hold statements, in its fields' order."""
-    fields = _HOLDING.get(cls)
-    if fields is None:
-        fields = _HOLDING[cls] = tuple(f for f in child_fields(cls)
-                                       if f in _STATEMENT_LISTS or f in ("handlers", "cases"))
-    return fields
 
 
 def _dict_names(function):
@@ -464,7 +438,7 @@ def walk_own(node):
         yield node
         if not isinstance(node, (gast.FunctionDef, gast.Lambda)):
             held = node.__dict__
-            for field in _holding_statements(node.__class__):
+            for field in holding_statements(node.__class__):
                 value = held.get(field)
                 if value.__class__ is list:
                     stack.extend(item for item in value if isinstance(item, gast.AST))

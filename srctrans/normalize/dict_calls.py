@@ -35,8 +35,8 @@ def f(p, x):
 import gast
 
 from srctrans.nodes import assign, constant_key, load
-from srctrans.normalize.desugar import located, statement_lists
-from srctrans.treewalk import walk
+from srctrans.normalize.desugar import located
+from srctrans.treewalk import statement_lists, walk
 
 
 def split_dict_calls(function, namer, resolver=None):

@@ -31,9 +31,9 @@ import numpy as np
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.nodes import assign, load, resolved_runtime_call, single_target, whole_slice
-from srctrans.normalize.desugar import is_range, statement_lists
+from srctrans.normalize.desugar import is_range
 from srctrans.optimise.dce import name_counts
-from srctrans.treewalk import walk
+from srctrans.treewalk import statement_lists, walk
 
 
 def fold_loops(function, aliases):

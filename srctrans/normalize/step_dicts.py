@@ -33,9 +33,9 @@ left as it is.
 import gast
 
 from srctrans.nodes import assign, int_literal, load, subscripts_of
-from srctrans.normalize.desugar import is_range, located, statement_lists
+from srctrans.normalize.desugar import is_range, located
 from srctrans.optimise.dce import name_counts
-from srctrans.treewalk import replace_children, walk
+from srctrans.treewalk import replace_children, statement_lists, walk
 
 
 def replace_step_dicts(function, namer):

@@ -1011,9 +1011,10 @@ class _Builder:
         self._try(self.rng.choice(forms))
 
     def _summed(self):
-        """Values summed over a display of names by a generator or a list (a regulariser's
-        ``sum(np.sum(W * W) for W in (W1, W2))``), written out as their items
-        (normalize/written_out.py), or not (items that are Python floats, any)."""
+        """Values summed over a display of names by a generator, a list or a loop (a
+        regulariser's ``sum(np.sum(W * W) for W in (W1, W2))``), written out as their items
+        (normalize/written_out.py, normalize/unrolled_loops.py), or not (items that are
+        Python floats, a condition)."""
         a, b = self._pick(), self._pick()
         w, v, t = self._fresh(), self._fresh(), self._fresh()
         forms = [
@@ -1024,6 +1025,12 @@ class _Builder:
              f"{v} = {t}[0] + np.sum({t}[1])"],
             [f"{v} = sum(float(np.sum({w})) * 0.5 for {w} in ({a}, {b}))"],   # Python floats
             [f"{v} = sum(np.sum({w}) for {w} in ({a}, {b}) if np.ndim({w}) < 3)"],
+            [f"{v} = 0.5",                                     # a loop over the display
+             f"for {w} in ({a}, {b}):",
+             f"    {v} = {v} + np.sum(np.tanh({w}) * {w})"],
+            [f"{v} = {a} * 1.0",                              # a value carried through it
+             f"for {w}, {t} in (({b}, 0.5), (2.0, {a})):",
+             f"    {v} = np.sin({v}) * {t} + np.sum({w})"],
         ]
         self._try(self.rng.choice(forms))
 

@@ -1,0 +1,76 @@
+"""A ``for`` loop over a short display of names, written out step by step.
+
+Requires: a loop of the function being desugared (:mod:`srctrans.normalize.desugar`), its
+``else`` block already moved after it.
+Guarantees: :func:`unrolled` gives the statements that run as the loop runs: for each item
+the loop's target bound to it, then a copy of the body::
+
+    for W, b in ((W1, b1), (W2, b2)):         W, b = (W1, b1)
+        h = np.tanh(h @ W + b)          ->    h = np.tanh(h @ W + b)
+                                              W, b = (W2, b2)
+                                              h = np.tanh(h @ W + b)
+
+The items are names, constants, or tuples of them matching a tuple target; the body binds
+none of their names (so each item holds, when its step starts, what the display held when
+the loop started) and has no ``break``, ``continue``, ``return`` or ``yield``, nor a local
+function or class. At most 8 items and a body of at most 400 nodes are written out. A loop
+written out is straight-line code: specialised code fixes each step's shapes (a layer's
+weights of another shape at each step), where a loop keeps the values of every step in
+lists and its steps' shapes may not be fixed.
+"""
+
+import gast
+
+from srctrans.nodes import clone
+from srctrans.treewalk import statement_lists, walk
+
+_MOST_ITEMS = 8
+_MOST_NODES = 400
+_JUMPS = (gast.Break, gast.Continue, gast.Return, gast.Yield, gast.YieldFrom, gast.Await,
+          gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda, gast.Global,
+          gast.Nonlocal)
+
+
+def write_out_loops(function):
+    """Write out each loop of ``function`` over a short display of names (see the module),
+    in place, inner loops first (an outer loop's copies hold them written out)."""
+    for block in reversed(statement_lists(function)):
+        if any(isinstance(stmt, gast.For) for stmt in block):
+            block[:] = [new for stmt in block
+                        for new in ((isinstance(stmt, gast.For) and unrolled(stmt)) or [stmt])]
+
+
+def unrolled(loop):
+    """The statements ``loop`` runs, written out (see the module), or None."""
+    items = loop.iter.elts if isinstance(loop.iter, (gast.Tuple, gast.List)) else None
+    if (not isinstance(loop, gast.For) or loop.orelse or items is None
+            or not 0 < len(items) <= _MOST_ITEMS
+            or not all(_fits(loop.target, item) for item in items)):
+        return None
+    nodes = [node for stmt in loop.body for node in walk(stmt)]
+    if len(nodes) > _MOST_NODES or any(isinstance(node, _JUMPS) for node in nodes):
+        return None
+    bound = {node.id for node in nodes
+             if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load)}
+    read = {node.id for item in items for node in walk(item) if isinstance(node, gast.Name)}
+    if bound & read:
+        return None                    # (an item's name rebound by a step: not what it held)
+    out = []
+    for item in items:
+        step = gast.Assign([clone(loop.target)], clone(item), None)
+        for node in walk(step):                      # at the loop's line (errors, comments)
+            if "lineno" in node._attributes:
+                gast.copy_location(node, loop)
+        out.append(step)
+        out.extend(clone(stmt) for stmt in loop.body)
+    return out
+
+
+def _fits(target, item):
+    """Whether ``item`` is a name or constant for a name ``target``, or a tuple of such items
+    as long as a tuple ``target``."""
+    if isinstance(target, gast.Name):
+        return isinstance(item, (gast.Name, gast.Constant))
+    return (isinstance(target, (gast.Tuple, gast.List)) and isinstance(item, (gast.Tuple, gast.List))
+            and len(target.elts) == len(item.elts)
+            and all(_fits(t, i) for t, i in zip(target.elts, item.elts)))
