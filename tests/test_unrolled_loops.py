@@ -25,6 +25,8 @@ def test_a_loop_over_pairs_of_names_is_written_out():
     "for W in (W1, W2):\n    continue",
     "for W in (W1, W2):\n    return W",
     "for W in (W1, W2):\n    W2 = W * 2.0",                          # an item's name rebound
+    "for V in (W, V):\n    t = V",                                   # ... by the target
+    "for V, b in ((b, V),):\n    t = V",
     "for W in (W1 * 2, W2):\n    t = W",                             # an item computed
     "for W in Ws:\n    t = W",                                       # not a display
     "for W, b in ((W1, b1), W2):\n    t = W",                        # an item not a pair

@@ -10,10 +10,11 @@ the loop's target bound to it, then a copy of the body::
                                               W, b = (W2, b2)
                                               h = np.tanh(h @ W + b)
 
-The items are names, constants, or tuples of them matching a tuple target; the body binds
-none of their names (so each item holds, when its step starts, what the display held when
-the loop started) and has no ``break``, ``continue``, ``return`` or ``yield``, nor a local
-function or class. At most 8 items and a body of at most 400 nodes are written out. A loop
+The items are names, constants, or tuples of them matching a tuple target; neither the
+body nor the target binds any of their names (so each item holds, when its step starts,
+what the display held when the loop started), and the body has no ``break``,
+``continue``, ``return`` or ``yield``, nor a local function or class. At most 8 items and a
+body of at most 400 nodes are written out. A loop
 written out is straight-line code: specialised code fixes each step's shapes (a layer's
 weights of another shape at each step), where a loop keeps the values of every step in
 lists and its steps' shapes may not be fixed.
@@ -50,11 +51,12 @@ def unrolled(loop):
     nodes = [node for stmt in loop.body for node in walk(stmt)]
     if len(nodes) > _MOST_NODES or any(isinstance(node, _JUMPS) for node in nodes):
         return None
-    bound = {node.id for node in nodes
+    bound = {node.id for node in nodes + list(walk(loop.target))
              if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load)}
     read = {node.id for item in items for node in walk(item) if isinstance(node, gast.Name)}
     if bound & read:
-        return None                    # (an item's name rebound by a step: not what it held)
+        return None          # (an item's name rebound by a step, or by the target: for V in
+        #                       (W, V) would read V as the first step bound it)
     out = []
     for item in items:
         step = gast.Assign([clone(loop.target)], clone(item), None)
