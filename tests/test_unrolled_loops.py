@@ -15,9 +15,16 @@ def _loop(text):
 
 
 def test_a_loop_over_pairs_of_names_is_written_out():
+    """Each copy reads the item itself; the target holds the last item after them."""
     loop = _loop("for W, b in ((W1, b1), (W2, b2)):\n    h = np.tanh(h @ W + b)")
     assert [unparse(stmt) for stmt in unrolled(loop)] == [
-        "W, b = (W1, b1)", "h = np.tanh(h @ W + b)", "W, b = (W2, b2)", "h = np.tanh(h @ W + b)"]
+        "h = np.tanh(h @ W1 + b1)", "h = np.tanh(h @ W2 + b2)", "W, b = (W2, b2)"]
+
+
+def test_a_body_binding_its_target_gets_the_target_bound_at_each_step():
+    loop = _loop("for s in (a, 2.0):\n    s = s * 3.0\n    t = t + s")
+    assert [unparse(stmt) for stmt in unrolled(loop)] == [
+        "s = a", "s = s * 3.0", "t = t + s", "s = 2.0", "s = s * 3.0", "t = t + s"]
 
 
 @pytest.mark.parametrize("text", [
@@ -43,8 +50,8 @@ def test_inner_loops_are_written_out_first():
     function = gast.parse("def f(a, b, c):\n    for u in (a, b):\n        for v in (b, c):\n"
                           "            t = u * v\n    return t").body[0]
     write_out_loops(function)
-    assert [unparse(stmt) for stmt in function.body[:6]] == [
-        "u = a", "v = b", "t = u * v", "v = c", "t = u * v", "u = b"]
+    assert [unparse(stmt) for stmt in function.body[:-1]] == [
+        "t = a * b", "t = a * c", "v = c", "t = b * b", "t = b * c", "v = c", "u = b"]
 
 
 def layers(x, W1, b1, W2, b2):

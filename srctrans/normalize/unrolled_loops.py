@@ -3,12 +3,13 @@
 Requires: a loop of the function being desugared (:mod:`srctrans.normalize.desugar`), its
 ``else`` block already moved after it.
 Guarantees: :func:`unrolled` gives the statements that run as the loop runs: for each item
-the loop's target bound to it, then a copy of the body::
+a copy of the body that reads the item where it read the loop's target, and the target
+bound to the last item after them (a body that binds a target name gets the target bound
+to each item before its copy instead)::
 
-    for W, b in ((W1, b1), (W2, b2)):         W, b = (W1, b1)
-        h = np.tanh(h @ W + b)          ->    h = np.tanh(h @ W + b)
+    for W, b in ((W1, b1), (W2, b2)):         h = np.tanh(h @ W1 + b1)
+        h = np.tanh(h @ W + b)          ->    h = np.tanh(h @ W2 + b2)
                                               W, b = (W2, b2)
-                                              h = np.tanh(h @ W + b)
 
 The items are names, constants, or tuples of them matching a tuple target; neither the
 body nor the target binds any of their names (so each item holds, when its step starts,
@@ -22,7 +23,7 @@ lists and its steps' shapes may not be fixed.
 
 import gast
 
-from srctrans.nodes import clone
+from srctrans.nodes import clone, substitute_names
 from srctrans.treewalk import statement_lists, walk
 
 _MOST_ITEMS = 8
@@ -57,15 +58,39 @@ def unrolled(loop):
     if bound & read:
         return None          # (an item's name rebound by a step, or by the target: for V in
         #                       (W, V) would read V as the first step bound it)
+    targets = {node.id for node in walk(loop.target) if isinstance(node, gast.Name)}
+    read_in_place = not targets & {node.id for node in nodes if isinstance(node, gast.Name)
+                                   and not isinstance(node.ctx, gast.Load)}
     out = []
     for item in items:
-        step = gast.Assign([clone(loop.target)], clone(item), None)
-        for node in walk(step):                      # at the loop's line (errors, comments)
-            if "lineno" in node._attributes:
-                gast.copy_location(node, loop)
-        out.append(step)
-        out.extend(clone(stmt) for stmt in loop.body)
+        if read_in_place:             # the body binds no target: it reads the item itself
+            bindings = dict(_pairs(loop.target, item))
+            out.extend(substitute_names(clone(stmt), bindings) for stmt in loop.body)
+        else:
+            out.append(_step(loop, item))
+            out.extend(clone(stmt) for stmt in loop.body)
+    if read_in_place:
+        out.append(_step(loop, items[-1]))      # the target holds the last item after it
     return out
+
+
+def _step(loop, item):
+    """``target = item``, at the loop's line (errors, comments)."""
+    step = gast.Assign([clone(loop.target)], clone(item), None)
+    for node in walk(step):
+        if "lineno" in node._attributes:
+            gast.copy_location(node, loop)
+    return step
+
+
+def _pairs(target, item):
+    """``(name, value)`` of each name of ``target`` (a name, or a tuple of them) and the
+    element of ``item`` it takes."""
+    if isinstance(target, gast.Name):
+        yield target.id, item
+    else:
+        for part, element in zip(target.elts, item.elts):
+            yield from _pairs(part, element)
 
 
 def _fits(target, item):
