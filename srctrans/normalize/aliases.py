@@ -13,8 +13,6 @@ other names took from it as they were; a name bound anew to a new value (``x = x
 the function's own block since it shared memory shares it no more.
 """
 
-import bisect
-
 import gast
 import numpy as np
 
@@ -86,17 +84,16 @@ def check_aliases(parsed, resolver):
                 entry_of = _entry_of(value)
                 bindings.extend((position, name, roots, fresh, entry_of, stmt, value)
                                 for name in _names_in(target))
-    rebound = order.rebound_to_new_values(lambda value: makes_new_value(value, resolver))
+    order.note_renewals(lambda value: makes_new_value(value, resolver))
     for position, written in writes:
         classes = _AliasClasses()
         entry = _replaces_an_entry(order.at(position))
-        renewed = order.renewed_before(written, position,
-                                       lambda value: makes_new_value(value, resolver))
+        renewed = order.renewed_before(written, position)
         sharing = {}          # name -> the (target, value) of a binding that shares memory
         for bound, name, roots, fresh, entry_of, stmt, value in bindings:
-            if not order.before(bound, position) or rebound(name, bound, position):
+            if not order.before(bound, position) or order.rebound(name, bound, position):
                 continue      # (x, y = xy; x = x * 1.0: x holds a new array when written)
-            roots = {root for root in roots if not rebound(root, bound, position)}
+            roots = {root for root in roots if not order.rebound(root, bound, position)}
             if renewed and bound > position and roots == {written}:
                 continue      # d[t] = v at the end of a step, v made anew before this write
             if entry and fresh:
@@ -163,6 +160,7 @@ class _Order:
         self.loops = {}                      # position -> positions of its enclosing loops' spans
         self.reads = {}                      # name -> positions that read it
         self.owners = {}                     # position -> position of the statement around it
+        self.renewals = {}                   # name -> positions binding it anew (note_renewals)
         self._walk(function.body, [], None)
 
     def _walk(self, statements, loops, owner):
@@ -192,40 +190,29 @@ class _Order:
         around both)."""
         return first < second or any(start <= first <= end for start, end in self.loops[second])
 
-    def renewed_before(self, name, position, fresh):
+    def note_renewals(self, fresh):
+        """Note where each name is bound to a new value (``fresh(value)``: ``x = x * 1.0``), by
+        a statement of one name, for :meth:`renewed_before` and :meth:`rebound`."""
+        for position, stmt in self.statements:
+            if (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+                    and isinstance(stmt.targets[0], gast.Name) and fresh(stmt.value)):
+                self.renewals.setdefault(stmt.targets[0].id, []).append(position)
+
+    def renewed_before(self, name, position):
         """Whether every step of the innermost loop around ``position`` binds ``name`` to a new
-        value (``fresh(value)``) before ``position``: by a statement of the loop's own body."""
+        value before ``position``: by a statement of the loop's own body."""
         if not self.loops[position]:
             return False
         start = self.loops[position][-1][0]
-        for earlier in range(start + 1, position):
-            stmt = self.at(earlier)
-            if (self.owners[earlier] == start and isinstance(stmt, gast.Assign)
-                    and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)
-                    and stmt.targets[0].id == name and fresh(stmt.value)):
-                return True
-        return False
+        return any(start < renewal < position and self.owners[renewal] == start
+                   for renewal in self.renewals.get(name, ()))
 
-    def rebound_to_new_values(self, fresh):
-        """``rebound(name, first, second)``: whether a statement of the function's own block
-        (no loop or branch around it) between positions ``first`` and ``second`` binds
-        ``name`` to a new value (``fresh(value)``), so that what ``name`` held at ``first``
-        is not what it holds at ``second``. Each such position is found once, then looked
-        up by bisection."""
-        positions = {}
-        for position, stmt in self.statements:
-            if (self.owners[position] is None and isinstance(stmt, gast.Assign)
-                    and len(stmt.targets) == 1 and isinstance(stmt.targets[0], gast.Name)
-                    and fresh(stmt.value)):
-                positions.setdefault(stmt.targets[0].id, []).append(position)
-
-        def rebound(name, first, second):
-            found = positions.get(name)
-            if not found:
-                return False
-            after = bisect.bisect_right(found, first)
-            return after < len(found) and found[after] < second
-        return rebound
+    def rebound(self, name, first, second):
+        """Whether a statement of the function's own block (no loop or branch around it)
+        between positions ``first`` and ``second`` binds ``name`` to a new value, so that what
+        ``name`` held at ``first`` is not what it holds at ``second``."""
+        return any(first < renewal < second and self.owners[renewal] is None
+                   for renewal in self.renewals.get(name, ()))
 
     def read_after(self, name, position):
         """The line of a read of ``name`` that may run after ``position``, or None."""
