@@ -384,11 +384,12 @@ def basic_index_shape(value, index, known):
     return _subscript_shape(value, index_of(index), known)
 
 
-def index_of(index):
-    """The index ``np.s_[i, :]`` stands for (``i, :``), or ``index`` itself."""
+def index_of(index, numpy_alias="np"):
+    """The index ``np.s_[i, :]`` stands for (``i, :``), or ``index`` itself; ``numpy_alias``:
+    generated code's name for NumPy."""
     if (isinstance(index, gast.Subscript) and isinstance(index.value, gast.Attribute)
             and index.value.attr == "s_" and isinstance(index.value.value, gast.Name)
-            and index.value.value.id == "np"):          # (generated code's alias of NumPy)
+            and index.value.value.id == numpy_alias):
         return index.slice
     return index
 

@@ -39,7 +39,7 @@ from srctrans.analyse.index_regions import Regions, cover, disjoint
 from srctrans.analyse.values import natural_ranges
 from srctrans.nodes import clone, dotted, int_literal, load, store
 from srctrans.optimise.entry_cotangents import is_runtime_call
-from srctrans.optimise.expression_shapes import called
+from srctrans.optimise.expression_shapes import called, index_of
 from srctrans.optimise.in_place import statement_blocks
 from srctrans.optimise.zeroings import step_element
 from srctrans.treewalk import walk
@@ -75,8 +75,7 @@ def _made(stmt, known, regions, numpy_alias, runtime_alias):
         first = None
     elif is_runtime_call(value, runtime_alias, "getitem_grad", 3):
         term, x, index = value.args
-        if isinstance(index, gast.Subscript) and _is_index_expression(index.value, numpy_alias):
-            index = index.slice
+        index = index_of(index, numpy_alias)
         if not _plain(term) or _mentions(term, name) or not isinstance(x, gast.Name):
             return None
         region = regions.region(index, known.get(x.id, ()))
@@ -196,12 +195,6 @@ def _added_part(stmt, name):
             and not _mentions(stmt.value, name) and not _mentions(stmt.target.slice, name)):
         return stmt.target
     return None
-
-
-def _is_index_expression(node, numpy_alias):
-    """``np.s_``."""
-    return (isinstance(node, gast.Attribute) and node.attr == "s_"
-            and isinstance(node.value, gast.Name) and node.value.id == numpy_alias)
 
 
 def _picks_distinct(index, known, regions):

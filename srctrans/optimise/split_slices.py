@@ -25,9 +25,8 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.nodes import clone, int_literal, load
 from srctrans.optimise.in_place import statement_blocks
-from srctrans.treewalk import replace_children, walk
+from srctrans.treewalk import own_nodes, replace_children, walk
 
-_COMPOUND = (gast.If, gast.For, gast.While, gast.With, gast.Try)
 _SPLITS = {np.split: None, np.array_split: None, np.hsplit: "h", np.vsplit: "v"}
 
 
@@ -39,11 +38,10 @@ def slice_splits(body, shapes):
         while position < len(block):
             stmt = block[position]
             made = {}                       # id of a split -> the display of its slices
-            if not isinstance(stmt, _COMPOUND):         # (their blocks come on their own)
-                for node in walk(stmt):
-                    pieces = _pieces(node, shapes) if isinstance(node, gast.Call) else None
-                    if pieces is not None:
-                        made[id(node)] = pieces
+            for node in own_nodes(stmt):         # (nested blocks come on their own)
+                pieces = _pieces(node, shapes) if isinstance(node, gast.Call) else None
+                if pieces is not None:
+                    made[id(node)] = pieces
             if made:
                 replace_children(stmt, lambda n, made=made: made.get(id(n), n))
                 if id(getattr(stmt, "value", None)) in {id(d) for d in made.values()}:
