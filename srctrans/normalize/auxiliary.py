@@ -18,7 +18,8 @@ import gast
 
 from srctrans.errors import UsageError
 from srctrans.nodes import assign, load, resolved_runtime_call
-from srctrans.normalize.desugar import located, statement_lists, walk_own
+from srctrans.normalize.desugar import located, walk_own
+from srctrans.treewalk import statement_lists
 
 HAS_AUX = "__srctrans_has_aux__"
 _variants: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
