@@ -99,7 +99,7 @@ def test_gates_written_apart_are_assigned_into_an_empty_array():
         "da[:, 3 * H:] = dg",
         "u = 2.0 * x",
         "da[:, 2 * H:3 * H] = do",
-        "np.negative(df, out=da[:, H:2 * H])",
+        "np.multiply(df, -1, out=da[:, H:2 * H])",
         "da[:, :H] = di",
         "out = da @ W"]
 
@@ -308,3 +308,19 @@ def test_a_label_per_rows_cotangent_is_placed_not_added_at():
     np.testing.assert_allclose(gradient(W, X, y), st.grad(cross_entropy, optimize=False)(W, X, y),
                                rtol=1e-12)
     st.check_grads(cross_entropy, (W, X, y), order=2, wrt=0)
+
+
+@pytest.mark.parametrize("dtype, columns", [(np.float64, 8), (np.float32, 4)])
+def test_a_subtracted_strided_part_gets_the_negated_values(dtype, columns):
+    """``d[...] -= e`` with ``e`` a column of a wider array, written into a strided part: the
+    layout NumPy 2.4's ``np.negative(e, out=part)`` reads wrongly (it read e's neighbours)."""
+    from srctrans import runtime
+    text = "dp = rt.zeros_of(p)\ndp[:-1, :1] -= e\nout = dp * 1.0"
+    rewritten = _rewritten(text, {"p": (4, 3)})
+    assert "np.multiply(e, -1, out=dp[:-1, :1])" in rewritten
+    wide = np.arange(1, 3 * columns + 1, dtype=dtype).reshape(3, columns)
+    scope = {"np": np, "rt": runtime, "p": np.zeros((4, 3), dtype), "e": wide[:, :1]}
+    exec(rewritten, scope)
+    want = np.zeros((4, 3), dtype)
+    want[:-1, :1] -= wide[:, :1]
+    np.testing.assert_array_equal(scope["out"], want)

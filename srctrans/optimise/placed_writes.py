@@ -22,8 +22,10 @@ When the parts assigned cover the whole array before any is read, it starts empt
                                                       da[:, :H] = di
 
 ``np.result_type(a, dg)`` is the dtype ``rt.getitem_grad`` gives. A part subtracted,
-``d[:-1] -= e``, is written ``np.negative(e, out=d[:-1])``: no negated array is made (an
-entry, which is no view, gets ``d[0] = -e``). A cotangent made as
+``d[:-1] -= e``, is written ``np.multiply(e, -1, out=d[:-1])``: no negated array is made
+(an entry, which is no view, gets ``d[0] = -e``). Not ``np.negative(e, out=...)``: NumPy
+2.4's ``negative`` writes wrong values into a strided ``out`` from some strided ``e`` (a
+column of an array of 8 float64 columns, or of 4 float32 ones). A cotangent made as
 zeros of an array (``rt.zeros_of(a)``) gets the same assignments, and keeps its zeros;
 when a loop reads it first, and writes it once a step, ``d[:, t, :] += e`` at the top of its
 body with ``t`` the step's element of a range counted from 0 (an RNN's input read a step
@@ -173,7 +175,7 @@ def _never_negative_steps(call):
 
 def _assignment(stmt, numpy_alias):
     """``name[index] = e`` for ``name[index] += e``; for ``name[index] -= e``,
-    ``np.negative(e, out=name[index])`` when the part is a view (slices only: no new
+    ``np.multiply(e, -1, out=name[index])`` when the part is a view (slices only: no new
     array), else ``name[index] = -e``."""
     if isinstance(stmt.op, gast.Add):
         return gast.Assign([stmt.target], stmt.value, None)
@@ -181,7 +183,8 @@ def _assignment(stmt, numpy_alias):
     if all(isinstance(part, gast.Slice)
            for part in (index.elts if isinstance(index, gast.Tuple) else [index])):
         view = gast.Subscript(stmt.target.value, index, gast.Load())
-        return gast.Expr(gast.Call(dotted(numpy_alias, "negative"), [stmt.value],
+        return gast.Expr(gast.Call(dotted(numpy_alias, "multiply"),
+                                   [stmt.value, gast.Constant(-1, None)],
                                    [gast.keyword("out", view)]))
     return gast.Assign([stmt.target], gast.UnaryOp(gast.USub(), stmt.value), None)
 
