@@ -41,10 +41,30 @@ def diff_grad(g, a, n=1, axis=-1):
     g = as_array(g)
     axis = axis % np.ndim(a)
     for _ in range(n):
-        padding = [(0, 0)] * g.ndim
-        padding[axis] = (1, 1)
-        g = -np.diff(np.pad(g, padding), axis=axis)
+        if type(g) is np.ndarray and g.shape[axis]:
+            g = _difference_transposed(g, axis)
+        else:                            # (another library's array, or none left)
+            padding = [(0, 0)] * g.ndim
+            padding[axis] = (1, 1)
+            g = -np.diff(np.pad(g, padding), axis=axis)
     return g
+
+
+def _difference_transposed(g, axis):
+    """``-np.diff(g padded with a zero at each end of axis)``, written into one new array: the
+    first entry ``-g[0]``, then ``g[i - 1] - g[i]``, then ``g[-1]`` (``g`` not empty there).
+    (``np.multiply(..., -1, out=)``: NumPy 2.4's ``np.negative`` writes wrong values into a
+    strided ``out`` from some strided inputs.)"""
+    shape = list(g.shape)
+    shape[axis] += 1
+    out = np.empty(shape, g.dtype)
+    lead = (slice(None),) * axis
+    first, last = lead + (slice(None, 1),), lead + (slice(-1, None),)
+    np.multiply(g[first], -1, out=out[first])
+    np.subtract(g[lead + (slice(None, -1),)], g[lead + (slice(1, None),)],
+                out=out[lead + (slice(1, -1),)])
+    out[last] = g[last]
+    return out
 
 
 def diagonal_grad(g, a, offset=0, axis1=0, axis2=1):
