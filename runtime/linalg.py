@@ -212,7 +212,7 @@ def einsum_grads(g, subscripts, operands):
            [0., 2.]]),)
     """
     operands = [as_array(operand) for operand in operands]
-    terms, output = _explicit_subscripts(subscripts, [op.ndim for op in operands])
+    terms, output = explicit_subscripts(subscripts, [op.ndim for op in operands])
     sizes = _label_sizes(terms, operands)
     unknown = sorted(set(output) - set(sizes))
     if unknown:
@@ -269,7 +269,7 @@ def einsum_jvp(tangents, ans, subscripts, operands):
     return np.zeros_like(ans) if total is None else total
 
 
-def _explicit_subscripts(subscripts, ndims):
+def explicit_subscripts(subscripts, ndims):
     """Input terms and output with '...' spelled out and the output explicit.
 
     Ellipsis axes get fresh letters, right-aligned across operands as

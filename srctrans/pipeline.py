@@ -218,6 +218,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
             shapes = {**hooked_shapes(unit, shapes), **shapes}
             backward = specialise(backward, shapes, unit.aliases[NUMPY_ALIAS],
                                   reads_all(gradients))
+            fold_tuple_picks(backward)        # (an einsum's cotangents, now a tuple display)
         backward, renaming = propagate_copies(backward)
         gradients = [renamed(g, renaming) for g in gradients]
         backward = eliminate_dead_code(backward, reads_all(gradients), is_not_saving)

@@ -14,6 +14,7 @@ import numpy as np
 
 from srctrans import annotations as anno
 from srctrans import runtime
+from srctrans.analyse.einsum_labels import einsum_labels
 from srctrans.analyse.values import INT_OPERATORS, index_integers
 from srctrans.annotations import Anno
 from srctrans.nodes import int_literal
@@ -100,13 +101,13 @@ def entry_key(name, index):
 
 
 def record_pair(name, value, known):
-    """Put the shapes of the entries of the pair ``value`` (a call of a helper of
-    :data:`PAIR_SHAPES_OF_ARGUMENTS`) assigned to ``name`` into ``known``, or those of a
-    tuple display of values of known shape (all of them, a tuple of shapes, under
+    """Put the shapes of the entries of ``value`` assigned to ``name`` into ``known`` (a call
+    of a helper of :data:`PAIR_SHAPES_OF_ARGUMENTS`, ``rt.einsum_grads``' cotangents, or a
+    tuple display of values of known shape; all of them also as a tuple of shapes under
     ``name[:]``: the cotangent of a split's pieces, which a concatenation joins; not a
     list's, whose entries a write may replace); forget them otherwise (``name`` holds
     something else now)."""
-    shapes = pair_shapes(value, known)
+    shapes = entry_shapes(value, known)
     entries = known.pop(entry_key(name, ":"), ())
     for index in range(max(2, len(entries))):
         known.pop(entry_key(name, index), None)
@@ -114,17 +115,21 @@ def record_pair(name, value, known):
         shapes = tuple(shape_of(entry, known) for entry in value.elts)
         if None in shapes:
             return
+    if shapes is not None:
         known[entry_key(name, ":")] = shapes
     for index, shape in enumerate(shapes or ()):
         if shape is not None:
             known[entry_key(name, index)] = shape
 
 
-def pair_shapes(value, known):
-    """The shapes of the two entries of ``value``, a call of a helper of
-    :data:`PAIR_SHAPES_OF_ARGUMENTS`, or None."""
+def entry_shapes(value, known):
+    """The shapes of the entries of ``value``, a call of a helper of
+    :data:`PAIR_SHAPES_OF_ARGUMENTS` or ``rt.einsum_grads`` (each operand's shape), or None."""
     if not (isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute)):
         return None
+    if is_runtime_helper_call(value, "einsum_grads") and len(value.args) == 3 \
+            and isinstance(value.args[2], gast.Tuple) and not value.keywords:
+        return tuple(shape_of(operand, known) for operand in value.args[2].elts)
     positions = PAIR_SHAPES_OF_ARGUMENTS.get(value.func.attr)
     if positions is None or not is_runtime_helper_call(value, value.func.attr) \
             or len(value.args) <= max(positions) or value.keywords:
@@ -228,11 +233,13 @@ def shape_of(expression, known):
                 and shape_of(expression.value.value, known):
             return INTEGER                                      # x.shape[0]: an int
         index = int_literal(expression.slice)
-        if index in (0, 1):                                     # an entry of a pair
-            pair = pair_shapes(expression.value, known) if isinstance(
+        if index is not None and index >= 0:            # an entry of a pair, of a display
+            entries = entry_shapes(expression.value, known) if isinstance(
                 expression.value, gast.Call) else None
-            if pair is not None:
-                return pair[index]
+            if isinstance(expression.value, gast.Tuple):
+                entries = [shape_of(e, known) for e in expression.value.elts]
+            if entries is not None:
+                return entries[index] if index < len(entries) else None
             if isinstance(expression.value, gast.Name) and \
                     entry_key(expression.value.id, index) in known:
                 return known[entry_key(expression.value.id, index)]
@@ -242,6 +249,12 @@ def shape_of(expression, known):
         return None if inner is None else tuple(reversed(inner))
     if isinstance(expression, gast.Call) and called(expression) is np.concatenate:
         return _concatenated_shape(expression, known)
+    if isinstance(expression, gast.Call) and called(expression) is np.einsum \
+            and expression.args and isinstance(expression.args[0], gast.Constant) \
+            and not expression.keywords:
+        labels = einsum_labels(expression.args[0].value,
+                               [shape_of(a, known) for a in expression.args[1:]])
+        return None if labels is None else labels.shape
     if isinstance(expression, gast.Call) and not expression.keywords:
         callee = called(expression)
         if callee is np.matmul and len(expression.args) == 2:       # (a ufunc with a signature)

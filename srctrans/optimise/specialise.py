@@ -15,7 +15,8 @@ every shape become the plain NumPy expression for the shapes at hand:
 
 ``rt.unbroadcast`` disappears when nothing was broadcast and becomes a sum
 over leading axes when only leading axes were added; 2-D ``rt.matmul_*``
-become products with a transpose; ``rt.zeros_like`` of a value of known
+become products with a transpose, ``rt.einsum_grads`` the einsums it calls
+(:mod:`srctrans.optimise.einsum_cotangents`); ``rt.zeros_like`` of a value of known
 shape (a number or an array, not a container) becomes ``rt.zeros_of``; a called user
 function's cotangents (``dz, = f_bwd(res, g)``) have their arguments' shapes; the
 spread of a scalar cotangent over an array (``rt.unreduce``) is dropped
@@ -37,6 +38,7 @@ from srctrans.annotations import Anno
 from srctrans.nodes import clone, int_literal, whole_slice
 from srctrans.optimise.accumulate import sink_into_branches
 from srctrans.optimise.dce import reads_of
+from srctrans.optimise.einsum_cotangents import einsum_cotangents, einsum_tangent
 from srctrans.optimise.expression_shapes import (REDUCTION_METHODS, basic_index_shape, index_of,
                                                  is_runtime_helper_call, record_pair, shape_of)
 from srctrans.optimise.simplify import power_of_two
@@ -354,9 +356,17 @@ class _Rewriter(gast.NodeTransformer):
                     break                 # (the other side, spread too, keeps the sum's shape)
         return node
 
+    def visit_Subscript(self, node):
+        einsums = einsum_cotangents(node, self.known, self.numpy_alias)   # a pick of one
+        return einsums if einsums is not None else self.generic_visit(node)
+
     def visit_Call(self, node):
         self.generic_visit(node)
         known = self.known
+        einsums = einsum_cotangents(node, known, self.numpy_alias) or \
+            einsum_tangent(node, self.numpy_alias)
+        if einsums is not None:
+            return einsums
         if is_runtime_helper_call(node, "zeros_like") and len(node.args) == 1 \
                 and shape_of(node.args[0], known) is not None:   # a number or an array
             node.func.attr = "zeros_of"

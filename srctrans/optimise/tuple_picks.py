@@ -5,16 +5,22 @@ Guarantees: ``t = (a, b); ...; x = t[0]`` reads ``a`` itself where ``t`` is assi
 read only by picks at constant indices in the same block, and ``a`` is not assigned between
 the tuple and the last pick (a derivative of a helper returning ``out, cache`` makes the
 tuple of the cotangents and picks them again); the tuple, then unread, is left to dead-code
-elimination. The shapes of the entries then reach what reads them. And
-``out, cache = (e, c)`` is ``out = e; cache = c`` where neither entry reads a target, so
-that dead-code elimination sees each (a gradient needs ``cache`` only).
+elimination. An entry that is an expression of NumPy's functions with srctrans's rules
+(``t = (np.einsum(...), np.einsum(...))``, an einsum's cotangents: no effects, no pop of a
+tape) moves to its one pick, when no pick reads it twice, none is in a loop or branch (which
+could run it again, or not at all), and nothing it reads is assigned before the last pick.
+The shapes of the entries then reach what reads them. And ``out, cache = (e, c)`` is
+``out = e; cache = c`` where neither entry reads a target, so that dead-code elimination
+sees each (a gradient needs ``cache`` only).
 """
 
 import gast
 
 from srctrans import annotations as anno
+from srctrans.annotations import Anno
 from srctrans.nodes import clone, int_literal
 from srctrans.optimise.accumulate import COMPOUND
+from srctrans.optimise.common_values import has_own_rule
 from srctrans.optimise.dce import name_counts, stores_of
 from srctrans.treewalk import replace_children, walk
 
@@ -35,7 +41,7 @@ def fold_tuple_picks(statements):
             if isinstance(stmt, COMPOUND):
                 blocks.extend([stmt.body, stmt.orelse])
                 continue
-            entries = _display(stmt)
+            entries = _display(stmt, atoms_only=False)
             if entries is None:
                 continue
             name = stmt.targets[0].id
@@ -43,25 +49,45 @@ def fold_tuple_picks(statements):
             if stores.get(name) != 1 or not found or len(found) != reads.get(name) \
                     or not all(-len(entries) <= int_literal(p.slice) < len(entries) for p in found):
                 continue
-            _fold(block, position, entries, {id(p) for p in found})
+            picked = [int_literal(p.slice) % len(entries) for p in found]
+            computed = any(not _is_atom(entries[k]) for k in picked)
+            if computed and (len(set(picked)) != len(picked) or not all(
+                    _is_plain(entries[k]) for k in picked)):
+                continue                          # computed twice, or a call that may act
+            _fold(block, position, entries, {id(p) for p in found}, computed)
 
 
-def _display(stmt):
-    """The entries of ``name = (atom, ...)`` (names and numbers), or None."""
+def _is_atom(node):
+    return isinstance(node, (gast.Name, gast.Constant))
+
+
+def _is_plain(expression):
+    """Whether each call in ``expression`` is of a NumPy or SciPy function with a rule."""
+    return all(has_own_rule(anno.get(node, Anno.CALLEE)) for node in walk(expression)
+               if isinstance(node, gast.Call))
+
+
+def _display(stmt, atoms_only=True):
+    """The entries of ``name = (atom, ...)`` (names and numbers; any expressions where not
+    ``atoms_only``), or None."""
     if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
             and isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Tuple) \
-            and all(isinstance(e, (gast.Name, gast.Constant)) for e in stmt.value.elts):
+            and (not atoms_only or all(_is_atom(e) for e in stmt.value.elts)):
         return stmt.value.elts
     return None
 
 
-def _fold(block, position, entries, pick_ids):
+def _fold(block, position, entries, pick_ids, computed=False):
     """Replace the picks (``pick_ids``) in the statements after ``block[position]``, when
-    they are all there and no entry is assigned before the last of them."""
-    names = {e.id for e in entries if isinstance(e, gast.Name)}
+    they are all there and no name an entry reads is assigned before the last of them
+    (``computed``: an entry is an expression, whose picks may not be in a compound
+    statement)."""
+    names = {n.id for e in entries for n in walk(e) if isinstance(n, gast.Name)}
     last, seen = None, 0
     for later in range(position + 1, len(block)):
         count = sum(id(n) in pick_ids for n in walk(block[later]))
+        if count and computed and isinstance(block[later], COMPOUND):
+            return                                # run again by a loop, or not by a branch
         if count:
             last, seen = later, seen + count
         if seen == len(pick_ids):

@@ -1,0 +1,106 @@
+"""An einsum's cotangents and tangent written as the einsums they are.
+
+Requires: specialised backward statements (``optimise.specialise`` calls this on each
+call it rewrites) and the shapes of the values they read.
+Guarantees: ``rt.einsum_grads(g, 'ij,j->i', (X, beta))`` (a tuple, one cotangent an
+operand, found by parsing the subscripts and checking the shapes at every call) is the
+tuple display ``(np.einsum('i,j->ij', g, beta), np.einsum('i,ij->j', g, X))``, and a pick
+``rt.einsum_grads(...)[1]`` is its one einsum, when the subscripts are a constant, every
+operand and ``g`` a name or a number of known shape, and each operand's cotangent is one
+einsum (:func:`srctrans.analyse.einsum_labels.cotangent_subscripts`): the einsum the
+helper itself calls there, on the same arrays, so the values are the helper's, bit for bit.
+And ``rt.einsum_jvp((rt.zeros_of(X), dbeta), pred, 'ij,j->i', (X, beta))`` is the sum of
+the einsums with an operand replaced by its tangent, ``np.einsum('ij,j->i', X, dbeta)``,
+where the operands are names or numbers: the helper's sum, without the terms of tangents
+known to be zero (``None``, ``rt.zeros_of``, ``rt.zeros_like``).
+"""
+
+import gast
+import numpy as np
+
+from srctrans import annotations as anno
+from srctrans.analyse.einsum_labels import cotangent_subscripts, einsum_labels
+from srctrans.annotations import Anno
+from srctrans.nodes import clone, int_literal
+from srctrans.optimise.expression_shapes import is_runtime_helper_call, shape_of
+
+
+def einsum_cotangents(node, known, numpy_alias):
+    """``node``'s einsums where it is ``rt.einsum_grads(...)`` (a tuple display) or a pick of
+    one at a constant index (one einsum) that :mod:`this module <srctrans.optimise.
+    einsum_cotangents>` rewrites for the shapes ``known``; else None."""
+    if isinstance(node, gast.Subscript) and _is_einsum_grads(node.value):
+        k = int_literal(node.slice)
+        labels = _labels(node.value, known)
+        if labels is None or k is None or not -len(labels.terms) <= k < len(labels.terms):
+            return None
+        return _cotangent(node.value, labels, k % len(labels.terms), numpy_alias)
+    if _is_einsum_grads(node):
+        labels = _labels(node, known)
+        if labels is None:
+            return None
+        parts = [_cotangent(node, labels, k, numpy_alias) for k in range(len(labels.terms))]
+        return None if None in parts else gast.Tuple(parts, gast.Load())
+    return None
+
+
+def einsum_tangent(node, numpy_alias):
+    """The sum of einsums ``rt.einsum_jvp(tangents, ans, subscripts, operands)`` adds up,
+    when ``tangents`` and ``operands`` are displays (operands of names or numbers, read by
+    each term) and some tangent is not known to be zero; else None."""
+    if not (is_runtime_helper_call(node, "einsum_jvp") and len(node.args) == 4
+            and not node.keywords):
+        return None
+    tangents, _, subscripts, operands = node.args
+    if not (isinstance(tangents, gast.Tuple) and isinstance(operands, gast.Tuple)
+            and isinstance(subscripts, gast.Constant) and isinstance(subscripts.value, str)
+            and len(tangents.elts) == len(operands.elts)
+            and all(isinstance(v, (gast.Name, gast.Constant)) for v in operands.elts)):
+        return None
+    total = None
+    for k, tangent in enumerate(tangents.elts):
+        if _is_zero(tangent):
+            continue
+        arguments = [clone(v) for v in operands.elts]
+        arguments[k] = tangent
+        term = _einsum(numpy_alias, subscripts.value, arguments)
+        total = term if total is None else gast.BinOp(total, gast.Add(), term)
+    return total
+
+
+def _is_zero(tangent):
+    return isinstance(tangent, gast.Constant) and tangent.value is None or any(
+        is_runtime_helper_call(tangent, name) for name in ("zeros_of", "zeros_like"))
+
+
+def _einsum(numpy_alias, spec, arguments):
+    call = gast.Call(gast.Attribute(gast.Name(numpy_alias, gast.Load(), None, None), "einsum",
+                                    gast.Load()), [gast.Constant(spec, None), *arguments], [])
+    anno.set_(call, Anno.CALLEE, np.einsum)
+    return call
+
+
+def _is_einsum_grads(node):
+    return is_runtime_helper_call(node, "einsum_grads") and len(node.args) == 3 \
+        and not node.keywords
+
+
+def _labels(call, known):
+    """The call's :class:`EinsumLabels`, when its ``g`` and operands are names or numbers of
+    the shapes it reads (``g`` of the output's shape) and its subscripts a constant."""
+    g, subscripts, operands = call.args
+    if not (isinstance(subscripts, gast.Constant) and isinstance(operands, gast.Tuple)) or \
+            not all(isinstance(v, (gast.Name, gast.Constant)) for v in [g, *operands.elts]):
+        return None
+    labels = einsum_labels(subscripts.value, [shape_of(v, known) for v in operands.elts])
+    return labels if labels is not None and shape_of(g, known) == labels.shape else None
+
+
+def _cotangent(call, labels, k, numpy_alias):
+    """``np.einsum(spec, g, *others)``: operand ``k``'s cotangent, or None."""
+    spec = cotangent_subscripts(labels, k)
+    if spec is None:
+        return None
+    g, _, operands = call.args
+    others = [clone(v) for j, v in enumerate(operands.elts) if j != k]
+    return _einsum(numpy_alias, spec, [clone(g), *others])
