@@ -165,7 +165,8 @@ _EXPORTS = {
         "logaddexp_fold", "logaddexp_fold_from", "logaddexp_fold_grad", "logaddexp_fold_share",
         "logaddexp_fold_tangent", "logaddexp_fold_from_grad",
     ),
-    "softmax_logs": ("log_of_softmax", "log_of_softmax_grad", "log_of_softmax_tangent"),
+    "softmax_logs": ("log_of_softmax", "log_of_softmax_grad", "log_of_softmax_tangent",
+                     "softmax_ratio", "softmax_ratio_grad"),
     "softplus_terms": ("relu_of_softplus", "log1p_tail", "log_tail", "sigmoid_from_tail"),
     "float_lists": ("FLOAT64", "NUMBERS", "runs_on_float_lists"),
     "higher": (

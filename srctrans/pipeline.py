@@ -97,6 +97,7 @@ from srctrans.optimise.accumulate import fold_accumulations
 from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, targets_of
 from srctrans.optimise.keyed_branches import drop_settled_expectations, fold_keyed_branches
 from srctrans.optimise.row_loops import batch_row_loops
+from srctrans.optimise.softmax_ratios import plain_softmax_ratios
 from srctrans.optimise.tuple_picks import fold_tuple_picks, split_tuple_assignments
 from srctrans.optimise.restores import drop_unread_restores
 from srctrans.optimise.container_cotangents import sum_chains_in_blocks, write_container_cotangents
@@ -203,6 +204,7 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
         shapes = infer_shapes(statements, shapes, facts.parameters)   # what the probe missed
         use_array_methods(result.forward, shapes)
         read_entries_uncopied(result.forward, shapes)
+        plain_softmax_ratios(result.forward)
     gradients = [_gradient_expression(unit, name, adjoint, unconnected_zero or name in connected)
                  for name, adjoint in zip(unit.wrt, result.gradients)]
     backward = result.backward

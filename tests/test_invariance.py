@@ -69,15 +69,37 @@ def test_log_softmax_gradient_matches_the_closed_form(inputs):
     np.testing.assert_allclose(st.grad(softmax.log_softmax_loss)(z, labels), expected, atol=1e-12)
 
 
-@pytest.mark.parametrize("fn", [softmax.log_softmax_loss, softmax.softmax_loss])
-def test_division_by_the_softmax_sum_is_not_guarded(fn, inputs):
+def test_division_by_the_softmax_sum_is_not_guarded(inputs):
     """The sum of ``exp(z - max(z))`` is at least 1: dividing by it has no singular point,
     so its rule needs no ``rt.zero_guard`` (which costs a pass over the quotient)."""
-    generated = st.source(fn, args=inputs)
-    assert "d_log / _sum" in generated or "dp / _sum" in generated
-    assert "zero_guard(d_log" not in generated and "zero_guard(dp, dp / " not in generated
+    generated = st.source(softmax.log_softmax_loss, args=inputs)
+    assert "d_log / _sum" in generated and "zero_guard(d_log" not in generated
+
+
+def test_a_softmax_has_its_closed_cotangent_and_no_guard(inputs):
+    """``p = e / e.sum(...)`` is a softmax (``rt.softmax_ratio``): its cotangent
+    ``p * (g - (g * p).sum(...))`` goes to the logits, with no division to guard."""
+    generic = st.source(softmax.softmax_loss)
+    assert "rt.softmax_ratio_grad(dp, p, -1)" in generic and "zero_guard" not in generic
+    fused = st.source(softmax.softmax_loss, args=inputs).split("def softmax_loss_grad")[1]
+    assert "p = e / e.sum(axis=-1, keepdims=True)" in fused and "rt.softmax" not in fused
+    assert "dshifted = p * (w - (w * p).sum(axis=-1, keepdims=True))" in fused
+
+
+def test_a_softmax_along_another_axis_keeps_the_maximums_derivative(inputs):
+    """A softmax along axis 0 of values shifted along axis 1: its closed cotangent goes to
+    the shifted values, and from them to the maximum, which this shift does not leave."""
+    generated = st.source(softmax.normalised_along_another_axis, args=inputs)
+    assert "(axis=0, keepdims=True)" in generated and "zero_guard" not in generated
+    assert "rt.extremum_grad(d_max" in generated
+
+
+def divided_by_a_sum(z, w):
+    e = np.exp(z - np.max(z, axis=1, keepdims=True))
+    return np.sum(w * (z / np.sum(e, axis=0, keepdims=True)))      # z, not e: no softmax
 
 
 def test_division_by_another_sum_stays_guarded(inputs):
-    generated = st.source(softmax.normalised_along_another_axis, args=inputs)
-    assert "zero_guard(d_div, d_div / _sum)" in generated
+    generated = st.source(divided_by_a_sum, args=inputs)
+    assert re.search(r"zero_guard\(d_div\w*, d_div\w* / _sum\w*\)", generated), generated
+    st.check_grads(divided_by_a_sum, _tie_broken(inputs), wrt=(0,), order=2)

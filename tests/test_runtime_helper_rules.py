@@ -1182,6 +1182,8 @@ STRAIGHT_THROUGH = {
     "valued": "the value of one argument, the derivative of the other (tests/test_row_loops.py)",
     "log_of_softmax": "the log of p, the derivative of the log-softmax of a, p being the "
                       "softmax of a (tests/test_softmax_logs.py)",
+    "softmax_ratio": "e / s, the derivative of the softmax of a, e being exp(a) and s its sum "
+                     "(tests/test_softmax_logs.py)",
     "log1p_tail": "the log1p of e, the derivative of the softplus of z, e being exp(-|z|) "
                   "(tests/test_softplus_terms.py)",
     "log_tail": "the log of p, the derivative of the softplus of z, p being 1 + exp(-|z|) "
@@ -1215,6 +1217,34 @@ def test_the_log_of_a_softmax_gives_the_log_softmaxs_derivative_to_its_logits(ax
     np.testing.assert_allclose(np.sum(da * t), np.sum(u * derivative), rtol=1e-7)
     np.testing.assert_allclose(rule.jvp(t, ans, p, a, axis), derivative, rtol=1e-6,
                                atol=1e-8)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_a_softmax_ratio_gives_the_softmaxs_derivative_to_its_logits(axis):
+    """At ``e = exp(a)`` and ``s`` its sum along ``axis``, the rule of ``e / s`` sends ``a``
+    the VJP of the softmax of ``a`` (by central differences) and gives its JVP; ``e`` and
+    ``s`` get nothing: the term sent to ``a`` holds the whole derivative."""
+    rng = np.random.default_rng(9)
+    a, u, t = (rng.standard_normal((3, 4)) for _ in range(3))
+
+    def softmax(a):
+        e = np.exp(a)
+        return e / e.sum(axis=axis, keepdims=True)
+
+    e = np.exp(a)
+    s = e.sum(axis=axis, keepdims=True)
+    rule = REGISTRY.lookup(rt.softmax_ratio)
+    ans = rt.softmax_ratio(e, s, a, axis)
+    assert np.array_equal(ans, e / s)
+    de, ds, da, daxis = rule.vjp(u, ans, e, s, a, axis)
+    assert de is None and ds is None and daxis is None
+    derivative = (softmax(a + STEP * t) - softmax(a - STEP * t)) / (2 * STEP)
+    np.testing.assert_allclose(np.sum(da * t), np.sum(u * derivative), rtol=1e-7)
+    np.testing.assert_allclose(rule.jvp(t, ans, e, s, a, axis), derivative, rtol=1e-6,
+                               atol=1e-8)
+    # a number's cotangent (a seed that broadcasts) is spread over p first
+    np.testing.assert_allclose(rt.softmax_ratio_grad(2.0, ans, axis), np.zeros_like(ans),
+                               atol=1e-15)
 
 
 @pytest.mark.parametrize("form", ["log1p", "log"])

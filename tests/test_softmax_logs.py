@@ -208,3 +208,74 @@ def test_other_spellings_keep_the_chain(f):
     z = R.standard_normal((3, 4))
     assert "log_of_softmax" not in st.source(f, args=(z,))
     st.check_grads(f, (z,), order=1)
+
+
+# --- the softmax itself: p = e / e.sum(...) is rt.softmax_ratio (its closed derivatives) ---
+
+def attention(Q, K, V, G):
+    scores = Q @ K.T / np.sqrt(Q.shape[-1])
+    scores = scores - scores.max(axis=-1, keepdims=True)
+    e = np.exp(scores)
+    A = e / e.sum(axis=-1, keepdims=True)
+    return np.sum((A @ V) * G)
+
+
+def weighted_with_e_read_again(z, w):
+    e = np.exp(z)
+    p = e / np.sum(e, axis=0, keepdims=True)
+    return np.sum(w * p) + np.sum(np.sqrt(e))          # e's own read keeps its chain
+
+
+RATIO_CASES = [
+    (attention, lambda: (R.standard_normal((3, 4)), R.standard_normal((5, 4)),
+                         R.standard_normal((5, 2)), R.standard_normal((3, 2)))),
+    (weighted_with_e_read_again, lambda: (R.standard_normal((3, 4)), R.standard_normal(4))),
+    (three_axes_and_p_read_again, CASES[3][1]),
+]
+
+
+@pytest.mark.parametrize("f, build", RATIO_CASES, ids=[f.__name__ for f, _ in RATIO_CASES])
+def test_a_softmax_is_one_call_and_its_derivatives_match_finite_differences(f, build):
+    args = build()
+    assert "rt.softmax_ratio(" in st.source(f) and "rt.softmax_ratio_grad(" in st.source(f)
+    fused = _fused(f, args)
+    assert "rt.softmax" not in fused and "zero_guard" not in fused
+    st.check_grads(f, args, order=2)
+    value, _ = st.value_and_grad(f)(*args)
+    assert value == f(*args)                              # the program's own value, exactly
+    wrt = tuple(range(len(args)))
+    for _ in range(3):
+        got = st.grad(f, wrt=wrt)(*args)
+        want = st.grad(f, wrt=wrt, optimize=False)(*args)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
+
+
+def test_an_attentions_fused_gradient_is_an_experts():
+    args = RATIO_CASES[0][1]()
+    fused = _fused(attention, args)
+    assert "A = e / e.sum(axis=-1, keepdims=True)" in fused
+    assert "A * (dA - (dA * A).sum(axis=-1, keepdims=True))" in fused
+    assert "extremum_grad" not in st.source(attention)   # the maximum: no derivative still
+
+
+def test_a_softmax_in_float32_stays_float32_and_is_batched():
+    args = [a.astype(np.float32) for a in RATIO_CASES[0][1]()]
+    want = st.grad(attention, optimize=False)(*args)
+    for _ in range(3):
+        got = st.grad(attention)(*args)
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    z, w = R.standard_normal((4, 3, 2)), R.standard_normal((4, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                   # no BatchingWarning: no member loop
+        gradients = st.vmap(st.grad(weighted_with_e_read_again))(z, w)
+    np.testing.assert_allclose(gradients, [st.grad(weighted_with_e_read_again)(z[k], w[k])
+                                           for k in range(4)], rtol=1e-12)
+
+
+def test_a_stopped_or_hooked_softmax_is_no_ratio_call():
+    assert "softmax_ratio" not in st.source(probabilities_not_recorded)
+    assert "softmax_ratio" not in st.source(probabilities_hooked)
+    for f in (kept_dims_missing, over_the_whole_array, another_numerator, exponent_reassigned):
+        assert "softmax_ratio" not in st.source(f), f.__name__

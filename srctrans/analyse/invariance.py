@@ -265,6 +265,9 @@ def _call(value, forms, offset):
                 and int_literal(axis) == offset.axis:
             return replace(shifted, k=0)
         return None
+    if callee is runtime.softmax_ratio and len(value.args) == 4:
+        # a softmax e / s (normalize/softmax_logs.py): its value's form is the ratio's
+        return _binary(gast.BinOp(value.args[0], gast.Div(), value.args[1]), forms, offset)
     if callee in (np.squeeze, np.expand_dims):
         return _axis_moved(value, callee, forms, offset)
     reduced = reduction(value)

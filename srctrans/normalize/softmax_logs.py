@@ -1,4 +1,4 @@
-"""The log of a softmax computed as probabilities is one call of the runtime.
+"""A softmax computed as probabilities, and its log, are each one call of the runtime.
 
 Requires: a function in A-normal form after SSA (each name of the function's own block
 assigned once there), its calls resolved.
@@ -21,6 +21,12 @@ and ``np.sum`` have srctrans's own rules (no user's replaces them). The backward
 ``g - p * g.sum(axis=1, keepdims=True)`` to ``a`` for the log's cotangent ``g``, where the
 chain through the log, the division, the sum and the exponential took eight operations and
 two guards of ``g / p``; other reads of ``p``, ``s`` or ``e`` are differentiated as before.
+
+Then the softmax itself, ``p = e / s`` under the same conditions, becomes
+``p = rt.softmax_ratio(e, s, a, 1)``: the same value, ``e / s``, whose cotangent ``g`` sends
+``p * (g - (g * p).sum(axis=1, keepdims=True))`` to ``a`` and nothing to ``e`` or ``s``
+(an attention's weights: the chain took five operations and a guard of ``g / s``). A log
+rewritten before reads ``p`` for its value only, so the two compose.
 """
 
 import gast
@@ -34,10 +40,11 @@ from srctrans.optimise.dce import name_counts
 
 def log_softmax_calls(function, aliases):
     """Rewrite, in place, each log of a softmax of ``function``'s own block the module
-    describes (``aliases``: the names generated code gives NumPy and the runtime)."""
-    if not any(calls_at_top(function, np.log)) \
+    describes, then each softmax (``aliases``: the names generated code gives NumPy and the
+    runtime)."""
+    if not any(calls_at_top(function, np.exp)) \
             or not all(has_own_rule(primal) for primal in (np.exp, np.log, np.sum)):
-        return                   # (no log to rewrite; a user's rule of one of them: the chain)
+        return                   # (no softmax to rewrite; a user's rule of one: the chain)
     stores, _ = name_counts([function])          # (a parameter counts as assigned)
     definitions = own_definitions(function)
     for stmt in function.body:
@@ -47,6 +54,15 @@ def log_softmax_calls(function, aliases):
             a, axis = softmax
             stmt.value = gast.copy_location(resolved_runtime_call(aliases, "log_of_softmax", [
                 load(p), load(a), gast.Constant(axis, None)]), stmt.value)
+    for stmt in function.body:
+        p = single_target(stmt)
+        softmax = None if p is None else _softmax_of(p, definitions, stores)
+        if softmax is not None and definitions.get(p) is stmt.value:
+            a, axis = softmax
+            ratio = stmt.value
+            stmt.value = gast.copy_location(resolved_runtime_call(aliases, "softmax_ratio", [
+                load(ratio.left.id), load(ratio.right.id), load(a), gast.Constant(axis, None)]),
+                ratio)
 
 
 def _softmax_of(p, definitions, stores):

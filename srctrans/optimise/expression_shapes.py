@@ -31,7 +31,8 @@ RESULT_SHAPE_OF_ARGUMENT = {
     "broadcast_like": 1, "logsumexp_share": 2, "norm_grad": 2, "copied": 0,
     "softmax_share": 1, "cholesky_grad": 1, "diag_grad": 1, "logaddexp_fold_grad": 2,
     "logaddexp_fold_share": 1, "logaddexp_fold_tangent": 1, "log_of_softmax_grad": 1,
-    "log_of_softmax_tangent": 1, "log_tail": 0, "cholesky_log_diagonal": 0,
+    "log_of_softmax_tangent": 1, "softmax_ratio": 0, "softmax_ratio_grad": 1, "log_tail": 0,
+    "cholesky_log_diagonal": 0,
     "cholesky_solve_grad": 2, "cholesky_log_diagonal_grad": 1, "cholesky_terms_grad": 3,
 }
 

@@ -42,6 +42,7 @@ from srctrans.optimise.einsum_cotangents import einsum_cotangents, einsum_tangen
 from srctrans.optimise.expression_shapes import (REDUCTION_METHODS, basic_index_shape, index_of,
                                                  is_runtime_helper_call, record_pair, shape_of)
 from srctrans.optimise.simplify import power_of_two
+from srctrans.optimise.softmax_ratios import plain_softmax_ratio, softmax_ratio_cotangent
 from srctrans.optimise.spreads import Spreads, is_spread, reduced_count, spread_against, spread_of
 from srctrans.treewalk import replace_children, walk
 
@@ -367,6 +368,9 @@ class _Rewriter(gast.NodeTransformer):
             einsum_tangent(node, self.numpy_alias)
         if einsums is not None:
             return einsums
+        softmax = plain_softmax_ratio(node) or softmax_ratio_cotangent(node, known)
+        if softmax is not None:
+            return softmax
         if is_runtime_helper_call(node, "zeros_like") and len(node.args) == 1 \
                 and shape_of(node.args[0], known) is not None:   # a number or an array
             node.func.attr = "zeros_of"

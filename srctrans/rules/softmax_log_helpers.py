@@ -1,5 +1,6 @@
-"""Derivative rules of ``rt.log_of_softmax``: the log of a softmax computed as probabilities
-(``normalize/softmax_logs.py``), differentiated in closed form (``runtime/softmax_logs.py``)."""
+"""Derivative rules of ``rt.log_of_softmax`` and ``rt.softmax_ratio``: a softmax computed as
+probabilities and its log (``normalize/softmax_logs.py``), differentiated in closed form
+(``runtime/softmax_logs.py``)."""
 
 from srctrans import runtime as rt
 from srctrans.rules.registry import REGISTRY
@@ -20,5 +21,17 @@ def log_of_softmax_jvp(da, ans, p, a, axis):
     return rt.log_of_softmax_tangent(da, p, axis)
 
 
+# Likewise ``e`` and ``s`` of a softmax ``e / s``: the term sent to ``a`` holds the whole
+# derivative (their other reads are differentiated as they are)
+@vjp(rt.softmax_ratio)
+def softmax_ratio(g, ans, e, s, a, axis):
+    return None, None, rt.softmax_ratio_grad(g, ans, axis), None
+
+@jvp(rt.softmax_ratio)
+def softmax_ratio_jvp(da, ans, e, s, a, axis):
+    return rt.softmax_ratio_grad(da, ans, axis)
+
+
 # Their second derivatives: srctrans reads the helpers' source (plain NumPy).
-REGISTRY.differentiate_through_module(softmax_logs, except_=(rt.log_of_softmax,))
+REGISTRY.differentiate_through_module(softmax_logs,
+                                      except_=(rt.log_of_softmax, rt.softmax_ratio))

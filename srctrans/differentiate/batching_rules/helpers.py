@@ -36,7 +36,7 @@ RUNTIME_AXISWISE: dict[object, tuple[int, int | None, bool]] = {
        for helper in (rt.unreduce, rt.mean_grad, rt.var_grad, rt.std_grad, rt.extremum_grad,
                       rt.prod_grad, rt.extremum_jvp, rt.prod_jvp, rt.var_jvp, rt.std_jvp,
                       rt.prod_grad_dprod, rt.log_of_softmax, rt.log_of_softmax_grad,
-                      rt.log_of_softmax_tangent)},
+                      rt.log_of_softmax_tangent, rt.softmax_ratio, rt.softmax_ratio_grad)},
     rt.cumsum_grad: (2, None, True), rt.sort_grad: (2, -1, True), rt.take_grad: (3, None, True),
     rt.diff_grad: (3, -1, False), rt.take_along_axis_grad: (3, None, True),
 }
