@@ -33,7 +33,9 @@ another, written into and iterated by key, a helper marked ``@st.checkpoint``, l
 marked ``st.checkpointed`` (carrying values, branching, growing a list, calling helpers),
 and real values computed through complex ones (phases, parts, ``np.fft``, ``eigvals``),
 ``np.logaddexp`` folded over a stack's slices, the log of a softmax's probabilities
-(shifted by the maximum or not, the probabilities read again or not), a softplus written
+(shifted by the maximum or not, the probabilities read again or not), a softmax whose
+exponentials are read again, contractions by ``np.einsum`` and differences by ``np.diff``,
+a softplus written
 the stable way, ``np.maximum(a, 0) + np.log1p(np.exp(-np.abs(a)))``, and clips between a
 bound and its negation.
 
@@ -341,7 +343,7 @@ class _Builder:
                                        self._complex, self._checkpointed, self._release,
                                        self._normalised, self._standardised, self._factored,
                                        self._recurrence, self._unit, self._parts,
-                                       self._summed]
+                                       self._summed, self._contracted]
         for _ in range(self.rng.randint(3, 9)):
             self.rng.choice(makers)()
         returned = self._returned()
@@ -1034,6 +1036,27 @@ class _Builder:
         ]
         self._try(self.rng.choice(forms))
 
+    def _contracted(self):
+        """Values contracted by ``np.einsum`` (with ``...``, an implicit output, an operand
+        twice, a diagonal; specialised code writes an operand's cotangent as the einsum it
+        is: optimise/einsum_cotangents.py) or differenced by ``np.diff`` (rt.diff_grad)."""
+        arrays = [a for a in self._arrays() if np.ndim(self.namespace[a]) >= 1]
+        if not arrays:
+            return self._assign()
+        a, b, v = self.rng.choice(arrays), self.rng.choice(arrays), self._fresh()
+        specs = {(1, 1): ["i,i->", "i,j->ij", "i,i->i", "i,i"],
+                 (2, 1): ["ij,j->i", "ij,i->j", "ij,j"],
+                 (2, 2): ["ij,kj->ik", "ij,ij->", "ij,ij", "ij,ik->jk", "ij,ij->i"],
+                 (3, 2): ["bij,jk->bik", "...j,jk->...k"], (3, 1): ["...j,j->...", "bij,j->bi"]}
+        ranks = (np.ndim(self.namespace[a]), np.ndim(self.namespace[b]))
+        forms = [[f"{v} = np.einsum('{spec}', {a}, np.tanh({b}))"] for spec in specs.get(ranks, [])]
+        forms += [[f"{v} = np.einsum('...i,...i->...', {a}, {a} * 0.5)"],
+                  [f"{v} = np.diff({a}, axis=-1) * {a}[..., 1:]"],
+                  [f"{v} = np.sum(np.diff(np.sin({a}), 2, axis=0) ** 2)"]]
+        if ranks[0] == 2 and self._shape(a)[0] == self._shape(a)[1]:
+            forms.append([f"{v} = np.einsum('ii->i', {a}) * 2.0 + np.einsum('ii', {a})"])
+        self._try(self.rng.choice(forms))
+
     def _normalised(self):
         """A softmax, log-softmax or log-sum-exp with an offset subtracted, written one of the
         ways people write it; sometimes the offset is seen again (it must be differentiated)."""
@@ -1057,6 +1080,8 @@ class _Builder:
             [f"{t} = np.log(np.sum(np.exp({a} - {m}), {kept}))"],
             [f"{t} = np.log(np.sum(np.exp({a} - {m}), {kept})) + 2.0 * {m}"],
             [f"{e} = np.exp({a} - {m})", f"{t} = ({e} + {e} * {e}) / np.sum({e}, {kept})"],
+            [f"{e} = np.exp({a})",            # a softmax whose exponentials are read again
+             f"{t} = {e} / {e}.sum({kept}) + np.sqrt({e}) * 0.5"],
         ]
         if "keepdims" in offset:          # the kept axis indexed away when it is added back
             dropped = "[..., 0]" if axis == -1 else "[0]"
