@@ -853,12 +853,14 @@ def test_each_helper_result_has_the_shape_the_specialiser_assumes(monkeypatch):
     rng = np.random.default_rng(0)
     args = (rng.standard_normal((4, 3)) + 2.0, rng.standard_normal((3, 2)), rng.standard_normal(3))
     # helpers the front end writes into the program itself (normalize/softplus_terms.py,
-    # normalize/cholesky_terms.py): a
+    # normalize/cholesky_terms.py, normalize/softmax_logs.py): a
     # wrapper there would be differentiated as the user's code, so they are checked unwrapped
     factor = np.linalg.cholesky(args[0][:3] @ args[0][:3].T + 3.0 * np.eye(3))
     in_program = {"relu_of_softplus": (args[0], 0), "log1p_tail": (args[0], args[0]),
                   "log_tail": (1.0 + args[0], args[0], args[0]),
-                  "cholesky_log_diagonal": (np.diag(factor), factor, factor @ factor.T)}
+                  "cholesky_log_diagonal": (np.diag(factor), factor, factor @ factor.T),
+                  "softmax_ratio": (np.exp(args[0]), np.exp(args[0]).sum(axis=1, keepdims=True),
+                                    args[0], 1)}
     program = st.source(guarded.every_shaped_helper, wrt=(0, 1, 2))
     for name, helper_args in in_program.items():
         assert f"rt.{name}(" in program, name
