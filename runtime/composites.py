@@ -41,6 +41,11 @@ def cumprod_grad(g, a, axis=None):
     gx = _last(g, axis)
     n = x.shape[-1]
     grad = gx                         # an empty axis (the prefix products of one entry): empty
+    if n > 1 and type(x) is np.ndarray and type(gx) is np.ndarray:
+        grad = _cumprod_grad_by_ratios(gx, x)
+        if grad is not None:
+            return _back(grad, a, axis)
+        grad = gx
     if n > 0:
         running = gx[..., n - 1]
         suffix = [running]
@@ -52,6 +57,22 @@ def cumprod_grad(g, a, axis=None):
                                 axis=-1)
         grad = prefix * s
     return _back(grad, a, axis)
+
+
+def _cumprod_grad_by_ratios(g, x):
+    """``grad_i = (sum over j >= i of g_j * P_j) / x_i``, ``P`` the products along the last
+    axis, in a few passes instead of a step of Python per entry; None where that division is
+    not safe: a product that is zero, infinite or below the smallest normal float (an entry
+    0, or products that underflow), or a result that is not finite (the exact recurrence is
+    then used)."""
+    products = np.cumprod(x, axis=-1)
+    magnitudes = np.abs(products)
+    if magnitudes.size == 0 or not (magnitudes.min() >= np.finfo(products.dtype).tiny
+                                    and np.isfinite(magnitudes.max())):
+        return None
+    terms = g * products
+    grad = np.cumsum(terms[..., ::-1], axis=-1)[..., ::-1] / x
+    return grad if np.isfinite(grad).all() else None
 
 
 def cumprod_jvp(da, a, axis=None):

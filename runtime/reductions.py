@@ -64,6 +64,12 @@ def mean_grad(g, x, axis=None, keepdims=False):
     if _number_over_whole_array(g, x, axis, keepdims) and x.size:
         dtype = _float_dtype(g, x)               # the common case: one division, then a fill
         return np.full(x.shape, dtype.type(g) / x.size, dtype)
+    if type(x) is np.ndarray and type(g) is np.ndarray and type(axis) is int \
+            and -x.ndim <= axis < x.ndim and g.size * x.shape[axis] == x.size:
+        kept = list(x.shape)                     # a NumPy array's mean along one axis: the
+        kept[axis] = 1                           # division written into the new array
+        out = np.empty(x.shape, g.dtype if g.dtype.kind in "fc" else np.float64)   # g / n's
+        return np.divide(g.reshape(kept), x.shape[axis], out=out)
     return unreduce(g, x, axis, keepdims) / _count_of(x, axis)
 
 

@@ -287,6 +287,8 @@ def reshape_like(g, x, order="C"):
     ``np.ravel``); the default order is not passed on, so libraries whose ``reshape`` takes
     no ``order`` (Dask) work too."""
     if order == "C":
+        if type(g) is np.ndarray and type(x) is np.ndarray:
+            return g.reshape(x.shape)                    # (the method: no dispatch)
         return np.reshape(g, np.shape(x))
     return np.reshape(g, np.shape(x), order=order)
 

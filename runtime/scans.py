@@ -101,7 +101,12 @@ def trace_grad(g, a, offset=0, axis1=0, axis2=1):
            [0., 2.]])
     """
     numpy_only("np.trace", g, a)
-    size = np.diagonal(np.empty(np.shape(a)), offset, axis1, axis2).shape[-1]
+    shape = np.shape(a)
+    if len(shape) == 2 and offset == 0 and {axis1, axis2} == {0, 1} and np.ndim(g) == 0:
+        out = np.zeros(shape, _float_dtype(a, np.ones(1) * g))     # a matrix's own trace
+        out.flat[:shape[1] * shape[1]:shape[1] + 1] = g             # (as diagonal_grad's)
+        return out
+    size = np.diagonal(np.empty(shape), offset, axis1, axis2).shape[-1]
     return diagonal_grad(np.expand_dims(g, -1) * np.ones(size), a, offset, axis1, axis2)
 
 
@@ -150,13 +155,16 @@ def tile_grad(g, a, reps):
     >>> tile_grad(np.arange(4.0), np.zeros(2), 2)
     array([2., 4.])
     """
-    reps = (reps,) if np.ndim(reps) == 0 else tuple(reps)
+    reps = (reps,) if isinstance(reps, (int, np.integer)) or np.ndim(reps) == 0 else tuple(reps)
     shape = np.shape(a)
     ndim = max(len(reps), len(shape))
     reps = (1,) * (ndim - len(reps)) + reps
     promoted = (1,) * (ndim - len(shape)) + shape
     split = [n for pair in zip(reps, promoted) for n in pair]
-    return np.reshape(np.sum(np.reshape(g, split), axis=tuple(range(0, 2 * ndim, 2))), shape)
+    copies = tuple(range(0, 2 * ndim, 2))
+    if type(g) is np.ndarray:                             # (the methods: no dispatch)
+        return g.reshape(split).sum(axis=copies).reshape(shape)
+    return np.reshape(np.sum(np.reshape(g, split), axis=copies), shape)
 
 
 def repeat_grad(g, a, repeats, axis=None):

@@ -1,0 +1,96 @@
+"""The runtime's fast paths for NumPy arrays give what its general paths give: the products'
+ratios of rt.cumprod_grad (against the exact recurrence, which they fall back to at zeros,
+underflow and overflow), a mean's cotangent along one axis, a matrix trace's, a tile's with an
+int of copies, and a reshape's."""
+
+import numpy as np
+import pytest
+
+from srctrans import runtime as rt
+from srctrans.runtime import composites
+from srctrans.runtime.reductions import _count_of, unreduce
+from srctrans.runtime.scans import diagonal_grad
+
+R = np.random.default_rng(17)
+
+
+def _recurrence(g, a, axis):
+    """rt.cumprod_grad's exact recurrence: prefix products times Horner's suffix sums."""
+    x, gx = composites._last(a, axis), composites._last(g, axis)
+    running, suffix = gx[..., -1], [gx[..., -1]]
+    for i in range(x.shape[-1] - 2, -1, -1):
+        running = gx[..., i] + x[..., i + 1] * running
+        suffix.append(running)
+    prefix = np.concatenate([np.ones_like(x[..., :1]), np.cumprod(x[..., :-1], axis=-1)], -1)
+    return composites._back(prefix * np.stack(suffix[::-1], axis=-1), a, axis)
+
+
+@pytest.mark.parametrize("shape, axis", [((50,), None), ((4, 6), 1), ((4, 6), 0),
+                                         ((3, 4, 5), None), ((3, 4, 5), -1)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+def test_cumprod_grad_by_ratios_is_the_recurrences(shape, axis, dtype):
+    a = (1 + 0.5 * R.standard_normal(shape)).astype(dtype)
+    g = R.standard_normal(np.cumprod(a, axis=axis).shape).astype(dtype)
+    got, want = rt.cumprod_grad(g, a, axis), _recurrence(g, a, axis)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-4 if dtype == np.float32 else 1e-10,
+                               atol=1e-6)
+
+
+@pytest.mark.parametrize("a", [np.array([1.0, 0.0, 2.0, 3.0]),        # a zero: no ratio
+                               np.full(400, 1e-3),                      # products underflow
+                               np.full(400, 1e3)])                      # products overflow
+def test_cumprod_grad_keeps_the_recurrence_where_ratios_fail(a):
+    g = R.standard_normal(a.shape)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        np.testing.assert_array_equal(rt.cumprod_grad(g, a), _recurrence(g, a, None))
+
+
+@pytest.mark.parametrize("shape", [(5, 3, 2), (4,), (3, 1)])
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("g_dtype", [np.float64, np.float32, np.int64])
+def test_a_mean_along_one_axis_is_spread_as_the_general_path_spreads_it(shape, keepdims,
+                                                                        g_dtype):
+    for axis in range(-len(shape), len(shape)):
+        x = R.standard_normal(shape)
+        g = np.asarray(3 * R.standard_normal(np.mean(x, axis, keepdims=keepdims).shape))
+        g = g.astype(g_dtype)
+        want = unreduce(g, x, axis, keepdims) / _count_of(x, axis)
+        got = rt.mean_grad(g, x, axis, keepdims)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4), (4, 2), (1, 5)])
+@pytest.mark.parametrize("g", [2.5, np.float32(1.5), np.array(3.0), 1 + 2j])
+def test_a_matrix_traces_cotangent_is_the_diagonals(shape, g):
+    for dtype in (np.float64, np.float32):
+        a = np.ones(shape, dtype)
+        size = min(shape)
+        want = diagonal_grad(np.expand_dims(g, -1) * np.ones(size), a)
+        for axes in ((0, 1), (1, 0)):
+            got = rt.trace_grad(g, a, 0, *axes)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("reps", [2, np.int64(2), (2,), (3, 1), [2, 2], (2, 1, 1)])
+def test_a_tiles_cotangent_sums_its_copies(reps):
+    a = R.standard_normal((2, 3))
+    g = R.standard_normal(np.tile(a, reps).shape)
+    copies = g.reshape(-1, 2, 3) if np.ndim(reps) == 0 or len(reps) < 3 else None
+    got = rt.tile_grad(g, a, reps)
+    assert got.shape == a.shape
+    if np.ndim(reps) == 0:
+        np.testing.assert_allclose(got, g[:, :3] + g[:, 3:])
+    elif copies is not None:
+        blocks = [g[i:i + 2, j:j + 3] for i in range(0, g.shape[0], 2)
+                  for j in range(0, g.shape[1], 3)]
+        np.testing.assert_allclose(got, sum(blocks))
+
+
+def test_a_reshapes_cotangent_is_a_view_of_the_same_values():
+    x, g = np.zeros((2, 6)), R.standard_normal((3, 4))
+    got = rt.reshape_like(g, x)
+    assert got.shape == (2, 6) and np.shares_memory(got, g)
+    np.testing.assert_array_equal(got.ravel(), g.ravel())
