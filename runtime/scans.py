@@ -141,6 +141,15 @@ def take_along_axis_grad(g, a, indices, axis):
         return out
     axis = axis % out.ndim
     g = as_array(g)                      # shaped like the result: indices broadcast against a
+    if (type(indices) is np.ndarray and indices.ndim == out.ndim == g.ndim
+            and indices.shape[axis] == g.shape[axis] == 1
+            and all(out.shape[k] == g.shape[k] for k in range(out.ndim) if k != axis)):
+        # one position a slice (a label per row): none taken twice, so placed, not added
+        where = [np.arange(n).reshape((n,) + (1,) * (out.ndim - k - 1)) for k, n in
+                 enumerate(out.shape)]
+        where[axis] = indices
+        out[tuple(where)] = g
+        return out
     grids = np.ogrid[tuple(slice(n) for n in g.shape)]
     where = tuple(np.broadcast_to(indices, g.shape) if k == axis
                   else grid if out.shape[k] == g.shape[k] else 0 * grid   # a broadcast axis of a

@@ -94,3 +94,27 @@ def test_a_reshapes_cotangent_is_a_view_of_the_same_values():
     got = rt.reshape_like(g, x)
     assert got.shape == (2, 6) and np.shares_memory(got, g)
     np.testing.assert_array_equal(got.ravel(), g.ravel())
+
+
+def _added_at(g, a, indices, axis):
+    """rt.take_along_axis_grad's general path: every position taken, added with np.add.at."""
+    out = np.zeros(a.shape, np.result_type(a, g))
+    grids = np.ogrid[tuple(slice(n) for n in g.shape)]
+    np.add.at(out, tuple(np.broadcast_to(indices, g.shape) if k == axis % a.ndim else grid
+                         for k, grid in enumerate(grids)), g)
+    return out
+
+
+@pytest.mark.parametrize("shape, axis", [((20, 4), 1), ((20, 4), 0), ((3, 4, 5), 1),
+                                         ((3, 4, 5), -1), ((6,), 0)])
+@pytest.mark.parametrize("taken", [1, 3])          # a position a slice (placed), or several
+def test_a_pick_along_an_axis_gets_its_cotangent_at_the_positions_taken(shape, axis, taken):
+    a = R.standard_normal(shape)
+    index_shape = list(shape)
+    index_shape[axis] = taken
+    indices = R.integers(-shape[axis], shape[axis], index_shape)    # repeats when several
+    g = R.standard_normal(np.take_along_axis(a, indices, axis).shape).astype(np.float32)
+    got = rt.take_along_axis_grad(g, a, indices, axis)
+    want = _added_at(g, a, indices, axis)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
