@@ -7,6 +7,9 @@ import numpy as np
 import pytest
 
 import srctrans as st
+from srctrans import annotations as anno
+from srctrans.annotations import Anno
+from srctrans.nodes import int_literal
 from srctrans.optimise import expression_shapes
 from srctrans.optimise.expression_shapes import INTEGER, shape_of
 
@@ -88,3 +91,21 @@ def test_a_written_part_read_by_a_counter_is_the_part_itself():
     # an entry of a vector at an int is a NumPy number: read as it is, no copy (a matrix's
     # row, a view, is copied: tests/test_restores.py)
     assert "= dlevel[t]\n" in loop and "rt.copied(dlevel[t])" not in loop, fused
+
+
+@pytest.mark.parametrize("text, known, want", [
+    ("np.take_along_axis(a, i, axis=1)", {"a": (20, 4), "i": (20, 1)}, (20, 1)),
+    ("np.take_along_axis(a, i, 0)", {"a": (5, 4), "i": (2, 4)}, (2, 4)),
+    ("np.take_along_axis(a, i, axis=1)", {"a": (5, 4, 3), "i": (1, 2, 3)}, (5, 2, 3)),
+    ("np.take_along_axis(a, i, axis=k)", {"a": (5, 4), "i": (5, 1)}, None),   # axis unknown
+    ("np.take_along_axis(a, i, axis=1)", {"a": (5, 4), "i": (5,)}, None),      # NumPy's error
+    ("np.take_along_axis(a, i, axis=1)", {"a": (5, 4), "i": (3, 1)}, None),    # likewise
+])
+def test_the_shape_of_a_pick_along_an_axis(text, known, want):
+    call = gast.parse(text).body[0].value
+    anno.set_(call, Anno.CALLEE, np.take_along_axis)
+    assert shape_of(call, known) == want
+    if want is not None:
+        axis = int_literal(call.args[2] if len(call.args) == 3 else call.keywords[0].value)
+        picked = np.take_along_axis(np.zeros(known["a"]), np.zeros(known["i"], int), axis)
+        assert picked.shape == want

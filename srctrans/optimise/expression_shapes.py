@@ -34,6 +34,8 @@ RESULT_SHAPE_OF_ARGUMENT = {
     "log_of_softmax_tangent": 1, "softmax_ratio": 0, "softmax_ratio_grad": 1, "log_tail": 0,
     "cholesky_log_diagonal": 0,
     "cholesky_solve_grad": 2, "cholesky_log_diagonal_grad": 1, "cholesky_terms_grad": 3,
+    "cumsum_grad": 1, "cumprod_grad": 1, "diff_grad": 1, "diagonal_grad": 1, "trace_grad": 1,
+    "take_along_axis_grad": 1, "tile_grad": 1,
 }
 
 # Runtime helpers that return a pair of cotangents: which argument each entry has the shape of.
@@ -250,6 +252,8 @@ def shape_of(expression, known):
         return None if inner is None else tuple(reversed(inner))
     if isinstance(expression, gast.Call) and called(expression) is np.concatenate:
         return _concatenated_shape(expression, known)
+    if isinstance(expression, gast.Call) and called(expression) is np.take_along_axis:
+        return _taken_along_shape(expression, known)
     if isinstance(expression, gast.Call) and called(expression) is np.einsum \
             and expression.args and isinstance(expression.args[0], gast.Constant) \
             and not expression.keywords:
@@ -335,6 +339,25 @@ def _concatenated_shape(call, known):
     if len(rest) != 1 or not all(type(s[axis]) is int for s in shapes):
         return None
     return shapes[0][:axis] + (sum(s[axis] for s in shapes),) + shapes[0][axis + 1:]
+
+
+def _taken_along_shape(call, known):
+    """The shape of ``np.take_along_axis(a, indices, axis=k)`` (``k`` an int literal; ``a`` and
+    ``indices`` of one rank, broadcast against each other but along ``k``), or None."""
+    options = {k.arg: k.value for k in call.keywords}
+    if len(call.args) + len(options) != 3 or set(options) - {"axis"} or len(call.args) < 2:
+        return None
+    axis = int_literal(call.args[2] if len(call.args) == 3 else options["axis"])
+    a, indices = shape_of(call.args[0], known), shape_of(call.args[1], known)
+    if axis is None or a is None or indices is None or len(a) != len(indices) \
+            or not -len(a) <= axis < len(a):
+        return None
+    axis %= len(a)
+    try:
+        rest = np.broadcast_shapes(a[:axis] + a[axis + 1:], indices[:axis] + indices[axis + 1:])
+    except (ValueError, TypeError):
+        return None
+    return tuple(rest[:axis]) + (indices[axis],) + tuple(rest[axis:])
 
 
 # The factors of a distribution's derivatives (runtime/scipy_stats.py), elementwise in their

@@ -224,11 +224,16 @@ def every_shaped_helper(x, W, v):      # its derivatives call each helper of spe
     z = x * 0.5                                      # softplus terms (normalize/softplus_terms.py)
     soft = np.maximum(z, 0) + np.log1p(np.exp(-np.abs(z))) - z * v \
         + np.log(1.0 + np.exp(-np.abs(x))) + np.maximum(0.0, x)
+    q = np.sum(np.diff(x, axis=0) ** 2) + np.sum(np.cumsum(x, axis=1) * v) \
+        + np.sum(np.cumprod(1.0 + 0.1 * x, axis=0)) + np.trace(x[:3] @ x[:3].T) \
+        + np.sum(np.diagonal(x[:3]) ** 2) + np.sum(np.take_along_axis(x, PICKS, axis=1) ** 2) \
+        + np.sum(np.tile(v, (2, 1)) ** 2)                # scans and picks of runtime/scans.py
     return a + b + c + d + e + f + g + h + np.sum(y * y) + np.sum(lse ** 2) + k \
-        + np.sum(started ** 2) + np.sum(soft * v)
+        + np.sum(started ** 2) + np.sum(soft * v) + q
 
 
 WIDE = np.linspace(0.0, 1.0, 9).reshape(3, 3)      # a constant wider than v
+PICKS = np.array([[0], [2], [1], [0]])              # a column of x's each row
 
 
 def smoothed(alpha, y):           # indices computed from a loop's counter are ints: specialised
