@@ -106,19 +106,17 @@ def entry_key(name, index):
 def record_pair(name, value, known):
     """Put the shapes of the entries of ``value`` assigned to ``name`` into ``known`` (a call
     of a helper of :data:`PAIR_SHAPES_OF_ARGUMENTS`, ``rt.einsum_grads``' cotangents, or a
-    tuple display of values of known shape; all of them also as a tuple of shapes under
-    ``name[:]``: the cotangent of a split's pieces, which a concatenation joins; not a
-    list's, whose entries a write may replace); forget them otherwise (``name`` holds
-    something else now)."""
+    tuple display, each entry of known shape; all of them also as a tuple of shapes, None
+    for an unknown one, under ``name[:]``: the cotangent of a split's pieces, which a
+    concatenation joins; not a list's, whose entries a write may replace); forget them
+    otherwise (``name`` holds something else now)."""
     shapes = entry_shapes(value, known)
     entries = known.pop(entry_key(name, ":"), ())
     for index in range(max(2, len(entries))):
         known.pop(entry_key(name, index), None)
     if shapes is None and isinstance(value, gast.Tuple):
         shapes = tuple(shape_of(entry, known) for entry in value.elts)
-        if None in shapes:
-            return
-    if shapes is not None:
+    if shapes is not None:                # (all of them: forgotten together when name changes)
         known[entry_key(name, ":")] = shapes
     for index, shape in enumerate(shapes or ()):
         if shape is not None:
@@ -254,6 +252,11 @@ def shape_of(expression, known):
         return _concatenated_shape(expression, known)
     if isinstance(expression, gast.Call) and called(expression) is np.take_along_axis:
         return _taken_along_shape(expression, known)
+    if isinstance(expression, gast.Call) and called(expression) is np.linalg.solve \
+            and len(expression.args) == 2 and not expression.keywords:
+        a, b = (shape_of(v, known) for v in expression.args)        # one matrix, no batch
+        return b if a is not None and b is not None and len(a) == 2 and a[0] == a[1] \
+            and 1 <= len(b) <= 2 and b[0] == a[0] else None
     if isinstance(expression, gast.Call) and called(expression) is np.einsum \
             and expression.args and isinstance(expression.args[0], gast.Constant) \
             and not expression.keywords:

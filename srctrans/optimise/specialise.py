@@ -42,6 +42,7 @@ from srctrans.optimise.einsum_cotangents import einsum_cotangents, einsum_tangen
 from srctrans.optimise.expression_shapes import (REDUCTION_METHODS, basic_index_shape, index_of,
                                                  is_runtime_helper_call, record_pair, shape_of)
 from srctrans.optimise.simplify import power_of_two
+from srctrans.optimise.solve_picks import picked_solve, single_picks, solve_cotangent
 from srctrans.optimise.softmax_ratios import plain_softmax_ratio, softmax_ratio_cotangent
 from srctrans.optimise.spreads import Spreads, is_spread, reduced_count, spread_against, spread_of
 from srctrans.treewalk import replace_children, walk
@@ -148,8 +149,9 @@ def specialise(statements, shapes, numpy_alias="np", live_out=frozenset()):
     spread_names = frozenset(stmt.targets[0].id for top in statements for stmt in walk(top)
                              if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
                              and isinstance(stmt.targets[0], gast.Name) and is_spread(stmt.value))
-    _specialise_block(statements, known, _Rewriter(known, numpy_alias=numpy_alias,
-                                                   spread_names=spread_names), shapes, spreads)
+    rewriter = _Rewriter(known, numpy_alias=numpy_alias, spread_names=spread_names)
+    rewriter.single_picks = single_picks(statements)
+    _specialise_block(statements, known, rewriter, shapes, spreads)
     return spreads.drop(statements, known)
 
 
@@ -160,10 +162,10 @@ def _specialise_block(statements, known, rewriter, measured, spreads):
             branches = [dict(known), dict(known)]
             for field, shapes in zip(("body", "orelse"), branches):
                 block = getattr(stmt, field)
-                _specialise_block(block, shapes,
-                                  _Rewriter(shapes, rewriter.zeros, rewriter.numpy_alias,
-                                            rewriter.spread_names),
-                                  measured, spreads)
+                inner = _Rewriter(shapes, rewriter.zeros, rewriter.numpy_alias,
+                                  rewriter.spread_names)
+                inner.single_picks = rewriter.single_picks
+                _specialise_block(block, shapes, inner, measured, spreads)
                 setattr(stmt, field, spreads.drop(block, shapes) or
                         ([gast.Pass()] if field == "body" else []))
             merged = {k: v for k, v in branches[0].items() if branches[1].get(k) == v}
@@ -177,8 +179,11 @@ def _specialise_block(statements, known, rewriter, measured, spreads):
             stmt.body = spreads.drop(stmt.body, known) or [gast.Pass()]   # a step's own spreads
             rewriter.zeros.clear()
         elif isinstance(stmt, gast.Assign):
-            stmt.value = rewriter.visit(stmt.value)
             target = stmt.targets[0]
+            if isinstance(target, gast.Name) and target.id in rewriter.single_picks:
+                stmt.value = picked_solve(stmt.value, rewriter.single_picks[target.id], known,
+                                          rewriter.numpy_alias) or stmt.value
+            stmt.value = rewriter.visit(stmt.value)
             if rewriter.zeros:
                 for name in stored_names(target):
                     rewriter.zeros.pop(name, None)
@@ -340,6 +345,7 @@ class _Rewriter(gast.NodeTransformer):
         self.zeros = dict(zeros or {})
         self.numpy_alias = numpy_alias
         self.spread_names = spread_names     # spreads (:class:`Spreads`) may become numbers
+        self.single_picks = {}               # a pair's name -> the one index its reads pick
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
@@ -358,8 +364,9 @@ class _Rewriter(gast.NodeTransformer):
         return node
 
     def visit_Subscript(self, node):
-        einsums = einsum_cotangents(node, self.known, self.numpy_alias)   # a pick of one
-        return einsums if einsums is not None else self.generic_visit(node)
+        picked = einsum_cotangents(node, self.known, self.numpy_alias) or \
+            solve_cotangent(node, self.known, self.numpy_alias)              # a pick of one
+        return picked if picked is not None else self.generic_visit(node)
 
     def visit_Call(self, node):
         self.generic_visit(node)
