@@ -45,8 +45,8 @@ def getitem_grad(g, x, index):
     if type(x) is np.ndarray and (type(g) is np.ndarray or type(g) is float
                                   or isinstance(g, np.generic)):      # the common case: NumPy's
         out = np.zeros(x.shape, result_dtype(x, g))
-        if is_basic_index(index):
-            out[index] = g
+        if is_basic_index(index) or getattr(index, "dtype", None) == np.bool_:
+            out[index] = g                       # each position once (a mask too): placed
         else:                                    # an index of arrays may repeat a position
             np.add.at(out, index, g)
         return out

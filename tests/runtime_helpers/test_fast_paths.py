@@ -118,3 +118,16 @@ def test_a_pick_along_an_axis_gets_its_cotangent_at_the_positions_taken(shape, a
     want = _added_at(g, a, indices, axis)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("shape", [(20,), (4, 5)])
+@pytest.mark.parametrize("g_kind", ["array", "number"])
+def test_a_masks_cotangent_is_placed_where_the_mask_is_true(shape, g_kind):
+    x = R.standard_normal(shape)
+    mask = x > 0
+    g = R.standard_normal(int(mask.sum())).astype(np.float32) if g_kind == "array" else 2.5
+    want = np.zeros(shape, np.result_type(x, g))
+    np.add.at(want, mask, g)                          # the general path: each position added
+    got = rt.getitem_grad(g, x, mask)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
