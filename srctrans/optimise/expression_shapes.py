@@ -35,7 +35,7 @@ RESULT_SHAPE_OF_ARGUMENT = {
     "cholesky_log_diagonal": 0,
     "cholesky_solve_grad": 2, "cholesky_log_diagonal_grad": 1, "cholesky_terms_grad": 3,
     "cumsum_grad": 1, "cumprod_grad": 1, "diff_grad": 1, "diagonal_grad": 1, "trace_grad": 1,
-    "take_along_axis_grad": 1, "tile_grad": 1,
+    "take_along_axis_grad": 1, "tile_grad": 1, "inv": 0, "real_only": 0,
 }
 
 # Runtime helpers that return a pair of cotangents: which argument each entry has the shape of.

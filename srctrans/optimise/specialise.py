@@ -41,6 +41,7 @@ from srctrans.optimise.dce import reads_of
 from srctrans.optimise.einsum_cotangents import einsum_cotangents, einsum_tangent
 from srctrans.optimise.expression_shapes import (REDUCTION_METHODS, basic_index_shape, index_of,
                                                  is_runtime_helper_call, record_pair, shape_of)
+from srctrans.optimise.matrix_axes import transposed_swap, unexpanded_product
 from srctrans.optimise.simplify import power_of_two
 from srctrans.optimise.solve_picks import picked_solve, single_picks, solve_cotangent
 from srctrans.optimise.softmax_ratios import plain_softmax_ratio, softmax_ratio_cotangent
@@ -349,6 +350,8 @@ class _Rewriter(gast.NodeTransformer):
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
+        if isinstance(node.op, gast.Mult):
+            return unexpanded_product(node, self.known) or node
         return self._spreads_in_sum(node) if isinstance(node.op, (gast.Add, gast.Sub)) else node
 
     def _spreads_in_sum(self, node):
@@ -375,9 +378,10 @@ class _Rewriter(gast.NodeTransformer):
             einsum_tangent(node, self.numpy_alias)
         if einsums is not None:
             return einsums
-        softmax = plain_softmax_ratio(node) or softmax_ratio_cotangent(node, known)
-        if softmax is not None:
-            return softmax
+        plain = plain_softmax_ratio(node) or softmax_ratio_cotangent(node, known) or \
+            transposed_swap(node, known)
+        if plain is not None:
+            return plain
         if is_runtime_helper_call(node, "zeros_like") and len(node.args) == 1 \
                 and shape_of(node.args[0], known) is not None:   # a number or an array
             node.func.attr = "zeros_of"

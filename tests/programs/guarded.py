@@ -227,7 +227,8 @@ def every_shaped_helper(x, W, v):      # its derivatives call each helper of spe
     q = np.sum(np.diff(x, axis=0) ** 2) + np.sum(np.cumsum(x, axis=1) * v) \
         + np.sum(np.cumprod(1.0 + 0.1 * x, axis=0)) + np.trace(x[:3] @ x[:3].T) \
         + np.sum(np.diagonal(x[:3]) ** 2) + np.sum(np.take_along_axis(x, PICKS, axis=1) ** 2) \
-        + np.sum(np.tile(v, (2, 1)) ** 2)                # scans and picks of runtime/scans.py
+        + np.sum(np.tile(v, (2, 1)) ** 2) \
+        + np.linalg.slogdet(x[:3] @ x[:3].T + 3.0 * np.eye(3))[1]   # (rt.inv, rt.real_only)
     return a + b + c + d + e + f + g + h + np.sum(y * y) + np.sum(lse ** 2) + k \
         + np.sum(started ** 2) + np.sum(soft * v) + q
 
