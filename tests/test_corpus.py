@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import srctrans as st
-from corpus import applied, estimators, held_out, models
+from corpus import applied, estimators, models
+from held_out_cases import HELD_OUT
 
 R = np.random.default_rng(30)
 
@@ -305,84 +306,6 @@ CASES = [logistic, two_layer, textbook_network, rnn_layer, char_rnn, batchnorm, 
          conv1d, layernorm, attention, gru, total_variation, skipgram, factorisation,
          t_regression, gaussian_kl, glm, ridge_copied_params, multinomial, cosine, smoothing,
          black_scholes, logistic_growth, lennard_jones, hyperparameter, temperature]
-
-
-# -- held-out code (tests/corpus/held_out.py): out of the benchmark's targets -----------------
-
-def held_out_attention():
-    args = (R.standard_normal((6, 4)), R.standard_normal((7, 4)), R.standard_normal((7, 3)),
-            R.standard_normal((6, 3)))
-    return held_out.attention, args, (0, 1, 2), held_out.attention_hand(*args)
-
-
-def held_out_mlp_layers():
-    layers = [{"W": R.standard_normal((3, 5)), "b": R.standard_normal(5)},
-              {"W": R.standard_normal((5, 2)), "b": R.standard_normal(2)}]
-    args = (layers, R.standard_normal((8, 3)), R.standard_normal((8, 2)))
-    return held_out.mlp_layers, args, 0, held_out.mlp_layers_hand(*args)
-
-
-def held_out_springs():
-    args = (R.standard_normal((10, 2)), 0.8)
-    return held_out.springs, args, 0, held_out.springs_hand(*args)
-
-
-def held_out_bce():
-    X, y = R.standard_normal((20, 3)), (R.random(20) > 0.5).astype(float)
-    args = (R.standard_normal(3), 0.1, X, y)
-    return held_out.bce, args, (0, 1), held_out.bce_hand(*args)
-
-
-def held_out_softmax_ce():
-    W, b = R.standard_normal((3, 4)), R.standard_normal(4)
-    args = ({"W": W, "b": b}, R.standard_normal((20, 3)), R.integers(0, 4, 20))
-    return held_out.softmax_ce, args, 0, held_out.softmax_ce_hand(*args)
-
-
-def held_out_gauss_nll():
-    A = R.standard_normal((3, 3))
-    L = np.linalg.cholesky(A @ A.T + 3 * np.eye(3))
-    args = (R.standard_normal(3), R.standard_normal((10, 3)), L)
-    return held_out.gauss_nll, args, 0, held_out.gauss_nll_hand(*args)
-
-
-def held_out_net_zip():
-    net = held_out.Net([3, 4, 4, 2])
-    weights = [R.standard_normal((3, 4)), R.standard_normal((4, 4)), R.standard_normal((4, 2))]
-    biases = [R.standard_normal(4), R.standard_normal(4), R.standard_normal(2)]
-    args = (weights, biases, R.standard_normal((8, 3)), R.standard_normal((8, 2)))
-    return net.loss, args, (0, 1), net.loss_hand(*args)
-
-
-def held_out_huber_where():
-    args = (R.standard_normal(3), R.standard_normal((20, 3)), R.standard_normal(20), 0.5)
-    return held_out.huber, args, 0, held_out.huber_hand(*args)
-
-
-def held_out_wls():
-    args = (R.standard_normal(3), R.standard_normal((20, 3)), R.standard_normal(20), R.random(20))
-    return held_out.wls, args, 0, held_out.wls_hand(*args)
-
-
-def held_out_chain():
-    args = (R.standard_normal((10, 3)), 2.0)
-    return held_out.chain, args, 0, held_out.chain_hand(*args)
-
-
-def held_out_poisson_attr():
-    model = held_out.Poisson(R.standard_normal((20, 3)) * 0.3, R.poisson(2.0, 20).astype(float))
-    beta = R.standard_normal(3) * 0.3
-    return model.nll, (beta,), 0, model.nll_hand(beta)
-
-
-def held_out_mixture():
-    args = (R.standard_normal((3, 2)), R.standard_normal((10, 2)), 0.8)
-    return held_out.mixture, args, 0, held_out.mixture_hand(*args)
-
-
-HELD_OUT = [held_out_attention, held_out_mlp_layers, held_out_springs, held_out_bce,
-            held_out_softmax_ce, held_out_gauss_nll, held_out_net_zip, held_out_huber_where,
-            held_out_wls, held_out_chain, held_out_poisson_attr, held_out_mixture]
 
 
 @pytest.mark.parametrize("case", CASES + HELD_OUT, ids=[c.__name__ for c in CASES + HELD_OUT])
