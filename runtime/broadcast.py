@@ -106,7 +106,8 @@ def float_dtype(*values):
     if type(array) is np.ndarray and array.dtype.kind == "f":    # the common case: a float
         dtype = array.dtype                                   # array and numbers or its likes
         for v in values:
-            if not (type(v) in _WEAK or type(v) is np.ndarray and v.dtype is dtype):
+            if not (type(v) in _WEAK or (type(v) is np.ndarray or type(v) is np.float64)
+                    and v.dtype is dtype):
                 break
         else:
             return dtype
