@@ -42,6 +42,7 @@ from srctrans.optimise.einsum_cotangents import einsum_cotangents, einsum_tangen
 from srctrans.optimise.expression_shapes import (REDUCTION_METHODS, basic_index_shape, index_of,
                                                  is_runtime_helper_call, record_pair, shape_of)
 from srctrans.optimise.matrix_axes import transposed_swap, unexpanded_product
+from srctrans.optimise.scan_cotangents import scan_cotangent
 from srctrans.optimise.simplify import power_of_two
 from srctrans.optimise.solve_picks import picked_solve, single_picks, solve_cotangent
 from srctrans.optimise.softmax_ratios import plain_softmax_ratio, softmax_ratio_cotangent
@@ -379,7 +380,7 @@ class _Rewriter(gast.NodeTransformer):
         if einsums is not None:
             return einsums
         plain = plain_softmax_ratio(node) or softmax_ratio_cotangent(node, known) or \
-            transposed_swap(node, known)
+            transposed_swap(node, known) or scan_cotangent(node, known, self.numpy_alias)
         if plain is not None:
             return plain
         if is_runtime_helper_call(node, "zeros_like") and len(node.args) == 1 \

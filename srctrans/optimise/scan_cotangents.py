@@ -1,0 +1,76 @@
+"""Cotangents of a matrix's trace and of a tile, written for known shapes.
+
+Requires: specialised backward statements (``optimise.specialise`` calls this on each call
+it rewrites) and the shapes of the values they read.
+Guarantees: ``rt.trace_grad(g, x, 0, 0, 1)`` of a number ``g`` and a value ``x`` of two axes
+``(n, m)`` is ``g * np.eye(n, m)`` (``x`` itself, made only for its shape, is then not
+computed): the helper's values and dtype (a float64 identity times the number); and
+``rt.tile_grad(g, a, reps)`` of constant ``reps`` and an ``a`` of known shape is
+``g.reshape(split).sum(axis=copies).reshape(shape)`` with the lengths the helper computes
+at every call written in: the copies' sums, in the helper's order.
+"""
+
+import gast
+import numpy as np
+
+from srctrans import annotations as anno
+from srctrans.annotations import Anno
+from srctrans.nodes import dotted, int_literal
+from srctrans.optimise.expression_shapes import is_runtime_helper_call, shape_of
+
+
+def scan_cotangent(node, known, numpy_alias):
+    """``node`` written out where it is such a call of ``rt.trace_grad`` or ``rt.tile_grad``;
+    else None."""
+    if is_runtime_helper_call(node, "trace_grad") and len(node.args) == 5 and not node.keywords:
+        return _trace_cotangent(node, known, numpy_alias)
+    if is_runtime_helper_call(node, "tile_grad") and len(node.args) == 3 and not node.keywords:
+        return _tile_cotangent(node, known)
+    return None
+
+
+def _trace_cotangent(call, known, numpy_alias):
+    g, x, offset, axis1, axis2 = call.args
+    shape = shape_of(x, known)
+    if shape_of(g, known) != () or shape is None or len(shape) != 2 \
+            or not all(type(n) is int for n in shape) or int_literal(offset) != 0 \
+            or {int_literal(axis1), int_literal(axis2)} != {0, 1}:
+        return None
+    eye = gast.Call(dotted(numpy_alias, "eye"), [gast.Constant(n, None) for n in shape], [])
+    anno.set_(eye, Anno.CALLEE, np.eye)
+    return gast.BinOp(g, gast.Mult(), eye)
+
+
+def _tile_cotangent(call, known):
+    g, a, reps = call.args
+    shape, g_shape = shape_of(a, known), shape_of(g, known)
+    counts = _int_or_ints(reps)
+    if shape is None or g_shape is None or counts is None \
+            or not all(type(n) is int for n in shape):
+        return None
+    ndim = max(len(counts), len(shape))
+    counts = (1,) * (ndim - len(counts)) + counts
+    promoted = (1,) * (ndim - len(shape)) + tuple(shape)
+    if g_shape != tuple(c * n for c, n in zip(counts, promoted)):
+        return None
+    split = [n for pair in zip(counts, promoted) for n in pair]
+    summed = _method(_method(g, "reshape", [_ints(split)]), "sum",
+                     [], [gast.keyword("axis", _ints(range(0, 2 * ndim, 2)))])
+    return _method(summed, "reshape", [_ints(shape)])
+
+
+def _int_or_ints(node):
+    if int_literal(node) is not None:
+        return (int_literal(node),)
+    if isinstance(node, (gast.Tuple, gast.List)) and node.elts \
+            and all(int_literal(e) is not None for e in node.elts):
+        return tuple(int_literal(e) for e in node.elts)
+    return None
+
+
+def _ints(values):
+    return gast.Tuple([gast.Constant(v, None) for v in values], gast.Load())
+
+
+def _method(receiver, name, args, keywords=()):
+    return gast.Call(gast.Attribute(receiver, name, gast.Load()), list(args), list(keywords))
