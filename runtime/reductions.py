@@ -84,6 +84,15 @@ def extremum_grad(g, ans, x, axis=None, keepdims=False):
       extremum of its slice; ties share their slice's gradient equally. A
       slice whose extremum is NaN gets zero gradient.
     """
+    if type(x) is np.ndarray and type(g) is np.ndarray and type(ans) is np.ndarray \
+            and type(axis) is int and -x.ndim <= axis < x.ndim and g.size == ans.size \
+            and g.size * x.shape[axis] == x.size:
+        kept = list(x.shape)                     # NumPy arrays along one axis: the methods
+        kept[axis] = 1
+        hits = x == ans.reshape(kept)
+        ties = hits.sum(axis=axis, keepdims=True)
+        dtype = g.dtype if g.dtype is x.dtype and g.dtype.kind == "f" else _float_dtype(g, x)
+        return np.where(hits, np.divide(g.reshape(kept), np.maximum(ties, 1), dtype=dtype), 0)
     shape = np.shape(x)
     g = _keep_reduced_axes(g, shape, axis, keepdims)
     ans = _keep_reduced_axes(ans, shape, axis, keepdims)

@@ -131,3 +131,33 @@ def test_a_masks_cotangent_is_placed_where_the_mask_is_true(shape, g_kind):
     got = rt.getitem_grad(g, x, mask)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
+
+
+def _maximum_general(g, ans, x, axis, keepdims):
+    """rt.extremum_grad's general path: the reduced axes put back, ties counted, shared."""
+    from srctrans.runtime import reductions
+    from srctrans.runtime.broadcast import float_dtype
+    from srctrans.runtime.foreign import count_true
+    shape = np.shape(x)
+    g = reductions._keep_reduced_axes(g, shape, axis, keepdims)
+    ans = reductions._keep_reduced_axes(ans, shape, axis, keepdims)
+    hits = np.equal(x, ans)
+    ties = count_true(hits, reductions._axes(len(shape), axis), True)
+    return np.where(hits, np.divide(g, np.maximum(ties, 1), dtype=float_dtype(g, x)), 0)
+
+
+@pytest.mark.parametrize("shape", [(10, 2), (3, 4, 5), (6,)])
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("dtypes", [(np.float64, np.float64), (np.float32, np.float32),
+                                    (np.float32, np.float64), (np.float64, np.float32)])
+def test_a_maximums_cotangent_along_one_axis_is_shared_among_its_ties(shape, keepdims, dtypes):
+    for axis in range(-len(shape), len(shape)):
+        x = np.round(2 * R.standard_normal(shape)).astype(dtypes[0])    # ties
+        x.flat[0] = np.nan                                              # a NaN slice: zero
+        with np.errstate(invalid="ignore"):
+            ans = np.max(x, axis=axis, keepdims=keepdims)
+        g = R.standard_normal(ans.shape).astype(dtypes[1])
+        got = rt.extremum_grad(g, ans, x, axis, keepdims)
+        want = _maximum_general(g, ans, x, axis, keepdims)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
