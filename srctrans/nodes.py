@@ -43,6 +43,22 @@ def int_literal(node):
     return node.value if isinstance(node, gast.Constant) and type(node.value) is int else None
 
 
+def ints_literal(node):
+    """The ints of an int literal or of a tuple or list display of them (``2``, ``(3, 1)``), as
+    a tuple, else None."""
+    if int_literal(node) is not None:
+        return (int_literal(node),)
+    if isinstance(node, (gast.Tuple, gast.List)) and node.elts:
+        values = tuple(int_literal(e) for e in node.elts)
+        return None if None in values else values
+    return None
+
+
+def int_tuple(values):
+    """A tuple display of the int constants ``values``."""
+    return gast.Tuple([gast.Constant(v, None) for v in values], gast.Load())
+
+
 def number_literal(node):
     """Whether ``node`` is an int or float constant (not a bool)."""
     return isinstance(node, gast.Constant) and type(node.value) in (int, float)

@@ -12,7 +12,7 @@ cotangent, run on one matrix).
 import gast
 import numpy as np
 
-from srctrans.nodes import int_literal
+from srctrans.nodes import int_literal, ints_literal
 from srctrans.optimise.expression_shapes import called, shape_of
 
 
@@ -52,9 +52,5 @@ def _added_axes(call):
     if not (isinstance(call, gast.Call) and called(call) is np.expand_dims
             and len(call.args) == 2 and not call.keywords):
         return None
-    axes = call.args[1]
-    if int_literal(axes) is not None:
-        return 1
-    if isinstance(axes, gast.Tuple) and all(int_literal(a) is not None for a in axes.elts):
-        return len(axes.elts)
-    return None
+    axes = ints_literal(call.args[1])
+    return None if axes is None else len(axes)

@@ -15,7 +15,7 @@ import numpy as np
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.nodes import dotted, int_literal
+from srctrans.nodes import dotted, int_literal, int_tuple, ints_literal
 from srctrans.optimise.expression_shapes import is_runtime_helper_call, shape_of
 
 
@@ -44,7 +44,7 @@ def _trace_cotangent(call, known, numpy_alias):
 def _tile_cotangent(call, known):
     g, a, reps = call.args
     shape, g_shape = shape_of(a, known), shape_of(g, known)
-    counts = _int_or_ints(reps)
+    counts = ints_literal(reps)
     if shape is None or g_shape is None or counts is None \
             or not all(type(n) is int for n in shape):
         return None
@@ -54,22 +54,9 @@ def _tile_cotangent(call, known):
     if g_shape != tuple(c * n for c, n in zip(counts, promoted)):
         return None
     split = [n for pair in zip(counts, promoted) for n in pair]
-    summed = _method(_method(g, "reshape", [_ints(split)]), "sum",
-                     [], [gast.keyword("axis", _ints(range(0, 2 * ndim, 2)))])
-    return _method(summed, "reshape", [_ints(shape)])
-
-
-def _int_or_ints(node):
-    if int_literal(node) is not None:
-        return (int_literal(node),)
-    if isinstance(node, (gast.Tuple, gast.List)) and node.elts \
-            and all(int_literal(e) is not None for e in node.elts):
-        return tuple(int_literal(e) for e in node.elts)
-    return None
-
-
-def _ints(values):
-    return gast.Tuple([gast.Constant(v, None) for v in values], gast.Load())
+    summed = _method(_method(g, "reshape", [int_tuple(split)]), "sum",
+                     [], [gast.keyword("axis", int_tuple(range(0, 2 * ndim, 2)))])
+    return _method(summed, "reshape", [int_tuple(shape)])
 
 
 def _method(receiver, name, args, keywords=()):

@@ -151,8 +151,8 @@ def specialise(statements, shapes, numpy_alias="np", live_out=frozenset()):
     spread_names = frozenset(stmt.targets[0].id for top in statements for stmt in walk(top)
                              if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
                              and isinstance(stmt.targets[0], gast.Name) and is_spread(stmt.value))
-    rewriter = _Rewriter(known, numpy_alias=numpy_alias, spread_names=spread_names)
-    rewriter.single_picks = single_picks(statements)
+    rewriter = _Rewriter(known, numpy_alias=numpy_alias, spread_names=spread_names,
+                         single_picks=single_picks(statements))
     _specialise_block(statements, known, rewriter, shapes, spreads)
     return spreads.drop(statements, known)
 
@@ -164,10 +164,10 @@ def _specialise_block(statements, known, rewriter, measured, spreads):
             branches = [dict(known), dict(known)]
             for field, shapes in zip(("body", "orelse"), branches):
                 block = getattr(stmt, field)
-                inner = _Rewriter(shapes, rewriter.zeros, rewriter.numpy_alias,
-                                  rewriter.spread_names)
-                inner.single_picks = rewriter.single_picks
-                _specialise_block(block, shapes, inner, measured, spreads)
+                _specialise_block(block, shapes,
+                                  _Rewriter(shapes, rewriter.zeros, rewriter.numpy_alias,
+                                            rewriter.spread_names, rewriter.single_picks),
+                                  measured, spreads)
                 setattr(stmt, field, spreads.drop(block, shapes) or
                         ([gast.Pass()] if field == "body" else []))
             merged = {k: v for k, v in branches[0].items() if branches[1].get(k) == v}
@@ -342,12 +342,13 @@ class _Rewriter(gast.NodeTransformer):
     """Rewrites the runtime's calls for the shapes ``known``; ``zeros`` maps the names
     that hold ``rt.zeros_of(x)`` in the block being rewritten to ``x``'s shape."""
 
-    def __init__(self, known, zeros=None, numpy_alias="np", spread_names=frozenset()):
+    def __init__(self, known, zeros=None, numpy_alias="np", spread_names=frozenset(),
+                 single_picks=None):
         self.known = known
         self.zeros = dict(zeros or {})
         self.numpy_alias = numpy_alias
         self.spread_names = spread_names     # spreads (:class:`Spreads`) may become numbers
-        self.single_picks = {}               # a pair's name -> the one index its reads pick
+        self.single_picks = single_picks or {}   # a pair's name -> the one index read of it
 
     def visit_BinOp(self, node):
         self.generic_visit(node)

@@ -8,7 +8,7 @@ reshapes keep its length, transposes leave it in place, padding leaves it unpadd
 import gast
 import numpy as np
 
-from srctrans.nodes import clone, int_literal
+from srctrans.nodes import clone, int_literal, int_tuple
 from srctrans.differentiate.batching_rules.calls import aligned, bound_arguments, flag_constant, same_func
 
 
@@ -46,14 +46,11 @@ def transpose(call):
     literal = None if axes is None else [int_literal(e) for e in getattr(axes, "elts", [])]
     if axes is None and rank is not None:
         order = (0,) + tuple(range(rank, 0, -1))
-        return call.template("X.transpose(O)", X=x, O=_ints(order))
+        return call.template("X.transpose(O)", X=x, O=int_tuple(order))
     if literal and None not in literal and rank is not None:
         order = (0,) + tuple(a % rank + 1 for a in literal)
-        return call.template("X.transpose(O)", X=x, O=_ints(order))
+        return call.template("X.transpose(O)", X=x, O=int_tuple(order))
     return call.template("rt.batch.transpose(X, A)", X=x, A=axes or gast.Constant(None, None))
-
-def _ints(values):
-    return gast.Tuple([gast.Constant(v, None) for v in values], gast.Load())
 
 def ravel(call):
     if len(call.args) != 1 or call.keywords:
