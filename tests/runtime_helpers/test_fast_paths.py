@@ -161,3 +161,29 @@ def test_a_maximums_cotangent_along_one_axis_is_shared_among_its_ties(shape, kee
         want = _maximum_general(g, ans, x, axis, keepdims)
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("n", [1, 2, 4, 7])
+def test_a_polynomials_coefficients_cotangent_by_vander_is_the_powers_sum(n):
+    p, x, g = R.standard_normal(n), R.standard_normal(30), R.standard_normal(30)
+    powers = [np.ones_like(x)]
+    for _ in range(n - 1):
+        powers.append(powers[-1] * x)
+    want = np.stack([np.sum(g * powers[n - 1 - i]) for i in range(n)])
+    got = rt.polyval_grads(g, p, x)
+    assert got[0].dtype == want.dtype
+    np.testing.assert_allclose(got[0], want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got[1], g * np.polyval(np.polyder(p), x), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_an_interpolations_cotangents_added_by_bincount_are_add_ats(dtype):
+    from srctrans.runtime.composites import _added_at
+    positions = [R.integers(0, 8, 20), R.integers(0, 8, 20)]       # repeats add up
+    values = [R.standard_normal(20).astype(dtype), R.standard_normal(20).astype(dtype)]
+    want = np.zeros(8, dtype)
+    for i, v in zip(positions, values):
+        np.add.at(want, i, v)
+    got = _added_at((8,), np.dtype(dtype), list(zip(positions, values)))
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-14)
