@@ -179,15 +179,14 @@ def polyder_coefficients(p):
 def polyval_grads(g, p, x):
     """The cotangents of ``p`` and ``x`` for ``np.polyval(p, x)`` (1-D ``p``)."""
     n = np.shape(p)[0]
-    if (type(x) is np.ndarray and type(g) is np.ndarray and x.ndim == 1 and g.shape == x.shape
-            and n > 0 and x.dtype == g.dtype == np.float64):
-        # float64 points in a vector: the powers as np.vander makes them, one product
-        gp = g @ np.vander(x, n)
-        return gp, g * np.polyval(polyder_coefficients(p), x)
     powers = [np.ones_like(g * x)]
     for _ in range(n - 1):
         powers.append(powers[-1] * x)
-    gp = np.stack([np.sum(g * powers[n - 1 - i]) for i in range(n)])
+    if type(x) is np.ndarray and type(g) is np.ndarray and x.ndim == 1 and g.shape == x.shape \
+            and n > 0:
+        gp = g @ np.stack(powers[::-1], axis=1)      # points in a vector: one product
+    else:
+        gp = np.stack([np.sum(g * powers[n - 1 - i]) for i in range(n)])
     gx = g * np.polyval(polyder_coefficients(p), x)
     return gp, gx
 
@@ -400,31 +399,16 @@ def interp_grads(g, x, xp, fp, left=None, right=None, period=None):
     below, above = x < xp[0], x > xp[-1]
     g = g * np.ones_like(x)
     g_in = np.where(inside, g, 0.0)
-    gfp = _added_at(np.shape(fp), np.result_type(fp, g), [
-        (i, g_in * (1.0 - t) + np.where(below & (left is None), g, 0.0)),
-        (i + 1, g_in * t + np.where(above & (right is None), g, 0.0))])
-    gxp = _added_at(np.shape(xp), np.result_type(xp, g), [
-        (i, g_in * slope * (t - 1.0)), (i + 1, -g_in * slope * t)])
+    gfp = np.zeros(np.shape(fp), np.result_type(fp, g))
+    np.add.at(gfp, np.ravel(i), np.ravel(g_in * (1.0 - t) + np.where(below & (left is None), g, 0.0)))
+    np.add.at(gfp, np.ravel(i + 1), np.ravel(g_in * t + np.where(above & (right is None), g, 0.0)))
+    gxp = np.zeros(np.shape(xp), np.result_type(xp, g))
+    np.add.at(gxp, np.ravel(i), np.ravel(g_in * slope * (t - 1.0)))
+    np.add.at(gxp, np.ravel(i + 1), np.ravel(-g_in * slope * t))
     g_left = None if left is None else np.sum(np.where(below, g, 0.0))
     g_right = None if right is None else np.sum(np.where(above, g, 0.0))
     return (real_for(g_in * slope, x), real_for(gxp, xp), gfp,      # x and xp are real
             g_left, g_right)
-
-
-def _added_at(shape, dtype, terms):
-    """Zeros of ``shape`` and ``dtype`` with each ``(positions, values)`` of ``terms`` added at
-    its positions (repeats add up): by ``np.bincount`` for a vector of real floats, which
-    sums in float64 in the order ``np.add.at`` adds, else by ``np.add.at``."""
-    if len(shape) == 1 and dtype.kind == "f" and all(
-            type(v) is np.ndarray and v.dtype.kind == "f" for _, v in terms):
-        total = np.zeros(shape[0])
-        for positions, values in terms:
-            total += np.bincount(np.ravel(positions), np.ravel(values), shape[0])
-        return total.astype(dtype, copy=False)
-    out = np.zeros(shape, dtype)
-    for positions, values in terms:
-        np.add.at(out, np.ravel(positions), np.ravel(values))
-    return out
 
 
 def interp_jvp(dx, dxp, dfp, dleft, dright, x, xp, fp, left=None, right=None, period=None):

@@ -164,7 +164,7 @@ def test_a_maximums_cotangent_along_one_axis_is_shared_among_its_ties(shape, kee
 
 
 @pytest.mark.parametrize("n", [1, 2, 4, 7])
-def test_a_polynomials_coefficients_cotangent_by_vander_is_the_powers_sum(n):
+def test_a_polynomials_coefficients_cotangent_in_one_product_is_the_powers_sums(n):
     p, x, g = R.standard_normal(n), R.standard_normal(30), R.standard_normal(30)
     powers = [np.ones_like(x)]
     for _ in range(n - 1):
@@ -176,14 +176,15 @@ def test_a_polynomials_coefficients_cotangent_by_vander_is_the_powers_sum(n):
     np.testing.assert_allclose(got[1], g * np.polyval(np.polyder(p), x), rtol=1e-12)
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_an_interpolations_cotangents_added_by_bincount_are_add_ats(dtype):
-    from srctrans.runtime.composites import _added_at
-    positions = [R.integers(0, 8, 20), R.integers(0, 8, 20)]       # repeats add up
-    values = [R.standard_normal(20).astype(dtype), R.standard_normal(20).astype(dtype)]
-    want = np.zeros(8, dtype)
-    for i, v in zip(positions, values):
-        np.add.at(want, i, v)
-    got = _added_at((8,), np.dtype(dtype), list(zip(positions, values)))
-    assert got.dtype == dtype
-    np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-14)
+
+def _products_and_polynomial(x, w, c):
+    """Products along an axis and a polynomial of points in a vector: their helpers' fast
+    paths are differentiated again (second derivatives read runtime/composites.py)."""
+    return -np.log(np.cumprod(1 + x @ w)[-1]) + np.sum(np.cumprod(x, axis=0) ** 2) \
+        + np.sum(np.polyval(c, x @ w) ** 2)
+
+
+def test_the_fast_paths_hold_to_second_order():
+    import srctrans as st
+    args = (1 + 0.1 * R.standard_normal((6, 3)), 0.1 * R.standard_normal(3), R.standard_normal(3))
+    st.check_grads(_products_and_polynomial, args, order=2)
