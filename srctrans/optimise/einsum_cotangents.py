@@ -21,7 +21,7 @@ import numpy as np
 from srctrans import annotations as anno
 from srctrans.analyse.einsum_labels import cotangent_subscripts, einsum_labels
 from srctrans.annotations import Anno
-from srctrans.nodes import clone, int_literal
+from srctrans.nodes import clone, dotted, int_literal
 from srctrans.optimise.expression_shapes import is_runtime_helper_call, shape_of
 
 
@@ -74,8 +74,7 @@ def _is_zero(tangent):
 
 
 def _einsum(numpy_alias, spec, arguments):
-    call = gast.Call(gast.Attribute(gast.Name(numpy_alias, gast.Load(), None, None), "einsum",
-                                    gast.Load()), [gast.Constant(spec, None), *arguments], [])
+    call = gast.Call(dotted(numpy_alias, "einsum"), [gast.Constant(spec, None), *arguments], [])
     anno.set_(call, Anno.CALLEE, np.einsum)
     return call
 

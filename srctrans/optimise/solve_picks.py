@@ -19,7 +19,7 @@ from srctrans.annotations import Anno
 from srctrans.nodes import clone, dotted, int_literal
 from srctrans.optimise.dce import name_counts
 from srctrans.optimise.expression_shapes import is_runtime_helper_call, shape_of
-from srctrans.treewalk import walk
+from srctrans.optimise.tuple_picks import constant_picks
 
 
 def solve_cotangent(node, known, numpy_alias):
@@ -45,15 +45,10 @@ def single_picks(statements):
     """``{name: k}`` for each name assigned once in ``statements`` whose every read is the pick
     ``name[k]``, one constant ``k`` for all."""
     stores, reads = name_counts(statements)
-    picks = {}
-    for stmt in statements:
-        for node in walk(stmt):
-            if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) \
-                    and int_literal(node.slice) is not None:
-                picks.setdefault(node.value.id, []).append(int_literal(node.slice))
-    return {name: found[0] for name, found in picks.items()
-            if stores.get(name) == 1 and len(found) == reads.get(name)
-            and len(set(found)) == 1}
+    found = {name: {int_literal(node.slice) for node in nodes}
+             for name, nodes in constant_picks(statements).items()
+             if stores.get(name) == 1 and len(nodes) == reads.get(name)}
+    return {name: indices.pop() for name, indices in found.items() if len(indices) == 1}
 
 
 def picked_solve(value, k, known, numpy_alias):

@@ -28,12 +28,7 @@ from srctrans.treewalk import replace_children, walk
 def fold_tuple_picks(statements):
     """``statements`` (changed in place) with each such pick read as the entry it picks."""
     stores, reads = name_counts(statements)
-    picks = {}                                   # tuple name -> its pick nodes, all of them
-    for stmt in statements:
-        for node in walk(stmt):
-            if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) \
-                    and int_literal(node.slice) is not None:
-                picks.setdefault(node.value.id, []).append(node)
+    picks = constant_picks(statements)           # tuple name -> its pick nodes, all of them
     blocks = [statements]
     while blocks:
         block = blocks.pop()
@@ -55,6 +50,18 @@ def fold_tuple_picks(statements):
                     _is_plain(entries[k]) for k in picked)):
                 continue                          # computed twice, or a call that may act
             _fold(block, position, entries, {id(p) for p in found}, computed)
+
+
+def constant_picks(statements):
+    """``{name: [name[k] nodes]}``: each name's picks at a constant index ``k``, everywhere in
+    ``statements``."""
+    picks = {}
+    for stmt in statements:
+        for node in walk(stmt):
+            if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Name) \
+                    and int_literal(node.slice) is not None:
+                picks.setdefault(node.value.id, []).append(node)
+    return picks
 
 
 def _is_atom(node):
