@@ -27,6 +27,8 @@ Modules:
   elementwise  -- masks and weights for clip, maximum/minimum, abs
   singular     -- keeping zero cotangents zero at singular points (sqrt, log, division...)
   reshaping    -- cotangents of subscript reads and writes, transposes, conversions
+  container_cotangents -- a container's cotangent made once from its entries' (dicts,
+                  lists, named tuples, objects' attributes)
   scans        -- transposes of cumulative sums, differences, diagonals, traces, takes,
                   tiles and repeats
   writes       -- functional forms of np.add.at and np.put, what a write with repeated
@@ -120,10 +122,13 @@ _EXPORTS = {
         "sort_order", "best_index", "sequence_length", "record", "record_fields",
         "record_fields_transpose",
     ),
+    "container_cotangents": (
+        "added_at_key", "added_at", "sequence_cotangent", "sequence_cotangent_transpose",
+        "container_cotangent", "container_cotangent_transpose", "attributes_cotangent",
+        "attributes_cotangent_transpose", "picks_cotangent", "picks_cotangent_transpose",
+    ),
     "reshaping": (
-        "identity", "copied", "getitem_grad", "added_at_key", "added_at", "sequence_cotangent",
-        "sequence_cotangent_transpose", "container_cotangent", "container_cotangent_transpose",
-        "attributes_cotangent", "attributes_cotangent_transpose", "getattr_grad", "sequence_grad",
+        "identity", "copied", "getitem_grad", "getattr_grad", "sequence_grad",
         "sequence_grad_transpose", "last_and_rest", "pushed", "pushed_many",
         "pushed_many_transpose", "transpose_grad", "reshape_like", "asarray_grad", "zero_at",
         "saved_at", "restored_at", "position", "slice_position", "snapshot", "writable_copy",

@@ -11,7 +11,8 @@ from .batching import (_first_length, _is_array, aligned, axis, conformed, index
                        member, spread, transpose)
 from .containers import entries, entries_like, is_container, rebuild
 from .folds import logaddexp_fold as _logaddexp_fold, logaddexp_fold_from as _fold_from
-from .reshaping import _by_entry_key, getitem_grad as _getitem_grad
+from .container_cotangents import _by_entry_key
+from .reshaping import getitem_grad as _getitem_grad
 from .seeding import is_integer
 from .singular import zero_guard as _zero_guard
 

@@ -36,11 +36,11 @@ def register_pytree(cls, fields, rebuild=None):
 
 PLAIN_ATTRIBUTES: dict[type, set] = {}
 """class -> the attributes found to be plain (not computed by a property) in objects of a
-class that is no container (``reshaping.attributes_cotangent``'s checks, made once)."""
+class that is no container (``container_cotangents.attributes_cotangent``'s checks, made once)."""
 
 PLAIN_FIELDS: dict[type, set] = {}
 """named tuple class -> the fields found plain (no property of a subclass computes them)
-in its objects (``reshaping.attributes_cotangent``'s checks, made once)."""
+in its objects (``container_cotangents.attributes_cotangent``'s checks, made once)."""
 
 
 def _copy_with(obj, values):

@@ -2,11 +2,9 @@
 
 import numpy as np
 
-from .accumulate import add, result_dtype, zeros_like
-from .broadcast import unbroadcast
+from .accumulate import result_dtype, zeros_like
 from .seeding import is_integer
-from .containers import (PLAIN_ATTRIBUTES, PLAIN_FIELDS, REGISTERED, entries, entries_like,
-                         is_container, rebuild, replace_entry)
+from .containers import (PLAIN_FIELDS, REGISTERED, entries, is_container, rebuild, replace_entry)
 from .joins import array_grads
 from .complex_numbers import real_for
 from .refusals import unsupported
@@ -81,146 +79,6 @@ def _entry_term(g, entry):
     return zeros_like(entry) if is_integer(entry) else g
 
 
-def added_at_key(cotangent, key, g, mapping):
-    """``add(cotangent, getitem_grad(g, mapping, key))`` for the cotangent of a dict
-    ``mapping``, kept sparse: a new dict with ``g`` added at ``key`` (a zero for an int entry
-    of ``mapping``) and the other entries as they are, with no zeros made for the keys no term
-    reached (``entry_cotangent`` reads a missing entry as zeros). Only the specialised
-    backward passes of ``optimise/sparse_dicts.py`` call it."""
-    entry = mapping[key]
-    out = dict(cotangent) if isinstance(cotangent, dict) else {}
-    old = out.get(key)
-    out[key] = add(zeros_like(entry) if old is None else old,      # (a new array, as the
-                   _entry_term(g, entry))                           # zeros' sum made)
-    return out
-
-
-def added_at(total, index, g, x):
-    """``add(total, getitem_grad(g, x, index))`` for a sum of an array's picks that no other
-    name holds: ``total`` (None: no pick yet, zeros of ``x``'s shape made now, in the dtype
-    ``getitem_grad`` gives) with ``g`` added at ``index`` in place, and returned. ``index``
-    picks each entry once (ints, slices). Only the specialised backward passes of
-    ``optimise/picked_sums.py`` call it."""
-    if total is None:
-        total = np.zeros(np.shape(x), result_dtype(x, g))
-    total[index] += g
-    return total
-
-
-def sequence_cotangent(found, sequence):
-    """The cotangent of a list or tuple ``sequence`` from ``found``, its entries' cotangents
-    by position (None where none was written): what adding each to the sequence's zeros
-    entry by entry gives (``add(zeros_like(sequence), ...)``), made once. Linear in
-    ``found``.
-
-    >>> sequence_cotangent([np.array([1.0, 2.0]), None, 0.5], [np.ones(2), 3, 1.5])
-    [array([1., 2.]), 0.0, 0.5]
-    """
-    kind = type(sequence)
-    if (kind is list or kind is tuple) and kind not in REGISTERED:    # the common case first
-        return kind([_entry_cotangent(g, entry) for entry, g in zip(sequence, found)])
-    return rebuild(sequence, [(key, _entry_cotangent(g, entry))
-                              for (key, entry), g in zip(entries(sequence), found)])
-
-
-def container_cotangent(found, container):
-    """The cotangent of a container (a dict, list, tuple, named tuple) from ``found``, the
-    cotangents of some of its entries by key (a sequence's by position, a named tuple's by
-    field or position): what adding ``getitem_grad(g, container, key)`` for each to the
-    container's zeros gives, made once (zeros for the entries not in ``found`` and for int
-    entries). Linear in ``found``.
-
-    >>> container_cotangent({"w": np.array([1.0, 2.0])}, {"w": np.ones(2), "b": 0.5, "n": 3})
-    {'w': array([1., 2.]), 'b': 0.0, 'n': 0.0}
-    """
-    if type(container) is dict:                  # the common case, keyed as found is
-        out = {}
-        for key, entry in container.items():
-            g = found.get(key)
-            if type(g) is np.ndarray and type(entry) is np.ndarray:
-                dtype = g.dtype
-                if dtype is entry.dtype and dtype.kind == "f" and g.shape == entry.shape:
-                    out[key] = g                 # (what _entry_cotangent gives, without a call)
-                    continue
-            if type(entry) is float and (type(g) is float or type(g) is np.float64):
-                out[key] = 0.0 + g               # a Python float's: add(zeros_like(entry), g)
-            elif g is None and type(entry) is str:
-                out[key] = None                  # text's: zeros_like(entry)
-            else:
-                out[key] = _entry_cotangent(g, entry)
-        return out
-    kind = type(container)
-    if _is_named_tuple(kind):                    # a named tuple (a recurrent state, once a
-        fields = kind._fields                    # step): by field
-        found = {fields[key] if isinstance(key, int) else key: g for key, g in found.items()}
-        return kind(**{name: _entry_cotangent(found.get(name), entry)
-                       for name, entry in zip(fields, container)})
-    found = _by_entry_key(found, container)
-    return rebuild(container, [(key, _entry_cotangent(found.get(key), entry))
-                               for key, entry in entries(container)])
-
-
-def attributes_cotangent(found, obj):
-    """The cotangent of ``obj`` from ``found``, the cotangents of some of its attributes by
-    name: what adding ``getattr_grad(g, obj, name)`` for each gives, made once (a named
-    tuple or dataclass gets one of its own kind, any other object a dict of the attributes
-    read but those holding an int). Linear in ``found``."""
-    kind = type(obj)
-    fields = PLAIN_FIELDS.get(kind)
-    if fields is not None and fields.issuperset(found):      # a recurrent state's, a step
-        return _named_tuple_cotangent(found, obj)
-    plain = PLAIN_ATTRIBUTES.get(kind)
-    if plain is None or not plain.issuperset(found):
-        for name in found:
-            refuse_computed(obj, name)
-        if is_container(obj):
-            _note_plain_fields(kind, found)
-            return container_cotangent(found, obj)
-        PLAIN_ATTRIBUTES.setdefault(kind, set()).update(found)
-    out = {}
-    for name, g in found.items():
-        value = getattr(obj, name)
-        if value.dtype.kind not in "biu" if type(value) is np.ndarray else not is_integer(value):
-            out[name] = g                 # (an int attribute: a constant, no cotangent)
-    return out
-
-
-def attributes_cotangent_transpose(c, found, obj):
-    """The transpose of :func:`attributes_cotangent` in ``found``."""
-    if is_container(obj):
-        return container_cotangent_transpose(c, found, obj)
-    theirs = c if isinstance(c, dict) else {}
-    return {name: None if g is None or is_integer(getattr(obj, name)) or theirs.get(name) is None
-            else unbroadcast(theirs[name], g) for name, g in found.items()}
-
-
-def container_cotangent_transpose(c, found, container):
-    """The transpose of :func:`container_cotangent` in ``found``: a dict like ``found`` with
-    ``c``'s entry for each key summed to its ``found`` entry's shape (None where that was
-    None, the container's entry an int, or ``c`` has none)."""
-    theirs = entries_like(c, container) if c is not None else {}
-    items = dict(entries(container))
-    out = {}
-    for original, g in found.items():
-        key = _entry_key(original, container)
-        part = theirs.get(key)
-        out[original] = None if g is None or part is None or is_integer(items[key]) \
-            else unbroadcast(part, g)
-    return out
-
-
-def _by_entry_key(found, container):
-    """``found`` keyed as ``entries(container)`` keys its entries (a named tuple's by field)."""
-    return {_entry_key(key, container): g for key, g in found.items()}
-
-
-def _entry_key(key, container):
-    """``key`` as ``entries(container)`` keys that entry (a named tuple's position: its field)."""
-    if isinstance(container, tuple) and hasattr(container, "_fields") and isinstance(key, int):
-        return container._fields[key]
-    return key
-
-
 def _is_named_tuple(kind):
     return issubclass(kind, tuple) and hasattr(kind, "_fields") and kind not in REGISTERED
 
@@ -232,44 +90,6 @@ def _note_plain_fields(kind, names):
     if _is_named_tuple(kind) and set(kind._fields).issuperset(names) and kind.__new__ is next(
             c for c in kind.__mro__ if "_fields" in vars(c)).__new__:
         PLAIN_FIELDS.setdefault(kind, set()).update(names)
-
-
-def _named_tuple_cotangent(found, container):
-    """:func:`container_cotangent` of a named tuple of a class in ``PLAIN_FIELDS`` (whose
-    ``__new__`` takes the fields in order), ``found`` keyed by field."""
-    cotangents = []
-    for name, entry in zip(container._fields, container):
-        g = found.get(name)
-        if (type(g) is np.ndarray and type(entry) is np.ndarray and g.dtype is entry.dtype
-                and g.dtype.kind == "f" and g.shape == entry.shape):
-            cotangents.append(g)                 # (what _entry_cotangent gives, without a call)
-        elif type(entry) is int:
-            cotangents.append(0.0)               # (zeros_like's, for an int: a constant)
-        else:
-            cotangents.append(_entry_cotangent(g, entry))
-    return tuple.__new__(type(container), cotangents)
-
-
-def _entry_cotangent(g, entry):
-    """What ``add(zeros_like(entry), g)`` gives (zeros for None and for an int entry)."""
-    if type(g) is np.ndarray and type(entry) is np.ndarray:
-        dtype = g.dtype
-        if g.shape == entry.shape and (dtype is entry.dtype or dtype == entry.dtype) \
-                and dtype.kind == "f":
-            return g                             # zeros + g is g: no new array needed
-    elif type(g) is dict and type(entry) is dict and g.keys() == entry.keys():
-        return {key: _entry_cotangent(g[key], value) for key, value in entry.items()}
-    if g is None or is_integer(entry):
-        return zeros_like(entry)
-    return add(zeros_like(entry), g)
-
-
-def sequence_cotangent_transpose(c, found, sequence):
-    """The transpose of :func:`sequence_cotangent` in ``found``: ``c``'s entries (a list or
-    tuple like ``sequence``), each summed to its ``found`` entry's shape, None where that was
-    None or the sequence's entry an int."""
-    return [None if g is None or is_integer(entry) else unbroadcast(ci, g)
-            for ci, g, entry in zip(c, found, sequence)]
 
 
 def is_basic_index(index):

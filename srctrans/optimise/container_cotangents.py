@@ -49,6 +49,17 @@ other statement between them using the cotangent) is summed alike, and the conta
 after the last of them: a recurrent step reading ``state.h`` three times makes the state's
 cotangent once per step (:func:`sum_chains_in_blocks`).
 
+A list's reads from its end or by a slice (``weights[-1]``, ``weights[:-1]``, as a network's
+last layer and the others are read) are summed alike, each index's terms by the index as
+written, and the container made by ``rt.picks_cotangent`` from the indices and their sums
+(two indices may pick one entry, ``-1`` and ``2`` of three: it adds them)::
+
+    dw = rt.getitem_grad(a, w, -1)                   dw_entry = a
+    ...                                      ->      ...
+    dw = rt.add(dw, rt.getitem_grad(b, w,            dw_entry_2 = b
+                                    np.s_[:-1]))     dw = rt.picks_cotangent(
+                                                         (dw_entry, dw_entry_2), (-1, np.s_[:-1]), w)
+
 ``rt.container_cotangent`` gives each entry what ``rt.add`` of its zeros and its terms
 gives (zeros where no read wrote one, and for an int entry). An object's attributes read
 by name (``self.W``, ``p.mu``: ``rt.getattr_grad``) are summed alike, and
@@ -59,12 +70,12 @@ import collections
 
 import gast
 
-from srctrans.nodes import assign, load
+from srctrans.nodes import assign, clone, load
 from srctrans.optimise.dce import reads_of, stores_of
 from srctrans.optimise.entry_cotangents import is_runtime_call, runtime_call
 from srctrans.treewalk import walk
 
-_Placement = collections.namedtuple("_Placement", "stmt first container key term helper")
+_Placement = collections.namedtuple("_Placement", "stmt first container key term helper index")
 _WHOLE = "whole"              # a placement's helper when its term is the whole container's
 # what a read leaves in the cotangent -> what makes the cotangent from the sums by key
 _MADE_BY = {"getitem_grad": "container_cotangent", "getattr_grad": "attributes_cotangent"}
@@ -118,14 +129,55 @@ def write_container_cotangents(body, runtime_alias, fresh, arrays=frozenset()):
         else:
             continue
         rest = sums.pop(None, None)
-        found = gast.Dict([gast.Constant(key, None) for key in sums],
-                          [load(total) for total in sums.values()])
-        made = runtime_call(runtime_alias, _MADE_BY[placements[0].helper],
-                            [found, load(placements[0].container)])
+        made = _made(placements, sums, runtime_alias)
         if rest is not None:
             made = runtime_call(runtime_alias, "add", [made, load(rest)])
         inserted.setdefault(id(last), []).append(assign(name, made))  # (two containers'
     return _rewritten(body, replaced, inserted)                     # last reads may share one)
+
+
+def _made(placements, sums, runtime_alias):
+    """The expression making the container's cotangent from ``sums`` (key -> the name of its
+    terms' sum) of ``placements``: ``rt.container_cotangent({key: sum, ...}, q)`` (or
+    ``rt.attributes_cotangent``), or, where a key is a list's own (from the end, a slice),
+    ``rt.picks_cotangent((sum, ...), (index, ...), q)``."""
+    container = load(placements[0].container)
+    if not any(_is_list_index(key) for key in sums):
+        found = gast.Dict([gast.Constant(key, None) for key in sums],
+                          [load(total) for total in sums.values()])
+        return runtime_call(runtime_alias, _MADE_BY[placements[0].helper], [found, container])
+    written = {p.key: p.index for p in placements if p.key in sums}
+    indices = [clone(written[key]) for key in sums]
+    return runtime_call(runtime_alias, "picks_cotangent", [
+        gast.Tuple([load(total) for total in sums.values()], gast.Load()),
+        gast.Tuple(indices, gast.Load()), container])
+
+
+def _key(node):
+    """The key a read's index constant stands for: a str or int (``-1`` written either way),
+    or, for a slice of constant ints (``np.s_[:-1]``), ``("slice", start, stop, step)``;
+    None for any other index."""
+    if isinstance(node, gast.Constant) and (isinstance(node.value, str) or
+                                            type(node.value) is int):
+        return node.value
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub) and \
+            isinstance(node.operand, gast.Constant) and type(node.operand.value) is int:
+        return -node.operand.value
+    if isinstance(node, gast.Subscript) and isinstance(node.value, gast.Attribute) and \
+            node.value.attr == "s_" and isinstance(node.slice, gast.Slice):
+        bounds = [None if part is None else _key(part) for part in
+                  (node.slice.lower, node.slice.upper, node.slice.step)]
+        if all(bound is None or type(bound) is int for bound in bounds) and not (
+                node.slice.step is not None and bounds[2] in (None, 0)):
+            parts = (node.slice.lower, node.slice.upper, node.slice.step)
+            if all(part is None or bound is not None for part, bound in zip(parts, bounds)):
+                return ("slice", *bounds)
+    return None
+
+
+def _is_list_index(key):
+    """Whether a read's key is a list's own: from the end, or a slice."""
+    return type(key) is tuple or type(key) is int and key < 0
 
 
 def _sum_name(name, placement):
@@ -157,7 +209,7 @@ def _zeros_starts(body, runtime_alias):
                         for h in ("zeros_like", "zeros_of"))
                 and isinstance(stmt.value.args[0], gast.Name)):
             found[stmt.targets[0].id] = _Placement(stmt, True, stmt.value.args[0].id, None,
-                                                   None, None)     # (no key, no term)
+                                                   None, None, None)    # (no key, no term)
     return found
 
 
@@ -220,17 +272,19 @@ def _placements(body, runtime_alias):
                 isinstance(value.args[0], gast.Name) and value.args[0].id == name:
             value, first = value.args[1], False
         if not first and isinstance(value, gast.Name) and value.id != name:
-            found.setdefault(name, []).append(_Placement(stmt, False, None, None, value, _WHOLE))
+            found.setdefault(name, []).append(_Placement(stmt, False, None, None, value, _WHOLE,
+                                                          None))
             continue
         helper = next((h for h in _MADE_BY if is_runtime_call(value, runtime_alias, h, 3)), None)
         if helper is None:
             continue
-        term, container, key = value.args
-        if (isinstance(container, gast.Name) and isinstance(key, gast.Constant)
-                and (isinstance(key.value, str) or type(key.value) is int and key.value >= 0)
+        term, container, index = value.args
+        key = _key(index)
+        if (isinstance(container, gast.Name) and key is not None
+                and (helper == "getitem_grad" or isinstance(key, str))
                 and not any(isinstance(n, gast.Name) and n.id == name for n in walk(term))):
             found.setdefault(name, []).append(
-                _Placement(stmt, first, container.id, key.value, term, helper))
+                _Placement(stmt, first, container.id, key, term, helper, index))
     return found
 
 
@@ -303,11 +357,8 @@ def _block_chains_summed(block, runtime_alias, fresh, arrays):
                 value = runtime_call(runtime_alias, "add", [load(total), placement.term])
             replaced[id(placement.stmt)] = gast.copy_location(assign(total, value),
                                                               placement.stmt)
-        found = gast.Dict([gast.Constant(key, None) for key in sums],
-                          [load(total) for total in sums.values()])
-        after[id(run[-1].stmt)] = gast.copy_location(assign(name, runtime_call(
-            runtime_alias, _MADE_BY[run[0].helper], [found, load(run[0].container)])),
-            run[-1].stmt)
+        after[id(run[-1].stmt)] = gast.copy_location(
+            assign(name, _made(run, sums, runtime_alias)), run[-1].stmt)
     if not replaced:
         return block
     result = []

@@ -179,7 +179,8 @@ def sequence_cotangent(g, ans, found, sequence):
 def sequence_cotangent_transpose(g, ans, c, found, sequence):
     return rt.sequence_cotangent(g, sequence)
 
-# a container's cotangent made from some of its entries' (optimise/container_cotangents.py)
+# a container's cotangent made from some of its entries' (optimise/container_cotangents.py),
+# by key or by any index a list takes
 @vjp(rt.container_cotangent)
 def container_cotangent(g, ans, found, container):
     return rt.container_cotangent_transpose(g, found, container)
@@ -187,6 +188,14 @@ def container_cotangent(g, ans, found, container):
 @vjp(rt.container_cotangent_transpose)
 def container_cotangent_transpose(g, ans, c, found, container):
     return rt.container_cotangent(g, container)
+
+@vjp(rt.picks_cotangent)
+def picks_cotangent(g, ans, terms, indices, container):
+    return rt.picks_cotangent_transpose(g, terms, indices, container)
+
+@vjp(rt.picks_cotangent_transpose)
+def picks_cotangent_transpose(g, ans, c, terms, indices, container):
+    return rt.picks_cotangent(g, indices, container)
 
 @vjp(rt.attributes_cotangent)
 def attributes_cotangent(g, ans, found, obj):
@@ -200,8 +209,8 @@ linear(rt.copied, rt.getitem_grad, rt.getattr_grad, rt.getattr_grad_transpose,
        rt.attribute_tangent, rt.sequence_grad, rt.sequence_grad_transpose, rt.zero_at,
        rt.transpose_grad, rt.reshape_like, rt.as_array, rt.asarray_grad, rt.last_and_rest,
        rt.last_and_rest_transpose, rt.sequence_cotangent, rt.sequence_cotangent_transpose,
-       rt.container_cotangent, rt.container_cotangent_transpose, rt.attributes_cotangent,
-       rt.attributes_cotangent_transpose)
+       rt.container_cotangent, rt.container_cotangent_transpose, rt.picks_cotangent,
+       rt.picks_cotangent_transpose, rt.attributes_cotangent, rt.attributes_cotangent_transpose)
 
 
 # The tape of a subscript write: saved_at copies what the write overwrites,

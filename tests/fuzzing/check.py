@@ -210,7 +210,8 @@ def _of_a_dict(fn, args, gradients):
 
 def _of_a_list(fn, args, gradients):
     """What the program's twin unpacking ``x`` and ``y`` from a list (``program_of_a_list``:
-    ``x, y = xy``, whose cotangent the fused gradient makes a tuple and the short path
+    ``x, y = xy``, or read from its end and by slices, ``xy[-1]``, ``xy[:-1]``, whose
+    cotangent the fused gradient makes a tuple and the short path
     hands back as a list) gets wrong against ``program``'s ``gradients``, or None; three
     calls (generic, specialised, short path)."""
     twin = fn.__globals__.get("program_of_a_list")

@@ -366,7 +366,10 @@ class _Builder:
                     + [f"return {returned}"])
             text += "\n\ndef program_of_a_dict(p, s, W):\n" + textwrap.indent("\n".join(body), "    ")
         if self.extra.random() < 0.15:     # the same program reading x and y from a list
-            body = (["x, y = xy", "x = x * 1.0", "y = y * 1.0"] + self.prelude + self.lines
+            reads = self.extra.choice([      # unpacked, or read from its end and by slices
+                ["x, y = xy"], ["x, y = xy[-2], xy[-1]"], ["x = xy[0]", "y = xy[-1]"],
+                ["x, = xy[:-1]", "y = xy[-1]"], ["y, x = xy[::-1]"], ["x = xy[:1][0]", "y = xy[1:][-1]"]])
+            body = (reads + ["x = x * 1.0", "y = y * 1.0"] + self.prelude + self.lines
                     + [f"return {returned}"])
             text += "\n\ndef program_of_a_list(xy, s, W):\n" + textwrap.indent("\n".join(body), "    ")
         if self.rng.random() < 0.15:       # the same program as a method reading W from self
