@@ -1144,10 +1144,12 @@ def test_products_of_two_vectors_and_an_arrays_entry_zeros_are_specialised_away(
 
 
 def test_a_transposes_cotangent_of_a_known_array_is_its_transpose():
-    text = "a = rt.transpose_grad(g, None)\nb = rt.transpose_grad(h, None)\nc = rt.transpose_grad(g, (1, 0))"
-    body = specialise.specialise(gast.parse(text).body, {"g": (2, 3), "h": ()})
+    text = ("a = rt.transpose_grad(g, None)\nb = rt.transpose_grad(h, None)\n"
+            "c = rt.transpose_grad(g, (1, 0))\nd = rt.transpose_grad(k, (2, 0, -2))")
+    body = specialise.specialise(gast.parse(text).body, {"g": (2, 3), "h": (), "k": (2, 3, 4)})
     assert ast.unparse(gast.gast_to_ast(gast.Module(body, []))) == (   # (h may be a float)
-        "a = g.T\nb = rt.transpose_grad(h, None)\nc = rt.transpose_grad(g, (1, 0))")
+        "a = g.T\nb = rt.transpose_grad(h, None)\nc = g.transpose((1, 0))\n"
+        "d = k.transpose((1, 2, 0))")          # the inverse order: (2, 0, 1) undone
 
 
 def test_a_spread_over_a_sum_along_the_last_axis_is_filled():

@@ -248,6 +248,11 @@ def shape_of(expression, known):
     if isinstance(expression, gast.Attribute) and expression.attr == "T":
         inner = shape_of(expression.value, known)
         return None if inner is None else tuple(reversed(inner))
+    if isinstance(expression, gast.Call) and isinstance(expression.func, gast.Attribute) \
+            and expression.func.attr in ("transpose", "swapaxes") and not expression.keywords:
+        moved = _moved_shape(expression, known)
+        if moved is not None:
+            return moved
     if isinstance(expression, gast.Call) and called(expression) is np.concatenate:
         return _concatenated_shape(expression, known)
     if isinstance(expression, gast.Call) and called(expression) is np.take_along_axis:
@@ -316,6 +321,32 @@ def shape_of(expression, known):
         if expression.func.attr in _SHAPE_REDUCING_METHODS:
             return _summed_shape(expression, known)
     return None
+
+
+def _moved_shape(call, known):
+    """The shape of ``x.transpose(order)``, ``x.transpose()`` or ``x.swapaxes(a, b)`` (int
+    literals) of an array ``x`` of known shape, or None."""
+    inner = shape_of(call.func.value, known)
+    if not inner:
+        return None
+    rank = len(inner)
+    axes = [int_literal(a) for a in call.args]
+    if call.func.attr == "transpose" and len(call.args) == 1 and \
+            isinstance(call.args[0], gast.Tuple):
+        axes = [int_literal(a) for a in call.args[0].elts]
+    if None in axes or not all(-rank <= a < rank for a in axes):
+        return None
+    if call.func.attr == "swapaxes":
+        if len(axes) != 2:
+            return None
+        moved = list(inner)
+        moved[axes[0]], moved[axes[1]] = inner[axes[1]], inner[axes[0]]
+        return tuple(moved)
+    if not axes:
+        return tuple(reversed(inner))
+    if sorted(a % rank for a in axes) != list(range(rank)):
+        return None
+    return tuple(inner[a] for a in axes)
 
 
 def _concatenated_shape(call, known):

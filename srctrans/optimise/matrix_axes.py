@@ -6,14 +6,17 @@ of two axes is ``x.T``, the same view; and ``np.expand_dims(g, axes) * y`` (or `
 of a number ``g`` and a ``y`` of known shape with at least as many axes as the expanded
 number has is ``g * y``: the axes of length 1 put in front change neither the product's
 values nor its shape (a rule's template for a stack of matrices, ``np.linalg.slogdet``'s
-cotangent, run on one matrix).
+cotangent, run on one matrix). ``np.moveaxis(x, source, destination)`` (ints, or tuples of
+them) of an array ``x`` of known rank is ``x.transpose(order)``, the same view, and
+``np.transpose(x, ...)``, ``np.swapaxes(x, a, b)`` the array's own methods: NumPy's functions
+check and normalise their axes in Python first (``np.moveaxis``: 2 us, the method 0.1 us).
 """
 
 import gast
 import numpy as np
 
-from srctrans.nodes import int_literal, ints_literal
-from srctrans.optimise.expression_shapes import called, shape_of
+from srctrans.nodes import int_literal, int_tuple, ints_literal
+from srctrans.optimise.expression_shapes import called, is_runtime_helper_call, shape_of
 
 
 def transposed_swap(call, known):
@@ -54,3 +57,61 @@ def _added_axes(call):
         return None
     axes = ints_literal(call.args[1])
     return None if axes is None else len(axes)
+
+
+def moved_axes(call, known):
+    """The array's own method for ``call``, ``np.moveaxis(x, source, destination)`` (as
+    ``x.transpose(order)``), ``np.transpose(x[, axes])``, ``np.swapaxes(x, a, b)`` or
+    ``rt.transpose_grad(x[, axes])`` (the inverse order's transpose), of an
+    ``x`` of known shape with an axis or more (an array), its axes int literals; else None
+    (the function's own error for axes out of range or repeated)."""
+    if not isinstance(call, gast.Call) or call.keywords or not call.args:
+        return None
+    callee = called(call)
+    x = call.args[0]
+    rank = len(shape_of(x, known) or ())
+    if is_runtime_helper_call(call, "transpose_grad") and rank and len(call.args) <= 2:
+        axes = ints_literal(call.args[1]) if len(call.args) == 2 else None
+        if axes is None:                       # the transpose of a reversal: a reversal
+            return _method(x, "transpose", []) if len(call.args) == 1 else None
+        if sorted(a % rank for a in axes if -rank <= a < rank) != list(range(rank)):
+            return None
+        inverse = tuple(int(a) for a in np.argsort([a % rank for a in axes]))
+        return _method(x, "transpose", [int_tuple(inverse)])
+    if callee not in (np.moveaxis, np.transpose, np.swapaxes) or rank == 0:
+        return None
+    if callee is np.moveaxis and len(call.args) == 3:
+        source, destination = ints_literal(call.args[1]), ints_literal(call.args[2])
+        order = _moved_order(rank, source, destination)
+        return None if order is None else _method(x, "transpose", [int_tuple(order)])
+    if callee is np.transpose and len(call.args) <= 2:
+        axes = ints_literal(call.args[1]) if len(call.args) == 2 else ()
+        if axes is None or axes and sorted(a % rank for a in axes
+                                           if -rank <= a < rank) != list(range(rank)):
+            return None
+        return _method(x, "transpose", [int_tuple(axes)] if axes else [])
+    if callee is np.swapaxes and len(call.args) == 3 and all(
+            a is not None and -rank <= a < rank for a in map(int_literal, call.args[1:])):
+        return _method(x, "swapaxes", call.args[1:])
+    return None
+
+
+def _moved_order(rank, source, destination):
+    """The axes' order ``np.moveaxis`` gives an array of ``rank`` axes, or None where it
+    raises (axes out of range or repeated, source and destination of other lengths)."""
+    if source is None or destination is None or len(source) != len(destination):
+        return None
+    if not all(-rank <= a < rank for a in source + destination):
+        return None
+    source = [a % rank for a in source]
+    destination = [a % rank for a in destination]
+    if len(set(source)) != len(source) or len(set(destination)) != len(destination):
+        return None
+    order = [axis for axis in range(rank) if axis not in source]
+    for position, axis in sorted(zip(destination, source)):
+        order.insert(position, axis)
+    return tuple(order)
+
+
+def _method(x, name, args):
+    return gast.Call(gast.Attribute(x, name, gast.Load()), args, [])

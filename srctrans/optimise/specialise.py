@@ -41,7 +41,7 @@ from srctrans.optimise.dce import reads_of
 from srctrans.optimise.einsum_cotangents import einsum_cotangents, einsum_tangent
 from srctrans.optimise.expression_shapes import (REDUCTION_METHODS, basic_index_shape, index_of,
                                                  is_runtime_helper_call, record_pair, shape_of)
-from srctrans.optimise.matrix_axes import transposed_swap, unexpanded_product
+from srctrans.optimise.matrix_axes import moved_axes, transposed_swap, unexpanded_product
 from srctrans.optimise.scan_cotangents import scan_cotangent
 from srctrans.optimise.simplify import power_of_two
 from srctrans.optimise.solve_picks import picked_solve, single_picks, solve_cotangent
@@ -50,7 +50,9 @@ from srctrans.optimise.spreads import Spreads, is_spread, reduced_count, spread_
 from srctrans.treewalk import replace_children, walk
 
 def use_array_methods(statements, shapes):
-    """Call reductions of known arrays as methods: ``np.sum(a, axis=1)`` -> ``a.sum(axis=1)``.
+    """Call reductions of known arrays as methods: ``np.sum(a, axis=1)`` -> ``a.sum(axis=1)``,
+    and moves of their axes alike (``np.moveaxis(a, 0, -1)`` -> ``a.transpose((1, 2, 0))``:
+    :func:`~srctrans.optimise.matrix_axes.moved_axes`).
 
     Only where ``a`` is known to be an array of at least one dimension (a name,
     or an expression of names: ``np.sum(d * (2 * r))``); the method gives the
@@ -59,6 +61,11 @@ def use_array_methods(statements, shapes):
     for stmt in statements:
         for node in walk(stmt):
             if not isinstance(node, gast.Call) or not node.args:
+                continue
+            moved = moved_axes(node, shapes)
+            if moved is not None:
+                node.func, node.args = moved.func, moved.args
+                anno.set_(node, Anno.CALLEE, None)
                 continue
             callee = anno.get(node, Anno.CALLEE)
             try:
@@ -381,7 +388,8 @@ class _Rewriter(gast.NodeTransformer):
         if einsums is not None:
             return einsums
         plain = plain_softmax_ratio(node) or softmax_ratio_cotangent(node, known) or \
-            transposed_swap(node, known) or scan_cotangent(node, known, self.numpy_alias)
+            transposed_swap(node, known) or moved_axes(node, known) or \
+            scan_cotangent(node, known, self.numpy_alias)
         if plain is not None:
             return plain
         if is_runtime_helper_call(node, "zeros_like") and len(node.args) == 1 \
