@@ -73,11 +73,30 @@ def test_specialised_cotangents_are_einsums_and_picks_fold():
     statements = specialise(body, shapes)
     fold_tuple_picks(statements)                # (the tuple, unread now, is dead code)
     assert [unparse(s) for s in statements[1:]] == [
-        "dX = np.einsum('i,j->ij', d, b)", "db = np.einsum('i,ij->j', d, X)",
-        "dw = np.einsum(',i->i', 1.0, b)",
+        "dX = d[:, None] * b", "db = d @ X",                  # products written as such
+        "dw = 1.0 * b",
         "dM = rt.einsum_grads(e, 'ii->i', (M,))[0]",          # a diagonal: the helper
         "dN = rt.einsum_grads(d, 'ij,j->i', (X, c))[1]"]      # c broadcast: the helper
     assert shape_of(statements[1].value, shapes) == (4, 3)
+
+
+@pytest.mark.parametrize("spec, written", [
+    ("i,ij->j", "a @ b"), ("ij,j->i", "a @ b"), ("i,i->", "a @ b"), ("ij,jk->ik", "a @ b"),
+    ("ik,ij->jk", "b.T @ a"), ("ij,kj->ik", "a @ b.T"), ("ji,jk->ik", "a.T @ b"),
+    ("i,j->ij", "a[:, None] * b"), (",i->i", "a * b"), ("ij,->ij", "a * b"),
+    ("ij,jk->ki", "b.T @ a.T"), ("ii,i->i", None), ("i,j->ji", None), ("ij,jk->ijk", None),
+    ("bij,bjk->bik", None), ("ij,ij->", None), (",ij->ji", None),
+])
+def test_two_operand_einsums_that_are_products_are_written_so(spec, written):
+    from srctrans.optimise.einsum_cotangents import product
+    names = [gast.Name(n, gast.Load(), None, None) for n in "ab"]
+    node = product(spec, names)
+    assert (None if node is None else unparse(node)) == written
+    if written is not None:
+        sizes = {"i": 3, "j": 4, "k": 5}
+        terms = spec.split("->")[0].split(",")
+        a, b = (R.standard_normal([sizes[label] for label in t]) for t in terms)
+        np.testing.assert_allclose(eval(written), np.einsum(spec, a, b), rtol=1e-12)
 
 
 def test_a_picked_expression_moves_only_to_one_plain_pick():
@@ -95,8 +114,8 @@ def test_specialised_tangent_is_a_sum_of_einsums_without_zero_terms():
                       "v = rt.einsum_jvp((None, rt.zeros_of(b)), y, 'ij,j->i', (X, b))")
     statements = specialise_tangents(body, {"X": (4, 3), "b": (3,), "y": (4,)})
     assert [unparse(s) for s in statements] == [
-        "t = np.einsum('ij,j->i', X, db)",
-        "u = np.einsum('ij,j->i', dX, b) + np.einsum('ij,j->i', X, db)",
+        "t = X @ db",
+        "u = dX @ b + X @ db",
         "v = rt.einsum_jvp((None, rt.zeros_of(b)), y, 'ij,j->i', (X, b))"]   # all zero
 
 
@@ -124,7 +143,7 @@ def test_einsum_gradients_specialised_hold_to_second_order(dtype):
         np.testing.assert_allclose(g, w, rtol=1e-5 if dtype == np.float32 else 1e-12)
     fused = st.source(weighted_least_squares, args=args, wrt=(0, 1))
     fused = fused.split("def weighted_least_squares_grad")[1]
-    assert "einsum_grads" not in fused and "np.einsum('i,ij->j', dpred, X)" in fused
+    assert "einsum_grads" not in fused and "dpred @ X" in fused
     if dtype == np.float64:
         st.check_grads(weighted_least_squares, args, order=2, wrt=(0, 1))
 

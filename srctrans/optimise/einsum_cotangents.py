@@ -13,6 +13,14 @@ And ``rt.einsum_jvp((rt.zeros_of(X), dbeta), pred, 'ij,j->i', (X, beta))`` is th
 the einsums with an operand replaced by its tangent, ``np.einsum('ij,j->i', X, dbeta)``,
 where the operands are names or numbers: the helper's sum, without the terms of tangents
 known to be zero (``None``, ``rt.zeros_of``, ``rt.zeros_like``).
+
+An einsum of two operands that is a product written otherwise is written so
+(:func:`product`): a matrix or vector product sums one label shared by operands of one or
+two axes (``'i,ij->j'`` is ``g @ X``, ``'ik,ij->jk'`` is ``X.T @ g``), an outer product of
+two vectors (``'i,j->ij'``) is ``g[:, None] * b``, a number times an operand whose labels
+are the output's (``',i->i'``) is ``g * b``. NumPy's einsum sums in loops of its own (no
+BLAS without ``optimize``), so the values are the einsum's up to rounding, and at large
+sizes far sooner.
 """
 
 import gast
@@ -74,9 +82,55 @@ def _is_zero(tangent):
 
 
 def _einsum(numpy_alias, spec, arguments):
+    """``np.einsum(spec, *arguments)``, or the :func:`product` it is."""
+    written = product(spec, arguments)
+    if written is not None:
+        return written
     call = gast.Call(dotted(numpy_alias, "einsum"), [gast.Constant(spec, None), *arguments], [])
     anno.set_(call, Anno.CALLEE, np.einsum)
     return call
+
+
+def product(spec, arguments):
+    """``np.einsum(spec, a, b)`` (explicit subscripts, two operands) as the product it is, or
+    None: ``a @ b`` (either operand transposed, or the operands swapped) where one label is
+    summed, shared by operands of one or two axes and the output's labels are the others in
+    order; ``a[:, None] * b`` for two vectors' outer product; ``a * b`` where one operand is a
+    number and the other's labels are the output's."""
+    if len(arguments) != 2 or "->" not in spec or "." in spec:
+        return None
+    terms, output = spec.split("->")
+    first, second = terms.split(",")
+    a, b = arguments
+    if any(len(set(t)) != len(t) for t in (first, second, output)):
+        return None                                   # (a diagonal)
+    if first == "" and second == output or second == "" and first == output:
+        return gast.BinOp(a, gast.Mult(), b)
+    if len(first) == len(second) == 1 and first != second and output == first + second:
+        return gast.BinOp(gast.Subscript(a, gast.Tuple([gast.Slice(None, None, None),
+                                                        gast.Constant(None, None)], gast.Load()),
+                                         gast.Load()), gast.Mult(), b)
+    for (left, x), (right, y) in (((first, a), (second, b)), ((second, b), (first, a))):
+        matrix = _matrix_product(left, right, output, x, y)
+        if matrix is not None:
+            return matrix
+    return None
+
+
+def _matrix_product(left, right, output, x, y):
+    """``x' @ y'`` for ``np.einsum(f'{left},{right}->{output}', x, y)`` where ``x'`` and ``y'``
+    are the operands or their transposes, else None."""
+    shared = set(left) & set(right)
+    if len(shared) != 1 or not (1 <= len(left) <= 2 and 1 <= len(right) <= 2):
+        return None
+    summed = shared.pop()
+    if summed in output or output != left.replace(summed, "") + right.replace(summed, ""):
+        return None
+    if len(left) == 2 and left[0] == summed:
+        x = gast.Attribute(x, "T", gast.Load())
+    if len(right) == 2 and right[1] == summed:
+        y = gast.Attribute(y, "T", gast.Load())
+    return gast.BinOp(x, gast.MatMult(), y)
 
 
 def _is_einsum_grads(node):
