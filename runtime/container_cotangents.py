@@ -69,6 +69,9 @@ def container_cotangent(found, container):
     container's zeros gives, made once (zeros for the entries not in ``found`` and for int
     entries). Linear in ``found``.
 
+    An array (which generated code may read by constant keys where it could not tell it
+    from a list) gets the sum of ``getitem_grad``'s.
+
     >>> container_cotangent({"w": np.array([1.0, 2.0])}, {"w": np.ones(2), "b": 0.5, "n": 3})
     {'w': array([1., 2.]), 'b': 0.0, 'n': 0.0}
     """
@@ -89,6 +92,8 @@ def container_cotangent(found, container):
                 out[key] = _entry_cotangent(g, entry)
         return out
     kind = type(container)
+    if not is_container(container):
+        return _placed_sum(found.values(), found.keys(), container)
     if _is_named_tuple(kind):                    # a named tuple (a recurrent state, once a
         fields = kind._fields                    # step): by field
         found = {fields[key] if isinstance(key, int) else key: g for key, g in found.items()}
@@ -137,6 +142,9 @@ def container_cotangent_transpose(c, found, container):
     """The transpose of :func:`container_cotangent` in ``found``: a dict like ``found`` with
     ``c``'s entry for each key summed to its ``found`` entry's shape (None where that was
     None, the container's entry an int, or ``c`` has none)."""
+    if not is_container(container):              # an array: getitem_grad's transposes
+        return {key: None if g is None or c is None else unbroadcast(c[key], g)
+                for key, g in found.items()}
     theirs = entries_like(c, container) if c is not None else {}
     items = dict(entries(container))
     out = {}
@@ -214,11 +222,7 @@ def picks_cotangent(terms, indices, container):
     """
     kind = type(container)
     if (kind is not list and kind is not tuple) or kind in REGISTERED:
-        total = None
-        for term, index in zip(terms, indices):
-            if term is not None:
-                total = add(total, getitem_grad(term, container, index))
-        return zeros_like(container) if total is None else total
+        return _placed_sum(terms, indices, container)
     found = [None] * len(container)
     positions = range(len(container))
     for term, index in zip(terms, indices):
@@ -231,6 +235,16 @@ def picks_cotangent(terms, indices, container):
             position = positions[index]
             found[position] = term if found[position] is None else add(found[position], term)
     return sequence_cotangent(found, container)
+
+
+def _placed_sum(terms, indices, container):
+    """The sum of ``getitem_grad(term, container, index)`` of each term (a None term is a
+    zero), the container's zeros where there is none."""
+    total = None
+    for term, index in zip(terms, indices):
+        if term is not None:
+            total = add(total, getitem_grad(term, container, index))
+    return zeros_like(container) if total is None else total
 
 
 def picks_cotangent_transpose(c, terms, indices, container):

@@ -422,3 +422,18 @@ def test_an_objects_attribute_checks_are_kept_per_class_until_one_is_registered(
     assert type(made) is Later and made.w is not obj.w
     np.testing.assert_array_equal(made.w, g)
     np.testing.assert_array_equal(made.b, np.zeros(3))
+
+
+def test_an_array_read_by_constant_keys_gets_the_placements_sum():
+    """Generated code may read an array by constant keys where it cannot tell it from a list
+    (a method's callee gave it): rt.container_cotangent and rt.picks_cotangent then give what
+    adding getitem_grad of each gives (they raised on an array before)."""
+    rt = st.runtime
+    x, a, b = R.standard_normal((4, 3)), R.standard_normal(3), R.standard_normal(3)
+    want = rt.add(rt.getitem_grad(a, x, 0), rt.getitem_grad(b, x, -1))
+    np.testing.assert_array_equal(rt.container_cotangent({0: a, 3: b}, x), want)
+    np.testing.assert_array_equal(rt.picks_cotangent((a, b), (0, -1), x), want)
+    c = R.standard_normal((4, 3))
+    got = rt.container_cotangent_transpose(c, {0: a, 3: b}, x)
+    np.testing.assert_array_equal(got[0], c[0])
+    np.testing.assert_array_equal(got[3], c[3])

@@ -470,6 +470,11 @@ CASES = [
     Case("container_cotangent-list", rt.container_cotangent,
          lambda r: ({0: normal(r, 2), 2: normal(r, 3)}, [normal(r, 2), normal(r, 2), normal(r, 3)]),
          perturbed=(0,)),
+    Case("container_cotangent-array", rt.container_cotangent,     # read by constant keys too
+         lambda r: ({0: normal(r, 3), 2: normal(r, 3)}, normal(r, 4, 3)), perturbed=(0,)),
+    Case("container_cotangent_transpose-array", rt.container_cotangent_transpose,
+         lambda r: (normal(r, 4, 3), {0: normal(r, 3), 2: normal(r, 3)}, normal(r, 4, 3)),
+         perturbed=(0,)),
     Case("container_cotangent-named-tuple", rt.container_cotangent,
          lambda r: ({"W": normal(r, 2, 3), 1: normal(r, 3)}, Pair(normal(r, 2, 3), normal(r, 3))),
          perturbed=(0,)),
