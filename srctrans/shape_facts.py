@@ -3,7 +3,8 @@
 Requires: a compilation unit (:class:`srctrans.front_end.Unit`) after activity analysis,
 before it is differentiated.
 Guarantees: :class:`ShapeFacts` reads off the function whether its shapes follow its
-inputs (or what stops them), which names' shapes depend on the path a call takes, the
+inputs (or what stops them), which names' shapes depend on the path a call takes or on
+values (a mask's count), the
 tests the shape key decides, and whether a float's value may decide a shape, and
 :meth:`ShapeFacts.record` writes them on the :class:`~srctrans.builds.Build`;
 :func:`nonlocal_data` names the non-local values it reads (their shapes matter too).
@@ -18,7 +19,8 @@ from srctrans.analyse.branch_tests import branch_tests, rebound_in_blocks
 from srctrans.analyse.keyed_tests import keyed_tests
 from srctrans.annotations import Anno
 from srctrans.nodes import parameter_names
-from srctrans.analyse.fixed_shapes import path_dependent_names, shape_obstacle
+from srctrans.analyse.fixed_shapes import (path_dependent_names, shape_obstacle,
+                                           value_dependent_names, value_dependent_roots)
 from srctrans.treewalk import walk
 
 
@@ -37,6 +39,8 @@ class ShapeFacts:
         indexing = Indexing(unit.function) if specialisable else None
         self.shape_obstacle = shape_obstacle(unit.function, indexing) if specialisable else None
         self.follows_inputs = specialisable and self.shape_obstacle is None
+        self.value_dependent = value_dependent_roots(unit.function, indexing) \
+            if self.follows_inputs else set()
         self.indexes_by_arguments = self.follows_inputs and indexing.arguments_read
         self.fed_callees = indexing.fed_callees() if self.follows_inputs else ()
         self.parameters = parameter_names(unit.function)
@@ -58,6 +62,9 @@ class ShapeFacts:
             # (not 0-d arrays): its branches' shapes stay path dependent
             by_shape = {name for name, operands in keyed.items() if not operands}
             self.path_dependent, self.path_conditions = path_dependent_names(statements, by_shape)
+            # (a mask's count decides what it picks: those shapes are left out as well)
+            decided = value_dependent_names(statements, self.value_dependent)
+            self.path_dependent |= decided
             self.rebound_in_blocks = rebound_in_blocks(statements, self.parameters)
             self.keyed_tests = tuple(sorted(keyed.items()))
             self.value_floats = tuple(sorted(roots))
@@ -68,6 +75,7 @@ class ShapeFacts:
                 self.guessed = (set(self.path_dependent), dict(self.path_conditions))
             else:
                 self.guessed = path_dependent_names(statements, by_shape | tests)
+                self.guessed[0].update(decided)
 
     def same_shape(self, name, like):
         """``name`` has the shape of ``like`` (the output's cotangent, the output's)."""

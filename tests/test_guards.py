@@ -331,17 +331,19 @@ def test_a_callee_whose_loop_changes_a_shape_keeps_its_generic_code():
 
 @pytest.mark.parametrize("fn, args, said", [
     (guarded.squares, (X,), "specialised on their shapes (a call"),
-    (guarded.positive_squares, (X,), "because a shape in it depends on values (line "),
+    (guarded.positive_squares, (X,), "specialised on their shapes (a call"),
+    (guarded.eigenvalue_sum, (X,), "because a shape in it depends on values (line "),
     (guarded.dict_squares, ({"w": X},), "specialised on their shapes (a call"),
     (guarded.scaled_by_spec, (X, (2.0, np.sin)), "because an argument is neither an array, a "
                                                 "number, a string, None, nor a container"),
-    (elsewhere.calls_counts, (X,), "because it calls _counts, which is not specialised: a shape "
-                                 "in it depends on values (line"),
+    (guarded.calls_eigenvalues, (X,), "`numpy.linalg.eigvals`, whose result is real or "
+                                      "complex as values decide"),   # (the callee's line)
+    (elsewhere.calls_counts, (X,), "specialised on their shapes (a call"),
     (guarded.squares, (X + 1j,), "because its values are complex"),
     (guarded.smoothed, (0.4, np.cumsum(X)), "specialised on their shapes (a call"),
-    (guarded.picked_by_a_flag, (X,), "because a shape in it depends on values (line "),
-], ids=["specialised", "mask", "dict", "function-in-a-tuple", "callee", "complex",
-        "int-index", "bool-index"])
+    (guarded.picked_by_a_flag, (X,), "specialised on their shapes (a call"),
+], ids=["specialised", "mask", "eigenvalues", "dict", "function-in-a-tuple", "callee-eigenvalues",
+        "callee-mask", "complex", "int-index", "bool-index"])
 def test_the_source_for_example_arguments_says_which_code_runs_and_why(fn, args, said):
     """st.source(f, args=...) starts with a comment naming the path a call with them takes
     and, for the generic code, why it is not specialised (issue 32)."""

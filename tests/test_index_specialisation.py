@@ -1,6 +1,7 @@
 """Code indexed by ints, int arrays and values read from its arguments is specialised on the
-call's shapes (srctrans/analyse/indices.py), and a call whose index is a mask is not: the
-gradient is right for every call, whatever ran before it."""
+call's shapes (srctrans/analyse/indices.py), a call whose index is a mask argument is not, and
+what a computed mask picks is left out of the shapes (analyse/fixed_shapes.py): the gradient
+is right for every call, whatever ran before it."""
 
 import numpy as np
 import pytest
@@ -156,10 +157,42 @@ def test_a_caller_passing_a_computed_index_keeps_its_generic_code():
     assert "with values computed here" in " ".join(text.replace("#", "").split())
 
 
-def test_a_computed_mask_still_stops_specialisation():
-    def positive_part(x):
-        keep = x > 0
-        return np.sum(x[keep] ** 2)
+def positive_part(x, w):
+    keep = x * w > 0
+    kept = (x * w)[keep]
+    return np.sum(kept ** 2) + np.sum(np.tanh(x) * w) + kept.size * 0.5
 
-    text = st.source(positive_part, args=(R.standard_normal(5),))
-    assert "a subscript by `keep`" in text
+
+def test_a_computed_mask_leaves_out_only_what_it_picks():
+    """A mask's count decides the shape of what it picks (and of what is computed from
+    that), not of the rest: the function is specialised with those shapes left out, and a
+    call picking another count of entries (none, all) gets its own gradient."""
+    x, w = R.standard_normal(6), R.standard_normal(6)
+    text = st.source(positive_part, args=(x, w))
+    assert "specialised on their shapes" in text.split("\n\ndef ")[0]
+    gradient = st.grad(positive_part, wrt=(0, 1))
+    for scale in (1.0, 1.0, 1.0, -1.0, 0.0, 3.0, 1.0):        # other counts, all, none
+        for sign in (1.0, -1.0):
+            xs = x * scale + sign * np.linspace(-0.5, 0.5, 6) * (scale == 0.0)
+            keep = xs * w > 0
+            want = (2 * xs * w * w * keep + (1 - np.tanh(xs) ** 2) * w,
+                    2 * xs * xs * w * keep + np.tanh(xs))
+            for got, expected in zip(gradient(xs, w), want):
+                np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
+    st.check_grads(positive_part, (x, w), order=2)
+
+
+def _nonzero_sum(x):
+    rows = np.nonzero(x > 0.2)[0]
+    return np.sum(np.sin(x[rows]) * rows) + np.sum(x ** 2)
+
+
+def test_nonzero_indices_leave_out_only_what_they_pick():
+    x = R.standard_normal(7)
+    assert "specialised on their shapes" in st.source(_nonzero_sum, args=(x,)).split("\n\ndef ")[0]
+    gradient = st.grad(_nonzero_sum)
+    for y in (x, x, x, -x, np.abs(x) + 0.3, x - 5.0):
+        rows = np.nonzero(y > 0.2)[0]
+        want = 2 * y
+        want[rows] += np.cos(y[rows]) * rows
+        np.testing.assert_allclose(gradient(y), want, rtol=1e-12)

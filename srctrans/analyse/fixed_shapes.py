@@ -3,10 +3,12 @@
 Requires: a function (or its forward statements) in A-normal form, its calls annotated with
 what they call.
 Guarantees: :func:`shape_obstacle` names the first construct that makes a shape depend on
-values (the function is then not specialised); :func:`path_dependent_names` names the values
-whose shape depends on the path a call takes through ``if`` and ``while`` (specialised code
-takes none of their measured shapes), and those whose shape holds when each ``while`` loop
-they depend on ran a step.
+values in a way specialised code cannot leave aside (the function is then not specialised),
+and :func:`value_dependent_roots` the names a value decides the shape of (``kept = z[z >
+0]``, ``np.nonzero(x)``): :func:`value_dependent_names` extends them to what is computed from
+them, and specialised code takes none of their measured shapes; :func:`path_dependent_names`
+names the values whose shape depends on the path a call takes through ``if`` and ``while``
+(likewise), and those whose shape holds when each ``while`` loop they depend on ran a step.
 """
 
 import gast
@@ -36,13 +38,16 @@ VALUE_DEPENDENT_DTYPES = frozenset({
 
 def shape_obstacle(function, indexing=None):
     """What in ``function`` (ANF) makes a shape depend on values, as a phrase naming its
-    line; None when every shape is fixed by the shape key of its inputs and the path a
-    call takes through its branches and ``while`` loops.
+    line; None when every shape is fixed by the shape key of its inputs, the path a
+    call takes through its branches and ``while`` loops, and the values of
+    :func:`value_dependent_roots`.
 
     Subscripts with computed indices (boolean masks) and functions such as
-    ``np.nonzero`` make shapes depend on values; such functions are not
-    specialised. An index of ints, int arrays or values read from the arguments
-    does not (:class:`~srctrans.analyse.indices.Indexing`, which ``indexing``
+    ``np.nonzero`` make shapes depend on values: the name such an expression is
+    assigned to is a root (its shape, and those computed from it, are left out of
+    the measured shapes); one anywhere else (an argument of a call, say) is an
+    obstacle, and the function is not specialised. An index of ints, int arrays or
+    values read from the arguments does not (:class:`~srctrans.analyse.indices.Indexing`, which ``indexing``
     is, if given: it notes whether one reads the arguments). A ``for`` loop over
     ``range(...)`` repeats the same statements a number of times fixed by its
     bounds, which come from shapes and int arguments (both in the shape key); a
@@ -56,25 +61,88 @@ def shape_obstacle(function, indexing=None):
                     and node.iter.func.id == "range"):
                 return f"{_at(node)}a `for` loop over a sequence srctrans did not turn into a range"
     indexing = indexing or Indexing(function)
+    assigned = {id(stmt.value) for stmt in walk(function) if _assigns_names(stmt)}
     for node in walk(function):
-        if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load):
-            name = indexing.unfixed(node)
-            if name is not None:
-                return (f"{_at(node)}a subscript by `{name}`, a computed index (a mask or an "
-                        "index array) or bound")
         if isinstance(node, gast.Call):
             callee = anno.get(node, Anno.CALLEE)
             try:
-                if callee in VALUE_DEPENDENT_SHAPES:
-                    return f"{_at(node)}`np.{callee.__name__}`, whose result's shape depends on values"
                 if callee in VALUE_DEPENDENT_DTYPES:
                     return (f"{_at(node)}`{callee.__module__}.{callee.__name__}`, whose result is "
                             "real or complex as values decide")
             except TypeError:
                 continue
-            if callee is np.where and len(node.args) == 1:
-                return f"{_at(node)}`np.where(condition)`, whose result's shape depends on values"
+        decided = _decided_by_values(node, indexing)
+        if decided is not None and id(node) not in assigned:
+            return decided
     return None
+
+
+def value_dependent_roots(function, indexing=None):
+    """The names of ``function`` (ANF) assigned a value whose shape its values decide: a
+    subscript by a computed index (a mask), a call of ``np.nonzero``, ``np.unique``... or
+    ``np.where(condition)``."""
+    indexing = indexing or Indexing(function)
+    return {name for stmt in walk(function) if _assigns_names(stmt)
+            and _decided_by_values(stmt.value, indexing) is not None
+            for target in stmt.targets for name in stored_names(target)}
+
+
+def _assigns_names(stmt):
+    return isinstance(stmt, gast.Assign) and all(
+        isinstance(t, (gast.Name, gast.Tuple)) for t in stmt.targets)
+
+
+def _decided_by_values(node, indexing):
+    """A phrase naming ``node``'s line when it is an expression whose shape values decide,
+    else None."""
+    if isinstance(node, gast.Subscript) and isinstance(node.ctx, gast.Load):
+        name = indexing.unfixed(node)
+        if name is not None:
+            return (f"{_at(node)}a subscript by `{name}`, a computed index (a mask or an "
+                    "index array) or bound")
+    if isinstance(node, gast.Call):
+        callee = anno.get(node, Anno.CALLEE)
+        try:
+            if callee in VALUE_DEPENDENT_SHAPES:
+                return f"{_at(node)}`np.{callee.__name__}`, whose result's shape depends on values"
+        except TypeError:
+            return None
+        if callee is np.where and len(node.args) == 1:
+            return f"{_at(node)}`np.where(condition)`, whose result's shape depends on values"
+    return None
+
+
+def value_dependent_names(statements, roots):
+    """``roots`` (:func:`value_dependent_roots`) and the names of ``statements`` computed from
+    them, but those a whole reduction assigns (``np.sum(kept)``: a number whatever the
+    length summed), whose values still pass the dependence on (``np.zeros(int(n))``)."""
+    if not roots:
+        return set()
+    dependents, reductions = {}, set()
+    for stmt in (n for top in statements for n in walk(top)):
+        if isinstance(stmt, gast.Assign):
+            targets = [n for t in stmt.targets for n in stored_names(t)]
+            _depends(dependents, reads_of(stmt.value), targets)
+            if _is_whole_reduction(stmt.value) and len(targets) == 1:
+                reductions.add(targets[0])
+        elif isinstance(stmt, gast.For):
+            _depends(dependents, reads_of(stmt.iter), stored_names(stmt.target))
+    return _closure(set(roots), dependents) - reductions
+
+
+def _is_whole_reduction(value):
+    """``np.sum(x)`` (one argument) or ``x.sum()`` of the reductions to one number."""
+    if not isinstance(value, gast.Call) or value.keywords:
+        return False
+    callee = anno.get(value, Anno.CALLEE)
+    if len(value.args) == 1 and any(callee is f for f in WHOLE_REDUCTIONS):
+        return True
+    return not value.args and isinstance(value.func, gast.Attribute) and \
+        value.func.attr in ("sum", "mean", "max", "min", "prod") and callee is None
+
+
+# the reductions of a whole array (called with it alone) to one number
+WHOLE_REDUCTIONS = (np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod, np.linalg.norm)
 
 
 def _at(node):

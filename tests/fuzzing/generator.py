@@ -286,6 +286,9 @@ REDUCTIONS = [
     "stats.multivariate_normal.logpdf({a}, np.zeros({a}.shape[-1]), W @ W.T + np.eye(len(W)))",
     "np.gradient({a}, axis=-1)", "np.gradient({a}, 0.5 + s, axis=0, edge_order=2)",
     "stats.t._logpdf({a}, 3.0 + s)", "stats.norm._logcdf({a})",
+    # what a computed mask picks (its shape is left out; the rest is specialised)
+    "np.sum({a}[{a} > 0.1] ** 2)", "np.sum(np.tanh({a}[np.abs({a}) < 0.9]) * 2.0) + np.sum({a})",
+    "np.sum({a}[np.nonzero({a} > -0.2)] * 1.5)",
     # axes moved (specialised code calls the array's methods: optimise/matrix_axes.py)
     "np.moveaxis({a}, 0, -1)", "np.transpose({a})", "np.swapaxes({a}, 0, -1) * 0.5",
     "np.transpose(np.moveaxis({a}, -1, 0)) + 0.1",

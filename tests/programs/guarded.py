@@ -75,8 +75,16 @@ def squares(x):                    # specialised on its shapes
     return np.sum(x * x)
 
 
-def positive_squares(x):           # a mask makes a shape depend on values
-    return np.sum(x[x > 0] ** 2)
+def positive_squares(x):           # a mask makes a shape depend on values (the picked
+    return np.sum(x[x > 0] ** 2)    # entries' only: the rest is specialised)
+
+
+def eigenvalue_sum(x):             # eigenvalues are real or complex as values decide
+    return np.sum(np.real(np.linalg.eigvals(np.outer(x, x) + np.diag(x))))
+
+
+def calls_eigenvalues(x):          # a callee that cannot be specialised
+    return eigenvalue_sum(x) * 2.0
 
 
 def dict_squares(d):               # a dict argument is not keyed on its shapes
