@@ -39,7 +39,9 @@ RESULT_SHAPE_OF_ARGUMENT = {
 }
 
 # Runtime helpers that return a pair of cotangents: which argument each entry has the shape of.
-PAIR_SHAPES_OF_ARGUMENTS = {"solve_grads": (2, 3), "solve_grads_by_inverse": (2, 3)}
+PAIR_SHAPES_OF_ARGUMENTS = {"solve_grads": (2, 3), "solve_grads_by_inverse": (2, 3),
+                            "convolve_grads": (1, 2), "correlate_grads": (1, 2),
+                            "polyval_grads": (1, 2)}
 
 # Runtime helpers of two arguments whose result has their broadcast shape.
 BROADCASTING_HELPERS = ("add", "abs_grad", "tie_weight", "power_base_factor", "ratio_or_zero",
@@ -257,6 +259,9 @@ def shape_of(expression, known):
         return _concatenated_shape(expression, known)
     if isinstance(expression, gast.Call) and called(expression) is np.take_along_axis:
         return _taken_along_shape(expression, known)
+    if isinstance(expression, gast.Call) and any(called(expression) is f
+                                                 for f in (np.convolve, np.correlate)):
+        return _convolved_shape(expression, known)
     if isinstance(expression, gast.Call) and called(expression) is np.linalg.solve \
             and len(expression.args) == 2 and not expression.keywords:
         a, b = (shape_of(v, known) for v in expression.args)        # one matrix, no batch
@@ -321,6 +326,24 @@ def shape_of(expression, known):
         if expression.func.attr in _SHAPE_REDUCING_METHODS:
             return _summed_shape(expression, known)
     return None
+
+
+def _convolved_shape(call, known):
+    """The shape of ``np.convolve(a, v, mode)`` or ``np.correlate`` (vectors of known length,
+    the mode a literal, positional or ``mode=``), or None."""
+    modes = [k.value for k in call.keywords if k.arg == "mode"] + list(call.args[2:3])
+    if not 2 <= len(call.args) <= 3 or len(modes) > 1 or \
+            any(k.arg != "mode" for k in call.keywords):
+        return None
+    default = "full" if called(call) is np.convolve else "valid"
+    mode = modes[0].value if modes and isinstance(modes[0], gast.Constant) else \
+        (default if not modes else None)
+    shapes = [shape_of(a, known) for a in call.args[:2]]
+    if any(s is None or len(s) != 1 for s in shapes) or 0 in (shapes[0] + shapes[1]):
+        return None
+    n, m = shapes[0][0], shapes[1][0]
+    lengths = {"full": n + m - 1, "same": max(n, m), "valid": max(n, m) - min(n, m) + 1}
+    return (lengths[mode],) if mode in lengths else None
 
 
 def _moved_shape(call, known):

@@ -43,6 +43,7 @@ from srctrans.optimise.expression_shapes import (REDUCTION_METHODS, basic_index_
                                                  is_runtime_helper_call, record_pair, shape_of)
 from srctrans.optimise.matrix_axes import moved_axes, transposed_swap, unexpanded_product
 from srctrans.optimise.scan_cotangents import scan_cotangent
+from srctrans.optimise.picked_cotangents import picked_cotangent, picked_entry
 from srctrans.optimise.simplify import power_of_two
 from srctrans.optimise.solve_picks import picked_solve, single_picks, solve_cotangent
 from srctrans.optimise.softmax_ratios import plain_softmax_ratio, softmax_ratio_cotangent
@@ -190,8 +191,9 @@ def _specialise_block(statements, known, rewriter, measured, spreads):
         elif isinstance(stmt, gast.Assign):
             target = stmt.targets[0]
             if isinstance(target, gast.Name) and target.id in rewriter.single_picks:
-                stmt.value = picked_solve(stmt.value, rewriter.single_picks[target.id], known,
-                                          rewriter.numpy_alias) or stmt.value
+                k = rewriter.single_picks[target.id]
+                stmt.value = picked_solve(stmt.value, k, known, rewriter.numpy_alias) or \
+                    picked_entry(stmt.value, k, known, rewriter.numpy_alias) or stmt.value
             stmt.value = rewriter.visit(stmt.value)
             if rewriter.zeros:
                 for name in stored_names(target):
@@ -377,7 +379,8 @@ class _Rewriter(gast.NodeTransformer):
 
     def visit_Subscript(self, node):
         picked = einsum_cotangents(node, self.known, self.numpy_alias) or \
-            solve_cotangent(node, self.known, self.numpy_alias)              # a pick of one
+            solve_cotangent(node, self.known, self.numpy_alias) or \
+            picked_cotangent(node, self.known, self.numpy_alias)             # a pick of one
         return picked if picked is not None else self.generic_visit(node)
 
     def visit_Call(self, node):
