@@ -289,6 +289,12 @@ REDUCTIONS = [
     # what a computed mask picks (its shape is left out; the rest is specialised)
     "np.sum({a}[{a} > 0.1] ** 2)", "np.sum(np.tanh({a}[np.abs({a}) < 0.9]) * 2.0) + np.sum({a})",
     "np.sum({a}[np.nonzero({a} > -0.2)] * 1.5)",
+    # convolutions and polynomials whose one cotangent is read (optimise/picked_cotangents.py)
+    "np.convolve({a}.ravel(), np.array([0.25, 0.5, 0.25]), mode='same')",
+    "np.correlate({a}.ravel(), np.array([1.0, -0.5]), mode='valid')",
+    "np.convolve({a}.ravel(), np.array([0.5, -1.0, 0.25]))",
+    "np.sum(np.correlate(np.linspace(-1.0, 1.0, 7), {a}.ravel()[:2], 'full'))",
+    "np.polyval({a}.ravel()[:3], np.linspace(-1.0, 1.0, 5))",
     # axes moved (specialised code calls the array's methods: optimise/matrix_axes.py)
     "np.moveaxis({a}, 0, -1)", "np.transpose({a})", "np.swapaxes({a}, 0, -1) * 0.5",
     "np.transpose(np.moveaxis({a}, -1, 0)) + 0.1",
