@@ -12,6 +12,8 @@ Modules:
                   multi_dot and det
   linalg_kernels -- np.linalg.cholesky, inv and solve of one float64 matrix without their
                   wrapper's cost (what specialised code calls)
+  picked_kernels -- one operand's cotangent of a helper that computes all (np.interp's
+                  values'), where specialised code reads only that one
   shared_inverses -- a Cholesky factor's inverse shared by the solves of one backward pass
   cholesky_terms -- a Cholesky factor's two solves and log-diagonal, derived for the matrix
   composites   -- derivatives of cumprod, nanvar, weighted averages, kron, polyval,
@@ -84,6 +86,7 @@ _EXPORTS = {
         "multi_dot_jvp", "tuple_like", "det_grad", "det_jvp", "cholesky_grad", "cholesky_jvp",
     ),
     "linalg_kernels": ("cholesky", "inv", "solve"),
+    "picked_kernels": ("interp_values_grad",),
     "shared_inverses": ("solve_grads_by_inverse",),
     "cholesky_terms": (
         "cholesky_solve", "cholesky_log_diagonal", "cholesky_log_diagonal_sum",

@@ -117,3 +117,42 @@ def test_a_polynomials_coefficients_gradient_is_one_product_and_holds():
     fused = st.source(least_squares_polynomial, args=args).split("def least_squares_polynomial_grad")[1]
     assert "polyval_grads" not in fused and "np.arange(3, -1, -1)" in fused, fused
     st.check_grads(least_squares_polynomial, args, order=2)
+
+
+def test_interps_values_cotangent_alone_is_the_helpers():
+    from srctrans.runtime.composites import interp_grads
+    from srctrans.runtime.picked_kernels import interp_values_grad
+    for trial in range(60):
+        n, m = int(R.integers(2, 9)), int(R.integers(1, 30))
+        xp, fp = np.sort(R.standard_normal(n)), R.standard_normal(n)
+        x, g = R.standard_normal(m) * 2, R.standard_normal(m)
+        if trial % 5 == 0:
+            x[0], x[-1] = xp[0], xp[-1]                    # the ends themselves
+        if trial % 7 == 0:
+            x[0] = np.nan                                   # the helper's own path
+        if trial % 11 == 0 and n > 2:
+            xp[1] = xp[2]                                   # a segment of width 0 likewise
+        with np.errstate(all="ignore"):
+            want = interp_grads(g, x, xp, fp)[2]
+            got = interp_values_grad(g, x, xp, fp)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    x32 = R.random(5).astype(np.float32)                    # not float64: the helper's
+    xp32, fp32 = np.linspace(0, 1, 4, dtype=np.float32), R.standard_normal(4).astype(np.float32)
+    got = interp_values_grad(np.ones(5, np.float32), x32, xp32, fp32)
+    assert got.dtype == interp_grads(np.ones(5, np.float32), x32, xp32, fp32)[2].dtype
+
+
+def sampled(y, xq):
+    xs = np.linspace(0, 1, len(y))
+    return np.sum(np.interp(xq, xs, y) ** 2) + np.sum(np.interp(xq * 2.0, xs, y, left=0.0))
+
+
+def test_interpolated_values_gradient_holds_and_picks_the_kernel():
+    args = (R.standard_normal(8), R.random(20))
+    gradient = st.grad(sampled)
+    for _ in range(3):
+        got = gradient(*args)
+    np.testing.assert_allclose(got, st.grad(sampled, optimize=False)(*args), rtol=1e-12)
+    fused = st.source(sampled, args=args).split("def sampled_grad")[1]
+    assert "rt.interp_values_grad(" in fused and fused.count("interp_grads(") == 1, fused
+    st.check_grads(sampled, args, order=2)

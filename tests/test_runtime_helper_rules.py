@@ -1107,6 +1107,8 @@ WITHOUT_RULES = {
     "solve_grads_vjp": "in the VJP of rt.solve_grads",
     "solve_grads_jvp": "in the JVP of rt.solve_grads",
     "block_of": "in the VJP of rt.block_grads",
+    # specialised code's picks (optimise/picked_cotangents.py): never differentiated again
+    "interp_values_grad": "np.interp's values' cotangent alone, in specialised code",
     # gradient control: the fence and ANF take `with` blocks apart, and forward
     # passes call the .forward method of a custom_gradient object, never the class
     "stop_recording": "marks a `with` block; generated code never calls it",

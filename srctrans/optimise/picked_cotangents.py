@@ -20,6 +20,11 @@ that gives that entry alone, for the shapes at hand, where the helper computes b
   stacks, highest first, in one product (the helper also computes ``x``'s cotangent; the
   powers are NumPy's, which functions with rules write, so that the pick folds).
 
+- ``rt.interp_grads(g, x, xp, fp, None, None, None)[2]`` (vectors; no ``left``, ``right``,
+  ``period``) is ``rt.interp_values_grad(g, x, xp, fp)``, the values' cotangent alone
+  (``runtime/picked_kernels.py``: each point's share to its segment's ends by ``np.bincount``,
+  where the helper also makes the points' cotangents and adds by ``np.add.at``).
+
 The values are the helper's up to rounding (a correlation sums in its own order).
 """
 
@@ -27,6 +32,7 @@ import gast
 import numpy as np
 
 from srctrans import annotations as anno
+from srctrans import runtime
 from srctrans.annotations import Anno
 from srctrans.nodes import clone, dotted, int_literal
 from srctrans.optimise.expression_shapes import is_runtime_helper_call, shape_of
@@ -46,11 +52,12 @@ _PICKS = {
     ("correlate_grads", 1, "valid"): (np.correlate, "og", "valid", True, False),
 }
 _DEFAULT_MODES = {"convolve_grads": "full", "correlate_grads": "valid"}
+_ENTRIES = {"interp_grads": 5}                  # a helper's entries (two: the others')
 
 
 def picked_cotangent(node, known, numpy_alias):
-    """``node``, a pick ``rt.convolve_grads(...)[k]`` (``rt.correlate_grads``) or
-    ``rt.polyval_grads(...)[0]`` this
+    """``node``, a pick ``rt.convolve_grads(...)[k]`` (``rt.correlate_grads``),
+    ``rt.polyval_grads(...)[0]`` or ``rt.interp_grads(...)[2]`` this
     module rewrites for the shapes ``known``, as its expression; else None."""
     if not isinstance(node, gast.Subscript) or not isinstance(node.value, gast.Call) \
             or node.value.keywords:
@@ -61,21 +68,23 @@ def picked_cotangent(node, known, numpy_alias):
             return _convolution_cotangent(call, helper, k, known, numpy_alias)
     if is_runtime_helper_call(call, "polyval_grads") and len(call.args) == 3 and k == 0:
         return _coefficients_cotangent(call, known, numpy_alias)
+    if is_runtime_helper_call(call, "interp_grads") and k == 2 and 4 <= len(call.args) <= 7:
+        return _values_cotangent(call, known)
     return None
 
 
 def picked_entry(value, k, known, numpy_alias):
-    """For ``value`` a pair ``rt.convolve_grads(...)`` (``rt.correlate_grads``) or
-    ``rt.polyval_grads(...)`` of which
-    only entry ``k`` is read (a name holding it, read only at ``[k]``), the pair of that
-    entry's expression (:func:`picked_cotangent`) and None; else None."""
-    if not isinstance(value, gast.Call):
+    """For ``value`` a tuple of cotangents (``rt.convolve_grads(...)``, ``rt.polyval_grads``,
+    ``rt.interp_grads``...) of which only entry ``k`` is read (a name holding it, read only at
+    ``[k]``), the tuple of that entry's expression (:func:`picked_cotangent`) and Nones;
+    else None."""
+    if not isinstance(value, gast.Call) or not isinstance(value.func, gast.Attribute):
         return None
     entry = picked_cotangent(gast.Subscript(value, gast.Constant(k, None), gast.Load()),
                              known, numpy_alias)
     if entry is None:
         return None
-    entries = [gast.Constant(None, None), gast.Constant(None, None)]
+    entries = [gast.Constant(None, None) for _ in range(_ENTRIES.get(value.func.attr, 2))]
     entries[k] = entry
     return gast.Tuple(entries, gast.Load())
 
@@ -110,6 +119,19 @@ def _coefficients_cotangent(call, known, numpy_alias):
                                                   gast.Constant(None, None)], gast.Load()),
                             gast.Load())
     return gast.BinOp(clone(g), gast.MatMult(), gast.BinOp(column, gast.Pow(), exponents))
+
+
+def _values_cotangent(call, known):
+    g, x, xp, fp = call.args[:4]
+    shapes = [shape_of(e, known) for e in (g, x, xp, fp)]
+    if any(not (isinstance(a, gast.Constant) and a.value is None) for a in call.args[4:]) \
+            or None in shapes or any(len(s) != 1 for s in shapes) or shapes[0] != shapes[1] \
+            or shapes[2] != shapes[3] or shapes[2][0] < 2:
+        return None
+    kernel = gast.Call(gast.Attribute(clone(call.func.value), "interp_values_grad",
+                                      gast.Load()), [clone(e) for e in (g, x, xp, fp)], [])
+    anno.set_(kernel, Anno.CALLEE, runtime.interp_values_grad)
+    return kernel
 
 
 def _call(numpy_alias, name, function, args):

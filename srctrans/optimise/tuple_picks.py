@@ -7,8 +7,9 @@ the tuple and the last pick (a derivative of a helper returning ``out, cache`` m
 tuple of the cotangents and picks them again); the tuple, then unread, is left to dead-code
 elimination. An entry that is an expression of NumPy's functions with srctrans's rules
 (``t = (np.einsum(...), np.einsum(...))``, an einsum's cotangents: no effects, no pop of a
-tape) moves to its one pick, when no pick reads it twice, none is in a loop or branch (which
-could run it again, or not at all), and nothing it reads is assigned before the last pick.
+tape), or of the runtime's kernels for picks, moves to its one pick, when no pick reads it
+twice, none is in a loop or branch (which could run it again, or not at all), and nothing it
+reads is assigned before the last pick.
 The shapes of the entries then reach what reads them. And ``out, cache = (e, c)`` is
 ``out = e; cache = c`` where neither entry reads a target, so that dead-code elimination
 sees each (a gradient needs ``cache`` only).
@@ -17,6 +18,7 @@ sees each (a gradient needs ``cache`` only).
 import gast
 
 from srctrans import annotations as anno
+from srctrans import runtime
 from srctrans.annotations import Anno
 from srctrans.nodes import clone, int_literal
 from srctrans.optimise.accumulate import COMPOUND
@@ -69,9 +71,15 @@ def _is_atom(node):
 
 
 def _is_plain(expression):
-    """Whether each call in ``expression`` is of a NumPy or SciPy function with a rule."""
-    return all(has_own_rule(anno.get(node, Anno.CALLEE)) for node in walk(expression)
-               if isinstance(node, gast.Call))
+    """Whether each call in ``expression`` is of a NumPy or SciPy function with a rule, or of
+    a kernel of the runtime's for specialised code's picks (``runtime/picked_kernels.py``:
+    pure, as NumPy's are)."""
+    return all(has_own_rule(callee) or getattr(callee, "__module__", None) == _PICKED_KERNELS
+               for callee in (anno.get(node, Anno.CALLEE) for node in walk(expression)
+                              if isinstance(node, gast.Call)))
+
+
+_PICKED_KERNELS = runtime.picked_kernels.__name__
 
 
 def _display(stmt, atoms_only=True):
