@@ -295,6 +295,7 @@ REDUCTIONS = [
     "np.convolve({a}.ravel(), np.array([0.5, -1.0, 0.25]))",
     "np.sum(np.correlate(np.linspace(-1.0, 1.0, 7), {a}.ravel()[:2], 'full'))",
     "np.polyval({a}.ravel()[:3], np.linspace(-1.0, 1.0, 5))",
+    "np.interp(np.linspace(-2.0, 2.0, 9), np.linspace(-1.5, 1.5, {a}.size), {a}.ravel())",
     # axes moved (specialised code calls the array's methods: optimise/matrix_axes.py)
     "np.moveaxis({a}, 0, -1)", "np.transpose({a})", "np.swapaxes({a}, 0, -1) * 0.5",
     "np.transpose(np.moveaxis({a}, -1, 0)) + 0.1",
