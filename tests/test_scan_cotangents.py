@@ -6,11 +6,13 @@ import numpy as np
 import pytest
 
 import srctrans as st
+from srctrans import runtime as rt
 from srctrans.emit.printer import unparse
 from srctrans.optimise.specialise import specialise
 
 R = np.random.default_rng(59)
-SHAPES = {"g": (), "M": (3, 4), "S": (2, 3, 3), "d": (6, 4), "a": (4,), "e": (6, 8), "b": (3, 4)}
+SHAPES = {"g": (), "M": (3, 4), "S": (2, 3, 3), "d": (6, 4), "a": (4,), "e": (6, 8), "b": (3, 4),
+          "h": (6, 2), "u": (3, 1)}
 
 
 @pytest.mark.parametrize("text, written", [
@@ -19,9 +21,11 @@ SHAPES = {"g": (), "M": (3, 4), "S": (2, 3, 3), "d": (6, 4), "a": (4,), "e": (6,
     ("c = rt.trace_grad(g, M, 1, 0, 1)", "c = rt.trace_grad(g, M, 1, 0, 1)"),   # off the diagonal
     ("c = rt.trace_grad(g, S, 0, 1, 2)", "c = rt.trace_grad(g, S, 0, 1, 2)"),   # a stack
     ("c = rt.trace_grad(d, M, 0, 0, 1)", "c = rt.trace_grad(d, M, 0, 0, 1)"),   # not a number
-    ("c = rt.tile_grad(d, b, (2, 1))", "c = d.reshape((2, 3, 1, 4)).sum(axis=(0, 2)).reshape((3, 4))"),
-    ("c = rt.tile_grad(e, b, (2, 2))", "c = e.reshape((2, 3, 2, 4)).sum(axis=(0, 2)).reshape((3, 4))"),
-    ("c = rt.tile_grad(d, a, (6, 1))", "c = d.reshape((6, 1, 1, 4)).sum(axis=(0, 2)).reshape((4,))"),
+    ("c = rt.tile_grad(d, b, (2, 1))", "c = d.reshape((2, 3, 4)).sum(axis=0)"),
+    ("c = rt.tile_grad(e, b, (2, 2))", "c = e.reshape((2, 3, 2, 4)).sum(axis=(0, 2))"),
+    ("c = rt.tile_grad(d, a, (6, 1))", "c = d.sum(axis=0)"),                   # a row copied
+    ("c = rt.tile_grad(h, u, (2, 2))", "c = h.reshape((2, 3, 2)).sum(axis=(0, 2)).reshape((3, 1))"),
+    ("c = rt.tile_grad(b, b, (1, 1))", "c = b"),                                 # no copies
     ("c = rt.tile_grad(d, b, k)", "c = rt.tile_grad(d, b, k)"),                  # reps not known
     ("c = rt.tile_grad(e, b, (2, 1))", "c = rt.tile_grad(e, b, (2, 1))"),       # shapes disagree
 ])
@@ -35,6 +39,19 @@ def trace_of_inverse(A, B):
 
 def tiled_rows(a, b):
     return np.sum(np.sin(np.tile(a, (3, 2)) * b))
+
+
+def test_a_tile_written_for_its_shapes_gives_the_helper_s_values():
+    for shape in [(4,), (1, 3), (3, 1), (2, 1, 3)]:
+        for reps in [2, (3, 1), (1, 1), (2, 1, 2), (1, 2, 1, 3)]:
+            a = R.standard_normal(shape)
+            g = R.standard_normal(np.tile(a, reps).shape)
+            text = f"c = rt.tile_grad(g, a, {reps!r})"
+            code = unparse(specialise(gast.parse(text).body, {"g": g.shape, "a": a.shape})[0])
+            scope = {"g": g, "a": a, "np": np, "rt": rt}
+            exec(code, scope)
+            want = rt.tile_grad(g, a, reps)
+            assert scope["c"].shape == want.shape and np.array_equal(scope["c"], want), code
 
 
 @pytest.mark.parametrize("f, args", [

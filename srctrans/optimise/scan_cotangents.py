@@ -7,7 +7,8 @@ Guarantees: ``rt.trace_grad(g, x, 0, 0, 1)`` of a number ``g`` and a value ``x``
 computed): the helper's values and dtype (a float64 identity times the number); and
 ``rt.tile_grad(g, a, reps)`` of constant ``reps`` and an ``a`` of known shape is
 ``g.reshape(split).sum(axis=copies).reshape(shape)`` with the lengths the helper computes
-at every call written in: the copies' sums, in the helper's order.
+at every call written in, each reshape left out where it changes nothing and an axis not
+copied (or of length 1) not split: the copies' sums, in the helper's order.
 """
 
 import gast
@@ -53,10 +54,22 @@ def _tile_cotangent(call, known):
     promoted = (1,) * (ndim - len(shape)) + tuple(shape)
     if g_shape != tuple(c * n for c, n in zip(counts, promoted)):
         return None
-    split = [n for pair in zip(counts, promoted) for n in pair]
-    summed = _method(_method(g, "reshape", [int_tuple(split)]), "sum",
-                     [], [gast.keyword("axis", int_tuple(range(0, 2 * ndim, 2)))])
-    return _method(summed, "reshape", [int_tuple(shape)])
+    split, copies, kept = [], [], []
+    for count, n in zip(counts, promoted):
+        if count == 1:                        # not copied: the axis as it is
+            kept.append(n)
+            split.append(n)
+            continue
+        copies.append(len(split))
+        split.append(count)
+        if n != 1:                            # (a length-1 axis is its copies alone)
+            kept.append(n)
+            split.append(n)
+    written = g if tuple(split) == g_shape else _method(g, "reshape", [int_tuple(split)])
+    if copies:
+        axis = gast.Constant(copies[0], None) if len(copies) == 1 else int_tuple(copies)
+        written = _method(written, "sum", [], [gast.keyword("axis", axis)])
+    return written if tuple(kept) == tuple(shape) else _method(written, "reshape", [int_tuple(shape)])
 
 
 def _method(receiver, name, args, keywords=()):
