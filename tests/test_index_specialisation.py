@@ -196,3 +196,32 @@ def test_nonzero_indices_leave_out_only_what_they_pick():
         want = 2 * y
         want[rows] += np.cos(y[rows]) * rows
         np.testing.assert_allclose(gradient(y), want, rtol=1e-12)
+
+
+def embedded_rows(E, tokens, w):
+    return np.tanh(E[tokens].sum(axis=0) @ w)
+
+
+def embedded_columns(E, tokens, w):
+    return np.sum(np.tanh(E[:, tokens].sum(axis=1) * w))
+
+
+def sliced_rows(E, w):
+    return np.sum(np.cos(E[1:4].mean(axis=0) * w))
+
+
+@pytest.mark.parametrize("f, args", [
+    (embedded_rows, (R.standard_normal((10, 4)), np.array([1, 3, 3, 7]), R.standard_normal(4))),
+    (embedded_columns, (R.standard_normal((4, 10)), np.array([2, 2, 5]), R.standard_normal(4))),
+    (sliced_rows, (R.standard_normal((10, 4)), R.standard_normal(4))),
+])
+def test_a_reduction_of_a_pick_puts_its_cotangent_back_unspread(f, args):
+    """The cotangent of ``E[tokens].sum(axis=0)`` goes to ``rt.getitem_grad`` as it is (the
+    helper broadcasts it over the pick, repeated rows added): no spread array is made."""
+    grad = st.grad(f)
+    for _ in range(3):
+        got = grad(*args)
+    np.testing.assert_allclose(got, _numeric(f, *args), rtol=1e-6, atol=1e-8)
+    fused = st.source(f, args=args).split(f"def {f.__name__}_grad")[1]
+    assert "unreduce" not in fused and "mean_grad" not in fused
+    st.check_grads(f, args, order=2)

@@ -83,13 +83,12 @@ class Spreads:
         return kept
 
     def _placed_back(self, name, scalar, rest, known):
-        """Whether ``name``, a number spread over the array whose cotangent it is, is read only
-        as what ``rt.getitem_grad(name, x, index)`` puts back where that array was picked from
-        (the array is ``x[index]``, ``x`` an array of a known shape): the number put there is
-        the same at every pick, with no need to know the picks' shape (a fancy index's:
-        ``-np.sum(log_p[rows, y]) / N``)."""
-        if shape_of(scalar, known) != ():
-            return False
+        """Whether ``name``, a spread over the array whose cotangent it is, is read only as
+        what ``rt.getitem_grad(name, x, index)`` puts back where that array was picked from
+        (the array is ``x[index]``, ``x`` an array of a known shape): the helper places its
+        cotangent by NumPy's assignment or ``np.add.at``, which broadcast ``scalar`` over the
+        pick as the spread did, with no need to know the picks' shape (a fancy index's:
+        ``-np.sum(log_p[rows, y]) / N``; the rows of ``E[tokens].sum(axis=0)``)."""
         places = [node for stmt in rest for node in walk(stmt)
                   if is_runtime_helper_call(node, "getitem_grad") and len(node.args) == 3
                   and isinstance(node.args[0], gast.Name) and node.args[0].id == name]

@@ -485,7 +485,9 @@ class _Builder:
             return f"np.tanh({a} @ W)"
         if np.ndim(self.namespace[a]) >= 2:
             return self.rng.choice([f"{a}[0]", f"{a}[1:]", f"{a}[..., ::2]", f"{a}[-1, ...] * 2.0",
-                                    f"{a}.T", f"{a}[np.array([0, 1, 0])]"])
+                                    f"{a}.T", f"{a}[np.array([0, 1, 0])]",
+                                    f"{a}[np.array([1, 0, 1])].sum(axis=0)",   # rows summed
+                                    f"{a}[1:].mean(axis=0)"])
         return f"max(np.sum({a}), np.sum({a} * {a}) * 0.5) + min(float(np.sum({a})), 1.0)"
 
     # -- statements -------------------------------------------------------------------
