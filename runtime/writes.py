@@ -130,7 +130,10 @@ def sort_grad(g, a, axis=-1):
         return out.reshape(np.shape(a))
     order = np.argsort(a, axis=axis, kind="stable")
     out = np.zeros(np.shape(a), dtype=np.result_type(g, a))
-    np.put_along_axis(out, order, g, axis=axis)
+    if np.ndim(a) == 1:                          # (a vector: placed by its order, without
+        out[order] = g                           # np.put_along_axis's Python-level steps)
+    else:
+        np.put_along_axis(out, order, g, axis=axis)
     return out
 
 

@@ -1,7 +1,7 @@
 """The runtime's fast paths for NumPy arrays give what its general paths give: the products'
 ratios of rt.cumprod_grad (against the exact recurrence, which they fall back to at zeros,
 underflow and overflow), a mean's cotangent along one axis, a matrix trace's, a tile's with an
-int of copies, and a reshape's."""
+int of copies, a reshape's, and a vector's sort's."""
 
 import numpy as np
 import pytest
@@ -188,3 +188,15 @@ def test_the_fast_paths_hold_to_second_order():
     import srctrans as st
     args = (1 + 0.1 * R.standard_normal((6, 3)), 0.1 * R.standard_normal(3), R.standard_normal(3))
     st.check_grads(_products_and_polynomial, args, order=2)
+
+
+@pytest.mark.parametrize("axis", [-1, 0])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_vector_s_sort_cotangent_is_put_back_as_along_an_axis(axis, dtype):
+    a = np.array([0.3, -1.0, 0.3, 2.0, -1.0, 0.0], dtype)          # ties: the stable order
+    for g in (R.standard_normal(6).astype(dtype), 2.5):
+        want = np.zeros(6, np.result_type(g, a))
+        np.put_along_axis(want, np.argsort(a, kind="stable"), g, axis=0)
+        got = rt.sort_grad(g, a, axis)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
