@@ -1,7 +1,7 @@
 """The runtime's fast paths for NumPy arrays give what its general paths give: the products'
 ratios of rt.cumprod_grad (against the exact recurrence, which they fall back to at zeros,
 underflow and overflow), a mean's cotangent along one axis, a matrix trace's, a tile's with an
-int of copies, a reshape's, and a vector's sort's."""
+int of copies, a reshape's, a vector's sort's and a difference's."""
 
 import numpy as np
 import pytest
@@ -200,3 +200,20 @@ def test_a_vector_s_sort_cotangent_is_put_back_as_along_an_axis(axis, dtype):
         got = rt.sort_grad(g, a, axis)
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("shape", [(5,), (4, 3), (3, 4, 5), (2, 1, 3)])
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+def test_a_difference_s_cotangent_is_the_padded_difference(shape, n, dtype):
+    for axis in range(-len(shape), len(shape)):
+        a = R.standard_normal(shape).astype(dtype)
+        g = R.standard_normal(np.diff(a, n, axis).shape).astype(dtype)
+        want, padding = g, [(0, 0)] * g.ndim
+        padding[axis] = (1, 1)
+        for _ in range(n):                   # the general path's transpose of a difference
+            want = -np.diff(np.pad(want, padding), axis=axis)
+        for cotangent in (g, np.asfortranarray(g)):
+            got = rt.diff_grad(cotangent, a, n, axis)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(got, want)
