@@ -115,6 +115,7 @@ from srctrans.optimise.float_lists import float_list_loops
 from srctrans.optimise.carried_entries import carry_entries
 from srctrans.optimise.linalg_kernels import call_linalg_kernels
 from srctrans.optimise.loop_checks import hoist_loop_checks
+from srctrans.optimise.vector_norms import norms_as_sums
 from srctrans.optimise.inner_products import inner_products
 from srctrans.optimise.expression_shapes import infer_shapes, one_valued
 from srctrans.optimise.specialise import (
@@ -200,9 +201,11 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
         statements = result.prologue + result.forward
         shapes = one_valued(shapes, statements, facts.parameters, facts.has_loops)
         # a name holding one value (the measured one's kind) where the run measured a float
-        unit.not_float -= {name for name in floats if name in shapes}
+        floats = {name for name in floats if name in shapes}
+        unit.not_float -= floats
         shapes = infer_shapes(statements, shapes, facts.parameters)   # what the probe missed
         use_array_methods(result.forward, shapes)
+        norms_as_sums(result.forward, shapes, floats, unit.aliases[NUMPY_ALIAS])
         read_entries_uncopied(result.forward, shapes)
         plain_softmax_ratios(result.forward)
     gradients = [_gradient_expression(unit, name, adjoint, unconnected_zero or name in connected)
@@ -403,6 +406,8 @@ def build_forward(fn, wrt, build_callee, optimize=True, tangent_only=False, shap
             shapes = one_valued(shapes, body, facts.parameters, facts.has_loops)
             known = infer_shapes(body, shapes, facts.parameters)
             specialise_tangents(body, known)
+            norms_as_sums(body, known, {name for name in floats if name in shapes},
+                          unit.aliases[NUMPY_ALIAS])
         body, renaming = propagate_copies(body)
         returned = [renamed(r, renaming) for r in returned]
         body = eliminate_dead_code(body, reads_all(returned), is_pure)
