@@ -222,7 +222,8 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
                 shapes = {result.seed: shapes[result.output.id], **shapes}   # dy is shaped like y
             shapes = {**hooked_shapes(unit, shapes), **shapes}
             backward = specialise(backward, shapes, unit.aliases[NUMPY_ALIAS],
-                                  reads_all(gradients))
+                                  reads_all(gradients),
+                                  result.prologue + result.forward)
             fold_tuple_picks(backward)        # (an einsum's cotangents, now a tuple display)
         backward, renaming = propagate_copies(backward)
         gradients = [renamed(g, renaming) for g in gradients]
@@ -255,7 +256,8 @@ def build_reverse(fn, wrt, build_callee, optimize=True, unconnected_zero=False, 
             # the entries' sums: rt.add of arrays is +, a spread only multiplied is dropped (the
             # selections' products too)
             backward = specialise(backward, shapes, unit.aliases[NUMPY_ALIAS],
-                                  reads_all(gradients))
+                                  reads_all(gradients),
+                                  result.prologue + result.forward)
             result.forward, backward = drop_unread_restores(
                 result.forward, backward, result.tape, set(shapes), unit.aliases[RUNTIME_ALIAS])
             if facts.has_loops:

@@ -198,6 +198,39 @@ def test_nonzero_indices_leave_out_only_what_they_pick():
         np.testing.assert_allclose(gradient(y), want, rtol=1e-12)
 
 
+def masked_squares(x, w):
+    z = x * w
+    return np.sum(z[z > 0] ** 2)
+
+
+def masked_logs(x):
+    kept = x[x > -0.5]
+    return np.sum(np.log(1.0 + (kept + 0.5) ** 2)) * 3.0
+
+
+def two_masks(x, w):
+    a, b = x[x > 0], w[x > 0] * 2.0
+    return np.sum(a ** 2 * b)
+
+
+@pytest.mark.parametrize("f, args, spread", [
+    (masked_squares, (R.standard_normal(8), R.standard_normal(8)), False),
+    (masked_logs, (R.standard_normal(8),), False),
+    (two_masks, (R.standard_normal(8), R.standard_normal(8)), True),   # two picks: kept
+])
+def test_a_sum_over_a_computed_mask_s_pick_spreads_no_array(f, args, spread):
+    """The seed spread over what a mask picked, read only by a product with arithmetic of the
+    same pick, is the seed itself: both have the pick's shape, whatever its count."""
+    fused = st.source(f, args=args).split(f"def {f.__name__}_grad")[1]
+    assert ("unreduce" in fused) is spread
+    gradient = st.grad(f)
+    for shift in (0.0, 0.0, 0.0, 1.0, -0.7, -9.0):                # other counts, none
+        x = args[0] + shift
+        np.testing.assert_allclose(gradient(x, *args[1:]), _numeric(f, x, *args[1:]),
+                                   rtol=1e-6, atol=1e-8)
+    st.check_grads(f, args, order=2)
+
+
 def embedded_rows(E, tokens, w):
     return np.tanh(E[tokens].sum(axis=0) @ w)
 

@@ -18,7 +18,7 @@ from srctrans import annotations as anno
 from srctrans.analyse.indices import Indexing
 from srctrans.annotations import Anno
 from srctrans.nodes import changed_in_place
-from srctrans.optimise.dce import reads_of
+from srctrans.optimise.dce import reads_of, stores_of
 from srctrans.treewalk import walk
 
 # Functions whose result's shape depends on the values of their arguments.
@@ -115,19 +115,47 @@ def _decided_by_values(node, indexing):
 def value_dependent_names(statements, roots):
     """``roots`` (:func:`value_dependent_roots`) and the names of ``statements`` computed from
     them, but those a whole reduction assigns (``np.sum(kept)``: a number whatever the
-    length summed), whose values still pass the dependence on (``np.zeros(int(n))``)."""
+    length summed), whose values still pass the dependence on (``np.zeros(int(n))``), and
+    those assigned once arithmetic of such numbers, literals and names of fixed shape
+    (``np.sum(kept) * 3.0``)."""
     if not roots:
         return set()
-    dependents, reductions = {}, set()
+    dependents, reductions, assigned, counts = {}, set(), [], {}
     for stmt in (n for top in statements for n in walk(top)):
         if isinstance(stmt, gast.Assign):
             targets = [n for t in stmt.targets for n in stored_names(t)]
             _depends(dependents, reads_of(stmt.value), targets)
             if _is_whole_reduction(stmt.value) and len(targets) == 1:
                 reductions.add(targets[0])
+            if len(targets) == 1:
+                assigned.append((targets[0], stmt.value))
         elif isinstance(stmt, gast.For):
             _depends(dependents, reads_of(stmt.iter), stored_names(stmt.target))
-    return _closure(set(roots), dependents) - reductions
+        for target in stores_of(stmt) if isinstance(stmt, (gast.Assign, gast.AugAssign,
+                                                            gast.For)) else ():
+            counts[target] = counts.get(target, 0) + 1
+    closure = _closure(set(roots), dependents)
+    fixed = set(reductions)              # arithmetic of reductions, numbers and fixed shapes
+    for target, value in assigned:       # (np.sum(kept) * 3.0): its shape is theirs
+        if counts.get(target) == 1 and _shape_fixed(value, closure, fixed):
+            fixed.add(target)
+    return closure - fixed
+
+
+def _shape_fixed(value, dependent, fixed):
+    """Whether ``value``'s shape follows from the inputs' shapes alone: arithmetic of
+    literals, whole reductions and names outside ``dependent`` or in ``fixed``."""
+    if isinstance(value, gast.Constant):
+        return True
+    if isinstance(value, gast.Name):
+        return value.id not in dependent or value.id in fixed
+    if isinstance(value, gast.UnaryOp) and isinstance(value.op, (gast.USub, gast.UAdd)):
+        return _shape_fixed(value.operand, dependent, fixed)
+    if isinstance(value, gast.BinOp) and isinstance(value.op, (gast.Add, gast.Sub, gast.Mult,
+                                                               gast.Div, gast.Pow)):
+        return _shape_fixed(value.left, dependent, fixed) and \
+            _shape_fixed(value.right, dependent, fixed)
+    return _is_whole_reduction(value)
 
 
 def _is_whole_reduction(value):

@@ -149,13 +149,15 @@ def _factor_out_of_sum(node):
     return node
 
 
-def specialise(statements, shapes, numpy_alias="np", live_out=frozenset()):
+def specialise(statements, shapes, numpy_alias="np", live_out=frozenset(), forward=()):
     """``statements`` rewritten for values of the given ``shapes`` (name -> tuple), in code
     that reaches NumPy as ``numpy_alias``; ``live_out``: the names read after them (the
-    gradients returned), whose spreads stay (a read there is no product's)."""
+    gradients returned), whose spreads stay (a read there is no product's); ``forward``: the
+    forward pass they follow, whose elementwise definitions tell names of one shape apart
+    where the shapes do not (:class:`~srctrans.optimise.spreads.Spreads`)."""
     known = dict(shapes)
     statements = sink_into_branches(statements)
-    spreads = Spreads(statements, live_out)
+    spreads = Spreads(statements, live_out, forward, known)
     spread_names = frozenset(stmt.targets[0].id for top in statements for stmt in walk(top)
                              if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
                              and isinstance(stmt.targets[0], gast.Name) and is_spread(stmt.value))

@@ -39,9 +39,12 @@ class Spreads:
         dv = d - d * e
     """
 
-    def __init__(self, statements, live_out=frozenset()):
+    def __init__(self, statements, live_out=frozenset(), forward=(), known=None):
         """``live_out``: the names read after ``statements`` (each counts as a read that is
-        not a product's: its spread stays)."""
+        not a product's: its spread stays); ``forward``: the forward pass's statements,
+        whose elementwise definitions (``_pow = _item ** 2``) tell which names share a
+        shape where it is not known (:func:`elementwise_roots`, with ``known`` shapes)."""
+        self.roots = elementwise_roots(forward, known or {})
         self.uses, self.assignments, self.factors = dict.fromkeys(live_out, 1), {}, {}
         for stmt in statements:
             for node in walk(stmt):
@@ -74,6 +77,9 @@ class Spreads:
                         and all(shape_of(other, known) == shape and name not in reads_of(other)
                                 for other in others)
                         or self._shapes_kept(name, scalar, shape, block[position + 1:], known)) \
+                        or shape is None and len(others) == self.uses.get(name) \
+                        and _same_elementwise(stmt.value.args[1], others, name, known,
+                                              self.roots, self.assignments) \
                         or self._placed_back(name, scalar, block[position + 1:], known):
                     self.replace[name] = scalar
                     if shape_of(scalar, known) == ():
@@ -157,6 +163,63 @@ class Spreads:
         if numbers:                               # -d's reads d_neg[:, None] are of a number
             self.numbers.update(negated)
         return True
+
+
+def elementwise_roots(statements, known):
+    """name -> the name whose shape it has, for each name the top level of ``statements``
+    assigns once an elementwise expression of one array name and numbers
+    (:func:`_elementwise_root`), through chains of such definitions (one pass, in order)."""
+    assigned, roots = {}, {}
+    for stmt in statements:
+        for target in stores_of(stmt):
+            assigned[target] = assigned.get(target, 0) + 1
+    for stmt in statements:
+        if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
+                and isinstance(stmt.targets[0], gast.Name) \
+                and assigned.get(stmt.targets[0].id) == 1:
+            root = _elementwise_root(stmt.value, known, roots)
+            if isinstance(root, str) and assigned.get(root, 0) <= 1:   # (one value all along)
+                roots[stmt.targets[0].id] = root
+    return roots
+
+
+def _same_elementwise(spread_over, others, name, known, roots, assignments):
+    """Whether the array a spread is over (``spread_over``) and every factor in ``others``
+    are elementwise arithmetic of one and the same name with numbers (``_item ** 2`` and
+    ``2 * _item``, directly or through ``roots``), a name the backward pass does not assign
+    (``assignments``): of that name's shape, whatever it is (a computed mask's pick, whose
+    shape follows the values), and none reads the spread's ``name``."""
+    root = _elementwise_root(spread_over, known, roots)
+    return isinstance(root, str) and not assignments.get(root) and all(
+        _elementwise_root(other, known, roots) == root and name not in reads_of(other)
+        for other in others)
+
+
+_NUMBER = object()       # (_elementwise_root of a number)
+
+
+def _elementwise_root(node, known, roots):
+    """The one name whose shape ``node`` has, for arithmetic and one-argument ufuncs of that
+    name and numbers (literals, names of shape ``()``), a name standing for its root in
+    ``roots``; ``_NUMBER`` for numbers alone; else None."""
+    if isinstance(node, gast.Name):
+        return _NUMBER if known.get(node.id) == () else roots.get(node.id, node.id)
+    if number_literal(node):
+        return _NUMBER
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, (gast.USub, gast.UAdd)):
+        return _elementwise_root(node.operand, known, roots)
+    if isinstance(node, gast.BinOp) and isinstance(node.op, (gast.Add, gast.Sub, gast.Mult,
+                                                             gast.Div, gast.Pow)):
+        found = {_elementwise_root(node.left, known, roots),
+                 _elementwise_root(node.right, known, roots)}
+        found.discard(_NUMBER)
+        return _NUMBER if not found else found.pop() if len(found) == 1 and None not in found \
+            else None
+    callee = called(node) if isinstance(node, gast.Call) else None
+    if isinstance(callee, np.ufunc) and callee.nin == 1 and len(node.args) == 1 \
+            and not node.keywords:
+        return _elementwise_root(node.args[0], known, roots)
+    return None
 
 
 def _scaled_by_number(expression, name, value, is_number):

@@ -288,6 +288,7 @@ REDUCTIONS = [
     "stats.t._logpdf({a}, 3.0 + s)", "stats.norm._logcdf({a})",
     # what a computed mask picks (its shape is left out; the rest is specialised)
     "np.sum({a}[{a} > 0.1] ** 2)", "np.sum(np.tanh({a}[np.abs({a}) < 0.9]) * 2.0) + np.sum({a})",
+    "np.sum(np.log(1.0 + ({a}[{a} > -0.3] + 0.5) ** 2)) * 3.0",     # a scaled sum of a pick
     "np.sum({a}[np.nonzero({a} > -0.2)] * 1.5)",
     # convolutions and polynomials whose one cotangent is read (optimise/picked_cotangents.py)
     "np.convolve({a}.ravel(), np.array([0.25, 0.5, 0.25]), mode='same')",
