@@ -179,6 +179,7 @@ _EXPORTS = {
     "float_lists": ("FLOAT64", "NUMBERS", "runs_on_float_lists"),
     "higher": (
         "unbroadcast_transpose", "unbroadcast_tree", "broadcast_tree", "ratio_or_zero",
+        "ratio_or_zero_times",
         "spread_grads_transpose", "choice_grads_transpose", "getattr_grad_transpose",
         "last_and_rest_transpose", "entry_cotangent_transpose", "without_entry_transpose",
         "restored_entry_tangent", "prod_grad_dprod", "prod_grad_dprod_transpose", "prod_grad_dx",

@@ -130,6 +130,24 @@ def ratio_or_zero(a, b):
     return np.where(zero, 0, a / np.where(zero, 1, b))
 
 
+def ratio_or_zero_times(g, b):
+    """``g / b`` where ``b`` is nonzero, and ``g * 0`` where it is zero (NaN for a
+    non-finite ``g``): ``ratio_or_zero_times(g, n) * x`` is ``g * ratio_or_zero(x, n)``, the
+    cotangent of a Euclidean norm ``n`` of ``x``, up to rounding, NaN included (where ``n``
+    is 0 its slice of ``x`` is zeros), with the quotient taken on the norms' shape.
+
+    >>> ratio_or_zero_times(np.array([1., np.inf]), np.array([2., 0.]))
+    array([0.5, nan])
+    """
+    if not is_array(b):
+        return g / float(b) if b != 0 else g * 0.0
+    if type(b) is np.ndarray and type(g) is np.ndarray and b.all():
+        return g / b
+    zero = np.equal(b, 0)
+    with np.errstate(invalid="ignore"):               # (inf * 0: the NaN the product gives)
+        return np.where(zero, g * 0.0, g / np.where(zero, 1, b))
+
+
 # -- sums, choices, containers -------------------------------------------------
 
 def spread_grads_transpose(c, v):

@@ -22,6 +22,8 @@ class Anno(enum.Enum):
     REVERSES = "on a backward loop: the forward loop (a gast.For or gast.While) it reverses"
     CHECKPOINTED = ("on a `for` loop marked `st.checkpointed(...)`: the name holding how many of "
                     "its states the backward pass may keep (None: the default)")
+    NORM_QUOTIENT = ("on a Call `rt.ratio_or_zero(x, n)`: `n` holds the Euclidean norms of "
+                     "`x`'s slices, so `x` is zeros wherever `n` is 0")
     COTANGENTS_OF = ("on an assignment unpacking a called user function's backward pass into "
                      "names: the primals (names or None) whose cotangents they are, each of "
                      "its primal's shape")

@@ -47,6 +47,7 @@ from srctrans.optimise.derivative_only import derivative_only_names
 from srctrans.optimise.inner_products import inner_products
 from srctrans.optimise.negated_names import absorb_negated_names
 from srctrans.optimise.reciprocals import divide_by_reciprocals
+from srctrans.optimise.norm_ratios import divide_norms_cotangents
 from srctrans.optimise.kept_axes import sum_kept_axes_away
 from srctrans.optimise.divisors import divide_by_checked
 from srctrans.optimise.inline import inline_temporaries
@@ -262,6 +263,9 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
             body, derivatives, reads_all(kept), unit.aliases[NUMPY_ALIAS]), known,
             unit.not_float, unit.aliases[NUMPY_ALIAS])
         body = divide_by_reciprocals(body, derivatives, reads_all(kept))
+        body = divide_norms_cotangents(body, infer_shapes(body, shapes,
+                                                          parameter_names(unit.function)),
+                                       unit.aliases[RUNTIME_ALIAS])
         body = sum_kept_axes_away(body, reads_all(kept))
     arrays, numbers = _arrays(shapes), _numbers(shapes)
     if arrays:

@@ -215,6 +215,9 @@ CASES = [
     Case("broadcast_like-same", rt.broadcast_like, lambda r: (normal(r, 2, 3), normal(r, 2, 3))),
     Case("ratio_or_zero-broadcast", rt.ratio_or_zero, lambda r: (normal(r, 2, 3), nonzero(r, 3))),
     Case("ratio_or_zero-float", rt.ratio_or_zero, lambda r: (normal(r, 3), -1.5)),
+    Case("ratio_or_zero_times-broadcast", rt.ratio_or_zero_times,
+         lambda r: (normal(r, 2, 3), nonzero(r, 3))),
+    Case("ratio_or_zero_times-float", rt.ratio_or_zero_times, lambda r: (normal(r, 3), -1.5)),
     # a loop folding np.logaddexp over slices (normalize/folds.py): along an axis, from a
     # number, with an index that wraps round, with no step, into a wider accumulator
     Case("logaddexp_fold-columns", rt.logaddexp_fold, lambda r: (normal(r, 3), normal(r, 3, 4), 1, 1, 4)),
@@ -886,6 +889,19 @@ def test_ratio_or_zero_is_zero_where_the_denominator_is():
     np.testing.assert_array_equal(da, [0.5, 0.0])
     np.testing.assert_array_equal(db, [-0.25, 0.0])
     assert rt.ratio_or_zero(np.ones(2), 0.0).tolist() == [0.0, 0.0]
+
+
+def test_ratio_or_zero_times_is_the_product_s_factor_where_the_denominator_is_zero():
+    """``g * 0`` there: 0 for a finite ``g`` (its slice of ``x`` is zeros), NaN otherwise,
+    as ``g * rt.ratio_or_zero(x, n)`` gives."""
+    g, n = np.array([1.0, 2.0, np.inf, np.nan]), np.array([2.0, 0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(rt.ratio_or_zero_times(g, n), [0.5, 0.0, np.nan, np.nan])
+    np.testing.assert_array_equal(rt.ratio_or_zero_times(g, 0.0), [0.0, 0.0, np.nan, np.nan])
+    assert rt.ratio_or_zero_times(3.0, 2.0) == 1.5
+    rule = REGISTRY.lookup(rt.ratio_or_zero_times)
+    dg, dn = rule.vjp(np.ones(2), rt.ratio_or_zero_times(g[:2], n[:2]), g[:2], n[:2])
+    np.testing.assert_array_equal(dg, [0.5, 0.0])
+    np.testing.assert_array_equal(dn, [-0.25, 0.0])
 
 
 def test_power_factors_at_zero_have_finite_derivatives():

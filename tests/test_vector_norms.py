@@ -78,3 +78,24 @@ def test_norms_written_out_hold_in_both_modes_to_second_order(f, args):
     value, _ = st.value_and_grad(f)(*args)
     assert value == f(*args)                       # the forward pass's values, bit for bit
     st.check_grads(f, args, order=2)
+
+
+def pair_distances(X, Y):
+    d = np.linalg.norm(X[:, None, :] - Y[None, :, :], axis=-1)
+    return np.sum(np.exp(-d))
+
+
+def test_a_norm_s_cotangent_divides_the_norms_cotangents():
+    """``dd[:, :, None] * rt.ratio_or_zero(diff, d[:, :, None])`` takes the quotient on the
+    distances' shape: ``rt.ratio_or_zero_times(dd, d)[:, :, None] * diff``; a distance of 0
+    (a point in both sets) gets the generic code's 0 there."""
+    X, Y = R.standard_normal((5, 3)), R.standard_normal((4, 3))
+    fused = st.source(pair_distances, args=(X, Y)).split("def pair_distances_grad")[1]
+    assert "rt.ratio_or_zero_times(dd, d)[:, :, None] * " in fused
+    gradient, generic = st.grad(pair_distances), st.grad(pair_distances, optimize=False)
+    shared = X.copy()
+    shared[1] = Y[2]
+    for points in (X, X, X, shared, X):
+        np.testing.assert_allclose(gradient(points, Y), generic(points, Y), rtol=1e-13,
+                                   atol=1e-15)
+    st.check_grads(pair_distances, (X, Y), order=2)

@@ -320,6 +320,7 @@ def _euclidean_norm_cotangent(call, known):
                          [x, spreads[1]], [])
     if anno.get(call, Anno.CALLEE) is not None:
         anno.set_(quotient, Anno.CALLEE, runtime.ratio_or_zero)
+    anno.set_(quotient, Anno.NORM_QUOTIENT, True)        # (optimise/norm_ratios.py)
     return gast.BinOp(spreads[0], gast.Mult(), quotient)
 
 

@@ -71,6 +71,14 @@ def ratio_or_zero(g, ans, a, b):
 def ratio_or_zero_jvp(da, db, ans, a, b):
     return rt.ratio_or_zero(da, b), -rt.ratio_or_zero(ans * db, b)
 
+@vjp(rt.ratio_or_zero_times, elementwise=True)
+def ratio_or_zero_times(g, ans, a, b):
+    return rt.ratio_or_zero_times(g, b), -rt.ratio_or_zero(g * ans, b)
+
+@jvp(rt.ratio_or_zero_times)
+def ratio_or_zero_times_jvp(da, db, ans, a, b):
+    return rt.ratio_or_zero_times(da, b), -rt.ratio_or_zero(ans * db, b)
+
 
 # -- reductions ----------------------------------------------------------------
 # Each helper spreads ``v`` (shaped like the reduction's result) over ``x``,

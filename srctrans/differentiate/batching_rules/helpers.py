@@ -25,6 +25,7 @@ from srctrans.differentiate.batching_rules.products import matmul
 RUNTIME_ELEMENTWISE = frozenset({rt.zero_guard, rt.power_base_factor, rt.power_exponent_factor,
                                  rt.clip_mask, rt.abs_grad, rt.sign_grad, rt.abs_jvp, rt.sign_jvp,
                                  rt.tie_weight, rt.nan_tie_weight, rt.ratio_or_zero,
+                                 rt.ratio_or_zero_times,
                                  rt.relu_of_softplus, rt.log1p_tail, rt.log_tail,
                                  rt.sigmoid_from_tail})
 RUNTIME_SAME_CALL = frozenset({rt.zeros_like, rt.zeros_of, rt.identity, rt.copied,
