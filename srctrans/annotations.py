@@ -22,6 +22,9 @@ class Anno(enum.Enum):
     REVERSES = "on a backward loop: the forward loop (a gast.For or gast.While) it reverses"
     CHECKPOINTED = ("on a `for` loop marked `st.checkpointed(...)`: the name holding how many of "
                     "its states the backward pass may keep (None: the default)")
+    CHANGES_ONLY = ("on a statement `L.append(v)` of a loop `optimise/row_loops.py` batched: "
+                    "the name of the list it changes, which no other name holds (the "
+                    "statement is dead with it)")
     NORM_QUOTIENT = ("on a Call `rt.ratio_or_zero(x, n)`: `n` holds the Euclidean norms of "
                      "`x`'s slices, so `x` is zeros wherever `n` is 0")
     COTANGENTS_OF = ("on an assignment unpacking a called user function's backward pass into "

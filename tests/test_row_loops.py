@@ -63,6 +63,33 @@ def discounted(w, X):
     return total
 
 
+def mixture(means, X, sigma):
+    comps = []
+    for k in range(means.shape[0]):               # a list of per-component values, stacked
+        d = X - means[k]
+        comps.append(-0.5 * np.sum(d ** 2, axis=1) / sigma ** 2)
+    C = np.stack(comps, axis=1)
+    m = C.max(axis=1, keepdims=True)
+    return -np.sum(m[:, 0] + np.log(np.exp(C - m).sum(axis=1)))
+
+
+def stacked_rows(W, X):
+    outs = []
+    for x in X:
+        outs.append(np.tanh(W @ x))
+    H = np.array(outs)                            # axis 0
+    return np.sum(H ** 2) + np.sum(np.stack(outs, -1) * np.arange(len(X)))
+
+
+def stacked_and_summed(w, X, y):
+    margins, total = [], 0.0
+    for i, x in enumerate(X):
+        z = x @ w
+        margins.append(z * y[i])
+        total = total + z ** 2
+    return np.sum(np.logaddexp(0.0, -np.stack(margins))) + 0.1 * total
+
+
 def _grad_source(fn, args, wrt):
     """The fused gradient's code (or the generic code, where a call has none), without its
     comments (which quote the user's lines)."""
@@ -102,6 +129,11 @@ REWRITTEN = [
     (discounted, lambda: (R.standard_normal(3), R.standard_normal((5, 3))), 0),
     (counted_rows, lambda: (R.standard_normal(3), R.standard_normal((6, 3)),   # the rows too
                             np.sign(R.standard_normal(6))), (0, 1)),
+    (mixture, lambda: (R.standard_normal((3, 2)), R.standard_normal((7, 2)), 1.3), 0),
+    (mixture, lambda: (R.standard_normal((3, 2)), R.standard_normal((7, 2)), 1.3), (0, 1, 2)),
+    (stacked_rows, lambda: (R.standard_normal((2, 3)), R.standard_normal((4, 3))), 0),
+    (stacked_and_summed, lambda: (R.standard_normal(3), R.standard_normal((5, 3)),
+                                  np.sign(R.standard_normal(5))), (0, 1)),
 ]
 
 
@@ -152,6 +184,19 @@ def test_the_value_beside_the_gradient_is_the_loops_to_the_last_bit():
     source = st.source(counted_rows, args=args)
     forward = source.split("def counted_rows_fwd")[1].split("def counted_rows_bwd")[0]
     assert "for " in forward and "rt.valued(" in forward      # the loop computes the value
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_stacked_list_s_value_is_the_loop_s_to_the_last_bit(dtype):
+    """The list is still built by the loop and stacked for the value; the derivative reads
+    the batched values, their axis moved where the stack puts it."""
+    args = (R.standard_normal((4, 3)).astype(dtype), (R.standard_normal((30, 3)) * 1e2).astype(dtype),
+            dtype(1.7))
+    for _ in range(3):
+        value, gradient = st.value_and_grad(mixture)(*args)
+        assert value == mixture(*args) and gradient.dtype == dtype
+    forward = st.source(mixture, args=args).split("def mixture_fwd")[1].split("def mixture_bwd")[0]
+    assert "for " in forward and "rt.valued(np.stack(comps, axis=1), comps_rows)" in forward
 
 
 def test_a_count_in_arithmetic_with_literals_keeps_float32_values():
@@ -246,6 +291,27 @@ def start_reassigned_later(w, X):
     return total
 
 
+def appended_read_twice(W, X):
+    outs = []
+    for x in X:
+        outs.append(np.tanh(W @ x))
+    return np.sum(np.stack(outs) ** 2) + np.sum(outs[0])    # the list read as itself
+
+
+def appended_to_a_start(W, X):
+    outs = [np.zeros(2)]                          # not empty to start with
+    for x in X:
+        outs.append(np.tanh(W @ x))
+    return np.sum(np.stack(outs) ** 2)
+
+
+def appended_by_axis_of_an_argument(W, X, axis):
+    outs = []
+    for x in X:
+        outs.append(np.tanh(W @ x))
+    return np.sum(np.stack(outs, axis=axis) * np.arange(2)[:, None])
+
+
 def a_list_grown(w, X):
     acc = []
     for x in X:
@@ -263,6 +329,10 @@ LEFT = [
     (random_step, lambda: (R.standard_normal(3), R.standard_normal((4, 3)))),
     (discounted_by_an_argument, lambda: (R.standard_normal(3), R.standard_normal((4, 3)), 0.9)),
     (a_list_grown, lambda: (R.standard_normal(3), R.standard_normal((4, 3)))),
+    (appended_read_twice, lambda: (R.standard_normal((2, 3)), R.standard_normal((4, 3)))),
+    (appended_to_a_start, lambda: (R.standard_normal((2, 3)), R.standard_normal((4, 3)))),
+    (appended_by_axis_of_an_argument, lambda: (R.standard_normal((2, 3)),
+                                                R.standard_normal((4, 3)), 1)),
 ]
 
 

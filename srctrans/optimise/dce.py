@@ -173,7 +173,8 @@ class _Liveness:
             if isinstance(stmt, gast.Pass):
                 continue
             targets, reads = self._names(stmt)
-            if targets and self.is_pure(stmt) and not live.intersection(targets) \
+            if targets and (self.is_pure(stmt) or anno.get(stmt, Anno.CHANGES_ONLY)) \
+                    and not live.intersection(targets) \
                     or self.private and _dead_entry_write(stmt, live, self.private, self.is_pure):
                 continue
             live.difference_update(targets)
@@ -187,7 +188,9 @@ class _Liveness:
         loop's fixed point (and of the loops around it) look at it."""
         found = self.names.get(stmt)
         if found is None:
-            found = self.names[stmt] = (targets_of(stmt), reads_of(stmt))
+            changed = anno.get(stmt, Anno.CHANGES_ONLY)    # a list's append, dead with it
+            found = self.names[stmt] = ([changed] if changed else targets_of(stmt),
+                                        reads_of(stmt))
         return found
 
     def loop(self, loop, live, prune):

@@ -79,11 +79,13 @@ class _Loop:
     """What a loop over rows reads and computes: ``rows`` (target name -> the array it is a
     row of), ``counts`` (the names holding the step's count: the loop's and its copies,
     ``i`` of ``enumerate``), ``sums`` (accumulator -> the name of the value each step adds),
-    ``updates`` (the statements that add them), ``step`` (the statements left)."""
+    ``updates`` (the statements that add them), ``step`` (the statements left), ``appends``
+    (list -> the name of the value each step appends to it)."""
 
-    def __init__(self, rows, counts, sums, updates, step):
+    def __init__(self, rows, counts, sums, updates, step, appends=None):
         self.rows, self.counts, self.sums, self.updates, self.step = \
             rows, counts, sums, updates, step
+        self.appends = appends or {}
 
     def batched(self):
         """The names that differ from step to step before the step computes anything."""
@@ -98,6 +100,10 @@ def _rewritten(unit, shapes, before, loop, after, normal_form):
     if found is None or reads_of(gast.Module(after, [])) & (stores_of(loop) - set(found.sums)) \
             or stores_of(gast.Module(after, [])) & set(found.sums) or not _numeric_sums(
                 found, before, definitions, loop, shapes, parameter_names(unit.function)):
+        return None
+    stacks = _stacked_lists(found, before, after, definitions)
+    if stacks is None or found.appends and not _known_values(
+            found, loop, shapes, parameter_names(unit.function)):
         return None
     fixed, batched = _split(found)
     if fixed is None or not all(_pure(stmt) for stmt in fixed):
@@ -129,6 +135,18 @@ def _rewritten(unit, shapes, before, loop, after, normal_form):
         for name in (t for stmt in statements for t in targets_of(stmt)):
             if name in shapes:
                 shapes[fresh[name]] = lead + tuple(shapes[name])
+    for stmt, name, axis in stacks:          # the lists' stacks: the batched values' axes moved
+        value = found.appends[name]
+        batched_value = load(fresh[value]) if value in fresh else clone(rows[value])
+        stacked = unit.namer.fresh(name + "_rows")
+        new.append(assign(stacked, batched_value if axis == 0 else gast.Call(
+            gast.Attribute(load(unit.aliases[NUMPY_ALIAS]), "moveaxis", gast.Load()),
+            [batched_value, gast.Constant(0, None), gast.Constant(axis, None)], [])))
+        if shapes.get(value) is not None:
+            moved = list(shapes[value])
+            moved.insert(axis % (len(moved) + 1), trips)
+            shapes[stacked] = tuple(moved)
+        stmt.value = resolved_runtime_call(unit.aliases, "valued", [stmt.value, load(stacked)])
     starts, sums, renaming = [], [], {}
     loop_names = {}
     for accumulator, added in found.sums.items():
@@ -152,6 +170,9 @@ def _rewritten(unit, shapes, before, loop, after, normal_form):
     for node in walk(loop):
         if isinstance(node, gast.stmt):
             anno.set_(node, Anno.NO_GRADIENT, True)
+            appended = _append_of(node)
+            if appended is not None:      # a list no other name holds, read by its stacks
+                anno.set_(node, Anno.CHANGES_ONLY, appended[0])
         if isinstance(node, gast.Name) and node.id in loop_names:
             node.id = loop_names[node.id]          # the loop's sums: constants from the start
     for stmt in new + starts + sums:
@@ -159,6 +180,58 @@ def _rewritten(unit, shapes, before, loop, after, normal_form):
     for stmt in after:
         rename_reads(stmt, renaming)
     return normal_form(starts), normal_form(new) + sums
+
+
+def _stacked_lists(found, before, after, definitions):
+    """``[(statement, list, axis)]``: each statement after the loop that stacks a list the
+    loop appends to, ``x = np.stack(list, axis=k)`` (``np.array(list)``: axis 0), where
+    the list starts empty (``list = []``), nothing before the loop reads it, and nothing
+    after it reads it otherwise or assigns it; None when a list is read so."""
+    stacks = []
+    for name in found.appends:
+        start = definitions.get(name)
+        if not (isinstance(start, gast.List) and not start.elts) \
+                or name in reads_of(gast.Module(before, [])) \
+                or name in stores_of(gast.Module(after, [])):
+            return None
+        reads = 0
+        for stmt in after:
+            reads += sum(1 for n in walk(stmt) if isinstance(n, gast.Name) and n.id == name
+                         and isinstance(n.ctx, gast.Load))
+            axis = _stacking_axis(stmt, name)
+            if axis is not None:
+                stacks.append((stmt, name, axis))
+        if reads != sum(1 for s in stacks if s[1] == name):
+            return None
+    return stacks
+
+
+def _stacking_axis(stmt, name):
+    """``k`` for ``x = np.stack(name, axis=k)`` (``np.stack(name, k)``, ``np.stack(name)``,
+    ``np.array(name)``: 0) with ``k`` an int literal, else None."""
+    call = stmt.value if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 else None
+    if not (isinstance(call, gast.Call) and call.args and isinstance(call.args[0], gast.Name)
+            and call.args[0].id == name):
+        return None
+    callee = anno.get(call, Anno.CALLEE)
+    if callee is np.array and len(call.args) == 1 and not call.keywords:
+        return 0
+    if callee is not np.stack or len(call.args) > 2 or any(k.arg != "axis" for k in call.keywords) \
+            or len(call.args) + len(call.keywords) > 2:
+        return None
+    axis = call.args[1] if len(call.args) == 2 else \
+        call.keywords[0].value if call.keywords else gast.Constant(0, None)
+    negative = isinstance(axis, gast.UnaryOp) and isinstance(axis.op, gast.USub)
+    literal = axis.operand if negative else axis
+    if not (isinstance(literal, gast.Constant) and type(literal.value) is int):
+        return None
+    return -literal.value if negative else literal.value
+
+
+def _known_values(found, loop, shapes, parameters):
+    """Whether each value appended has a known shape (measured or inferred), or is a row."""
+    known = infer_shapes(loop.body, shapes, parameters)
+    return all(v in known or v in found.batched() for v in found.appends.values())
 
 
 def _numeric_sums(found, before, starts, loop, shapes, parameters):
@@ -183,11 +256,21 @@ def _row_loop(loop, definitions, shapes, runtime_alias):
             or len(loop.iter.args) != 1 or loop.iter.keywords \
             or not isinstance(loop.iter.args[0], gast.Name):
         return None
+    appends, assignments = {}, []
+    for stmt in loop.body:
+        appended = _append_of(stmt)
+        if appended is None:
+            assignments.append(stmt)
+        elif appended[0] in appends:
+            return None                           # (two appends a step)
+        else:
+            appends[appended[0]] = appended[1]
     if not all(isinstance(s, gast.Assign) and len(s.targets) == 1
-               and isinstance(s.targets[0], gast.Name) for s in loop.body):
+               and isinstance(s.targets[0], gast.Name) for s in assignments) \
+            or set(appends) & (reads_of(gast.Module(assignments, [])) | stores_of(loop)):
         return None
     counts, rows, rest = {loop.target.id}, {}, []
-    for stmt in loop.body:
+    for stmt in assignments:
         value = stmt.value
         if isinstance(value, gast.Name) and value.id in counts:        # i = _index
             counts.add(stmt.targets[0].id)
@@ -208,7 +291,20 @@ def _row_loop(loop, definitions, shapes, runtime_alias):
         return None
     for target, array in rows.items():     # (a row read folded into what reads it: unmeasured)
         shapes.setdefault(target, shapes[array][1:])
-    return _accumulations(rows, counts, rest)
+    found = _accumulations(rows, counts, rest)
+    if found is not None:
+        found.appends = appends
+    return found
+
+
+def _append_of(stmt):
+    """``(list, value)`` of a statement ``list.append(value)`` (two names), else None."""
+    call = stmt.value if isinstance(stmt, gast.Expr) else None
+    if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) \
+            and call.func.attr == "append" and isinstance(call.func.value, gast.Name) \
+            and len(call.args) == 1 and isinstance(call.args[0], gast.Name) and not call.keywords:
+        return call.func.value.id, call.args[0].id
+    return None
 
 
 def _read_as_numbers(statements, counts):
@@ -254,6 +350,10 @@ def _rows_counted(count, definitions, runtime_alias):
     for part in parts:
         if isinstance(part, gast.Name):
             part = definitions.get(part.id)
+        lead = _first_length(part, definitions)
+        if lead is not None:                      # X.shape[0]
+            arrays.add(lead)
+            continue
         if not (isinstance(part, gast.Call)
                 and (anno.get(part, Anno.CALLEE) is len
                      or isinstance(part.func, gast.Attribute)
@@ -265,6 +365,21 @@ def _rows_counted(count, definitions, runtime_alias):
             return None
         arrays.add(part.args[0].id)
     return arrays
+
+
+def _first_length(value, definitions):
+    """The array ``value`` is the first length of (``X.shape[0]``, ``_shape[0]`` of a name
+    assigned ``X.shape``), else None."""
+    if not (isinstance(value, gast.Subscript) and isinstance(value.slice, gast.Constant)
+            and type(value.slice.value) is int and value.slice.value == 0):
+        return None
+    shape = value.value
+    if isinstance(shape, gast.Name):
+        shape = definitions.get(shape.id)
+    if isinstance(shape, gast.Attribute) and shape.attr == "shape" \
+            and isinstance(shape.value, gast.Name):
+        return shape.value.id
+    return None
 
 
 def _accumulations(rows, counts, statements):
@@ -321,7 +436,7 @@ def _split(found):
             batched.append(stmt)
         else:
             fixed.append(stmt)
-    if not set(found.sums.values()) <= varying:
+    if not set(found.sums.values()) | set(found.appends.values()) <= varying:
         return None, None
     return fixed, batched
 
@@ -353,7 +468,7 @@ class _Step:
 
 def _batched_step(unit, shapes, found, fixed, statements):
     """The batched statements of a step (its rows' arrays named as the rows are), or None."""
-    outputs = list(found.sums.values())
+    outputs = list(found.sums.values()) + list(found.appends.values())
     given = found.batched() | {t for s in fixed for t in targets_of(s)}
     free = reads_of(gast.Module(statements, [])) - {t for s in statements for t in targets_of(s)}
     parameters = sorted(given | free)

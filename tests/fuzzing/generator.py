@@ -10,7 +10,8 @@ arithmetic with broadcasting over two or more leading axes, reductions with
 writes into fresh arrays and into the argument ``x`` (repeated indices, masks, constants),
 chained writes into a list of arrays (``hs[i][j] += v``), ``if``,
 ``for`` (over ``range``, rows, ``enumerate``, ``d.items()``) with ``break``
-and ``continue``, sums over the rows of arrays (``zip``, ``range(len(...))``, two sums), counted ``while`` loops (up and down, to int and float bounds, the counter
+and ``continue``, sums over the rows of arrays (``zip``, ``range(len(...))``, two sums) and lists of
+per-row values stacked, counted ``while`` loops (up and down, to int and float bounds, the counter
 read in the body, after the loop, or bound with the carried value in one tuple
 assignment), branches on the values of option arguments (``if c > 0.0 and mode == 'on'``), loops with an ``else`` block, early ``return``, input validation (``raise`` in a branch,
 ``assert``), a loop variable reused by a
@@ -975,6 +976,12 @@ class _Builder:
                 [f"{acc} = {a}[0] * 0.0", f"{acc}_n = 0.0", f"for row in {a}:",
                  "    h = np.tanh(row * 0.7)", f"    {acc} = {acc} + h * row",
                  f"    {acc}_n = {acc}_n + np.sum(h)", f"{acc} = {acc} * {acc}_n"],
+                # a list a value a row appended to, then stacked (batched, its axis moved)
+                [f"{acc}_list = []", f"for k in range({a}.shape[0]):",
+                 f"    {acc}_list.append(np.tanh({a}[k] * 0.5) - s)",
+                 f"{acc} = np.stack({acc}_list, axis={self.rng.choice([0, 1, -1])})"],
+                [f"{acc}_list = []", f"for row in {a}:",
+                 f"    {acc}_list.append(np.sum(np.sin(row) * row))", f"{acc} = np.array({acc}_list)"],
             ])
         elif kind < 0.78 and self._shape(a)[-1] >= 2:    # a step's slices through gates
             half = self._shape(a)[-1] // 2
