@@ -45,7 +45,8 @@ PAIR_SHAPES_OF_ARGUMENTS = {"solve_grads": (2, 3), "solve_grads_by_inverse": (2,
 
 # Runtime helpers of two arguments whose result has their broadcast shape.
 BROADCASTING_HELPERS = ("add", "abs_grad", "tie_weight", "power_base_factor", "ratio_or_zero",
-                        "relu_of_softplus", "log1p_tail", "sigmoid_from_tail")
+                        "ratio_or_zero_times", "relu_of_softplus", "log1p_tail",
+                        "sigmoid_from_tail")
 
 # NumPy reductions and the array methods that do the same with less dispatch.
 REDUCTION_METHODS = {

@@ -14,8 +14,9 @@ every shape become the plain NumPy expression for the shapes at hand:
   dW = x.T @ dy
 
 ``rt.unbroadcast`` disappears when nothing was broadcast and becomes a sum
-over leading axes when only leading axes were added; 2-D ``rt.matmul_*``
-become products with a transpose, ``rt.einsum_grads`` the einsums it calls
+over leading axes when only leading axes were added; ``rt.matmul_*`` of matrices, vectors
+and a stack times a matrix become products with a transpose
+(:mod:`srctrans.optimise.matmul_cotangents`), ``rt.einsum_grads`` the einsums it calls
 (:mod:`srctrans.optimise.einsum_cotangents`); ``rt.zeros_like`` of a value of known
 shape (a number or an array, not a container) becomes ``rt.zeros_of``; a called user
 function's cotangents (``dz, = f_bwd(res, g)``) have their arguments' shapes; the
@@ -41,6 +42,7 @@ from srctrans.optimise.dce import reads_of
 from srctrans.optimise.einsum_cotangents import einsum_cotangents, einsum_tangent
 from srctrans.optimise.expression_shapes import (REDUCTION_METHODS, basic_index_shape, index_of,
                                                  is_runtime_helper_call, record_pair, shape_of)
+from srctrans.optimise.matmul_cotangents import matmul_cotangent
 from srctrans.optimise.matrix_axes import moved_axes, transposed_swap, unexpanded_product
 from srctrans.optimise.scan_cotangents import scan_cotangent
 from srctrans.optimise.picked_cotangents import picked_cotangent, picked_entry
@@ -255,13 +257,6 @@ def _new_axes_taken_away(call, known, spread_names):
                           gast.Load())
 
 
-def _outer(u, v):
-    """``u[:, None] * v``: the outer product of two vectors (what ``np.outer`` gives)."""
-    column = gast.Subscript(u, gast.Tuple([gast.Slice(None, None, None), gast.Constant(None, None)],
-                                          gast.Load()), gast.Load())
-    return gast.BinOp(column, gast.Mult(), v)
-
-
 def _variance_cotangent(call, known):
     """``g * (x - x.mean(axis=axis, keepdims=...)) * (2.0 / dof)`` for
     ``rt.var_grad(g, x, axis, ddof, keepdims)`` of a real array ``x`` of known shape (what
@@ -466,30 +461,8 @@ class _Rewriter(gast.NodeTransformer):
         if is_runtime_helper_call(node, "entry_zero_like") and len(node.args) == 3 \
                 and shape_of(node.args[2], known) is not None:
             return node.args[0]              # an array's (or number's): nothing to change
-        for name in ("matmul_lhs", "matmul_rhs"):
-            if is_runtime_helper_call(node, name) and len(node.args) == 3:
-                g, a, b = node.args
-                a_shape, b_shape = shape_of(a, known), shape_of(b, known)
-                if a_shape is not None and b_shape is not None and len(a_shape) == 1 \
-                        and a_shape == b_shape and shape_of(g, known) == ():
-                    return gast.BinOp(g, gast.Mult(), b if name == "matmul_lhs" else a)  # a @ b
-                g_shape = shape_of(g, known)
-                if (name == "matmul_lhs" and a_shape is not None and b_shape is not None
-                        and len(a_shape) == 2 and len(b_shape) == 1 and g_shape == a_shape[:1]):
-                    return _outer(g, b)                                       # A @ v: g v^T
-                if (name == "matmul_rhs" and a_shape is not None and b_shape is not None
-                        and len(a_shape) == 1 and len(b_shape) == 2 and g_shape == b_shape[1:]):
-                    return _outer(a, g)                                       # v @ A: v g^T
-                if a_shape is not None and b_shape is not None and len(a_shape) == len(b_shape) == 2:
-                    if name == "matmul_lhs":        # g @ b.T
-                        return gast.BinOp(g, gast.MatMult(), gast.Attribute(b, "T", gast.Load()))
-                    return gast.BinOp(gast.Attribute(a, "T", gast.Load()), gast.MatMult(), g)
-                g_shape = shape_of(g, known)
-                if (name == "matmul_rhs" and a_shape is not None and b_shape is not None
-                        and len(a_shape) == 2 and len(b_shape) == 1 and g_shape == a_shape[:1]):
-                    return gast.BinOp(gast.Attribute(a, "T", gast.Load()), gast.MatMult(), g)  # X.T @ g
-                if (name == "matmul_lhs" and a_shape is not None and b_shape is not None
-                        and len(a_shape) == 1 and len(b_shape) == 2 and g_shape == b_shape[1:]):
-                    return gast.BinOp(b, gast.MatMult(), g)                                     # W @ g
+        written = matmul_cotangent(node, known)
+        if written is not None:
+            return written
         return node
 

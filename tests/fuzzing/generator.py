@@ -484,6 +484,8 @@ class _Builder:
             return self.rng.choice(REDUCTIONS).format(a=a)
         if kind < 0.92 and np.ndim(self.namespace[a]) >= 1 \
                 and self._shape(a)[-1] == self.args[3].shape[0]:
+            if np.ndim(self.namespace[a]) == 2 and self.extra.random() < 0.3:   # a stack @ W
+                return f"np.sum(np.tanh(np.stack([{a}, {a} * 0.5 - 1.0]) @ W), axis=0)"
             return f"np.tanh({a} @ W)"
         if np.ndim(self.namespace[a]) >= 2:
             return self.rng.choice([f"{a}[0]", f"{a}[1:]", f"{a}[..., ::2]", f"{a}[-1, ...] * 2.0",

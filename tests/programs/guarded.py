@@ -201,6 +201,7 @@ def written_then_rebound(x):      # the write goes into srctrans's copy, not the
 
 
 def every_shaped_helper(x, W, v):      # its derivatives call each helper of specialise's table
+    # (the norms of x - x[0] include a 0: their cotangent keeps rt.ratio_or_zero)
     a = np.sum(x * v)
     b = np.sum(np.sum(x, axis=0) ** 2)
     c = np.sum(np.mean(x, axis=1) ** 2) + np.sum(np.var(x, axis=0))
@@ -211,6 +212,7 @@ def every_shaped_helper(x, W, v):      # its derivatives call each helper of spe
     g = np.sum(x / (1.0 + x * x)) + np.sum((v + WIDE) ** 2) + np.sum(logsumexp(x, axis=1) ** 2) \
         + np.sum(np.abs(x) * v) + np.sum(np.maximum(x, 0.5) * v) \
         + np.sum(np.linalg.norm(x, axis=1) ** 2) + np.sum(logsumexp(x * 0.5, axis=0)) \
+        + np.sum(np.linalg.norm(x - x[0], axis=1)) \
         + np.sum((1.0 + x * x) ** v)
     y = np.zeros_like(x)
     for i in range(len(x)):
