@@ -198,6 +198,25 @@ def test_nonzero_indices_leave_out_only_what_they_pick():
         np.testing.assert_allclose(gradient(y), want, rtol=1e-12)
 
 
+def ranked(W, x):
+    v = np.sum(np.tanh(W) * W) + np.sum(x)
+    ordered = sorted([v, W * 2.0, np.sin(v)], key=lambda u: float(np.sum(u)))
+    best = max([W * 0.5, v], key=lambda u: float(np.sum(u)))
+    return np.sum(ordered[0] * 2.0 + ordered[-1]) + np.sum(best ** 2)
+
+
+def test_values_of_other_shapes_ordered_by_value_are_not_taken_for_the_measured_ones():
+    """Which value ``sorted(..., key=...)`` puts first (``max(..., key=...)`` picks), and so
+    its shape, follows the values: a call whose order differs from the measured one's gets
+    its own gradient, not the code written for the measured shapes."""
+    W, x = R.standard_normal((2, 3)), R.standard_normal(3)
+    gradient = st.grad(ranked)
+    for sign in (1.0, 1.0, 1.0, -1.0, -1.0, 1.0, -1.0):
+        np.testing.assert_allclose(gradient(sign * W, sign * x), _numeric(ranked, sign * W,
+                                                                          sign * x),
+                                   rtol=1e-6, atol=1e-8)
+
+
 def masked_squares(x, w):
     z = x * w
     return np.sum(z[z > 0] ** 2)

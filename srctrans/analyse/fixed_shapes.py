@@ -15,6 +15,7 @@ import gast
 import numpy as np
 
 from srctrans import annotations as anno
+from srctrans import runtime
 from srctrans.analyse.indices import Indexing
 from srctrans.annotations import Anno
 from srctrans.nodes import changed_in_place
@@ -79,8 +80,10 @@ def shape_obstacle(function, indexing=None):
 
 def value_dependent_roots(function, indexing=None):
     """The names of ``function`` (ANF) assigned a value whose shape its values decide: a
-    subscript by a computed index (a mask), a call of ``np.nonzero``, ``np.unique``... or
-    ``np.where(condition)``."""
+    subscript by a computed index (a mask), a call of ``np.nonzero``, ``np.unique``...,
+    ``np.where(condition)``, or an order or choice of values (``sorted(xs, key=...)``,
+    ``max(xs, key=...)``, read through ``rt.sort_order`` and ``rt.best_index``, or
+    ``max(xs)``: which of values of other shapes comes first)."""
     indexing = indexing or Indexing(function)
     return {name for stmt in walk(function) if _assigns_names(stmt)
             and _decided_by_values(stmt.value, indexing) is not None
@@ -109,6 +112,10 @@ def _decided_by_values(node, indexing):
             return None
         if callee is np.where and len(node.args) == 1:
             return f"{_at(node)}`np.where(condition)`, whose result's shape depends on values"
+        if callee is runtime.sort_order or callee is runtime.best_index \
+                or (callee is min or callee is max) and len(node.args) == 1:
+            return (f"{_at(node)}an order or choice of values (`sorted`, `max`, `min`), which "
+                    "decides which value, of which shape, is where")
     return None
 
 
@@ -131,6 +138,11 @@ def value_dependent_names(statements, roots):
                 assigned.append((targets[0], stmt.value))
         elif isinstance(stmt, gast.For):
             _depends(dependents, reads_of(stmt.iter), stored_names(stmt.target))
+        elif isinstance(stmt, gast.Expr) and changed_in_place(stmt.value):   # xs.append(v)
+            _depends(dependents, reads_of(stmt.value), [changed_in_place(stmt.value)])
+        if isinstance(stmt, gast.Assign):                                    # xs[i] = v
+            written = [changed_in_place(t) for t in stmt.targets if changed_in_place(t)]
+            _depends(dependents, reads_of(stmt.value), written)
         for target in stores_of(stmt) if isinstance(stmt, (gast.Assign, gast.AugAssign,
                                                             gast.For)) else ():
             counts[target] = counts.get(target, 0) + 1
