@@ -229,6 +229,7 @@ SHAPES = [((3,), (1,)), ((2, 3), (3,)), ((2, 3, 4), (3, 1)), ((4, 2, 3), (2, 3))
 UNARY = [
     "np.sin({a})", "np.cos({a})", "np.tanh({a})", "np.exp(np.tanh({a}))",
     "np.log(1.0 + {a} * {a})", "np.sqrt(1.0 + {a} * {a})", "{a} ** 2", "{a} ** 3", "-{a}",
+    "np.log(np.cosh({a} - 0.5))", "np.sinh({a}) / np.cosh({a})",
     "1.0 / (1.5 + np.sin({a}))", "np.square({a})", "({a} > 0.2) * {a}",
     "np.where({a} > 0.1, {a}, 0.5 * {a})", "np.maximum({a}, 0.1 * {a})",
     "np.where(np.abs({a}) <= 0.5, 0.5 * {a} ** 2, 0.5 * (np.abs({a}) - 0.25))",
