@@ -308,7 +308,8 @@ def test_a_gradient_added_after_a_branch_moves_into_it(scale):
 
 @pytest.mark.parametrize("left, right, shape", [
     ((3, 4), (4, 5), (3, 5)), ((3, 4), (4,), (3,)), ((4,), (4, 5), (5,)), ((4,), (4,), ()),
-    ((3, 4), (5,), None), ((2, 3, 4), (4, 5), None),
+    ((3, 4), (5,), None), ((2, 3, 4), (4, 5), (2, 3, 5)), ((1, 3, 4), (6, 4, 5), (6, 3, 5)),
+    ((2, 3, 4), (7, 4, 5), None), ((2, 3, 4), (5, 6), None), ((2, 3, 4), (4,), None),
 ])
 def test_shapes_of_matrix_and_vector_products(left, right, shape):
     product = gast.parse("a @ b").body[0].value

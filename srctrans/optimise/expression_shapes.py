@@ -18,51 +18,10 @@ from srctrans.analyse.einsum_labels import einsum_labels
 from srctrans.analyse.values import INT_OPERATORS, index_integers
 from srctrans.annotations import Anno
 from srctrans.nodes import int_literal
+from srctrans.optimise.shape_tables import (  # noqa: F401  (REDUCTION_METHODS: read from here too)
+    BROADCASTING, BROADCASTING_HELPERS, PAIR_SHAPES_OF_ARGUMENTS, REDUCTION_METHODS,
+    RESULT_SHAPE_OF_ARGUMENT, SHAPE_REDUCING_METHODS, WHOLE_REDUCTIONS)
 from srctrans.treewalk import walk
-
-
-# Which argument of a runtime helper its result has the shape of.
-RESULT_SHAPE_OF_ARGUMENT = {
-    "unbroadcast": 1, "unreduce": 1, "mean_grad": 1, "var_grad": 1, "extremum_grad": 2,
-    "prod_grad": 2, "std_grad": 2, "matmul_lhs": 1, "matmul_rhs": 2, "dot_lhs": 1,
-    "dot_rhs": 2, "inner_lhs": 1, "inner_rhs": 2, "outer_lhs": 1, "outer_rhs": 2,
-    "tensordot_lhs": 1, "tensordot_rhs": 2, "getitem_grad": 1, "tie_weight": None,
-    "zeros_like": 0, "zeros_of": 0, "zero_at": 0, "restored_at": 0, "zero_guard": 1,
-    "broadcast_like": 1, "logsumexp_share": 2, "norm_grad": 2, "copied": 0,
-    "softmax_share": 1, "cholesky_grad": 1, "diag_grad": 1, "logaddexp_fold_grad": 2,
-    "logaddexp_fold_share": 1, "logaddexp_fold_tangent": 1, "log_of_softmax_grad": 1,
-    "log_of_softmax_tangent": 1, "softmax_ratio": 0, "softmax_ratio_grad": 1, "log_tail": 0,
-    "cholesky_log_diagonal": 0,
-    "cholesky_solve_grad": 2, "cholesky_log_diagonal_grad": 1, "cholesky_terms_grad": 3,
-    "cumsum_grad": 1, "cumprod_grad": 1, "diff_grad": 1, "diagonal_grad": 1, "trace_grad": 1,
-    "take_along_axis_grad": 1, "tile_grad": 1, "inv": 0, "real_only": 0,
-}
-
-# Runtime helpers that return a pair of cotangents: which argument each entry has the shape of.
-PAIR_SHAPES_OF_ARGUMENTS = {"solve_grads": (2, 3), "solve_grads_by_inverse": (2, 3),
-                            "convolve_grads": (1, 2), "correlate_grads": (1, 2),
-                            "polyval_grads": (1, 2)}
-
-# Runtime helpers of two arguments whose result has their broadcast shape.
-BROADCASTING_HELPERS = ("add", "abs_grad", "tie_weight", "power_base_factor", "ratio_or_zero",
-                        "ratio_or_zero_times", "relu_of_softplus", "log1p_tail",
-                        "sigmoid_from_tail")
-
-# NumPy reductions and the array methods that do the same with less dispatch.
-REDUCTION_METHODS = {
-    np.sum: "sum", np.mean: "mean", np.prod: "prod", np.max: "max", np.amax: "max",
-    np.min: "min", np.amin: "min", np.var: "var", np.std: "std",
-}
-
-# The array methods that reduce along ``axis=`` (all axes by default), ``keepdims=`` as
-# NumPy's: the shape of ``a.sum(axis=1)`` is that of ``a.mean(axis=1)``.
-_SHAPE_REDUCING_METHODS = frozenset(REDUCTION_METHODS.values())
-
-# Reductions of a whole array, to one number, when called with the array alone.
-_WHOLE_REDUCTIONS = tuple(REDUCTION_METHODS)
-
-# Functions of three arguments whose result has their broadcast shape.
-_BROADCASTING = (np.clip, np.where)
 
 
 class _IntegerShape(tuple):
@@ -200,7 +159,8 @@ def infer_shapes(statements, shapes, parameters=()):
 
 
 def _matmul_shape(left, right):
-    """The shape of ``a @ b`` for matrices and vectors of these shapes, or None."""
+    """The shape of ``a @ b`` for matrices, vectors and stacks of matrices of these shapes, or
+    None."""
     if len(left) == 2 and len(right) == 2 and left[1] == right[0]:
         return (left[0], right[1])
     if len(left) == 2 and len(right) == 1 and left[1] == right[0]:
@@ -209,6 +169,9 @@ def _matmul_shape(left, right):
         return (right[1],)
     if len(left) == 1 and len(right) == 1 and left[0] == right[0]:
         return ()
+    if len(left) >= 2 and len(right) >= 2 and left[-1] == right[-2]:     # stacks of matrices
+        batch = _broadcast(left[:-2], right[:-2])
+        return None if batch is None else batch + (left[-2], right[-1])
     return None
 
 
@@ -288,13 +251,13 @@ def shape_of(expression, known):
                 return tuple(np.broadcast_shapes(*shapes))
             except ValueError:
                 return None
-        if callee in _BROADCASTING and len(expression.args) == 3:     # np.clip(r, lo, hi)
+        if callee in BROADCASTING and len(expression.args) == 3:     # np.clip(r, lo, hi)
             shapes = [shape_of(a, known) for a in expression.args]
             try:
                 return None if None in shapes else tuple(np.broadcast_shapes(*shapes))
             except ValueError:
                 return None
-        if any(callee is f for f in _WHOLE_REDUCTIONS) and len(expression.args) == 1 \
+        if any(callee is f for f in WHOLE_REDUCTIONS) and len(expression.args) == 1 \
                 and shape_of(expression.args[0], known) is not None:
             return ()                                                # np.sum(x)
         if callee is len and len(expression.args) == 1:
@@ -324,7 +287,7 @@ def shape_of(expression, known):
         index = RESULT_SHAPE_OF_ARGUMENT.get(expression.func.attr)
         if index is not None and len(expression.args) > index:
             return shape_of(expression.args[index], known)
-        if expression.func.attr in _SHAPE_REDUCING_METHODS:
+        if expression.func.attr in SHAPE_REDUCING_METHODS:
             return _summed_shape(expression, known)
     return None
 
