@@ -48,6 +48,7 @@ from srctrans.optimise.inner_products import inner_products
 from srctrans.optimise.negated_names import absorb_negated_names
 from srctrans.optimise.reciprocals import divide_by_reciprocals
 from srctrans.optimise.hyperbolic_ratios import tanh_ratios
+from srctrans.optimise.symmetric_solves import solve_symmetric_cotangents
 from srctrans.optimise.norm_ratios import divide_norms_cotangents
 from srctrans.optimise.kept_axes import sum_kept_axes_away
 from srctrans.optimise.divisors import divide_by_checked
@@ -265,6 +266,9 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
             unit.not_float, unit.aliases[NUMPY_ALIAS])
         body = divide_by_reciprocals(body, derivatives, reads_all(kept))
         body = tanh_ratios(body, reads_all(kept), unit.aliases[NUMPY_ALIAS])
+        body, shared = solve_symmetric_cotangents(body, derivatives, unit.aliases[RUNTIME_ALIAS])
+        if shared:                             # (a right-hand side computed for nothing now)
+            body = eliminate_dead_code(body, reads_all(kept), is_pure)
         body = divide_norms_cotangents(body, infer_shapes(body, shapes,
                                                           parameter_names(unit.function)),
                                        unit.aliases[RUNTIME_ALIAS])

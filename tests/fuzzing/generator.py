@@ -487,6 +487,9 @@ class _Builder:
                 and self._shape(a)[-1] == self.args[3].shape[0]:
             if np.ndim(self.namespace[a]) == 2 and self.extra.random() < 0.3:   # a stack @ W
                 return f"np.sum(np.tanh(np.stack([{a}, {a} * 0.5 - 1.0]) @ W), axis=0)"
+            if self.extra.random() < 0.2:    # a solve with a symmetric matrix (a Gaussian's)
+                return (f"0.5 * np.sum({a}.T * np.linalg.solve(W @ W.T + np.eye(len(W)), "
+                        f"{a}.T))")
             return f"np.tanh({a} @ W)"
         if np.ndim(self.namespace[a]) >= 2:
             return self.rng.choice([f"{a}[0]", f"{a}[1:]", f"{a}[..., ::2]", f"{a}[-1, ...] * 2.0",
