@@ -1164,6 +1164,45 @@ def test_a_spread_over_a_sum_along_the_last_axis_is_filled():
         ast.unparse(gast.gast_to_ast(gast.Module(after, [])))
 
 
+@pytest.mark.parametrize("picked, filled", [
+    ("np.take_along_axis(logp, idx, axis=1)", "(6, 1), s / 6, np.result_type(s, logp)"),
+    ("logp[1:4, :]", "(3, 4), s / 12, np.result_type(s, logp)"),
+    ("np.take_along_axis(logp * w, idx, axis=1)", "(6, 1), s / 6, np.result_type(s, logp, w)"),
+])
+def test_a_mean_s_spread_over_picked_entries_is_filled_in_the_picked_array_s_dtype(picked,
+                                                                                    filled):
+    """A pick's dtype is the array's, whatever int array picks it: the fill reads no index."""
+    from srctrans.optimise.filled_spreads import fill_spreads
+    body = _annotated(gast.parse(f"d = rt.mean_grad(s, {picked}, None, False)").body)
+    shapes = {"logp": (6, 4), "w": (6, 4), "idx": (6, 1), "s": ()}
+    after = ast.unparse(gast.gast_to_ast(gast.Module(
+        fill_spreads(body, shapes, "np", "rt", shapes_hold=True), [])))
+    assert after == f"d = np.full({filled})"
+
+
+def picked_cross_entropy(W, X, y):
+    z = X @ W
+    logp = z - logsumexp(z, axis=1, keepdims=True)
+    return -np.mean(np.take_along_axis(logp, y[:, None], axis=1))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_cross_entropy_of_picked_log_probabilities_fills_its_seed(dtype):
+    rng = _rng(3)
+    args = (rng.standard_normal((3, 4)).astype(dtype), rng.standard_normal((8, 3)).astype(dtype),
+            rng.integers(0, 4, 8))
+    fused = st.source(picked_cross_entropy, args=args).split("def picked_cross_entropy_grad")[1]
+    assert "np.full((8, 1), -1.0 / 8, np.result_type(-1.0, logp))" in fused
+    gradient = st.grad(picked_cross_entropy)
+    for _ in range(3):
+        got = gradient(*args)
+    assert got.dtype == dtype
+    z = args[1] @ args[0]
+    p = np.exp(z - logsumexp(z, axis=1, keepdims=True))
+    p[np.arange(8), args[2]] -= 1
+    np.testing.assert_allclose(got, args[1].T @ p / 8, rtol=1e-4 if dtype == np.float32 else 1e-12)
+
+
 def kl_to_standard_normal(mu, logvar, counts):
     penalty = mu * counts + np.exp(-np.abs(logvar))
     return -0.5 * np.sum(1 + logvar - mu ** 2 - np.exp(logvar)) + np.sum(penalty)
