@@ -13,8 +13,8 @@ whole expression runs to give a shape and a dtype. When ``E`` is arithmetic (``+
 (a mean's, ``rt.mean_grad``, with ``g`` divided by the count; ``np.full`` of ``S`` itself
 where no name has that shape and the function has no loop; reductions of such
 arithmetic, ``(a * b).sum(axis=1)``, count as their operand's names,
-``np.where(c, a, b)`` of such arithmetic as ``a`` and ``b``'s, each reading a name, and a
-pick of entries, ``a[i]`` or ``np.take_along_axis(a, i, axis=k)``, as ``a``'s)::
+``np.where(c, a, b)`` of such arithmetic as ``a`` and ``b``'s, each reading a name, and
+``np.take_along_axis(a, i, axis=k)``, a pick of an array's entries, as ``a``'s)::
 
     d_sub = rt.unreduce(1.0, 1 + v - m ** 2 - e, None, False)
         ->  d_sub = np.full((3,), 1.0, np.result_type(1.0, v, m, e))
@@ -165,8 +165,6 @@ def _own_leaves(expression):
             # a pick of entries of an array: its dtype, whatever picks them
             functions.update(id(n) for part in [node.func] + node.args[1:] + node.keywords
                              for n in walk(part))
-        elif isinstance(node, gast.Subscript):    # a[i]: a's dtype, not the index's
-            functions.update(id(n) for n in walk(node.slice))
         elif isinstance(node, gast.Call) and anno.get(node, Anno.CALLEE) is np.where:
             # np.where(c, a, b): the dtype of a and b's arithmetic (each reads a name: a
             # number there is an array of its own dtype), the condition only broadcasts
