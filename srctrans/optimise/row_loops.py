@@ -52,6 +52,7 @@ from srctrans.nodes import (
     assign, clone, load, parameter_names, rename_reads, resolved_runtime_call, substitute_names)
 from srctrans.optimise.dce import reads_of, stores_of, targets_of
 from srctrans.optimise.expression_shapes import infer_shapes, shape_of
+from srctrans.optimise.stacked_lists import append_of, stacked_lists
 from srctrans.treewalk import walk
 
 
@@ -101,7 +102,7 @@ def _rewritten(unit, shapes, before, loop, after, normal_form):
             or stores_of(gast.Module(after, [])) & set(found.sums) or not _numeric_sums(
                 found, before, definitions, loop, shapes, parameter_names(unit.function)):
         return None
-    stacks = _stacked_lists(found, before, after, definitions)
+    stacks = stacked_lists(found, before, after, definitions)
     if stacks is None or found.appends and not _known_values(
             found, loop, shapes, parameter_names(unit.function)):
         return None
@@ -170,7 +171,7 @@ def _rewritten(unit, shapes, before, loop, after, normal_form):
     for node in walk(loop):
         if isinstance(node, gast.stmt):
             anno.set_(node, Anno.NO_GRADIENT, True)
-            appended = _append_of(node)
+            appended = append_of(node)
             if appended is not None:      # a list no other name holds, read by its stacks
                 anno.set_(node, Anno.CHANGES_ONLY, appended[0])
         if isinstance(node, gast.Name) and node.id in loop_names:
@@ -180,52 +181,6 @@ def _rewritten(unit, shapes, before, loop, after, normal_form):
     for stmt in after:
         rename_reads(stmt, renaming)
     return normal_form(starts), normal_form(new) + sums
-
-
-def _stacked_lists(found, before, after, definitions):
-    """``[(statement, list, axis)]``: each statement after the loop that stacks a list the
-    loop appends to, ``x = np.stack(list, axis=k)`` (``np.array(list)``: axis 0), where
-    the list starts empty (``list = []``), nothing before the loop reads it, and nothing
-    after it reads it otherwise or assigns it; None when a list is read so."""
-    stacks = []
-    for name in found.appends:
-        start = definitions.get(name)
-        if not (isinstance(start, gast.List) and not start.elts) \
-                or name in reads_of(gast.Module(before, [])) \
-                or name in stores_of(gast.Module(after, [])):
-            return None
-        reads = 0
-        for stmt in after:
-            reads += sum(1 for n in walk(stmt) if isinstance(n, gast.Name) and n.id == name
-                         and isinstance(n.ctx, gast.Load))
-            axis = _stacking_axis(stmt, name)
-            if axis is not None:
-                stacks.append((stmt, name, axis))
-        if reads != sum(1 for s in stacks if s[1] == name):
-            return None
-    return stacks
-
-
-def _stacking_axis(stmt, name):
-    """``k`` for ``x = np.stack(name, axis=k)`` (``np.stack(name, k)``, ``np.stack(name)``,
-    ``np.array(name)``: 0) with ``k`` an int literal, else None."""
-    call = stmt.value if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 else None
-    if not (isinstance(call, gast.Call) and call.args and isinstance(call.args[0], gast.Name)
-            and call.args[0].id == name):
-        return None
-    callee = anno.get(call, Anno.CALLEE)
-    if callee is np.array and len(call.args) == 1 and not call.keywords:
-        return 0
-    if callee is not np.stack or len(call.args) > 2 or any(k.arg != "axis" for k in call.keywords) \
-            or len(call.args) + len(call.keywords) > 2:
-        return None
-    axis = call.args[1] if len(call.args) == 2 else \
-        call.keywords[0].value if call.keywords else gast.Constant(0, None)
-    negative = isinstance(axis, gast.UnaryOp) and isinstance(axis.op, gast.USub)
-    literal = axis.operand if negative else axis
-    if not (isinstance(literal, gast.Constant) and type(literal.value) is int):
-        return None
-    return -literal.value if negative else literal.value
 
 
 def _known_values(found, loop, shapes, parameters):
@@ -258,7 +213,7 @@ def _row_loop(loop, definitions, shapes, runtime_alias):
         return None
     appends, assignments = {}, []
     for stmt in loop.body:
-        appended = _append_of(stmt)
+        appended = append_of(stmt)
         if appended is None:
             assignments.append(stmt)
         elif appended[0] in appends:
@@ -295,16 +250,6 @@ def _row_loop(loop, definitions, shapes, runtime_alias):
     if found is not None:
         found.appends = appends
     return found
-
-
-def _append_of(stmt):
-    """``(list, value)`` of a statement ``list.append(value)`` (two names), else None."""
-    call = stmt.value if isinstance(stmt, gast.Expr) else None
-    if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) \
-            and call.func.attr == "append" and isinstance(call.func.value, gast.Name) \
-            and len(call.args) == 1 and isinstance(call.args[0], gast.Name) and not call.keywords:
-        return call.func.value.id, call.args[0].id
-    return None
 
 
 def _read_as_numbers(statements, counts):
