@@ -119,6 +119,28 @@ def test_specialised_tangent_is_a_sum_of_einsums_without_zero_terms():
         "v = rt.einsum_jvp((None, rt.zeros_of(b)), y, 'ij,j->i', (X, b))"]   # all zero
 
 
+def test_a_tangent_with_a_broadcast_label_stays_an_einsum():
+    """``'ij,j->i'`` of a vector of length 1 broadcasts it along ``j``: ``@`` would not."""
+    body = _annotated("u = rt.einsum_jvp((dX, db), y, 'ij,j->i', (X, b))\n"
+                      "w = rt.einsum_jvp((dX, db), y, 'ij,j->i', (X, c))")
+    statements = specialise_tangents(body, {"X": (4, 3), "b": (1,), "y": (4,)})
+    assert [unparse(s) for s in statements] == [
+        "u = np.einsum('ij,j->i', dX, b) + np.einsum('ij,j->i', X, db)",
+        "w = np.einsum('ij,j->i', dX, c) + np.einsum('ij,j->i', X, db)"]       # c: not known
+
+
+def broadcast_einsum(W, v):
+    return np.sum(np.tanh(np.einsum("ij,j->i", W, np.tanh(v))) ** 2)
+
+
+def test_an_einsum_broadcasting_a_label_holds_in_both_modes():
+    args = (R.standard_normal((3, 3)), R.standard_normal(1))
+    st.check_grads(broadcast_einsum, args, order=2)
+    for _ in range(3):
+        _, tangent = st.jvp(broadcast_einsum, args, (R.standard_normal((3, 3)), np.ones(1)))
+    assert np.isfinite(tangent)
+
+
 def weighted_least_squares(beta, X, y, weights):
     pred = np.einsum("ij,j->i", X, beta)
     return np.einsum("i,i->", weights, (y - pred) ** 2)

@@ -52,10 +52,13 @@ def einsum_cotangents(node, known, numpy_alias):
     return None
 
 
-def einsum_tangent(node, numpy_alias):
+def einsum_tangent(node, known, numpy_alias):
     """The sum of einsums ``rt.einsum_jvp(tangents, ans, subscripts, operands)`` adds up,
     when ``tangents`` and ``operands`` are displays (operands of names or numbers, read by
-    each term) and some tangent is not known to be zero; else None."""
+    each term) and some tangent is not known to be zero; else None. A term is written as
+    the :func:`product` it is only where ``known`` gives the operands' shapes and no label
+    is broadcast (``'ij,j->i'`` of a vector of length 1: einsum broadcasts it, ``@`` does
+    not)."""
     if not (is_runtime_helper_call(node, "einsum_jvp") and len(node.args) == 4
             and not node.keywords):
         return None
@@ -66,12 +69,13 @@ def einsum_tangent(node, numpy_alias):
             and all(isinstance(v, (gast.Name, gast.Constant)) for v in operands.elts)):
         return None
     total = None
+    plain = einsum_labels(subscripts.value, [shape_of(v, known) for v in operands.elts]) is None
     for k, tangent in enumerate(tangents.elts):
         if _is_zero(tangent):
             continue
         arguments = [clone(v) for v in operands.elts]
         arguments[k] = tangent
-        term = _einsum(numpy_alias, subscripts.value, arguments)
+        term = _einsum(numpy_alias, subscripts.value, arguments, plain)
         total = term if total is None else gast.BinOp(total, gast.Add(), term)
     return total
 
@@ -81,9 +85,9 @@ def _is_zero(tangent):
         is_runtime_helper_call(tangent, name) for name in ("zeros_of", "zeros_like"))
 
 
-def _einsum(numpy_alias, spec, arguments):
-    """``np.einsum(spec, *arguments)``, or the :func:`product` it is."""
-    written = product(spec, arguments)
+def _einsum(numpy_alias, spec, arguments, plain=False):
+    """``np.einsum(spec, *arguments)``, or the :func:`product` it is (unless ``plain``)."""
+    written = None if plain else product(spec, arguments)
     if written is not None:
         return written
     call = gast.Call(dotted(numpy_alias, "einsum"), [gast.Constant(spec, None), *arguments], [])

@@ -385,7 +385,7 @@ class _Rewriter(gast.NodeTransformer):
         self.generic_visit(node)
         known = self.known
         einsums = einsum_cotangents(node, known, self.numpy_alias) or \
-            einsum_tangent(node, self.numpy_alias)
+            einsum_tangent(node, known, self.numpy_alias)
         if einsums is not None:
             return einsums
         plain = plain_softmax_ratio(node) or softmax_ratio_cotangent(node, known) or \
