@@ -35,6 +35,12 @@ def writes_in_place(stmt):
                or isinstance(n, gast.keyword) and n.arg == "out" for n in walk(stmt))
 
 
+def is_constant(node, value):
+    """Whether ``node`` is the literal ``value``, one of ``None``, ``True``, ``False``
+    (compared by identity: ``1`` is no ``True``)."""
+    return isinstance(node, gast.Constant) and node.value is value
+
+
 def int_literal(node):
     """The value of an integer literal (``1``, ``-1``: a minus sign is an operator), else None."""
     if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):

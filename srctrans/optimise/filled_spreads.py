@@ -41,7 +41,7 @@ import numpy as np
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.nodes import dotted, int_literal
+from srctrans.nodes import dotted, int_literal, is_constant
 from srctrans.optimise.dce import name_counts
 from srctrans.optimise.entry_cotangents import is_runtime_call
 from srctrans.optimise.expression_shapes import REDUCTION_METHODS, shape_of
@@ -74,7 +74,7 @@ def fill_spreads(body, shapes, numpy_alias, runtime_alias, shapes_hold=False):
             shape = shape_of(spread, shapes)
             leaves = _leaves(spread, only_read_once)
             if (leaves is None or shape is None or leaves == [getattr(spread, "id", None)]
-                    or not _over_all_axes(axis, shape) or not _constant(keepdims, False)
+                    or not _over_all_axes(axis, shape) or not is_constant(keepdims, False)
                     or not isinstance(g, (gast.Name, gast.Constant))):
                 continue
             dtype = gast.Call(dotted(numpy_alias, "result_type"),
@@ -204,7 +204,7 @@ def _reduction_method(call):
 def _over_all_axes(axis, shape):
     """Whether a sum over ``axis`` (a node) of an array of ``shape`` sums every entry: None,
     or constant ints naming each axis once (``axis=0`` of a vector)."""
-    if _constant(axis, None):
+    if is_constant(axis, None):
         return True
     parts = axis.elts if isinstance(axis, gast.Tuple) else [axis]
     if not all(isinstance(p, gast.Constant) and type(p.value) is int for p in parts):
@@ -212,10 +212,6 @@ def _over_all_axes(axis, shape):
     axes = [p.value for p in parts]
     return (all(-len(shape) <= a < len(shape) for a in axes)
             and sorted(a % len(shape) for a in axes) == list(range(len(shape))))
-
-
-def _constant(node, value):
-    return isinstance(node, gast.Constant) and node.value is value
 
 
 def _copy(node):

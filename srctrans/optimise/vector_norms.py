@@ -16,7 +16,7 @@ import numpy as np
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.nodes import dotted, int_literal
+from srctrans.nodes import dotted, int_literal, is_constant
 from srctrans.treewalk import replace_children
 
 
@@ -37,16 +37,16 @@ def _norm_as_sum(node, shapes, floats, numpy_alias):
     x = node.args[0]
     if x.id not in floats or not shapes.get(x.id):
         return None
-    if len(node.args) == 2 and not _is_constant(node.args[1], None):
+    if len(node.args) == 2 and not is_constant(node.args[1], None):
         return None                                        # an order other than None
     keywords = {k.arg: k.value for k in node.keywords}
     if not set(keywords) <= {"ord", "axis", "keepdims"} or "axis" not in keywords \
-            or "ord" in keywords and (len(node.args) == 2 or not _is_constant(keywords["ord"], None)):
+            or "ord" in keywords and (len(node.args) == 2 or not is_constant(keywords["ord"], None)):
         return None
     axis, keepdims = keywords["axis"], keywords.get("keepdims")
     if int_literal(axis) is None or not -len(shapes[x.id]) <= int_literal(axis) < len(shapes[x.id]) \
-            or keepdims is not None and not (_is_constant(keepdims, True)
-                                             or _is_constant(keepdims, False)):
+            or keepdims is not None and not (is_constant(keepdims, True)
+                                             or is_constant(keepdims, False)):
         return None
     kept = [gast.keyword("axis", axis)] + ([gast.keyword("keepdims", keepdims)]
                                             if keepdims is not None else [])
@@ -57,6 +57,3 @@ def _norm_as_sum(node, shapes, floats, numpy_alias):
     anno.set_(root, Anno.CALLEE, np.sqrt)
     return gast.copy_location(root, node)
 
-
-def _is_constant(node, value):
-    return isinstance(node, gast.Constant) and node.value is value
