@@ -269,8 +269,8 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
         body, shared = solve_symmetric_cotangents(body, derivatives, unit.aliases[RUNTIME_ALIAS])
         if shared:                             # (a right-hand side computed for nothing now)
             body = eliminate_dead_code(body, reads_all(kept), is_pure)
-        body = divide_norms_cotangents(body, known, unit.aliases[RUNTIME_ALIAS])   # (names
-                                       # the passes since made have no shape: left alone)
+        # (the names the passes since ``known`` made have no shape there: left alone)
+        body = divide_norms_cotangents(body, known, unit.aliases[RUNTIME_ALIAS])
         body = sum_kept_axes_away(body, reads_all(kept))
     arrays, numbers = _arrays(shapes), _numbers(shapes)
     if arrays:

@@ -131,7 +131,8 @@ def value_dependent_names(statements, roots):
     for stmt in (n for top in statements for n in walk(top)):
         if isinstance(stmt, gast.Assign):
             targets = [n for t in stmt.targets for n in stored_names(t)]
-            _depends(dependents, reads_of(stmt.value), targets)
+            written = [name for name in map(changed_in_place, stmt.targets) if name]  # xs[i] = v
+            _depends(dependents, reads_of(stmt.value), targets + written)
             if _is_whole_reduction(stmt.value) and len(targets) == 1:
                 reductions.add(targets[0])
             if len(targets) == 1:
@@ -140,9 +141,6 @@ def value_dependent_names(statements, roots):
             _depends(dependents, reads_of(stmt.iter), stored_names(stmt.target))
         elif isinstance(stmt, gast.Expr) and changed_in_place(stmt.value):   # xs.append(v)
             _depends(dependents, reads_of(stmt.value), [changed_in_place(stmt.value)])
-        if isinstance(stmt, gast.Assign):                                    # xs[i] = v
-            written = [changed_in_place(t) for t in stmt.targets if changed_in_place(t)]
-            _depends(dependents, reads_of(stmt.value), written)
         for target in stores_of(stmt) if isinstance(stmt, (gast.Assign, gast.AugAssign,
                                                             gast.For)) else ():
             counts[target] = counts.get(target, 0) + 1

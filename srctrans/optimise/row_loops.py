@@ -49,7 +49,8 @@ from srctrans.differentiate.calls import is_library
 from srctrans.errors import SrcTransError
 from srctrans.naming import NUMPY_ALIAS, RUNTIME_ALIAS
 from srctrans.nodes import (
-    assign, clone, load, parameter_names, rename_reads, resolved_runtime_call, substitute_names)
+    assign, clone, int_literal, load, parameter_names, rename_reads, resolved_runtime_call,
+    substitute_names)
 from srctrans.optimise.dce import reads_of, stores_of, targets_of
 from srctrans.optimise.expression_shapes import infer_shapes, shape_of
 from srctrans.optimise.stacked_lists import append_of, stacked_lists
@@ -83,10 +84,9 @@ class _Loop:
     ``updates`` (the statements that add them), ``step`` (the statements left), ``appends``
     (list -> the name of the value each step appends to it)."""
 
-    def __init__(self, rows, counts, sums, updates, step, appends=None):
-        self.rows, self.counts, self.sums, self.updates, self.step = \
-            rows, counts, sums, updates, step
-        self.appends = appends or {}
+    def __init__(self, rows, counts, sums, updates, step, appends):
+        self.rows, self.counts, self.sums, self.updates, self.step, self.appends = \
+            rows, counts, sums, updates, step, appends
 
     def batched(self):
         """The names that differ from step to step before the step computes anything."""
@@ -246,10 +246,7 @@ def _row_loop(loop, definitions, shapes, runtime_alias):
         return None
     for target, array in rows.items():     # (a row read folded into what reads it: unmeasured)
         shapes.setdefault(target, shapes[array][1:])
-    found = _accumulations(rows, counts, rest)
-    if found is not None:
-        found.appends = appends
-    return found
+    return _accumulations(rows, counts, rest, appends)
 
 
 def _read_as_numbers(statements, counts):
@@ -315,8 +312,7 @@ def _rows_counted(count, definitions, runtime_alias):
 def _first_length(value, definitions):
     """The array ``value`` is the first length of (``X.shape[0]``, ``_shape[0]`` of a name
     assigned ``X.shape``), else None."""
-    if not (isinstance(value, gast.Subscript) and isinstance(value.slice, gast.Constant)
-            and type(value.slice.value) is int and value.slice.value == 0):
+    if not (isinstance(value, gast.Subscript) and int_literal(value.slice) == 0):
         return None
     shape = value.value
     if isinstance(shape, gast.Name):
@@ -327,9 +323,10 @@ def _first_length(value, definitions):
     return None
 
 
-def _accumulations(rows, counts, statements):
+def _accumulations(rows, counts, statements, appends):
     """The :class:`_Loop` of a step's ``statements`` (after its row reads and copies of its
-    count), or None when it carries a name that is not an accumulator."""
+    count; ``appends``: list -> the value a step appends to it), or None when it carries a
+    name that is not an accumulator."""
     assigned, exposed = set(rows) | counts, set()
     for stmt in statements:
         exposed |= reads_of(stmt) - assigned
@@ -354,7 +351,7 @@ def _accumulations(rows, counts, statements):
         updates.append(reads[0])
         sums[accumulator] = added
     step = [s for s in statements if not any(s is u for u in updates)]
-    return _Loop(rows, counts, sums, updates, step)
+    return _Loop(rows, counts, sums, updates, step, appends)
 
 
 def _added(value, accumulator):

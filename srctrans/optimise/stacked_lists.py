@@ -14,6 +14,7 @@ import numpy as np
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
+from srctrans.nodes import int_literal
 from srctrans.optimise.dce import reads_of, stores_of
 from srctrans.treewalk import walk
 
@@ -67,8 +68,4 @@ def stacking_axis(stmt, name):
         return None
     axis = call.args[1] if len(call.args) == 2 else \
         call.keywords[0].value if call.keywords else gast.Constant(0, None)
-    negative = isinstance(axis, gast.UnaryOp) and isinstance(axis.op, gast.USub)
-    literal = axis.operand if negative else axis
-    if not (isinstance(literal, gast.Constant) and type(literal.value) is int):
-        return None
-    return -literal.value if negative else literal.value
+    return int_literal(axis)
