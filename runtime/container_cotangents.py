@@ -50,7 +50,8 @@ def sequence_cotangent(found, sequence):
     """The cotangent of a list or tuple ``sequence`` from ``found``, its entries' cotangents
     by position (None where none was written): what adding each to the sequence's zeros
     entry by entry gives (``add(zeros_like(sequence), ...)``), made once. Linear in
-    ``found``.
+    ``found``. An array (which generated code may read by rows where it could not tell it
+    from a list) gets the sum of ``getitem_grad``'s, as in :func:`container_cotangent`.
 
     >>> sequence_cotangent([np.array([1.0, 2.0]), None, 0.5], [np.ones(2), 3, 1.5])
     [array([1., 2.]), 0.0, 0.5]
@@ -58,6 +59,8 @@ def sequence_cotangent(found, sequence):
     kind = type(sequence)
     if (kind is list or kind is tuple) and kind not in REGISTERED:    # the common case first
         return kind([_entry_cotangent(g, entry) for entry, g in zip(sequence, found)])
+    if not is_container(sequence):   # an array read by its rows where code could not tell it
+        return _placed_sum(found, range(len(found)), sequence)        # from a list
     return rebuild(sequence, [(key, _entry_cotangent(g, entry))
                               for (key, entry), g in zip(entries(sequence), found)])
 

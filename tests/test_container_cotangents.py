@@ -437,3 +437,27 @@ def test_an_array_read_by_constant_keys_gets_the_placements_sum():
     got = rt.container_cotangent_transpose(c, {0: a, 3: b}, x)
     np.testing.assert_array_equal(got[0], c[0])
     np.testing.assert_array_equal(got[3], c[3])
+
+
+def rows_filled_then_masked(x):
+    v = np.zeros_like(x)
+    v[0] = np.sin(x[0])
+    for i in range(4):
+        v[i] += np.cos(x[i])
+    return np.sum(np.log(1.0 + (v[v > -0.3] + 0.5) ** 2)) * 3.0 + np.mean(np.sin(x))
+
+
+def test_an_array_read_by_its_rows_in_a_loop_gets_its_rows_cotangents():
+    """A loop reading ``x[i]`` row by row gives the fused gradient the rows' cotangents, which
+    rt.sequence_cotangent places in an array's zeros where the rows came from an array (it
+    raised: the array is no list; fuzz seed 20261230801, program 77)."""
+    from srctrans import runtime as rt
+    x = R.standard_normal((4, 2, 3))
+    rows = [None, R.standard_normal((2, 3)), None, R.standard_normal((2, 3))]
+    want = np.zeros_like(x)
+    want[1], want[3] = rows[1], rows[3]
+    np.testing.assert_array_equal(rt.sequence_cotangent(rows, x), want)
+    gradient = st.grad(rows_filled_then_masked)
+    for y in (x, x, x, -x):
+        gradient(y)
+    st.check_grads(rows_filled_then_masked, (x,), order=2)
