@@ -31,9 +31,14 @@ class Anno(enum.Enum):
                      "names: the primals (names or None) whose cotangents they are, each of "
                      "its primal's shape")
 
+    # A member is its own only instance: hashed by identity, in C, rather than by Enum's
+    # hash of its name in Python (the passes look annotations up millions of times a run).
+    __hash__ = object.__hash__
+
 
 def get(node, key, default=None):
-    return getattr(node, _ATTRIBUTE, {}).get(key, default)
+    store = getattr(node, _ATTRIBUTE, None)
+    return default if store is None else store.get(key, default)
 
 
 def set_(node, key, value):

@@ -61,7 +61,7 @@ from srctrans import nodes
 from srctrans.nodes import clone, parameter_names, rename_reads, substitute_names
 from srctrans.parse.resolve import MISSING
 from srctrans.rules import METHODS, REGISTRY
-from srctrans.treewalk import walk
+from srctrans.treewalk import walk, walk_names
 
 
 def renamed(expression, renaming):
@@ -335,4 +335,4 @@ def residual_names(unit, forward, backward, gradients):
 
 
 def _ordered_reads(node):
-    return [n.id for n in walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]
+    return [n.id for n in walk_names(node) if isinstance(n.ctx, gast.Load)]

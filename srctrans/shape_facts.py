@@ -21,7 +21,7 @@ from srctrans.annotations import Anno
 from srctrans.nodes import parameter_names
 from srctrans.analyse.fixed_shapes import (path_dependent_names, shape_obstacle,
                                            value_dependent_names, value_dependent_roots)
-from srctrans.treewalk import walk
+from srctrans.treewalk import walk_names, walk
 
 
 class ShapeFacts:
@@ -121,8 +121,8 @@ def _rounds_numbers(function):
 
 def nonlocal_data(function, resolver):
     """Non-local names the function reads as values (not as the functions it calls)."""
-    names = {n.id for n in walk(function) if isinstance(n, gast.Name)
-             and isinstance(n.ctx, gast.Load) and n.id not in resolver.local_names}
+    names = {n.id for n in walk_names(function)
+             if isinstance(n.ctx, gast.Load) and n.id not in resolver.local_names}
     called = set()
     for node in walk(function):
         if isinstance(node, gast.Call):

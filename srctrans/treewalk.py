@@ -11,7 +11,10 @@ passes walk whole functions many times per build (walking was a quarter of a sma
 function's build time); ``ast.walk`` spends most of its time in the generic
 ``iter_fields``/``iter_child_nodes`` helpers, and in reading fields that only ever
 hold names and numbers. This loop inlines the helpers and reads, for each node
-class, only the fields that can hold nodes (:func:`child_fields`).
+class, only the fields that can hold nodes (:func:`child_fields`); those hold a node,
+None, or a list of nodes (where None may stand for a missing entry: a ``**`` entry's
+key, a keyword-only argument without a default), so a list is taken whole (without
+its Nones) and no item is tested.
 """
 
 import gast
@@ -24,26 +27,31 @@ _AST = gast.AST
 _NEVER_NODES = frozenset({"id", "attr", "arg", "asname", "module", "level", "kind",
                           "conversion", "is_async", "type_comment", "n", "s", "rest", "ctx"})
 _NAME_IS_A_NODE = frozenset({"ExceptHandler", "TypeAlias"})
+# Fields of one node class that hold no node: strings, numbers, a pattern's constant.
+_NEVER_NODES_OF = {"Constant": {"value"}, "AnnAssign": {"simple"}, "Global": {"names"},
+                   "Nonlocal": {"names"}, "MatchClass": {"kwd_attrs"},
+                   "MatchSingleton": {"value"}, "Interpolation": {"str"},
+                   "TypeIgnore": {"lineno", "tag"}}
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def child_fields(cls):
     """The fields of node class ``cls`` that may hold a node or a list of nodes, in order,
-    but ``ctx``."""
+    but ``ctx``: each holds a node, None or a list of nodes (and Nones)."""
     fields = _CHILD_FIELDS.get(cls)
     if fields is None:
+        never = _NEVER_NODES_OF.get(cls.__name__, ())
         fields = _CHILD_FIELDS[cls] = tuple(
             field for field in cls._fields
-            if field not in _NEVER_NODES
-            and not (field == "name" and cls.__name__ not in _NAME_IS_A_NODE)
-            and not (field == "value" and cls.__name__ == "Constant"))
+            if field not in _NEVER_NODES and field not in never
+            and not (field == "name" and cls.__name__ not in _NAME_IS_A_NODE))
     return fields
 
 
 def walk(node):
     """Yield ``node`` and every node below it, breadth-first (as :func:`ast.walk`)."""
     todo = [node]
-    push, fields_of = todo.append, _CHILD_FIELDS.get
+    push, extend, fields_of = todo.append, todo.extend, _CHILD_FIELDS.get
     for node in todo:                          # the list grows as the loop runs
         fields = fields_of(node.__class__)
         if fields is None:
@@ -52,12 +60,37 @@ def walk(node):
         for field in fields:                   # costs less than getattr with a default)
             value = held.get(field)
             if value.__class__ is list:
-                for item in value:
-                    if isinstance(item, _AST):
-                        push(item)
-            elif value is not None and isinstance(value, _AST):
+                if None in value:
+                    value = [item for item in value if item is not None]
+                extend(value)
+            elif value is not None:
                 push(value)
         yield node
+
+
+def walk_names(node):
+    """The Name nodes of ``node`` and below, in :func:`walk`'s order, as a list: what most
+    walks look for, found without handing every node to the caller."""
+    todo, found = [node], []
+    push, extend, keep, fields_of = todo.append, todo.extend, found.append, _CHILD_FIELDS.get
+    name = gast.Name
+    for node in todo:
+        cls = node.__class__
+        if cls is name:
+            keep(node)
+        fields = fields_of(cls)
+        if fields is None:
+            fields = child_fields(cls)
+        held = node.__dict__
+        for field in fields:
+            value = held.get(field)
+            if value.__class__ is list:
+                if None in value:
+                    value = [item for item in value if item is not None]
+                extend(value)
+            elif value is not None:
+                push(value)
+    return found
 
 
 def replace_names(tree, replace):
@@ -105,15 +138,21 @@ def replace_children(tree, replace):
     (``f(a, *args)`` as ``f(a, b, c)``). Each node's children are offered once, those
     of the replacements too (a breadth-first walk of the tree as it was).
     """
+    fields_of = _CHILD_FIELDS.get
     for node in list(walk(tree)):
-        for field, value in gast.iter_fields(node):
-            if isinstance(value, list):
+        fields = fields_of(node.__class__)
+        if fields is None:
+            fields = child_fields(node.__class__)
+        held = node.__dict__
+        for field in fields:
+            value = held.get(field)
+            if value.__class__ is list:
                 new = []
                 for item in value:
-                    got = replace(item) if isinstance(item, gast.AST) else item
+                    got = item if item is None else replace(item)
                     new.extend(got if isinstance(got, list) else [got])
                 value[:] = new
-            elif isinstance(value, gast.AST):
+            elif value is not None:
                 setattr(node, field, replace(value))
     return tree
 

@@ -17,7 +17,7 @@ from srctrans.annotations import Anno
 from srctrans.analyse.values import greatest_closed
 from srctrans.nodes import appended_to, parameter_names, popped_from
 from srctrans.rules import ATTRIBUTES, METHODS, REGISTRY, operator_primal
-from srctrans.treewalk import walk
+from srctrans.treewalk import walk_names, walk
 
 
 def active_names(function, wrt, constants=()):
@@ -52,7 +52,7 @@ def integer_names(function):
             if isinstance(target, gast.Name):
                 values.setdefault(target.id, []).append(node.value)
             else:
-                others.update(n.id for n in walk(target) if isinstance(n, gast.Name))
+                others.update(n.id for n in walk_names(target))
         elif isinstance(node, gast.For) and isinstance(node.target, gast.Name):
             values.setdefault(node.target.id, []).append(gast.Subscript(
                 node.iter, gast.Constant(0, None), gast.Load()))      # an entry of the iterable
@@ -158,7 +158,7 @@ def _definition(stmt):
 def _reads(expr):
     if expr is None:
         return set()
-    return {n.id for n in walk(expr) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    return {n.id for n in walk_names(expr) if isinstance(n.ctx, gast.Load)}
 
 
 def _propagates(value):

@@ -20,7 +20,7 @@ from srctrans.analyse.indices import Indexing
 from srctrans.annotations import Anno
 from srctrans.nodes import changed_in_place
 from srctrans.optimise.dce import reads_of, stores_of
-from srctrans.treewalk import walk
+from srctrans.treewalk import walk_names, walk
 
 # Functions whose result's shape depends on the values of their arguments.
 VALUE_DEPENDENT_SHAPES = frozenset({
@@ -274,7 +274,7 @@ def _closure(roots, dependents):
 
 def stored_names(target):
     """The names an assignment's ``target`` stores."""
-    return [n.id for n in walk(target) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)]
+    return [n.id for n in walk_names(target) if isinstance(n.ctx, gast.Store)]
 
 
 def _depends(dependents, reads, targets):

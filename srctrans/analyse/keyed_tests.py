@@ -38,7 +38,7 @@ from srctrans.analyse.indices import assigned_values
 from srctrans.analyse.values import greatest_closed
 from srctrans.annotations import Anno
 from srctrans.nodes import changed_in_place, in_runtime, int_literal
-from srctrans.treewalk import walk
+from srctrans.treewalk import walk_names, walk
 
 _KEYED_TESTS = ("has_class", "has_method", "holds_own", "has_key")
 
@@ -141,7 +141,7 @@ def _assignments(statements, skip):
             inner = conditions + ((stmt.test.id,) if isinstance(stmt.test, gast.Name) else ("",))
             pending.extend((s, inner, in_loop) for s in stmt.body + stmt.orelse)
         elif isinstance(stmt, (gast.For, gast.While)):
-            stores = [n for n in walk(stmt.target) if isinstance(n, gast.Name)] \
+            stores = walk_names(stmt.target) \
                 if isinstance(stmt, gast.For) else []
             for node in stores:
                 found.setdefault(node.id, []).append((None, conditions, True))

@@ -18,7 +18,7 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.nodes import in_runtime, int_literal, parameter_names, popped_from
 from srctrans.rules import METHODS, REGISTRY
-from srctrans.treewalk import walk
+from srctrans.treewalk import walk_names, walk
 
 # Functions and methods whose result is a new array (or a NumPy number), never a view of an
 # argument (but np.array's with copy=False: see :func:`makes_fresh`).
@@ -54,7 +54,7 @@ def fresh_arrays(function):
             for name, value in zip(target.elts, stmt.value.elts):
                 values.setdefault(name.id, []).append(value)
         elif isinstance(target, gast.Tuple):
-            doubtful.update(n.id for n in walk(target) if isinstance(n, gast.Name))
+            doubtful.update(n.id for n in walk_names(target))
     return greatest_closed(
         values, set(values) - doubtful,
         lambda v, fresh: makes_new_value(v) or isinstance(v, gast.Name) and v.id in fresh
@@ -135,7 +135,7 @@ def dict_valued(function):
             for name, value in zip(target.elts, stmt.value.elts):
                 values.setdefault(name.id, []).append(value)
         elif isinstance(target, (gast.Tuple, gast.List)):
-            doubtful.update(n.id for n in walk(target) if isinstance(n, gast.Name))
+            doubtful.update(n.id for n in walk_names(target))
     candidates = {name for name, assigned in values.items() if name not in doubtful
                   and any(isinstance(v, gast.Dict) or _restored_entry(v) or _dict_copy(v)
                           or _zeros_of(v) is not None or _own_copy_of(v) is not None
@@ -225,7 +225,7 @@ def array_valued(function):
             if isinstance(target, gast.Name) and _is_array(stmt.value, known):
                 known.add(target.id)
             else:
-                doubtful.update(n.id for n in walk(target) if isinstance(n, gast.Name))
+                doubtful.update(n.id for n in walk_names(target))
     return known - doubtful
 
 

@@ -17,7 +17,7 @@ from srctrans import annotations as anno
 from srctrans.differentiate.batched_names import (
     Unbatchable, assigned_in, definitely_assigned, read_before_assigned)
 from srctrans.nodes import assign, load
-from srctrans.treewalk import walk
+from srctrans.treewalk import walk_names, walk
 
 
 class BatchedControl:
@@ -79,10 +79,10 @@ class BatchedControl:
         read outside it, or read under it before it assigns them (a loop's carried values,
         the test); the others are temporaries of one branch or one step."""
         inside = {id(n) for n in walk(stmt)}
-        outside = {n.id for n in walk(self.unit.function) if isinstance(n, gast.Name)
-                   and isinstance(n.ctx, gast.Load) and id(n) not in inside}
+        outside = {n.id for n in walk_names(self.unit.function)
+                   if isinstance(n.ctx, gast.Load) and id(n) not in inside}
         carried = set(read_before_assigned(stmt.body)) | set(read_before_assigned(stmt.orelse)) \
-            | {n.id for n in walk(stmt.test) if isinstance(n, gast.Name)}
+            | {n.id for n in walk_names(stmt.test)}
         return [n for n in names if n in outside or n in carried]
 
     def _defined_or_never(self, stmt, names):

@@ -24,7 +24,7 @@ from srctrans.differentiate.batching_rules import helpers
 from srctrans.differentiate import batching_rules as rules
 from srctrans.differentiate.calls import is_library
 from srctrans.nodes import in_runtime, int_literal
-from srctrans.treewalk import walk
+from srctrans.treewalk import walk_names, walk
 
 QUERIES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
 TYPE_TESTS = (isinstance, type, callable, id)
@@ -110,7 +110,7 @@ def flag_of(node, flags):
         position = int_literal(node.slice)
         if isinstance(whole, tuple) and position is not None and -len(whole) <= position < len(whole):
             return whole[position]
-    reads = [n for n in walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)]
+    reads = [n for n in walk_names(node) if isinstance(n.ctx, gast.Load)]
     return any(truthy(flags.get(n.id, False)) for n in reads)
 
 
@@ -233,8 +233,8 @@ def read_before_assigned(block, assigned=frozenset()):
     assigned, read = set(assigned), []
 
     def loads(node):
-        return [n.id for n in walk(node) if isinstance(n, gast.Name)
-                and isinstance(n.ctx, gast.Load) and n.id not in assigned]
+        return [n.id for n in walk_names(node)
+                if isinstance(n.ctx, gast.Load) and n.id not in assigned]
     for stmt in block:
         if isinstance(stmt, gast.Assign):
             read += loads(stmt.value) + [n for t in stmt.targets if not isinstance(t, gast.Name)

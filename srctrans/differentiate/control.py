@@ -30,7 +30,7 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.nodes import assign, clone, load, runtime_call, store
 from srctrans.optimise.dce import reads_of, targets_of
-from srctrans.treewalk import walk
+from srctrans.treewalk import walk_names, walk
 
 COMPOUND = (gast.If, gast.For, gast.While)
 
@@ -223,7 +223,7 @@ def exposed_reads(statements):
             exposed |= reads_of(header) - assigned
             own = set()                                  # a for loop's variable: the loop sets it
             if isinstance(stmt, gast.For):
-                own = {n.id for n in walk(stmt.target) if isinstance(n, gast.Name)}
+                own = {n.id for n in walk_names(stmt.target)}
             for block in (stmt.body, getattr(stmt, "orelse", [])):
                 exposed |= exposed_reads(block) - assigned - own
         else:
@@ -290,7 +290,7 @@ def same_at_every_step(forward):
             continue
         if isinstance(stmt, COMPOUND):
             if isinstance(stmt, gast.For):
-                stores.update(n.id for n in walk(stmt.target) if isinstance(n, gast.Name))
+                stores.update(n.id for n in walk_names(stmt.target))
             loop = stmt if outermost is None and not isinstance(stmt, gast.If) else outermost
             pending += [(s, loop) for s in stmt.body + stmt.orelse]
             continue

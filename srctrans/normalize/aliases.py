@@ -20,7 +20,7 @@ from srctrans import runtime
 from srctrans.errors import UnsupportedSyntaxError
 from srctrans.nodes import in_runtime, parameter_names
 from srctrans.parse.resolve import MISSING
-from srctrans.treewalk import walk
+from srctrans.treewalk import walk_names, walk
 
 # NumPy functions whose result may share memory with their (first) argument.
 _VIEW_FUNCTIONS = (np.asarray, np.asanyarray, np.reshape, np.ravel, np.transpose, np.squeeze,
@@ -351,7 +351,7 @@ def _is_new_array(value, resolver):
 
 
 def _names_in(target):
-    return [n.id for n in walk(target) if isinstance(n, gast.Name)]
+    return [n.id for n in walk_names(target)]
 
 
 def _roots(value, resolver):

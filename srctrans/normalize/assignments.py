@@ -18,7 +18,7 @@ import gast
 from srctrans.naming import temporary_word
 from srctrans.nodes import assign
 from srctrans.normalize.local_functions import renamed_apart
-from srctrans.treewalk import walk
+from srctrans.treewalk import walk_names, walk
 
 
 class Assignments:
@@ -114,7 +114,7 @@ def _parallel(target, value):
 
 
 def _stored_names(target):
-    return {n.id for n in walk(target) if isinstance(n, gast.Name)}
+    return {n.id for n in walk_names(target)}
 
 
 def _load(node):

@@ -34,7 +34,7 @@ from srctrans.normalize.desugar import located
 from srctrans.nodes import int_literal, load, local_names, store
 from srctrans.optimise.dce import reads_of
 from srctrans.runtime.counting import range_stop
-from srctrans.treewalk import child_fields, walk
+from srctrans.treewalk import child_fields, walk_names, walk
 
 _TESTS = {gast.Lt: "<", gast.LtE: "<=", gast.Gt: ">", gast.GtE: ">="}
 _MIRRORED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
@@ -185,8 +185,8 @@ def _start(block, index, counter):
     it is ``counter = value`` (and so no statement between reassigns it); else None."""
     for position in reversed(range(index)):
         stmt = block[position]
-        stores = [node for node in walk(stmt) if isinstance(node, gast.Name)
-                  and node.id == counter and not isinstance(node.ctx, gast.Load)]
+        stores = [node for node in walk_names(stmt)
+                  if node.id == counter and not isinstance(node.ctx, gast.Load)]
         if not stores:
             continue
         if (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1

@@ -17,7 +17,7 @@ from srctrans.normalize.dict_calls import copied_dict_displays
 from srctrans.normalize.releases import releases
 from srctrans.nodes import local_names, parameter_names
 from srctrans.parse.resolve import Resolver
-from srctrans.treewalk import walk
+from srctrans.treewalk import walk_names, walk
 
 RESERVED_PARAMETERS = ("output_gradients",)
 
@@ -425,7 +425,7 @@ def _check_hook_position(parsed, hook, before, top, hooks):
     for stmt in reversed(before):
         if stmt in hooks:
             continue                                  # several blocks on one value are fine
-        names = [n for n in walk(stmt) if isinstance(n, gast.Name) and n.id == name]
+        names = [n for n in walk_names(stmt) if n.id == name]
         if any(isinstance(n.ctx, gast.Store) for n in names):
             return
         if names:

@@ -18,7 +18,7 @@ import importlib
 import gast
 
 from srctrans.normalize.desugar import statement_lists, walk_own
-from srctrans.treewalk import walk
+from srctrans.treewalk import walk_names, walk
 
 
 
@@ -75,7 +75,7 @@ def _names(stmt):
 
 def _bound_otherwise(function):
     """The names ``function`` binds by anything but an import (parameters included)."""
-    names = {a.id for a in walk(function.args) if isinstance(a, gast.Name)}
+    names = {a.id for a in walk_names(function.args)}
     for node in walk(function):
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
             names.add(node.id)

@@ -9,7 +9,7 @@ the same values and raises the same errors without them.
 import gast
 
 from srctrans.nodes import parameter_names
-from srctrans.treewalk import walk
+from srctrans.treewalk import walk_names, walk
 
 
 def releases(function):
@@ -41,7 +41,7 @@ def releases(function):
             reads.append((_position(node), node.id))
     enclosed = {n.id for node in walk(function)       # a local function may run after the del
                 if node is not function and isinstance(node, (gast.FunctionDef, gast.Lambda))
-                for n in walk(node) if isinstance(n, gast.Name)}
+                for n in walk_names(node)}
     found, pending = [], [(stmt, None) for stmt in function.body]
     while pending:
         stmt, loop = pending.pop()

@@ -18,7 +18,7 @@ names of its own, which keep theirs.
 import gast
 
 from srctrans.nodes import parameter_names, popped_from, rename_reads
-from srctrans.treewalk import walk
+from srctrans.treewalk import walk_names, walk
 
 _COMPOUND = (gast.If, gast.For, gast.While)
 
@@ -114,8 +114,8 @@ def _bound_by(stmt):
 
 
 def _loads(tree):
-    return {n.id for n in walk(tree) if isinstance(n, gast.Name) and not isinstance(n.ctx, gast.Store)}
+    return {n.id for n in walk_names(tree) if not isinstance(n.ctx, gast.Store)}
 
 
 def _stores(tree):
-    return {n.id for n in walk(tree) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    return {n.id for n in walk_names(tree) if isinstance(n.ctx, gast.Store)}

@@ -24,7 +24,7 @@ lists and its steps' shapes may not be fixed.
 import gast
 
 from srctrans.nodes import clone, substitute_names
-from srctrans.treewalk import statement_lists, walk
+from srctrans.treewalk import walk_names, statement_lists, walk
 
 _MOST_ITEMS = 8
 _MOST_NODES = 400
@@ -54,11 +54,11 @@ def unrolled(loop):
         return None
     bound = {node.id for node in nodes + list(walk(loop.target))
              if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load)}
-    read = {node.id for item in items for node in walk(item) if isinstance(node, gast.Name)}
+    read = {node.id for item in items for node in walk_names(item)}
     if bound & read:
         return None          # (an item's name rebound by a step, or by the target: for V in
         #                       (W, V) would read V as the first step bound it)
-    targets = {node.id for node in walk(loop.target) if isinstance(node, gast.Name)}
+    targets = {node.id for node in walk_names(loop.target)}
     read_in_place = not targets & {node.id for node in nodes if isinstance(node, gast.Name)
                                    and not isinstance(node.ctx, gast.Load)}
     out = []

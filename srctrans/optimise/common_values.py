@@ -39,7 +39,7 @@ from srctrans.nodes import substitute_names
 from srctrans.optimise.dce import name_counts, reads_of
 from srctrans.optimise.expression_shapes import shape_of
 from srctrans.rules import REGISTRY
-from srctrans.treewalk import walk
+from srctrans.treewalk import walk_names, walk
 
 # array methods that return a value computed from the array, never the array changed
 PURE_METHODS = frozenset({
@@ -256,7 +256,7 @@ def _operands(value, locals_):
         elif isinstance(node, gast.IfExp):
             pending += [node.body, node.orelse]
         else:                           # anything else: all it reads
-            found |= {n.id for n in walk(node) if isinstance(n, gast.Name)}
+            found |= {n.id for n in walk_names(node)}
     return found
 
 
@@ -268,7 +268,7 @@ def changed_groups(body, locals_, runtime_alias):
         if isinstance(node, (gast.Subscript, gast.Attribute)) and isinstance(node.ctx, gast.Store):
             changed |= reads_of(node.value)
         elif isinstance(node, gast.AugAssign):
-            changed |= {n.id for n in walk(node.target) if isinstance(n, gast.Name)}
+            changed |= {n.id for n in walk_names(node.target)}
         elif isinstance(node, gast.Call):
             if not _keeps_its_arguments(node, locals_, runtime_alias):
                 for part in node.args + [k.value for k in node.keywords]:  # (a user function,
@@ -284,7 +284,7 @@ def changed_groups(body, locals_, runtime_alias):
             targets = node.targets if isinstance(node, gast.Assign) else [node.target]
             value = node.value if isinstance(node, gast.Assign) else node.iter
             if not isinstance(value, (gast.BinOp, gast.UnaryOp, gast.Compare)):   # may be a view
-                names = {n.id for t in targets for n in walk(t) if isinstance(n, gast.Name)}
+                names = {n.id for t in targets for n in walk_names(t)}
                 names |= _operands(value, locals_)
                 for name in names:
                     links.setdefault(name, set()).update(names)

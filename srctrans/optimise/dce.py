@@ -15,7 +15,7 @@ from srctrans import annotations as anno
 from srctrans.analyse.values import makes_fresh
 from srctrans.annotations import Anno
 from srctrans.nodes import rename_reads
-from srctrans.treewalk import own_nodes, walk
+from srctrans.treewalk import walk_names, own_nodes, walk
 
 
 _COMPOUND = (gast.If, gast.For, gast.While)
@@ -24,14 +24,14 @@ _COMPOUND = (gast.If, gast.For, gast.While)
 def targets_of(stmt):
     """The names a statement assigns."""
     if isinstance(stmt, gast.Assign):
-        return [n.id for t in stmt.targets for n in walk(t)
-                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)]
+        return [n.id for t in stmt.targets for n in walk_names(t)
+                if isinstance(n.ctx, gast.Store)]
     return []
 
 
 def reads_of(node):
     """The names an expression or statement reads."""
-    return {n.id for n in walk(node) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+    return {n.id for n in walk_names(node) if isinstance(n.ctx, gast.Load)}
 
 
 def needs_of(node):
@@ -49,7 +49,7 @@ def needs_of(node):
 
 def stores_of(node):
     """The names a statement (and the blocks inside it) assigns or deletes."""
-    return _stored_names(walk(node))
+    return _stored_names(walk_names(node))
 
 
 def name_positions(statements):
@@ -57,10 +57,9 @@ def name_positions(statements):
     read it, once for each time they do."""
     stores, reads = {}, {}
     for index, stmt in enumerate(statements):
-        for node in walk(stmt):
-            if isinstance(node, gast.Name):
-                table = reads if isinstance(node.ctx, gast.Load) else stores
-                table.setdefault(node.id, []).append(index)
+        for node in walk_names(stmt):
+            table = reads if isinstance(node.ctx, gast.Load) else stores
+            table.setdefault(node.id, []).append(index)
     return stores, reads
 
 
@@ -68,10 +67,9 @@ def name_counts(statements):
     """``(stores, reads)``: name -> how many times ``statements`` assign it, and read it."""
     stores, reads = {}, {}
     for stmt in statements:
-        for node in walk(stmt):
-            if isinstance(node, gast.Name):
-                counts = reads if isinstance(node.ctx, gast.Load) else stores
-                counts[node.id] = counts.get(node.id, 0) + 1
+        for node in walk_names(stmt):
+            counts = reads if isinstance(node.ctx, gast.Load) else stores
+            counts[node.id] = counts.get(node.id, 0) + 1
     return stores, reads
 
 

@@ -45,7 +45,7 @@ from srctrans.annotations import Anno
 from srctrans.nodes import appended_to, popped_from
 from srctrans.optimise.expression_shapes import is_runtime_helper_call
 from srctrans.optimise.inner_products import summed_product, summed_square
-from srctrans.treewalk import walk
+from srctrans.treewalk import walk_names, walk
 
 # functions continuous (and smooth where their derivatives are read) in the arguments read
 _SMOOTH = frozenset(map(id, (
@@ -145,7 +145,7 @@ def _note(stmt, into, unsafe, pushed, popped, stack_reads, assigned, values, che
             if isinstance(part, gast.AST) and not isinstance(part, gast.stmt):
                 unsafe.update(_names(part))
     if isinstance(stmt, gast.For):
-        assigned.update(n.id for n in walk(stmt.target) if isinstance(n, gast.Name))
+        assigned.update(n.id for n in walk_names(stmt.target))
 
 
 def _classify(value, roots, into, unsafe):
@@ -207,4 +207,4 @@ def _sum_of_squares(value, numpy_alias):
 
 
 def _names(node):
-    return set() if node is None else {n.id for n in walk(node) if isinstance(n, gast.Name)}
+    return set() if node is None else {n.id for n in walk_names(node)}

@@ -56,7 +56,7 @@ from srctrans.nodes import load, single_target
 from srctrans.optimise.dce import name_counts
 from srctrans.optimise.entry_cotangents import is_runtime_call, runtime_call
 from srctrans.optimise.expression_shapes import REDUCTION_METHODS, INTEGER, basic_index_shape
-from srctrans.treewalk import walk
+from srctrans.treewalk import walk_names, walk
 
 _IN_PLACE = (gast.Add, gast.Sub)
 
@@ -284,7 +284,7 @@ def entry_start(stmt, runtime_alias):
             and isinstance(stmt.targets[0], gast.Name)
             and is_runtime_call(stmt.value, runtime_alias, "getitem_grad", 3)
             and isinstance(stmt.value.args[1], gast.Name)
-            and stmt.targets[0].id not in {n.id for n in walk(stmt.value) if isinstance(n, gast.Name)}):
+            and stmt.targets[0].id not in {n.id for n in walk_names(stmt.value)}):
         return stmt.value.args[1].id
     return None
 
@@ -304,7 +304,7 @@ def _written_parts_only(stmt, name, runtime_alias):
     ``name[i]`` (what specialising made of one where ``i`` picks each entry once): a part
     taken out, which :func:`_copy_written_parts` makes a copy of its own."""
     allowed = {id(_part_of(node, name, runtime_alias)) for node in walk(stmt)} - {id(None)}
-    return all(id(n) in allowed for n in walk(stmt) if isinstance(n, gast.Name) and n.id == name)
+    return all(id(n) in allowed for n in walk_names(stmt) if n.id == name)
 
 
 def _part_of(node, name, runtime_alias):
@@ -358,7 +358,7 @@ def _sums_only(body, name, start, entries):
     for position, node in enumerate(_statements(body)):
         if node is start:
             continue
-        stores = [n for n in walk(node) if isinstance(n, gast.Name) and n.id == name
+        stores = [n for n in walk_names(node) if n.id == name
                   and isinstance(n.ctx, gast.Store)]
         if isinstance(node, (gast.If, gast.For, gast.While)):
             header = node.test if not isinstance(node, gast.For) else node.iter

@@ -23,7 +23,7 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.nodes import single_target
 from srctrans.optimise.dce import reads_of
-from srctrans.treewalk import replace_names, walk
+from srctrans.treewalk import walk_names, replace_names, walk
 
 
 def inline_temporaries(statements, temporaries, keep, is_pure):
@@ -68,8 +68,8 @@ def _inline_block(statements, temporaries, keep, is_pure, uses):
             result.append(stmt)
             continue
         pure = is_pure(stmt)
-        assigned = {n.id for n in walk(stmt) if isinstance(n, gast.Name)
-                    and isinstance(n.ctx, gast.Store)}
+        assigned = {n.id for n in walk_names(stmt)
+                    if isinstance(n.ctx, gast.Store)}
         reads = None
         if pending and pending.keys() & reads_of(stmt):
             stmt, used = _substitute(stmt, pending)

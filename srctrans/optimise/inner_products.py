@@ -23,7 +23,7 @@ import gast
 
 from srctrans.nodes import clone
 from srctrans.optimise.expression_shapes import shape_of
-from srctrans.treewalk import replace_children, walk
+from srctrans.treewalk import walk_names, replace_children, walk
 
 
 def inner_products(body, derivatives, known, not_float, numpy_alias):
@@ -85,7 +85,7 @@ def _assigns(stmt):
     for target in targets:
         while isinstance(target, gast.Subscript):
             target = target.value
-        names |= {n.id for n in walk(target) if isinstance(n, gast.Name)}
+        names |= {n.id for n in walk_names(target)}
     return names
 
 

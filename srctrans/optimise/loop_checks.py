@@ -35,7 +35,7 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.optimise.common_values import PURE_BUILTINS, PURE_METHODS, has_own_rule
 from srctrans.optimise.entry_cotangents import is_runtime_call
-from srctrans.treewalk import walk
+from srctrans.treewalk import walk_names, walk
 
 _KIND_TESTS = frozenset({"has_method", "has_class", "holds_own", "is_same"})
 _LIST_METHODS = frozenset({"append", "pop"})
@@ -84,7 +84,7 @@ def _hoisted(loop, runtime_alias, lists, unsure):
                 if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load)}
     moved, seen = [], set()
     for check in checks:
-        names = {n.id for n in walk(check) if isinstance(n, gast.Name)}
+        names = {n.id for n in walk_names(check)}
         if names & (assigned | unsure):
             continue
         loop.body.remove(check)

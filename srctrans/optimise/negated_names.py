@@ -24,7 +24,7 @@ import bisect
 import gast
 
 from srctrans.nodes import load, writes_in_place
-from srctrans.treewalk import walk
+from srctrans.treewalk import walk_names, walk
 
 _LINEAR_METHODS = ("sum", "mean")
 
@@ -50,7 +50,7 @@ def absorb_negated_names(body, live_out):
                 or any(statements.reads(k, name) > 1 for k in readers):
             continue
         rewrites = [_absorbing(read, _parents(body[k])) for k in readers
-                    for read in walk(body[k]) if isinstance(read, gast.Name) and read.id == name]
+                    for read in walk_names(body[k]) if read.id == name]
         if None in rewrites:
             continue
         for rewrite in rewrites:

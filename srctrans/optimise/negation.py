@@ -47,7 +47,7 @@ from srctrans.nodes import clone, load
 from srctrans.optimise.dce import name_counts, reads_of, targets_of
 from srctrans.optimise.simplify import keeps_reuse
 from srctrans.optimise.expression_shapes import shape_of
-from srctrans.treewalk import replace_names, walk
+from srctrans.treewalk import walk_names, replace_names, walk
 
 
 def sink_negations(statements, live_out, shapes=None):
@@ -265,7 +265,7 @@ def negations_into_updates(body):
             name = stmt.targets[0].id
             if stores.get(name) != 1 or reads.get(name) != 1:
                 continue
-            operands = {n.id for n in walk(stmt.value) if isinstance(n, gast.Name)}
+            operands = {n.id for n in walk_names(stmt.value)}
             for position, later in enumerate(block[index + 1:], index + 1):
                 if _is_update_by(later, name):
                     later.op, later.value = gast.Sub(), stmt.value.operand
@@ -317,8 +317,8 @@ def _changes(stmt, names):
     that releases it), writes into one (an item or in place), or calls anything (which may
     write into an argument) but the tape's ``pop`` of a saved value (``Anno.SAVES``)."""
     if anno.get(stmt, Anno.SAVES) is not None:
-        return any(n.id in names for n in walk(stmt) if isinstance(n, gast.Name)
-                   and not isinstance(n.ctx, gast.Load))
+        return any(n.id in names for n in walk_names(stmt)
+                   if not isinstance(n.ctx, gast.Load))
     for node in walk(stmt):
         if isinstance(node, gast.Call):
             return True

@@ -37,7 +37,7 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.nodes import clone, load, number_literal, single_target
 from srctrans.optimise.dce import reads_of, stores_of
-from srctrans.treewalk import replace_names, walk
+from srctrans.treewalk import walk_names, replace_names
 
 
 def merge_complementary_selections(statements, live_out, numpy_alias):
@@ -157,8 +157,8 @@ def _sole_reader(statements, live_out, index, name):
     readers = []
     for k in range(index + 1, len(statements)):
         stmt = statements[k]
-        readers += [k] * sum(1 for n in walk(stmt) if isinstance(n, gast.Name)
-                             and n.id == name and isinstance(n.ctx, gast.Load))
+        readers += [k] * sum(1 for n in walk_names(stmt)
+                             if n.id == name and isinstance(n.ctx, gast.Load))
         if name in stores_of(stmt):
             break
     else:
@@ -172,7 +172,7 @@ def _sole_reader(statements, live_out, index, name):
 def _is_product_of(node, name):
     """Whether ``node`` reads ``name`` once, through products, quotients (as the dividend)
     and negations only."""
-    if sum(1 for n in walk(node) if isinstance(n, gast.Name) and n.id == name) != 1:
+    if sum(1 for n in walk_names(node) if n.id == name) != 1:
         return False
     while not (isinstance(node, gast.Name) and node.id == name):
         if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):

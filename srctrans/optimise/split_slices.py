@@ -25,7 +25,7 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.nodes import clone, int_literal, load
 from srctrans.optimise.in_place import statement_blocks
-from srctrans.treewalk import own_nodes, replace_children, walk
+from srctrans.treewalk import walk_names, own_nodes, replace_children
 
 _SPLITS = {np.split: None, np.array_split: None, np.hsplit: "h", np.vsplit: "v"}
 
@@ -136,7 +136,7 @@ def _unpacked(stmt):
     if len(names) != len(pieces) or not all(isinstance(n, gast.Name) for n in names) \
             or not all(isinstance(p, gast.Subscript) for p in pieces):
         return None
-    read = {n.id for piece in pieces for n in walk(piece) if isinstance(n, gast.Name)}
+    read = {n.id for piece in pieces for n in walk_names(piece)}
     if read & {n.id for n in names}:
         return None
     return [anno.copy(stmt, gast.Assign([clone(target)], piece, None))

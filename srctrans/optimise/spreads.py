@@ -12,7 +12,7 @@ import numpy as np
 from srctrans.nodes import clone, int_literal, number_literal, substitute_names, whole_slice
 from srctrans.optimise.dce import reads_of, stores_of
 from srctrans.optimise.expression_shapes import called, is_runtime_helper_call, shape_of
-from srctrans.treewalk import replace_children, walk
+from srctrans.treewalk import walk_names, replace_children, walk
 
 
 class Spreads:
@@ -120,8 +120,8 @@ class Spreads:
             shapes = dict(known, **{current: shape})
             reads, replaced = 0, False
             for position, stmt in enumerate(statements):
-                count = sum(1 for n in walk(stmt) if isinstance(n, gast.Name)
-                            and n.id == current and isinstance(n.ctx, gast.Load))
+                count = sum(1 for n in walk_names(stmt)
+                            if n.id == current and isinstance(n.ctx, gast.Load))
                 if not count and copied and current in stores_of(stmt):
                     return False                  # assigned again unread: it was read nowhere
                 if not count:

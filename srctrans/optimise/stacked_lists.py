@@ -16,7 +16,7 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.nodes import int_literal
 from srctrans.optimise.dce import reads_of, stores_of
-from srctrans.treewalk import walk
+from srctrans.treewalk import walk_names
 
 
 def append_of(stmt):
@@ -43,7 +43,7 @@ def stacked_lists(found, before, after, definitions):
             return None
         reads = 0
         for stmt in after:
-            reads += sum(1 for n in walk(stmt) if isinstance(n, gast.Name) and n.id == name
+            reads += sum(1 for n in walk_names(stmt) if n.id == name
                          and isinstance(n.ctx, gast.Load))
             axis = stacking_axis(stmt, name)
             if axis is not None:

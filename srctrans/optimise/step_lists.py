@@ -54,7 +54,7 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.differentiate.control import is_pop
 from srctrans.nodes import appended_to, assign, clone, load
-from srctrans.treewalk import walk
+from srctrans.treewalk import walk_names, walk
 
 
 def save_steps_in_lists(body, namer, runtime_alias):
@@ -237,7 +237,7 @@ def _unread_restore(backward, after):
     if any(_uses(stmt, name) for stmt in backward.body):
         return False
     for stmt in after:
-        found = [n for n in walk(stmt) if isinstance(n, gast.Name) and n.id == name]
+        found = [n for n in walk_names(stmt) if n.id == name]
         if not found:
             continue
         # assigned again, or deleted, first: by the statement itself (a branch's assignment

@@ -24,7 +24,7 @@ from srctrans.nodes import clone, int_literal
 from srctrans.optimise.accumulate import COMPOUND
 from srctrans.optimise.common_values import has_own_rule
 from srctrans.optimise.dce import name_counts, stores_of
-from srctrans.treewalk import replace_children, walk
+from srctrans.treewalk import walk_names, replace_children, walk
 
 
 def fold_tuple_picks(statements):
@@ -97,7 +97,7 @@ def _fold(block, position, entries, pick_ids, computed=False):
     they are all there and no name an entry reads is assigned before the last of them
     (``computed``: an entry is an expression, whose picks may not be in a compound
     statement)."""
-    names = {n.id for e in entries for n in walk(e) if isinstance(n, gast.Name)}
+    names = {n.id for e in entries for n in walk_names(e)}
     last, seen = None, 0
     for later in range(position + 1, len(block)):
         count = sum(id(n) in pick_ids for n in walk(block[later]))

@@ -27,7 +27,7 @@ import gast
 from srctrans.nodes import int_literal, whole_slice
 from srctrans.optimise.entry_cotangents import is_runtime_call
 from srctrans.optimise.expression_shapes import shape_of
-from srctrans.treewalk import walk
+from srctrans.treewalk import walk_names, walk
 
 
 def drop_dead_zeroings(backward, ranges, returned, runtime_alias):
@@ -170,7 +170,7 @@ def _only_its_slot_read_before(outer, body, zeroing, name, index, runtime_alias,
                     and _parts(read[1]) is not None \
                     and gast.dump(gast.Tuple(_parts(read[1]), gast.Load())) == slot:
                 allowed.add(id(read[0]))
-    return all(id(n) in allowed for n in walk(outer) if isinstance(n, gast.Name) and n.id == name)
+    return all(id(n) in allowed for n in walk_names(outer) if n.id == name)
 
 
 def _copies_itself(stmt, name):
@@ -199,7 +199,7 @@ def drop_zero_stores(body, known, runtime_alias):
         stored = _zero_store(stmt, zeroed, known, runtime_alias)
         if stored is not None:
             continue                                      # (it stays all zeros)
-        zeroed -= {node.id for node in walk(stmt) if isinstance(node, gast.Name)}
+        zeroed -= {node.id for node in walk_names(stmt)}
         if isinstance(stmt, gast.Assign) and len(stmt.targets) == 1 \
                 and isinstance(stmt.targets[0], gast.Name) \
                 and _makes_zeros(stmt.value, stmt.targets[0].id, runtime_alias):
