@@ -74,12 +74,20 @@ def times(tmp_path_factory):
 
 
 def test_1000_statements_build_and_run_fast(times):
-    seconds, fn, (dx, dw), args = times[1000]
+    seconds, fn, (dx, dw), (x, w) = times[1000]
     assert seconds < 20.0
     assert np.shape(dx) == (3,) and np.ndim(dw) == 0
-    # (reverse mode, whose build is what is timed: forward mode's two builds of the same
-    # chain would double the test's time in the README's test command)
-    st.check_grads(fn, args, modes=("reverse",), rtol=1e-4, atol=1e-6)
+    # the gradient the timed build gave, against central differences in each of the four
+    # inputs (the function is smooth there; building it again to check would double the
+    # test's time in the README's test command)
+    step = 1e-6
+    for i in range(3):
+        e = np.zeros(3)
+        e[i] = step
+        want = (fn(x + e, w) - fn(x - e, w)) / (2 * step)
+        np.testing.assert_allclose(dx[i], want, rtol=1e-4, atol=1e-6)
+    want = (fn(x, w + step) - fn(x, w - step)) / (2 * step)
+    np.testing.assert_allclose(dw, want, rtol=1e-4, atol=1e-6)
 
 
 def test_build_time_is_linear(times):
