@@ -90,9 +90,11 @@ def extremum_grad(g, ans, x, axis=None, keepdims=False):
         kept = list(x.shape)                     # NumPy arrays along one axis: the methods
         kept[axis] = 1
         hits = x == ans.reshape(kept)
-        ties = hits.sum(axis=axis, keepdims=True)
         dtype = g.dtype if g.dtype is x.dtype and g.dtype.kind == "f" else _float_dtype(g, x)
-        return np.where(hits, np.divide(g.reshape(kept), np.maximum(ties, 1), dtype=dtype), 0)
+        share = np.add.reduce(hits, axis=axis, keepdims=True, dtype=dtype)   # the ties, as
+        np.maximum(share, 1, out=share)                  # floats: each slice's share of its
+        np.divide(g.reshape(kept), share, out=share)     # gradient, in the count's array
+        return np.where(hits, share, 0)
     shape = np.shape(x)
     g = _keep_reduced_axes(g, shape, axis, keepdims)
     ans = _keep_reduced_axes(ans, shape, axis, keepdims)
