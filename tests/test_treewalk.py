@@ -1,5 +1,5 @@
 """treewalk.walk visits exactly the nodes gast.walk visits but the load/store marks, in the same
-order."""
+order; treewalk.walk_names gives the Name nodes among them, in that order."""
 
 import ast
 import pathlib
@@ -8,14 +8,14 @@ import sys
 import gast
 import pytest
 
-from srctrans.treewalk import walk
+from srctrans.treewalk import walk, walk_names
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FILES = sorted(ROOT.glob("srctrans/**/*.py")) + sorted(ROOT.glob("tests/programs/*.py"))
 
 NEWER_SYNTAX = {
     (3, 10): "match x:\n    case [a, *rest] if a: pass\n    case {'k': v, **more}: pass\n"
-             "    case P(q, r=s) as t: pass\n",
+             "    case P(q, r=s) as t: pass\n    case None: pass\n",
     (3, 12): "type Pair[T: int, *Ts, **P] = tuple[T, T]\n"
              "def f[T](x: T) -> T:\n    return x\n",
 }
@@ -30,6 +30,28 @@ def gast_walk(tree):
 def test_walk_matches_gast_walk_on_source_files(path):
     tree = gast.parse(path.read_text())
     assert [id(n) for n in walk(tree)] == [id(n) for n in gast_walk(tree)]
+    assert [id(n) for n in walk_names(tree)] == \
+        [id(n) for n in gast_walk(tree) if isinstance(n, gast.Name)]
+
+
+# fields that hold strings, numbers or None where a node may stand: the walks pass them by
+FIELDS_WITHOUT_NODES = (
+    "def outer(*, a, b=1.0):\n"
+    "    global G\n"
+    "    x: int = 3\n"
+    "    def inner():\n"
+    "        nonlocal a\n"
+    "        return {**d, 'k': a, None: b}\n"
+    "    return inner\n")
+
+
+def test_walks_pass_by_strings_numbers_and_missing_entries():
+    tree = gast.parse(FIELDS_WITHOUT_NODES)
+    walked = list(walk(tree))
+    assert [id(n) for n in walked] == [id(n) for n in gast_walk(tree)]
+    assert [id(n) for n in walk_names(tree)] == \
+        [id(n) for n in walked if isinstance(n, gast.Name)]
+    assert not any(n is None or isinstance(n, (str, int)) for n in walked)
 
 
 @pytest.mark.parametrize("version", sorted(NEWER_SYNTAX))
@@ -40,6 +62,8 @@ def test_walk_matches_gast_walk_on_newer_syntax(version):
     walked = list(walk(tree))
     assert [id(n) for n in walked] == [id(n) for n in gast_walk(tree)]
     assert any(isinstance(n, gast.Name) and n.id == "e" for n in walked)   # a handler's name
+    assert [id(n) for n in walk_names(tree)] == \
+        [id(n) for n in walked if isinstance(n, gast.Name)]
 
 
 def test_replace_names_visits_names_in_the_order_a_node_transformer_does():
