@@ -28,6 +28,7 @@ from srctrans.optimise.constant_factors import multiply_constant_factors
 from srctrans.optimise.expression_shapes import infer_shapes
 from srctrans.optimise.dce import eliminate_dead_code, propagate_copies, reads_of, targets_of
 from srctrans.optimise.row_loops import differentiated_values
+from srctrans.optimise.filled_products import broadcast_filled_products
 from srctrans.optimise.filled_spreads import fill_spreads
 from srctrans.optimise.float_lists import float_list_loops
 from srctrans.optimise.carried_entries import carry_entries
@@ -233,6 +234,7 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
                                      unit.namer.fresh)
         body = fill_spreads(body, shapes, unit.aliases[NUMPY_ALIAS], unit.aliases[RUNTIME_ALIAS],
                             shapes_hold)
+        body = broadcast_filled_products(body, shapes, unit.aliases[NUMPY_ALIAS])
         body = eliminate_dead_code(body, reads_all(kept), is_pure)
         body = share_common_values(body, shapes, reads_all(kept),
                                    parameter_names(unit.function), unit.aliases[RUNTIME_ALIAS])

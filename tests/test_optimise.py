@@ -1490,7 +1490,9 @@ def test_a_means_spread_over_a_where_is_filled_in_the_shape_of_its_branches(dtyp
     assert "full_like" not in code and "np.where(small, 0.5" not in code
     assert "np.where(small, d_where * r, " in code
     source = _fused_source_wrt(where_of_a_number, (r, 0.7, 2.0), (0,))
-    assert "np.full_like(_where, " in source       # (a number's selection: NumPy's dtype)
+    # (a number's selection: NumPy's dtype; the fill times the scale is the scale's
+    # product broadcast, optimise/filled_products.py)
+    assert "np.empty_like(_where, " in source
     for f, want in ((huber_like, 2.0 * np.where(np.abs(r) <= 0.7, r, 0.7 * np.sign(r)) / 12),
                     (where_of_a_number, 2.0 * np.where(np.abs(r) <= 0.7, 2 * r, 0) / 12)):
         g = st.grad(f)
