@@ -1,6 +1,7 @@
 """Axis moves a matrix of known shape does not need (optimise/matrix_axes.py): a swap of a
 matrix's two axes is its transpose, a number's axes put in front of a product are dropped,
-and np.moveaxis, np.transpose and np.swapaxes of an array of known rank are its methods."""
+np.moveaxis, np.transpose and np.swapaxes of an array of known rank are its methods, and a
+reshape's cotangent of known shapes is the array's reshape."""
 
 import itertools
 
@@ -15,7 +16,7 @@ from srctrans.emit.printer import unparse
 from srctrans.optimise.specialise import specialise
 
 R = np.random.default_rng(53)
-SHAPES = {"M": (3, 3), "S": (2, 3, 3), "v": (3,), "g": ()}
+SHAPES = {"M": (3, 3), "S": (2, 3, 3), "v": (3,), "g": (), "F": (18,)}
 
 
 def _specialised(text):
@@ -46,6 +47,11 @@ def _specialised(text):
     ("d = np.transpose(S, (2, 0))", "d = np.transpose(S, (2, 0))"),         # not every axis
     ("d = np.swapaxes(S, 0, -1)", "d = S.swapaxes(0, -1)"),
     ("d = np.swapaxes(S, 0, 3)", "d = np.swapaxes(S, 0, 3)"),
+    ("d = rt.reshape_like(F, S)", "d = F.reshape((2, 3, 3))"),
+    ("d = rt.reshape_like(S, F, 'C')", "d = S.reshape((18,))"),
+    ("d = rt.reshape_like(F, S, 'F')", "d = rt.reshape_like(F, S, 'F')"),    # another order
+    ("d = rt.reshape_like(g, M)", "d = rt.reshape_like(g, M)"),        # a number: no method
+    ("d = rt.reshape_like(F, u)", "d = rt.reshape_like(F, u)"),        # a shape not known
 ])
 def test_axis_moves_a_matrix_does_not_need(text, written):
     assert _specialised(text) == written
@@ -92,6 +98,21 @@ def channels_last(x, w):
     y = np.moveaxis(x, 0, -1)                        # (C, H, W) -> (H, W, C)
     z = np.swapaxes(np.tanh(y @ w), 0, 1)
     return np.sum(np.transpose(z, (2, 0, 1)) ** 2)
+
+
+def pooled(x):
+    return np.sum(x.reshape(-1, 2).max(axis=1) ** 2)
+
+
+def test_a_reshapes_cotangent_is_the_arrays_reshape_and_holds():
+    x = R.standard_normal(12)
+    fused = st.source(pooled, args=(x,)).split("def pooled_grad")[1]
+    assert "reshape_like" not in fused and ".reshape((12,))" in fused
+    gradient = st.grad(pooled)
+    for _ in range(3):
+        got = gradient(x)
+    np.testing.assert_array_equal(got, st.grad(pooled, optimize=False)(x))
+    st.check_grads(pooled, (x,), order=2)
 
 
 def test_moved_axes_gradient_holds_and_calls_the_methods():

@@ -43,7 +43,8 @@ from srctrans.optimise.einsum_cotangents import einsum_cotangents, einsum_tangen
 from srctrans.optimise.expression_shapes import (REDUCTION_METHODS, basic_index_shape, index_of,
                                                  is_runtime_helper_call, record_pair, shape_of)
 from srctrans.optimise.matmul_cotangents import matmul_cotangent
-from srctrans.optimise.matrix_axes import moved_axes, transposed_swap, unexpanded_product
+from srctrans.optimise.matrix_axes import (moved_axes, reshaped_like, transposed_swap,
+                                          unexpanded_product)
 from srctrans.optimise.scan_cotangents import scan_cotangent
 from srctrans.optimise.picked_cotangents import picked_cotangent, picked_entry
 from srctrans.optimise.simplify import power_of_two
@@ -390,7 +391,7 @@ class _Rewriter(gast.NodeTransformer):
             return einsums
         plain = plain_softmax_ratio(node) or softmax_ratio_cotangent(node, known) or \
             transposed_swap(node, known) or moved_axes(node, known) or \
-            scan_cotangent(node, known, self.numpy_alias)
+            reshaped_like(node, known) or scan_cotangent(node, known, self.numpy_alias)
         if plain is not None:
             return plain
         if is_runtime_helper_call(node, "zeros_like") and len(node.args) == 1 \
