@@ -55,6 +55,7 @@ from srctrans.optimise.kept_axes import sum_kept_axes_away
 from srctrans.optimise.divisors import divide_by_checked
 from srctrans.optimise.inline import inline_temporaries
 from srctrans.optimise.keyed_branches import drop_settled_expectations
+from srctrans.optimise.masked_picks import select_masked_picks
 from srctrans.optimise.shares import share_softmax
 from srctrans.optimise.simplify import simplify
 from srctrans.optimise.specialise import fold_shape_counts
@@ -248,6 +249,8 @@ def gradient_function(unit, forward, backward, seed, gradients, seeding=None, si
         body = sum_guarded_products(body, unit.aliases[RUNTIME_ALIAS])
         body = skip_derivative_only_folds(body, unit.aliases[RUNTIME_ALIAS])
         body = symmetric_clip_masks(body, unit.aliases[NUMPY_ALIAS])
+        body = select_masked_picks(body, shapes, unit.not_float, unit.aliases[NUMPY_ALIAS],
+                                   unit.aliases[RUNTIME_ALIAS])
         known = infer_shapes(body, shapes, parameter_names(unit.function))
         numbers = _numbers(known)
         body, ratios = divide_by_checked(body, unit.divisors & numbers,
