@@ -1747,9 +1747,13 @@ def test_a_negated_value_added_into_an_entry_is_subtracted_there():
     ("n = -d\nu = X.T @ n\ndx[:-1] += u", "u = X.T @ d\ndx[:-1] -= u"),     # a map reduces it
     ("n = -d\nu = n @ A\nv = 1\ndx += u", "u = d @ A\nv = 1\ndx -= u"),
     ("n = -d\nu = n / s\ndx[0] += u", "u = d / s\ndx[0] -= u"),
+    ("n = -d\nu = n * y\ndx += X.T @ u", "u = d * y\ndx -= X.T @ u"),     # maps in a chain,
+    ("n = -d\nu = y * n\nv = u / s\nw = 2 * v\ndx[0] += w",                # the last one
+     "u = y * d\nv = u / s\nw = 2 * v\ndx[0] -= w"),                        # in the update
 ])
 def test_a_negation_moves_through_a_linear_map_into_an_update(text, moved):
-    """t_regression's dbeta = X.T @ -d_sub, added into an entry: subtracted, no negation."""
+    """t_regression's dbeta = X.T @ -d_sub, added into an entry: subtracted, no negation; a
+    hinge loss's dw += X.T @ (-dmargins * y) likewise."""
     assert _after_negations_into_updates(text) == moved
 
 
@@ -1759,6 +1763,10 @@ def test_a_negation_moves_through_a_linear_map_into_an_update(text, moved):
     "n = -d\nu = n @ n\ndx += u",                         # n twice
     "n = -d\nu = X.T @ n\ndx[:-1] *= u",                  # not a sum
     "n = -d\nd[0] = 1.0\nu = X.T @ n\ndx += u",          # the negated array changes between
+    "n = -d\nu = n * y\nv = u * u\ndx += v",              # the chain's link not linear
+    "n = -d\nu = n * y\ndx += X.T @ u\nz = u + 1",        # a link read again
+    "n = -d\nu = n * y\ndx += u @ u",                      # the update reads the link twice
+    "n = -d\nu = n * y\nif c:\n    dx += u",               # the update in another block
 ])
 def test_a_negation_that_may_not_move_through_a_map_stays(text):
     assert _after_negations_into_updates(text) == ast.unparse(ast.parse(text))

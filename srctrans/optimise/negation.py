@@ -293,23 +293,57 @@ def _negated_through(stmt, name, source, rest, stores, reads):
     """Rewrite, in place, ``u = a @ name`` (``name @ a``, ``c * name``, ``name * c``,
     ``name / c``; ``name = -source`` read nowhere else) as ``u = a @ source`` and the later
     ``x[k] += u`` of ``rest`` that alone reads ``u`` as ``x[k] -= u``: a linear map moves
-    the sign to the update, the smaller array when the map reduces (``X.T @ -d``)."""
-    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
-            and isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.BinOp)):
+    the sign to the update, the smaller array when the map reduces (``X.T @ -d``). The maps
+    may chain, each result read once by the next (``v = u * y``), and the update may apply
+    the last map itself (``x += X.T @ v``): ``-`` commutes with each, exactly."""
+    first = _linear_side(stmt, name)
+    if first is None:
         return False
-    value, target = stmt.value, stmt.targets[0].id
+    current, later = stmt, rest
+    while True:
+        target = current.targets[0].id
+        if stores.get(target) != 1 or reads.get(target) != 1:
+            return False
+        position = next((k for k, s in enumerate(later) if target in reads_of(s)), None)
+        if position is None:
+            return False
+        update, later = later[position], later[position + 1:]
+        if _is_update_by(update, target) or (
+                isinstance(update, gast.AugAssign) and isinstance(update.op, gast.Add)
+                and _linear_operand(update.value, target) is not None):
+            break
+        if _linear_side(update, target) is None:
+            return False
+        current = update
+    setattr(stmt.value, first, source)
+    update.op = gast.Sub()
+    return True
+
+
+def _linear_side(stmt, name):
+    """The side (``"left"``/``"right"``) of ``stmt``'s value where ``name`` is, when ``stmt``
+    assigns one name a map linear in ``name`` (:func:`_linear_operand`); else None."""
+    if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], gast.Name)):
+        return None
+    return _linear_operand(stmt.value, name)
+
+
+def _linear_operand(value, name):
+    """The side of ``value``, ``a @ name`` (``name @ a``, ``c * name``, ``name * c``, ``name
+    / c``), where ``name`` is, read there once; else None."""
+    if not isinstance(value, gast.BinOp):
+        return None
     sides = [side for side in ("left", "right")
              if isinstance(getattr(value, side), gast.Name) and getattr(value, side).id == name]
     linear = isinstance(value.op, (gast.MatMult, gast.Mult)) or (
         isinstance(value.op, gast.Div) and sides == ["left"])
-    if len(sides) != 1 or not linear or stores.get(target) != 1 or reads.get(target) != 1:
-        return False
-    update = next((later for later in rest if target in reads_of(later)), None)
-    if update is None or not _is_update_by(update, target):
-        return False
-    setattr(value, sides[0], source)
-    update.op = gast.Sub()
-    return True
+    if len(sides) != 1 or not linear or name in reads_of(getattr(value, _OTHER[sides[0]])):
+        return None
+    return sides[0]
+
+
+_OTHER = {"left": "right", "right": "left"}
 
 
 def _changes(stmt, names):
