@@ -292,6 +292,13 @@ REDUCTIONS = [
     "np.sum({a}[{a} > 0.1] ** 2)", "np.sum(np.tanh({a}[np.abs({a}) < 0.9]) * 2.0) + np.sum({a})",
     "np.sum(np.log(1.0 + ({a}[{a} > -0.3] + 0.5) ** 2)) * 3.0",     # a scaled sum of a pick
     "np.sum({a}[np.nonzero({a} > -0.2)] * 1.5)",
+    "np.sum(({a}[({a} > -0.5) & ({a} < 0.8)] - 0.2) ** 2) / 2.0",   # (optimise/masked_picks.py)
+    # a sum of a product with a factor that broadcasts (optimise/filled_products.py), a
+    # reshape's cotangent (matrix_axes.reshaped_like), a negation through maps (negation.py)
+    "np.sum({a} * np.arange(1.0, {a}.shape[-1] + 1.0))",
+    "np.mean(({a} - 0.5) * np.linspace(-1.0, 1.0, {a}.shape[-1]))",
+    "np.sum(np.tanh({a}.reshape(-1, 1)) * np.array([1.0, -0.5]))",
+    "np.sum(np.maximum(0.0, 1.0 - np.cos({a}) * (W[0] @ W[0])))",
     # convolutions and polynomials whose one cotangent is read (optimise/picked_cotangents.py)
     "np.convolve({a}.ravel(), np.array([0.25, 0.5, 0.25]), mode='same')",
     "np.correlate({a}.ravel(), np.array([1.0, -0.5]), mode='valid')",
