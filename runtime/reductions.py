@@ -18,6 +18,8 @@ Where the derivative is undefined (a variance with ``n - ddof <= 0``) it is
 NaN, except that a zero ``g`` or ``dx`` still gives zero.
 """
 
+import math
+
 import numpy as np
 
 from .broadcast import float_dtype as _float_dtype
@@ -90,7 +92,12 @@ def extremum_grad(g, ans, x, axis=None, keepdims=False):
         kept = list(x.shape)                     # NumPy arrays along one axis: the methods
         kept[axis] = 1
         hits = x == ans.reshape(kept)
-        dtype = g.dtype if g.dtype is x.dtype and g.dtype.kind == "f" else _float_dtype(g, x)
+        same = g.dtype is x.dtype and g.dtype.kind == "f"
+        if same and np.count_nonzero(hits) == ans.size and math.isfinite(ans.sum()):
+            # no extremum is NaN, so each slice has a hit; as many hits as slices: one each,
+            # no tie, and each slice's share is its whole gradient (g / 1 is g)
+            return np.where(hits, g.reshape(kept), 0)
+        dtype = g.dtype if same else _float_dtype(g, x)
         share = np.add.reduce(hits, axis=axis, keepdims=True, dtype=dtype)   # the ties, as
         np.maximum(share, 1, out=share)                  # floats: each slice's share of its
         np.divide(g.reshape(kept), share, out=share)     # gradient, in the count's array

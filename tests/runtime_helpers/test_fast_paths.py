@@ -163,6 +163,31 @@ def test_a_maximums_cotangent_along_one_axis_is_shared_among_its_ties(shape, kee
         np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("shape", [(10, 2), (3, 4, 5), (6,)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("case", ["distinct", "signed_zeros", "infinite", "nan_and_tie"])
+def test_a_maximums_cotangent_without_ties_is_the_gradient_placed(shape, dtype, case):
+    """One hit a slice (no tie, no NaN: the shortcut) gives what sharing gives; a +0/-0 pair
+    is a tie, an infinite extremum and a NaN slice beside a tie go the general way."""
+    for axis in range(-len(shape), len(shape)):
+        x = R.standard_normal(shape).astype(dtype)
+        if case == "signed_zeros":                   # the zeros are their slices' maxima
+            x = -np.abs(x)
+            x.flat[0], x.flat[-1] = 0.0, -0.0
+        elif case == "infinite":
+            x.flat[-1] = np.inf
+        elif case == "nan_and_tie":
+            x[..., 0] = np.nan if x.shape[-1] > 1 else x[..., 0]
+            x.flat[-1] = x.flat[-2] = 5.0
+        with np.errstate(invalid="ignore"):
+            ans = np.max(x, axis=axis)
+        g = R.standard_normal(ans.shape).astype(dtype)
+        got = rt.extremum_grad(g, ans, x, axis, False)
+        want = _maximum_general(g, ans, x, axis, False)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("n", [1, 2, 4, 7])
 def test_a_polynomials_coefficients_cotangent_in_one_product_is_the_powers_sums(n):
     p, x, g = R.standard_normal(n), R.standard_normal(30), R.standard_normal(30)
