@@ -32,8 +32,10 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.nodes import dotted, ints_literal, load, store
 from srctrans.optimise.dce import name_counts, reads_of, stores_of
+from srctrans.optimise.expression_shapes import called
 
-_FILLS = {"full_like": np.full_like, "full": np.full}
+# a fill -> the function that makes an array of its shape and dtype unfilled
+_FILLS = {np.full_like: "empty_like", np.full: "empty"}
 
 
 def broadcast_filled_products(body, shapes, numpy_alias):
@@ -43,11 +45,11 @@ def broadcast_filled_products(body, shapes, numpy_alias):
     stores, reads = name_counts(body)
     index = 0
     while index < len(body):
-        fill = _fill(body[index], numpy_alias, shapes)
+        fill = _fill(body[index], shapes)
         if fill is None or stores.get(fill[0]) != 1 or reads.get(fill[0]) != 1:
             index += 1
             continue
-        name, shape, like, value, dtype = fill
+        name, empty, shape, like, value, dtype = fill
         later = next((k for k in range(index + 1, len(body))
                       if name in reads_of(body[k])), None)
         product = None if later is None else _product(body[later], name)
@@ -64,36 +66,34 @@ def broadcast_filled_products(body, shapes, numpy_alias):
                 or any(stores_of(body[k]) & fixed for k in range(index + 1, later))):
             index += 1
             continue
-        body[later:later + 1] = _broadcast(body[later], target, factor, like, value, dtype,
-                                           numpy_alias, fill_call=body[index].value)
+        body[later:later + 1] = _broadcast(body[later], target, factor, empty, like, value,
+                                           dtype, numpy_alias)
         del body[index]
     return body
 
 
-def _fill(stmt, numpy_alias, shapes):
-    """``(name, shape, like, value, dtype)`` of ``name = np.full_like(like, value, dtype)``
-    (``like`` a name of a measured shape) or ``name = np.full(shape, value, dtype)``, with
-    ``dtype`` a ``np.result_type(...)`` call; else None."""
+def _fill(stmt, shapes):
+    """``(name, empty, shape, like, value, dtype)`` of ``name = np.full_like(like, value,
+    dtype)`` (``like`` a name of a measured shape) or ``name = np.full(shape, value, dtype)``,
+    with ``dtype`` a ``np.result_type(...)`` call, ``empty`` the name of NumPy's function
+    that makes such an array unfilled; else None."""
     if not (isinstance(stmt, gast.Assign) and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], gast.Name) and isinstance(stmt.value, gast.Call)):
         return None
     call = stmt.value
-    func = call.func
-    if not (isinstance(func, gast.Attribute) and isinstance(func.value, gast.Name)
-            and func.value.id == numpy_alias and func.attr in _FILLS
-            and anno.get(call, Anno.CALLEE) is _FILLS[func.attr]
-            and len(call.args) == 3 and not call.keywords):
+    empty = _FILLS.get(called(call))
+    if empty is None or len(call.args) != 3 or call.keywords:
         return None
     like, value, dtype = call.args
-    if not (isinstance(dtype, gast.Call) and anno.get(dtype, Anno.CALLEE) is np.result_type):
+    if not (isinstance(dtype, gast.Call) and called(dtype) is np.result_type):
         return None
-    if func.attr == "full_like":
+    if empty == "empty_like":
         shape = shapes.get(like.id) if isinstance(like, gast.Name) else None
     else:
         shape = ints_literal(like)
     if shape is None:
         return None
-    return stmt.targets[0].id, tuple(shape), like, value, dtype
+    return stmt.targets[0].id, empty, tuple(shape), like, value, dtype
 
 
 def _product(stmt, name):
@@ -126,10 +126,9 @@ def _broadcasts(small, whole):
         return False
 
 
-def _broadcast(product, target, factor, like, value, dtype, numpy_alias, fill_call):
+def _broadcast(product, target, factor, empty, like, value, dtype, numpy_alias):
     """The statements that make ``target`` ``factor`` (times ``value``) broadcast over the
-    fill's shape, with ``product``'s origin."""
-    empty = "empty_like" if fill_call.func.attr == "full_like" else "empty"
+    fill's shape (``np.<empty>(like, dtype)``), with ``product``'s origin."""
     made = gast.Call(dotted(numpy_alias, empty), [like, dtype], [])
     anno.set_(made, Anno.CALLEE, getattr(np, empty))
     written = load(factor)
