@@ -21,7 +21,7 @@ from srctrans.annotations import Anno
 from srctrans.nodes import parameter_names
 from srctrans.analyse.fixed_shapes import (path_dependent_names, shape_obstacle,
                                            value_dependent_names, value_dependent_roots)
-from srctrans.treewalk import walk_names, walk
+from srctrans.treewalk import walk, walk_names
 
 
 class ShapeFacts:

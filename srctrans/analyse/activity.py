@@ -17,7 +17,7 @@ from srctrans.annotations import Anno
 from srctrans.analyse.values import greatest_closed
 from srctrans.nodes import appended_to, parameter_names, popped_from
 from srctrans.rules import ATTRIBUTES, METHODS, REGISTRY, operator_primal
-from srctrans.treewalk import walk_names, walk
+from srctrans.treewalk import walk, walk_names
 
 
 def active_names(function, wrt, constants=()):

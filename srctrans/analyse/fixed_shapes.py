@@ -20,7 +20,7 @@ from srctrans.analyse.indices import Indexing
 from srctrans.annotations import Anno
 from srctrans.nodes import changed_in_place
 from srctrans.optimise.dce import reads_of, stores_of
-from srctrans.treewalk import walk_names, walk
+from srctrans.treewalk import walk, walk_names
 
 # Functions whose result's shape depends on the values of their arguments.
 VALUE_DEPENDENT_SHAPES = frozenset({

@@ -38,7 +38,7 @@ from srctrans.analyse.indices import assigned_values
 from srctrans.analyse.values import greatest_closed
 from srctrans.annotations import Anno
 from srctrans.nodes import changed_in_place, in_runtime, int_literal
-from srctrans.treewalk import walk_names, walk
+from srctrans.treewalk import walk, walk_names
 
 _KEYED_TESTS = ("has_class", "has_method", "holds_own", "has_key")
 

@@ -18,7 +18,7 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.nodes import in_runtime, int_literal, parameter_names, popped_from
 from srctrans.rules import METHODS, REGISTRY
-from srctrans.treewalk import walk_names, walk
+from srctrans.treewalk import walk, walk_names
 
 # Functions and methods whose result is a new array (or a NumPy number), never a view of an
 # argument (but np.array's with copy=False: see :func:`makes_fresh`).

@@ -17,7 +17,7 @@ from srctrans import annotations as anno
 from srctrans.differentiate.batched_names import (
     Unbatchable, assigned_in, definitely_assigned, read_before_assigned)
 from srctrans.nodes import assign, load
-from srctrans.treewalk import walk_names, walk
+from srctrans.treewalk import walk, walk_names
 
 
 class BatchedControl:

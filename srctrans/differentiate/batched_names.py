@@ -24,7 +24,7 @@ from srctrans.differentiate.batching_rules import helpers
 from srctrans.differentiate import batching_rules as rules
 from srctrans.differentiate.calls import is_library
 from srctrans.nodes import in_runtime, int_literal
-from srctrans.treewalk import walk_names, walk
+from srctrans.treewalk import walk, walk_names
 
 QUERIES = {"shape", "ndim", "size", "dtype", "itemsize", "nbytes"}
 TYPE_TESTS = (isinstance, type, callable, id)

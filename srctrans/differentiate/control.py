@@ -30,7 +30,7 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.nodes import assign, clone, load, runtime_call, store
 from srctrans.optimise.dce import reads_of, targets_of
-from srctrans.treewalk import walk_names, walk
+from srctrans.treewalk import walk, walk_names
 
 COMPOUND = (gast.If, gast.For, gast.While)
 

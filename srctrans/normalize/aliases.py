@@ -20,7 +20,7 @@ from srctrans import runtime
 from srctrans.errors import UnsupportedSyntaxError
 from srctrans.nodes import in_runtime, parameter_names
 from srctrans.parse.resolve import MISSING
-from srctrans.treewalk import walk_names, walk
+from srctrans.treewalk import walk, walk_names
 
 # NumPy functions whose result may share memory with their (first) argument.
 _VIEW_FUNCTIONS = (np.asarray, np.asanyarray, np.reshape, np.ravel, np.transpose, np.squeeze,

@@ -18,7 +18,7 @@ import gast
 from srctrans.naming import temporary_word
 from srctrans.nodes import assign
 from srctrans.normalize.local_functions import renamed_apart
-from srctrans.treewalk import walk_names, walk
+from srctrans.treewalk import walk, walk_names
 
 
 class Assignments:

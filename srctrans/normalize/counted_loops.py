@@ -34,7 +34,7 @@ from srctrans.normalize.desugar import located
 from srctrans.nodes import int_literal, load, local_names, store
 from srctrans.optimise.dce import reads_of
 from srctrans.runtime.counting import range_stop
-from srctrans.treewalk import child_fields, walk_names, walk
+from srctrans.treewalk import child_fields, walk, walk_names
 
 _TESTS = {gast.Lt: "<", gast.LtE: "<=", gast.Gt: ">", gast.GtE: ">="}
 _MIRRORED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}

@@ -17,7 +17,7 @@ from srctrans.normalize.dict_calls import copied_dict_displays
 from srctrans.normalize.releases import releases
 from srctrans.nodes import local_names, parameter_names
 from srctrans.parse.resolve import Resolver
-from srctrans.treewalk import walk_names, walk
+from srctrans.treewalk import walk, walk_names
 
 RESERVED_PARAMETERS = ("output_gradients",)
 

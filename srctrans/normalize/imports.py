@@ -18,7 +18,7 @@ import importlib
 import gast
 
 from srctrans.normalize.desugar import statement_lists, walk_own
-from srctrans.treewalk import walk_names, walk
+from srctrans.treewalk import walk, walk_names
 
 
 

@@ -9,7 +9,7 @@ the same values and raises the same errors without them.
 import gast
 
 from srctrans.nodes import parameter_names
-from srctrans.treewalk import walk_names, walk
+from srctrans.treewalk import walk, walk_names
 
 
 def releases(function):

@@ -18,7 +18,7 @@ names of its own, which keep theirs.
 import gast
 
 from srctrans.nodes import parameter_names, popped_from, rename_reads
-from srctrans.treewalk import walk_names, walk
+from srctrans.treewalk import walk, walk_names
 
 _COMPOUND = (gast.If, gast.For, gast.While)
 

@@ -24,7 +24,7 @@ lists and its steps' shapes may not be fixed.
 import gast
 
 from srctrans.nodes import clone, substitute_names
-from srctrans.treewalk import walk_names, statement_lists, walk
+from srctrans.treewalk import statement_lists, walk, walk_names
 
 _MOST_ITEMS = 8
 _MOST_NODES = 400

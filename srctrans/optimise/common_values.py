@@ -39,7 +39,7 @@ from srctrans.nodes import substitute_names
 from srctrans.optimise.dce import name_counts, reads_of
 from srctrans.optimise.expression_shapes import shape_of
 from srctrans.rules import REGISTRY
-from srctrans.treewalk import walk_names, walk
+from srctrans.treewalk import walk, walk_names
 
 # array methods that return a value computed from the array, never the array changed
 PURE_METHODS = frozenset({

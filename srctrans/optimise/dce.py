@@ -15,7 +15,7 @@ from srctrans import annotations as anno
 from srctrans.analyse.values import makes_fresh
 from srctrans.annotations import Anno
 from srctrans.nodes import rename_reads
-from srctrans.treewalk import walk_names, own_nodes, walk
+from srctrans.treewalk import own_nodes, walk, walk_names
 
 
 _COMPOUND = (gast.If, gast.For, gast.While)

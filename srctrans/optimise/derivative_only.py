@@ -45,7 +45,7 @@ from srctrans.annotations import Anno
 from srctrans.nodes import appended_to, popped_from
 from srctrans.optimise.expression_shapes import is_runtime_helper_call
 from srctrans.optimise.inner_products import summed_product, summed_square
-from srctrans.treewalk import walk_names, walk
+from srctrans.treewalk import walk, walk_names
 
 # functions continuous (and smooth where their derivatives are read) in the arguments read
 _SMOOTH = frozenset(map(id, (

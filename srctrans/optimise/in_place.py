@@ -56,7 +56,7 @@ from srctrans.nodes import load, single_target
 from srctrans.optimise.dce import name_counts
 from srctrans.optimise.entry_cotangents import is_runtime_call, runtime_call
 from srctrans.optimise.expression_shapes import REDUCTION_METHODS, INTEGER, basic_index_shape
-from srctrans.treewalk import walk_names, walk
+from srctrans.treewalk import walk, walk_names
 
 _IN_PLACE = (gast.Add, gast.Sub)
 

@@ -23,7 +23,7 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.nodes import single_target
 from srctrans.optimise.dce import reads_of
-from srctrans.treewalk import walk_names, replace_names, walk
+from srctrans.treewalk import replace_names, walk, walk_names
 
 
 def inline_temporaries(statements, temporaries, keep, is_pure):

@@ -23,7 +23,7 @@ import gast
 
 from srctrans.nodes import clone
 from srctrans.optimise.expression_shapes import shape_of
-from srctrans.treewalk import walk_names, replace_children, walk
+from srctrans.treewalk import replace_children, walk, walk_names
 
 
 def inner_products(body, derivatives, known, not_float, numpy_alias):

@@ -35,7 +35,7 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.optimise.common_values import PURE_BUILTINS, PURE_METHODS, has_own_rule
 from srctrans.optimise.entry_cotangents import is_runtime_call
-from srctrans.treewalk import walk_names, walk
+from srctrans.treewalk import walk, walk_names
 
 _KIND_TESTS = frozenset({"has_method", "has_class", "holds_own", "is_same"})
 _LIST_METHODS = frozenset({"append", "pop"})

@@ -24,7 +24,7 @@ import bisect
 import gast
 
 from srctrans.nodes import load, writes_in_place
-from srctrans.treewalk import walk_names, walk
+from srctrans.treewalk import walk, walk_names
 
 _LINEAR_METHODS = ("sum", "mean")
 

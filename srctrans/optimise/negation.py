@@ -47,7 +47,7 @@ from srctrans.nodes import clone, load
 from srctrans.optimise.dce import name_counts, reads_of, targets_of
 from srctrans.optimise.simplify import keeps_reuse
 from srctrans.optimise.expression_shapes import shape_of
-from srctrans.treewalk import walk_names, replace_names, walk
+from srctrans.treewalk import replace_names, walk, walk_names
 
 
 def sink_negations(statements, live_out, shapes=None):

@@ -37,7 +37,7 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.nodes import clone, load, number_literal, single_target
 from srctrans.optimise.dce import reads_of, stores_of
-from srctrans.treewalk import walk_names, replace_names
+from srctrans.treewalk import replace_names, walk_names
 
 
 def merge_complementary_selections(statements, live_out, numpy_alias):

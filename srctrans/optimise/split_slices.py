@@ -25,7 +25,7 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.nodes import clone, int_literal, load
 from srctrans.optimise.in_place import statement_blocks
-from srctrans.treewalk import walk_names, own_nodes, replace_children
+from srctrans.treewalk import own_nodes, replace_children, walk_names
 
 _SPLITS = {np.split: None, np.array_split: None, np.hsplit: "h", np.vsplit: "v"}
 

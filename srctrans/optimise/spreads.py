@@ -12,7 +12,7 @@ import numpy as np
 from srctrans.nodes import clone, int_literal, number_literal, substitute_names, whole_slice
 from srctrans.optimise.dce import reads_of, stores_of
 from srctrans.optimise.expression_shapes import called, is_runtime_helper_call, shape_of
-from srctrans.treewalk import walk_names, replace_children, walk
+from srctrans.treewalk import replace_children, walk, walk_names
 
 
 class Spreads:

@@ -54,7 +54,7 @@ from srctrans import annotations as anno
 from srctrans.annotations import Anno
 from srctrans.differentiate.control import is_pop
 from srctrans.nodes import appended_to, assign, clone, load
-from srctrans.treewalk import walk_names, walk
+from srctrans.treewalk import walk, walk_names
 
 
 def save_steps_in_lists(body, namer, runtime_alias):

@@ -24,7 +24,7 @@ from srctrans.nodes import clone, int_literal
 from srctrans.optimise.accumulate import COMPOUND
 from srctrans.optimise.common_values import has_own_rule
 from srctrans.optimise.dce import name_counts, stores_of
-from srctrans.treewalk import walk_names, replace_children, walk
+from srctrans.treewalk import replace_children, walk, walk_names
 
 
 def fold_tuple_picks(statements):

@@ -27,7 +27,7 @@ import gast
 from srctrans.nodes import int_literal, whole_slice
 from srctrans.optimise.entry_cotangents import is_runtime_call
 from srctrans.optimise.expression_shapes import shape_of
-from srctrans.treewalk import walk_names, walk
+from srctrans.treewalk import walk, walk_names
 
 
 def drop_dead_zeroings(backward, ranges, returned, runtime_alias):
