@@ -7,7 +7,8 @@ import gast
 from srctrans import runtime
 
 from srctrans import annotations
-from srctrans.treewalk import replace_names, walk
+from srctrans.annotations import Anno
+from srctrans.treewalk import replace_names, walk, walk_names
 
 
 # Methods of lists and dicts that change how many entries they hold.
@@ -39,6 +40,27 @@ def is_constant(node, value):
     """Whether ``node`` is the literal ``value``, one of ``None``, ``True``, ``False``
     (compared by identity: ``1`` is no ``True``)."""
     return isinstance(node, gast.Constant) and node.value is value
+
+
+def may_change(stmt, names):
+    """Whether ``stmt`` may change a value of ``names``: assigns or deletes one (a ``del``
+    that releases it), writes into one (an item or in place), or calls anything (which may
+    write into an argument) but the tape's ``pop`` of a saved value (``Anno.SAVES``)."""
+    if annotations.get(stmt, Anno.SAVES) is not None:
+        return any(n.id in names for n in walk_names(stmt)
+                   if not isinstance(n.ctx, gast.Load))
+    for node in walk(stmt):
+        if isinstance(node, gast.Call):
+            return True
+        if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load) and node.id in names:
+            return True
+        if isinstance(node, (gast.Subscript, gast.Attribute)) and not isinstance(node.ctx, gast.Load):
+            root = node
+            while isinstance(root, (gast.Subscript, gast.Attribute)):
+                root = root.value
+            if isinstance(root, gast.Name) and root.id in names:
+                return True
+    return False
 
 
 def int_literal(node):

@@ -41,9 +41,7 @@ or of unknown shape, the sign stays on the small array:
 import gast
 import numpy as np
 
-from srctrans import annotations as anno
-from srctrans.annotations import Anno
-from srctrans.nodes import clone, load
+from srctrans.nodes import clone, load, may_change
 from srctrans.optimise.dce import name_counts, reads_of, targets_of
 from srctrans.optimise.simplify import keeps_reuse
 from srctrans.optimise.expression_shapes import shape_of
@@ -276,7 +274,7 @@ def negations_into_updates(body):
                                         stores, reads):
                         dropped.add(id(stmt))
                     break
-                if _changes(later, operands):
+                if may_change(later, operands):
                     break
         if dropped:
             block[:] = [stmt for stmt in block if id(stmt) not in dropped]
@@ -344,24 +342,3 @@ def _linear_operand(value, name):
 
 
 _OTHER = {"left": "right", "right": "left"}
-
-
-def _changes(stmt, names):
-    """Whether ``stmt`` may change a value of ``names``: assigns or deletes one (a ``del``
-    that releases it), writes into one (an item or in place), or calls anything (which may
-    write into an argument) but the tape's ``pop`` of a saved value (``Anno.SAVES``)."""
-    if anno.get(stmt, Anno.SAVES) is not None:
-        return any(n.id in names for n in walk_names(stmt)
-                   if not isinstance(n.ctx, gast.Load))
-    for node in walk(stmt):
-        if isinstance(node, gast.Call):
-            return True
-        if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load) and node.id in names:
-            return True
-        if isinstance(node, (gast.Subscript, gast.Attribute)) and not isinstance(node.ctx, gast.Load):
-            root = node
-            while isinstance(root, (gast.Subscript, gast.Attribute)):
-                root = root.value
-            if isinstance(root, gast.Name) and root.id in names:
-                return True
-    return False
