@@ -53,6 +53,7 @@ def test_a_fill_times_a_smaller_factor_is_the_factor_broadcast(text, written):
     FILL + "g = d * w + 1",                             # not a product alone
     FILL + "w = d * w",                                 # the product replaces its factor
     FILL + "g = d * u",                                 # a factor of unknown shape
+    "d = np.full_like(X, c, np.result_type(c, X, w))\nc[...] = 2.0\ng = d * w",  # c written
 ])
 def test_other_products_are_left_as_they_are(text):
     assert _rewritten(text) == unparse(gast.Module(gast.parse(text).body, [])).strip()

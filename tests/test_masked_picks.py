@@ -53,6 +53,8 @@ def test_a_masked_picks_cotangent_is_selected(text, written):
     "m = z > 0\ng = 2 * z[m]\nd = rt.getitem_grad(g, u, m)",       # a shape not known
     "m = z > 0\nm = z < 1\ng = 2 * z[m]\nd = rt.getitem_grad(g, z, m)",   # m assigned twice
     "m = z > 0\ng = 2 * z[m]\nz = t + 1\nd = rt.getitem_grad(g, z, m)",    # z changed after g
+    "m = z > 0\ng = 2 * z[m]\nz[0] = 1.0\nd = rt.getitem_grad(g, z, m)",  # or written into
+    "m = z > 0\ng = 2 * z[m]\nm[0] = False\nd = rt.getitem_grad(g, z, m)",  # the mask too
 ])
 def test_other_cotangents_of_picks_are_left_as_they_are(text):
     assert _rewritten(text) == unparse(gast.Module(gast.parse(text).body, [])).strip()

@@ -8,7 +8,8 @@ Guarantees: the values computed are unchanged, bit for bit. ``F = np.full_like(T
 or ``R = a * F``, where ``a`` is a name of a shape other than ``T``'s that broadcasts to it,
 one of the names ``D = np.result_type(...)`` is taken of (so the product has ``F``'s shape
 and dtype ``D``), and no statement between them assigns ``T``, ``a`` or a name ``c`` or
-``D`` reads, becomes::
+``D`` reads (nor may write into a name ``c`` reads: ``c`` is read at the product now),
+becomes::
 
     R = np.empty_like(T, D)
     R[...] = a                                       (c the number 1.0)
@@ -30,7 +31,7 @@ import numpy as np
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.nodes import dotted, ints_literal, load, store
+from srctrans.nodes import dotted, ints_literal, load, may_change, store
 from srctrans.optimise.dce import name_counts, reads_of, stores_of
 from srctrans.optimise.expression_shapes import called
 
@@ -57,13 +58,16 @@ def broadcast_filled_products(body, shapes, numpy_alias):
             index += 1
             continue
         target, factor = product
-        fixed = reads_of(value) | reads_of(dtype) | {factor} | (
+        scale = reads_of(value)
+        fixed = scale | reads_of(dtype) | {factor} | (
             {like.id} if isinstance(like, gast.Name) else set())
+        between = body[index + 1:later]
         if (factor not in {n.id for n in dtype.args if isinstance(n, gast.Name)}
                 or _shape(factor, shapes) in (None, shape)
                 or not _broadcasts(_shape(factor, shapes), shape)
-                or target == factor or target in reads_of(value)
-                or any(stores_of(body[k]) & fixed for k in range(index + 1, later))):
+                or target == factor or target in scale
+                or any(stores_of(stmt) & fixed for stmt in between)
+                or scale and any(may_change(stmt, scale) for stmt in between)):
             index += 1
             continue
         body[later:later + 1] = _broadcast(body[later], target, factor, empty, like, value,

@@ -8,7 +8,8 @@ entries, zeros elsewhere. Where ``m`` is a comparison (or ``&``, ``|``, ``~`` of
 comparisons) of ``x``'s shape assigned once, and ``g`` (or the name of it, assigned once and
 read only there) is arithmetic (``+ - *``, whole positive powers, quotients by nonzero number
 literals, signs) of numbers and of picks ``a[m]`` of float arrays ``a`` of ``x``'s shape,
-``x[m]`` among them, written after ``m`` and those arrays took their one value::
+``x[m]`` among them, written after ``m`` and those arrays took their one value (and nothing
+between ``g``'s statement and the helper's may write into them)::
 
     _cmp = z > 0                       _cmp = z > 0
     g = 2 * z[_cmp]              ->    dz = np.where(_cmp, 2 * z, 0)
@@ -28,7 +29,7 @@ import numpy as np
 
 from srctrans import annotations as anno
 from srctrans.annotations import Anno
-from srctrans.nodes import clone, dotted, load, number_literal
+from srctrans.nodes import clone, dotted, load, may_change, number_literal
 from srctrans.optimise.dce import name_counts, stores_of
 from srctrans.optimise.entry_cotangents import is_runtime_call
 
@@ -67,7 +68,9 @@ def select_masked_picks(body, known, not_float, numpy_alias, runtime_alias):
         if (value is None or x.id not in picked
                 or not _settled(m.id, made, stores, stored_at) or any(
                     known.get(a) != shape or a in not_float
-                    or not _settled(a, made, stores, stored_at) for a in picked)):
+                    or not _settled(a, made, stores, stored_at) for a in picked)
+                or any(may_change(between, picked | {m.id})       # (read later now)
+                       for between in body[made + 1:index])):
             continue
         where = gast.Call(dotted(numpy_alias, "where"),
                           [load(m.id), value, gast.Constant(0, None)], [])
